@@ -1,0 +1,40 @@
+/*
+ * leasewheel error codes.
+ *
+ * Every function of the library that can fail returns 0 (or a count) on
+ * success and one of these negative codes on failure.  The numbers are part
+ * of the ABI: they never change meaning, new ones are only ever appended.
+ * lw_strerror() turns any of them into a one-line English message.
+ */
+#ifndef LEASEWHEEL_ERROR_H
+#define LEASEWHEEL_ERROR_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum lw_error {
+    LW_OK = 0,
+    LW_EINVAL = -1,  /* an argument is NULL or meaningless (e.g. a zero tick) */
+    LW_ERANGE = -2,  /* an argument is outside its documented range */
+    LW_ENOMEM = -3,  /* an allocation failed */
+    LW_EBUSY = -4,   /* the timer is already in a wheel; cancel it first */
+};
+
+/*
+ * lw_strerror - a static, human-readable message for an error code.
+ * Never returns NULL; unknown codes give "unknown error".  Thread-safe.
+ */
+const char *lw_strerror(int err);
+
+/*
+ * lw_errname - the code's symbolic name ("LW_EINVAL"), for logs and tests.
+ * Never returns NULL; unknown codes give "LW_UNKNOWN".
+ */
+const char *lw_errname(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

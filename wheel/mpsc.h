@@ -1,0 +1,78 @@
+/*
+ * An intrusive multi-producer single-consumer queue (Dmitry Vyukov's).
+ *
+ * Producers, on any thread, push with one atomic exchange and one store.
+ * The single consumer pops without atomic read-modify-writes.  Nodes are
+ * embedded in the caller's structs (struct lw_mpsc_node); the queue never
+ * allocates.
+ *
+ * The one weakness, inherent in the design: a producer pre-empted between
+ * its exchange and its store hides every node pushed after it until it runs
+ * again.  lw_mpsc_pop() then returns NULL although the queue is not empty;
+ * the consumer simply finds those nodes at its next pop.  Nothing is lost.
+ *
+ * Memory order.  push: the node's fields written before the push are
+ * published by the release store that links it (or by the exchange, for
+ * the first node); pop reads `next` with acquire, so the consumer sees them.
+ */
+#ifndef LW_WHEEL_MPSC_H
+#define LW_WHEEL_MPSC_H
+
+#include <leasewheel/wheel.h>
+
+struct lw_mpsc {
+    _Atomic(struct lw_mpsc_node *) head; /* last pushed; producers swap it */
+    struct lw_mpsc_node *tail;           /* next to pop; consumer only */
+    struct lw_mpsc_node stub;            /* keeps the list non-empty */
+};
+
+static inline void lw_mpsc_init(struct lw_mpsc *q)
+{
+    atomic_init(&q->stub.next, NULL);
+    atomic_init(&q->head, &q->stub);
+    q->tail = &q->stub;
+}
+
+/* Any thread.  Returns true when the queue may have been empty before. */
+static inline int lw_mpsc_push(struct lw_mpsc *q, struct lw_mpsc_node *node)
+{
+    struct lw_mpsc_node *prev;
+
+    atomic_store_explicit(&node->next, NULL, memory_order_relaxed);
+    prev = atomic_exchange_explicit(&q->head, node, memory_order_acq_rel);
+    atomic_store_explicit(&prev->next, node, memory_order_release);
+    return prev == &q->stub;
+}
+
+/* Consumer only.  The oldest node, or NULL (empty, or a push in flight). */
+static inline struct lw_mpsc_node *lw_mpsc_pop(struct lw_mpsc *q)
+{
+    struct lw_mpsc_node *tail = q->tail;
+    struct lw_mpsc_node *next = atomic_load_explicit(&tail->next, memory_order_acquire);
+
+    if (tail == &q->stub) {
+        if (!next)
+            return NULL;
+        q->tail = next;
+        tail = next;
+        next = atomic_load_explicit(&next->next, memory_order_acquire);
+    }
+    if (next) {
+        q->tail = next;
+        return tail;
+    }
+    /* `tail` is the last node we can see.  If a producer has swapped head
+     * but not linked yet, wait for it (next pop); otherwise push the stub
+     * behind `tail` so that `tail` can be handed out. */
+    if (tail != atomic_load_explicit(&q->head, memory_order_acquire))
+        return NULL;
+    lw_mpsc_push(q, &q->stub);
+    next = atomic_load_explicit(&tail->next, memory_order_acquire);
+    if (next) {
+        q->tail = next;
+        return tail;
+    }
+    return NULL;
+}
+
+#endif
