@@ -1,0 +1,35 @@
+# Sourced by scripts/test.sh and scripts/bench.sh: installs the Debian
+# packages leasewheel needs, if any is missing.  apt-get update runs once,
+# and only when something has to be installed.  sudo when not root.
+
+LW_PACKAGES="gcc g++ python3 meson ninja-build pkg-config \
+libhiredis-dev libev-dev libcriterion-dev libbenchmark-dev \
+redis-server gnuplot-nox"
+
+lw_install_deps() {
+    local missing="" pkg sudo=""
+
+    for pkg in $LW_PACKAGES; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
+            missing="$missing $pkg"
+    done
+    [ -z "$missing" ] && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null || { echo "need root or sudo to install:$missing" >&2; return 1; }
+        sudo="sudo"
+    fi
+    echo "installing:$missing" >&2
+    $sudo apt-get update -qq &&
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing >&2
+}
+
+# lw_configure DIR [meson options...]: set up DIR once, reconfigure if it exists.
+lw_configure() {
+    local dir=$1
+    shift
+    if [ -f "$dir/build.ninja" ]; then
+        meson configure "$dir" "$@" >/dev/null
+    else
+        meson setup "$dir" "$@" >/dev/null
+    fi
+}
