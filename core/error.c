@@ -13,6 +13,7 @@ static const struct error_text error_texts[] = {
     [-LW_ERANGE] = {"LW_ERANGE", "argument out of range"},
     [-LW_ENOMEM] = {"LW_ENOMEM", "out of memory"},
     [-LW_EBUSY] = {"LW_EBUSY", "timer is already scheduled"},
+    [-LW_ESHUTDOWN] = {"LW_ESHUTDOWN", "shutting down"},
 };
 
 static const struct error_text *find_error(int err)

@@ -52,8 +52,10 @@ static int advance(struct lw_wheel *w, uint64_t now)
 
     cr_assert_geq(n, 0);
     cr_assert_eq((size_t)n, due.count);
-    while ((t = lw_timer_list_pop(&due))) {
-        cr_assert_eq(lw_timer_get_state(t), LW_TIMER_FIRED);
+    while (due.first) {
+        cr_assert_eq(lw_timer_get_state(due.first), LW_TIMER_FIRED);
+        t = lw_timer_list_pop(&due);
+        cr_assert_eq(lw_timer_get_state(t), LW_TIMER_IDLE, "popped means idle");
         cr_assert_leq(lw_timer_deadline(t), now, "fired before its deadline");
         ((struct item *)t)->fired++;
     }
@@ -141,7 +143,8 @@ Test(wheel, null_arguments_and_double_schedule)
 
 Test(wheel, error_messages)
 {
-    static const int codes[] = {LW_OK, LW_EINVAL, LW_ERANGE, LW_ENOMEM, LW_EBUSY};
+    static const int codes[] = {LW_OK, LW_EINVAL, LW_ERANGE, LW_ENOMEM, LW_EBUSY,
+                                LW_ESHUTDOWN};
 
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
         cr_assert_str_neq(lw_strerror(codes[i]), "unknown error");
@@ -433,4 +436,49 @@ Test(wheel, free_releases_everything_held)
         cr_assert_eq(items[i].released, 1, "timer %d", i);
         cr_assert_eq(lw_timer_get_state(&items[i].timer), LW_TIMER_IDLE);
     }
+}
+
+/* A fired timer is the owner's while it is on the due list: nobody may
+ * schedule it until it is popped. */
+Test(wheel, fired_timer_is_not_schedulable_until_popped)
+{
+    struct lw_wheel *w = make_wheel(8);
+    struct item a = {0};
+    struct lw_timer_list due = {0};
+
+    lw_wheel_schedule(w, &a.timer, START + TICK);
+    cr_assert_eq(lw_wheel_advance(w, START + TICK, &due), 1);
+    cr_assert_eq(lw_wheel_schedule(w, &a.timer, START + 5 * TICK), LW_EBUSY);
+    cr_assert_eq(lw_wheel_schedule_remote(w, &a.timer, START + 5 * TICK), LW_EBUSY);
+    cr_assert_eq(lw_wheel_cancel_remote(w, &a.timer), LW_CANCEL_LOST);
+    cr_assert_eq(lw_timer_list_pop(&due), &a.timer);
+    cr_assert_eq(lw_wheel_schedule_remote(w, &a.timer, START + 5 * TICK), 0);
+    lw_wheel_free(w);
+}
+
+static struct lw_wheel *freeing;
+static int reschedule_result;
+
+static void reschedule_on_release(struct lw_timer *timer, void *arg)
+{
+    (void)arg;
+    reschedule_result = lw_wheel_schedule(freeing, timer, START + TICK);
+    if (reschedule_result == LW_ESHUTDOWN)
+        reschedule_result = lw_wheel_schedule_remote(freeing, timer, START + TICK);
+}
+
+/* A release callback run by lw_wheel_free cannot put the timer back. */
+Test(wheel, free_refuses_schedules_from_release_callbacks)
+{
+    struct lw_wheel_config cfg;
+    struct lw_timer t;
+
+    lw_wheel_config_init(&cfg);
+    cfg.release = reschedule_on_release;
+    cr_assert_eq(lw_wheel_new(&cfg, &freeing), 0);
+    lw_timer_init(&t);
+    cr_assert_eq(lw_wheel_schedule(freeing, &t, lw_clock_now() + 1000000000ull), 0);
+    lw_wheel_free(freeing);
+    cr_assert_eq(reschedule_result, LW_ESHUTDOWN);
+    cr_assert_eq(lw_timer_get_state(&t), LW_TIMER_IDLE);
 }

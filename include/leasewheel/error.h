@@ -19,6 +19,7 @@ enum lw_error {
     LW_ERANGE = -2,  /* an argument is outside its documented range */
     LW_ENOMEM = -3,  /* an allocation failed */
     LW_EBUSY = -4,   /* the timer is already in a wheel; cancel it first */
+    LW_ESHUTDOWN = -5, /* the wheel (or client) is being freed */
 };
 
 /*

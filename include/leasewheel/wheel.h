@@ -29,6 +29,13 @@
  *     that returned LW_CANCEL_DEFERRED (any-thread cancel);
  *   - lw_wheel_free() releases it.
  * Until then the timer's memory must not be freed, moved or reused.
+ *
+ * One user at a time.  A timer that is IDLE belongs to whoever holds it; only
+ * that one thread may schedule it.  lw_wheel_schedule*() refuse a timer that
+ * is not IDLE with LW_EBUSY, but two threads scheduling the same idle timer
+ * at the same moment is a race in the caller, as with any other object.
+ * Cancels are different: any number of threads may cancel a timer at any
+ * time, and exactly one cancel or the expiry wins.
  */
 #ifndef LEASEWHEEL_WHEEL_H
 #define LEASEWHEEL_WHEEL_H
@@ -60,7 +67,8 @@ struct lw_mpsc_node {
  * the functions below.  48 bytes on 64-bit targets.
  */
 struct lw_timer {
-    struct lw_list link;          /* bucket or due list; owner thread only */
+    struct lw_list link;          /* bucket, or due list (prev: a prefetch hint);
+                                     owner thread only */
     struct lw_mpsc_node qnode;    /* submission or cancel queue */
     uint64_t deadline;            /* as given to schedule, ns */
     uint64_t expires;             /* tick index it is due at; owner only */
@@ -73,7 +81,7 @@ enum lw_timer_state {
     LW_TIMER_PENDING = 1,   /* scheduled from another thread, not yet drained */
     LW_TIMER_SCHEDULED = 2, /* in a bucket */
     LW_TIMER_CANCELLED = 3, /* cancelled, waiting for the owner to release it */
-    LW_TIMER_FIRED = 4,     /* handed back by lw_wheel_advance() */
+    LW_TIMER_FIRED = 4,     /* on a due list; lw_timer_list_pop() makes it IDLE */
 };
 
 /* What a cancel did (return values of lw_wheel_cancel*()). */
@@ -105,11 +113,12 @@ typedef void lw_timer_release_fn(struct lw_timer *timer, void *arg);
 #define LW_WHEEL_DEFAULT_DRAIN_MAX 100000u
 #define LW_WHEEL_MIN_TICK_NS 1000ull              /* 1 us */
 #define LW_WHEEL_MAX_TICK_NS 3600000000000ull     /* 1 hour */
-#define LW_WHEEL_MAX_SLOTS (1u << 20)
+#define LW_WHEEL_MAX_SLOTS (1u << 16)
 
 struct lw_wheel_config {
     uint64_t tick_ns;    /* LW_WHEEL_MIN_TICK_NS..LW_WHEEL_MAX_TICK_NS */
-    uint32_t slots;      /* 1..LW_WHEEL_MAX_SLOTS, rounded up to a power of two */
+    uint32_t slots;      /* 1..LW_WHEEL_MAX_SLOTS, rounded up to a power of two;
+                            each costs 128 bytes (8 lanes of list heads) */
     uint32_t drain_max;  /* queued schedules and cancels taken per advance, >= 1 */
     uint64_t start_ns;   /* tick 0 ends here; 0 means lw_clock_now() */
     lw_timer_release_fn *release; /* may be NULL */
@@ -132,7 +141,8 @@ uint64_t lw_clock_now(void);
 /* lw_timer_init - make a timer IDLE.  Same as zeroing it. */
 void lw_timer_init(struct lw_timer *timer);
 
-/* lw_timer_deadline - the deadline last given to schedule, in ns. */
+/* lw_timer_deadline - the deadline last given to schedule, in ns.  Read it
+ * on the thread that holds the timer (the owner, once it has fired). */
 uint64_t lw_timer_deadline(const struct lw_timer *timer);
 
 /* lw_timer_get_state - enum lw_timer_state.  Any thread (a snapshot). */
@@ -157,17 +167,20 @@ int lw_wheel_new(const struct lw_wheel_config *cfg, struct lw_wheel **out);
 void lw_wheel_free(struct lw_wheel *wheel);
 
 /*
- * lw_wheel_schedule - owner: put an IDLE or FIRED timer into its bucket.
+ * lw_wheel_schedule - owner: put an IDLE timer into its bucket.
  * A deadline already past fires at the next tick.  Returns 0, LW_EINVAL
- * (NULL), or LW_EBUSY (the timer is already held by a wheel).
+ * (NULL), LW_EBUSY (the timer is not IDLE: held by a wheel, or still on a
+ * due list), or LW_ESHUTDOWN (called from a release callback run by
+ * lw_wheel_free()).
  */
 int lw_wheel_schedule(struct lw_wheel *wheel, struct lw_timer *timer,
                       uint64_t deadline_ns);
 
 /*
- * lw_wheel_schedule_remote - any thread: queue an IDLE or FIRED timer for
- * the owner, which puts it into its bucket at its next advance.  One atomic
- * exchange on the queue; never blocks.  Returns as lw_wheel_schedule().
+ * lw_wheel_schedule_remote - any thread: queue an IDLE timer for the owner,
+ * which puts it into its bucket at its next advance.  One CAS on the timer
+ * and one atomic exchange on the queue; never blocks.  Returns as
+ * lw_wheel_schedule().
  */
 int lw_wheel_schedule_remote(struct lw_wheel *wheel, struct lw_timer *timer,
                              uint64_t deadline_ns);
@@ -211,17 +224,24 @@ uint32_t lw_wheel_slots(const struct lw_wheel *wheel);
 /* lw_wheel_get_stats - snapshot the counters.  Any thread. */
 void lw_wheel_get_stats(const struct lw_wheel *wheel, struct lw_wheel_stats *out);
 
-/* lw_timer_list_pop - take the first timer off a list, or NULL when empty. */
+/*
+ * lw_timer_list_pop - take the first timer off a due list (owner), or NULL
+ * when empty.  The timer is IDLE again: yours to free, reuse or schedule.
+ */
 static inline struct lw_timer *lw_timer_list_pop(struct lw_timer_list *list)
 {
     struct lw_timer *first = list->first;
 
     if (first) {
+        if (first->link.prev) /* a timer a few places on: fetch it early */
+            __builtin_prefetch(first->link.prev);
         list->first = (struct lw_timer *)first->link.next;
         if (!list->first)
             list->last = NULL;
         first->link.next = NULL;
+        first->link.prev = NULL;
         list->count--;
+        atomic_store_explicit(&first->state, LW_TIMER_IDLE, memory_order_release);
     }
     return first;
 }
