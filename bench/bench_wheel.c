@@ -56,6 +56,30 @@ struct impl {
     void (*expire)(struct population *p, uint64_t period);
 };
 
+/* Allocation failure in a benchmark is not worth a code path. */
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n, size);
+
+    if (!p)
+        abort();
+    return p;
+}
+
+static struct lw_wheel *bench_wheel_new(uint64_t start_ns)
+{
+    struct lw_wheel_config cfg;
+    struct lw_wheel *wheel;
+
+    lw_wheel_config_init(&cfg);
+    cfg.tick_ns = TICK_NS;
+    cfg.slots = SLOTS;
+    cfg.start_ns = start_ns;
+    if (lw_wheel_new(&cfg, &wheel))
+        abort();
+    return wheel;
+}
+
 /* wheel */
 
 struct wheel_state {
@@ -65,18 +89,10 @@ struct wheel_state {
 
 static void wheel_open(struct population *p, size_t capacity)
 {
-    struct wheel_state *s = calloc(1, sizeof *s);
-    struct lw_wheel_config cfg;
+    struct wheel_state *s = xcalloc(1, sizeof *s);
 
-    lw_wheel_config_init(&cfg);
-    cfg.tick_ns = TICK_NS;
-    cfg.slots = SLOTS;
-    cfg.start_ns = p->now;
-    if (lw_wheel_new(&cfg, &s->wheel))
-        abort();
-    s->timers = calloc(capacity, sizeof *s->timers);
-    if (!s->timers)
-        abort();
+    s->wheel = bench_wheel_new(p->now);
+    s->timers = xcalloc(capacity, sizeof *s->timers);
     p->impl_state = s;
 }
 
@@ -131,11 +147,9 @@ struct heap_state {
 
 static void heap_open(struct population *p, size_t capacity)
 {
-    struct heap_state *s = calloc(1, sizeof *s);
+    struct heap_state *s = xcalloc(1, sizeof *s);
 
-    s->timers = calloc(capacity, sizeof *s->timers);
-    if (!s->timers)
-        abort();
+    s->timers = xcalloc(capacity, sizeof *s->timers);
     p->impl_state = s;
 }
 
@@ -198,11 +212,11 @@ static void ev_fired(struct ev_loop *loop, ev_timer *w, int revents)
 
 static void ev_open(struct population *p, size_t capacity)
 {
-    struct ev_state *s = calloc(1, sizeof *s);
+    struct ev_state *s = xcalloc(1, sizeof *s);
 
     s->loop = ev_loop_new(EVFLAG_AUTO);
-    s->timers = calloc(capacity, sizeof *s->timers);
-    if (!s->loop || !s->timers)
+    s->timers = xcalloc(capacity, sizeof *s->timers);
+    if (!s->loop)
         abort();
     for (size_t i = 0; i < capacity; i++)
         ev_timer_init(&s->timers[i], ev_fired, 0., 0.);
@@ -290,14 +304,20 @@ static uint64_t fresh_deadline(struct population *p, struct xorshift *rng)
     return p->now + 1 + xorshift_below(rng, LEASE_NS);
 }
 
-/* N pending timers, deadlines spread over the lease. */
-ALWAYS_INLINE void populate(const struct impl *im, struct population *p, size_t n,
-                            size_t capacity, struct xorshift *rng)
+/* An empty population of n timers, its clock at now. */
+ALWAYS_INLINE void open_population(const struct impl *im, struct population *p, size_t n)
 {
     memset(p, 0, sizeof *p);
     p->n = n;
     p->now = lw_clock_now();
-    im->open(p, capacity);
+    im->open(p, n);
+}
+
+/* N pending timers, deadlines spread over the lease. */
+ALWAYS_INLINE void populate(const struct impl *im, struct population *p, size_t n,
+                            struct xorshift *rng)
+{
+    open_population(im, p, n);
     for (size_t i = 0; i < n; i++)
         im->schedule(p, i, fresh_deadline(p, rng));
 }
@@ -336,10 +356,10 @@ ALWAYS_INLINE void run_churn(struct lwb_state *st, const struct impl *im,
     struct population p;
     struct tally tally = {0};
     size_t picked[BATCH];
-    uint32_t *stamp = calloc(n, sizeof *stamp);
+    uint32_t *stamp = xcalloc(n, sizeof *stamp);
     uint32_t round = 0;
 
-    populate(im, &p, n, n, &rng);
+    populate(im, &p, n, &rng);
     while (lwb_keep_running(st)) {
         size_t k = 0;
         uint64_t t0, t1;
@@ -389,10 +409,7 @@ ALWAYS_INLINE void run_expire(struct lwb_state *st, const struct impl *im, bool 
     struct population p;
     struct tally tally = {0};
 
-    memset(&p, 0, sizeof p);
-    p.n = n;
-    p.now = lw_clock_now();
-    im->open(&p, n);
+    open_population(im, &p, n);
     while (lwb_keep_running(st)) {
         uint64_t t0, t1;
 
@@ -428,10 +445,7 @@ ALWAYS_INLINE void run_renew(struct lwb_state *st, const struct impl *im)
     struct population p;
     struct tally tally = {0};
 
-    memset(&p, 0, sizeof p);
-    p.n = n;
-    p.now = lw_clock_now();
-    im->open(&p, n);
+    open_population(im, &p, n);
     for (size_t i = 0; i < n; i++)
         im->schedule(&p, i, p.now + 1 + xorshift_below(&rng, period));
     while (lwb_keep_running(st)) {
@@ -500,21 +514,16 @@ static void run_xthread(struct lwb_state *st, bool use_heap)
     size_t n = (size_t)lwb_arg(st, 0);
     struct xorshift rng = xorshift_seed(SEED ^ 1);
     struct xthread x = {.use_heap = use_heap};
-    struct lw_wheel_config cfg;
-    struct lw_timer *pending = calloc(n, sizeof *pending);
-    struct heap_timer *heap_pending = calloc(n, sizeof *heap_pending);
+    struct lw_timer *pending = xcalloc(n, sizeof *pending);
+    struct heap_timer *heap_pending = xcalloc(n, sizeof *heap_pending);
     struct tally tally = {0};
     uint64_t owner_ns = 0, producer_ns = 0, iteration = 0;
     pthread_t thread;
 
     x.now = lw_clock_now();
-    lw_wheel_config_init(&cfg);
-    cfg.tick_ns = TICK_NS;
-    cfg.slots = SLOTS;
-    cfg.start_ns = x.now;
-    lw_wheel_new(&cfg, &x.wheel);
-    x.timers = calloc(BATCH, sizeof *x.timers);
-    x.heap_timers = calloc(BATCH, sizeof *x.heap_timers);
+    x.wheel = bench_wheel_new(x.now);
+    x.timers = xcalloc(BATCH, sizeof *x.timers);
+    x.heap_timers = xcalloc(BATCH, sizeof *x.heap_timers);
     pthread_mutex_init(&x.lock, NULL);
     for (size_t i = 0; i < n; i++) {
         uint64_t deadline = x.now + 1 + xorshift_below(&rng, LEASE_NS);

@@ -2,9 +2,10 @@
  * The hashed timing wheel.
  *
  * Geometry.  One level: `slots` buckets (a power of two, so that a tick maps
- * to its bucket with a mask), each a circular doubly-linked list with a
- * sentinel.  Tick k ends at start + k * tick_ns.  A timer's deadline is
- * rounded UP to a tick boundary: it is due at tick
+ * to its bucket with a mask), each made of LANES circular doubly-linked
+ * lists with sentinels (see Lanes, below).  Tick k ends at
+ * start + k * tick_ns.  A timer's deadline is rounded UP to a tick
+ * boundary: it is due at tick
  *
  *     expires = ceil((deadline - start) / tick_ns)
  *
