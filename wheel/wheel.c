@@ -66,7 +66,7 @@
 enum {
     LANES = 8,       /* lists per bucket, walked in step */
     FIRE_BATCH = 64, /* timers collected before their CASes */
-    POP_AHEAD = 8    /* due-list hint distance, see list_append() */
+    POP_AHEAD = 8    /* due-list hint distance, see appender_add() */
 };
 
 _Static_assert(offsetof(struct lw_timer, link) == 0,
@@ -92,8 +92,6 @@ struct lw_wheel {
     uint64_t start_ns;
     uint64_t tick;         /* every tick <= this has been processed */
     uint32_t drain_max;
-    uint32_t appended;                 /* due timers appended this advance */
-    struct lw_timer *recent[POP_AHEAD]; /* the last POP_AHEAD of them */
     _Atomic bool closing;  /* lw_wheel_free is running: refuse schedules */
     lw_timer_release_fn *release;
     void *release_arg;
@@ -204,21 +202,27 @@ static uint64_t tick_of(const struct lw_wheel *w, uint64_t deadline)
 }
 
 /*
- * Append a fired timer to the due list.  Popping a long due list is pointer
- * chasing through timers the walk touched long ago; so each timer's unused
- * link.prev is pointed at the one POP_AHEAD places after it, and
- * lw_timer_list_pop() prefetches it.  The store lands in a line touched
- * POP_AHEAD appends ago, still in L1.
+ * Appends one advance's fired timers to the caller's due list.  Popping a
+ * long due list is pointer chasing through timers the walk touched long
+ * ago; so each timer's unused link.prev is pointed at the one POP_AHEAD
+ * places after it, and lw_timer_list_pop() prefetches it.  The store lands
+ * in a line touched POP_AHEAD appends ago, still in L1.
  */
-static void list_append(struct lw_wheel *w, struct lw_timer_list *list, struct lw_timer *t)
+struct appender {
+    struct lw_timer_list *list;
+    struct lw_timer *recent[POP_AHEAD]; /* the last POP_AHEAD appended */
+    uint32_t appended;
+};
+
+/* t must be unlinked, with both links NULL. */
+static void appender_add(struct appender *app, struct lw_timer *t)
 {
-    struct lw_timer **behind = &w->recent[w->appended++ % POP_AHEAD];
+    struct lw_timer_list *list = app->list;
+    struct lw_timer **behind = &app->recent[app->appended++ % POP_AHEAD];
 
     if (*behind)
         (*behind)->link.prev = &t->link;
     *behind = t;
-    t->link.next = NULL;
-    t->link.prev = NULL;
     if (list->last)
         list->last->link.next = &t->link;
     else
@@ -490,20 +494,17 @@ static void drain_submits(struct lw_wheel *w)
 }
 
 /* Hand back a batch of timers taken out of a bucket, unless a cancel won. */
-static void fire_batch(struct lw_wheel *w, struct lw_timer **batch, size_t n,
-                       struct lw_timer_list *due)
+static void fire_batch(struct lw_timer **batch, size_t n, struct appender *due)
 {
     for (size_t i = 0; i < n; i++) {
         struct lw_timer *t = batch[i];
         uint32_t expected = LW_TIMER_SCHEDULED;
 
-        if (cas_state(t, &expected, LW_TIMER_FIRED)) {
-            list_append(w, due, t);
-        } else {
-            /* Cancelled from another thread; the cancel queue releases it. */
-            t->link.next = NULL; /* unlinked: see is_linked() */
-            t->link.prev = NULL;
-        }
+        t->link.next = NULL; /* unlinked: see is_linked() */
+        t->link.prev = NULL;
+        if (cas_state(t, &expected, LW_TIMER_FIRED))
+            appender_add(due, t);
+        /* else: cancelled from another thread; the cancel queue releases it */
     }
 }
 
@@ -516,7 +517,7 @@ static void fire_batch(struct lw_wheel *w, struct lw_timer **batch, size_t n,
  * next CAS would wait for that store to miss all the way to memory.
  */
 static void expire_bucket(struct lw_wheel *w, uint64_t bucket, uint64_t k,
-                          struct lw_timer_list *due)
+                          struct appender *due)
 {
     struct lw_list *heads = &w->lanes[bucket * LANES];
     struct lw_list *cursor[LANES], *kept[LANES];
@@ -547,7 +548,7 @@ static void expire_bucket(struct lw_wheel *w, uint64_t bucket, uint64_t k,
             }
         }
         if (n > FIRE_BATCH - LANES || !walking) {
-            fire_batch(w, batch, n, due);
+            fire_batch(batch, n, due);
             removed += n;
             n = 0;
         }
@@ -575,14 +576,13 @@ static uint64_t lag_of(const struct lw_wheel *w, uint64_t now, uint64_t first_ti
 
 int lw_wheel_advance(struct lw_wheel *w, uint64_t now_ns, struct lw_timer_list *due)
 {
+    struct appender app = {.list = due};
     size_t before;
     uint64_t target, rest;
 
     if (!w || !due)
         return LW_EINVAL;
     before = due->count;
-    w->appended = 0;
-    memset(w->recent, 0, sizeof w->recent);
     drain_cancels(w);
     drain_submits(w);
 
@@ -594,10 +594,10 @@ int lw_wheel_advance(struct lw_wheel *w, uint64_t now_ns, struct lw_timer_list *
         /* A revolution or more behind: one pass over every bucket, starting
          * with the oldest tick, does it all. */
         for (uint64_t i = 1; i <= w->mask + 1; i++)
-            expire_bucket(w, (w->tick + i) & w->mask, target, due);
+            expire_bucket(w, (w->tick + i) & w->mask, target, &app);
     } else {
         for (uint64_t k = w->tick + 1; k <= target; k++)
-            expire_bucket(w, k & w->mask, k, due);
+            expire_bucket(w, k & w->mask, k, &app);
     }
     count(&w->stats.tick, target - w->tick);
     w->tick = target;
