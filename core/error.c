@@ -14,6 +14,14 @@ static const struct error_text error_texts[] = {
     [-LW_ENOMEM] = {"LW_ENOMEM", "out of memory"},
     [-LW_EBUSY] = {"LW_EBUSY", "timer is already scheduled"},
     [-LW_ESHUTDOWN] = {"LW_ESHUTDOWN", "shutting down"},
+    [-LW_ETIMEDOUT] = {"LW_ETIMEDOUT", "Redis did not answer in time"},
+    [-LW_ECONNREFUSED] = {"LW_ECONNREFUSED", "connection to Redis refused"},
+    [-LW_ENOHOST] = {"LW_ENOHOST", "Redis host name does not resolve"},
+    [-LW_EAUTH] = {"LW_EAUTH", "Redis authentication failed"},
+    [-LW_ECONNLOST] = {"LW_ECONNLOST", "connection to Redis lost"},
+    [-LW_EREDIS] = {"LW_EREDIS", "Redis refused a connection set-up command"},
+    [-LW_ECONNECT] = {"LW_ECONNECT", "cannot connect to Redis"},
+    [-LW_EDEADLK] = {"LW_EDEADLK", "blocking call on the engine's own thread"},
 };
 
 static const struct error_text *find_error(int err)

@@ -20,6 +20,15 @@ enum lw_error {
     LW_ENOMEM = -3,  /* an allocation failed */
     LW_EBUSY = -4,   /* the timer is already in a wheel; cancel it first */
     LW_ESHUTDOWN = -5, /* the wheel (or client) is being freed */
+    LW_ETIMEDOUT = -6, /* no reply (or no connection) within the command timeout */
+    LW_ECONNREFUSED = -7, /* nothing listens at the Redis address */
+    LW_ENOHOST = -8,   /* the Redis host name does not resolve */
+    LW_EAUTH = -9,     /* Redis refused the password (or wants one) */
+    LW_ECONNLOST = -10, /* the connection broke before the reply came */
+    LW_EREDIS = -11,   /* Redis answered a set-up command (SELECT, SCRIPT LOAD)
+                          with an error */
+    LW_ECONNECT = -12, /* cannot connect to Redis for another reason */
+    LW_EDEADLK = -13,  /* a blocking call on the thread that runs the engine */
 };
 
 /*

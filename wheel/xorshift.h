@@ -1,5 +1,6 @@
 /*
- * xorshift64* - a cheap, repeatable generator for benchmarks and tests.
+ * xorshift64* - a cheap, repeatable generator: benchmarks and tests, and
+ * the jitter of the engine's reconnect back-off.
  * The same seed gives the same sequence to the wheel and to its baselines.
  */
 #ifndef LW_XORSHIFT_H

@@ -1,0 +1,449 @@
+/*
+ * adapters/engine.c - the engine: its loop and thread, the hand-over of
+ * requests from application threads, completions, the tick, shutdown.
+ *
+ * Hand-over.  lw_engine_submit() pushes the request on a Vyukov MPSC queue
+ * (one atomic exchange) and calls ev_async_send(), which is cheap when a
+ * wake-up is already pending.  The engine's ev_async callback drains the
+ * queue into its FIFO of waiting requests and writes as many as the
+ * pipeline has room for (link.c).
+ *
+ * Completion.  A request completes on the engine thread: its callback runs,
+ * then a caller blocked in lw_engine_call() is woken through a futex on
+ * the request's `completed` word: 0 pending, 1 done, 2 done-and-a-waiter-
+ * sleeps.  The engine only makes the wake system call when somebody sleeps.
+ *
+ * Shutdown.  lw_engine_free() raises `closing`, waits for the submitters
+ * already past their check of it (`callers`), and has the engine thread
+ * fail everything and stop.  After that no request can be in the queue
+ * that nobody will complete.
+ */
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "engine_private.h"
+
+enum { PENDING = 0, DONE = 1, SLEEPING = 2 };
+
+static void futex_wait(_Atomic uint32_t *word, uint32_t value)
+{
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, value, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *word)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+void engine_complete(struct lw_engine *e, struct lw_request *req,
+                     const redisReply *reply, int err)
+{
+    int blocking = req->blocking;
+
+    if (err) {
+        count_add(&e->count.failed, 1);
+        if (err == LW_ETIMEDOUT)
+            count_add(&e->count.timeouts, 1);
+    }
+    req->err = err;
+    if (req->done)
+        req->done(req, reply, err, req->arg);
+    /* After this store the waiter may return and reuse req's memory: the
+     * wake only uses the address as a key. */
+    if (blocking && atomic_exchange_explicit(&req->completed, DONE, memory_order_acq_rel) ==
+                        SLEEPING)
+        futex_wake(&req->completed);
+}
+
+void engine_fail_all(struct lw_engine *e, struct fifo *list, int err)
+{
+    struct fifo all = fifo_take(list);
+    struct lw_request *req;
+
+    while ((req = fifo_pop(&all)))
+        engine_complete(e, req, NULL, err);
+}
+
+/* Move everything application threads have submitted to `waiting`. */
+static void take_submitted(struct lw_engine *e)
+{
+    struct lw_mpsc_node *node;
+
+    while ((node = lw_mpsc_pop(&e->submitted)))
+        fifo_push(&e->waiting,
+                  (struct lw_request *)((char *)node - offsetof(struct lw_request, qnode)));
+}
+
+/* Engine thread: fail everything, stop the watchers. */
+static void shutdown_engine(struct lw_engine *e)
+{
+    take_submitted(e);
+    link_close(e, LW_ESHUTDOWN);
+    engine_fail_all(e, &e->waiting, LW_ESHUTDOWN);
+    ev_async_stop(e->loop, &e->wake);
+    ev_timer_stop(e->loop, &e->tick);
+    if (e->own_thread)
+        ev_break(e->loop, EVBREAK_ALL);
+}
+
+static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
+{
+    struct lw_engine *e = w->data;
+
+    (void)loop;
+    (void)revents;
+    if (atomic_load_explicit(&e->closing, memory_order_acquire)) {
+        shutdown_engine(e);
+        return;
+    }
+    take_submitted(e);
+    link_pump(e);
+}
+
+static void arm_tick(struct lw_engine *e)
+{
+    uint64_t next = lw_wheel_next_tick(e->wheel), now = lw_clock_now();
+
+    ev_timer_set(&e->tick, next > now ? (double)(next - now) / 1e9 : 0.0, 0.0);
+    ev_timer_start(e->loop, &e->tick);
+}
+
+static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct lw_engine *e = w->data;
+    struct lw_timer_list due = {0};
+    uint64_t now = lw_clock_now();
+
+    (void)loop;
+    (void)revents;
+    lw_wheel_advance(e->wheel, now, &due);
+    if (due.count && e->on_tick)
+        e->on_tick(e, &due, e->tick_arg);
+    while (lw_timer_list_pop(&due))
+        ; /* nobody claimed them */
+    link_check_timeouts(e, now);
+    arm_tick(e);
+}
+
+static void *engine_thread(void *arg)
+{
+    struct lw_engine *e = arg;
+
+    link_connect(e);
+    ev_run(e->loop, 0);
+    return NULL;
+}
+
+static int is_engine_thread(const struct lw_engine *e)
+{
+    return pthread_equal(pthread_self(), e->loop_thread);
+}
+
+int lw_engine_submit(struct lw_engine *e, struct lw_request *req, lw_request_fn *done,
+                     void *arg)
+{
+    if (!e || !req || !req->cmd || req->len == 0 || req->script >= (int)e->nscripts)
+        return LW_EINVAL;
+    req->done = done;
+    req->arg = arg;
+    req->err = 0;
+    req->retried = 0;
+    atomic_store_explicit(&req->completed, PENDING, memory_order_relaxed);
+    /* The waiting starts now: a request that cannot be written within the
+     * command timeout fails (link_check_timeouts()). */
+    req->deadline_ns = lw_clock_now() + e->command_timeout_ns;
+
+    atomic_fetch_add(&e->callers, 1);
+    if (atomic_load(&e->closing)) {
+        atomic_fetch_sub(&e->callers, 1);
+        return LW_ESHUTDOWN;
+    }
+    if (is_engine_thread(e)) {
+        fifo_push(&e->waiting, req);
+        link_pump(e);
+    } else {
+        lw_mpsc_push(&e->submitted, &req->qnode);
+        ev_async_send(e->loop, &e->wake);
+    }
+    atomic_fetch_sub_explicit(&e->callers, 1, memory_order_release);
+    return 0;
+}
+
+int lw_engine_call(struct lw_engine *e, struct lw_request *req, lw_request_fn *done,
+                   void *arg)
+{
+    int rc;
+    uint32_t seen = PENDING;
+
+    if (!e || !req)
+        return LW_EINVAL;
+    if (is_engine_thread(e))
+        return LW_EDEADLK;
+    req->blocking = 1;
+    rc = lw_engine_submit(e, req, done, arg);
+    if (rc == 0) {
+        while (seen != DONE) {
+            if (seen == PENDING &&
+                !atomic_compare_exchange_strong_explicit(&req->completed, &seen, SLEEPING,
+                                                         memory_order_acquire,
+                                                         memory_order_acquire))
+                continue; /* `seen` now holds DONE */
+            futex_wait(&req->completed, SLEEPING);
+            seen = atomic_load_explicit(&req->completed, memory_order_acquire);
+        }
+        rc = req->err;
+    }
+    req->blocking = 0;
+    return rc;
+}
+
+void lw_engine_config_init(struct lw_engine_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->host = "127.0.0.1";
+    cfg->port = LW_ENGINE_DEFAULT_PORT;
+    cfg->connect_timeout_ms = LW_ENGINE_DEFAULT_CONNECT_TIMEOUT_MS;
+    cfg->command_timeout_ms = LW_ENGINE_DEFAULT_COMMAND_TIMEOUT_MS;
+    cfg->max_inflight = LW_ENGINE_DEFAULT_MAX_INFLIGHT;
+    cfg->reconnect_min_ms = LW_ENGINE_DEFAULT_RECONNECT_MIN_MS;
+    cfg->reconnect_max_ms = LW_ENGINE_DEFAULT_RECONNECT_MAX_MS;
+    lw_wheel_config_init(&cfg->wheel);
+}
+
+static int check_ms(uint32_t ms)
+{
+    if (ms == 0)
+        return LW_EINVAL;
+    return ms > LW_ENGINE_MAX_TIMEOUT_MS ? LW_ERANGE : 0;
+}
+
+static int check_config(const struct lw_engine_config *cfg)
+{
+    const uint32_t times[] = {cfg->connect_timeout_ms, cfg->command_timeout_ms,
+                              cfg->reconnect_min_ms, cfg->reconnect_max_ms};
+    int rc;
+
+    if (!cfg->unix_path && (!cfg->host || !cfg->host[0]))
+        return LW_EINVAL;
+    if (cfg->unix_path && !cfg->unix_path[0])
+        return LW_EINVAL;
+    if (!cfg->unix_path && (cfg->port < 1 || cfg->port > 65535))
+        return LW_ERANGE;
+    if (cfg->db < 0 || cfg->db > 65535)
+        return LW_ERANGE;
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
+        if ((rc = check_ms(times[i])))
+            return rc;
+    if (cfg->reconnect_min_ms > cfg->reconnect_max_ms)
+        return LW_ERANGE;
+    if (cfg->max_inflight == 0)
+        return LW_EINVAL;
+    if (cfg->max_inflight > LW_ENGINE_MAX_INFLIGHT || cfg->nscripts > LW_ENGINE_MAX_SCRIPTS)
+        return LW_ERANGE;
+    if (cfg->nscripts && !cfg->scripts)
+        return LW_EINVAL;
+    for (unsigned i = 0; i < cfg->nscripts; i++)
+        if (!cfg->scripts[i] || !cfg->scripts[i][0])
+            return LW_EINVAL;
+    return 0;
+}
+
+/* A copy of argv as a formatted command, or NULL. */
+static char *format(size_t *len, int argc, const char **argv)
+{
+    char *cmd;
+    int n = redisFormatCommandArgv(&cmd, argc, argv, NULL);
+
+    if (n < 0)
+        return NULL;
+    *len = (size_t)n;
+    return cmd;
+}
+
+static int copy_config(struct lw_engine *e, const struct lw_engine_config *cfg)
+{
+    char db[16];
+
+    e->port = cfg->port;
+    e->connect_timeout_ns = cfg->connect_timeout_ms * 1000000ull;
+    e->command_timeout_ns = cfg->command_timeout_ms * 1000000ull;
+    e->max_inflight = cfg->max_inflight;
+    e->reconnect_min_ms = cfg->reconnect_min_ms;
+    e->reconnect_max_ms = cfg->reconnect_max_ms;
+    e->on_tick = cfg->on_tick;
+    e->tick_arg = cfg->tick_arg;
+    if (cfg->unix_path ? !(e->unix_path = strdup(cfg->unix_path))
+                       : !(e->host = strdup(cfg->host)))
+        return LW_ENOMEM;
+    if (cfg->password &&
+        !(e->auth_cmd = format(&e->auth_len, 2, (const char *[]){"AUTH", cfg->password})))
+        return LW_ENOMEM;
+    snprintf(db, sizeof db, "%d", cfg->db);
+    if (cfg->db && !(e->select_cmd = format(&e->select_len, 2, (const char *[]){"SELECT", db})))
+        return LW_ENOMEM;
+    e->scripts = calloc(cfg->nscripts + 1, sizeof *e->scripts);
+    if (!e->scripts)
+        return LW_ENOMEM;
+    for (; e->nscripts < cfg->nscripts; e->nscripts++) {
+        struct script *s = &e->scripts[e->nscripts];
+        const char *argv[] = {"SCRIPT", "LOAD", cfg->scripts[e->nscripts]};
+
+        if (!(s->load_cmd = format(&s->load_len, 3, argv)))
+            return LW_ENOMEM;
+    }
+    return 0;
+}
+
+/* RFC 6761: names under .invalid never resolve; say so without a query. */
+static int is_invalid_name(const char *host)
+{
+    size_t n = strlen(host);
+
+    while (n && host[n - 1] == '.')
+        n--;
+    return n >= 8 && !strncasecmp(host + n - 8, ".invalid", 8);
+}
+
+static void free_engine(struct lw_engine *e)
+{
+    lw_wheel_free(e->wheel);
+    for (unsigned i = 0; i < e->nscripts; i++)
+        redisFreeCommand(e->scripts[i].load_cmd);
+    free(e->scripts);
+    redisFreeCommand(e->auth_cmd);
+    redisFreeCommand(e->select_cmd);
+    free(e->host);
+    free(e->unix_path);
+    free(e);
+}
+
+static void init_watchers(struct lw_engine *e)
+{
+    ev_async_init(&e->wake, on_wake);
+    e->wake.data = e;
+    ev_async_start(e->loop, &e->wake);
+    ev_init(&e->tick, on_tick);
+    e->tick.data = e;
+    arm_tick(e);
+    link_init(e);
+}
+
+static int start_thread(struct lw_engine *e)
+{
+    sigset_t all, old;
+    int rc;
+
+    /* The engine thread takes no signals: they belong to the application.
+     * That includes SIGPIPE from a write to a dead socket, which would
+     * otherwise kill the process. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&e->thread, NULL, engine_thread, e);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc)
+        return LW_ENOMEM;
+    e->loop_thread = e->thread;
+    return 0;
+}
+
+int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out)
+{
+    struct lw_engine *e;
+    int rc;
+
+    if (!cfg || !out)
+        return LW_EINVAL;
+    if ((rc = check_config(cfg)))
+        return rc;
+    if (!cfg->unix_path && is_invalid_name(cfg->host))
+        return LW_ENOHOST;
+    e = calloc(1, sizeof *e);
+    if (!e)
+        return LW_ENOMEM;
+    if ((rc = copy_config(e, cfg)) || (rc = lw_wheel_new(&cfg->wheel, &e->wheel))) {
+        free_engine(e);
+        return rc;
+    }
+    lw_mpsc_init(&e->submitted);
+    atomic_init(&e->status, LW_ECONNECT);
+    e->rng = xorshift_seed((uint64_t)(uintptr_t)e ^ lw_clock_now());
+    e->own_thread = cfg->loop == NULL;
+    e->loop = cfg->loop ? cfg->loop : ev_loop_new(EVFLAG_AUTO);
+    if (!e->loop) {
+        free_engine(e);
+        return LW_ENOMEM;
+    }
+    init_watchers(e);
+    if (e->own_thread) {
+        if ((rc = start_thread(e))) {
+            ev_loop_destroy(e->loop);
+            free_engine(e);
+            return rc;
+        }
+    } else {
+        e->loop_thread = pthread_self();
+        link_connect(e);
+    }
+    *out = e;
+    return 0;
+}
+
+void lw_engine_free(struct lw_engine *e)
+{
+    if (!e)
+        return;
+    atomic_store(&e->closing, 1);
+    while (atomic_load(&e->callers))
+        sched_yield(); /* a submitter between its check and its push */
+    if (e->own_thread) {
+        ev_async_send(e->loop, &e->wake);
+        pthread_join(e->thread, NULL);
+        ev_loop_destroy(e->loop);
+    } else {
+        shutdown_engine(e);
+    }
+    free_engine(e);
+}
+
+struct lw_wheel *lw_engine_wheel(struct lw_engine *e)
+{
+    return e->wheel;
+}
+
+struct ev_loop *lw_engine_loop(struct lw_engine *e)
+{
+    return e->loop;
+}
+
+int lw_engine_status(const struct lw_engine *e)
+{
+    return atomic_load_explicit(&e->status, memory_order_relaxed);
+}
+
+static uint64_t read_count(const _Atomic uint64_t *c)
+{
+    return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+void lw_engine_get_stats(const struct lw_engine *e, struct lw_engine_stats *out)
+{
+    const struct counters *c = &e->count;
+
+    out->sent = read_count(&c->sent);
+    out->replies = read_count(&c->replies);
+    out->error_replies = read_count(&c->error_replies);
+    out->failed = read_count(&c->failed);
+    out->timeouts = read_count(&c->timeouts);
+    out->reconnects = read_count(&c->reconnects);
+    out->script_reloads = read_count(&c->script_reloads);
+    out->waiting = read_count(&c->waiting);
+    out->inflight = read_count(&c->inflight);
+    out->inflight_max = read_count(&c->inflight_max);
+}

@@ -1,0 +1,216 @@
+/*
+ * adapters/engine.h - the transport: one Redis connection, driven by a libev
+ * loop, that any thread can send commands through.
+ *
+ * This is the interface core/ builds the locks on; it is not installed.
+ *
+ * Threads.  An engine runs on one libev loop: its own, on a thread it starts
+ * (the default), or the caller's (embedded mode: cfg.loop set; nothing runs
+ * on a thread of ours and the caller runs the loop).  The loop's thread is
+ * the "engine thread".  hiredis is touched by the engine thread only.  Other
+ * threads hand requests over through a lock-free queue and ev_async_send().
+ *
+ * Requests.  A request is a struct lw_request the caller owns, holding a
+ * command already in Redis's wire format (RESP).  lw_engine_submit() queues
+ * it and returns; its callback runs later on the engine thread, exactly once,
+ * with the reply or an error.  lw_engine_call() does the same and waits.
+ * Commands are pipelined: the engine writes each as soon as it has it and
+ * never waits for a reply before the next write, up to `max_inflight`
+ * commands on the wire; the rest wait their turn in order (back-pressure).
+ *
+ * Order.  Requests from one thread reach Redis, and complete, in the order
+ * that thread submitted them.
+ *
+ * Failures.  Nothing hangs and nothing is dropped silently:
+ *   - a command without a reply `command_timeout_ms` after it was written
+ *     fails with LW_ETIMEDOUT, and so does everything else in flight: the
+ *     connection is dropped and made again;
+ *   - a request that waits `command_timeout_ms` for a connection (or for
+ *     room in the pipeline) fails with the reason the last connection
+ *     attempt failed (LW_ECONNREFUSED, LW_EAUTH, ...), or LW_ETIMEDOUT;
+ *   - a connection that breaks fails its commands in flight with
+ *     LW_ECONNLOST;
+ *   - lw_engine_free() fails everything still queued with LW_ESHUTDOWN.
+ * Timeouts are checked at every tick of the engine's wheel, so a request
+ * fails at most one tick after its time is up.
+ *
+ * Scripts.  The Lua scripts given at creation are loaded with SCRIPT LOAD
+ * on every connection before any other command, and called with EVALSHA
+ * (lw_request_evalsha()).  A NOSCRIPT reply (Redis restarted or flushed
+ * its scripts) loads the script again and re-sends the command, once.
+ */
+#ifndef LW_ADAPTERS_ENGINE_H
+#define LW_ADAPTERS_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hiredis/hiredis.h>
+
+#include <leasewheel/error.h>
+#include <leasewheel/wheel.h>
+
+struct ev_loop;
+struct lw_engine;
+struct lw_request;
+
+/*
+ * The request's outcome, on the engine thread.  err is 0 and reply the
+ * server's reply (valid only during the call; a Redis error reply is a
+ * reply, of type REDIS_REPLY_ERROR), or err is an LW_E* code and reply NULL.
+ * The callback may submit requests, including this one again.
+ */
+typedef void lw_request_fn(struct lw_request *req, const redisReply *reply,
+                           int err, void *arg);
+
+/*
+ * Called on the engine thread at every tick with the timers of
+ * lw_engine_wheel() that fell due (see lw_wheel_advance()).
+ */
+typedef void lw_engine_tick_fn(struct lw_engine *engine, struct lw_timer_list *due,
+                               void *arg);
+
+/* A request.  The caller owns it; zero it or lw_request_init() it. */
+struct lw_request {
+    struct lw_mpsc_node qnode;  /* submission queue */
+    struct lw_request *next;    /* engine: waiting or in-flight list */
+    char *cmd;                  /* RESP; owned by whoever set it */
+    size_t len;
+    int script;                 /* -1, or the script whose SHA goes at sha_at */
+    uint32_t sha_at;
+    uint64_t deadline_ns;       /* engine: when the current wait ends */
+    uint64_t sent_seq;          /* engine: write sequence number */
+    lw_request_fn *done;
+    void *arg;
+    int err;                    /* the outcome, for lw_engine_call() */
+    uint8_t retried;            /* NOSCRIPT retry spent */
+    uint8_t blocking;           /* a caller waits on `completed` */
+    _Atomic uint32_t completed;
+};
+
+#define LW_ENGINE_DEFAULT_PORT 6379
+#define LW_ENGINE_DEFAULT_CONNECT_TIMEOUT_MS 2000u
+#define LW_ENGINE_DEFAULT_COMMAND_TIMEOUT_MS 3000u
+#define LW_ENGINE_DEFAULT_MAX_INFLIGHT 4096u
+#define LW_ENGINE_DEFAULT_RECONNECT_MIN_MS 50u
+#define LW_ENGINE_DEFAULT_RECONNECT_MAX_MS 5000u
+#define LW_ENGINE_MAX_TIMEOUT_MS 3600000u   /* one hour */
+#define LW_ENGINE_MAX_INFLIGHT (1u << 20)
+#define LW_ENGINE_MAX_SCRIPTS 64u
+
+struct lw_engine_config {
+    const char *host;          /* name or address; ignored when unix_path is set */
+    int port;                  /* 1..65535 */
+    const char *unix_path;     /* a unix socket instead of host:port, or NULL */
+    const char *password;      /* AUTH after connecting, or NULL */
+    int db;                    /* SELECT after connecting when not 0; 0..65535 */
+    uint32_t connect_timeout_ms;  /* connect plus set-up commands; 1..MAX */
+    uint32_t command_timeout_ms;  /* 1..MAX */
+    uint32_t max_inflight;     /* commands written but not answered; 1..MAX */
+    uint32_t reconnect_min_ms; /* first back-off; doubles to reconnect_max_ms */
+    uint32_t reconnect_max_ms;
+    const char *const *scripts; /* Lua bodies; script i is lw_request_evalsha(i) */
+    unsigned nscripts;          /* 0..LW_ENGINE_MAX_SCRIPTS */
+    struct lw_wheel_config wheel; /* the engine's wheel: its tick paces timeouts */
+    lw_engine_tick_fn *on_tick;   /* may be NULL */
+    void *tick_arg;
+    struct ev_loop *loop;      /* embedded mode: run on this loop; NULL: own thread */
+};
+
+/* Counters since creation.  Snapshots from any thread. */
+struct lw_engine_stats {
+    uint64_t sent;          /* commands written, set-up commands included */
+    uint64_t replies;       /* replies read */
+    uint64_t error_replies; /* of which Redis errors */
+    uint64_t failed;        /* requests completed with an LW_E* code */
+    uint64_t timeouts;      /* requests failed with LW_ETIMEDOUT */
+    uint64_t reconnects;    /* connections made after the first */
+    uint64_t script_reloads; /* NOSCRIPT replies that loaded a script again */
+    uint64_t waiting;       /* requests the engine holds, not yet written */
+    uint64_t inflight;      /* commands on the wire now */
+    uint64_t inflight_max;  /* the most ever on the wire at once */
+};
+
+/* lw_engine_config_init - the defaults: 127.0.0.1:6379, db 0, timeouts and
+ * limits as the LW_ENGINE_DEFAULT_* above, the default wheel, own thread. */
+void lw_engine_config_init(struct lw_engine_config *cfg);
+
+/*
+ * lw_engine_new - validate cfg, create an engine and start connecting.
+ * Returns 0 and sets *out, or LW_EINVAL / LW_ERANGE (a bad field), LW_ENOHOST
+ * (the host name does not resolve), LW_ENOMEM.  The connection is made in
+ * the background: requests submitted before it is up wait for it.
+ * In embedded mode call it on the loop's thread.
+ */
+int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out);
+
+/*
+ * lw_engine_free - stop the engine.  Every request not yet completed fails
+ * with LW_ESHUTDOWN (callbacks run, blocked callers return), then the
+ * connection, the thread and all memory go.  Requests submitted while it
+ * runs fail with LW_ESHUTDOWN too; calls that start after it returned are
+ * use-after-free.  In embedded mode call it on the loop's thread.  NULL is
+ * ignored.
+ */
+void lw_engine_free(struct lw_engine *engine);
+
+/* lw_request_init - an empty request (the same as zeroing it). */
+void lw_request_init(struct lw_request *req);
+
+/*
+ * lw_request_command - format argv as the request's command.  The buffer
+ * is the request's: lw_request_clear() frees it.  Returns 0, LW_EINVAL
+ * (argc < 1), LW_ENOMEM.
+ */
+int lw_request_command(struct lw_request *req, int argc, const char **argv,
+                       const size_t *argvlen);
+
+/*
+ * lw_request_evalsha - format EVALSHA of script `script` with `nkeys` keys
+ * followed by the other arguments (argv holds keys, then args).  The SHA is
+ * filled in by the engine when it writes the command.  Returns as above;
+ * LW_ERANGE when nkeys > argc.
+ */
+int lw_request_evalsha(struct lw_request *req, int script, int nkeys, int argc,
+                       const char **argv, const size_t *argvlen);
+
+/* lw_request_clear - free the command formatted by lw_request_command()
+ * or lw_request_evalsha(). */
+void lw_request_clear(struct lw_request *req);
+
+/*
+ * lw_engine_submit - any thread: queue req; done(req, reply, err, arg) runs
+ * on the engine thread once it completes.  req must stay valid and
+ * untouched until then.  Returns 0, LW_EINVAL (NULL, no command, script out
+ * of range), LW_ESHUTDOWN.  On error done is not called.
+ */
+int lw_engine_submit(struct lw_engine *engine, struct lw_request *req,
+                     lw_request_fn *done, void *arg);
+
+/*
+ * lw_engine_call - any thread but the engine's: submit req and wait until it
+ * completes.  done (may be NULL) runs first on the engine thread, where it
+ * can read the reply.  Returns the request's error (0 when a reply came,
+ * even a Redis error reply), or LW_EINVAL / LW_ESHUTDOWN as lw_engine_submit,
+ * or LW_EDEADLK on the engine thread.
+ */
+int lw_engine_call(struct lw_engine *engine, struct lw_request *req,
+                   lw_request_fn *done, void *arg);
+
+/* lw_engine_wheel - the engine's wheel: its owner is the engine thread. */
+struct lw_wheel *lw_engine_wheel(struct lw_engine *engine);
+
+/* lw_engine_loop - the loop the engine runs on. */
+struct ev_loop *lw_engine_loop(struct lw_engine *engine);
+
+/*
+ * lw_engine_status - any thread: 0 while connected and set up, otherwise why
+ * the last connection attempt failed (LW_ECONNREFUSED, LW_EAUTH, ...), or
+ * LW_ECONNECT before the first attempt has ended.
+ */
+int lw_engine_status(const struct lw_engine *engine);
+
+/* lw_engine_get_stats - any thread: snapshot the counters. */
+void lw_engine_get_stats(const struct lw_engine *engine, struct lw_engine_stats *out);
+
+#endif

@@ -1,0 +1,150 @@
+/*
+ * adapters/engine_private.h - what engine.c (threads, loop, requests) and
+ * link.c (the hiredis connection) share.  Not for core/.
+ */
+#ifndef LW_ADAPTERS_ENGINE_PRIVATE_H
+#define LW_ADAPTERS_ENGINE_PRIVATE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include <ev.h>
+#include <hiredis/async.h>
+
+#include "engine.h"
+#include "mpsc.h"
+#include "xorshift.h"
+
+/* A singly-linked FIFO of requests; engine thread only. */
+struct fifo {
+    struct lw_request *head;
+    struct lw_request *tail;
+    size_t count;
+};
+
+static inline void fifo_push(struct fifo *f, struct lw_request *req)
+{
+    req->next = NULL;
+    if (f->tail)
+        f->tail->next = req;
+    else
+        f->head = req;
+    f->tail = req;
+    f->count++;
+}
+
+static inline struct lw_request *fifo_pop(struct fifo *f)
+{
+    struct lw_request *req = f->head;
+
+    if (req) {
+        f->head = req->next;
+        if (!f->head)
+            f->tail = NULL;
+        f->count--;
+        req->next = NULL;
+    }
+    return req;
+}
+
+/* Take the whole list, leaving f empty. */
+static inline struct fifo fifo_take(struct fifo *f)
+{
+    struct fifo all = *f;
+
+    f->head = f->tail = NULL;
+    f->count = 0;
+    return all;
+}
+
+enum link_state {
+    LINK_DOWN,       /* waiting to (re)connect */
+    LINK_CONNECTING, /* TCP/unix connect in progress */
+    LINK_SETUP,      /* AUTH, SELECT, SCRIPT LOADs, PING in flight */
+    LINK_READY,      /* requests flow */
+    LINK_CLOSED,     /* lw_engine_free() has run the shutdown */
+};
+
+struct script {
+    char *load_cmd;     /* SCRIPT LOAD <body>, formatted */
+    size_t load_len;
+    char sha[41];       /* from the SCRIPT LOAD reply */
+    uint64_t load_seq;  /* write sequence number of the latest SCRIPT LOAD */
+};
+
+/* Counters: written by the engine thread only, read from anywhere. */
+struct counters {
+    _Atomic uint64_t sent, replies, error_replies, failed, timeouts;
+    _Atomic uint64_t reconnects, script_reloads, waiting, inflight, inflight_max;
+};
+
+struct lw_engine {
+    /* Configuration, copied. */
+    char *host;
+    char *unix_path;
+    int port;
+    uint64_t connect_timeout_ns;
+    uint64_t command_timeout_ns;
+    uint32_t max_inflight;
+    uint32_t reconnect_min_ms;
+    uint32_t reconnect_max_ms;
+    char *auth_cmd;            /* AUTH <password>, formatted, or NULL */
+    size_t auth_len;
+    char *select_cmd;          /* SELECT <db>, formatted, or NULL */
+    size_t select_len;
+    struct script *scripts;
+    unsigned nscripts;
+    lw_engine_tick_fn *on_tick;
+    void *tick_arg;
+
+    /* The loop and its watchers. */
+    struct ev_loop *loop;
+    int own_thread;            /* 0: embedded in the caller's loop */
+    pthread_t thread;          /* ours, when own_thread */
+    pthread_t loop_thread;     /* the engine thread, for LW_EDEADLK */
+    ev_async wake;             /* submissions, and shutdown */
+    ev_timer tick;             /* the wheel's tick */
+    ev_timer retry;            /* reconnect back-off */
+    struct lw_wheel *wheel;
+
+    /* Shared with application threads. */
+    struct lw_mpsc submitted;
+    _Atomic int closing;       /* lw_engine_free() has begun */
+    _Atomic int callers;       /* threads inside lw_engine_submit() */
+    _Atomic int status;        /* lw_engine_status() */
+    struct counters count;
+
+    /* Engine thread only. */
+    struct fifo waiting;       /* submitted, not yet written */
+    struct fifo inflight;      /* written, reply pending, in write order */
+    redisAsyncContext *ac;     /* the live connection, or NULL */
+    enum link_state state;
+    uint64_t state_since_ns;
+    uint32_t backoff_ms;       /* the last reconnect delay, 0 after success */
+    uint64_t seq;              /* commands written so far */
+    struct xorshift rng;       /* the back-off jitter */
+    int ready_once;            /* a connection has been set up before */
+};
+
+/* A relaxed add to a counter that only the engine thread writes. */
+static inline void count_add(_Atomic uint64_t *c, uint64_t n)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
+/* engine.c: finish a request, on the engine thread. */
+void engine_complete(struct lw_engine *e, struct lw_request *req,
+                     const redisReply *reply, int err);
+
+/* Fail every request of the list with err. */
+void engine_fail_all(struct lw_engine *e, struct fifo *list, int err);
+
+/* link.c, engine thread (link_init: any thread, before the loop runs). */
+void link_init(struct lw_engine *e);
+void link_connect(struct lw_engine *e);          /* start a connection attempt */
+void link_pump(struct lw_engine *e);             /* write waiting requests */
+void link_check_timeouts(struct lw_engine *e, uint64_t now_ns);
+void link_close(struct lw_engine *e, int err);   /* drop the connection for good */
+
+#endif

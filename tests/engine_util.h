@@ -1,0 +1,150 @@
+/*
+ * tests/engine_util.h - shared by the engine's tests: the redis-server
+ * fixture and a tally of completions that a test thread can wait on.
+ */
+#ifndef LW_TESTS_ENGINE_UTIL_H
+#define LW_TESTS_ENGINE_UTIL_H
+
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include <criterion/criterion.h>
+
+#include "engine.h"
+#include "redis_server.h"
+
+/* The fixture: one private server per test. */
+static struct redis_server srv;
+
+static void server_start(void)
+{
+    cr_assert_eq(redis_server_start(&srv, NULL), 0, "redis-server did not start");
+}
+
+static void server_stop(void)
+{
+    redis_server_stop(&srv);
+}
+
+/* A test with its own server, started before and stopped after it. */
+#define REDIS_TEST(suite, name) \
+    Test(suite, name, .init = server_start, .fini = server_stop, .timeout = 120)
+
+static void engine_config(struct lw_engine_config *cfg)
+{
+    lw_engine_config_init(cfg);
+    cfg->port = srv.port;
+    cfg->wheel.tick_ns = 10 * 1000000ull;
+    cfg->command_timeout_ms = 10000;
+}
+
+/* Completions counted under a lock; the test thread waits, bounded. */
+struct tally {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int done;
+    int failed;
+    int last_err;
+};
+
+static void tally_init(struct tally *t)
+{
+    pthread_condattr_t attr;
+
+    memset(t, 0, sizeof *t);
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&t->cond, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
+static void tally_add(struct tally *t, int err)
+{
+    pthread_mutex_lock(&t->lock);
+    t->done++;
+    if (err) {
+        t->failed++;
+        t->last_err = err;
+    }
+    pthread_cond_broadcast(&t->cond);
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* Wait until `n` have completed or `ms` have passed; returns the count. */
+static int tally_wait(struct tally *t, int n, int ms)
+{
+    struct timespec until;
+    int done;
+
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&t->lock);
+    while (t->done < n && pthread_cond_timedwait(&t->cond, &t->lock, &until) == 0)
+        ;
+    done = t->done;
+    pthread_mutex_unlock(&t->lock);
+    return done;
+}
+
+static void tally_destroy(struct tally *t)
+{
+    pthread_mutex_destroy(&t->lock);
+    pthread_cond_destroy(&t->cond);
+}
+
+/* A request's callback that only counts. */
+static void count_done(struct lw_request *req, const redisReply *reply, int err, void *arg)
+{
+    (void)req;
+    (void)reply;
+    tally_add(arg, err);
+}
+
+/* Format argv (NULL-terminated) into req. */
+#define set_cmd(req, ...)                                                           \
+    do {                                                                            \
+        const char *argv_[] = {__VA_ARGS__};                                        \
+        lw_request_init(req);                                                       \
+        cr_assert_eq(lw_request_command((req), sizeof argv_ / sizeof argv_[0],      \
+                                        argv_, NULL), 0);                           \
+    } while (0)
+
+/* A blocking PING; 0 when PONG came back. */
+static void pong_check(struct lw_request *req, const redisReply *reply, int err, void *arg)
+{
+    (void)req;
+    *(int *)arg = !err && reply->type == REDIS_REPLY_STATUS && !strcmp(reply->str, "PONG");
+}
+
+static int ping(struct lw_engine *e)
+{
+    struct lw_request req;
+    int pong = 0, rc;
+
+    set_cmd(&req, "PING");
+    rc = lw_engine_call(e, &req, pong_check, &pong);
+    lw_request_clear(&req);
+    return rc ? rc : pong ? 0 : -1000;
+}
+
+/* Ping until it works: at most `tries` times, 50 ms apart. */
+static int ping_until_up(struct lw_engine *e, int tries)
+{
+    int rc = -1;
+
+    for (int i = 0; i < tries && (rc = ping(e)) != 0; i++) {
+        struct timespec ts = {0, 50 * 1000000L};
+
+        nanosleep(&ts, NULL);
+    }
+    return rc;
+}
+
+#endif

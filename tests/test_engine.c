@@ -1,0 +1,376 @@
+/*
+ * The engine against a real redis-server: pipelining, order, back-pressure,
+ * scripts, set-up commands, unix sockets, embedded mode.  Faults (SIGSTOP,
+ * restart, bad addresses and passwords, shutdown) are in test_engine_faults.c.
+ */
+#include <signal.h>
+#include <stdlib.h>
+
+#include <ev.h>
+
+#include "engine_util.h"
+
+
+/* --- 100k pipelined commands from two threads, per-thread order --- */
+
+#define PER_THREAD 50000
+
+struct sender {
+    struct lw_engine *engine;
+    struct lw_request *reqs;
+    struct tally *tally;
+    char key[16];
+    long next;      /* engine thread: index of the next completion expected */
+    long disorder;  /* completions that came out of order or wrong */
+    int submit_errors;
+};
+
+static void in_order(struct lw_request *req, const redisReply *reply, int err, void *arg)
+{
+    struct sender *s = arg;
+    long i = s->next++;
+
+    /* INCR on the thread's own key answers 1, 2, 3...: the reply says where
+     * the command ran, the request where it was submitted. */
+    if (err || req != &s->reqs[i] || reply->type != REDIS_REPLY_INTEGER ||
+        reply->integer != i + 1)
+        s->disorder++;
+    tally_add(s->tally, err);
+}
+
+static void *send_all(void *arg)
+{
+    struct sender *s = arg;
+    struct lw_request cmd;
+
+    set_cmd(&cmd, "INCR", s->key);
+    for (long i = 0; i < PER_THREAD; i++) {
+        /* Every request shares the one formatted command: it is only read. */
+        lw_request_init(&s->reqs[i]);
+        s->reqs[i].cmd = cmd.cmd;
+        s->reqs[i].len = cmd.len;
+        if (lw_engine_submit(s->engine, &s->reqs[i], in_order, s))
+            s->submit_errors++;
+    }
+    tally_wait(s->tally, 2 * PER_THREAD, 60000);
+    lw_request_clear(&cmd);
+    return NULL;
+}
+
+REDIS_TEST(engine, pipelined_two_threads_keep_order)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+    struct lw_engine_stats st;
+    struct tally tally;
+    struct sender senders[2];
+    pthread_t threads[2];
+
+    engine_config(&cfg);
+    cfg.command_timeout_ms = 60000; /* sanitizer builds are slow */
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    tally_init(&tally);
+    for (int t = 0; t < 2; t++) {
+        senders[t] = (struct sender){.engine = e, .tally = &tally};
+        senders[t].reqs = calloc(PER_THREAD, sizeof *senders[t].reqs);
+        snprintf(senders[t].key, sizeof senders[t].key, "seq:%d", t);
+        pthread_create(&threads[t], NULL, send_all, &senders[t]);
+    }
+    for (int t = 0; t < 2; t++)
+        pthread_join(threads[t], NULL);
+    cr_assert_eq(tally_wait(&tally, 2 * PER_THREAD, 1000), 2 * PER_THREAD);
+    lw_engine_get_stats(e, &st);
+    lw_engine_free(e);
+    for (int t = 0; t < 2; t++) {
+        cr_assert_eq(senders[t].submit_errors, 0);
+        cr_assert_eq(senders[t].next, PER_THREAD);
+        cr_assert_eq(senders[t].disorder, 0, "thread %d: %ld out of order", t,
+                     senders[t].disorder);
+        free(senders[t].reqs);
+    }
+    cr_assert_eq(tally.failed, 0);
+    cr_assert_geq(st.sent, 2 * PER_THREAD);
+    cr_assert_geq(st.replies, 2 * PER_THREAD);
+    cr_assert_gt(st.inflight_max, 1, "commands were not pipelined");
+    cr_assert_leq(st.inflight_max, LW_ENGINE_DEFAULT_MAX_INFLIGHT);
+    cr_log_info("100k INCRs: in-flight high-water %llu",
+                (unsigned long long)st.inflight_max);
+    tally_destroy(&tally);
+}
+
+/* --- back-pressure: never more than max_inflight on the wire --- */
+
+REDIS_TEST(engine, inflight_cap_holds)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+    struct lw_engine_stats st;
+    struct tally tally;
+    enum { N = 2000 };
+    struct lw_request *reqs = calloc(N, sizeof *reqs);
+
+    engine_config(&cfg);
+    cfg.max_inflight = 8;
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(ping_until_up(e, 100), 0);
+    tally_init(&tally);
+    for (int i = 0; i < N; i++) {
+        set_cmd(&reqs[i], "INCR", "capped");
+        cr_assert_eq(lw_engine_submit(e, &reqs[i], count_done, &tally), 0);
+    }
+    cr_assert_eq(tally_wait(&tally, N, 30000), N);
+    cr_assert_eq(tally.failed, 0);
+    lw_engine_get_stats(e, &st);
+    cr_assert_eq(st.inflight_max, 8, "high-water %llu", (unsigned long long)st.inflight_max);
+    lw_engine_free(e);
+    for (int i = 0; i < N; i++)
+        lw_request_clear(&reqs[i]);
+    free(reqs);
+    tally_destroy(&tally);
+}
+
+/* --- scripts: EVALSHA, and NOSCRIPT after SCRIPT FLUSH --- */
+
+static const char *const echo_script[] = {"return KEYS[1] .. ':' .. ARGV[1]"};
+
+struct echo {
+    struct tally *tally;
+    int wrong;
+};
+
+static void check_echo(struct lw_request *req, const redisReply *reply, int err, void *arg)
+{
+    struct echo *echo = arg;
+
+    (void)req;
+    if (err || reply->type != REDIS_REPLY_STRING || strcmp(reply->str, "k:v"))
+        echo->wrong++;
+    if (echo->tally)
+        tally_add(echo->tally, err);
+}
+
+static void evalsha_echo(struct lw_request *req)
+{
+    const char *argv[] = {"k", "v"};
+
+    lw_request_init(req);
+    cr_assert_eq(lw_request_evalsha(req, 0, 1, 2, argv, NULL), 0);
+}
+
+REDIS_TEST(engine, script_flush_recovers_through_noscript)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+    struct lw_engine_stats st;
+    struct lw_request req;
+    struct echo echo = {0};
+    redisReply *r;
+
+    engine_config(&cfg);
+    cfg.scripts = echo_script;
+    cfg.nscripts = 1;
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    evalsha_echo(&req);
+    cr_assert_eq(lw_engine_call(e, &req, check_echo, &echo), 0);
+    cr_assert_eq(echo.wrong, 0);
+
+    r = redis_server_command(&srv, "SCRIPT FLUSH");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    cr_assert_eq(lw_engine_call(e, &req, check_echo, &echo), 0);
+    cr_assert_eq(echo.wrong, 0, "EVALSHA after SCRIPT FLUSH did not recover");
+    lw_engine_get_stats(e, &st);
+    cr_assert_eq(st.script_reloads, 1);
+    lw_request_clear(&req);
+    lw_engine_free(e);
+}
+
+REDIS_TEST(engine, script_flush_under_pipelining_loads_once_per_burst)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+    struct lw_engine_stats before, after;
+    struct tally tally;
+    enum { N = 200 };
+    struct lw_request reqs[N], one;
+    struct echo echo = {&tally, 0};
+    redisReply *r;
+
+    engine_config(&cfg);
+    cfg.scripts = echo_script;
+    cfg.nscripts = 1;
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    evalsha_echo(&one);
+    cr_assert_eq(lw_engine_call(e, &one, NULL, NULL), 0);
+    r = redis_server_command(&srv, "SCRIPT FLUSH");
+    freeReplyObject(r);
+    lw_engine_get_stats(e, &before);
+    tally_init(&tally);
+    for (int i = 0; i < N; i++) {
+        evalsha_echo(&reqs[i]);
+        cr_assert_eq(lw_engine_submit(e, &reqs[i], check_echo, &echo), 0);
+    }
+    cr_assert_eq(tally_wait(&tally, N, 30000), N);
+    cr_assert_eq(echo.wrong, 0);
+    lw_engine_get_stats(e, &after);
+    /* Every EVALSHA written before the reload came back NOSCRIPT and was
+     * retried, but each burst of them loaded the script only once. */
+    cr_assert_geq(after.script_reloads - before.script_reloads, 1);
+    cr_assert_leq(after.sent - before.sent,
+                  N + 2 * (after.script_reloads - before.script_reloads));
+    lw_engine_free(e);
+    for (int i = 0; i < N; i++)
+        lw_request_clear(&reqs[i]);
+    lw_request_clear(&one);
+    tally_destroy(&tally);
+}
+
+/* --- unix socket, SELECT --- */
+
+static void expect_ok(struct lw_request *req, const redisReply *reply, int err, void *arg)
+{
+    (void)req;
+    *(int *)arg = !err && reply->type == REDIS_REPLY_STATUS && !strcmp(reply->str, "OK");
+}
+
+REDIS_TEST(engine, unix_socket_and_select)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+    struct lw_request req;
+    redisReply *r;
+    int ok = 0;
+
+    engine_config(&cfg);
+    cfg.unix_path = srv.unix_path;
+    cfg.db = 3;
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    set_cmd(&req, "SET", "in-db-3", "yes");
+    cr_assert_eq(lw_engine_call(e, &req, expect_ok, &ok), 0);
+    cr_assert(ok);
+    lw_request_clear(&req);
+    cr_assert_eq(lw_engine_status(e), 0);
+    lw_engine_free(e);
+
+    r = redis_server_command(&srv, "INFO keyspace");
+    cr_assert(r && r->type == REDIS_REPLY_STRING);
+    cr_assert(strstr(r->str, "db3:keys=1"), "%s", r->str);
+    freeReplyObject(r);
+}
+
+/* --- a blocking call on the engine thread is refused --- */
+
+struct nested {
+    struct lw_engine *engine;
+    int rc;
+};
+
+static void call_from_engine(struct lw_request *req, const redisReply *reply, int err,
+                             void *arg)
+{
+    struct nested *n = arg;
+    struct lw_request inner;
+
+    (void)req;
+    (void)reply;
+    (void)err;
+    lw_request_init(&inner);
+    n->rc = lw_engine_call(n->engine, &inner, NULL, NULL);
+}
+
+REDIS_TEST(engine, blocking_call_on_engine_thread_is_edeadlk)
+{
+    struct lw_engine_config cfg;
+    struct nested out = {NULL, 0};
+    struct lw_request req;
+
+    engine_config(&cfg);
+    cr_assert_eq(lw_engine_new(&cfg, &out.engine), 0);
+    set_cmd(&req, "PING");
+    cr_assert_eq(lw_engine_call(out.engine, &req, call_from_engine, &out), 0);
+    cr_assert_eq(out.rc, LW_EDEADLK);
+    lw_request_clear(&req);
+    lw_engine_free(out.engine);
+}
+
+/* --- embedded mode: the caller's loop, the caller's thread --- */
+
+struct embedded {
+    struct lw_engine *engine;
+    struct tally tally;
+    int blocking_ok;
+    int finished;
+};
+
+static void *embedded_client(void *arg)
+{
+    struct embedded *m = arg;
+    struct lw_request reqs[100];
+
+    /* From another thread: blocking calls, then a burst of async ones. */
+    m->blocking_ok = ping_until_up(m->engine, 100) == 0 && ping(m->engine) == 0;
+    for (int i = 0; i < 100; i++) {
+        set_cmd(&reqs[i], "INCR", "embedded");
+        lw_engine_submit(m->engine, &reqs[i], count_done, &m->tally);
+    }
+    tally_wait(&m->tally, 100, 30000);
+    for (int i = 0; i < 100; i++)
+        lw_request_clear(&reqs[i]);
+    __atomic_store_n(&m->finished, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void watch_finished(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct embedded *m = w->data;
+
+    (void)revents;
+    if (__atomic_load_n(&m->finished, __ATOMIC_ACQUIRE))
+        ev_break(loop, EVBREAK_ALL);
+}
+
+static void give_up(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)w;
+    (void)revents;
+    ev_break(loop, EVBREAK_ALL);
+}
+
+REDIS_TEST(engine, embedded_mode_runs_on_callers_loop)
+{
+    struct lw_engine_config cfg;
+    struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+    struct embedded m = {0};
+    struct lw_request req;
+    ev_timer watch, limit;
+    pthread_t client;
+
+    signal(SIGPIPE, SIG_IGN); /* embedded: the application's business */
+    engine_config(&cfg);
+    cfg.loop = loop;
+    cr_assert_eq(lw_engine_new(&cfg, &m.engine), 0);
+    cr_assert_eq(lw_engine_loop(m.engine), loop);
+    set_cmd(&req, "PING");
+    cr_assert_eq(lw_engine_call(m.engine, &req, NULL, NULL), LW_EDEADLK,
+                 "blocking on the loop's own thread must be refused");
+    lw_request_clear(&req);
+
+    tally_init(&m.tally);
+    pthread_create(&client, NULL, embedded_client, &m);
+    ev_timer_init(&watch, watch_finished, 0.01, 0.01);
+    watch.data = &m;
+    ev_timer_start(loop, &watch);
+    ev_timer_init(&limit, give_up, 60.0, 0.0); /* bound the test */
+    ev_timer_start(loop, &limit);
+    ev_run(loop, 0);
+    ev_timer_stop(loop, &watch);
+    ev_timer_stop(loop, &limit);
+    pthread_join(client, NULL);
+
+    cr_assert(m.blocking_ok);
+    cr_assert_eq(m.tally.done, 100);
+    cr_assert_eq(m.tally.failed, 0);
+    lw_engine_free(m.engine);
+    ev_loop_destroy(loop);
+    tally_destroy(&m.tally);
+}

@@ -1,0 +1,379 @@
+/*
+ * The engine when things go wrong: a stopped server, a restarted server,
+ * bad addresses and passwords, bad configuration, shutdown with requests
+ * outstanding.  Nothing may hang: every wait below is bounded.
+ */
+#include <signal.h>
+#include <stdlib.h>
+
+#include "engine_util.h"
+
+static uint64_t ms_since(uint64_t start_ns)
+{
+    return (lw_clock_now() - start_ns) / 1000000u;
+}
+
+/* --- SIGSTOP: timeouts within command_timeout + one tick, then recovery --- */
+
+enum { STOP_TIMEOUT_MS = 300, STOP_TICK_MS = 20, SCHED_SLACK_MS = 40 };
+
+struct timed {
+    struct tally *tally;
+    uint64_t submitted_ns;
+    uint64_t took_ms;
+    int err;
+};
+
+static void record_time(struct lw_request *req, const redisReply *reply, int err, void *arg)
+{
+    struct timed *t = arg;
+
+    (void)req;
+    (void)reply;
+    t->took_ms = ms_since(t->submitted_ns);
+    t->err = err;
+    tally_add(t->tally, err);
+}
+
+REDIS_TEST(faults, sigstop_times_out_then_recovers)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+    struct lw_engine_stats st;
+    struct tally tally;
+    enum { N = 20 };
+    struct lw_request reqs[N];
+    struct timed timed[N];
+
+    engine_config(&cfg);
+    cfg.command_timeout_ms = STOP_TIMEOUT_MS;
+    cfg.connect_timeout_ms = STOP_TIMEOUT_MS;
+    cfg.wheel.tick_ns = STOP_TICK_MS * 1000000ull;
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(ping_until_up(e, 100), 0);
+
+    cr_assert_eq(redis_server_signal(&srv, SIGSTOP), 0);
+    tally_init(&tally);
+    for (int i = 0; i < N; i++) {
+        set_cmd(&reqs[i], "INCR", "stopped");
+        timed[i] = (struct timed){.tally = &tally, .submitted_ns = lw_clock_now()};
+        cr_assert_eq(lw_engine_submit(e, &reqs[i], record_time, &timed[i]), 0);
+    }
+    cr_assert_eq(tally_wait(&tally, N, 10000), N, "requests hung on a stopped server");
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(timed[i].err, LW_ETIMEDOUT, "request %d: %s", i,
+                     lw_errname(timed[i].err));
+        cr_assert_geq(timed[i].took_ms, STOP_TIMEOUT_MS - 1);
+        cr_assert_leq(timed[i].took_ms, STOP_TIMEOUT_MS + STOP_TICK_MS + SCHED_SLACK_MS,
+                      "request %d took %llu ms", i, (unsigned long long)timed[i].took_ms);
+    }
+    /* Still stopped: a new request fails too (now waiting for a connection). */
+    cr_assert_eq(ping(e), LW_ETIMEDOUT);
+
+    cr_assert_eq(redis_server_signal(&srv, SIGCONT), 0);
+    cr_assert_eq(ping_until_up(e, 200), 0, "no recovery after SIGCONT");
+    lw_engine_get_stats(e, &st);
+    cr_assert_geq(st.timeouts, N);
+    cr_assert_geq(st.reconnects, 1);
+    lw_engine_free(e);
+    for (int i = 0; i < N; i++)
+        lw_request_clear(&reqs[i]);
+    tally_destroy(&tally);
+}
+
+/* --- restart: in-flight requests fail, the client reconnects --- */
+
+struct outcome {
+    struct tally *tally;
+    int err;
+    long long integer;
+};
+
+static void record_outcome(struct lw_request *req, const redisReply *reply, int err,
+                           void *arg)
+{
+    struct outcome *o = arg;
+
+    (void)req;
+    o->err = err;
+    o->integer = !err && reply->type == REDIS_REPLY_INTEGER ? reply->integer : -1;
+    tally_add(o->tally, err);
+}
+
+REDIS_TEST(faults, restart_fails_inflight_and_reconnects)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+    struct lw_engine_stats st;
+    struct tally tally;
+    enum { N = 10 };
+    struct lw_request block, reqs[N], incr;
+    struct outcome blocked = {0}, out[N], after = {0};
+    uint64_t start;
+
+    engine_config(&cfg);
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(ping_until_up(e, 100), 0);
+
+    /* BLPOP holds the connection, so everything behind it is in flight
+     * when the server goes away. */
+    tally_init(&tally);
+    set_cmd(&block, "BLPOP", "never", "0");
+    blocked.tally = &tally;
+    cr_assert_eq(lw_engine_submit(e, &block, record_outcome, &blocked), 0);
+    for (int i = 0; i < N; i++) {
+        set_cmd(&reqs[i], "INCR", "restarted");
+        out[i] = (struct outcome){.tally = &tally};
+        cr_assert_eq(lw_engine_submit(e, &reqs[i], record_outcome, &out[i]), 0);
+    }
+    for (int i = 0; i < 100; i++) { /* until all of them are written */
+        lw_engine_get_stats(e, &st);
+        if (st.inflight == N + 1)
+            break;
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    cr_assert_eq(st.inflight, N + 1);
+
+    start = lw_clock_now();
+    cr_assert_eq(redis_server_restart(&srv), 0);
+    cr_assert_eq(tally_wait(&tally, N + 1, 10000), N + 1, "requests hung over a restart");
+    cr_assert_eq(blocked.err, LW_ECONNLOST, "%s", lw_errname(blocked.err));
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(out[i].err, LW_ECONNLOST, "%d: %s", i, lw_errname(out[i].err));
+
+    /* Traffic resumes on the new, empty server. */
+    cr_assert_eq(ping_until_up(e, 200), 0, "no reconnect after restart");
+    after.tally = &tally;
+    set_cmd(&incr, "INCR", "restarted");
+    cr_assert_eq(lw_engine_call(e, &incr, record_outcome, &after), 0);
+    cr_assert_eq(after.integer, 1);
+    lw_engine_get_stats(e, &st);
+    cr_assert_geq(st.reconnects, 1);
+    cr_log_info("reconnected %llu ms after the restart began",
+                (unsigned long long)ms_since(start));
+    lw_engine_free(e);
+    lw_request_clear(&block);
+    lw_request_clear(&incr);
+    for (int i = 0; i < N; i++)
+        lw_request_clear(&reqs[i]);
+    tally_destroy(&tally);
+}
+
+/* --- wrong password, refused connection, unknown host --- */
+
+static void expect_connect_error(struct lw_engine_config *cfg, int want)
+{
+    struct lw_engine *e;
+    uint64_t start = lw_clock_now();
+
+    cfg->command_timeout_ms = 200;
+    cfg->connect_timeout_ms = 200;
+    cr_assert_eq(lw_engine_new(cfg, &e), 0);
+    /* A request waits for a connection until its timeout, then fails
+     * with the reason the connection attempts failed. */
+    cr_assert_eq(ping(e), want, "got %s, want %s", lw_errname(ping(e)), lw_errname(want));
+    cr_assert_leq(ms_since(start), 200 + 10 + 500);
+    cr_assert_eq(lw_engine_status(e), want);
+    lw_engine_free(e);
+}
+
+REDIS_TEST(faults, wrong_password_is_eauth)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+
+    redis_server_stop(&srv);
+    cr_assert_eq(redis_server_start(&srv, "sesame"), 0);
+    engine_config(&cfg);
+    cfg.password = "wrong";
+    expect_connect_error(&cfg, LW_EAUTH);
+    cfg.password = NULL; /* the server wants one: NOAUTH */
+    expect_connect_error(&cfg, LW_EAUTH);
+    cr_assert_str_eq(lw_strerror(LW_EAUTH), "Redis authentication failed");
+
+    cfg.password = "sesame";
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(ping(e), 0);
+    lw_engine_free(e);
+}
+
+REDIS_TEST(faults, refused_connection_is_econnrefused)
+{
+    struct lw_engine_config cfg;
+    int port = srv.port;
+
+    redis_server_stop(&srv); /* nothing listens there now */
+    engine_config(&cfg);
+    cfg.port = port;
+    expect_connect_error(&cfg, LW_ECONNREFUSED);
+    cr_assert_str_eq(lw_errname(LW_ECONNREFUSED), "LW_ECONNREFUSED");
+}
+
+REDIS_TEST(faults, bad_db_is_eredis)
+{
+    struct lw_engine_config cfg;
+
+    engine_config(&cfg);
+    cfg.db = 60000; /* the server has 16 */
+    expect_connect_error(&cfg, LW_EREDIS);
+}
+
+Test(faults, unknown_host_is_enohost)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e = NULL;
+
+    lw_engine_config_init(&cfg);
+    cfg.host = "no-such-host.invalid"; /* RFC 6761: never resolves, no query */
+    cr_assert_eq(lw_engine_new(&cfg, &e), LW_ENOHOST);
+    cr_assert_null(e);
+    cr_assert_str_eq(lw_strerror(LW_ENOHOST), "Redis host name does not resolve");
+}
+
+/* --- configuration and arguments --- */
+
+Test(faults, bad_config_and_arguments_are_refused)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e = NULL;
+    const char *no_body[] = {NULL};
+    struct lw_request req;
+    const char *argv[] = {"k"};
+
+    cr_assert_eq(lw_engine_new(NULL, &e), LW_EINVAL);
+#define REFUSED(field, value, code)                                                   \
+    do {                                                                              \
+        lw_engine_config_init(&cfg);                                                  \
+        cfg.field = value;                                                            \
+        cr_assert_eq(lw_engine_new(&cfg, &e), code, #field " = " #value);             \
+    } while (0)
+    REFUSED(host, NULL, LW_EINVAL);
+    REFUSED(host, "", LW_EINVAL);
+    REFUSED(unix_path, "", LW_EINVAL);
+    REFUSED(port, 0, LW_ERANGE);
+    REFUSED(port, 65536, LW_ERANGE);
+    REFUSED(db, -1, LW_ERANGE);
+    REFUSED(command_timeout_ms, 0, LW_EINVAL);
+    REFUSED(connect_timeout_ms, LW_ENGINE_MAX_TIMEOUT_MS + 1, LW_ERANGE);
+    REFUSED(reconnect_min_ms, 10000, LW_ERANGE); /* above reconnect_max_ms */
+    REFUSED(max_inflight, 0, LW_EINVAL);
+    REFUSED(max_inflight, LW_ENGINE_MAX_INFLIGHT + 1, LW_ERANGE);
+    REFUSED(nscripts, LW_ENGINE_MAX_SCRIPTS + 1, LW_ERANGE);
+    REFUSED(nscripts, 1, LW_EINVAL); /* scripts NULL */
+    lw_engine_config_init(&cfg);
+    cfg.scripts = no_body;
+    cfg.nscripts = 1;
+    cr_assert_eq(lw_engine_new(&cfg, &e), LW_EINVAL);
+    REFUSED(wheel.tick_ns, 0, LW_EINVAL);
+#undef REFUSED
+    cr_assert_null(e);
+
+    lw_request_init(&req);
+    cr_assert_eq(lw_request_command(&req, 0, argv, NULL), LW_EINVAL);
+    cr_assert_eq(lw_request_evalsha(&req, 0, 2, 1, argv, NULL), LW_ERANGE);
+    cr_assert_eq(lw_request_evalsha(&req, -1, 0, 1, argv, NULL), LW_EINVAL);
+    lw_engine_free(NULL);
+}
+
+REDIS_TEST(faults, bad_requests_are_refused)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+    struct lw_request req;
+    const char *argv[] = {"k"};
+
+    engine_config(&cfg);
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    lw_request_init(&req);
+    cr_assert_eq(lw_engine_submit(e, NULL, NULL, NULL), LW_EINVAL);
+    cr_assert_eq(lw_engine_submit(e, &req, NULL, NULL), LW_EINVAL, "no command");
+    cr_assert_eq(lw_engine_call(NULL, &req, NULL, NULL), LW_EINVAL);
+    cr_assert_eq(lw_request_evalsha(&req, 0, 1, 1, argv, NULL), 0);
+    cr_assert_eq(lw_engine_submit(e, &req, NULL, NULL), LW_EINVAL, "no script 0");
+    lw_request_clear(&req);
+    lw_engine_free(e);
+}
+
+/* --- shutdown with requests in flight and queued --- */
+
+struct waiter {
+    struct lw_engine *engine;
+    int rc;
+};
+
+static void *blocking_ping(void *arg)
+{
+    struct waiter *w = arg;
+
+    w->rc = ping(w->engine);
+    return NULL;
+}
+
+REDIS_TEST(faults, free_with_requests_outstanding_fails_them_eshutdown)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+    struct lw_engine_stats st;
+    struct tally tally;
+    enum { N = 100 };
+    struct lw_request reqs[N];
+    struct outcome out[N];
+    struct waiter w;
+    pthread_t thread;
+
+    engine_config(&cfg);
+    cfg.max_inflight = N / 2; /* half in flight, half queued behind them */
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(ping_until_up(e, 100), 0);
+    cr_assert_eq(redis_server_signal(&srv, SIGSTOP), 0); /* nothing will answer */
+
+    tally_init(&tally);
+    for (int i = 0; i < N; i++) {
+        set_cmd(&reqs[i], "INCR", "shutdown");
+        out[i] = (struct outcome){.tally = &tally};
+        cr_assert_eq(lw_engine_submit(e, &reqs[i], record_outcome, &out[i]), 0);
+    }
+    w = (struct waiter){e, 0};
+    pthread_create(&thread, NULL, blocking_ping, &w);
+    for (int i = 0; i < 200; i++) { /* until the pipeline is full */
+        lw_engine_get_stats(e, &st);
+        if (st.inflight == N / 2 && st.waiting == N / 2 + 1)
+            break;
+        struct timespec ts = {0, 5 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    cr_assert_eq(st.inflight, N / 2);
+    cr_assert_eq(st.waiting, N / 2 + 1, "the blocking PING is queued");
+
+    lw_engine_free(e);
+    pthread_join(thread, NULL);
+    cr_assert_eq(tally.done, N, "every request completes before free returns");
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(out[i].err, LW_ESHUTDOWN, "%d: %s", i, lw_errname(out[i].err));
+    cr_assert_eq(w.rc, LW_ESHUTDOWN);
+    redis_server_signal(&srv, SIGCONT);
+    for (int i = 0; i < N; i++)
+        lw_request_clear(&reqs[i]);
+    tally_destroy(&tally);
+}
+
+REDIS_TEST(faults, free_while_never_connected)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+    struct tally tally;
+    struct lw_request req;
+
+    redis_server_stop(&srv);
+    engine_config(&cfg);
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    tally_init(&tally);
+    set_cmd(&req, "PING");
+    cr_assert_eq(lw_engine_submit(e, &req, count_done, &tally), 0);
+    lw_engine_free(e);
+    cr_assert_eq(tally.done, 1);
+    cr_assert_eq(tally.last_err, LW_ESHUTDOWN);
+    lw_request_clear(&req);
+    tally_destroy(&tally);
+}
