@@ -53,8 +53,11 @@ void engine_complete(struct lw_engine *e, struct lw_request *req,
             count_add(&e->count.timeouts, 1);
     }
     req->err = err;
-    if (req->done)
+    if (req->done) {
+        e->in_callback++;
         req->done(req, reply, err, req->arg);
+        e->in_callback--;
+    }
     /* After this store the waiter may return and reuse req's memory: the
      * wake only uses the address as a key. */
     if (blocking && atomic_exchange_explicit(&req->completed, DONE, memory_order_acq_rel) ==
@@ -71,14 +74,24 @@ void engine_fail_all(struct lw_engine *e, struct fifo *list, int err)
         engine_complete(e, req, NULL, err);
 }
 
-/* Move everything application threads have submitted to `waiting`. */
+/* A request's wait for the pipeline starts when the engine takes it: a
+ * request that cannot be written within the command timeout fails
+ * (link_check_timeouts()).  One clock read per batch, not per request. */
 static void take_submitted(struct lw_engine *e)
 {
-    struct lw_mpsc_node *node;
+    struct lw_mpsc_node *node = lw_mpsc_pop(&e->submitted);
+    uint64_t deadline_ns;
 
-    while ((node = lw_mpsc_pop(&e->submitted)))
-        fifo_push(&e->waiting,
-                  (struct lw_request *)((char *)node - offsetof(struct lw_request, qnode)));
+    if (!node)
+        return;
+    deadline_ns = lw_clock_now() + e->command_timeout_ns;
+    do {
+        struct lw_request *req =
+            (struct lw_request *)((char *)node - offsetof(struct lw_request, qnode));
+
+        req->deadline_ns = deadline_ns;
+        fifo_push(&e->waiting, req);
+    } while ((node = lw_mpsc_pop(&e->submitted)));
 }
 
 /* Engine thread: fail everything, stop the watchers. */
@@ -124,8 +137,11 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
     (void)loop;
     (void)revents;
     lw_wheel_advance(e->wheel, now, &due);
-    if (due.count && e->on_tick)
+    if (due.count && e->on_tick) {
+        e->in_callback++;
         e->on_tick(e, &due, e->tick_arg);
+        e->in_callback--;
+    }
     while (lw_timer_list_pop(&due))
         ; /* nobody claimed them */
     link_check_timeouts(e, now);
@@ -136,6 +152,9 @@ static void *engine_thread(void *arg)
 {
     struct lw_engine *e = arg;
 
+    e->loop_thread = pthread_self();
+    atomic_store_explicit(&e->started, 1, memory_order_release);
+    futex_wake(&e->started);
     link_connect(e);
     ev_run(e->loop, 0);
     return NULL;
@@ -149,16 +168,13 @@ static int is_engine_thread(const struct lw_engine *e)
 int lw_engine_submit(struct lw_engine *e, struct lw_request *req, lw_request_fn *done,
                      void *arg)
 {
-    if (!e || !req || !req->cmd || req->len == 0 || req->script >= (int)e->nscripts)
+    if (!e || !req || !req->cmd || req->len == 0 || req->script > e->nscripts)
         return LW_EINVAL;
     req->done = done;
     req->arg = arg;
     req->err = 0;
     req->retried = 0;
     atomic_store_explicit(&req->completed, PENDING, memory_order_relaxed);
-    /* The waiting starts now: a request that cannot be written within the
-     * command timeout fails (link_check_timeouts()). */
-    req->deadline_ns = lw_clock_now() + e->command_timeout_ns;
 
     atomic_fetch_add(&e->callers, 1);
     if (atomic_load(&e->closing)) {
@@ -166,6 +182,7 @@ int lw_engine_submit(struct lw_engine *e, struct lw_request *req, lw_request_fn 
         return LW_ESHUTDOWN;
     }
     if (is_engine_thread(e)) {
+        req->deadline_ns = lw_clock_now() + e->command_timeout_ns;
         fifo_push(&e->waiting, req);
         link_pump(e);
     } else {
@@ -275,6 +292,7 @@ static int copy_config(struct lw_engine *e, const struct lw_engine_config *cfg)
     e->connect_timeout_ns = cfg->connect_timeout_ms * 1000000ull;
     e->command_timeout_ns = cfg->command_timeout_ms * 1000000ull;
     e->max_inflight = cfg->max_inflight;
+    e->refill_min = cfg->max_inflight / 4 ? cfg->max_inflight / 4 : 1;
     e->reconnect_min_ms = cfg->reconnect_min_ms;
     e->reconnect_max_ms = cfg->reconnect_max_ms;
     e->on_tick = cfg->on_tick;
@@ -349,7 +367,10 @@ static int start_thread(struct lw_engine *e)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc)
         return LW_ENOMEM;
-    e->loop_thread = e->thread;
+    /* Wait until the thread has recorded who it is: from now on any thread
+     * may ask is_engine_thread(). */
+    while (!atomic_load_explicit(&e->started, memory_order_acquire))
+        futex_wait(&e->started, 0);
     return 0;
 }
 
@@ -395,10 +416,14 @@ int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out)
     return 0;
 }
 
-void lw_engine_free(struct lw_engine *e)
+int lw_engine_free(struct lw_engine *e)
 {
     if (!e)
-        return;
+        return 0;
+    /* From inside the engine it would free what the caller returns into
+     * (and, with our own thread, join itself). */
+    if (is_engine_thread(e) && (e->own_thread || e->in_callback))
+        return LW_EDEADLK;
     atomic_store(&e->closing, 1);
     while (atomic_load(&e->callers))
         sched_yield(); /* a submitter between its check and its push */
@@ -410,6 +435,7 @@ void lw_engine_free(struct lw_engine *e)
         shutdown_engine(e);
     }
     free_engine(e);
+    return 0;
 }
 
 struct lw_wheel *lw_engine_wheel(struct lw_engine *e)

@@ -70,13 +70,16 @@ typedef void lw_request_fn(struct lw_request *req, const redisReply *reply,
 typedef void lw_engine_tick_fn(struct lw_engine *engine, struct lw_timer_list *due,
                                void *arg);
 
-/* A request.  The caller owns it; zero it or lw_request_init() it. */
+/* A request.  The caller owns it; zero it or lw_request_init() it.  Only
+ * commands with one reply each: lw_request_command() refuses SUBSCRIBE and
+ * its kin, and MONITOR. */
 struct lw_request {
     struct lw_mpsc_node qnode;  /* submission queue */
     struct lw_request *next;    /* engine: waiting or in-flight list */
     char *cmd;                  /* RESP; owned by whoever set it */
     size_t len;
-    int script;                 /* -1, or the script whose SHA goes at sha_at */
+    uint32_t script;            /* 0: a plain command; i + 1: EVALSHA of script
+                                   i, whose SHA the engine writes at sha_at */
     uint32_t sha_at;
     uint64_t deadline_ns;       /* engine: when the current wait ends */
     uint64_t sent_seq;          /* engine: write sequence number */
@@ -149,10 +152,12 @@ int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out);
  * with LW_ESHUTDOWN (callbacks run, blocked callers return), then the
  * connection, the thread and all memory go.  Requests submitted while it
  * runs fail with LW_ESHUTDOWN too; calls that start after it returned are
- * use-after-free.  In embedded mode call it on the loop's thread.  NULL is
- * ignored.
+ * use-after-free.  In embedded mode call it on the loop's thread, outside
+ * the engine's callbacks.  Returns 0 (NULL is ignored), or LW_EDEADLK and
+ * does nothing when called from one of the engine's own callbacks (or, with
+ * its own thread, on that thread).
  */
-void lw_engine_free(struct lw_engine *engine);
+int lw_engine_free(struct lw_engine *engine);
 
 /* lw_request_init - an empty request (the same as zeroing it). */
 void lw_request_init(struct lw_request *req);
@@ -160,7 +165,8 @@ void lw_request_init(struct lw_request *req);
 /*
  * lw_request_command - format argv as the request's command.  The buffer
  * is the request's: lw_request_clear() frees it.  Returns 0, LW_EINVAL
- * (argc < 1), LW_ENOMEM.
+ * (argc < 1, or a command without exactly one reply: SUBSCRIBE, PSUBSCRIBE,
+ * SSUBSCRIBE, their UNSUBSCRIBEs, MONITOR), LW_ENOMEM.
  */
 int lw_request_command(struct lw_request *req, int argc, const char **argv,
                        const size_t *argvlen);

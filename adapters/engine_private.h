@@ -86,6 +86,7 @@ struct lw_engine {
     uint64_t connect_timeout_ns;
     uint64_t command_timeout_ns;
     uint32_t max_inflight;
+    uint32_t refill_min;       /* a full pipeline is topped up this many at a time */
     uint32_t reconnect_min_ms;
     uint32_t reconnect_max_ms;
     char *auth_cmd;            /* AUTH <password>, formatted, or NULL */
@@ -101,17 +102,21 @@ struct lw_engine {
     struct ev_loop *loop;
     int own_thread;            /* 0: embedded in the caller's loop */
     pthread_t thread;          /* ours, when own_thread */
-    pthread_t loop_thread;     /* the engine thread, for LW_EDEADLK */
+    pthread_t loop_thread;     /* the engine thread, for LW_EDEADLK; set
+                                  before lw_engine_new() returns */
+    _Atomic uint32_t started;  /* own thread: loop_thread is set (a futex) */
     ev_async wake;             /* submissions, and shutdown */
     ev_timer tick;             /* the wheel's tick */
     ev_timer retry;            /* reconnect back-off */
     struct lw_wheel *wheel;
 
-    /* Shared with application threads. */
+    /* Shared with application threads.  What submitters write (the queue's
+     * head, `callers`) and what the engine writes (the queue's tail, the
+     * counters) sit on separate cache lines. */
     struct lw_mpsc submitted;
+    _Alignas(64) _Atomic int callers; /* threads inside lw_engine_submit() */
     _Atomic int closing;       /* lw_engine_free() has begun */
-    _Atomic int callers;       /* threads inside lw_engine_submit() */
-    _Atomic int status;        /* lw_engine_status() */
+    _Alignas(64) _Atomic int status; /* lw_engine_status() */
     struct counters count;
 
     /* Engine thread only. */
@@ -124,6 +129,7 @@ struct lw_engine {
     uint64_t seq;              /* commands written so far */
     struct xorshift rng;       /* the back-off jitter */
     int ready_once;            /* a connection has been set up before */
+    int in_callback;           /* depth of user callbacks running now */
 };
 
 /* A relaxed add to a counter that only the engine thread writes. */

@@ -55,8 +55,8 @@ static void set_state(struct lw_engine *e, enum link_state state)
 /* Write one request.  The connection must be up (CONNECTING excluded). */
 static void write_request(struct lw_engine *e, struct lw_request *req, uint64_t now_ns)
 {
-    if (req->script >= 0)
-        memcpy(req->cmd + req->sha_at, e->scripts[req->script].sha, 40);
+    if (req->script)
+        memcpy(req->cmd + req->sha_at, e->scripts[req->script - 1].sha, 40);
     if (redisAsyncFormattedCommand(e->ac, on_reply, e, req->cmd, req->len) != REDIS_OK) {
         engine_complete(e, req, NULL, LW_ECONNLOST);
         return;
@@ -76,11 +76,18 @@ static void note_queues(struct lw_engine *e)
     atomic_store_explicit(&e->count.waiting, e->waiting.count, memory_order_relaxed);
 }
 
+/*
+ * Write waiting requests while the pipeline has room.  Once it has been
+ * full, wait for a quarter of it to drain before topping it up: the server
+ * still has three quarters to chew on, and one write of many commands costs
+ * both sides far fewer system calls and wake-ups than many writes of one.
+ */
 void link_pump(struct lw_engine *e)
 {
     uint64_t now_ns;
 
-    if (e->state == LINK_READY && e->waiting.head && e->inflight.count < e->max_inflight) {
+    if (e->state == LINK_READY && e->ac && e->waiting.head &&
+        e->inflight.count + e->refill_min <= e->max_inflight) {
         now_ns = lw_clock_now();
         while (e->state == LINK_READY && e->waiting.head &&
                e->inflight.count < e->max_inflight)
@@ -146,6 +153,8 @@ static void drop_link(struct lw_engine *e, int err)
     redisAsyncContext *ac = e->ac;
 
     e->ac = NULL;
+    if (e->state != LINK_CLOSED)
+        set_state(e, LINK_DOWN); /* callbacks below may submit: they must wait */
     engine_fail_all(e, &e->inflight, err);
     note_queues(e);
     if (ac)
@@ -156,6 +165,7 @@ static void drop_link(struct lw_engine *e, int err)
 static void link_lost(struct lw_engine *e, int err)
 {
     e->ac = NULL;
+    set_state(e, LINK_DOWN); /* callbacks below may submit: they must wait */
     engine_fail_all(e, &e->inflight, err);
     note_queues(e);
     schedule_retry(e, err);
@@ -174,7 +184,6 @@ static void send_own(struct lw_engine *e, int kind, unsigned script, char *cmd, 
     own->script = script;
     own->req.cmd = cmd;
     own->req.len = len;
-    own->req.script = -1;
     own->req.done = on_own_reply;
     own->req.arg = e;
     write_request(e, &own->req, lw_clock_now());
@@ -183,7 +192,7 @@ static void send_own(struct lw_engine *e, int kind, unsigned script, char *cmd, 
 /* Connected: pipeline the set-up commands; the PING's reply ends SETUP. */
 static void start_setup(struct lw_engine *e)
 {
-    set_state(e, LINK_SETUP);
+    e->state = LINK_SETUP; /* the connect timeout runs on from CONNECTING */
     if (e->auth_cmd)
         send_own(e, OWN_AUTH, 0, e->auth_cmd, e->auth_len);
     if (e->select_cmd && e->ac)
@@ -238,12 +247,12 @@ static void on_own_reply(struct lw_request *req, const redisReply *reply, int er
  * request on the wire) and send the request once more behind it. */
 static void retry_noscript(struct lw_engine *e, struct lw_request *req)
 {
-    struct script *s = &e->scripts[req->script];
+    struct script *s = &e->scripts[req->script - 1];
 
     req->retried = 1;
     count_add(&e->count.script_reloads, 1);
     if (s->load_seq < req->sent_seq) {
-        send_own(e, OWN_LOAD, (unsigned)req->script, s->load_cmd, s->load_len);
+        send_own(e, OWN_LOAD, req->script - 1, s->load_cmd, s->load_len);
         s->load_seq = e->seq;
     }
     if (e->ac)
@@ -265,11 +274,16 @@ static void on_reply(redisAsyncContext *ac, void *reply_ptr, void *privdata)
         return;
     }
     req = fifo_pop(&e->inflight);
+    if (!req) { /* a reply nobody asked for: the stream is out of step */
+        drop_link(e, LW_ECONNLOST);
+        schedule_retry(e, LW_ECONNLOST);
+        return;
+    }
     note_queues(e);
     count_add(&e->count.replies, 1);
     if (reply->type == REDIS_REPLY_ERROR) {
         count_add(&e->count.error_replies, 1);
-        if (req->script >= 0 && !req->retried && !strncmp(reply->str, "NOSCRIPT", 8)) {
+        if (req->script && !req->retried && !strncmp(reply->str, "NOSCRIPT", 8)) {
             retry_noscript(e, req);
             return;
         }

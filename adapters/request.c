@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "engine.h"
 
@@ -16,7 +17,6 @@ static const char sha_placeholder[41] = "000000000000000000000000000000000000000
 void lw_request_init(struct lw_request *req)
 {
     memset(req, 0, sizeof *req);
-    req->script = -1;
 }
 
 void lw_request_clear(struct lw_request *req)
@@ -42,16 +42,31 @@ static int set_command(struct lw_request *req, int argc, const char **argv,
     return 0;
 }
 
+/* Commands hiredis answers outside the reply queue, or more than once. */
+static int is_push_command(const char *name, size_t len)
+{
+    static const char *const names[] = {"subscribe", "psubscribe", "ssubscribe",
+                                        "unsubscribe", "punsubscribe", "sunsubscribe",
+                                        "monitor"};
+
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (len == strlen(names[i]) && !strncasecmp(name, names[i], len))
+            return 1;
+    return 0;
+}
+
 int lw_request_command(struct lw_request *req, int argc, const char **argv,
                        const size_t *argvlen)
 {
     int rc;
 
-    if (!req || argc < 1 || !argv)
+    if (!req || argc < 1 || !argv || !argv[0])
+        return LW_EINVAL;
+    if (is_push_command(argv[0], argvlen ? argvlen[0] : strlen(argv[0])))
         return LW_EINVAL;
     rc = set_command(req, argc, argv, argvlen);
     if (rc == 0)
-        req->script = -1;
+        req->script = 0;
     return rc;
 }
 
@@ -85,7 +100,7 @@ int lw_request_evalsha(struct lw_request *req, int script, int nkeys, int argc,
     rc = set_command(req, argc + 3, all, lens);
     free(all);
     if (rc == 0) {
-        req->script = script;
+        req->script = (uint32_t)script + 1;
         /* The SHA is the second argument: after "*N\r\n$7\r\nEVALSHA\r\n$40\r\n". */
         req->sha_at = (uint32_t)snprintf(head, sizeof head, "*%d\r\n$7\r\nEVALSHA\r\n$40\r\n",
                                          argc + 3);

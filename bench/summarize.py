@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Print the wheel benchmarks as ratios against the baselines of the same run.
+"""Print benchmark results as ratios against the baselines of the same run.
 
-    python3 bench/summarize.py bench-wheel.json
+    python3 bench/summarize.py bench-wheel.json [bench-engine.json]
+
+bench_wheel: the wheel against a binary heap and libev's timers.
+bench_engine: round trips through the engine against redis-benchmark.
 
 Reads Google Benchmark's JSON (--benchmark_out).  With repetitions, the
 median of each case is used.  ns/op is each case's `ns_per_op` counter:
@@ -17,6 +20,7 @@ TARGETS = {  # shape: (baseline, the wheel's cost may be at most this share of i
     "pair": (("libev", 1 / 3), ("heap", 1 / 5)),
 }
 EXPIRE_MAX_NS = 30.0
+ROUNDTRIP_MIN_SHARE = 0.8  # of redis-benchmark's commands/s at the same depth
 
 
 def load(path):
@@ -37,7 +41,47 @@ def load(path):
     return doc.get("context", {}), cost
 
 
-def main(path):
+def load_rates(doc):
+    """(impl, depth) -> items per second, median over repetitions."""
+    rates = {}
+    for b in doc["benchmarks"]:
+        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
+            continue
+        if b.get("error_occurred") or "items_per_second" not in b:
+            continue
+        _, impl, depth = b["run_name"].split("/")[:3]
+        if b.get("run_type") == "iteration" and (impl, int(depth)) in rates:
+            continue
+        rates[(impl, int(depth))] = b["items_per_second"]
+    return rates
+
+
+def roundtrip(doc):
+    rates = load_rates(doc)
+    print("\nround trips, commands/s (INCR, one connection, pipeline depth D)\n")
+    print(f"{'D':>5}{'engine':>14}{'redis-benchmark':>18}{'ratio':>8}  target >= "
+          f"{ROUNDTRIP_MIN_SHARE}")
+    for depth in sorted({d for _, d in rates}):
+        mine, base = rates.get(("engine", depth)), rates.get(("redis-benchmark", depth))
+        if mine is None or base is None:
+            continue
+        r = mine / base
+        print(f"{depth:>5}{mine:>14,.0f}{base:>18,.0f}{r:>8.3f}  "
+              f"{'met' if r >= ROUNDTRIP_MIN_SHARE else 'NOT met'}")
+
+
+def main(paths):
+    for path in paths:
+        with open(path) as f:
+            doc = json.load(f)
+        if doc["benchmarks"] and doc["benchmarks"][0]["run_name"].startswith("roundtrip/"):
+            roundtrip(doc)
+        else:
+            wheel(path)
+    return 0
+
+
+def wheel(path):
     context, cost = load(path)
     print(f"\nwheel benchmarks: {context.get('date', '')}, "
           f"{context.get('num_cpus', '?')} CPUs at {context.get('mhz_per_cpu', '?')} MHz")
@@ -69,8 +113,7 @@ def main(path):
         print(f"  expire: lw_wheel_advance {row['advance']:.1f} ns per expired timer "
               f"(target <= {EXPIRE_MAX_NS:.0f}) {'met' if met else 'NOT met'}; "
               f"with popping the due list {row['wheel']:.1f} ns")
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1:]))

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing, builds leasewheel optimised and
-# runs the timing-wheel benchmarks against their baselines (a binary heap
-# and libev's timers), then prints the table of ratios.
+# runs the benchmarks against their baselines, then prints the ratios:
+#   - the timing wheel against a binary heap and libev's timers;
+#   - round trips through the engine against redis-benchmark, on a private
+#     redis-server started (and stopped) by the benchmark itself.
 #   scripts/bench.sh [google-benchmark options...]
-# Results also go to build/release/bench-wheel.json.
+# Results also go to build/release/bench-{wheel,engine}.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
@@ -11,6 +13,7 @@ lw_install_deps
 
 lw_configure build/release --buildtype=release -Dtests=false
 ninja -C build/release >/dev/null
-out=build/release/bench-wheel.json
-build/release/bench/bench_wheel --benchmark_out="$out" --benchmark_out_format=json "$@"
-python3 bench/summarize.py "$out"
+out=build/release/bench
+build/release/bench/bench_wheel --benchmark_out="$out-wheel.json" --benchmark_out_format=json "$@"
+build/release/bench/bench_engine --benchmark_out="$out-engine.json" --benchmark_out_format=json "$@"
+python3 bench/summarize.py "$out-wheel.json" "$out-engine.json"

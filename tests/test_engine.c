@@ -162,9 +162,10 @@ REDIS_TEST(engine, script_flush_recovers_through_noscript)
     struct lw_engine_config cfg;
     struct lw_engine *e;
     struct lw_engine_stats st;
-    struct lw_request req;
+    struct lw_request req, plain;
     struct echo echo = {0};
     redisReply *r;
+    int pong = 0;
 
     engine_config(&cfg);
     cfg.scripts = echo_script;
@@ -173,6 +174,13 @@ REDIS_TEST(engine, script_flush_recovers_through_noscript)
     evalsha_echo(&req);
     cr_assert_eq(lw_engine_call(e, &req, check_echo, &echo), 0);
     cr_assert_eq(echo.wrong, 0);
+
+    /* A zeroed request is a plain command, not script 0. */
+    memset(&plain, 0, sizeof plain);
+    plain.cmd = (char *)"*1\r\n$4\r\nPING\r\n";
+    plain.len = strlen(plain.cmd);
+    cr_assert_eq(lw_engine_call(e, &plain, pong_check, &pong), 0);
+    cr_assert(pong);
 
     r = redis_server_command(&srv, "SCRIPT FLUSH");
     cr_assert(r && r->type == REDIS_REPLY_STATUS);

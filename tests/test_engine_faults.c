@@ -377,3 +377,112 @@ REDIS_TEST(faults, free_while_never_connected)
     lw_request_clear(&req);
     tally_destroy(&tally);
 }
+
+/* --- a callback that resubmits after a failure: the request waits for the
+ *     next connection instead of being written to the dead one --- */
+
+struct again {
+    struct lw_engine *engine;
+    struct tally *tally;
+    int first_err;
+    int second_err;
+    int calls;
+};
+
+static void resubmit_once(struct lw_request *req, const redisReply *reply, int err,
+                          void *arg)
+{
+    struct again *a = arg;
+
+    (void)reply;
+    if (a->calls++ == 0) {
+        a->first_err = err;
+        if (err && lw_engine_submit(a->engine, req, resubmit_once, a) == 0)
+            return;
+    } else {
+        a->second_err = err;
+    }
+    tally_add(a->tally, err);
+}
+
+REDIS_TEST(faults, resubmit_from_failure_callback_waits_for_reconnect)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+    struct tally tally;
+    struct lw_request stopped, killed;
+    struct again a1 = {0}, a2 = {0};
+
+    engine_config(&cfg);
+    cfg.command_timeout_ms = 200;
+    cfg.connect_timeout_ms = 200;
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(ping_until_up(e, 100), 0);
+    tally_init(&tally);
+
+    /* Timed out (the connection is dropped by us). */
+    cr_assert_eq(redis_server_signal(&srv, SIGSTOP), 0);
+    a1 = (struct again){.engine = e, .tally = &tally};
+    set_cmd(&stopped, "INCR", "again");
+    cr_assert_eq(lw_engine_submit(e, &stopped, resubmit_once, &a1), 0);
+    cr_assert_eq(tally_wait(&tally, 1, 10000), 1);
+    cr_assert_eq(a1.first_err, LW_ETIMEDOUT);
+    cr_assert_eq(redis_server_signal(&srv, SIGCONT), 0);
+    cr_assert_eq(ping_until_up(e, 200), 0);
+
+    /* Lost (the server dies under a blocked command). */
+    a2 = (struct again){.engine = e, .tally = &tally};
+    set_cmd(&killed, "BLPOP", "never", "0");
+    cr_assert_eq(lw_engine_submit(e, &killed, resubmit_once, &a2), 0);
+    struct timespec ts = {0, 50 * 1000000L};
+    nanosleep(&ts, NULL);
+    cr_assert_eq(redis_server_signal(&srv, SIGKILL), 0);
+    cr_assert_eq(tally_wait(&tally, 2, 10000), 2);
+    cr_assert_eq(a2.first_err, LW_ECONNLOST, "%s", lw_errname(a2.first_err));
+    cr_assert_eq(a2.second_err, LW_ECONNREFUSED, "%s", lw_errname(a2.second_err));
+
+    cr_assert_eq(lw_engine_free(e), 0);
+    lw_request_clear(&stopped);
+    lw_request_clear(&killed);
+    tally_destroy(&tally);
+}
+
+/* --- lw_engine_free from the engine's own callback is refused --- */
+
+struct self_free {
+    struct lw_engine *engine;
+    int rc;
+};
+
+static void free_from_callback(struct lw_request *req, const redisReply *reply, int err,
+                               void *arg)
+{
+    struct self_free *f = arg;
+
+    (void)req;
+    (void)reply;
+    (void)err;
+    f->rc = lw_engine_free(f->engine);
+}
+
+REDIS_TEST(faults, free_from_callback_is_edeadlk)
+{
+    struct lw_engine_config cfg;
+    struct self_free f = {0};
+    struct lw_request req;
+    const char *sub[] = {"SUBSCRIBE", "chan"}, *mon[] = {"monitor"};
+
+    engine_config(&cfg);
+    cr_assert_eq(lw_engine_new(&cfg, &f.engine), 0);
+    set_cmd(&req, "PING");
+    cr_assert_eq(lw_engine_call(f.engine, &req, free_from_callback, &f), 0);
+    cr_assert_eq(f.rc, LW_EDEADLK);
+    lw_request_clear(&req);
+
+    /* Commands without exactly one reply cannot go through the engine. */
+    lw_request_init(&req);
+    cr_assert_eq(lw_request_command(&req, 2, sub, NULL), LW_EINVAL);
+    cr_assert_eq(lw_request_command(&req, 1, mon, NULL), LW_EINVAL);
+    cr_assert_null(req.cmd);
+    cr_assert_eq(lw_engine_free(f.engine), 0);
+}

@@ -20,10 +20,12 @@
 
 #include <leasewheel/wheel.h>
 
+/* head is the producers' and tail the consumer's: on separate cache lines,
+ * so that pushing does not keep stealing the line the consumer pops from. */
 struct lw_mpsc {
-    _Atomic(struct lw_mpsc_node *) head; /* last pushed; producers swap it */
-    struct lw_mpsc_node *tail;           /* next to pop; consumer only */
-    struct lw_mpsc_node stub;            /* keeps the list non-empty */
+    _Alignas(64) _Atomic(struct lw_mpsc_node *) head; /* last pushed; producers swap it */
+    _Alignas(64) struct lw_mpsc_node *tail;           /* next to pop; consumer only */
+    struct lw_mpsc_node stub;                          /* keeps the list non-empty */
 };
 
 static inline void lw_mpsc_init(struct lw_mpsc *q)
