@@ -292,7 +292,7 @@ static int copy_config(struct lw_engine *e, const struct lw_engine_config *cfg)
     e->connect_timeout_ns = cfg->connect_timeout_ms * 1000000ull;
     e->command_timeout_ns = cfg->command_timeout_ms * 1000000ull;
     e->max_inflight = cfg->max_inflight;
-    e->refill_min = cfg->max_inflight / 2 ? cfg->max_inflight / 2 : 1;
+    e->refill_at = cfg->max_inflight / 2;
     e->reconnect_min_ms = cfg->reconnect_min_ms;
     e->reconnect_max_ms = cfg->reconnect_max_ms;
     e->on_tick = cfg->on_tick;

@@ -86,7 +86,8 @@ struct lw_engine {
     uint64_t connect_timeout_ns;
     uint64_t command_timeout_ns;
     uint32_t max_inflight;
-    uint32_t refill_min;       /* a full pipeline is topped up this many at a time */
+    uint32_t refill_at;        /* a pipeline that was full is topped up once
+                                  no more than this many are in flight */
     uint32_t reconnect_min_ms;
     uint32_t reconnect_max_ms;
     char *auth_cmd;            /* AUTH <password>, formatted, or NULL */
@@ -108,6 +109,7 @@ struct lw_engine {
     ev_async wake;             /* submissions, and shutdown */
     ev_timer tick;             /* the wheel's tick */
     ev_timer retry;            /* reconnect back-off */
+    ev_prepare flush;          /* writes what this loop iteration queued */
     struct lw_wheel *wheel;
 
     /* Shared with application threads.  What submitters write (the queue's
@@ -130,6 +132,8 @@ struct lw_engine {
     struct xorshift rng;       /* the back-off jitter */
     int ready_once;            /* a connection has been set up before */
     int in_callback;           /* depth of user callbacks running now */
+    int unflushed;             /* commands appended since the last write */
+    int pipeline_full;         /* reached max_inflight; waiting for refill_at */
 };
 
 /* A relaxed add to a counter that only the engine thread writes. */

@@ -61,6 +61,7 @@ static void write_request(struct lw_engine *e, struct lw_request *req, uint64_t 
         engine_complete(e, req, NULL, LW_ECONNLOST);
         return;
     }
+    e->unflushed = 1;
     req->sent_seq = ++e->seq;
     req->deadline_ns = now_ns + e->command_timeout_ns;
     fifo_push(&e->inflight, req);
@@ -78,22 +79,23 @@ static void note_queues(struct lw_engine *e)
 
 /*
  * Write waiting requests while the pipeline has room.  Once it has been
- * full, wait for half of it to drain before topping it up: the server still
- * has the other half to chew on, and one write of many commands costs both
- * sides far fewer system calls and wake-ups than many writes of one (on the
- * 2-vCPU test machine a quarter measured 3-6% slower at depths 16 and 64;
- * docs/benchmarks.md).  Below the cap, requests are written at once.
+ * full, wait until half of it has drained before topping it up: the server
+ * still has the other half to work on, and one write of many commands costs
+ * both sides fewer system calls and wake-ups than many writes of one.
+ * Until it fills, requests are written at once.
  */
 void link_pump(struct lw_engine *e)
 {
     uint64_t now_ns;
 
-    if (e->state == LINK_READY && e->ac && e->waiting.head &&
-        e->inflight.count + e->refill_min <= e->max_inflight) {
+    if (e->pipeline_full && e->inflight.count <= e->refill_at)
+        e->pipeline_full = 0;
+    if (e->state == LINK_READY && e->ac && e->waiting.head && !e->pipeline_full) {
         now_ns = lw_clock_now();
         while (e->state == LINK_READY && e->waiting.head &&
                e->inflight.count < e->max_inflight)
             write_request(e, fifo_pop(&e->waiting), now_ns);
+        e->pipeline_full = e->inflight.count >= e->max_inflight;
     }
     note_queues(e);
 }
@@ -117,10 +119,34 @@ static void on_retry(struct ev_loop *loop, ev_timer *w, int revents)
     link_connect(e);
 }
 
+/*
+ * Before the loop blocks, write what its callbacks appended.  Left to
+ * hiredis, the write would wait for the write watcher: one more trip
+ * through epoll_wait, plus two epoll_ctl calls to start and stop watching
+ * for writability, on every round trip.  Written here, the watcher is
+ * started and stopped within one iteration and libev never tells the
+ * kernel.  Only for a connected context: on one still connecting,
+ * redisAsyncHandleWrite() would complete the connect itself.
+ */
+static void on_flush(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+    struct lw_engine *e = w->data;
+
+    (void)loop;
+    (void)revents;
+    if (e->unflushed && e->ac && (e->state == LINK_SETUP || e->state == LINK_READY)) {
+        e->unflushed = 0;
+        redisAsyncHandleWrite(e->ac); /* may fail the link: then e->ac is NULL */
+    }
+}
+
 void link_init(struct lw_engine *e)
 {
     ev_init(&e->retry, on_retry);
     e->retry.data = e;
+    ev_prepare_init(&e->flush, on_flush);
+    e->flush.data = e;
+    ev_prepare_start(e->loop, &e->flush);
 }
 
 /* After a failure: note why, and try again after a jittered back-off. */
@@ -374,6 +400,7 @@ void link_check_timeouts(struct lw_engine *e, uint64_t now_ns)
 void link_close(struct lw_engine *e, int err)
 {
     ev_timer_stop(e->loop, &e->retry);
+    ev_prepare_stop(e->loop, &e->flush);
     set_state(e, LINK_CLOSED);
     drop_link(e, err);
 }

@@ -1,8 +1,8 @@
 /*
  * Round trips through the engine against redis-benchmark, in one run.
  *
- *   roundtrip/engine/D          an application thread keeps 2*D INCRs
- *                               outstanding through the engine, whose
+ *   roundtrip/engine/D          an application thread keeps max(8*D, 512)
+ *                               INCRs outstanding through the engine, whose
  *                               pipeline holds at most D (max_inflight = D);
  *   roundtrip/redis-benchmark/D redis-benchmark -c 1 -P D, the same INCR,
  *                               against the same server.
@@ -87,7 +87,11 @@ static double run_window(struct lw_engine *e, struct lw_request *reqs, uint32_t 
 
 static void bm_engine(struct lwb_state *st)
 {
-    uint32_t depth = (uint32_t)lwb_arg(st, 0), slots = 8 * depth, n = 50000;
+    uint32_t depth = (uint32_t)lwb_arg(st, 0), n = 50000;
+    /* The application queues well ahead of the pipeline, as a busy server
+     * would: the engine writes the next command the moment there is room,
+     * and the application thread wakes once per `slots / 2` replies. */
+    uint32_t slots = 8 * depth > 512 ? 8 * depth : 512;
     struct lw_engine_config cfg;
     struct lw_engine *e;
     struct lw_request cmd, *reqs = calloc(slots, sizeof *reqs);
@@ -123,7 +127,7 @@ static void bm_engine(struct lwb_state *st)
 
 static void bm_redis_benchmark(struct lwb_state *st)
 {
-    int depth = (int)lwb_arg(st, 0), n = 200000;
+    int depth = (int)lwb_arg(st, 0), n = depth < 10 ? 20000 * depth : 200000;
     char cmd[256], line[512];
     int64_t total = 0;
 
