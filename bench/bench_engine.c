@@ -5,7 +5,12 @@
  *                               INCRs outstanding through the engine, whose
  *                               pipeline holds at most D (max_inflight = D);
  *   roundtrip/redis-benchmark/D redis-benchmark -c 1 -P D, the same INCR,
- *                               against the same server.
+ *                               against the same server;
+ *   roundtrip/hiredis-libev/D   the same libraries without the engine: one
+ *                               thread, hiredis's async API on a libev loop,
+ *                               D commands written, D replies awaited
+ *                               (redis-benchmark's pattern).  What the engine
+ *                               itself costs is the distance to this one.
  *
  * Both report items_per_second (commands per second).  The server is a
  * private redis-server on a free loopback port, started here.
@@ -19,6 +24,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <ev.h>
+#include <hiredis/adapters/libev.h>
+#include <hiredis/async.h>
+
 #include "engine.h"
 #include "redis_server.h"
 #include "shim.h"
@@ -26,6 +35,12 @@
 #define KEY "lw:bench:counter"
 
 static struct redis_server server;
+
+/* Unpipelined round trips are slow: fewer of them per iteration. */
+static int commands_per_iteration(int depth)
+{
+    return depth < 10 ? 20000 : 50000;
+}
 
 /* The window: the engine thread counts completions, the application thread
  * sleeps on the count (a futex) when the window is full. */
@@ -87,7 +102,7 @@ static double run_window(struct lw_engine *e, struct lw_request *reqs, uint32_t 
 
 static void bm_engine(struct lwb_state *st)
 {
-    uint32_t depth = (uint32_t)lwb_arg(st, 0), n = 50000;
+    uint32_t depth = (uint32_t)lwb_arg(st, 0), n = commands_per_iteration((int)depth);
     /* The application queues well ahead of the pipeline, as a busy server
      * would: the engine writes the next command the moment there is room,
      * and the application thread wakes once per `slots / 2` replies. */
@@ -153,6 +168,67 @@ static void bm_redis_benchmark(struct lwb_state *st)
     lwb_set_items(st, total);
 }
 
+struct raw {
+    struct ev_loop *loop;
+    const char *cmd;
+    size_t len;
+    int depth, inflight;
+    long left;
+};
+
+static void raw_write_batch(redisAsyncContext *ac, struct raw *r);
+
+static void raw_reply(redisAsyncContext *ac, void *reply, void *arg)
+{
+    struct raw *r = arg;
+
+    if (!reply) {
+        ev_break(r->loop, EVBREAK_ALL);
+        return;
+    }
+    if (--r->inflight == 0) {
+        if (r->left > 0)
+            raw_write_batch(ac, r);
+        else
+            ev_break(r->loop, EVBREAK_ALL);
+    }
+}
+
+static void raw_write_batch(redisAsyncContext *ac, struct raw *r)
+{
+    for (int i = 0; i < r->depth && r->left > 0; i++, r->left--, r->inflight++)
+        redisAsyncFormattedCommand(ac, raw_reply, r, r->cmd, r->len);
+}
+
+static void bm_hiredis_libev(struct lwb_state *st)
+{
+    struct raw r = {.loop = ev_loop_new(EVFLAG_AUTO), .depth = (int)lwb_arg(st, 0)};
+    redisAsyncContext *ac = redisAsyncConnect("127.0.0.1", server.port);
+    char *cmd;
+    int len = redisFormatCommand(&cmd, "INCR %s", KEY);
+    int64_t total = 0;
+
+    if (!ac || ac->err || len < 0 || redisLibevAttach(r.loop, ac) != REDIS_OK) {
+        lwb_error(st, "hiredis set-up failed");
+        return;
+    }
+    r.cmd = cmd;
+    r.len = (size_t)len;
+    while (lwb_keep_running(st)) {
+        uint64_t start = lw_clock_now();
+
+        r.left = commands_per_iteration(r.depth);
+        raw_write_batch(ac, &r);
+        ev_run(r.loop, 0);
+        lwb_set_iteration_time(st, (double)(lw_clock_now() - start) / 1e9);
+        total += commands_per_iteration(r.depth);
+    }
+    lwb_set_items(st, total);
+    redisAsyncFree(ac);
+    redisFreeCommand(cmd);
+    ev_loop_destroy(r.loop);
+}
+
 int main(int argc, char **argv)
 {
     static const int64_t depths[] = {1, 16, 64, 256};
@@ -163,6 +239,8 @@ int main(int argc, char **argv)
     lwb_register("roundtrip/engine", bm_engine, depths, 4, LWB_MANUAL_TIME, 1.0);
     lwb_register("roundtrip/redis-benchmark", bm_redis_benchmark, depths, 4,
                  LWB_MANUAL_TIME, 1.0);
+    lwb_register("roundtrip/hiredis-libev", bm_hiredis_libev, depths, 4, LWB_MANUAL_TIME,
+                 1.0);
     rc = lwb_run(argc, argv);
     redis_server_stop(&server);
     return rc;
