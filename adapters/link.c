@@ -189,14 +189,18 @@ static void drop_link(struct lw_engine *e, int err)
         redisAsyncFree(ac);
 }
 
-/* The connection died under us (hiredis is freeing it already). */
+/* The connection failed: let it go and try again later. */
+static void fail_link(struct lw_engine *e, int err)
+{
+    drop_link(e, err);
+    schedule_retry(e, err);
+}
+
+/* The connection died under us: hiredis is freeing it already. */
 static void link_lost(struct lw_engine *e, int err)
 {
     e->ac = NULL;
-    set_state(e, LINK_DOWN); /* callbacks below may submit: they must wait */
-    engine_fail_all(e, &e->inflight, err);
-    note_queues(e);
-    schedule_retry(e, err);
+    fail_link(e, err);
 }
 
 static void on_own_reply(struct lw_request *req, const redisReply *reply, int err,
@@ -254,8 +258,7 @@ static void on_own_reply(struct lw_request *req, const redisReply *reply, int er
         if (e->state != LINK_SETUP)
             return; /* a reload after NOSCRIPT: the retried EVALSHA reports it */
         err = kind == OWN_AUTH || is_auth_error(reply) ? LW_EAUTH : LW_EREDIS;
-        drop_link(e, err);
-        schedule_retry(e, err);
+        fail_link(e, err);
         return;
     }
     if (kind == OWN_LOAD && reply->type == REDIS_REPLY_STRING && reply->len == 40)
@@ -303,11 +306,9 @@ static void on_reply(redisAsyncContext *ac, void *reply_ptr, void *privdata)
     }
     req = fifo_pop(&e->inflight);
     if (!req) { /* a reply nobody asked for: the stream is out of step */
-        drop_link(e, LW_ECONNLOST);
-        schedule_retry(e, LW_ECONNLOST);
+        fail_link(e, LW_ECONNLOST);
         return;
     }
-    note_queues(e);
     count_add(&e->count.replies, 1);
     if (reply->type == REDIS_REPLY_ERROR) {
         count_add(&e->count.error_replies, 1);
@@ -367,8 +368,7 @@ void link_connect(struct lw_engine *e)
     ac->data = e;
     e->ac = ac;
     if (redisLibevAttach(e->loop, ac) != REDIS_OK) {
-        drop_link(e, LW_ENOMEM);
-        schedule_retry(e, LW_ENOMEM);
+        fail_link(e, LW_ENOMEM);
         return;
     }
     redisAsyncSetConnectCallback(ac, on_connect);
@@ -379,15 +379,12 @@ void link_check_timeouts(struct lw_engine *e, uint64_t now_ns)
 {
     int err;
 
-    if ((e->state == LINK_CONNECTING || e->state == LINK_SETUP) &&
-        now_ns - e->state_since_ns >= e->connect_timeout_ns) {
-        drop_link(e, LW_ETIMEDOUT);
-        schedule_retry(e, LW_ETIMEDOUT);
-    } else if (e->inflight.head && e->inflight.head->deadline_ns <= now_ns) {
-        /* The server has stopped answering: everything on the wire is late. */
-        drop_link(e, LW_ETIMEDOUT);
-        schedule_retry(e, LW_ETIMEDOUT);
-    }
+    /* Not connected in time, or the server has stopped answering: either
+     * way everything on the wire is late. */
+    if (((e->state == LINK_CONNECTING || e->state == LINK_SETUP) &&
+         now_ns - e->state_since_ns >= e->connect_timeout_ns) ||
+        (e->inflight.head && e->inflight.head->deadline_ns <= now_ns))
+        fail_link(e, LW_ETIMEDOUT);
     err = e->state == LINK_READY ? LW_ETIMEDOUT
                                  : atomic_load_explicit(&e->status, memory_order_relaxed);
     if (err == 0 || err == LW_ECONNECT)
