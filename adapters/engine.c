@@ -18,29 +18,15 @@
  * fail everything and stop.  After that no request can be in the queue
  * that nobody will complete.
  */
-#include <limits.h>
-#include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "completion.h"
 #include "engine_private.h"
-
-enum { PENDING = 0, DONE = 1, SLEEPING = 2 };
-
-static void futex_wait(_Atomic uint32_t *word, uint32_t value)
-{
-    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, value, NULL, NULL, 0);
-}
-
-static void futex_wake(_Atomic uint32_t *word)
-{
-    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-}
 
 void engine_complete(struct lw_engine *e, struct lw_request *req,
                      const redisReply *reply, int err)
@@ -58,11 +44,8 @@ void engine_complete(struct lw_engine *e, struct lw_request *req,
         req->done(req, reply, err, req->arg);
         e->in_callback--;
     }
-    /* After this store the waiter may return and reuse req's memory: the
-     * wake only uses the address as a key. */
-    if (blocking && atomic_exchange_explicit(&req->completed, DONE, memory_order_acq_rel) ==
-                        SLEEPING)
-        futex_wake(&req->completed);
+    if (blocking)
+        lw_completion_signal(&req->completed);
 }
 
 void engine_fail_all(struct lw_engine *e, struct fifo *list, int err)
@@ -76,8 +59,9 @@ void engine_fail_all(struct lw_engine *e, struct fifo *list, int err)
 
 /* A request's wait for the pipeline starts when the engine takes it: a
  * request that cannot be written within the command timeout fails
- * (link_check_timeouts()).  One clock read per batch, not per request. */
-static void take_submitted(struct lw_engine *e)
+ * (link_check_timeouts()).  One clock read per batch, not per request.
+ * Tasks run as they come out of the queue, with task_err. */
+static void take_submitted(struct lw_engine *e, int task_err)
 {
     struct lw_mpsc_node *node = lw_mpsc_pop(&e->submitted);
     uint64_t deadline_ns;
@@ -89,6 +73,10 @@ static void take_submitted(struct lw_engine *e)
         struct lw_request *req =
             (struct lw_request *)((char *)node - offsetof(struct lw_request, qnode));
 
+        if (req->task) {
+            engine_complete(e, req, NULL, task_err);
+            continue;
+        }
         req->deadline_ns = deadline_ns;
         fifo_push(&e->waiting, req);
     } while ((node = lw_mpsc_pop(&e->submitted)));
@@ -97,7 +85,7 @@ static void take_submitted(struct lw_engine *e)
 /* Engine thread: fail everything, stop the watchers. */
 static void shutdown_engine(struct lw_engine *e)
 {
-    take_submitted(e);
+    take_submitted(e, LW_ESHUTDOWN);
     link_close(e, LW_ESHUTDOWN);
     engine_fail_all(e, &e->waiting, LW_ESHUTDOWN);
     ev_async_stop(e->loop, &e->wake);
@@ -116,7 +104,7 @@ static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
         shutdown_engine(e);
         return;
     }
-    take_submitted(e);
+    take_submitted(e, 0);
     link_pump(e);
 }
 
@@ -154,7 +142,7 @@ static void *engine_thread(void *arg)
 
     e->loop_thread = pthread_self();
     atomic_store_explicit(&e->started, 1, memory_order_release);
-    futex_wake(&e->started);
+    lw_futex_wake(&e->started);
     link_connect(e);
     ev_run(e->loop, 0);
     return NULL;
@@ -168,20 +156,21 @@ static int is_engine_thread(const struct lw_engine *e)
 int lw_engine_submit(struct lw_engine *e, struct lw_request *req, lw_request_fn *done,
                      void *arg)
 {
-    if (!e || !req || !req->cmd || req->len == 0 || req->script > e->nscripts)
+    if (!e || !req || (!req->task && (!req->cmd || req->len == 0)) ||
+        req->script > e->nscripts)
         return LW_EINVAL;
     req->done = done;
     req->arg = arg;
     req->err = 0;
     req->retried = 0;
-    atomic_store_explicit(&req->completed, PENDING, memory_order_relaxed);
+    lw_completion_reset(&req->completed);
 
     atomic_fetch_add(&e->callers, 1);
     if (atomic_load(&e->closing)) {
         atomic_fetch_sub(&e->callers, 1);
         return LW_ESHUTDOWN;
     }
-    if (is_engine_thread(e)) {
+    if (is_engine_thread(e) && !req->task) {
         req->deadline_ns = lw_clock_now() + e->command_timeout_ns;
         fifo_push(&e->waiting, req);
         link_pump(e);
@@ -197,7 +186,6 @@ int lw_engine_call(struct lw_engine *e, struct lw_request *req, lw_request_fn *d
                    void *arg)
 {
     int rc;
-    uint32_t seen = PENDING;
 
     if (!e || !req)
         return LW_EINVAL;
@@ -206,15 +194,7 @@ int lw_engine_call(struct lw_engine *e, struct lw_request *req, lw_request_fn *d
     req->blocking = 1;
     rc = lw_engine_submit(e, req, done, arg);
     if (rc == 0) {
-        while (seen != DONE) {
-            if (seen == PENDING &&
-                !atomic_compare_exchange_strong_explicit(&req->completed, &seen, SLEEPING,
-                                                         memory_order_acquire,
-                                                         memory_order_acquire))
-                continue; /* `seen` now holds DONE */
-            futex_wait(&req->completed, SLEEPING);
-            seen = atomic_load_explicit(&req->completed, memory_order_acquire);
-        }
+        lw_completion_wait(&req->completed);
         rc = req->err;
     }
     req->blocking = 0;
@@ -293,8 +273,8 @@ static int copy_config(struct lw_engine *e, const struct lw_engine_config *cfg)
     e->command_timeout_ns = cfg->command_timeout_ms * 1000000ull;
     e->max_inflight = cfg->max_inflight;
     e->refill_at = cfg->max_inflight / 2;
-    e->reconnect_min_ms = cfg->reconnect_min_ms;
-    e->reconnect_max_ms = cfg->reconnect_max_ms;
+    e->backoff.min_ms = cfg->reconnect_min_ms;
+    e->backoff.max_ms = cfg->reconnect_max_ms;
     e->on_tick = cfg->on_tick;
     e->tick_arg = cfg->tick_arg;
     if (cfg->unix_path ? !(e->unix_path = strdup(cfg->unix_path))
@@ -370,7 +350,7 @@ static int start_thread(struct lw_engine *e)
     /* Wait until the thread has recorded who it is: from now on any thread
      * may ask is_engine_thread(). */
     while (!atomic_load_explicit(&e->started, memory_order_acquire))
-        futex_wait(&e->started, 0);
+        lw_futex_wait(&e->started, 0);
     return 0;
 }
 
@@ -394,7 +374,7 @@ int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out)
     }
     lw_mpsc_init(&e->submitted);
     atomic_init(&e->status, LW_ECONNECT);
-    e->rng = xorshift_seed((uint64_t)(uintptr_t)e ^ lw_clock_now());
+    e->backoff.rng = xorshift_seed((uint64_t)(uintptr_t)e ^ lw_clock_now());
     e->own_thread = cfg->loop == NULL;
     e->loop = cfg->loop ? cfg->loop : ev_loop_new(EVFLAG_AUTO);
     if (!e->loop) {
@@ -438,6 +418,16 @@ int lw_engine_free(struct lw_engine *e)
     return 0;
 }
 
+int lw_engine_on_thread(const struct lw_engine *e)
+{
+    return is_engine_thread(e);
+}
+
+uint64_t lw_request_sent_ns(const struct lw_engine *e, const struct lw_request *req)
+{
+    return req->deadline_ns - e->command_timeout_ns;
+}
+
 struct lw_wheel *lw_engine_wheel(struct lw_engine *e)
 {
     return e->wheel;
@@ -453,23 +443,18 @@ int lw_engine_status(const struct lw_engine *e)
     return atomic_load_explicit(&e->status, memory_order_relaxed);
 }
 
-static uint64_t read_count(const _Atomic uint64_t *c)
-{
-    return atomic_load_explicit(c, memory_order_relaxed);
-}
-
 void lw_engine_get_stats(const struct lw_engine *e, struct lw_engine_stats *out)
 {
     const struct counters *c = &e->count;
 
-    out->sent = read_count(&c->sent);
-    out->replies = read_count(&c->replies);
-    out->error_replies = read_count(&c->error_replies);
-    out->failed = read_count(&c->failed);
-    out->timeouts = read_count(&c->timeouts);
-    out->reconnects = read_count(&c->reconnects);
-    out->script_reloads = read_count(&c->script_reloads);
-    out->waiting = read_count(&c->waiting);
-    out->inflight = read_count(&c->inflight);
-    out->inflight_max = read_count(&c->inflight_max);
+    out->sent = count_get(&c->sent);
+    out->replies = count_get(&c->replies);
+    out->error_replies = count_get(&c->error_replies);
+    out->failed = count_get(&c->failed);
+    out->timeouts = count_get(&c->timeouts);
+    out->reconnects = count_get(&c->reconnects);
+    out->script_reloads = count_get(&c->script_reloads);
+    out->waiting = count_get(&c->waiting);
+    out->inflight = count_get(&c->inflight);
+    out->inflight_max = count_get(&c->inflight_max);
 }

@@ -88,6 +88,7 @@ struct lw_request {
     int err;                    /* the outcome, for lw_engine_call() */
     uint8_t retried;            /* NOSCRIPT retry spent */
     uint8_t blocking;           /* a caller waits on `completed` */
+    uint8_t task;               /* no command: lw_request_task() */
     _Atomic uint32_t completed;
 };
 
@@ -185,9 +186,27 @@ int lw_request_evalsha(struct lw_request *req, int script, int nkeys, int argc,
 void lw_request_clear(struct lw_request *req);
 
 /*
+ * lw_request_task - make req a task: it carries no command, and submitting
+ * it just runs its callback on the engine thread (reply NULL, err 0, or
+ * LW_ESHUTDOWN when the engine is stopping), after the requests the same
+ * thread submitted before it have been taken in.  How other layers get
+ * their own work done on the engine thread.  A command already formatted
+ * stays in req; clearing req->task (or formatting another) makes req a
+ * command again.
+ */
+void lw_request_task(struct lw_request *req);
+
+/*
+ * lw_request_sent_ns - in a request's callback, when a reply came: when
+ * the command (its last copy, after a NOSCRIPT retry) was written.
+ */
+uint64_t lw_request_sent_ns(const struct lw_engine *engine, const struct lw_request *req);
+
+/*
  * lw_engine_submit - any thread: queue req; done(req, reply, err, arg) runs
  * on the engine thread once it completes.  req must stay valid and
- * untouched until then.  Returns 0, LW_EINVAL (NULL, no command, script out
+ * untouched until then.  Returns 0, LW_EINVAL (NULL, no command and not a
+ * task, script out
  * of range), LW_ESHUTDOWN.  On error done is not called.
  */
 int lw_engine_submit(struct lw_engine *engine, struct lw_request *req,
@@ -202,6 +221,9 @@ int lw_engine_submit(struct lw_engine *engine, struct lw_request *req,
  */
 int lw_engine_call(struct lw_engine *engine, struct lw_request *req,
                    lw_request_fn *done, void *arg);
+
+/* lw_engine_on_thread - 1 when called on the engine thread. */
+int lw_engine_on_thread(const struct lw_engine *engine);
 
 /* lw_engine_wheel - the engine's wheel: its owner is the engine thread. */
 struct lw_wheel *lw_engine_wheel(struct lw_engine *engine);

@@ -11,6 +11,8 @@
 #include <ev.h>
 #include <hiredis/async.h>
 
+#include "conn.h"
+#include "counter.h"
 #include "engine.h"
 #include "mpsc.h"
 #include "xorshift.h"
@@ -88,8 +90,6 @@ struct lw_engine {
     uint32_t max_inflight;
     uint32_t refill_at;        /* a pipeline that was full is topped up once
                                   no more than this many are in flight */
-    uint32_t reconnect_min_ms;
-    uint32_t reconnect_max_ms;
     char *auth_cmd;            /* AUTH <password>, formatted, or NULL */
     size_t auth_len;
     char *select_cmd;          /* SELECT <db>, formatted, or NULL */
@@ -127,21 +127,13 @@ struct lw_engine {
     redisAsyncContext *ac;     /* the live connection, or NULL */
     enum link_state state;
     uint64_t state_since_ns;
-    uint32_t backoff_ms;       /* the last reconnect delay, 0 after success */
+    struct backoff backoff;    /* reconnect delays */
     uint64_t seq;              /* commands written so far */
-    struct xorshift rng;       /* the back-off jitter */
     int ready_once;            /* a connection has been set up before */
     int in_callback;           /* depth of user callbacks running now */
     int unflushed;             /* commands appended since the last write */
     int pipeline_full;         /* reached max_inflight; waiting for refill_at */
 };
-
-/* A relaxed add to a counter that only the engine thread writes. */
-static inline void count_add(_Atomic uint64_t *c, uint64_t n)
-{
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
-                          memory_order_relaxed);
-}
 
 /* engine.c: finish a request, on the engine thread. */
 void engine_complete(struct lw_engine *e, struct lw_request *req,

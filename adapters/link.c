@@ -100,16 +100,6 @@ void link_pump(struct lw_engine *e)
     note_queues(e);
 }
 
-/* The reason a connection attempt failed, from hiredis's error. */
-static int connect_error(const redisAsyncContext *ac, int saved_errno)
-{
-    if (ac->err == REDIS_ERR_OTHER && ac->errstr && strstr(ac->errstr, "known"))
-        return LW_ENOHOST; /* getaddrinfo: "Name or service not known" */
-    if (saved_errno == ECONNREFUSED || (ac->errstr && strstr(ac->errstr, "refused")))
-        return LW_ECONNREFUSED;
-    return LW_ECONNECT;
-}
-
 static void on_retry(struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct lw_engine *e = w->data;
@@ -152,22 +142,11 @@ void link_init(struct lw_engine *e)
 /* After a failure: note why, and try again after a jittered back-off. */
 static void schedule_retry(struct lw_engine *e, int err)
 {
-    uint32_t delay;
-
     set_state(e, LINK_DOWN);
     atomic_store_explicit(&e->status, err, memory_order_relaxed);
     if (atomic_load_explicit(&e->closing, memory_order_relaxed))
         return;
-    if (e->backoff_ms == 0)
-        e->backoff_ms = e->reconnect_min_ms;
-    else if (e->backoff_ms < e->reconnect_max_ms / 2)
-        e->backoff_ms *= 2;
-    else
-        e->backoff_ms = e->reconnect_max_ms;
-    /* "Equal jitter": half the delay fixed, half random, so that many
-     * clients cut off together do not come back together. */
-    delay = e->backoff_ms / 2 + (uint32_t)xorshift_below(&e->rng, e->backoff_ms / 2 + 1);
-    ev_timer_set(&e->retry, delay / 1000.0, 0.0);
+    ev_timer_set(&e->retry, backoff_next(&e->backoff) / 1000.0, 0.0);
     ev_timer_start(e->loop, &e->retry);
 }
 
@@ -237,12 +216,6 @@ static void start_setup(struct lw_engine *e)
         send_own(e, OWN_PING, 0, (char *)ping_cmd, sizeof ping_cmd - 1);
 }
 
-static int is_auth_error(const redisReply *reply)
-{
-    return !strncmp(reply->str, "NOAUTH", 6) || !strncmp(reply->str, "WRONGPASS", 9) ||
-           strstr(reply->str, "AUTH") || strstr(reply->str, "password");
-}
-
 static void on_own_reply(struct lw_request *req, const redisReply *reply, int err,
                          void *arg)
 {
@@ -257,7 +230,7 @@ static void on_own_reply(struct lw_request *req, const redisReply *reply, int er
     if (reply->type == REDIS_REPLY_ERROR) {
         if (e->state != LINK_SETUP)
             return; /* a reload after NOSCRIPT: the retried EVALSHA reports it */
-        err = kind == OWN_AUTH || is_auth_error(reply) ? LW_EAUTH : LW_EREDIS;
+        err = kind == OWN_AUTH || conn_is_auth_error(reply->str) ? LW_EAUTH : LW_EREDIS;
         fail_link(e, err);
         return;
     }
@@ -266,7 +239,7 @@ static void on_own_reply(struct lw_request *req, const redisReply *reply, int er
     if (kind == OWN_PING && e->state == LINK_SETUP) {
         set_state(e, LINK_READY);
         atomic_store_explicit(&e->status, 0, memory_order_relaxed);
-        e->backoff_ms = 0;
+        backoff_reset(&e->backoff);
         if (e->ready_once)
             count_add(&e->count.reconnects, 1);
         e->ready_once = 1;
@@ -330,7 +303,7 @@ static void on_connect(const redisAsyncContext *ac, int status)
         return;
     if (status != REDIS_OK) {
         e->ac = NULL; /* hiredis frees it on return */
-        schedule_retry(e, connect_error(ac, saved_errno));
+        schedule_retry(e, conn_error(ac, saved_errno));
         return;
     }
     start_setup(e);
@@ -360,7 +333,7 @@ void link_connect(struct lw_engine *e)
         return;
     }
     if (ac->err) {
-        err = connect_error(ac, errno);
+        err = conn_error(ac, errno);
         redisAsyncFree(ac);
         schedule_retry(e, err);
         return;

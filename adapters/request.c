@@ -19,6 +19,11 @@ void lw_request_init(struct lw_request *req)
     memset(req, 0, sizeof *req);
 }
 
+void lw_request_task(struct lw_request *req)
+{
+    req->task = 1;
+}
+
 void lw_request_clear(struct lw_request *req)
 {
     if (req) {
@@ -66,7 +71,7 @@ int lw_request_command(struct lw_request *req, int argc, const char **argv,
         return LW_EINVAL;
     rc = set_command(req, argc, argv, argvlen);
     if (rc == 0)
-        req->script = 0;
+        req->script = req->task = 0;
     return rc;
 }
 
@@ -100,6 +105,7 @@ int lw_request_evalsha(struct lw_request *req, int script, int nkeys, int argc,
     rc = set_command(req, argc + 3, all, lens);
     free(all);
     if (rc == 0) {
+        req->task = 0;
         req->script = (uint32_t)script + 1;
         /* The SHA is the second argument: after "*N\r\n$7\r\nEVALSHA\r\n$40\r\n". */
         req->sha_at = (uint32_t)snprintf(head, sizeof head, "*%d\r\n$7\r\nEVALSHA\r\n$40\r\n",

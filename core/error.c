@@ -22,6 +22,10 @@ static const struct error_text error_texts[] = {
     [-LW_EREDIS] = {"LW_EREDIS", "Redis refused a connection set-up command"},
     [-LW_ECONNECT] = {"LW_ECONNECT", "cannot connect to Redis"},
     [-LW_EDEADLK] = {"LW_EDEADLK", "blocking call on the engine's own thread"},
+    [-LW_ENOTOWNER] = {"LW_ENOTOWNER", "lock not held by this owner"},
+    [-LW_ELOCKED] = {"LW_ELOCKED", "lock held by another owner"},
+    [-LW_ELEASE] = {"LW_ELEASE", "lease shorter than three wheel ticks"},
+    [-LW_EREPLY] = {"LW_EREPLY", "Redis answered a lock command with an error"},
 };
 
 static const struct error_text *find_error(int err)

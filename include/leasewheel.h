@@ -3,6 +3,7 @@
  *
  * leasewheel holds Redis distributed locks and renews their leases on a
  * hashed timing wheel.  This header gathers the public parts:
+ *   <leasewheel/lock.h>   the client and its locks
  *   <leasewheel/error.h>  error codes and lw_strerror()
  *   <leasewheel/wheel.h>  the standalone timing wheel
  */
@@ -10,6 +11,7 @@
 #define LEASEWHEEL_H
 
 #include <leasewheel/error.h>
+#include <leasewheel/lock.h>
 #include <leasewheel/wheel.h>
 
 #define LW_VERSION_MAJOR 0

@@ -17,12 +17,12 @@
 /* The fixture: one private server per test. */
 static struct redis_server srv;
 
-static void server_start(void)
+static inline void server_start(void)
 {
     cr_assert_eq(redis_server_start(&srv, NULL), 0, "redis-server did not start");
 }
 
-static void server_stop(void)
+static inline void server_stop(void)
 {
     redis_server_stop(&srv);
 }
@@ -31,7 +31,7 @@ static void server_stop(void)
 #define REDIS_TEST(suite, name) \
     Test(suite, name, .init = server_start, .fini = server_stop, .timeout = 120)
 
-static void engine_config(struct lw_engine_config *cfg)
+static inline void engine_config(struct lw_engine_config *cfg)
 {
     lw_engine_config_init(cfg);
     cfg->port = srv.port;
@@ -48,7 +48,7 @@ struct tally {
     int last_err;
 };
 
-static void tally_init(struct tally *t)
+static inline void tally_init(struct tally *t)
 {
     pthread_condattr_t attr;
 
@@ -60,7 +60,7 @@ static void tally_init(struct tally *t)
     pthread_condattr_destroy(&attr);
 }
 
-static void tally_add(struct tally *t, int err)
+static inline void tally_add(struct tally *t, int err)
 {
     pthread_mutex_lock(&t->lock);
     t->done++;
@@ -73,7 +73,7 @@ static void tally_add(struct tally *t, int err)
 }
 
 /* Wait until `n` have completed or `ms` have passed; returns the count. */
-static int tally_wait(struct tally *t, int n, int ms)
+static inline int tally_wait(struct tally *t, int n, int ms)
 {
     struct timespec until;
     int done;
@@ -93,14 +93,14 @@ static int tally_wait(struct tally *t, int n, int ms)
     return done;
 }
 
-static void tally_destroy(struct tally *t)
+static inline void tally_destroy(struct tally *t)
 {
     pthread_mutex_destroy(&t->lock);
     pthread_cond_destroy(&t->cond);
 }
 
 /* A request's callback that only counts. */
-static void count_done(struct lw_request *req, const redisReply *reply, int err, void *arg)
+static inline void count_done(struct lw_request *req, const redisReply *reply, int err, void *arg)
 {
     (void)req;
     (void)reply;
@@ -117,13 +117,13 @@ static void count_done(struct lw_request *req, const redisReply *reply, int err,
     } while (0)
 
 /* A blocking PING; 0 when PONG came back. */
-static void pong_check(struct lw_request *req, const redisReply *reply, int err, void *arg)
+static inline void pong_check(struct lw_request *req, const redisReply *reply, int err, void *arg)
 {
     (void)req;
     *(int *)arg = !err && reply->type == REDIS_REPLY_STATUS && !strcmp(reply->str, "PONG");
 }
 
-static int ping(struct lw_engine *e)
+static inline int ping(struct lw_engine *e)
 {
     struct lw_request req;
     int pong = 0, rc;
@@ -135,7 +135,7 @@ static int ping(struct lw_engine *e)
 }
 
 /* Ping until it works: at most `tries` times, 50 ms apart. */
-static int ping_until_up(struct lw_engine *e, int tries)
+static inline int ping_until_up(struct lw_engine *e, int tries)
 {
     int rc = -1;
 

@@ -29,6 +29,11 @@ enum lw_error {
                           with an error */
     LW_ECONNECT = -12, /* cannot connect to Redis for another reason */
     LW_EDEADLK = -13,  /* a blocking call on the thread that runs the engine */
+    LW_ENOTOWNER = -14, /* unlock by an owner that does not hold the lock */
+    LW_ELOCKED = -15,  /* try-lock: another owner held the lock all the wait */
+    LW_ELEASE = -16,   /* a lease shorter than three ticks of the client's wheel */
+    LW_EREPLY = -17,   /* Redis answered a lock command with an error (the key
+                          holds something else than a lock, out of memory, ...) */
 };
 
 /*

@@ -1,0 +1,70 @@
+/*
+ * adapters/subscriber.h - one pub/sub connection, on the engine's loop.
+ *
+ * Lock waiters listen for unlock messages here.  The subscriber only
+ * carries SUBSCRIBE, UNSUBSCRIBE and the messages; which channels should
+ * be subscribed is its user's business (core/ keeps a channel per lock
+ * with waiters).  Everything runs on the engine thread, including
+ * lw_sub_new() and lw_sub_free().
+ *
+ * Connection life: connect, AUTH when there is a password, PING; the PING's
+ * reply makes it UP.  A failure, or no PING reply within the connect
+ * timeout, drops the connection and tries again after a jittered,
+ * doubling back-off.  Going down forgets every subscription (the event
+ * LW_SUB_DOWN says so); after the next LW_SUB_UP the user subscribes again.
+ * Messages published while it was down are lost: users must check again
+ * whatever they were waiting for.
+ */
+#ifndef LW_ADAPTERS_SUBSCRIBER_H
+#define LW_ADAPTERS_SUBSCRIBER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ev_loop;
+struct lw_sub;
+
+enum lw_sub_event {
+    LW_SUB_UP,           /* connected: subscribe what you need */
+    LW_SUB_DOWN,         /* disconnected: every subscription is gone */
+    LW_SUB_SUBSCRIBED,   /* the server confirmed SUBSCRIBE channel */
+    LW_SUB_UNSUBSCRIBED, /* the server confirmed UNSUBSCRIBE channel */
+    LW_SUB_MESSAGE,      /* a message was published on channel */
+};
+
+/* channel is NULL for UP and DOWN. */
+typedef void lw_sub_fn(void *arg, int event, const char *channel, size_t len);
+
+struct lw_sub_config {
+    const char *host;
+    int port;
+    const char *unix_path;  /* instead of host:port when set */
+    const char *password;   /* or NULL */
+    uint32_t connect_timeout_ms;
+    uint32_t reconnect_min_ms;
+    uint32_t reconnect_max_ms;
+    struct ev_loop *loop;
+    lw_sub_fn *on_event;
+    void *arg;
+};
+
+/* lw_sub_new - copy cfg (validated by the caller) and start connecting.
+ * Returns 0, LW_ENOMEM. */
+int lw_sub_new(const struct lw_sub_config *cfg, struct lw_sub **out);
+
+/* lw_sub_free - close the connection; no event runs after.  NULL ignored. */
+void lw_sub_free(struct lw_sub *sub);
+
+/* lw_sub_is_up - 1 between LW_SUB_UP and LW_SUB_DOWN. */
+int lw_sub_is_up(const struct lw_sub *sub);
+
+/* lw_sub_subscribe, lw_sub_unsubscribe - send the command; its
+ * confirmation comes as an event.  Returns 0, or LW_ECONNLOST when not up
+ * (or the write failed: LW_SUB_DOWN follows). */
+int lw_sub_subscribe(struct lw_sub *sub, const char *channel, size_t len);
+int lw_sub_unsubscribe(struct lw_sub *sub, const char *channel, size_t len);
+
+/* lw_sub_reconnects - connections made after the first. */
+uint64_t lw_sub_reconnects(const struct lw_sub *sub);
+
+#endif

@@ -1,0 +1,314 @@
+/*
+ * core/client.c - the client: configuration, start and stop, the tick hook
+ * that hands due timers to the watchdog and to waiting acquires, stats.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "client_private.h"
+
+#define MAX_TICK_MS 60000u
+#define MAX_SLOTS 65536u
+#define MAX_BATCHES_INFLIGHT 65536u
+
+void lw_client_config_init(struct lw_client_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->host = "127.0.0.1";
+    cfg->port = LW_ENGINE_DEFAULT_PORT;
+    cfg->connect_timeout_ms = LW_ENGINE_DEFAULT_CONNECT_TIMEOUT_MS;
+    cfg->command_timeout_ms = LW_ENGINE_DEFAULT_COMMAND_TIMEOUT_MS;
+    cfg->reconnect_min_ms = LW_ENGINE_DEFAULT_RECONNECT_MIN_MS;
+    cfg->reconnect_max_ms = LW_ENGINE_DEFAULT_RECONNECT_MAX_MS;
+    cfg->max_inflight = LW_ENGINE_DEFAULT_MAX_INFLIGHT;
+    cfg->watchdog_timeout_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS;
+    cfg->renew_batch = LW_DEFAULT_RENEW_BATCH;
+    cfg->renew_batches_inflight = LW_DEFAULT_RENEW_BATCHES_INFLIGHT;
+    cfg->tick_ms = LW_DEFAULT_TICK_MS;
+    cfg->slots = LW_DEFAULT_SLOTS;
+}
+
+/* 0 is EINVAL, above max is ERANGE. */
+static int check_count(uint64_t v, uint64_t max)
+{
+    return v == 0 ? LW_EINVAL : v > max ? LW_ERANGE : 0;
+}
+
+static int check_client_id(const char *id)
+{
+    size_t n;
+
+    if (!id)
+        return 0;
+    n = strlen(id);
+    if (n == 0)
+        return LW_EINVAL;
+    return n > LW_CLIENT_ID_MAX || strchr(id, ':') ? LW_ERANGE : 0;
+}
+
+/* The client's own fields; the engine checks the connection's. */
+static int check_config(const struct lw_client_config *cfg)
+{
+    int rc;
+
+    if ((rc = check_client_id(cfg->client_id)) ||
+        (rc = check_count(cfg->tick_ms, MAX_TICK_MS)) ||
+        (rc = check_count(cfg->slots, MAX_SLOTS)) ||
+        (rc = check_count(cfg->renew_batch, LW_MAX_RENEW_BATCH)) ||
+        (rc = check_count(cfg->renew_batches_inflight, MAX_BATCHES_INFLIGHT)) ||
+        (rc = check_count(cfg->watchdog_timeout_ms, LW_MAX_LEASE_MS)))
+        return rc;
+    if (cfg->watchdog_timeout_ms < 3ull * cfg->tick_ms)
+        return LW_ELEASE;
+    return 0;
+}
+
+/* A random (version 4) UUID, as Redisson's client ids are. */
+static void random_id(char *out)
+{
+    unsigned char b[16];
+    size_t got = 0;
+    uint64_t mix = lw_clock_now() ^ ((uint64_t)getpid() << 32);
+
+    while (got < sizeof b) {
+        ssize_t n = getrandom(b + got, sizeof b - got, 0);
+
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    for (; got < sizeof b; got++, mix = mix * 6364136223846793005ull + 1442695040888963407ull)
+        b[got] = (unsigned char)(mix >> 56); /* no entropy source: still unique enough */
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+             b[13], b[14], b[15]);
+}
+
+size_t client_field(const struct lw_client *c, uint64_t owner, char *buf)
+{
+    return (size_t)snprintf(buf, FIELD_MAX, "%s:%llu", c->id, (unsigned long long)owner);
+}
+
+uint64_t lw_owner_self(void)
+{
+    return (uint64_t)gettid();
+}
+
+/* Engine thread, every tick with due timers: waiting acquires try again,
+ * the watchdog queues renewals (and notices expiries), then sends them. */
+static void on_tick(struct lw_engine *engine, struct lw_timer_list *due, void *arg)
+{
+    struct lw_client *c = arg;
+    struct lw_timer *t;
+    uint64_t now = lw_clock_now();
+
+    (void)engine;
+    while ((t = lw_timer_list_pop(due))) {
+        struct tagged_timer *tt = (struct tagged_timer *)t;
+
+        if (tt->kind == TIMER_ENTRY)
+            watchdog_timer_fired(c, (struct entry *)tt, now);
+        else
+            op_timer_fired(c, (struct op *)((char *)tt - offsetof(struct op, tt)), now);
+    }
+    watchdog_flush(c);
+}
+
+static int copy_strings(struct lw_client *c, const struct lw_client_config *cfg)
+{
+    c->host = cfg->host ? strdup(cfg->host) : NULL;
+    c->unix_path = cfg->unix_path ? strdup(cfg->unix_path) : NULL;
+    c->password = cfg->password ? strdup(cfg->password) : NULL;
+    if ((cfg->host && !c->host) || (cfg->unix_path && !c->unix_path) ||
+        (cfg->password && !c->password))
+        return LW_ENOMEM;
+    c->scratch_argv = malloc((2 * cfg->renew_batch + 1) * sizeof *c->scratch_argv);
+    c->scratch_lens = malloc((2 * cfg->renew_batch + 1) * sizeof *c->scratch_lens);
+    c->scratch_fields = malloc((size_t)cfg->renew_batch * FIELD_MAX);
+    return c->scratch_argv && c->scratch_lens && c->scratch_fields ? 0 : LW_ENOMEM;
+}
+
+static void free_client(struct lw_client *c)
+{
+    free(c->host);
+    free(c->unix_path);
+    free(c->password);
+    free(c->scratch_argv);
+    free(c->scratch_lens);
+    free(c->scratch_fields);
+    free(c);
+}
+
+static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
+{
+    if (cfg->client_id)
+        snprintf(c->id, sizeof c->id, "%s", cfg->client_id);
+    else
+        random_id(c->id);
+    c->id_len = strlen(c->id);
+    c->tick_ns = cfg->tick_ms * 1000000ull;
+    c->lease_ms = cfg->watchdog_timeout_ms;
+    c->renew_batch = cfg->renew_batch;
+    c->batches_max = cfg->renew_batches_inflight;
+    c->on_lost = cfg->on_lost;
+    c->lost_arg = cfg->lost_arg;
+    c->port = cfg->port;
+    c->connect_timeout_ms = cfg->connect_timeout_ms;
+    c->reconnect_min_ms = cfg->reconnect_min_ms;
+    c->reconnect_max_ms = cfg->reconnect_max_ms;
+    return copy_strings(c, cfg);
+}
+
+static void engine_config(const struct lw_client_config *cfg, struct lw_client *c,
+                          struct lw_engine_config *ec)
+{
+    lw_engine_config_init(ec);
+    ec->host = cfg->host;
+    ec->port = cfg->port;
+    ec->unix_path = cfg->unix_path;
+    ec->password = cfg->password;
+    ec->db = cfg->db;
+    ec->connect_timeout_ms = cfg->connect_timeout_ms;
+    ec->command_timeout_ms = cfg->command_timeout_ms;
+    ec->max_inflight = cfg->max_inflight;
+    ec->reconnect_min_ms = cfg->reconnect_min_ms;
+    ec->reconnect_max_ms = cfg->reconnect_max_ms;
+    ec->scripts = lw_lock_scripts;
+    ec->nscripts = SCRIPT_COUNT;
+    ec->wheel.tick_ns = c->tick_ns;
+    ec->wheel.slots = cfg->slots;
+    ec->on_tick = on_tick;
+    ec->tick_arg = c;
+}
+
+/* Engine thread: the subscriber lives on the engine's loop. */
+static void start_subscriber(struct lw_request *req, const redisReply *reply, int err,
+                             void *arg)
+{
+    struct lw_client *c = arg;
+    struct lw_sub_config sc = {
+        .host = c->host,
+        .port = c->port,
+        .unix_path = c->unix_path,
+        .password = c->password,
+        .connect_timeout_ms = c->connect_timeout_ms,
+        .reconnect_min_ms = c->reconnect_min_ms,
+        .reconnect_max_ms = c->reconnect_max_ms,
+        .loop = lw_engine_loop(c->engine),
+        .on_event = waiters_on_event,
+        .arg = c,
+    };
+
+    (void)reply;
+    if (!err)
+        req->err = lw_sub_new(&sc, &c->sub);
+}
+
+int lw_client_new(const struct lw_client_config *cfg, struct lw_client **out)
+{
+    struct lw_engine_config ec;
+    struct lw_request task;
+    struct lw_client *c;
+    int rc;
+
+    if (!cfg || !out)
+        return LW_EINVAL;
+    if ((rc = check_config(cfg)))
+        return rc;
+    if (!(c = calloc(1, sizeof *c)))
+        return LW_ENOMEM;
+    if ((rc = copy_config(c, cfg))) {
+        free_client(c);
+        return rc;
+    }
+    engine_config(cfg, c, &ec);
+    if ((rc = lw_engine_new(&ec, &c->engine))) {
+        free_client(c);
+        return rc;
+    }
+    c->wheel = lw_engine_wheel(c->engine);
+    lw_request_init(&task);
+    lw_request_task(&task);
+    if ((rc = lw_engine_call(c->engine, &task, start_subscriber, c))) {
+        lw_engine_free(c->engine);
+        free_client(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+/* Engine thread: stop everything that is not a request on the wire.  The
+ * requests fail with LW_ESHUTDOWN when the engine stops, and their ops
+ * with them. */
+static void stop_client(struct lw_request *req, const redisReply *reply, int err, void *arg)
+{
+    struct lw_client *c = arg;
+
+    (void)req;
+    (void)reply;
+    (void)err;
+    c->closing = 1;
+    waiters_shutdown(c);
+    watchdog_shutdown(c);
+    lw_sub_free(c->sub);
+    c->sub = NULL;
+}
+
+int lw_client_free(struct lw_client *c)
+{
+    struct lw_request task;
+    int rc;
+
+    if (!c)
+        return 0;
+    lw_request_init(&task);
+    lw_request_task(&task);
+    if ((rc = lw_engine_call(c->engine, &task, stop_client, c)) == LW_EDEADLK)
+        return rc;
+    lw_engine_free(c->engine);
+    /* The ops in flight have completed, leaving their channels; what is
+     * left is memory only (the wheel went with the engine). */
+    c->wheel = NULL;
+    waiters_shutdown(c);
+    watchdog_shutdown(c);
+    free_client(c);
+    return 0;
+}
+
+const char *lw_client_id(const struct lw_client *c)
+{
+    return c->id;
+}
+
+void lw_client_get_stats(const struct lw_client *c, struct lw_client_stats *out)
+{
+    const struct client_counters *k = &c->count;
+
+    out->locks_held = count_get(&k->locks_held);
+    out->renewals_sent = count_get(&k->renewals_sent);
+    out->renewals_confirmed = count_get(&k->renewals_confirmed);
+    out->renewals_failed = count_get(&k->renewals_failed);
+    out->renew_batches = count_get(&k->renew_batches);
+    out->lost_not_owner = count_get(&k->lost_not_owner);
+    out->lost_errors = count_get(&k->lost_errors);
+    out->lost_expired = count_get(&k->lost_expired);
+    out->worst_renewal_lag_ns = count_get(&k->worst_lag_ns);
+    out->waiters = count_get(&k->waiters);
+    out->subscriptions = count_get(&k->subscriptions);
+}
+
+const char *lw_lost_reason_name(int reason)
+{
+    switch (reason) {
+    case LW_LOST_NOT_OWNER: return "not owner";
+    case LW_LOST_ERRORS: return "errors";
+    case LW_LOST_EXPIRED: return "expired";
+    default: return "unknown";
+    }
+}

@@ -1,0 +1,170 @@
+/*
+ * core/client_private.h - what the parts of core/ share: the client, lock
+ * handles, calls in progress (ops), watchdog entries, waiter channels.
+ *
+ * Threads.  Application threads only format commands and hand ops over;
+ * every structure below that is marked "engine thread" is touched by the
+ * engine thread alone, so none of it needs a lock.
+ */
+#ifndef LW_CORE_CLIENT_PRIVATE_H
+#define LW_CORE_CLIENT_PRIVATE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <uthash.h>
+
+#include <leasewheel/lock.h>
+#include <leasewheel/wheel.h>
+
+#include "counter.h"
+#include "engine.h"
+#include "subscriber.h"
+
+/* The scripts, in the engine's order (lw_request_evalsha()'s `script`). */
+enum script_id {
+    SCRIPT_LOCK,   /* KEYS name, token key; ARGV lease ms, field */
+    SCRIPT_UNLOCK, /* KEYS name, channel;   ARGV field */
+    SCRIPT_FORCE,  /* KEYS name, channel */
+    SCRIPT_RENEW,  /* KEYS names...;        ARGV lease ms, fields... */
+    SCRIPT_DROP,   /* KEYS name, channel;   ARGV field */
+    SCRIPT_COUNT
+};
+extern const char *const lw_lock_scripts[SCRIPT_COUNT];
+
+#define CHANNEL_PREFIX "redisson_lock__channel:{"
+
+/* What a wheel timer belongs to: the tick hook tells them apart. */
+enum timer_kind { TIMER_ENTRY = 1, TIMER_OP = 2 };
+struct tagged_timer {
+    struct lw_timer timer;
+    int kind;
+};
+
+struct client_counters {
+    _Atomic uint64_t locks_held, renewals_sent, renewals_confirmed, renewals_failed;
+    _Atomic uint64_t renew_batches, lost_not_owner, lost_errors, lost_expired;
+    _Atomic uint64_t worst_lag_ns, waiters, subscriptions;
+};
+
+struct entry;
+struct channel;
+
+struct lw_client {
+    struct lw_engine *engine;
+    struct lw_wheel *wheel;        /* the engine's */
+    char id[LW_CLIENT_ID_MAX + 1];
+    size_t id_len;
+    uint64_t tick_ns;
+    uint64_t lease_ms;             /* watchdog_timeout_ms */
+    uint32_t renew_batch;
+    uint32_t batches_max;
+    lw_lost_fn *on_lost;
+    void *lost_arg;
+    char *host, *unix_path, *password; /* for the subscriber */
+    int port;
+    uint32_t connect_timeout_ms, reconnect_min_ms, reconnect_max_ms;
+    struct client_counters count;
+
+    /* Engine thread only. */
+    struct lw_sub *sub;
+    struct entry *entries;         /* by name; each heads a chain of owners */
+    struct channel *channels;      /* by channel name */
+    struct entry *renew_head;      /* due renewals waiting for a batch slot */
+    struct entry *renew_tail;
+    uint32_t batches_inflight;
+    const char **scratch_argv;     /* a batch's arguments, while formatting */
+    size_t *scratch_lens;
+    char *scratch_fields;
+    int closing;                   /* lw_client_free() has begun */
+    int flushing;                  /* inside watchdog_flush() */
+};
+
+struct lw_lock {
+    struct lw_client *client;
+    _Atomic uint32_t refs;         /* the handle, plus one per op in progress */
+    char *channel;                 /* redisson_lock__channel:{name} */
+    size_t channel_len;
+    char *token_key;               /* {name}:token */
+    size_t token_len;
+    size_t len;
+    char name[];
+};
+
+/* A call in progress, from the API call until its completion. */
+enum op_kind { OP_ACQUIRE, OP_UNLOCK, OP_FORCE, OP_IS_LOCKED, OP_IS_HELD, OP_COUNT, OP_TTL };
+enum op_state { OPS_NEW, OPS_INFLIGHT, OPS_WAITING };
+
+struct op {
+    struct lw_request req;         /* the command: formatted once, re-sent */
+    struct tagged_timer tt;        /* a waiting acquire's retry time */
+    struct lw_lock *lock;
+    struct op *wnext, *wprev;      /* channel waiters; engine thread */
+    struct op *wake_next;          /* wake_all's batch */
+    struct channel *chan;          /* the channel it waits on, or NULL */
+    uint64_t owner;
+    uint64_t lease_ms;             /* acquire: 0 for the watchdog */
+    uint64_t wait_deadline_ns;     /* acquire: UINT64_MAX waits forever */
+    lw_done_fn *done;
+    void *arg;
+    int64_t value;
+    int err;
+    uint8_t kind;
+    uint8_t state;                 /* enum op_state */
+    uint8_t woken;                 /* an unlock came while an attempt was out */
+    uint8_t blocking;              /* a caller waits on `completed` */
+    _Atomic uint32_t completed;
+};
+
+/* A watchdog lock: one per (name, owner) held with lease 0. */
+enum entry_state {
+    ENTRY_SCHEDULED, /* timer: the next renewal */
+    ENTRY_RETRY,     /* timer: the retry after a failed renewal */
+    ENTRY_QUEUED,    /* due, waiting for a batch slot; timer: valid_until */
+    ENTRY_SENT,      /* in a batch on the wire; timer: valid_until */
+};
+
+struct entry {
+    struct tagged_timer tt;
+    UT_hash_handle hh;             /* in client->entries when the chain's head */
+    struct entry *next_owner;      /* same name, another owner */
+    struct entry *renew_next;      /* the renew queue */
+    uint64_t owner;
+    uint64_t valid_until_ns;       /* the lease surely lasts until then */
+    uint64_t due_ns;               /* when the queued renewal fell due */
+    uint32_t holds;                /* the hold count in Redis, as we know it */
+    uint8_t state;                 /* enum entry_state */
+    uint8_t failures;              /* renewal failures in a row */
+    uint8_t dead;                  /* out of the map; freed when unreferenced */
+    uint32_t len;
+    char name[];
+};
+
+/* client.c */
+size_t client_field(const struct lw_client *c, uint64_t owner, char *buf);
+#define FIELD_MAX (LW_CLIENT_ID_MAX + 22)
+
+/* lock.c */
+char *wrap_name(const char *name, size_t len, const char *prefix, const char *suffix,
+                size_t *out_len);
+void op_timer_fired(struct lw_client *c, struct op *op, uint64_t now_ns);
+void op_attempt(struct op *op);
+void op_complete(struct op *op, int err, int64_t value);
+
+/* waiters.c: acquires waiting on a lock's channel. */
+int waiters_join(struct lw_client *c, struct op *op); /* 1: the channel is live */
+void waiters_leave(struct lw_client *c, struct op *op);
+void waiters_on_event(void *arg, int event, const char *channel, size_t len);
+void waiters_shutdown(struct lw_client *c);
+
+/* watchdog.c */
+/* An acquire succeeded: note the hold count; with watch, start renewing. */
+void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                       uint32_t holds, uint64_t sent_ns, int watch);
+void watchdog_unlocking(struct lw_client *c, const struct lw_lock *lock, uint64_t owner);
+void watchdog_forget(struct lw_client *c, const struct lw_lock *lock);
+void watchdog_timer_fired(struct lw_client *c, struct entry *e, uint64_t now_ns);
+void watchdog_flush(struct lw_client *c);
+void watchdog_shutdown(struct lw_client *c);
+
+#endif

@@ -1,0 +1,470 @@
+/*
+ * core/lock.c - lock handles and the calls on them.
+ *
+ * Every call is an op.  The calling thread checks its arguments and
+ * formats its command; the engine thread does the rest: sends it, reads
+ * the reply, and for an acquire that finds the lock taken, waits on the
+ * lock's channel (waiters.c) and tries again.  A blocking call is the same
+ * op on the caller's stack plus a wait on its completion word; an async
+ * call's op is on the heap and freed after its callback.
+ *
+ * Unlock and force-unlock first pass through the engine thread as a task,
+ * to stop the watchdog there before their command is queued: so no renewal
+ * can follow the unlock on the wire.
+ *
+ * Rule for the engine thread: lw_engine_submit() there may complete the
+ * request at once (a failed write), so it is always the last thing done
+ * with an op.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client_private.h"
+#include "completion.h"
+
+static void lock_unref(struct lw_lock *lock)
+{
+    if (atomic_fetch_sub_explicit(&lock->refs, 1, memory_order_acq_rel) == 1) {
+        free(lock->channel);
+        free(lock->token_key);
+        free(lock);
+    }
+}
+
+/* prefix + name + suffix, in a new buffer. */
+char *wrap_name(const char *name, size_t len, const char *prefix, const char *suffix,
+                       size_t *out_len)
+{
+    size_t np = strlen(prefix), ns = strlen(suffix);
+    char *s = malloc(np + len + ns + 1);
+
+    if (s) {
+        memcpy(s, prefix, np);
+        memcpy(s + np, name, len);
+        memcpy(s + np + len, suffix, ns + 1);
+        *out_len = np + len + ns;
+    }
+    return s;
+}
+
+int lw_lock_new(struct lw_client *c, const void *name, size_t len, struct lw_lock **out)
+{
+    struct lw_lock *lock;
+
+    if (!c || !name || !out || len == 0)
+        return LW_EINVAL;
+    if (len > LW_LOCK_NAME_MAX)
+        return LW_ERANGE;
+    lock = calloc(1, sizeof *lock + len + 1);
+    if (!lock)
+        return LW_ENOMEM;
+    lock->client = c;
+    lock->len = len;
+    memcpy(lock->name, name, len);
+    atomic_init(&lock->refs, 1);
+    lock->channel = wrap_name(name, len, CHANNEL_PREFIX, "}", &lock->channel_len);
+    lock->token_key = wrap_name(name, len, "{", "}:token", &lock->token_len);
+    if (!lock->channel || !lock->token_key) {
+        lock_unref(lock);
+        return LW_ENOMEM;
+    }
+    *out = lock;
+    return 0;
+}
+
+void lw_lock_free(struct lw_lock *lock)
+{
+    if (lock)
+        lock_unref(lock);
+}
+
+/* ---- Ending an op (engine thread) ---- */
+
+void op_complete(struct op *op, int err, int64_t value)
+{
+    struct lw_lock *lock = op->lock;
+
+    if (op->chan)
+        waiters_leave(lock->client, op);
+    op->state = OPS_NEW;
+    if (op->blocking) {
+        op->err = err;
+        op->value = value;
+        lock_unref(lock); /* the caller still holds its handle */
+        lw_completion_signal(&op->completed); /* op may be gone after this */
+        return;
+    }
+    if (op->done)
+        op->done(err, value, op->arg);
+    lw_request_clear(&op->req);
+    free(op);
+    lock_unref(lock);
+}
+
+static void on_reply(struct lw_request *req, const redisReply *reply, int err, void *arg);
+
+/* Send (or send again) the op's command: the last thing done with op. */
+void op_attempt(struct op *op)
+{
+    struct lw_client *c = op->lock->client;
+    int rc;
+
+    if (c->closing) {
+        op_complete(op, LW_ESHUTDOWN, 0);
+        return;
+    }
+    op->state = OPS_INFLIGHT;
+    op->woken = 0;
+    if ((rc = lw_engine_submit(c->engine, &op->req, on_reply, op)))
+        op_complete(op, rc, 0);
+}
+
+/* ---- Replies (engine thread) ---- */
+
+static int64_t integer_of(const redisReply *r)
+{
+    if (r->type == REDIS_REPLY_INTEGER)
+        return r->integer;
+    if (r->type == REDIS_REPLY_STRING)
+        return strtoll(r->str, NULL, 10);
+    return 0; /* nil: HGET of a field that is not there */
+}
+
+/* The lock is someone else's; pttl is what the holder has left. */
+static void acquire_held(struct lw_client *c, struct op *op, int64_t pttl)
+{
+    uint64_t now = lw_clock_now(), retry_at = op->wait_deadline_ns;
+
+    if (op->woken) { /* an unlock came while this attempt was out */
+        op_attempt(op);
+        return;
+    }
+    if (now >= op->wait_deadline_ns) {
+        op_complete(op, LW_ELOCKED, 0);
+        return;
+    }
+    if (c->closing) {
+        op_complete(op, LW_ESHUTDOWN, 0);
+        return;
+    }
+    /* The first time: listen on the lock's channel.  If it was listened to
+     * already, an unlock between our attempt and now went unheard: try once
+     * more.  Otherwise the subscription's confirmation wakes us. */
+    if (!op->chan && waiters_join(c, op)) {
+        op_attempt(op);
+        return;
+    }
+    op->state = OPS_WAITING;
+    if (pttl > 0 && now + (uint64_t)pttl * 1000000u < retry_at)
+        retry_at = now + (uint64_t)pttl * 1000000u;
+    if (retry_at != UINT64_MAX)
+        lw_wheel_schedule(c->wheel, &op->tt.timer, retry_at);
+}
+
+static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *reply)
+{
+    if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+        reply->element[0]->type == REDIS_REPLY_INTEGER &&
+        reply->element[1]->type == REDIS_REPLY_INTEGER) {
+        watchdog_acquired(c, op->lock, op->owner, (uint32_t)reply->element[1]->integer,
+                          lw_request_sent_ns(c->engine, &op->req), op->lease_ms == 0);
+        op_complete(op, 0, reply->element[0]->integer);
+    } else if (reply->type == REDIS_REPLY_INTEGER) {
+        acquire_held(c, op, reply->integer);
+    } else {
+        op_complete(op, LW_EREPLY, 0);
+    }
+}
+
+static void on_reply(struct lw_request *req, const redisReply *reply, int err, void *arg)
+{
+    struct op *op = arg;
+    struct lw_client *c = op->lock->client;
+
+    if (req->task) { /* unlock, force-unlock: the watchdog step */
+        req->task = 0;
+        if (err) {
+            op_complete(op, err, 0);
+            return;
+        }
+        if (op->kind == OP_UNLOCK)
+            watchdog_unlocking(c, op->lock, op->owner);
+        else
+            watchdog_forget(c, op->lock);
+        op_attempt(op);
+        return;
+    }
+    if (err) {
+        op_complete(op, err, 0);
+        return;
+    }
+    if (reply->type == REDIS_REPLY_ERROR) {
+        op_complete(op, LW_EREPLY, 0);
+        return;
+    }
+    if (op->kind == OP_ACQUIRE)
+        acquire_reply(c, op, reply);
+    else if (op->kind == OP_UNLOCK && integer_of(reply) < 0)
+        op_complete(op, LW_ENOTOWNER, 0);
+    else
+        op_complete(op, 0, integer_of(reply));
+}
+
+void op_timer_fired(struct lw_client *c, struct op *op, uint64_t now_ns)
+{
+    (void)c;
+    if (op->state != OPS_WAITING)
+        return; /* woken by a message in the same tick */
+    if (now_ns >= op->wait_deadline_ns)
+        op_complete(op, LW_ELOCKED, 0);
+    else
+        op_attempt(op);
+}
+
+/* ---- Starting an op (calling thread) ---- */
+
+static int check_lease(const struct lw_client *c, uint64_t lease_ms)
+{
+    if (lease_ms > LW_MAX_LEASE_MS)
+        return LW_ERANGE;
+    if (lease_ms != 0 && lease_ms * 1000000u < 3 * c->tick_ns)
+        return LW_ELEASE;
+    return 0;
+}
+
+static uint64_t deadline_after(uint64_t wait_ms)
+{
+    uint64_t now = lw_clock_now();
+
+    if (wait_ms == LW_WAIT_FOREVER || wait_ms > (UINT64_MAX - now) / 1000000u)
+        return UINT64_MAX;
+    return now + wait_ms * 1000000u;
+}
+
+/* Format the op's command.  Its lock and kind are set. */
+static int format_op(struct op *op)
+{
+    const struct lw_lock *lock = op->lock;
+    const struct lw_client *c = lock->client;
+    char field[FIELD_MAX], lease[24];
+    size_t flen = client_field(c, op->owner, field);
+    const char *cmd[3] = {NULL, lock->name, field};
+    size_t lens[3] = {0, lock->len, flen};
+
+    switch (op->kind) {
+    case OP_ACQUIRE:
+        snprintf(lease, sizeof lease, "%llu",
+                 (unsigned long long)(op->lease_ms ? op->lease_ms : c->lease_ms));
+        return lw_request_evalsha(&op->req, SCRIPT_LOCK, 2, 4,
+                                  (const char *[]){lock->name, lock->token_key, lease, field},
+                                  (size_t[]){lock->len, lock->token_len, strlen(lease), flen});
+    case OP_UNLOCK:
+        return lw_request_evalsha(&op->req, SCRIPT_UNLOCK, 2, 3,
+                                  (const char *[]){lock->name, lock->channel, field},
+                                  (size_t[]){lock->len, lock->channel_len, flen});
+    case OP_FORCE:
+        return lw_request_evalsha(&op->req, SCRIPT_FORCE, 2, 2,
+                                  (const char *[]){lock->name, lock->channel},
+                                  (size_t[]){lock->len, lock->channel_len});
+    case OP_IS_LOCKED: cmd[0] = "EXISTS"; break;
+    case OP_IS_HELD: cmd[0] = "HEXISTS"; break;
+    case OP_COUNT: cmd[0] = "HGET"; break;
+    default: cmd[0] = "PTTL"; break;
+    }
+    lens[0] = strlen(cmd[0]);
+    return lw_request_command(&op->req, op->kind == OP_IS_LOCKED || op->kind == OP_TTL ? 2 : 3,
+                              cmd, lens);
+}
+
+/* Check and format; the op's fields besides these are zero. */
+static int prepare_op(struct op *op, struct lw_lock *lock, int kind, uint64_t owner,
+                      uint64_t wait_ms, uint64_t lease_ms)
+{
+    int rc;
+
+    if (!lock)
+        return LW_EINVAL;
+    if (kind == OP_ACQUIRE && (rc = check_lease(lock->client, lease_ms)))
+        return rc;
+    op->lock = lock;
+    op->kind = (uint8_t)kind;
+    op->owner = owner;
+    op->lease_ms = lease_ms;
+    op->wait_deadline_ns = deadline_after(wait_ms);
+    op->tt.kind = TIMER_OP;
+    return format_op(op);
+}
+
+static int start_op(struct op *op)
+{
+    struct lw_lock *lock = op->lock;
+    int rc;
+
+    atomic_fetch_add_explicit(&lock->refs, 1, memory_order_relaxed);
+    if (op->kind == OP_UNLOCK || op->kind == OP_FORCE)
+        lw_request_task(&op->req);
+    op->state = OPS_INFLIGHT;
+    rc = lw_engine_submit(lock->client->engine, &op->req, on_reply, op);
+    if (rc)
+        lock_unref(lock);
+    return rc;
+}
+
+static int run_blocking(struct lw_lock *lock, int kind, uint64_t owner, uint64_t wait_ms,
+                        uint64_t lease_ms, int64_t *value)
+{
+    struct op op = {0};
+    int rc;
+
+    if (lock && lw_engine_on_thread(lock->client->engine))
+        return LW_EDEADLK;
+    if ((rc = prepare_op(&op, lock, kind, owner, wait_ms, lease_ms)) == 0) {
+        op.blocking = 1;
+        lw_completion_reset(&op.completed);
+        if ((rc = start_op(&op)) == 0) {
+            lw_completion_wait(&op.completed);
+            rc = op.err;
+            if (value)
+                *value = op.value;
+        }
+    }
+    lw_request_clear(&op.req);
+    return rc;
+}
+
+static int run_async(struct lw_lock *lock, int kind, uint64_t owner, uint64_t wait_ms,
+                     uint64_t lease_ms, lw_done_fn *done, void *arg)
+{
+    struct op *op = calloc(1, sizeof *op);
+    int rc;
+
+    if (!op)
+        return LW_ENOMEM;
+    op->done = done;
+    op->arg = arg;
+    if ((rc = prepare_op(op, lock, kind, owner, wait_ms, lease_ms)) == 0 &&
+        (rc = start_op(op)) == 0)
+        return 0;
+    lw_request_clear(&op->req);
+    free(op);
+    return rc;
+}
+
+/* ---- The API ---- */
+
+int lw_acquire(struct lw_lock *lock, uint64_t owner, uint64_t wait_ms, uint64_t lease_ms,
+               uint64_t *token)
+{
+    int64_t value = 0;
+    int rc = run_blocking(lock, OP_ACQUIRE, owner, wait_ms, lease_ms, &value);
+
+    if (rc == 0 && token)
+        *token = (uint64_t)value;
+    return rc;
+}
+
+int lw_lock(struct lw_lock *lock, uint64_t *token)
+{
+    return lw_acquire(lock, lw_owner_self(), LW_WAIT_FOREVER, 0, token);
+}
+
+int lw_lock_lease(struct lw_lock *lock, uint64_t lease_ms, uint64_t *token)
+{
+    if (lease_ms == 0)
+        return LW_EINVAL;
+    return lw_acquire(lock, lw_owner_self(), LW_WAIT_FOREVER, lease_ms, token);
+}
+
+int lw_trylock(struct lw_lock *lock, uint64_t wait_ms, uint64_t lease_ms, uint64_t *token)
+{
+    return lw_acquire(lock, lw_owner_self(), wait_ms, lease_ms, token);
+}
+
+int lw_unlock_owner(struct lw_lock *lock, uint64_t owner)
+{
+    return run_blocking(lock, OP_UNLOCK, owner, 0, 0, NULL);
+}
+
+int lw_unlock(struct lw_lock *lock)
+{
+    return lw_unlock_owner(lock, lw_owner_self());
+}
+
+/* A blocking query whose answer is a small count or flag. */
+static int query(struct lw_lock *lock, int kind)
+{
+    int64_t value = 0;
+    int rc = run_blocking(lock, kind, lw_owner_self(), 0, 0, &value);
+
+    return rc ? rc : (int)value;
+}
+
+int lw_force_unlock(struct lw_lock *lock)
+{
+    return query(lock, OP_FORCE);
+}
+
+int lw_is_locked(struct lw_lock *lock)
+{
+    return query(lock, OP_IS_LOCKED);
+}
+
+int lw_is_held(struct lw_lock *lock)
+{
+    return query(lock, OP_IS_HELD);
+}
+
+int lw_hold_count(struct lw_lock *lock)
+{
+    return query(lock, OP_COUNT);
+}
+
+int lw_remaining_ttl(struct lw_lock *lock, int64_t *ttl_ms)
+{
+    int64_t value = 0;
+    int rc;
+
+    if (!ttl_ms)
+        return LW_EINVAL;
+    rc = run_blocking(lock, OP_TTL, 0, 0, 0, &value);
+    if (rc == 0)
+        *ttl_ms = value;
+    return rc;
+}
+
+int lw_acquire_async(struct lw_lock *lock, uint64_t owner, uint64_t wait_ms,
+                     uint64_t lease_ms, lw_done_fn *done, void *arg)
+{
+    return run_async(lock, OP_ACQUIRE, owner, wait_ms, lease_ms, done, arg);
+}
+
+int lw_unlock_async(struct lw_lock *lock, uint64_t owner, lw_done_fn *done, void *arg)
+{
+    return run_async(lock, OP_UNLOCK, owner, 0, 0, done, arg);
+}
+
+int lw_force_unlock_async(struct lw_lock *lock, lw_done_fn *done, void *arg)
+{
+    return run_async(lock, OP_FORCE, 0, 0, 0, done, arg);
+}
+
+int lw_is_locked_async(struct lw_lock *lock, lw_done_fn *done, void *arg)
+{
+    return run_async(lock, OP_IS_LOCKED, 0, 0, 0, done, arg);
+}
+
+int lw_is_held_async(struct lw_lock *lock, uint64_t owner, lw_done_fn *done, void *arg)
+{
+    return run_async(lock, OP_IS_HELD, owner, 0, 0, done, arg);
+}
+
+int lw_hold_count_async(struct lw_lock *lock, uint64_t owner, lw_done_fn *done, void *arg)
+{
+    return run_async(lock, OP_COUNT, owner, 0, 0, done, arg);
+}
+
+int lw_remaining_ttl_async(struct lw_lock *lock, lw_done_fn *done, void *arg)
+{
+    return run_async(lock, OP_TTL, 0, 0, 0, done, arg);
+}

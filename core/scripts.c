@@ -1,0 +1,72 @@
+/*
+ * core/scripts.c - the Lua scripts, loaded on every connection.
+ *
+ * They keep Redisson's RLock layout (a hash at the name, one field
+ * "<client id>:<owner>" holding the hold count, PEXPIRE as the lease,
+ * "0" published on the lock's channel by the last unlock), so Redisson
+ * clients and ours exclude each other.  What they return is ours.
+ */
+#include "client_private.h"
+
+const char *const lw_lock_scripts[SCRIPT_COUNT] = {
+    /* Acquire.  Free, or ours already: take a hold and set the lease.
+     * A first acquire increments the fencing counter; a reentrant one reads
+     * it.  Returns {token, holds}, or the holder's PTTL when held by another. */
+    [SCRIPT_LOCK] =
+        "if redis.call('exists', KEYS[1]) == 0 then "
+        "  redis.call('hincrby', KEYS[1], ARGV[2], 1) "
+        "  redis.call('pexpire', KEYS[1], ARGV[1]) "
+        "  return {redis.call('incr', KEYS[2]), 1} "
+        "end "
+        "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
+        "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
+        "  redis.call('pexpire', KEYS[1], ARGV[1]) "
+        "  return {tonumber(redis.call('get', KEYS[2]) or '0'), holds} "
+        "end "
+        "return redis.call('pttl', KEYS[1])",
+
+    /* Release one hold.  -1: not ours (untouched).  Otherwise the holds
+     * left; at 0 the key is gone and waiters are told.  A partial unlock
+     * leaves the lease alone: the watchdog, or the explicit lease, rules. */
+    [SCRIPT_UNLOCK] =
+        "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return -1 end "
+        "local holds = redis.call('hincrby', KEYS[1], ARGV[1], -1) "
+        "if holds > 0 then return holds end "
+        "redis.call('del', KEYS[1]) "
+        "redis.call('publish', KEYS[2], '0') "
+        "return 0",
+
+    /* Delete whoever holds it.  1 when it was locked. */
+    [SCRIPT_FORCE] =
+        "if redis.call('del', KEYS[1]) == 1 then "
+        "  redis.call('publish', KEYS[2], '0') "
+        "  return 1 "
+        "end "
+        "return 0",
+
+    /* Renew many locks in one call: KEYS[i] with field ARGV[i + 1].  One
+     * result per key, 1 renewed or 0 not ours; a key of the wrong type
+     * counts as not ours instead of failing the whole batch. */
+    [SCRIPT_RENEW] =
+        "local renewed = {} "
+        "for i = 1, #KEYS do "
+        "  if redis.pcall('hexists', KEYS[i], ARGV[i + 1]) == 1 then "
+        "    redis.call('pexpire', KEYS[i], ARGV[1]) "
+        "    renewed[i] = 1 "
+        "  else "
+        "    renewed[i] = 0 "
+        "  end "
+        "end "
+        "return renewed",
+
+    /* A lock given up as lost: remove our field if it is still there, so
+     * that nobody waits for a lease we no longer renew. */
+    [SCRIPT_DROP] =
+        "if redis.pcall('hdel', KEYS[1], ARGV[1]) == 1 then "
+        "  if redis.call('exists', KEYS[1]) == 0 then "
+        "    redis.call('publish', KEYS[2], '0') "
+        "  end "
+        "  return 1 "
+        "end "
+        "return 0",
+};

@@ -1,0 +1,402 @@
+/*
+ * core/watchdog.c - renewing the leases of the locks held with lease 0.
+ *
+ * An entry per (name, owner) sits on the engine's wheel.  Its timer means
+ * one of two things, by the entry's state:
+ *
+ *   SCHEDULED  the next renewal is due: lease/3 after the last renewal
+ *              (or the acquire) that was confirmed was *sent*;
+ *   RETRY      a renewal failed once; try again at the next tick;
+ *   QUEUED,    a renewal is waiting for a batch slot, or on the wire;
+ *   SENT       the timer stands at valid_until instead, so an entry whose
+ *              lease runs out unconfirmed is lost at most one tick late,
+ *              whatever the connection is doing.
+ *
+ * valid_until = send time + lease - drift: Redis set the expiry no earlier
+ * than we sent, and its clock may run a little faster than ours (drift:
+ * 1% of the lease plus 2 ms, Redlock's allowance).
+ *
+ * Each tick's due entries join a FIFO; watchdog_flush() cuts it into
+ * batches of renew_batch keys, one EVALSHA each, sent back to back while
+ * fewer than renew_batches_inflight are unanswered.  A batch's reply holds
+ * a 1 or a 0 per key.  A failed batch (timeout, lost connection) fails
+ * only its own entries: each retries at the next tick, and a second
+ * failure in a row loses it.
+ *
+ * Entries are found by name (uthash) then by owner along a short chain:
+ * force-unlock finds every owner of a name at once.  An entry leaves the
+ * map as soon as it is unlocked or lost (`dead`), but its memory waits
+ * until neither the FIFO nor a batch on the wire points at it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client_private.h"
+
+struct batch {
+    struct lw_request req;
+    struct lw_client *client;
+    uint32_t n;
+    struct entry *entries[];
+};
+
+static uint64_t lease_ns(const struct lw_client *c)
+{
+    return c->lease_ms * 1000000u;
+}
+
+static uint64_t valid_until(const struct lw_client *c, uint64_t sent_ns)
+{
+    uint64_t lease = lease_ns(c);
+
+    return sent_ns + lease - (lease / 100 + 2000000u);
+}
+
+static struct entry **find_slot(struct lw_client *c, const char *name, size_t len,
+                                uint64_t owner, struct entry **head)
+{
+    struct entry **slot;
+
+    *head = NULL;
+    HASH_FIND(hh, c->entries, name, len, *head);
+    for (slot = head; *slot; slot = &(*slot)->next_owner)
+        if ((*slot)->owner == owner)
+            return slot;
+    return NULL;
+}
+
+/* Take e out of the map (the chain's head may change). */
+static void unmap(struct lw_client *c, struct entry *e)
+{
+    struct entry *head = NULL, **slot;
+
+    HASH_FIND(hh, c->entries, e->name, e->len, head);
+    if (head == e) {
+        HASH_DEL(c->entries, e);
+        if (e->next_owner)
+            HASH_ADD(hh, c->entries, name[0], e->next_owner->len, e->next_owner);
+    } else {
+        for (slot = &head->next_owner; *slot != e; slot = &(*slot)->next_owner)
+            ;
+        *slot = e->next_owner;
+    }
+    e->next_owner = NULL;
+}
+
+/* Free e if nothing points at it any more. */
+static void release_if_unused(struct entry *e)
+{
+    if (e->dead && e->state != ENTRY_QUEUED && e->state != ENTRY_SENT &&
+        lw_timer_get_state(&e->tt.timer) != LW_TIMER_FIRED)
+        free(e);
+}
+
+/* Stop watching e: out of the map, timer stopped; freed when unused. */
+static void retire(struct lw_client *c, struct entry *e)
+{
+    unmap(c, e);
+    e->dead = 1;
+    if (c->wheel)
+        lw_wheel_cancel(c->wheel, &e->tt.timer);
+    count_add(&c->count.locks_held, (uint64_t)-1);
+    release_if_unused(e);
+}
+
+static void set_timer(struct lw_client *c, struct entry *e, uint64_t at_ns)
+{
+    lw_wheel_cancel(c->wheel, &e->tt.timer);
+    lw_wheel_schedule(c->wheel, &e->tt.timer, at_ns);
+}
+
+static void on_drop_reply(struct lw_request *req, const redisReply *reply, int err, void *arg)
+{
+    (void)reply;
+    (void)err;
+    (void)arg;
+    lw_request_clear(req);
+    free(req);
+}
+
+/* Best effort: remove our field from a lock we no longer renew, so that
+ * our own later queries, and other clients, do not wait out its lease. */
+static void send_drop(struct lw_client *c, const struct entry *e)
+{
+    struct lw_request *req = calloc(1, sizeof *req);
+    char field[FIELD_MAX];
+    size_t flen = client_field(c, e->owner, field), chlen = 0;
+    char *channel = wrap_name(e->name, e->len, CHANNEL_PREFIX, "}", &chlen);
+
+    if (req && channel) {
+        if (lw_request_evalsha(req, SCRIPT_DROP, 2, 3,
+                               (const char *[]){e->name, channel, field},
+                               (size_t[]){e->len, chlen, flen}) == 0 &&
+            lw_engine_submit(c->engine, req, on_drop_reply, NULL) == 0)
+            req = NULL;
+    }
+    free(channel);
+    if (req)
+        lw_request_clear(req);
+    free(req);
+}
+
+static void lose(struct lw_client *c, struct entry *e, int reason)
+{
+    static const size_t counter[] = {
+        [LW_LOST_NOT_OWNER] = offsetof(struct client_counters, lost_not_owner),
+        [LW_LOST_ERRORS] = offsetof(struct client_counters, lost_errors),
+        [LW_LOST_EXPIRED] = offsetof(struct client_counters, lost_expired),
+    };
+
+    count_add((_Atomic uint64_t *)((char *)&c->count + counter[reason]), 1);
+    unmap(c, e);
+    e->dead = 1;
+    lw_wheel_cancel(c->wheel, &e->tt.timer);
+    count_add(&c->count.locks_held, (uint64_t)-1);
+    if (reason != LW_LOST_NOT_OWNER)
+        send_drop(c, e);
+    if (c->on_lost)
+        c->on_lost(e->name, e->len, e->owner, reason, c->lost_arg);
+    release_if_unused(e);
+}
+
+void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                       uint32_t holds, uint64_t sent_ns, int watch)
+{
+    struct entry *head, **slot = find_slot(c, lock->name, lock->len, owner, &head), *e;
+
+    if (slot) {
+        (*slot)->holds = holds;
+        return; /* reentrant: the entry renews it already */
+    }
+    if (!watch || c->closing || !(e = calloc(1, sizeof *e + lock->len + 1)))
+        return; /* not renewed: it expires after one lease */
+    e->tt.kind = TIMER_ENTRY;
+    e->owner = owner;
+    e->holds = holds;
+    e->len = (uint32_t)lock->len;
+    memcpy(e->name, lock->name, lock->len);
+    e->valid_until_ns = valid_until(c, sent_ns);
+    e->state = ENTRY_SCHEDULED;
+    lw_wheel_schedule(c->wheel, &e->tt.timer, sent_ns + lease_ns(c) / 3);
+    if (head) {
+        e->next_owner = head->next_owner;
+        head->next_owner = e;
+    } else {
+        HASH_ADD(hh, c->entries, name[0], e->len, e);
+    }
+    count_add(&c->count.locks_held, 1);
+}
+
+void watchdog_unlocking(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
+{
+    struct entry *head, **slot = find_slot(c, lock->name, lock->len, owner, &head);
+
+    if (!slot)
+        return;
+    if ((*slot)->holds > 1)
+        (*slot)->holds--; /* still held after this unlock: keep renewing */
+    else
+        retire(c, *slot);
+}
+
+void watchdog_forget(struct lw_client *c, const struct lw_lock *lock)
+{
+    for (;;) {
+        struct entry *head = NULL;
+
+        HASH_FIND(hh, c->entries, lock->name, lock->len, head);
+        if (!head)
+            return;
+        retire(c, head);
+    }
+}
+
+static void enqueue(struct lw_client *c, struct entry *e, uint64_t now_ns)
+{
+    if (now_ns >= e->valid_until_ns) {
+        lose(c, e, LW_LOST_EXPIRED);
+        return;
+    }
+    e->state = ENTRY_QUEUED;
+    e->due_ns = now_ns;
+    e->renew_next = NULL;
+    if (c->renew_tail)
+        c->renew_tail->renew_next = e;
+    else
+        c->renew_head = e;
+    c->renew_tail = e;
+    lw_wheel_schedule(c->wheel, &e->tt.timer, e->valid_until_ns);
+}
+
+void watchdog_timer_fired(struct lw_client *c, struct entry *e, uint64_t now_ns)
+{
+    if (e->dead) {
+        release_if_unused(e);
+        return;
+    }
+    switch (e->state) {
+    case ENTRY_SCHEDULED:
+    case ENTRY_RETRY:
+        enqueue(c, e, now_ns);
+        break;
+    default: /* QUEUED or SENT: valid_until came first */
+        lose(c, e, LW_LOST_EXPIRED);
+        break;
+    }
+}
+
+static void renewal_failed(struct lw_client *c, struct entry *e, uint64_t now_ns)
+{
+    count_add(&c->count.renewals_failed, 1);
+    if (++e->failures >= 2) {
+        lose(c, e, LW_LOST_ERRORS);
+        return;
+    }
+    e->state = ENTRY_RETRY;
+    set_timer(c, e, now_ns + c->tick_ns < e->valid_until_ns ? now_ns + c->tick_ns
+                                                             : e->valid_until_ns);
+}
+
+static void renewal_confirmed(struct lw_client *c, struct entry *e, uint64_t sent_ns)
+{
+    count_add(&c->count.renewals_confirmed, 1);
+    e->failures = 0;
+    e->valid_until_ns = valid_until(c, sent_ns);
+    e->state = ENTRY_SCHEDULED;
+    set_timer(c, e, sent_ns + lease_ns(c) / 3);
+}
+
+static void on_batch_reply(struct lw_request *req, const redisReply *reply, int err,
+                           void *arg)
+{
+    struct batch *b = arg;
+    struct lw_client *c = b->client;
+    int ok = !err && reply->type == REDIS_REPLY_ARRAY && reply->elements == b->n;
+    uint64_t sent_ns = ok ? lw_request_sent_ns(c->engine, req) : 0, now = lw_clock_now();
+
+    c->batches_inflight--;
+    for (uint32_t i = 0; i < b->n; i++) {
+        struct entry *e = b->entries[i];
+
+        if (e->dead || c->closing) {
+            e->state = ENTRY_SCHEDULED; /* no longer referenced by the batch */
+            release_if_unused(e);
+        } else if (!ok) {
+            renewal_failed(c, e, now);
+        } else if (reply->element[i]->type == REDIS_REPLY_INTEGER &&
+                   reply->element[i]->integer == 1) {
+            renewal_confirmed(c, e, sent_ns);
+        } else {
+            lose(c, e, LW_LOST_NOT_OWNER);
+        }
+    }
+    lw_request_clear(req);
+    free(b);
+    if (!c->closing && !c->flushing)
+        watchdog_flush(c);
+}
+
+/* The next live entry of the renew FIFO, freeing dead ones on the way. */
+static struct entry *pop_due(struct lw_client *c)
+{
+    struct entry *e;
+
+    while ((e = c->renew_head)) {
+        c->renew_head = e->renew_next;
+        if (!c->renew_head)
+            c->renew_tail = NULL;
+        if (!e->dead)
+            return e;
+        e->state = ENTRY_SCHEDULED;
+        release_if_unused(e);
+    }
+    return NULL;
+}
+
+static void note_lag(struct lw_client *c, uint64_t due_ns, uint64_t now_ns)
+{
+    uint64_t lag = now_ns > due_ns ? now_ns - due_ns : 0;
+
+    if (lag > count_get(&c->count.worst_lag_ns))
+        count_set(&c->count.worst_lag_ns, lag);
+}
+
+/* Format and send one batch from the FIFO.  0 when there was nothing. */
+static int send_batch(struct lw_client *c, uint64_t now_ns)
+{
+    struct batch *b = malloc(sizeof *b + c->renew_batch * sizeof b->entries[0]);
+    char lease[24];
+    struct entry *e;
+    uint32_t n = 0;
+
+    if (!b)
+        return 0; /* the entries stay queued; their expiry timers still run */
+    snprintf(lease, sizeof lease, "%llu", (unsigned long long)c->lease_ms);
+    while (n < c->renew_batch && (e = pop_due(c))) {
+        char *field = c->scratch_fields + (size_t)n * FIELD_MAX;
+
+        b->entries[n] = e;
+        c->scratch_argv[n] = e->name;
+        c->scratch_lens[n] = e->len;
+        c->scratch_argv[c->renew_batch + 1 + n] = field;
+        c->scratch_lens[c->renew_batch + 1 + n] = client_field(c, e->owner, field);
+        e->state = ENTRY_SENT;
+        note_lag(c, e->due_ns, now_ns);
+        n++;
+    }
+    if (n == 0) {
+        free(b);
+        return 0;
+    }
+    /* Keys, then the lease, then the fields: close the gap if the batch
+     * is short. */
+    c->scratch_argv[n] = lease;
+    c->scratch_lens[n] = strlen(lease);
+    memmove(c->scratch_argv + n + 1, c->scratch_argv + c->renew_batch + 1,
+            n * sizeof *c->scratch_argv);
+    memmove(c->scratch_lens + n + 1, c->scratch_lens + c->renew_batch + 1,
+            n * sizeof *c->scratch_lens);
+    b->client = c;
+    b->n = n;
+    lw_request_init(&b->req);
+    count_add(&c->count.renew_batches, 1);
+    count_add(&c->count.renewals_sent, n);
+    c->batches_inflight++;
+    if (lw_request_evalsha(&b->req, SCRIPT_RENEW, (int)n, (int)(2 * n + 1), c->scratch_argv,
+                           c->scratch_lens) != 0 ||
+        lw_engine_submit(c->engine, &b->req, on_batch_reply, b) != 0)
+        on_batch_reply(&b->req, NULL, LW_ENOMEM, b);
+    return 1;
+}
+
+void watchdog_flush(struct lw_client *c)
+{
+    uint64_t now = lw_clock_now();
+
+    /* A batch whose write fails completes inside send_batch(): it must
+     * not start a flush of its own, or failures would nest. */
+    c->flushing = 1;
+    while (!c->closing && c->batches_inflight < c->batches_max && c->renew_head &&
+           send_batch(c, now))
+        ;
+    c->flushing = 0;
+}
+
+/* Stop renewing (engine thread, closing); or, once the engine is gone
+ * (c->wheel NULL), free what is left. */
+void watchdog_shutdown(struct lw_client *c)
+{
+    struct entry *e, *tmp;
+
+    while ((e = pop_due(c)))
+        e->dead = 1, e->state = ENTRY_SCHEDULED;
+    HASH_ITER(hh, c->entries, e, tmp) {
+        while (e->next_owner) {
+            struct entry *next = e->next_owner;
+
+            retire(c, next);
+        }
+        retire(c, e);
+    }
+}

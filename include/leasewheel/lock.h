@@ -1,0 +1,254 @@
+/*
+ * leasewheel/lock.h - Redis distributed locks whose leases renew themselves.
+ *
+ * A client (struct lw_client) is one connection for commands, one for
+ * pub/sub, and an engine thread that owns both.  Locks are named; a handle
+ * (struct lw_lock) names one, and any number of threads may use the same
+ * handle at once.
+ *
+ * Owners.  Who holds a lock is an owner id: by default the calling thread
+ * (lw_owner_self()); the *_async calls take it explicitly.  Locks are
+ * reentrant: the same owner may acquire again, and must unlock as many
+ * times.
+ *
+ * Leases.  A lock acquired with lease 0 is held until unlocked: the
+ * client's watchdog renews its lease (watchdog_timeout_ms) every third of
+ * it.  A lock acquired with an explicit lease is never renewed: it expires
+ * on its own unless unlocked before.  A lease must be at least three ticks
+ * of the client's wheel (LW_ELEASE) and at most LW_MAX_LEASE_MS.
+ *
+ * Lost locks.  A watchdog lock can be lost: the key was deleted or taken
+ * over behind the client's back (LW_LOST_NOT_OWNER), renewals failed twice
+ * in a row (LW_LOST_ERRORS), or its lease ran out before a renewal was
+ * confirmed (LW_LOST_EXPIRED: at most one tick late).  The client then
+ * stops renewing it, calls on_lost once, and from then on the owner does
+ * not hold it.  An owner that keeps working under a lost lock works without
+ * mutual exclusion; on_lost is where to stop it.
+ *
+ * Wire format (compatible with Redisson's RLock): the lock is a hash at the
+ * lock's name with one field, "<client id>:<owner id>", holding the hold
+ * count; the key's PEXPIRE is the lease; the final unlock deletes the key
+ * and publishes "0" on "redisson_lock__channel:{<name>}".  The fencing
+ * token is a counter at "{<name>}:token", incremented by every first
+ * acquire and never deleted.
+ *
+ * Waiting.  A lock held by somebody else is waited for on its pub/sub
+ * channel (one subscription per name, shared by its waiters) and tried
+ * again at each unlock message, or when the holder's lease runs out.
+ *
+ * Threads.  Every function is thread-safe.  Blocking calls must not run on
+ * the engine thread (inside callbacks): they return LW_EDEADLK there.
+ * Callbacks (done, on_lost) run on the engine thread; keep them short.
+ */
+#ifndef LEASEWHEEL_LOCK_H
+#define LEASEWHEEL_LOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <leasewheel/error.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct lw_client;
+struct lw_lock;
+
+#define LW_DEFAULT_WATCHDOG_TIMEOUT_MS 30000u
+#define LW_DEFAULT_RENEW_BATCH 100u
+#define LW_DEFAULT_RENEW_BATCHES_INFLIGHT 64u
+#define LW_DEFAULT_TICK_MS 100u
+#define LW_DEFAULT_SLOTS 512u
+#define LW_MAX_RENEW_BATCH 1000u        /* keys per renewal script call */
+#define LW_MAX_LEASE_MS 2147483647u     /* about 24.8 days */
+#define LW_LOCK_NAME_MAX 1024u          /* bytes; names are binary-safe */
+#define LW_CLIENT_ID_MAX 64u            /* bytes, no ':' */
+#define LW_WAIT_FOREVER UINT64_MAX
+
+/* Why a lock was lost (on_lost, stats). */
+enum lw_lost_reason {
+    LW_LOST_NOT_OWNER = 1, /* a renewal found the lock gone or held by another */
+    LW_LOST_ERRORS = 2,    /* two renewals in a row failed (timeout, no connection) */
+    LW_LOST_EXPIRED = 3,   /* the lease ran out before a renewal was confirmed */
+};
+
+/* lw_lost_reason_name - "not owner", "errors", "expired"; "unknown" else. */
+const char *lw_lost_reason_name(int reason);
+
+/*
+ * A watchdog lock was lost.  Runs on the engine thread, once per lock
+ * (owner, name); name is valid during the call only.
+ */
+typedef void lw_lost_fn(const char *name, size_t len, uint64_t owner, int reason,
+                        void *arg);
+
+/*
+ * An asynchronous call ended.  err is 0 or an LW_E* code; value is what
+ * the call's blocking twin returns through its out-parameter or return
+ * value (see each call).  Runs on the engine thread.
+ */
+typedef void lw_done_fn(int err, int64_t value, void *arg);
+
+struct lw_client_config {
+    const char *host;             /* default 127.0.0.1; ignored with unix_path */
+    int port;                     /* 1..65535, default 6379 */
+    const char *unix_path;        /* a unix socket instead, or NULL */
+    const char *password;         /* AUTH, or NULL */
+    int db;                       /* 0..65535; the lock keys live there */
+    uint32_t connect_timeout_ms;  /* default 2000 */
+    uint32_t command_timeout_ms;  /* default 3000 */
+    uint32_t reconnect_min_ms;    /* default 50 */
+    uint32_t reconnect_max_ms;    /* default 5000 */
+    uint32_t max_inflight;        /* commands on the wire at once, default 4096 */
+    const char *client_id;        /* the field's prefix; NULL: a random UUID */
+    uint32_t watchdog_timeout_ms; /* the lease of watchdog locks, default 30000;
+                                     at least 3 ticks */
+    uint32_t renew_batch;         /* keys per renewal call, 1..LW_MAX_RENEW_BATCH */
+    uint32_t renew_batches_inflight; /* renewal calls unanswered at once, >= 1 */
+    uint32_t tick_ms;             /* the wheel's tick, 1..60000, default 100 */
+    uint32_t slots;               /* the wheel's slots, 1..65536, default 512 */
+    lw_lost_fn *on_lost;          /* may be NULL */
+    void *lost_arg;
+};
+
+/* Counters since creation; a snapshot from any thread. */
+struct lw_client_stats {
+    uint64_t locks_held;          /* watchdog locks held now */
+    uint64_t renewals_sent;       /* keys sent in renewal calls */
+    uint64_t renewals_confirmed;  /* keys a renewal extended */
+    uint64_t renewals_failed;     /* keys whose renewal call failed */
+    uint64_t renew_batches;       /* renewal calls sent */
+    uint64_t lost_not_owner;
+    uint64_t lost_errors;
+    uint64_t lost_expired;
+    uint64_t worst_renewal_lag_ns; /* worst delay from a renewal's due time
+                                      to its sending */
+    uint64_t waiters;             /* acquires waiting for an unlock now */
+    uint64_t subscriptions;       /* channels subscribed (or being) now */
+};
+
+/* lw_client_config_init - the defaults above. */
+void lw_client_config_init(struct lw_client_config *cfg);
+
+/*
+ * lw_client_new - validate cfg, start the engine thread and connect (in the
+ * background: calls made before the connection is up wait for it, up to
+ * command_timeout_ms).  Returns 0 and sets *out, or LW_EINVAL (a NULL or
+ * empty field that must be set, a zero count or time), LW_ERANGE (a value
+ * beyond its limit, a client id with ':'), LW_ELEASE (watchdog timeout
+ * under 3 ticks), LW_ENOHOST, LW_ENOMEM.
+ */
+int lw_client_new(const struct lw_client_config *cfg, struct lw_client **out);
+
+/*
+ * lw_client_free - stop renewing, fail every call still pending with
+ * LW_ESHUTDOWN (callbacks run, blocked callers return), close the
+ * connections, free everything.  Locks still held are not released: they
+ * expire after their lease.  Handles must be freed before or after, but
+ * not used after.  Returns 0 (NULL ignored), or LW_EDEADLK when called on
+ * the engine thread.
+ */
+int lw_client_free(struct lw_client *client);
+
+/* lw_client_id - the client id (the owner fields' prefix). */
+const char *lw_client_id(const struct lw_client *client);
+
+/* lw_client_get_stats - a snapshot of the counters. */
+void lw_client_get_stats(const struct lw_client *client, struct lw_client_stats *out);
+
+/* lw_owner_self - the calling thread's id: the default owner. */
+uint64_t lw_owner_self(void);
+
+/*
+ * lw_lock_new - a handle for the lock named by the len bytes at name.
+ * Returns 0 and sets *out, or LW_EINVAL (NULL, len 0), LW_ERANGE (len over
+ * LW_LOCK_NAME_MAX), LW_ENOMEM.  The handle keeps the client's memory
+ * alive only as long as the client: free handles before the client, or at
+ * least do not use them after.
+ */
+int lw_lock_new(struct lw_client *client, const void *name, size_t len,
+                struct lw_lock **out);
+
+/* lw_lock_free - drop the handle (calls still pending keep it alive until
+ * they end).  NULL ignored. */
+void lw_lock_free(struct lw_lock *lock);
+
+/*
+ * Blocking calls; the owner is the calling thread.  Each returns 0 (or a
+ * count or flag, as said) or a negative LW_E* code:
+ *   LW_EINVAL     NULL lock
+ *   LW_ELEASE     lease under 3 ticks;  LW_ERANGE  lease over LW_MAX_LEASE_MS
+ *   LW_ETIMEDOUT, LW_ECONNLOST, LW_ECONNREFUSED, LW_EAUTH, ...  transport
+ *   LW_EREPLY     the key holds something other than a lock
+ *   LW_ESHUTDOWN  the client is being freed
+ *   LW_EDEADLK    called on the engine thread
+ *
+ * token (may be NULL) receives the fencing token: the lock name's counter
+ * as of this owner's first acquire, so reentrant acquires see the same.
+ */
+
+/* lw_lock - wait as long as it takes; the watchdog renews it. */
+int lw_lock(struct lw_lock *lock, uint64_t *token);
+
+/* lw_lock_lease - wait as long as it takes; expires lease_ms after. */
+int lw_lock_lease(struct lw_lock *lock, uint64_t lease_ms, uint64_t *token);
+
+/* lw_trylock - wait at most wait_ms (0: try once); lease_ms 0 means the
+ * watchdog.  LW_ELOCKED when another owner held it throughout. */
+int lw_trylock(struct lw_lock *lock, uint64_t wait_ms, uint64_t lease_ms, uint64_t *token);
+
+/* lw_unlock - release one hold.  LW_ENOTOWNER when the caller holds none:
+ * the lock is not touched. */
+int lw_unlock(struct lw_lock *lock);
+
+/* lw_force_unlock - delete the lock whoever holds it (and wake its waiters).
+ * Returns 1 when it was locked, 0 when not.  Watchdog locks this client
+ * held on that name stop being renewed, without on_lost. */
+int lw_force_unlock(struct lw_lock *lock);
+
+/* lw_is_locked - 1 when anyone holds it, 0 when not. */
+int lw_is_locked(struct lw_lock *lock);
+
+/* lw_is_held - 1 when the calling thread holds it, 0 when not. */
+int lw_is_held(struct lw_lock *lock);
+
+/* lw_hold_count - how many times the calling thread holds it (0: not). */
+int lw_hold_count(struct lw_lock *lock);
+
+/* lw_remaining_ttl - *ttl_ms gets the lease left in ms, -1 when the key
+ * has no expiry, -2 when nobody holds the lock (as PTTL). */
+int lw_remaining_ttl(struct lw_lock *lock, int64_t *ttl_ms);
+
+/*
+ * Asynchronous calls: explicit owner; done(err, value, arg) runs once on
+ * the engine thread when the call ends, unless the call itself returns an
+ * error (LW_EINVAL, LW_ELEASE, LW_ERANGE, LW_ENOMEM, LW_ESHUTDOWN), in which
+ * case it never runs.  value: the token (acquire), the count or flag
+ * (force-unlock, is-locked, is-held, hold count), the TTL, or 0.
+ */
+
+/* lw_acquire_async - lock (wait_ms LW_WAIT_FOREVER) or try-lock (any other
+ * wait_ms); lease_ms 0 means the watchdog. */
+int lw_acquire_async(struct lw_lock *lock, uint64_t owner, uint64_t wait_ms,
+                     uint64_t lease_ms, lw_done_fn *done, void *arg);
+int lw_unlock_async(struct lw_lock *lock, uint64_t owner, lw_done_fn *done, void *arg);
+int lw_force_unlock_async(struct lw_lock *lock, lw_done_fn *done, void *arg);
+int lw_is_locked_async(struct lw_lock *lock, lw_done_fn *done, void *arg);
+int lw_is_held_async(struct lw_lock *lock, uint64_t owner, lw_done_fn *done, void *arg);
+int lw_hold_count_async(struct lw_lock *lock, uint64_t owner, lw_done_fn *done, void *arg);
+int lw_remaining_ttl_async(struct lw_lock *lock, lw_done_fn *done, void *arg);
+
+/*
+ * Blocking calls with an explicit owner (the blocking twins of the async
+ * calls above, for owners that are not threads).
+ */
+int lw_acquire(struct lw_lock *lock, uint64_t owner, uint64_t wait_ms, uint64_t lease_ms,
+               uint64_t *token);
+int lw_unlock_owner(struct lw_lock *lock, uint64_t owner);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

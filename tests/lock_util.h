@@ -1,0 +1,109 @@
+/*
+ * tests/lock_util.h - shared by the lock tests: a client on the fixture's
+ * server, lost-lock recording, sleeping, and a MONITOR reader.
+ */
+#ifndef LW_TESTS_LOCK_UTIL_H
+#define LW_TESTS_LOCK_UTIL_H
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <leasewheel.h>
+
+#include "engine_util.h"
+
+static inline void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static inline uint64_t now_ms(void)
+{
+    return lw_clock_now() / 1000000u;
+}
+
+/* Lost locks, as on_lost saw them. */
+struct lost_log {
+    _Atomic int count;
+    _Atomic int reason;
+    _Atomic uint64_t at_ns;     /* when the last one was reported */
+    char name[64];
+};
+
+static inline void record_lost(const char *name, size_t len, uint64_t owner, int reason, void *arg)
+{
+    struct lost_log *log = arg;
+
+    (void)owner;
+    if (len < sizeof log->name) {
+        memcpy(log->name, name, len);
+        log->name[len] = 0;
+    }
+    atomic_store(&log->reason, reason);
+    atomic_store(&log->at_ns, lw_clock_now());
+    atomic_fetch_add(&log->count, 1);
+}
+
+/* A client of the fixture's server: 10 ms ticks, the given watchdog lease. */
+static inline void client_config(struct lw_client_config *cfg, uint32_t lease_ms, struct lost_log *log)
+{
+    lw_client_config_init(cfg);
+    cfg->port = srv.port;
+    cfg->tick_ms = 10;
+    cfg->watchdog_timeout_ms = lease_ms;
+    cfg->command_timeout_ms = 5000;
+    if (log) {
+        memset(log, 0, sizeof *log);
+        cfg->on_lost = record_lost;
+        cfg->lost_arg = log;
+    }
+}
+
+static inline struct lw_client *new_client(uint32_t lease_ms, struct lost_log *log)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+
+    client_config(&cfg, lease_ms, log);
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    return c;
+}
+
+static inline struct lw_lock *new_lock(struct lw_client *c, const char *name)
+{
+    struct lw_lock *l = NULL;
+
+    cr_assert_eq(lw_lock_new(c, name, strlen(name), &l), 0);
+    return l;
+}
+
+/* Redis's answer as an integer (a status or string parsed), -1000 on none. */
+static inline long long redis_int(const char *fmt, const char *arg)
+{
+    redisReply *r = redis_server_command(&srv, fmt, arg);
+    long long v = -1000;
+
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    else if (r && r->type == REDIS_REPLY_STRING)
+        v = atoll(r->str);
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+/* Poll `cond` every 5 ms for at most ms; returns whether it came true. */
+#define wait_until(cond, ms)                                                     \
+    ({                                                                           \
+        uint64_t until_ = now_ms() + (ms);                                       \
+        while (!(cond) && now_ms() < until_)                                     \
+            sleep_ms(5);                                                         \
+        (cond);                                                                  \
+    })
+
+#endif
