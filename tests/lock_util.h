@@ -99,7 +99,7 @@ static inline long long redis_int(const char *fmt, const char *arg)
 
 /* Poll `cond` every 5 ms for at most ms; returns whether it came true. */
 #define wait_until(cond, ms)                                                     \
-    ({                                                                           \
+    __extension__({                                                              \
         uint64_t until_ = now_ms() + (ms);                                       \
         while (!(cond) && now_ms() < until_)                                     \
             sleep_ms(5);                                                         \

@@ -50,3 +50,314 @@ REDIS_TEST(lock, reentrant_counts_and_wire_format)
     lw_lock_free(l);
     cr_assert_eq(lw_client_free(c), 0);
 }
+
+REDIS_TEST(lock, unlock_by_non_owner_leaves_lock_untouched)
+{
+    struct lw_client *a = new_client(30000, NULL), *b = new_client(30000, NULL);
+    struct lw_lock *la = new_lock(a, "shared"), *lb = new_lock(b, "shared");
+    long long ttl_before;
+
+    cr_assert_eq(lw_lock(la, NULL), 0);
+    ttl_before = redis_int("PTTL %s", "shared");
+    cr_assert_eq(lw_unlock(lb), LW_ENOTOWNER, "another client");
+    cr_assert_eq(lw_unlock_owner(la, lw_owner_self() + 1), LW_ENOTOWNER, "another owner");
+    cr_assert_eq(lw_hold_count(la), 1);
+    cr_assert_eq(lw_is_held(lb), 0);
+    cr_assert_eq(lw_is_locked(lb), 1);
+    cr_assert_leq(redis_int("PTTL %s", "shared"), ttl_before);
+    cr_assert_eq(lw_unlock(la), 0);
+    lw_lock_free(la);
+    lw_lock_free(lb);
+    lw_client_free(a);
+    lw_client_free(b);
+}
+
+REDIS_TEST(lock, force_unlock_ttl_and_explicit_lease)
+{
+    struct lw_client *c = new_client(30000, NULL);
+    struct lw_lock *l = new_lock(c, "lease");
+    struct lw_client_stats st;
+    int64_t ttl = 0;
+    uint64_t t0;
+
+    cr_assert_eq(lw_remaining_ttl(l, &ttl), 0);
+    cr_assert_eq(ttl, -2, "not locked");
+    cr_assert_eq(lw_force_unlock(l), 0, "nothing to delete");
+
+    /* An explicit 1 s lease: gone after 1 s and never renewed. */
+    t0 = now_ms();
+    cr_assert_eq(lw_lock_lease(l, 1000, NULL), 0);
+    cr_assert_eq(lw_remaining_ttl(l, &ttl), 0);
+    cr_assert(ttl > 0 && ttl <= 1000, "ttl %lld", (long long)ttl);
+    cr_assert(wait_until(redis_int("EXISTS %s", "lease") == 0, 3000));
+    cr_assert_geq(now_ms() - t0, 950, "gone before its lease");
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.renewals_sent, 0);
+    cr_assert_eq(st.locks_held, 0);
+
+    /* Force-unlock deletes whoever holds it. */
+    cr_assert_eq(lw_lock(l, NULL), 0);
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.locks_held, 1);
+    cr_assert_eq(lw_force_unlock(l), 1);
+    cr_assert_eq(lw_is_locked(l), 0);
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.locks_held, 0, "the watchdog stopped with it");
+    lw_lock_free(l);
+    lw_client_free(c);
+}
+
+REDIS_TEST(lock, bad_input)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_lock *l = NULL;
+    char big[LW_LOCK_NAME_MAX + 1];
+    int64_t ttl;
+
+    /* Configuration. */
+    cr_assert_eq(lw_client_new(NULL, &c), LW_EINVAL);
+    client_config(&cfg, 30000, NULL);
+    cfg.tick_ms = 0;
+    cr_assert_eq(lw_client_new(&cfg, &c), LW_EINVAL);
+    client_config(&cfg, 20, NULL); /* under 3 ticks of 10 ms */
+    cr_assert_eq(lw_client_new(&cfg, &c), LW_ELEASE);
+    client_config(&cfg, 30000, NULL);
+    cfg.renew_batch = LW_MAX_RENEW_BATCH + 1;
+    cr_assert_eq(lw_client_new(&cfg, &c), LW_ERANGE);
+    client_config(&cfg, 30000, NULL);
+    cfg.client_id = "has:colon";
+    cr_assert_eq(lw_client_new(&cfg, &c), LW_ERANGE);
+    client_config(&cfg, 30000, NULL);
+    cfg.client_id = "";
+    cr_assert_eq(lw_client_new(&cfg, &c), LW_EINVAL);
+    client_config(&cfg, 30000, NULL);
+    cfg.port = 0;
+    cr_assert_eq(lw_client_new(&cfg, &c), LW_ERANGE);
+    client_config(&cfg, 30000, NULL);
+    cfg.renew_batches_inflight = 0;
+    cr_assert_eq(lw_client_new(&cfg, &c), LW_EINVAL);
+    cr_assert_null(c);
+
+    c = new_client(30000, NULL);
+    /* Names. */
+    memset(big, 'x', sizeof big);
+    cr_assert_eq(lw_lock_new(c, NULL, 3, &l), LW_EINVAL);
+    cr_assert_eq(lw_lock_new(c, "x", 0, &l), LW_EINVAL);
+    cr_assert_eq(lw_lock_new(NULL, "x", 1, &l), LW_EINVAL);
+    cr_assert_eq(lw_lock_new(c, big, sizeof big, &l), LW_ERANGE);
+    cr_assert_eq(lw_lock_new(c, big, sizeof big - 1, &l), 0, "the maximum is accepted");
+    cr_assert_eq(lw_lock(l, NULL), 0);
+    cr_assert_eq(lw_unlock(l), 0);
+    lw_lock_free(l);
+    /* A binary name, NUL included. */
+    cr_assert_eq(lw_lock_new(c, "a\0b", 3, &l), 0);
+    cr_assert_eq(lw_lock(l, NULL), 0);
+    cr_assert_eq(lw_is_locked(l), 1);
+    cr_assert_eq(redis_int("EXISTS %s", "a"), 0);
+    cr_assert_eq(lw_unlock(l), 0);
+
+    /* Leases: zero (explicit), under 3 ticks, too long. */
+    cr_assert_eq(lw_lock_lease(l, 0, NULL), LW_EINVAL);
+    cr_assert_eq(lw_lock_lease(l, 29, NULL), LW_ELEASE);
+    cr_assert_eq(lw_trylock(l, 0, 1, NULL), LW_ELEASE);
+    cr_assert_eq(lw_lock_lease(l, (uint64_t)LW_MAX_LEASE_MS + 1, NULL), LW_ERANGE);
+    cr_assert_eq(lw_acquire_async(l, 1, 0, 5, NULL, NULL), LW_ELEASE);
+    cr_assert_eq(lw_is_locked(l), 0, "nothing was sent");
+    lw_lock_free(l);
+
+    /* NULL handles. */
+    cr_assert_eq(lw_lock(NULL, NULL), LW_EINVAL);
+    cr_assert_eq(lw_unlock(NULL), LW_EINVAL);
+    cr_assert_eq(lw_is_locked(NULL), LW_EINVAL);
+    cr_assert_eq(lw_remaining_ttl(NULL, &ttl), LW_EINVAL);
+    cr_assert_eq(lw_unlock_async(NULL, 1, NULL, NULL), LW_EINVAL);
+    lw_lock_free(NULL);
+    cr_assert_eq(lw_client_free(NULL), 0);
+
+    /* A key that is not a lock. */
+    cr_assert_eq(lw_lock_new(c, "plain", 5, &l), 0);
+    freeReplyObject(redis_server_command(&srv, "SET plain 1"));
+    cr_assert_eq(lw_lock(l, NULL), LW_EREPLY);
+    lw_lock_free(l);
+    lw_client_free(c);
+}
+
+/* An async call's outcome, for the test thread. */
+struct outcome {
+    struct tally tally;
+    _Atomic int err;
+    _Atomic int64_t value;
+    _Atomic uint64_t at_ns;
+};
+
+static void on_outcome(int err, int64_t value, void *arg)
+{
+    struct outcome *o = arg;
+
+    atomic_store(&o->err, err);
+    atomic_store(&o->value, value);
+    atomic_store(&o->at_ns, lw_clock_now());
+    tally_add(&o->tally, err);
+}
+
+REDIS_TEST(lock, trylock_woken_by_unlock_and_timing_out)
+{
+    struct lw_client *a = new_client(30000, NULL), *b = new_client(30000, NULL);
+    struct lw_lock *la = new_lock(a, "door"), *lb = new_lock(b, "door");
+    struct lw_client_stats st;
+    struct outcome o;
+    uint64_t t0, unlocked_at;
+    redisReply *r;
+
+    cr_assert_eq(lw_lock(la, NULL), 0);
+    /* Nobody unlocks: a 300 ms wait ends on time. */
+    t0 = now_ms();
+    cr_assert_eq(lw_trylock(lb, 300, 0, NULL), LW_ELOCKED);
+    cr_assert_geq(now_ms() - t0, 300);
+    cr_assert_lt(now_ms() - t0, 300 + 100, "late by more than 100 ms");
+    cr_assert_eq(lw_trylock(lb, 0, 0, NULL), LW_ELOCKED, "no wait");
+
+    /* A waiter subscribed on the lock's channel is woken by the unlock. */
+    tally_init(&o.tally);
+    cr_assert_eq(lw_acquire_async(lb, 7, 10000, 0, on_outcome, &o), 0);
+    cr_assert(wait_until((lw_client_get_stats(b, &st), st.subscriptions == 1 &&
+                          st.waiters == 1), 2000));
+    r = redis_server_command(&srv, "PUBSUB CHANNELS *");
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 1);
+    cr_assert_str_eq(r->element[0]->str, "redisson_lock__channel:{door}");
+    freeReplyObject(r);
+    sleep_ms(100);
+    unlocked_at = lw_clock_now();
+    cr_assert_eq(lw_unlock(la), 0);
+    cr_assert_eq(tally_wait(&o.tally, 1, 5000), 1);
+    cr_assert_eq(atomic_load(&o.err), 0);
+    cr_assert_lt((atomic_load(&o.at_ns) - unlocked_at) / 1000000u, 50,
+                 "woken %llu ms after the unlock",
+                 (unsigned long long)((atomic_load(&o.at_ns) - unlocked_at) / 1000000u));
+    cr_assert(wait_until((lw_client_get_stats(b, &st), st.subscriptions == 0), 2000),
+              "unsubscribed when nobody waits");
+    cr_assert_eq(lw_unlock_owner(lb, 7), 0);
+    tally_destroy(&o.tally);
+    lw_lock_free(la);
+    lw_lock_free(lb);
+    lw_client_free(a);
+    lw_client_free(b);
+}
+
+REDIS_TEST(lock, waiter_retries_when_the_holders_lease_runs_out)
+{
+    struct lw_client *a = new_client(30000, NULL), *b = new_client(30000, NULL);
+    struct lw_lock *la = new_lock(a, "lapse"), *lb = new_lock(b, "lapse");
+    uint64_t t0 = now_ms();
+
+    /* The holder never unlocks: its 300 ms lease runs out, no message. */
+    cr_assert_eq(lw_lock_lease(la, 300, NULL), 0);
+    cr_assert_eq(lw_trylock(lb, 5000, 0, NULL), 0);
+    cr_assert_lt(now_ms() - t0, 1000);
+    cr_assert_eq(lw_unlock(lb), 0);
+    lw_lock_free(la);
+    lw_lock_free(lb);
+    lw_client_free(a);
+    lw_client_free(b);
+}
+
+/* Contention: two clients, two threads each, one lock. */
+struct contender {
+    struct lw_lock *lock;
+    _Atomic int *inside;
+    _Atomic int *acquired;
+    _Atomic int *overlaps;
+    int target;
+    int errors;
+};
+
+static void *contend(void *arg)
+{
+    struct contender *k = arg;
+
+    for (int i = 0; i < 20000 && atomic_load(k->acquired) < k->target; i++) {
+        int rc = lw_lock(k->lock, NULL);
+
+        if (rc) {
+            k->errors++;
+            continue;
+        }
+        if (atomic_fetch_add(k->inside, 1) != 0)
+            atomic_fetch_add(k->overlaps, 1);
+        atomic_fetch_add(k->acquired, 1);
+        atomic_fetch_sub(k->inside, 1);
+        if (lw_unlock(k->lock))
+            k->errors++;
+    }
+    return NULL;
+}
+
+REDIS_TEST(lock, two_clients_never_hold_it_together)
+{
+    struct lw_client *c[2] = {new_client(30000, NULL), new_client(30000, NULL)};
+    struct lw_lock *l[2] = {new_lock(c[0], "hot"), new_lock(c[1], "hot")};
+    _Atomic int inside = 0, acquired = 0, overlaps = 0;
+    struct contender k[4];
+    pthread_t t[4];
+
+    for (int i = 0; i < 4; i++) {
+        k[i] = (struct contender){l[i % 2], &inside, &acquired, &overlaps, 10000, 0};
+        pthread_create(&t[i], NULL, contend, &k[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        cr_assert_eq(k[i].errors, 0, "thread %d: %d errors", i, k[i].errors);
+    }
+    cr_assert_geq(atomic_load(&acquired), 10000);
+    cr_assert_eq(atomic_load(&overlaps), 0);
+    cr_assert_eq(redis_int("EXISTS %s", "hot"), 0);
+    for (int i = 0; i < 2; i++) {
+        lw_lock_free(l[i]);
+        lw_client_free(c[i]);
+    }
+}
+
+REDIS_TEST(lock, async_calls_and_free_with_waiters)
+{
+    struct lw_client *a = new_client(30000, NULL), *b = new_client(30000, NULL);
+    struct lw_lock *la = new_lock(a, "async"), *lb = new_lock(b, "async");
+    struct outcome o, w;
+
+    tally_init(&o.tally);
+    tally_init(&w.tally);
+    cr_assert_eq(lw_acquire_async(la, 42, LW_WAIT_FOREVER, 0, on_outcome, &o), 0);
+    cr_assert_eq(tally_wait(&o.tally, 1, 5000), 1);
+    cr_assert_eq(atomic_load(&o.err), 0);
+    cr_assert_eq(atomic_load(&o.value), 1, "the token");
+    cr_assert_eq(lw_hold_count_async(la, 42, on_outcome, &o), 0);
+    cr_assert_eq(tally_wait(&o.tally, 2, 5000), 2);
+    cr_assert_eq(atomic_load(&o.value), 1);
+    cr_assert_eq(lw_is_held_async(la, 43, on_outcome, &o), 0);
+    cr_assert_eq(tally_wait(&o.tally, 3, 5000), 3);
+    cr_assert_eq(atomic_load(&o.value), 0, "owner 43 holds nothing");
+    cr_assert_eq(lw_remaining_ttl_async(la, on_outcome, &o), 0);
+    cr_assert_eq(tally_wait(&o.tally, 4, 5000), 4);
+    cr_assert_gt(atomic_load(&o.value), 0);
+
+    /* Waiters of a client being freed end with LW_ESHUTDOWN. */
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(lw_acquire_async(lb, 100 + i, LW_WAIT_FOREVER, 0, on_outcome, &w), 0);
+    lw_lock_free(lb); /* the pending calls keep the handle alive */
+    sleep_ms(100);
+    cr_assert_eq(lw_client_free(b), 0);
+    cr_assert_eq(tally_wait(&w.tally, 3, 1000), 3);
+    cr_assert_eq(w.tally.failed, 3);
+    cr_assert_eq(atomic_load(&w.err), LW_ESHUTDOWN);
+
+    cr_assert_eq(lw_unlock_async(la, 42, on_outcome, &o), 0);
+    cr_assert_eq(tally_wait(&o.tally, 5, 5000), 5);
+    cr_assert_eq(atomic_load(&o.err), 0);
+    cr_assert_eq(lw_force_unlock_async(la, on_outcome, &o), 0);
+    cr_assert_eq(tally_wait(&o.tally, 6, 5000), 6);
+    cr_assert_eq(atomic_load(&o.value), 0, "already unlocked");
+    tally_destroy(&o.tally);
+    tally_destroy(&w.tally);
+    lw_lock_free(la);
+    lw_client_free(a);
+}

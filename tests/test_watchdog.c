@@ -6,3 +6,227 @@
 #include <stdlib.h>
 
 #include "lock_util.h"
+
+REDIS_TEST(watchdog, renews_past_the_lease)
+{
+    struct lost_log lost;
+    struct lw_client *c = new_client(1500, &lost);
+    struct lw_lock *l = new_lock(c, "long-job");
+    struct lw_client_stats st;
+
+    cr_assert_eq(lw_lock(l, NULL), 0);
+    sleep_ms(5000);
+    cr_assert_eq(lw_is_held(l), 1, "held after more than three leases");
+    cr_assert_gt(redis_int("PTTL %s", "long-job"), 900, "renewed within the last third");
+    lw_client_get_stats(c, &st);
+    cr_assert_geq(st.renewals_confirmed, 8, "%llu", (unsigned long long)st.renewals_confirmed);
+    cr_assert_eq(st.locks_held, 1);
+    cr_assert_eq(atomic_load(&lost.count), 0);
+    cr_assert_eq(lw_unlock(l), 0);
+    lw_lock_free(l);
+    lw_client_free(c);
+}
+
+/* MONITOR on its own connection for ms: seen[i] counts the commands that
+ * name words[i]. */
+static void monitor_count(const char *const *words, int *seen, int n, long ms)
+{
+    struct timeval tv = {0, 100000};
+    redisContext *m = redisConnectWithTimeout("127.0.0.1", srv.port, tv);
+    redisReply *r;
+    uint64_t until = now_ms() + (uint64_t)ms;
+
+    cr_assert(m && !m->err);
+    r = redisCommand(m, "MONITOR");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    tv.tv_sec = 0;
+    tv.tv_usec = 200000;
+    redisSetTimeout(m, tv);
+    memset(seen, 0, (size_t)n * sizeof *seen);
+    while (now_ms() < until) {
+        /* Something to read at least every 100 ms, so that a read timeout
+         * (which ends the connection) never happens. */
+        freeReplyObject(redis_server_command(&srv, "ECHO %s", "tick"));
+        while (redisGetReply(m, (void **)&r) == REDIS_OK) {
+            int tick = strstr(r->str, "\"tick\"") != NULL;
+
+            for (int i = 0; i < n; i++)
+                seen[i] += strstr(r->str, words[i]) != NULL;
+            freeReplyObject(r);
+            if (tick)
+                break;
+        }
+        cr_assert_eq(m->err, 0, "MONITOR connection: %s", m->errstr);
+        sleep_ms(100);
+    }
+    redisFree(m);
+}
+
+REDIS_TEST(watchdog, no_renewal_after_unlock)
+{
+    struct lw_client *c = new_client(1500, NULL);
+    struct lw_lock *quiet = new_lock(c, "quiet"), *busy = new_lock(c, "busy");
+    struct lw_client_stats after;
+    int seen[2];
+
+    cr_assert_eq(lw_lock(quiet, NULL), 0);
+    cr_assert_eq(lw_lock(busy, NULL), 0);
+    sleep_ms(700); /* a renewal or two of each */
+    cr_assert_eq(lw_unlock(quiet), 0);
+    /* Two leases: renewals of "busy" show MONITOR sees them; none of "quiet". */
+    monitor_count((const char *[]){"busy", "quiet"}, seen, 2, 3000);
+    cr_assert_geq(seen[0], 4, "renewals of busy seen: %d", seen[0]);
+    cr_assert_eq(seen[1], 0, "commands naming quiet after its unlock: %d", seen[1]);
+    lw_client_get_stats(c, &after);
+    cr_assert_eq(after.locks_held, 1);
+    cr_assert_eq(redis_int("EXISTS %s", "quiet"), 0);
+    cr_assert_eq(lw_unlock(busy), 0);
+    lw_lock_free(quiet);
+    lw_lock_free(busy);
+    lw_client_free(c);
+}
+
+REDIS_TEST(watchdog, key_deleted_is_lost_not_owner)
+{
+    struct lost_log lost;
+    struct lw_client *c = new_client(1500, &lost);
+    struct lw_lock *l = new_lock(c, "stolen");
+    struct lw_client_stats st;
+
+    cr_assert_eq(lw_lock(l, NULL), 0);
+    freeReplyObject(redis_server_command(&srv, "DEL stolen"));
+    /* The next renewal is at most a third of the lease away. */
+    cr_assert(wait_until(atomic_load(&lost.count) > 0, 500 + 100));
+    cr_assert_eq(atomic_load(&lost.reason), LW_LOST_NOT_OWNER);
+    cr_assert_str_eq(lost.name, "stolen");
+    cr_assert_eq(lw_is_held(l), 0);
+    cr_assert_eq(lw_unlock(l), LW_ENOTOWNER);
+    sleep_ms(1000);
+    cr_assert_eq(atomic_load(&lost.count), 1, "reported once");
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.lost_not_owner, 1);
+    cr_assert_eq(st.locks_held, 0);
+    lw_lock_free(l);
+    lw_client_free(c);
+}
+
+REDIS_TEST(watchdog, server_stopped_past_the_lease_is_lost_expired)
+{
+    struct lost_log lost;
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_lock *l;
+    struct lw_client_stats st;
+    uint64_t before, after, at, lease = 1500, drift = 1500 / 100 + 2, tick = 10;
+
+    client_config(&cfg, (uint32_t)lease, &lost);
+    cfg.command_timeout_ms = 10000; /* the lease runs out before any timeout */
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    l = new_lock(c, "frozen");
+    before = lw_clock_now();
+    cr_assert_eq(lw_lock(l, NULL), 0);
+    after = lw_clock_now();
+    redis_server_signal(&srv, SIGSTOP);
+    /* valid_until = the acquire's send time + lease - drift: between these. */
+    cr_assert(wait_until(atomic_load(&lost.count) > 0, 3000));
+    at = atomic_load(&lost.at_ns);
+    redis_server_signal(&srv, SIGCONT);
+    cr_assert_eq(atomic_load(&lost.reason), LW_LOST_EXPIRED);
+    cr_assert_geq(at, before + (lease - drift) * 1000000u, "lost before valid_until");
+    cr_assert_leq(at, after + (lease - drift + tick + 40) * 1000000u,
+                  "lost %lld ms after valid_until + 1 tick",
+                  (long long)(at - after) / 1000000 - (long long)(lease - drift + tick));
+    cr_assert_eq(lw_is_held(l), 0);
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.lost_expired, 1);
+    lw_lock_free(l);
+    lw_client_free(c);
+}
+
+REDIS_TEST(watchdog, failing_renewals_are_lost_errors_and_dropped)
+{
+    struct lost_log lost;
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_lock *l;
+
+    client_config(&cfg, 3000, &lost);
+    cfg.command_timeout_ms = 200; /* two renewals time out well within the lease */
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    l = new_lock(c, "flaky");
+    cr_assert_eq(lw_lock(l, NULL), 0);
+    redis_server_signal(&srv, SIGSTOP);
+    cr_assert(wait_until(atomic_load(&lost.count) > 0, 2500));
+    redis_server_signal(&srv, SIGCONT);
+    cr_assert_eq(atomic_load(&lost.reason), LW_LOST_ERRORS);
+    /* Our field is dropped rather than left to expire with the lease. */
+    cr_assert(wait_until(redis_int("EXISTS %s", "flaky") == 0, 1500));
+    cr_assert_eq(lw_is_held(l), 0);
+    lw_lock_free(l);
+    lw_client_free(c);
+}
+
+REDIS_TEST(watchdog, script_flush_does_not_stop_renewals)
+{
+    struct lost_log lost;
+    struct lw_client *c = new_client(1500, &lost);
+    struct lw_lock *l = new_lock(c, "flushed");
+    struct lw_client_stats st;
+
+    cr_assert_eq(lw_lock(l, NULL), 0);
+    freeReplyObject(redis_server_command(&srv, "SCRIPT FLUSH"));
+    sleep_ms(2000);
+    cr_assert_eq(atomic_load(&lost.count), 0);
+    cr_assert_eq(lw_is_held(l), 1);
+    lw_client_get_stats(c, &st);
+    cr_assert_geq(st.renewals_confirmed, 3);
+    cr_assert_eq(lw_unlock(l), 0);
+    lw_lock_free(l);
+    lw_client_free(c);
+}
+
+static void count_outcome(int err, int64_t value, void *arg)
+{
+    (void)value;
+    tally_add(arg, err);
+}
+
+REDIS_TEST(watchdog, ten_thousand_locks_held_six_seconds)
+{
+    enum { N = 10000 };
+    struct lost_log lost;
+    struct lw_client *c = new_client(1500, &lost);
+    struct lw_lock **locks = calloc(N, sizeof *locks);
+    struct lw_client_stats st;
+    struct tally t;
+    char name[32];
+
+    tally_init(&t);
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "many:%d", i);
+        locks[i] = new_lock(c, name);
+        cr_assert_eq(lw_acquire_async(locks[i], 1, 0, 0, count_outcome, &t), 0);
+    }
+    cr_assert_eq(tally_wait(&t, N, 30000), N);
+    cr_assert_eq(t.failed, 0);
+    sleep_ms(6000);
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(atomic_load(&lost.count), 0);
+    cr_assert_eq(st.locks_held, N);
+    cr_assert_geq(st.renewals_confirmed, 10ull * N, "%llu",
+                  (unsigned long long)st.renewals_confirmed);
+    cr_assert_lt(st.renew_batches, st.renewals_sent / 50, "batched");
+    cr_assert_eq(redis_int("DBSIZE%s", ""), 2 * N, "every lock and its token");
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(lw_unlock_async(locks[i], 1, count_outcome, &t), 0);
+    cr_assert_eq(tally_wait(&t, 2 * N, 30000), 2 * N);
+    cr_assert_eq(t.failed, 0);
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.locks_held, 0);
+    for (int i = 0; i < N; i++)
+        lw_lock_free(locks[i]);
+    free(locks);
+    tally_destroy(&t);
+    lw_client_free(c);
+}

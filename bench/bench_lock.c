@@ -1,0 +1,488 @@
+/*
+ * The lock API and the watchdog's renewal script against their baselines.
+ *
+ *   lock/lock+unlock             one thread, uncontended: lw_lock() then
+ *                                lw_unlock() on one name, 2000 pairs per
+ *                                iteration, through a client with the
+ *                                default config.  items: pairs.
+ *   lock/raw-2xevalsha           the floor under it: a bare engine and, per
+ *                                pair, two blocking lw_engine_call()s of the
+ *                                client's own SCRIPT_LOCK and SCRIPT_UNLOCK
+ *                                with the arguments the client sends (each
+ *                                formatted once, re-sent).  What the client
+ *                                adds (ops, watchdog bookkeeping, owner
+ *                                fields) is the distance between the two
+ *                                items_per_second.
+ *   renew/batched/B              saturation throughput of the watchdog's
+ *                                renewal: 20000 lock hashes renewed as
+ *                                20000 / B SCRIPT_RENEW calls of B keys,
+ *                                at most 64 calls unanswered (the client's
+ *                                default renew_batches_inflight).
+ *   renew/single-key-pipelined   the ceiling batching has to beat: the same
+ *                                keys, one key per SCRIPT_RENEW call, up to
+ *                                4096 unanswered (the engine's default
+ *                                max_inflight).  items: keys renewed.
+ *
+ * The renew cases use the engine, not the client, so that they measure the
+ * script and the transport the watchdog uses; as the watchdog does, they
+ * refill the window from the reply callbacks, on the engine thread.  Every
+ * reply is checked (a renewal must answer 1 per key).  The server is a
+ * private redis-server on a free loopback port, started here.
+ */
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <leasewheel/lock.h>
+
+#include "client_private.h"
+#include "engine.h"
+#include "redis_server.h"
+#include "shim.h"
+
+#define PAIRS 2000              /* lock/unlock pairs per iteration */
+#define RENEW_KEYS 20000u       /* lock hashes renewed per iteration */
+#define RENEW_WINDOW 64u        /* LW_DEFAULT_RENEW_BATCHES_INFLIGHT */
+#define SINGLE_WINDOW 4096u     /* LW_ENGINE_DEFAULT_MAX_INFLIGHT */
+#define LEASE "30000"           /* LW_DEFAULT_WATCHDOG_TIMEOUT_MS */
+/* An owner field as the client makes it: "<UUID>:<owner>". */
+#define FIELD "0b6f8a52-3c1e-4d7a-9f20-5e4c3b2a1d09:1"
+#define WAIT_LIMIT_NS (60ull * 1000000000ull) /* a run that takes longer failed */
+
+static struct redis_server server;
+
+/* ---- lock/lock+unlock ------------------------------------------------ */
+
+/* One lock+unlock pair; 0, or -1 with why filled in. */
+static int lock_pair(struct lw_lock *l, uint64_t *last_tok, char *why, size_t n)
+{
+    uint64_t tok = 0;
+    int rc;
+
+    if ((rc = lw_lock(l, &tok))) {
+        snprintf(why, n, "lw_lock: %s (%s)", lw_errname(rc), lw_strerror(rc));
+        return -1;
+    }
+    if (tok <= *last_tok) {
+        snprintf(why, n, "lw_lock: token %llu after %llu", (unsigned long long)tok,
+                 (unsigned long long)*last_tok);
+        return -1;
+    }
+    *last_tok = tok;
+    if ((rc = lw_unlock(l))) {
+        snprintf(why, n, "lw_unlock: %s (%s)", lw_errname(rc), lw_strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+static int lock_pairs(struct lw_lock *l, int n, uint64_t *last_tok, char *why, size_t len)
+{
+    for (int i = 0; i < n; i++)
+        if (lock_pair(l, last_tok, why, len))
+            return -1;
+    return 0;
+}
+
+/* After the pairs the watchdog must hold nothing. */
+static int check_client_idle(struct lw_client *c, char *why, size_t n)
+{
+    struct lw_client_stats s;
+
+    lw_client_get_stats(c, &s);
+    if (s.locks_held == 0 && s.lost_not_owner + s.lost_errors + s.lost_expired == 0)
+        return 0;
+    snprintf(why, n, "after unlock: locks_held %llu, lost %llu/%llu/%llu",
+             (unsigned long long)s.locks_held, (unsigned long long)s.lost_not_owner,
+             (unsigned long long)s.lost_errors, (unsigned long long)s.lost_expired);
+    return -1;
+}
+
+static void bm_lock_unlock(struct lwb_state *st)
+{
+    static const char name[] = "lw:bench:lock1";
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_lock *l = NULL;
+    uint64_t last_tok = 0;
+    int64_t total = 0;
+    char why[256] = "";
+    int bad;
+
+    lw_client_config_init(&cfg);
+    cfg.port = server.port;
+    if (lw_client_new(&cfg, &c) || lw_lock_new(c, name, strlen(name), &l)) {
+        lwb_error(st, "client set-up failed");
+        lw_client_free(c);
+        return;
+    }
+    bad = lock_pairs(l, 100, &last_tok, why, sizeof why); /* connect, warm up */
+    while (!bad && lwb_keep_running(st)) {
+        uint64_t start = lw_clock_now();
+
+        bad = lock_pairs(l, PAIRS, &last_tok, why, sizeof why);
+        lwb_set_iteration_time(st, (double)(lw_clock_now() - start) / 1e9);
+        total += PAIRS;
+    }
+    if (!bad)
+        bad = check_client_idle(c, why, sizeof why);
+    if (bad) {
+        fprintf(stderr, "lock/lock+unlock: %s\n", why);
+        lwb_error(st, why);
+    }
+    lwb_set_items(st, total);
+    lw_lock_free(l);
+    lw_client_free(c);
+}
+
+/* ---- lock/raw-2xevalsha ---------------------------------------------- */
+
+struct raw_check {
+    int bad;        /* engine thread writes, the caller reads after the call */
+    char why[128];
+};
+
+static void raw_fail(struct raw_check *k, const char *what, const redisReply *r, int err)
+{
+    k->bad = 1;
+    if (err)
+        snprintf(k->why, sizeof k->why, "%s: %s", what, lw_errname(err));
+    else
+        snprintf(k->why, sizeof k->why, "%s: unexpected reply (type %d%s%s)", what,
+                 r->type, r->type == REDIS_REPLY_ERROR ? ": " : "",
+                 r->type == REDIS_REPLY_ERROR ? r->str : "");
+}
+
+/* SCRIPT_LOCK on a free lock: {token, 1}. */
+static void on_raw_lock(struct lw_request *req, const redisReply *r, int err, void *arg)
+{
+    (void)req;
+    if (err || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+        r->element[1]->type != REDIS_REPLY_INTEGER || r->element[1]->integer != 1)
+        raw_fail(arg, "lock script", r, err);
+}
+
+/* SCRIPT_UNLOCK of the only hold: 0. */
+static void on_raw_unlock(struct lw_request *req, const redisReply *r, int err, void *arg)
+{
+    (void)req;
+    if (err || r->type != REDIS_REPLY_INTEGER || r->integer != 0)
+        raw_fail(arg, "unlock script", r, err);
+}
+
+/* The two requests, formatted as core/lock.c formats them. */
+static int raw_format(struct lw_request *lock, struct lw_request *unlock)
+{
+    static const char name[] = "lw:bench:lock2";
+    const char *lock_argv[] = {name, "{lw:bench:lock2}:token", LEASE, FIELD};
+    const char *unlock_argv[] = {name, CHANNEL_PREFIX "lw:bench:lock2}", FIELD};
+
+    lw_request_init(lock);
+    lw_request_init(unlock);
+    if (lw_request_evalsha(lock, SCRIPT_LOCK, 2, 4, lock_argv, NULL))
+        return -1;
+    return lw_request_evalsha(unlock, SCRIPT_UNLOCK, 2, 3, unlock_argv, NULL) ? -1 : 0;
+}
+
+static int raw_pairs(struct lw_engine *e, struct lw_request *lock, struct lw_request *unlock,
+                     int n, struct raw_check *k)
+{
+    for (int i = 0; i < n && !k->bad; i++) {
+        int rc = lw_engine_call(e, lock, on_raw_lock, k);
+
+        if (rc == 0)
+            rc = lw_engine_call(e, unlock, on_raw_unlock, k);
+        if (rc && !k->bad)
+            raw_fail(k, "lw_engine_call", NULL, rc);
+    }
+    return k->bad ? -1 : 0;
+}
+
+/* A bare engine that knows the client's scripts. */
+static int scripts_engine(uint32_t max_inflight, struct lw_engine **e)
+{
+    struct lw_engine_config cfg;
+
+    lw_engine_config_init(&cfg);
+    cfg.port = server.port;
+    cfg.scripts = lw_lock_scripts;
+    cfg.nscripts = SCRIPT_COUNT;
+    cfg.max_inflight = max_inflight;
+    cfg.command_timeout_ms = 60000; /* a busy shared machine is not a failure */
+    return lw_engine_new(&cfg, e);
+}
+
+static void bm_raw(struct lwb_state *st)
+{
+    struct lw_engine *e;
+    struct lw_request lock, unlock;
+    struct raw_check k = {0};
+    int64_t total = 0;
+
+    if (raw_format(&lock, &unlock) || scripts_engine(LW_ENGINE_DEFAULT_MAX_INFLIGHT, &e)) {
+        lwb_error(st, "engine set-up failed");
+        lw_request_clear(&lock);
+        lw_request_clear(&unlock);
+        return;
+    }
+    raw_pairs(e, &lock, &unlock, 100, &k); /* connect, load scripts, warm up */
+    while (!k.bad && lwb_keep_running(st)) {
+        uint64_t start = lw_clock_now();
+
+        raw_pairs(e, &lock, &unlock, PAIRS, &k);
+        lwb_set_iteration_time(st, (double)(lw_clock_now() - start) / 1e9);
+        total += PAIRS;
+    }
+    if (k.bad) {
+        fprintf(stderr, "lock/raw-2xevalsha: %s\n", k.why);
+        lwb_error(st, k.why);
+    }
+    lwb_set_items(st, total);
+    lw_engine_free(e);
+    lw_request_clear(&lock);
+    lw_request_clear(&unlock);
+}
+
+/* ---- pipelined runs (renew cases and their set-up) ------------------- */
+
+/*
+ * n requests, at most `window` unanswered.  The caller submits the first
+ * `window`; each reply's callback submits the next one, on the engine
+ * thread, as the watchdog refills its batches.  The caller sleeps on
+ * `done` (a futex) until all n have completed.
+ */
+struct pipeline {
+    struct lw_engine *e;
+    struct lw_request *reqs;
+    uint32_t n, window;
+    uint32_t ones;              /* each reply: an array of this many 1s;
+                                   0: any integer (HSET) */
+    _Atomic uint32_t next;      /* the next request to submit */
+    _Atomic uint32_t done;
+    _Atomic uint32_t failed;
+    _Atomic int first_err;      /* an LW_E* code, or 1: a bad reply */
+};
+
+static int reply_ok(const struct pipeline *p, const redisReply *r)
+{
+    if (p->ones == 0)
+        return r->type == REDIS_REPLY_INTEGER;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != p->ones)
+        return 0;
+    for (size_t i = 0; i < r->elements; i++)
+        if (r->element[i]->type != REDIS_REPLY_INTEGER || r->element[i]->integer != 1)
+            return 0;
+    return 1;
+}
+
+static void pipe_finish_one(struct pipeline *p, int err)
+{
+    if (err) {
+        int none = 0;
+
+        atomic_fetch_add(&p->failed, 1);
+        atomic_compare_exchange_strong(&p->first_err, &none, err);
+    }
+    if (atomic_fetch_add(&p->done, 1) + 1 == p->n)
+        syscall(SYS_futex, &p->done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static void pipe_on_reply(struct lw_request *req, const redisReply *r, int err, void *arg);
+
+/* Submit the next request, if any: any thread. */
+static void pipe_submit_next(struct pipeline *p)
+{
+    uint32_t i = atomic_fetch_add(&p->next, 1);
+    int rc;
+
+    if (i >= p->n)
+        return;
+    if ((rc = lw_engine_submit(p->e, &p->reqs[i], pipe_on_reply, p)))
+        pipe_finish_one(p, rc);
+}
+
+static void pipe_on_reply(struct lw_request *req, const redisReply *r, int err, void *arg)
+{
+    struct pipeline *p = arg;
+
+    (void)req;
+    if (!err && !reply_ok(p, r))
+        err = 1;
+    pipe_submit_next(p); /* before counting this one: see pipe_run() */
+    pipe_finish_one(p, err);
+}
+
+/* Sleep until all n completed, at most WAIT_LIMIT_NS.  0 or -1. */
+static int pipe_wait(struct pipeline *p, uint64_t start)
+{
+    uint32_t seen;
+
+    while ((seen = atomic_load(&p->done)) < p->n) {
+        struct timespec ts = {.tv_sec = 1};
+
+        if (lw_clock_now() - start > WAIT_LIMIT_NS)
+            return -1;
+        syscall(SYS_futex, &p->done, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+    }
+    return 0;
+}
+
+/*
+ * One run of all n requests; returns its seconds, or -1 when it did not
+ * finish in time.  A callback submits its successor before counting itself
+ * done, so once done reaches n no callback touches next or the requests
+ * again, and the next run may reset them.
+ */
+static double pipe_run(struct pipeline *p)
+{
+    uint64_t start = lw_clock_now();
+
+    atomic_store(&p->next, 0);
+    atomic_store(&p->done, 0);
+    for (uint32_t i = 0; i < p->window && i < p->n; i++)
+        pipe_submit_next(p);
+    if (pipe_wait(p, start))
+        return -1;
+    return (double)(lw_clock_now() - start) / 1e9;
+}
+
+static const char *pipe_why(struct pipeline *p, char *buf, size_t n)
+{
+    int err = atomic_load(&p->first_err);
+
+    snprintf(buf, n, "%u requests failed, first: %s", atomic_load(&p->failed),
+             err == 1 ? "unexpected reply" : lw_errname(err));
+    return buf;
+}
+
+static void free_reqs(struct lw_request *reqs, uint32_t n)
+{
+    for (uint32_t i = 0; reqs && i < n; i++)
+        lw_request_clear(&reqs[i]);
+    free(reqs);
+}
+
+/* ---- renew/batched/B and renew/single-key-pipelined ------------------ */
+
+static char (*key_names)[32]; /* RENEW_KEYS names, made once in main */
+
+/* One HSET per key: every key a lock hash owned by FIELD (no expiry; the
+ * renewals set one, of 30 s, which outlasts a case). */
+static int make_locks(struct lw_engine *e)
+{
+    struct lw_request *reqs = calloc(RENEW_KEYS, sizeof *reqs);
+    struct pipeline p = {.e = e, .reqs = reqs, .n = RENEW_KEYS, .window = SINGLE_WINDOW};
+    int rc = reqs ? 0 : -1;
+
+    for (uint32_t i = 0; rc == 0 && i < RENEW_KEYS; i++)
+        rc = lw_request_command(&reqs[i], 4,
+                                (const char *[]){"HSET", key_names[i], FIELD, "1"}, NULL);
+    if (rc == 0 && (pipe_run(&p) < 0 || atomic_load(&p.failed)))
+        rc = -1;
+    free_reqs(reqs, RENEW_KEYS);
+    return rc;
+}
+
+/* RENEW_KEYS / batch SCRIPT_RENEW calls, keys then LEASE then fields, as
+ * core/watchdog.c formats them. */
+static struct lw_request *format_renewals(uint32_t batch, uint32_t *ncalls)
+{
+    uint32_t n = RENEW_KEYS / batch;
+    struct lw_request *reqs = calloc(n, sizeof *reqs);
+    const char **argv = calloc(2 * batch + 1, sizeof *argv);
+    int rc = reqs && argv ? 0 : -1;
+
+    for (uint32_t c = 0; rc == 0 && c < n; c++) {
+        for (uint32_t i = 0; i < batch; i++) {
+            argv[i] = key_names[c * batch + i];
+            argv[batch + 1 + i] = FIELD;
+        }
+        argv[batch] = LEASE;
+        rc = lw_request_evalsha(&reqs[c], SCRIPT_RENEW, (int)batch, (int)(2 * batch + 1),
+                                argv, NULL);
+    }
+    free(argv);
+    if (rc) {
+        free_reqs(reqs, n);
+        return NULL;
+    }
+    *ncalls = n;
+    return reqs;
+}
+
+static void renew_case(struct lwb_state *st, uint32_t batch, uint32_t window)
+{
+    struct pipeline p = {.window = window, .ones = batch};
+    int64_t total = 0;
+    double s = 0;
+    char why[128];
+
+    if (RENEW_KEYS % batch || scripts_engine(LW_ENGINE_DEFAULT_MAX_INFLIGHT, &p.e)) {
+        lwb_error(st, "engine set-up failed");
+        return;
+    }
+    if (make_locks(p.e) || !(p.reqs = format_renewals(batch, &p.n))) {
+        lwb_error(st, "creating the lock hashes failed");
+        lw_engine_free(p.e);
+        return;
+    }
+    pipe_run(&p); /* load the script, warm up */
+    while (s >= 0 && !atomic_load(&p.failed) && lwb_keep_running(st)) {
+        if ((s = pipe_run(&p)) < 0)
+            break;
+        lwb_set_iteration_time(st, s);
+        total += RENEW_KEYS;
+    }
+    if (s < 0)
+        lwb_error(st, "a run did not finish within 60 s");
+    else if (atomic_load(&p.failed))
+        lwb_error(st, pipe_why(&p, why, sizeof why));
+    lwb_set_items(st, total);
+    lwb_counter(st, "keys_per_call", batch);
+    lw_engine_free(p.e); /* fails whatever is left: callbacks end before */
+    free_reqs(p.reqs, p.n);
+}
+
+static void bm_renew_batched(struct lwb_state *st)
+{
+    renew_case(st, (uint32_t)lwb_arg(st, 0), RENEW_WINDOW);
+}
+
+static void bm_renew_single(struct lwb_state *st)
+{
+    renew_case(st, 1, SINGLE_WINDOW);
+}
+
+/* ---- main ------------------------------------------------------------ */
+
+static int make_key_names(void)
+{
+    if (!(key_names = calloc(RENEW_KEYS, sizeof *key_names)))
+        return -1;
+    for (uint32_t i = 0; i < RENEW_KEYS; i++)
+        snprintf(key_names[i], sizeof key_names[i], "lw:bench:renew:%05u", i);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const int64_t batches[] = {10, 100};
+    int rc;
+
+    if (make_key_names() || redis_server_start(&server, NULL))
+        return 1;
+    lwb_register("lock/lock+unlock", bm_lock_unlock, NULL, 0, LWB_MANUAL_TIME, 0);
+    lwb_register("lock/raw-2xevalsha", bm_raw, NULL, 0, LWB_MANUAL_TIME, 0);
+    lwb_register("renew/batched", bm_renew_batched, batches, 2, LWB_MANUAL_TIME, 0);
+    lwb_register("renew/single-key-pipelined", bm_renew_single, NULL, 0, LWB_MANUAL_TIME, 0);
+    rc = lwb_run(argc, argv);
+    redis_server_stop(&server);
+    free(key_names);
+    return rc;
+}
