@@ -279,17 +279,16 @@ static void on_batch_reply(struct lw_request *req, const redisReply *reply, int 
     for (uint32_t i = 0; i < b->n; i++) {
         struct entry *e = b->entries[i];
 
-        if (e->dead || c->closing) {
-            e->state = ENTRY_SCHEDULED; /* no longer referenced by the batch */
+        e->state = ENTRY_SCHEDULED; /* the batch lets go of it: freeable */
+        if (e->dead || c->closing)
             release_if_unused(e);
-        } else if (!ok) {
+        else if (!ok)
             renewal_failed(c, e, now);
-        } else if (reply->element[i]->type == REDIS_REPLY_INTEGER &&
-                   reply->element[i]->integer == 1) {
+        else if (reply->element[i]->type == REDIS_REPLY_INTEGER &&
+                 reply->element[i]->integer == 1)
             renewal_confirmed(c, e, sent_ns);
-        } else {
+        else
             lose(c, e, LW_LOST_NOT_OWNER);
-        }
     }
     lw_request_clear(req);
     free(b);
