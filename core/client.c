@@ -61,7 +61,8 @@ static int check_config(const struct lw_client_config *cfg)
         (rc = check_count(cfg->renew_batches_inflight, MAX_BATCHES_INFLIGHT)) ||
         (rc = check_count(cfg->watchdog_timeout_ms, LW_MAX_LEASE_MS)))
         return rc;
-    if (cfg->watchdog_timeout_ms < 3ull * cfg->tick_ms)
+    if (cfg->watchdog_timeout_ms < 3ull * cfg->tick_ms ||
+        cfg->watchdog_timeout_ms < LW_MIN_LEASE_MS)
         return LW_ELEASE;
     return 0;
 }

@@ -136,6 +136,7 @@ struct entry {
     uint8_t state;                 /* enum entry_state */
     uint8_t failures;              /* renewal failures in a row */
     uint8_t dead;                  /* out of the map; freed when unreferenced */
+    uint8_t unlocking;             /* last-hold unlocks on the wire: no renewals */
     uint32_t len;
     char name[];
 };
@@ -152,7 +153,8 @@ void op_attempt(struct op *op);
 void op_complete(struct op *op, int err, int64_t value);
 
 /* waiters.c: acquires waiting on a lock's channel. */
-int waiters_join(struct lw_client *c, struct op *op); /* 1: the channel is live */
+/* 1: the channel is live (try again now), 0: wait, -1: out of memory */
+int waiters_join(struct lw_client *c, struct op *op);
 void waiters_leave(struct lw_client *c, struct op *op);
 void waiters_on_event(void *arg, int event, const char *channel, size_t len);
 void waiters_shutdown(struct lw_client *c);
@@ -161,7 +163,13 @@ void waiters_shutdown(struct lw_client *c);
 /* An acquire succeeded: note the hold count; with watch, start renewing. */
 void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
                        uint32_t holds, uint64_t sent_ns, int watch);
-void watchdog_unlocking(struct lw_client *c, const struct lw_lock *lock, uint64_t owner);
+/* An unlock is about to be sent: hold renewals back if it is the last hold.
+ * Its reply: the holds left (0: released), -1 (not the owner's), or
+ * UNLOCK_UNKNOWN (failed: it may not have run; renewing resumes). */
+#define UNLOCK_UNKNOWN INT64_MIN
+void watchdog_unlock_begin(struct lw_client *c, const struct lw_lock *lock, uint64_t owner);
+void watchdog_unlock_end(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                         int64_t holds_left);
 void watchdog_forget(struct lw_client *c, const struct lw_lock *lock);
 void watchdog_timer_fired(struct lw_client *c, struct entry *e, uint64_t now_ns);
 void watchdog_flush(struct lw_client *c);

@@ -10,7 +10,8 @@
  *
  * Unlock and force-unlock first pass through the engine thread as a task,
  * to stop the watchdog there before their command is queued: so no renewal
- * can follow the unlock on the wire.
+ * can follow the unlock on the wire.  An unlock's reply then settles the
+ * entry (watchdog_unlock_end()).
  *
  * Rule for the engine thread: lw_engine_submit() there may complete the
  * request at once (a failed write), so it is always the last thing done
@@ -135,11 +136,8 @@ static int64_t integer_of(const redisReply *r)
 static void acquire_held(struct lw_client *c, struct op *op, int64_t pttl)
 {
     uint64_t now = lw_clock_now(), retry_at = op->wait_deadline_ns;
+    int live;
 
-    if (op->woken) { /* an unlock came while this attempt was out */
-        op_attempt(op);
-        return;
-    }
     if (now >= op->wait_deadline_ns) {
         op_complete(op, LW_ELOCKED, 0);
         return;
@@ -148,11 +146,18 @@ static void acquire_held(struct lw_client *c, struct op *op, int64_t pttl)
         op_complete(op, LW_ESHUTDOWN, 0);
         return;
     }
+    if (op->woken) { /* an unlock came while this attempt was out */
+        op_attempt(op);
+        return;
+    }
     /* The first time: listen on the lock's channel.  If it was listened to
      * already, an unlock between our attempt and now went unheard: try once
      * more.  Otherwise the subscription's confirmation wakes us. */
-    if (!op->chan && waiters_join(c, op)) {
-        op_attempt(op);
+    if (!op->chan && (live = waiters_join(c, op)) != 0) {
+        if (live < 0)
+            op_complete(op, LW_ENOMEM, 0);
+        else
+            op_attempt(op);
         return;
     }
     op->state = OPS_WAITING;
@@ -189,26 +194,28 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
             return;
         }
         if (op->kind == OP_UNLOCK)
-            watchdog_unlocking(c, op->lock, op->owner);
+            watchdog_unlock_begin(c, op->lock, op->owner);
         else
             watchdog_forget(c, op->lock);
         op_attempt(op);
         return;
     }
-    if (err) {
-        op_complete(op, err, 0);
+    if (err || reply->type == REDIS_REPLY_ERROR) {
+        if (op->kind == OP_UNLOCK) /* it may or may not have run */
+            watchdog_unlock_end(c, op->lock, op->owner, UNLOCK_UNKNOWN);
+        op_complete(op, err ? err : LW_EREPLY, 0);
         return;
     }
-    if (reply->type == REDIS_REPLY_ERROR) {
-        op_complete(op, LW_EREPLY, 0);
-        return;
-    }
-    if (op->kind == OP_ACQUIRE)
+    if (op->kind == OP_ACQUIRE) {
         acquire_reply(c, op, reply);
-    else if (op->kind == OP_UNLOCK && integer_of(reply) < 0)
-        op_complete(op, LW_ENOTOWNER, 0);
-    else
+    } else if (op->kind == OP_UNLOCK) {
+        int64_t left = integer_of(reply);
+
+        watchdog_unlock_end(c, op->lock, op->owner, left);
+        op_complete(op, left < 0 ? LW_ENOTOWNER : 0, left < 0 ? 0 : left);
+    } else {
         op_complete(op, 0, integer_of(reply));
+    }
 }
 
 void op_timer_fired(struct lw_client *c, struct op *op, uint64_t now_ns)
@@ -228,7 +235,7 @@ static int check_lease(const struct lw_client *c, uint64_t lease_ms)
 {
     if (lease_ms > LW_MAX_LEASE_MS)
         return LW_ERANGE;
-    if (lease_ms != 0 && lease_ms * 1000000u < 3 * c->tick_ns)
+    if (lease_ms != 0 && (lease_ms < LW_MIN_LEASE_MS || lease_ms * 1000000u < 3 * c->tick_ns))
         return LW_ELEASE;
     return 0;
 }

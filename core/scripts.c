@@ -9,9 +9,10 @@
 #include "client_private.h"
 
 const char *const lw_lock_scripts[SCRIPT_COUNT] = {
-    /* Acquire.  Free, or ours already: take a hold and set the lease.
-     * A first acquire increments the fencing counter; a reentrant one reads
-     * it.  Returns {token, holds}, or the holder's PTTL when held by another. */
+    /* Acquire.  Free, or ours already: take a hold and set the lease (a
+     * reentrant acquire only lengthens it: a short explicit lease must not
+     * cut the watchdog's short).  A first acquire increments the fencing
+     * counter; a reentrant one reads it.  Returns {token, holds}, or the holder's PTTL when held by another. */
     [SCRIPT_LOCK] =
         "if redis.call('exists', KEYS[1]) == 0 then "
         "  redis.call('hincrby', KEYS[1], ARGV[2], 1) "
@@ -20,7 +21,9 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "end "
         "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
         "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
-        "  redis.call('pexpire', KEYS[1], ARGV[1]) "
+        "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
+        "    redis.call('pexpire', KEYS[1], ARGV[1]) "
+        "  end "
         "  return {tonumber(redis.call('get', KEYS[2]) or '0'), holds} "
         "end "
         "return redis.call('pttl', KEYS[1])",

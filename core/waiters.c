@@ -79,7 +79,7 @@ int waiters_join(struct lw_client *c, struct op *op)
     if (!ch) {
         ch = calloc(1, sizeof *ch + lock->channel_len);
         if (!ch)
-            return 1; /* no record: retry now; the PTTL timer is the fallback */
+            return -1;
         ch->len = lock->channel_len;
         memcpy(ch->name, lock->channel, ch->len);
         HASH_ADD(hh, c->channels, name, ch->len, ch);

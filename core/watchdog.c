@@ -188,16 +188,32 @@ void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t
     count_add(&c->count.locks_held, 1);
 }
 
-void watchdog_unlocking(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
+void watchdog_unlock_begin(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
 {
     struct entry *head, **slot = find_slot(c, lock->name, lock->len, owner, &head);
 
+    /* Still held after this unlock: keep renewing.  The last hold: no
+     * renewal may follow the unlock onto the wire. */
+    if (slot && (*slot)->holds <= 1)
+        (*slot)->unlocking++;
+}
+
+void watchdog_unlock_end(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                         int64_t holds_left)
+{
+    struct entry *head, **slot = find_slot(c, lock->name, lock->len, owner, &head), *e;
+
     if (!slot)
         return;
-    if ((*slot)->holds > 1)
-        (*slot)->holds--; /* still held after this unlock: keep renewing */
+    e = *slot;
+    if (e->unlocking)
+        e->unlocking--;
+    if (holds_left == UNLOCK_UNKNOWN)
+        return; /* renewing resumes; a renewal finds out if it did run */
+    if (holds_left <= 0)
+        retire(c, e); /* released, or not ours any more: stop quietly */
     else
-        retire(c, *slot);
+        e->holds = (uint32_t)holds_left;
 }
 
 void watchdog_forget(struct lw_client *c, const struct lw_lock *lock)
@@ -229,6 +245,19 @@ static void enqueue(struct lw_client *c, struct entry *e, uint64_t now_ns)
     lw_wheel_schedule(c->wheel, &e->tt.timer, e->valid_until_ns);
 }
 
+/* A renewal fell due while the last hold's unlock is on the wire: look
+ * again at the next tick, unless the lease is over. */
+static void hold_back(struct lw_client *c, struct entry *e, uint64_t now_ns)
+{
+    if (now_ns >= e->valid_until_ns) {
+        lose(c, e, LW_LOST_EXPIRED);
+        return;
+    }
+    e->state = ENTRY_RETRY;
+    set_timer(c, e, now_ns + c->tick_ns < e->valid_until_ns ? now_ns + c->tick_ns
+                                                            : e->valid_until_ns);
+}
+
 void watchdog_timer_fired(struct lw_client *c, struct entry *e, uint64_t now_ns)
 {
     if (e->dead) {
@@ -238,7 +267,10 @@ void watchdog_timer_fired(struct lw_client *c, struct entry *e, uint64_t now_ns)
     switch (e->state) {
     case ENTRY_SCHEDULED:
     case ENTRY_RETRY:
-        enqueue(c, e, now_ns);
+        if (e->unlocking)
+            hold_back(c, e, now_ns);
+        else
+            enqueue(c, e, now_ns);
         break;
     default: /* QUEUED or SENT: valid_until came first */
         lose(c, e, LW_LOST_EXPIRED);
@@ -296,8 +328,9 @@ static void on_batch_reply(struct lw_request *req, const redisReply *reply, int 
         watchdog_flush(c);
 }
 
-/* The next live entry of the renew FIFO, freeing dead ones on the way. */
-static struct entry *pop_due(struct lw_client *c)
+/* The next entry of the renew FIFO to send, freeing dead ones and holding
+ * back those being unlocked on the way. */
+static struct entry *pop_due(struct lw_client *c, uint64_t now_ns)
 {
     struct entry *e;
 
@@ -305,10 +338,13 @@ static struct entry *pop_due(struct lw_client *c)
         c->renew_head = e->renew_next;
         if (!c->renew_head)
             c->renew_tail = NULL;
-        if (!e->dead)
+        e->state = ENTRY_SCHEDULED; /* out of the FIFO */
+        if (e->dead)
+            release_if_unused(e);
+        else if (e->unlocking)
+            hold_back(c, e, now_ns);
+        else
             return e;
-        e->state = ENTRY_SCHEDULED;
-        release_if_unused(e);
     }
     return NULL;
 }
@@ -332,7 +368,7 @@ static int send_batch(struct lw_client *c, uint64_t now_ns)
     if (!b)
         return 0; /* the entries stay queued; their expiry timers still run */
     snprintf(lease, sizeof lease, "%llu", (unsigned long long)c->lease_ms);
-    while (n < c->renew_batch && (e = pop_due(c))) {
+    while (n < c->renew_batch && (e = pop_due(c, now_ns))) {
         char *field = c->scratch_fields + (size_t)n * FIELD_MAX;
 
         b->entries[n] = e;
@@ -388,8 +424,13 @@ void watchdog_shutdown(struct lw_client *c)
 {
     struct entry *e, *tmp;
 
-    while ((e = pop_due(c)))
-        e->dead = 1, e->state = ENTRY_SCHEDULED;
+    while ((e = c->renew_head)) { /* the FIFO lets go of them */
+        c->renew_head = e->renew_next;
+        e->state = ENTRY_SCHEDULED;
+        if (e->dead)
+            release_if_unused(e); /* the live ones go below */
+    }
+    c->renew_tail = NULL;
     HASH_ITER(hh, c->entries, e, tmp) {
         while (e->next_owner) {
             struct entry *next = e->next_owner;

@@ -4,7 +4,7 @@
 
 LW_PACKAGES="gcc g++ python3 meson ninja-build pkg-config \
 libhiredis-dev libev-dev libcriterion-dev libbenchmark-dev \
-redis-server gnuplot-nox"
+redis-server gnuplot-nox uthash-dev"
 
 lw_install_deps() {
     local missing="" pkg sudo=""

@@ -361,3 +361,39 @@ REDIS_TEST(lock, async_calls_and_free_with_waiters)
     lw_lock_free(la);
     lw_client_free(a);
 }
+
+static void *churn(void *arg)
+{
+    struct lw_lock *l = arg;
+    uint64_t until = now_ms() + 1500;
+
+    for (int i = 0; i < 100000 && now_ms() < until; i++)
+        if (lw_lock(l, NULL) == 0)
+            lw_unlock(l);
+    return NULL;
+}
+
+REDIS_TEST(lock, trylock_deadline_holds_under_unlock_traffic)
+{
+    struct lw_client *a = new_client(30000, NULL), *b = new_client(30000, NULL);
+    struct lw_lock *la = new_lock(a, "busy"), *lb = new_lock(b, "busy");
+    pthread_t t;
+    uint64_t t0;
+    int rc;
+
+    pthread_create(&t, NULL, churn, la);
+    sleep_ms(100);
+    for (int i = 0; i < 5; i++) {
+        t0 = now_ms();
+        rc = lw_trylock(lb, 200, 0, NULL);
+        cr_assert(rc == 0 || rc == LW_ELOCKED, "%s", lw_errname(rc));
+        cr_assert_lt(now_ms() - t0, 200 + 150, "try-lock overran its wait");
+        if (rc == 0)
+            cr_assert_eq(lw_unlock(lb), 0);
+    }
+    pthread_join(t, NULL);
+    lw_lock_free(la);
+    lw_lock_free(lb);
+    lw_client_free(a);
+    lw_client_free(b);
+}

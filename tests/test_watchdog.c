@@ -230,3 +230,51 @@ REDIS_TEST(watchdog, ten_thousand_locks_held_six_seconds)
     tally_destroy(&t);
     lw_client_free(c);
 }
+
+REDIS_TEST(watchdog, failed_unlock_resumes_renewing)
+{
+    struct lost_log lost;
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_lock *l;
+    int holds;
+
+    client_config(&cfg, 1500, &lost);
+    cfg.command_timeout_ms = 300;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    l = new_lock(c, "sticky");
+    cr_assert_eq(lw_lock(l, NULL), 0);
+    cr_assert_eq(lw_lock(l, NULL), 0);
+    freeReplyObject(redis_server_command(&srv, "CLIENT PAUSE %s WRITE", "1000"));
+    cr_assert_eq(lw_unlock(l), LW_ETIMEDOUT);
+    sleep_ms(1000);
+    /* Whether or not that unlock ran, one hold is left: it must live on. */
+    holds = lw_hold_count(l);
+    cr_assert(holds == 1 || holds == 2, "holds %d", holds);
+    sleep_ms(2500);
+    cr_assert_eq(lw_hold_count(l), holds, "renewed past its lease");
+    cr_assert_eq(atomic_load(&lost.count), 0);
+    while (holds--)
+        cr_assert_eq(lw_unlock(l), 0);
+    cr_assert_eq(lw_is_locked(l), 0);
+    lw_lock_free(l);
+    lw_client_free(c);
+}
+
+REDIS_TEST(watchdog, short_reentrant_lease_does_not_cut_the_watchdogs)
+{
+    struct lost_log lost;
+    struct lw_client *c = new_client(3000, &lost);
+    struct lw_lock *l = new_lock(c, "mixed");
+
+    cr_assert_eq(lw_lock(l, NULL), 0);
+    cr_assert_eq(lw_trylock(l, 0, 200, NULL), 0);
+    cr_assert_gt(redis_int("PTTL %s", "mixed"), 2000);
+    sleep_ms(400);
+    cr_assert_eq(lw_hold_count(l), 2);
+    cr_assert_eq(atomic_load(&lost.count), 0);
+    cr_assert_eq(lw_unlock(l), 0);
+    cr_assert_eq(lw_unlock(l), 0);
+    lw_lock_free(l);
+    lw_client_free(c);
+}

@@ -15,7 +15,9 @@
  * client's watchdog renews its lease (watchdog_timeout_ms) every third of
  * it.  A lock acquired with an explicit lease is never renewed: it expires
  * on its own unless unlocked before.  A lease must be at least three ticks
- * of the client's wheel (LW_ELEASE) and at most LW_MAX_LEASE_MS.
+ * of the client's wheel and LW_MIN_LEASE_MS (LW_ELEASE), and at most
+ * LW_MAX_LEASE_MS (LW_ERANGE).  A reentrant acquire never shortens the
+ * lease the lock has.
  *
  * Lost locks.  A watchdog lock can be lost: the key was deleted or taken
  * over behind the client's back (LW_LOST_NOT_OWNER), renewals failed twice
@@ -61,6 +63,7 @@ struct lw_lock;
 #define LW_DEFAULT_TICK_MS 100u
 #define LW_DEFAULT_SLOTS 512u
 #define LW_MAX_RENEW_BATCH 1000u        /* keys per renewal script call */
+#define LW_MIN_LEASE_MS 10u             /* and at least 3 ticks */
 #define LW_MAX_LEASE_MS 2147483647u     /* about 24.8 days */
 #define LW_LOCK_NAME_MAX 1024u          /* bytes; names are binary-safe */
 #define LW_CLIENT_ID_MAX 64u            /* bytes, no ':' */
@@ -125,7 +128,7 @@ struct lw_client_stats {
     uint64_t worst_renewal_lag_ns; /* worst delay from a renewal's due time
                                       to its sending */
     uint64_t waiters;             /* acquires waiting for an unlock now */
-    uint64_t subscriptions;       /* channels subscribed (or being) now */
+    uint64_t subscriptions;       /* lock channels with waiters now */
 };
 
 /* lw_client_config_init - the defaults above. */
@@ -199,7 +202,9 @@ int lw_lock_lease(struct lw_lock *lock, uint64_t lease_ms, uint64_t *token);
 int lw_trylock(struct lw_lock *lock, uint64_t wait_ms, uint64_t lease_ms, uint64_t *token);
 
 /* lw_unlock - release one hold.  LW_ENOTOWNER when the caller holds none:
- * the lock is not touched. */
+ * the lock is not touched.  While the last hold's unlock is on its way the
+ * watchdog holds its renewals back; if that unlock fails (a transport
+ * error: it may not have run), renewing resumes. */
 int lw_unlock(struct lw_lock *lock);
 
 /* lw_force_unlock - delete the lock whoever holds it (and wake its waiters).
