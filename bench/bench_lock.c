@@ -18,6 +18,11 @@
  *                                20000 / B SCRIPT_RENEW calls of B keys,
  *                                at most 64 calls unanswered (the client's
  *                                default renew_batches_inflight).
+ *   renew/watchdog               the real thing, saturated: a client holding
+ *                                60000 watchdog locks on a 150 ms lease (1.2M
+ *                                renewals/s asked for; what it cannot carry
+ *                                is lost until the rest fits); items:
+ *                                renewals confirmed, counted from the stats.
  *   renew/single-key-pipelined   the ceiling batching has to beat: the same
  *                                keys, one key per SCRIPT_RENEW call, up to
  *                                4096 unanswered (the engine's default
@@ -459,6 +464,92 @@ static void bm_renew_single(struct lwb_state *st)
     renew_case(st, 1, SINGLE_WINDOW);
 }
 
+/* ---- renew/watchdog -------------------------------------------------- */
+
+#define WD_LOCKS 60000u
+#define WD_LEASE_MS 150u       /* 60000 locks renewed every 50 ms: 1.2M/s asked */
+#define WD_TICK_MS 10u
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+struct acquiring {
+    _Atomic uint32_t done;
+    _Atomic uint32_t failed;
+};
+
+static void count_acquired(int err, int64_t value, void *arg)
+{
+    struct acquiring *a = arg;
+
+    (void)value;
+    if (err)
+        atomic_fetch_add(&a->failed, 1);
+    atomic_fetch_add(&a->done, 1);
+}
+
+/* Hold WD_LOCKS watchdog locks on a lease short enough that renewals are
+ * asked for faster than one client and one Redis can do them; locks the
+ * watchdog cannot keep up with are lost, until what is left is what it
+ * can carry.  Each iteration counts the renewals confirmed in 1 s. */
+static void bm_renew_watchdog(struct lwb_state *st)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_lock **locks = calloc(WD_LOCKS, sizeof *locks);
+    struct lw_client_stats a, b;
+    struct acquiring acq = {0};
+    static unsigned runs;
+    unsigned run = runs++; /* the last run's locks are still there: new names */
+    char name[40];
+    int64_t total = 0;
+
+    lw_client_config_init(&cfg);
+    cfg.port = server.port;
+    cfg.tick_ms = WD_TICK_MS;
+    cfg.watchdog_timeout_ms = WD_LEASE_MS;
+    if (!locks || lw_client_new(&cfg, &c)) {
+        lwb_error(st, "client set-up failed");
+        free(locks);
+        return;
+    }
+    /* At most 1000 acquires outstanding: a burst of 60000 would queue the
+     * first locks' renewals behind the rest, longer than their lease. */
+    for (uint32_t i = 0; i < WD_LOCKS; i++) {
+        snprintf(name, sizeof name, "lw:bench:wd:%u:%05u", run, i);
+        for (int spin = 0; spin < 100000 && i - atomic_load(&acq.done) >= 1000; spin++)
+            sleep_s(0.0001);
+        if (lw_lock_new(c, name, strlen(name), &locks[i]) ||
+            lw_acquire_async(locks[i], 1, 0, 0, count_acquired, &acq))
+            break;
+    }
+    sleep_s(1.0); /* acquired, and settled into saturation */
+    while (lwb_keep_running(st)) {
+        uint64_t start = lw_clock_now();
+
+        lw_client_get_stats(c, &a);
+        sleep_s(1.0);
+        lw_client_get_stats(c, &b);
+        lwb_set_iteration_time(st, (double)(lw_clock_now() - start) / 1e9);
+        total += (int64_t)(b.renewals_confirmed - a.renewals_confirmed);
+    }
+    lw_client_get_stats(c, &b);
+    lwb_set_items(st, total);
+    lwb_counter(st, "acquired", atomic_load(&acq.done) - atomic_load(&acq.failed));
+    lwb_counter(st, "held_at_end", (double)b.locks_held);
+    lwb_counter(st, "keys_per_call",
+                b.renew_batches ? (double)b.renewals_sent / (double)b.renew_batches : 0);
+    lw_client_free(c);
+    for (uint32_t i = 0; i < WD_LOCKS; i++)
+        lw_lock_free(locks[i]);
+    free(locks);
+}
+
 /* ---- main ------------------------------------------------------------ */
 
 static int make_key_names(void)
@@ -481,6 +572,7 @@ int main(int argc, char **argv)
     lwb_register("lock/raw-2xevalsha", bm_raw, NULL, 0, LWB_MANUAL_TIME, 0);
     lwb_register("renew/batched", bm_renew_batched, batches, 2, LWB_MANUAL_TIME, 0);
     lwb_register("renew/single-key-pipelined", bm_renew_single, NULL, 0, LWB_MANUAL_TIME, 0);
+    lwb_register("renew/watchdog", bm_renew_watchdog, NULL, 0, LWB_MANUAL_TIME, 0);
     rc = lwb_run(argc, argv);
     redis_server_stop(&server);
     free(key_names);

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Print benchmark results as ratios against the baselines of the same run.
 
-    python3 bench/summarize.py bench-wheel.json [bench-engine.json]
+    python3 bench/summarize.py bench-wheel.json [bench-engine.json] [bench-lock.json]
 
 bench_wheel: the wheel against a binary heap and libev's timers.
 bench_engine: round trips through the engine against redis-benchmark.
+bench_lock: lock+unlock against two raw EVALSHAs; renewals against the
+single-key pipelined ceiling.
 
 Reads Google Benchmark's JSON (--benchmark_out).  With repetitions, the
 median of each case is used.  ns/op is each case's `ns_per_op` counter:
@@ -21,6 +23,7 @@ TARGETS = {  # shape: (baseline, the wheel's cost may be at most this share of i
 }
 EXPIRE_MAX_NS = 30.0
 ROUNDTRIP_MIN_SHARE = 0.8  # of redis-benchmark's commands/s at the same depth
+LOCK_MAX_RATIO = 1.3  # lock+unlock time over two raw EVALSHA round trips
 
 
 def load(path):
@@ -41,19 +44,35 @@ def load(path):
     return doc.get("context", {}), cost
 
 
-def load_rates(doc):
-    """(impl, depth) -> items per second, median over repetitions."""
+def load_rates(doc, key=lambda parts: (parts[1], int(parts[2]))):
+    """key(run name's parts) -> items per second, median over repetitions."""
     rates = {}
     for b in doc["benchmarks"]:
         if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
             continue
         if b.get("error_occurred") or "items_per_second" not in b:
             continue
-        _, impl, depth = b["run_name"].split("/")[:3]
-        if b.get("run_type") == "iteration" and (impl, int(depth)) in rates:
+        k = key(b["run_name"].split("/"))
+        if b.get("run_type") == "iteration" and k in rates:
             continue
-        rates[(impl, int(depth))] = b["items_per_second"]
+        rates[k] = b["items_per_second"]
     return rates
+
+
+def locks(doc):
+    rates = load_rates(doc, key=lambda parts: "/".join(parts[:-1] if parts[-1].startswith(
+        "manual_time") else parts))
+    mine, raw = rates.get("lock/lock+unlock"), rates.get("lock/raw-2xevalsha")
+    print("\nlocks, one thread, uncontended: pairs/s")
+    if mine and raw:
+        r = raw / mine  # time per pair over time per two raw round trips
+        print(f"  lock+unlock {mine:,.0f}  two raw EVALSHAs {raw:,.0f}  time ratio {r:.3f} "
+              f"(target <= {LOCK_MAX_RATIO}) {'met' if r <= LOCK_MAX_RATIO else 'NOT met'}")
+    single = rates.get("renew/single-key-pipelined")
+    print("renewals, keys/s, against one key per EVALSHA pipelined (the ceiling)")
+    for name in sorted(k for k in rates if k.startswith("renew/")):
+        ratio = f"{rates[name] / single:.2f}x" if single else "-"
+        print(f"  {name:<32}{rates[name]:>12,.0f}  {ratio}")
 
 
 def roundtrip(doc):
@@ -81,8 +100,11 @@ def main(paths):
             doc = json.load(f)
         if not doc.get("benchmarks"):
             continue  # a filter matched nothing in this binary
-        if doc["benchmarks"][0]["run_name"].startswith("roundtrip/"):
+        first = doc["benchmarks"][0]["run_name"]
+        if first.startswith("roundtrip/"):
             roundtrip(doc)
+        elif first.startswith(("lock/", "renew/")):
+            locks(doc)
         else:
             wheel(path)
     return 0
