@@ -19,7 +19,7 @@
  *                                at most 64 calls unanswered (the client's
  *                                default renew_batches_inflight).
  *   renew/watchdog               the real thing, saturated: a client holding
- *                                60000 watchdog locks on a 150 ms lease (1.2M
+ *                                120000 watchdog locks on a 300 ms lease (1.2M
  *                                renewals/s asked for; what it cannot carry
  *                                is lost until the rest fits); items:
  *                                renewals confirmed, counted from the stats.
@@ -466,8 +466,8 @@ static void bm_renew_single(struct lwb_state *st)
 
 /* ---- renew/watchdog -------------------------------------------------- */
 
-#define WD_LOCKS 60000u
-#define WD_LEASE_MS 150u       /* 60000 locks renewed every 50 ms: 1.2M/s asked */
+#define WD_LOCKS 120000u
+#define WD_LEASE_MS 300u       /* 120000 locks renewed every 100 ms: 1.2M/s asked */
 #define WD_TICK_MS 10u
 
 static void sleep_s(double s)
@@ -518,10 +518,10 @@ static void bm_renew_watchdog(struct lwb_state *st)
         free(locks);
         return;
     }
-    /* At most 1000 acquires outstanding: a burst of 60000 would queue the
+    /* At most 1000 acquires outstanding: a burst of them all would queue the
      * first locks' renewals behind the rest, longer than their lease. */
     for (uint32_t i = 0; i < WD_LOCKS; i++) {
-        snprintf(name, sizeof name, "lw:bench:wd:%u:%05u", run, i);
+        snprintf(name, sizeof name, "lw:bench:wd:%u:%06u", run, i);
         for (int spin = 0; spin < 100000 && i - atomic_load(&acq.done) >= 1000; spin++)
             sleep_s(0.0001);
         if (lw_lock_new(c, name, strlen(name), &locks[i]) ||
