@@ -90,9 +90,22 @@ static void random_id(char *out)
              b[13], b[14], b[15]);
 }
 
+/* "<id>:<owner>", NUL-terminated: once per renewal, so no snprintf. */
 size_t client_field(const struct lw_client *c, uint64_t owner, char *buf)
 {
-    return (size_t)snprintf(buf, FIELD_MAX, "%s:%llu", c->id, (unsigned long long)owner);
+    char digits[20];
+    size_t n = 0, len = c->id_len + 1;
+
+    memcpy(buf, c->id, c->id_len);
+    buf[c->id_len] = ':';
+    do {
+        digits[n++] = (char)('0' + owner % 10);
+        owner /= 10;
+    } while (owner);
+    while (n)
+        buf[len++] = digits[--n];
+    buf[len] = 0;
+    return len;
 }
 
 uint64_t lw_owner_self(void)
@@ -154,6 +167,8 @@ static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
     c->id_len = strlen(c->id);
     c->tick_ns = cfg->tick_ms * 1000000ull;
     c->lease_ms = cfg->watchdog_timeout_ms;
+    c->lease_len = (size_t)snprintf(c->lease_str, sizeof c->lease_str, "%llu",
+                                    (unsigned long long)c->lease_ms);
     c->renew_batch = cfg->renew_batch;
     c->batches_max = cfg->renew_batches_inflight;
     c->on_lost = cfg->on_lost;

@@ -57,6 +57,8 @@ struct lw_client {
     size_t id_len;
     uint64_t tick_ns;
     uint64_t lease_ms;             /* watchdog_timeout_ms */
+    char lease_str[24];            /* the same, as a script argument */
+    size_t lease_len;
     uint32_t renew_batch;
     uint32_t batches_max;
     lw_lost_fn *on_lost;

@@ -261,8 +261,10 @@ static int format_op(struct op *op)
 
     switch (op->kind) {
     case OP_ACQUIRE:
-        snprintf(lease, sizeof lease, "%llu",
-                 (unsigned long long)(op->lease_ms ? op->lease_ms : c->lease_ms));
+        if (op->lease_ms)
+            snprintf(lease, sizeof lease, "%llu", (unsigned long long)op->lease_ms);
+        else
+            memcpy(lease, c->lease_str, c->lease_len + 1);
         return lw_request_evalsha(&op->req, SCRIPT_LOCK, 2, 4,
                                   (const char *[]){lock->name, lock->token_key, lease, field},
                                   (size_t[]){lock->len, lock->token_len, strlen(lease), flen});
@@ -298,7 +300,7 @@ static int prepare_op(struct op *op, struct lw_lock *lock, int kind, uint64_t ow
     op->kind = (uint8_t)kind;
     op->owner = owner;
     op->lease_ms = lease_ms;
-    op->wait_deadline_ns = deadline_after(wait_ms);
+    op->wait_deadline_ns = kind == OP_ACQUIRE ? deadline_after(wait_ms) : 0;
     op->tt.kind = TIMER_OP;
     return format_op(op);
 }

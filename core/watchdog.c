@@ -92,14 +92,21 @@ static void release_if_unused(struct entry *e)
         free(e);
 }
 
-/* Stop watching e: out of the map, timer stopped; freed when unused. */
-static void retire(struct lw_client *c, struct entry *e)
+/* Out of the map, timer stopped, no longer counted as held. */
+static void stop_watching(struct lw_client *c, struct entry *e)
 {
     unmap(c, e);
     e->dead = 1;
     if (c->wheel)
         lw_wheel_cancel(c->wheel, &e->tt.timer);
     count_add(&c->count.locks_held, (uint64_t)-1);
+}
+
+/* Stop watching e quietly (unlocked, forced, shutting down); freed when
+ * unused. */
+static void retire(struct lw_client *c, struct entry *e)
+{
+    stop_watching(c, e);
     release_if_unused(e);
 }
 
@@ -107,6 +114,15 @@ static void set_timer(struct lw_client *c, struct entry *e, uint64_t at_ns)
 {
     lw_wheel_cancel(c->wheel, &e->tt.timer);
     lw_wheel_schedule(c->wheel, &e->tt.timer, at_ns);
+}
+
+/* Look at e again at the next tick, or at valid_until if that is sooner. */
+static void retry_next_tick(struct lw_client *c, struct entry *e, uint64_t now_ns)
+{
+    uint64_t at = now_ns + c->tick_ns;
+
+    e->state = ENTRY_RETRY;
+    set_timer(c, e, at < e->valid_until_ns ? at : e->valid_until_ns);
 }
 
 static void on_drop_reply(struct lw_request *req, const redisReply *reply, int err, void *arg)
@@ -149,10 +165,7 @@ static void lose(struct lw_client *c, struct entry *e, int reason)
     };
 
     count_add((_Atomic uint64_t *)((char *)&c->count + counter[reason]), 1);
-    unmap(c, e);
-    e->dead = 1;
-    lw_wheel_cancel(c->wheel, &e->tt.timer);
-    count_add(&c->count.locks_held, (uint64_t)-1);
+    stop_watching(c, e);
     if (reason != LW_LOST_NOT_OWNER)
         send_drop(c, e);
     if (c->on_lost)
@@ -253,9 +266,7 @@ static void hold_back(struct lw_client *c, struct entry *e, uint64_t now_ns)
         lose(c, e, LW_LOST_EXPIRED);
         return;
     }
-    e->state = ENTRY_RETRY;
-    set_timer(c, e, now_ns + c->tick_ns < e->valid_until_ns ? now_ns + c->tick_ns
-                                                            : e->valid_until_ns);
+    retry_next_tick(c, e, now_ns);
 }
 
 void watchdog_timer_fired(struct lw_client *c, struct entry *e, uint64_t now_ns)
@@ -285,9 +296,7 @@ static void renewal_failed(struct lw_client *c, struct entry *e, uint64_t now_ns
         lose(c, e, LW_LOST_ERRORS);
         return;
     }
-    e->state = ENTRY_RETRY;
-    set_timer(c, e, now_ns + c->tick_ns < e->valid_until_ns ? now_ns + c->tick_ns
-                                                             : e->valid_until_ns);
+    retry_next_tick(c, e, now_ns);
 }
 
 static void renewal_confirmed(struct lw_client *c, struct entry *e, uint64_t sent_ns)
@@ -361,13 +370,11 @@ static void note_lag(struct lw_client *c, uint64_t due_ns, uint64_t now_ns)
 static int send_batch(struct lw_client *c, uint64_t now_ns)
 {
     struct batch *b = malloc(sizeof *b + c->renew_batch * sizeof b->entries[0]);
-    char lease[24];
     struct entry *e;
     uint32_t n = 0;
 
     if (!b)
         return 0; /* the entries stay queued; their expiry timers still run */
-    snprintf(lease, sizeof lease, "%llu", (unsigned long long)c->lease_ms);
     while (n < c->renew_batch && (e = pop_due(c, now_ns))) {
         char *field = c->scratch_fields + (size_t)n * FIELD_MAX;
 
@@ -386,8 +393,8 @@ static int send_batch(struct lw_client *c, uint64_t now_ns)
     }
     /* Keys, then the lease, then the fields: close the gap if the batch
      * is short. */
-    c->scratch_argv[n] = lease;
-    c->scratch_lens[n] = strlen(lease);
+    c->scratch_argv[n] = c->lease_str;
+    c->scratch_lens[n] = c->lease_len;
     memmove(c->scratch_argv + n + 1, c->scratch_argv + c->renew_batch + 1,
             n * sizeof *c->scratch_argv);
     memmove(c->scratch_lens + n + 1, c->scratch_lens + c->renew_batch + 1,
