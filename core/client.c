@@ -317,6 +317,57 @@ void lw_client_get_stats(const struct lw_client *c, struct lw_client_stats *out)
     out->worst_renewal_lag_ns = count_get(&k->worst_lag_ns);
     out->waiters = count_get(&k->waiters);
     out->subscriptions = count_get(&k->subscriptions);
+    for (unsigned i = 0; i < LW_LAG_BUCKETS; i++)
+        out->renewal_lag[i] = count_get(&k->lag[i]);
+}
+
+/* Log-linear buckets of microseconds: 8 exact ones, then 8 per doubling. */
+#define LAG_SUB 8u
+#define LAG_MAX_US ((1ull << 35) - 1)
+
+unsigned lag_bucket(uint64_t lag_ns)
+{
+    uint64_t us = lag_ns / 1000u;
+    unsigned top;
+
+    if (us < LAG_SUB)
+        return (unsigned)us;
+    if (us > LAG_MAX_US)
+        us = LAG_MAX_US;
+    top = 63u - (unsigned)__builtin_clzll(us); /* 3 and up */
+    return LAG_SUB + (top - 3u) * LAG_SUB + (unsigned)((us >> (top - 3u)) & (LAG_SUB - 1));
+}
+
+uint64_t lw_lag_bucket_floor_ns(unsigned bucket)
+{
+    unsigned top, sub;
+
+    if (bucket < LAG_SUB)
+        return bucket * 1000ull;
+    top = (bucket - LAG_SUB) / LAG_SUB + 3u;
+    sub = (bucket - LAG_SUB) % LAG_SUB;
+    return ((uint64_t)(LAG_SUB + sub) << (top - 3u)) * 1000ull;
+}
+
+uint64_t lw_stats_lag_ns(const struct lw_client_stats *s, double q)
+{
+    uint64_t total = 0, seen = 0, rank;
+    unsigned i, last = 0;
+
+    for (i = 0; i < LW_LAG_BUCKETS; i++)
+        if (s->renewal_lag[i]) {
+            total += s->renewal_lag[i];
+            last = i;
+        }
+    if (total == 0)
+        return 0;
+    q = q < 0 ? 0 : q > 1 ? 1 : q;
+    rank = (uint64_t)(q * (double)total + 0.5);
+    rank = rank < 1 ? 1 : rank;
+    for (i = 0; i < last; i++)
+        if ((seen += s->renewal_lag[i]) >= rank)
+            break;
+    return lw_lag_bucket_floor_ns(i + 1);
 }
 
 const char *lw_lost_reason_name(int reason)

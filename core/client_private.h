@@ -45,6 +45,7 @@ struct client_counters {
     _Atomic uint64_t locks_held, renewals_sent, renewals_confirmed, renewals_failed;
     _Atomic uint64_t renew_batches, lost_not_owner, lost_errors, lost_expired;
     _Atomic uint64_t worst_lag_ns, waiters, subscriptions;
+    _Atomic uint64_t lag[LW_LAG_BUCKETS];
 };
 
 struct entry;
@@ -133,7 +134,7 @@ struct entry {
     struct entry *renew_next;      /* the renew queue */
     uint64_t owner;
     uint64_t valid_until_ns;       /* the lease surely lasts until then */
-    uint64_t due_ns;               /* when the queued renewal fell due */
+    uint64_t due_ns;               /* when the next renewal falls due */
     uint32_t holds;                /* the hold count in Redis, as we know it */
     uint8_t state;                 /* enum entry_state */
     uint8_t failures;              /* renewal failures in a row */
@@ -144,6 +145,7 @@ struct entry {
 };
 
 /* client.c */
+unsigned lag_bucket(uint64_t lag_ns);
 size_t client_field(const struct lw_client *c, uint64_t owner, char *buf);
 #define FIELD_MAX (LW_CLIENT_ID_MAX + 22)
 

@@ -110,8 +110,10 @@ static void retire(struct lw_client *c, struct entry *e)
     release_if_unused(e);
 }
 
+/* The next renewal falls due at at_ns: its lag is counted from then. */
 static void set_timer(struct lw_client *c, struct entry *e, uint64_t at_ns)
 {
+    e->due_ns = at_ns;
     lw_wheel_cancel(c->wheel, &e->tt.timer);
     lw_wheel_schedule(c->wheel, &e->tt.timer, at_ns);
 }
@@ -191,7 +193,8 @@ void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t
     memcpy(e->name, lock->name, lock->len);
     e->valid_until_ns = valid_until(c, sent_ns);
     e->state = ENTRY_SCHEDULED;
-    lw_wheel_schedule(c->wheel, &e->tt.timer, sent_ns + lease_ns(c) / 3);
+    e->due_ns = sent_ns + lease_ns(c) / 3;
+    lw_wheel_schedule(c->wheel, &e->tt.timer, e->due_ns);
     if (head) {
         e->next_owner = head->next_owner;
         head->next_owner = e;
@@ -248,7 +251,6 @@ static void enqueue(struct lw_client *c, struct entry *e, uint64_t now_ns)
         return;
     }
     e->state = ENTRY_QUEUED;
-    e->due_ns = now_ns;
     e->renew_next = NULL;
     if (c->renew_tail)
         c->renew_tail->renew_next = e;
@@ -364,6 +366,7 @@ static void note_lag(struct lw_client *c, uint64_t due_ns, uint64_t now_ns)
 
     if (lag > count_get(&c->count.worst_lag_ns))
         count_set(&c->count.worst_lag_ns, lag);
+    count_add(&c->count.lag[lag_bucket(lag)], 1);
 }
 
 /* Format and send one batch from the FIFO.  0 when there was nothing. */

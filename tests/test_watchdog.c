@@ -5,7 +5,47 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include "client_private.h"
 #include "lock_util.h"
+
+/* Each lag falls in the bucket whose edges surround it, and the buckets
+ * tile the line with at most 12.5% of width. */
+Test(watchdog, lag_buckets_tile_the_line)
+{
+    static const uint64_t lags_us[] = {0, 1, 7, 8, 9, 15, 16, 17, 100, 999, 1000, 1001,
+                                       123456, 10000000, (1ull << 35) - 1};
+
+    for (unsigned i = 0; i < sizeof lags_us / sizeof lags_us[0]; i++) {
+        uint64_t ns = lags_us[i] * 1000u + 500u;
+        unsigned b = lag_bucket(ns);
+
+        cr_assert_lt(b, LW_LAG_BUCKETS);
+        cr_assert_leq(lw_lag_bucket_floor_ns(b), ns, "%llu us", (unsigned long long)lags_us[i]);
+        cr_assert_gt(lw_lag_bucket_floor_ns(b + 1), ns, "%llu us", (unsigned long long)lags_us[i]);
+    }
+    for (unsigned b = 8; b + 1 < LW_LAG_BUCKETS; b++) {
+        uint64_t lo = lw_lag_bucket_floor_ns(b), hi = lw_lag_bucket_floor_ns(b + 1);
+
+        cr_assert_gt(hi, lo);
+        cr_assert_leq((hi - lo) * 8, lo, "bucket %u", b);
+    }
+    cr_assert_eq(lag_bucket(UINT64_MAX), LW_LAG_BUCKETS - 1);
+}
+
+/* Every renewal sent is in the histogram; unloaded, within about a tick
+ * (plus a shared machine's scheduling hiccup) of its due time. */
+static void check_lag_histogram(const struct lw_client_stats *st, uint64_t tick_ms)
+{
+    uint64_t total = 0;
+
+    for (unsigned i = 0; i < LW_LAG_BUCKETS; i++)
+        total += st->renewal_lag[i];
+    cr_assert_eq(total, st->renewals_sent);
+    cr_assert_leq(lw_stats_lag_ns(st, 0.5), (tick_ms + 2) * 1000000u, "p50 %llu ns",
+                  (unsigned long long)lw_stats_lag_ns(st, 0.5));
+    cr_assert_geq(lw_stats_lag_ns(st, 1.0), st->worst_renewal_lag_ns);
+    cr_assert_leq(lw_stats_lag_ns(st, 1.0), st->worst_renewal_lag_ns / 8 * 9 + 1000);
+}
 
 REDIS_TEST(watchdog, renews_past_the_lease)
 {
@@ -22,6 +62,7 @@ REDIS_TEST(watchdog, renews_past_the_lease)
     cr_assert_geq(st.renewals_confirmed, 8, "%llu", (unsigned long long)st.renewals_confirmed);
     cr_assert_eq(st.locks_held, 1);
     cr_assert_eq(atomic_load(&lost.count), 0);
+    check_lag_histogram(&st, 10);
     cr_assert_eq(lw_unlock(l), 0);
     lw_lock_free(l);
     lw_client_free(c);

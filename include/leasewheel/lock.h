@@ -116,6 +116,8 @@ struct lw_client_config {
 };
 
 /* Counters since creation; a snapshot from any thread. */
+#define LW_LAG_BUCKETS 264
+
 struct lw_client_stats {
     uint64_t locks_held;          /* watchdog locks held now */
     uint64_t renewals_sent;       /* keys sent in renewal calls */
@@ -126,9 +128,12 @@ struct lw_client_stats {
     uint64_t lost_errors;
     uint64_t lost_expired;
     uint64_t worst_renewal_lag_ns; /* worst delay from a renewal's due time
+                                      (lease/3 after the last one was sent)
                                       to its sending */
     uint64_t waiters;             /* acquires waiting for an unlock now */
     uint64_t subscriptions;       /* lock channels with waiters now */
+    uint64_t renewal_lag[LW_LAG_BUCKETS]; /* renewals sent, by lag: see
+                                             lw_lag_bucket_floor_ns() */
 };
 
 /* lw_client_config_init - the defaults above. */
@@ -159,6 +164,24 @@ const char *lw_client_id(const struct lw_client *client);
 
 /* lw_client_get_stats - a snapshot of the counters. */
 void lw_client_get_stats(const struct lw_client *client, struct lw_client_stats *out);
+
+/*
+ * The lag histogram.  Bucket i counts renewals sent between
+ * lw_lag_bucket_floor_ns(i) and lw_lag_bucket_floor_ns(i + 1) after they
+ * fell due: 1 us wide up to 8 us, then 8 buckets per doubling (an error of
+ * at most 12.5%); the last bucket also takes everything over 2^35 us.
+ * The wheel fires a timer up to one tick after its time, so an unloaded
+ * client's lags spread evenly over [0, tick); more means renewals queued.
+ */
+uint64_t lw_lag_bucket_floor_ns(unsigned bucket);
+
+/*
+ * lw_stats_lag_ns - the lag under which a fraction q (0..1) of the renewals
+ * in s->renewal_lag fell: the upper edge of the bucket holding the q-th
+ * renewal (q = 1: the highest bucket used).  0 when the histogram is empty.
+ * To look at an interval, subtract an earlier snapshot's buckets first.
+ */
+uint64_t lw_stats_lag_ns(const struct lw_client_stats *s, double q);
 
 /* lw_owner_self - the calling thread's id: the default owner. */
 uint64_t lw_owner_self(void);
