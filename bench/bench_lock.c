@@ -34,13 +34,10 @@
  * reply is checked (a renewal must answer 1 per key).  The server is a
  * private redis-server on a free loopback port, started here.
  */
-#include <limits.h>
-#include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +45,7 @@
 
 #include "client_private.h"
 #include "engine.h"
+#include "pipeline.h"
 #include "redis_server.h"
 #include "shim.h"
 
@@ -58,7 +56,6 @@
 #define LEASE "30000"           /* LW_DEFAULT_WATCHDOG_TIMEOUT_MS */
 /* An owner field as the client makes it: "<UUID>:<owner>". */
 #define FIELD "0b6f8a52-3c1e-4d7a-9f20-5e4c3b2a1d09:1"
-#define WAIT_LIMIT_NS (60ull * 1000000000ull) /* a run that takes longer failed */
 
 static struct redis_server server;
 
@@ -254,125 +251,6 @@ static void bm_raw(struct lwb_state *st)
     lw_request_clear(&unlock);
 }
 
-/* ---- pipelined runs (renew cases and their set-up) ------------------- */
-
-/*
- * n requests, at most `window` unanswered.  The caller submits the first
- * `window`; each reply's callback submits the next one, on the engine
- * thread, as the watchdog refills its batches.  The caller sleeps on
- * `done` (a futex) until all n have completed.
- */
-struct pipeline {
-    struct lw_engine *e;
-    struct lw_request *reqs;
-    uint32_t n, window;
-    uint32_t ones;              /* each reply: an array of this many 1s;
-                                   0: any integer (HSET) */
-    _Atomic uint32_t next;      /* the next request to submit */
-    _Atomic uint32_t done;
-    _Atomic uint32_t failed;
-    _Atomic int first_err;      /* an LW_E* code, or 1: a bad reply */
-};
-
-static int reply_ok(const struct pipeline *p, const redisReply *r)
-{
-    if (p->ones == 0)
-        return r->type == REDIS_REPLY_INTEGER;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != p->ones)
-        return 0;
-    for (size_t i = 0; i < r->elements; i++)
-        if (r->element[i]->type != REDIS_REPLY_INTEGER || r->element[i]->integer != 1)
-            return 0;
-    return 1;
-}
-
-static void pipe_finish_one(struct pipeline *p, int err)
-{
-    if (err) {
-        int none = 0;
-
-        atomic_fetch_add(&p->failed, 1);
-        atomic_compare_exchange_strong(&p->first_err, &none, err);
-    }
-    if (atomic_fetch_add(&p->done, 1) + 1 == p->n)
-        syscall(SYS_futex, &p->done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-}
-
-static void pipe_on_reply(struct lw_request *req, const redisReply *r, int err, void *arg);
-
-/* Submit the next request, if any: any thread. */
-static void pipe_submit_next(struct pipeline *p)
-{
-    uint32_t i = atomic_fetch_add(&p->next, 1);
-    int rc;
-
-    if (i >= p->n)
-        return;
-    if ((rc = lw_engine_submit(p->e, &p->reqs[i], pipe_on_reply, p)))
-        pipe_finish_one(p, rc);
-}
-
-static void pipe_on_reply(struct lw_request *req, const redisReply *r, int err, void *arg)
-{
-    struct pipeline *p = arg;
-
-    (void)req;
-    if (!err && !reply_ok(p, r))
-        err = 1;
-    pipe_submit_next(p); /* before counting this one: see pipe_run() */
-    pipe_finish_one(p, err);
-}
-
-/* Sleep until all n completed, at most WAIT_LIMIT_NS.  0 or -1. */
-static int pipe_wait(struct pipeline *p, uint64_t start)
-{
-    uint32_t seen;
-
-    while ((seen = atomic_load(&p->done)) < p->n) {
-        struct timespec ts = {.tv_sec = 1};
-
-        if (lw_clock_now() - start > WAIT_LIMIT_NS)
-            return -1;
-        syscall(SYS_futex, &p->done, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
-    }
-    return 0;
-}
-
-/*
- * One run of all n requests; returns its seconds, or -1 when it did not
- * finish in time.  A callback submits its successor before counting itself
- * done, so once done reaches n no callback touches next or the requests
- * again, and the next run may reset them.
- */
-static double pipe_run(struct pipeline *p)
-{
-    uint64_t start = lw_clock_now();
-
-    atomic_store(&p->next, 0);
-    atomic_store(&p->done, 0);
-    for (uint32_t i = 0; i < p->window && i < p->n; i++)
-        pipe_submit_next(p);
-    if (pipe_wait(p, start))
-        return -1;
-    return (double)(lw_clock_now() - start) / 1e9;
-}
-
-static const char *pipe_why(struct pipeline *p, char *buf, size_t n)
-{
-    int err = atomic_load(&p->first_err);
-
-    snprintf(buf, n, "%u requests failed, first: %s", atomic_load(&p->failed),
-             err == 1 ? "unexpected reply" : lw_errname(err));
-    return buf;
-}
-
-static void free_reqs(struct lw_request *reqs, uint32_t n)
-{
-    for (uint32_t i = 0; reqs && i < n; i++)
-        lw_request_clear(&reqs[i]);
-    free(reqs);
-}
-
 /* ---- renew/batched/B and renew/single-key-pipelined ------------------ */
 
 static char (*key_names)[32]; /* RENEW_KEYS names, made once in main */
@@ -390,7 +268,7 @@ static int make_locks(struct lw_engine *e)
                                 (const char *[]){"HSET", key_names[i], FIELD, "1"}, NULL);
     if (rc == 0 && (pipe_run(&p) < 0 || atomic_load(&p.failed)))
         rc = -1;
-    free_reqs(reqs, RENEW_KEYS);
+    pipe_free_reqs(reqs, RENEW_KEYS);
     return rc;
 }
 
@@ -414,7 +292,7 @@ static struct lw_request *format_renewals(uint32_t batch, uint32_t *ncalls)
     }
     free(argv);
     if (rc) {
-        free_reqs(reqs, n);
+        pipe_free_reqs(reqs, n);
         return NULL;
     }
     *ncalls = n;
@@ -451,7 +329,7 @@ static void renew_case(struct lwb_state *st, uint32_t batch, uint32_t window)
     lwb_set_items(st, total);
     lwb_counter(st, "keys_per_call", batch);
     lw_engine_free(p.e); /* fails whatever is left: callbacks end before */
-    free_reqs(p.reqs, p.n);
+    pipe_free_reqs(p.reqs, p.n);
 }
 
 static void bm_renew_batched(struct lwb_state *st)

@@ -1,0 +1,139 @@
+/*
+ * bench/pipeline.c - see pipeline.h.
+ */
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pipeline.h"
+
+#define WAIT_LIMIT_NS (60ull * 1000000000ull) /* a run that takes longer failed */
+
+static int reply_ok(const struct pipeline *p, const redisReply *r)
+{
+    if (p->ones == 0)
+        return r->type == REDIS_REPLY_INTEGER;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != p->ones)
+        return 0;
+    for (size_t i = 0; i < r->elements; i++)
+        if (r->element[i]->type != REDIS_REPLY_INTEGER || r->element[i]->integer != 1)
+            return 0;
+    return 1;
+}
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "done_word() takes the low half");
+
+/* The futex word: the low 32 bits of done, which is what waiters watch. */
+static uint32_t *done_word(struct pipeline *p)
+{
+    return (uint32_t *)&p->done; /* little-endian: the low half */
+}
+
+static void finish_one(struct pipeline *p, int err)
+{
+    if (err) {
+        int none = 0;
+
+        atomic_fetch_add(&p->failed, 1);
+        atomic_compare_exchange_strong(&p->first_err, &none, err);
+    }
+    atomic_fetch_add(&p->done, 1);
+    syscall(SYS_futex, done_word(p), FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static void on_reply(struct lw_request *req, const redisReply *r, int err, void *arg);
+
+/* Submit the next request, if any: any thread.  Counted as submitted
+ * before the caller counts itself done, so that done == submitted means
+ * nothing is on the wire (see pipe_stop()). */
+static void submit_next(struct pipeline *p)
+{
+    uint64_t i;
+    int rc;
+
+    if (atomic_load(&p->stop) || (i = atomic_fetch_add(&p->next, 1)) >= p->total)
+        return;
+    atomic_fetch_add(&p->submitted, 1);
+    if ((rc = lw_engine_submit(p->e, &p->reqs[i % p->n], on_reply, p)))
+        finish_one(p, rc);
+}
+
+static void on_reply(struct lw_request *req, const redisReply *r, int err, void *arg)
+{
+    struct pipeline *p = arg;
+
+    (void)req;
+    if (!err && !reply_ok(p, r))
+        err = 1;
+    submit_next(p);
+    finish_one(p, err);
+}
+
+/* Sleep until done reaches `until` (or equals submitted when until is 0),
+ * at most WAIT_LIMIT_NS from start.  0 or -1. */
+static int wait_done(struct pipeline *p, uint64_t until, uint64_t start)
+{
+    for (;;) {
+        uint64_t done = atomic_load(&p->done);
+        struct timespec ts = {.tv_sec = 1};
+
+        if (until ? done >= until : done == atomic_load(&p->submitted))
+            return 0;
+        if (lw_clock_now() - start > WAIT_LIMIT_NS)
+            return -1;
+        syscall(SYS_futex, done_word(p), FUTEX_WAIT_PRIVATE, (uint32_t)done, &ts, NULL, 0);
+    }
+}
+
+static void launch(struct pipeline *p, uint64_t total)
+{
+    p->total = total;
+    atomic_store(&p->stop, 0);
+    atomic_store(&p->next, 0);
+    atomic_store(&p->submitted, 0);
+    atomic_store(&p->done, 0);
+    for (uint32_t i = 0; i < p->window && i < total; i++)
+        submit_next(p);
+}
+
+double pipe_run(struct pipeline *p)
+{
+    uint64_t start = lw_clock_now();
+
+    launch(p, p->n);
+    if (wait_done(p, p->n, start))
+        return -1;
+    return (double)(lw_clock_now() - start) / 1e9;
+}
+
+void pipe_start(struct pipeline *p)
+{
+    launch(p, PIPE_FOREVER);
+}
+
+int pipe_stop(struct pipeline *p)
+{
+    atomic_store(&p->stop, 1);
+    return wait_done(p, 0, lw_clock_now());
+}
+
+const char *pipe_why(struct pipeline *p, char *buf, size_t n)
+{
+    int err = atomic_load(&p->first_err);
+
+    snprintf(buf, n, "%llu requests failed, first: %s",
+             (unsigned long long)atomic_load(&p->failed),
+             err == 1 ? "unexpected reply" : lw_errname(err));
+    return buf;
+}
+
+void pipe_free_reqs(struct lw_request *reqs, uint32_t n)
+{
+    for (uint32_t i = 0; reqs && i < n; i++)
+        lw_request_clear(&reqs[i]);
+    free(reqs);
+}

@@ -1,0 +1,53 @@
+/*
+ * bench/pipeline.h - requests kept flowing through an engine, at most
+ * `window` unanswered, as the watchdog keeps its renewal batches flowing.
+ *
+ * The caller submits the first `window`; each reply's callback submits the
+ * next, on the engine thread.  Requests are formatted once and re-sent in
+ * turn (request i % n), so a continuous flood needs n > window: one
+ * connection answers in order, so the request re-sent is always one whose
+ * reply has come.  Every reply is checked.
+ */
+#ifndef LW_BENCH_PIPELINE_H
+#define LW_BENCH_PIPELINE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+#define PIPE_FOREVER UINT64_MAX
+
+struct pipeline {
+    struct lw_engine *e;
+    struct lw_request *reqs;
+    uint32_t n, window;
+    uint32_t ones;              /* each reply: an array of this many 1s;
+                                   0: any integer (HSET, DEL) */
+    uint64_t total;             /* submissions to make, or PIPE_FOREVER */
+    _Atomic uint64_t next;      /* the next submission's number */
+    _Atomic uint64_t submitted;
+    _Atomic uint64_t done;      /* completed, well or not */
+    _Atomic uint64_t failed;
+    _Atomic int first_err;      /* an LW_E* code, or 1: a bad reply */
+    _Atomic int stop;           /* no more submissions */
+};
+
+/* Send all n requests once (total = n); the seconds it took, or -1 when
+ * it did not finish within a minute.  Check p->failed afterwards. */
+double pipe_run(struct pipeline *p);
+
+/* Start a flood: the requests re-sent in turn until pipe_stop(). */
+void pipe_start(struct pipeline *p);
+
+/* Stop submitting and wait (at most a minute) for the replies still to
+ * come: 0, or -1 when they did not. */
+int pipe_stop(struct pipeline *p);
+
+/* Why requests failed, into buf. */
+const char *pipe_why(struct pipeline *p, char *buf, size_t n);
+
+/* Clear and free n requests (reqs may be NULL). */
+void pipe_free_reqs(struct lw_request *reqs, uint32_t n);
+
+#endif
