@@ -5,7 +5,8 @@
  * one of two things, by the entry's state:
  *
  *   SCHEDULED  the next renewal is due: lease/3 after the last renewal
- *              (or the acquire) that was confirmed was *sent*;
+ *              (or the acquire) that was confirmed was *sent*, less up
+ *              to a tick (see schedule_renewal());
  *   RETRY      a renewal failed once; try again at the next tick;
  *   QUEUED,    a renewal is waiting for a batch slot, or on the wire;
  *   SENT       the timer stands at valid_until instead, so an entry whose
@@ -118,6 +119,24 @@ static void set_timer(struct lw_client *c, struct entry *e, uint64_t at_ns)
     lw_wheel_schedule(c->wheel, &e->tt.timer, at_ns);
 }
 
+/*
+ * The renewal after one sent at sent_ns: due lease/3 later.  The wheel
+ * hands a timer back at the end of the tick its deadline falls in, up to a
+ * tick late; and since renewals go out at tick ends, lease/3 later (a whole
+ * number of ticks, as a rule) falls just past one, so every renewal would
+ * wait a whole tick.  Setting the timer a tick early makes it fire in the
+ * tick before its due time instead: renewals go out on time or up to one
+ * tick early, and their lag is only queueing.
+ */
+static void schedule_renewal(struct lw_client *c, struct entry *e, uint64_t sent_ns)
+{
+    uint64_t due = sent_ns + lease_ns(c) / 3;
+
+    lw_wheel_cancel(c->wheel, &e->tt.timer);
+    lw_wheel_schedule(c->wheel, &e->tt.timer, due - c->tick_ns);
+    e->due_ns = due;
+}
+
 /* Look at e again at the next tick, or at valid_until if that is sooner. */
 static void retry_next_tick(struct lw_client *c, struct entry *e, uint64_t now_ns)
 {
@@ -193,8 +212,7 @@ void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t
     memcpy(e->name, lock->name, lock->len);
     e->valid_until_ns = valid_until(c, sent_ns);
     e->state = ENTRY_SCHEDULED;
-    e->due_ns = sent_ns + lease_ns(c) / 3;
-    lw_wheel_schedule(c->wheel, &e->tt.timer, e->due_ns);
+    schedule_renewal(c, e, sent_ns);
     if (head) {
         e->next_owner = head->next_owner;
         head->next_owner = e;
@@ -307,7 +325,7 @@ static void renewal_confirmed(struct lw_client *c, struct entry *e, uint64_t sen
     e->failures = 0;
     e->valid_until_ns = valid_until(c, sent_ns);
     e->state = ENTRY_SCHEDULED;
-    set_timer(c, e, sent_ns + lease_ns(c) / 3);
+    schedule_renewal(c, e, sent_ns);
 }
 
 static void on_batch_reply(struct lw_request *req, const redisReply *reply, int err,
