@@ -1,0 +1,276 @@
+/*
+ * bench/lwbench.c - the sizing tool: how many watchdog locks one process
+ * and one Redis carry at a given lease, and with which tick, slots, batch
+ * and in-flight cap.
+ *
+ *   lwbench [--locks N] [--lease-ms MS] [--tick-ms MS] [--slots N]
+ *           [--batch N] [--inflight N] [--duration-s S] [--redis HOST:PORT]
+ *           [--json FILE] [--plot FILE.png] [--sweep]
+ *
+ * First the ceiling (lwbench_ceiling.c), then one sizing run
+ * (lwbench_run.c) of --locks, or with --sweep a series of them: the count
+ * doubles until a run does not hold, then is bisected (to within
+ * SWEEP_PRECISION) between the largest that held and the smallest that did
+ * not.  Progress goes to stderr, the table to stdout.
+ *
+ * Exit status: 0 the run held (sweep: some count held), 1 it did not,
+ * 2 a failure (Redis unreachable, ...), 64 bad usage.  SIGINT or SIGTERM
+ * end the run early; what was measured is still reported and the keys
+ * deleted.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <leasewheel/lock.h>
+
+#include "lwbench.h"
+
+#define MAX_STEPS 24
+#define SWEEP_PRECISION 0.05    /* bisect until the bracket is this narrow */
+#define MAX_LOCKS 50000000u
+
+static const char usage_text[] =
+    "usage: lwbench [options]\n"
+    "Holds N watchdog locks on Redis for a while and reports whether one\n"
+    "process and one Redis carry them: renewals/s needed and achieved, renewal\n"
+    "lag against the tick, locks lost, CPU and memory, and the same run's\n"
+    "ceiling (a raw pipelined flood of the same renew script).\n"
+    "\n"
+    "  --locks N         locks to hold (default 200000; with --sweep, the first count)\n"
+    "  --lease-ms MS     watchdog lease (default 30000); renewed every lease/3\n"
+    "  --tick-ms MS      the wheel's tick (default 100)\n"
+    "  --slots N         the wheel's slots (default 512)\n"
+    "  --batch N         keys per renewal call (default 100, at most 1000)\n"
+    "  --inflight N      renewal calls unanswered at once (default 64)\n"
+    "  --duration-s S    how long to hold them (default 30); measured over whole\n"
+    "                    renewal periods when S holds at least one\n"
+    "  --redis HOST:PORT a running Redis (only keys under lwbench:<pid>:... are\n"
+    "                    made, and deleted afterwards); default: start a private\n"
+    "                    redis-server on a free loopback port, stop it afterwards\n"
+    "  --json FILE       the results as JSON too\n"
+    "  --plot FILE.png   with --sweep: lag and renewals/s against lock count (gnuplot)\n"
+    "  --sweep           grow the lock count until renewals fall behind; report the\n"
+    "                    largest count that held\n"
+    "  -h, --help\n"
+    "\n"
+    "A run holds when every lock was acquired, none was lost, and renewal lag p99\n"
+    "stayed under lease/6.  Exit status: 0 held, 1 not held, 2 failure, 64 usage.\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "lwbench: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(lwbench --help for the options)\n");
+    return 64;
+}
+
+static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+    char *end;
+    unsigned long long v;
+
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || *s == '-' || v < min || v > max)
+        return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int parse_seconds(const char *s, double *out)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= 0.1 && v <= 86400))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+enum { O_LOCKS = 256, O_LEASE, O_TICK, O_SLOTS, O_BATCH, O_INFLIGHT, O_DURATION, O_REDIS,
+       O_JSON, O_PLOT, O_SWEEP };
+
+static const struct option long_opts[] = {
+    {"locks", required_argument, NULL, O_LOCKS},
+    {"lease-ms", required_argument, NULL, O_LEASE},
+    {"tick-ms", required_argument, NULL, O_TICK},
+    {"slots", required_argument, NULL, O_SLOTS},
+    {"batch", required_argument, NULL, O_BATCH},
+    {"inflight", required_argument, NULL, O_INFLIGHT},
+    {"duration-s", required_argument, NULL, O_DURATION},
+    {"redis", required_argument, NULL, O_REDIS},
+    {"json", required_argument, NULL, O_JSON},
+    {"plot", required_argument, NULL, O_PLOT},
+    {"sweep", no_argument, NULL, O_SWEEP},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* One numeric option into its field; 0, or -1 when out of range. */
+static int numeric_opt(int opt, const char *arg, struct opts *o)
+{
+    switch (opt) {
+    case O_LOCKS: return parse_u32(arg, 1, MAX_LOCKS, &o->locks);
+    case O_LEASE: return parse_u32(arg, LW_MIN_LEASE_MS, LW_MAX_LEASE_MS, &o->lease_ms);
+    case O_TICK: return parse_u32(arg, 1, 60000, &o->tick_ms);
+    case O_SLOTS: return parse_u32(arg, 1, 65536, &o->slots);
+    case O_BATCH: return parse_u32(arg, 1, LW_MAX_RENEW_BATCH, &o->batch);
+    case O_INFLIGHT: return parse_u32(arg, 1, 4096, &o->inflight);
+    default: return parse_seconds(arg, &o->duration_s);
+    }
+}
+
+/* 0 to run, 1 help shown, 64 bad usage (said). */
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+    int opt;
+
+    *o = (struct opts){.locks = 200000, .lease_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS,
+                       .tick_ms = LW_DEFAULT_TICK_MS, .slots = LW_DEFAULT_SLOTS,
+                       .batch = LW_DEFAULT_RENEW_BATCH,
+                       .inflight = LW_DEFAULT_RENEW_BATCHES_INFLIGHT, .duration_s = 30};
+    while ((opt = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+        if (opt == 'h') {
+            fputs(usage_text, stdout);
+            return 1;
+        }
+        if (opt == '?')
+            return usage_error("bad option", "");
+        if (opt == O_SWEEP)
+            o->sweep = 1;
+        else if (opt == O_REDIS || opt == O_JSON || opt == O_PLOT)
+            *(opt == O_REDIS ? &o->redis : opt == O_JSON ? &o->json : &o->plot) = optarg;
+        else if (numeric_opt(opt, optarg, o)) {
+            return usage_error("%s: not a number in range for its option", optarg);
+        }
+    }
+    if (optind < argc)
+        return usage_error("unexpected argument %s", argv[optind]);
+    if (o->plot && (!o->sweep || strchr(o->plot, '\'')))
+        return usage_error("--plot %s: needs --sweep, and a file name without quotes",
+                           o->plot);
+    if ((uint64_t)o->lease_ms < 3ull * o->tick_ms)
+        return usage_error("%s: the lease must be at least 3 ticks", "--lease-ms");
+    return 0;
+}
+
+/* The sweep's next count: double until a run fails, then bisect (on a
+ * log scale) between the largest held and the smallest failed.  0: done. */
+static uint32_t next_count(uint32_t held, uint32_t failed)
+{
+    if (!failed)
+        return held >= MAX_LOCKS / 2 ? 0 : held * 2;
+    if (failed <= held + 1 || (held && (double)failed / held < 1 + SWEEP_PRECISION))
+        return 0;
+    return held ? (uint32_t)sqrt((double)held * failed) : failed / 2;
+}
+
+/* The runs: one, or the sweep's.  Returns how many, 0 on a failure. */
+static unsigned run_all(const struct opts *o, struct target *t, struct run_result *runs,
+                        uint32_t *largest_held)
+{
+    uint32_t locks = o->locks, failed = 0;
+    unsigned n = 0;
+    char why[256];
+
+    *largest_held = 0;
+    while (locks && n < (o->sweep ? MAX_STEPS : 1u)) {
+        struct run_result *r = &runs[n];
+
+        if (o->sweep)
+            progress("sweep step %u: %u locks", n + 1, locks);
+        if (sizing_run(o, t, locks, n, r, why, sizeof why)) {
+            fprintf(stderr, "lwbench: %s\n", why);
+            return 0;
+        }
+        n++;
+        if (r->interrupted)
+            break;
+        if (r->held && locks > *largest_held)
+            *largest_held = locks;
+        else if (!r->held && (!failed || locks < failed))
+            failed = locks;
+        locks = next_count(*largest_held, failed);
+    }
+    return n;
+}
+
+static int report(const struct opts *o, const struct target *t, const struct ceiling *c,
+                  const struct run_result *runs, unsigned n, uint32_t largest_held)
+{
+    int rc = 0;
+
+    report_table(o, t, c, runs, n, largest_held);
+    if (o->json && report_json(o->json, o, t, c, runs, n, largest_held)) {
+        fprintf(stderr, "lwbench: could not write %s\n", o->json);
+        rc = 2;
+    }
+    if (o->plot && report_plot(o->plot, o, c, runs, n)) {
+        fprintf(stderr, "lwbench: gnuplot could not draw %s\n", o->plot);
+        rc = 2;
+    }
+    return rc;
+}
+
+/* Check the client config before spending time on the ceiling. */
+static int config_ok(const struct opts *o)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c;
+    int rc;
+
+    lw_client_config_init(&cfg);
+    cfg.watchdog_timeout_ms = o->lease_ms;
+    cfg.tick_ms = o->tick_ms;
+    cfg.slots = o->slots;
+    cfg.renew_batch = o->batch;
+    cfg.renew_batches_inflight = o->inflight;
+    if ((rc = lw_client_new(&cfg, &c)) == 0) {
+        lw_client_free(c);
+        return 1;
+    }
+    fprintf(stderr, "lwbench: %s\n", lw_strerror(rc));
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static struct run_result runs[MAX_STEPS];
+    struct target t = {0};
+    struct ceiling c = {0};
+    struct opts o;
+    uint32_t largest_held;
+    unsigned n;
+    char why[256];
+    int rc = parse_args(argc, argv, &o);
+
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    if (!config_ok(&o))
+        return 64;
+    /* Blocked in every thread (they inherit it), taken by nap(). */
+    sigemptyset(&t.stop_signals);
+    sigaddset(&t.stop_signals, SIGINT);
+    sigaddset(&t.stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &t.stop_signals, NULL);
+    if (target_open(&t, o.redis, why, sizeof why) ||
+        measure_ceiling(&o, &t, &c, why, sizeof why)) {
+        fprintf(stderr, "lwbench: %s\n", why);
+        target_close(&t);
+        return 2;
+    }
+    n = run_all(&o, &t, runs, &largest_held);
+    target_close(&t);
+    if (n == 0)
+        return 2;
+    rc = report(&o, &t, &c, runs, n, largest_held);
+    return rc ? rc : (o.sweep ? largest_held > 0 : runs[0].held) ? 0 : 1;
+}

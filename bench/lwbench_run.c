@@ -1,0 +1,308 @@
+/*
+ * bench/lwbench_run.c - one sizing run: a client acquires N watchdog locks,
+ * holds them while the watchdog renews them, and is measured.
+ *
+ * Acquiring: at most ACQUIRE_WINDOW acquires outstanding.  A burst of all
+ * N would queue the first locks' renewals behind the rest of the acquires
+ * for longer than a short lease.
+ *
+ * Holding: the measured window is a whole number of renewal periods
+ * (lease/3) when the duration allows, so that every lock is renewed the
+ * same number of times in it whatever the phases the acquiring left.
+ * Over the window: renewals confirmed per second, the lag histogram's
+ * p50/p99/max, the engine thread's CPU (found from the first acquire's
+ * callback, which runs on it), Redis's CPU (INFO).  Memory per lock is the
+ * process's RSS growth over the acquiring.  Lost locks are counted from
+ * on_lost over the whole run.
+ *
+ * A run holds when every lock was acquired, none was lost, and renewals
+ * kept up: lag p99 under lease/6, half the slack a renewal has before the
+ * lease runs out.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <leasewheel/lock.h>
+#include <leasewheel/wheel.h>
+
+#include "lwbench.h"
+
+#define ACQUIRE_WINDOW 1000u
+#define STALL_LIMIT_NS (60ull * 1000000000ull) /* no acquire done for this long */
+
+struct run_ctx {
+    _Atomic uint32_t acquired, failed, done;
+    _Atomic uint64_t lost;
+    _Atomic int engine_tid;
+    _Atomic int first_err;
+};
+
+static void on_lost(const char *name, size_t len, uint64_t owner, int reason, void *arg)
+{
+    struct run_ctx *x = arg;
+
+    (void)name, (void)len, (void)owner, (void)reason;
+    atomic_fetch_add(&x->lost, 1);
+}
+
+static void on_acquired(int err, int64_t value, void *arg)
+{
+    struct run_ctx *x = arg;
+    int none = 0;
+
+    (void)value;
+    atomic_compare_exchange_strong(&x->engine_tid, &none, (int)syscall(SYS_gettid));
+    if (err) {
+        atomic_fetch_add(&x->failed, 1);
+        atomic_compare_exchange_strong(&x->first_err, &none, err);
+    } else {
+        atomic_fetch_add(&x->acquired, 1);
+    }
+    atomic_fetch_add(&x->done, 1);
+}
+
+static double rss_bytes(void)
+{
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return (double)resident * (double)sysconf(_SC_PAGESIZE);
+}
+
+static int new_client(const struct opts *o, const struct target *t, struct run_ctx *x,
+                      struct lw_client **c)
+{
+    struct lw_client_config cfg;
+
+    lw_client_config_init(&cfg);
+    cfg.host = t->host;
+    cfg.port = t->port;
+    cfg.watchdog_timeout_ms = o->lease_ms;
+    cfg.tick_ms = o->tick_ms;
+    cfg.slots = o->slots;
+    cfg.renew_batch = o->batch;
+    cfg.renew_batches_inflight = o->inflight;
+    cfg.on_lost = on_lost;
+    cfg.lost_arg = x;
+    return lw_client_new(&cfg, c);
+}
+
+/* Wait while ACQUIRE_WINDOW acquires are out; 0, or -1 when stuck. */
+static int acquire_slot(struct run_ctx *x, uint32_t issued)
+{
+    uint64_t since = lw_clock_now();
+    uint32_t seen = atomic_load(&x->done);
+
+    while (issued - atomic_load(&x->done) >= ACQUIRE_WINDOW) {
+        struct timespec ts = {0, 100000};
+
+        nanosleep(&ts, NULL);
+        if (atomic_load(&x->done) != seen)
+            seen = atomic_load(&x->done), since = lw_clock_now();
+        else if (lw_clock_now() - since > STALL_LIMIT_NS)
+            return -1;
+    }
+    return 0;
+}
+
+static void acquire_progress(const struct run_ctx *x, uint32_t locks, uint64_t start,
+                             uint64_t *last)
+{
+    uint64_t now = lw_clock_now();
+
+    if (now - *last < 1000000000u)
+        return;
+    *last = now;
+    progress("acquiring %u/%u (%.0f/s), lost %llu", atomic_load(&x->acquired), locks,
+             atomic_load(&x->done) / ((double)(now - start) / 1e9),
+             (unsigned long long)atomic_load(&x->lost));
+}
+
+/* Issue the acquires and wait for them all.  0, 1 interrupted, -1 stuck. */
+static int acquire_all(struct lw_lock **locks, uint32_t n, struct run_ctx *x,
+                       const struct target *t)
+{
+    uint64_t start = lw_clock_now(), last = start;
+
+    for (uint32_t i = 0; i < n; i++) {
+        if (acquire_slot(x, i))
+            return -1;
+        if (lw_acquire_async(locks[i], 1, 0, 0, on_acquired, x))
+            on_acquired(LW_ENOMEM, 0, x);
+        acquire_progress(x, n, start, &last);
+        if ((i & 1023u) == 0 && nap(t, 0))
+            return 1;
+    }
+    for (int s = 0; s < 600 && atomic_load(&x->done) < n; s++) {
+        if (nap(t, 0.1))
+            return 1;
+        acquire_progress(x, n, start, &last);
+    }
+    return atomic_load(&x->done) < n ? -1 : 0;
+}
+
+static int make_handles(struct lw_client *c, const struct target *t, unsigned step,
+                        struct lw_lock **locks, uint32_t n, char *prefix, size_t plen)
+{
+    char name[128];
+
+    snprintf(prefix, plen, "%s:r%u", t->prefix, step);
+    for (uint32_t i = 0; i < n; i++) {
+        key_name(name, sizeof name, prefix, i);
+        if (lw_lock_new(c, name, strlen(name), &locks[i]))
+            return -1;
+    }
+    return 0;
+}
+
+/* A snapshot at one end of the window. */
+struct sample {
+    uint64_t at_ns;
+    double engine_cpu, redis_cpu;
+    struct lw_client_stats st;
+};
+
+static void take_sample(struct lw_client *c, const struct target *t, int tid, struct sample *s)
+{
+    s->at_ns = lw_clock_now();
+    lw_client_get_stats(c, &s->st);
+    s->engine_cpu = thread_cpu_s(tid);
+    s->redis_cpu = target_cpu_s(t);
+}
+
+static double pct(double a, double b, double seconds)
+{
+    return a >= 0 && b >= 0 ? 100.0 * (b - a) / seconds : -1;
+}
+
+/* Fill r's window measurements from the samples at its two ends. */
+static void measure(const struct sample *a, struct sample *b, struct run_result *r)
+{
+    double s = (double)(b->at_ns - a->at_ns) / 1e9;
+    uint64_t batches = b->st.renew_batches - a->st.renew_batches;
+
+    r->window_s = s;
+    r->achieved = (double)(b->st.renewals_confirmed - a->st.renewals_confirmed) / s;
+    r->keys_per_call = batches ? (double)(b->st.renewals_sent - a->st.renewals_sent) /
+                                     (double)batches : 0;
+    r->engine_cpu_pct = pct(a->engine_cpu, b->engine_cpu, s);
+    r->redis_cpu_pct = pct(a->redis_cpu, b->redis_cpu, s);
+    for (unsigned i = 0; i < LW_LAG_BUCKETS; i++)
+        b->st.renewal_lag[i] -= a->st.renewal_lag[i];
+    r->lag_p50_ns = lw_stats_lag_ns(&b->st, 0.5);
+    r->lag_p99_ns = lw_stats_lag_ns(&b->st, 0.99);
+    r->lag_max_ns = lw_stats_lag_ns(&b->st, 1.0);
+}
+
+/* The window: whole renewal periods when the duration holds one. */
+static double window_s(const struct opts *o)
+{
+    double period = o->lease_ms / 3000.0;
+
+    return o->duration_s >= period ? period * (double)(uint64_t)(o->duration_s / period)
+                                   : o->duration_s;
+}
+
+/* Hold for the window, a progress line a second.  1 when interrupted. */
+static int hold(struct lw_client *c, const struct target *t, const struct run_ctx *x,
+                double seconds, uint64_t start_ns)
+{
+    struct lw_client_stats prev, now;
+
+    lw_client_get_stats(c, &prev);
+    for (;;) {
+        double left = seconds - (double)(lw_clock_now() - start_ns) / 1e9;
+
+        if (left <= 0)
+            return 0;
+        if (nap(t, left < 1 ? left : 1))
+            return 1;
+        lw_client_get_stats(c, &now);
+        progress("holding %llu locks: %llu renewals in the last second, lag max ever %.1f ms, "
+                 "lost %llu, %.0f s left",
+                 (unsigned long long)now.locks_held,
+                 (unsigned long long)(now.renewals_confirmed - prev.renewals_confirmed),
+                 (double)now.worst_renewal_lag_ns / 1e6,
+                 (unsigned long long)atomic_load(&x->lost), left > 1 ? left - 1 : 0);
+        prev = now;
+    }
+}
+
+static void free_handles(struct lw_lock **locks, uint32_t n)
+{
+    for (uint32_t i = 0; locks && i < n; i++)
+        lw_lock_free(locks[i]);
+    free(locks);
+}
+
+/* Acquire, hold and measure into r; the client is the caller's. */
+static int acquire_and_hold(const struct opts *o, struct target *t, struct lw_client *c,
+                            struct lw_lock **locks, struct run_ctx *x, struct run_result *r,
+                            char *why, size_t n)
+{
+    struct sample a, b;
+    double rss0 = rss_bytes();
+    uint64_t t0 = lw_clock_now();
+    int rc = acquire_all(locks, r->locks, x, t);
+
+    if (rc < 0) {
+        snprintf(why, n, "acquiring stalled (%u of %u done)", atomic_load(&x->done), r->locks);
+        return -1;
+    }
+    r->acquire_s = (double)(lw_clock_now() - t0) / 1e9;
+    r->acquired = atomic_load(&x->acquired);
+    r->bytes_per_lock = r->acquired ? (rss_bytes() - rss0) / r->acquired : 0;
+    if (rc == 1 || r->acquired == 0) {
+        r->interrupted = rc == 1;
+        if (!r->interrupted)
+            snprintf(why, n, "no lock acquired: %s", lw_strerror(atomic_load(&x->first_err)));
+        return r->interrupted ? 0 : -1;
+    }
+    take_sample(c, t, atomic_load(&x->engine_tid), &a);
+    r->interrupted = hold(c, t, x, window_s(o), a.at_ns);
+    take_sample(c, t, atomic_load(&x->engine_tid), &b);
+    measure(&a, &b, r);
+    return 0;
+}
+
+int sizing_run(const struct opts *o, struct target *t, uint32_t locks, unsigned step,
+               struct run_result *r, char *why, size_t n)
+{
+    struct run_ctx x = {0};
+    struct lw_client *c = NULL;
+    struct lw_lock **handles = calloc(locks, sizeof *handles);
+    char prefix[96];
+    int rc = -1, erc = 0;
+
+    memset(r, 0, sizeof *r);
+    r->locks = locks;
+    r->needed = locks / (o->lease_ms / 3000.0);
+    if (!handles || (erc = new_client(o, t, &x, &c))) {
+        snprintf(why, n, "client: %s", handles ? lw_strerror(erc) : "out of memory");
+    } else if (make_handles(c, t, step, handles, locks, prefix, sizeof prefix)) {
+        snprintf(why, n, "out of memory making %u lock handles", locks);
+    } else {
+        rc = acquire_and_hold(o, t, c, handles, &x, r, why, n);
+    }
+    lw_client_free(c); /* renewals stop; the keys go next */
+    r->lost = atomic_load(&x.lost);
+    r->held = rc == 0 && !r->interrupted && r->acquired == locks && r->lost == 0 &&
+              r->lag_p99_ns <= (uint64_t)o->lease_ms * 1000000u / 6;
+    free_handles(handles, locks);
+    progress("deleting the run's keys");
+    if (c && target_delete(t, prefix, locks) && rc == 0) {
+        snprintf(why, n, "could not delete the run's keys");
+        rc = -1;
+    }
+    return rc;
+}

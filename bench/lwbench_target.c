@@ -1,0 +1,220 @@
+/*
+ * bench/lwbench_target.c - the Redis lwbench runs against, and the small
+ * things around it: Redis's CPU, deleting what lwbench made, sleeping
+ * until a signal, progress lines, a thread's CPU time.
+ *
+ * On a server it did not start, lwbench touches only keys under its own
+ * prefix ("lwbench:<pid>:<random>") and deletes them when it is done.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+
+#include <leasewheel/wheel.h>
+
+#include "lwbench.h"
+
+#define DELETE_CHUNK 1000u /* DELs pipelined before reading their replies */
+
+static redisContext *connect_sync(const struct target *t)
+{
+    struct timeval tv = {5, 0};
+    redisContext *rc = redisConnectWithTimeout(t->host, t->port, tv);
+
+    if (rc && !rc->err && redisSetTimeout(rc, (struct timeval){30, 0}) == REDIS_OK)
+        return rc;
+    if (rc)
+        redisFree(rc);
+    return NULL;
+}
+
+static int parse_host_port(const char *s, char *host, size_t hlen, int *port)
+{
+    const char *colon = strrchr(s, ':');
+    char *end;
+    long p;
+
+    if (!colon || colon == s || (size_t)(colon - s) >= hlen)
+        return -1;
+    errno = 0;
+    p = strtol(colon + 1, &end, 10);
+    if (errno || *end || end == colon + 1 || p < 1 || p > 65535)
+        return -1;
+    memcpy(host, s, (size_t)(colon - s));
+    host[colon - s] = 0;
+    *port = (int)p;
+    return 0;
+}
+
+/* The server answers PING. */
+static int reachable(const struct target *t)
+{
+    redisContext *rc = connect_sync(t);
+    redisReply *r = rc ? redisCommand(rc, "PING") : NULL;
+    int ok = r && r->type == REDIS_REPLY_STATUS;
+
+    if (r)
+        freeReplyObject(r);
+    if (rc)
+        redisFree(rc);
+    return ok;
+}
+
+int target_open(struct target *t, const char *redis, char *why, size_t n)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_REALTIME, &now);
+    snprintf(t->prefix, sizeof t->prefix, "lwbench:%d:%08lx", (int)getpid(),
+             (unsigned long)(now.tv_nsec ^ now.tv_sec) & 0xffffffffUL);
+    if (redis) {
+        if (parse_host_port(redis, t->host, sizeof t->host, &t->port)) {
+            snprintf(why, n, "--redis %s: expected HOST:PORT", redis);
+            return -1;
+        }
+    } else {
+        if (redis_server_start(&t->server, NULL)) {
+            snprintf(why, n, "could not start a private redis-server (is it installed?)");
+            return -1;
+        }
+        snprintf(t->host, sizeof t->host, "127.0.0.1");
+        t->port = t->server.port;
+    }
+    if (!reachable(t)) {
+        snprintf(why, n, "Redis at %s:%d does not answer PING", t->host, t->port);
+        target_close(t);
+        return -1;
+    }
+    return 0;
+}
+
+void target_close(struct target *t)
+{
+    if (t->server.pid)
+        redis_server_stop(&t->server);
+}
+
+static double info_field(const char *info, const char *name)
+{
+    const char *at = strstr(info, name);
+
+    return at ? strtod(at + strlen(name), NULL) : -1;
+}
+
+double target_cpu_s(const struct target *t)
+{
+    redisContext *rc = connect_sync(t);
+    redisReply *r = rc ? redisCommand(rc, "INFO cpu") : NULL;
+    double s = -1;
+
+    if (r && r->type == REDIS_REPLY_STRING) {
+        double sys = info_field(r->str, "used_cpu_sys:");
+        double user = info_field(r->str, "used_cpu_user:");
+
+        if (sys >= 0 && user >= 0)
+            s = sys + user;
+    }
+    if (r)
+        freeReplyObject(r);
+    if (rc)
+        redisFree(rc);
+    return s;
+}
+
+int key_name(char *buf, size_t n, const char *p, uint32_t i)
+{
+    return snprintf(buf, n, "%s:%u", p, i);
+}
+
+/* Read `count` replies; 0 when none was an error. */
+static int read_replies(redisContext *rc, uint32_t count)
+{
+    int bad = 0;
+
+    for (uint32_t i = 0; i < count; i++) {
+        redisReply *r = NULL;
+
+        if (redisGetReply(rc, (void **)&r) != REDIS_OK || !r)
+            return -1;
+        bad |= r->type == REDIS_REPLY_ERROR;
+        freeReplyObject(r);
+    }
+    return bad ? -1 : 0;
+}
+
+int target_delete(const struct target *t, const char *p, uint32_t count)
+{
+    redisContext *rc = connect_sync(t);
+    char name[128];
+    uint32_t queued = 0;
+    int bad = rc ? 0 : -1;
+
+    for (uint32_t i = 0; !bad && i < count; i++) {
+        key_name(name, sizeof name, p, i);
+        redisAppendCommand(rc, "DEL %s {%s}:token", name, name);
+        if (++queued == DELETE_CHUNK || i + 1 == count) {
+            bad = read_replies(rc, queued);
+            queued = 0;
+        }
+    }
+    if (rc)
+        redisFree(rc);
+    return bad;
+}
+
+int nap(const struct target *t, double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    uint64_t end = lw_clock_now() + (uint64_t)(s * 1e9);
+
+    for (;;) {
+        uint64_t now;
+
+        if (sigtimedwait(&t->stop_signals, NULL, &ts) > 0)
+            return 1;
+        if (errno != EINTR || (now = lw_clock_now()) >= end)
+            return 0;
+        ts.tv_sec = (time_t)((end - now) / 1000000000u);
+        ts.tv_nsec = (long)((end - now) % 1000000000u);
+    }
+}
+
+void progress(const char *fmt, ...)
+{
+    static const char *const ends[] = {"\n", "\033[K\r"};
+    int tty = isatty(STDERR_FILENO);
+    va_list ap;
+
+    va_start(ap, fmt);
+    fputs("lwbench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs(ends[tty], stderr);
+    va_end(ap);
+}
+
+double thread_cpu_s(int tid)
+{
+    char path[64], buf[1024], *paren;
+    unsigned long long utime, stime;
+    FILE *f;
+    size_t got;
+
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+    if (!(f = fopen(path, "r")))
+        return -1;
+    got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[got] = 0;
+    /* After the command name's ')': state is field 3, utime 14, stime 15. */
+    if (!(paren = strrchr(buf, ')')) ||
+        sscanf(paren + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+               &stime) != 2)
+        return -1;
+    return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
