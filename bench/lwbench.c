@@ -7,8 +7,8 @@
  *           [--batch N] [--inflight N] [--duration-s S] [--redis HOST:PORT]
  *           [--json FILE] [--plot FILE.png] [--sweep]
  *
- * First the ceiling (lwbench_ceiling.c), then one sizing run
- * (lwbench_run.c) of --locks, or with --sweep a series of them: the count
+ * One sizing run (lwbench_run.c) of --locks, each followed by its ceiling
+ * (lwbench_ceiling.c), or with --sweep a series of them: the count
  * doubles until a run does not hold, then is bisected (to within
  * SWEEP_PRECISION) between the largest that held and the smallest that did
  * not.  Progress goes to stderr, the table to stdout.
@@ -203,17 +203,17 @@ static unsigned run_all(const struct opts *o, struct target *t, struct run_resul
     return n;
 }
 
-static int report(const struct opts *o, const struct target *t, const struct ceiling *c,
-                  const struct run_result *runs, unsigned n, uint32_t largest_held)
+static int report(const struct opts *o, const struct target *t, const struct run_result *runs,
+                  unsigned n, uint32_t largest_held)
 {
     int rc = 0;
 
-    report_table(o, t, c, runs, n, largest_held);
-    if (o->json && report_json(o->json, o, t, c, runs, n, largest_held)) {
+    report_table(o, t, runs, n, largest_held);
+    if (o->json && report_json(o->json, o, t, runs, n, largest_held)) {
         fprintf(stderr, "lwbench: could not write %s\n", o->json);
         rc = 2;
     }
-    if (o->plot && report_plot(o->plot, o, c, runs, n)) {
+    if (o->plot && report_plot(o->plot, o, runs, n)) {
         fprintf(stderr, "lwbench: gnuplot could not draw %s\n", o->plot);
         rc = 2;
     }
@@ -245,7 +245,6 @@ int main(int argc, char **argv)
 {
     static struct run_result runs[MAX_STEPS];
     struct target t = {0};
-    struct ceiling c = {0};
     struct opts o;
     uint32_t largest_held;
     unsigned n;
@@ -261,8 +260,7 @@ int main(int argc, char **argv)
     sigaddset(&t.stop_signals, SIGINT);
     sigaddset(&t.stop_signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &t.stop_signals, NULL);
-    if (target_open(&t, o.redis, why, sizeof why) ||
-        measure_ceiling(&o, &t, &c, why, sizeof why)) {
+    if (target_open(&t, o.redis, why, sizeof why)) {
         fprintf(stderr, "lwbench: %s\n", why);
         target_close(&t);
         return 2;
@@ -271,6 +269,6 @@ int main(int argc, char **argv)
     target_close(&t);
     if (n == 0)
         return 2;
-    rc = report(&o, &t, &c, runs, n, largest_held);
+    rc = report(&o, &t, runs, n, largest_held);
     return rc ? rc : (o.sweep ? largest_held > 0 : runs[0].held) ? 0 : 1;
 }

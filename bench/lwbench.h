@@ -36,7 +36,7 @@ struct target {
 };
 
 /* The ceiling: keys renewed per second by a raw flood of the renew script,
- * measured on the target in this run. */
+ * measured on the target in this run, on the run's own locks. */
 struct ceiling {
     double batched;             /* opts.batch keys per call, opts.inflight calls out */
     double single;              /* 1 key per call, SINGLE_WINDOW calls out */
@@ -45,6 +45,7 @@ struct ceiling {
 #define SINGLE_WINDOW 4096u     /* the engine's default max_inflight */
 
 struct run_result {
+    struct ceiling ceiling;     /* measured on this run's locks */
     uint32_t locks, acquired;
     double acquire_s;           /* to acquire them all */
     double window_s;            /* the measured hold: whole renewal periods */
@@ -75,21 +76,28 @@ void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A thread's CPU seconds so far, from /proc, or -1. */
 double thread_cpu_s(int tid);
 
-/* lwbench_ceiling.c: 0, or -1 with why filled in. */
-int measure_ceiling(const struct opts *o, struct target *t, struct ceiling *out, char *why,
-                    size_t n);
+/* lwbench_ceiling.c: flood the locks "<prefix>:<i>", i < count, whose
+ * owner field is `field`; with remake, HSET them first (some were lost).
+ * 0, or -1 with why filled in. */
+struct flood_keys {
+    const char *prefix;
+    const char *field;
+    uint32_t count;
+    int remake;
+};
+int measure_ceiling(const struct opts *o, struct target *t, const struct flood_keys *k,
+                    struct ceiling *out, char *why, size_t n);
 
 /* lwbench_run.c: 0 (r filled in, held or not), or -1 with why filled in. */
 int sizing_run(const struct opts *o, struct target *t, uint32_t locks, unsigned step,
                struct run_result *r, char *why, size_t n);
 
 /* lwbench_report.c */
-void report_table(const struct opts *o, const struct target *t, const struct ceiling *c,
-                  const struct run_result *runs, unsigned nruns, uint32_t largest_held);
+void report_table(const struct opts *o, const struct target *t, const struct run_result *runs,
+                  unsigned nruns, uint32_t largest_held);
 int report_json(const char *path, const struct opts *o, const struct target *t,
-                const struct ceiling *c, const struct run_result *runs, unsigned nruns,
-                uint32_t largest_held);
-int report_plot(const char *path, const struct opts *o, const struct ceiling *c,
-                const struct run_result *runs, unsigned nruns);
+                const struct run_result *runs, unsigned nruns, uint32_t largest_held);
+int report_plot(const char *path, const struct opts *o, const struct run_result *runs,
+                unsigned nruns);
 
 #endif

@@ -26,46 +26,56 @@ static void print_config(const struct opts *o, const struct target *t)
            t->host, t->port, t->server.pid ? " (private)" : "");
 }
 
-static void print_ceiling(const struct opts *o, const struct ceiling *c)
+static void print_row(const struct run_result *r)
 {
-    printf("ceiling, this run: renew script %u keys/call, %u in flight: %.0f keys/s "
-           "(Redis CPU %.0f%%);\n"
-           "                   1 key/call (single-key EVALSHA), %u in flight: %.0f keys/s; "
-           "batched/single %.2f\n",
-           o->batch, o->inflight, c->batched, c->redis_cpu_pct, SINGLE_WINDOW, c->single,
-           ratio(c->batched, c->single));
-}
+    const struct ceiling *c = &r->ceiling;
 
-static void print_row(const struct ceiling *c, const struct run_result *r)
-{
-    printf("%9u %4s %6llu %10.0f %10.0f %6.3f %6.3f %8.2f %8.2f %8.2f %6.1f %6.1f %6.0f %5.1f\n",
+    printf("%9u %4s %6llu %10.0f %10.0f %6.1f %6.1f %6.1f %6.0f %4.1f %9.0f %9.0f %6.3f %6.2f\n",
            r->locks, r->held ? "yes" : "NO", (unsigned long long)r->lost, r->needed,
-           r->achieved, ratio(r->achieved, c->batched), ratio(r->achieved, c->single),
-           ms(r->lag_p50_ns), ms(r->lag_p99_ns), ms(r->lag_max_ns), r->engine_cpu_pct,
-           r->redis_cpu_pct, r->bytes_per_lock, r->keys_per_call);
+           r->achieved, ms(r->lag_p50_ns), ms(r->lag_p99_ns), ms(r->lag_max_ns),
+           r->engine_cpu_pct, r->redis_cpu_pct / 100, c->batched, c->single,
+           ratio(r->achieved, c->batched), ratio(r->achieved, c->single));
 }
 
-void report_table(const struct opts *o, const struct target *t, const struct ceiling *c,
-                  const struct run_result *runs, unsigned nruns, uint32_t largest_held)
+/* The run with the most locks: its ceiling is the one nearest capacity. */
+static const struct run_result *largest_run(const struct run_result *runs, unsigned n)
 {
+    const struct run_result *best = &runs[0];
+
+    for (unsigned i = 1; i < n; i++)
+        if (runs[i].locks > best->locks && runs[i].ceiling.batched > 0)
+            best = &runs[i];
+    return best;
+}
+
+void report_table(const struct opts *o, const struct target *t, const struct run_result *runs,
+                  unsigned nruns, uint32_t largest_held)
+{
+    const struct run_result *big = largest_run(runs, nruns);
+
     print_config(o, t);
-    print_ceiling(o, c);
-    printf("\n%9s %4s %6s %10s %10s %6s %6s %8s %8s %8s %6s %6s %6s %5s\n", "locks", "held",
-           "lost", "needed/s", "renewed/s", "/ceil", "/1key", "lag p50", "p99", "max",
-           "eng%", "redis%", "B/lock", "keys");
-    printf("%9s %4s %6s %10s %10s %6s %6s %8s %8s %8s %6s %6s %6s %5s\n", "", "", "", "", "",
-           "", "", "ms", "ms", "ms", "core", "core", "", "/call");
+    printf("\n%9s %4s %6s %10s %10s %6s %6s %6s %6s %4s %9s %9s %6s %6s\n", "locks", "held",
+           "lost", "needed/s", "renewed/s", "lag50", "lag99", "lagmax", "engine", "redis",
+           "ceiling/s", "1-key/s", "/ceil", "/1-key");
+    printf("%9s %4s %6s %10s %10s %6s %6s %6s %6s %4s %9s %9s %6s %6s\n", "", "", "", "", "",
+           "ms", "ms", "ms", "%core", "core", "", "", "", "");
     for (unsigned i = 0; i < nruns; i++)
-        print_row(c, &runs[i]);
+        print_row(&runs[i]);
+    printf("\nceiling: the renew script flooded on the run's own locks, %u keys per call,"
+           " %u calls in flight;\n1-key: one key per EVALSHA, %u in flight.  engine:"
+           " the engine thread; memory: %.0f bytes of client RSS per lock.\n",
+           o->batch, o->inflight, SINGLE_WINDOW, big->bytes_per_lock);
     if (o->sweep)
-        printf("\nlargest lock count held: %u (lag p99 under lease/6, none lost)\n",
+        printf("largest lock count held: %u (none lost, lag p99 under lease/6)\n",
                largest_held);
-    printf("capacity estimate at this lease: %.0f locks (batched ceiling x lease/3)\n",
-           c->batched * o->lease_ms / 3000.0);
+    printf("capacity estimate at this lease: %.0f locks (ceiling x lease/3, %u-lock run)\n",
+           big->ceiling.batched * o->lease_ms / 3000.0, big->locks);
 }
 
-static void json_run(FILE *f, const struct ceiling *c, const struct run_result *r, int last)
+static void json_run(FILE *f, const struct run_result *r, int last)
 {
+    const struct ceiling *c = &r->ceiling;
+
     fprintf(f,
             "    {\"locks\": %u, \"acquired\": %u, \"held\": %s, \"interrupted\": %s, "
             "\"lost\": %llu,\n"
@@ -74,18 +84,19 @@ static void json_run(FILE *f, const struct ceiling *c, const struct run_result *
             "     \"achieved_over_ceiling\": %.4f, \"achieved_over_single_key\": %.4f,\n"
             "     \"lag_p50_ms\": %.3f, \"lag_p99_ms\": %.3f, \"lag_max_ms\": %.3f,\n"
             "     \"engine_cpu_pct\": %.2f, \"redis_cpu_pct\": %.2f, "
-            "\"client_bytes_per_lock\": %.1f, \"keys_per_call\": %.2f}%s\n",
+            "\"client_bytes_per_lock\": %.1f, \"keys_per_call\": %.2f,\n"
+            "     \"ceiling_keys_per_s\": %.1f, \"single_key_keys_per_s\": %.1f, "
+            "\"ceiling_redis_cpu_pct\": %.2f}%s\n",
             r->locks, r->acquired, r->held ? "true" : "false",
             r->interrupted ? "true" : "false", (unsigned long long)r->lost, r->acquire_s,
             r->window_s, r->needed, r->achieved, ratio(r->achieved, c->batched),
             ratio(r->achieved, c->single), ms(r->lag_p50_ns), ms(r->lag_p99_ns),
             ms(r->lag_max_ns), r->engine_cpu_pct, r->redis_cpu_pct, r->bytes_per_lock,
-            r->keys_per_call, last ? "" : ",");
+            r->keys_per_call, c->batched, c->single, c->redis_cpu_pct, last ? "" : ",");
 }
 
 int report_json(const char *path, const struct opts *o, const struct target *t,
-                const struct ceiling *c, const struct run_result *runs, unsigned nruns,
-                uint32_t largest_held)
+                const struct run_result *runs, unsigned nruns, uint32_t largest_held)
 {
     FILE *f = fopen(path, "w");
 
@@ -94,18 +105,13 @@ int report_json(const char *path, const struct opts *o, const struct target *t,
     fprintf(f,
             "{\n  \"config\": {\"lease_ms\": %u, \"tick_ms\": %u, \"slots\": %u, \"batch\": %u, "
             "\"inflight\": %u, \"duration_s\": %.1f, \"redis\": \"%s:%d\", "
-            "\"private_server\": %s, \"sweep\": %s},\n",
+            "\"private_server\": %s, \"sweep\": %s, \"single_key_inflight\": %u},\n",
             o->lease_ms, o->tick_ms, o->slots, o->batch, o->inflight, o->duration_s, t->host,
-            t->port, t->server.pid ? "true" : "false", o->sweep ? "true" : "false");
-    fprintf(f,
-            "  \"ceiling\": {\"batched_keys_per_s\": %.1f, \"single_key_keys_per_s\": %.1f, "
-            "\"batched_over_single\": %.4f, \"single_key_inflight\": %u, "
-            "\"redis_cpu_pct\": %.2f},\n",
-            c->batched, c->single, ratio(c->batched, c->single), SINGLE_WINDOW,
-            c->redis_cpu_pct);
+            t->port, t->server.pid ? "true" : "false", o->sweep ? "true" : "false",
+            SINGLE_WINDOW);
     fprintf(f, "  \"largest_held\": %u,\n  \"runs\": [\n", largest_held);
     for (unsigned i = 0; i < nruns; i++)
-        json_run(f, c, &runs[i], i + 1 == nruns);
+        json_run(f, &runs[i], i + 1 == nruns);
     fprintf(f, "  ]\n}\n");
     return fclose(f) ? -1 : 0;
 }
@@ -118,9 +124,9 @@ static int by_locks(const void *a, const void *b)
 }
 
 /* Lag (left axis, ms, log) and renewals/s (right axis) against the lock
- * count, the ceiling drawn across. */
-int report_plot(const char *path, const struct opts *o, const struct ceiling *c,
-                const struct run_result *runs, unsigned nruns)
+ * count, with each run's ceiling. */
+int report_plot(const char *path, const struct opts *o, const struct run_result *runs,
+                unsigned nruns)
 {
     struct run_result *sorted = malloc(nruns * sizeof *sorted);
     FILE *g = sorted ? popen("gnuplot", "w") : NULL;
@@ -133,10 +139,10 @@ int report_plot(const char *path, const struct opts *o, const struct ceiling *c,
     qsort(sorted, nruns, sizeof *sorted, by_locks);
     fprintf(g, "$runs << EOD\n");
     for (unsigned i = 0; i < nruns; i++)
-        fprintf(g, "%u %.3f %.3f %.3f %.1f %.1f %d\n", sorted[i].locks,
+        fprintf(g, "%u %.3f %.3f %.3f %.1f %.1f %.1f\n", sorted[i].locks,
                 ms(sorted[i].lag_p50_ns) + 0.001, ms(sorted[i].lag_p99_ns) + 0.001,
                 ms(sorted[i].lag_max_ns) + 0.001, sorted[i].needed, sorted[i].achieved,
-                sorted[i].held);
+                sorted[i].ceiling.batched);
     fprintf(g, "EOD\n");
     fprintf(g, "set terminal pngcairo size 1000,600 noenhanced\n"
                "set output '%s'\n"
@@ -150,8 +156,8 @@ int report_plot(const char *path, const struct opts *o, const struct ceiling *c,
                " %u * 1.0 with lines dashtype 2 title 'tick',"
                " $runs using 1:5 axes x1y2 with lines title 'renewals/s needed',"
                " $runs using 1:6 axes x1y2 with linespoints title 'renewals/s achieved',"
-               " %.1f axes x1y2 with lines dashtype 3 title 'ceiling'\n",
-            path, o->lease_ms, o->tick_ms, o->batch, o->inflight, o->tick_ms, c->batched);
+               " $runs using 1:7 axes x1y2 with linespoints dashtype 3 title 'ceiling'\n",
+            path, o->lease_ms, o->tick_ms, o->batch, o->inflight, o->tick_ms);
     free(sorted);
     return pclose(g) == 0 ? 0 : -1;
 }

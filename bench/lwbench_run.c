@@ -15,6 +15,9 @@
  * process's RSS growth over the acquiring.  Lost locks are counted from
  * on_lost over the whole run.
  *
+ * Then the ceiling, on the run's locks (lwbench_ceiling.c), and the keys
+ * are deleted.
+ *
  * A run holds when every lock was acquired, none was lost, and renewals
  * kept up: lag p99 under lease/6, half the slack a renewal has before the
  * lease runs out.
@@ -281,7 +284,7 @@ int sizing_run(const struct opts *o, struct target *t, uint32_t locks, unsigned 
     struct run_ctx x = {0};
     struct lw_client *c = NULL;
     struct lw_lock **handles = calloc(locks, sizeof *handles);
-    char prefix[96];
+    char prefix[96], field[LW_CLIENT_ID_MAX + 24];
     int rc = -1, erc = 0;
 
     memset(r, 0, sizeof *r);
@@ -294,11 +297,18 @@ int sizing_run(const struct opts *o, struct target *t, uint32_t locks, unsigned 
     } else {
         rc = acquire_and_hold(o, t, c, handles, &x, r, why, n);
     }
-    lw_client_free(c); /* renewals stop; the keys go next */
+    if (c)
+        snprintf(field, sizeof field, "%s:1", lw_client_id(c)); /* owner 1 */
+    lw_client_free(c); /* renewals stop; the locks stay, for the ceiling */
     r->lost = atomic_load(&x.lost);
     r->held = rc == 0 && !r->interrupted && r->acquired == locks && r->lost == 0 &&
               r->lag_p99_ns <= (uint64_t)o->lease_ms * 1000000u / 6;
     free_handles(handles, locks);
+    if (rc == 0 && !r->interrupted) {
+        struct flood_keys k = {prefix, field, locks, r->lost || r->acquired < locks};
+
+        rc = measure_ceiling(o, t, &k, &r->ceiling, why, n);
+    }
     progress("deleting the run's keys");
     if (c && target_delete(t, prefix, locks) && rc == 0) {
         snprintf(why, n, "could not delete the run's keys");

@@ -20,7 +20,8 @@ static int reply_ok(const struct pipeline *p, const redisReply *r)
     if (r->type != REDIS_REPLY_ARRAY || r->elements != p->ones)
         return 0;
     for (size_t i = 0; i < r->elements; i++)
-        if (r->element[i]->type != REDIS_REPLY_INTEGER || r->element[i]->integer != 1)
+        if (r->element[i]->type != REDIS_REPLY_INTEGER ||
+            (r->element[i]->integer != 1 && !(p->zeros_ok && r->element[i]->integer == 0)))
             return 0;
     return 1;
 }
