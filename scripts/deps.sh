@@ -1,6 +1,7 @@
-# Sourced by scripts/test.sh and scripts/bench.sh: installs the Debian
-# packages leasewheel needs, if any is missing.  apt-get update runs once,
-# and only when something has to be installed.  sudo when not root.
+# Sourced by scripts/test.sh, scripts/bench.sh and scripts/microbench.sh:
+# installs the Debian packages leasewheel needs, if any is missing.
+# apt-get update runs once, and only when something has to be installed.
+# sudo when not root.
 
 LW_PACKAGES="gcc g++ python3 meson ninja-build pkg-config \
 libhiredis-dev libev-dev libcriterion-dev libbenchmark-dev \

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds leasewheel optimised and
-# runs the benchmarks against their baselines, then prints the ratios:
+# The micro-benchmarks (Google Benchmark): installs what is missing, builds
+# leasewheel optimised and runs them against their baselines, then prints
+# the ratios:
 #   - the timing wheel against a binary heap and libev's timers;
 #   - round trips through the engine against redis-benchmark, on a private
 #     redis-server started (and stopped) by the benchmark itself;
 #   - lock+unlock against two raw EVALSHAs, and the watchdog's batched
 #     renewals against one key per EVALSHA, on such a server too.
-#   scripts/bench.sh [google-benchmark options...]
+#   scripts/microbench.sh [google-benchmark options...]
 # Results also go to build/release/bench-{wheel,engine,lock}.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."

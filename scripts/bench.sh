@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The main job: installs what is missing, builds leasewheel optimised and
+# runs lwbench, the sizing tool, against a private redis-server it starts
+# on a free loopback port (and stops).  With no options it holds 200000
+# watchdog locks on a 30 s lease for 30 s and prints the table: about a
+# minute on a 2-core machine.  Options go to lwbench (lwbench --help), e.g.
+#   scripts/bench.sh --locks 1000000 --duration-s 60
+#   scripts/bench.sh --sweep --lease-ms 3000 --tick-ms 10 --plot sweep.png
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/deps.sh
+lw_install_deps
+
+lw_configure build/release --buildtype=release -Dtests=false
+ninja -C build/release >/dev/null
+exec build/release/bench/lwbench "$@"
