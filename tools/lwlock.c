@@ -1,0 +1,807 @@
+/*
+ * tools/lwlock.c - lwlock [options] NAME COMMAND [ARG...]
+ *
+ * Holds the leasewheel lock NAME on a Redis server while COMMAND runs, as
+ * flock(1) does for a file on one machine: acquire (waiting as told), run
+ * COMMAND with LWLOCK_NAME and LWLOCK_TOKEN (the fencing token) in its
+ * environment, release when it exits, exit with its status.  If the lock
+ * is lost meanwhile (the watchdog found it gone, or a fixed lease ran out)
+ * COMMAND is no longer protected: it gets a signal, and lwlock exits 79
+ * once it is gone, so that a caller can tell.
+ *
+ * Structure.  Two threads run here: main, and the library's engine thread,
+ * on which the acquire's completion and on_lost are called.  Everything
+ * main waits for arrives on a file descriptor, so that one poll() serves
+ * each phase without races or polling intervals:
+ *   - the signals lwlock acts on (SIGINT, SIGTERM, SIGHUP to pass on,
+ *     SIGCHLD for COMMAND's exit) are blocked from the start - before the
+ *     engine thread exists - and read from a signalfd: no handlers, and no
+ *     mutable global state;
+ *   - the engine thread's callbacks only write a small record to a pipe
+ *     (the only safe, short thing to do there); main reads it;
+ *   - a fixed lease's end is a timerfd.
+ * The acquire is asynchronous so that a long wait stays interruptible.
+ *
+ * COMMAND is started with fork() and execvpe(), in a child that restores
+ * the signal mask lwlock started with and sees none of the descriptors
+ * lwlock or the library opened (the library's sockets are not
+ * close-on-exec): only those lwlock itself was given.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <leasewheel.h>
+
+#ifndef LWLOCK_VERSION
+#define LWLOCK_VERSION "unknown"
+#endif
+
+/* Exit statuses besides COMMAND's own (sysexits.h where one fits). */
+enum {
+    EXIT_USAGE = 64,       /* EX_USAGE */
+    EXIT_UNAVAILABLE = 69, /* EX_UNAVAILABLE: Redis unreachable or failing */
+    EXIT_OSERR = 71,       /* EX_OSERR: fork, pipe, memory */
+    EXIT_LOCKED = 75,      /* EX_TEMPFAIL: not acquired within the wait */
+    EXIT_LOST = 79,        /* the lock was lost while COMMAND ran */
+    EXIT_NOEXEC = 126,     /* as shells: found but cannot be run */
+    EXIT_NOTFOUND = 127,   /* as shells: not found */
+};
+
+#define DEFAULT_REDIS "127.0.0.1:6379"
+#define MAX_MS 2147483647LL /* LW_MAX_LEASE_MS: about 24.8 days */
+#define MAX_INHERITED 64    /* descriptors passed on to COMMAND */
+
+struct options {
+    char host[256];
+    int port;
+    long long wait_ms;     /* -1: forever */
+    uint32_t lease_ms;     /* a fixed lease, or 0: the watchdog */
+    uint32_t watchdog_ms;
+    int lost_sig;
+    const char *name;
+    char **command;        /* COMMAND and its arguments, NULL-terminated */
+};
+
+/* What the engine thread tells main, one record per write(2): shorter than
+ * PIPE_BUF, so records never interleave. */
+enum { EV_ACQUIRED = 1, EV_LOST = 2 };
+
+struct event {
+    int kind;
+    int err;         /* EV_ACQUIRED: 0 or LW_E*; EV_LOST: the reason */
+    int64_t value;   /* EV_ACQUIRED: the token */
+};
+
+struct run {
+    struct options opt;
+    sigset_t old_mask;     /* as lwlock started: COMMAND gets it back */
+    int inherited[MAX_INHERITED];
+    int ninherited;        /* -1: too many to track, leave all open */
+    int sigfd, ev_rd, ev_wr, timerfd;
+    struct lw_client *client;
+    struct lw_lock *lock;
+    uint64_t owner;
+    pid_t child;
+    int lost;
+};
+
+static void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void report(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("lwlock: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* ---- Arguments ---- */
+
+static void usage(FILE *to)
+{
+    fputs("Usage: lwlock [options] NAME COMMAND [ARG...]\n"
+          "Hold the Redis lock NAME while COMMAND runs (flock(1) across machines).\n"
+          "\n"
+          "  -r, --redis HOST:PORT  the Redis server (default: $LWLOCK_REDIS, else "
+          DEFAULT_REDIS ")\n"
+          "  -w, --wait MS          wait at most MS for the lock: 0 tries once (default),\n"
+          "                         -1 waits as long as it takes\n"
+          "  -W, --watchdog MS      the lease, renewed while COMMAND runs (default 30000)\n"
+          "  -l, --lease MS         a fixed lease instead, never renewed: a deadline for\n"
+          "                         COMMAND, which is signalled when it ends (exit 79)\n"
+          "  -s, --signal SIG       sent to COMMAND when the lock is lost (default TERM)\n"
+          "  -h, --help             show this help\n"
+          "      --version          show the version\n"
+          "\n"
+          "COMMAND runs with LWLOCK_NAME and LWLOCK_TOKEN (the lock's fencing token) in\n"
+          "its environment.  SIGINT, SIGTERM and SIGHUP sent to lwlock are passed on to\n"
+          "COMMAND.  The lock is released when COMMAND exits.\n"
+          "\n"
+          "Exit status: COMMAND's own (128+N if killed by signal N), or\n"
+          "  64 bad usage                    75 lock not acquired within the wait\n"
+          "  69 Redis unreachable or failing 79 lock lost while COMMAND ran\n"
+          "  71 system error (fork, memory)  126/127 COMMAND not executable/found\n",
+          to);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("lwlock: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nTry 'lwlock --help' for more information.\n", stderr);
+    return EXIT_USAGE;
+}
+
+/* Decimal digits with an optional '-', nothing else (strtoll alone would
+ * take blanks, '+' and trailing junk), within [min, max]. */
+static int parse_number(const char *s, long long min, long long max, long long *out)
+{
+    const char *d = s[0] == '-' ? s + 1 : s;
+    char *end;
+    long long v;
+
+    if (!isdigit((unsigned char)d[0]))
+        return -1;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    int sig;
+} signal_names[] = {
+    {"HUP", SIGHUP},   {"INT", SIGINT},       {"QUIT", SIGQUIT}, {"ILL", SIGILL},
+    {"TRAP", SIGTRAP}, {"ABRT", SIGABRT},     {"BUS", SIGBUS},   {"FPE", SIGFPE},
+    {"KILL", SIGKILL}, {"USR1", SIGUSR1},     {"SEGV", SIGSEGV}, {"USR2", SIGUSR2},
+    {"PIPE", SIGPIPE}, {"ALRM", SIGALRM},     {"TERM", SIGTERM}, {"CHLD", SIGCHLD},
+    {"CONT", SIGCONT}, {"STOP", SIGSTOP},     {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN},
+    {"TTOU", SIGTTOU}, {"URG", SIGURG},       {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},
+    {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"IO", SIGIO},
+    {"PWR", SIGPWR},   {"SYS", SIGSYS},
+};
+
+/* TERM, SIGTERM, term, or a number; -1 when none of these. */
+static int parse_signal(const char *s)
+{
+    long long n;
+
+    if (parse_number(s, 1, SIGRTMAX, &n) == 0)
+        return (int)n;
+    if (strncasecmp(s, "SIG", 3) == 0)
+        s += 3;
+    for (size_t i = 0; i < sizeof signal_names / sizeof signal_names[0]; i++)
+        if (strcasecmp(s, signal_names[i].name) == 0)
+            return signal_names[i].sig;
+    return -1;
+}
+
+/* "SIGTERM", or "signal 40" for one without a name. */
+static const char *signal_name(int sig, char *buf, size_t size)
+{
+    for (size_t i = 0; i < sizeof signal_names / sizeof signal_names[0]; i++)
+        if (signal_names[i].sig == sig) {
+            snprintf(buf, size, "SIG%s", signal_names[i].name);
+            return buf;
+        }
+    snprintf(buf, size, "signal %d", sig);
+    return buf;
+}
+
+/* HOST:PORT, or [IPv6]:PORT. */
+static int parse_address(const char *s, struct options *o)
+{
+    const char *colon = strrchr(s, ':');
+    size_t len = colon ? (size_t)(colon - s) : 0;
+    long long port;
+
+    if (!colon || parse_number(colon + 1, 1, 65535, &port))
+        return -1;
+    if (len >= 2 && s[0] == '[' && s[len - 1] == ']') {
+        s++;
+        len -= 2;
+    }
+    if (len == 0 || len >= sizeof o->host)
+        return -1;
+    memcpy(o->host, s, len);
+    o->host[len] = 0;
+    o->port = (int)port;
+    return 0;
+}
+
+enum { OPT_VERSION = 256 };
+
+static const struct option long_options[] = {
+    {"redis", required_argument, NULL, 'r'},
+    {"wait", required_argument, NULL, 'w'},
+    {"lease", required_argument, NULL, 'l'},
+    {"watchdog", required_argument, NULL, 'W'},
+    {"signal", required_argument, NULL, 's'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
+};
+
+/* One option with its value; 0, or an exit status. */
+static int take_option(int c, const char *arg, struct options *o, int *seen_lease,
+                       int *seen_watchdog)
+{
+    long long v;
+
+    switch (c) {
+    case 'r':
+        return parse_address(arg, o) ? usage_error("invalid Redis address '%s' (HOST:PORT)", arg)
+                                     : 0;
+    case 'w':
+        if (parse_number(arg, -1, MAX_MS, &v))
+            return usage_error("invalid wait '%s' (-1, or 0 to %lld ms)", arg, MAX_MS);
+        o->wait_ms = v;
+        return 0;
+    case 'l':
+    case 'W':
+        if (parse_number(arg, LW_MIN_LEASE_MS, MAX_MS, &v))
+            return usage_error("invalid %s '%s' (%u to %lld ms)", c == 'l' ? "lease" : "watchdog",
+                               arg, LW_MIN_LEASE_MS, MAX_MS);
+        *(c == 'l' ? seen_lease : seen_watchdog) = 1;
+        *(c == 'l' ? &o->lease_ms : &o->watchdog_ms) = (uint32_t)v;
+        return 0;
+    case 's':
+        if ((o->lost_sig = parse_signal(arg)) < 0)
+            return usage_error("invalid signal '%s'", arg);
+        return 0;
+    default:
+        return EXIT_USAGE;
+    }
+}
+
+/* The defaults, with the address from LWLOCK_REDIS if set. */
+static int default_options(struct options *o)
+{
+    const char *env = getenv("LWLOCK_REDIS");
+
+    memset(o, 0, sizeof *o);
+    o->watchdog_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS;
+    o->lost_sig = SIGTERM;
+    if (env && *env) {
+        if (parse_address(env, o))
+            return usage_error("invalid LWLOCK_REDIS '%s' (HOST:PORT)", env);
+        return 0;
+    }
+    return parse_address(DEFAULT_REDIS, o);
+}
+
+/* -1 to go on; else the exit status (0 after --help or --version). */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+    int c, rc, seen_lease = 0, seen_watchdog = 0;
+
+    if ((rc = default_options(o)))
+        return rc;
+    /* '+': options end at NAME, so COMMAND's own are left alone;
+     * ':': report a missing value as ':' and print our own messages. */
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:r:w:l:W:s:h", long_options, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return 0;
+        }
+        if (c == OPT_VERSION) {
+            puts("lwlock " LWLOCK_VERSION);
+            return 0;
+        }
+        if (c == ':')
+            return usage_error("option '%s' needs a value", argv[optind - 1]);
+        if (c == '?')
+            return optopt ? usage_error("unknown option '-%c'", optopt)
+                          : usage_error("unknown option '%s'", argv[optind - 1]);
+        if ((rc = take_option(c, optarg, o, &seen_lease, &seen_watchdog)))
+            return rc;
+    }
+    if (seen_lease && seen_watchdog)
+        return usage_error("-l (a fixed lease) and -W (a renewed one) exclude each other");
+    if (optind >= argc)
+        return usage_error("missing NAME");
+    if (argv[optind][0] == 0 || strlen(argv[optind]) > LW_LOCK_NAME_MAX)
+        return usage_error("NAME must be 1 to %u bytes", LW_LOCK_NAME_MAX);
+    if (optind + 1 >= argc)
+        return usage_error("missing COMMAND");
+    o->name = argv[optind];
+    o->command = argv + optind + 1;
+    return -1;
+}
+
+/* ---- Descriptors, signals, the engine thread's messages ---- */
+
+static int compare_ints(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* The descriptors above 2 that lwlock was started with: COMMAND gets them
+ * (as flock(1) passes its own on), and nothing opened later. */
+static void note_inherited(struct run *r)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+
+    r->ninherited = d ? 0 : -1;
+    while (d && (e = readdir(d))) {
+        int fd = atoi(e->d_name);
+
+        if (fd <= 2 || fd == dirfd(d))
+            continue;
+        if (r->ninherited == MAX_INHERITED) {
+            r->ninherited = -1;
+            break;
+        }
+        r->inherited[r->ninherited++] = fd;
+    }
+    if (d)
+        closedir(d);
+    if (r->ninherited > 0)
+        qsort(r->inherited, (size_t)r->ninherited, sizeof r->inherited[0], compare_ints);
+}
+
+static int setup_signals(struct run *r)
+{
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigset_t set;
+
+    /* An ignored SIGCHLD would reap COMMAND behind our back (and never
+     * reach the signalfd). */
+    sigemptyset(&dfl.sa_mask);
+    sigaction(SIGCHLD, &dfl, NULL);
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    if (sigprocmask(SIG_BLOCK, &set, &r->old_mask) ||
+        (r->sigfd = signalfd(-1, &set, SFD_CLOEXEC)) < 0) {
+        report("signalfd: %s", strerror(errno));
+        return EXIT_OSERR;
+    }
+    return 0;
+}
+
+/* 0, or an exit status.  Before the client: its thread inherits the mask. */
+static int setup(struct run *r)
+{
+    int p[2];
+
+    note_inherited(r);
+    if (setup_signals(r))
+        return EXIT_OSERR;
+    if (pipe2(p, O_CLOEXEC)) {
+        report("pipe: %s", strerror(errno));
+        return EXIT_OSERR;
+    }
+    r->ev_rd = p[0];
+    r->ev_wr = p[1];
+    /* The engine thread must never block on it. */
+    fcntl(r->ev_wr, F_SETFL, O_NONBLOCK);
+    return 0;
+}
+
+/* Engine thread: hand the record to main, nothing more.  At most two
+ * records are ever written (the acquire's, one loss), so the pipe never
+ * fills. */
+static void post(int fd, int kind, int err, int64_t value)
+{
+    struct event ev = {kind, err, value};
+
+    (void)!write(fd, &ev, sizeof ev);
+}
+
+static void on_acquired(int err, int64_t token, void *arg)
+{
+    post(*(const int *)arg, EV_ACQUIRED, err, token);
+}
+
+static void on_lost(const char *name, size_t len, uint64_t owner, int reason, void *arg)
+{
+    (void)name;
+    (void)len;
+    (void)owner;
+    post(*(const int *)arg, EV_LOST, reason, 0);
+}
+
+static int read_event(int fd, struct event *ev)
+{
+    return read(fd, ev, sizeof *ev) == (ssize_t)sizeof *ev ? 0 : -1;
+}
+
+static int read_signal(int fd)
+{
+    struct signalfd_siginfo si;
+
+    return read(fd, &si, sizeof si) == (ssize_t)sizeof si ? (int)si.ssi_signo : 0;
+}
+
+/* poll() that only returns for readiness (the signals are blocked, but a
+ * debugger or SIGSTOP/SIGCONT can still cause EINTR). */
+static int wait_readable(struct pollfd *p, nfds_t n)
+{
+    int rc;
+
+    while ((rc = poll(p, n, -1)) < 0 && errno == EINTR)
+        ;
+    if (rc < 0)
+        report("poll: %s", strerror(errno));
+    return rc < 0 ? -1 : 0;
+}
+
+/* ---- The lock ---- */
+
+/* A tenth of the lease, at most the default 100 ms: renewals (every third
+ * of the lease) and loss detection are a tick late at worst, which a short
+ * lease cannot afford at the default tick.  Leases stay >= 3 ticks. */
+static uint32_t tick_for(uint32_t lease_ms)
+{
+    uint32_t tick = lease_ms / 10;
+
+    return tick < 1 ? 1 : tick > LW_DEFAULT_TICK_MS ? LW_DEFAULT_TICK_MS : tick;
+}
+
+static int start_client(struct run *r)
+{
+    struct lw_client_config cfg;
+    int rc;
+
+    lw_client_config_init(&cfg);
+    cfg.host = r->opt.host;
+    cfg.port = r->opt.port;
+    cfg.watchdog_timeout_ms = r->opt.watchdog_ms;
+    cfg.tick_ms = tick_for(r->opt.lease_ms ? r->opt.lease_ms : r->opt.watchdog_ms);
+    cfg.on_lost = on_lost;
+    cfg.lost_arg = &r->ev_wr; /* set before the engine thread starts, never changed */
+    if ((rc = lw_client_new(&cfg, &r->client)) == 0 &&
+        (rc = lw_lock_new(r->client, r->opt.name, strlen(r->opt.name), &r->lock)) == 0)
+        return 0;
+    report("cannot use Redis at %s:%d: %s", r->opt.host, r->opt.port, lw_strerror(rc));
+    return rc == LW_ENOMEM ? EXIT_OSERR : EXIT_UNAVAILABLE;
+}
+
+/* The acquire failed with err: the exit status, with a message. */
+static int acquire_failed(const struct run *r, int err)
+{
+    if (err == LW_ELOCKED) {
+        report("%s: %s", r->opt.name, lw_strerror(err));
+        return EXIT_LOCKED;
+    }
+    report("cannot acquire %s at %s:%d: %s", r->opt.name, r->opt.host, r->opt.port,
+           lw_strerror(err));
+    return err == LW_ENOMEM ? EXIT_OSERR : EXIT_UNAVAILABLE;
+}
+
+/*
+ * Interrupted while acquiring.  An acquire still pending fails when the
+ * client is freed; one whose success is on its way cannot be told apart
+ * from that here, so whatever already arrived is looked at: a lock that
+ * was acquired is released.  (One acquired in the instant between this
+ * look and the client's end expires after its lease, as if lwlock had
+ * crashed.)
+ */
+static int interrupted(struct run *r, int sig)
+{
+    struct pollfd p = {r->ev_rd, POLLIN, 0};
+    struct event ev;
+    char buf[24];
+
+    if (poll(&p, 1, 0) == 1 && read_event(r->ev_rd, &ev) == 0 && ev.kind == EV_ACQUIRED &&
+        ev.err == 0)
+        lw_unlock_owner(r->lock, r->owner);
+    report("interrupted by %s while acquiring %s", signal_name(sig, buf, sizeof buf),
+           r->opt.name);
+    return 128 + sig;
+}
+
+/* 0 with *token set, or an exit status. */
+static int acquire(struct run *r, uint64_t *token)
+{
+    uint64_t wait = r->opt.wait_ms < 0 ? LW_WAIT_FOREVER : (uint64_t)r->opt.wait_ms;
+    struct pollfd p[2] = {{r->sigfd, POLLIN, 0}, {r->ev_rd, POLLIN, 0}};
+    struct event ev;
+    int rc, sig;
+
+    r->owner = lw_owner_self();
+    rc = lw_acquire_async(r->lock, r->owner, wait, r->opt.lease_ms, on_acquired, &r->ev_wr);
+    if (rc)
+        return acquire_failed(r, rc);
+    for (;;) {
+        if (wait_readable(p, 2))
+            return EXIT_OSERR;
+        if (p[0].revents && (sig = read_signal(r->sigfd)) != 0 && sig != SIGCHLD)
+            return interrupted(r, sig);
+        if (p[1].revents && read_event(r->ev_rd, &ev) == 0 && ev.kind == EV_ACQUIRED) {
+            if (ev.err)
+                return acquire_failed(r, ev.err);
+            *token = (uint64_t)ev.value;
+            return 0;
+        }
+    }
+}
+
+/* A fixed lease's end, counted from now: the lock's own expiry came a
+ * little earlier (it started when Redis ran the acquire, before its reply
+ * came back: one round trip). */
+static int arm_lease_timer(struct run *r)
+{
+    struct itimerspec its = {
+        .it_value = {r->opt.lease_ms / 1000, (long)(r->opt.lease_ms % 1000) * 1000000L},
+    };
+
+    r->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+    if (r->timerfd < 0 || timerfd_settime(r->timerfd, 0, &its, NULL)) {
+        report("timerfd: %s", strerror(errno));
+        return EXIT_OSERR;
+    }
+    return 0;
+}
+
+/* ---- COMMAND ---- */
+
+static int has_prefix(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* lwlock's environment with LWLOCK_NAME and LWLOCK_TOKEN set: built before
+ * fork(), since the child of a threaded process must not allocate.  The
+ * two strings are the array's last entries, freed with it. */
+static char **command_env(const char *name, uint64_t token)
+{
+    extern char **environ;
+    size_t n = 0, k = 0;
+    char **env, *vname, *vtoken;
+
+    while (environ[n])
+        n++;
+    env = malloc((n + 3) * sizeof *env);
+    vname = malloc(strlen(name) + sizeof "LWLOCK_NAME=");
+    vtoken = malloc(sizeof "LWLOCK_TOKEN=" + 20);
+    if (!env || !vname || !vtoken) {
+        free(env);
+        free(vname);
+        free(vtoken);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!has_prefix(environ[i], "LWLOCK_NAME=") && !has_prefix(environ[i], "LWLOCK_TOKEN="))
+            env[k++] = environ[i];
+    sprintf(vname, "LWLOCK_NAME=%s", name);
+    sprintf(vtoken, "LWLOCK_TOKEN=%" PRIu64, token);
+    env[k++] = vname;
+    env[k++] = vtoken;
+    env[k] = NULL;
+    return env;
+}
+
+static void free_env(char **env)
+{
+    size_t n = 0;
+
+    while (env[n])
+        n++;
+    free(env[n - 2]);
+    free(env[n - 1]);
+    free(env);
+}
+
+/* Child: every descriptor but 0-2 and the inherited ones is closed at
+ * exec.  close_range(2) is async-signal-safe and covers the gaps in a
+ * few calls. */
+static void close_ours_on_exec(const struct run *r)
+{
+    unsigned lo = 3;
+
+    if (r->ninherited < 0)
+        return;
+    for (int i = 0; i < r->ninherited; i++) {
+        unsigned fd = (unsigned)r->inherited[i];
+
+        if (fd > lo)
+            close_range(lo, fd - 1, CLOSE_RANGE_CLOEXEC);
+        lo = fd + 1;
+    }
+    close_range(lo, ~0u, CLOSE_RANGE_CLOEXEC);
+}
+
+/* Child of a threaded process: async-signal-safe calls only.  The
+ * disposition of the signal that stops COMMAND on a loss is reset (an
+ * inherited "ignore" would defeat it); the others stay as lwlock got
+ * them, as any exec leaves them (nohup keeps working).  An exec failure
+ * goes back to the parent through errfd, which exec closes. */
+static void exec_command(const struct run *r, char **env, int errfd)
+{
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    int err;
+
+    sigemptyset(&dfl.sa_mask);
+    sigaction(r->opt.lost_sig, &dfl, NULL);
+    close_ours_on_exec(r);
+    sigprocmask(SIG_SETMASK, &r->old_mask, NULL);
+    execvpe(r->opt.command[0], r->opt.command, env);
+    err = errno;
+    (void)!write(errfd, &err, sizeof err);
+    _exit(err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+}
+
+/* 0 with r->child running (or already failed to exec, and said so), or
+ * an exit status. */
+static int spawn(struct run *r, uint64_t token)
+{
+    char **env = command_env(r->opt.name, token);
+    int p[2], err;
+    pid_t pid;
+
+    if (!env || pipe2(p, O_CLOEXEC)) {
+        report("cannot start %s: %s", r->opt.command[0], strerror(env ? errno : ENOMEM));
+        if (env)
+            free_env(env);
+        return EXIT_OSERR;
+    }
+    pid = fork();
+    if (pid == 0)
+        exec_command(r, env, p[1]);
+    err = errno;
+    close(p[1]);
+    free_env(env);
+    if (pid < 0) {
+        close(p[0]);
+        report("fork: %s", strerror(err));
+        return EXIT_OSERR;
+    }
+    r->child = pid;
+    if (read(p[0], &err, sizeof err) == (ssize_t)sizeof err)
+        report("%s: %s", r->opt.command[0], strerror(err));
+    close(p[0]);
+    return 0;
+}
+
+/* The lock is gone: COMMAND runs unprotected from now on. */
+static void lose(struct run *r, const char *why)
+{
+    char buf[24];
+
+    if (r->lost)
+        return;
+    r->lost = 1;
+    report("lock %s lost (%s): sending %s to %s", r->opt.name, why,
+           signal_name(r->opt.lost_sig, buf, sizeof buf), r->opt.command[0]);
+    kill(r->child, r->opt.lost_sig);
+}
+
+/* A signal for lwlock: passed on, or COMMAND's exit noted in *status. */
+static void on_signal(struct run *r, int sig, int *status)
+{
+    int st;
+
+    if (sig != SIGCHLD) {
+        kill(r->child, sig);
+        return;
+    }
+    /* SIGCHLDs merge; COMMAND is lwlock's only child. */
+    if (waitpid(r->child, &st, WNOHANG) == r->child && (WIFEXITED(st) || WIFSIGNALED(st)))
+        *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Until COMMAND exits: its exit status, or -1 on a poll failure. */
+static int supervise(struct run *r)
+{
+    struct pollfd p[3] = {{r->sigfd, POLLIN, 0}, {r->ev_rd, POLLIN, 0}, {r->timerfd, POLLIN, 0}};
+    nfds_t n = r->timerfd >= 0 ? 3 : 2;
+    int status = -1, sig;
+    struct event ev;
+    uint64_t expirations;
+
+    while (status < 0) {
+        if (wait_readable(p, n))
+            return -1;
+        /* A loss seen in the same wake-up as the exit counts: which came
+         * first cannot be told, and 79 is the safe answer. */
+        if (p[1].revents && read_event(r->ev_rd, &ev) == 0 && ev.kind == EV_LOST)
+            lose(r, lw_lost_reason_name(ev.err));
+        if (n == 3 && p[2].revents && read(r->timerfd, &expirations, sizeof expirations) > 0)
+            lose(r, "the lease ended");
+        if (p[0].revents && (sig = read_signal(r->sigfd)) != 0)
+            on_signal(r, sig, &status);
+    }
+    return status;
+}
+
+/* COMMAND ended with status: release the lock, unless lost. */
+static int release(struct run *r, int status)
+{
+    int rc;
+
+    if (r->lost)
+        return EXIT_LOST;
+    rc = lw_unlock_owner(r->lock, r->owner);
+    if (rc == LW_ENOTOWNER) { /* gone before COMMAND ended, unnoticed till now */
+        report("%s was lost before %s ended", r->opt.name, r->opt.command[0]);
+        return EXIT_LOST;
+    }
+    if (rc)
+        report("cannot release %s: %s (it expires after its lease)", r->opt.name, lw_strerror(rc));
+    return status;
+}
+
+static int run_command(struct run *r, uint64_t token)
+{
+    int rc, status;
+
+    if ((r->opt.lease_ms && (rc = arm_lease_timer(r))) || (rc = spawn(r, token))) {
+        lw_unlock_owner(r->lock, r->owner);
+        return rc;
+    }
+    if ((status = supervise(r)) < 0) {
+        /* Nothing left to wait with: COMMAND must not outlive the lock. */
+        kill(r->child, SIGKILL);
+        waitpid(r->child, NULL, 0);
+        lw_unlock_owner(r->lock, r->owner);
+        return EXIT_OSERR;
+    }
+    return release(r, status);
+}
+
+static void close_fd(int fd)
+{
+    if (fd >= 0)
+        close(fd);
+}
+
+/* The client goes first: its callbacks write to ev_wr. */
+static void teardown(struct run *r)
+{
+    lw_lock_free(r->lock);
+    lw_client_free(r->client);
+    close_fd(r->sigfd);
+    close_fd(r->ev_rd);
+    close_fd(r->ev_wr);
+    close_fd(r->timerfd);
+}
+
+int main(int argc, char **argv)
+{
+    struct run r = {.sigfd = -1, .ev_rd = -1, .ev_wr = -1, .timerfd = -1};
+    uint64_t token = 0;
+    int rc;
+
+    if ((rc = parse_args(argc, argv, &r.opt)) >= 0)
+        return rc;
+    if ((rc = setup(&r)) == 0 && (rc = start_client(&r)) == 0 &&
+        (rc = acquire(&r, &token)) == 0)
+        rc = run_command(&r, token);
+    teardown(&r);
+    return rc;
+}
