@@ -1,0 +1,527 @@
+/*
+ * tests/test_lwlock.c - the lwlock tool, run as a process against a real
+ * redis-server: exit statuses, COMMAND's environment, mutual exclusion of
+ * two lwlocks, lost locks and fixed leases, signals passed on, bad usage.
+ *
+ * Each run's stdout and stderr go to files in the test's temporary
+ * directory; stderr is copied to the test's own afterwards, so that a
+ * sanitizer's report from lwlock lands in the test log.  Every wait has a
+ * deadline, after which the process is killed and the test fails.
+ */
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lock_util.h"
+
+static char dir[256];  /* the test's temporary directory */
+static char addr[64];  /* 127.0.0.1:<the fixture's port> */
+
+static void make_dir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/lwlock-test-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    /* For the shell snippets below; the test process has no other thread. */
+    setenv("LWT_DIR", dir, 1);
+    setenv("LWT_LWLOCK", LWLOCK_PATH, 1);
+}
+
+static void remove_dir(void)
+{
+    char cmd[300];
+
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    (void)!system(cmd);
+}
+
+static void setup_redis(void)
+{
+    server_start();
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", srv.port);
+    setenv("LWT_ADDR", addr, 1);
+    make_dir();
+}
+
+static void teardown_redis(void)
+{
+    remove_dir();
+    server_stop();
+}
+
+#define LWLOCK_TEST(name) \
+    Test(lwlock, name, .init = setup_redis, .fini = teardown_redis, .timeout = 120)
+
+#define ARGS(...) ((const char *[]){__VA_ARGS__, NULL})
+
+static const char *path_in_dir(const char *name, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/%s", dir, name);
+    return buf;
+}
+
+/* The file's contents ("" when missing), at most size - 1 bytes. */
+static char *slurp(const char *name, char *buf, size_t size)
+{
+    char path[512];
+    int fd = open(path_in_dir(name, path, sizeof path), O_RDONLY);
+    ssize_t n = 0;
+
+    if (fd >= 0) {
+        n = read(fd, buf, size - 1);
+        close(fd);
+    }
+    buf[n > 0 ? n : 0] = 0;
+    return buf;
+}
+
+static int exists(const char *name)
+{
+    char path[512];
+
+    return access(path_in_dir(name, path, sizeof path), F_OK) == 0;
+}
+
+/* Child: stdout and stderr to files of the test directory. */
+static void redirect(int to, const char *name)
+{
+    char path[512];
+    int fd = open(path_in_dir(name, path, sizeof path),
+                  O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
+
+    if (fd >= 0 && fd != to) {
+        dup2(fd, to);
+        close(fd);
+    }
+}
+
+/* Start prog with args (argv[0] excluded) and extra "K=V" settings. */
+static pid_t start(const char *prog, const char *const *args, const char *const *env)
+{
+    const char *argv[40] = {prog};
+    size_t n = 1;
+    pid_t pid;
+
+    while (args[n - 1] && n < 39) {
+        argv[n] = args[n - 1];
+        n++;
+    }
+    argv[n] = NULL;
+    pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        redirect(1, "out");
+        redirect(2, "err");
+        for (; env && *env; env++)
+            putenv((char *)*env);
+        execv(prog, (char *const *)argv);
+        _exit(120);
+    }
+    return pid;
+}
+
+/* Copy the last run's stderr to ours (sanitizer reports included). */
+static void echo_stderr(void)
+{
+    char buf[4096];
+
+    if (*slurp("err", buf, sizeof buf))
+        fprintf(stderr, "[lwlock stderr] %s", buf);
+}
+
+/* Wait at most ms for pid: its exit status (128+N when killed by signal N),
+ * or -1 when it had to be killed. */
+static int finish(pid_t pid, int ms)
+{
+    uint64_t until = now_ms() + (uint64_t)ms;
+    int st;
+
+    while (waitpid(pid, &st, WNOHANG) != pid) {
+        if (now_ms() >= until) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            return -1;
+        }
+        sleep_ms(5);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static pid_t start_lwlock(const char *const *args)
+{
+    return start(LWLOCK_PATH, args, NULL);
+}
+
+/* Run lwlock to the end (at most 20 s): its exit status. */
+static int run_env(const char *const *args, const char *const *env)
+{
+    int code = finish(start(LWLOCK_PATH, args, env), 20000);
+
+    echo_stderr();
+    return code;
+}
+
+static int run(const char *const *args)
+{
+    return run_env(args, NULL);
+}
+
+static int stderr_has(const char *text)
+{
+    char buf[4096];
+
+    return strstr(slurp("err", buf, sizeof buf), text) != NULL;
+}
+
+/* Hold the key as another client would, for ms. */
+static void hold_elsewhere(const char *name, int ms)
+{
+    char pexpire[64];
+    redisReply *r = redis_server_command(&srv, "HSET %s other:1 1", name);
+
+    cr_assert_not_null(r);
+    freeReplyObject(r);
+    snprintf(pexpire, sizeof pexpire, "%d", ms);
+    r = redis_server_command(&srv, "PEXPIRE %s %s", name, pexpire);
+    cr_assert_not_null(r);
+    freeReplyObject(r);
+}
+
+/* A shell snippet for COMMAND: on SIG, record it in DIR/sig, stop the
+ * sleep and exit with CODE; DIR/ready appears once the trap is set.
+ * (The sleep runs in the background: sh runs traps only between
+ * commands, and `wait` is one that a trapped signal interrupts.) */
+#define TRAPPING(sig, code)                                                              \
+    "trap 'echo " sig " > \"$LWT_DIR/sig\"; kill $!; exit " code "' " sig "; "             \
+    "sleep 30 & touch \"$LWT_DIR/ready\"; wait"
+
+/* ---- Usage ---- */
+
+Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = remove_dir,
+     .timeout = 120)
+{
+    const char *const *bad[] = {
+        ARGS("-x", "n", "true"),          ARGS("--bogus", "n", "true"),
+        ARGS("n"),                        ARGS("-w"),
+        ARGS("-w", "abc", "n", "true"),   ARGS("-w", "-2", "n", "true"),
+        ARGS("-w", "5x", "n", "true"),    ARGS("-w", " 5", "n", "true"),
+        ARGS("-w", "99999999999", "n", "true"),
+        ARGS("-l", "5", "n", "true"),     ARGS("-l", "0", "n", "true"),
+        ARGS("-W", "-1", "n", "true"),    ARGS("-W", "2147483648", "n", "true"),
+        ARGS("-l", "1000", "-W", "1000", "n", "true"),
+        ARGS("-r", "localhost", "n", "true"), ARGS("-r", "localhost:0", "n", "true"),
+        ARGS("-r", "localhost:65536", "n", "true"), ARGS("-r", ":6379", "n", "true"),
+        ARGS("-r", "localhost:port", "n", "true"),
+        ARGS("-s", "BOGUS", "n", "true"), ARGS("-s", "0", "n", "true"),
+        ARGS("-s", "SIG", "n", "true"),   ARGS("", "true"),
+    };
+    int code;
+
+    code = run((const char *[]){NULL});
+    cr_assert_eq(code, 64, "no arguments: %d", code);
+    cr_assert(stderr_has("lwlock: "));
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        code = run(bad[i]);
+        cr_assert_eq(code, 64, "case %zu (%s ...): %d", i, bad[i][0], code);
+        cr_assert(stderr_has("lwlock: "), "case %zu: a message", i);
+    }
+    code = run_env(ARGS("n", "true"), ARGS("LWLOCK_REDIS=nowhere"));
+    cr_assert_eq(code, 64, "a bad LWLOCK_REDIS: %d", code);
+    cr_assert(stderr_has("LWLOCK_REDIS"));
+}
+
+Test(lwlock_usage, help_and_version, .init = make_dir, .fini = remove_dir, .timeout = 60)
+{
+    char buf[4096];
+
+    cr_assert_eq(run(ARGS("--version")), 0);
+    cr_assert_str_eq(slurp("out", buf, sizeof buf), "lwlock " LWLOCK_VERSION "\n");
+    cr_assert_eq(run(ARGS("-h")), 0);
+    cr_assert(strstr(slurp("out", buf, sizeof buf), "Usage: lwlock"));
+    cr_assert_eq(run(ARGS("--help")), 0);
+    cr_assert(strstr(slurp("out", buf, sizeof buf), "--watchdog"));
+}
+
+/* ---- Exit statuses ---- */
+
+LWLOCK_TEST(command_status_passes_through)
+{
+    char buf[256], path[512];
+    int fd;
+
+    cr_assert_eq(run(ARGS("-r", addr, "job", "sh", "-c", "exit 3")), 3);
+    cr_assert_eq(run(ARGS("-r", addr, "job", "true")), 0);
+    cr_assert_eq(run(ARGS("-r", addr, "job", "sh", "-c", "kill -KILL $$")), 128 + SIGKILL);
+    cr_assert_eq(redis_int("EXISTS %s", "job"), 0, "released after a killed COMMAND");
+
+    /* Options after NAME are COMMAND's. */
+    cr_assert_eq(run(ARGS("-r", addr, "job", "echo", "-w", "5")), 0);
+    cr_assert_str_eq(slurp("out", buf, sizeof buf), "-w 5\n");
+
+    /* As shells: 127 not found, 126 not executable; with a message. */
+    cr_assert_eq(run(ARGS("-r", addr, "job", "/nonexistent/command")), 127);
+    cr_assert(stderr_has("lwlock: /nonexistent/command: "));
+    fd = open(path_in_dir("plain", path, sizeof path), O_WRONLY | O_CREAT, 0600);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(run(ARGS("-r", addr, "job", path)), 126);
+    cr_assert(stderr_has("lwlock: "));
+    cr_assert_eq(redis_int("EXISTS %s", "job"), 0, "released after exec failed");
+}
+
+LWLOCK_TEST(environment_has_name_and_increasing_token)
+{
+    char env[300], buf[256], name[64];
+    unsigned long long t1 = 0, t2 = 0;
+
+    /* The address from the environment; a stale LWLOCK_TOKEN is replaced. */
+    snprintf(env, sizeof env, "LWLOCK_REDIS=%s", addr);
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(run_env(ARGS("env/job", "sh", "-c",
+                                  "echo \"$LWLOCK_NAME $LWLOCK_TOKEN\" > \"$LWT_DIR/env\""),
+                             ARGS(env, "LWLOCK_TOKEN=stale")),
+                     0);
+        cr_assert_eq(sscanf(slurp("env", buf, sizeof buf), "%63s %llu", name, i ? &t2 : &t1), 2,
+                     "got '%s'", buf);
+        cr_assert_str_eq(name, "env/job");
+        cr_assert_eq(redis_int("EXISTS %s", "env/job"), 0, "released when COMMAND exited");
+    }
+    cr_assert_gt(t1, 0);
+    cr_assert_gt(t2, t1, "tokens %llu then %llu", t1, t2);
+}
+
+LWLOCK_TEST(held_elsewhere_exits_75)
+{
+    uint64_t t0;
+    int code;
+
+    hold_elsewhere("busy", 20000);
+    t0 = now_ms();
+    code = run(ARGS("-r", addr, "busy", "touch", "ran"));
+    cr_assert_eq(code, 75, "-w 0: %d", code);
+    cr_assert_lt(now_ms() - t0, 5000);
+    cr_assert(stderr_has("lwlock: "));
+
+    t0 = now_ms();
+    code = run(ARGS("-w", "300", "-r", addr, "busy", "touch", "ran"));
+    cr_assert_eq(code, 75, "-w 300: %d", code);
+    cr_assert_geq(now_ms() - t0, 300, "waited %llu ms", (unsigned long long)(now_ms() - t0));
+    cr_assert_lt(now_ms() - t0, 5000);
+    cr_assert_not(exists("ran"), "COMMAND never ran");
+    cr_assert_eq(redis_int("HGET %s other:1", "busy"), 1, "the holder is untouched");
+}
+
+/* The library reports a refused connection at the end of its command
+ * timeout (3 s by default), not at once. */
+LWLOCK_TEST(unreachable_redis_exits_69)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof sa;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), code;
+    char closed[64];
+
+    /* A port the kernel just handed out, closed again: nobody listens. */
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    cr_assert_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    close(fd);
+    snprintf(closed, sizeof closed, "127.0.0.1:%d", ntohs(sa.sin_port));
+    code = run(ARGS("-r", closed, "job", "touch", "ran"));
+    cr_assert_eq(code, 69, "%d", code);
+    cr_assert(stderr_has(lw_strerror(LW_ECONNREFUSED)));
+    cr_assert_not(exists("ran"));
+}
+
+/* ---- Mutual exclusion ---- */
+
+/* Two shells, each running 8 lwlocks in a row on one name; a critical
+ * section that overlaps another finds its marker directory taken. */
+#define ROUNDS 8
+static const char loop_script[] =
+    "i=0; while [ $i -lt 8 ]; do "
+    "\"$LWT_LWLOCK\" -w -1 -W 2000 -r \"$LWT_ADDR\" mutex sh -c "
+    "'mkdir \"$LWT_DIR/inside\" || exit 99; sleep 0.02; rmdir \"$LWT_DIR/inside\"'; "
+    "echo $? >> \"$LWT_DIR/rounds.$1\"; i=$((i + 1)); done";
+
+LWLOCK_TEST(two_lwlocks_never_overlap)
+{
+    pid_t a = start("/bin/sh", ARGS("-c", loop_script, "sh", "a"), NULL);
+    pid_t b = start("/bin/sh", ARGS("-c", loop_script, "sh", "b"), NULL);
+    char buf[256];
+    int ca = finish(a, 60000), cb = finish(b, 60000);
+
+    echo_stderr();
+    cr_assert_eq(ca, 0);
+    cr_assert_eq(cb, 0);
+    cr_assert_str_eq(slurp("rounds.a", buf, sizeof buf), "0\n0\n0\n0\n0\n0\n0\n0\n");
+    cr_assert_str_eq(slurp("rounds.b", buf, sizeof buf), "0\n0\n0\n0\n0\n0\n0\n0\n");
+    cr_assert_eq(redis_int("EXISTS %s", "mutex"), 0);
+    cr_assert_eq(redis_int("GET %s", "{mutex}:token"), 2 * ROUNDS);
+}
+
+/* ---- Lost locks, leases, signals ---- */
+
+/* Start lwlock with args and wait until its COMMAND has set its trap. */
+static pid_t start_until_ready(const char *const *args)
+{
+    pid_t pid = start_lwlock(args);
+
+    if (!wait_until(exists("ready"), 10000)) {
+        finish(pid, 0);
+        echo_stderr();
+        cr_assert(0, "COMMAND never got ready");
+    }
+    return pid;
+}
+
+/* The key deleted behind lwlock's back: COMMAND gets SIGTERM, lwlock 79. */
+LWLOCK_TEST(lost_lock_signals_command)
+{
+    pid_t pid = start_until_ready(ARGS("-W", "300", "-r", addr, "lost", "sh", "-c",
+                                       TRAPPING("TERM", "0")));
+    char buf[64];
+    int code;
+
+    cr_assert_eq(redis_int("DEL %s", "lost"), 1);
+    code = finish(pid, 5000);
+    echo_stderr();
+    cr_assert_eq(code, 79, "%d", code);
+    cr_assert_str_eq(slurp("sig", buf, sizeof buf), "TERM\n");
+    cr_assert(stderr_has("lost"));
+}
+
+LWLOCK_TEST(lost_lock_sends_the_chosen_signal)
+{
+    pid_t pid = start_until_ready(ARGS("-W", "300", "-s", "SIGUSR1", "-r", addr, "lost", "sh",
+                                       "-c", TRAPPING("USR1", "0")));
+    uint64_t t0;
+    char buf[512];
+    int code;
+
+    cr_assert_eq(redis_int("DEL %s", "lost"), 1);
+    code = finish(pid, 5000);
+    echo_stderr();
+    cr_assert_eq(code, 79, "%d", code);
+    cr_assert_str_eq(slurp("sig", buf, sizeof buf), "USR1\n");
+
+    /* By number: 9 cannot be trapped, so COMMAND ends long before its
+     * sleep would. */
+    unlink(path_in_dir("ready", buf, sizeof buf));
+    pid = start_until_ready(ARGS("-W", "300", "-s", "9", "-r", addr, "lost", "sh", "-c",
+                                 "touch \"$LWT_DIR/ready\"; exec sleep 30"));
+    t0 = now_ms();
+    cr_assert_eq(redis_int("DEL %s", "lost"), 1);
+    code = finish(pid, 5000);
+    echo_stderr();
+    cr_assert_eq(code, 79, "%d", code);
+    cr_assert_lt(now_ms() - t0, 5000);
+}
+
+/* SIGTERM to lwlock reaches COMMAND; lwlock exits as COMMAND did and
+ * releases the lock. */
+LWLOCK_TEST(sigterm_is_passed_on)
+{
+    pid_t pid = start_until_ready(ARGS("-r", addr, "fwd", "sh", "-c", TRAPPING("TERM", "7")));
+    char buf[64];
+    int code;
+
+    cr_assert_eq(redis_int("EXISTS %s", "fwd"), 1);
+    kill(pid, SIGTERM);
+    code = finish(pid, 5000);
+    echo_stderr();
+    cr_assert_eq(code, 7, "%d", code);
+    cr_assert_str_eq(slurp("sig", buf, sizeof buf), "TERM\n");
+    cr_assert_eq(redis_int("EXISTS %s", "fwd"), 0);
+}
+
+/* PUBSUB NUMSUB channel: how many listen on it (-1: no answer). */
+static long long subscribers(const char *channel)
+{
+    redisReply *r = redis_server_command(&srv, "PUBSUB NUMSUB %s", channel);
+    long long n = -1;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_INTEGER)
+        n = r->element[1]->integer;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+/* SIGINT during a wait ends it: 130, and COMMAND never runs. */
+LWLOCK_TEST(sigint_interrupts_the_wait)
+{
+    pid_t pid;
+    int code;
+
+    hold_elsewhere("busy", 20000);
+    pid = start_lwlock(ARGS("-w", "-1", "-r", addr, "busy", "touch", "ran"));
+    /* Waiting for sure once it listens on the lock's channel. */
+    cr_assert(wait_until(subscribers("redisson_lock__channel:{busy}") == 1, 10000));
+    kill(pid, SIGINT);
+    code = finish(pid, 5000);
+    echo_stderr();
+    cr_assert_eq(code, 128 + SIGINT, "%d", code);
+    cr_assert(stderr_has("interrupted"));
+    cr_assert_not(exists("ran"));
+}
+
+/* A fixed lease is a deadline: COMMAND is signalled at its end, lwlock 79. */
+LWLOCK_TEST(fixed_lease_is_a_deadline)
+{
+    uint64_t t0 = now_ms();
+    pid_t pid = start_until_ready(ARGS("-l", "400", "-r", addr, "lease", "sh", "-c",
+                                       TRAPPING("TERM", "0")));
+    char buf[64];
+    int code = finish(pid, 5000);
+
+    echo_stderr();
+    cr_assert_eq(code, 79, "%d", code);
+    cr_assert_geq(now_ms() - t0, 400);
+    cr_assert_str_eq(slurp("sig", buf, sizeof buf), "TERM\n");
+
+    /* Done within the lease: COMMAND's status, and released. */
+    cr_assert_eq(run(ARGS("-l", "5000", "-r", addr, "lease", "sh", "-c", "exit 4")), 4);
+    cr_assert_eq(redis_int("EXISTS %s", "lease"), 0);
+}
+
+/* COMMAND gets the descriptors lwlock was given, not lwlock's own (the
+ * signalfd, the pipe, the library's sockets). */
+LWLOCK_TEST(command_gets_only_the_callers_descriptors)
+{
+    char path[512], buf[4096];
+    int fd = open(path_in_dir("fd5", path, sizeof path), O_WRONLY | O_CREAT, 0600);
+    pid_t pid;
+
+    cr_assert_geq(fd, 0);
+    pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        /* Only 0-2 and 5 (whatever this process has open besides). */
+        dup2(fd, 5);
+        close_range(3, 4, 0);
+        close_range(6, ~0u, 0);
+        fd = open("/dev/null", O_RDONLY);
+        if (fd > 0) {
+            dup2(fd, 0);
+            close(fd);
+        }
+        redirect(1, "out");
+        redirect(2, "err");
+        execl(LWLOCK_PATH, LWLOCK_PATH, "-r", addr, "fds", "sh", "-c",
+              "echo kept >&5; ls -l /proc/$$/fd > \"$LWT_DIR/fds\"", (char *)NULL);
+        _exit(120);
+    }
+    close(fd);
+    cr_assert_eq(finish(pid, 20000), 0);
+    echo_stderr();
+    cr_assert_str_eq(slurp("fd5", buf, sizeof buf), "kept\n");
+    slurp("fds", buf, sizeof buf);
+    cr_assert_not(strstr(buf, "socket:"), "%s", buf);
+    cr_assert_not(strstr(buf, "pipe:"), "%s", buf);
+    cr_assert_not(strstr(buf, "signalfd"), "%s", buf);
+}
