@@ -1,10 +1,24 @@
 /* adapters/conn.c - connection helpers shared by link.c and subscriber.c. */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 
 #include <leasewheel/error.h>
 
 #include "conn.h"
+
+redisAsyncContext *conn_start(const char *host, int port, const char *unix_path)
+{
+    redisAsyncContext *ac = unix_path ? redisAsyncConnectUnix(unix_path)
+                                      : redisAsyncConnect(host, port);
+
+    /* hiredis 0.14 cannot ask for SOCK_CLOEXEC: a process that forks and
+     * execs (lwlock running COMMAND) would hand our sockets to the child.
+     * A fork in another thread between socket() and here still can. */
+    if (ac && !ac->err)
+        fcntl(ac->c.fd, F_SETFD, fcntl(ac->c.fd, F_GETFD) | FD_CLOEXEC);
+    return ac;
+}
 
 int conn_error(const redisAsyncContext *ac, int saved_errno)
 {

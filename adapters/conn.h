@@ -20,6 +20,10 @@ struct backoff {
     struct xorshift rng;
 };
 
+/* Start connecting (hiredis, non-blocking), the socket close-on-exec.
+ * NULL when out of memory; check ac->err. */
+redisAsyncContext *conn_start(const char *host, int port, const char *unix_path);
+
 /* The reason a connection attempt failed (LW_ENOHOST, LW_ECONNREFUSED,
  * LW_ECONNECT), from hiredis's error and the errno saved right after it. */
 int conn_error(const redisAsyncContext *ac, int saved_errno);

@@ -326,8 +326,7 @@ void link_connect(struct lw_engine *e)
     if (e->state == LINK_CLOSED)
         return;
     set_state(e, LINK_CONNECTING);
-    ac = e->unix_path ? redisAsyncConnectUnix(e->unix_path)
-                      : redisAsyncConnect(e->host, e->port);
+    ac = conn_start(e->host, e->port, e->unix_path);
     if (!ac) {
         schedule_retry(e, LW_ENOMEM);
         return;

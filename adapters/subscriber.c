@@ -129,8 +129,7 @@ static void on_disconnect(const redisAsyncContext *ac, int status)
 
 static void sub_connect(struct lw_sub *sub)
 {
-    redisAsyncContext *ac = sub->unix_path ? redisAsyncConnectUnix(sub->unix_path)
-                                           : redisAsyncConnect(sub->host, sub->port);
+    redisAsyncContext *ac = conn_start(sub->host, sub->port, sub->unix_path);
 
     if (!ac || ac->err) {
         if (ac)

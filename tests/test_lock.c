@@ -2,8 +2,10 @@
  * tests/test_lock.c - the lock calls against a real redis-server: results,
  * reentrancy, the wire format, fencing tokens, waiting, bad input.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "lock_util.h"
 
@@ -396,4 +398,40 @@ REDIS_TEST(lock, trylock_deadline_holds_under_unlock_traffic)
     lw_lock_free(lb);
     lw_client_free(a);
     lw_client_free(b);
+}
+
+/* seen[fd]: whether descriptor fd (of the first 1024) is open. */
+static void open_fds(unsigned char *seen)
+{
+    for (int fd = 0; fd < 1024; fd++)
+        seen[fd] = fcntl(fd, F_GETFD) != -1;
+}
+
+/* The client's sockets (engine and subscriber) are close-on-exec: a
+ * program that forks and execs must not hand them to its child. */
+REDIS_TEST(lock, sockets_are_close_on_exec)
+{
+    unsigned char before[1024], after[1024];
+    struct lw_client *c;
+    struct lw_lock *l;
+    int fresh = 0;
+
+    open_fds(before);
+    c = new_client(3000, NULL);
+    l = new_lock(c, "cloexec");
+    cr_assert_eq(lw_trylock(l, 0, 0, NULL), 0);
+    cr_assert_eq(lw_is_locked(l), 1);
+    open_fds(after);
+    for (int fd = 0; fd < 1024; fd++) {
+        struct stat st;
+
+        if (!after[fd] || before[fd] || fstat(fd, &st) || !S_ISSOCK(st.st_mode))
+            continue;
+        fresh++;
+        cr_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC, "socket %d is inherited by exec", fd);
+    }
+    cr_assert_geq(fresh, 1, "the engine's connection is a new socket");
+    cr_assert_eq(lw_unlock(l), 0);
+    lw_lock_free(l);
+    lw_client_free(c);
 }
