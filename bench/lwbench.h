@@ -30,7 +30,8 @@ struct opts {
 struct target {
     char host[256];
     int port;
-    struct redis_server server; /* pid 0 unless private */
+    struct redis_server server; /* pid 0 unless private and running */
+    int private_server;         /* started by lwbench */
     char prefix[64];            /* every key this process makes starts so */
     sigset_t stop_signals;      /* SIGINT, SIGTERM: blocked, polled in nap() */
 };

@@ -23,7 +23,7 @@ static void print_config(const struct opts *o, const struct target *t)
     printf("lwbench: lease %u ms (renewed every %.0f ms), tick %u ms, %u slots, "
            "batch %u, %u calls in flight; Redis %s:%d%s\n",
            o->lease_ms, o->lease_ms / 3.0, o->tick_ms, o->slots, o->batch, o->inflight,
-           t->host, t->port, t->server.pid ? " (private)" : "");
+           t->host, t->port, t->private_server ? " (private)" : "");
 }
 
 static void print_row(const struct run_result *r)
@@ -107,7 +107,7 @@ int report_json(const char *path, const struct opts *o, const struct target *t,
             "\"inflight\": %u, \"duration_s\": %.1f, \"redis\": \"%s:%d\", "
             "\"private_server\": %s, \"sweep\": %s, \"single_key_inflight\": %u},\n",
             o->lease_ms, o->tick_ms, o->slots, o->batch, o->inflight, o->duration_s, t->host,
-            t->port, t->server.pid ? "true" : "false", o->sweep ? "true" : "false",
+            t->port, t->private_server ? "true" : "false", o->sweep ? "true" : "false",
             SINGLE_WINDOW);
     fprintf(f, "  \"largest_held\": %u,\n  \"runs\": [\n", largest_held);
     for (unsigned i = 0; i < nruns; i++)

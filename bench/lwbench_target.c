@@ -85,6 +85,7 @@ int target_open(struct target *t, const char *redis, char *why, size_t n)
         }
         snprintf(t->host, sizeof t->host, "127.0.0.1");
         t->port = t->server.port;
+        t->private_server = 1;
     }
     if (!reachable(t)) {
         snprintf(why, n, "Redis at %s:%d does not answer PING", t->host, t->port);
