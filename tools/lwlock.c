@@ -24,8 +24,10 @@
  *
  * COMMAND is started with fork() and execvpe(), in a child that restores
  * the signal mask lwlock started with and sees none of the descriptors
- * lwlock or the library opened (the library's sockets are not
- * close-on-exec): only those lwlock itself was given.
+ * lwlock or the library opened, only those lwlock itself was given.  (The
+ * library makes its sockets close-on-exec, but hiredis cannot do it
+ * atomically: a reconnect on the engine thread at the moment of the fork
+ * could still slip one through.)
  */
 #include <ctype.h>
 #include <dirent.h>
