@@ -227,12 +227,7 @@ static int config_ok(const struct opts *o)
     struct lw_client *c;
     int rc;
 
-    lw_client_config_init(&cfg);
-    cfg.watchdog_timeout_ms = o->lease_ms;
-    cfg.tick_ms = o->tick_ms;
-    cfg.slots = o->slots;
-    cfg.renew_batch = o->batch;
-    cfg.renew_batches_inflight = o->inflight;
+    client_config(o, &cfg);
     if ((rc = lw_client_new(&cfg, &c)) == 0) {
         lw_client_free(c);
         return 1;

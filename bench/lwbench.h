@@ -89,7 +89,10 @@ struct flood_keys {
 int measure_ceiling(const struct opts *o, struct target *t, const struct flood_keys *k,
                     struct ceiling *out, char *why, size_t n);
 
-/* lwbench_run.c: 0 (r filled in, held or not), or -1 with why filled in. */
+/* lwbench_run.c: the client's config from the options (server not set). */
+struct lw_client_config;
+void client_config(const struct opts *o, struct lw_client_config *cfg);
+/* 0 (r filled in, held or not), or -1 with why filled in. */
 int sizing_run(const struct opts *o, struct target *t, uint32_t locks, unsigned step,
                struct run_result *r, char *why, size_t n);
 

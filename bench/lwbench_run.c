@@ -82,19 +82,24 @@ static double rss_bytes(void)
     return (double)resident * (double)sysconf(_SC_PAGESIZE);
 }
 
+void client_config(const struct opts *o, struct lw_client_config *cfg)
+{
+    lw_client_config_init(cfg);
+    cfg->watchdog_timeout_ms = o->lease_ms;
+    cfg->tick_ms = o->tick_ms;
+    cfg->slots = o->slots;
+    cfg->renew_batch = o->batch;
+    cfg->renew_batches_inflight = o->inflight;
+}
+
 static int new_client(const struct opts *o, const struct target *t, struct run_ctx *x,
                       struct lw_client **c)
 {
     struct lw_client_config cfg;
 
-    lw_client_config_init(&cfg);
+    client_config(o, &cfg);
     cfg.host = t->host;
     cfg.port = t->port;
-    cfg.watchdog_timeout_ms = o->lease_ms;
-    cfg.tick_ms = o->tick_ms;
-    cfg.slots = o->slots;
-    cfg.renew_batch = o->batch;
-    cfg.renew_batches_inflight = o->inflight;
     cfg.on_lost = on_lost;
     cfg.lost_arg = x;
     return lw_client_new(&cfg, c);

@@ -9,8 +9,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
-lw_install_deps
-
-lw_configure build/release --buildtype=release -Dtests=false
-ninja -C build/release >/dev/null
+lw_build_release
 exec build/release/bench/lwbench "$@"

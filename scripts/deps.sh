@@ -34,3 +34,11 @@ lw_configure() {
         meson setup "$dir" "$@" >/dev/null
     fi
 }
+
+# lw_build_release: what is missing installed, build/release configured
+# (optimised, no tests) and built.
+lw_build_release() {
+    lw_install_deps
+    lw_configure build/release --buildtype=release -Dtests=false
+    ninja -C build/release >/dev/null
+}

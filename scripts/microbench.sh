@@ -12,10 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
-lw_install_deps
-
-lw_configure build/release --buildtype=release -Dtests=false
-ninja -C build/release >/dev/null
+lw_build_release
 out=build/release/bench
 build/release/bench/bench_wheel --benchmark_out="$out-wheel.json" --benchmark_out_format=json "$@"
 build/release/bench/bench_engine --benchmark_out="$out-engine.json" --benchmark_out_format=json "$@"
