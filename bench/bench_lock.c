@@ -206,20 +206,6 @@ static int raw_pairs(struct lw_engine *e, struct lw_request *lock, struct lw_req
     return k->bad ? -1 : 0;
 }
 
-/* A bare engine that knows the client's scripts. */
-static int scripts_engine(uint32_t max_inflight, struct lw_engine **e)
-{
-    struct lw_engine_config cfg;
-
-    lw_engine_config_init(&cfg);
-    cfg.port = server.port;
-    cfg.scripts = lw_lock_scripts;
-    cfg.nscripts = SCRIPT_COUNT;
-    cfg.max_inflight = max_inflight;
-    cfg.command_timeout_ms = 60000; /* a busy shared machine is not a failure */
-    return lw_engine_new(&cfg, e);
-}
-
 static void bm_raw(struct lwb_state *st)
 {
     struct lw_engine *e;
@@ -227,7 +213,8 @@ static void bm_raw(struct lwb_state *st)
     struct raw_check k = {0};
     int64_t total = 0;
 
-    if (raw_format(&lock, &unlock) || scripts_engine(LW_ENGINE_DEFAULT_MAX_INFLIGHT, &e)) {
+    if (raw_format(&lock, &unlock) ||
+        pipe_scripts_engine("127.0.0.1", server.port, LW_ENGINE_DEFAULT_MAX_INFLIGHT, &e)) {
         lwb_error(st, "engine set-up failed");
         lw_request_clear(&lock);
         lw_request_clear(&unlock);
@@ -306,7 +293,8 @@ static void renew_case(struct lwb_state *st, uint32_t batch, uint32_t window)
     double s = 0;
     char why[128];
 
-    if (RENEW_KEYS % batch || scripts_engine(LW_ENGINE_DEFAULT_MAX_INFLIGHT, &p.e)) {
+    if (RENEW_KEYS % batch ||
+        pipe_scripts_engine("127.0.0.1", server.port, LW_ENGINE_DEFAULT_MAX_INFLIGHT, &p.e)) {
         lwb_error(st, "engine set-up failed");
         return;
     }

@@ -35,20 +35,6 @@
 #define SINGLE_KEYS_MAX 200000u  /* formatted single-key calls kept at once */
 #define LEASE "30000"            /* long enough that no key expires meanwhile */
 
-static int new_engine(const struct target *t, uint32_t max_inflight, struct lw_engine **e)
-{
-    struct lw_engine_config cfg;
-
-    lw_engine_config_init(&cfg);
-    cfg.host = t->host;
-    cfg.port = t->port;
-    cfg.scripts = lw_lock_scripts;
-    cfg.nscripts = SCRIPT_COUNT;
-    cfg.max_inflight = max_inflight;
-    cfg.command_timeout_ms = 60000; /* a busy shared machine is not a failure */
-    return lw_engine_new(&cfg, e);
-}
-
 /* HSET each key field 1: the locks as the run held them (the lease is set
  * by the flood's first renewal). */
 static int remake_locks(struct lw_engine *e, const struct flood_keys *k)
@@ -142,7 +128,7 @@ int measure_ceiling(const struct opts *o, struct target *t, const struct flood_k
     double single_cpu;
     int rc = -1;
 
-    if (new_engine(t, SINGLE_WINDOW, &e)) {
+    if (pipe_scripts_engine(t->host, t->port, SINGLE_WINDOW, &e)) {
         snprintf(why, n, "ceiling: could not start an engine");
         return -1;
     }

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client_private.h"
 #include "pipeline.h"
 
 #define WAIT_LIMIT_NS (60ull * 1000000000ull) /* a run that takes longer failed */
@@ -137,4 +138,19 @@ void pipe_free_reqs(struct lw_request *reqs, uint32_t n)
     for (uint32_t i = 0; reqs && i < n; i++)
         lw_request_clear(&reqs[i]);
     free(reqs);
+}
+
+int pipe_scripts_engine(const char *host, int port, uint32_t max_inflight,
+                        struct lw_engine **e)
+{
+    struct lw_engine_config cfg;
+
+    lw_engine_config_init(&cfg);
+    cfg.host = host;
+    cfg.port = port;
+    cfg.scripts = lw_lock_scripts;
+    cfg.nscripts = SCRIPT_COUNT;
+    cfg.max_inflight = max_inflight;
+    cfg.command_timeout_ms = 60000;
+    return lw_engine_new(&cfg, e);
 }

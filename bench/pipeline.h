@@ -48,6 +48,12 @@ int pipe_stop(struct pipeline *p);
 /* Why requests failed, into buf. */
 const char *pipe_why(struct pipeline *p, char *buf, size_t n);
 
+/* A bare engine on host:port that knows the lock client's scripts, at most
+ * max_inflight unanswered, with a command timeout of a minute (a busy
+ * shared machine is not a failure).  0 or an LW_E* code. */
+int pipe_scripts_engine(const char *host, int port, uint32_t max_inflight,
+                        struct lw_engine **e);
+
 /* Clear and free n requests (reqs may be NULL). */
 void pipe_free_reqs(struct lw_request *reqs, uint32_t n);
 
