@@ -44,7 +44,7 @@ struct tagged_timer {
 struct client_counters {
     _Atomic uint64_t locks_held, renewals_sent, renewals_confirmed, renewals_failed;
     _Atomic uint64_t renew_batches, lost_not_owner, lost_errors, lost_expired;
-    _Atomic uint64_t worst_lag_ns, waiters, subscriptions;
+    _Atomic uint64_t worst_lag_ns, waiters, subscriptions, lost_late;
     _Atomic uint64_t lag[LW_LAG_BUCKETS];
 };
 
@@ -123,8 +123,8 @@ struct op {
 enum entry_state {
     ENTRY_SCHEDULED, /* timer: the next renewal */
     ENTRY_RETRY,     /* timer: the retry after a failed renewal */
-    ENTRY_QUEUED,    /* due, waiting for a batch slot; timer: valid_until */
-    ENTRY_SENT,      /* in a batch on the wire; timer: valid_until */
+    ENTRY_QUEUED,    /* due, waiting for a batch slot; timer: give up */
+    ENTRY_SENT,      /* in a batch on the wire; timer: give up */
 };
 
 struct entry {

@@ -9,13 +9,19 @@
  *              to a tick (see schedule_renewal());
  *   RETRY      a renewal failed once; try again at the next tick;
  *   QUEUED,    a renewal is waiting for a batch slot, or on the wire;
- *   SENT       the timer stands at valid_until instead, so an entry whose
- *              lease runs out unconfirmed is lost at most one tick late,
- *              whatever the connection is doing.
+ *   SENT       the timer stands at give_up_at() instead: a tick before
+ *              valid_until, so that an entry whose lease runs out
+ *              unconfirmed is reported lost *before* valid_until (the
+ *              wheel fires up to a tick late), whatever the connection is
+ *              doing.
  *
  * valid_until = send time + lease - drift: Redis set the expiry no earlier
  * than we sent, and its clock may run a little faster than ours (drift:
- * 1% of the lease plus 2 ms, Redlock's allowance).
+ * 1% of the lease plus 2 ms, Redlock's allowance).  Until valid_until the
+ * key cannot have expired, so nobody else can hold the lock: reporting a
+ * loss by then is what lets on_lost stop the owner before anyone else can
+ * get in.  A loss reported later (the engine thread was held up) is counted
+ * in lost_late.
  *
  * Each tick's due entries join a FIFO; watchdog_flush() cuts it into
  * batches of renew_batch keys, one EVALSHA each, sent back to back while
@@ -52,6 +58,13 @@ static uint64_t valid_until(const struct lw_client *c, uint64_t sent_ns)
     uint64_t lease = lease_ns(c);
 
     return sent_ns + lease - (lease / 100 + 2000000u);
+}
+
+/* The last moment to notice that e's lease is running out: a timer set
+ * then fires by valid_until at the latest. */
+static uint64_t give_up_at(const struct lw_client *c, const struct entry *e)
+{
+    return e->valid_until_ns - c->tick_ns;
 }
 
 static struct entry **find_slot(struct lw_client *c, const char *name, size_t len,
@@ -137,13 +150,13 @@ static void schedule_renewal(struct lw_client *c, struct entry *e, uint64_t sent
     e->due_ns = due;
 }
 
-/* Look at e again at the next tick, or at valid_until if that is sooner. */
+/* Look at e again at the next tick, or when giving up if that is sooner. */
 static void retry_next_tick(struct lw_client *c, struct entry *e, uint64_t now_ns)
 {
     uint64_t at = now_ns + c->tick_ns;
 
     e->state = ENTRY_RETRY;
-    set_timer(c, e, at < e->valid_until_ns ? at : e->valid_until_ns);
+    set_timer(c, e, at < give_up_at(c, e) ? at : give_up_at(c, e));
 }
 
 static void on_drop_reply(struct lw_request *req, const redisReply *reply, int err, void *arg)
@@ -186,6 +199,8 @@ static void lose(struct lw_client *c, struct entry *e, int reason)
     };
 
     count_add((_Atomic uint64_t *)((char *)&c->count + counter[reason]), 1);
+    if (lw_clock_now() > e->valid_until_ns)
+        count_add(&c->count.lost_late, 1);
     stop_watching(c, e);
     if (reason != LW_LOST_NOT_OWNER)
         send_drop(c, e);
@@ -264,7 +279,7 @@ void watchdog_forget(struct lw_client *c, const struct lw_lock *lock)
 
 static void enqueue(struct lw_client *c, struct entry *e, uint64_t now_ns)
 {
-    if (now_ns >= e->valid_until_ns) {
+    if (now_ns >= give_up_at(c, e)) {
         lose(c, e, LW_LOST_EXPIRED);
         return;
     }
@@ -275,14 +290,14 @@ static void enqueue(struct lw_client *c, struct entry *e, uint64_t now_ns)
     else
         c->renew_head = e;
     c->renew_tail = e;
-    lw_wheel_schedule(c->wheel, &e->tt.timer, e->valid_until_ns);
+    lw_wheel_schedule(c->wheel, &e->tt.timer, give_up_at(c, e));
 }
 
 /* A renewal fell due while the last hold's unlock is on the wire: look
  * again at the next tick, unless the lease is over. */
 static void hold_back(struct lw_client *c, struct entry *e, uint64_t now_ns)
 {
-    if (now_ns >= e->valid_until_ns) {
+    if (now_ns >= give_up_at(c, e)) {
         lose(c, e, LW_LOST_EXPIRED);
         return;
     }
@@ -303,7 +318,7 @@ void watchdog_timer_fired(struct lw_client *c, struct entry *e, uint64_t now_ns)
         else
             enqueue(c, e, now_ns);
         break;
-    default: /* QUEUED or SENT: valid_until came first */
+    default: /* QUEUED or SENT: give_up_at came first */
         lose(c, e, LW_LOST_EXPIRED);
         break;
     }

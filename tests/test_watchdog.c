@@ -169,18 +169,20 @@ REDIS_TEST(watchdog, server_stopped_past_the_lease_is_lost_expired)
     cr_assert_eq(lw_lock(l, NULL), 0);
     after = lw_clock_now();
     redis_server_signal(&srv, SIGSTOP);
-    /* valid_until = the acquire's send time + lease - drift: between these. */
+    /* valid_until = the acquire's send time + lease - drift: between
+     * before's and after's.  The loss comes in the tick before it. */
     cr_assert(wait_until(atomic_load(&lost.count) > 0, 3000));
     at = atomic_load(&lost.at_ns);
     redis_server_signal(&srv, SIGCONT);
     cr_assert_eq(atomic_load(&lost.reason), LW_LOST_EXPIRED);
-    cr_assert_geq(at, before + (lease - drift) * 1000000u, "lost before valid_until");
-    cr_assert_leq(at, after + (lease - drift + tick + 40) * 1000000u,
-                  "lost %lld ms after valid_until + 1 tick",
-                  (long long)(at - after) / 1000000 - (long long)(lease - drift + tick));
+    cr_assert_geq(at, before + (lease - drift - tick) * 1000000u,
+                  "lost more than a tick before valid_until");
+    cr_assert_leq(at, after + (lease - drift) * 1000000u, "lost %lld ms after valid_until",
+                  (long long)(at - after) / 1000000 - (long long)(lease - drift));
     cr_assert_eq(lw_is_held(l), 0);
     lw_client_get_stats(c, &st);
     cr_assert_eq(st.lost_expired, 1);
+    cr_assert_eq(st.lost_late, 0);
     lw_lock_free(l);
     lw_client_free(c);
 }

@@ -21,11 +21,20 @@
  *
  * Lost locks.  A watchdog lock can be lost: the key was deleted or taken
  * over behind the client's back (LW_LOST_NOT_OWNER), renewals failed twice
- * in a row (LW_LOST_ERRORS), or its lease ran out before a renewal was
- * confirmed (LW_LOST_EXPIRED: at most one tick late).  The client then
- * stops renewing it, calls on_lost once, and from then on the owner does
- * not hold it.  An owner that keeps working under a lost lock works without
- * mutual exclusion; on_lost is where to stop it.
+ * in a row (LW_LOST_ERRORS), or its lease would run out before a renewal
+ * could be confirmed (LW_LOST_EXPIRED).  The client then stops renewing
+ * it, calls on_lost once, and from then on the owner does not hold it.
+ * An owner that keeps working under a lost lock works without mutual
+ * exclusion; on_lost is where to stop it.
+ *
+ * valid_until.  Each confirmed renewal (and the acquire) proves the lease
+ * lasts until valid_until = the time the command was sent + the lease -
+ * a clock-drift allowance (1% of the lease + 2 ms): until then the key
+ * cannot have expired in Redis, whatever the network did after.  A lease
+ * running out is reported lost up to one tick *before* valid_until, so
+ * on_lost runs while nobody else can hold the lock yet, unless the engine
+ * thread is held up (stats: lost_late), Redis's data is lost (FLUSHALL, a
+ * restart without persistence, failover), or this process was paused.
  *
  * Wire format (compatible with Redisson's RLock): the lock is a hash at the
  * lock's name with one field, "<client id>:<owner id>", holding the hold
@@ -132,6 +141,9 @@ struct lw_client_stats {
                                       to its sending */
     uint64_t waiters;             /* acquires waiting for an unlock now */
     uint64_t subscriptions;       /* lock channels with waiters now */
+    uint64_t lost_late;           /* losses reported after the lock's
+                                     valid_until: the engine thread was held
+                                     up (callbacks too slow, CPU starved) */
     uint64_t renewal_lag[LW_LAG_BUCKETS]; /* renewals sent, by lag: see
                                              lw_lag_bucket_floor_ns() */
 };
