@@ -100,12 +100,13 @@ static pid_t spawn(struct redis_server *s)
     if (s->password[0])
         execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1",
                "--save", "", "--appendonly", "no", "--dir", s->dir, "--unixsocket", sock,
-               "--unixsocketperm", "700", "--logfile", log, "--requirepass", s->password,
-               (char *)NULL);
+               "--unixsocketperm", "700", "--logfile", log, "--enable-debug-command", "local",
+               "--requirepass", s->password, (char *)NULL);
     else
         execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1",
                "--save", "", "--appendonly", "no", "--dir", s->dir, "--unixsocket", sock,
-               "--unixsocketperm", "700", "--logfile", log, (char *)NULL);
+               "--unixsocketperm", "700", "--logfile", log, "--enable-debug-command", "local",
+               (char *)NULL);
     _exit(127);
 }
 

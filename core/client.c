@@ -318,6 +318,7 @@ void lw_client_get_stats(const struct lw_client *c, struct lw_client_stats *out)
     out->waiters = count_get(&k->waiters);
     out->subscriptions = count_get(&k->subscriptions);
     out->lost_late = count_get(&k->lost_late);
+    out->worst_lost_late_ns = count_get(&k->worst_lost_late_ns);
     for (unsigned i = 0; i < LW_LAG_BUCKETS; i++)
         out->renewal_lag[i] = count_get(&k->lag[i]);
 }

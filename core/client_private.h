@@ -44,7 +44,7 @@ struct tagged_timer {
 struct client_counters {
     _Atomic uint64_t locks_held, renewals_sent, renewals_confirmed, renewals_failed;
     _Atomic uint64_t renew_batches, lost_not_owner, lost_errors, lost_expired;
-    _Atomic uint64_t worst_lag_ns, waiters, subscriptions, lost_late;
+    _Atomic uint64_t worst_lag_ns, waiters, subscriptions, lost_late, worst_lost_late_ns;
     _Atomic uint64_t lag[LW_LAG_BUCKETS];
 };
 

@@ -21,7 +21,7 @@
  * key cannot have expired, so nobody else can hold the lock: reporting a
  * loss by then is what lets on_lost stop the owner before anyone else can
  * get in.  A loss reported later (the engine thread was held up) is counted
- * in lost_late.
+ * in lost_late and worst_lost_late_ns.
  *
  * Each tick's due entries join a FIFO; watchdog_flush() cuts it into
  * batches of renew_batch keys, one EVALSHA each, sent back to back while
@@ -190,6 +190,18 @@ static void send_drop(struct lw_client *c, const struct entry *e)
     free(req);
 }
 
+/* A loss reported after valid_until: how late, for the stats. */
+static void note_loss_time(struct lw_client *c, const struct entry *e)
+{
+    uint64_t now = lw_clock_now();
+
+    if (now <= e->valid_until_ns)
+        return;
+    count_add(&c->count.lost_late, 1);
+    if (now - e->valid_until_ns > count_get(&c->count.worst_lost_late_ns))
+        count_set(&c->count.worst_lost_late_ns, now - e->valid_until_ns);
+}
+
 static void lose(struct lw_client *c, struct entry *e, int reason)
 {
     static const size_t counter[] = {
@@ -199,13 +211,13 @@ static void lose(struct lw_client *c, struct entry *e, int reason)
     };
 
     count_add((_Atomic uint64_t *)((char *)&c->count + counter[reason]), 1);
-    if (lw_clock_now() > e->valid_until_ns)
-        count_add(&c->count.lost_late, 1);
+    note_loss_time(c, e);
     stop_watching(c, e);
-    if (reason != LW_LOST_NOT_OWNER)
-        send_drop(c, e);
+    /* The owner first: the drop is only tidying up. */
     if (c->on_lost)
         c->on_lost(e->name, e->len, e->owner, reason, c->lost_arg);
+    if (reason != LW_LOST_NOT_OWNER)
+        send_drop(c, e);
     release_if_unused(e);
 }
 

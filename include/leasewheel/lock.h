@@ -144,6 +144,7 @@ struct lw_client_stats {
     uint64_t lost_late;           /* losses reported after the lock's
                                      valid_until: the engine thread was held
                                      up (callbacks too slow, CPU starved) */
+    uint64_t worst_lost_late_ns;  /* the latest of those, past valid_until */
     uint64_t renewal_lag[LW_LAG_BUCKETS]; /* renewals sent, by lag: see
                                              lw_lag_bucket_floor_ns() */
 };
