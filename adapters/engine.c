@@ -373,7 +373,7 @@ int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out)
         return rc;
     }
     lw_mpsc_init(&e->submitted);
-    atomic_init(&e->status, LW_ECONNECT);
+    atomic_init(&e->status, LW_ETIMEDOUT); /* not connected yet */
     e->backoff.rng = xorshift_seed((uint64_t)(uintptr_t)e ^ lw_clock_now());
     e->own_thread = cfg->loop == NULL;
     e->loop = cfg->loop ? cfg->loop : ev_loop_new(EVFLAG_AUTO);

@@ -233,8 +233,9 @@ struct ev_loop *lw_engine_loop(struct lw_engine *engine);
 
 /*
  * lw_engine_status - any thread: 0 while connected and set up, otherwise why
- * the last connection attempt failed (LW_ECONNREFUSED, LW_EAUTH, ...), or
- * LW_ECONNECT before the first attempt has ended.
+ * the last connection attempt failed (LW_ECONNREFUSED, LW_EAUTH, LW_ECONNECT
+ * for any other reason, ...), or LW_ETIMEDOUT before the first attempt has
+ * ended.  Requests that time out waiting for a connection fail with it.
  */
 int lw_engine_status(const struct lw_engine *engine);
 

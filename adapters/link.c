@@ -359,7 +359,7 @@ void link_check_timeouts(struct lw_engine *e, uint64_t now_ns)
         fail_link(e, LW_ETIMEDOUT);
     err = e->state == LINK_READY ? LW_ETIMEDOUT
                                  : atomic_load_explicit(&e->status, memory_order_relaxed);
-    if (err == 0 || err == LW_ECONNECT)
+    if (err == 0)
         err = LW_ETIMEDOUT;
     while (e->waiting.head && e->waiting.head->deadline_ns <= now_ns)
         engine_complete(e, fifo_pop(&e->waiting), NULL, err);

@@ -238,6 +238,7 @@ int lw_client_new(const struct lw_client_config *cfg, struct lw_client **out)
         return rc;
     if (!(c = calloc(1, sizeof *c)))
         return LW_ENOMEM;
+    atomic_init(&c->refs, 1);
     if ((rc = copy_config(c, cfg))) {
         free_client(c);
         return rc;
@@ -276,6 +277,20 @@ static void stop_client(struct lw_request *req, const redisReply *reply, int err
     c->sub = NULL;
 }
 
+int client_ref(struct lw_client *c)
+{
+    if (atomic_load_explicit(&c->freed, memory_order_acquire))
+        return LW_ESHUTDOWN;
+    atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
+    return 0;
+}
+
+void client_unref(struct lw_client *c)
+{
+    if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1)
+        free_client(c);
+}
+
 int lw_client_free(struct lw_client *c)
 {
     struct lw_request task;
@@ -283,6 +298,8 @@ int lw_client_free(struct lw_client *c)
 
     if (!c)
         return 0;
+    if (atomic_load_explicit(&c->freed, memory_order_acquire))
+        return LW_ESHUTDOWN; /* freed before, kept alive by a handle */
     lw_request_init(&task);
     lw_request_task(&task);
     if ((rc = lw_engine_call(c->engine, &task, stop_client, c)) == LW_EDEADLK)
@@ -290,10 +307,12 @@ int lw_client_free(struct lw_client *c)
     lw_engine_free(c->engine);
     /* The ops in flight have completed, leaving their channels; what is
      * left is memory only (the wheel went with the engine). */
+    c->engine = NULL;
     c->wheel = NULL;
     waiters_shutdown(c);
     watchdog_shutdown(c);
-    free_client(c);
+    atomic_store_explicit(&c->freed, 1, memory_order_release);
+    client_unref(c);
     return 0;
 }
 

@@ -52,7 +52,9 @@ struct entry;
 struct channel;
 
 struct lw_client {
-    struct lw_engine *engine;
+    _Atomic uint32_t refs;         /* lw_client_free() to come, plus one per handle */
+    _Atomic int freed;             /* lw_client_free() has been called */
+    struct lw_engine *engine;      /* NULL once freed */
     struct lw_wheel *wheel;        /* the engine's */
     char id[LW_CLIENT_ID_MAX + 1];
     size_t id_len;
@@ -146,6 +148,9 @@ struct entry {
 
 /* client.c */
 unsigned lag_bucket(uint64_t lag_ns);
+/* A handle keeps the client's memory (not its engine) alive. */
+int client_ref(struct lw_client *c);
+void client_unref(struct lw_client *c);
 size_t client_field(const struct lw_client *c, uint64_t owner, char *buf);
 #define FIELD_MAX (LW_CLIENT_ID_MAX + 22)
 

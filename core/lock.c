@@ -27,10 +27,17 @@
 static void lock_unref(struct lw_lock *lock)
 {
     if (atomic_fetch_sub_explicit(&lock->refs, 1, memory_order_acq_rel) == 1) {
+        client_unref(lock->client);
         free(lock->channel);
         free(lock->token_key);
         free(lock);
     }
+}
+
+/* The handle's client has been freed: every call fails, nothing is sent. */
+static int client_gone(const struct lw_lock *lock)
+{
+    return atomic_load_explicit(&lock->client->freed, memory_order_acquire);
 }
 
 /* prefix + name + suffix, in a new buffer. */
@@ -60,6 +67,10 @@ int lw_lock_new(struct lw_client *c, const void *name, size_t len, struct lw_loc
     lock = calloc(1, sizeof *lock + len + 1);
     if (!lock)
         return LW_ENOMEM;
+    if (client_ref(c)) {
+        free(lock);
+        return LW_ESHUTDOWN;
+    }
     lock->client = c;
     lock->len = len;
     memcpy(lock->name, name, len);
@@ -294,6 +305,8 @@ static int prepare_op(struct op *op, struct lw_lock *lock, int kind, uint64_t ow
 
     if (!lock)
         return LW_EINVAL;
+    if (client_gone(lock))
+        return LW_ESHUTDOWN;
     if (kind == OP_ACQUIRE && (rc = check_lease(lock->client, lease_ms)))
         return rc;
     op->lock = lock;
@@ -326,7 +339,7 @@ static int run_blocking(struct lw_lock *lock, int kind, uint64_t owner, uint64_t
     struct op op = {0};
     int rc;
 
-    if (lock && lw_engine_on_thread(lock->client->engine))
+    if (lock && !client_gone(lock) && lw_engine_on_thread(lock->client->engine))
         return LW_EDEADLK;
     if ((rc = prepare_op(&op, lock, kind, owner, wait_ms, lease_ms)) == 0) {
         op.blocking = 1;

@@ -166,9 +166,13 @@ int lw_client_new(const struct lw_client_config *cfg, struct lw_client **out);
  * lw_client_free - stop renewing, fail every call still pending with
  * LW_ESHUTDOWN (callbacks run, blocked callers return), close the
  * connections, free everything.  Locks still held are not released: they
- * expire after their lease.  Handles must be freed before or after, but
- * not used after.  Returns 0 (NULL ignored), or LW_EDEADLK when called on
- * the engine thread.
+ * are no longer renewed and expire after their lease (on_lost is not
+ * called).  Handles may be freed before or after: a handle keeps the
+ * client's memory (not its connections) until it is freed, and every call
+ * on it after lw_client_free() returns LW_ESHUTDOWN, as does freeing the
+ * client again while a handle keeps it.  Returns 0 (NULL ignored), or
+ * LW_EDEADLK when called on the engine thread.  Not to be called while
+ * another thread is still making calls on the client's handles.
  */
 int lw_client_free(struct lw_client *client);
 
@@ -202,9 +206,9 @@ uint64_t lw_owner_self(void);
 /*
  * lw_lock_new - a handle for the lock named by the len bytes at name.
  * Returns 0 and sets *out, or LW_EINVAL (NULL, len 0), LW_ERANGE (len over
- * LW_LOCK_NAME_MAX), LW_ENOMEM.  The handle keeps the client's memory
- * alive only as long as the client: free handles before the client, or at
- * least do not use them after.
+ * LW_LOCK_NAME_MAX), LW_ENOMEM, LW_ESHUTDOWN (the client was freed, and
+ * another handle keeps its memory).  Using a handle after lw_lock_free()
+ * cannot be detected: it is undefined, as with free().
  */
 int lw_lock_new(struct lw_client *client, const void *name, size_t len,
                 struct lw_lock **out);

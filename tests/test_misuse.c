@@ -1,0 +1,272 @@
+/*
+ * tests/test_misuse.c - wrong calls and wrong data give error codes, not
+ * crashes: unlocking twice or as another owner, freeing a client with
+ * locks held and handles still in use, keys of the wrong type, connection
+ * errors, running out of memory.
+ */
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lock_util.h"
+
+/* An async call's outcome. */
+struct outcome {
+    struct tally tally;
+    _Atomic int err;
+};
+
+static void on_outcome(int err, int64_t value, void *arg)
+{
+    struct outcome *o = arg;
+
+    (void)value;
+    atomic_store(&o->err, err);
+    tally_add(&o->tally, err);
+}
+
+REDIS_TEST(misuse, unlock_twice)
+{
+    struct lw_client *c = new_client(30000, NULL);
+    struct lw_lock *l = new_lock(c, "twice");
+    struct outcome o;
+
+    cr_assert_eq(lw_lock(l, NULL), 0);
+    cr_assert_eq(lw_unlock(l), 0);
+    cr_assert_eq(lw_unlock(l), LW_ENOTOWNER);
+    /* The same through the async call. */
+    tally_init(&o.tally);
+    cr_assert_eq(lw_unlock_async(l, lw_owner_self(), on_outcome, &o), 0);
+    cr_assert_eq(tally_wait(&o.tally, 1, 5000), 1);
+    cr_assert_eq(atomic_load(&o.err), LW_ENOTOWNER);
+    tally_destroy(&o.tally);
+    cr_assert_eq(lw_is_locked(l), 0);
+    lw_lock_free(l);
+    lw_client_free(c);
+}
+
+REDIS_TEST(misuse, unlock_by_another_owner_or_client)
+{
+    struct lw_client *a = new_client(30000, NULL), *b = new_client(30000, NULL);
+    struct lw_lock *la = new_lock(a, "theirs"), *lb = new_lock(b, "theirs");
+    uint64_t token = 0;
+
+    cr_assert_eq(lw_acquire(la, 1, 0, 0, &token), 0);
+    cr_assert_eq(lw_unlock_owner(la, 2), LW_ENOTOWNER, "another owner, same client");
+    cr_assert_eq(lw_unlock_owner(lb, 1), LW_ENOTOWNER, "the same owner id, another client");
+    cr_assert_eq(lw_unlock(lb), LW_ENOTOWNER);
+    cr_assert_eq(lw_trylock(lb, 0, 0, NULL), LW_ELOCKED, "still held");
+    cr_assert_eq(lw_unlock_owner(la, 1), 0);
+    lw_lock_free(la);
+    lw_lock_free(lb);
+    lw_client_free(a);
+    lw_client_free(b);
+}
+
+REDIS_TEST(misuse, free_client_with_locks_held_then_use_handles)
+{
+    struct lost_log lost;
+    struct lw_client *c = new_client(1000, &lost);
+    struct lw_lock *w = new_lock(c, "watched"), *f = new_lock(c, "fixed"), *l = NULL;
+    int64_t ttl = 0;
+    uint64_t token;
+
+    cr_assert_eq(lw_lock(w, NULL), 0);
+    cr_assert_eq(lw_lock_lease(f, 5000, NULL), 0);
+    cr_assert_eq(lw_client_free(c), 0, "freeing with locks held is allowed");
+
+    /* The handles outlive the client: every call is refused, nothing runs. */
+    cr_assert_eq(lw_lock(w, NULL), LW_ESHUTDOWN);
+    cr_assert_eq(lw_trylock(w, 0, 0, &token), LW_ESHUTDOWN);
+    cr_assert_eq(lw_unlock(w), LW_ESHUTDOWN);
+    cr_assert_eq(lw_is_held(w), LW_ESHUTDOWN);
+    cr_assert_eq(lw_remaining_ttl(f, &ttl), LW_ESHUTDOWN);
+    cr_assert_eq(lw_force_unlock(f), LW_ESHUTDOWN);
+    cr_assert_eq(lw_acquire_async(w, 1, 0, 0, NULL, NULL), LW_ESHUTDOWN);
+    cr_assert_eq(lw_unlock_async(w, 1, NULL, NULL), LW_ESHUTDOWN);
+    cr_assert_eq(lw_lock_new(c, "late", 4, &l), LW_ESHUTDOWN);
+    cr_assert_null(l);
+    cr_assert_eq(lw_client_free(c), LW_ESHUTDOWN, "freed twice");
+
+    /* Not released, not renewed: the watchdog lock expires after its lease,
+     * and nobody was told it was lost. */
+    cr_assert_eq(redis_int("EXISTS %s", "watched"), 1);
+    cr_assert(wait_until(redis_int("EXISTS %s", "watched") == 0, 3000));
+    cr_assert_eq(redis_int("EXISTS %s", "fixed"), 1, "the fixed lease runs on");
+    cr_assert_eq(atomic_load(&lost.count), 0);
+    lw_lock_free(w);
+    lw_lock_free(f); /* the last handle: the client's memory goes too */
+}
+
+REDIS_TEST(misuse, wrong_type_keys_are_ereply_and_lose_only_their_lock)
+{
+    struct lost_log lost;
+    struct lw_client *c = new_client(1500, &lost);
+    struct lw_lock *locks[20];
+    char name[16];
+
+    /* A key that holds a string: every call on it says LW_EREPLY. */
+    freeReplyObject(redis_server_command(&srv, "SET str x"));
+    locks[0] = new_lock(c, "str");
+    cr_assert_eq(lw_lock(locks[0], NULL), LW_EREPLY);
+    cr_assert_eq(lw_trylock(locks[0], 0, 5000, NULL), LW_EREPLY);
+    cr_assert_eq(lw_unlock(locks[0]), LW_EREPLY);
+    cr_assert_eq(lw_is_held(locks[0]), LW_EREPLY);
+    cr_assert_eq(lw_hold_count(locks[0]), LW_EREPLY);
+    cr_assert_eq(lw_is_locked(locks[0]), 1, "EXISTS works on any type");
+    lw_lock_free(locks[0]);
+
+    /* Held locks renewed in one batch; one key turns into a list. */
+    for (int i = 0; i < 20; i++) {
+        snprintf(name, sizeof name, "wt:%d", i);
+        locks[i] = new_lock(c, name);
+        cr_assert_eq(lw_lock(locks[i], NULL), 0);
+    }
+    freeReplyObject(redis_server_command(&srv, "DEL wt:7"));
+    freeReplyObject(redis_server_command(&srv, "RPUSH wt:7 x"));
+    cr_assert(wait_until(atomic_load(&lost.count) > 0, 2000));
+    sleep_ms(1500); /* a lease: the others are renewed meanwhile */
+    cr_assert_eq(atomic_load(&lost.count), 1);
+    cr_assert_str_eq(lost.name, "wt:7");
+    cr_assert_eq(atomic_load(&lost.reason), LW_LOST_NOT_OWNER);
+    for (int i = 0; i < 20; i++) {
+        if (i != 7)
+            cr_assert_eq(lw_is_held(locks[i]), 1, "wt:%d lost with the bad key", i);
+        lw_lock_free(locks[i]);
+    }
+    lw_client_free(c);
+}
+
+REDIS_TEST(misuse, connect_failure_of_another_kind_is_econnect)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_lock *l;
+    char path[320];
+    int rc;
+
+    /* A unix socket path that does not exist: neither refused nor a host. */
+    snprintf(path, sizeof path, "%s/no-such.sock", srv.dir);
+    client_config(&cfg, 30000, NULL);
+    cfg.unix_path = path;
+    cfg.command_timeout_ms = 300;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    l = new_lock(c, "nowhere");
+    rc = lw_lock(l, NULL);
+    cr_assert_eq(rc, LW_ECONNECT, "%s", lw_errname(rc));
+    lw_lock_free(l);
+    lw_client_free(c);
+}
+
+REDIS_TEST(misuse, a_database_redis_refuses_is_eredis)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_lock *l;
+    int rc;
+
+    client_config(&cfg, 30000, NULL);
+    cfg.db = 100; /* the server has 16 */
+    cfg.command_timeout_ms = 300;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    l = new_lock(c, "db100");
+    rc = lw_lock(l, NULL);
+    cr_assert_eq(rc, LW_EREDIS, "%s", lw_errname(rc));
+    lw_lock_free(l);
+    lw_client_free(c);
+}
+
+/* ---- Out of memory ---- */
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+
+/* Take every byte malloc can still give under the address-space limit.
+ * Returns the hogs, chained through their first word. */
+static void *exhaust_memory(void)
+{
+    void *hogs = NULL;
+
+    for (size_t size = 1u << 20; size >= 16; size /= 4)
+        for (int i = 0; i < 200000; i++) {
+            void **p = malloc(size);
+
+            if (!p)
+                break;
+            *p = hogs;
+            hogs = p;
+        }
+    return hogs;
+}
+
+static void free_hogs(void *hogs)
+{
+    while (hogs) {
+        void *next = *(void **)hogs;
+
+        free(hogs);
+        hogs = next;
+    }
+}
+
+/* In a child of the test: a client, then no memory left.  The exit status
+ * says which check failed (0: none). */
+static int out_of_memory_child(void)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL, *c2 = NULL;
+    struct lw_lock *l = NULL, *l2 = NULL;
+    struct rlimit lim;
+    long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    void *hogs;
+    int rc = 0;
+
+    client_config(&cfg, 30000, NULL);
+    if (!f || fscanf(f, "%ld", &pages) != 1 || lw_client_new(&cfg, &c) ||
+        lw_lock_new(c, "mem", 3, &l))
+        return 10;
+    fclose(f);
+    lim.rlim_cur = lim.rlim_max = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (64u << 20);
+    if (setrlimit(RLIMIT_AS, &lim))
+        return 11;
+    hogs = exhaust_memory();
+    if (lw_lock_new(c, "more", 4, &l2) != LW_ENOMEM)
+        rc = 1;
+    else if (lw_acquire_async(l, 1, 0, 0, NULL, NULL) != LW_ENOMEM)
+        rc = 2;
+    else if (lw_client_new(&cfg, &c2) != LW_ENOMEM)
+        rc = 3;
+    free_hogs(hogs);
+    /* Memory back: the client still works. */
+    if (rc == 0 && (lw_lock(l, NULL) != 0 || lw_unlock(l) != 0))
+        rc = 4;
+    lw_lock_free(l);
+    lw_client_free(c);
+    return rc;
+}
+
+REDIS_TEST(misuse, out_of_memory_is_enomem)
+{
+#ifdef SANITIZED
+    cr_log_info("skipped: the sanitizers' allocators do not fail softly under RLIMIT_AS");
+#else
+    int status = 0;
+    pid_t pid = fork();
+
+    cr_assert_geq(pid, 0);
+    if (pid == 0)
+        _exit(out_of_memory_child());
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status), "the child died of signal %d", WTERMSIG(status));
+    cr_assert_eq(WEXITSTATUS(status), 0, "check %d failed", WEXITSTATUS(status));
+#endif
+}
