@@ -2,8 +2,9 @@
  * tests/test_fault_matrix.c - what each Redis fault does to 1000 held
  * watchdog locks.
  *
- * Every case acquires 1000 locks on a 1 s watchdog lease, lets them renew,
- * injects one fault, waits for it to clear and for a lease to pass, then
+ * Every case acquires 1000 locks on a 1 s watchdog lease, in ten waves a
+ * thirtieth of a lease apart so that renewals go out all the time, lets
+ * them renew, injects one fault, waits for it to clear and for a lease to pass, then
  * checks the library's promises:
  *   - no crash and no hang (the case's own timeout; the client frees);
  *   - every lock is either still held - our field in Redis, with a live
@@ -72,7 +73,8 @@ static void count_acquire(int err, int64_t value, void *arg)
     tally_add(arg, err);
 }
 
-/* A client holding NLOCKS watchdog locks, acquired asynchronously. */
+/* A client holding NLOCKS watchdog locks, acquired asynchronously in
+ * waves: each wave renews at its own ticks. */
 static void hold_locks(void)
 {
     struct lw_client_config cfg;
@@ -90,6 +92,8 @@ static void hold_locks(void)
         lock_name(i, name, sizeof name);
         m.locks[i] = new_lock(m.client, name);
         cr_assert_eq(lw_acquire_async(m.locks[i], OWNER, 0, 0, count_acquire, &acquired), 0);
+        if ((i + 1) % (NLOCKS / 10) == 0)
+            sleep_ms(LEASE_MS / 30);
     }
     cr_assert_eq(tally_wait(&acquired, NLOCKS, 20000), NLOCKS, "acquires did not finish");
     cr_assert_eq(acquired.failed, 0, "an acquire failed: %s", lw_errname(acquired.last_err));
@@ -231,10 +235,26 @@ static void command(const char *cmd)
     freeReplyObject(r);
 }
 
+/* Renewal keys sent and not yet answered. */
+static uint64_t renewals_on_the_wire(void)
+{
+    struct lw_client_stats st;
+
+    lw_client_get_stats(m.client, &st);
+    return st.renewals_sent - st.renewals_confirmed - st.renewals_failed;
+}
+
+/* Killed while a renewal batch is on the wire (caught within 2 s, or
+ * killed anyway), then an empty server on the same port. */
 static uint64_t restart(void)
 {
-    uint64_t at = lw_clock_now();
+    uint64_t until = now_ms() + 2000, at, wire;
 
+    while ((wire = renewals_on_the_wire()) == 0 && now_ms() < until)
+        ;
+    at = lw_clock_now();
+    cr_assert_eq(redis_server_signal(&srv, SIGKILL), 0);
+    cr_log_info("killed with %llu renewals on the wire", (unsigned long long)wire);
     cr_assert_eq(redis_server_restart(&srv), 0);
     return at;
 }
