@@ -27,7 +27,7 @@ enum script_id {
     SCRIPT_UNLOCK, /* KEYS name, channel;   ARGV field */
     SCRIPT_FORCE,  /* KEYS name, channel */
     SCRIPT_RENEW,  /* KEYS names...;        ARGV lease ms, fields... */
-    SCRIPT_DROP,   /* KEYS name, channel;   ARGV field */
+    SCRIPT_DROP,   /* KEYS names...;        ARGV fields... */
     SCRIPT_COUNT
 };
 extern const char *const lw_lock_scripts[SCRIPT_COUNT];
@@ -77,7 +77,9 @@ struct lw_client {
     struct channel *channels;      /* by channel name */
     struct entry *renew_head;      /* due renewals waiting for a batch slot */
     struct entry *renew_tail;
-    uint32_t batches_inflight;
+    struct entry *drop_head;       /* lost locks whose field is to be removed */
+    struct entry *drop_tail;
+    uint32_t batches_inflight;     /* renewal and drop calls unanswered */
     const char **scratch_argv;     /* a batch's arguments, while formatting */
     size_t *scratch_lens;
     char *scratch_fields;
@@ -134,6 +136,7 @@ struct entry {
     UT_hash_handle hh;             /* in client->entries when the chain's head */
     struct entry *next_owner;      /* same name, another owner */
     struct entry *renew_next;      /* the renew queue */
+    struct entry *drop_next;       /* the drop queue */
     uint64_t owner;
     uint64_t valid_until_ns;       /* the lease surely lasts until then */
     uint64_t due_ns;               /* when the next renewal falls due */
@@ -142,6 +145,7 @@ struct entry {
     uint8_t failures;              /* renewal failures in a row */
     uint8_t dead;                  /* out of the map; freed when unreferenced */
     uint8_t unlocking;             /* last-hold unlocks on the wire: no renewals */
+    uint8_t dropping;              /* in the drop queue or a drop call */
     uint32_t len;
     char name[];
 };

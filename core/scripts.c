@@ -62,14 +62,18 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "end "
         "return renewed",
 
-    /* A lock given up as lost: remove our field if it is still there, so
-     * that nobody waits for a lease we no longer renew. */
+    /* Locks given up as lost, many in one call: KEYS[i] with field
+     * ARGV[i].  Remove our field where it is still there, so that nobody
+     * waits for a lease we no longer renew.  Returns how many were. */
     [SCRIPT_DROP] =
-        "if redis.pcall('hdel', KEYS[1], ARGV[1]) == 1 then "
-        "  if redis.call('exists', KEYS[1]) == 0 then "
-        "    redis.call('publish', KEYS[2], '0') "
+        "local dropped = 0 "
+        "for i = 1, #KEYS do "
+        "  if redis.pcall('hdel', KEYS[i], ARGV[i]) == 1 then "
+        "    dropped = dropped + 1 "
+        "    if redis.call('exists', KEYS[i]) == 0 then "
+        "      redis.call('publish', '" CHANNEL_PREFIX "' .. KEYS[i] .. '}', '0') "
+        "    end "
         "  end "
-        "  return 1 "
         "end "
-        "return 0",
+        "return dropped",
 };

@@ -25,7 +25,9 @@
  *
  * Each tick's due entries join a FIFO; watchdog_flush() cuts it into
  * batches of renew_batch keys, one EVALSHA each, sent back to back while
- * fewer than renew_batches_inflight are unanswered.  A batch's reply holds
+ * fewer than renew_batches_inflight are unanswered.  Locks lost for errors
+ * or expiry have their field removed ("dropped") the same way, in batches
+ * of their own behind the renewals, within the same cap.  A batch's reply holds
  * a 1 or a 0 per key.  A failed batch (timeout, lost connection) fails
  * only its own entries: each retries at the next tick, and a second
  * failure in a row loses it.
@@ -101,7 +103,7 @@ static void unmap(struct lw_client *c, struct entry *e)
 /* Free e if nothing points at it any more. */
 static void release_if_unused(struct entry *e)
 {
-    if (e->dead && e->state != ENTRY_QUEUED && e->state != ENTRY_SENT &&
+    if (e->dead && e->state != ENTRY_QUEUED && e->state != ENTRY_SENT && !e->dropping &&
         lw_timer_get_state(&e->tt.timer) != LW_TIMER_FIRED)
         free(e);
 }
@@ -159,35 +161,19 @@ static void retry_next_tick(struct lw_client *c, struct entry *e, uint64_t now_n
     set_timer(c, e, at < give_up_at(c, e) ? at : give_up_at(c, e));
 }
 
-static void on_drop_reply(struct lw_request *req, const redisReply *reply, int err, void *arg)
-{
-    (void)reply;
-    (void)err;
-    (void)arg;
-    lw_request_clear(req);
-    free(req);
-}
-
 /* Best effort: remove our field from a lock we no longer renew, so that
- * our own later queries, and other clients, do not wait out its lease. */
-static void send_drop(struct lw_client *c, const struct entry *e)
+ * our own later queries, and other clients, do not wait out its lease.
+ * Drops go out in batches, through the renewals' in-flight cap and after
+ * them: losing many locks at once must not bury Redis in calls. */
+static void queue_drop(struct lw_client *c, struct entry *e)
 {
-    struct lw_request *req = calloc(1, sizeof *req);
-    char field[FIELD_MAX];
-    size_t flen = client_field(c, e->owner, field), chlen = 0;
-    char *channel = wrap_name(e->name, e->len, CHANNEL_PREFIX, "}", &chlen);
-
-    if (req && channel) {
-        if (lw_request_evalsha(req, SCRIPT_DROP, 2, 3,
-                               (const char *[]){e->name, channel, field},
-                               (size_t[]){e->len, chlen, flen}) == 0 &&
-            lw_engine_submit(c->engine, req, on_drop_reply, NULL) == 0)
-            req = NULL;
-    }
-    free(channel);
-    if (req)
-        lw_request_clear(req);
-    free(req);
+    e->dropping = 1;
+    e->drop_next = NULL;
+    if (c->drop_tail)
+        c->drop_tail->drop_next = e;
+    else
+        c->drop_head = e;
+    c->drop_tail = e;
 }
 
 /* A loss reported after valid_until: how late, for the stats. */
@@ -216,8 +202,8 @@ static void lose(struct lw_client *c, struct entry *e, int reason)
     /* The owner first: the drop is only tidying up. */
     if (c->on_lost)
         c->on_lost(e->name, e->len, e->owner, reason, c->lost_arg);
-    if (reason != LW_LOST_NOT_OWNER)
-        send_drop(c, e);
+    if (reason != LW_LOST_NOT_OWNER && !c->closing)
+        queue_drop(c, e);
     release_if_unused(e);
 }
 
@@ -414,23 +400,59 @@ static void note_lag(struct lw_client *c, uint64_t due_ns, uint64_t now_ns)
     count_add(&c->count.lag[lag_bucket(lag)], 1);
 }
 
-/* Format and send one batch from the FIFO.  0 when there was nothing. */
-static int send_batch(struct lw_client *c, uint64_t now_ns)
+/* e's name as key i of a batch, its field as field i: the fields start
+ * after the widest batch's keys and the lease, until move_fields(). */
+static void put_key(struct lw_client *c, uint32_t i, const struct entry *e)
 {
-    struct batch *b = malloc(sizeof *b + c->renew_batch * sizeof b->entries[0]);
+    char *field = c->scratch_fields + (size_t)i * FIELD_MAX;
+
+    c->scratch_argv[i] = e->name;
+    c->scratch_lens[i] = e->len;
+    c->scratch_argv[c->renew_batch + 1 + i] = field;
+    c->scratch_lens[c->renew_batch + 1 + i] = client_field(c, e->owner, field);
+}
+
+/* Close the gap: the n fields move to `at`, just after the batch's own. */
+static void move_fields(struct lw_client *c, uint32_t n, uint32_t at)
+{
+    memmove(c->scratch_argv + at, c->scratch_argv + c->renew_batch + 1,
+            n * sizeof *c->scratch_argv);
+    memmove(c->scratch_lens + at, c->scratch_lens + c->renew_batch + 1,
+            n * sizeof *c->scratch_lens);
+}
+
+static struct batch *new_batch(const struct lw_client *c)
+{
+    return malloc(sizeof(struct batch) + c->renew_batch * sizeof(struct entry *));
+}
+
+/* One call for the batch's n keys, nargs arguments in all: the last
+ * thing done with b (a failed write completes it at once). */
+static void submit_batch(struct lw_client *c, struct batch *b, uint32_t n, int script,
+                         uint32_t nargs, lw_request_fn *done)
+{
+    b->client = c;
+    b->n = n;
+    lw_request_init(&b->req);
+    c->batches_inflight++;
+    if (lw_request_evalsha(&b->req, script, (int)n, (int)nargs, c->scratch_argv,
+                           c->scratch_lens) != 0 ||
+        lw_engine_submit(c->engine, &b->req, done, b) != 0)
+        done(&b->req, NULL, LW_ENOMEM, b);
+}
+
+/* Format and send one batch of renewals.  0 when there was nothing. */
+static int send_renewals(struct lw_client *c, uint64_t now_ns)
+{
+    struct batch *b = new_batch(c);
     struct entry *e;
     uint32_t n = 0;
 
     if (!b)
         return 0; /* the entries stay queued; their expiry timers still run */
     while (n < c->renew_batch && (e = pop_due(c, now_ns))) {
-        char *field = c->scratch_fields + (size_t)n * FIELD_MAX;
-
         b->entries[n] = e;
-        c->scratch_argv[n] = e->name;
-        c->scratch_lens[n] = e->len;
-        c->scratch_argv[c->renew_batch + 1 + n] = field;
-        c->scratch_lens[c->renew_batch + 1 + n] = client_field(c, e->owner, field);
+        put_key(c, n, e);
         e->state = ENTRY_SENT;
         note_lag(c, e->due_ns, now_ns);
         n++;
@@ -439,24 +461,53 @@ static int send_batch(struct lw_client *c, uint64_t now_ns)
         free(b);
         return 0;
     }
-    /* Keys, then the lease, then the fields: close the gap if the batch
-     * is short. */
+    /* Keys, the lease, fields. */
     c->scratch_argv[n] = c->lease_str;
     c->scratch_lens[n] = c->lease_len;
-    memmove(c->scratch_argv + n + 1, c->scratch_argv + c->renew_batch + 1,
-            n * sizeof *c->scratch_argv);
-    memmove(c->scratch_lens + n + 1, c->scratch_lens + c->renew_batch + 1,
-            n * sizeof *c->scratch_lens);
-    b->client = c;
-    b->n = n;
-    lw_request_init(&b->req);
+    move_fields(c, n, n + 1);
     count_add(&c->count.renew_batches, 1);
     count_add(&c->count.renewals_sent, n);
-    c->batches_inflight++;
-    if (lw_request_evalsha(&b->req, SCRIPT_RENEW, (int)n, (int)(2 * n + 1), c->scratch_argv,
-                           c->scratch_lens) != 0 ||
-        lw_engine_submit(c->engine, &b->req, on_batch_reply, b) != 0)
-        on_batch_reply(&b->req, NULL, LW_ENOMEM, b);
+    submit_batch(c, b, n, SCRIPT_RENEW, 2 * n + 1, on_batch_reply);
+    return 1;
+}
+
+static void on_drop_reply(struct lw_request *req, const redisReply *reply, int err, void *arg)
+{
+    struct batch *b = arg;
+    struct lw_client *c = b->client;
+
+    (void)reply;
+    (void)err; /* best effort: the lease ends a field left behind anyway */
+    c->batches_inflight--;
+    for (uint32_t i = 0; i < b->n; i++) {
+        b->entries[i]->dropping = 0;
+        release_if_unused(b->entries[i]);
+    }
+    lw_request_clear(req);
+    free(b);
+    if (!c->closing && !c->flushing)
+        watchdog_flush(c);
+}
+
+/* Format and send one batch of drops.  0 when there was nothing. */
+static int send_drops(struct lw_client *c)
+{
+    struct batch *b;
+    struct entry *e;
+    uint32_t n = 0;
+
+    if (!c->drop_head || !(b = new_batch(c)))
+        return 0;
+    while (n < c->renew_batch && (e = c->drop_head)) {
+        c->drop_head = e->drop_next;
+        b->entries[n] = e;
+        put_key(c, n, e);
+        n++;
+    }
+    if (!c->drop_head)
+        c->drop_tail = NULL;
+    move_fields(c, n, n);
+    submit_batch(c, b, n, SCRIPT_DROP, 2 * n, on_drop_reply);
     return 1;
 }
 
@@ -464,11 +515,12 @@ void watchdog_flush(struct lw_client *c)
 {
     uint64_t now = lw_clock_now();
 
-    /* A batch whose write fails completes inside send_batch(): it must
-     * not start a flush of its own, or failures would nest. */
+    /* A batch whose write fails completes inside submit_batch(): it must
+     * not start a flush of its own, or failures would nest.  Renewals go
+     * first; drops only fill what in-flight room is left. */
     c->flushing = 1;
-    while (!c->closing && c->batches_inflight < c->batches_max && c->renew_head &&
-           send_batch(c, now))
+    while (!c->closing && c->batches_inflight < c->batches_max &&
+           ((c->renew_head && send_renewals(c, now)) || send_drops(c)))
         ;
     c->flushing = 0;
 }
@@ -486,6 +538,12 @@ void watchdog_shutdown(struct lw_client *c)
             release_if_unused(e); /* the live ones go below */
     }
     c->renew_tail = NULL;
+    while ((e = c->drop_head)) { /* never sent: let go of them */
+        c->drop_head = e->drop_next;
+        e->dropping = 0;
+        release_if_unused(e);
+    }
+    c->drop_tail = NULL;
     HASH_ITER(hh, c->entries, e, tmp) {
         while (e->next_owner) {
             struct entry *next = e->next_owner;

@@ -321,3 +321,38 @@ REDIS_TEST(watchdog, short_reentrant_lease_does_not_cut_the_watchdogs)
     lw_lock_free(l);
     lw_client_free(c);
 }
+
+REDIS_TEST(watchdog, many_losses_are_dropped_in_few_calls)
+{
+    struct lost_log lost;
+    struct lw_client *c = new_client(1000, &lost);
+    struct lw_lock *locks[300];
+    struct lw_client_stats st0, st1;
+    struct lw_engine_stats es0, es1;
+    uint64_t calls;
+    char name[32];
+
+    for (int i = 0; i < 300; i++) {
+        snprintf(name, sizeof name, "mass:%d", i);
+        locks[i] = new_lock(c, name);
+        cr_assert_eq(lw_lock(locks[i], NULL), 0);
+    }
+    lw_client_get_stats(c, &st0);
+    lw_engine_get_stats(c->engine, &es0);
+    /* Paused past the lease: every lock expires unconfirmed, and each
+     * wants its field dropped.  The calls queue in Redis until the end. */
+    freeReplyObject(redis_server_command(&srv, "CLIENT PAUSE 1500 ALL"));
+    cr_assert(wait_until(atomic_load(&lost.count) == 300, 3000));
+    sleep_ms(1000); /* the pause is over and the queued calls answered */
+    lw_client_get_stats(c, &st1);
+    lw_engine_get_stats(c->engine, &es1);
+    cr_assert_eq(st1.lost_expired, 300);
+    cr_assert_eq(es1.reconnects, es0.reconnects);
+    /* Commands written besides renewals: a few drop batches, not 300. */
+    calls = (es1.sent - es0.sent) - (st1.renew_batches - st0.renew_batches);
+    cr_log_info("300 losses dropped in %llu calls", (unsigned long long)calls);
+    cr_assert_leq(calls, 30);
+    for (int i = 0; i < 300; i++)
+        lw_lock_free(locks[i]);
+    lw_client_free(c);
+}
