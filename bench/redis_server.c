@@ -88,7 +88,9 @@ static pid_t spawn(struct redis_server *s)
     pid = fork();
     if (pid != 0)
         return pid;
-    /* Child: only async-signal-safe calls until exec. */
+    /* Child: only async-signal-safe calls until exec.  DEBUG (SLEEP, for
+     * the fault tests) is refused by default since Redis 7; "local" allows
+     * it on loopback and unix-socket connections, the only ones here. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(127);
@@ -100,12 +102,13 @@ static pid_t spawn(struct redis_server *s)
     if (s->password[0])
         execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1",
                "--save", "", "--appendonly", "no", "--dir", s->dir, "--unixsocket", sock,
-               "--unixsocketperm", "700", "--logfile", log, "--requirepass", s->password,
-               (char *)NULL);
+               "--unixsocketperm", "700", "--logfile", log, "--enable-debug-command",
+               "local", "--requirepass", s->password, (char *)NULL);
     else
         execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1",
                "--save", "", "--appendonly", "no", "--dir", s->dir, "--unixsocket", sock,
-               "--unixsocketperm", "700", "--logfile", log, (char *)NULL);
+               "--unixsocketperm", "700", "--logfile", log, "--enable-debug-command",
+               "local", (char *)NULL);
     _exit(127);
 }
 

@@ -3,7 +3,8 @@
  *
  * Starts `redis-server` (found on PATH) on a free port on 127.0.0.1 and on a
  * unix socket, both in a fresh temporary directory, with persistence off
- * (--save '' --appendonly no), and waits until it answers PING.  The server
+ * (--save '' --appendonly no), DEBUG allowed from those local connections
+ * (--enable-debug-command local), and waits until it answers PING.  The server
  * dies with the thread that started it (PR_SET_PDEATHSIG), so a crashed test
  * leaves nothing running.  Every wait here is bounded.
  */
