@@ -1,0 +1,593 @@
+/*
+ * tests/contender.c - one contender of tests/test_contention.c, on the
+ * public API only.  Three modes:
+ *
+ *   contender client  --port P --names N --rounds R --deadline-ms D
+ *                     --lease-ms L --wait-ms W --log FILE --id ID
+ *                     [--hold-max-ms H] [--idle-max-ms I] [--stop FILE]
+ *       one lw_client (watchdog lease L, tick 10 ms); each round try-locks
+ *       one of N names (waiting at most W ms), runs a critical section of
+ *       1..H ms (default 20), unlocks, and idles 0..I ms (default 0).
+ *       on_lost records the moment this holder was told.
+ *   contender lwloop  (the same options) --lwlock PATH
+ *       each round runs `lwlock -r 127.0.0.1:P -W L -w W NAME contender
+ *       section ...` and waits for it (bounded).
+ *   contender section --log FILE --id ID --round K --hold-ms H
+ *       lwlock's COMMAND: the critical section; lwlock's lost signal
+ *       (SIGTERM) records "lost" and ends it.
+ *
+ * The log: one line per event, appended with a single write(2) to a file
+ * opened O_APPEND (atomic for short lines, whichever process writes):
+ *   <kind> <name> <holder-id> <round> <CLOCK_MONOTONIC ns> [<extra>]
+ * kinds: enter (extra: the fencing token), exit, lost (extra: the reason,
+ * 0 for a signal), clash (the marker below was taken).  CLOCK_MONOTONIC is
+ * one clock for every process of the machine, so lines of different
+ * processes compare.
+ *
+ * "Nobody else is inside" is checked live with a marker per name (FILE.
+ * NAME.inside, O_CREAT|O_EXCL at enter, unlinked at exit by its creator):
+ * a taken marker is only noted ("clash"); the test's verdict comes from the
+ * intervals in the log.
+ *
+ * A client or lwloop contender ends after R rounds, D ms, or when the stop
+ * file exists, and prints one "summary" line of counts on stdout.  Messages
+ * go to stderr.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <leasewheel.h>
+
+#define NAMES_MAX 16
+#define HOLD_MAX_MS 20        /* the default */
+#define UNLOCK_TRIES 20      /* 250 ms apart: outlasts every fault of the test */
+#define LWLOCK_GRACE_MS 15000 /* beyond its wait and command timeout */
+
+struct opts {
+    const char *mode;
+    int port;
+    int names;
+    int rounds;
+    int deadline_ms;
+    int lease_ms;
+    int wait_ms;
+    int hold_ms;
+    int hold_max_ms;
+    int idle_max_ms;
+    int round;
+    const char *log;
+    const char *id;
+    const char *lwlock;
+    const char *stop;
+};
+
+/* The log, opened once per process; shared by the engine thread's
+ * on_lost and, in section mode, the signal handler (tool code). */
+static int log_fd = -1;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* One line, one write(2). */
+static void record(const char *kind, const char *name, const char *id, long round,
+                   long long extra)
+{
+    char line[256];
+    int n = snprintf(line, sizeof line, "%s %s %s %ld %" PRIu64 " %lld\n", kind, name, id,
+                     round, now_ns(), extra);
+
+    if (n > 0 && (size_t)n < sizeof line)
+        (void)!write(log_fd, line, (size_t)n);
+}
+
+static void lock_name(int idx, char *buf, size_t size)
+{
+    snprintf(buf, size, "lock%d", idx);
+}
+
+static void marker_path(const struct opts *o, const char *name, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s.%s.inside", o->log, name);
+}
+
+/* Enter's marker: 1 when we created it, 0 (and a clash noted) when it
+ * was taken. */
+static int take_marker(const struct opts *o, const char *name, long round)
+{
+    char path[PATH_MAX];
+    int fd;
+
+    marker_path(o, name, path, sizeof path);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        record("clash", name, o->id, round, 0);
+        return 0;
+    }
+    close(fd);
+    return 1;
+}
+
+static void drop_marker(const struct opts *o, const char *name)
+{
+    char path[PATH_MAX];
+
+    marker_path(o, name, path, sizeof path);
+    unlink(path);
+}
+
+/* ---- Options ---- */
+
+static int usage(const char *why)
+{
+    fprintf(stderr, "contender: %s\n", why);
+    return 64;
+}
+
+static int int_arg(const char *s, int *out)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 0 || v > INT_MAX)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int take_opt(struct opts *o, const char *key, const char *val)
+{
+    static const struct {
+        const char *key;
+        size_t off;
+    } ints[] = {
+        {"--port", offsetof(struct opts, port)},
+        {"--names", offsetof(struct opts, names)},
+        {"--rounds", offsetof(struct opts, rounds)},
+        {"--deadline-ms", offsetof(struct opts, deadline_ms)},
+        {"--lease-ms", offsetof(struct opts, lease_ms)},
+        {"--wait-ms", offsetof(struct opts, wait_ms)},
+        {"--hold-ms", offsetof(struct opts, hold_ms)},
+        {"--hold-max-ms", offsetof(struct opts, hold_max_ms)},
+        {"--idle-max-ms", offsetof(struct opts, idle_max_ms)},
+        {"--round", offsetof(struct opts, round)},
+    };
+
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        if (!strcmp(key, ints[i].key))
+            return int_arg(val, (int *)((char *)o + ints[i].off));
+    if (!strcmp(key, "--log"))
+        o->log = val;
+    else if (!strcmp(key, "--id"))
+        o->id = val;
+    else if (!strcmp(key, "--lwlock"))
+        o->lwlock = val;
+    else if (!strcmp(key, "--stop"))
+        o->stop = val;
+    else
+        return -1;
+    return 0;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+    *o = (struct opts){.names = 1, .rounds = 1000000, .deadline_ms = 10000,
+                       .lease_ms = 1200, .wait_ms = 1000, .hold_ms = 5,
+                       .hold_max_ms = HOLD_MAX_MS};
+    if (argc < 2)
+        return usage("missing mode");
+    o->mode = argv[1];
+    for (int i = 2; i < argc; i += 2)
+        if (i + 1 >= argc || take_opt(o, argv[i], argv[i + 1]))
+            return usage("bad option");
+    if (!o->log || !o->id || o->names < 1 || o->names > NAMES_MAX || o->hold_max_ms < 1)
+        return usage("--log, --id, 1..16 --names and --hold-max-ms >= 1 are needed");
+    log_fd = open(o->log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (log_fd < 0)
+        return usage("cannot open the log");
+    return 0;
+}
+
+/* ---- Counts, printed at the end ---- */
+
+struct counts {
+    long rounds, acquired, busy, errors, lost, lost_elsewhere, clashes, unlock_errors, other;
+    int last_error;
+};
+
+static void print_summary(const struct opts *o, const struct counts *c)
+{
+    printf("summary %s rounds %ld acquired %ld busy %ld errors %ld lost %ld "
+           "lost_elsewhere %ld clashes %ld unlock_errors %ld other %ld last_error %s\n",
+           o->id, c->rounds, c->acquired, c->busy, c->errors, c->lost, c->lost_elsewhere,
+           c->clashes, c->unlock_errors, c->other, lw_errname(c->last_error));
+    fflush(stdout);
+}
+
+/* A small generator per process (rand() would do, but not thread-safely). */
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static uint64_t rng_seed(const char *id)
+{
+    uint64_t s = now_ns() ^ ((uint64_t)getpid() << 32);
+
+    for (; *id; id++)
+        s = s * 131 + (unsigned char)*id;
+    return s ? s : 1;
+}
+
+/* Another round?  Not after R rounds, the deadline, or the stop file. */
+static int go_on(const struct opts *o, long rounds, uint64_t deadline)
+{
+    return rounds < o->rounds && now_ns() < deadline && !(o->stop && access(o->stop, F_OK) == 0);
+}
+
+static int random_hold(const struct opts *o, uint64_t *rng)
+{
+    return 1 + (int)(rng_next(rng) % (uint64_t)o->hold_max_ms);
+}
+
+/* Between rounds, outside any lock: a long holder leaves its names free
+ * for a while. */
+static void idle(const struct opts *o, uint64_t *rng)
+{
+    if (o->idle_max_ms > 0)
+        sleep_ms((long)(rng_next(rng) % (uint64_t)(o->idle_max_ms + 1)));
+}
+
+/* ---- Client mode ---- */
+
+/* What the main thread holds now, for on_lost (the engine thread). */
+struct holding {
+    const struct opts *o;
+    _Atomic int inside;  /* between enter and exit */
+    _Atomic int idx;     /* which name */
+    _Atomic long round;
+    _Atomic int lost;    /* told during this critical section */
+    _Atomic long lost_total, lost_elsewhere;
+};
+
+static void on_lost(const char *name, size_t len, uint64_t owner, int reason, void *arg)
+{
+    struct holding *h = arg;
+    char mine[32], copy[32];
+    long round = -1;
+
+    (void)owner;
+    lock_name(atomic_load(&h->idx), mine, sizeof mine);
+    snprintf(copy, sizeof copy, "%.*s", (int)(len < 31 ? len : 31), name);
+    if (atomic_load(&h->inside) && !strcmp(copy, mine)) {
+        round = atomic_load(&h->round);
+        atomic_store(&h->lost, 1);
+    } else {
+        /* Lost after its critical section: a fault held its unlock up
+         * past the lease.  (Such a loss of the name held now would be
+         * taken for this round's: the callback cannot tell them apart.
+         * It only ends an interval early in a round that re-acquired a
+         * name whose unlock never came back, which the retries below
+         * prevent, or count as unlock_errors.) */
+        atomic_fetch_add(&h->lost_elsewhere, 1);
+    }
+    atomic_fetch_add(&h->lost_total, 1);
+    record("lost", copy, h->o->id, round, reason);
+}
+
+/* Release, retrying transport errors (the unlock may not have run): a
+ * lock left behind would be renewed for nobody. */
+static void release(const struct opts *o, struct lw_lock *lock, struct counts *c)
+{
+    int rc = 0;
+
+    for (int i = 0; i < UNLOCK_TRIES; i++) {
+        rc = lw_unlock(lock);
+        if (rc == 0 || rc == LW_ENOTOWNER)
+            return;
+        sleep_ms(250);
+    }
+    c->unlock_errors++;
+    c->last_error = rc;
+    fprintf(stderr, "contender %s: unlock: %s\n", o->id, lw_errname(rc));
+}
+
+static void critical_section(struct holding *h, struct lw_lock *lock, const char *name,
+                             uint64_t token, int hold_ms, struct counts *c)
+{
+    const struct opts *o = h->o;
+    long round = atomic_load(&h->round);
+    uint64_t until;
+    int marker;
+
+    atomic_store(&h->lost, 0);
+    atomic_store(&h->inside, 1);
+    record("enter", name, o->id, round, (long long)token);
+    marker = take_marker(o, name, round);
+    c->clashes += !marker;
+    until = now_ns() + (uint64_t)hold_ms * 1000000u;
+    while (now_ns() < until && !atomic_load(&h->lost))
+        sleep_ms(1);
+    record("exit", name, o->id, round, 0);
+    if (marker)
+        drop_marker(o, name);
+    atomic_store(&h->inside, 0);
+    if (!atomic_load(&h->lost))
+        release(o, lock, c);
+}
+
+static int new_client(const struct opts *o, struct holding *h, struct lw_client **out)
+{
+    struct lw_client_config cfg;
+    int rc;
+
+    lw_client_config_init(&cfg);
+    cfg.port = o->port;
+    cfg.tick_ms = 10;
+    cfg.watchdog_timeout_ms = (uint32_t)o->lease_ms;
+    cfg.on_lost = on_lost;
+    cfg.lost_arg = h;
+    if ((rc = lw_client_new(&cfg, out)))
+        fprintf(stderr, "contender %s: lw_client_new: %s\n", o->id, lw_errname(rc));
+    return rc;
+}
+
+static void client_round(struct holding *h, struct lw_lock **locks, uint64_t *rng,
+                         struct counts *c)
+{
+    int idx = (int)(rng_next(rng) % (uint64_t)h->o->names), rc;
+    uint64_t token = 0;
+    char name[32];
+
+    lock_name(idx, name, sizeof name);
+    atomic_store(&h->idx, idx);
+    atomic_store(&h->round, c->rounds);
+    rc = lw_trylock(locks[idx], (uint64_t)h->o->wait_ms, 0, &token);
+    if (rc == 0) {
+        c->acquired++;
+        critical_section(h, locks[idx], name, token, random_hold(h->o, rng), c);
+    } else if (rc == LW_ELOCKED) {
+        c->busy++;
+    } else {
+        /* Expected while a fault is on: count it, pause a little, go on. */
+        c->errors++;
+        c->last_error = rc;
+        sleep_ms(20);
+    }
+    idle(h->o, rng);
+    c->rounds++;
+}
+
+static int run_client(const struct opts *o)
+{
+    struct holding h = {.o = o};
+    struct lw_lock *locks[NAMES_MAX] = {0};
+    struct lw_client *client = NULL;
+    struct counts c = {0};
+    uint64_t rng = rng_seed(o->id), deadline = now_ns() + (uint64_t)o->deadline_ms * 1000000u;
+    int rc = new_client(o, &h, &client);
+
+    for (int i = 0; i < o->names && !rc; i++) {
+        char name[32];
+
+        lock_name(i, name, sizeof name);
+        rc = lw_lock_new(client, name, strlen(name), &locks[i]);
+    }
+    while (!rc && go_on(o, c.rounds, deadline))
+        client_round(&h, locks, &rng, &c);
+    for (int i = 0; i < o->names; i++)
+        lw_lock_free(locks[i]);
+    lw_client_free(client);
+    c.lost = atomic_load(&h.lost_total);
+    c.lost_elsewhere = atomic_load(&h.lost_elsewhere);
+    print_summary(o, &c);
+    return rc ? 1 : 0;
+}
+
+/* ---- lwloop mode ---- */
+
+/* Child: lwlock NAME contender section ...; dies with us. */
+static void exec_lwlock(const struct opts *o, const char *self, const char *name, long round,
+                        int hold_ms)
+{
+    char addr[32], lease[16], wait[16], rnd[24], hold[16];
+
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", o->port);
+    snprintf(lease, sizeof lease, "%d", o->lease_ms);
+    snprintf(wait, sizeof wait, "%d", o->wait_ms);
+    snprintf(rnd, sizeof rnd, "%ld", round);
+    snprintf(hold, sizeof hold, "%d", hold_ms);
+    execl(o->lwlock, o->lwlock, "-r", addr, "-W", lease, "-w", wait, name, self, "section",
+          "--log", o->log, "--id", o->id, "--round", rnd, "--hold-ms", hold, (char *)NULL);
+    _exit(127);
+}
+
+/* lwlock's exit status (128+N when killed by N), killed when overdue. */
+static int finish(pid_t pid, int ms)
+{
+    uint64_t until = now_ns() + (uint64_t)ms * 1000000u;
+    int st;
+
+    while (waitpid(pid, &st, WNOHANG) != pid) {
+        if (now_ns() >= until) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            return -1;
+        }
+        sleep_ms(2);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* lwlock's exit statuses: 0 done, 75 busy, 79 lost, 69 unavailable. */
+static void count_status(const struct opts *o, int status, struct counts *c)
+{
+    if (status == 0 || status == 79)
+        c->acquired++;
+    if (status == 79)
+        c->lost++;
+    else if (status == 75)
+        c->busy++;
+    else if (status == 69)
+        c->errors++;
+    else if (status != 0)
+        c->other++;
+    if (status != 0 && status != 75 && status != 79 && status != 69)
+        fprintf(stderr, "contender %s: lwlock exited %d\n", o->id, status);
+}
+
+static int run_lwloop(const struct opts *o)
+{
+    uint64_t rng = rng_seed(o->id), deadline = now_ns() + (uint64_t)o->deadline_ms * 1000000u;
+    struct counts c = {0};
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+    if (n <= 0 || !o->lwlock)
+        return usage("lwloop needs --lwlock and /proc/self/exe");
+    self[n] = 0;
+    for (; go_on(o, c.rounds, deadline); c.rounds++) {
+        int idx = (int)(rng_next(&rng) % (uint64_t)o->names), hold = random_hold(o, &rng);
+        char name[32];
+        pid_t pid;
+
+        lock_name(idx, name, sizeof name);
+        fflush(stdout);
+        if ((pid = fork()) == 0)
+            exec_lwlock(o, self, name, c.rounds, hold);
+        if (pid < 0)
+            return usage("fork failed");
+        count_status(o, finish(pid, o->wait_ms + LWLOCK_GRACE_MS), &c);
+        idle(o, &rng);
+    }
+    print_summary(o, &c);
+    return 0;
+}
+
+/* ---- section mode (lwlock's COMMAND) ---- */
+
+/* Prebuilt for the signal handler, which may only make async-signal-safe
+ * calls (clock_gettime, write, unlink, _exit). */
+static char lost_prefix[256];
+static size_t lost_prefix_len;
+static char marker_file[PATH_MAX];
+static volatile sig_atomic_t have_marker;
+
+/* Decimal digits of v at the end of buf[0..size): the first digit. */
+static char *u64_digits(uint64_t v, char *buf, size_t size)
+{
+    char *p = buf + size;
+
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v && p > buf);
+    return p;
+}
+
+/* lwlock's lost signal: this is the moment we were told. */
+static void on_term(int sig)
+{
+    char line[320], num[24], *d;
+    size_t len = lost_prefix_len, dl;
+
+    (void)sig;
+    d = u64_digits(now_ns(), num, sizeof num);
+    dl = (size_t)(num + sizeof num - d);
+    memcpy(line, lost_prefix, len);
+    memcpy(line + len, d, dl);
+    len += dl;
+    memcpy(line + len, " 0\n", 3);
+    (void)!write(log_fd, line, len + 3);
+    if (have_marker)
+        unlink(marker_file);
+    _exit(0);
+}
+
+static void block_term(int how)
+{
+    sigset_t set;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigprocmask(how, &set, NULL);
+}
+
+static int run_section(const struct opts *o)
+{
+    const char *name = getenv("LWLOCK_NAME"), *token = getenv("LWLOCK_TOKEN");
+    struct sigaction sa = {.sa_handler = on_term};
+    int n;
+
+    if (!name || !token)
+        return usage("section runs under lwlock (LWLOCK_NAME, LWLOCK_TOKEN)");
+    n = snprintf(lost_prefix, sizeof lost_prefix, "lost %s %s %d ", name, o->id, o->round);
+    if (n <= 0 || (size_t)n >= sizeof lost_prefix)
+        return usage("name too long");
+    lost_prefix_len = (size_t)n;
+    marker_path(o, name, marker_file, sizeof marker_file);
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    record("enter", name, o->id, o->round, atoll(token));
+    /* The marker and its flag change together, as the handler sees them. */
+    block_term(SIG_BLOCK);
+    have_marker = take_marker(o, name, o->round);
+    block_term(SIG_UNBLOCK);
+    sleep_ms(o->hold_ms);
+    /* From here the handler must not unlink a marker that may be the next
+     * holder's; a loss now is after our exit anyway. */
+    block_term(SIG_BLOCK);
+    record("exit", name, o->id, o->round, 0);
+    if (have_marker)
+        unlink(marker_file);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o;
+    int rc = parse(argc, argv, &o);
+
+    if (rc)
+        return rc;
+    if (!strcmp(o.mode, "client"))
+        rc = run_client(&o);
+    else if (!strcmp(o.mode, "lwloop"))
+        rc = run_lwloop(&o);
+    else if (!strcmp(o.mode, "section"))
+        rc = run_section(&o);
+    else
+        rc = usage("mode: client, lwloop or section");
+    close(log_fd);
+    return rc;
+}

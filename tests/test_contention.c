@@ -1,0 +1,811 @@
+/*
+ * tests/test_contention.c - mutual exclusion under faults: four processes
+ * (two library clients, two loops of lwlock runs; see contender.c) compete
+ * for three names in bounded rounds while faults are injected between
+ * rounds.  Every critical section appends enter/exit/lost lines to one
+ * log; afterwards each holder-round is an interval [enter, min(exit,
+ * lost)] (a holder believes it holds until it leaves or is told it lost
+ * the lock), and two intervals of different holders on one name that
+ * overlap are a violation.
+ *
+ * The faults that keep the keys (a killed connection, a stopped server,
+ * paused clients, DEBUG SLEEP, SCRIPT FLUSH) must cause none.  Those that
+ * wipe them (FLUSHALL, a restart to an empty server) let another holder in
+ * while the old one still believes it holds, until its next renewal tells
+ * it: no client library prevents that (fencing tokens are for that); the
+ * second test measures how long it lasts and checks the bound.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lock_util.h"
+
+#define LEASE_MS 1200
+#define NAMES 3
+#define CLIENT_TICK_MS 10
+#define LWLOCK_TICK_MS 100 /* lwlock's tick: lease/10, at most 100 ms */
+#define LONG_FAULT_MS (LEASE_MS + 800) /* every holder is told during it */
+#define SHORT_FAULT_MS 400              /* renewals are only delayed */
+#define WAIT_EXIT_MS 30000 /* lwlock's wait (1 s) and command timeout (3 s), and more */
+#define MAX_RECORDS 50000 /* a run writes a few thousand lines */
+#define MAX_SHOWN 8
+
+static char dir[256];      /* the test's temporary directory */
+static char log_path[300]; /* the shared log */
+static int log_fd = -1;    /* the injector's lines */
+
+static void setup(void)
+{
+    server_start();
+    snprintf(dir, sizeof dir, "/tmp/lw-contention-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(log_path, sizeof log_path, "%s/log", dir);
+    log_fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    cr_assert_geq(log_fd, 0);
+}
+
+static void teardown(void)
+{
+    char cmd[300];
+
+    close(log_fd);
+    if (getenv("LW_TEST_KEEP")) { /* to look at the log afterwards */
+        fprintf(stderr, "contention: kept %s\n", dir);
+    } else {
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        (void)!system(cmd);
+    }
+    server_stop();
+}
+
+#define CONTENTION_TEST(name) \
+    Test(contention, name, .init = setup, .fini = teardown, .timeout = 150)
+
+/* ---- The contenders ---- */
+
+struct contender {
+    const char *id;   /* c*: library clients; l*: lwlock loops */
+    const char *mode; /* contender.c's mode */
+    int hold_max_ms;  /* critical sections of 1..hold_max_ms */
+    int wait_ms;      /* how long an acquire waits for a held name */
+    int idle_max_ms;  /* between rounds: 0..idle_max_ms */
+    pid_t pid;
+};
+
+/* Child: contender MODE ... with stdout and stderr to files of dir. */
+static void exec_contender(const struct contender *c)
+{
+    char port[16], names[16], lease[16], wait[16], hold[16], idle[16], stop[300], out[300];
+    int fd;
+
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    for (int i = 1; i <= 2; i++) {
+        snprintf(out, sizeof out, "%s/%s.%s", dir, c->id, i == 1 ? "out" : "err");
+        if ((fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600)) >= 0) {
+            dup2(fd, i);
+            close(fd);
+        }
+    }
+    snprintf(port, sizeof port, "%d", srv.port);
+    snprintf(names, sizeof names, "%d", NAMES);
+    snprintf(lease, sizeof lease, "%d", LEASE_MS);
+    snprintf(wait, sizeof wait, "%d", c->wait_ms);
+    snprintf(hold, sizeof hold, "%d", c->hold_max_ms);
+    snprintf(idle, sizeof idle, "%d", c->idle_max_ms);
+    snprintf(stop, sizeof stop, "%s/stop", dir);
+    execl(CONTENDER_PATH, CONTENDER_PATH, c->mode, "--port", port, "--names", names,
+          "--lease-ms", lease, "--wait-ms", wait, "--hold-max-ms", hold, "--idle-max-ms",
+          idle, "--deadline-ms",
+          "120000", "--stop", stop, "--log", log_path, "--id", c->id, "--lwlock", LWLOCK_PATH,
+          (char *)NULL);
+    _exit(127);
+}
+
+static void start_contenders(struct contender *cs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        cs[i].pid = fork();
+        cr_assert_geq(cs[i].pid, 0);
+        if (cs[i].pid == 0)
+            exec_contender(&cs[i]);
+    }
+}
+
+/* Tell them to stop after their round and wait (bounded): their exit
+ * statuses must be 0. */
+static void stop_contenders(struct contender *cs, int n)
+{
+    char stop[300];
+    uint64_t until = now_ms() + WAIT_EXIT_MS;
+    int fd, st;
+
+    snprintf(stop, sizeof stop, "%s/stop", dir);
+    fd = open(stop, O_WRONLY | O_CREAT, 0600);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    for (int i = 0; i < n; i++) {
+        while (waitpid(cs[i].pid, &st, WNOHANG) != cs[i].pid) {
+            if (now_ms() >= until) {
+                kill(cs[i].pid, SIGKILL);
+                waitpid(cs[i].pid, &st, 0);
+                cr_assert(0, "contender %s did not stop", cs[i].id);
+            }
+            sleep_ms(10);
+        }
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "contender %s: status %d", cs[i].id,
+                  st);
+    }
+}
+
+/* The counts a contender printed at its end. */
+struct summary {
+    long rounds, acquired, busy, errors, lost, lost_elsewhere, clashes, unlock_errors, other;
+};
+
+static void read_summary(const struct contender *c, struct summary *s)
+{
+    char path[300], id[16];
+    FILE *f;
+    int n = 0;
+
+    snprintf(path, sizeof path, "%s/%s.out", dir, c->id);
+    if ((f = fopen(path, "r"))) {
+        n = fscanf(f,
+                   "summary %15s rounds %ld acquired %ld busy %ld errors %ld lost %ld "
+                   "lost_elsewhere %ld clashes %ld unlock_errors %ld other %ld",
+                   id, &s->rounds, &s->acquired, &s->busy, &s->errors, &s->lost,
+                   &s->lost_elsewhere, &s->clashes, &s->unlock_errors, &s->other);
+        fclose(f);
+    }
+    cr_assert_eq(n, 10, "contender %s printed no summary", c->id);
+}
+
+/* Copy a contender's stderr to ours, but for lwlock's expected one-line
+ * messages (busy, lost, unavailable): a sanitizer's report from any of
+ * its processes lands in the test log. */
+static int echo_stderr(const struct contender *c)
+{
+    char path[300], line[1024];
+    FILE *f;
+    int expected = 0;
+
+    snprintf(path, sizeof path, "%s/%s.err", dir, c->id);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "lwlock: ", 8))
+            expected++;
+        else
+            fprintf(stderr, "[%s stderr] %s", c->id, line);
+    }
+    fclose(f);
+    return expected;
+}
+
+/* ---- Faults ---- */
+
+/* One line of the log for the injector: kind fault/faultend, name the
+ * fault's, round its sequence number. */
+static void log_fault(const char *kind, const char *fault, int seq)
+{
+    char line[128];
+    int n = snprintf(line, sizeof line, "%s %s injector %d %" PRIu64 " 0\n", kind, fault, seq,
+                     lw_clock_now());
+
+    cr_assert_eq(write(log_fd, line, (size_t)n), n);
+}
+
+static int command_ok(const char *fmt, const char *arg)
+{
+    redisReply *r = redis_server_command(&srv, fmt, arg);
+    int ok = r && r->type != REDIS_REPLY_ERROR;
+
+    if (r && !ok)
+        fprintf(stderr, "%s: %s\n", fmt, r->str);
+    freeReplyObject(r);
+    return ok;
+}
+
+static int fault_client_kill(void)
+{
+    return command_ok("CLIENT KILL TYPE %s", "normal");
+}
+
+static int fault_stop_long(void)
+{
+    if (redis_server_signal(&srv, SIGSTOP))
+        return 0;
+    sleep_ms(LONG_FAULT_MS);
+    return redis_server_signal(&srv, SIGCONT) == 0;
+}
+
+static int pause_for(int ms)
+{
+    char arg[16];
+
+    snprintf(arg, sizeof arg, "%d", ms);
+    if (!command_ok("CLIENT PAUSE %s ALL", arg))
+        return 0;
+    sleep_ms(ms);
+    return 1;
+}
+
+static int fault_pause_short(void)
+{
+    return pause_for(SHORT_FAULT_MS);
+}
+
+static int fault_pause_long(void)
+{
+    return pause_for(LONG_FAULT_MS);
+}
+
+static int fault_debug_sleep(void)
+{
+    char arg[16];
+
+    snprintf(arg, sizeof arg, "%.3f", SHORT_FAULT_MS / 1000.0);
+    return command_ok("DEBUG SLEEP %s", arg);
+}
+
+static int fault_script_flush(void)
+{
+    return command_ok("SCRIPT %s", "FLUSH");
+}
+
+static int fault_flushall(void)
+{
+    return command_ok("FLUSHALL %s", "SYNC");
+}
+
+/* An empty server on the same port. */
+static int fault_restart(void)
+{
+    int port = srv.port;
+
+    return redis_server_restart(&srv) == 0 && srv.port == port;
+}
+
+struct fault {
+    const char *name;
+    int (*inject)(void);
+};
+
+static const struct fault keeping_faults[] = {
+    {"client-kill", fault_client_kill},   {"sigstop-long", fault_stop_long},
+    {"pause-short", fault_pause_short},   {"pause-long", fault_pause_long},
+    {"debug-sleep", fault_debug_sleep},   {"script-flush", fault_script_flush},
+};
+#define NKEEPING (int)(sizeof keeping_faults / sizeof keeping_faults[0])
+
+static const struct fault wiping_faults[] = {
+    {"flushall", fault_flushall},
+    {"restart", fault_restart},
+};
+#define NWIPING (int)(sizeof wiping_faults / sizeof wiping_faults[0])
+
+/* Warm up, then each fault reps times, gap_ms apart (and after the last),
+ * each logged from its start to its end. */
+static void inject(const struct fault *faults, int n, int reps, int gap_ms)
+{
+    int seq = 0;
+
+    sleep_ms(1500);
+    for (int r = 0; r < reps; r++)
+        for (int i = 0; i < n; i++, seq++) {
+            log_fault("fault", faults[i].name, seq);
+            cr_assert(faults[i].inject(), "fault %s failed", faults[i].name);
+            log_fault("faultend", faults[i].name, seq);
+            sleep_ms(gap_ms);
+        }
+}
+
+/* ---- The log ---- */
+
+struct record {
+    char kind[12], name[24], holder[16];
+    long round;
+    uint64_t ns;
+    long long extra;
+};
+
+static struct record *read_log(size_t *count)
+{
+    struct record *recs = calloc(MAX_RECORDS, sizeof *recs);
+    FILE *f = fopen(log_path, "r");
+    char line[256];
+    size_t n = 0;
+
+    cr_assert(recs && f);
+    while (fgets(line, sizeof line, f)) {
+        struct record *r = &recs[n];
+
+        cr_assert_lt(n, MAX_RECORDS);
+        cr_assert_eq(sscanf(line, "%11s %23s %15s %ld %" SCNu64 " %lld", r->kind, r->name,
+                            r->holder, &r->round, &r->ns, &r->extra),
+                     6, "bad log line: %s", line);
+        n++;
+    }
+    fclose(f);
+    *count = n;
+    return recs;
+}
+
+static int by_holder_round(const struct record *x, const struct record *y)
+{
+    int c = strcmp(x->holder, y->holder);
+
+    if (c)
+        return c;
+    return (x->round > y->round) - (x->round < y->round);
+}
+
+static int by_holder_round_time(const void *a, const void *b)
+{
+    const struct record *x = a, *y = b;
+    int c = by_holder_round(x, y);
+
+    return c ? c : (x->ns > y->ns) - (x->ns < y->ns);
+}
+
+/* A holder-round: it believed it held name from start to end. */
+struct interval {
+    const char *name, *holder;
+    long round;
+    uint64_t start, end;
+    uint64_t lost_ns; /* when told, 0 when never */
+    long long token;
+};
+
+/* The interval of the records recs[0..n) of one holder-round; 0 when it
+ * never entered. */
+static int make_interval(const struct record *recs, size_t n, struct interval *iv)
+{
+    uint64_t exit_ns = 0;
+
+    memset(iv, 0, sizeof *iv);
+    for (size_t i = 0; i < n; i++) {
+        const struct record *r = &recs[i];
+
+        if (!strcmp(r->kind, "enter") && !iv->start) {
+            iv->start = r->ns;
+            iv->name = r->name;
+            iv->token = r->extra;
+        } else if (!strcmp(r->kind, "exit") && !exit_ns) {
+            exit_ns = r->ns;
+        } else if (!strcmp(r->kind, "lost") && !iv->lost_ns) {
+            iv->lost_ns = r->ns;
+        }
+    }
+    if (!iv->start)
+        return 0;
+    iv->holder = recs[0].holder;
+    iv->round = recs[0].round;
+    /* Neither left nor told: it believes it holds to this day. */
+    iv->end = exit_ns ? exit_ns : UINT64_MAX;
+    if (iv->lost_ns && iv->lost_ns < iv->end)
+        iv->end = iv->lost_ns;
+    return 1;
+}
+
+/* Sorts recs; the intervals of the contenders' rounds (not of lost lines
+ * outside a round, round -1, nor the injector's). */
+static struct interval *intervals(struct record *recs, size_t n, size_t *count)
+{
+    struct interval *ivs = calloc(n + 1, sizeof *ivs);
+    size_t k = 0;
+
+    cr_assert_not_null(ivs);
+    qsort(recs, n, sizeof *recs, by_holder_round_time);
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && !by_holder_round(&recs[i], &recs[j]); j++)
+            ;
+        if (recs[i].round >= 0 && strcmp(recs[i].holder, "injector") &&
+            make_interval(&recs[i], j - i, &ivs[k]))
+            k++;
+    }
+    *count = k;
+    return ivs;
+}
+
+/* The injector's faults, from its lines (sorted by intervals()). */
+struct span {
+    const char *name;
+    uint64_t start, end;
+};
+
+static struct span *fault_spans(const struct record *recs, size_t n, int *count)
+{
+    struct span *sp = calloc(n + 1, sizeof *sp);
+    int k = 0;
+
+    cr_assert_not_null(sp);
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(recs[i].holder, "injector"))
+            continue;
+        if (!strcmp(recs[i].kind, "fault"))
+            sp[k++] = (struct span){recs[i].name, recs[i].ns, 0};
+        else if (k > 0 && !strcmp(recs[i].kind, "faultend"))
+            sp[k - 1].end = recs[i].ns;
+    }
+    *count = k;
+    return sp;
+}
+
+static int count_faults(const struct span *sp, int n, const char *name)
+{
+    int k = 0;
+
+    for (int i = 0; i < n; i++)
+        k += !strcmp(sp[i].name, name) && sp[i].end;
+    return k;
+}
+
+static double longest_fault_ms(const struct span *sp, int n, const char *name)
+{
+    double ms = 0;
+
+    for (int i = 0; i < n; i++)
+        if (!strcmp(sp[i].name, name) && sp[i].end && (sp[i].end - sp[i].start) / 1e6 > ms)
+            ms = (sp[i].end - sp[i].start) / 1e6;
+    return ms;
+}
+
+static int by_name_start(const void *a, const void *b)
+{
+    const struct interval *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+
+    return c ? c : (x->start > y->start) - (x->start < y->start);
+}
+
+/* Two holders inside at once: a entered first. */
+struct overlap {
+    const struct interval *a, *b;
+};
+
+/* Sorts ivs by name and start; up to max overlaps in out, the count of
+ * all of them returned. */
+static size_t find_overlaps(struct interval *ivs, size_t n, struct overlap *out, size_t max)
+{
+    size_t k = 0;
+
+    qsort(ivs, n, sizeof *ivs, by_name_start);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n && !strcmp(ivs[i].name, ivs[j].name) &&
+                               ivs[j].start < ivs[i].end;
+             j++) {
+            if (!strcmp(ivs[i].holder, ivs[j].holder))
+                continue;
+            if (k < max)
+                out[k] = (struct overlap){&ivs[i], &ivs[j]};
+            k++;
+        }
+    return k;
+}
+
+/* Enters whose fencing token is not above the one before on the name
+ * (ivs sorted by name and start): the counter went back. */
+static int token_regressions(const struct interval *ivs, size_t n)
+{
+    int k = 0;
+
+    for (size_t i = 1; i < n; i++)
+        k += !strcmp(ivs[i].name, ivs[i - 1].name) && ivs[i].token <= ivs[i - 1].token;
+    return k;
+}
+
+static double ms_between(uint64_t from, uint64_t to)
+{
+    return ((double)to - (double)from) / 1e6;
+}
+
+/* What the old holder a did after b got in: a loss told after another
+ * holder entered is a loss reported too late, by that much. */
+static void show_overlap(const struct overlap *o)
+{
+    const struct interval *a = o->a, *b = o->b;
+    const char *what = a->end == UINT64_MAX              ? "never left nor was told"
+                       : a->lost_ns && a->end == a->lost_ns ? "was told lost"
+                                                            : "left";
+
+    fprintf(stderr,
+            "  overlap on %s: %s#%ld entered %.1f ms after %s#%ld, which %s %.1f ms later\n",
+            a->name, b->holder, b->round, ms_between(a->start, b->start), a->holder, a->round,
+            what, a->end == UINT64_MAX ? 0.0 : ms_between(b->start, a->end));
+}
+
+/* ---- A run and its numbers ---- */
+
+struct run {
+    struct record *recs;
+    size_t nrecs;
+    struct interval *ivs;
+    size_t nivs;
+    struct span *faults;
+    int nfaults;
+    struct summary sums[4];
+    long lost_lines;
+};
+
+#define NCONTENDERS 4
+static struct contender contenders[NCONTENDERS];
+
+/* Run the contenders while the faults are injected, then read the log. */
+static void run(const struct contender *spec, const struct fault *faults, int nfaults,
+                int reps, int gap_ms, struct run *out)
+{
+    int lwlock_lines = 0;
+
+    memset(out, 0, sizeof *out);
+    memcpy(contenders, spec, sizeof contenders);
+    start_contenders(contenders, NCONTENDERS);
+    inject(faults, nfaults, reps, gap_ms);
+    stop_contenders(contenders, NCONTENDERS);
+    for (int i = 0; i < NCONTENDERS; i++) {
+        read_summary(&contenders[i], &out->sums[i]);
+        lwlock_lines += echo_stderr(&contenders[i]);
+    }
+    out->recs = read_log(&out->nrecs);
+    for (size_t i = 0; i < out->nrecs; i++)
+        out->lost_lines += !strcmp(out->recs[i].kind, "lost");
+    out->ivs = intervals(out->recs, out->nrecs, &out->nivs);
+    out->faults = fault_spans(out->recs, out->nrecs, &out->nfaults);
+    fprintf(stderr, "contention: %zu log lines, %d messages from lwlock\n", out->nrecs,
+            lwlock_lines);
+}
+
+static void free_run(struct run *r)
+{
+    free(r->recs);
+    free(r->ivs);
+    free(r->faults);
+}
+
+/* Acquisitions (entered critical sections) by contender kind. */
+static long acquisitions(const struct run *r, char kind)
+{
+    long k = 0;
+
+    for (size_t i = 0; i < r->nivs; i++)
+        k += r->ivs[i].holder[0] == kind;
+    return k;
+}
+
+/* Holders told of a loss while inside (before they left). */
+static long told_inside(const struct run *r)
+{
+    long k = 0;
+
+    for (size_t i = 0; i < r->nivs; i++)
+        k += r->ivs[i].lost_ns && r->ivs[i].end == r->ivs[i].lost_ns;
+    return k;
+}
+
+static void report(const struct run *r, const struct fault *faults, int nfaults)
+{
+    struct summary t = {0};
+
+    for (int i = 0; i < NCONTENDERS; i++) {
+        const struct summary *s = &r->sums[i];
+
+        fprintf(stderr,
+                "contention: %s (%s): rounds %ld acquired %ld busy %ld transport errors %ld "
+                "lost %ld (outside a round %ld) clashes %ld unlock errors %ld other %ld\n",
+                contenders[i].id, contenders[i].mode, s->rounds, s->acquired, s->busy,
+                s->errors, s->lost, s->lost_elsewhere, s->clashes, s->unlock_errors, s->other);
+        t.errors += s->errors;
+        t.clashes += s->clashes;
+        t.unlock_errors += s->unlock_errors;
+        t.other += s->other;
+    }
+    fprintf(stderr,
+            "contention: acquisitions %zu (clients %ld, lwlock %ld); losses reported %ld "
+            "(%ld inside a critical section); transport errors %ld; marker clashes %ld\n",
+            r->nivs, acquisitions(r, 'c'), acquisitions(r, 'l'), r->lost_lines,
+            told_inside(r), t.errors, t.clashes);
+    for (int i = 0; i < nfaults; i++)
+        fprintf(stderr, "contention: fault %s x%d (the longest %.0f ms)\n", faults[i].name,
+                count_faults(r->faults, r->nfaults, faults[i].name),
+                longest_fault_ms(r->faults, r->nfaults, faults[i].name));
+    /* Every client's lock was released in the end (or lost): none stayed
+     * behind, renewed for nobody. */
+    cr_assert_eq(t.unlock_errors, 0);
+    /* No lwlock ended otherwise than done, busy, lost or unavailable (a
+     * crash, a sanitizer's abort). */
+    cr_assert_eq(t.other, 0);
+}
+
+/* ---- The tests ---- */
+
+/* Faults that keep the keys: no two holders ever inside at once.  One
+ * contender of each kind holds for a few ms and moves on quickly (many
+ * hand-overs); the other holds for up to two leases, so that critical
+ * sections span the faults (and the renewals, and losses, under them),
+ * then idles as long, to leave its names free half the time. */
+CONTENTION_TEST(keeping_faults_never_let_two_in)
+{
+    static const struct contender spec[NCONTENDERS] = {
+        {"c0", "client", 20, 300, 0, 0},
+        {"c1", "client", 2 * LEASE_MS, 1000, 2 * LEASE_MS, 0},
+        {"l0", "lwloop", 20, 300, 0, 0},
+        {"l1", "lwloop", 2 * LEASE_MS, 1000, 2 * LEASE_MS, 0},
+    };
+    struct overlap shown[MAX_SHOWN];
+    struct run r;
+    size_t n;
+    int regressions;
+
+    run(spec, keeping_faults, NKEEPING, 1, 1200, &r);
+    report(&r, keeping_faults, NKEEPING);
+    n = find_overlaps(r.ivs, r.nivs, shown, MAX_SHOWN);
+    regressions = token_regressions(r.ivs, r.nivs);
+    fprintf(stderr, "contention: violations %zu, fencing token regressions %d\n", n,
+            regressions);
+    for (size_t i = 0; i < n && i < MAX_SHOWN; i++)
+        show_overlap(&shown[i]);
+    cr_assert_eq(n, 0, "%zu overlaps", n);
+    cr_assert_eq(regressions, 0);
+    for (int i = 0; i < NKEEPING; i++)
+        cr_assert_geq(count_faults(r.faults, r.nfaults, keeping_faults[i].name), 1);
+    cr_assert_geq(acquisitions(&r, 'c'), 20, "a run without work proves nothing");
+    cr_assert_geq(acquisitions(&r, 'l'), 10, "a run without work proves nothing");
+    free_run(&r);
+}
+
+/* ---- Faults that wipe the keys ---- */
+
+/* How soon after a wiping fault its holders must have been told: the next
+ * renewal (lease/3 after the last, fired up to a tick early) finds the
+ * key gone; a tick more for its reply's handling, and a margin for the
+ * machine (and lwlock's signal to its COMMAND). */
+#define TOLD_MARGIN_MS 300
+
+static uint64_t told_bound_ns(const struct interval *a)
+{
+    uint64_t tick = a->holder[0] == 'c' ? CLIENT_TICK_MS : LWLOCK_TICK_MS;
+
+    return (LEASE_MS / 3 + 2 * tick + TOLD_MARGIN_MS) * 1000000u;
+}
+
+/* The fault an overlap follows: the last one that began before the second
+ * holder entered (NULL when none). */
+static const struct span *cause(const struct run *r, const struct overlap *o)
+{
+    const struct span *f = NULL;
+
+    for (int i = 0; i < r->nfaults; i++)
+        if (r->faults[i].start <= o->b->start && r->faults[i].end)
+            f = &r->faults[i];
+    return f;
+}
+
+/* Per wiping fault kind: its holders and its overlaps. */
+struct wipe_stats {
+    int inside;          /* holders inside when it began */
+    int told;            /* ... of which told of the loss before they left */
+    double told_ms[2];   /* the latest told after the fault's end: clients, lwlock */
+    int late;            /* holders still inside past the bound */
+    int overlaps;
+    double exposed_ms;   /* the longest from another's enter to the old holder's end */
+};
+
+static int wipe_index(const char *name)
+{
+    int k = 0;
+
+    while (strcmp(wiping_faults[k].name, name))
+        k++;
+    return k;
+}
+
+/* Each holder inside when a wiping fault began: told (or gone) within
+ * the bound after its end? */
+static void holders_at_faults(const struct run *r, struct wipe_stats *st)
+{
+    for (int i = 0; i < r->nfaults; i++) {
+        const struct span *f = &r->faults[i];
+        struct wipe_stats *s = &st[wipe_index(f->name)];
+
+        for (size_t j = 0; j < r->nivs; j++) {
+            const struct interval *a = &r->ivs[j];
+            double after = ((double)a->end - (double)f->end) / 1e6;
+            int kind = a->holder[0] == 'l';
+
+            if (a->start >= f->start || a->end <= f->start)
+                continue;
+            s->inside++;
+            if (a->end == UINT64_MAX || a->end > f->end + told_bound_ns(a)) {
+                s->late++;
+                fprintf(stderr, "  %s#%ld on %s: still inside %.1f ms after %s\n", a->holder,
+                        a->round, a->name, after, f->name);
+            }
+            if (a->lost_ns && a->end == a->lost_ns) {
+                s->told++;
+                s->told_ms[kind] = after > s->told_ms[kind] ? after : s->told_ms[kind];
+            }
+        }
+    }
+}
+
+/* 1 when the overlap is the fault's doing and ended in time; its numbers
+ * added to st (indexed like wiping_faults). */
+static int explained(const struct run *r, const struct overlap *o, struct wipe_stats *st)
+{
+    const struct span *f = cause(r, o);
+    const struct interval *a = o->a, *b = o->b;
+    double exposed;
+    int k;
+
+    if (!f || a->start > f->end || a->end == UINT64_MAX || a->end > f->end + told_bound_ns(a))
+        return 0;
+    k = wipe_index(f->name);
+    exposed = ms_between(b->start, a->end);
+    st[k].overlaps++;
+    st[k].exposed_ms = exposed > st[k].exposed_ms ? exposed : st[k].exposed_ms;
+    return 1;
+}
+
+/* FLUSHALL and a restart (an empty server) delete the locks behind their
+ * holders' backs: another holder may get in before the old one is told.
+ * Measured: every overlap follows such a fault, and its old holder was
+ * told (or left) within a renewal period and two ticks of it.  The
+ * fencing counters go with the keys: tokens start again from 1. */
+CONTENTION_TEST(wiping_faults_overlap_until_the_next_renewal)
+{
+    static const struct contender spec[NCONTENDERS] = {
+        {"c0", "client", 20, 300, 0, 0},
+        {"c1", "client", 2 * LEASE_MS, 1000, LEASE_MS, 0},
+        {"l0", "lwloop", 20, 300, 0, 0},
+        {"l1", "lwloop", 2 * LEASE_MS, 1000, LEASE_MS, 0},
+    };
+    static struct overlap found[4096];
+    struct wipe_stats st[NWIPING] = {0};
+    struct run r;
+    size_t n;
+    int regressions, bad = 0, told = 0;
+
+    run(spec, wiping_faults, NWIPING, 3, 1500, &r);
+    report(&r, wiping_faults, NWIPING);
+    n = find_overlaps(r.ivs, r.nivs, found, sizeof found / sizeof found[0]);
+    cr_assert_leq(n, sizeof found / sizeof found[0]);
+    regressions = token_regressions(r.ivs, r.nivs);
+    for (size_t i = 0; i < n; i++)
+        if (!explained(&r, &found[i], st) && bad++ < MAX_SHOWN)
+            show_overlap(&found[i]);
+    holders_at_faults(&r, st);
+    for (int k = 0; k < NWIPING; k++) {
+        fprintf(stderr,
+                "contention: %s: %d holders inside, %d told before leaving (at most %.1f ms "
+                "(clients) / %.1f ms (lwlock) after the fault ended; bound %d / %d ms), %d "
+                "late\n",
+                wiping_faults[k].name, st[k].inside, st[k].told, st[k].told_ms[0],
+                st[k].told_ms[1], LEASE_MS / 3 + 2 * CLIENT_TICK_MS + TOLD_MARGIN_MS,
+                LEASE_MS / 3 + 2 * LWLOCK_TICK_MS + TOLD_MARGIN_MS, st[k].late);
+        fprintf(stderr,
+                "contention: %s: %d overlaps; an old holder still inside up to %.1f ms after "
+                "another got in\n",
+                wiping_faults[k].name, st[k].overlaps, st[k].exposed_ms);
+    }
+    fprintf(stderr, "contention: overlaps %zu, unexplained %d; fencing token regressions %d\n",
+            n, bad, regressions);
+    cr_assert_eq(bad, 0, "%d overlaps not explained by a wiping fault", bad);
+    for (int k = 0; k < NWIPING; k++) {
+        cr_assert_eq(st[k].late, 0, "%s: %d holders told late", wiping_faults[k].name,
+                     st[k].late);
+        told += st[k].told;
+    }
+    cr_assert_geq(told, 1, "no holder was inside at a wiping fault: the bound went untested");
+    cr_assert_geq(regressions, 1, "the counters are wiped with the locks");
+    for (int i = 0; i < NWIPING; i++)
+        cr_assert_eq(count_faults(r.faults, r.nfaults, wiping_faults[i].name), 3);
+    cr_assert_geq(acquisitions(&r, 'c'), 20, "a run without work proves nothing");
+    cr_assert_geq(acquisitions(&r, 'l'), 10, "a run without work proves nothing");
+    free_run(&r);
+}
