@@ -525,3 +525,16 @@ LWLOCK_TEST(command_gets_only_the_callers_descriptors)
     cr_assert_not(strstr(buf, "pipe:"), "%s", buf);
     cr_assert_not(strstr(buf, "signalfd"), "%s", buf);
 }
+
+/* COMMAND ends under the lock, then Redis stops and the unlock waits past
+ * the lease: the loss came after COMMAND, so its status stands. */
+LWLOCK_TEST(lease_running_out_during_the_release_is_not_a_loss)
+{
+    char script[160];
+
+    snprintf(script, sizeof script, "kill -STOP %d; (sleep 2; kill -CONT %d) &", (int)srv.pid,
+             (int)srv.pid);
+    cr_assert_eq(run(ARGS("-r", addr, "-W", "1000", "job", "sh", "-c", script)), 0);
+    cr_assert(stderr_has("expired while being released"));
+    redis_server_signal(&srv, SIGCONT); /* in case the background shell did not */
+}

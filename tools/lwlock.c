@@ -86,7 +86,7 @@ enum { EV_ACQUIRED = 1, EV_LOST = 2 };
 struct event {
     int kind;
     int err;         /* EV_ACQUIRED: 0 or LW_E*; EV_LOST: the reason */
-    int64_t value;   /* EV_ACQUIRED: the token */
+    int64_t value;   /* EV_ACQUIRED: the token; EV_LOST: when (lw_clock_now) */
 };
 
 struct run {
@@ -99,6 +99,7 @@ struct run {
     struct lw_lock *lock;
     uint64_t owner;
     pid_t child;
+    uint64_t ended_ns;     /* when COMMAND's exit was seen */
     int lost;
 };
 
@@ -434,7 +435,7 @@ static void on_lost(const char *name, size_t len, uint64_t owner, int reason, vo
     (void)name;
     (void)len;
     (void)owner;
-    post(*(const int *)arg, EV_LOST, reason, 0);
+    post(*(const int *)arg, EV_LOST, reason, (int64_t)lw_clock_now());
 }
 
 static int read_event(int fd, struct event *ev)
@@ -713,8 +714,10 @@ static void on_signal(struct run *r, int sig, int *status)
         return;
     }
     /* SIGCHLDs merge; COMMAND is lwlock's only child. */
-    if (waitpid(r->child, &st, WNOHANG) == r->child && (WIFEXITED(st) || WIFSIGNALED(st)))
+    if (waitpid(r->child, &st, WNOHANG) == r->child && (WIFEXITED(st) || WIFSIGNALED(st))) {
         *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        r->ended_ns = lw_clock_now();
+    }
 }
 
 /* Until COMMAND exits: its exit status, or -1 on a poll failure. */
@@ -741,6 +744,20 @@ static int supervise(struct run *r)
     return status;
 }
 
+/* Was the lock reported lost after COMMAND's exit was seen?  (A loss
+ * reported by then is already in the pipe: on_lost runs before the
+ * unlock's own completion.) */
+static int lost_after_end(const struct run *r)
+{
+    struct pollfd p = {r->ev_rd, POLLIN, 0};
+    struct event ev;
+
+    while (poll(&p, 1, 0) == 1 && read_event(r->ev_rd, &ev) == 0)
+        if (ev.kind == EV_LOST && (uint64_t)ev.value > r->ended_ns)
+            return 1;
+    return 0;
+}
+
 /* COMMAND ended with status: release the lock, unless lost. */
 static int release(struct run *r, int status)
 {
@@ -749,6 +766,13 @@ static int release(struct run *r, int status)
     if (r->lost)
         return EXIT_LOST;
     rc = lw_unlock_owner(r->lock, r->owner);
+    if (rc == LW_ENOTOWNER && lost_after_end(r)) {
+        /* The unlock waited on Redis past the lease: COMMAND had ended
+         * under the lock, nothing ran unprotected. */
+        report("%s expired while being released, after %s ended", r->opt.name,
+               r->opt.command[0]);
+        return status;
+    }
     if (rc == LW_ENOTOWNER) { /* gone before COMMAND ended, unnoticed till now */
         report("%s was lost before %s ended", r->opt.name, r->opt.command[0]);
         return EXIT_LOST;
