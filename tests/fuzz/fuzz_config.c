@@ -161,7 +161,10 @@ static int expected_bad(const struct lw_client_config *c, int raw_port)
 
 static int code_bit(int rc)
 {
-    return rc == LW_EINVAL ? BAD_INVAL : rc == LW_ERANGE ? BAD_RANGE : rc == LW_ELEASE ? BAD_LEASE : 0;
+    return rc == LW_EINVAL   ? BAD_INVAL
+           : rc == LW_ERANGE ? BAD_RANGE
+           : rc == LW_ELEASE ? BAD_LEASE
+                             : 0;
 }
 
 /* The numbers; the port as given (the config gets ours when valid). */
