@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds leasewheel three
 # times (plain, AddressSanitizer+UBSan, ThreadSanitizer) and runs every test
-# in each.  Any failure or any sanitizer report fails the run.
+# in each (the fuzzers' seed corpora included, replayed), then a fourth
+# time with clang for libFuzzer and runs each fuzzer for LW_FUZZ_SECONDS.
+# Any failure, crash or sanitizer report fails the run.
 set -euo pipefail
+
+# Seconds each fuzzer runs (4 fuzzers): bounded, for CI's time budget.
+LW_FUZZ_SECONDS=${LW_FUZZ_SECONDS:-20}
+LW_FUZZERS="request lock_name config lwlock_args"
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
 lw_install_deps
@@ -15,6 +21,32 @@ lw_configure build/test -Dbench=false
 lw_configure build/asan -Dbench=false -Db_sanitize=address,undefined -Db_lundef=false \
     -Dc_args=-fno-sanitize-recover=all
 lw_configure build/tsan -Dbench=false -Db_sanitize=thread -Db_lundef=false
+CC=clang lw_configure build/fuzz -Dbench=false -Dfuzz=true -Db_sanitize=address,undefined \
+    -Db_lundef=false -Dc_args=-fno-sanitize-recover=all
+
+# lw_fuzz NAME: run fuzz_NAME for LW_FUZZ_SECONDS from its seed corpus.
+# What it finds goes to build/fuzz/corpus/NAME (kept between runs); the
+# committed corpus is only read.  A crash, sanitizer report, leak or hang
+# (-timeout) fails, with the input's path.
+lw_fuzz() {
+    local name=$1 dir=build/fuzz log
+    log=$dir/fuzz-$name.log
+    mkdir -p "$dir/corpus/$name" "$dir/crashes"
+    if "$dir/tests/fuzz/fuzz_$name" -max_total_time="$LW_FUZZ_SECONDS" -timeout=10 \
+        -print_final_stats=1 -dict="tests/fuzz/dict/$name.dict" \
+        -artifact_prefix="$dir/crashes/$name-" "$dir/corpus/$name" "tests/fuzz/corpus/$name" \
+        >"$log" 2>&1; then
+        printf '== fuzz: %-12s %s runs, %s exec/s, %s\n' "$name" \
+            "$(awk '/^stat::number_of_executed_units/ {print $2}' "$log")" \
+            "$(awk '/^stat::average_exec_per_sec/ {print $2}' "$log")" \
+            "$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -n 1)" >&2
+        return 0
+    fi
+    tail -n 30 "$log" >&2
+    echo "== fuzz: $name FAILED (log: $log)" >&2
+    grep -oE 'Test unit written to .*' "$log" | sed 's/^/== fuzz: /' >&2 || true
+    return 1
+}
 
 status=0 passed=0 failed=0
 for variant in test asan tsan; do
@@ -32,6 +64,11 @@ for variant in test asan tsan; do
     read -r p f < <(grep -oE 'Passing: [0-9]+ \| Failing: [0-9]+ \| Crashing: [0-9]+' "$log" |
         awk '{p += $2; f += $5 + $8} END {print p + 0, f + 0}')
     passed=$((passed + p)) failed=$((failed + f))
+done
+echo "== fuzz: build" >&2
+ninja -C build/fuzz $(printf 'tests/fuzz/fuzz_%s ' $LW_FUZZERS) >/dev/null
+for name in $LW_FUZZERS; do
+    lw_fuzz "$name" || { status=1 failed=$((failed + 1)); }
 done
 [ "$status" -ne 0 ] && [ "$failed" -eq 0 ] && failed=1
 echo "tests: $passed passed, $failed failed"

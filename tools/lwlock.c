@@ -28,12 +28,12 @@
  * library makes its sockets close-on-exec, but hiredis cannot do it
  * atomically: a reconnect on the engine thread at the moment of the fork
  * could still slip one through.)
+ *
+ * The command line is read by lwlock_args.c, which the fuzzer calls too.
  */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -41,7 +41,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -49,35 +48,9 @@
 
 #include <leasewheel.h>
 
-#ifndef LWLOCK_VERSION
-#define LWLOCK_VERSION "unknown"
-#endif
+#include "lwlock_args.h"
 
-/* Exit statuses besides COMMAND's own (sysexits.h where one fits). */
-enum {
-    EXIT_USAGE = 64,       /* EX_USAGE */
-    EXIT_UNAVAILABLE = 69, /* EX_UNAVAILABLE: Redis unreachable or failing */
-    EXIT_OSERR = 71,       /* EX_OSERR: fork, pipe, memory */
-    EXIT_LOCKED = 75,      /* EX_TEMPFAIL: not acquired within the wait */
-    EXIT_LOST = 79,        /* the lock was lost while COMMAND ran */
-    EXIT_NOEXEC = 126,     /* as shells: found but cannot be run */
-    EXIT_NOTFOUND = 127,   /* as shells: not found */
-};
-
-#define DEFAULT_REDIS "127.0.0.1:6379"
-#define MAX_MS 2147483647LL /* LW_MAX_LEASE_MS: about 24.8 days */
 #define MAX_INHERITED 64    /* descriptors passed on to COMMAND */
-
-struct options {
-    char host[256];
-    int port;
-    long long wait_ms;     /* -1: forever */
-    uint32_t lease_ms;     /* a fixed lease, or 0: the watchdog */
-    uint32_t watchdog_ms;
-    int lost_sig;
-    const char *name;
-    char **command;        /* COMMAND and its arguments, NULL-terminated */
-};
 
 /* What the engine thread tells main, one record per write(2): shorter than
  * PIPE_BUF, so records never interleave. */
@@ -90,7 +63,7 @@ struct event {
 };
 
 struct run {
-    struct options opt;
+    struct lwlock_options opt;
     sigset_t old_mask;     /* as lwlock started: COMMAND gets it back */
     int inherited[MAX_INHERITED];
     int ninherited;        /* -1: too many to track, leave all open */
@@ -114,230 +87,6 @@ static void report(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
-}
-
-/* ---- Arguments ---- */
-
-static void usage(FILE *to)
-{
-    fputs("Usage: lwlock [options] NAME COMMAND [ARG...]\n"
-          "Hold the Redis lock NAME while COMMAND runs (flock(1) across machines).\n"
-          "\n"
-          "  -r, --redis HOST:PORT  the Redis server (default: $LWLOCK_REDIS, else "
-          DEFAULT_REDIS ")\n"
-          "  -w, --wait MS          wait at most MS for the lock: 0 tries once (default),\n"
-          "                         -1 waits as long as it takes\n"
-          "  -W, --watchdog MS      the lease, renewed while COMMAND runs (default 30000)\n"
-          "  -l, --lease MS         a fixed lease instead, never renewed: a deadline for\n"
-          "                         COMMAND, which is signalled when it ends (exit 79)\n"
-          "  -s, --signal SIG       sent to COMMAND when the lock is lost (default TERM)\n"
-          "  -h, --help             show this help\n"
-          "      --version          show the version\n"
-          "\n"
-          "COMMAND runs with LWLOCK_NAME and LWLOCK_TOKEN (the lock's fencing token) in\n"
-          "its environment.  SIGINT, SIGTERM and SIGHUP sent to lwlock are passed on to\n"
-          "COMMAND.  The lock is released when COMMAND exits.\n"
-          "\n"
-          "Exit status: COMMAND's own (128+N if killed by signal N), or\n"
-          "  64 bad usage                    75 lock not acquired within the wait\n"
-          "  69 Redis unreachable or failing 79 lock lost while COMMAND ran\n"
-          "  71 system error (fork, memory)  126/127 COMMAND not executable/found\n",
-          to);
-}
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-
-    fputs("lwlock: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs("\nTry 'lwlock --help' for more information.\n", stderr);
-    return EXIT_USAGE;
-}
-
-/* Decimal digits with an optional '-', nothing else (strtoll alone would
- * take blanks, '+' and trailing junk), within [min, max]. */
-static int parse_number(const char *s, long long min, long long max, long long *out)
-{
-    const char *d = s[0] == '-' ? s + 1 : s;
-    char *end;
-    long long v;
-
-    if (!isdigit((unsigned char)d[0]))
-        return -1;
-    errno = 0;
-    v = strtoll(s, &end, 10);
-    if (errno || *end || v < min || v > max)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static const struct {
-    const char *name;
-    int sig;
-} signal_names[] = {
-    {"HUP", SIGHUP},   {"INT", SIGINT},       {"QUIT", SIGQUIT}, {"ILL", SIGILL},
-    {"TRAP", SIGTRAP}, {"ABRT", SIGABRT},     {"BUS", SIGBUS},   {"FPE", SIGFPE},
-    {"KILL", SIGKILL}, {"USR1", SIGUSR1},     {"SEGV", SIGSEGV}, {"USR2", SIGUSR2},
-    {"PIPE", SIGPIPE}, {"ALRM", SIGALRM},     {"TERM", SIGTERM}, {"CHLD", SIGCHLD},
-    {"CONT", SIGCONT}, {"STOP", SIGSTOP},     {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN},
-    {"TTOU", SIGTTOU}, {"URG", SIGURG},       {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},
-    {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"IO", SIGIO},
-    {"PWR", SIGPWR},   {"SYS", SIGSYS},
-};
-
-/* TERM, SIGTERM, term, or a number; -1 when none of these. */
-static int parse_signal(const char *s)
-{
-    long long n;
-
-    if (parse_number(s, 1, SIGRTMAX, &n) == 0)
-        return (int)n;
-    if (strncasecmp(s, "SIG", 3) == 0)
-        s += 3;
-    for (size_t i = 0; i < sizeof signal_names / sizeof signal_names[0]; i++)
-        if (strcasecmp(s, signal_names[i].name) == 0)
-            return signal_names[i].sig;
-    return -1;
-}
-
-/* "SIGTERM", or "signal 40" for one without a name. */
-static const char *signal_name(int sig, char *buf, size_t size)
-{
-    for (size_t i = 0; i < sizeof signal_names / sizeof signal_names[0]; i++)
-        if (signal_names[i].sig == sig) {
-            snprintf(buf, size, "SIG%s", signal_names[i].name);
-            return buf;
-        }
-    snprintf(buf, size, "signal %d", sig);
-    return buf;
-}
-
-/* HOST:PORT, or [IPv6]:PORT. */
-static int parse_address(const char *s, struct options *o)
-{
-    const char *colon = strrchr(s, ':');
-    size_t len = colon ? (size_t)(colon - s) : 0;
-    long long port;
-
-    if (!colon || parse_number(colon + 1, 1, 65535, &port))
-        return -1;
-    if (len >= 2 && s[0] == '[' && s[len - 1] == ']') {
-        s++;
-        len -= 2;
-    }
-    if (len == 0 || len >= sizeof o->host)
-        return -1;
-    memcpy(o->host, s, len);
-    o->host[len] = 0;
-    o->port = (int)port;
-    return 0;
-}
-
-enum { OPT_VERSION = 256 };
-
-static const struct option long_options[] = {
-    {"redis", required_argument, NULL, 'r'},
-    {"wait", required_argument, NULL, 'w'},
-    {"lease", required_argument, NULL, 'l'},
-    {"watchdog", required_argument, NULL, 'W'},
-    {"signal", required_argument, NULL, 's'},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, OPT_VERSION},
-    {NULL, 0, NULL, 0},
-};
-
-/* One option with its value; 0, or an exit status. */
-static int take_option(int c, const char *arg, struct options *o, int *seen_lease,
-                       int *seen_watchdog)
-{
-    long long v;
-
-    switch (c) {
-    case 'r':
-        return parse_address(arg, o) ? usage_error("invalid Redis address '%s' (HOST:PORT)", arg)
-                                     : 0;
-    case 'w':
-        if (parse_number(arg, -1, MAX_MS, &v))
-            return usage_error("invalid wait '%s' (-1, or 0 to %lld ms)", arg, MAX_MS);
-        o->wait_ms = v;
-        return 0;
-    case 'l':
-    case 'W':
-        if (parse_number(arg, LW_MIN_LEASE_MS, MAX_MS, &v))
-            return usage_error("invalid %s '%s' (%u to %lld ms)", c == 'l' ? "lease" : "watchdog",
-                               arg, LW_MIN_LEASE_MS, MAX_MS);
-        *(c == 'l' ? seen_lease : seen_watchdog) = 1;
-        *(c == 'l' ? &o->lease_ms : &o->watchdog_ms) = (uint32_t)v;
-        return 0;
-    case 's':
-        if ((o->lost_sig = parse_signal(arg)) < 0)
-            return usage_error("invalid signal '%s'", arg);
-        return 0;
-    default:
-        return EXIT_USAGE;
-    }
-}
-
-/* The defaults, with the address from LWLOCK_REDIS if set. */
-static int default_options(struct options *o)
-{
-    const char *env = getenv("LWLOCK_REDIS");
-
-    memset(o, 0, sizeof *o);
-    o->watchdog_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS;
-    o->lost_sig = SIGTERM;
-    if (env && *env) {
-        if (parse_address(env, o))
-            return usage_error("invalid LWLOCK_REDIS '%s' (HOST:PORT)", env);
-        return 0;
-    }
-    return parse_address(DEFAULT_REDIS, o);
-}
-
-/* -1 to go on; else the exit status (0 after --help or --version). */
-static int parse_args(int argc, char **argv, struct options *o)
-{
-    int c, rc, seen_lease = 0, seen_watchdog = 0;
-
-    if ((rc = default_options(o)))
-        return rc;
-    /* '+': options end at NAME, so COMMAND's own are left alone;
-     * ':': report a missing value as ':' and print our own messages. */
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+:r:w:l:W:s:h", long_options, NULL)) != -1) {
-        if (c == 'h') {
-            usage(stdout);
-            return 0;
-        }
-        if (c == OPT_VERSION) {
-            puts("lwlock " LWLOCK_VERSION);
-            return 0;
-        }
-        if (c == ':')
-            return usage_error("option '%s' needs a value", argv[optind - 1]);
-        if (c == '?')
-            return optopt ? usage_error("unknown option '-%c'", optopt)
-                          : usage_error("unknown option '%s'", argv[optind - 1]);
-        if ((rc = take_option(c, optarg, o, &seen_lease, &seen_watchdog)))
-            return rc;
-    }
-    if (seen_lease && seen_watchdog)
-        return usage_error("-l (a fixed lease) and -W (a renewed one) exclude each other");
-    if (optind >= argc)
-        return usage_error("missing NAME");
-    if (argv[optind][0] == 0 || strlen(argv[optind]) > LW_LOCK_NAME_MAX)
-        return usage_error("NAME must be 1 to %u bytes", LW_LOCK_NAME_MAX);
-    if (optind + 1 >= argc)
-        return usage_error("missing COMMAND");
-    o->name = argv[optind];
-    o->command = argv + optind + 1;
-    return -1;
 }
 
 /* ---- Descriptors, signals, the engine thread's messages ---- */
@@ -523,7 +272,7 @@ static int interrupted(struct run *r, int sig)
     if (poll(&p, 1, 0) == 1 && read_event(r->ev_rd, &ev) == 0 && ev.kind == EV_ACQUIRED &&
         ev.err == 0)
         lw_unlock_owner(r->lock, r->owner);
-    report("interrupted by %s while acquiring %s", signal_name(sig, buf, sizeof buf),
+    report("interrupted by %s while acquiring %s", lwlock_signal_name(sig, buf, sizeof buf),
            r->opt.name);
     return 128 + sig;
 }
@@ -700,7 +449,7 @@ static void lose(struct run *r, const char *why)
         return;
     r->lost = 1;
     report("lock %s lost (%s): sending %s to %s", r->opt.name, why,
-           signal_name(r->opt.lost_sig, buf, sizeof buf), r->opt.command[0]);
+           lwlock_signal_name(r->opt.lost_sig, buf, sizeof buf), r->opt.command[0]);
     kill(r->child, r->opt.lost_sig);
 }
 
@@ -823,7 +572,8 @@ int main(int argc, char **argv)
     uint64_t token = 0;
     int rc;
 
-    if ((rc = parse_args(argc, argv, &r.opt)) >= 0)
+    rc = lwlock_parse_args(argc, argv, getenv("LWLOCK_REDIS"), &r.opt, stdout, stderr);
+    if (rc >= 0)
         return rc;
     if ((rc = setup(&r)) == 0 && (rc = start_client(&r)) == 0 &&
         (rc = acquire(&r, &token)) == 0)

@@ -1,0 +1,236 @@
+/*
+ * tests/fuzz/fuzz_config.c - lw_client_new's validation of its config.
+ *
+ * Input, in order (a field the input ends before keeps its default):
+ *   byte 0: bits 0-1 host: NULL, "", "127.0.0.1", "127.0.0.1";
+ *           bits 2-3 unix_path: NULL, NULL, "", a path in our directory;
+ *           bit 4 client_id set, bit 5 password set (from the strings)
+ *   12 x 4 bytes, little-endian: port, db (signed), connect, command,
+ *           reconnect min and max timeouts, max_inflight, watchdog
+ *           timeout, renew_batch, renew_batches_inflight, tick_ms, slots
+ *   the rest: client_id, password and socket name, NUL-separated.
+ *
+ * Never off this machine, never to anyone else's server: the host is
+ * never taken from the input, only NULL, "" or 127.0.0.1; a port the
+ * library accepts (1..65535) is replaced by one this process keeps bound
+ * and never listens on (connections to it are refused), and a unix path
+ * is always under a fresh temporary directory of ours, where nothing
+ * listens either.  A valid config starts the client's thread, which
+ * tries to connect in the background, and is freed at once.
+ *
+ * Oracle: from lock.h's rules (and engine.h's, for the connection
+ * fields), the set of codes the config may be refused with; it must be
+ * refused with one of them, or accepted (0) when the set is empty.
+ */
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <leasewheel.h>
+
+#include "fuzz_util.h"
+
+/* Limits written in the headers (lock.h, adapters/engine.h). */
+#define MAX_PORT 65535
+#define MAX_DB 65535
+#define MAX_TIMEOUT_MS 3600000u   /* LW_ENGINE_MAX_TIMEOUT_MS */
+#define MAX_INFLIGHT (1u << 20)   /* LW_ENGINE_MAX_INFLIGHT */
+#define MAX_TICK_MS 60000u
+#define MAX_SLOTS 65536u
+/* Not in lock.h ("renewal calls unanswered at once, >= 1"): core/client.c's
+ * MAX_BATCHES_INFLIGHT.  Taken as given here; noted in the fuzzing report. */
+#define MAX_BATCHES_INFLIGHT 65536u
+#define MAX_NAME 200              /* socket name bytes used */
+
+static char dir[256];       /* ours; nothing is ever created in it */
+static int reserved_fd = -1;
+static int reserved_port;   /* bound, never listening */
+
+static void stop(void)
+{
+    close(reserved_fd);
+    rmdir(dir);
+}
+
+static int reserve_port(void)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof sa;
+
+    reserved_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (reserved_fd < 0 || bind(reserved_fd, (struct sockaddr *)&sa, sizeof sa) ||
+        getsockname(reserved_fd, (struct sockaddr *)&sa, &len))
+        return -1;
+    return ntohs(sa.sin_port);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    const char *tmp = getenv("TMPDIR");
+
+    (void)argc;
+    (void)argv;
+    snprintf(dir, sizeof dir, "%s/lw-fuzz-config-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    FUZZ_CHECK(mkdtemp(dir), "mkdtemp %s", dir);
+    FUZZ_CHECK((reserved_port = reserve_port()) > 0, "cannot reserve a port");
+    atexit(stop);
+    return 0;
+}
+
+/* The input, consumed from the front. */
+struct input {
+    const uint8_t *p;
+    size_t n;
+};
+
+static void take_u32(struct input *in, uint32_t *v)
+{
+    if (in->n < 4) {
+        in->n = 0;
+        return;
+    }
+    *v = (uint32_t)in->p[0] | (uint32_t)in->p[1] << 8 | (uint32_t)in->p[2] << 16 |
+         (uint32_t)in->p[3] << 24;
+    in->p += 4;
+    in->n -= 4;
+}
+
+static void take_int(struct input *in, int *v)
+{
+    uint32_t u = (uint32_t)*v;
+
+    take_u32(in, &u);
+    memcpy(v, &u, sizeof *v); /* two's complement, without overflow */
+}
+
+enum { BAD_INVAL = 1, BAD_RANGE = 2, BAD_LEASE = 4 };
+
+/* BAD_INVAL for 0, BAD_RANGE over max. */
+static int count_bad(uint64_t v, uint64_t max)
+{
+    return v == 0 ? BAD_INVAL : v > max ? BAD_RANGE : 0;
+}
+
+static int client_id_bad(const char *id)
+{
+    if (!id)
+        return 0;
+    if (!id[0])
+        return BAD_INVAL;
+    return strlen(id) > LW_CLIENT_ID_MAX || strchr(id, ':') ? BAD_RANGE : 0;
+}
+
+/* The connection's fields (engine.h). */
+static int connection_bad(const struct lw_client_config *c, int raw_port)
+{
+    int bad = 0;
+
+    if (c->unix_path)
+        bad |= c->unix_path[0] ? 0 : BAD_INVAL;
+    else if (!c->host || !c->host[0])
+        bad |= BAD_INVAL;
+    if (!c->unix_path && (raw_port < 1 || raw_port > MAX_PORT))
+        bad |= BAD_RANGE;
+    if (c->db < 0 || c->db > MAX_DB)
+        bad |= BAD_RANGE;
+    bad |= count_bad(c->connect_timeout_ms, MAX_TIMEOUT_MS) |
+           count_bad(c->command_timeout_ms, MAX_TIMEOUT_MS) |
+           count_bad(c->reconnect_min_ms, MAX_TIMEOUT_MS) |
+           count_bad(c->reconnect_max_ms, MAX_TIMEOUT_MS) |
+           count_bad(c->max_inflight, MAX_INFLIGHT);
+    if (c->reconnect_min_ms > c->reconnect_max_ms)
+        bad |= BAD_RANGE;
+    return bad;
+}
+
+/* The set of codes c may be refused with; 0: it must be accepted. */
+static int expected_bad(const struct lw_client_config *c, int raw_port)
+{
+    int bad = connection_bad(c, raw_port) | client_id_bad(c->client_id) |
+              count_bad(c->tick_ms, MAX_TICK_MS) | count_bad(c->slots, MAX_SLOTS) |
+              count_bad(c->renew_batch, LW_MAX_RENEW_BATCH) |
+              count_bad(c->renew_batches_inflight, MAX_BATCHES_INFLIGHT) |
+              count_bad(c->watchdog_timeout_ms, LW_MAX_LEASE_MS);
+
+    if (c->watchdog_timeout_ms && (c->watchdog_timeout_ms < 3ull * c->tick_ms ||
+                                   c->watchdog_timeout_ms < LW_MIN_LEASE_MS))
+        bad |= BAD_LEASE;
+    return bad;
+}
+
+static int code_bit(int rc)
+{
+    return rc == LW_EINVAL   ? BAD_INVAL
+           : rc == LW_ERANGE ? BAD_RANGE
+           : rc == LW_ELEASE ? BAD_LEASE
+                             : 0;
+}
+
+/* The numbers; the port as given (the config gets ours when valid). */
+static void take_numbers(struct input *in, struct lw_client_config *c, int *raw_port)
+{
+    uint32_t *const fields[] = {&c->connect_timeout_ms, &c->command_timeout_ms,
+                                &c->reconnect_min_ms, &c->reconnect_max_ms, &c->max_inflight,
+                                &c->watchdog_timeout_ms, &c->renew_batch,
+                                &c->renew_batches_inflight, &c->tick_ms, &c->slots};
+
+    take_int(in, raw_port);
+    take_int(in, &c->db);
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        take_u32(in, fields[i]);
+    c->port = *raw_port >= 1 && *raw_port <= MAX_PORT ? reserved_port : *raw_port;
+}
+
+/* The socket path: dir/s<name>, no '/' in name, so always inside dir. */
+static void socket_path(char *path, size_t size, const char *name)
+{
+    size_t n = (size_t)snprintf(path, size, "%s/s%.*s", dir, MAX_NAME, name);
+
+    for (size_t i = strlen(dir) + 1; i < n && i < size; i++)
+        if (path[i] == '/')
+            path[i] = '_';
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static const char *const hosts[] = {NULL, "", "127.0.0.1", "127.0.0.1"};
+    struct input in = {data + 1, size ? size - 1 : 0};
+    struct fuzz_pieces s = {0, NULL, NULL};
+    struct lw_client_config cfg;
+    struct lw_client *client = NULL;
+    char path[sizeof dir + MAX_NAME + 2];
+    int raw_port, bad, rc;
+
+    if (size == 0)
+        return 0;
+    lw_client_config_init(&cfg);
+    raw_port = cfg.port;
+    take_numbers(&in, &cfg, &raw_port);
+    fuzz_split(in.p, in.n, 0, &s);
+    cfg.host = hosts[data[0] & 3];
+    if ((data[0] >> 2 & 3) == 2)
+        cfg.unix_path = "";
+    if ((data[0] >> 2 & 3) == 3) {
+        socket_path(path, sizeof path, s.n > 2 ? s.p[2] : "");
+        cfg.unix_path = path;
+    }
+    if (data[0] & 16)
+        cfg.client_id = s.p[0];
+    if (data[0] & 32)
+        cfg.password = s.n > 1 ? s.p[1] : "";
+    FUZZ_CHECK(lw_client_new(NULL, &client) == LW_EINVAL, "NULL config");
+    FUZZ_CHECK(lw_client_new(&cfg, NULL) == LW_EINVAL, "NULL out");
+    bad = expected_bad(&cfg, raw_port);
+    rc = lw_client_new(&cfg, &client);
+    if (bad)
+        FUZZ_CHECK(code_bit(rc) & bad, "%s, expected one of:%s%s%s", lw_errname(rc),
+                   bad & BAD_INVAL ? " LW_EINVAL" : "", bad & BAD_RANGE ? " LW_ERANGE" : "",
+                   bad & BAD_LEASE ? " LW_ELEASE" : "");
+    else
+        FUZZ_CHECK(rc == 0 && client, "a valid config refused: %s", lw_errname(rc));
+    if (rc == 0)
+        FUZZ_CHECK(lw_client_free(client) == 0, "free failed");
+    fuzz_pieces_free(&s);
+    return 0;
+}

@@ -1,0 +1,169 @@
+/*
+ * tests/fuzz/fuzz_lwlock_args.c - lwlock's command line
+ * (tools/lwlock_args.c).
+ *
+ * Input: NUL-separated pieces; the first is $LWLOCK_REDIS (empty: unset),
+ * the others are argv[1..] (argv[0] is "lwlock").
+ *
+ * Oracle: the result is one of the three kinds, each with its output and
+ * nothing else: -1 (go on) with NAME and COMMAND inside argv and every
+ * option in its documented range, silent; 0 with the help or the version
+ * on out; 64 with one "lwlock: ..." message and the hint on err.  argv is
+ * left as it was.  And parsing is repeatable: the same argv parsed again,
+ * after a parse that stopped inside a group of short options of another
+ * argv since freed, gives the same result (getopt's hidden state is reset;
+ * ASan sees a use-after-free if it is not).
+ */
+#include <signal.h>
+#include <string.h>
+
+#include <leasewheel.h>
+
+#include "fuzz_util.h"
+#include "lwlock_args.h"
+
+/* One parse's result and output. */
+struct parsed {
+    int rc;
+    struct lwlock_options o;
+    char *out, *err;
+    size_t out_len, err_len;
+};
+
+static void parse(int argc, char **argv, const char *env, struct parsed *p)
+{
+    FILE *out = open_memstream(&p->out, &p->out_len);
+    FILE *err = open_memstream(&p->err, &p->err_len);
+
+    FUZZ_CHECK(out && err, "open_memstream");
+    p->rc = lwlock_parse_args(argc, argv, env, &p->o, out, err);
+    fclose(out);
+    fclose(err);
+}
+
+static void parsed_free(struct parsed *p)
+{
+    free(p->out);
+    free(p->err);
+}
+
+static int ends_with(const char *s, size_t len, const char *end)
+{
+    size_t n = strlen(end);
+
+    return len >= n && memcmp(s + len - n, end, n) == 0;
+}
+
+/* How lwlock names the signal in its messages; cut short, still a string. */
+static void check_signal_name(int sig)
+{
+    char buf[24], tiny[4];
+
+    lwlock_signal_name(sig, buf, sizeof buf);
+    FUZZ_CHECK(strncmp(buf, "SIG", 3) == 0 || strncmp(buf, "signal ", 7) == 0, "'%s'", buf);
+    FUZZ_CHECK(lwlock_signal_name(sig, tiny, sizeof tiny) == tiny && strlen(tiny) < sizeof tiny,
+               "a 4-byte buffer");
+}
+
+/* -1: the options within their ranges, NAME and COMMAND from argv. */
+static void check_go_on(const struct parsed *p, int argc, char **argv)
+{
+    const struct lwlock_options *o = &p->o;
+    int k = 1;
+
+    while (k < argc && argv[k] != o->name)
+        k++;
+    FUZZ_CHECK(k < argc - 1 && o->command == argv + k + 1, "NAME/COMMAND not from argv");
+    FUZZ_CHECK(o->name[0] && strlen(o->name) <= LW_LOCK_NAME_MAX, "NAME of %zu bytes",
+               strlen(o->name));
+    FUZZ_CHECK(o->host[0] && strlen(o->host) < sizeof o->host, "host");
+    FUZZ_CHECK(o->port >= 1 && o->port <= 65535, "port %d", o->port);
+    FUZZ_CHECK(o->wait_ms >= -1 && o->wait_ms <= LWLOCK_MAX_MS, "wait %lld", o->wait_ms);
+    FUZZ_CHECK(o->lease_ms == 0 || (o->lease_ms >= LW_MIN_LEASE_MS &&
+                                    o->lease_ms <= LWLOCK_MAX_MS), "lease %u", o->lease_ms);
+    FUZZ_CHECK(o->watchdog_ms >= LW_MIN_LEASE_MS && o->watchdog_ms <= LWLOCK_MAX_MS,
+               "watchdog %u", o->watchdog_ms);
+    FUZZ_CHECK(o->lost_sig >= 1 && o->lost_sig <= SIGRTMAX, "signal %d", o->lost_sig);
+    FUZZ_CHECK(p->out_len == 0 && p->err_len == 0, "printed something");
+    check_signal_name(o->lost_sig);
+}
+
+static void check_result(const struct parsed *p, int argc, char **argv)
+{
+    if (p->rc == -1) {
+        check_go_on(p, argc, argv);
+    } else if (p->rc == 0) {
+        FUZZ_CHECK(p->err_len == 0, "0 with an error message");
+        /* The help, or the one line "lwlock <version>". */
+        FUZZ_CHECK(strncmp(p->out, "Usage: lwlock", 13) == 0 ||
+                       (strncmp(p->out, "lwlock ", 7) == 0 &&
+                        strchr(p->out, '\n') == p->out + p->out_len - 1),
+                   "0 without help or version: '%s'", p->out);
+    } else {
+        FUZZ_CHECK(p->rc == EXIT_USAGE, "exit status %d", p->rc);
+        FUZZ_CHECK(p->out_len == 0, "64 with something on out");
+        FUZZ_CHECK(strncmp(p->err, "lwlock: ", 8) == 0 &&
+                       ends_with(p->err, p->err_len,
+                                 "\nTry 'lwlock --help' for more information.\n"),
+                   "64 with '%s'", p->err);
+    }
+}
+
+static int same(const struct parsed *a, const struct parsed *b)
+{
+    if (a->rc != b->rc || a->out_len != b->out_len || a->err_len != b->err_len ||
+        memcmp(a->out, b->out, a->out_len) || memcmp(a->err, b->err, a->err_len))
+        return 0;
+    return a->rc != -1 ||
+           (!strcmp(a->o.host, b->o.host) && a->o.port == b->o.port &&
+            a->o.wait_ms == b->o.wait_ms && a->o.lease_ms == b->o.lease_ms &&
+            a->o.watchdog_ms == b->o.watchdog_ms && a->o.lost_sig == b->o.lost_sig &&
+            a->o.name == b->o.name && a->o.command == b->o.command);
+}
+
+/* A parse that returns inside "-hw5" (at -h), the argv then freed: what
+ * getopt remembers of it must not reach the next parse. */
+static void parse_and_free_group(void)
+{
+    char *args[] = {strdup("lwlock"), strdup("-hw5"), NULL};
+    struct parsed p = {0};
+
+    FUZZ_CHECK(args[0] && args[1], "out of memory");
+    parse(2, args, NULL, &p);
+    FUZZ_CHECK(p.rc == 0, "-hw5: %d", p.rc);
+    parsed_free(&p);
+    free(args[0]);
+    free(args[1]);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static char prog[] = "lwlock";
+    struct fuzz_pieces f;
+    struct parsed first = {0}, again = {0};
+    char **argv, **copy, *env;
+    int argc;
+
+    fuzz_split(data, size, 0, &f);
+    /* The first piece is the environment's; argv is "lwlock", the other
+     * pieces, NULL. */
+    argv = f.p;
+    argc = f.n;
+    env = argv[0];
+    argv[0] = prog;
+    copy = malloc(((size_t)argc + 1) * sizeof *copy);
+    FUZZ_CHECK(copy, "out of memory");
+    memcpy(copy, argv, ((size_t)argc + 1) * sizeof *copy);
+    parse(argc, argv, env, &first);
+    FUZZ_CHECK(memcmp(copy, argv, ((size_t)argc + 1) * sizeof *copy) == 0, "argv changed");
+    check_result(&first, argc, argv);
+    parse_and_free_group();
+    parse(argc, argv, env, &again);
+    FUZZ_CHECK(same(&first, &again), "parsed twice: %d then %d", first.rc, again.rc);
+    parsed_free(&first);
+    parsed_free(&again);
+    argv[0] = env;
+    fuzz_pieces_free(&f);
+    free(copy);
+    return 0;
+}

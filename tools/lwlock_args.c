@@ -1,0 +1,258 @@
+/* tools/lwlock_args.c - lwlock's command line; see lwlock_args.h. */
+#include "lwlock_args.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <leasewheel.h>
+
+#ifndef LWLOCK_VERSION
+#define LWLOCK_VERSION "unknown"
+#endif
+
+#define DEFAULT_REDIS LWLOCK_DEFAULT_REDIS
+#define MAX_MS LWLOCK_MAX_MS
+
+static void usage(FILE *to)
+{
+    fputs("Usage: lwlock [options] NAME COMMAND [ARG...]\n"
+          "Hold the Redis lock NAME while COMMAND runs (flock(1) across machines).\n"
+          "\n"
+          "  -r, --redis HOST:PORT  the Redis server (default: $LWLOCK_REDIS, else "
+          DEFAULT_REDIS ")\n"
+          "  -w, --wait MS          wait at most MS for the lock: 0 tries once (default),\n"
+          "                         -1 waits as long as it takes\n"
+          "  -W, --watchdog MS      the lease, renewed while COMMAND runs (default 30000)\n"
+          "  -l, --lease MS         a fixed lease instead, never renewed: a deadline for\n"
+          "                         COMMAND, which is signalled when it ends (exit 79)\n"
+          "  -s, --signal SIG       sent to COMMAND when the lock is lost (default TERM)\n"
+          "  -h, --help             show this help\n"
+          "      --version          show the version\n"
+          "\n"
+          "COMMAND runs with LWLOCK_NAME and LWLOCK_TOKEN (the lock's fencing token) in\n"
+          "its environment.  SIGINT, SIGTERM and SIGHUP sent to lwlock are passed on to\n"
+          "COMMAND.  The lock is released when COMMAND exits.\n"
+          "\n"
+          "Exit status: COMMAND's own (128+N if killed by signal N), or\n"
+          "  64 bad usage                    75 lock not acquired within the wait\n"
+          "  69 Redis unreachable or failing 79 lock lost while COMMAND ran\n"
+          "  71 system error (fork, memory)  126/127 COMMAND not executable/found\n",
+          to);
+}
+
+static int usage_error(FILE *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int usage_error(FILE *err, const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("lwlock: ", err);
+    va_start(ap, fmt);
+    vfprintf(err, fmt, ap);
+    va_end(ap);
+    fputs("\nTry 'lwlock --help' for more information.\n", err);
+    return EXIT_USAGE;
+}
+
+/* Decimal digits with an optional '-', nothing else (strtoll alone would
+ * take blanks, '+' and trailing junk), within [min, max]. */
+static int parse_number(const char *s, long long min, long long max, long long *out)
+{
+    const char *d = s[0] == '-' ? s + 1 : s;
+    char *end;
+    long long v;
+
+    if (!isdigit((unsigned char)d[0]))
+        return -1;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    int sig;
+} signal_names[] = {
+    {"HUP", SIGHUP},   {"INT", SIGINT},       {"QUIT", SIGQUIT}, {"ILL", SIGILL},
+    {"TRAP", SIGTRAP}, {"ABRT", SIGABRT},     {"BUS", SIGBUS},   {"FPE", SIGFPE},
+    {"KILL", SIGKILL}, {"USR1", SIGUSR1},     {"SEGV", SIGSEGV}, {"USR2", SIGUSR2},
+    {"PIPE", SIGPIPE}, {"ALRM", SIGALRM},     {"TERM", SIGTERM}, {"CHLD", SIGCHLD},
+    {"CONT", SIGCONT}, {"STOP", SIGSTOP},     {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN},
+    {"TTOU", SIGTTOU}, {"URG", SIGURG},       {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},
+    {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"IO", SIGIO},
+    {"PWR", SIGPWR},   {"SYS", SIGSYS},
+};
+
+/* TERM, SIGTERM, term, or a number; -1 when none of these. */
+static int parse_signal(const char *s)
+{
+    long long n;
+
+    if (parse_number(s, 1, SIGRTMAX, &n) == 0)
+        return (int)n;
+    if (strncasecmp(s, "SIG", 3) == 0)
+        s += 3;
+    for (size_t i = 0; i < sizeof signal_names / sizeof signal_names[0]; i++)
+        if (strcasecmp(s, signal_names[i].name) == 0)
+            return signal_names[i].sig;
+    return -1;
+}
+
+const char *lwlock_signal_name(int sig, char *buf, size_t size)
+{
+    for (size_t i = 0; i < sizeof signal_names / sizeof signal_names[0]; i++)
+        if (signal_names[i].sig == sig) {
+            snprintf(buf, size, "SIG%s", signal_names[i].name);
+            return buf;
+        }
+    snprintf(buf, size, "signal %d", sig);
+    return buf;
+}
+
+/* HOST:PORT, or [IPv6]:PORT. */
+static int parse_address(const char *s, struct lwlock_options *o)
+{
+    const char *colon = strrchr(s, ':');
+    size_t len = colon ? (size_t)(colon - s) : 0;
+    long long port;
+
+    if (!colon || parse_number(colon + 1, 1, 65535, &port))
+        return -1;
+    if (len >= 2 && s[0] == '[' && s[len - 1] == ']') {
+        s++;
+        len -= 2;
+    }
+    if (len == 0 || len >= sizeof o->host)
+        return -1;
+    memcpy(o->host, s, len);
+    o->host[len] = 0;
+    o->port = (int)port;
+    return 0;
+}
+
+enum { OPT_VERSION = 256 };
+
+static const struct option long_options[] = {
+    {"redis", required_argument, NULL, 'r'},
+    {"wait", required_argument, NULL, 'w'},
+    {"lease", required_argument, NULL, 'l'},
+    {"watchdog", required_argument, NULL, 'W'},
+    {"signal", required_argument, NULL, 's'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
+};
+
+/* One call's state. */
+struct parse {
+    struct lwlock_options *o;
+    FILE *err;
+    int seen_lease, seen_watchdog;
+};
+
+/* One option with its value; 0, or an exit status. */
+static int take_option(struct parse *p, int c, const char *arg)
+{
+    struct lwlock_options *o = p->o;
+    long long v;
+
+    switch (c) {
+    case 'r':
+        return parse_address(arg, o)
+                   ? usage_error(p->err, "invalid Redis address '%s' (HOST:PORT)", arg)
+                   : 0;
+    case 'w':
+        if (parse_number(arg, -1, MAX_MS, &v))
+            return usage_error(p->err, "invalid wait '%s' (-1, or 0 to %lld ms)", arg, MAX_MS);
+        o->wait_ms = v;
+        return 0;
+    case 'l':
+    case 'W':
+        if (parse_number(arg, LW_MIN_LEASE_MS, MAX_MS, &v))
+            return usage_error(p->err, "invalid %s '%s' (%u to %lld ms)",
+                               c == 'l' ? "lease" : "watchdog", arg, LW_MIN_LEASE_MS, MAX_MS);
+        *(c == 'l' ? &p->seen_lease : &p->seen_watchdog) = 1;
+        *(c == 'l' ? &o->lease_ms : &o->watchdog_ms) = (uint32_t)v;
+        return 0;
+    case 's':
+        if ((o->lost_sig = parse_signal(arg)) < 0)
+            return usage_error(p->err, "invalid signal '%s'", arg);
+        return 0;
+    default:
+        return EXIT_USAGE;
+    }
+}
+
+/* The defaults, with the address from $LWLOCK_REDIS (env) if set. */
+static int default_options(struct lwlock_options *o, const char *env, FILE *err)
+{
+    memset(o, 0, sizeof *o);
+    o->watchdog_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS;
+    o->lost_sig = SIGTERM;
+    if (env && *env) {
+        if (parse_address(env, o))
+            return usage_error(err, "invalid LWLOCK_REDIS '%s' (HOST:PORT)", env);
+        return 0;
+    }
+    return parse_address(DEFAULT_REDIS, o);
+}
+
+/* The options before NAME: -1 at NAME, else the exit status. */
+static int take_options(struct parse *p, int argc, char **argv, FILE *out)
+{
+    int c, rc;
+
+    /* 0, not 1: see lwlock_args.h.  '+': options end at NAME, so
+     * COMMAND's own are left alone; ':': report a missing value as ':'
+     * and print our own messages. */
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:r:w:l:W:s:h", long_options, NULL)) != -1) {
+        if (c == 'h') {
+            usage(out);
+            return 0;
+        }
+        if (c == OPT_VERSION) {
+            fputs("lwlock " LWLOCK_VERSION "\n", out);
+            return 0;
+        }
+        if (c == ':')
+            return usage_error(p->err, "option '%s' needs a value", argv[optind - 1]);
+        if (c == '?')
+            return optopt ? usage_error(p->err, "unknown option '-%c'", optopt)
+                          : usage_error(p->err, "unknown option '%s'", argv[optind - 1]);
+        if ((rc = take_option(p, c, optarg)))
+            return rc;
+    }
+    return -1;
+}
+
+int lwlock_parse_args(int argc, char **argv, const char *env_redis, struct lwlock_options *o,
+                      FILE *out, FILE *err)
+{
+    struct parse p = {o, err, 0, 0};
+    int rc;
+
+    if ((rc = default_options(o, env_redis, err)) || (rc = take_options(&p, argc, argv, out)) >= 0)
+        return rc;
+    if (p.seen_lease && p.seen_watchdog)
+        return usage_error(err, "-l (a fixed lease) and -W (a renewed one) exclude each other");
+    if (optind >= argc)
+        return usage_error(err, "missing NAME");
+    if (argv[optind][0] == 0 || strlen(argv[optind]) > LW_LOCK_NAME_MAX)
+        return usage_error(err, "NAME must be 1 to %u bytes", LW_LOCK_NAME_MAX);
+    if (optind + 1 >= argc)
+        return usage_error(err, "missing COMMAND");
+    o->name = argv[optind];
+    o->command = argv + optind + 1;
+    return -1;
+}

@@ -1,0 +1,60 @@
+/*
+ * tools/lwlock_args.h - lwlock's command line: options, exit statuses,
+ * signal names.
+ *
+ * Apart from lwlock.c so that the parsing can be called on its own, many
+ * times in one process (tests/fuzz/fuzz_lwlock_args.c): it reads no
+ * environment, exits nothing and prints only to the streams it is given.
+ */
+#ifndef LW_TOOLS_LWLOCK_ARGS_H
+#define LW_TOOLS_LWLOCK_ARGS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit statuses besides COMMAND's own (sysexits.h where one fits). */
+enum {
+    EXIT_USAGE = 64,       /* EX_USAGE */
+    EXIT_UNAVAILABLE = 69, /* EX_UNAVAILABLE: Redis unreachable or failing */
+    EXIT_OSERR = 71,       /* EX_OSERR: fork, pipe, memory */
+    EXIT_LOCKED = 75,      /* EX_TEMPFAIL: not acquired within the wait */
+    EXIT_LOST = 79,        /* the lock was lost while COMMAND ran */
+    EXIT_NOEXEC = 126,     /* as shells: found but cannot be run */
+    EXIT_NOTFOUND = 127,   /* as shells: not found */
+};
+
+#define LWLOCK_DEFAULT_REDIS "127.0.0.1:6379"
+#define LWLOCK_MAX_MS 2147483647LL /* LW_MAX_LEASE_MS: about 24.8 days */
+
+struct lwlock_options {
+    char host[256];
+    int port;              /* 1..65535 */
+    long long wait_ms;     /* -1: forever, else 0..LWLOCK_MAX_MS */
+    uint32_t lease_ms;     /* a fixed lease, or 0: the watchdog */
+    uint32_t watchdog_ms;
+    int lost_sig;          /* 1..SIGRTMAX */
+    const char *name;      /* argv's NAME: 1..LW_LOCK_NAME_MAX bytes */
+    char **command;        /* COMMAND and its arguments in argv, NULL-terminated */
+};
+
+/*
+ * lwlock_parse_args - read argv (argv[0] the program, argv[argc] NULL) into
+ * *o.  env_redis is $LWLOCK_REDIS (NULL or "": unset), the address when
+ * there is no -r.  Returns -1 to go on, or the status to exit with: 0
+ * after --help or --version (printed to out), EXIT_USAGE after a message
+ * on err.  argv is not reordered: options end at NAME.
+ *
+ * getopt_long() keeps its state in globals, among them a hidden position
+ * inside a group of short options ("-hw5") that may still point into the
+ * previous argv.  Every call therefore starts with optind = 0, which glibc
+ * takes as "initialise everything" (optind = 1 only rewinds the index).
+ * So: not thread-safe, and no other getopt user may interleave with it.
+ */
+int lwlock_parse_args(int argc, char **argv, const char *env_redis, struct lwlock_options *o,
+                      FILE *out, FILE *err);
+
+/* lwlock_signal_name - "SIGTERM" in buf, or "signal 40" for one without
+ * a name; returns buf. */
+const char *lwlock_signal_name(int sig, char *buf, size_t size);
+
+#endif
