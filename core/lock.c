@@ -336,9 +336,10 @@ static int start_op(struct op *op)
 static int run_blocking(struct lw_lock *lock, int kind, uint64_t owner, uint64_t wait_ms,
                         uint64_t lease_ms, int64_t *value)
 {
-    struct op op = {0};
+    struct op op;
     int rc;
 
+    memset(&op, 0, sizeof op); /* {0} would set an atomic pointer from an int */
     if (lock && !client_gone(lock) && lw_engine_on_thread(lock->client->engine))
         return LW_EDEADLK;
     if ((rc = prepare_op(&op, lock, kind, owner, wait_ms, lease_ms)) == 0) {

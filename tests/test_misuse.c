@@ -161,6 +161,22 @@ REDIS_TEST(misuse, connect_failure_of_another_kind_is_econnect)
     lw_client_free(c);
 }
 
+Test(misuse, unix_path_longer_than_a_socket_address_is_erange)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    char path[LW_UNIX_PATH_MAX + 2];
+
+    /* hiredis would cut it short and connect to another socket. */
+    memset(path, 'p', sizeof path - 1);
+    path[0] = '/';
+    path[sizeof path - 1] = 0;
+    lw_client_config_init(&cfg);
+    cfg.unix_path = path;
+    cr_assert_eq(lw_client_new(&cfg, &c), LW_ERANGE);
+    cr_assert_null(c);
+}
+
 REDIS_TEST(misuse, a_database_redis_refuses_is_eredis)
 {
     struct lw_client_config cfg;

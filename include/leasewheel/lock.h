@@ -76,6 +76,9 @@ struct lw_lock;
 #define LW_MAX_LEASE_MS 2147483647u     /* about 24.8 days */
 #define LW_LOCK_NAME_MAX 1024u          /* bytes; names are binary-safe */
 #define LW_CLIENT_ID_MAX 64u            /* bytes, no ':' */
+#define LW_UNIX_PATH_MAX 107u           /* bytes: a sockaddr_un's, less the NUL */
+#define LW_MAX_TIMEOUT_MS 3600000u      /* one hour */
+#define LW_MAX_INFLIGHT (1u << 20)
 #define LW_WAIT_FOREVER UINT64_MAX
 
 /* Why a lock was lost (on_lost, stats). */
@@ -105,19 +108,23 @@ typedef void lw_done_fn(int err, int64_t value, void *arg);
 struct lw_client_config {
     const char *host;             /* default 127.0.0.1; ignored with unix_path */
     int port;                     /* 1..65535, default 6379 */
-    const char *unix_path;        /* a unix socket instead, or NULL */
+    const char *unix_path;        /* a unix socket instead, or NULL; at most
+                                     LW_UNIX_PATH_MAX bytes */
     const char *password;         /* AUTH, or NULL */
     int db;                       /* 0..65535; the lock keys live there */
+    /* Times: 1..LW_MAX_TIMEOUT_MS, and reconnect_min_ms <= reconnect_max_ms. */
     uint32_t connect_timeout_ms;  /* default 2000 */
     uint32_t command_timeout_ms;  /* default 3000 */
     uint32_t reconnect_min_ms;    /* default 50 */
     uint32_t reconnect_max_ms;    /* default 5000 */
-    uint32_t max_inflight;        /* commands on the wire at once, default 4096 */
+    uint32_t max_inflight;        /* commands on the wire at once, default 4096,
+                                     1..LW_MAX_INFLIGHT */
     const char *client_id;        /* the field's prefix; NULL: a random UUID */
     uint32_t watchdog_timeout_ms; /* the lease of watchdog locks, default 30000;
                                      at least 3 ticks */
     uint32_t renew_batch;         /* keys per renewal call, 1..LW_MAX_RENEW_BATCH */
-    uint32_t renew_batches_inflight; /* renewal calls unanswered at once, >= 1 */
+    uint32_t renew_batches_inflight; /* renewal calls unanswered at once,
+                                        1..65536 */
     uint32_t tick_ms;             /* the wheel's tick, 1..60000, default 100 */
     uint32_t slots;               /* the wheel's slots, 1..65536, default 512 */
     lw_lost_fn *on_lost;          /* may be NULL */

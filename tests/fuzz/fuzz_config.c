@@ -127,7 +127,8 @@ static int connection_bad(const struct lw_client_config *c, int raw_port)
     int bad = 0;
 
     if (c->unix_path)
-        bad |= c->unix_path[0] ? 0 : BAD_INVAL;
+        bad |= !c->unix_path[0] ? BAD_INVAL
+               : strlen(c->unix_path) > LW_UNIX_PATH_MAX ? BAD_RANGE : 0;
     else if (!c->host || !c->host[0])
         bad |= BAD_INVAL;
     if (!c->unix_path && (raw_port < 1 || raw_port > MAX_PORT))
