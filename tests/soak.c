@@ -14,21 +14,24 @@
  *      client B: the engine that renews the N locks carries their traffic
  *      too, and the two clients contend;
  *   3. warm-up for W seconds (allocators, buffers and ASan's quarantine
- *      reach their working size), then RSS is taken;
- *   4. D seconds more, measured: renewals confirmed per second, renewal
- *      lag, churn pairs per second; RSS again at the end;
+ *      reach their working size), then memory is taken;
+ *   4. D seconds more (whole renewal periods), measured: renewals
+ *      confirmed per second, renewal lag, churn pairs per second; memory
+ *      again at the end;
  *   5. the churn stops and the checks run; every lock is unlocked, every
  *      handle and both clients freed, a private server stopped - so that
  *      LeakSanitizer sees everything freed.
- * A progress line goes to stderr every PROGRESS_S seconds, the results and
- * the verdict to stdout.
+ * A progress line goes to stderr about every PROGRESS_S seconds, the
+ * results and the verdict to stdout.
  *
  * The verdict: pass (exit 0) when no lock was lost (on_lost and the lost_*
  * counters of both clients), client A still holds the N locks (its
  * locks_held, and in Redis: each key has A's field with a hold count of 1
  * and a TTL), the churn made progress without an unexpected result or an
- * overlap, and RSS at the end is at most MAX_RSS_GROWTH over its size
- * after the warm-up; else 1.  2: it could not run (no Redis), 64: usage.
+ * overlap, and memory stayed flat: RSS at the end at most MAX_RSS_GROWTH
+ * over its size after the warm-up (under a sanitizer, its heap in use:
+ * check_memory() says why); else 1.  2: it could not run (no Redis), 64:
+ * usage.
  * SIGINT or SIGTERM end phase 3 or 4 early; the checks still run.
  *
  * On a Redis it did not start, the soak makes only keys under
