@@ -92,6 +92,12 @@ static pid_t spawn(struct redis_server *s)
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(127);
+    /* A caller that blocks SIGTERM (to sigwait for it, as lwbench and the
+     * soak do) would pass the mask on through exec: the server would ignore
+     * redis_server_stop()'s SIGTERM and only die of the SIGKILL 5 s later. */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
     int null = open("/dev/null", O_RDWR);
     if (null >= 0) {
         dup2(null, 0);
