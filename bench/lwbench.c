@@ -28,6 +28,7 @@
 
 #include <leasewheel/lock.h>
 
+#include "cli_util.h"
 #include "lwbench.h"
 
 #define MAX_STEPS 24
@@ -69,32 +70,6 @@ static int usage_error(const char *fmt, const char *arg)
     return 64;
 }
 
-static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
-{
-    char *end;
-    unsigned long long v;
-
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || *s == '-' || v < min || v > max)
-        return -1;
-    *out = (uint32_t)v;
-    return 0;
-}
-
-static int parse_seconds(const char *s, double *out)
-{
-    char *end;
-    double v;
-
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= 0.1 && v <= 86400))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 enum { O_LOCKS = 256, O_LEASE, O_TICK, O_SLOTS, O_BATCH, O_INFLIGHT, O_DURATION, O_REDIS,
        O_JSON, O_PLOT, O_SWEEP };
 
@@ -118,13 +93,13 @@ static const struct option long_opts[] = {
 static int numeric_opt(int opt, const char *arg, struct opts *o)
 {
     switch (opt) {
-    case O_LOCKS: return parse_u32(arg, 1, MAX_LOCKS, &o->locks);
-    case O_LEASE: return parse_u32(arg, LW_MIN_LEASE_MS, LW_MAX_LEASE_MS, &o->lease_ms);
-    case O_TICK: return parse_u32(arg, 1, 60000, &o->tick_ms);
-    case O_SLOTS: return parse_u32(arg, 1, 65536, &o->slots);
-    case O_BATCH: return parse_u32(arg, 1, LW_MAX_RENEW_BATCH, &o->batch);
-    case O_INFLIGHT: return parse_u32(arg, 1, 4096, &o->inflight);
-    default: return parse_seconds(arg, &o->duration_s);
+    case O_LOCKS: return cli_parse_u32(arg, 1, MAX_LOCKS, &o->locks);
+    case O_LEASE: return cli_parse_u32(arg, LW_MIN_LEASE_MS, LW_MAX_LEASE_MS, &o->lease_ms);
+    case O_TICK: return cli_parse_u32(arg, 1, 60000, &o->tick_ms);
+    case O_SLOTS: return cli_parse_u32(arg, 1, 65536, &o->slots);
+    case O_BATCH: return cli_parse_u32(arg, 1, LW_MAX_RENEW_BATCH, &o->batch);
+    case O_INFLIGHT: return cli_parse_u32(arg, 1, 4096, &o->inflight);
+    default: return cli_parse_seconds(arg, 0.1, 86400, &o->duration_s);
     }
 }
 

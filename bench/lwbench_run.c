@@ -33,6 +33,7 @@
 #include <leasewheel/lock.h>
 #include <leasewheel/wheel.h>
 
+#include "cli_util.h"
 #include "lwbench.h"
 
 #define ACQUIRE_WINDOW 1000u
@@ -67,19 +68,6 @@ static void on_acquired(int err, int64_t value, void *arg)
         atomic_fetch_add(&x->acquired, 1);
     }
     atomic_fetch_add(&x->done, 1);
-}
-
-static double rss_bytes(void)
-{
-    long pages = 0, resident = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-
-    if (f) {
-        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
-            resident = 0;
-        fclose(f);
-    }
-    return (double)resident * (double)sysconf(_SC_PAGESIZE);
 }
 
 void client_config(const struct opts *o, struct lw_client_config *cfg)
@@ -259,7 +247,7 @@ static int acquire_and_hold(const struct opts *o, struct target *t, struct lw_cl
                             char *why, size_t n)
 {
     struct sample a, b;
-    double rss0 = rss_bytes();
+    double rss0 = cli_rss_bytes();
     uint64_t t0 = lw_clock_now();
     int rc = acquire_all(locks, r->locks, x, t);
 
@@ -269,7 +257,7 @@ static int acquire_and_hold(const struct opts *o, struct target *t, struct lw_cl
     }
     r->acquire_s = (double)(lw_clock_now() - t0) / 1e9;
     r->acquired = atomic_load(&x->acquired);
-    r->bytes_per_lock = r->acquired ? (rss_bytes() - rss0) / r->acquired : 0;
+    r->bytes_per_lock = r->acquired ? (cli_rss_bytes() - rss0) / r->acquired : 0;
     if (rc == 1 || r->acquired == 0) {
         r->interrupted = rc == 1;
         if (!r->interrupted)

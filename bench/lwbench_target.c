@@ -18,6 +18,7 @@
 
 #include <leasewheel/wheel.h>
 
+#include "cli_util.h"
 #include "lwbench.h"
 
 #define DELETE_CHUNK 1000u /* DELs pipelined before reading their replies */
@@ -32,24 +33,6 @@ static redisContext *connect_sync(const struct target *t)
     if (rc)
         redisFree(rc);
     return NULL;
-}
-
-static int parse_host_port(const char *s, char *host, size_t hlen, int *port)
-{
-    const char *colon = strrchr(s, ':');
-    char *end;
-    long p;
-
-    if (!colon || colon == s || (size_t)(colon - s) >= hlen)
-        return -1;
-    errno = 0;
-    p = strtol(colon + 1, &end, 10);
-    if (errno || *end || end == colon + 1 || p < 1 || p > 65535)
-        return -1;
-    memcpy(host, s, (size_t)(colon - s));
-    host[colon - s] = 0;
-    *port = (int)p;
-    return 0;
 }
 
 /* The server answers PING. */
@@ -74,7 +57,7 @@ int target_open(struct target *t, const char *redis, char *why, size_t n)
     snprintf(t->prefix, sizeof t->prefix, "lwbench:%d:%08lx", (int)getpid(),
              (unsigned long)(now.tv_nsec ^ now.tv_sec) & 0xffffffffUL);
     if (redis) {
-        if (parse_host_port(redis, t->host, sizeof t->host, &t->port)) {
+        if (cli_parse_host_port(redis, t->host, sizeof t->host, &t->port)) {
             snprintf(why, n, "--redis %s: expected HOST:PORT", redis);
             return -1;
         }

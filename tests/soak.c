@@ -54,6 +54,7 @@
 #include <leasewheel/lock.h>
 #include <leasewheel/wheel.h>
 
+#include "cli_util.h"
 #include "redis_server.h"
 #include "soak.h"
 
@@ -129,32 +130,6 @@ static int usage_error(const char *what, const char *arg)
     return 64;
 }
 
-static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
-{
-    char *end;
-    unsigned long long v;
-
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || *s == '-' || v < min || v > max)
-        return -1;
-    *out = (uint32_t)v;
-    return 0;
-}
-
-static int parse_seconds(const char *s, double min, double *out)
-{
-    char *end;
-    double v;
-
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= min && v <= 30 * 86400.0))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 enum { O_REDIS = 256, O_LOCKS, O_LEASE, O_TICK, O_THREADS, O_WARMUP, O_DURATION };
 
 static const struct option long_opts[] = {
@@ -173,12 +148,12 @@ static const struct option long_opts[] = {
 static int numeric_opt(int opt, const char *arg, struct opts *o)
 {
     switch (opt) {
-    case O_LOCKS: return parse_u32(arg, 1, MAX_LOCKS, &o->locks);
-    case O_LEASE: return parse_u32(arg, LW_MIN_LEASE_MS, LW_MAX_LEASE_MS, &o->lease_ms);
-    case O_TICK: return parse_u32(arg, 1, 60000, &o->tick_ms);
-    case O_THREADS: return parse_u32(arg, 1, 256, &o->threads);
-    case O_WARMUP: return parse_seconds(arg, 0, &o->warmup_s);
-    default: return parse_seconds(arg, 1, &o->duration_s);
+    case O_LOCKS: return cli_parse_u32(arg, 1, MAX_LOCKS, &o->locks);
+    case O_LEASE: return cli_parse_u32(arg, LW_MIN_LEASE_MS, LW_MAX_LEASE_MS, &o->lease_ms);
+    case O_TICK: return cli_parse_u32(arg, 1, 60000, &o->tick_ms);
+    case O_THREADS: return cli_parse_u32(arg, 1, 256, &o->threads);
+    case O_WARMUP: return cli_parse_seconds(arg, 0, 30 * 86400.0, &o->warmup_s);
+    default: return cli_parse_seconds(arg, 1, 30 * 86400.0, &o->duration_s);
     }
 }
 
@@ -209,24 +184,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
 }
 
 /* ---- the Redis it runs on ---- */
-
-static int parse_host_port(const char *s, char *host, size_t hlen, int *port)
-{
-    const char *colon = strrchr(s, ':');
-    char *end;
-    long p;
-
-    if (!colon || colon == s || (size_t)(colon - s) >= hlen)
-        return -1;
-    errno = 0;
-    p = strtol(colon + 1, &end, 10);
-    if (errno || *end || end == colon + 1 || p < 1 || p > 65535)
-        return -1;
-    memcpy(host, s, (size_t)(colon - s));
-    host[colon - s] = 0;
-    *port = (int)p;
-    return 0;
-}
 
 static redisContext *connect_sync(const struct target *t)
 {
@@ -259,7 +216,7 @@ static int target_open(struct target *t, const char *redis)
     clock_gettime(CLOCK_REALTIME, &now);
     snprintf(t->prefix, sizeof t->prefix, "soak:%d:%08lx", (int)getpid(),
              (unsigned long)(now.tv_nsec ^ now.tv_sec) & 0xffffffffUL);
-    if (redis && parse_host_port(redis, t->host, sizeof t->host, &t->port)) {
+    if (redis && cli_parse_host_port(redis, t->host, sizeof t->host, &t->port)) {
         fprintf(stderr, "soak: --redis %s: expected HOST:PORT\n", redis);
         return -1;
     }
@@ -301,19 +258,6 @@ static int nap(const struct target *t, double s)
 }
 
 /* ---- small things ---- */
-
-static double rss_bytes(void)
-{
-    long pages = 0, resident = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-
-    if (f) {
-        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
-            resident = 0;
-        fclose(f);
-    }
-    return (double)resident * (double)sysconf(_SC_PAGESIZE);
-}
 
 /* The sanitizer allocator's bytes in use (ASan, TSan); weak, so that the
  * plain build links without it: NULL there. */
@@ -492,7 +436,7 @@ static int acquire_held(const struct opts *o, struct soak *s)
 static void take_sample(struct soak *s, struct sample *x)
 {
     x->at_ns = lw_clock_now();
-    x->rss = rss_bytes();
+    x->rss = cli_rss_bytes();
     x->live = sanitizer_live_bytes();
     lw_client_get_stats(s->a, &x->st);
     churn_totals(s->churn, &x->churn);
