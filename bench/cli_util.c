@@ -51,6 +51,30 @@ int cli_parse_host_port(const char *s, char *host, size_t hlen, int *port)
     return 0;
 }
 
+redisContext *cli_connect(const char *host, int port)
+{
+    redisContext *rc = redisConnectWithTimeout(host, port, (struct timeval){5, 0});
+
+    if (rc && !rc->err && redisSetTimeout(rc, (struct timeval){30, 0}) == REDIS_OK)
+        return rc;
+    if (rc)
+        redisFree(rc);
+    return NULL;
+}
+
+int cli_reachable(const char *host, int port)
+{
+    redisContext *rc = cli_connect(host, port);
+    redisReply *r = rc ? redisCommand(rc, "PING") : NULL;
+    int ok = r && r->type == REDIS_REPLY_STATUS;
+
+    if (r)
+        freeReplyObject(r);
+    if (rc)
+        redisFree(rc);
+    return ok;
+}
+
 double cli_rss_bytes(void)
 {
     long pages = 0, resident = 0;

@@ -25,28 +25,7 @@
 
 static redisContext *connect_sync(const struct target *t)
 {
-    struct timeval tv = {5, 0};
-    redisContext *rc = redisConnectWithTimeout(t->host, t->port, tv);
-
-    if (rc && !rc->err && redisSetTimeout(rc, (struct timeval){30, 0}) == REDIS_OK)
-        return rc;
-    if (rc)
-        redisFree(rc);
-    return NULL;
-}
-
-/* The server answers PING. */
-static int reachable(const struct target *t)
-{
-    redisContext *rc = connect_sync(t);
-    redisReply *r = rc ? redisCommand(rc, "PING") : NULL;
-    int ok = r && r->type == REDIS_REPLY_STATUS;
-
-    if (r)
-        freeReplyObject(r);
-    if (rc)
-        redisFree(rc);
-    return ok;
+    return cli_connect(t->host, t->port);
 }
 
 int target_open(struct target *t, const char *redis, char *why, size_t n)
@@ -70,7 +49,7 @@ int target_open(struct target *t, const char *redis, char *why, size_t n)
         t->port = t->server.port;
         t->private_server = 1;
     }
-    if (!reachable(t)) {
+    if (!cli_reachable(t->host, t->port)) {
         snprintf(why, n, "Redis at %s:%d does not answer PING", t->host, t->port);
         target_close(t);
         return -1;

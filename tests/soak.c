@@ -187,26 +187,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 static redisContext *connect_sync(const struct target *t)
 {
-    redisContext *rc = redisConnectWithTimeout(t->host, t->port, (struct timeval){5, 0});
-
-    if (rc && !rc->err && redisSetTimeout(rc, (struct timeval){30, 0}) == REDIS_OK)
-        return rc;
-    if (rc)
-        redisFree(rc);
-    return NULL;
-}
-
-static int reachable(const struct target *t)
-{
-    redisContext *rc = connect_sync(t);
-    redisReply *r = rc ? redisCommand(rc, "PING") : NULL;
-    int ok = r && r->type == REDIS_REPLY_STATUS;
-
-    if (r)
-        freeReplyObject(r);
-    if (rc)
-        redisFree(rc);
-    return ok;
+    return cli_connect(t->host, t->port);
 }
 
 static int target_open(struct target *t, const char *redis)
@@ -228,7 +209,7 @@ static int target_open(struct target *t, const char *redis)
         snprintf(t->host, sizeof t->host, "127.0.0.1");
         t->port = t->server.port;
     }
-    if (!reachable(t)) {
+    if (!cli_reachable(t->host, t->port)) {
         fprintf(stderr, "soak: Redis at %s:%d does not answer PING\n", t->host, t->port);
         return -1;
     }
