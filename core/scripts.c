@@ -12,7 +12,8 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     /* Acquire.  Free, or ours already: take a hold and set the lease (a
      * reentrant acquire only lengthens it: a short explicit lease must not
      * cut the watchdog's short).  A first acquire increments the fencing
-     * counter; a reentrant one reads it.  Returns {token, holds}, or the holder's PTTL when held by another. */
+     * counter; a reentrant one reads it.  Returns {token, holds}, or the
+     * holder's PTTL when held by another. */
     [SCRIPT_LOCK] =
         "if redis.call('exists', KEYS[1]) == 0 then "
         "  redis.call('hincrby', KEYS[1], ARGV[2], 1) "

@@ -27,8 +27,8 @@
  * batches of renew_batch keys, one EVALSHA each, sent back to back while
  * fewer than renew_batches_inflight are unanswered.  Locks lost for errors
  * or expiry have their field removed ("dropped") the same way, in batches
- * of their own behind the renewals, within the same cap.  A batch's reply holds
- * a 1 or a 0 per key.  A failed batch (timeout, lost connection) fails
+ * of their own behind the renewals, within the same cap.  A renewal
+ * batch's reply holds a 1 or a 0 per key.  A failed batch (timeout, lost connection) fails
  * only its own entries: each retries at the next tick, and a second
  * failure in a row loses it.
  *
