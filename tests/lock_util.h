@@ -97,6 +97,24 @@ static inline long long redis_int(const char *fmt, const char *arg)
     return v;
 }
 
+/* An async call's outcome, for the test thread. */
+struct outcome {
+    struct tally tally;
+    _Atomic int err;
+    _Atomic int64_t value;
+    _Atomic uint64_t at_ns;
+};
+
+static inline void on_outcome(int err, int64_t value, void *arg)
+{
+    struct outcome *o = arg;
+
+    atomic_store(&o->err, err);
+    atomic_store(&o->value, value);
+    atomic_store(&o->at_ns, lw_clock_now());
+    tally_add(&o->tally, err);
+}
+
 /* Poll `cond` every 5 ms for at most ms; returns whether it came true. */
 #define wait_until(cond, ms)                                                     \
     __extension__({                                                              \

@@ -185,24 +185,6 @@ REDIS_TEST(lock, bad_input)
     lw_client_free(c);
 }
 
-/* An async call's outcome, for the test thread. */
-struct outcome {
-    struct tally tally;
-    _Atomic int err;
-    _Atomic int64_t value;
-    _Atomic uint64_t at_ns;
-};
-
-static void on_outcome(int err, int64_t value, void *arg)
-{
-    struct outcome *o = arg;
-
-    atomic_store(&o->err, err);
-    atomic_store(&o->value, value);
-    atomic_store(&o->at_ns, lw_clock_now());
-    tally_add(&o->tally, err);
-}
-
 REDIS_TEST(lock, trylock_woken_by_unlock_and_timing_out)
 {
     struct lw_client *a = new_client(30000, NULL), *b = new_client(30000, NULL);

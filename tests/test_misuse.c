@@ -13,21 +13,6 @@
 
 #include "lock_util.h"
 
-/* An async call's outcome. */
-struct outcome {
-    struct tally tally;
-    _Atomic int err;
-};
-
-static void on_outcome(int err, int64_t value, void *arg)
-{
-    struct outcome *o = arg;
-
-    (void)value;
-    atomic_store(&o->err, err);
-    tally_add(&o->tally, err);
-}
-
 REDIS_TEST(misuse, unlock_twice)
 {
     struct lw_client *c = new_client(30000, NULL);
@@ -140,25 +125,33 @@ REDIS_TEST(misuse, wrong_type_keys_are_ereply_and_lose_only_their_lock)
     lw_client_free(c);
 }
 
+/* A client with cfg (300 ms command timeout): its first lock call fails
+ * with want. */
+static void expect_lock_error(struct lw_client_config *cfg, int want)
+{
+    struct lw_client *c = NULL;
+    struct lw_lock *l;
+    int rc;
+
+    cfg->command_timeout_ms = 300;
+    cr_assert_eq(lw_client_new(cfg, &c), 0);
+    l = new_lock(c, "unreachable");
+    rc = lw_lock(l, NULL);
+    cr_assert_eq(rc, want, "%s", lw_errname(rc));
+    lw_lock_free(l);
+    lw_client_free(c);
+}
+
 REDIS_TEST(misuse, connect_failure_of_another_kind_is_econnect)
 {
     struct lw_client_config cfg;
-    struct lw_client *c = NULL;
-    struct lw_lock *l;
     char path[320];
-    int rc;
 
     /* A unix socket path that does not exist: neither refused nor a host. */
     snprintf(path, sizeof path, "%s/no-such.sock", srv.dir);
     client_config(&cfg, 30000, NULL);
     cfg.unix_path = path;
-    cfg.command_timeout_ms = 300;
-    cr_assert_eq(lw_client_new(&cfg, &c), 0);
-    l = new_lock(c, "nowhere");
-    rc = lw_lock(l, NULL);
-    cr_assert_eq(rc, LW_ECONNECT, "%s", lw_errname(rc));
-    lw_lock_free(l);
-    lw_client_free(c);
+    expect_lock_error(&cfg, LW_ECONNECT);
 }
 
 Test(misuse, unix_path_longer_than_a_socket_address_is_erange)
@@ -180,19 +173,10 @@ Test(misuse, unix_path_longer_than_a_socket_address_is_erange)
 REDIS_TEST(misuse, a_database_redis_refuses_is_eredis)
 {
     struct lw_client_config cfg;
-    struct lw_client *c = NULL;
-    struct lw_lock *l;
-    int rc;
 
     client_config(&cfg, 30000, NULL);
     cfg.db = 100; /* the server has 16 */
-    cfg.command_timeout_ms = 300;
-    cr_assert_eq(lw_client_new(&cfg, &c), 0);
-    l = new_lock(c, "db100");
-    rc = lw_lock(l, NULL);
-    cr_assert_eq(rc, LW_EREDIS, "%s", lw_errname(rc));
-    lw_lock_free(l);
-    lw_client_free(c);
+    expect_lock_error(&cfg, LW_EREDIS);
 }
 
 /* ---- Out of memory ---- */
