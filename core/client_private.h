@@ -162,6 +162,8 @@ size_t client_field(const struct lw_client *c, uint64_t owner, char *buf);
 char *wrap_name(const char *name, size_t len, const char *prefix, const char *suffix,
                 size_t *out_len);
 void op_timer_fired(struct lw_client *c, struct op *op, uint64_t now_ns);
+/* When a waiter retries, told the holder has pttl ms left (-1: no TTL). */
+uint64_t holder_retry_at(uint64_t now_ns, int64_t pttl, uint64_t deadline_ns);
 void op_attempt(struct op *op);
 void op_complete(struct op *op, int err, int64_t value);
 

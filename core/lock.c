@@ -143,10 +143,29 @@ static int64_t integer_of(const redisReply *r)
     return 0; /* nil: HGET of a field that is not there */
 }
 
+/* When a waiter told the holder has pttl ms left tries again, if no unlock
+ * wakes it first: when the lease runs out, as nobody publishes an expiry.
+ * PTTL reads 0 when the key expires within the current millisecond (a
+ * script sees the key alive at its start time, PTTL counts from the real
+ * clock): that too is a lease about to run out, retried at the next tick,
+ * not a lock without expiry.  Only -1 (a key with no TTL, not ours) waits
+ * for a message or the deadline. */
+uint64_t holder_retry_at(uint64_t now_ns, int64_t pttl, uint64_t deadline_ns)
+{
+    uint64_t ms;
+
+    if (pttl < 0)
+        return deadline_ns;
+    ms = pttl > 0 ? (uint64_t)pttl : 1;
+    if (ms >= (deadline_ns - now_ns) / 1000000u)
+        return deadline_ns;
+    return now_ns + ms * 1000000u;
+}
+
 /* The lock is someone else's; pttl is what the holder has left. */
 static void acquire_held(struct lw_client *c, struct op *op, int64_t pttl)
 {
-    uint64_t now = lw_clock_now(), retry_at = op->wait_deadline_ns;
+    uint64_t now = lw_clock_now(), retry_at;
     int live;
 
     if (now >= op->wait_deadline_ns) {
@@ -172,9 +191,7 @@ static void acquire_held(struct lw_client *c, struct op *op, int64_t pttl)
         return;
     }
     op->state = OPS_WAITING;
-    if (pttl > 0 && now + (uint64_t)pttl * 1000000u < retry_at)
-        retry_at = now + (uint64_t)pttl * 1000000u;
-    if (retry_at != UINT64_MAX)
+    if ((retry_at = holder_retry_at(now, pttl, op->wait_deadline_ns)) != UINT64_MAX)
         lw_wheel_schedule(c->wheel, &op->tt.timer, retry_at);
 }
 

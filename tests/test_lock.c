@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "client_private.h"
 #include "lock_util.h"
 
 REDIS_TEST(lock, reentrant_counts_and_wire_format)
@@ -243,6 +244,51 @@ REDIS_TEST(lock, waiter_retries_when_the_holders_lease_runs_out)
     lw_lock_free(la);
     lw_lock_free(lb);
     lw_client_free(a);
+    lw_client_free(b);
+}
+
+/* PTTL reads 0 in the millisecond a key expires: a lease about to run out,
+ * retried at the next tick.  Only -1 (no TTL) waits for the deadline. */
+Test(lock, a_holder_with_pttl_0_is_retried_at_once)
+{
+    const uint64_t now = 1000000000u, deadline = now + 5000000000u;
+
+    cr_assert_eq(holder_retry_at(now, 0, deadline), now + 1000000u);
+    cr_assert_eq(holder_retry_at(now, 300, deadline), now + 300000000u);
+    cr_assert_eq(holder_retry_at(now, -1, deadline), deadline);
+    cr_assert_eq(holder_retry_at(now, 6000, deadline), deadline);
+    cr_assert_eq(holder_retry_at(now, INT64_MAX, UINT64_MAX), UINT64_MAX);
+    cr_assert_eq(holder_retry_at(now, 0, now + 500000u), now + 500000u);
+}
+
+/* The same against Redis: a waiter on 1 ms ticks retries close to the
+ * expiry, where PTTL often reads 0.  Each wait ends soon after the key
+ * expires, never at the deadline. */
+REDIS_TEST(lock, waiter_retrying_in_the_millisecond_of_expiry_gets_the_lock)
+{
+    struct lw_client_config cfg;
+    struct lw_client *b = NULL;
+    struct lw_lock *lb;
+    redisReply *r;
+
+    client_config(&cfg, 30000, NULL);
+    cfg.tick_ms = 1;
+    cr_assert_eq(lw_client_new(&cfg, &b), 0);
+    lb = new_lock(b, "edge");
+    for (int i = 0; i < 60; i++) {
+        uint64_t t0;
+
+        r = redis_server_command(&srv, "HSET edge other:1 1");
+        freeReplyObject(r);
+        r = redis_server_command(&srv, "PEXPIRE edge %d", 3 + i % 7);
+        cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1);
+        freeReplyObject(r);
+        t0 = now_ms();
+        cr_assert_eq(lw_trylock(lb, 2000, 0, NULL), 0, "attempt %d", i);
+        cr_assert_lt(now_ms() - t0, 1000, "attempt %d waited for its deadline", i);
+        cr_assert_eq(lw_unlock(lb), 0);
+    }
+    lw_lock_free(lb);
     lw_client_free(b);
 }
 
