@@ -87,6 +87,8 @@ static int set_command(struct lw_request *req, int nhead, const char **head,
     for (i = 0; i < nhead; i++)
         total += 1 + digits(head_lens[i]) + 2 + head_lens[i] + 2;
     for (i = 0; i < argc; i++) {
+        if (!argv[i])
+            return LW_EINVAL;
         len = arg_len(argv, argvlen, i);
         total += 1 + digits(len) + 2 + len + 2;
     }

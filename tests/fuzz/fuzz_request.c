@@ -18,7 +18,7 @@
  * byte left over; what lw_request_command refuses (argc 0, the pub/sub
  * commands and MONITOR) and nkeys > argc are refused with the documented
  * codes; and calls with NULL or negative arguments are refused with
- * LW_EINVAL, never a crash.
+ * LW_EINVAL, never a crash, and so is a NULL among the arguments.
  */
 #include <limits.h>
 #include <string.h>
@@ -100,6 +100,19 @@ static void check_refusals(struct lw_request *req, const struct args *a, int scr
     FUZZ_CHECK(lw_request_command(req, INT_MIN, argv, lens) == LW_EINVAL, "argc INT_MIN");
     FUZZ_CHECK(lw_request_command(req, argc, NULL, lens) == LW_EINVAL, "argv NULL");
     FUZZ_CHECK(lw_request_command(req, 1, null_first, NULL) == LW_EINVAL, "argv[0] NULL");
+    if (a->argc > 0) { /* the last argument NULL: refused, nothing read */
+        const char **last_null = malloc((size_t)argc * sizeof *last_null);
+
+        if (last_null) {
+            memcpy(last_null, argv, (size_t)argc * sizeof *last_null);
+            last_null[argc - 1] = NULL;
+            FUZZ_CHECK(lw_request_command(req, argc, last_null, lens) == LW_EINVAL,
+                       "argv[%d] NULL", argc - 1);
+            FUZZ_CHECK(lw_request_evalsha(req, script, 0, argc, last_null, lens) == LW_EINVAL,
+                       "EVALSHA argv[%d] NULL", argc - 1);
+            free(last_null);
+        }
+    }
     FUZZ_CHECK(lw_request_evalsha(NULL, script, 0, argc, argv, lens) == LW_EINVAL, "NULL req");
     FUZZ_CHECK(lw_request_evalsha(req, -1, 0, argc, argv, lens) == LW_EINVAL, "script -1");
     FUZZ_CHECK(lw_request_evalsha(req, INT_MIN, 0, argc, argv, lens) == LW_EINVAL, "INT_MIN");
