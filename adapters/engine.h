@@ -166,8 +166,9 @@ void lw_request_init(struct lw_request *req);
 /*
  * lw_request_command - format argv as the request's command.  The buffer
  * is the request's: lw_request_clear() frees it.  Returns 0, LW_EINVAL
- * (argc < 1, a NULL argument, or a command without exactly one reply: SUBSCRIBE, PSUBSCRIBE,
- * SSUBSCRIBE, their UNSUBSCRIBEs, MONITOR), LW_ENOMEM.
+ * (argc < 1, a NULL argument, or a command without exactly one reply:
+ * SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, their UNSUBSCRIBEs, MONITOR),
+ * LW_ENOMEM.
  */
 int lw_request_command(struct lw_request *req, int argc, const char **argv,
                        const size_t *argvlen);
