@@ -62,22 +62,25 @@ void engine_fail_all(struct lw_engine *e, struct fifo *list, int err)
 
 /* A request's wait for the pipeline starts when the engine takes it: a
  * request that cannot be written within the command timeout fails
- * (link_check_timeouts()).  One clock read per batch, not per request.
- * Tasks run as they come out of the queue, with task_err. */
+ * (link_check_timeouts()), and one taken while the first connection is
+ * refused fails at once (link_fails_at_once()).  One clock read per batch,
+ * not per request.  Tasks run as they come out of the queue, with task_err. */
 static void take_submitted(struct lw_engine *e, int task_err)
 {
     struct lw_mpsc_node *node = lw_mpsc_pop(&e->submitted);
     uint64_t deadline_ns;
+    int refused;
 
     if (!node)
         return;
     deadline_ns = lw_clock_now() + e->command_timeout_ns;
+    refused = task_err ? 0 : link_fails_at_once(e); /* shutting down: LW_ESHUTDOWN */
     do {
         struct lw_request *req =
             (struct lw_request *)((char *)node - offsetof(struct lw_request, qnode));
 
-        if (req->task) {
-            engine_complete(e, req, NULL, task_err);
+        if (req->task || refused) {
+            engine_complete(e, req, NULL, req->task ? task_err : refused);
             continue;
         }
         req->deadline_ns = deadline_ns;

@@ -143,7 +143,10 @@ void lw_engine_config_init(struct lw_engine_config *cfg);
  * lw_engine_new - validate cfg, create an engine and start connecting.
  * Returns 0 and sets *out, or LW_EINVAL / LW_ERANGE (a bad field), LW_ENOHOST
  * (the host name does not resolve), LW_ENOMEM.  The connection is made in
- * the background: requests submitted before it is up wait for it.
+ * the background: requests submitted before it is up wait for it, up to
+ * the command timeout; but until a first connection has been set up, a
+ * refused connection, a missing unix socket or a wrong password fails them
+ * at once (LW_ECONNREFUSED, LW_ECONNECT, LW_EAUTH).
  * In embedded mode call it on the loop's thread.
  */
 int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out);

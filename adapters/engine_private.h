@@ -146,6 +146,7 @@ void engine_fail_all(struct lw_engine *e, struct fifo *list, int err);
 void link_init(struct lw_engine *e);
 void link_connect(struct lw_engine *e);          /* start a connection attempt */
 void link_pump(struct lw_engine *e);             /* write waiting requests */
+int link_fails_at_once(const struct lw_engine *e); /* never connected: why, or 0 */
 void link_check_timeouts(struct lw_engine *e, uint64_t now_ns);
 void link_close(struct lw_engine *e, int err);   /* drop the connection for good */
 

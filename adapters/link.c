@@ -139,13 +139,35 @@ void link_init(struct lw_engine *e)
     ev_prepare_start(e->loop, &e->flush);
 }
 
+/*
+ * Before the first connection has been set up, an attempt that failed for a
+ * reason a wait will not mend (nothing listens, no such socket, the wrong
+ * password) is reported at once: requests fail with it instead of waiting
+ * out the command timeout.  Once a connection has been up, requests wait
+ * through reconnects (a restart) as before; so do they on a set-up error
+ * (LW_EREDIS, which is also a server still LOADING its data).  Returns
+ * that error, or 0.
+ */
+int link_fails_at_once(const struct lw_engine *e)
+{
+    int status = atomic_load_explicit(&e->status, memory_order_relaxed);
+
+    if (e->ready_once)
+        return 0;
+    return status == LW_ECONNREFUSED || status == LW_ECONNECT || status == LW_EAUTH ? status : 0;
+}
+
 /* After a failure: note why, and try again after a jittered back-off. */
 static void schedule_retry(struct lw_engine *e, int err)
 {
+    int fail;
+
     set_state(e, LINK_DOWN);
     atomic_store_explicit(&e->status, err, memory_order_relaxed);
     if (atomic_load_explicit(&e->closing, memory_order_relaxed))
         return;
+    if ((fail = link_fails_at_once(e)))
+        engine_fail_all(e, &e->waiting, fail); /* a resubmit waits for the next attempt */
     ev_timer_set(&e->retry, backoff_next(&e->backoff) / 1000.0, 0.0);
     ev_timer_start(e->loop, &e->retry);
 }

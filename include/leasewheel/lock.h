@@ -162,10 +162,13 @@ void lw_client_config_init(struct lw_client_config *cfg);
 /*
  * lw_client_new - validate cfg, start the engine thread and connect (in the
  * background: calls made before the connection is up wait for it, up to
- * command_timeout_ms).  Returns 0 and sets *out, or LW_EINVAL (a NULL or
- * empty field that must be set, a zero count or time), LW_ERANGE (a value
- * beyond its limit, a client id with ':'), LW_ELEASE (watchdog timeout
- * under 3 ticks), LW_ENOHOST, LW_ENOMEM.
+ * command_timeout_ms; but until a first connection has been made, a
+ * refused connection, a missing unix socket or a wrong password fails them
+ * at once with LW_ECONNREFUSED, LW_ECONNECT or LW_EAUTH, while connecting
+ * goes on in the background).  Returns 0 and sets *out, or LW_EINVAL (a
+ * NULL or empty field that must be set, a zero count or time), LW_ERANGE
+ * (a value beyond its limit, a client id with ':'), LW_ELEASE (watchdog
+ * timeout under 3 ticks), LW_ENOHOST, LW_ENOMEM.
  */
 int lw_client_new(const struct lw_client_config *cfg, struct lw_client **out);
 
