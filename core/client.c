@@ -338,6 +338,13 @@ void lw_client_get_stats(const struct lw_client *c, struct lw_client_stats *out)
     out->subscriptions = count_get(&k->subscriptions);
     out->lost_late = count_get(&k->lost_late);
     out->worst_lost_late_ns = count_get(&k->worst_lost_late_ns);
+    out->worst_tick_late_ns = 0;
+    if (c->wheel) {
+        struct lw_wheel_stats ws;
+
+        lw_wheel_get_stats(c->wheel, &ws);
+        out->worst_tick_late_ns = ws.worst_lag_ns;
+    }
     for (unsigned i = 0; i < LW_LAG_BUCKETS; i++)
         out->renewal_lag[i] = count_get(&k->lag[i]);
 }

@@ -292,6 +292,37 @@ REDIS_TEST(lock, waiter_retrying_in_the_millisecond_of_expiry_gets_the_lock)
     lw_client_free(b);
 }
 
+/* A callback that keeps the engine thread 150 ms: the ticks it holds up
+ * show in worst_tick_late_ns, which explains late losses. */
+static void sleep_150ms(int err, int64_t value, void *arg)
+{
+    (void)value;
+    sleep_ms(150);
+    tally_add(arg, err);
+}
+
+REDIS_TEST(lock, a_held_up_engine_thread_shows_in_the_stats)
+{
+    struct lw_client *c = new_client(30000, NULL);
+    struct lw_lock *l = new_lock(c, "slow");
+    struct lw_client_stats st;
+    struct tally done;
+
+    tally_init(&done);
+    cr_assert_eq(lw_acquire_async(l, 1, 0, 0, sleep_150ms, &done), 0);
+    cr_assert_eq(tally_wait(&done, 1, 5000), 1);
+    cr_assert_eq(done.failed, 0);
+    sleep_ms(30); /* the next tick runs, and sees how late it is */
+    lw_client_get_stats(c, &st);
+    cr_assert_geq(st.worst_tick_late_ns, 100 * 1000000ull, "%.1f ms",
+                  (double)st.worst_tick_late_ns / 1e6);
+    cr_assert_lt(st.worst_tick_late_ns, 5000 * 1000000ull);
+    cr_assert_eq(lw_unlock_owner(l, 1), 0);
+    tally_destroy(&done);
+    lw_lock_free(l);
+    lw_client_free(c);
+}
+
 /* Contention: two clients, two threads each, one lock. */
 struct contender {
     struct lw_lock *lock;

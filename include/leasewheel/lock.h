@@ -152,6 +152,10 @@ struct lw_client_stats {
                                      valid_until: the engine thread was held
                                      up (callbacks too slow, CPU starved) */
     uint64_t worst_lost_late_ns;  /* the latest of those, past valid_until */
+    uint64_t worst_tick_late_ns;  /* the latest the wheel's tick ever ran:
+                                     how long the engine thread was held up
+                                     at worst.  A loss is late only if this
+                                     exceeds a tick, or on_lost is slow */
     uint64_t renewal_lag[LW_LAG_BUCKETS]; /* renewals sent, by lag: see
                                              lw_lag_bucket_floor_ns() */
 };
