@@ -154,7 +154,9 @@ int link_fails_at_once(const struct lw_engine *e)
 
     if (e->ready_once)
         return 0;
-    return status == LW_ECONNREFUSED || status == LW_ECONNECT || status == LW_EAUTH ? status : 0;
+    if (status == LW_ECONNREFUSED || status == LW_ECONNECT || status == LW_EAUTH)
+        return status;
+    return 0;
 }
 
 /* After a failure: note why, and try again after a jittered back-off. */

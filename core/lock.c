@@ -147,8 +147,8 @@ static int64_t integer_of(const redisReply *r)
  * wakes it first: when the lease runs out, as nobody publishes an expiry.
  * PTTL reads 0 in the millisecond the key expires (Redis drops a key once
  * its clock has passed the expiry time): that too is a lease running out,
- * retried at the next tick, not a lock without expiry.  Only -1 (a key with no TTL, not ours) waits
- * for a message or the deadline. */
+ * retried at the next tick, not a lock without expiry.  Only -1 (a key
+ * with no TTL, not ours) waits for a message or the deadline. */
 uint64_t holder_retry_at(uint64_t now_ns, int64_t pttl, uint64_t deadline_ns)
 {
     uint64_t ms;
