@@ -338,6 +338,7 @@ void lw_client_get_stats(const struct lw_client *c, struct lw_client_stats *out)
     out->subscriptions = count_get(&k->subscriptions);
     out->lost_late = count_get(&k->lost_late);
     out->worst_lost_late_ns = count_get(&k->worst_lost_late_ns);
+    out->acquired_too_late = count_get(&k->acquired_too_late);
     out->worst_tick_late_ns = 0;
     if (c->wheel) {
         struct lw_wheel_stats ws;

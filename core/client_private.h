@@ -44,7 +44,8 @@ struct tagged_timer {
 struct client_counters {
     _Atomic uint64_t locks_held, renewals_sent, renewals_confirmed, renewals_failed;
     _Atomic uint64_t renew_batches, lost_not_owner, lost_errors, lost_expired;
-    _Atomic uint64_t worst_lag_ns, waiters, subscriptions, lost_late, worst_lost_late_ns;
+    _Atomic uint64_t worst_lag_ns, waiters, subscriptions, lost_late, worst_lost_late_ns,
+        acquired_too_late;
     _Atomic uint64_t lag[LW_LAG_BUCKETS];
 };
 
@@ -99,7 +100,10 @@ struct lw_lock {
 };
 
 /* A call in progress, from the API call until its completion. */
-enum op_kind { OP_ACQUIRE, OP_UNLOCK, OP_FORCE, OP_IS_LOCKED, OP_IS_HELD, OP_COUNT, OP_TTL };
+/* OP_UNDO: an acquire whose reply came too late, releasing the hold it
+ * took (the unlock script), to end in LW_ETIMEDOUT. */
+enum op_kind { OP_ACQUIRE, OP_UNLOCK, OP_FORCE, OP_IS_LOCKED, OP_IS_HELD, OP_COUNT, OP_TTL,
+               OP_UNDO };
 enum op_state { OPS_NEW, OPS_INFLIGHT, OPS_WAITING };
 
 struct op {
@@ -175,6 +179,11 @@ void waiters_on_event(void *arg, int event, const char *channel, size_t len);
 void waiters_shutdown(struct lw_client *c);
 
 /* watchdog.c */
+/* A lease of lease_ms set by a command sent at sent_ns lasts at least
+ * until then (less a clock-drift allowance). */
+uint64_t lease_valid_until(uint64_t lease_ms, uint64_t sent_ns);
+/* Whether the watchdog renews (name, owner) already. */
+int watchdog_renews(struct lw_client *c, const struct lw_lock *lock, uint64_t owner);
 /* An acquire succeeded: note the hold count; with watch, start renewing. */
 void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
                        uint32_t holds, uint64_t sent_ns, int watch);

@@ -115,6 +115,7 @@ void op_complete(struct op *op, int err, int64_t value)
 }
 
 static void on_reply(struct lw_request *req, const redisReply *reply, int err, void *arg);
+static int format_op(struct op *op);
 
 /* Send (or send again) the op's command: the last thing done with op. */
 void op_attempt(struct op *op)
@@ -194,13 +195,48 @@ static void acquire_held(struct lw_client *c, struct op *op, int64_t pttl)
         lw_wheel_schedule(c->wheel, &op->tt.timer, retry_at);
 }
 
+/* Whether an acquire's reply came when less than a tick of the lease it
+ * set is sure to be left: Redis ran it late (paused, stopped, slow), and
+ * the key may expire before the caller could use it or a renewal be
+ * confirmed.  A hold the watchdog renews already is not at stake. */
+static int acquired_too_late(struct lw_client *c, const struct op *op, uint64_t sent_ns)
+{
+    uint64_t lease_ms = op->lease_ms ? op->lease_ms : c->lease_ms;
+
+    if (watchdog_renews(c, op->lock, op->owner))
+        return 0;
+    return lw_clock_now() + c->tick_ns >= lease_valid_until(lease_ms, sent_ns);
+}
+
+/* Give back the hold a late acquire took (the unlock script: it touches
+ * only our field), then end the op in LW_ETIMEDOUT.  Should the unlock
+ * fail, the hold expires with its lease: nothing renews it. */
+static void undo_acquire(struct lw_client *c, struct op *op)
+{
+    count_add(&c->count.acquired_too_late, 1);
+    if (op->chan)
+        waiters_leave(c, op);
+    lw_request_clear(&op->req);
+    op->kind = OP_UNDO;
+    if (format_op(op))
+        op_complete(op, LW_ETIMEDOUT, 0);
+    else
+        op_attempt(op);
+}
+
 static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *reply)
 {
     if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
         reply->element[0]->type == REDIS_REPLY_INTEGER &&
         reply->element[1]->type == REDIS_REPLY_INTEGER) {
+        uint64_t sent_ns = lw_request_sent_ns(c->engine, &op->req);
+
+        if (acquired_too_late(c, op, sent_ns)) {
+            undo_acquire(c, op);
+            return;
+        }
         watchdog_acquired(c, op->lock, op->owner, (uint32_t)reply->element[1]->integer,
-                          lw_request_sent_ns(c->engine, &op->req), op->lease_ms == 0);
+                          sent_ns, op->lease_ms == 0);
         op_complete(op, 0, reply->element[0]->integer);
     } else if (reply->type == REDIS_REPLY_INTEGER) {
         acquire_held(c, op, reply->integer);
@@ -225,6 +261,10 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
         else
             watchdog_forget(c, op->lock);
         op_attempt(op);
+        return;
+    }
+    if (op->kind == OP_UNDO) { /* done or not, the acquire failed */
+        op_complete(op, LW_ETIMEDOUT, 0);
         return;
     }
     if (err || reply->type == REDIS_REPLY_ERROR) {
@@ -296,6 +336,7 @@ static int format_op(struct op *op)
                                   (const char *[]){lock->name, lock->token_key, lease, field},
                                   (size_t[]){lock->len, lock->token_len, strlen(lease), flen});
     case OP_UNLOCK:
+    case OP_UNDO:
         return lw_request_evalsha(&op->req, SCRIPT_UNLOCK, 2, 3,
                                   (const char *[]){lock->name, lock->channel, field},
                                   (size_t[]){lock->len, lock->channel_len, flen});

@@ -55,11 +55,16 @@ static uint64_t lease_ns(const struct lw_client *c)
     return c->lease_ms * 1000000u;
 }
 
-static uint64_t valid_until(const struct lw_client *c, uint64_t sent_ns)
+uint64_t lease_valid_until(uint64_t lease_ms, uint64_t sent_ns)
 {
-    uint64_t lease = lease_ns(c);
+    uint64_t lease = lease_ms * 1000000u;
 
     return sent_ns + lease - (lease / 100 + 2000000u);
+}
+
+static uint64_t valid_until(const struct lw_client *c, uint64_t sent_ns)
+{
+    return lease_valid_until(c->lease_ms, sent_ns);
 }
 
 /* The last moment to notice that e's lease is running out: a timer set
@@ -205,6 +210,13 @@ static void lose(struct lw_client *c, struct entry *e, int reason)
     if (reason != LW_LOST_NOT_OWNER && !c->closing)
         queue_drop(c, e);
     release_if_unused(e);
+}
+
+int watchdog_renews(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
+{
+    struct entry *head;
+
+    return find_slot(c, lock->name, lock->len, owner, &head) != NULL;
 }
 
 void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,

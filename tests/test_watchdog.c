@@ -187,6 +187,77 @@ REDIS_TEST(watchdog, server_stopped_past_the_lease_is_lost_expired)
     lw_client_free(c);
 }
 
+/* An acquire of lease_ms that Redis runs only after pause_ms (stopped):
+ * its outcome. */
+static int acquire_answered_late(struct lw_lock *l, uint64_t owner, uint64_t lease_ms,
+                                 long pause_ms)
+{
+    struct outcome o;
+    int err;
+
+    cr_assert_eq(lw_is_locked(l), 0, "connected, and free");
+    tally_init(&o.tally);
+    redis_server_signal(&srv, SIGSTOP);
+    cr_assert_eq(lw_acquire_async(l, owner, 0, lease_ms, on_outcome, &o), 0);
+    sleep_ms(pause_ms);
+    redis_server_signal(&srv, SIGCONT);
+    cr_assert_eq(tally_wait(&o.tally, 1, 5000), 1);
+    err = atomic_load(&o.err);
+    tally_destroy(&o.tally);
+    return err;
+}
+
+/* The key may be gone before anyone could use a lock whose acquire was
+ * answered after its lease: it is given back and the caller told
+ * LW_ETIMEDOUT, never handed a lock already lost. */
+REDIS_TEST(watchdog, an_acquire_answered_after_its_lease_is_given_back)
+{
+    struct lost_log lost;
+    struct lw_client *c = new_client(300, &lost), *c3 = new_client(3000, NULL);
+    struct lw_lock *l = new_lock(c, "late"), *l3 = new_lock(c3, "late");
+    struct lw_client_stats st;
+
+    /* The watchdog's lease, then a fixed one. */
+    cr_assert_eq(acquire_answered_late(l, 1, 0, 600), LW_ETIMEDOUT);
+    cr_assert_eq(redis_int("EXISTS %s", "late"), 0, "given back before the call ended");
+    cr_assert_eq(acquire_answered_late(l3, 1, 300, 600), LW_ETIMEDOUT);
+    cr_assert_eq(redis_int("EXISTS %s", "late"), 0);
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.acquired_too_late, 1);
+    cr_assert_eq(st.locks_held, 0);
+    cr_assert_eq(atomic_load(&lost.count), 0, "never held, so never lost");
+    /* In time, the same calls hold it. */
+    cr_assert_eq(acquire_answered_late(l, 1, 0, 50), 0);
+    cr_assert_eq(lw_unlock_owner(l, 1), 0);
+    cr_assert_eq(acquire_answered_late(l3, 1, 300, 50), 0);
+    cr_assert_eq(lw_unlock_owner(l3, 1), 0);
+    /* A hold the watchdog renews is not at stake: a late reentrant
+     * acquire keeps its hold. */
+    cr_assert_eq(lw_acquire(l3, 2, 0, 0, NULL), 0);
+    redis_server_signal(&srv, SIGSTOP);
+    {
+        struct outcome o;
+
+        tally_init(&o.tally);
+        cr_assert_eq(lw_acquire_async(l3, 2, 0, 300, on_outcome, &o), 0);
+        sleep_ms(600);
+        redis_server_signal(&srv, SIGCONT);
+        cr_assert_eq(tally_wait(&o.tally, 1, 5000), 1);
+        cr_assert_eq(atomic_load(&o.err), 0);
+        tally_destroy(&o.tally);
+    }
+    cr_assert_eq(lw_unlock_owner(l3, 2), 0);
+    cr_assert_eq(redis_int("EXISTS %s", "late"), 1, "two holds: one left");
+    cr_assert_eq(lw_unlock_owner(l3, 2), 0);
+    cr_assert_eq(redis_int("EXISTS %s", "late"), 0);
+    lw_client_get_stats(c3, &st);
+    cr_assert_eq(st.acquired_too_late, 1);
+    lw_lock_free(l);
+    lw_lock_free(l3);
+    lw_client_free(c);
+    lw_client_free(c3);
+}
+
 REDIS_TEST(watchdog, failing_renewals_are_lost_errors_and_dropped)
 {
     struct lost_log lost;

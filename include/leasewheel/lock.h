@@ -156,6 +156,9 @@ struct lw_client_stats {
                                      how long the engine thread was held up
                                      at worst.  A loss is late only if this
                                      exceeds a tick, or on_lost is slow */
+    uint64_t acquired_too_late;   /* acquires whose reply came with less than
+                                     a tick of their lease sure to be left:
+                                     given back, and LW_ETIMEDOUT returned */
     uint64_t renewal_lag[LW_LAG_BUCKETS]; /* renewals sent, by lag: see
                                              lw_lag_bucket_floor_ns() */
 };
@@ -237,6 +240,10 @@ void lw_lock_free(struct lw_lock *lock);
  *   LW_EINVAL     NULL lock
  *   LW_ELEASE     lease under 3 ticks;  LW_ERANGE  lease over LW_MAX_LEASE_MS
  *   LW_ETIMEDOUT, LW_ECONNLOST, LW_ECONNREFUSED, LW_EAUTH, ...  transport
+ *   LW_ETIMEDOUT  also an acquire answered with less than a tick of its
+ *                 lease sure to be left (Redis ran it late: paused,
+ *                 stopped, slow): the hold it took is given back first,
+ *                 and no lock is handed over that may be lost already
  *   LW_EREPLY     the key holds something other than a lock
  *   LW_ESHUTDOWN  the client is being freed
  *   LW_EDEADLK    called on the engine thread
