@@ -203,9 +203,8 @@ static int acquired_too_late(struct lw_client *c, const struct op *op, uint64_t 
 {
     uint64_t lease_ms = op->lease_ms ? op->lease_ms : c->lease_ms;
 
-    if (watchdog_renews(c, op->lock, op->owner))
-        return 0;
-    return lw_clock_now() + c->tick_ns >= lease_valid_until(lease_ms, sent_ns);
+    return lw_clock_now() + c->tick_ns >= lease_valid_until(lease_ms, sent_ns) &&
+           !watchdog_renews(c, op->lock, op->owner);
 }
 
 /* Give back the hold a late acquire took (the unlock script: it touches
