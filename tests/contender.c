@@ -50,6 +50,8 @@
 
 #include <leasewheel.h>
 
+#include "wait_child.h"
+
 #define NAMES_MAX 16
 #define HOLD_MAX_MS 20        /* the default */
 #define UNLOCK_TRIES 20      /* 250 ms apart: outlasts every fault of the test */
@@ -432,23 +434,6 @@ static void exec_lwlock(const struct opts *o, const char *self, const char *name
     _exit(127);
 }
 
-/* lwlock's exit status (128+N when killed by N), killed when overdue. */
-static int finish(pid_t pid, int ms)
-{
-    uint64_t until = now_ns() + (uint64_t)ms * 1000000u;
-    int st;
-
-    while (waitpid(pid, &st, WNOHANG) != pid) {
-        if (now_ns() >= until) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &st, 0);
-            return -1;
-        }
-        sleep_ms(2);
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 /* lwlock's exit statuses: 0 done, 75 busy, 79 lost, 69 unavailable. */
 static void count_status(const struct opts *o, int status, struct counts *c)
 {
@@ -487,7 +472,7 @@ static int run_lwloop(const struct opts *o)
             exec_lwlock(o, self, name, c.rounds, hold);
         if (pid < 0)
             return usage("fork failed");
-        count_status(o, finish(pid, o->wait_ms + LWLOCK_GRACE_MS), &c);
+        count_status(o, wait_child(pid, o->wait_ms + LWLOCK_GRACE_MS), &c);
         idle(o, &rng);
     }
     print_summary(o, &c);

@@ -155,15 +155,21 @@ static int unlock_checked(struct op *op)
     return rc ? fail(op, "lw_unlock", rc) : paired(op);
 }
 
+/* The critical section of a held lock, then its checked unlock. */
+static int section(struct op *op)
+{
+    enter(op);
+    leave(op);
+    return unlock_checked(op);
+}
+
 static int op_lock(struct op *op)
 {
     int rc = lw_lock(op->lock, NULL);
 
     if (rc)
         return fail(op, "lw_lock", rc);
-    enter(op);
-    leave(op);
-    return unlock_checked(op);
+    return section(op);
 }
 
 /* Watchdog try-lock with a short wait: held elsewhere throughout is fine. */
@@ -177,9 +183,7 @@ static int op_try(struct op *op)
     }
     if (rc)
         return fail(op, "lw_trylock", rc);
-    enter(op);
-    leave(op);
-    return unlock_checked(op);
+    return section(op);
 }
 
 /* Twice by the same owner: the second acquire must not wait, the counts
@@ -216,9 +220,7 @@ static int op_lease(struct op *op)
     }
     if (rc)
         return fail(op, "lease acquire", rc);
-    enter(op);
-    leave(op);
-    return unlock_checked(op);
+    return section(op);
 }
 
 static void on_done(int err, int64_t value, void *arg)

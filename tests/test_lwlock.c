@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "lock_util.h"
+#include "wait_child.h"
 
 static char dir[256];  /* the test's temporary directory */
 static char addr[64];  /* 127.0.0.1:<the fixture's port> */
@@ -133,24 +134,6 @@ static void echo_stderr(void)
         fprintf(stderr, "[lwlock stderr] %s", buf);
 }
 
-/* Wait at most ms for pid: its exit status (128+N when killed by signal N),
- * or -1 when it had to be killed. */
-static int finish(pid_t pid, int ms)
-{
-    uint64_t until = now_ms() + (uint64_t)ms;
-    int st;
-
-    while (waitpid(pid, &st, WNOHANG) != pid) {
-        if (now_ms() >= until) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &st, 0);
-            return -1;
-        }
-        sleep_ms(5);
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 static pid_t start_lwlock(const char *const *args)
 {
     return start(LWLOCK_PATH, args, NULL);
@@ -159,7 +142,7 @@ static pid_t start_lwlock(const char *const *args)
 /* Run lwlock to the end (at most 20 s): its exit status. */
 static int run_env(const char *const *args, const char *const *env)
 {
-    int code = finish(start(LWLOCK_PATH, args, env), 20000);
+    int code = wait_child(start(LWLOCK_PATH, args, env), 20000);
 
     echo_stderr();
     return code;
@@ -355,7 +338,7 @@ LWLOCK_TEST(two_lwlocks_never_overlap)
     pid_t a = start("/bin/sh", ARGS("-c", loop_script, "sh", "a"), NULL);
     pid_t b = start("/bin/sh", ARGS("-c", loop_script, "sh", "b"), NULL);
     char buf[256];
-    int ca = finish(a, 60000), cb = finish(b, 60000);
+    int ca = wait_child(a, 60000), cb = wait_child(b, 60000);
 
     echo_stderr();
     cr_assert_eq(ca, 0);
@@ -374,7 +357,7 @@ static pid_t start_until_ready(const char *const *args)
     pid_t pid = start_lwlock(args);
 
     if (!wait_until(exists("ready"), 10000)) {
-        finish(pid, 0);
+        wait_child(pid, 0);
         echo_stderr();
         cr_assert(0, "COMMAND never got ready");
     }
@@ -390,7 +373,7 @@ LWLOCK_TEST(lost_lock_signals_command)
     int code;
 
     cr_assert_eq(redis_int("DEL %s", "lost"), 1);
-    code = finish(pid, 5000);
+    code = wait_child(pid, 5000);
     echo_stderr();
     cr_assert_eq(code, 79, "%d", code);
     cr_assert_str_eq(slurp("sig", buf, sizeof buf), "TERM\n");
@@ -406,7 +389,7 @@ LWLOCK_TEST(lost_lock_sends_the_chosen_signal)
     int code;
 
     cr_assert_eq(redis_int("DEL %s", "lost"), 1);
-    code = finish(pid, 5000);
+    code = wait_child(pid, 5000);
     echo_stderr();
     cr_assert_eq(code, 79, "%d", code);
     cr_assert_str_eq(slurp("sig", buf, sizeof buf), "USR1\n");
@@ -418,7 +401,7 @@ LWLOCK_TEST(lost_lock_sends_the_chosen_signal)
                                  "touch \"$LWT_DIR/ready\"; exec sleep 30"));
     t0 = now_ms();
     cr_assert_eq(redis_int("DEL %s", "lost"), 1);
-    code = finish(pid, 5000);
+    code = wait_child(pid, 5000);
     echo_stderr();
     cr_assert_eq(code, 79, "%d", code);
     cr_assert_lt(now_ms() - t0, 5000);
@@ -434,7 +417,7 @@ LWLOCK_TEST(sigterm_is_passed_on)
 
     cr_assert_eq(redis_int("EXISTS %s", "fwd"), 1);
     kill(pid, SIGTERM);
-    code = finish(pid, 5000);
+    code = wait_child(pid, 5000);
     echo_stderr();
     cr_assert_eq(code, 7, "%d", code);
     cr_assert_str_eq(slurp("sig", buf, sizeof buf), "TERM\n");
@@ -466,7 +449,7 @@ LWLOCK_TEST(sigint_interrupts_the_wait)
     /* Waiting for sure once it listens on the lock's channel. */
     cr_assert(wait_until(subscribers("redisson_lock__channel:{busy}") == 1, 10000));
     kill(pid, SIGINT);
-    code = finish(pid, 5000);
+    code = wait_child(pid, 5000);
     echo_stderr();
     cr_assert_eq(code, 128 + SIGINT, "%d", code);
     cr_assert(stderr_has("interrupted"));
@@ -480,7 +463,7 @@ LWLOCK_TEST(fixed_lease_is_a_deadline)
     pid_t pid = start_until_ready(ARGS("-l", "400", "-r", addr, "lease", "sh", "-c",
                                        TRAPPING("TERM", "0")));
     char buf[64];
-    int code = finish(pid, 5000);
+    int code = wait_child(pid, 5000);
 
     echo_stderr();
     cr_assert_eq(code, 79, "%d", code);
@@ -520,7 +503,7 @@ LWLOCK_TEST(command_gets_only_the_callers_descriptors)
         _exit(120);
     }
     close(fd);
-    cr_assert_eq(finish(pid, 20000), 0);
+    cr_assert_eq(wait_child(pid, 20000), 0);
     echo_stderr();
     cr_assert_str_eq(slurp("fd5", buf, sizeof buf), "kept\n");
     slurp("fds", buf, sizeof buf);
