@@ -155,9 +155,16 @@ static int unlock_checked(struct op *op)
     return rc ? fail(op, "lw_unlock", rc) : paired(op);
 }
 
-/* The critical section of a held lock, then its checked unlock. */
-static int section(struct op *op)
+/* An acquire's outcome (rc, from the call named what): held elsewhere
+ * throughout is fine; held, the critical section and a checked unlock. */
+static int section(struct op *op, int rc, const char *what)
 {
+    if (rc == LW_ELOCKED) {
+        atomic_fetch_add(&op->w->ch->contended, 1);
+        return 0;
+    }
+    if (rc)
+        return fail(op, what, rc);
     enter(op);
     leave(op);
     return unlock_checked(op);
@@ -165,11 +172,7 @@ static int section(struct op *op)
 
 static int op_lock(struct op *op)
 {
-    int rc = lw_lock(op->lock, NULL);
-
-    if (rc)
-        return fail(op, "lw_lock", rc);
-    return section(op);
+    return section(op, lw_lock(op->lock, NULL), "lw_lock");
 }
 
 /* Watchdog try-lock with a short wait: held elsewhere throughout is fine. */
@@ -177,13 +180,7 @@ static int op_try(struct op *op)
 {
     int rc = lw_trylock(op->lock, next_rand(&op->w->rng) % TRY_WAIT_MAX_MS, 0, NULL);
 
-    if (rc == LW_ELOCKED) {
-        atomic_fetch_add(&op->w->ch->contended, 1);
-        return 0;
-    }
-    if (rc)
-        return fail(op, "lw_trylock", rc);
-    return section(op);
+    return section(op, rc, "lw_trylock");
 }
 
 /* Twice by the same owner: the second acquire must not wait, the counts
@@ -214,13 +211,7 @@ static int op_lease(struct op *op)
     int rc = next_rand(&op->w->rng) & 1 ? lw_lock_lease(op->lock, lease, NULL)
                                         : lw_trylock(op->lock, TRY_WAIT_MAX_MS, lease, NULL);
 
-    if (rc == LW_ELOCKED) {
-        atomic_fetch_add(&op->w->ch->contended, 1);
-        return 0;
-    }
-    if (rc)
-        return fail(op, "lease acquire", rc);
-    return section(op);
+    return section(op, rc, "lease acquire");
 }
 
 static void on_done(int err, int64_t value, void *arg)
