@@ -1,7 +1,7 @@
 /*
  * The lock API and the watchdog's renewal script against their baselines.
  *
- *   lock/lock+unlock             one thread, uncontended: lw_lock() then
+ *   lock/lock+unlock             one thread, uncontended: lw_lock_acquire() then
  *                                lw_unlock() on one name, 2000 pairs per
  *                                iteration, through a client with the
  *                                default config.  items: pairs.
@@ -67,7 +67,7 @@ static int lock_pair(struct lw_lock *l, uint64_t *last_tok, char *why, size_t n)
     uint64_t tok = 0;
     int rc;
 
-    if ((rc = lw_lock(l, &tok))) {
+    if ((rc = lw_lock_acquire(l, &tok))) {
         snprintf(why, n, "lw_lock: %s (%s)", lw_errname(rc), lw_strerror(rc));
         return -1;
     }

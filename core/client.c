@@ -14,9 +14,11 @@
 #define MAX_SLOTS 65536u
 #define MAX_BATCHES_INFLIGHT 65536u
 
-void lw_client_config_init(struct lw_client_config *cfg)
+/* The defaults, in a whole config of this library's size. */
+static void config_defaults(struct lw_client_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
+    cfg->size = sizeof *cfg;
     cfg->host = "127.0.0.1";
     cfg->port = LW_ENGINE_DEFAULT_PORT;
     cfg->connect_timeout_ms = LW_ENGINE_DEFAULT_CONNECT_TIMEOUT_MS;
@@ -29,6 +31,45 @@ void lw_client_config_init(struct lw_client_config *cfg)
     cfg->renew_batches_inflight = LW_DEFAULT_RENEW_BATCHES_INFLIGHT;
     cfg->tick_ms = LW_DEFAULT_TICK_MS;
     cfg->slots = LW_DEFAULT_SLOTS;
+}
+
+void lw_client_config_init_size(struct lw_client_config *cfg, size_t size)
+{
+    struct lw_client_config all;
+
+    if (!cfg || size < sizeof cfg->size)
+        return;
+    config_defaults(&all);
+    all.size = size < sizeof all ? size : sizeof all;
+    memcpy(cfg, &all, all.size);
+    if (size > sizeof all) /* a newer header's fields: zero, as it expects */
+        memset((char *)cfg + sizeof all, 0, size - sizeof all);
+    cfg->size = size;
+}
+
+/*
+ * The caller's config as one of this library's size: the fields it has,
+ * and the defaults for the fields its (older) header did not have.  A
+ * newer header's extra fields are accepted only while they are zero (the
+ * defaults), for a program built against a newer header must not run
+ * with settings this library would silently ignore.
+ */
+static int config_normalize(const struct lw_client_config *cfg, struct lw_client_config *out)
+{
+    size_t size = cfg->size;
+
+    if (size < offsetof(struct lw_client_config, host) + sizeof cfg->host)
+        return LW_EINVAL; /* never initialised */
+    config_defaults(out);
+    if (size > sizeof *out) {
+        for (size_t i = sizeof *out; i < size; i++)
+            if (((const unsigned char *)cfg)[i])
+                return LW_ERANGE;
+        size = sizeof *out;
+    }
+    memcpy(out, cfg, size);
+    out->size = sizeof *out;
+    return 0;
 }
 
 /* 0 is EINVAL, above max is ERANGE. */
@@ -225,16 +266,17 @@ static void start_subscriber(struct lw_request *req, const redisReply *reply, in
         req->err = lw_sub_new(&sc, &c->sub);
 }
 
-int lw_client_new(const struct lw_client_config *cfg, struct lw_client **out)
+int lw_client_new(const struct lw_client_config *given, struct lw_client **out)
 {
+    struct lw_client_config whole, *cfg = &whole;
     struct lw_engine_config ec;
     struct lw_request task;
     struct lw_client *c;
     int rc;
 
-    if (!cfg || !out)
+    if (!given || !out)
         return LW_EINVAL;
-    if ((rc = check_config(cfg)))
+    if ((rc = config_normalize(given, cfg)) || (rc = check_config(cfg)))
         return rc;
     if (!(c = calloc(1, sizeof *c)))
         return LW_ENOMEM;
@@ -321,7 +363,7 @@ const char *lw_client_id(const struct lw_client *c)
     return c->id;
 }
 
-void lw_client_get_stats(const struct lw_client *c, struct lw_client_stats *out)
+static void get_stats(const struct lw_client *c, struct lw_client_stats *out)
 {
     const struct client_counters *k = &c->count;
 
@@ -348,6 +390,19 @@ void lw_client_get_stats(const struct lw_client *c, struct lw_client_stats *out)
     }
     for (unsigned i = 0; i < LW_LAG_BUCKETS; i++)
         out->renewal_lag[i] = count_get(&k->lag[i]);
+}
+
+void lw_client_get_stats_size(const struct lw_client *c, struct lw_client_stats *out,
+                              size_t size)
+{
+    struct lw_client_stats all;
+
+    if (!c || !out)
+        return;
+    get_stats(c, &all);
+    memcpy(out, &all, size < sizeof all ? size : sizeof all);
+    if (size > sizeof all) /* a newer header's counters: this library has none */
+        memset((char *)out + sizeof all, 0, size - sizeof all);
 }
 
 /* Log-linear buckets of microseconds: 8 exact ones, then 8 per doubling. */

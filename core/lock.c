@@ -443,7 +443,7 @@ int lw_acquire(struct lw_lock *lock, uint64_t owner, uint64_t wait_ms, uint64_t 
     return rc;
 }
 
-int lw_lock(struct lw_lock *lock, uint64_t *token)
+int lw_lock_acquire(struct lw_lock *lock, uint64_t *token)
 {
     return lw_acquire(lock, lw_owner_self(), LW_WAIT_FOREVER, 0, token);
 }

@@ -6,16 +6,14 @@
  *   <leasewheel/lock.h>   the client and its locks
  *   <leasewheel/error.h>  error codes and lw_strerror()
  *   <leasewheel/wheel.h>  the standalone timing wheel
+ *   <leasewheel/version.h> LW_VERSION_* and lw_version()
  */
 #ifndef LEASEWHEEL_H
 #define LEASEWHEEL_H
 
 #include <leasewheel/error.h>
 #include <leasewheel/lock.h>
+#include <leasewheel/version.h>
 #include <leasewheel/wheel.h>
-
-#define LW_VERSION_MAJOR 0
-#define LW_VERSION_MINOR 1
-#define LW_VERSION_PATCH 0
 
 #endif

@@ -172,7 +172,7 @@ static int section(struct op *op, int rc, const char *what)
 
 static int op_lock(struct op *op)
 {
-    return section(op, lw_lock(op->lock, NULL), "lw_lock");
+    return section(op, lw_lock_acquire(op->lock, NULL), "lw_lock");
 }
 
 /* Watchdog try-lock with a short wait: held elsewhere throughout is fine. */
@@ -187,7 +187,7 @@ static int op_try(struct op *op)
  * must say 2 then 1. */
 static int op_reenter(struct op *op)
 {
-    int rc = lw_lock(op->lock, NULL);
+    int rc = lw_lock_acquire(op->lock, NULL);
 
     if (rc)
         return fail(op, "lw_lock", rc);

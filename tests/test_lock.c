@@ -19,8 +19,8 @@ REDIS_TEST(lock, reentrant_counts_and_wire_format)
     redisReply *r;
 
     cr_assert_eq(lw_is_locked(l), 0);
-    cr_assert_eq(lw_lock(l, &t1), 0);
-    cr_assert_eq(lw_lock(l, &t2), 0);
+    cr_assert_eq(lw_lock_acquire(l, &t1), 0);
+    cr_assert_eq(lw_lock_acquire(l, &t2), 0);
     cr_assert_eq(t1, 1);
     cr_assert_eq(t2, t1, "a reentrant acquire sees the same token");
     cr_assert_eq(lw_hold_count(l), 2);
@@ -47,7 +47,7 @@ REDIS_TEST(lock, reentrant_counts_and_wire_format)
     cr_assert_eq(lw_unlock(l), LW_ENOTOWNER);
 
     /* The next first acquire gets a larger token. */
-    cr_assert_eq(lw_lock(l, &t2), 0);
+    cr_assert_eq(lw_lock_acquire(l, &t2), 0);
     cr_assert_eq(t2, 2);
     cr_assert_eq(lw_unlock(l), 0);
     lw_lock_free(l);
@@ -60,7 +60,7 @@ REDIS_TEST(lock, unlock_by_non_owner_leaves_lock_untouched)
     struct lw_lock *la = new_lock(a, "shared"), *lb = new_lock(b, "shared");
     long long ttl_before;
 
-    cr_assert_eq(lw_lock(la, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(la, NULL), 0);
     ttl_before = redis_int("PTTL %s", "shared");
     cr_assert_eq(lw_unlock(lb), LW_ENOTOWNER, "another client");
     cr_assert_eq(lw_unlock_owner(la, lw_owner_self() + 1), LW_ENOTOWNER, "another owner");
@@ -99,7 +99,7 @@ REDIS_TEST(lock, force_unlock_ttl_and_explicit_lease)
     cr_assert_eq(st.locks_held, 0);
 
     /* Force-unlock deletes whoever holds it. */
-    cr_assert_eq(lw_lock(l, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
     lw_client_get_stats(c, &st);
     cr_assert_eq(st.locks_held, 1);
     cr_assert_eq(lw_force_unlock(l), 1);
@@ -150,12 +150,12 @@ REDIS_TEST(lock, bad_input)
     cr_assert_eq(lw_lock_new(NULL, "x", 1, &l), LW_EINVAL);
     cr_assert_eq(lw_lock_new(c, big, sizeof big, &l), LW_ERANGE);
     cr_assert_eq(lw_lock_new(c, big, sizeof big - 1, &l), 0, "the maximum is accepted");
-    cr_assert_eq(lw_lock(l, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
     cr_assert_eq(lw_unlock(l), 0);
     lw_lock_free(l);
     /* A binary name, NUL included. */
     cr_assert_eq(lw_lock_new(c, "a\0b", 3, &l), 0);
-    cr_assert_eq(lw_lock(l, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
     cr_assert_eq(lw_is_locked(l), 1);
     cr_assert_eq(redis_int("EXISTS %s", "a"), 0);
     cr_assert_eq(lw_unlock(l), 0);
@@ -170,7 +170,7 @@ REDIS_TEST(lock, bad_input)
     lw_lock_free(l);
 
     /* NULL handles. */
-    cr_assert_eq(lw_lock(NULL, NULL), LW_EINVAL);
+    cr_assert_eq(lw_lock_acquire(NULL, NULL), LW_EINVAL);
     cr_assert_eq(lw_unlock(NULL), LW_EINVAL);
     cr_assert_eq(lw_is_locked(NULL), LW_EINVAL);
     cr_assert_eq(lw_remaining_ttl(NULL, &ttl), LW_EINVAL);
@@ -181,7 +181,7 @@ REDIS_TEST(lock, bad_input)
     /* A key that is not a lock. */
     cr_assert_eq(lw_lock_new(c, "plain", 5, &l), 0);
     freeReplyObject(redis_server_command(&srv, "SET plain 1"));
-    cr_assert_eq(lw_lock(l, NULL), LW_EREPLY);
+    cr_assert_eq(lw_lock_acquire(l, NULL), LW_EREPLY);
     lw_lock_free(l);
     lw_client_free(c);
 }
@@ -195,7 +195,7 @@ REDIS_TEST(lock, trylock_woken_by_unlock_and_timing_out)
     uint64_t t0, unlocked_at;
     redisReply *r;
 
-    cr_assert_eq(lw_lock(la, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(la, NULL), 0);
     /* Nobody unlocks: a 300 ms wait ends on time. */
     t0 = now_ms();
     cr_assert_eq(lw_trylock(lb, 300, 0, NULL), LW_ELOCKED);
@@ -338,7 +338,7 @@ static void *contend(void *arg)
     struct contender *k = arg;
 
     for (int i = 0; i < 20000 && atomic_load(k->acquired) < k->target; i++) {
-        int rc = lw_lock(k->lock, NULL);
+        int rc = lw_lock_acquire(k->lock, NULL);
 
         if (rc) {
             k->errors++;
@@ -429,7 +429,7 @@ static void *churn(void *arg)
     uint64_t until = now_ms() + 1500;
 
     for (int i = 0; i < 100000 && now_ms() < until; i++)
-        if (lw_lock(l, NULL) == 0)
+        if (lw_lock_acquire(l, NULL) == 0)
             lw_unlock(l);
     return NULL;
 }

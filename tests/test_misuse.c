@@ -19,7 +19,7 @@ REDIS_TEST(misuse, unlock_twice)
     struct lw_lock *l = new_lock(c, "twice");
     struct outcome o;
 
-    cr_assert_eq(lw_lock(l, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
     cr_assert_eq(lw_unlock(l), 0);
     cr_assert_eq(lw_unlock(l), LW_ENOTOWNER);
     /* The same through the async call. */
@@ -59,12 +59,12 @@ REDIS_TEST(misuse, free_client_with_locks_held_then_use_handles)
     int64_t ttl = 0;
     uint64_t token;
 
-    cr_assert_eq(lw_lock(w, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(w, NULL), 0);
     cr_assert_eq(lw_lock_lease(f, 5000, NULL), 0);
     cr_assert_eq(lw_client_free(c), 0, "freeing with locks held is allowed");
 
     /* The handles outlive the client: every call is refused, nothing runs. */
-    cr_assert_eq(lw_lock(w, NULL), LW_ESHUTDOWN);
+    cr_assert_eq(lw_lock_acquire(w, NULL), LW_ESHUTDOWN);
     cr_assert_eq(lw_trylock(w, 0, 0, &token), LW_ESHUTDOWN);
     cr_assert_eq(lw_unlock(w), LW_ESHUTDOWN);
     cr_assert_eq(lw_is_held(w), LW_ESHUTDOWN);
@@ -96,7 +96,7 @@ REDIS_TEST(misuse, wrong_type_keys_are_ereply_and_lose_only_their_lock)
     /* A key that holds a string: every call on it says LW_EREPLY. */
     freeReplyObject(redis_server_command(&srv, "SET str x"));
     locks[0] = new_lock(c, "str");
-    cr_assert_eq(lw_lock(locks[0], NULL), LW_EREPLY);
+    cr_assert_eq(lw_lock_acquire(locks[0], NULL), LW_EREPLY);
     cr_assert_eq(lw_trylock(locks[0], 0, 5000, NULL), LW_EREPLY);
     cr_assert_eq(lw_unlock(locks[0]), LW_EREPLY);
     cr_assert_eq(lw_is_held(locks[0]), LW_EREPLY);
@@ -108,7 +108,7 @@ REDIS_TEST(misuse, wrong_type_keys_are_ereply_and_lose_only_their_lock)
     for (int i = 0; i < 20; i++) {
         snprintf(name, sizeof name, "wt:%d", i);
         locks[i] = new_lock(c, name);
-        cr_assert_eq(lw_lock(locks[i], NULL), 0);
+        cr_assert_eq(lw_lock_acquire(locks[i], NULL), 0);
     }
     freeReplyObject(redis_server_command(&srv, "DEL wt:7"));
     freeReplyObject(redis_server_command(&srv, "RPUSH wt:7 x"));
@@ -136,7 +136,7 @@ static void expect_lock_error(struct lw_client_config *cfg, int want)
     cfg->command_timeout_ms = 300;
     cr_assert_eq(lw_client_new(cfg, &c), 0);
     l = new_lock(c, "unreachable");
-    rc = lw_lock(l, NULL);
+    rc = lw_lock_acquire(l, NULL);
     cr_assert_eq(rc, want, "%s", lw_errname(rc));
     lw_lock_free(l);
     lw_client_free(c);
@@ -247,7 +247,7 @@ static int out_of_memory_child(void)
         rc = 3;
     free_hogs(hogs);
     /* Memory back: the client still works. */
-    if (rc == 0 && (lw_lock(l, NULL) != 0 || lw_unlock(l) != 0))
+    if (rc == 0 && (lw_lock_acquire(l, NULL) != 0 || lw_unlock(l) != 0))
         rc = 4;
     lw_lock_free(l);
     lw_client_free(c);

@@ -54,7 +54,7 @@ REDIS_TEST(watchdog, renews_past_the_lease)
     struct lw_lock *l = new_lock(c, "long-job");
     struct lw_client_stats st;
 
-    cr_assert_eq(lw_lock(l, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
     sleep_ms(5000);
     cr_assert_eq(lw_is_held(l), 1, "held after more than three leases");
     cr_assert_gt(redis_int("PTTL %s", "long-job"), 900, "renewed within the last third");
@@ -111,8 +111,8 @@ REDIS_TEST(watchdog, no_renewal_after_unlock)
     struct lw_client_stats after;
     int seen[2];
 
-    cr_assert_eq(lw_lock(quiet, NULL), 0);
-    cr_assert_eq(lw_lock(busy, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(quiet, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(busy, NULL), 0);
     sleep_ms(700); /* a renewal or two of each */
     cr_assert_eq(lw_unlock(quiet), 0);
     /* Two leases: renewals of "busy" show MONITOR sees them; none of "quiet". */
@@ -135,7 +135,7 @@ REDIS_TEST(watchdog, key_deleted_is_lost_not_owner)
     struct lw_lock *l = new_lock(c, "stolen");
     struct lw_client_stats st;
 
-    cr_assert_eq(lw_lock(l, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
     freeReplyObject(redis_server_command(&srv, "DEL stolen"));
     /* The next renewal is at most a third of the lease away. */
     cr_assert(wait_until(atomic_load(&lost.count) > 0, 500 + 100));
@@ -166,7 +166,7 @@ REDIS_TEST(watchdog, server_stopped_past_the_lease_is_lost_expired)
     cr_assert_eq(lw_client_new(&cfg, &c), 0);
     l = new_lock(c, "frozen");
     before = lw_clock_now();
-    cr_assert_eq(lw_lock(l, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
     after = lw_clock_now();
     redis_server_signal(&srv, SIGSTOP);
     /* valid_until = the acquire's send time + lease - drift: between
@@ -259,7 +259,7 @@ REDIS_TEST(watchdog, failing_renewals_are_lost_errors_and_dropped)
     cfg.command_timeout_ms = 200; /* two renewals time out well within the lease */
     cr_assert_eq(lw_client_new(&cfg, &c), 0);
     l = new_lock(c, "flaky");
-    cr_assert_eq(lw_lock(l, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
     redis_server_signal(&srv, SIGSTOP);
     cr_assert(wait_until(atomic_load(&lost.count) > 0, 2500));
     redis_server_signal(&srv, SIGCONT);
@@ -278,7 +278,7 @@ REDIS_TEST(watchdog, script_flush_does_not_stop_renewals)
     struct lw_lock *l = new_lock(c, "flushed");
     struct lw_client_stats st;
 
-    cr_assert_eq(lw_lock(l, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
     freeReplyObject(redis_server_command(&srv, "SCRIPT FLUSH"));
     sleep_ms(2000);
     cr_assert_eq(atomic_load(&lost.count), 0);
@@ -347,8 +347,8 @@ REDIS_TEST(watchdog, failed_unlock_resumes_renewing)
     cfg.command_timeout_ms = 300;
     cr_assert_eq(lw_client_new(&cfg, &c), 0);
     l = new_lock(c, "sticky");
-    cr_assert_eq(lw_lock(l, NULL), 0);
-    cr_assert_eq(lw_lock(l, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
     freeReplyObject(redis_server_command(&srv, "CLIENT PAUSE %s WRITE", "1000"));
     cr_assert_eq(lw_unlock(l), LW_ETIMEDOUT);
     sleep_ms(1000);
@@ -371,7 +371,7 @@ REDIS_TEST(watchdog, short_reentrant_lease_does_not_cut_the_watchdogs)
     struct lw_client *c = new_client(3000, &lost);
     struct lw_lock *l = new_lock(c, "mixed");
 
-    cr_assert_eq(lw_lock(l, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
     cr_assert_eq(lw_trylock(l, 0, 200, NULL), 0);
     cr_assert_gt(redis_int("PTTL %s", "mixed"), 2000);
     sleep_ms(400);
@@ -396,7 +396,7 @@ REDIS_TEST(watchdog, many_losses_are_dropped_in_few_calls)
     for (int i = 0; i < 300; i++) {
         snprintf(name, sizeof name, "mass:%d", i);
         locks[i] = new_lock(c, name);
-        cr_assert_eq(lw_lock(locks[i], NULL), 0);
+        cr_assert_eq(lw_lock_acquire(locks[i], NULL), 0);
     }
     lw_client_get_stats(c, &st0);
     lw_engine_get_stats(c->engine, &es0);

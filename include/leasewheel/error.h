@@ -9,6 +9,8 @@
 #ifndef LEASEWHEEL_ERROR_H
 #define LEASEWHEEL_ERROR_H
 
+#include <leasewheel/version.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -40,13 +42,13 @@ enum lw_error {
  * lw_strerror - a static, human-readable message for an error code.
  * Never returns NULL; unknown codes give "unknown error".  Thread-safe.
  */
-const char *lw_strerror(int err);
+LW_API const char *lw_strerror(int err);
 
 /*
  * lw_errname - the code's symbolic name ("LW_EINVAL"), for logs and tests.
  * Never returns NULL; unknown codes give "LW_UNKNOWN".
  */
-const char *lw_errname(int err);
+LW_API const char *lw_errname(int err);
 
 #ifdef __cplusplus
 }

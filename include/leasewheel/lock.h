@@ -89,7 +89,7 @@ enum lw_lost_reason {
 };
 
 /* lw_lost_reason_name - "not owner", "errors", "expired"; "unknown" else. */
-const char *lw_lost_reason_name(int reason);
+LW_API const char *lw_lost_reason_name(int reason);
 
 /*
  * A watchdog lock was lost.  Runs on the engine thread, once per lock
@@ -105,7 +105,17 @@ typedef void lw_lost_fn(const char *name, size_t len, uint64_t owner, int reason
  */
 typedef void lw_done_fn(int err, int64_t value, void *arg);
 
+struct ev_loop;
+
+/*
+ * The client's settings.  lw_client_config_init() fills in the defaults
+ * and `size`; set what you need after it.  Fields are only ever added at
+ * the end: a program built against an older header passes a smaller size,
+ * and the library takes the defaults for the fields it does not have.
+ */
 struct lw_client_config {
+    size_t size;                  /* sizeof the struct the caller has: set by
+                                     lw_client_config_init() */
     const char *host;             /* default 127.0.0.1; ignored with unix_path */
     int port;                     /* 1..65535, default 6379 */
     const char *unix_path;        /* a unix socket instead, or NULL; at most
@@ -129,9 +139,18 @@ struct lw_client_config {
     uint32_t slots;               /* the wheel's slots, 1..65536, default 512 */
     lw_lost_fn *on_lost;          /* may be NULL */
     void *lost_arg;
+    struct ev_loop *loop;         /* NULL (default): the client runs its own
+                                     engine thread.  Else a libev loop the
+                                     caller owns and runs: the client runs on
+                                     it, on the thread that runs it (see
+                                     "The caller's loop" above) */
 };
 
-/* Counters since creation; a snapshot from any thread. */
+/*
+ * Counters since creation; a snapshot from any thread.  Counters are only
+ * ever added at the end: lw_client_get_stats() passes the size of the
+ * struct the caller was built with, and the library fills in that much.
+ */
 #define LW_LAG_BUCKETS 264
 
 struct lw_client_stats {
@@ -163,8 +182,18 @@ struct lw_client_stats {
                                              lw_lag_bucket_floor_ns() */
 };
 
-/* lw_client_config_init - the defaults above. */
-void lw_client_config_init(struct lw_client_config *cfg);
+/*
+ * lw_client_config_init_size - the defaults above, for a config struct of
+ * `size` bytes (sizeof as the caller compiled it).  Call it through
+ * lw_client_config_init().
+ */
+LW_API void lw_client_config_init_size(struct lw_client_config *cfg, size_t size);
+
+/* lw_client_config_init - the defaults above, and cfg->size. */
+static inline void lw_client_config_init(struct lw_client_config *cfg)
+{
+    lw_client_config_init_size(cfg, sizeof *cfg);
+}
 
 /*
  * lw_client_new - validate cfg, start the engine thread and connect (in the
@@ -177,7 +206,7 @@ void lw_client_config_init(struct lw_client_config *cfg);
  * (a value beyond its limit, a client id with ':'), LW_ELEASE (watchdog
  * timeout under 3 ticks), LW_ENOHOST, LW_ENOMEM.
  */
-int lw_client_new(const struct lw_client_config *cfg, struct lw_client **out);
+LW_API int lw_client_new(const struct lw_client_config *cfg, struct lw_client **out);
 
 /*
  * lw_client_free - stop renewing, fail every call still pending with
@@ -191,13 +220,25 @@ int lw_client_new(const struct lw_client_config *cfg, struct lw_client **out);
  * LW_EDEADLK when called on the engine thread.  Not to be called while
  * another thread is still making calls on the client's handles.
  */
-int lw_client_free(struct lw_client *client);
+LW_API int lw_client_free(struct lw_client *client);
 
 /* lw_client_id - the client id (the owner fields' prefix). */
-const char *lw_client_id(const struct lw_client *client);
+LW_API const char *lw_client_id(const struct lw_client *client);
+
+/*
+ * lw_client_get_stats_size - a snapshot of the counters into the first
+ * `size` bytes of out (sizeof as the caller compiled it; counters beyond
+ * the library's own are zeroed).  Call it through lw_client_get_stats().
+ */
+LW_API void lw_client_get_stats_size(const struct lw_client *client,
+                                     struct lw_client_stats *out, size_t size);
 
 /* lw_client_get_stats - a snapshot of the counters. */
-void lw_client_get_stats(const struct lw_client *client, struct lw_client_stats *out);
+static inline void lw_client_get_stats(const struct lw_client *client,
+                                       struct lw_client_stats *out)
+{
+    lw_client_get_stats_size(client, out, sizeof *out);
+}
 
 /*
  * The lag histogram.  Bucket i counts renewals sent between
@@ -207,7 +248,7 @@ void lw_client_get_stats(const struct lw_client *client, struct lw_client_stats 
  * The wheel fires a timer up to one tick after its time, so an unloaded
  * client's lags spread evenly over [0, tick); more means renewals queued.
  */
-uint64_t lw_lag_bucket_floor_ns(unsigned bucket);
+LW_API uint64_t lw_lag_bucket_floor_ns(unsigned bucket);
 
 /*
  * lw_stats_lag_ns - the lag under which a fraction q (0..1) of the renewals
@@ -215,10 +256,10 @@ uint64_t lw_lag_bucket_floor_ns(unsigned bucket);
  * renewal (q = 1: the highest bucket used).  0 when the histogram is empty.
  * To look at an interval, subtract an earlier snapshot's buckets first.
  */
-uint64_t lw_stats_lag_ns(const struct lw_client_stats *s, double q);
+LW_API uint64_t lw_stats_lag_ns(const struct lw_client_stats *s, double q);
 
 /* lw_owner_self - the calling thread's id: the default owner. */
-uint64_t lw_owner_self(void);
+LW_API uint64_t lw_owner_self(void);
 
 /*
  * lw_lock_new - a handle for the lock named by the len bytes at name.
@@ -227,12 +268,12 @@ uint64_t lw_owner_self(void);
  * another handle keeps its memory).  Using a handle after lw_lock_free()
  * cannot be detected: it is undefined, as with free().
  */
-int lw_lock_new(struct lw_client *client, const void *name, size_t len,
+LW_API int lw_lock_new(struct lw_client *client, const void *name, size_t len,
                 struct lw_lock **out);
 
 /* lw_lock_free - drop the handle (calls still pending keep it alive until
  * they end).  NULL ignored. */
-void lw_lock_free(struct lw_lock *lock);
+LW_API void lw_lock_free(struct lw_lock *lock);
 
 /*
  * Blocking calls; the owner is the calling thread.  Each returns 0 (or a
@@ -252,39 +293,44 @@ void lw_lock_free(struct lw_lock *lock);
  * as of this owner's first acquire, so reentrant acquires see the same.
  */
 
-/* lw_lock - wait as long as it takes; the watchdog renews it. */
-int lw_lock(struct lw_lock *lock, uint64_t *token);
+/* lw_lock_acquire - wait as long as it takes; the watchdog renews it.
+ * (Called lw_lock() before 0.2: that name hid struct lw_lock in C++.  C
+ * code may still spell it so unless LW_NO_COMPAT is defined.) */
+LW_API int lw_lock_acquire(struct lw_lock *lock, uint64_t *token);
+#if !defined(__cplusplus) && !defined(LW_NO_COMPAT)
+#define lw_lock(lock, token) lw_lock_acquire((lock), (token))
+#endif
 
 /* lw_lock_lease - wait as long as it takes; expires lease_ms after. */
-int lw_lock_lease(struct lw_lock *lock, uint64_t lease_ms, uint64_t *token);
+LW_API int lw_lock_lease(struct lw_lock *lock, uint64_t lease_ms, uint64_t *token);
 
 /* lw_trylock - wait at most wait_ms (0: try once); lease_ms 0 means the
  * watchdog.  LW_ELOCKED when another owner held it throughout. */
-int lw_trylock(struct lw_lock *lock, uint64_t wait_ms, uint64_t lease_ms, uint64_t *token);
+LW_API int lw_trylock(struct lw_lock *lock, uint64_t wait_ms, uint64_t lease_ms, uint64_t *token);
 
 /* lw_unlock - release one hold.  LW_ENOTOWNER when the caller holds none:
  * the lock is not touched.  While the last hold's unlock is on its way the
  * watchdog holds its renewals back; if that unlock fails (a transport
  * error: it may not have run), renewing resumes. */
-int lw_unlock(struct lw_lock *lock);
+LW_API int lw_unlock(struct lw_lock *lock);
 
 /* lw_force_unlock - delete the lock whoever holds it (and wake its waiters).
  * Returns 1 when it was locked, 0 when not.  Watchdog locks this client
  * held on that name stop being renewed, without on_lost. */
-int lw_force_unlock(struct lw_lock *lock);
+LW_API int lw_force_unlock(struct lw_lock *lock);
 
 /* lw_is_locked - 1 when anyone holds it, 0 when not. */
-int lw_is_locked(struct lw_lock *lock);
+LW_API int lw_is_locked(struct lw_lock *lock);
 
 /* lw_is_held - 1 when the calling thread holds it, 0 when not. */
-int lw_is_held(struct lw_lock *lock);
+LW_API int lw_is_held(struct lw_lock *lock);
 
 /* lw_hold_count - how many times the calling thread holds it (0: not). */
-int lw_hold_count(struct lw_lock *lock);
+LW_API int lw_hold_count(struct lw_lock *lock);
 
 /* lw_remaining_ttl - *ttl_ms gets the lease left in ms, -1 when the key
  * has no expiry, -2 when nobody holds the lock (as PTTL). */
-int lw_remaining_ttl(struct lw_lock *lock, int64_t *ttl_ms);
+LW_API int lw_remaining_ttl(struct lw_lock *lock, int64_t *ttl_ms);
 
 /*
  * Asynchronous calls: explicit owner; done(err, value, arg) runs once on
@@ -296,22 +342,22 @@ int lw_remaining_ttl(struct lw_lock *lock, int64_t *ttl_ms);
 
 /* lw_acquire_async - lock (wait_ms LW_WAIT_FOREVER) or try-lock (any other
  * wait_ms); lease_ms 0 means the watchdog. */
-int lw_acquire_async(struct lw_lock *lock, uint64_t owner, uint64_t wait_ms,
+LW_API int lw_acquire_async(struct lw_lock *lock, uint64_t owner, uint64_t wait_ms,
                      uint64_t lease_ms, lw_done_fn *done, void *arg);
-int lw_unlock_async(struct lw_lock *lock, uint64_t owner, lw_done_fn *done, void *arg);
-int lw_force_unlock_async(struct lw_lock *lock, lw_done_fn *done, void *arg);
-int lw_is_locked_async(struct lw_lock *lock, lw_done_fn *done, void *arg);
-int lw_is_held_async(struct lw_lock *lock, uint64_t owner, lw_done_fn *done, void *arg);
-int lw_hold_count_async(struct lw_lock *lock, uint64_t owner, lw_done_fn *done, void *arg);
-int lw_remaining_ttl_async(struct lw_lock *lock, lw_done_fn *done, void *arg);
+LW_API int lw_unlock_async(struct lw_lock *lock, uint64_t owner, lw_done_fn *done, void *arg);
+LW_API int lw_force_unlock_async(struct lw_lock *lock, lw_done_fn *done, void *arg);
+LW_API int lw_is_locked_async(struct lw_lock *lock, lw_done_fn *done, void *arg);
+LW_API int lw_is_held_async(struct lw_lock *lock, uint64_t owner, lw_done_fn *done, void *arg);
+LW_API int lw_hold_count_async(struct lw_lock *lock, uint64_t owner, lw_done_fn *done, void *arg);
+LW_API int lw_remaining_ttl_async(struct lw_lock *lock, lw_done_fn *done, void *arg);
 
 /*
  * Blocking calls with an explicit owner (the blocking twins of the async
  * calls above, for owners that are not threads).
  */
-int lw_acquire(struct lw_lock *lock, uint64_t owner, uint64_t wait_ms, uint64_t lease_ms,
+LW_API int lw_acquire(struct lw_lock *lock, uint64_t owner, uint64_t wait_ms, uint64_t lease_ms,
                uint64_t *token);
-int lw_unlock_owner(struct lw_lock *lock, uint64_t owner);
+LW_API int lw_unlock_owner(struct lw_lock *lock, uint64_t owner);
 
 #ifdef __cplusplus
 }

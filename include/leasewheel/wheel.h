@@ -136,20 +136,20 @@ struct lw_wheel_stats {
 };
 
 /* lw_clock_now - CLOCK_MONOTONIC in nanoseconds.  Any thread. */
-uint64_t lw_clock_now(void);
+LW_API uint64_t lw_clock_now(void);
 
 /* lw_timer_init - make a timer IDLE.  Same as zeroing it. */
-void lw_timer_init(struct lw_timer *timer);
+LW_API void lw_timer_init(struct lw_timer *timer);
 
 /* lw_timer_deadline - the deadline last given to schedule, in ns.  Read it
  * on the thread that holds the timer (the owner, once it has fired). */
-uint64_t lw_timer_deadline(const struct lw_timer *timer);
+LW_API uint64_t lw_timer_deadline(const struct lw_timer *timer);
 
 /* lw_timer_get_state - enum lw_timer_state.  Any thread (a snapshot). */
-int lw_timer_get_state(const struct lw_timer *timer);
+LW_API int lw_timer_get_state(const struct lw_timer *timer);
 
 /* lw_wheel_config_init - fill cfg with the defaults. */
-void lw_wheel_config_init(struct lw_wheel_config *cfg);
+LW_API void lw_wheel_config_init(struct lw_wheel_config *cfg);
 
 /*
  * lw_wheel_new - create a wheel.
@@ -157,14 +157,14 @@ void lw_wheel_config_init(struct lw_wheel_config *cfg);
  * slots, zero drain_max), LW_ERANGE (tick or slots beyond the limits above),
  * LW_ENOMEM.  The calling thread need not be the owner.
  */
-int lw_wheel_new(const struct lw_wheel_config *cfg, struct lw_wheel **out);
+LW_API int lw_wheel_new(const struct lw_wheel_config *cfg, struct lw_wheel **out);
 
 /*
  * lw_wheel_free - destroy a wheel.  Owner, with no other thread using the
  * wheel any more.  Every timer still held (in buckets or queues) is set
  * IDLE and passed to the release callback.  NULL is ignored.
  */
-void lw_wheel_free(struct lw_wheel *wheel);
+LW_API void lw_wheel_free(struct lw_wheel *wheel);
 
 /*
  * lw_wheel_schedule - owner: put an IDLE timer into its bucket.
@@ -173,7 +173,7 @@ void lw_wheel_free(struct lw_wheel *wheel);
  * due list), or LW_ESHUTDOWN (called from a release callback run by
  * lw_wheel_free()).
  */
-int lw_wheel_schedule(struct lw_wheel *wheel, struct lw_timer *timer,
+LW_API int lw_wheel_schedule(struct lw_wheel *wheel, struct lw_timer *timer,
                       uint64_t deadline_ns);
 
 /*
@@ -182,7 +182,7 @@ int lw_wheel_schedule(struct lw_wheel *wheel, struct lw_timer *timer,
  * and one atomic exchange on the queue; never blocks.  Returns as
  * lw_wheel_schedule().
  */
-int lw_wheel_schedule_remote(struct lw_wheel *wheel, struct lw_timer *timer,
+LW_API int lw_wheel_schedule_remote(struct lw_wheel *wheel, struct lw_timer *timer,
                              uint64_t deadline_ns);
 
 /*
@@ -192,7 +192,7 @@ int lw_wheel_schedule_remote(struct lw_wheel *wheel, struct lw_timer *timer,
  * advance), LW_CANCEL_LOST when it was not scheduled (already fired,
  * already cancelled, idle), or LW_EINVAL.
  */
-int lw_wheel_cancel(struct lw_wheel *wheel, struct lw_timer *timer);
+LW_API int lw_wheel_cancel(struct lw_wheel *wheel, struct lw_timer *timer);
 
 /*
  * lw_wheel_cancel_remote - any thread: stop a timer.  Exactly one of this
@@ -201,7 +201,7 @@ int lw_wheel_cancel(struct lw_wheel *wheel, struct lw_timer *timer);
  * calls the release callback; until then the memory stays the wheel's),
  * LW_CANCEL_LOST when it fired first or was not scheduled, or LW_EINVAL.
  */
-int lw_wheel_cancel_remote(struct lw_wheel *wheel, struct lw_timer *timer);
+LW_API int lw_wheel_cancel_remote(struct lw_wheel *wheel, struct lw_timer *timer);
 
 /*
  * lw_wheel_advance - owner: move the wheel to `now_ns`.
@@ -211,18 +211,18 @@ int lw_wheel_cancel_remote(struct lw_wheel *wheel, struct lw_timer *timer);
  * with state FIRED; take them off with lw_timer_list_pop() before scheduling
  * them again.  Returns the number appended, or LW_EINVAL.
  */
-int lw_wheel_advance(struct lw_wheel *wheel, uint64_t now_ns,
+LW_API int lw_wheel_advance(struct lw_wheel *wheel, uint64_t now_ns,
                      struct lw_timer_list *due);
 
 /* lw_wheel_next_tick - owner: when the next tick ends (ns); arm for it. */
-uint64_t lw_wheel_next_tick(const struct lw_wheel *wheel);
+LW_API uint64_t lw_wheel_next_tick(const struct lw_wheel *wheel);
 
 /* lw_wheel_tick_ns, lw_wheel_slots - the effective geometry.  Any thread. */
-uint64_t lw_wheel_tick_ns(const struct lw_wheel *wheel);
-uint32_t lw_wheel_slots(const struct lw_wheel *wheel);
+LW_API uint64_t lw_wheel_tick_ns(const struct lw_wheel *wheel);
+LW_API uint32_t lw_wheel_slots(const struct lw_wheel *wheel);
 
 /* lw_wheel_get_stats - snapshot the counters.  Any thread. */
-void lw_wheel_get_stats(const struct lw_wheel *wheel, struct lw_wheel_stats *out);
+LW_API void lw_wheel_get_stats(const struct lw_wheel *wheel, struct lw_wheel_stats *out);
 
 /*
  * lw_timer_list_pop - take the first timer off a due list (owner), or NULL

@@ -1,6 +1,6 @@
-/* adapters/counter.h - statistics counters: one writer, any readers. */
-#ifndef LW_ADAPTERS_COUNTER_H
-#define LW_ADAPTERS_COUNTER_H
+/* wheel/counter.h - statistics counters: one writer, any readers. */
+#ifndef LW_WHEEL_COUNTER_H
+#define LW_WHEEL_COUNTER_H
 
 #include <stdatomic.h>
 #include <stdint.h>

@@ -1,13 +1,13 @@
 /*
- * adapters/completion.h - a one-shot completion a thread can sleep on.
+ * wheel/completion.h - a one-shot completion a thread can sleep on.
  *
  * The word goes PENDING -> DONE once.  A waiter that finds it PENDING
  * moves it to SLEEPING and sleeps in futex(2); the completer only makes
  * the wake system call when it finds SLEEPING.  So a call that completes
  * before anyone waits costs two atomic operations and no system call.
  */
-#ifndef LW_ADAPTERS_COMPLETION_H
-#define LW_ADAPTERS_COMPLETION_H
+#ifndef LW_WHEEL_COMPLETION_H
+#define LW_WHEEL_COMPLETION_H
 
 #include <limits.h>
 #include <linux/futex.h>
