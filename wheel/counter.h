@@ -23,4 +23,11 @@ static inline uint64_t count_get(const _Atomic uint64_t *c)
     return atomic_load_explicit(c, memory_order_relaxed);
 }
 
+/* Raise a one-writer counter to v if v is larger (a worst-case gauge). */
+static inline void count_max(_Atomic uint64_t *c, uint64_t v)
+{
+    if (v > count_get(c))
+        count_set(c, v);
+}
+
 #endif

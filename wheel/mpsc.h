@@ -14,11 +14,38 @@
  * Memory order.  push: the node's fields written before the push are
  * published by the release store that links it (or by the exchange, for
  * the first node); pop reads `next` with acquire, so the consumer sees them.
+ *
+ * A node's `next` is a plain pointer in the public header (it must compile
+ * as C++), so it is touched only through node_next_load/store below:
+ * GCC/Clang __atomic builtins, defined on plain objects of a lock-free
+ * size.  The queue's own head is private and stays a C11 _Atomic.
  */
 #ifndef LW_WHEEL_MPSC_H
 #define LW_WHEEL_MPSC_H
 
+#include <stdatomic.h>
+
 #include <leasewheel/wheel.h>
+
+_Static_assert(ATOMIC_POINTER_LOCK_FREE == 2,
+               "lw_mpsc_node.next is accessed with lock-free atomic builtins");
+
+static inline struct lw_mpsc_node *lw_mpsc_next(const struct lw_mpsc_node *node)
+{
+    return __atomic_load_n(&node->next, __ATOMIC_ACQUIRE);
+}
+
+/* Before the node is published: nobody else can be reading it. */
+static inline void lw_mpsc_clear_next(struct lw_mpsc_node *node)
+{
+    __atomic_store_n(&node->next, (struct lw_mpsc_node *)0, __ATOMIC_RELAXED);
+}
+
+/* Publishes node (and what was written to it before) to the consumer. */
+static inline void lw_mpsc_link(struct lw_mpsc_node *prev, struct lw_mpsc_node *node)
+{
+    __atomic_store_n(&prev->next, node, __ATOMIC_RELEASE);
+}
 
 /* head is the producers' and tail the consumer's: on separate cache lines,
  * so that pushing does not keep stealing the line the consumer pops from. */
@@ -30,7 +57,7 @@ struct lw_mpsc {
 
 static inline void lw_mpsc_init(struct lw_mpsc *q)
 {
-    atomic_init(&q->stub.next, NULL);
+    lw_mpsc_clear_next(&q->stub);
     atomic_init(&q->head, &q->stub);
     q->tail = &q->stub;
 }
@@ -40,9 +67,9 @@ static inline int lw_mpsc_push(struct lw_mpsc *q, struct lw_mpsc_node *node)
 {
     struct lw_mpsc_node *prev;
 
-    atomic_store_explicit(&node->next, NULL, memory_order_relaxed);
+    lw_mpsc_clear_next(node);
     prev = atomic_exchange_explicit(&q->head, node, memory_order_acq_rel);
-    atomic_store_explicit(&prev->next, node, memory_order_release);
+    lw_mpsc_link(prev, node);
     return prev == &q->stub;
 }
 
@@ -50,14 +77,14 @@ static inline int lw_mpsc_push(struct lw_mpsc *q, struct lw_mpsc_node *node)
 static inline struct lw_mpsc_node *lw_mpsc_pop(struct lw_mpsc *q)
 {
     struct lw_mpsc_node *tail = q->tail;
-    struct lw_mpsc_node *next = atomic_load_explicit(&tail->next, memory_order_acquire);
+    struct lw_mpsc_node *next = lw_mpsc_next(tail);
 
     if (tail == &q->stub) {
         if (!next)
             return NULL;
         q->tail = next;
         tail = next;
-        next = atomic_load_explicit(&next->next, memory_order_acquire);
+        next = lw_mpsc_next(next);
     }
     if (next) {
         q->tail = next;
@@ -69,7 +96,7 @@ static inline struct lw_mpsc_node *lw_mpsc_pop(struct lw_mpsc *q)
     if (tail != atomic_load_explicit(&q->head, memory_order_acquire))
         return NULL;
     lw_mpsc_push(q, &q->stub);
-    next = atomic_load_explicit(&tail->next, memory_order_acquire);
+    next = lw_mpsc_next(tail);
     if (next) {
         q->tail = next;
         return tail;

@@ -53,11 +53,13 @@
  * `qnode` while they push.  See docs/design.md for the memory-order argument.
  */
 #include <stdalign.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "counter.h"
 #include "mpsc.h"
 
 #define container_of(ptr, type, member) \
@@ -102,34 +104,40 @@ struct lw_wheel {
     alignas(64) struct lw_mpsc cancels;
 };
 
-static void count(_Atomic uint64_t *counter, uint64_t delta)
-{
-    /* Only the owner writes: a load and a store, no locked instruction. */
-    atomic_store_explicit(counter,
-                          atomic_load_explicit(counter, memory_order_relaxed) + delta,
-                          memory_order_relaxed);
-}
-
-static uint64_t read_counter(const _Atomic uint64_t *counter)
-{
-    return atomic_load_explicit(counter, memory_order_relaxed);
-}
+/*
+ * The state word is a plain uint32_t in the public header (C++ has no
+ * _Atomic), so every access goes through these, with GCC/Clang __atomic
+ * builtins: defined on plain objects, the same code as C11 atomics, and
+ * the one mechanism lw_timer_list_pop() can use inline in C and C++ alike.
+ * Viewing the field through an _Atomic pointer instead would rely on
+ * _Atomic uint32_t sharing uint32_t's size and alignment, which C11 does
+ * not promise.
+ */
+_Static_assert(sizeof(struct lw_timer) == 48 || sizeof(void *) != 8,
+               "struct lw_timer is 48 bytes on 64-bit targets (docs/design.md)");
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2 && sizeof(int) == sizeof(uint32_t),
+               "the state word is accessed with lock-free atomic builtins");
 
 static bool cas_state(struct lw_timer *t, uint32_t *expected, uint32_t desired)
 {
-    return atomic_compare_exchange_strong_explicit(&t->state, expected, desired,
-                                                   memory_order_acq_rel,
-                                                   memory_order_acquire);
+    return __atomic_compare_exchange_n(&t->state, expected, desired, false,
+                                       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 static void set_state(struct lw_timer *t, uint32_t state)
 {
-    atomic_store_explicit(&t->state, state, memory_order_release);
+    __atomic_store_n(&t->state, state, __ATOMIC_RELEASE);
 }
 
 static uint32_t get_state(const struct lw_timer *t)
 {
-    return atomic_load_explicit(&t->state, memory_order_acquire);
+    return __atomic_load_n(&t->state, __ATOMIC_ACQUIRE);
+}
+
+/* The owner's own check: see lw_wheel_schedule(). */
+static uint32_t get_state_relaxed(const struct lw_timer *t)
+{
+    return __atomic_load_n(&t->state, __ATOMIC_RELAXED);
 }
 
 /* ---- buckets ---- */
@@ -150,7 +158,7 @@ static void bucket_link(struct lw_wheel *w, struct lw_timer *t)
     node->next = head;
     head->prev->next = node;
     head->prev = node;
-    count(&w->stats.pending, 1);
+    count_add(&w->stats.pending, 1);
 }
 
 /* Unlink and mark unlinked (next == NULL), for the cancel-queue drain. */
@@ -162,7 +170,7 @@ static void bucket_unlink(struct lw_wheel *w, struct lw_timer *t)
     node->next->prev = node->prev;
     node->next = NULL;
     node->prev = NULL;
-    count(&w->stats.pending, (uint64_t)-1);
+    count_add(&w->stats.pending, (uint64_t)-1);
 }
 
 static bool is_linked(const struct lw_timer *t)
@@ -252,9 +260,9 @@ uint64_t lw_clock_now(void)
 
 void lw_timer_init(struct lw_timer *timer)
 {
+    /* IDLE and an unlinked qnode are all zeros; nobody else may be using
+     * the timer yet, so plain stores do. */
     memset(timer, 0, sizeof *timer);
-    atomic_init(&timer->state, LW_TIMER_IDLE);
-    atomic_init(&timer->qnode.next, NULL);
 }
 
 uint64_t lw_timer_deadline(const struct lw_timer *timer)
@@ -377,7 +385,7 @@ int lw_wheel_schedule(struct lw_wheel *w, struct lw_timer *t, uint64_t deadline_
     /* A plain check, not a CAS: a timer has one user at a time (see the
      * header), and a locked instruction here would cost every schedule a
      * wait for the stores before it. */
-    if (atomic_load_explicit(&t->state, memory_order_relaxed) != LW_TIMER_IDLE)
+    if (get_state_relaxed(t) != LW_TIMER_IDLE)
         return LW_EBUSY;
     t->deadline = deadline_ns;
     t->expires = tick_of(w, deadline_ns);
@@ -385,7 +393,7 @@ int lw_wheel_schedule(struct lw_wheel *w, struct lw_timer *t, uint64_t deadline_
      * push writes it. */
     set_state(t, LW_TIMER_SCHEDULED);
     bucket_link(w, t);
-    count(&w->stats.scheduled, 1);
+    count_add(&w->stats.scheduled, 1);
     return 0;
 }
 
@@ -418,7 +426,7 @@ int lw_wheel_cancel(struct lw_wheel *w, struct lw_timer *t)
         if (state == LW_TIMER_SCHEDULED) {
             if (cas_state(t, &state, LW_TIMER_IDLE)) {
                 bucket_unlink(w, t);
-                count(&w->stats.cancelled, 1);
+                count_add(&w->stats.cancelled, 1);
                 return LW_CANCEL_DONE;
             }
         } else if (state == LW_TIMER_PENDING) {
@@ -466,7 +474,7 @@ static void drain_cancels(struct lw_wheel *w)
 
         if (is_linked(t))
             bucket_unlink(w, t);
-        count(&w->stats.cancelled, 1);
+        count_add(&w->stats.cancelled, 1);
         release_timer(w, t);
     }
 }
@@ -483,9 +491,9 @@ static void drain_submits(struct lw_wheel *w)
         if (cas_state(t, &expected, LW_TIMER_SCHEDULED)) {
             t->expires = tick_of(w, t->deadline);
             bucket_link(w, t);
-            count(&w->stats.scheduled, 1);
+            count_add(&w->stats.scheduled, 1);
         } else if (expected == LW_TIMER_CANCELLED) {
-            count(&w->stats.cancelled, 1);
+            count_add(&w->stats.cancelled, 1);
             release_timer(w, t);
         }
         /* else: the timer was also scheduled by its owner thread, against
@@ -557,13 +565,7 @@ static void expire_bucket(struct lw_wheel *w, uint64_t bucket, uint64_t k,
         kept[l]->next = &heads[l];
         heads[l].prev = kept[l];
     }
-    count(&w->stats.pending, (uint64_t)0 - removed);
-}
-
-static void count_max(_Atomic uint64_t *counter, uint64_t value)
-{
-    if (value > read_counter(counter))
-        atomic_store_explicit(counter, value, memory_order_relaxed);
+    count_add(&w->stats.pending, (uint64_t)0 - removed);
 }
 
 /* How late this advance is: now against the end of the oldest tick due. */
@@ -599,9 +601,9 @@ int lw_wheel_advance(struct lw_wheel *w, uint64_t now_ns, struct lw_timer_list *
         for (uint64_t k = w->tick + 1; k <= target; k++)
             expire_bucket(w, k & w->mask, k, &app);
     }
-    count(&w->stats.tick, target - w->tick);
+    count_add(&w->stats.tick, target - w->tick);
     w->tick = target;
-    count(&w->stats.expired, due->count - before);
+    count_add(&w->stats.expired, due->count - before);
     return (int)(due->count - before);
 }
 
@@ -624,10 +626,10 @@ uint32_t lw_wheel_slots(const struct lw_wheel *w)
 
 void lw_wheel_get_stats(const struct lw_wheel *w, struct lw_wheel_stats *out)
 {
-    out->pending = read_counter(&w->stats.pending);
-    out->scheduled = read_counter(&w->stats.scheduled);
-    out->expired = read_counter(&w->stats.expired);
-    out->cancelled = read_counter(&w->stats.cancelled);
-    out->worst_lag_ns = read_counter(&w->stats.worst_lag_ns);
-    out->tick = read_counter(&w->stats.tick);
+    out->pending = count_get(&w->stats.pending);
+    out->scheduled = count_get(&w->stats.scheduled);
+    out->expired = count_get(&w->stats.expired);
+    out->cancelled = count_get(&w->stats.cancelled);
+    out->worst_lag_ns = count_get(&w->stats.worst_lag_ns);
+    out->tick = count_get(&w->stats.tick);
 }

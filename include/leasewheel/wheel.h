@@ -40,7 +40,6 @@
 #ifndef LEASEWHEEL_WHEEL_H
 #define LEASEWHEEL_WHEEL_H
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,9 +55,14 @@ struct lw_list {
     struct lw_list *prev;
 };
 
-/* A node of an intrusive multi-producer single-consumer queue. */
+/*
+ * A node of an intrusive multi-producer single-consumer queue.  `next` is
+ * shared between threads, but only ever read and written with atomic
+ * builtins, inside the library (wheel/mpsc.h): a plain type here keeps the
+ * header valid C++ (which has no _Atomic before C++23).
+ */
 struct lw_mpsc_node {
-    _Atomic(struct lw_mpsc_node *) next;
+    struct lw_mpsc_node *next;
 };
 
 /*
@@ -72,7 +76,8 @@ struct lw_timer {
     struct lw_mpsc_node qnode;    /* submission or cancel queue */
     uint64_t deadline;            /* as given to schedule, ns */
     uint64_t expires;             /* tick index it is due at; owner only */
-    _Atomic uint32_t state;       /* enum lw_timer_state */
+    uint32_t state;               /* enum lw_timer_state; shared between
+                                     threads, accessed only atomically */
 };
 
 /* Where a timer is.  Only the owner sees a stable value. */
@@ -241,7 +246,10 @@ static inline struct lw_timer *lw_timer_list_pop(struct lw_timer_list *list)
         first->link.next = NULL;
         first->link.prev = NULL;
         list->count--;
-        atomic_store_explicit(&first->state, LW_TIMER_IDLE, memory_order_release);
+        /* The one atomic access outside wheel/: GCC's builtin, which C and
+         * C++ both accept on a plain uint32_t (docs/design.md, "struct
+         * lw_timer: 48 bytes").  A plain store on x86-64. */
+        __atomic_store_n(&first->state, (uint32_t)LW_TIMER_IDLE, __ATOMIC_RELEASE);
     }
     return first;
 }
