@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds leasewheel three
 # times (plain, AddressSanitizer+UBSan, ThreadSanitizer) and runs every test
-# in each (the fuzzers' seed corpora included, replayed), then a fourth
+# in each (the fuzzers' seed corpora included, replayed; the plain build is
+# also installed and used through pkg-config), then a fourth
 # time with clang for libFuzzer and runs each fuzzer for LW_FUZZ_SECONDS.
 # Any failure, crash or sanitizer report fails the run.
 set -euo pipefail
@@ -64,6 +65,16 @@ for variant in test asan tsan; do
     read -r p f < <(grep -oE 'Passing: [0-9]+ \| Failing: [0-9]+ \| Crashing: [0-9]+' "$log" |
         awk '{p += $2; f += $5 + $8} END {print p + 0, f + 0}')
     passed=$((passed + p)) failed=$((failed + f))
+    # Once, in the plain build: installed, found with pkg-config alone, used
+    # from C and C++.  One test in the tally.
+    if [ "$variant" = test ]; then
+        echo "== $variant: installed use" >&2
+        if tests/installed.sh "$dir"; then
+            passed=$((passed + 1))
+        else
+            status=1 failed=$((failed + 1))
+        fi
+    fi
 done
 echo "== fuzz: build" >&2
 ninja -C build/fuzz $(printf 'tests/fuzz/fuzz_%s ' $LW_FUZZERS) >/dev/null

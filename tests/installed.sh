@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# installed.sh BUILD_DIR - leasewheel as a user gets it: install BUILD_DIR
+# (already built) into a temporary directory, build tests/installed/use.c
+# and use.cc with nothing but `pkg-config --cflags --libs leasewheel`, and
+# run both against a private redis-server on a free loopback port.  Prints
+# one PASS or FAIL line; exits non-zero on failure.
+set -euo pipefail
+build=$1
+src=$(cd "$(dirname "$0")" && pwd)/installed
+tmp=$(mktemp -d)
+pid=
+stop_server() {
+    [ -n "$pid" ] || return 0
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    pid=
+}
+finish() {
+    local rc=$?
+    stop_server
+    rm -rf "$tmp"
+    if [ "$rc" -eq 0 ]; then echo "installed: PASS"; else echo "installed: FAIL"; fi
+    exit "$rc"
+}
+trap finish EXIT
+
+# A staged install: pkg-config's sysroot maps the .pc's paths into it.
+meson install -C "$build" --no-rebuild --quiet --destdir "$tmp/root" >/dev/null
+pc=$(find "$tmp/root" -name leasewheel.pc)
+[ -n "$pc" ] || { echo "no leasewheel.pc installed"; exit 1; }
+export PKG_CONFIG_PATH=$(dirname "$pc") PKG_CONFIG_SYSROOT_DIR=$tmp/root PKG_CONFIG_LIBDIR=
+cflags=$(pkg-config --cflags leasewheel)
+libs=$(pkg-config --libs leasewheel)
+echo "pkg-config: cflags: $cflags; libs: $libs"
+# A dynamic link needs nothing of hiredis or libev: the headers are libc only.
+if grep -qE 'hiredis|-lev' <<<"$cflags $libs"; then
+    echo "leasewheel.pc puts hiredis or libev into a dynamic build"; exit 1
+fi
+[ "$(pkg-config --modversion leasewheel)" = "$(meson introspect --projectinfo "$build" |
+    sed -nE 's/.*"version": "([^"]*)".*/\1/p')" ] || { echo "leasewheel.pc has the wrong version"; exit 1; }
+
+# shellcheck disable=SC2086
+"${CC:-cc}" -std=c11 -Wall -Wextra -Wpedantic -Werror -o "$tmp/use" "$src/use.c" $cflags $libs
+# shellcheck disable=SC2086
+"${CXX:-c++}" -std=c++11 -Wall -Wextra -Wpedantic -Werror -o "$tmp/use_cxx" "$src/use.cc" \
+    $cflags $libs
+export LD_LIBRARY_PATH=$(dirname "$(find "$tmp/root" -name 'libleasewheel.so' | head -n 1)")
+if ! ldd "$tmp/use" | grep -q "libleasewheel.so.* => $tmp/"; then
+    echo "use does not load the installed library:"; ldd "$tmp/use"; exit 1
+fi
+
+# redis-server on 127.0.0.1 only, no persistence; a port that turns out to
+# be taken makes it exit, and the next one is tried.
+for _ in $(seq 10); do
+    port=$((20000 + RANDOM % 40000))
+    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+        --dir "$tmp" --logfile "$tmp/redis.log" &
+    pid=$!
+    for _ in $(seq 50); do
+        [ "$(redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null)" = PONG ] && break 2
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    stop_server
+done
+[ -n "$pid" ] || { echo "redis-server did not start"; exit 1; }
+
+timeout 60 "$tmp/use" "$port"
+timeout 60 "$tmp/use_cxx" "$port"
