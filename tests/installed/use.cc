@@ -9,31 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#define CHECK(cond)                                                                \
-    do {                                                                           \
-        if (!(cond)) {                                                             \
-            std::fprintf(stderr, "use.cc:%d: check failed: %s\n", __LINE__, #cond); \
-            return 1;                                                              \
-        }                                                                          \
-    } while (0)
-
-static int wheel()
-{
-    lw_wheel_config wc;
-    lw_wheel *w = nullptr;
-    lw_timer t;
-    lw_timer_list due = {nullptr, nullptr, 0};
-
-    lw_wheel_config_init(&wc);
-    wc.start_ns = 1000;
-    CHECK(lw_wheel_new(&wc, &w) == 0);
-    lw_timer_init(&t);
-    CHECK(lw_wheel_schedule(w, &t, 1000 + wc.tick_ns) == 0);
-    CHECK(lw_wheel_advance(w, 1000 + 2 * wc.tick_ns, &due) == 1);
-    CHECK(lw_timer_list_pop(&due) == &t);
-    lw_wheel_free(w);
-    return 0;
-}
+#include "common.h"
 
 int main(int argc, char **argv)
 {
@@ -44,7 +20,7 @@ int main(int argc, char **argv)
 
     CHECK(argc == 2);
     CHECK(std::strcmp(lw_version(), LW_VERSION_STRING) == 0);
-    CHECK(wheel() == 0);
+    CHECK(wheel_roundtrip() == 0);
     lw_client_config_init(&cfg);
     cfg.port = std::atoi(argv[1]);
     CHECK(lw_client_new(&cfg, &c) == 0);
