@@ -16,7 +16,8 @@
  * the first node); pop reads `next` with acquire, so the consumer sees them.
  *
  * A node's `next` is a plain pointer in the public header (it must compile
- * as C++), so it is touched only through node_next_load/store below:
+ * as C++), so it is touched only through lw_mpsc_next(), lw_mpsc_link()
+ * and lw_mpsc_clear_next() below:
  * GCC/Clang __atomic builtins, defined on plain objects of a lock-free
  * size.  The queue's own head is private and stays a C11 _Atomic.
  */

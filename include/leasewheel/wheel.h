@@ -246,7 +246,7 @@ static inline struct lw_timer *lw_timer_list_pop(struct lw_timer_list *list)
         first->link.next = NULL;
         first->link.prev = NULL;
         list->count--;
-        /* The one atomic access outside wheel/: GCC's builtin, which C and
+        /* The one atomic access outside wheel/: a GCC/Clang builtin, which C and
          * C++ both accept on a plain uint32_t (docs/design.md, "struct
          * lw_timer: 48 bytes").  A plain store on x86-64. */
         __atomic_store_n(&first->state, (uint32_t)LW_TIMER_IDLE, __ATOMIC_RELEASE);
