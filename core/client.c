@@ -154,8 +154,9 @@ uint64_t lw_owner_self(void)
     return (uint64_t)gettid();
 }
 
-/* Engine thread, every tick with due timers: waiting acquires try again,
- * the watchdog queues renewals (and notices expiries), then sends them. */
+/* Engine thread, every tick with due timers: each does what its owner set
+ * (a waiting acquire tries again, an entry queues its renewal or is lost),
+ * then the watchdog sends the queued renewals. */
 static void on_tick(struct lw_engine *engine, struct lw_timer_list *due, void *arg)
 {
     struct lw_client *c = arg;
@@ -164,12 +165,9 @@ static void on_tick(struct lw_engine *engine, struct lw_timer_list *due, void *a
 
     (void)engine;
     while ((t = lw_timer_list_pop(due))) {
-        struct tagged_timer *tt = (struct tagged_timer *)t;
+        struct core_timer *ct = (struct core_timer *)t;
 
-        if (tt->kind == TIMER_ENTRY)
-            watchdog_timer_fired(c, (struct entry *)tt, now);
-        else
-            op_timer_fired(c, (struct op *)((char *)tt - offsetof(struct op, tt)), now);
+        ct->fire(c, ct, now);
     }
     watchdog_flush(c);
 }

@@ -34,11 +34,14 @@ extern const char *const lw_lock_scripts[SCRIPT_COUNT];
 
 #define CHANNEL_PREFIX "redisson_lock__channel:{"
 
-/* What a wheel timer belongs to: the tick hook tells them apart. */
-enum timer_kind { TIMER_ENTRY = 1, TIMER_OP = 2 };
-struct tagged_timer {
-    struct lw_timer timer;
-    int kind;
+struct lw_client;
+
+/* A wheel timer of core/ and what to do when it fires, set by its owner
+ * (lock.c: a waiting acquire's retry; watchdog.c: an entry's renewal or
+ * give-up), so that the tick hook need not know what it belongs to. */
+struct core_timer {
+    struct lw_timer timer; /* first: the wheel hands back this */
+    void (*fire)(struct lw_client *c, struct core_timer *t, uint64_t now_ns);
 };
 
 struct client_counters {
@@ -108,7 +111,7 @@ enum op_state { OPS_NEW, OPS_INFLIGHT, OPS_WAITING };
 
 struct op {
     struct lw_request req;         /* the command: formatted once, re-sent */
-    struct tagged_timer tt;        /* a waiting acquire's retry time */
+    struct core_timer ct;          /* a waiting acquire's retry time */
     struct lw_lock *lock;
     struct op *wnext, *wprev;      /* channel waiters; engine thread */
     struct op *wake_next;          /* wake_all's batch */
@@ -136,7 +139,7 @@ enum entry_state {
 };
 
 struct entry {
-    struct tagged_timer tt;
+    struct core_timer ct;
     UT_hash_handle hh;             /* in client->entries when the chain's head */
     struct entry *next_owner;      /* same name, another owner */
     struct entry *renew_next;      /* the renew queue */
@@ -165,7 +168,6 @@ size_t client_field(const struct lw_client *c, uint64_t owner, char *buf);
 /* lock.c */
 char *wrap_name(const char *name, size_t len, const char *prefix, const char *suffix,
                 size_t *out_len);
-void op_timer_fired(struct lw_client *c, struct op *op, uint64_t now_ns);
 /* When a waiter retries, told the holder has pttl ms left (-1: no TTL). */
 uint64_t holder_retry_at(uint64_t now_ns, int64_t pttl, uint64_t deadline_ns);
 void op_attempt(struct op *op);
@@ -195,7 +197,6 @@ void watchdog_unlock_begin(struct lw_client *c, const struct lw_lock *lock, uint
 void watchdog_unlock_end(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
                          int64_t holds_left);
 void watchdog_forget(struct lw_client *c, const struct lw_lock *lock);
-void watchdog_timer_fired(struct lw_client *c, struct entry *e, uint64_t now_ns);
 void watchdog_flush(struct lw_client *c);
 void watchdog_shutdown(struct lw_client *c);
 

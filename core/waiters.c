@@ -102,7 +102,7 @@ void waiters_leave(struct lw_client *c, struct op *op)
     struct channel *ch = op->chan;
 
     if (op->state == OPS_WAITING && c->wheel)
-        lw_wheel_cancel(c->wheel, &op->tt.timer);
+        lw_wheel_cancel(c->wheel, &op->ct.timer);
     if (op->wprev)
         op->wprev->wnext = op->wnext;
     else
@@ -129,7 +129,7 @@ static void wake_all(struct channel *ch)
         } else if (op->state == OPS_WAITING) {
             struct lw_wheel *wheel = op->lock->client->wheel;
 
-            lw_wheel_cancel(wheel, &op->tt.timer);
+            lw_wheel_cancel(wheel, &op->ct.timer);
             op->state = OPS_INFLIGHT; /* taken: not woken twice */
             op->wake_next = batch;
             batch = op;

@@ -109,7 +109,7 @@ static void unmap(struct lw_client *c, struct entry *e)
 static void release_if_unused(struct entry *e)
 {
     if (e->dead && e->state != ENTRY_QUEUED && e->state != ENTRY_SENT && !e->dropping &&
-        lw_timer_get_state(&e->tt.timer) != LW_TIMER_FIRED)
+        lw_timer_get_state(&e->ct.timer) != LW_TIMER_FIRED)
         free(e);
 }
 
@@ -119,7 +119,7 @@ static void stop_watching(struct lw_client *c, struct entry *e)
     unmap(c, e);
     e->dead = 1;
     if (c->wheel)
-        lw_wheel_cancel(c->wheel, &e->tt.timer);
+        lw_wheel_cancel(c->wheel, &e->ct.timer);
     count_add(&c->count.locks_held, (uint64_t)-1);
 }
 
@@ -135,8 +135,8 @@ static void retire(struct lw_client *c, struct entry *e)
 static void set_timer(struct lw_client *c, struct entry *e, uint64_t at_ns)
 {
     e->due_ns = at_ns;
-    lw_wheel_cancel(c->wheel, &e->tt.timer);
-    lw_wheel_schedule(c->wheel, &e->tt.timer, at_ns);
+    lw_wheel_cancel(c->wheel, &e->ct.timer);
+    lw_wheel_schedule(c->wheel, &e->ct.timer, at_ns);
 }
 
 /*
@@ -152,8 +152,8 @@ static void schedule_renewal(struct lw_client *c, struct entry *e, uint64_t sent
 {
     uint64_t due = sent_ns + lease_ns(c) / 3;
 
-    lw_wheel_cancel(c->wheel, &e->tt.timer);
-    lw_wheel_schedule(c->wheel, &e->tt.timer, due - c->tick_ns);
+    lw_wheel_cancel(c->wheel, &e->ct.timer);
+    lw_wheel_schedule(c->wheel, &e->ct.timer, due - c->tick_ns);
     e->due_ns = due;
 }
 
@@ -212,6 +212,8 @@ static void lose(struct lw_client *c, struct entry *e, int reason)
     release_if_unused(e);
 }
 
+static void entry_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t now_ns);
+
 int watchdog_renews(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
 {
     struct entry *head;
@@ -230,7 +232,7 @@ void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t
     }
     if (!watch || c->closing || !(e = calloc(1, sizeof *e + lock->len + 1)))
         return; /* not renewed: it expires after one lease */
-    e->tt.kind = TIMER_ENTRY;
+    e->ct.fire = entry_timer_fired;
     e->owner = owner;
     e->holds = holds;
     e->len = (uint32_t)lock->len;
@@ -300,7 +302,7 @@ static void enqueue(struct lw_client *c, struct entry *e, uint64_t now_ns)
     else
         c->renew_head = e;
     c->renew_tail = e;
-    lw_wheel_schedule(c->wheel, &e->tt.timer, give_up_at(c, e));
+    lw_wheel_schedule(c->wheel, &e->ct.timer, give_up_at(c, e));
 }
 
 /* A renewal fell due while the last hold's unlock is on the wire: look
@@ -314,8 +316,11 @@ static void hold_back(struct lw_client *c, struct entry *e, uint64_t now_ns)
     retry_next_tick(c, e, now_ns);
 }
 
-void watchdog_timer_fired(struct lw_client *c, struct entry *e, uint64_t now_ns)
+/* An entry's timer: a renewal fell due, or give_up_at() came first. */
+static void entry_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t now_ns)
 {
+    struct entry *e = (struct entry *)((char *)t - offsetof(struct entry, ct));
+
     if (e->dead) {
         release_if_unused(e);
         return;
