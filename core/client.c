@@ -78,18 +78,6 @@ static int check_count(uint64_t v, uint64_t max)
     return v == 0 ? LW_EINVAL : v > max ? LW_ERANGE : 0;
 }
 
-static int check_client_id(const char *id)
-{
-    size_t n;
-
-    if (!id)
-        return 0;
-    n = strlen(id);
-    if (n == 0)
-        return LW_EINVAL;
-    return n > LW_CLIENT_ID_MAX || strchr(id, ':') ? LW_ERANGE : 0;
-}
-
 /* The client's own fields; the engine checks the connection's. */
 static int check_config(const struct lw_client_config *cfg)
 {
@@ -129,29 +117,6 @@ static void random_id(char *out)
     snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
              b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
              b[13], b[14], b[15]);
-}
-
-/* "<id>:<owner>", NUL-terminated: once per renewal, so no snprintf. */
-size_t client_field(const struct lw_client *c, uint64_t owner, char *buf)
-{
-    char digits[20];
-    size_t n = 0, len = c->id_len + 1;
-
-    memcpy(buf, c->id, c->id_len);
-    buf[c->id_len] = ':';
-    do {
-        digits[n++] = (char)('0' + owner % 10);
-        owner /= 10;
-    } while (owner);
-    while (n)
-        buf[len++] = digits[--n];
-    buf[len] = 0;
-    return len;
-}
-
-uint64_t lw_owner_self(void)
-{
-    return (uint64_t)gettid();
 }
 
 /* Engine thread, every tick with due timers: each does what its owner set

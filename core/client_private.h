@@ -162,6 +162,11 @@ unsigned lag_bucket(uint64_t lag_ns);
 /* A handle keeps the client's memory (not its engine) alive. */
 int client_ref(struct lw_client *c);
 void client_unref(struct lw_client *c);
+
+/* owner.c: the field "<client id>:<owner>" that names a hold. */
+/* 0, or why the configured id (NULL: none) cannot start a field. */
+int check_client_id(const char *id);
+/* The field for owner into buf (FIELD_MAX bytes); its length. */
 size_t client_field(const struct lw_client *c, uint64_t owner, char *buf);
 #define FIELD_MAX (LW_CLIENT_ID_MAX + 22)
 
