@@ -17,8 +17,8 @@
 #include <leasewheel/lock.h>
 #include <leasewheel/wheel.h>
 
-#include "counter.h"
 #include "engine.h"
+#include "stats.h"
 #include "subscriber.h"
 
 /* The scripts, in the engine's order (lw_request_evalsha()'s `script`). */
@@ -42,14 +42,6 @@ struct lw_client;
 struct core_timer {
     struct lw_timer timer; /* first: the wheel hands back this */
     void (*fire)(struct lw_client *c, struct core_timer *t, uint64_t now_ns);
-};
-
-struct client_counters {
-    _Atomic uint64_t locks_held, renewals_sent, renewals_confirmed, renewals_failed;
-    _Atomic uint64_t renew_batches, lost_not_owner, lost_errors, lost_expired;
-    _Atomic uint64_t worst_lag_ns, waiters, subscriptions, lost_late, worst_lost_late_ns,
-        acquired_too_late;
-    _Atomic uint64_t lag[LW_LAG_BUCKETS];
 };
 
 struct entry;
@@ -158,7 +150,6 @@ struct entry {
 };
 
 /* client.c */
-unsigned lag_bucket(uint64_t lag_ns);
 /* A handle keeps the client's memory (not its engine) alive. */
 int client_ref(struct lw_client *c);
 void client_unref(struct lw_client *c);

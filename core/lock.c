@@ -212,7 +212,7 @@ static int acquired_too_late(struct lw_client *c, const struct op *op, uint64_t 
  * fail, the hold expires with its lease: nothing renews it. */
 static void undo_acquire(struct lw_client *c, struct op *op)
 {
-    count_add(&c->count.acquired_too_late, 1);
+    stats_acquired_too_late(&c->count);
     if (op->chan)
         waiters_leave(c, op);
     lw_request_clear(&op->req);

@@ -47,7 +47,7 @@ static struct channel *find_channel(struct lw_client *c, const char *name, size_
 
 static void publish_counts(struct lw_client *c)
 {
-    count_set(&c->count.subscriptions, HASH_COUNT(c->channels));
+    stats_subscriptions(&c->count, HASH_COUNT(c->channels));
 }
 
 /* Move ch towards what its waiters need.  ch may be freed. */
@@ -92,7 +92,7 @@ int waiters_join(struct lw_client *c, struct op *op)
         ch->head = op;
     ch->tail = op;
     op->chan = ch;
-    count_add(&c->count.waiters, 1);
+    stats_waiters(&c->count, 1);
     channel_sync(c, ch);
     return ch->state == CH_ACTIVE;
 }
@@ -113,7 +113,7 @@ void waiters_leave(struct lw_client *c, struct op *op)
         ch->tail = op->wprev;
     op->chan = NULL;
     op->wnext = op->wprev = NULL;
-    count_add(&c->count.waiters, (uint64_t)-1);
+    stats_waiters(&c->count, -1);
     channel_sync(c, ch);
 }
 

@@ -120,7 +120,7 @@ static void stop_watching(struct lw_client *c, struct entry *e)
     e->dead = 1;
     if (c->wheel)
         lw_wheel_cancel(c->wheel, &e->ct.timer);
-    count_add(&c->count.locks_held, (uint64_t)-1);
+    stats_held(&c->count, -1);
 }
 
 /* Stop watching e quietly (unlocked, forced, shutting down); freed when
@@ -181,28 +181,17 @@ static void queue_drop(struct lw_client *c, struct entry *e)
     c->drop_tail = e;
 }
 
-/* A loss reported after valid_until: how late, for the stats. */
-static void note_loss_time(struct lw_client *c, const struct entry *e)
+/* How long after valid_until a loss is reported (0: in time). */
+static uint64_t loss_late_ns(const struct entry *e)
 {
     uint64_t now = lw_clock_now();
 
-    if (now <= e->valid_until_ns)
-        return;
-    count_add(&c->count.lost_late, 1);
-    if (now - e->valid_until_ns > count_get(&c->count.worst_lost_late_ns))
-        count_set(&c->count.worst_lost_late_ns, now - e->valid_until_ns);
+    return now > e->valid_until_ns ? now - e->valid_until_ns : 0;
 }
 
 static void lose(struct lw_client *c, struct entry *e, int reason)
 {
-    static const size_t counter[] = {
-        [LW_LOST_NOT_OWNER] = offsetof(struct client_counters, lost_not_owner),
-        [LW_LOST_ERRORS] = offsetof(struct client_counters, lost_errors),
-        [LW_LOST_EXPIRED] = offsetof(struct client_counters, lost_expired),
-    };
-
-    count_add((_Atomic uint64_t *)((char *)&c->count + counter[reason]), 1);
-    note_loss_time(c, e);
+    stats_lost(&c->count, reason, loss_late_ns(e));
     stop_watching(c, e);
     /* The owner first: the drop is only tidying up. */
     if (c->on_lost)
@@ -246,7 +235,7 @@ void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t
     } else {
         HASH_ADD(hh, c->entries, name[0], e->len, e);
     }
-    count_add(&c->count.locks_held, 1);
+    stats_held(&c->count, 1);
 }
 
 void watchdog_unlock_begin(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
@@ -341,7 +330,7 @@ static void entry_timer_fired(struct lw_client *c, struct core_timer *t, uint64_
 
 static void renewal_failed(struct lw_client *c, struct entry *e, uint64_t now_ns)
 {
-    count_add(&c->count.renewals_failed, 1);
+    stats_renewal_failed(&c->count);
     if (++e->failures >= 2) {
         lose(c, e, LW_LOST_ERRORS);
         return;
@@ -351,7 +340,7 @@ static void renewal_failed(struct lw_client *c, struct entry *e, uint64_t now_ns
 
 static void renewal_confirmed(struct lw_client *c, struct entry *e, uint64_t sent_ns)
 {
-    count_add(&c->count.renewals_confirmed, 1);
+    stats_renewal_confirmed(&c->count);
     e->failures = 0;
     e->valid_until_ns = valid_until(c, sent_ns);
     e->state = ENTRY_SCHEDULED;
@@ -408,15 +397,6 @@ static struct entry *pop_due(struct lw_client *c, uint64_t now_ns)
     return NULL;
 }
 
-static void note_lag(struct lw_client *c, uint64_t due_ns, uint64_t now_ns)
-{
-    uint64_t lag = now_ns > due_ns ? now_ns - due_ns : 0;
-
-    if (lag > count_get(&c->count.worst_lag_ns))
-        count_set(&c->count.worst_lag_ns, lag);
-    count_add(&c->count.lag[lag_bucket(lag)], 1);
-}
-
 /* e's name as key i of a batch, its field as field i: the fields start
  * after the widest batch's keys and the lease, until move_fields(). */
 static void put_key(struct lw_client *c, uint32_t i, const struct entry *e)
@@ -471,7 +451,7 @@ static int send_renewals(struct lw_client *c, uint64_t now_ns)
         b->entries[n] = e;
         put_key(c, n, e);
         e->state = ENTRY_SENT;
-        note_lag(c, e->due_ns, now_ns);
+        stats_renewal_lag(&c->count, now_ns > e->due_ns ? now_ns - e->due_ns : 0);
         n++;
     }
     if (n == 0) {
@@ -482,8 +462,7 @@ static int send_renewals(struct lw_client *c, uint64_t now_ns)
     c->scratch_argv[n] = c->lease_str;
     c->scratch_lens[n] = c->lease_len;
     move_fields(c, n, n + 1);
-    count_add(&c->count.renew_batches, 1);
-    count_add(&c->count.renewals_sent, n);
+    stats_batch_sent(&c->count, n);
     submit_batch(c, b, n, SCRIPT_RENEW, 2 * n + 1, on_batch_reply);
     return 1;
 }
