@@ -162,8 +162,6 @@ size_t client_field(const struct lw_client *c, uint64_t owner, char *buf);
 #define FIELD_MAX (LW_CLIENT_ID_MAX + 22)
 
 /* lock.c */
-char *wrap_name(const char *name, size_t len, const char *prefix, const char *suffix,
-                size_t *out_len);
 /* When a waiter retries, told the holder has pttl ms left (-1: no TTL). */
 uint64_t holder_retry_at(uint64_t now_ns, int64_t pttl, uint64_t deadline_ns);
 void op_attempt(struct op *op);

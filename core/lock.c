@@ -41,8 +41,8 @@ static int client_gone(const struct lw_lock *lock)
 }
 
 /* prefix + name + suffix, in a new buffer. */
-char *wrap_name(const char *name, size_t len, const char *prefix, const char *suffix,
-                       size_t *out_len)
+static char *wrap_name(const char *name, size_t len, const char *prefix,
+                       const char *suffix, size_t *out_len)
 {
     size_t np = strlen(prefix), ns = strlen(suffix);
     char *s = malloc(np + len + ns + 1);
