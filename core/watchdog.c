@@ -2,12 +2,13 @@
  * core/watchdog.c - renewing the leases of the locks held with lease 0.
  *
  * An entry per (name, owner) sits on the engine's wheel.  Its timer means
- * one of two things, by the entry's state:
+ * one of three things, by the entry's state:
  *
- *   SCHEDULED  the next renewal is due: lease/3 after the last renewal
- *              (or the acquire) that was confirmed was *sent*, less up
- *              to a tick (see schedule_renewal());
- *   RETRY      a renewal failed once; try again at the next tick;
+ *   SCHEDULED  the next renewal: due lease/3 after the last renewal (or
+ *              the acquire) that was confirmed was *sent*; the timer
+ *              stands a tick before that (see schedule_renewal());
+ *   RETRY      a renewal failed once, or fell due while the last hold's
+ *              unlock was out: look again at the next tick;
  *   QUEUED,    a renewal is waiting for a batch slot, or on the wire;
  *   SENT       the timer stands at give_up_at() instead: a tick before
  *              valid_until, so that an entry whose lease runs out
@@ -28,9 +29,9 @@
  * fewer than renew_batches_inflight are unanswered.  Locks lost for errors
  * or expiry have their field removed ("dropped") the same way, in batches
  * of their own behind the renewals, within the same cap.  A renewal
- * batch's reply holds a 1 or a 0 per key.  A failed batch (timeout, lost connection) fails
- * only its own entries: each retries at the next tick, and a second
- * failure in a row loses it.
+ * batch's reply holds a 1 or a 0 per key.  A failed batch (timeout, lost
+ * connection) fails only its own entries: each retries at the next tick,
+ * and a second failure in a row loses it.
  *
  * Entries are found by name (uthash) then by owner along a short chain:
  * force-unlock finds every owner of a name at once.  An entry leaves the
