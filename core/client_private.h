@@ -1,6 +1,8 @@
 /*
  * core/client_private.h - what the parts of core/ share: the client, lock
- * handles, calls in progress (ops), watchdog entries, waiter channels.
+ * handles, calls in progress (ops), watchdog entries, the timers both put
+ * on the wheel, and each file's calls into the others (docs/design.md,
+ * "Who calls whom in core/", says which go which way, and why).
  *
  * Threads.  Application threads only format commands and hand ops over;
  * every structure below that is marked "engine thread" is touched by the
