@@ -1,6 +1,6 @@
 /*
- * core/client.c - the client: configuration, start and stop, the tick hook
- * that hands due timers to the watchdog and to waiting acquires, stats.
+ * core/client.c - the client: configuration, start and stop, and the tick
+ * hook that runs the due timers, then has the watchdog send its batches.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,18 +78,6 @@ static int check_count(uint64_t v, uint64_t max)
     return v == 0 ? LW_EINVAL : v > max ? LW_ERANGE : 0;
 }
 
-static int check_client_id(const char *id)
-{
-    size_t n;
-
-    if (!id)
-        return 0;
-    n = strlen(id);
-    if (n == 0)
-        return LW_EINVAL;
-    return n > LW_CLIENT_ID_MAX || strchr(id, ':') ? LW_ERANGE : 0;
-}
-
 /* The client's own fields; the engine checks the connection's. */
 static int check_config(const struct lw_client_config *cfg)
 {
@@ -131,31 +119,9 @@ static void random_id(char *out)
              b[13], b[14], b[15]);
 }
 
-/* "<id>:<owner>", NUL-terminated: once per renewal, so no snprintf. */
-size_t client_field(const struct lw_client *c, uint64_t owner, char *buf)
-{
-    char digits[20];
-    size_t n = 0, len = c->id_len + 1;
-
-    memcpy(buf, c->id, c->id_len);
-    buf[c->id_len] = ':';
-    do {
-        digits[n++] = (char)('0' + owner % 10);
-        owner /= 10;
-    } while (owner);
-    while (n)
-        buf[len++] = digits[--n];
-    buf[len] = 0;
-    return len;
-}
-
-uint64_t lw_owner_self(void)
-{
-    return (uint64_t)gettid();
-}
-
-/* Engine thread, every tick with due timers: waiting acquires try again,
- * the watchdog queues renewals (and notices expiries), then sends them. */
+/* Engine thread, every tick with due timers: each does what its owner set
+ * (a waiting acquire tries again, an entry queues its renewal or is lost),
+ * then the watchdog sends the queued renewals. */
 static void on_tick(struct lw_engine *engine, struct lw_timer_list *due, void *arg)
 {
     struct lw_client *c = arg;
@@ -164,12 +130,9 @@ static void on_tick(struct lw_engine *engine, struct lw_timer_list *due, void *a
 
     (void)engine;
     while ((t = lw_timer_list_pop(due))) {
-        struct tagged_timer *tt = (struct tagged_timer *)t;
+        struct core_timer *ct = (struct core_timer *)t;
 
-        if (tt->kind == TIMER_ENTRY)
-            watchdog_timer_fired(c, (struct entry *)tt, now);
-        else
-            op_timer_fired(c, (struct op *)((char *)tt - offsetof(struct op, tt)), now);
+        ct->fire(c, ct, now);
     }
     watchdog_flush(c);
 }
@@ -361,105 +324,4 @@ int lw_client_free(struct lw_client *c)
 const char *lw_client_id(const struct lw_client *c)
 {
     return c->id;
-}
-
-static void get_stats(const struct lw_client *c, struct lw_client_stats *out)
-{
-    const struct client_counters *k = &c->count;
-
-    out->locks_held = count_get(&k->locks_held);
-    out->renewals_sent = count_get(&k->renewals_sent);
-    out->renewals_confirmed = count_get(&k->renewals_confirmed);
-    out->renewals_failed = count_get(&k->renewals_failed);
-    out->renew_batches = count_get(&k->renew_batches);
-    out->lost_not_owner = count_get(&k->lost_not_owner);
-    out->lost_errors = count_get(&k->lost_errors);
-    out->lost_expired = count_get(&k->lost_expired);
-    out->worst_renewal_lag_ns = count_get(&k->worst_lag_ns);
-    out->waiters = count_get(&k->waiters);
-    out->subscriptions = count_get(&k->subscriptions);
-    out->lost_late = count_get(&k->lost_late);
-    out->worst_lost_late_ns = count_get(&k->worst_lost_late_ns);
-    out->acquired_too_late = count_get(&k->acquired_too_late);
-    out->worst_tick_late_ns = 0;
-    if (c->wheel) {
-        struct lw_wheel_stats ws;
-
-        lw_wheel_get_stats(c->wheel, &ws);
-        out->worst_tick_late_ns = ws.worst_lag_ns;
-    }
-    for (unsigned i = 0; i < LW_LAG_BUCKETS; i++)
-        out->renewal_lag[i] = count_get(&k->lag[i]);
-}
-
-void lw_client_get_stats_size(const struct lw_client *c, struct lw_client_stats *out,
-                              size_t size)
-{
-    struct lw_client_stats all;
-
-    if (!c || !out)
-        return;
-    get_stats(c, &all);
-    memcpy(out, &all, size < sizeof all ? size : sizeof all);
-    if (size > sizeof all) /* a newer header's counters: this library has none */
-        memset((char *)out + sizeof all, 0, size - sizeof all);
-}
-
-/* Log-linear buckets of microseconds: 8 exact ones, then 8 per doubling. */
-#define LAG_SUB 8u
-#define LAG_MAX_US ((1ull << 35) - 1)
-
-unsigned lag_bucket(uint64_t lag_ns)
-{
-    uint64_t us = lag_ns / 1000u;
-    unsigned top;
-
-    if (us < LAG_SUB)
-        return (unsigned)us;
-    if (us > LAG_MAX_US)
-        us = LAG_MAX_US;
-    top = 63u - (unsigned)__builtin_clzll(us); /* 3 and up */
-    return LAG_SUB + (top - 3u) * LAG_SUB + (unsigned)((us >> (top - 3u)) & (LAG_SUB - 1));
-}
-
-uint64_t lw_lag_bucket_floor_ns(unsigned bucket)
-{
-    unsigned top, sub;
-
-    if (bucket < LAG_SUB)
-        return bucket * 1000ull;
-    top = (bucket - LAG_SUB) / LAG_SUB + 3u;
-    sub = (bucket - LAG_SUB) % LAG_SUB;
-    return ((uint64_t)(LAG_SUB + sub) << (top - 3u)) * 1000ull;
-}
-
-uint64_t lw_stats_lag_ns(const struct lw_client_stats *s, double q)
-{
-    uint64_t total = 0, seen = 0, rank;
-    unsigned i, last = 0;
-
-    for (i = 0; i < LW_LAG_BUCKETS; i++)
-        if (s->renewal_lag[i]) {
-            total += s->renewal_lag[i];
-            last = i;
-        }
-    if (total == 0)
-        return 0;
-    q = q < 0 ? 0 : q > 1 ? 1 : q;
-    rank = (uint64_t)(q * (double)total + 0.5);
-    rank = rank < 1 ? 1 : rank;
-    for (i = 0; i < last; i++)
-        if ((seen += s->renewal_lag[i]) >= rank)
-            break;
-    return lw_lag_bucket_floor_ns(i + 1);
-}
-
-const char *lw_lost_reason_name(int reason)
-{
-    switch (reason) {
-    case LW_LOST_NOT_OWNER: return "not owner";
-    case LW_LOST_ERRORS: return "errors";
-    case LW_LOST_EXPIRED: return "expired";
-    default: return "unknown";
-    }
 }

@@ -1,6 +1,8 @@
 /*
  * core/client_private.h - what the parts of core/ share: the client, lock
- * handles, calls in progress (ops), watchdog entries, waiter channels.
+ * handles, calls in progress (ops), watchdog entries, the timers both put
+ * on the wheel, and each file's calls into the others (docs/design.md,
+ * "Who calls whom in core/", says which go which way, and why).
  *
  * Threads.  Application threads only format commands and hand ops over;
  * every structure below that is marked "engine thread" is touched by the
@@ -17,8 +19,8 @@
 #include <leasewheel/lock.h>
 #include <leasewheel/wheel.h>
 
-#include "counter.h"
 #include "engine.h"
+#include "stats.h"
 #include "subscriber.h"
 
 /* The scripts, in the engine's order (lw_request_evalsha()'s `script`). */
@@ -34,19 +36,14 @@ extern const char *const lw_lock_scripts[SCRIPT_COUNT];
 
 #define CHANNEL_PREFIX "redisson_lock__channel:{"
 
-/* What a wheel timer belongs to: the tick hook tells them apart. */
-enum timer_kind { TIMER_ENTRY = 1, TIMER_OP = 2 };
-struct tagged_timer {
-    struct lw_timer timer;
-    int kind;
-};
+struct lw_client;
 
-struct client_counters {
-    _Atomic uint64_t locks_held, renewals_sent, renewals_confirmed, renewals_failed;
-    _Atomic uint64_t renew_batches, lost_not_owner, lost_errors, lost_expired;
-    _Atomic uint64_t worst_lag_ns, waiters, subscriptions, lost_late, worst_lost_late_ns,
-        acquired_too_late;
-    _Atomic uint64_t lag[LW_LAG_BUCKETS];
+/* A wheel timer of core/ and what to do when it fires, set by its owner
+ * (lock.c: a waiting acquire's retry; watchdog.c: an entry's renewal or
+ * give-up), so that the tick hook need not know what it belongs to. */
+struct core_timer {
+    struct lw_timer timer; /* first: the wheel hands back this */
+    void (*fire)(struct lw_client *c, struct core_timer *t, uint64_t now_ns);
 };
 
 struct entry;
@@ -108,7 +105,7 @@ enum op_state { OPS_NEW, OPS_INFLIGHT, OPS_WAITING };
 
 struct op {
     struct lw_request req;         /* the command: formatted once, re-sent */
-    struct tagged_timer tt;        /* a waiting acquire's retry time */
+    struct core_timer ct;          /* a waiting acquire's retry time */
     struct lw_lock *lock;
     struct op *wnext, *wprev;      /* channel waiters; engine thread */
     struct op *wake_next;          /* wake_all's batch */
@@ -136,7 +133,7 @@ enum entry_state {
 };
 
 struct entry {
-    struct tagged_timer tt;
+    struct core_timer ct;
     UT_hash_handle hh;             /* in client->entries when the chain's head */
     struct entry *next_owner;      /* same name, another owner */
     struct entry *renew_next;      /* the renew queue */
@@ -155,17 +152,18 @@ struct entry {
 };
 
 /* client.c */
-unsigned lag_bucket(uint64_t lag_ns);
 /* A handle keeps the client's memory (not its engine) alive. */
 int client_ref(struct lw_client *c);
 void client_unref(struct lw_client *c);
+
+/* owner.c: the field "<client id>:<owner>" that names a hold. */
+/* 0, or why the configured id (NULL: none) cannot start a field. */
+int check_client_id(const char *id);
+/* The field for owner into buf (FIELD_MAX bytes); its length. */
 size_t client_field(const struct lw_client *c, uint64_t owner, char *buf);
 #define FIELD_MAX (LW_CLIENT_ID_MAX + 22)
 
 /* lock.c */
-char *wrap_name(const char *name, size_t len, const char *prefix, const char *suffix,
-                size_t *out_len);
-void op_timer_fired(struct lw_client *c, struct op *op, uint64_t now_ns);
 /* When a waiter retries, told the holder has pttl ms left (-1: no TTL). */
 uint64_t holder_retry_at(uint64_t now_ns, int64_t pttl, uint64_t deadline_ns);
 void op_attempt(struct op *op);
@@ -195,7 +193,6 @@ void watchdog_unlock_begin(struct lw_client *c, const struct lw_lock *lock, uint
 void watchdog_unlock_end(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
                          int64_t holds_left);
 void watchdog_forget(struct lw_client *c, const struct lw_lock *lock);
-void watchdog_timer_fired(struct lw_client *c, struct entry *e, uint64_t now_ns);
 void watchdog_flush(struct lw_client *c);
 void watchdog_shutdown(struct lw_client *c);
 

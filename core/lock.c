@@ -41,8 +41,8 @@ static int client_gone(const struct lw_lock *lock)
 }
 
 /* prefix + name + suffix, in a new buffer. */
-char *wrap_name(const char *name, size_t len, const char *prefix, const char *suffix,
-                       size_t *out_len)
+static char *wrap_name(const char *name, size_t len, const char *prefix,
+                       const char *suffix, size_t *out_len)
 {
     size_t np = strlen(prefix), ns = strlen(suffix);
     char *s = malloc(np + len + ns + 1);
@@ -192,7 +192,7 @@ static void acquire_held(struct lw_client *c, struct op *op, int64_t pttl)
     }
     op->state = OPS_WAITING;
     if ((retry_at = holder_retry_at(now, pttl, op->wait_deadline_ns)) != UINT64_MAX)
-        lw_wheel_schedule(c->wheel, &op->tt.timer, retry_at);
+        lw_wheel_schedule(c->wheel, &op->ct.timer, retry_at);
 }
 
 /* Whether an acquire's reply came when less than a tick of the lease it
@@ -212,7 +212,7 @@ static int acquired_too_late(struct lw_client *c, const struct op *op, uint64_t 
  * fail, the hold expires with its lease: nothing renews it. */
 static void undo_acquire(struct lw_client *c, struct op *op)
 {
-    count_add(&c->count.acquired_too_late, 1);
+    stats_acquired_too_late(&c->count);
     if (op->chan)
         waiters_leave(c, op);
     lw_request_clear(&op->req);
@@ -284,8 +284,11 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
     }
 }
 
-void op_timer_fired(struct lw_client *c, struct op *op, uint64_t now_ns)
+/* A waiting acquire's timer: the holder's lease ran out, or the wait did. */
+static void op_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t now_ns)
 {
+    struct op *op = (struct op *)((char *)t - offsetof(struct op, ct));
+
     (void)c;
     if (op->state != OPS_WAITING)
         return; /* woken by a message in the same tick */
@@ -370,7 +373,7 @@ static int prepare_op(struct op *op, struct lw_lock *lock, int kind, uint64_t ow
     op->owner = owner;
     op->lease_ms = lease_ms;
     op->wait_deadline_ns = kind == OP_ACQUIRE ? deadline_after(wait_ms) : 0;
-    op->tt.kind = TIMER_OP;
+    op->ct.fire = op_timer_fired;
     return format_op(op);
 }
 

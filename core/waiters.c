@@ -47,7 +47,7 @@ static struct channel *find_channel(struct lw_client *c, const char *name, size_
 
 static void publish_counts(struct lw_client *c)
 {
-    count_set(&c->count.subscriptions, HASH_COUNT(c->channels));
+    stats_subscriptions(&c->count, HASH_COUNT(c->channels));
 }
 
 /* Move ch towards what its waiters need.  ch may be freed. */
@@ -92,7 +92,7 @@ int waiters_join(struct lw_client *c, struct op *op)
         ch->head = op;
     ch->tail = op;
     op->chan = ch;
-    count_add(&c->count.waiters, 1);
+    stats_waiters(&c->count, 1);
     channel_sync(c, ch);
     return ch->state == CH_ACTIVE;
 }
@@ -102,7 +102,7 @@ void waiters_leave(struct lw_client *c, struct op *op)
     struct channel *ch = op->chan;
 
     if (op->state == OPS_WAITING && c->wheel)
-        lw_wheel_cancel(c->wheel, &op->tt.timer);
+        lw_wheel_cancel(c->wheel, &op->ct.timer);
     if (op->wprev)
         op->wprev->wnext = op->wnext;
     else
@@ -113,7 +113,7 @@ void waiters_leave(struct lw_client *c, struct op *op)
         ch->tail = op->wprev;
     op->chan = NULL;
     op->wnext = op->wprev = NULL;
-    count_add(&c->count.waiters, (uint64_t)-1);
+    stats_waiters(&c->count, -1);
     channel_sync(c, ch);
 }
 
@@ -129,7 +129,7 @@ static void wake_all(struct channel *ch)
         } else if (op->state == OPS_WAITING) {
             struct lw_wheel *wheel = op->lock->client->wheel;
 
-            lw_wheel_cancel(wheel, &op->tt.timer);
+            lw_wheel_cancel(wheel, &op->ct.timer);
             op->state = OPS_INFLIGHT; /* taken: not woken twice */
             op->wake_next = batch;
             batch = op;

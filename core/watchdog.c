@@ -2,12 +2,13 @@
  * core/watchdog.c - renewing the leases of the locks held with lease 0.
  *
  * An entry per (name, owner) sits on the engine's wheel.  Its timer means
- * one of two things, by the entry's state:
+ * one of three things, by the entry's state:
  *
- *   SCHEDULED  the next renewal is due: lease/3 after the last renewal
- *              (or the acquire) that was confirmed was *sent*, less up
- *              to a tick (see schedule_renewal());
- *   RETRY      a renewal failed once; try again at the next tick;
+ *   SCHEDULED  the next renewal: due lease/3 after the last renewal (or
+ *              the acquire) that was confirmed was *sent*; the timer
+ *              stands a tick before that (see schedule_renewal());
+ *   RETRY      a renewal failed once, or fell due while the last hold's
+ *              unlock was out: look again at the next tick;
  *   QUEUED,    a renewal is waiting for a batch slot, or on the wire;
  *   SENT       the timer stands at give_up_at() instead: a tick before
  *              valid_until, so that an entry whose lease runs out
@@ -28,9 +29,9 @@
  * fewer than renew_batches_inflight are unanswered.  Locks lost for errors
  * or expiry have their field removed ("dropped") the same way, in batches
  * of their own behind the renewals, within the same cap.  A renewal
- * batch's reply holds a 1 or a 0 per key.  A failed batch (timeout, lost connection) fails
- * only its own entries: each retries at the next tick, and a second
- * failure in a row loses it.
+ * batch's reply holds a 1 or a 0 per key.  A failed batch (timeout, lost
+ * connection) fails only its own entries: each retries at the next tick,
+ * and a second failure in a row loses it.
  *
  * Entries are found by name (uthash) then by owner along a short chain:
  * force-unlock finds every owner of a name at once.  An entry leaves the
@@ -109,7 +110,7 @@ static void unmap(struct lw_client *c, struct entry *e)
 static void release_if_unused(struct entry *e)
 {
     if (e->dead && e->state != ENTRY_QUEUED && e->state != ENTRY_SENT && !e->dropping &&
-        lw_timer_get_state(&e->tt.timer) != LW_TIMER_FIRED)
+        lw_timer_get_state(&e->ct.timer) != LW_TIMER_FIRED)
         free(e);
 }
 
@@ -119,8 +120,8 @@ static void stop_watching(struct lw_client *c, struct entry *e)
     unmap(c, e);
     e->dead = 1;
     if (c->wheel)
-        lw_wheel_cancel(c->wheel, &e->tt.timer);
-    count_add(&c->count.locks_held, (uint64_t)-1);
+        lw_wheel_cancel(c->wheel, &e->ct.timer);
+    stats_held(&c->count, -1);
 }
 
 /* Stop watching e quietly (unlocked, forced, shutting down); freed when
@@ -135,8 +136,8 @@ static void retire(struct lw_client *c, struct entry *e)
 static void set_timer(struct lw_client *c, struct entry *e, uint64_t at_ns)
 {
     e->due_ns = at_ns;
-    lw_wheel_cancel(c->wheel, &e->tt.timer);
-    lw_wheel_schedule(c->wheel, &e->tt.timer, at_ns);
+    lw_wheel_cancel(c->wheel, &e->ct.timer);
+    lw_wheel_schedule(c->wheel, &e->ct.timer, at_ns);
 }
 
 /*
@@ -152,8 +153,8 @@ static void schedule_renewal(struct lw_client *c, struct entry *e, uint64_t sent
 {
     uint64_t due = sent_ns + lease_ns(c) / 3;
 
-    lw_wheel_cancel(c->wheel, &e->tt.timer);
-    lw_wheel_schedule(c->wheel, &e->tt.timer, due - c->tick_ns);
+    lw_wheel_cancel(c->wheel, &e->ct.timer);
+    lw_wheel_schedule(c->wheel, &e->ct.timer, due - c->tick_ns);
     e->due_ns = due;
 }
 
@@ -181,28 +182,17 @@ static void queue_drop(struct lw_client *c, struct entry *e)
     c->drop_tail = e;
 }
 
-/* A loss reported after valid_until: how late, for the stats. */
-static void note_loss_time(struct lw_client *c, const struct entry *e)
+/* How long after valid_until a loss is reported (0: in time). */
+static uint64_t loss_late_ns(const struct entry *e)
 {
     uint64_t now = lw_clock_now();
 
-    if (now <= e->valid_until_ns)
-        return;
-    count_add(&c->count.lost_late, 1);
-    if (now - e->valid_until_ns > count_get(&c->count.worst_lost_late_ns))
-        count_set(&c->count.worst_lost_late_ns, now - e->valid_until_ns);
+    return now > e->valid_until_ns ? now - e->valid_until_ns : 0;
 }
 
 static void lose(struct lw_client *c, struct entry *e, int reason)
 {
-    static const size_t counter[] = {
-        [LW_LOST_NOT_OWNER] = offsetof(struct client_counters, lost_not_owner),
-        [LW_LOST_ERRORS] = offsetof(struct client_counters, lost_errors),
-        [LW_LOST_EXPIRED] = offsetof(struct client_counters, lost_expired),
-    };
-
-    count_add((_Atomic uint64_t *)((char *)&c->count + counter[reason]), 1);
-    note_loss_time(c, e);
+    stats_lost(&c->count, reason, loss_late_ns(e));
     stop_watching(c, e);
     /* The owner first: the drop is only tidying up. */
     if (c->on_lost)
@@ -211,6 +201,8 @@ static void lose(struct lw_client *c, struct entry *e, int reason)
         queue_drop(c, e);
     release_if_unused(e);
 }
+
+static void entry_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t now_ns);
 
 int watchdog_renews(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
 {
@@ -230,7 +222,7 @@ void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t
     }
     if (!watch || c->closing || !(e = calloc(1, sizeof *e + lock->len + 1)))
         return; /* not renewed: it expires after one lease */
-    e->tt.kind = TIMER_ENTRY;
+    e->ct.fire = entry_timer_fired;
     e->owner = owner;
     e->holds = holds;
     e->len = (uint32_t)lock->len;
@@ -244,7 +236,7 @@ void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t
     } else {
         HASH_ADD(hh, c->entries, name[0], e->len, e);
     }
-    count_add(&c->count.locks_held, 1);
+    stats_held(&c->count, 1);
 }
 
 void watchdog_unlock_begin(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
@@ -300,7 +292,7 @@ static void enqueue(struct lw_client *c, struct entry *e, uint64_t now_ns)
     else
         c->renew_head = e;
     c->renew_tail = e;
-    lw_wheel_schedule(c->wheel, &e->tt.timer, give_up_at(c, e));
+    lw_wheel_schedule(c->wheel, &e->ct.timer, give_up_at(c, e));
 }
 
 /* A renewal fell due while the last hold's unlock is on the wire: look
@@ -314,8 +306,11 @@ static void hold_back(struct lw_client *c, struct entry *e, uint64_t now_ns)
     retry_next_tick(c, e, now_ns);
 }
 
-void watchdog_timer_fired(struct lw_client *c, struct entry *e, uint64_t now_ns)
+/* An entry's timer: a renewal fell due, or give_up_at() came first. */
+static void entry_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t now_ns)
 {
+    struct entry *e = (struct entry *)((char *)t - offsetof(struct entry, ct));
+
     if (e->dead) {
         release_if_unused(e);
         return;
@@ -336,7 +331,7 @@ void watchdog_timer_fired(struct lw_client *c, struct entry *e, uint64_t now_ns)
 
 static void renewal_failed(struct lw_client *c, struct entry *e, uint64_t now_ns)
 {
-    count_add(&c->count.renewals_failed, 1);
+    stats_renewal_failed(&c->count);
     if (++e->failures >= 2) {
         lose(c, e, LW_LOST_ERRORS);
         return;
@@ -346,7 +341,7 @@ static void renewal_failed(struct lw_client *c, struct entry *e, uint64_t now_ns
 
 static void renewal_confirmed(struct lw_client *c, struct entry *e, uint64_t sent_ns)
 {
-    count_add(&c->count.renewals_confirmed, 1);
+    stats_renewal_confirmed(&c->count);
     e->failures = 0;
     e->valid_until_ns = valid_until(c, sent_ns);
     e->state = ENTRY_SCHEDULED;
@@ -403,15 +398,6 @@ static struct entry *pop_due(struct lw_client *c, uint64_t now_ns)
     return NULL;
 }
 
-static void note_lag(struct lw_client *c, uint64_t due_ns, uint64_t now_ns)
-{
-    uint64_t lag = now_ns > due_ns ? now_ns - due_ns : 0;
-
-    if (lag > count_get(&c->count.worst_lag_ns))
-        count_set(&c->count.worst_lag_ns, lag);
-    count_add(&c->count.lag[lag_bucket(lag)], 1);
-}
-
 /* e's name as key i of a batch, its field as field i: the fields start
  * after the widest batch's keys and the lease, until move_fields(). */
 static void put_key(struct lw_client *c, uint32_t i, const struct entry *e)
@@ -466,7 +452,7 @@ static int send_renewals(struct lw_client *c, uint64_t now_ns)
         b->entries[n] = e;
         put_key(c, n, e);
         e->state = ENTRY_SENT;
-        note_lag(c, e->due_ns, now_ns);
+        stats_renewal_lag(&c->count, now_ns > e->due_ns ? now_ns - e->due_ns : 0);
         n++;
     }
     if (n == 0) {
@@ -477,8 +463,7 @@ static int send_renewals(struct lw_client *c, uint64_t now_ns)
     c->scratch_argv[n] = c->lease_str;
     c->scratch_lens[n] = c->lease_len;
     move_fields(c, n, n + 1);
-    count_add(&c->count.renew_batches, 1);
-    count_add(&c->count.renewals_sent, n);
+    stats_batch_sent(&c->count, n);
     submit_batch(c, b, n, SCRIPT_RENEW, 2 * n + 1, on_batch_reply);
     return 1;
 }

@@ -163,8 +163,9 @@ struct lw_client_stats {
     uint64_t lost_errors;
     uint64_t lost_expired;
     uint64_t worst_renewal_lag_ns; /* worst delay from a renewal's due time
-                                      (lease/3 after the last one was sent)
-                                      to its sending */
+                                      (lease/3 after the last confirmed
+                                      renewal, or the acquire, was sent) to
+                                      its sending */
     uint64_t waiters;             /* acquires waiting for an unlock now */
     uint64_t subscriptions;       /* lock channels with waiters now */
     uint64_t lost_late;           /* losses reported after the lock's
@@ -245,8 +246,16 @@ static inline void lw_client_get_stats(const struct lw_client *client,
  * lw_lag_bucket_floor_ns(i) and lw_lag_bucket_floor_ns(i + 1) after they
  * fell due: 1 us wide up to 8 us, then 8 buckets per doubling (an error of
  * at most 12.5%); the last bucket also takes everything over 2^35 us.
- * The wheel fires a timer up to one tick after its time, so an unloaded
- * client's lags spread evenly over [0, tick); more means renewals queued.
+ * A renewal's timer is set a tick before it falls due (the wheel fires a
+ * timer up to a tick after its time), so it goes out on time or early, and
+ * early counts as 0: an unloaded client's lags sit in bucket 0, whatever
+ * the tick, and each lock keeps its own phase, so they do not bunch up.
+ * Only a renewal retried after a failed call, or held back by an unlock,
+ * may wait up to a tick for the wheel.  Beyond that, lag is queueing:
+ * renewals waiting for a free call (renew_batches_inflight), or a tick
+ * running late (worst_tick_late_ns).  It stays under about two thirds of
+ * the lease: a renewal still unsent a tick before its lease may run out
+ * is not sent, and the lock is lost (LW_LOST_EXPIRED).
  */
 LW_API uint64_t lw_lag_bucket_floor_ns(unsigned bucket);
 

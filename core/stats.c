@@ -1,0 +1,125 @@
+/*
+ * core/stats.c - the client's counters read out, and the renewal lag
+ * histogram's buckets.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "client_private.h"
+
+static void get_stats(const struct lw_client *c, struct lw_client_stats *out)
+{
+    const struct client_counters *k = &c->count;
+
+    out->locks_held = count_get(&k->locks_held);
+    out->renewals_sent = count_get(&k->renewals_sent);
+    out->renewals_confirmed = count_get(&k->renewals_confirmed);
+    out->renewals_failed = count_get(&k->renewals_failed);
+    out->renew_batches = count_get(&k->renew_batches);
+    out->lost_not_owner = count_get(&k->lost_not_owner);
+    out->lost_errors = count_get(&k->lost_errors);
+    out->lost_expired = count_get(&k->lost_expired);
+    out->worst_renewal_lag_ns = count_get(&k->worst_lag_ns);
+    out->waiters = count_get(&k->waiters);
+    out->subscriptions = count_get(&k->subscriptions);
+    out->lost_late = count_get(&k->lost_late);
+    out->worst_lost_late_ns = count_get(&k->worst_lost_late_ns);
+    out->acquired_too_late = count_get(&k->acquired_too_late);
+    out->worst_tick_late_ns = 0;
+    if (c->wheel) {
+        struct lw_wheel_stats ws;
+
+        lw_wheel_get_stats(c->wheel, &ws);
+        out->worst_tick_late_ns = ws.worst_lag_ns;
+    }
+    for (unsigned i = 0; i < LW_LAG_BUCKETS; i++)
+        out->renewal_lag[i] = count_get(&k->lag[i]);
+}
+
+void lw_client_get_stats_size(const struct lw_client *c, struct lw_client_stats *out,
+                              size_t size)
+{
+    struct lw_client_stats all;
+
+    if (!c || !out)
+        return;
+    get_stats(c, &all);
+    memcpy(out, &all, size < sizeof all ? size : sizeof all);
+    if (size > sizeof all) /* a newer header's counters: this library has none */
+        memset((char *)out + sizeof all, 0, size - sizeof all);
+}
+
+/* Log-linear buckets of microseconds: 8 exact ones, then 8 per doubling. */
+#define LAG_SUB 8u
+#define LAG_MAX_US ((1ull << 35) - 1)
+
+unsigned lag_bucket(uint64_t lag_ns)
+{
+    uint64_t us = lag_ns / 1000u;
+    unsigned top;
+
+    if (us < LAG_SUB)
+        return (unsigned)us;
+    if (us > LAG_MAX_US)
+        us = LAG_MAX_US;
+    top = 63u - (unsigned)__builtin_clzll(us); /* 3 and up */
+    return LAG_SUB + (top - 3u) * LAG_SUB + (unsigned)((us >> (top - 3u)) & (LAG_SUB - 1));
+}
+
+uint64_t lw_lag_bucket_floor_ns(unsigned bucket)
+{
+    unsigned top, sub;
+
+    if (bucket < LAG_SUB)
+        return bucket * 1000ull;
+    top = (bucket - LAG_SUB) / LAG_SUB + 3u;
+    sub = (bucket - LAG_SUB) % LAG_SUB;
+    return ((uint64_t)(LAG_SUB + sub) << (top - 3u)) * 1000ull;
+}
+
+uint64_t lw_stats_lag_ns(const struct lw_client_stats *s, double q)
+{
+    uint64_t total = 0, seen = 0, rank;
+    unsigned i, last = 0;
+
+    for (i = 0; i < LW_LAG_BUCKETS; i++)
+        if (s->renewal_lag[i]) {
+            total += s->renewal_lag[i];
+            last = i;
+        }
+    if (total == 0)
+        return 0;
+    q = q < 0 ? 0 : q > 1 ? 1 : q;
+    rank = (uint64_t)(q * (double)total + 0.5);
+    rank = rank < 1 ? 1 : rank;
+    for (i = 0; i < last; i++)
+        if ((seen += s->renewal_lag[i]) >= rank)
+            break;
+    return lw_lag_bucket_floor_ns(i + 1);
+}
+
+void stats_lost(struct client_counters *k, int reason, uint64_t late_ns)
+{
+    static const size_t counter[] = {
+        [LW_LOST_NOT_OWNER] = offsetof(struct client_counters, lost_not_owner),
+        [LW_LOST_ERRORS] = offsetof(struct client_counters, lost_errors),
+        [LW_LOST_EXPIRED] = offsetof(struct client_counters, lost_expired),
+    };
+
+    count_add((_Atomic uint64_t *)((char *)k + counter[reason]), 1);
+    if (late_ns == 0)
+        return;
+    count_add(&k->lost_late, 1);
+    if (late_ns > count_get(&k->worst_lost_late_ns))
+        count_set(&k->worst_lost_late_ns, late_ns);
+}
+
+const char *lw_lost_reason_name(int reason)
+{
+    switch (reason) {
+    case LW_LOST_NOT_OWNER: return "not owner";
+    case LW_LOST_ERRORS: return "errors";
+    case LW_LOST_EXPIRED: return "expired";
+    default: return "unknown";
+    }
+}

@@ -1,0 +1,81 @@
+/*
+ * core/stats.h - the client's counters, behind lw_client_get_stats().
+ *
+ * The engine thread alone writes them, with relaxed loads and stores and
+ * no locked instruction (counter.h); any thread reads them.  Every update
+ * goes through a helper here, so that each counter is written one way.
+ */
+#ifndef LW_CORE_STATS_H
+#define LW_CORE_STATS_H
+
+#include <stdint.h>
+
+#include <leasewheel/lock.h>
+
+#include "counter.h"
+
+struct client_counters {
+    _Atomic uint64_t locks_held, renewals_sent, renewals_confirmed, renewals_failed;
+    _Atomic uint64_t renew_batches, lost_not_owner, lost_errors, lost_expired;
+    _Atomic uint64_t worst_lag_ns, waiters, subscriptions, lost_late, worst_lost_late_ns,
+        acquired_too_late;
+    _Atomic uint64_t lag[LW_LAG_BUCKETS];
+};
+
+/* The renewal lag histogram's bucket for lag_ns (lw_lag_bucket_floor_ns()). */
+unsigned lag_bucket(uint64_t lag_ns);
+
+/* A watchdog lock lost for reason (LW_LOST_*), reported late_ns after its
+ * valid_until (0: in time). */
+void stats_lost(struct client_counters *k, int reason, uint64_t late_ns);
+
+/* The watchdog holds one lock more (+1) or fewer (-1). */
+static inline void stats_held(struct client_counters *k, int delta)
+{
+    count_add(&k->locks_held, (uint64_t)(int64_t)delta);
+}
+
+/* A renewal goes into a batch lag_ns after it fell due. */
+static inline void stats_renewal_lag(struct client_counters *k, uint64_t lag_ns)
+{
+    if (lag_ns > count_get(&k->worst_lag_ns))
+        count_set(&k->worst_lag_ns, lag_ns);
+    count_add(&k->lag[lag_bucket(lag_ns)], 1);
+}
+
+/* A batch of n renewals is sent. */
+static inline void stats_batch_sent(struct client_counters *k, uint32_t n)
+{
+    count_add(&k->renew_batches, 1);
+    count_add(&k->renewals_sent, n);
+}
+
+static inline void stats_renewal_confirmed(struct client_counters *k)
+{
+    count_add(&k->renewals_confirmed, 1);
+}
+
+static inline void stats_renewal_failed(struct client_counters *k)
+{
+    count_add(&k->renewals_failed, 1);
+}
+
+/* An acquire's reply came too late, and its hold is given back. */
+static inline void stats_acquired_too_late(struct client_counters *k)
+{
+    count_add(&k->acquired_too_late, 1);
+}
+
+/* One acquire more (+1) or fewer (-1) waits on a channel. */
+static inline void stats_waiters(struct client_counters *k, int delta)
+{
+    count_add(&k->waiters, (uint64_t)(int64_t)delta);
+}
+
+/* n channel records (subscribed or on their way) exist. */
+static inline void stats_subscriptions(struct client_counters *k, uint64_t n)
+{
+    count_set(&k->subscriptions, n);
+}
+
+#endif
