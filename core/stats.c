@@ -110,8 +110,7 @@ void stats_lost(struct client_counters *k, int reason, uint64_t late_ns)
     if (late_ns == 0)
         return;
     count_add(&k->lost_late, 1);
-    if (late_ns > count_get(&k->worst_lost_late_ns))
-        count_set(&k->worst_lost_late_ns, late_ns);
+    count_max(&k->worst_lost_late_ns, late_ns);
 }
 
 const char *lw_lost_reason_name(int reason)

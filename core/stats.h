@@ -38,8 +38,7 @@ static inline void stats_held(struct client_counters *k, int delta)
 /* A renewal goes into a batch lag_ns after it fell due. */
 static inline void stats_renewal_lag(struct client_counters *k, uint64_t lag_ns)
 {
-    if (lag_ns > count_get(&k->worst_lag_ns))
-        count_set(&k->worst_lag_ns, lag_ns);
+    count_max(&k->worst_lag_ns, lag_ns);
     count_add(&k->lag[lag_bucket(lag_ns)], 1);
 }
 
