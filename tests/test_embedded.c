@@ -7,11 +7,13 @@
  * other threads while a thread of the test runs the loop.)
  */
 #include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
 
 #include <ev.h>
 
 #include "lock_util.h"
+#include "wait_child.h"
 
 static struct ev_loop *loop;
 static ev_timer pulse;
@@ -380,4 +382,26 @@ EMBEDDED_TEST(free_fails_pending_calls_with_eshutdown)
     cr_assert_eq(redis_int("EXISTS %s", "job"), 1);
     cr_assert_eq(lw_is_locked_async(l, on_result, &waiters[0]), LW_ESHUTDOWN);
     lw_lock_free(l);
+}
+
+/* docs/examples/libev_server.c against this server: 30 jobs on 3 locks,
+ * every one done or skipped, none failed, the locks released after. */
+REDIS_TEST(embedded, libev_server_example)
+{
+    char port[16];
+    char *argv[] = {LIBEV_SERVER_PATH, port, "30", NULL};
+    extern char **environ;
+    pid_t pid;
+
+    snprintf(port, sizeof port, "%d", srv.port);
+    cr_assert_eq(posix_spawn(&pid, LIBEV_SERVER_PATH, NULL, NULL, argv, environ), 0);
+    cr_assert_eq(wait_child(pid, 30000), 0, "libev_server failed");
+    for (int i = 0; i < 3; i++) {
+        char name[32], token[32];
+
+        snprintf(name, sizeof name, "report:%d", i);
+        snprintf(token, sizeof token, "{report:%d}:token", i);
+        cr_assert_eq(redis_int("EXISTS %s", name), 0);
+        cr_assert_gt(redis_int("GET %s", token), 0, "report %d was taken", i);
+    }
 }
