@@ -65,6 +65,17 @@ static void run_for(long ms)
     run_until(0, ms);
 }
 
+/* on_lost, noting whether it ran on the loop's thread. */
+static _Atomic int lost_off_loop;
+
+static void lost_on_loop(const char *name, size_t len, uint64_t owner, int reason, void *arg)
+{
+    if (!pthread_equal(pthread_self(), loop_thread))
+        atomic_fetch_add(&lost_off_loop, 1);
+    record_lost(name, len, owner, reason, arg);
+}
+
+/* A client on this thread's loop; losses go to lost (may be NULL). */
 static struct lw_client *client_on_loop(uint32_t lease_ms, struct lost_log *lost)
 {
     struct lw_client_config cfg;
@@ -72,6 +83,9 @@ static struct lw_client *client_on_loop(uint32_t lease_ms, struct lost_log *lost
 
     client_config(&cfg, lease_ms, lost);
     cfg.loop = loop;
+    if (lost)
+        cfg.on_lost = lost_on_loop;
+    lost_off_loop = 0;
     cr_assert_eq(lw_client_new(&cfg, &c), 0);
     return c;
 }
@@ -172,33 +186,10 @@ EMBEDDED_TEST(waiter_woken_by_unlock)
     cr_assert_eq(lw_client_free(c), 0);
 }
 
-/* on_lost, noting whether it ran on the loop's thread. */
-static _Atomic int lost_off_loop;
-
-static void lost_on_loop(const char *name, size_t len, uint64_t owner, int reason, void *arg)
-{
-    if (!pthread_equal(pthread_self(), loop_thread))
-        atomic_fetch_add(&lost_off_loop, 1);
-    record_lost(name, len, owner, reason, arg);
-}
-
-static struct lw_client *client_watching_losses(uint32_t lease_ms, struct lost_log *lost)
-{
-    struct lw_client_config cfg;
-    struct lw_client *c = NULL;
-
-    client_config(&cfg, lease_ms, lost);
-    cfg.loop = loop;
-    cfg.on_lost = lost_on_loop;
-    lost_off_loop = 0;
-    cr_assert_eq(lw_client_new(&cfg, &c), 0);
-    return c;
-}
-
 EMBEDDED_TEST(on_lost_runs_on_the_loop_when_the_key_is_deleted)
 {
     struct lost_log lost;
-    struct lw_client *c = client_watching_losses(300, &lost);
+    struct lw_client *c = client_on_loop(300, &lost);
     struct lw_lock *l = new_lock(c, "job");
 
     cr_assert_eq(acquire_now(l, 1, 0, NULL), 0);
@@ -219,7 +210,7 @@ EMBEDDED_TEST(on_lost_runs_on_the_loop_when_the_key_is_deleted)
 EMBEDDED_TEST(server_restart_loses_the_lock_and_reconnects)
 {
     struct lost_log lost;
-    struct lw_client *c = client_watching_losses(600, &lost);
+    struct lw_client *c = client_on_loop(600, &lost);
     struct lw_lock *l = new_lock(c, "job"), *m = new_lock(c, "after");
     struct result waiter = {0};
 
