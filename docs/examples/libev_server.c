@@ -39,8 +39,8 @@ struct job {
     ev_timer work;
 };
 
-/* The last job is over: leave ev_run().  The client's watchers would keep
- * it running forever, as a server's listening socket does. */
+/* A job is over; after the last, leave ev_run(): the client's watchers
+ * would keep it running forever, as a server's listening socket does. */
 static void job_over(struct job *job)
 {
     struct server *s = job->srv;
@@ -55,7 +55,7 @@ static void unlocked(int err, int64_t holds_left, void *arg)
     struct job *job = arg;
 
     (void)holds_left;
-    if (err) /* the lock then expires with its lease */
+    if (err) /* it may not have run: the watchdog renews on; retry it */
         fprintf(stderr, "job %" PRIu64 ": unlock: %s\n", job->id, lw_strerror(err));
     err ? job->srv->failed++ : job->srv->done++;
     job_over(job);
