@@ -415,8 +415,10 @@ int lw_engine_free(struct lw_engine *e)
     if (!e)
         return 0;
     /* From inside the engine it would free what the caller returns into
-     * (and, with our own thread, join itself). */
-    if (is_engine_thread(e) && (e->own_thread || e->in_callback))
+     * (and, with our own thread, join itself).  Embedded, the shutdown runs
+     * right here, so only the loop's thread may do it: from another, it
+     * would race the loop's callbacks. */
+    if (is_engine_thread(e) ? e->own_thread || e->in_callback : !e->own_thread)
         return LW_EDEADLK;
     atomic_store(&e->closing, 1);
     while (atomic_load(&e->callers))

@@ -159,7 +159,7 @@ int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out);
  * use-after-free.  In embedded mode call it on the loop's thread, outside
  * the engine's callbacks.  Returns 0 (NULL is ignored), or LW_EDEADLK and
  * does nothing when called from one of the engine's own callbacks (or, with
- * its own thread, on that thread).
+ * its own thread, on that thread; embedded, on any other thread).
  */
 int lw_engine_free(struct lw_engine *engine);
 

@@ -204,13 +204,12 @@ static void engine_config(const struct lw_client_config *cfg, struct lw_client *
     ec->wheel.slots = cfg->slots;
     ec->on_tick = on_tick;
     ec->tick_arg = c;
+    ec->loop = cfg->loop;
 }
 
 /* Engine thread: the subscriber lives on the engine's loop. */
-static void start_subscriber(struct lw_request *req, const redisReply *reply, int err,
-                             void *arg)
+static int start_subscriber(struct lw_client *c)
 {
-    struct lw_client *c = arg;
     struct lw_sub_config sc = {
         .host = c->host,
         .port = c->port,
@@ -224,16 +223,36 @@ static void start_subscriber(struct lw_request *req, const redisReply *reply, in
         .arg = c,
     };
 
+    return lw_sub_new(&sc, &c->sub);
+}
+
+/* The same as a task, for a client with its own engine thread. */
+static void start_subscriber_task(struct lw_request *req, const redisReply *reply, int err,
+                                  void *arg)
+{
     (void)reply;
     if (!err)
-        req->err = lw_sub_new(&sc, &c->sub);
+        req->err = start_subscriber(arg);
+}
+
+/* Start the subscriber on the engine thread: embedded, we are on it (the
+ * caller's word), and lw_engine_call() would wait for the loop we are
+ * keeping from running. */
+static int start_on_engine(struct lw_client *c)
+{
+    struct lw_request task;
+
+    if (c->embedded)
+        return start_subscriber(c);
+    lw_request_init(&task);
+    lw_request_task(&task);
+    return lw_engine_call(c->engine, &task, start_subscriber_task, c);
 }
 
 int lw_client_new(const struct lw_client_config *given, struct lw_client **out)
 {
     struct lw_client_config whole, *cfg = &whole;
     struct lw_engine_config ec;
-    struct lw_request task;
     struct lw_client *c;
     int rc;
 
@@ -248,15 +267,14 @@ int lw_client_new(const struct lw_client_config *given, struct lw_client **out)
         free_client(c);
         return rc;
     }
+    c->embedded = cfg->loop != NULL;
     engine_config(cfg, c, &ec);
     if ((rc = lw_engine_new(&ec, &c->engine))) {
         free_client(c);
         return rc;
     }
     c->wheel = lw_engine_wheel(c->engine);
-    lw_request_init(&task);
-    lw_request_task(&task);
-    if ((rc = lw_engine_call(c->engine, &task, start_subscriber, c))) {
+    if ((rc = start_on_engine(c))) {
         lw_engine_free(c->engine);
         free_client(c);
         return rc;
@@ -268,18 +286,44 @@ int lw_client_new(const struct lw_client_config *given, struct lw_client **out)
 /* Engine thread: stop everything that is not a request on the wire.  The
  * requests fail with LW_ESHUTDOWN when the engine stops, and their ops
  * with them. */
-static void stop_client(struct lw_request *req, const redisReply *reply, int err, void *arg)
+static void stop_client(struct lw_client *c)
 {
-    struct lw_client *c = arg;
-
-    (void)req;
-    (void)reply;
-    (void)err;
     c->closing = 1;
     waiters_shutdown(c);
     watchdog_shutdown(c);
     lw_sub_free(c->sub);
     c->sub = NULL;
+}
+
+static void stop_client_task(struct lw_request *req, const redisReply *reply, int err,
+                             void *arg)
+{
+    (void)req;
+    (void)reply;
+    (void)err;
+    stop_client(arg);
+}
+
+/*
+ * Run stop_client() on the engine thread.  Embedded, that is the caller's
+ * thread, and a task would wait for the loop it keeps from running: stop
+ * it here, unless from another thread (it would race the loop) or from
+ * inside one of our callbacks (it would free what that call returns into).
+ * Requests other threads submit meanwhile are failed by lw_engine_free().
+ */
+static int stop_on_engine(struct lw_client *c)
+{
+    struct lw_request task;
+
+    if (c->embedded) {
+        if (!lw_engine_on_thread(c->engine) || c->in_callback)
+            return LW_EDEADLK;
+        stop_client(c);
+        return 0;
+    }
+    lw_request_init(&task);
+    lw_request_task(&task);
+    return lw_engine_call(c->engine, &task, stop_client_task, c);
 }
 
 int client_ref(struct lw_client *c)
@@ -298,17 +342,12 @@ void client_unref(struct lw_client *c)
 
 int lw_client_free(struct lw_client *c)
 {
-    struct lw_request task;
-    int rc;
-
     if (!c)
         return 0;
     if (atomic_load_explicit(&c->freed, memory_order_acquire))
         return LW_ESHUTDOWN; /* freed before, kept alive by a handle */
-    lw_request_init(&task);
-    lw_request_task(&task);
-    if ((rc = lw_engine_call(c->engine, &task, stop_client, c)) == LW_EDEADLK)
-        return rc;
+    if (stop_on_engine(c) == LW_EDEADLK)
+        return LW_EDEADLK;
     lw_engine_free(c->engine);
     /* The ops in flight have completed, leaving their channels; what is
      * left is memory only (the wheel went with the engine). */

@@ -64,6 +64,7 @@ struct lw_client {
     uint32_t batches_max;
     lw_lost_fn *on_lost;
     void *lost_arg;
+    int embedded;                  /* on the caller's loop (config.loop) */
     char *host, *unix_path, *password; /* for the subscriber */
     int port;
     uint32_t connect_timeout_ms, reconnect_min_ms, reconnect_max_ms;
@@ -82,6 +83,7 @@ struct lw_client {
     size_t *scratch_lens;
     char *scratch_fields;
     int closing;                   /* lw_client_free() has begun */
+    int in_callback;               /* depth of done and on_lost calls running */
     int flushing;                  /* inside watchdog_flush() */
 };
 

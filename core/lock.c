@@ -107,8 +107,11 @@ void op_complete(struct op *op, int err, int64_t value)
         lw_completion_signal(&op->completed); /* op may be gone after this */
         return;
     }
-    if (op->done)
+    if (op->done) {
+        lock->client->in_callback++;
         op->done(err, value, op->arg);
+        lock->client->in_callback--;
+    }
     lw_request_clear(&op->req);
     free(op);
     lock_unref(lock);

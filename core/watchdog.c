@@ -195,8 +195,11 @@ static void lose(struct lw_client *c, struct entry *e, int reason)
     stats_lost(&c->count, reason, loss_late_ns(e));
     stop_watching(c, e);
     /* The owner first: the drop is only tidying up. */
-    if (c->on_lost)
+    if (c->on_lost) {
+        c->in_callback++;
         c->on_lost(e->name, e->len, e->owner, reason, c->lost_arg);
+        c->in_callback--;
+    }
     if (reason != LW_LOST_NOT_OWNER && !c->closing)
         queue_drop(c, e);
     release_if_unused(e);

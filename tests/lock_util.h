@@ -14,6 +14,103 @@
 
 #include "engine_util.h"
 
+#ifdef LW_TEST_EMBEDDED
+/*
+ * The same tests with every client on the caller's loop: each client gets
+ * a loop run by a thread of the test's (loop_util.h), is created and freed
+ * on that thread, and the test's bodies make their calls, blocking ones
+ * included, from their own threads as they are.
+ */
+#include "loop_util.h"
+
+#define MAX_EMBEDDED 16
+
+static struct {
+    pthread_mutex_t lock;
+    struct lw_client *client[MAX_EMBEDDED];
+    struct loop_runner *runner[MAX_EMBEDDED];
+} embedded = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+struct embedded_call {
+    struct lw_client_config cfg;
+    struct lw_client *client;
+    int rc;
+};
+
+static inline void embedded_new_on_loop(void *arg)
+{
+    struct embedded_call *call = arg;
+
+    call->rc = lw_client_new(&call->cfg, &call->client);
+}
+
+static inline void embedded_free_on_loop(void *arg)
+{
+    struct embedded_call *call = arg;
+
+    call->rc = lw_client_free(call->client);
+}
+
+static inline int embedded_client_new(const struct lw_client_config *cfg,
+                                      struct lw_client **out)
+{
+    struct embedded_call call = {0};
+    struct loop_runner *r;
+    int slot;
+
+    if (!cfg || !out)
+        return lw_client_new(cfg, out); /* the library's answer to NULL */
+    call.cfg = *cfg;
+    r = runner_start();
+    call.cfg.loop = r->loop;
+    runner_call(r, embedded_new_on_loop, &call);
+    if (call.rc) {
+        runner_stop(r);
+        return call.rc;
+    }
+    pthread_mutex_lock(&embedded.lock);
+    for (slot = 0; slot < MAX_EMBEDDED && embedded.client[slot]; slot++)
+        ;
+    cr_assert_lt(slot, MAX_EMBEDDED, "too many embedded clients at once");
+    embedded.client[slot] = call.client;
+    embedded.runner[slot] = r;
+    pthread_mutex_unlock(&embedded.lock);
+    *out = call.client;
+    return 0;
+}
+
+/* Free on the client's loop thread, then stop that loop.  A client freed
+ * before (a handle keeps it) has no loop left: the library answers. */
+static inline int embedded_client_free(struct lw_client *c)
+{
+    struct embedded_call call = {.client = c};
+    struct loop_runner *r = NULL;
+    int slot;
+
+    pthread_mutex_lock(&embedded.lock);
+    for (slot = 0; c && slot < MAX_EMBEDDED; slot++)
+        if (embedded.client[slot] == c) {
+            r = embedded.runner[slot];
+            break;
+        }
+    pthread_mutex_unlock(&embedded.lock);
+    if (!r)
+        return lw_client_free(c);
+    runner_call(r, embedded_free_on_loop, &call);
+    if (call.rc == 0) {
+        pthread_mutex_lock(&embedded.lock);
+        embedded.client[slot] = NULL;
+        embedded.runner[slot] = NULL;
+        pthread_mutex_unlock(&embedded.lock);
+        runner_stop(r);
+    }
+    return call.rc;
+}
+
+#define lw_client_new embedded_client_new
+#define lw_client_free embedded_client_free
+#endif
+
 static inline void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};

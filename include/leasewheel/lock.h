@@ -50,6 +50,19 @@
  * Threads.  Every function is thread-safe.  Blocking calls must not run on
  * the engine thread (inside callbacks): they return LW_EDEADLK there.
  * Callbacks (done, on_lost) run on the engine thread; keep them short.
+ *
+ * The caller's loop.  With config.loop set, the client starts no thread:
+ * it runs on that libev loop, and the thread that runs the loop is the
+ * engine thread.  Create the client on that thread (before the loop runs
+ * or in one of its callbacks), and free it there, outside the client's
+ * callbacks.  The API is the same: async calls and on_lost run their
+ * callbacks on the loop, and so they need it running.  Blocking calls on
+ * the loop's thread return LW_EDEADLK at once, in a callback or not: they
+ * would wait for the loop they keep from running; from other threads they
+ * work while the loop runs.  The client's watchers keep ev_run() from
+ * returning until lw_client_free().  The loop's thread writes to sockets:
+ * ignore SIGPIPE there (as any socket code must), or a write to a
+ * connection Redis closed kills the process.
  */
 #ifndef LEASEWHEEL_LOCK_H
 #define LEASEWHEEL_LOCK_H
@@ -197,15 +210,16 @@ static inline void lw_client_config_init(struct lw_client_config *cfg)
 }
 
 /*
- * lw_client_new - validate cfg, start the engine thread and connect (in the
- * background: calls made before the connection is up wait for it, up to
- * command_timeout_ms; but until a first connection has been made, a
- * refused connection, a missing unix socket or a wrong password fails them
- * at once with LW_ECONNREFUSED, LW_ECONNECT or LW_EAUTH, while connecting
- * goes on in the background).  Returns 0 and sets *out, or LW_EINVAL (a
- * NULL or empty field that must be set, a zero count or time), LW_ERANGE
- * (a value beyond its limit, a client id with ':'), LW_ELEASE (watchdog
- * timeout under 3 ticks), LW_ENOHOST, LW_ENOMEM.
+ * lw_client_new - validate cfg, start the engine thread (or, with cfg->loop,
+ * join the caller's loop: call it on the thread that runs that loop) and
+ * connect (in the background: calls made before the connection is up wait
+ * for it, up to command_timeout_ms; but until a first connection has been
+ * made, a refused connection, a missing unix socket or a wrong password
+ * fails them at once with LW_ECONNREFUSED, LW_ECONNECT or LW_EAUTH, while
+ * connecting goes on in the background).  Returns 0 and sets *out, or
+ * LW_EINVAL (a NULL or empty field that must be set, a zero count or
+ * time), LW_ERANGE (a value beyond its limit, a client id with ':'),
+ * LW_ELEASE (watchdog timeout under 3 ticks), LW_ENOHOST, LW_ENOMEM.
  */
 LW_API int lw_client_new(const struct lw_client_config *cfg, struct lw_client **out);
 
@@ -218,8 +232,11 @@ LW_API int lw_client_new(const struct lw_client_config *cfg, struct lw_client **
  * client's memory (not its connections) until it is freed, and every call
  * on it after lw_client_free() returns LW_ESHUTDOWN, as does freeing the
  * client again while a handle keeps it.  Returns 0 (NULL ignored), or
- * LW_EDEADLK when called on the engine thread.  Not to be called while
- * another thread is still making calls on the client's handles.
+ * LW_EDEADLK when called on the engine thread.  On the caller's loop it is
+ * the other way round: call it on the loop's thread (it stops the client
+ * there, without the loop running), outside the client's callbacks; from
+ * a callback or another thread it returns LW_EDEADLK.  Not to be called
+ * while another thread is still making calls on the client's handles.
  */
 LW_API int lw_client_free(struct lw_client *client);
 
