@@ -26,8 +26,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <leasewheel/lock.h>
-
 #include "completion.h"
 #include "engine_private.h"
 
@@ -220,10 +218,8 @@ void lw_engine_config_init(struct lw_engine_config *cfg)
     lw_wheel_config_init(&cfg->wheel);
 }
 
-_Static_assert(LW_UNIX_PATH_MAX + 1 == sizeof(((struct sockaddr_un *)0)->sun_path),
-               "LW_UNIX_PATH_MAX is a sockaddr_un's path");
-_Static_assert(LW_MAX_TIMEOUT_MS == LW_ENGINE_MAX_TIMEOUT_MS && LW_MAX_INFLIGHT ==
-               LW_ENGINE_MAX_INFLIGHT, "lock.h states the engine's limits");
+_Static_assert(LW_ENGINE_UNIX_PATH_MAX + 1 == sizeof(((struct sockaddr_un *)0)->sun_path),
+               "LW_ENGINE_UNIX_PATH_MAX is a sockaddr_un's path");
 
 static int check_ms(uint32_t ms)
 {
@@ -243,7 +239,7 @@ static int check_config(const struct lw_engine_config *cfg)
     if (cfg->unix_path && !cfg->unix_path[0])
         return LW_EINVAL;
     /* hiredis would cut a longer path short and connect somewhere else. */
-    if (cfg->unix_path && strlen(cfg->unix_path) > LW_UNIX_PATH_MAX)
+    if (cfg->unix_path && strlen(cfg->unix_path) > LW_ENGINE_UNIX_PATH_MAX)
         return LW_ERANGE;
     if (!cfg->unix_path && (cfg->port < 1 || cfg->port > 65535))
         return LW_ERANGE;

@@ -101,6 +101,7 @@ struct lw_request {
 #define LW_ENGINE_MAX_TIMEOUT_MS 3600000u   /* one hour */
 #define LW_ENGINE_MAX_INFLIGHT (1u << 20)
 #define LW_ENGINE_MAX_SCRIPTS 64u
+#define LW_ENGINE_UNIX_PATH_MAX 107u        /* bytes: a sockaddr_un's, less the NUL */
 
 struct lw_engine_config {
     const char *host;          /* name or address; ignored when unix_path is set */
