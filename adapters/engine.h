@@ -19,7 +19,9 @@
  * commands on the wire; the rest wait their turn in order (back-pressure).
  *
  * Order.  Requests from one thread reach Redis, and complete, in the order
- * that thread submitted them.
+ * that thread submitted them, but for one exception: a command answered
+ * NOSCRIPT is sent again behind its SCRIPT LOAD, so it reaches Redis, and
+ * completes, after commands submitted later.
  *
  * Failures.  Nothing hangs and nothing is dropped silently:
  *   - a command without a reply `command_timeout_ms` after it was written
