@@ -78,6 +78,14 @@ struct conn_config {
     void *arg;
 };
 
+/* Where to connect and how patiently, from any config that names them as
+ * conn_config does (lw_engine_config, lw_sub_config): designated
+ * initializers, for the start of a conn_config. */
+#define CONN_CONFIG_FROM(cfg)                                                   \
+    .host = (cfg)->host, .port = (cfg)->port, .unix_path = (cfg)->unix_path,   \
+    .password = (cfg)->password, .connect_timeout_ms = (cfg)->connect_timeout_ms, \
+    .reconnect_min_ms = (cfg)->reconnect_min_ms, .reconnect_max_ms = (cfg)->reconnect_max_ms
+
 struct lw_conn {
     char *host;
     char *unix_path;

@@ -201,13 +201,7 @@ static void on_reply(void *arg, redisReply *reply)
 int link_init(struct lw_engine *e, const struct lw_engine_config *cfg)
 {
     const struct conn_config cc = {
-        .host = cfg->host,
-        .port = cfg->port,
-        .unix_path = cfg->unix_path,
-        .password = cfg->password,
-        .connect_timeout_ms = cfg->connect_timeout_ms,
-        .reconnect_min_ms = cfg->reconnect_min_ms,
-        .reconnect_max_ms = cfg->reconnect_max_ms,
+        CONN_CONFIG_FROM(cfg),
         .loop = e->loop,
         .on_setup = on_setup,
         .on_up = on_up,

@@ -98,13 +98,7 @@ int lw_sub_new(const struct lw_sub_config *cfg, struct lw_sub **out)
 {
     struct lw_sub *sub = calloc(1, sizeof *sub);
     const struct conn_config cc = {
-        .host = cfg->host,
-        .port = cfg->port,
-        .unix_path = cfg->unix_path,
-        .password = cfg->password,
-        .connect_timeout_ms = cfg->connect_timeout_ms,
-        .reconnect_min_ms = cfg->reconnect_min_ms,
-        .reconnect_max_ms = cfg->reconnect_max_ms,
+        CONN_CONFIG_FROM(cfg),
         .loop = cfg->loop,
         .on_up = on_up,
         .on_down = on_down,
