@@ -140,6 +140,12 @@ static inline int conn_is_ready(const struct lw_conn *c)
     return c->state == CONN_READY;
 }
 
+/* The commands each set-up writes besides the user's: AUTH, PING. */
+static inline unsigned conn_own_commands(const struct lw_conn *c)
+{
+    return c->auth_cmd ? 2 : 1;
+}
+
 /*
  * Before the first connection has been set up, the reason the last
  * attempt failed when a wait will not mend it (nothing listens, no such

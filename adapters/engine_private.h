@@ -76,7 +76,6 @@ struct lw_engine {
     uint32_t max_inflight;
     uint32_t refill_at;        /* a pipeline that was full is topped up once
                                   no more than this many are in flight */
-    int auth;                  /* the connection sends AUTH */
     char *select_cmd;          /* SELECT <db>, formatted, or NULL */
     size_t select_len;
     struct script *scripts;

@@ -101,7 +101,7 @@ static void on_setup(void *arg)
 {
     struct lw_engine *e = arg;
 
-    count_add(&e->count.sent, e->auth ? 2 : 1); /* the connection's AUTH and PING */
+    count_add(&e->count.sent, conn_own_commands(&e->conn));
     if (e->select_cmd)
         send_own(e, OWN_SELECT, 0, e->select_cmd, e->select_len);
     for (unsigned i = 0; i < e->nscripts; i++) {
@@ -137,7 +137,7 @@ static void on_up(void *arg)
     struct lw_engine *e = arg;
 
     atomic_store_explicit(&e->status, 0, memory_order_relaxed);
-    count_add(&e->count.replies, e->auth ? 2 : 1);
+    count_add(&e->count.replies, conn_own_commands(&e->conn));
     count_set(&e->count.reconnects, e->conn.reconnects);
     link_pump(e);
 }
@@ -210,7 +210,6 @@ int link_init(struct lw_engine *e, const struct lw_engine_config *cfg)
         .arg = e,
     };
 
-    e->auth = cfg->password != NULL;
     return conn_init(&e->conn, &cc);
 }
 
