@@ -31,7 +31,8 @@ struct own_request {
     unsigned script;
 };
 
-/* Write one request.  The connection must be in SETUP or READY. */
+/* Write one request, or fail it with LW_ECONNLOST when the connection is
+ * neither in SETUP nor READY (a NOSCRIPT retry after it dropped). */
 static void write_request(struct lw_engine *e, struct lw_request *req, uint64_t now_ns)
 {
     if (req->script)
