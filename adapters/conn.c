@@ -53,7 +53,9 @@ static int connect_error(const redisAsyncContext *ac, int saved_errno)
     return LW_ECONNECT;
 }
 
-uint32_t backoff_next(struct backoff *b)
+/* The next delay in ms: half of it fixed, half random, so that many
+ * clients cut off together do not come back together. */
+static uint32_t backoff_next(struct backoff *b)
 {
     if (b->last_ms == 0)
         b->last_ms = b->min_ms;

@@ -155,10 +155,6 @@ static inline unsigned conn_own_commands(const struct lw_conn *c)
  */
 int conn_fails_at_once(const struct lw_conn *c);
 
-/* The next delay in ms: half of it fixed, half random, so that many
- * clients cut off together do not come back together. */
-uint32_t backoff_next(struct backoff *b);
-
 /* Reply errors that mean the password is wrong or missing. */
 int conn_is_auth_error(const char *msg);
 
