@@ -1,16 +1,43 @@
 /*
- * adapters/conn.h - what the engine's connection (link.c) and the
- * subscriber's (subscriber.c) share: why a connect failed, and the
- * reconnect back-off.
+ * adapters/conn.h - one Redis connection to one address, on a libev loop:
+ * what the engine's command link (link.c) and the subscriber
+ * (subscriber.c) are built on.
+ *
+ * Life of a connection:
+ *
+ *   DOWN --connect--> CONNECTING --TCP up--> SETUP --PING answered--> READY
+ *     ^                   |                    |                        |
+ *     +---- back-off <----+-- refused, setup --+-- error, deadline, EOF -+
+ *           (jittered,        error, set-up
+ *            doubling)        deadline
+ *
+ * SETUP pipelines AUTH (with a password), the user's own set-up commands
+ * (on_setup) and a PING; the PING's reply makes the connection READY, so
+ * the user's set-up has been answered by then.  One deadline, the connect
+ * timeout, covers CONNECTING and SETUP together.  Any failure lets go of
+ * the hiredis context and tries again after a jittered, doubling back-off.
+ *
+ * A connection knows nothing of engines, wheels or requests: one object
+ * per address, all of it on the loop's thread.
  */
 #ifndef LW_ADAPTERS_CONN_H
 #define LW_ADAPTERS_CONN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include <ev.h>
 #include <hiredis/async.h>
 
 #include "xorshift.h"
+
+enum conn_state {
+    CONN_DOWN,       /* waiting to (re)connect */
+    CONN_CONNECTING, /* TCP/unix connect in progress */
+    CONN_SETUP,      /* AUTH, the user's set-up, PING in flight */
+    CONN_READY,      /* the user's commands flow */
+    CONN_CLOSED,     /* conn_close() has run */
+};
 
 /* Reconnect delays: doubling from min_ms to max_ms, with "equal jitter". */
 struct backoff {
@@ -20,23 +47,113 @@ struct backoff {
     struct xorshift rng;
 };
 
-/* Start connecting (hiredis, non-blocking), the socket close-on-exec.
- * NULL when out of memory; check ac->err. */
-redisAsyncContext *conn_start(const char *host, int port, const char *unix_path);
+struct lw_conn;
 
-/* The reason a connection attempt failed (LW_ENOHOST, LW_ECONNREFUSED,
- * LW_ECONNECT), from hiredis's error and the errno saved right after it. */
-int conn_error(const redisAsyncContext *ac, int saved_errno);
+/* Connected, AUTH sent: send your own set-up commands (the PING follows).
+ * Inside hiredis's connect callback: it must not fail or close. */
+typedef void conn_setup_fn(void *arg);
+/* SETUP is over: READY. */
+typedef void conn_up_fn(void *arg);
+/* The connection failed or was lost (err: LW_E*); the next attempt is
+ * scheduled.  It may close the connection, not free it: hiredis may still
+ * be running the old context's callbacks. */
+typedef void conn_down_fn(void *arg, int err);
+/* A reply to one of the user's commands, never NULL (a lost connection is
+ * on_down), or a pub/sub push. */
+typedef void conn_reply_fn(void *arg, redisReply *reply);
 
-/* The next delay in ms: half of it fixed, half random, so that many
- * clients cut off together do not come back together. */
-uint32_t backoff_next(struct backoff *b);
+struct conn_config {
+    const char *host;
+    int port;
+    const char *unix_path;  /* instead of host:port when set */
+    const char *password;   /* AUTH after connecting, or NULL */
+    uint32_t connect_timeout_ms; /* connect plus set-up */
+    uint32_t reconnect_min_ms;
+    uint32_t reconnect_max_ms;
+    struct ev_loop *loop;
+    conn_setup_fn *on_setup; /* may be NULL */
+    conn_up_fn *on_up;
+    conn_down_fn *on_down;
+    conn_reply_fn *on_reply;
+    void *arg;
+};
 
-/* The connection is up: the next failure starts again from min_ms. */
-static inline void backoff_reset(struct backoff *b)
+/* Where to connect and how patiently, from any config that names them as
+ * conn_config does (lw_engine_config, lw_sub_config): designated
+ * initializers, for the start of a conn_config. */
+#define CONN_CONFIG_FROM(cfg)                                                   \
+    .host = (cfg)->host, .port = (cfg)->port, .unix_path = (cfg)->unix_path,   \
+    .password = (cfg)->password, .connect_timeout_ms = (cfg)->connect_timeout_ms, \
+    .reconnect_min_ms = (cfg)->reconnect_min_ms, .reconnect_max_ms = (cfg)->reconnect_max_ms
+
+struct lw_conn {
+    char *host;
+    char *unix_path;
+    int port;
+    char *auth_cmd;         /* AUTH <password>, formatted, or NULL */
+    size_t auth_len;
+    double connect_timeout_s;
+    struct ev_loop *loop;
+    conn_setup_fn *on_setup;
+    conn_up_fn *on_up;
+    conn_down_fn *on_down;
+    conn_reply_fn *on_reply;
+    void *arg;
+
+    redisAsyncContext *ac;  /* the live context, or NULL */
+    enum conn_state state;
+    int last_err;           /* why the last attempt failed; 0 while READY */
+    int ever_ready;         /* a connection has been set up before */
+    int unflushed;          /* commands appended since the last write */
+    uint64_t reconnects;    /* connections set up after the first */
+    struct backoff backoff;
+    ev_timer deadline;      /* CONNECTING + SETUP must end in time */
+    ev_timer retry;         /* the back-off */
+    ev_prepare flush;       /* writes what this loop iteration appended */
+};
+
+/* conn_init - copy cfg (validated by the caller); no I/O yet.  Returns 0
+ * or LW_ENOMEM; either way conn_clear() frees what was copied. */
+int conn_init(struct lw_conn *c, const struct conn_config *cfg);
+
+/* conn_connect - start the first attempt. */
+void conn_connect(struct lw_conn *c);
+
+/* conn_send - append a formatted command while SETUP (from on_setup) or
+ * READY; its reply goes to on_reply.  Returns 0, or LW_ECONNLOST. */
+int conn_send(struct lw_conn *c, const char *cmd, size_t len);
+int conn_send_argv(struct lw_conn *c, int argc, const char **argv, const size_t *lens);
+
+/* conn_fail - drop the connection for err and try again later (on_down
+ * runs).  Ignored when DOWN or CLOSED. */
+void conn_fail(struct lw_conn *c, int err);
+
+/* conn_close - drop the connection for good; no callback runs after.
+ * Safe on a connection never connected. */
+void conn_close(struct lw_conn *c);
+
+/* conn_clear - free what conn_init() copied (after conn_close()). */
+void conn_clear(struct lw_conn *c);
+
+static inline int conn_is_ready(const struct lw_conn *c)
 {
-    b->last_ms = 0;
+    return c->state == CONN_READY;
 }
+
+/* The commands each set-up writes besides the user's: AUTH, PING. */
+static inline unsigned conn_own_commands(const struct lw_conn *c)
+{
+    return c->auth_cmd ? 2 : 1;
+}
+
+/*
+ * Before the first connection has been set up, the reason the last
+ * attempt failed when a wait will not mend it (nothing listens, no such
+ * socket, the wrong password), else 0.  Once a connection has been up,
+ * failures are taken for a restart; and an error reply to the set-up
+ * (LW_EREDIS) is also what a server still LOADING its data says.
+ */
+int conn_fails_at_once(const struct lw_conn *c);
 
 /* Reply errors that mean the password is wrong or missing. */
 int conn_is_auth_error(const char *msg);

@@ -26,8 +26,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <leasewheel/lock.h>
-
 #include "completion.h"
 #include "engine_private.h"
 
@@ -63,7 +61,7 @@ void engine_fail_all(struct lw_engine *e, struct fifo *list, int err)
 /* A request's wait for the pipeline starts when the engine takes it: a
  * request that cannot be written within the command timeout fails
  * (link_check_timeouts()), and one taken while the first connection is
- * refused fails at once (link_fails_at_once()).  One clock read per batch,
+ * refused fails at once (conn_fails_at_once()).  One clock read per batch,
  * not per request.  Tasks run as they come out of the queue, with task_err. */
 static void take_submitted(struct lw_engine *e, int task_err)
 {
@@ -74,7 +72,7 @@ static void take_submitted(struct lw_engine *e, int task_err)
     if (!node)
         return;
     deadline_ns = lw_clock_now() + e->command_timeout_ns;
-    refused = task_err ? 0 : link_fails_at_once(e); /* shutting down: LW_ESHUTDOWN */
+    refused = task_err ? 0 : conn_fails_at_once(&e->conn); /* shutting down: LW_ESHUTDOWN */
     do {
         struct lw_request *req =
             (struct lw_request *)((char *)node - offsetof(struct lw_request, qnode));
@@ -220,10 +218,8 @@ void lw_engine_config_init(struct lw_engine_config *cfg)
     lw_wheel_config_init(&cfg->wheel);
 }
 
-_Static_assert(LW_UNIX_PATH_MAX + 1 == sizeof(((struct sockaddr_un *)0)->sun_path),
-               "LW_UNIX_PATH_MAX is a sockaddr_un's path");
-_Static_assert(LW_MAX_TIMEOUT_MS == LW_ENGINE_MAX_TIMEOUT_MS && LW_MAX_INFLIGHT ==
-               LW_ENGINE_MAX_INFLIGHT, "lock.h states the engine's limits");
+_Static_assert(LW_ENGINE_UNIX_PATH_MAX + 1 == sizeof(((struct sockaddr_un *)0)->sun_path),
+               "LW_ENGINE_UNIX_PATH_MAX is a sockaddr_un's path");
 
 static int check_ms(uint32_t ms)
 {
@@ -243,7 +239,7 @@ static int check_config(const struct lw_engine_config *cfg)
     if (cfg->unix_path && !cfg->unix_path[0])
         return LW_EINVAL;
     /* hiredis would cut a longer path short and connect somewhere else. */
-    if (cfg->unix_path && strlen(cfg->unix_path) > LW_UNIX_PATH_MAX)
+    if (cfg->unix_path && strlen(cfg->unix_path) > LW_ENGINE_UNIX_PATH_MAX)
         return LW_ERANGE;
     if (!cfg->unix_path && (cfg->port < 1 || cfg->port > 65535))
         return LW_ERANGE;
@@ -282,21 +278,11 @@ static int copy_config(struct lw_engine *e, const struct lw_engine_config *cfg)
 {
     char db[16];
 
-    e->port = cfg->port;
-    e->connect_timeout_ns = cfg->connect_timeout_ms * 1000000ull;
     e->command_timeout_ns = cfg->command_timeout_ms * 1000000ull;
     e->max_inflight = cfg->max_inflight;
     e->refill_at = cfg->max_inflight / 2;
-    e->backoff.min_ms = cfg->reconnect_min_ms;
-    e->backoff.max_ms = cfg->reconnect_max_ms;
     e->on_tick = cfg->on_tick;
     e->tick_arg = cfg->tick_arg;
-    if (cfg->unix_path ? !(e->unix_path = strdup(cfg->unix_path))
-                       : !(e->host = strdup(cfg->host)))
-        return LW_ENOMEM;
-    if (cfg->password &&
-        !(e->auth_cmd = format(&e->auth_len, 2, (const char *[]){"AUTH", cfg->password})))
-        return LW_ENOMEM;
     snprintf(db, sizeof db, "%d", cfg->db);
     if (cfg->db && !(e->select_cmd = format(&e->select_len, 2, (const char *[]){"SELECT", db})))
         return LW_ENOMEM;
@@ -329,10 +315,8 @@ static void free_engine(struct lw_engine *e)
     for (unsigned i = 0; i < e->nscripts; i++)
         redisFreeCommand(e->scripts[i].load_cmd);
     free(e->scripts);
-    redisFreeCommand(e->auth_cmd);
     redisFreeCommand(e->select_cmd);
-    free(e->host);
-    free(e->unix_path);
+    conn_clear(&e->conn);
     free(e);
 }
 
@@ -344,7 +328,6 @@ static void init_watchers(struct lw_engine *e)
     ev_init(&e->tick, on_tick);
     e->tick.data = e;
     arm_tick(e);
-    link_init(e);
 }
 
 static int start_thread(struct lw_engine *e)
@@ -388,10 +371,11 @@ int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out)
     }
     lw_mpsc_init(&e->submitted);
     atomic_init(&e->status, LW_ETIMEDOUT); /* not connected yet */
-    e->backoff.rng = xorshift_seed((uint64_t)(uintptr_t)e ^ lw_clock_now());
     e->own_thread = cfg->loop == NULL;
     e->loop = cfg->loop ? cfg->loop : ev_loop_new(EVFLAG_AUTO);
-    if (!e->loop) {
+    if (!e->loop || (rc = link_init(e, cfg))) {
+        if (e->loop && e->own_thread)
+            ev_loop_destroy(e->loop);
         free_engine(e);
         return LW_ENOMEM;
     }

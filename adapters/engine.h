@@ -19,7 +19,9 @@
  * commands on the wire; the rest wait their turn in order (back-pressure).
  *
  * Order.  Requests from one thread reach Redis, and complete, in the order
- * that thread submitted them.
+ * that thread submitted them, but for one exception: a command answered
+ * NOSCRIPT is sent again behind its SCRIPT LOAD, so it reaches Redis, and
+ * completes, after commands submitted later.
  *
  * Failures.  Nothing hangs and nothing is dropped silently:
  *   - a command without a reply `command_timeout_ms` after it was written
@@ -101,6 +103,7 @@ struct lw_request {
 #define LW_ENGINE_MAX_TIMEOUT_MS 3600000u   /* one hour */
 #define LW_ENGINE_MAX_INFLIGHT (1u << 20)
 #define LW_ENGINE_MAX_SCRIPTS 64u
+#define LW_ENGINE_UNIX_PATH_MAX 107u        /* bytes: a sockaddr_un's, less the NUL */
 
 struct lw_engine_config {
     const char *host;          /* name or address; ignored when unix_path is set */

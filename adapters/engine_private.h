@@ -1,6 +1,6 @@
 /*
  * adapters/engine_private.h - what engine.c (threads, loop, requests) and
- * link.c (the hiredis connection) share.  Not for core/.
+ * link.c (the pipeline on the connection) share.  Not for core/.
  */
 #ifndef LW_ADAPTERS_ENGINE_PRIVATE_H
 #define LW_ADAPTERS_ENGINE_PRIVATE_H
@@ -9,13 +9,11 @@
 #include <stdatomic.h>
 
 #include <ev.h>
-#include <hiredis/async.h>
 
 #include "conn.h"
 #include "counter.h"
 #include "engine.h"
 #include "mpsc.h"
-#include "xorshift.h"
 
 /* A singly-linked FIFO of requests; engine thread only. */
 struct fifo {
@@ -59,14 +57,6 @@ static inline struct fifo fifo_take(struct fifo *f)
     return all;
 }
 
-enum link_state {
-    LINK_DOWN,       /* waiting to (re)connect */
-    LINK_CONNECTING, /* TCP/unix connect in progress */
-    LINK_SETUP,      /* AUTH, SELECT, SCRIPT LOADs, PING in flight */
-    LINK_READY,      /* requests flow */
-    LINK_CLOSED,     /* lw_engine_free() has run the shutdown */
-};
-
 struct script {
     char *load_cmd;     /* SCRIPT LOAD <body>, formatted */
     size_t load_len;
@@ -82,16 +72,10 @@ struct counters {
 
 struct lw_engine {
     /* Configuration, copied. */
-    char *host;
-    char *unix_path;
-    int port;
-    uint64_t connect_timeout_ns;
     uint64_t command_timeout_ns;
     uint32_t max_inflight;
     uint32_t refill_at;        /* a pipeline that was full is topped up once
                                   no more than this many are in flight */
-    char *auth_cmd;            /* AUTH <password>, formatted, or NULL */
-    size_t auth_len;
     char *select_cmd;          /* SELECT <db>, formatted, or NULL */
     size_t select_len;
     struct script *scripts;
@@ -108,8 +92,6 @@ struct lw_engine {
     _Atomic uint32_t started;  /* own thread: loop_thread is set (a futex) */
     ev_async wake;             /* submissions, and shutdown */
     ev_timer tick;             /* the wheel's tick */
-    ev_timer retry;            /* reconnect back-off */
-    ev_prepare flush;          /* writes what this loop iteration queued */
     struct lw_wheel *wheel;
 
     /* Shared with application threads.  What submitters write (the queue's
@@ -124,14 +106,9 @@ struct lw_engine {
     /* Engine thread only. */
     struct fifo waiting;       /* submitted, not yet written */
     struct fifo inflight;      /* written, reply pending, in write order */
-    redisAsyncContext *ac;     /* the live connection, or NULL */
-    enum link_state state;
-    uint64_t state_since_ns;
-    struct backoff backoff;    /* reconnect delays */
+    struct lw_conn conn;       /* the connection the pipeline runs on */
     uint64_t seq;              /* commands written so far */
-    int ready_once;            /* a connection has been set up before */
     int in_callback;           /* depth of user callbacks running now */
-    int unflushed;             /* commands appended since the last write */
     int pipeline_full;         /* reached max_inflight; waiting for refill_at */
 };
 
@@ -142,11 +119,11 @@ void engine_complete(struct lw_engine *e, struct lw_request *req,
 /* Fail every request of the list with err. */
 void engine_fail_all(struct lw_engine *e, struct fifo *list, int err);
 
-/* link.c, engine thread (link_init: any thread, before the loop runs). */
-void link_init(struct lw_engine *e);
-void link_connect(struct lw_engine *e);          /* start a connection attempt */
+/* link.c, engine thread (link_init: any thread, before the loop runs;
+ * LW_ENOMEM, and free_engine() frees what it copied either way). */
+int link_init(struct lw_engine *e, const struct lw_engine_config *cfg);
+void link_connect(struct lw_engine *e);          /* start the first connection */
 void link_pump(struct lw_engine *e);             /* write waiting requests */
-int link_fails_at_once(const struct lw_engine *e); /* never connected: why, or 0 */
 void link_check_timeouts(struct lw_engine *e, uint64_t now_ns);
 void link_close(struct lw_engine *e, int err);   /* drop the connection for good */
 

@@ -1,67 +1,46 @@
 /*
- * adapters/link.c - the engine's one Redis connection.
+ * adapters/link.c - the engine's pipelined command link, on one connection
+ * (conn.c: connect, AUTH, PING, deadline, back-off).
  *
- * Life of a connection:
- *
- *   DOWN --connect--> CONNECTING --TCP up--> SETUP --PING answered--> READY
- *     ^                   |                    |                        |
- *     +---- back-off <----+-- refused, setup --+-- error, timeout, EOF --+
- *           (jittered,        error, connect
- *            doubling)        timeout
- *
- * SETUP pipelines AUTH, SELECT, one SCRIPT LOAD per script and a PING, and
- * waits for the PING: only then do requests flow, so an EVALSHA never
- * races its script's load.  Any failure frees the hiredis context, fails
- * what was in flight on it, and schedules the next attempt.
+ * Its own set-up, between the connection's AUTH and PING: SELECT and one
+ * SCRIPT LOAD per script.  The connection is READY once the PING is
+ * answered, so by then every script's SHA is known and an EVALSHA never
+ * races its load.
  *
  * Replies come back in write order on one connection, so the engine keeps
  * its own FIFO of requests in flight and pairs each reply with its head;
- * hiredis's per-command privdata is only the engine.  That is what lets a
- * timed-out connection be abandoned at once: the callbacks hiredis runs
- * with NULL while freeing a context we have let go of find it is no longer
- * e->ac, and do nothing.
+ * hiredis holds no pointer to a request.  That is what lets a timed-out
+ * connection be abandoned at once.
  *
  * Timeouts.  Every command has the same timeout, so the in-flight FIFO is
  * also in deadline order and only its head needs checking: once per tick,
  * O(1), instead of a wheel timer per command (scheduled and cancelled for
  * every reply).  The same holds for the FIFO of requests waiting to be
- * written.
+ * written.  They belong to the pipeline, so they stay on the engine's tick;
+ * the connection's own set-up deadline is its business.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <hiredis/adapters/libev.h>
 
 #include "engine_private.h"
 
 /* A command the engine sends for itself (set-up, script reload). */
 struct own_request {
     struct lw_request req;
-    enum { OWN_AUTH, OWN_SELECT, OWN_LOAD, OWN_PING } kind;
+    enum { OWN_SELECT, OWN_LOAD } kind;
     unsigned script;
 };
 
-static const char ping_cmd[] = "*1\r\n$4\r\nPING\r\n";
-
-static void on_reply(redisAsyncContext *ac, void *reply, void *privdata);
-
-static void set_state(struct lw_engine *e, enum link_state state)
-{
-    e->state = state;
-    e->state_since_ns = lw_clock_now();
-}
-
-/* Write one request.  The connection must be up (CONNECTING excluded). */
+/* Write one request, or fail it with LW_ECONNLOST when the connection is
+ * neither in SETUP nor READY (a NOSCRIPT retry after it dropped). */
 static void write_request(struct lw_engine *e, struct lw_request *req, uint64_t now_ns)
 {
     if (req->script)
         memcpy(req->cmd + req->sha_at, e->scripts[req->script - 1].sha, 40);
-    if (redisAsyncFormattedCommand(e->ac, on_reply, e, req->cmd, req->len) != REDIS_OK) {
+    if (conn_send(&e->conn, req->cmd, req->len) != 0) {
         engine_complete(e, req, NULL, LW_ECONNLOST);
         return;
     }
-    e->unflushed = 1;
     req->sent_seq = ++e->seq;
     req->deadline_ns = now_ns + e->command_timeout_ns;
     fifo_push(&e->inflight, req);
@@ -90,120 +69,14 @@ void link_pump(struct lw_engine *e)
 
     if (e->pipeline_full && e->inflight.count <= e->refill_at)
         e->pipeline_full = 0;
-    if (e->state == LINK_READY && e->ac && e->waiting.head && !e->pipeline_full) {
+    if (conn_is_ready(&e->conn) && e->waiting.head && !e->pipeline_full) {
         now_ns = lw_clock_now();
-        while (e->state == LINK_READY && e->waiting.head &&
+        while (conn_is_ready(&e->conn) && e->waiting.head &&
                e->inflight.count < e->max_inflight)
             write_request(e, fifo_pop(&e->waiting), now_ns);
         e->pipeline_full = e->inflight.count >= e->max_inflight;
     }
     note_queues(e);
-}
-
-static void on_retry(struct ev_loop *loop, ev_timer *w, int revents)
-{
-    struct lw_engine *e = w->data;
-
-    (void)loop;
-    (void)revents;
-    link_connect(e);
-}
-
-/*
- * Before the loop blocks, write what its callbacks appended.  Left to
- * hiredis, the write would wait for the write watcher: one more trip
- * through epoll_wait, plus two epoll_ctl calls to start and stop watching
- * for writability, on every round trip.  Written here, the watcher is
- * started and stopped within one iteration and libev never tells the
- * kernel.  Only for a connected context: on one still connecting,
- * redisAsyncHandleWrite() would complete the connect itself.
- */
-static void on_flush(struct ev_loop *loop, ev_prepare *w, int revents)
-{
-    struct lw_engine *e = w->data;
-
-    (void)loop;
-    (void)revents;
-    if (e->unflushed && e->ac && (e->state == LINK_SETUP || e->state == LINK_READY)) {
-        e->unflushed = 0;
-        redisAsyncHandleWrite(e->ac); /* may fail the link: then e->ac is NULL */
-    }
-}
-
-void link_init(struct lw_engine *e)
-{
-    ev_init(&e->retry, on_retry);
-    e->retry.data = e;
-    ev_prepare_init(&e->flush, on_flush);
-    e->flush.data = e;
-    ev_prepare_start(e->loop, &e->flush);
-}
-
-/*
- * Before the first connection has been set up, an attempt that failed for a
- * reason a wait will not mend (nothing listens, no such socket, the wrong
- * password) is reported at once: requests fail with it instead of waiting
- * out the command timeout.  Once a connection has been up, requests wait
- * through reconnects (a restart) as before; so do they on a set-up error
- * (LW_EREDIS, which is also a server still LOADING its data).  Returns
- * that error, or 0.
- */
-int link_fails_at_once(const struct lw_engine *e)
-{
-    int status = atomic_load_explicit(&e->status, memory_order_relaxed);
-
-    if (e->ready_once)
-        return 0;
-    if (status == LW_ECONNREFUSED || status == LW_ECONNECT || status == LW_EAUTH)
-        return status;
-    return 0;
-}
-
-/* After a failure: note why, and try again after a jittered back-off. */
-static void schedule_retry(struct lw_engine *e, int err)
-{
-    int fail;
-
-    set_state(e, LINK_DOWN);
-    atomic_store_explicit(&e->status, err, memory_order_relaxed);
-    if (atomic_load_explicit(&e->closing, memory_order_relaxed))
-        return;
-    if ((fail = link_fails_at_once(e)))
-        engine_fail_all(e, &e->waiting, fail); /* a resubmit waits for the next attempt */
-    ev_timer_set(&e->retry, backoff_next(&e->backoff) / 1000.0, 0.0);
-    ev_timer_start(e->loop, &e->retry);
-}
-
-/*
- * Let go of the live connection: fail what is in flight on it with err and
- * free the hiredis context (later, if we are inside one of its callbacks).
- * Clearing e->ac first makes the NULL-reply callbacks of the free no-ops.
- */
-static void drop_link(struct lw_engine *e, int err)
-{
-    redisAsyncContext *ac = e->ac;
-
-    e->ac = NULL;
-    if (e->state != LINK_CLOSED)
-        set_state(e, LINK_DOWN); /* callbacks below may submit: they must wait */
-    engine_fail_all(e, &e->inflight, err);
-    note_queues(e);
-    if (ac)
-        redisAsyncFree(ac);
-}
-
-/* The connection failed: let it go and try again later. */
-static void fail_link(struct lw_engine *e, int err)
-{
-    drop_link(e, err);
-    schedule_retry(e, err);
-}
-
-/* The connection died under us: hiredis is freeing it already. */
-static void link_lost(struct lw_engine *e, int err)
-{
-    e->ac = NULL;
-    fail_link(e, err);
 }
 
 static void on_own_reply(struct lw_request *req, const redisReply *reply, int err,
@@ -224,20 +97,18 @@ static void send_own(struct lw_engine *e, int kind, unsigned script, char *cmd, 
     write_request(e, &own->req, lw_clock_now());
 }
 
-/* Connected: pipeline the set-up commands; the PING's reply ends SETUP. */
-static void start_setup(struct lw_engine *e)
+/* Connected, AUTH written: SELECT and the SCRIPT LOADs; the PING follows. */
+static void on_setup(void *arg)
 {
-    e->state = LINK_SETUP; /* the connect timeout runs on from CONNECTING */
-    if (e->auth_cmd)
-        send_own(e, OWN_AUTH, 0, e->auth_cmd, e->auth_len);
-    if (e->select_cmd && e->ac)
+    struct lw_engine *e = arg;
+
+    count_add(&e->count.sent, conn_own_commands(&e->conn));
+    if (e->select_cmd)
         send_own(e, OWN_SELECT, 0, e->select_cmd, e->select_len);
-    for (unsigned i = 0; i < e->nscripts && e->ac; i++) {
+    for (unsigned i = 0; i < e->nscripts; i++) {
         send_own(e, OWN_LOAD, i, e->scripts[i].load_cmd, e->scripts[i].load_len);
         e->scripts[i].load_seq = e->seq;
     }
-    if (e->ac)
-        send_own(e, OWN_PING, 0, (char *)ping_cmd, sizeof ping_cmd - 1);
 }
 
 static void on_own_reply(struct lw_request *req, const redisReply *reply, int err,
@@ -249,26 +120,47 @@ static void on_own_reply(struct lw_request *req, const redisReply *reply, int er
     unsigned script = own->script;
 
     free(own);
-    if (err || e->state == LINK_CLOSED)
+    if (err)
         return; /* the connection is gone; whoever dropped it retries */
     if (reply->type == REDIS_REPLY_ERROR) {
-        if (e->state != LINK_SETUP)
+        if (e->conn.state != CONN_SETUP)
             return; /* a reload after NOSCRIPT: the retried EVALSHA reports it */
-        err = kind == OWN_AUTH || conn_is_auth_error(reply->str) ? LW_EAUTH : LW_EREDIS;
-        fail_link(e, err);
+        conn_fail(&e->conn, conn_is_auth_error(reply->str) ? LW_EAUTH : LW_EREDIS);
         return;
     }
     if (kind == OWN_LOAD && reply->type == REDIS_REPLY_STRING && reply->len == 40)
         memcpy(e->scripts[script].sha, reply->str, 41);
-    if (kind == OWN_PING && e->state == LINK_SETUP) {
-        set_state(e, LINK_READY);
-        atomic_store_explicit(&e->status, 0, memory_order_relaxed);
-        backoff_reset(&e->backoff);
-        if (e->ready_once)
-            count_add(&e->count.reconnects, 1);
-        e->ready_once = 1;
-        link_pump(e);
-    }
+}
+
+/* SETUP is over: requests flow. */
+static void on_up(void *arg)
+{
+    struct lw_engine *e = arg;
+
+    atomic_store_explicit(&e->status, 0, memory_order_relaxed);
+    count_add(&e->count.replies, conn_own_commands(&e->conn));
+    count_set(&e->count.reconnects, e->conn.reconnects);
+    link_pump(e);
+}
+
+/*
+ * The connection failed or was lost: fail what was in flight on it with
+ * err.  The state is already DOWN, so a callback that submits again waits
+ * for the next connection.  Before the first connection has been set up,
+ * a reason a wait will not mend fails the waiting requests too
+ * (conn_fails_at_once()); a resubmit waits for the next attempt.
+ */
+static void on_down(void *arg, int err)
+{
+    struct lw_engine *e = arg;
+    int fail;
+
+    atomic_store_explicit(&e->status, err, memory_order_relaxed);
+    engine_fail_all(e, &e->inflight, err);
+    if (!atomic_load_explicit(&e->closing, memory_order_relaxed) &&
+        (fail = conn_fails_at_once(&e->conn)))
+        engine_fail_all(e, &e->waiting, fail);
+    note_queues(e);
 }
 
 /* NOSCRIPT: load the script again (unless a load already follows this
@@ -283,27 +175,16 @@ static void retry_noscript(struct lw_engine *e, struct lw_request *req)
         send_own(e, OWN_LOAD, req->script - 1, s->load_cmd, s->load_len);
         s->load_seq = e->seq;
     }
-    if (e->ac)
-        write_request(e, req, lw_clock_now());
-    else
-        engine_complete(e, req, NULL, LW_ECONNLOST);
+    write_request(e, req, lw_clock_now()); /* fails it when the link is gone */
 }
 
-static void on_reply(redisAsyncContext *ac, void *reply_ptr, void *privdata)
+static void on_reply(void *arg, redisReply *reply)
 {
-    struct lw_engine *e = privdata;
-    redisReply *reply = reply_ptr;
-    struct lw_request *req;
+    struct lw_engine *e = arg;
+    struct lw_request *req = fifo_pop(&e->inflight);
 
-    if (ac != e->ac)
-        return; /* a connection we let go of, being freed */
-    if (!reply) {
-        link_lost(e, LW_ECONNLOST);
-        return;
-    }
-    req = fifo_pop(&e->inflight);
     if (!req) { /* a reply nobody asked for: the stream is out of step */
-        fail_link(e, LW_ECONNLOST);
+        conn_fail(&e->conn, LW_ECONNLOST);
         return;
     }
     count_add(&e->count.replies, 1);
@@ -318,71 +199,35 @@ static void on_reply(redisAsyncContext *ac, void *reply_ptr, void *privdata)
     link_pump(e);
 }
 
-static void on_connect(const redisAsyncContext *ac, int status)
+int link_init(struct lw_engine *e, const struct lw_engine_config *cfg)
 {
-    struct lw_engine *e = ac->data;
-    int saved_errno = errno;
+    const struct conn_config cc = {
+        CONN_CONFIG_FROM(cfg),
+        .loop = e->loop,
+        .on_setup = on_setup,
+        .on_up = on_up,
+        .on_down = on_down,
+        .on_reply = on_reply,
+        .arg = e,
+    };
 
-    if (ac != e->ac)
-        return;
-    if (status != REDIS_OK) {
-        e->ac = NULL; /* hiredis frees it on return */
-        schedule_retry(e, conn_error(ac, saved_errno));
-        return;
-    }
-    start_setup(e);
-}
-
-static void on_disconnect(const redisAsyncContext *ac, int status)
-{
-    struct lw_engine *e = ac->data;
-
-    (void)status;
-    if (ac == e->ac)
-        link_lost(e, LW_ECONNLOST);
+    return conn_init(&e->conn, &cc);
 }
 
 void link_connect(struct lw_engine *e)
 {
-    redisAsyncContext *ac;
-    int err;
-
-    if (e->state == LINK_CLOSED)
-        return;
-    set_state(e, LINK_CONNECTING);
-    ac = conn_start(e->host, e->port, e->unix_path);
-    if (!ac) {
-        schedule_retry(e, LW_ENOMEM);
-        return;
-    }
-    if (ac->err) {
-        err = conn_error(ac, errno);
-        redisAsyncFree(ac);
-        schedule_retry(e, err);
-        return;
-    }
-    ac->data = e;
-    e->ac = ac;
-    if (redisLibevAttach(e->loop, ac) != REDIS_OK) {
-        fail_link(e, LW_ENOMEM);
-        return;
-    }
-    redisAsyncSetConnectCallback(ac, on_connect);
-    redisAsyncSetDisconnectCallback(ac, on_disconnect);
+    conn_connect(&e->conn);
 }
 
 void link_check_timeouts(struct lw_engine *e, uint64_t now_ns)
 {
     int err;
 
-    /* Not connected in time, or the server has stopped answering: either
-     * way everything on the wire is late. */
-    if (((e->state == LINK_CONNECTING || e->state == LINK_SETUP) &&
-         now_ns - e->state_since_ns >= e->connect_timeout_ns) ||
-        (e->inflight.head && e->inflight.head->deadline_ns <= now_ns))
-        fail_link(e, LW_ETIMEDOUT);
-    err = e->state == LINK_READY ? LW_ETIMEDOUT
-                                 : atomic_load_explicit(&e->status, memory_order_relaxed);
+    /* The server has stopped answering: everything on the wire is late. */
+    if (e->inflight.head && e->inflight.head->deadline_ns <= now_ns)
+        conn_fail(&e->conn, LW_ETIMEDOUT);
+    err = conn_is_ready(&e->conn) ? LW_ETIMEDOUT
+                                  : atomic_load_explicit(&e->status, memory_order_relaxed);
     if (err == 0)
         err = LW_ETIMEDOUT;
     while (e->waiting.head && e->waiting.head->deadline_ns <= now_ns)
@@ -392,8 +237,7 @@ void link_check_timeouts(struct lw_engine *e, uint64_t now_ns)
 
 void link_close(struct lw_engine *e, int err)
 {
-    ev_timer_stop(e->loop, &e->retry);
-    ev_prepare_stop(e->loop, &e->flush);
-    set_state(e, LINK_CLOSED);
-    drop_link(e, err);
+    conn_close(&e->conn);
+    engine_fail_all(e, &e->inflight, err);
+    note_queues(e);
 }

@@ -7,8 +7,8 @@
  * with waiters).  Everything runs on the engine thread, including
  * lw_sub_new() and lw_sub_free().
  *
- * Connection life: connect, AUTH when there is a password, PING; the PING's
- * reply makes it UP.  A failure, or no PING reply within the connect
+ * Connection life (conn.h): connect, AUTH when there is a password, PING;
+ * the PING's reply makes it UP.  A failure, or no PING reply within the connect
  * timeout, drops the connection and tries again after a jittered,
  * doubling back-off.  Going down forgets every subscription (the event
  * LW_SUB_DOWN says so); after the next LW_SUB_UP the user subscribes again.

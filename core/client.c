@@ -14,6 +14,10 @@
 #define MAX_SLOTS 65536u
 #define MAX_BATCHES_INFLIGHT 65536u
 
+_Static_assert(LW_MAX_TIMEOUT_MS == LW_ENGINE_MAX_TIMEOUT_MS && LW_MAX_INFLIGHT ==
+               LW_ENGINE_MAX_INFLIGHT && LW_UNIX_PATH_MAX == LW_ENGINE_UNIX_PATH_MAX,
+               "lock.h states the engine's limits");
+
 /* The defaults, in a whole config of this library's size. */
 static void config_defaults(struct lw_client_config *cfg)
 {
