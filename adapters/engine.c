@@ -457,4 +457,42 @@ void lw_engine_get_stats(const struct lw_engine *e, struct lw_engine_stats *out)
     out->waiting = count_get(&c->waiting);
     out->inflight = count_get(&c->inflight);
     out->inflight_max = count_get(&c->inflight_max);
+    out->topology_refreshes = count_get(&c->topology_refreshes);
+    out->redirects = count_get(&c->redirects);
+    out->unsettled = count_get(&c->unsettled);
+}
+
+/* Clusters: one node until the cluster client is built. */
+int lw_engine_is_cluster(const struct lw_engine *e)
+{
+    (void)e;
+    return 0;
+}
+
+int lw_engine_slot_node(const struct lw_engine *e, unsigned slot)
+{
+    (void)e;
+    (void)slot;
+    return 0;
+}
+
+unsigned lw_engine_node_count(const struct lw_engine *e)
+{
+    (void)e;
+    return 1;
+}
+
+int lw_engine_node_addr(const struct lw_engine *e, unsigned node, const char **host, int *port)
+{
+    if (node != 0)
+        return LW_ERANGE;
+    *host = e->conn.host ? e->conn.host : e->conn.unix_path;
+    *port = e->conn.port;
+    return 0;
+}
+
+int lw_engine_sharded_pubsub(const struct lw_engine *e)
+{
+    (void)e;
+    return 0;
 }

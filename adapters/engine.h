@@ -72,6 +72,34 @@ typedef void lw_request_fn(struct lw_request *req, const redisReply *reply,
 typedef void lw_engine_tick_fn(struct lw_engine *engine, struct lw_timer_list *due,
                                void *arg);
 
+/* Where a request goes in a cluster (lw_request_route_*()). */
+enum { LW_ROUTE_ANY = 0, LW_ROUTE_SLOT = 1, LW_ROUTE_NODE = 2 };
+
+/* Cluster geometry. */
+#define LW_CLUSTER_SLOTS 16384u
+#define LW_ENGINE_MAX_SEEDS 64u
+
+/*
+ * What a topology change did, for lw_engine_topology_fn.  Bitmaps of
+ * LW_CLUSTER_SLOTS bits (slot s is bit s % 8 of byte s / 8).
+ */
+struct lw_topology_change {
+    const uint8_t *failover;  /* slots whose master changed by a failover: the
+                                 new master was the old one's replica (same
+                                 shard), so what the old master acknowledged
+                                 may not have reached it */
+    const uint8_t *moved;     /* slots that moved to another shard (migration:
+                                 MIGRATE carried the keys) */
+    unsigned failovers;       /* shards that failed over in this change */
+};
+
+/*
+ * Called on the engine thread after the slot map changed (a refresh, or a
+ * MOVED that patched it), before requests are routed by the new map.
+ */
+typedef void lw_engine_topology_fn(struct lw_engine *engine,
+                                   const struct lw_topology_change *change, void *arg);
+
 /* A request.  The caller owns it; zero it or lw_request_init() it.  Only
  * commands with one reply each: lw_request_command() refuses SUBSCRIBE and
  * its kin, and MONITOR. */
@@ -91,6 +119,8 @@ struct lw_request {
     uint8_t retried;            /* NOSCRIPT retry spent */
     uint8_t blocking;           /* a caller waits on `completed` */
     uint8_t task;               /* no command: lw_request_task() */
+    uint8_t route;              /* cluster: LW_ROUTE_* */
+    uint32_t route_to;          /* cluster: the slot or node index */
     _Atomic uint32_t completed;
 };
 
@@ -122,6 +152,14 @@ struct lw_engine_config {
     lw_engine_tick_fn *on_tick;   /* may be NULL */
     void *tick_arg;
     struct ev_loop *loop;      /* embedded mode: run on this loop; NULL: own thread */
+    const char *username;      /* ACL user for AUTH (every node), or NULL */
+    /* Redis Cluster: nseeds > 0 makes the engine a cluster client (host,
+     * port, unix_path and db are then ignored; see "Clusters" above). */
+    const char *const *seeds;  /* "host:port" each */
+    unsigned nseeds;           /* 0..LW_ENGINE_MAX_SEEDS */
+    uint32_t topology_refresh_ms; /* periodic slot map refresh; 0: default */
+    lw_engine_topology_fn *on_topology; /* may be NULL */
+    void *topology_arg;
 };
 
 /* Counters since creation.  Snapshots from any thread. */
@@ -136,6 +174,11 @@ struct lw_engine_stats {
     uint64_t waiting;       /* requests the engine holds, not yet written */
     uint64_t inflight;      /* commands on the wire now */
     uint64_t inflight_max;  /* the most ever on the wire at once */
+    uint64_t topology_refreshes; /* cluster: slot maps read */
+    uint64_t redirects;     /* cluster: MOVED and ASK replies followed */
+    uint64_t unsettled;     /* cluster: TRYAGAIN, CLUSTERDOWN, LOADING, READONLY,
+                               MASTERDOWN replies (and refused connections to a
+                               failed master) retried */
 };
 
 /* lw_engine_config_init - the defaults: 127.0.0.1:6379, db 0, timeouts and
@@ -248,5 +291,53 @@ int lw_engine_status(const struct lw_engine *engine);
 
 /* lw_engine_get_stats - any thread: snapshot the counters. */
 void lw_engine_get_stats(const struct lw_engine *engine, struct lw_engine_stats *out);
+
+/*
+ * Clusters.  Outside a cluster there is one node, index 0, and routing is
+ * ignored.  In a cluster a request goes where its route says:
+ *   - by slot (lw_request_route_slot): to the master serving the slot,
+ *     following MOVED (the map is patched at once and a full refresh is
+ *     scheduled) and ASK (ASKING, then the command, on the target; the map
+ *     is kept), and retrying replies that say the cluster is moving
+ *     (TRYAGAIN, CLUSTERDOWN, LOADING, READONLY, MASTERDOWN, a refused
+ *     connection to a failed master) with back-off until the request's
+ *     command timeout, then LW_EUNSETTLED;
+ *   - to a node (lw_request_route_node): to that node only, for calls that
+ *     batch keys of many slots on one master.  No redirect is followed: a
+ *     MOVED/ASK or unsettled reply is handed to the callback as it is, and
+ *     a node that is no longer a master (or gone) fails the request with
+ *     LW_EUNSETTLED at once;
+ *   - unrouted: to any master that is up.
+ * Node indexes are small numbers, stable for an address and never reused.
+ */
+
+/* lw_keyslot - the cluster slot of a key: CRC16 (XMODEM) of the key, or of
+ * its hash tag (the bytes between the first '{' and the first '}' after
+ * it, when there are any), modulo LW_CLUSTER_SLOTS. */
+unsigned lw_keyslot(const void *key, size_t len);
+
+/* lw_request_route_slot, lw_request_route_node - set the request's route
+ * (see above); before submitting it. */
+void lw_request_route_slot(struct lw_request *req, unsigned slot);
+void lw_request_route_node(struct lw_request *req, unsigned node);
+
+/* lw_engine_is_cluster - 1 when configured with seeds.  Any thread. */
+int lw_engine_is_cluster(const struct lw_engine *engine);
+
+/* lw_engine_slot_node - engine thread: the node serving slot by the
+ * current map, or -1 while it is not known.  0 outside a cluster. */
+int lw_engine_slot_node(const struct lw_engine *engine, unsigned slot);
+
+/* lw_engine_node_count - engine thread: node indexes in use so far. */
+unsigned lw_engine_node_count(const struct lw_engine *engine);
+
+/* lw_engine_node_addr - engine thread: a node's address; 0, or LW_ERANGE
+ * for an unknown index.  host stays valid while the engine lives. */
+int lw_engine_node_addr(const struct lw_engine *engine, unsigned node, const char **host,
+                        int *port);
+
+/* lw_engine_sharded_pubsub - engine thread: 1 when the cluster answered
+ * CLUSTER SHARDS (Redis 7), so every master has SSUBSCRIBE/SPUBLISH. */
+int lw_engine_sharded_pubsub(const struct lw_engine *engine);
 
 #endif

@@ -68,6 +68,7 @@ struct script {
 struct counters {
     _Atomic uint64_t sent, replies, error_replies, failed, timeouts;
     _Atomic uint64_t reconnects, script_reloads, waiting, inflight, inflight_max;
+    _Atomic uint64_t topology_refreshes, redirects, unsettled;
 };
 
 struct lw_engine {

@@ -26,6 +26,7 @@ static const struct error_text error_texts[] = {
     [-LW_ELOCKED] = {"LW_ELOCKED", "lock held by another owner"},
     [-LW_ELEASE] = {"LW_ELEASE", "lease shorter than three wheel ticks"},
     [-LW_EREPLY] = {"LW_EREPLY", "Redis answered a lock command with an error"},
+    [-LW_EUNSETTLED] = {"LW_EUNSETTLED", "the Redis cluster did not settle in time"},
 };
 
 static const struct error_text *find_error(int err)

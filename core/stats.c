@@ -34,6 +34,17 @@ static void get_stats(const struct lw_client *c, struct lw_client_stats *out)
     }
     for (unsigned i = 0; i < LW_LAG_BUCKETS; i++)
         out->renewal_lag[i] = count_get(&k->lag[i]);
+    out->lost_failover = count_get(&k->lost_failover);
+    out->failovers = count_get(&k->failovers);
+    out->topology_refreshes = out->redirects = out->unsettled = 0;
+    if (c->engine) {
+        struct lw_engine_stats es;
+
+        lw_engine_get_stats(c->engine, &es);
+        out->topology_refreshes = es.topology_refreshes;
+        out->redirects = es.redirects;
+        out->unsettled = es.unsettled;
+    }
 }
 
 void lw_client_get_stats_size(const struct lw_client *c, struct lw_client_stats *out,
@@ -104,6 +115,7 @@ void stats_lost(struct client_counters *k, int reason, uint64_t late_ns)
         [LW_LOST_NOT_OWNER] = offsetof(struct client_counters, lost_not_owner),
         [LW_LOST_ERRORS] = offsetof(struct client_counters, lost_errors),
         [LW_LOST_EXPIRED] = offsetof(struct client_counters, lost_expired),
+        [LW_LOST_FAILOVER] = offsetof(struct client_counters, lost_failover),
     };
 
     count_add((_Atomic uint64_t *)((char *)k + counter[reason]), 1);
@@ -119,6 +131,7 @@ const char *lw_lost_reason_name(int reason)
     case LW_LOST_NOT_OWNER: return "not owner";
     case LW_LOST_ERRORS: return "errors";
     case LW_LOST_EXPIRED: return "expired";
+    case LW_LOST_FAILOVER: return "failover";
     default: return "unknown";
     }
 }

@@ -19,6 +19,7 @@ struct client_counters {
     _Atomic uint64_t renew_batches, lost_not_owner, lost_errors, lost_expired;
     _Atomic uint64_t worst_lag_ns, waiters, subscriptions, lost_late, worst_lost_late_ns,
         acquired_too_late;
+    _Atomic uint64_t lost_failover, failovers;
     _Atomic uint64_t lag[LW_LAG_BUCKETS];
 };
 

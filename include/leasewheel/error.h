@@ -36,6 +36,8 @@ enum lw_error {
     LW_ELEASE = -16,   /* a lease shorter than three ticks of the client's wheel */
     LW_EREPLY = -17,   /* Redis answered a lock command with an error (the key
                           holds something else than a lock, out of memory, ...) */
+    LW_EUNSETTLED = -18, /* the cluster kept moving (failover, migration,
+                            CLUSTERDOWN, LOADING) for the whole command timeout */
 };
 
 /*

@@ -93,12 +93,17 @@ struct lw_lock;
 #define LW_MAX_TIMEOUT_MS 3600000u      /* one hour */
 #define LW_MAX_INFLIGHT (1u << 20)
 #define LW_WAIT_FOREVER UINT64_MAX
+#define LW_MAX_CLUSTER_SEEDS 64u
+#define LW_DEFAULT_TOPOLOGY_REFRESH_MS 10000u
 
 /* Why a lock was lost (on_lost, stats). */
 enum lw_lost_reason {
     LW_LOST_NOT_OWNER = 1, /* a renewal found the lock gone or held by another */
     LW_LOST_ERRORS = 2,    /* two renewals in a row failed (timeout, no connection) */
     LW_LOST_EXPIRED = 3,   /* the lease ran out before a renewal was confirmed */
+    LW_LOST_FAILOVER = 4,  /* a failover: the new master does not have it (the
+                              old one acknowledged it, then lost it with the
+                              replication it had not yet sent) */
 };
 
 /* lw_lost_reason_name - "not owner", "errors", "expired"; "unknown" else. */
@@ -157,6 +162,32 @@ struct lw_client_config {
                                      caller owns and runs: the client runs on
                                      it, on the thread that runs it (see
                                      "The caller's loop" above) */
+    /* Added in 0.2: Redis Cluster, ACL users. */
+    const char *username;         /* ACL user (AUTH username password), or
+                                     NULL: the default user; every node */
+    const char *const *cluster_seeds; /* cluster mode: nodes to learn the
+                                     topology from, "host:port" each
+                                     (cluster_nseeds of them); host, port,
+                                     unix_path and db are then ignored */
+    unsigned cluster_nseeds;      /* 0 (default): one Redis, not a cluster;
+                                     at most LW_MAX_CLUSTER_SEEDS */
+    int sharded_pubsub;           /* enum lw_sharded_mode: how waiters listen
+                                     in a cluster (default LW_SHARDED_AUTO) */
+    uint32_t topology_refresh_ms; /* cluster: re-read the slot map this often
+                                     besides on MOVED and errors; default
+                                     LW_DEFAULT_TOPOLOGY_REFRESH_MS */
+};
+
+/*
+ * Unlock messages in a cluster, as Redisson's shardedSubscriptionMode:
+ * AUTO uses sharded pub/sub (SSUBSCRIBE/SPUBLISH, Redis 7) when every
+ * master supports it, ON always, OFF never (PUBLISH goes to every node).
+ * Outside a cluster it is always plain PUBLISH/SUBSCRIBE.
+ */
+enum lw_sharded_mode {
+    LW_SHARDED_AUTO = 0,
+    LW_SHARDED_ON = 1,
+    LW_SHARDED_OFF = 2,
 };
 
 /*
@@ -194,6 +225,14 @@ struct lw_client_stats {
                                      given back, and LW_ETIMEDOUT returned */
     uint64_t renewal_lag[LW_LAG_BUCKETS]; /* renewals sent, by lag: see
                                              lw_lag_bucket_floor_ns() */
+    /* Added in 0.2: clusters. */
+    uint64_t lost_failover;       /* locks lost to a failover */
+    uint64_t failovers;           /* master changes seen (cluster: per shard) */
+    uint64_t topology_refreshes;  /* slot maps read */
+    uint64_t redirects;           /* MOVED and ASK replies followed */
+    uint64_t unsettled;           /* replies that said the cluster was moving
+                                     (TRYAGAIN, CLUSTERDOWN, LOADING,
+                                     READONLY, ...), retried */
 };
 
 /*
