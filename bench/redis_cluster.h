@@ -18,10 +18,11 @@
  * nodes 0..masters-1 are the masters (redis-cli's order).
  *
  * Measured on a 2-core machine shared with other jobs, 3 masters + 3
- * replicas: start (servers up, create, every node ok and agreeing) about
- * 1.5-3 s; SIGKILL of a master until its replica serves its slots in every
- * live node's view about 2-3 s (node timeout 1 s + election).  Give waits
- * 10-20 s of slack.
+ * replicas: start (servers up, create, every node ok and agreeing,
+ * replicas synced) 2.2 s; from SIGKILL of a master until every live node
+ * names its replica as the slots' master 2.4 s (node timeout 1 s, failure
+ * report, election).  Give waits 10-20 s of slack.  Each cluster is six
+ * servers: run one at a time (Criterion: --jobs 1).
  *
  * Traffic goes to 127.0.0.1 only.  Functions return 0 / a node index on
  * success and -1 on failure, with a message on stderr.
