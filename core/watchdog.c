@@ -33,6 +33,14 @@
  * connection) fails only its own entries: each retries at the next tick,
  * and a second failure in a row loses it.
  *
+ * In a cluster (flush_cluster()) the due entries are grouped by the node
+ * serving their slot instead, one call per node with the names in ARGV; a
+ * name the node no longer serves comes back as -1 and is re-sent alone,
+ * routed by its slot.  A call that fails because the cluster is moving
+ * fails nobody (unsettled()): its entries retry at the next tick.  After a
+ * failover, the entries of the slots concerned are asked at once
+ * (watchdog_failover()), and a 0 then is LW_LOST_FAILOVER.
+ *
  * Entries are found by name (uthash) then by owner along a short chain:
  * force-unlock finds every owner of a name at once.  An entry leaves the
  * map as soon as it is unlocked or lost (`dead`), but its memory waits
