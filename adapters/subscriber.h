@@ -40,6 +40,7 @@ struct lw_sub_config {
     int port;
     const char *unix_path;  /* instead of host:port when set */
     const char *password;   /* or NULL */
+    const char *username;   /* ACL user, or NULL */
     uint32_t connect_timeout_ms;
     uint32_t reconnect_min_ms;
     uint32_t reconnect_max_ms;
