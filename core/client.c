@@ -211,23 +211,25 @@ static void engine_config(const struct lw_client_config *cfg, struct lw_client *
     ec->loop = cfg->loop;
 }
 
-/* Engine thread: the subscriber lives on the engine's loop. */
+/* Engine thread: the subscribers live on the engine's loop. */
 static int start_subscriber(struct lw_client *c)
 {
-    struct lw_sub_config sc = {
+    struct lw_pubsub_config pc = {
+        .engine = c->engine,
         .host = c->host,
         .port = c->port,
         .unix_path = c->unix_path,
+        .username = c->username,
         .password = c->password,
         .connect_timeout_ms = c->connect_timeout_ms,
         .reconnect_min_ms = c->reconnect_min_ms,
         .reconnect_max_ms = c->reconnect_max_ms,
-        .loop = lw_engine_loop(c->engine),
+        .sharded = c->sharded_pubsub,
         .on_event = waiters_on_event,
         .arg = c,
     };
 
-    return lw_sub_new(&sc, &c->sub);
+    return lw_pubsub_new(&pc, &c->pubsub);
 }
 
 /* The same as a task, for a client with its own engine thread. */
@@ -295,8 +297,8 @@ static void stop_client(struct lw_client *c)
     c->closing = 1;
     waiters_shutdown(c);
     watchdog_shutdown(c);
-    lw_sub_free(c->sub);
-    c->sub = NULL;
+    lw_pubsub_free(c->pubsub);
+    c->pubsub = NULL;
 }
 
 static void stop_client_task(struct lw_request *req, const redisReply *reply, int err,

@@ -21,7 +21,7 @@
 
 #include "engine.h"
 #include "stats.h"
-#include "subscriber.h"
+#include "pubsub.h"
 
 /* The scripts, in the engine's order (lw_request_evalsha()'s `script`). */
 enum script_id {
@@ -66,12 +66,14 @@ struct lw_client {
     void *lost_arg;
     int embedded;                  /* on the caller's loop (config.loop) */
     char *host, *unix_path, *password; /* for the subscriber */
+    char *username;                /* the subscribers' ACL user, or NULL */
+    int sharded_pubsub;            /* enum lw_sharded_mode */
     int port;
     uint32_t connect_timeout_ms, reconnect_min_ms, reconnect_max_ms;
     struct client_counters count;
 
     /* Engine thread only. */
-    struct lw_sub *sub;
+    struct lw_pubsub *pubsub;      /* unlock messages (adapters/pubsub.h) */
     struct entry *entries;         /* by name; each heads a chain of owners */
     struct channel *channels;      /* by channel name */
     struct entry *renew_head;      /* due renewals waiting for a batch slot */
