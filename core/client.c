@@ -135,15 +135,17 @@ const char *client_publish_command(const struct lw_client *c)
                                                                             : "publish";
 }
 
-/* Engine thread: whether unlock messages go out sharded, as the pub/sub
- * router decides whether to listen sharded: in a cluster, ON, or AUTO once
- * the cluster has said it has sharded pub/sub (Redisson's
- * shardedSubscriptionMode).  Outside a cluster never. */
+/* Engine thread: whether unlock messages go out sharded.  The pub/sub
+ * router decides whether waiters listen sharded (in a cluster: ON, or AUTO
+ * once the cluster has said it has sharded pub/sub, as Redisson's
+ * shardedSubscriptionMode); unlocks publish the way waiters listen.  Before
+ * the router exists, the same rule from the configuration. */
 static void decide_publish(struct lw_client *c)
 {
-    int sharded = c->cluster && (c->sharded_mode == LW_SHARDED_ON ||
-                                 (c->sharded_mode == LW_SHARDED_AUTO &&
-                                  lw_engine_sharded_pubsub(c->engine)));
+    int sharded = c->pubsub ? lw_pubsub_is_sharded(c->pubsub)
+                            : c->cluster && c->sharded_pubsub != LW_SHARDED_OFF &&
+                                  (c->sharded_pubsub == LW_SHARDED_ON ||
+                                   lw_engine_sharded_pubsub(c->engine));
 
     atomic_store_explicit(&c->publish_sharded, sharded, memory_order_relaxed);
 }
@@ -190,13 +192,14 @@ static void on_topology(struct lw_engine *engine, const struct lw_topology_chang
     struct lw_client *c = arg;
 
     (void)engine;
+    if (c->pubsub) /* first: the router decides how waiters listen */
+        lw_pubsub_topology_changed(c->pubsub);
     decide_publish(c);
     stats_failovers(&c->count, change->failovers);
     if (!c->closing && any_bit(change->failover)) {
         watchdog_failover(c, change->failover);
         request_flush(c);
     }
-    /* TODO(merge): call the pub/sub router's lw_pubsub_topology_changed() here. */
 }
 
 /* Engine thread, every tick with due timers: each does what its owner set
@@ -224,8 +227,9 @@ static int copy_strings(struct lw_client *c, const struct lw_client_config *cfg)
     c->host = cfg->host ? strdup(cfg->host) : NULL;
     c->unix_path = cfg->unix_path ? strdup(cfg->unix_path) : NULL;
     c->password = cfg->password ? strdup(cfg->password) : NULL;
+    c->username = cfg->username ? strdup(cfg->username) : NULL;
     if ((cfg->host && !c->host) || (cfg->unix_path && !c->unix_path) ||
-        (cfg->password && !c->password))
+        (cfg->password && !c->password) || (cfg->username && !c->username))
         return LW_ENOMEM;
     c->scratch_argv = malloc((2 * cfg->renew_batch + 1) * sizeof *c->scratch_argv);
     c->scratch_lens = malloc((2 * cfg->renew_batch + 1) * sizeof *c->scratch_lens);
@@ -238,6 +242,7 @@ static void free_client(struct lw_client *c)
     free(c->host);
     free(c->unix_path);
     free(c->password);
+    free(c->username);
     free(c->scratch_argv);
     free(c->scratch_lens);
     free(c->scratch_fields);
@@ -260,7 +265,7 @@ static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
     c->renew_batch = cfg->renew_batch;
     c->batches_max = cfg->renew_batches_inflight;
     c->cluster = cfg->cluster_nseeds > 0;
-    c->sharded_mode = cfg->sharded_pubsub;
+    c->sharded_pubsub = cfg->sharded_pubsub;
     c->on_lost = cfg->on_lost;
     c->lost_arg = cfg->lost_arg;
     c->port = cfg->port;
@@ -299,23 +304,25 @@ static void engine_config(const struct lw_client_config *cfg, struct lw_client *
     ec->topology_arg = c;
 }
 
-/* Engine thread: the subscriber lives on the engine's loop. */
+/* Engine thread: the subscribers live on the engine's loop. */
 static int start_subscriber(struct lw_client *c)
 {
-    struct lw_sub_config sc = {
+    struct lw_pubsub_config pc = {
+        .engine = c->engine,
         .host = c->host,
         .port = c->port,
         .unix_path = c->unix_path,
+        .username = c->username,
         .password = c->password,
         .connect_timeout_ms = c->connect_timeout_ms,
         .reconnect_min_ms = c->reconnect_min_ms,
         .reconnect_max_ms = c->reconnect_max_ms,
-        .loop = lw_engine_loop(c->engine),
+        .sharded = c->sharded_pubsub,
         .on_event = waiters_on_event,
         .arg = c,
     };
 
-    return lw_sub_new(&sc, &c->sub);
+    return lw_pubsub_new(&pc, &c->pubsub);
 }
 
 /* The same as a task, for a client with its own engine thread. */
@@ -383,8 +390,8 @@ static void stop_client(struct lw_client *c)
     c->closing = 1;
     waiters_shutdown(c);
     watchdog_shutdown(c);
-    lw_sub_free(c->sub);
-    c->sub = NULL;
+    lw_pubsub_free(c->pubsub);
+    c->pubsub = NULL;
 }
 
 static void stop_client_task(struct lw_request *req, const redisReply *reply, int err,

@@ -21,7 +21,7 @@
 
 #include "engine.h"
 #include "stats.h"
-#include "subscriber.h"
+#include "pubsub.h"
 
 /* The scripts, in the engine's order (lw_request_evalsha()'s `script`). */
 enum script_id {
@@ -72,14 +72,15 @@ struct lw_client {
     void *lost_arg;
     int embedded;                  /* on the caller's loop (config.loop) */
     char *host, *unix_path, *password; /* for the subscriber */
+    char *username;                /* the subscribers' ACL user, or NULL */
+    int sharded_pubsub;            /* enum lw_sharded_mode */
     int port;
     uint32_t connect_timeout_ms, reconnect_min_ms, reconnect_max_ms;
     struct client_counters count;
 
     /* Engine thread only. */
-    struct lw_sub *sub;
+    struct lw_pubsub *pubsub;      /* unlock messages (adapters/pubsub.h) */
     int cluster;                   /* the engine is a cluster client */
-    int sharded_mode;              /* enum lw_sharded_mode, as configured */
     struct lw_request flush_task;  /* a watchdog flush asked for off a tick */
     int flush_pending;             /* flush_task is submitted */
     struct batch **open[2];        /* cluster: per node, the renew and drop
