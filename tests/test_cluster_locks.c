@@ -375,11 +375,15 @@ Test(cluster_locks, killed_master_keeps_replicated_locks)
 }
 
 /*
- * A lock the replica never got: the replica is stopped (SIGSTOP) before the
- * acquire, the master killed, the replica let go on (SIGCONT).  The
- * fixture sets cluster-replica-validity-factor 0, so a replica cut off for
- * however long may still be promoted, without the write.  The client must
- * tell the holder LW_LOST_FAILOVER soon after it sees the failover.
+ * A lock the replica never got.  Stopping the replica (SIGSTOP) is not
+ * enough: the master's writes wait in the replica's socket buffer and are
+ * applied once it runs again (measured: the "unreplicated" key was there).
+ * So the replica is stopped, then the master drops its replication link
+ * (CLIENT KILL TYPE replica), so the acquire after it goes nowhere; then the
+ * master is killed and the replica let go on (SIGCONT).  The fixture sets
+ * cluster-replica-validity-factor 0, so a replica cut off for however long
+ * may still be promoted, without the write.  The client must tell the
+ * holder LW_LOST_FAILOVER soon after it sees the failover.
  */
 Test(cluster_locks, unreplicated_lock_is_reported_lost_to_the_failover)
 {
@@ -402,6 +406,9 @@ Test(cluster_locks, unreplicated_lock_is_reported_lost_to_the_failover)
     freeReplyObject(rep);
 
     cr_assert_eq(redis_cluster_signal(&cl, r, SIGSTOP), 0);
+    rep = redis_cluster_command(&cl, m, "CLIENT KILL TYPE replica");
+    cr_assert(rep && rep->type == REDIS_REPLY_INTEGER && rep->integer == 1);
+    freeReplyObject(rep);
     cr_assert_eq(lw_lock_acquire(gone, NULL), 0);
     cr_assert_eq(redis_cluster_signal(&cl, m, SIGKILL), 0);
     cr_assert_eq(redis_cluster_signal(&cl, r, SIGCONT), 0);
