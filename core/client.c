@@ -129,25 +129,18 @@ static void random_id(char *out)
              b[13], b[14], b[15]);
 }
 
+/* Unlock messages go out the way waiters listen: the pub/sub router decides
+ * whether they listen sharded (in a cluster: ON, or AUTO once the cluster
+ * has said it has sharded pub/sub, as Redisson's shardedSubscriptionMode).
+ * Before the router exists, the same rule from the configuration. */
 const char *client_publish_command(const struct lw_client *c)
-{
-    return atomic_load_explicit(&c->publish_sharded, memory_order_relaxed) ? "spublish"
-                                                                            : "publish";
-}
-
-/* Engine thread: whether unlock messages go out sharded.  The pub/sub
- * router decides whether waiters listen sharded (in a cluster: ON, or AUTO
- * once the cluster has said it has sharded pub/sub, as Redisson's
- * shardedSubscriptionMode); unlocks publish the way waiters listen.  Before
- * the router exists, the same rule from the configuration. */
-static void decide_publish(struct lw_client *c)
 {
     int sharded = c->pubsub ? lw_pubsub_is_sharded(c->pubsub)
                             : c->cluster && c->sharded_pubsub != LW_SHARDED_OFF &&
                                   (c->sharded_pubsub == LW_SHARDED_ON ||
                                    lw_engine_sharded_pubsub(c->engine));
 
-    atomic_store_explicit(&c->publish_sharded, sharded, memory_order_relaxed);
+    return sharded ? "spublish" : "publish";
 }
 
 static void flush_task_done(struct lw_request *req, const redisReply *reply, int err,
@@ -192,9 +185,8 @@ static void on_topology(struct lw_engine *engine, const struct lw_topology_chang
     struct lw_client *c = arg;
 
     (void)engine;
-    if (c->pubsub) /* first: the router decides how waiters listen */
+    if (c->pubsub) /* it decides how waiters listen, and so how unlocks publish */
         lw_pubsub_topology_changed(c->pubsub);
-    decide_publish(c);
     stats_failovers(&c->count, change->failovers);
     if (!c->closing && any_bit(change->failover)) {
         watchdog_failover(c, change->failover);
@@ -212,8 +204,6 @@ static void on_tick(struct lw_engine *engine, struct lw_timer_list *due, void *a
     uint64_t now = lw_clock_now();
 
     (void)engine;
-    if (c->cluster)
-        decide_publish(c);
     while ((t = lw_timer_list_pop(due))) {
         struct core_timer *ct = (struct core_timer *)t;
 

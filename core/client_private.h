@@ -99,9 +99,6 @@ struct lw_client {
     int closing;                   /* lw_client_free() has begun */
     int in_callback;               /* depth of done and on_lost calls running */
     int flushing;                  /* inside watchdog_flush() */
-    /* Any thread: unlock messages go out with SPUBLISH (sharded pub/sub),
-     * not PUBLISH; set on the engine thread once the topology is known. */
-    _Atomic int publish_sharded;
 };
 
 struct lw_lock {
@@ -182,7 +179,7 @@ int client_ref(struct lw_client *c);
 void client_unref(struct lw_client *c);
 
 /* The command unlock scripts publish with: "publish", or "spublish" in
- * sharded pub/sub mode.  Any thread. */
+ * sharded pub/sub mode.  Engine thread. */
 const char *client_publish_command(const struct lw_client *c);
 
 /* owner.c: the field "<client id>:<owner>" that names a hold. */

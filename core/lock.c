@@ -10,7 +10,8 @@
  *
  * Unlock and force-unlock first pass through the engine thread as a task,
  * to stop the watchdog there before their command is queued: so no renewal
- * can follow the unlock on the wire.  An unlock's reply then settles the
+ * can follow the unlock on the wire.  Their command is formatted there too,
+ * with the publish command the pub/sub mode in force calls for.  An unlock's reply then settles the
  * entry (watchdog_unlock_end()).
  *
  * Rule for the engine thread: lw_engine_submit() there may complete the
@@ -271,6 +272,11 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
             op_complete(op, err, 0);
             return;
         }
+        /* Formatted here, where the publish command is known. */
+        if (format_op(op)) {
+            op_complete(op, LW_ENOMEM, 0);
+            return;
+        }
         if (op->kind == OP_UNLOCK)
             watchdog_unlock_begin(c, op->lock, op->owner);
         else
@@ -403,6 +409,10 @@ static int prepare_op(struct op *op, struct lw_lock *lock, int kind, uint64_t ow
     op->lease_ms = lease_ms;
     op->wait_deadline_ns = kind == OP_ACQUIRE ? deadline_after(wait_ms) : 0;
     op->ct.fire = op_timer_fired;
+    /* Unlock and force-unlock publish: formatted on the engine thread, in
+     * their task step, where the pub/sub mode is known. */
+    if (kind == OP_UNLOCK || kind == OP_FORCE)
+        return 0;
     return format_op(op);
 }
 
