@@ -3,7 +3,8 @@
  * 3 replicas, bench/redis_cluster.h), one private cluster per test: locks
  * on every master through one seed; held locks kept through a reshard, a
  * slot migrated by hand (ASK, TRYAGAIN), a graceful failover and a killed
- * master (the CLUSTERDOWN window with it); a lock the replica never got
+ * master, and the CLUSTERDOWN window on a lease too short for the dead
+ * master's shard; a lock the replica never got
  * reported lost to the failover; and contention that never lets two
  * holders in.  Every wait is bounded; every node is stopped by pid.
  */
@@ -396,6 +397,70 @@ Test(cluster_locks, killed_master_keeps_replicated_locks)
                  log.by_reason[LW_LOST_ERRORS]);
     cr_assert_eq(count_present(&h), NLOCKS);
     release_all(&h, 1);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* Which of the "cd<i>" locks on_lost reported. */
+static _Atomic int lost_cd[NLOCKS];
+
+static void record_cd(const char *name, size_t len, uint64_t owner, int reason, void *arg)
+{
+    char buf[24];
+    int i;
+
+    record_lost(name, len, owner, reason, arg);
+    if (len < sizeof buf && len > 2) {
+        memcpy(buf, name, len);
+        buf[len] = 0;
+        i = atoi(buf + 2);
+        if (i >= 0 && i < NLOCKS)
+            atomic_store(&lost_cd[i], 1);
+    }
+}
+
+/* The same kill with a lease too short for the dead master's shard (6 s:
+ * its renewals get through again only once the client has the new map)
+ * but long enough for the healthy shards, whose renewals meet CLUSTERDOWN
+ * until the promotion: there nothing may be lost. */
+Test(cluster_locks, clusterdown_window_loses_nothing_on_healthy_shards)
+{
+    struct lost_log log;
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    static struct held h;
+    int m, slot, healthy = 0, healthy_lost = 0, dead_lost = 0;
+
+    snprintf(seed, sizeof seed, "127.0.0.1:%d", cl.node[0].port);
+    lw_client_config_init(&cfg);
+    cfg.cluster_seeds = seeds;
+    cfg.cluster_nseeds = 1;
+    cfg.tick_ms = 10;
+    cfg.watchdog_timeout_ms = 6000;
+    cfg.command_timeout_ms = 5000;
+    memset(&log, 0, sizeof log);
+    memset(lost_cd, 0, sizeof lost_cd);
+    cfg.on_lost = record_cd;
+    cfg.lost_arg = &log;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    acquire_all(c, &h, "cd", NLOCKS);
+    slot = (int)lw_keyslot("cd0", 3);
+    m = redis_cluster_slot_master(&cl, slot, -1);
+    read_slot_map(m);
+    sleep_ms(1000); /* renewals in every phase */
+    cr_assert_eq(redis_cluster_signal(&cl, m, SIGKILL), 0);
+    cr_assert_geq(redis_cluster_wait_slot_master(&cl, slot, m, 15000), 0, "no successor");
+    sleep_ms(8000); /* more than a lease after the promotion */
+    for (int i = 0; i < h.n; i++) {
+        int on_dead = node_of(h.name[i]) == m;
+
+        healthy += !on_dead;
+        if (atomic_load(&lost_cd[i]))
+            on_dead ? dead_lost++ : healthy_lost++;
+    }
+    cr_log_info("CLUSTERDOWN, 6 s lease: lost %d of %d on healthy shards, %d of %d on the "
+                "dead master's", healthy_lost, healthy, dead_lost, h.n - healthy);
+    cr_assert_eq(healthy_lost, 0);
+    release_all(&h, 0);
     cr_assert_eq(lw_client_free(c), 0);
 }
 
