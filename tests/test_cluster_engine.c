@@ -293,6 +293,7 @@ CLUSTER_TEST(moved_after_reshard)
     struct got g;
     char key[32];
     int from = 0, to = 1, slot, followed = 0;
+    static char of2[16384];
     struct ask a;
 
     key_on(from, "m", key, sizeof key);
@@ -309,11 +310,21 @@ CLUSTER_TEST(moved_after_reshard)
     cr_assert_geq(st.redirects, 1);
     a = ask(e, (unsigned)slot);
     cr_assert_eq(fixture_node(e, a.node), to, "the map was patched at once");
+    /* The MOVED asked for a map read (within ~100 ms): let it land before
+     * resharding, so that the reshard's slots are still old in our map. */
+    for (int i = 0; i < 500 && st.topology_refreshes < 2; i++) {
+        sleep_ms(10);
+        lw_engine_get_stats(e, &st);
+    }
+    cr_assert_geq(st.topology_refreshes, 2, "no map read after MOVED");
 
-    /* And slots moved by redis-cli --cluster reshard. */
+    /* And slots moved by redis-cli --cluster reshard: node 2's slots in
+     * our map, one of which is node 0's now. */
+    for (int i = 0; i < 16384; i++)
+        of2[i] = fixture_node(e, ask(e, (unsigned)i).node) == 2;
     cr_assert_eq(redis_cluster_reshard(&cl, 2, 0, 5), 0);
     for (int i = 0; i < 16384; i++) {
-        if (redis_cluster_slot_master(&cl, i, -1) == 0 && fixture_node(e, ask(e, (unsigned)i).node) == 2) {
+        if (of2[i] && redis_cluster_slot_master(&cl, i, -1) == 0) {
             /* A slot of node 2 in our map that moved: a key there is
              * followed. */
             char k2[32];
