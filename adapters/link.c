@@ -330,8 +330,11 @@ void link_check_timeouts(struct link *l, uint64_t now_ns)
         conn_fail(&l->conn, LW_ETIMEDOUT);
     while (l->waiting.head && l->waiting.head->deadline_ns <= now_ns) {
         struct lw_request *req = fifo_pop(&l->waiting);
+        int err = wait_error(l, req);
 
-        engine_complete(l->e, req, NULL, wait_error(l, req));
+        if (err == LW_EUNSETTLED) /* its master refused or lost the connection */
+            count_add(&l->e->count.unsettled, 1);
+        engine_complete(l->e, req, NULL, err);
     }
 }
 

@@ -429,42 +429,77 @@ CLUSTER_TEST(ask_and_tryagain_during_migration)
     lw_engine_free(m.e);
 }
 
-/* A shard with its master and replica dead: its slots fail with
- * LW_EUNSETTLED after the command timeout, the other shards serve. */
+/* Node i says cluster_state:fail. */
+static int cluster_down(int i)
+{
+    redisReply *r = redis_cluster_command(&cl, i, "CLUSTER INFO");
+    int down = r && r->type == REDIS_REPLY_STRING && strstr(r->str, "cluster_state:fail");
+
+    freeReplyObject(r);
+    return down;
+}
+
+/* Every live node: cluster-require-full-coverage yes or no. */
+static void full_coverage(const char *yes_no)
+{
+    for (int i = 0; i < cl.nnodes; i++) {
+        redisReply *r = cl.node[i].pid ? redis_cluster_command(&cl, i,
+                            "CONFIG SET cluster-require-full-coverage %s", yes_no) : NULL;
+
+        cr_assert(!cl.node[i].pid || (r && r->type == REDIS_REPLY_STATUS));
+        freeReplyObject(r);
+    }
+}
+
+/*
+ * A shard with its master and replica dead (SIGKILL, no failover
+ * possible).  With full coverage required the live masters answer
+ * CLUSTERDOWN to everything: retried until the command timeout, then
+ * LW_EUNSETTLED.  Without it, only the dead shard's slots fail so, and
+ * the other shards serve.
+ */
 CLUSTER_TEST(dead_shard_unsettled_others_serve)
 {
-    struct lw_engine *e;
-    struct lw_engine_stats st;
+    struct lw_engine *e = engine_new(1000, 200);
+    struct lw_engine_stats st, after;
     char dead_key[32], live_key[32];
     struct got g;
     int rep = redis_cluster_replica_of(&cl, 2);
     double t0;
 
-    /* Without full coverage the healthy shards keep serving. */
-    for (int i = 0; i < cl.nnodes; i++) {
-        redisReply *r = redis_cluster_command(&cl, i, "CONFIG SET cluster-require-full-coverage no");
-
-        cr_assert(r && r->type == REDIS_REPLY_STATUS);
-        freeReplyObject(r);
-    }
-    e = engine_new(1000, 200);
     key_on(2, "d", dead_key, sizeof dead_key);
     key_on(0, "l", live_key, sizeof live_key);
     cr_assert_eq(call_key(e, &g, "SET", dead_key, "x"), 0);
     cr_assert_geq(rep, 0);
     cr_assert_eq(redis_cluster_signal(&cl, rep, SIGKILL), 0);
     cr_assert_eq(redis_cluster_signal(&cl, 2, SIGKILL), 0);
+    for (int i = 0; i < 500 && !cluster_down(0); i++)
+        sleep_ms(20);
+    cr_assert(cluster_down(0), "node 0 never said cluster_state:fail");
 
+    lw_engine_get_stats(e, &st);
+    t0 = now_s();
+    cr_assert_eq(call_key(e, &g, "GET", live_key, NULL), LW_EUNSETTLED);
+    cr_assert_geq(now_s() - t0, 0.9, "failed before its timeout");
+    cr_assert_leq(now_s() - t0, 1.5, "failed long after its timeout");
+    lw_engine_get_stats(e, &after);
+    cr_assert_gt(after.unsettled, st.unsettled + 2, "CLUSTERDOWN retried");
+    cr_assert_gt(after.error_replies, st.error_replies);
+
+    full_coverage("no");
+    for (int i = 0; i < 500 && cluster_down(0); i++)
+        sleep_ms(20);
+    cr_assert(!cluster_down(0), "node 0 stayed down without full coverage");
     for (int round = 0; round < 3; round++) {
         t0 = now_s();
         cr_assert_eq(call_key(e, &g, "GET", dead_key, NULL), LW_EUNSETTLED);
         cr_assert_geq(now_s() - t0, 0.9, "failed before its timeout");
         cr_assert_leq(now_s() - t0, 1.5, "failed long after its timeout");
+        t0 = now_s();
         cr_assert_eq(call_key(e, &g, "SET", live_key, "y"), 0);
         cr_assert_str_eq(g.str, "OK");
+        cr_assert_lt(now_s() - t0, 0.5);
     }
-    lw_engine_get_stats(e, &st);
-    cr_assert_gt(st.unsettled, 0);
     lw_engine_free(e);
 }
 
