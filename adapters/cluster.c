@@ -57,6 +57,8 @@ struct cluster {
     int16_t map[LW_CLUSTER_SLOTS];   /* routing: node, -1 unknown */
     int16_t read[LW_CLUSTER_SLOTS];  /* the latest map read, for the diff */
     int16_t next[LW_CLUSTER_SLOTS];  /* the map being parsed */
+    uint8_t failover[LW_CLUSTER_SLOTS / 8]; /* what on_topology is told */
+    uint8_t moved[LW_CLUSTER_SLOTS / 8];
     int have_map;
     int sharded;       /* the cluster answered CLUSTER SHARDS */
     int use_slots;     /* it did not: ask CLUSTER SLOTS */
@@ -456,13 +458,13 @@ static int parse_slots(struct cluster *c, const redisReply *r)
 /* Compare the new map with the latest read and tell on_topology. */
 static void report_change(struct cluster *c)
 {
-    static uint8_t failover[LW_CLUSTER_SLOTS / 8], moved[LW_CLUSTER_SLOTS / 8];
+    uint8_t *failover = c->failover, *moved = c->moved;
     uint8_t *shard_seen = calloc(c->nnodes + 1, 1);
     struct lw_topology_change change = {failover, moved, 0};
     int any = 0;
 
-    memset(failover, 0, sizeof failover);
-    memset(moved, 0, sizeof moved);
+    memset(failover, 0, sizeof c->failover);
+    memset(moved, 0, sizeof c->moved);
     for (unsigned s = 0; s < LW_CLUSTER_SLOTS; s++) {
         int was = c->read[s], now = c->next[s];
 
@@ -660,7 +662,7 @@ static int redirect(struct cluster *c, struct lw_request *req, const char *msg)
         return 1;
     }
     c->nodes[to].master = 1;
-    c->map[req->route_to] = (int16_t)to;
+    c->map[(unsigned)atoi(msg + 6) % LW_CLUSTER_SLOTS] = (int16_t)to; /* "MOVED <slot> " */
     refresh_soon(c);
     cluster_route(c->e, req, 1);
     return 1;
@@ -780,7 +782,8 @@ int cluster_new(struct lw_engine *e, const struct lw_engine_config *cfg)
         (cfg->username && !(c->username = strdup(cfg->username))))
         return LW_ENOMEM;
     c->where.password = c->password;
-    /* TODO(merge): c->where.username = c->username, once conn_config has it. */
+    /* TODO(merge): c->where.username = c->username; once conn_config has
+     * the username field (the pub/sub branch adds it). */
     c->where.connect_timeout_ms = cfg->connect_timeout_ms;
     c->where.reconnect_min_ms = cfg->reconnect_min_ms;
     c->where.reconnect_max_ms = cfg->reconnect_max_ms;

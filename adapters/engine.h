@@ -341,6 +341,16 @@ unsigned lw_engine_node_count(const struct lw_engine *engine);
 int lw_engine_node_addr(const struct lw_engine *engine, unsigned node, const char **host,
                         int *port);
 
+/*
+ * lw_engine_node_stats - engine thread: one node's share of the counters:
+ * sent, replies, error_replies, reconnects, script_reloads, and its
+ * waiting and inflight now; the other fields are 0 (they are the engine's
+ * alone).  A node without a link (a replica) reads all 0.  Returns 0, or
+ * LW_ERANGE for an unknown index.  Outside a cluster node 0 is the engine.
+ */
+int lw_engine_node_stats(const struct lw_engine *engine, unsigned node,
+                         struct lw_engine_stats *out);
+
 /* lw_engine_sharded_pubsub - engine thread: 1 when the cluster answered
  * CLUSTER SHARDS (Redis 7), so every master has SSUBSCRIBE/SPUBLISH. */
 int lw_engine_sharded_pubsub(const struct lw_engine *engine);

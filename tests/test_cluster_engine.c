@@ -152,6 +152,9 @@ struct ask {
     int node;
     unsigned node_count;
     int sharded;
+    struct lw_engine_stats ns; /* the slot's node's stats */
+    int ns_rc;
+    int bad_rc;                /* lw_engine_node_stats of an unknown node */
 };
 
 static void on_ask(struct lw_request *req, const redisReply *r, int err, void *arg)
@@ -165,6 +168,8 @@ static void on_ask(struct lw_request *req, const redisReply *r, int err, void *a
     a->node = lw_engine_slot_node(e, a->slot);
     a->node_count = lw_engine_node_count(e);
     a->sharded = lw_engine_sharded_pubsub(e);
+    a->ns_rc = a->node >= 0 ? lw_engine_node_stats(e, (unsigned)a->node, &a->ns) : -1;
+    a->bad_rc = lw_engine_node_stats(e, 100000, &(struct lw_engine_stats){0});
 }
 
 static struct ask ask(struct lw_engine *e, unsigned slot)
@@ -272,6 +277,10 @@ CLUSTER_TEST(all_masters_through_one_seed)
         cr_assert_eq(call(e, &g, LW_ROUTE_NODE, (unsigned)a.node, "EXISTS", key, NULL, NULL), 0);
         cr_assert_eq(g.integer, 1);
         cr_assert(a.sharded, "a Redis 7 cluster answers CLUSTER SHARDS");
+        cr_assert_eq(a.ns_rc, 0);
+        cr_assert_geq(a.ns.sent, 2, "node %d's own stats", a.node);
+        cr_assert_geq(a.ns.replies, 2);
+        cr_assert_eq(a.bad_rc, LW_ERANGE);
         cr_assert_geq(a.node_count, 3);
     }
     /* Unrouted: some master answers. */
