@@ -566,7 +566,12 @@ static void on_topology_down(void *arg, int err)
     c->failures++;
     conn_close(&c->tconn); /* ours to move elsewhere, not its own retry */
     if (c->failures % ncand == 0) {
-        delay = c->where.reconnect_min_ms / 1000.0;
+        /* A round failed: wait, doubling from reconnect_min_ms to
+         * reconnect_max_ms with the rounds, before the next. */
+        unsigned rounds = c->failures / ncand;
+        uint64_t ms = (uint64_t)c->where.reconnect_min_ms << (rounds < 16 ? rounds - 1 : 15);
+
+        delay = (ms < c->where.reconnect_max_ms ? ms : c->where.reconnect_max_ms) / 1000.0;
         if (!c->have_map && (err == LW_ECONNREFUSED || err == LW_ECONNECT || err == LW_EAUTH)) {
             c->fail_err = err;
             engine_fail_all(c->e, &c->pending, err);
