@@ -32,6 +32,7 @@
 #include "xorshift.h"
 
 #define REFRESH_GAP_NS 100000000ull    /* at most one map read per 100 ms */
+#define DEGRADED_GAP_NS 250000000ull   /* a master down: read every 250 ms */
 #define MAX_REDIRECTS 16
 #define RETRY_MIN_MS 20u               /* unsettled: 20 ms doubling to 200 ms */
 #define RETRY_MAX_MS 200u
@@ -746,10 +747,23 @@ static void run_backoff(struct cluster *c, uint64_t now)
     }
 }
 
+/* A master serving slots has no connection: a failover may be under way,
+ * and the sooner it is seen the sooner its slots are served again.  Its
+ * link's reconnects, backing off to seconds, would ask too seldom. */
+static int degraded(const struct cluster *c)
+{
+    for (unsigned i = 0; i < c->nnodes; i++)
+        if (c->nodes[i].master && c->e->links[i] && !conn_is_ready(&c->e->links[i]->conn))
+            return 1;
+    return 0;
+}
+
 void cluster_tick(struct lw_engine *e, uint64_t now_ns)
 {
     struct cluster *c = e->cluster;
 
+    if (c->have_map && !c->querying && now_ns - c->read_ns >= DEGRADED_GAP_NS && degraded(c))
+        send_query(c);
     if (c->querying && now_ns - c->query_ns >= e->command_timeout_ns)
         conn_fail(&c->tconn, LW_ETIMEDOUT); /* that node hangs: ask another */
     if (c->pending.head)
