@@ -32,6 +32,7 @@
 #include "xorshift.h"
 
 #define REFRESH_GAP_NS 100000000ull    /* at most one map read per 100 ms */
+#define DEGRADED_GAP_NS 250000000ull   /* a master down: read every 250 ms */
 #define MAX_REDIRECTS 16
 #define RETRY_MIN_MS 20u               /* unsettled: 20 ms doubling to 200 ms */
 #define RETRY_MAX_MS 200u
@@ -57,6 +58,8 @@ struct cluster {
     int16_t map[LW_CLUSTER_SLOTS];   /* routing: node, -1 unknown */
     int16_t read[LW_CLUSTER_SLOTS];  /* the latest map read, for the diff */
     int16_t next[LW_CLUSTER_SLOTS];  /* the map being parsed */
+    uint8_t failover[LW_CLUSTER_SLOTS / 8]; /* what on_topology is told */
+    uint8_t moved[LW_CLUSTER_SLOTS / 8];
     int have_map;
     int sharded;       /* the cluster answered CLUSTER SHARDS */
     int use_slots;     /* it did not: ask CLUSTER SLOTS */
@@ -456,13 +459,13 @@ static int parse_slots(struct cluster *c, const redisReply *r)
 /* Compare the new map with the latest read and tell on_topology. */
 static void report_change(struct cluster *c)
 {
-    static uint8_t failover[LW_CLUSTER_SLOTS / 8], moved[LW_CLUSTER_SLOTS / 8];
+    uint8_t *failover = c->failover, *moved = c->moved;
     uint8_t *shard_seen = calloc(c->nnodes + 1, 1);
     struct lw_topology_change change = {failover, moved, 0};
     int any = 0;
 
-    memset(failover, 0, sizeof failover);
-    memset(moved, 0, sizeof moved);
+    memset(failover, 0, sizeof c->failover);
+    memset(moved, 0, sizeof c->moved);
     for (unsigned s = 0; s < LW_CLUSTER_SLOTS; s++) {
         int was = c->read[s], now = c->next[s];
 
@@ -564,7 +567,12 @@ static void on_topology_down(void *arg, int err)
     c->failures++;
     conn_close(&c->tconn); /* ours to move elsewhere, not its own retry */
     if (c->failures % ncand == 0) {
-        delay = c->where.reconnect_min_ms / 1000.0;
+        /* A round failed: wait, doubling from reconnect_min_ms to
+         * reconnect_max_ms with the rounds, before the next. */
+        unsigned rounds = c->failures / ncand;
+        uint64_t ms = (uint64_t)c->where.reconnect_min_ms << (rounds < 16 ? rounds - 1 : 15);
+
+        delay = (ms < c->where.reconnect_max_ms ? ms : c->where.reconnect_max_ms) / 1000.0;
         if (!c->have_map && (err == LW_ECONNREFUSED || err == LW_ECONNECT || err == LW_EAUTH)) {
             c->fail_err = err;
             engine_fail_all(c->e, &c->pending, err);
@@ -660,7 +668,7 @@ static int redirect(struct cluster *c, struct lw_request *req, const char *msg)
         return 1;
     }
     c->nodes[to].master = 1;
-    c->map[req->route_to] = (int16_t)to;
+    c->map[(unsigned)atoi(msg + 6) % LW_CLUSTER_SLOTS] = (int16_t)to; /* "MOVED <slot> " */
     refresh_soon(c);
     cluster_route(c->e, req, 1);
     return 1;
@@ -739,10 +747,23 @@ static void run_backoff(struct cluster *c, uint64_t now)
     }
 }
 
+/* A master serving slots has no connection: a failover may be under way,
+ * and the sooner it is seen the sooner its slots are served again.  Its
+ * link's reconnects, backing off to seconds, would ask too seldom. */
+static int degraded(const struct cluster *c)
+{
+    for (unsigned i = 0; i < c->nnodes; i++)
+        if (c->nodes[i].master && c->e->links[i] && !conn_is_ready(&c->e->links[i]->conn))
+            return 1;
+    return 0;
+}
+
 void cluster_tick(struct lw_engine *e, uint64_t now_ns)
 {
     struct cluster *c = e->cluster;
 
+    if (c->have_map && !c->querying && now_ns - c->read_ns >= DEGRADED_GAP_NS && degraded(c))
+        send_query(c);
     if (c->querying && now_ns - c->query_ns >= e->command_timeout_ns)
         conn_fail(&c->tconn, LW_ETIMEDOUT); /* that node hangs: ask another */
     if (c->pending.head)
@@ -780,7 +801,8 @@ int cluster_new(struct lw_engine *e, const struct lw_engine_config *cfg)
         (cfg->username && !(c->username = strdup(cfg->username))))
         return LW_ENOMEM;
     c->where.password = c->password;
-    /* TODO(merge): c->where.username = c->username, once conn_config has it. */
+    /* TODO(merge): c->where.username = c->username; once conn_config has
+     * the username field (the pub/sub branch adds it). */
     c->where.connect_timeout_ms = cfg->connect_timeout_ms;
     c->where.reconnect_min_ms = cfg->reconnect_min_ms;
     c->where.reconnect_max_ms = cfg->reconnect_max_ms;

@@ -430,7 +430,8 @@ static int make_links(struct lw_engine *e, const struct lw_engine_config *cfg)
 {
     const struct conn_config where = {
         CONN_CONFIG_FROM(cfg),
-        /* TODO(merge): .username = cfg->username, once conn_config has it. */
+        /* TODO(merge): the username reaches AUTH through CONN_CONFIG_FROM
+         * once conn_config has the field (the pub/sub branch adds it). */
     };
 
     if (cfg->nseeds)

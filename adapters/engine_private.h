@@ -96,6 +96,8 @@ struct link {
     uint64_t seq;              /* commands written so far */
     uint64_t reconnects;       /* conn.reconnects already counted */
     int pipeline_full;         /* reached the cap; waiting for refill_at */
+    /* lw_engine_node_stats(): plain counters, read on the engine thread. */
+    uint64_t sent, replies, error_replies, script_reloads;
 };
 
 /* Counters: written by the engine thread only, read from anywhere. */

@@ -70,6 +70,7 @@ static void write_request(struct link *l, struct lw_request *req, uint64_t now_n
     req->deadline_ns = now_ns + e->command_timeout_ns;
     fifo_push(&l->inflight, req);
     e->inflight_all++;
+    l->sent++;
     count_add(&e->count.sent, 1);
     if (e->inflight_all > atomic_load_explicit(&e->count.inflight_max, memory_order_relaxed))
         atomic_store_explicit(&e->count.inflight_max, e->inflight_all, memory_order_relaxed);
@@ -130,6 +131,7 @@ static void on_setup(void *arg)
     struct lw_engine *e = l->e;
 
     count_add(&e->count.sent, conn_own_commands(&l->conn));
+    l->sent += conn_own_commands(&l->conn);
     if (e->select_cmd)
         send_own(l, OWN_SELECT, 0, e->select_cmd, e->select_len);
     for (unsigned i = 0; i < e->nscripts; i++) {
@@ -169,6 +171,7 @@ static void on_up(void *arg)
     if (!e->cluster)
         atomic_store_explicit(&e->status, 0, memory_order_relaxed);
     count_add(&e->count.replies, conn_own_commands(&l->conn));
+    l->replies += conn_own_commands(&l->conn);
     count_add(&e->count.reconnects, l->conn.reconnects - l->reconnects);
     l->reconnects = l->conn.reconnects;
     link_pump(l);
@@ -220,6 +223,7 @@ static void retry_noscript(struct link *l, struct lw_request *req)
     struct link_script *s = &l->scripts[req->script - 1];
 
     req->retried = 1;
+    l->script_reloads++;
     count_add(&e->count.script_reloads, 1);
     if (s->load_seq < req->sent_seq) {
         send_own(l, OWN_LOAD, req->script - 1, e->scripts[req->script - 1].load_cmd,
@@ -256,8 +260,10 @@ static void on_reply(void *arg, redisReply *reply)
         return;
     }
     e->inflight_all--;
+    l->replies++;
     count_add(&e->count.replies, 1);
     if (reply->type == REDIS_REPLY_ERROR) {
+        l->error_replies++;
         count_add(&e->count.error_replies, 1);
         if (req->script && !req->retried && !strncmp(reply->str, "NOSCRIPT", 8)) {
             retry_noscript(l, req);
@@ -330,8 +336,11 @@ void link_check_timeouts(struct link *l, uint64_t now_ns)
         conn_fail(&l->conn, LW_ETIMEDOUT);
     while (l->waiting.head && l->waiting.head->deadline_ns <= now_ns) {
         struct lw_request *req = fifo_pop(&l->waiting);
+        int err = wait_error(l, req);
 
-        engine_complete(l->e, req, NULL, wait_error(l, req));
+        if (err == LW_EUNSETTLED) /* its master refused or lost the connection */
+            count_add(&l->e->count.unsettled, 1);
+        engine_complete(l->e, req, NULL, err);
     }
 }
 
@@ -343,4 +352,23 @@ void link_close(struct link *l, int err)
     all = take_inflight(l);
     engine_fail_all(l->e, &all, err);
     engine_fail_all(l->e, &l->waiting, err);
+}
+
+int lw_engine_node_stats(const struct lw_engine *e, unsigned node, struct lw_engine_stats *out)
+{
+    const struct link *l;
+
+    if (node >= lw_engine_node_count(e))
+        return LW_ERANGE;
+    memset(out, 0, sizeof *out);
+    if (!(l = e->links[node]))
+        return 0; /* a replica: no link */
+    out->sent = l->sent;
+    out->replies = l->replies;
+    out->error_replies = l->error_replies;
+    out->reconnects = l->conn.reconnects;
+    out->script_reloads = l->script_reloads;
+    out->waiting = l->waiting.count;
+    out->inflight = l->inflight.count;
+    return 0;
 }
