@@ -51,6 +51,7 @@ struct route {
 
 struct lw_pubsub {
     struct lw_engine *engine;
+    struct lw_pubsub_map map;  /* a copy, or NULLs: the engine's */
     struct ev_loop *loop;
     char *host, *unix_path, *username, *password;
     int port;
@@ -68,11 +69,39 @@ struct lw_pubsub {
     void *arg;
 };
 
+/* The slot map: the engine's, unless the config gave another. */
+static int is_cluster(const struct lw_pubsub *ps)
+{
+    return ps->map.is_cluster ? ps->map.is_cluster(ps->map.arg)
+                              : lw_engine_is_cluster(ps->engine);
+}
+
+static int slot_node(const struct lw_pubsub *ps, unsigned slot)
+{
+    return ps->map.slot_node ? ps->map.slot_node(ps->map.arg, slot)
+                             : lw_engine_slot_node(ps->engine, slot);
+}
+
+static unsigned node_count(const struct lw_pubsub *ps)
+{
+    return ps->map.node_count ? ps->map.node_count(ps->map.arg)
+                              : lw_engine_node_count(ps->engine);
+}
+
+static int node_addr(const struct lw_pubsub *ps, unsigned node, const char **host, int *port)
+{
+    return ps->map.node_addr ? ps->map.node_addr(ps->map.arg, node, host, port)
+                             : lw_engine_node_addr(ps->engine, node, host, port);
+}
+
 static int want_sharded(const struct lw_pubsub *ps)
 {
-    if (!lw_engine_is_cluster(ps->engine) || ps->mode == LW_SHARDED_OFF)
+    if (!is_cluster(ps) || ps->mode == LW_SHARDED_OFF)
         return 0;
-    return ps->mode == LW_SHARDED_ON || lw_engine_sharded_pubsub(ps->engine);
+    if (ps->mode == LW_SHARDED_ON)
+        return 1;
+    return ps->map.sharded_pubsub ? ps->map.sharded_pubsub(ps->map.arg)
+                                  : lw_engine_sharded_pubsub(ps->engine);
 }
 
 static struct route *find_route(const struct lw_pubsub *ps, const char *name, size_t len)
@@ -134,7 +163,7 @@ static struct node_sub *new_node_sub(struct lw_pubsub *ps, int node)
         return NULL;
     if (node != NODE_SINGLE) {
         sc.unix_path = NULL;
-        if (lw_engine_node_addr(ps->engine, (unsigned)node, &sc.host, &sc.port)) {
+        if (node_addr(ps, (unsigned)node, &sc.host, &sc.port)) {
             free(ns);
             return NULL;
         }
@@ -188,15 +217,14 @@ static struct node_sub *target(struct lw_pubsub *ps, const char *name, size_t le
 
     if (!ps->sharded) {
         if (!ps->plain) {
-            node = lw_engine_is_cluster(ps->engine) ? lw_engine_slot_node(ps->engine, 0)
-                                                    : NODE_SINGLE;
+            node = is_cluster(ps) ? slot_node(ps, 0) : NODE_SINGLE;
             if (node != -1)
                 ps->plain = new_node_sub(ps, node);
         }
         return ps->plain;
     }
     slot = lw_keyslot(name, len);
-    node = ps->hint && ps->hint[slot] ? ps->hint[slot] - 1 : lw_engine_slot_node(ps->engine, slot);
+    node = ps->hint && ps->hint[slot] ? ps->hint[slot] - 1 : slot_node(ps, slot);
     return node < 0 ? NULL : node_sub_of(ps, node);
 }
 
@@ -272,13 +300,13 @@ static int note_moved(struct lw_pubsub *ps, const struct node_sub *ns, const cha
                       size_t len, const char *addr)
 {
     const char *colon = strrchr(addr, ':'), *host;
-    unsigned n = lw_engine_node_count(ps->engine);
+    unsigned n = node_count(ps);
     int port;
 
     if (!colon || (!ps->hint && !(ps->hint = calloc(LW_CLUSTER_SLOTS, sizeof *ps->hint))))
         return -1;
     for (unsigned i = 0; i < n; i++) {
-        if (lw_engine_node_addr(ps->engine, i, &host, &port) || (int)i == ns->node)
+        if (node_addr(ps, i, &host, &port) || (int)i == ns->node)
             continue;
         if (port == atoi(colon + 1) && strlen(host) == (size_t)(colon - addr) &&
             !memcmp(host, addr, (size_t)(colon - addr))) {
@@ -388,7 +416,7 @@ static struct route *drop_moved(struct lw_pubsub *ps)
     struct route *r, *tmp, *list = NULL;
 
     HASH_ITER(hh, ps->routes, r, tmp) {
-        int node = lw_engine_slot_node(ps->engine, lw_keyslot(r->name, r->len));
+        int node = slot_node(ps, lw_keyslot(r->name, r->len));
 
         if (node < 0 || node == r->ns->node)
             continue;
@@ -409,7 +437,7 @@ static struct route *drop_stale_plain(struct lw_pubsub *ps)
 
     if (!ps->plain || ps->plain->node == NODE_SINGLE || lw_sub_is_up(ps->plain->sub))
         return NULL;
-    node = lw_engine_slot_node(ps->engine, 0);
+    node = slot_node(ps, 0);
     if (node < 0 || node == ps->plain->node)
         return NULL;
     return drop_routes(ps, ps->plain);
@@ -474,7 +502,9 @@ int lw_pubsub_new(const struct lw_pubsub_config *cfg, struct lw_pubsub **out)
     if (!ps)
         return LW_ENOMEM;
     ps->engine = cfg->engine;
-    ps->loop = lw_engine_loop(cfg->engine);
+    if (cfg->map)
+        ps->map = *cfg->map;
+    ps->loop = cfg->loop ? cfg->loop : lw_engine_loop(cfg->engine);
     ps->host = dup_or_null(cfg->unix_path ? NULL : cfg->host, &failed);
     ps->unix_path = dup_or_null(cfg->unix_path, &failed);
     ps->username = dup_or_null(cfg->username, &failed);

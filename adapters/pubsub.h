@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct ev_loop;
 struct lw_engine;
 struct lw_pubsub;
 
@@ -45,8 +46,21 @@ enum lw_pubsub_event {
 /* channel is NULL for LW_PS_UP. */
 typedef void lw_pubsub_fn(void *arg, int event, const char *channel, size_t len);
 
+/* The slot map the router follows: the engine's, or for tests another
+ * with the same answers (see engine.h for what each means). */
+struct lw_pubsub_map {
+    int (*is_cluster)(void *arg);
+    int (*sharded_pubsub)(void *arg);
+    int (*slot_node)(void *arg, unsigned slot);
+    unsigned (*node_count)(void *arg);
+    int (*node_addr)(void *arg, unsigned node, const char **host, int *port);
+    void *arg;
+};
+
 struct lw_pubsub_config {
     struct lw_engine *engine;  /* its loop, and its slot map in a cluster */
+    struct ev_loop *loop;      /* NULL: the engine's */
+    const struct lw_pubsub_map *map; /* NULL: the engine's */
     /* Outside a cluster: where to connect.  In a cluster the engine's
      * node addresses are used instead. */
     const char *host;
