@@ -192,9 +192,13 @@ static int got_message(void)
 
 static ev_timer tick;
 
+static const char *username, *password;
+
 static void start_router(int mode)
 {
     struct lw_pubsub_config pc = {
+        .username = username,
+        .password = password,
         .loop = loop,
         .map = &cluster_map,
         .connect_timeout_ms = 2000,
@@ -217,6 +221,7 @@ static void setup(void)
     ev_timer_start(loop, &tick);
     memset(want, 0, sizeof want);
     nwant = 0;
+    username = password = NULL;
 }
 
 static void teardown(void)
@@ -395,4 +400,30 @@ Test(cluster_pubsub, moved_on_subscribe, .init = setup, .fini = teardown, .timeo
     cr_assert_eq(lw_pubsub_channel_node(ps, w->name, strlen(w->name)), map.slot_node[slot]);
     cr_assert_eq(w->lost, 1);
     publish_and_wait(w, map.slot_node[slot], "SPUBLISH");
+}
+
+/* An ACL user: every subscriber says AUTH user password. */
+Test(cluster_pubsub, acl_user, .init = setup, .fini = teardown, .timeout = 120)
+{
+    struct want *w[3];
+    redisReply *r;
+
+    for (int i = 0; i < cl.nnodes; i++) {
+        r = redis_cluster_command(&cl, i, "ACL SETUSER waiter on >s3cret ~* &* +@all");
+        cr_assert(r && r->type == REDIS_REPLY_STATUS, "ACL SETUSER on node %d", i);
+        freeReplyObject(r);
+    }
+    username = "waiter";
+    password = "s3cret";
+    start_router(LW_SHARDED_ON);
+    for (int m = 0; m < 3; m++)
+        w[m] = want_on(m, -1);
+    cr_assert(run_until(all_active, 10.0));
+    for (int m = 0; m < 3; m++) {
+        r = redis_cluster_command(&cl, m, "CLIENT LIST TYPE pubsub");
+        cr_assert(r && r->type == REDIS_REPLY_STRING);
+        cr_assert(strstr(r->str, "user=waiter"), "node %d: %s", m, r->str);
+        freeReplyObject(r);
+        publish_and_wait(w[m], m, "SPUBLISH");
+    }
 }
