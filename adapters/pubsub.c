@@ -12,8 +12,9 @@
  * dropped first and the user told after, because the user's subscribe
  * adds routes while we would still be walking them.
  *
- * Subscribers are created when a channel needs one and freed only on a
- * new slot map (when they carry no channel) or with the router: never
+ * In a cluster subscribers are created when a channel needs one (outside
+ * one, the one subscriber connects at once) and freed only on a new slot
+ * map (when they carry no channel and are down) or with the router: never
  * from inside one of their own events.
  */
 #include <stdlib.h>
@@ -235,7 +236,7 @@ int lw_pubsub_subscribe(struct lw_pubsub *ps, const char *name, size_t len)
     int rc;
 
     if (r)
-        return 0; /* on its way already */
+        return r->unsubscribing ? LW_ECONNLOST : 0; /* on its way already */
     if (!(ns = target(ps, name, len)) || !lw_sub_is_up(ns->sub))
         return LW_ECONNLOST;
     rc = ns->sharded ? lw_sub_ssubscribe(ns->sub, name, len)
@@ -519,6 +520,10 @@ int lw_pubsub_new(const struct lw_pubsub_config *cfg, struct lw_pubsub **out)
     ps->arg = cfg->arg;
     ev_init(&ps->hold, on_hold_over);
     ps->hold.data = ps;
+    /* One Redis: connect at once, as the one subscriber always has, so
+     * that the first waiter does not wait for the connection as well. */
+    if (!failed && !is_cluster(ps) && !(ps->plain = new_node_sub(ps, NODE_SINGLE)))
+        failed = 1;
     if (failed) {
         lw_pubsub_free(ps);
         return LW_ENOMEM;

@@ -76,8 +76,9 @@ struct lw_pubsub_config {
     void *arg;
 };
 
-/* lw_pubsub_new - copy cfg (validated by the caller); no connection is
- * made before a channel needs one.  Returns 0, LW_ENOMEM. */
+/* lw_pubsub_new - copy cfg (validated by the caller).  Outside a cluster
+ * the one subscriber starts connecting; in a cluster a subscriber connects
+ * when a channel first needs it.  Returns 0, LW_ENOMEM. */
 int lw_pubsub_new(const struct lw_pubsub_config *cfg, struct lw_pubsub **out);
 
 /* lw_pubsub_free - close every connection; no event runs after.  NULL
