@@ -122,6 +122,10 @@ struct lw_request {
     uint8_t route;              /* cluster: LW_ROUTE_* */
     uint32_t route_to;          /* cluster: the slot or node index */
     _Atomic uint32_t completed;
+    uint64_t expires_ns;        /* engine, cluster: when retries give up */
+    uint8_t redirects;          /* engine, cluster: MOVED/ASK followed */
+    uint8_t unsettled;          /* engine, cluster: unsettled retries so far */
+    uint8_t asking;             /* engine, cluster: send ASKING first */
 };
 
 #define LW_ENGINE_DEFAULT_PORT 6379
@@ -133,6 +137,7 @@ struct lw_request {
 #define LW_ENGINE_MAX_TIMEOUT_MS 3600000u   /* one hour */
 #define LW_ENGINE_MAX_INFLIGHT (1u << 20)
 #define LW_ENGINE_MAX_SCRIPTS 64u
+#define LW_ENGINE_DEFAULT_TOPOLOGY_REFRESH_MS 10000u
 #define LW_ENGINE_UNIX_PATH_MAX 107u        /* bytes: a sockaddr_un's, less the NUL */
 
 struct lw_engine_config {
