@@ -66,6 +66,7 @@ struct lw_pubsub {
     struct route *held;        /* refused by their node: LOST when hold ends */
     int16_t *hint;             /* slot -> node + 1 that a MOVED named */
     ev_timer hold;
+    ev_timer recheck;          /* the mode is to change: a new map, soon */
     lw_pubsub_fn *on_event;
     void *arg;
 };
@@ -208,14 +209,56 @@ static struct node_sub *node_sub_of(struct lw_pubsub *ps, int node)
     return ps->nodes[node];
 }
 
-/* Where a channel is to be subscribed now, or NULL (no map yet, no
- * memory).  Not sharded, in a cluster: the master of slot 0, any master
- * would do. */
+static int has_subscribers(const struct lw_pubsub *ps)
+{
+    for (unsigned i = 0; i < ps->nnodes; i++)
+        if (ps->nodes[i])
+            return 1;
+    return ps->plain != NULL;
+}
+
+/*
+ * AUTO learns whether the cluster has sharded pub/sub with its first map,
+ * which need not differ from any before it, so no new map may ever be
+ * reported.  Check at each subscribe: with no subscriber yet the mode
+ * just changes; otherwise the channels move as on a new map, from the
+ * loop (not from inside the user's call), and this subscribe waits for
+ * the LW_PS_UP that follows.  0 when the mode in force is the right one.
+ */
+static int mode_settled(struct lw_pubsub *ps)
+{
+    int sharded = want_sharded(ps);
+
+    if (sharded == ps->sharded)
+        return 1;
+    if (!has_subscribers(ps) && !ps->routes && !ps->held) {
+        ps->sharded = sharded;
+        return 1;
+    }
+    if (!ev_is_active(&ps->recheck)) {
+        ev_timer_set(&ps->recheck, 0.0, 0.0);
+        ev_timer_start(ps->loop, &ps->recheck);
+    }
+    return 0;
+}
+
+static void on_recheck(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    lw_pubsub_topology_changed(w->data);
+}
+
+/* Where a channel is to be subscribed now, or NULL (no map yet, the mode
+ * about to change, no memory).  Not sharded, in a cluster: the master of
+ * slot 0, any master would do. */
 static struct node_sub *target(struct lw_pubsub *ps, const char *name, size_t len)
 {
     unsigned slot;
     int node;
 
+    if (!mode_settled(ps))
+        return NULL;
     if (!ps->sharded) {
         if (!ps->plain) {
             node = is_cluster(ps) ? slot_node(ps, 0) : NODE_SINGLE;
@@ -466,7 +509,7 @@ void lw_pubsub_topology_changed(struct lw_pubsub *ps)
 
 int lw_pubsub_is_sharded(const struct lw_pubsub *ps)
 {
-    return ps->sharded;
+    return want_sharded(ps);
 }
 
 int lw_pubsub_channel_node(const struct lw_pubsub *ps, const char *name, size_t len)
@@ -520,6 +563,8 @@ int lw_pubsub_new(const struct lw_pubsub_config *cfg, struct lw_pubsub **out)
     ps->arg = cfg->arg;
     ev_init(&ps->hold, on_hold_over);
     ps->hold.data = ps;
+    ev_init(&ps->recheck, on_recheck);
+    ps->recheck.data = ps;
     /* One Redis: connect at once, as the one subscriber always has, so
      * that the first waiter does not wait for the connection as well. */
     if (!failed && !is_cluster(ps) && !(ps->plain = new_node_sub(ps, NODE_SINGLE)))
@@ -547,6 +592,7 @@ void lw_pubsub_free(struct lw_pubsub *ps)
     if (!ps)
         return;
     ev_timer_stop(ps->loop, &ps->hold);
+    ev_timer_stop(ps->loop, &ps->recheck);
     free_list(drop_routes(ps, NULL));
     free_list(ps->held);
     for (unsigned i = 0; i < ps->nnodes; i++)

@@ -99,7 +99,8 @@ int lw_pubsub_unsubscribe(struct lw_pubsub *ps, const char *channel, size_t len)
  * cluster has sharded pub/sub) moves every channel. */
 void lw_pubsub_topology_changed(struct lw_pubsub *ps);
 
-/* lw_pubsub_is_sharded - 1 when channels are SSUBSCRIBEd now. */
+/* lw_pubsub_is_sharded - 1 when channels are SSUBSCRIBEd (or about to be:
+ * AUTO decides by the engine's latest map), so unlocks must SPUBLISH. */
 int lw_pubsub_is_sharded(const struct lw_pubsub *ps);
 
 /* lw_pubsub_channel_node - the node a channel is subscribed (or being

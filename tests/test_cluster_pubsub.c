@@ -10,6 +10,7 @@
  * subscribes again after LW_PS_LOST or LW_PS_UP.  Everything runs on the
  * test's own libev loop; every wait is bounded.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -17,8 +18,7 @@
 #include <criterion/criterion.h>
 #include <ev.h>
 
-#include <leasewheel/error.h>
-#include <leasewheel/lock.h>
+#include <leasewheel.h>
 
 #include "engine.h"
 #include "pubsub.h"
@@ -426,4 +426,227 @@ Test(cluster_pubsub, acl_user, .init = setup, .fini = teardown, .timeout = 120)
         freeReplyObject(r);
         publish_and_wait(w[m], m, "SPUBLISH");
     }
+}
+
+/*
+ * The same through the library: clients in a cluster (one seed), a holder
+ * and a waiter.  The waiter's acquires wait on channels whose slots are on
+ * three masters; each is woken by the holder's unlock (SPUBLISH on that
+ * master, or PUBLISH with sharded mode off) well before the holder's
+ * 60 s lease would let its timer retry.
+ */
+struct waiting {
+    _Atomic int err;
+    _Atomic int done;
+    _Atomic uint64_t at_ns;
+};
+
+static void on_acquired(int err, int64_t value, void *arg)
+{
+    struct waiting *w = arg;
+
+    (void)value;
+    atomic_store(&w->err, err);
+    atomic_store(&w->at_ns, lw_clock_now());
+    atomic_store(&w->done, 1);
+}
+
+static char seed[32];
+static const char *seeds[1] = {seed};
+
+static struct lw_client *new_client(int mode, const char *id)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+
+    snprintf(seed, sizeof seed, "127.0.0.1:%d", cl.node[0].port);
+    lw_client_config_init(&cfg);
+    cfg.cluster_seeds = seeds;
+    cfg.cluster_nseeds = 1;
+    cfg.tick_ms = 10;
+    cfg.command_timeout_ms = 5000;
+    cfg.sharded_pubsub = mode;
+    cfg.client_id = id;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    return c;
+}
+
+/* A lock name whose slot master is node m. */
+static void name_on(int m, char *name, size_t size)
+{
+    for (int i = 0; i < 100000; i++) {
+        snprintf(name, size, "wk%d", i);
+        if (map.slot_node[lw_keyslot(name, strlen(name))] == m)
+            return;
+    }
+    cr_assert_fail("no lock name for node %d", m);
+}
+
+/* Node m has n subscribers of channel (sharded, or plain anywhere). */
+static int subscribed_on(int m, const char *channel, int sharded)
+{
+    redisReply *r = redis_cluster_command(&cl, m, sharded ? "PUBSUB SHARDNUMSUB %s"
+                                                           : "PUBSUB NUMSUB %s", channel);
+    int n = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 ? (int)r->element[1]->integer
+                                                                   : -1;
+
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* Wait (bounded) until the waiter's channel is subscribed somewhere. */
+static void wait_subscribed(const char *channel, int sharded)
+{
+    for (int i = 0; i < 400; i++) {
+        for (int m = 0; m < cl.nnodes; m++)
+            if (subscribed_on(m, channel, sharded) == 1)
+                return;
+        sleep_ms(10);
+    }
+    cr_assert_fail("%s never subscribed", channel);
+}
+
+/* Wait (bounded) for an acquire's completion; its latency from since_ns. */
+static double wait_acquired(struct waiting *w, uint64_t since_ns)
+{
+    for (int i = 0; i < 500 && !atomic_load(&w->done); i++)
+        sleep_ms(10);
+    cr_assert(atomic_load(&w->done), "the waiter was not woken");
+    cr_assert_eq(atomic_load(&w->err), 0, "%s", lw_strerror(atomic_load(&w->err)));
+    return (double)(atomic_load(&w->at_ns) - since_ns) / 1e9;
+}
+
+static void wake_across_masters(int mode, int sharded)
+{
+    struct lw_client *holder = new_client(mode, "holder"), *waiter = new_client(mode, "waiter");
+    struct lw_lock *h[3], *w[3];
+    struct waiting wt[3];
+    char name[3][24], channel[64];
+
+    memset(wt, 0, sizeof wt);
+    for (int m = 0; m < 3; m++) {
+        name_on(m, name[m], sizeof name[m]);
+        cr_assert_eq(lw_lock_new(holder, name[m], strlen(name[m]), &h[m]), 0);
+        cr_assert_eq(lw_lock_new(waiter, name[m], strlen(name[m]), &w[m]), 0);
+        cr_assert_eq(lw_lock_lease(h[m], 60000, NULL), 0);
+        cr_assert_eq(lw_acquire_async(w[m], 1, 10000, 60000, on_acquired, &wt[m]), 0);
+    }
+    for (int m = 0; m < 3; m++) {
+        double latency;
+        uint64_t t0;
+
+        snprintf(channel, sizeof channel, "redisson_lock__channel:{%s}", name[m]);
+        wait_subscribed(channel, sharded);
+        if (sharded)
+            cr_assert_eq(subscribed_on(m, channel, 1), 1, "not on the slot's master");
+        t0 = lw_clock_now();
+        cr_assert_eq(lw_unlock(h[m]), 0);
+        latency = wait_acquired(&wt[m], t0);
+        cr_log_info("node %d: woken %.1f ms after the unlock began", m, latency * 1e3);
+        cr_expect_lt(latency, 0.050, "woken after %.1f ms", latency * 1e3);
+    }
+    for (int m = 0; m < 3; m++) {
+        lw_lock_free(h[m]);
+        lw_lock_free(w[m]);
+    }
+    cr_assert_eq(lw_client_free(holder), 0);
+    cr_assert_eq(lw_client_free(waiter), 0);
+}
+
+Test(cluster_pubsub, client_woken_sharded, .init = setup, .fini = teardown, .timeout = 120)
+{
+    wake_across_masters(LW_SHARDED_AUTO, 1);
+}
+
+Test(cluster_pubsub, client_woken_mode_off, .init = setup, .fini = teardown, .timeout = 120)
+{
+    wake_across_masters(LW_SHARDED_OFF, 0);
+}
+
+/* A Redisson client in sharded mode unlocks with DEL (its last hold) and
+ * SPUBLISH redisson_lock__channel:{name} 0 on the lock's master: our
+ * waiter takes the lock at once. */
+Test(cluster_pubsub, client_woken_by_redisson_spublish, .init = setup, .fini = teardown,
+     .timeout = 120)
+{
+    struct lw_client *holder = new_client(LW_SHARDED_AUTO, "holder");
+    struct lw_client *waiter = new_client(LW_SHARDED_AUTO, "waiter");
+    struct lw_lock *h, *w;
+    struct waiting wt = {0};
+    char name[24], channel[64];
+    redisReply *r;
+    uint64_t t0;
+    double latency;
+
+    name_on(1, name, sizeof name);
+    snprintf(channel, sizeof channel, "redisson_lock__channel:{%s}", name);
+    cr_assert_eq(lw_lock_new(holder, name, strlen(name), &h), 0);
+    cr_assert_eq(lw_lock_new(waiter, name, strlen(name), &w), 0);
+    cr_assert_eq(lw_lock_lease(h, 60000, NULL), 0);
+    cr_assert_eq(lw_acquire_async(w, 1, 10000, 60000, on_acquired, &wt), 0);
+    wait_subscribed(channel, 1);
+    t0 = lw_clock_now();
+    r = redis_cluster_command(&cl, 1, "DEL %s", name);
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1);
+    freeReplyObject(r);
+    r = redis_cluster_command(&cl, 1, "SPUBLISH %s 0", channel);
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1);
+    freeReplyObject(r);
+    latency = wait_acquired(&wt, t0);
+    cr_log_info("woken %.1f ms after the DEL", latency * 1e3);
+    cr_expect_lt(latency, 0.050);
+    lw_lock_free(h);
+    lw_lock_free(w);
+    cr_assert_eq(lw_client_free(holder), 0);
+    cr_assert_eq(lw_client_free(waiter), 0);
+}
+
+/* A waiter's channel whose slot is migrated to another master (by hand,
+ * the held lock's key with it): the old master drops the subscription,
+ * the waiter's channel is subscribed again on the new master, and the
+ * holder's unlock there wakes it. */
+Test(cluster_pubsub, client_waiter_follows_migration, .init = setup, .fini = teardown,
+     .timeout = 120)
+{
+    struct lw_client *holder = new_client(LW_SHARDED_AUTO, "holder");
+    struct lw_client *waiter = new_client(LW_SHARDED_AUTO, "waiter");
+    struct lw_lock *h, *w;
+    struct waiting wt = {0};
+    char name[24], channel[64];
+    unsigned slot;
+    uint64_t t0;
+    int i;
+
+    name_on(0, name, sizeof name);
+    slot = lw_keyslot(name, strlen(name));
+    snprintf(channel, sizeof channel, "redisson_lock__channel:{%s}", name);
+    cr_assert_eq(lw_lock_new(holder, name, strlen(name), &h), 0);
+    cr_assert_eq(lw_lock_new(waiter, name, strlen(name), &w), 0);
+    cr_assert_eq(lw_lock_lease(h, 60000, NULL), 0);
+    cr_assert_eq(lw_acquire_async(w, 1, 20000, 60000, on_acquired, &wt), 0);
+    wait_subscribed(channel, 1);
+    cr_assert_eq(subscribed_on(0, channel, 1), 1);
+    cr_assert_eq(redis_cluster_migrate_slot(&cl, (int)slot, 0, 1, 10, NULL, NULL), 0);
+    for (i = 0; i < 500 && subscribed_on(1, channel, 1) != 1; i++)
+        sleep_ms(10);
+    cr_assert_eq(subscribed_on(1, channel, 1), 1, "not subscribed on the new master");
+    cr_assert_eq(subscribed_on(0, channel, 1), 0, "still subscribed on the old master");
+    cr_assert_not(atomic_load(&wt.done), "the waiter took a lock still held");
+    cr_log_info("resubscribed on the new master within %d ms", i * 10);
+    t0 = lw_clock_now();
+    cr_assert_eq(lw_unlock(h), 0);
+    cr_log_info("woken %.1f ms after the unlock began", wait_acquired(&wt, t0) * 1e3);
+    lw_lock_free(h);
+    lw_lock_free(w);
+    cr_assert_eq(lw_client_free(holder), 0);
+    cr_assert_eq(lw_client_free(waiter), 0);
 }
