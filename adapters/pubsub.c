@@ -12,8 +12,9 @@
  * dropped first and the user told after, because the user's subscribe
  * adds routes while we would still be walking them.
  *
- * Subscribers are created when a channel needs one and freed only on a
- * new slot map (when they carry no channel) or with the router: never
+ * In a cluster subscribers are created when a channel needs one (outside
+ * one, the one subscriber connects at once) and freed only on a new slot
+ * map (when they carry no channel and are down) or with the router: never
  * from inside one of their own events.
  */
 #include <stdlib.h>
@@ -51,6 +52,7 @@ struct route {
 
 struct lw_pubsub {
     struct lw_engine *engine;
+    struct lw_pubsub_map map;  /* a copy, or NULLs: the engine's */
     struct ev_loop *loop;
     char *host, *unix_path, *username, *password;
     int port;
@@ -64,15 +66,44 @@ struct lw_pubsub {
     struct route *held;        /* refused by their node: LOST when hold ends */
     int16_t *hint;             /* slot -> node + 1 that a MOVED named */
     ev_timer hold;
+    ev_timer recheck;          /* the mode is to change: a new map, soon */
     lw_pubsub_fn *on_event;
     void *arg;
 };
 
+/* The slot map: the engine's, unless the config gave another. */
+static int is_cluster(const struct lw_pubsub *ps)
+{
+    return ps->map.is_cluster ? ps->map.is_cluster(ps->map.arg)
+                              : lw_engine_is_cluster(ps->engine);
+}
+
+static int slot_node(const struct lw_pubsub *ps, unsigned slot)
+{
+    return ps->map.slot_node ? ps->map.slot_node(ps->map.arg, slot)
+                             : lw_engine_slot_node(ps->engine, slot);
+}
+
+static unsigned node_count(const struct lw_pubsub *ps)
+{
+    return ps->map.node_count ? ps->map.node_count(ps->map.arg)
+                              : lw_engine_node_count(ps->engine);
+}
+
+static int node_addr(const struct lw_pubsub *ps, unsigned node, const char **host, int *port)
+{
+    return ps->map.node_addr ? ps->map.node_addr(ps->map.arg, node, host, port)
+                             : lw_engine_node_addr(ps->engine, node, host, port);
+}
+
 static int want_sharded(const struct lw_pubsub *ps)
 {
-    if (!lw_engine_is_cluster(ps->engine) || ps->mode == LW_SHARDED_OFF)
+    if (!is_cluster(ps) || ps->mode == LW_SHARDED_OFF)
         return 0;
-    return ps->mode == LW_SHARDED_ON || lw_engine_sharded_pubsub(ps->engine);
+    if (ps->mode == LW_SHARDED_ON)
+        return 1;
+    return ps->map.sharded_pubsub ? ps->map.sharded_pubsub(ps->map.arg)
+                                  : lw_engine_sharded_pubsub(ps->engine);
 }
 
 static struct route *find_route(const struct lw_pubsub *ps, const char *name, size_t len)
@@ -134,7 +165,7 @@ static struct node_sub *new_node_sub(struct lw_pubsub *ps, int node)
         return NULL;
     if (node != NODE_SINGLE) {
         sc.unix_path = NULL;
-        if (lw_engine_node_addr(ps->engine, (unsigned)node, &sc.host, &sc.port)) {
+        if (node_addr(ps, (unsigned)node, &sc.host, &sc.port)) {
             free(ns);
             return NULL;
         }
@@ -178,25 +209,66 @@ static struct node_sub *node_sub_of(struct lw_pubsub *ps, int node)
     return ps->nodes[node];
 }
 
-/* Where a channel is to be subscribed now, or NULL (no map yet, no
- * memory).  Not sharded, in a cluster: the master of slot 0, any master
- * would do. */
+static int has_subscribers(const struct lw_pubsub *ps)
+{
+    for (unsigned i = 0; i < ps->nnodes; i++)
+        if (ps->nodes[i])
+            return 1;
+    return ps->plain != NULL;
+}
+
+/*
+ * AUTO learns whether the cluster has sharded pub/sub with its first map,
+ * which need not differ from any before it, so no new map may ever be
+ * reported.  Check at each subscribe: with no subscriber yet the mode
+ * just changes; otherwise the channels move as on a new map, from the
+ * loop (not from inside the user's call), and this subscribe waits for
+ * the LW_PS_UP that follows.  0 when the mode in force is the right one.
+ */
+static int mode_settled(struct lw_pubsub *ps)
+{
+    int sharded = want_sharded(ps);
+
+    if (sharded == ps->sharded)
+        return 1;
+    if (!has_subscribers(ps) && !ps->routes && !ps->held) {
+        ps->sharded = sharded;
+        return 1;
+    }
+    if (!ev_is_active(&ps->recheck)) {
+        ev_timer_set(&ps->recheck, 0.0, 0.0);
+        ev_timer_start(ps->loop, &ps->recheck);
+    }
+    return 0;
+}
+
+static void on_recheck(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    lw_pubsub_topology_changed(w->data);
+}
+
+/* Where a channel is to be subscribed now, or NULL (no map yet, the mode
+ * about to change, no memory).  Not sharded, in a cluster: the master of
+ * slot 0, any master would do. */
 static struct node_sub *target(struct lw_pubsub *ps, const char *name, size_t len)
 {
     unsigned slot;
     int node;
 
+    if (!mode_settled(ps))
+        return NULL;
     if (!ps->sharded) {
         if (!ps->plain) {
-            node = lw_engine_is_cluster(ps->engine) ? lw_engine_slot_node(ps->engine, 0)
-                                                    : NODE_SINGLE;
+            node = is_cluster(ps) ? slot_node(ps, 0) : NODE_SINGLE;
             if (node != -1)
                 ps->plain = new_node_sub(ps, node);
         }
         return ps->plain;
     }
     slot = lw_keyslot(name, len);
-    node = ps->hint && ps->hint[slot] ? ps->hint[slot] - 1 : lw_engine_slot_node(ps->engine, slot);
+    node = ps->hint && ps->hint[slot] ? ps->hint[slot] - 1 : slot_node(ps, slot);
     return node < 0 ? NULL : node_sub_of(ps, node);
 }
 
@@ -207,7 +279,7 @@ int lw_pubsub_subscribe(struct lw_pubsub *ps, const char *name, size_t len)
     int rc;
 
     if (r)
-        return 0; /* on its way already */
+        return r->unsubscribing ? LW_ECONNLOST : 0; /* on its way already */
     if (!(ns = target(ps, name, len)) || !lw_sub_is_up(ns->sub))
         return LW_ECONNLOST;
     rc = ns->sharded ? lw_sub_ssubscribe(ns->sub, name, len)
@@ -272,13 +344,13 @@ static int note_moved(struct lw_pubsub *ps, const struct node_sub *ns, const cha
                       size_t len, const char *addr)
 {
     const char *colon = strrchr(addr, ':'), *host;
-    unsigned n = lw_engine_node_count(ps->engine);
+    unsigned n = node_count(ps);
     int port;
 
     if (!colon || (!ps->hint && !(ps->hint = calloc(LW_CLUSTER_SLOTS, sizeof *ps->hint))))
         return -1;
     for (unsigned i = 0; i < n; i++) {
-        if (lw_engine_node_addr(ps->engine, i, &host, &port) || (int)i == ns->node)
+        if (node_addr(ps, i, &host, &port) || (int)i == ns->node)
             continue;
         if (port == atoi(colon + 1) && strlen(host) == (size_t)(colon - addr) &&
             !memcmp(host, addr, (size_t)(colon - addr))) {
@@ -388,7 +460,7 @@ static struct route *drop_moved(struct lw_pubsub *ps)
     struct route *r, *tmp, *list = NULL;
 
     HASH_ITER(hh, ps->routes, r, tmp) {
-        int node = lw_engine_slot_node(ps->engine, lw_keyslot(r->name, r->len));
+        int node = slot_node(ps, lw_keyslot(r->name, r->len));
 
         if (node < 0 || node == r->ns->node)
             continue;
@@ -409,7 +481,7 @@ static struct route *drop_stale_plain(struct lw_pubsub *ps)
 
     if (!ps->plain || ps->plain->node == NODE_SINGLE || lw_sub_is_up(ps->plain->sub))
         return NULL;
-    node = lw_engine_slot_node(ps->engine, 0);
+    node = slot_node(ps, 0);
     if (node < 0 || node == ps->plain->node)
         return NULL;
     return drop_routes(ps, ps->plain);
@@ -437,7 +509,7 @@ void lw_pubsub_topology_changed(struct lw_pubsub *ps)
 
 int lw_pubsub_is_sharded(const struct lw_pubsub *ps)
 {
-    return ps->sharded;
+    return want_sharded(ps);
 }
 
 int lw_pubsub_channel_node(const struct lw_pubsub *ps, const char *name, size_t len)
@@ -474,7 +546,9 @@ int lw_pubsub_new(const struct lw_pubsub_config *cfg, struct lw_pubsub **out)
     if (!ps)
         return LW_ENOMEM;
     ps->engine = cfg->engine;
-    ps->loop = lw_engine_loop(cfg->engine);
+    if (cfg->map)
+        ps->map = *cfg->map;
+    ps->loop = cfg->loop ? cfg->loop : lw_engine_loop(cfg->engine);
     ps->host = dup_or_null(cfg->unix_path ? NULL : cfg->host, &failed);
     ps->unix_path = dup_or_null(cfg->unix_path, &failed);
     ps->username = dup_or_null(cfg->username, &failed);
@@ -489,6 +563,12 @@ int lw_pubsub_new(const struct lw_pubsub_config *cfg, struct lw_pubsub **out)
     ps->arg = cfg->arg;
     ev_init(&ps->hold, on_hold_over);
     ps->hold.data = ps;
+    ev_init(&ps->recheck, on_recheck);
+    ps->recheck.data = ps;
+    /* One Redis: connect at once, as the one subscriber always has, so
+     * that the first waiter does not wait for the connection as well. */
+    if (!failed && !is_cluster(ps) && !(ps->plain = new_node_sub(ps, NODE_SINGLE)))
+        failed = 1;
     if (failed) {
         lw_pubsub_free(ps);
         return LW_ENOMEM;
@@ -512,6 +592,7 @@ void lw_pubsub_free(struct lw_pubsub *ps)
     if (!ps)
         return;
     ev_timer_stop(ps->loop, &ps->hold);
+    ev_timer_stop(ps->loop, &ps->recheck);
     free_list(drop_routes(ps, NULL));
     free_list(ps->held);
     for (unsigned i = 0; i < ps->nnodes; i++)

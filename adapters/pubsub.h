@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct ev_loop;
 struct lw_engine;
 struct lw_pubsub;
 
@@ -45,8 +46,21 @@ enum lw_pubsub_event {
 /* channel is NULL for LW_PS_UP. */
 typedef void lw_pubsub_fn(void *arg, int event, const char *channel, size_t len);
 
+/* The slot map the router follows: the engine's, or for tests another
+ * with the same answers (see engine.h for what each means). */
+struct lw_pubsub_map {
+    int (*is_cluster)(void *arg);
+    int (*sharded_pubsub)(void *arg);
+    int (*slot_node)(void *arg, unsigned slot);
+    unsigned (*node_count)(void *arg);
+    int (*node_addr)(void *arg, unsigned node, const char **host, int *port);
+    void *arg;
+};
+
 struct lw_pubsub_config {
     struct lw_engine *engine;  /* its loop, and its slot map in a cluster */
+    struct ev_loop *loop;      /* NULL: the engine's */
+    const struct lw_pubsub_map *map; /* NULL: the engine's */
     /* Outside a cluster: where to connect.  In a cluster the engine's
      * node addresses are used instead. */
     const char *host;
@@ -62,8 +76,9 @@ struct lw_pubsub_config {
     void *arg;
 };
 
-/* lw_pubsub_new - copy cfg (validated by the caller); no connection is
- * made before a channel needs one.  Returns 0, LW_ENOMEM. */
+/* lw_pubsub_new - copy cfg (validated by the caller).  Outside a cluster
+ * the one subscriber starts connecting; in a cluster a subscriber connects
+ * when a channel first needs it.  Returns 0, LW_ENOMEM. */
 int lw_pubsub_new(const struct lw_pubsub_config *cfg, struct lw_pubsub **out);
 
 /* lw_pubsub_free - close every connection; no event runs after.  NULL
@@ -84,7 +99,8 @@ int lw_pubsub_unsubscribe(struct lw_pubsub *ps, const char *channel, size_t len)
  * cluster has sharded pub/sub) moves every channel. */
 void lw_pubsub_topology_changed(struct lw_pubsub *ps);
 
-/* lw_pubsub_is_sharded - 1 when channels are SSUBSCRIBEd now. */
+/* lw_pubsub_is_sharded - 1 when channels are SSUBSCRIBEd (or about to be:
+ * AUTO decides by the engine's latest map), so unlocks must SPUBLISH. */
 int lw_pubsub_is_sharded(const struct lw_pubsub *ps);
 
 /* lw_pubsub_channel_node - the node a channel is subscribed (or being
