@@ -177,7 +177,10 @@ int redis_seeds_add(struct redis_seeds *s, const char *host, int port, char *why
             return 0;
     if (s->n >= LW_MAX_CLUSTER_SEEDS)
         return fail(why, n, "more than %u seeds", LW_MAX_CLUSTER_SEEDS);
-    memcpy(s->addr[s->n], addr, sizeof addr);
+    /* The string only: the rest stays as redis_seeds_parse() zeroed it,
+     * so that equal seed lists are equal bytes (the fuzzer compares two
+     * parses with memcmp; stack garbage after the NUL differed). */
+    memcpy(s->addr[s->n], addr, strlen(addr) + 1);
     s->ptr[s->n] = s->addr[s->n];
     s->n++;
     return 0;
@@ -187,7 +190,7 @@ int redis_seeds_parse(const char *list, struct redis_seeds *out, char *why, size
 {
     const char *p = list;
 
-    out->n = 0;
+    memset(out, 0, sizeof *out);
     for (;;) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
