@@ -255,6 +255,13 @@ Test(lwlock_usage, bad_addresses_say_why, .init = make_dir, .fini = remove_dir, 
         cr_assert(stderr_has(bad[i].says), "%s '%s': no '%s' in the message", bad[i].opt,
                   bad[i].value, bad[i].says);
     }
+    /* A bad URL's credentials are not shown. */
+    code = run(ARGS("-r", "redis://u:hunter2@h/x", "n", "true"));
+    cr_assert_eq(code, 64);
+    cr_assert(stderr_has("'redis://***@h/x'") && !stderr_has("hunter2"));
+    code = run(ARGS("-r", "redis://hunter2@h", "n", "true"));
+    cr_assert_eq(code, 64);
+    cr_assert(!stderr_has("hunter2"));
     code = run_env(ARGS("n", "true"), ARGS("LWLOCK_REDIS=redis://h/x"));
     cr_assert_eq(code, 64);
     cr_assert(stderr_has("invalid LWLOCK_REDIS 'redis://h/x': DB 'x'"));

@@ -126,10 +126,13 @@ const char *lwlock_signal_name(int sig, char *buf, size_t size)
  * naming it as `what`. */
 static int parse_redis(const char *s, const char *what, struct lwlock_options *o, FILE *err)
 {
-    char why[300];
+    char why[300], shown[600];
 
-    if (redis_url_parse(s, &o->redis, why, sizeof why))
-        return usage_error(err, "invalid %s '%s': %s", what, s, why);
+    if (redis_url_parse(s, &o->redis, why, sizeof why)) {
+        /* A password must not end up in a terminal's scrollback or a log. */
+        redis_url_redact(s, shown, sizeof shown);
+        return usage_error(err, "invalid %s '%s': %s", what, shown, why);
+    }
     return 0;
 }
 

@@ -114,14 +114,15 @@ static int decode(const char *s, size_t len, char *out, const char *what, char *
     return 0;
 }
 
-/* [USER]:PASSWORD of s[0..len). */
+/* [USER]:PASSWORD of s[0..len).  The messages never quote them: they
+ * end up in terminals and logs. */
 static int take_userinfo(const char *s, size_t len, struct redis_url *u, char *why, size_t n)
 {
     const char *colon = memchr(s, ':', len);
 
     if (!colon)
-        return fail(why, n, "'%.*s@' is not [USER]:PASSWORD@ (a password alone is ':PASSWORD@')",
-                    (int)len, s);
+        return fail(why, n, "no ':' before '@': credentials are [USER]:PASSWORD@ (a "
+                    "password alone is ':PASSWORD@')");
     if (colon + 1 == s + len)
         return fail(why, n, "empty PASSWORD after ':'");
     return decode(s, (size_t)(colon - s), u->username, "USER", why, n) ||
@@ -211,4 +212,14 @@ int redis_seeds_parse(const char *list, struct redis_seeds *out, char *why, size
             return 0;
         p = comma + 1;
     }
+}
+
+void redis_url_redact(const char *s, char *buf, size_t size)
+{
+    const char *sep = strstr(s, "://"), *at = strrchr(s, '@');
+
+    if (sep && at && at > sep)
+        snprintf(buf, size, "%.*s***%s", (int)(sep + 3 - s), s, at);
+    else
+        snprintf(buf, size, "%s", s);
 }

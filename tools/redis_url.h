@@ -56,4 +56,8 @@ int redis_seeds_parse(const char *list, struct redis_seeds *out, char *why, size
  * duplicates are kept out.  0, or -1 with why when full. */
 int redis_seeds_add(struct redis_seeds *s, const char *host, int port, char *why, size_t n);
 
+/* redis_url_redact - s for a message, with what lies between "://" and
+ * the last '@' (the credentials) replaced by three asterisks. */
+void redis_url_redact(const char *s, char *buf, size_t size);
+
 #endif
