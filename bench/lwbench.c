@@ -118,10 +118,12 @@ static int numeric_opt(int opt, const char *arg, struct opts *o)
 /* -r's value. */
 static int redis_opt(const char *arg, struct opts *o)
 {
-    char why[300];
+    char why[300], shown[600];
 
     if (redis_url_parse(arg, &o->url, why, sizeof why)) {
-        fprintf(stderr, "lwbench: invalid Redis address '%s': %s\n", arg, why);
+        /* Not the password: it would stay in the terminal or the log. */
+        redis_url_redact(arg, shown, sizeof shown);
+        fprintf(stderr, "lwbench: invalid Redis address '%s': %s\n", shown, why);
         return usage_error("%s", "(-r HOST:PORT or redis://[[USER]:PASSWORD@]HOST[:PORT][/DB])");
     }
     o->redis = arg;
