@@ -61,12 +61,18 @@ static int free_ports(int *ports, int n)
     return ok ? 0 : -1;
 }
 
+/* Running and not SIGSTOPped: one that can answer. */
+static int live(const struct redis_cluster_node *n)
+{
+    return n->pid && !n->stopped;
+}
+
 static redisContext *connect_node(const struct redis_cluster_node *n, int timeout_ms)
 {
     struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
     redisContext *rc;
 
-    if (!n->pid)
+    if (!live(n))
         return NULL;
     rc = redisConnectWithTimeout("127.0.0.1", n->port, tv);
     if (!rc || rc->err) {
@@ -203,6 +209,7 @@ static void reap(struct redis_cluster_node *n, int timeout_ms)
         waitpid(n->pid, &status, 0);
     }
     n->pid = 0;
+    n->stopped = 0;
 }
 
 /* Start node n on its ports and wait (5 s) for PONG; 0 or -1. */
@@ -291,7 +298,7 @@ static int replicas_synced(const struct redis_cluster *c)
         redisReply *r;
         int ok = 1;
 
-        if (!c->node[i].pid || redis_cluster_is_master(c, i) != 0)
+        if (!live(&c->node[i]) || redis_cluster_is_master(c, i) != 0)
             continue;
         r = redis_cluster_command(c, i, "INFO replication");
         ok = r && r->type == REDIS_REPLY_STRING && strstr(r->str, "master_link_status:up");
@@ -410,7 +417,7 @@ int redis_cluster_replica_of(const struct redis_cluster *c, int m)
         redisReply *r;
         int hit;
 
-        if (i == m || !c->node[i].pid)
+        if (i == m || !live(&c->node[i]))
             continue;
         /* ROLE of a replica: "slave", master ip, master port, ... */
         r = redis_cluster_command(c, i, "ROLE");
@@ -454,7 +461,7 @@ static int slot_map(const struct redis_cluster *c, int ask, int *map)
 static int first_live(const struct redis_cluster *c)
 {
     for (int i = 0; i < c->nnodes; i++)
-        if (c->node[i].pid && ping(&c->node[i]))
+        if (live(&c->node[i]) && ping(&c->node[i]))
             return i;
     return -1;
 }
@@ -501,7 +508,7 @@ static int agreed(const struct redis_cluster *c)
     int seen = 0;
 
     for (int i = 0; i < c->nnodes; i++) {
-        if (!c->node[i].pid)
+        if (!live(&c->node[i]))
             continue;
         if (!state_ok(c, i) || slot_map(c, i, seen ? map : first) != 0)
             return 0;
@@ -510,7 +517,7 @@ static int agreed(const struct redis_cluster *c)
         seen = 1;
     }
     for (int s = 0; seen && s < REDIS_CLUSTER_SLOTS; s++)
-        if (first[s] < 0 || !c->node[first[s]].pid)
+        if (first[s] < 0 || !live(&c->node[first[s]]))
             return 0;
     return seen;
 }
@@ -541,10 +548,10 @@ int redis_cluster_wait_slot_master(const struct redis_cluster *c, int slot, int 
         for (int i = 0; i < c->nnodes && who != -1; i++) {
             int m;
 
-            if (!c->node[i].pid)
+            if (!live(&c->node[i]))
                 continue;
             m = redis_cluster_slot_master(c, slot, i);
-            if (m < 0 || m == not_node || !c->node[m].pid || (who >= 0 && m != who))
+            if (m < 0 || m == not_node || !live(&c->node[m]) || (who >= 0 && m != who))
                 who = -1;
             else
                 who = m;
@@ -564,6 +571,8 @@ int redis_cluster_signal(struct redis_cluster *c, int i, int sig)
 {
     if (i < 0 || i >= c->nnodes || !c->node[i].pid || kill(c->node[i].pid, sig) != 0)
         return -1;
+    if (sig == SIGSTOP || sig == SIGCONT)
+        c->node[i].stopped = sig == SIGSTOP;
     if (sig == SIGKILL || sig == SIGTERM) {
         if (sig == SIGTERM)
             kill(c->node[i].pid, SIGCONT);
@@ -661,7 +670,7 @@ int redis_cluster_migrate_slot(struct redis_cluster *c, int slot, int from, int 
         command_ok(c, from, "CLUSTER SETSLOT %d NODE %s", slot, c->node[to].id))
         return -1;
     for (int i = 0; i < c->nnodes; i++)
-        if (i != to && i != from && c->node[i].pid && redis_cluster_is_master(c, i) == 1)
+        if (i != to && i != from && live(&c->node[i]) && redis_cluster_is_master(c, i) == 1)
             command_ok(c, i, "CLUSTER SETSLOT %d NODE %s", slot, c->node[to].id);
     if (hook && hook(c, REDIS_CLUSTER_ASSIGNED, arg))
         return 1;

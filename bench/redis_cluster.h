@@ -39,6 +39,8 @@
 
 struct redis_cluster_node {
     pid_t pid;           /* 0 when not running */
+    int stopped;         /* SIGSTOPped by redis_cluster_signal(): counts as
+                            down for the waits and commands until SIGCONT */
     int port;            /* client port */
     int bus_port;        /* cluster bus port (--cluster-port) */
     char dir[300];       /* its working directory (nodes.conf, redis.log) */
@@ -68,7 +70,7 @@ void redis_cluster_stop(struct redis_cluster *c);
 /*
  * redis_cluster_command - one command to node i on a fresh connection (2 s
  * timeout).  The reply (free with freeReplyObject), or NULL when node i is
- * down or did not answer.
+ * down (killed or stopped) or did not answer.
  */
 redisReply *redis_cluster_command(const struct redis_cluster *c, int i, const char *fmt, ...);
 
@@ -97,6 +99,9 @@ int redis_cluster_node_by_port(const struct redis_cluster *c, int port);
  * redis_cluster_signal - send sig to node i (SIGKILL, SIGSTOP, SIGCONT,
  * SIGTERM).  After SIGKILL or SIGTERM the node is reaped and counts as down;
  * its directory (and nodes.conf) stays for redis_cluster_restart_node().
+ * After SIGSTOP it counts as down too (commands to it return NULL at once,
+ * the waits leave it out, so one can wait for its replica to take over
+ * while it is stopped) until SIGCONT.
  */
 int redis_cluster_signal(struct redis_cluster *c, int i, int sig);
 
@@ -109,9 +114,10 @@ int redis_cluster_signal(struct redis_cluster *c, int i, int sig);
 int redis_cluster_restart_node(struct redis_cluster *c, int i);
 
 /*
- * redis_cluster_wait_ok - wait up to timeout_ms until every live node
- * reports cluster_state:ok and all of them name the same master for every
- * slot (CLUSTER SLOTS).  0, or -1 on timeout.
+ * redis_cluster_wait_ok - wait up to timeout_ms until every live (not killed,
+ * not stopped) node
+ * reports cluster_state:ok and all of them name the same live master for
+ * every slot (CLUSTER SLOTS).  0, or -1 on timeout.
  */
 int redis_cluster_wait_ok(const struct redis_cluster *c, int timeout_ms);
 

@@ -2,7 +2,8 @@
  * tests/test_cluster_fixture.c - the cluster fixture itself
  * (bench/redis_cluster.h): a 3+3 cluster starts with every slot served and
  * a replica per master; a master killed with SIGKILL is replaced by its
- * replica within a bounded time; a slot migrates by hand with its keys.
+ * replica within a bounded time, and so is one SIGSTOPped; a slot migrates
+ * by hand with its keys, and redis-cli reshards.
  * Every wait is bounded; every node is stopped by pid.
  */
 #include <signal.h>
@@ -95,6 +96,30 @@ Test(cluster_fixture, start_failover_stop, .init = setup, .fini = teardown, .tim
     r = redis_cluster_command(&cl, succ, "CLUSTER COUNTKEYSINSLOT %d", slot);
     cr_assert(r && r->type == REDIS_REPLY_INTEGER);
     freeReplyObject(r);
+}
+
+/* A SIGSTOPped master counts as down: its replica takes over while it is
+ * stopped, and after SIGCONT it rejoins as a replica. */
+Test(cluster_fixture, stopped_master, .init = setup, .fini = teardown, .timeout = 120)
+{
+    int masters[3], m, slot, rep;
+    double t0;
+
+    check_served(masters);
+    m = masters[1];
+    slot = redis_cluster_first_slot(&cl, m);
+    rep = redis_cluster_replica_of(&cl, m);
+    cr_assert_geq(rep, 0);
+    t0 = now_s();
+    cr_assert_eq(redis_cluster_signal(&cl, m, SIGSTOP), 0);
+    cr_assert_null(redis_cluster_command(&cl, m, "PING"), "a stopped node answers nothing");
+    cr_assert_eq(redis_cluster_wait_slot_master(&cl, slot, m, 20000), rep);
+    cr_log_info("failover after SIGSTOP: %.2f s", now_s() - t0);
+    cr_assert_eq(redis_cluster_signal(&cl, m, SIGCONT), 0);
+    cr_assert_eq(redis_cluster_wait_ok(&cl, 20000), 0);
+    for (int i = 0; i < 100 && redis_cluster_is_master(&cl, m) != 0; i++)
+        nanosleep(&(struct timespec){0, 50000000}, NULL);
+    cr_assert_eq(redis_cluster_is_master(&cl, m), 0, "the old master is now a replica");
 }
 
 struct steps {
