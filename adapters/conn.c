@@ -1,25 +1,29 @@
 /*
  * adapters/conn.c - one Redis connection (see conn.h).
  *
- * Every hiredis callback of ours gets the connection as privdata and
- * first checks `ac == c->ac`.  Letting go of a context is clearing c->ac
- * and then freeing it: the NULL-reply callbacks hiredis runs while freeing
- * it find it is no longer ours and do nothing.  So a late connection can
- * be abandoned at once, from anywhere but the connect callback (hiredis
- * 0.14 does not let that one free its context).
+ * Our own I/O on a non-blocking hiredis context: hiredis connects, formats
+ * into its output buffer, writes it and parses what we read; libev watches
+ * the socket.  No callback list: every reply goes to on_reply in order
+ * (the AUTH and PING replies of the set-up excepted), so pub/sub pushes of
+ * any kind, which hiredis 0.14's async API aborts on when it has no
+ * callback for them, are just replies.
+ *
+ * Letting go of a context inside the read loop (a callback failed or
+ * closed the connection) only parks it in c->dead: the loop still holds
+ * it and frees it when it returns.  Anywhere else it is freed at once.
  *
  * The set-up deadline is an ev_timer of the connection's own, not a check
  * on some tick: the connection belongs to no engine and no wheel (the
- * subscriber has neither, and a cluster client will have one connection
- * per master), and the timer is started and stopped once per connection
+ * subscriber has neither, and a cluster client has one connection per
+ * master), and the timer is started and stopped once per connection
  * attempt, not per command, so it costs nothing that matters.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
-#include <hiredis/adapters/libev.h>
 #include <leasewheel/error.h>
 #include <leasewheel/wheel.h>
 
@@ -28,27 +32,27 @@
 static const char ping_cmd[] = "*1\r\n$4\r\nPING\r\n";
 
 /* Start connecting (hiredis, non-blocking), the socket close-on-exec.
- * NULL when out of memory; check ac->err. */
-static redisAsyncContext *open_context(const struct lw_conn *c)
+ * NULL when out of memory; check rc->err. */
+static redisContext *open_context(const struct lw_conn *c)
 {
-    redisAsyncContext *ac = c->unix_path ? redisAsyncConnectUnix(c->unix_path)
-                                         : redisAsyncConnect(c->host, c->port);
+    redisContext *rc = c->unix_path ? redisConnectUnixNonBlock(c->unix_path)
+                                    : redisConnectNonBlock(c->host, c->port);
 
     /* hiredis 0.14 cannot ask for SOCK_CLOEXEC: a process that forks and
      * execs (lwlock running COMMAND) would hand our sockets to the child.
      * A fork in another thread between socket() and here still can. */
-    if (ac && !ac->err)
-        fcntl(ac->c.fd, F_SETFD, fcntl(ac->c.fd, F_GETFD) | FD_CLOEXEC);
-    return ac;
+    if (rc && !rc->err)
+        fcntl(rc->fd, F_SETFD, fcntl(rc->fd, F_GETFD) | FD_CLOEXEC);
+    return rc;
 }
 
 /* The reason a connection attempt failed, from hiredis's error and the
  * errno saved right after it. */
-static int connect_error(const redisAsyncContext *ac, int saved_errno)
+static int connect_error(const redisContext *rc, int saved_errno)
 {
-    if (ac->err == REDIS_ERR_OTHER && strstr(ac->errstr, "known"))
+    if (rc->err == REDIS_ERR_OTHER && strstr(rc->errstr, "known"))
         return LW_ENOHOST; /* getaddrinfo: "Name or service not known" */
-    if (saved_errno == ECONNREFUSED || strstr(ac->errstr, "refused"))
+    if (saved_errno == ECONNREFUSED || strstr(rc->errstr, "refused"))
         return LW_ECONNREFUSED;
     return LW_ECONNECT;
 }
@@ -81,16 +85,32 @@ int conn_fails_at_once(const struct lw_conn *c)
     return err == LW_ECONNREFUSED || err == LW_ECONNECT || err == LW_EAUTH ? err : 0;
 }
 
-/* The live context is let go of (ours: to free, or NULL when hiredis is
- * freeing it): note why, schedule the next attempt, then tell. */
-static void went_down(struct lw_conn *c, redisAsyncContext *ours, int err)
+/* Let go of the live context: stop watching it and free it, unless the
+ * read loop is using it (it frees it on return). */
+static void drop_context(struct lw_conn *c)
 {
+    redisContext *rc = c->rc;
+
+    ev_io_stop(c->loop, &c->rio);
+    ev_io_stop(c->loop, &c->wio);
+    c->rc = NULL;
+    c->unflushed = 0;
+    if (!rc)
+        return;
+    if (c->reading)
+        c->dead = rc;
+    else
+        redisFree(rc);
+}
+
+/* The attempt or the connection is over: note why, schedule the next
+ * attempt, then tell. */
+static void went_down(struct lw_conn *c, int err)
+{
+    drop_context(c);
     c->state = CONN_DOWN;
     c->last_err = err;
-    c->unflushed = 0;
     ev_timer_stop(c->loop, &c->deadline);
-    if (ours)
-        redisAsyncFree(ours);
     ev_timer_set(&c->retry, backoff_next(&c->backoff) / 1000.0, 0.0);
     ev_timer_start(c->loop, &c->retry);
     c->on_down(c->arg, err);
@@ -98,32 +118,9 @@ static void went_down(struct lw_conn *c, redisAsyncContext *ours, int err)
 
 void conn_fail(struct lw_conn *c, int err)
 {
-    redisAsyncContext *ac = c->ac;
-
     if (c->state == CONN_DOWN || c->state == CONN_CLOSED)
         return;
-    c->ac = NULL;
-    went_down(c, ac, err);
-}
-
-/* The context died under us: hiredis is freeing it already. */
-static void lost(struct lw_conn *c)
-{
-    c->ac = NULL;
-    went_down(c, NULL, LW_ECONNLOST);
-}
-
-static void on_reply(redisAsyncContext *ac, void *reply, void *privdata)
-{
-    struct lw_conn *c = privdata;
-
-    if (ac != c->ac)
-        return;
-    if (!reply) {
-        lost(c);
-        return;
-    }
-    c->on_reply(c->arg, reply);
+    went_down(c, err);
 }
 
 static void ready(struct lw_conn *c)
@@ -138,120 +135,192 @@ static void ready(struct lw_conn *c)
     c->on_up(c->arg);
 }
 
-/* AUTH and PING: an error fails the attempt; the PING's answer ends SETUP. */
-static void on_setup_reply(redisAsyncContext *ac, void *reply_ptr, void *privdata)
+/* A reply read during SETUP: the AUTH's and the PING's are ours (an error
+ * fails the attempt; the PING's answer ends SETUP), the user's set-up
+ * replies between them are the user's. */
+static void setup_reply(struct lw_conn *c, redisReply *reply)
 {
-    struct lw_conn *c = privdata;
-    redisReply *reply = reply_ptr;
-    int is_ping = reply && reply->type == REDIS_REPLY_STATUS && !strcmp(reply->str, "PONG");
-
-    if (ac != c->ac || c->state != CONN_SETUP)
-        return;
-    if (!reply)
-        lost(c);
-    else if (reply->type == REDIS_REPLY_ERROR)
+    if (!c->setup_auth && c->setup_user) {
+        c->setup_user--;
+        c->on_reply(c->arg, reply);
+    } else if (reply->type == REDIS_REPLY_ERROR) {
         conn_fail(c, conn_is_auth_error(reply->str) ? LW_EAUTH : LW_EREDIS);
-    else if (is_ping)
-        ready(c);
+    } else if (c->setup_auth) {
+        c->setup_auth = 0;
+    } else {
+        ready(c); /* the PING's PONG */
+    }
 }
 
-static void send_setup(struct lw_conn *c, const char *cmd, size_t len)
+/* Hand every complete reply read so far to its reader, in order. */
+static void dispatch_replies(struct lw_conn *c, redisContext *rc)
 {
-    /* On failure the deadline drops the connection: hiredis 0.14 does not
-     * let a connect callback free its context. */
-    if (redisAsyncFormattedCommand(c->ac, on_setup_reply, c, cmd, len) == REDIS_OK)
-        c->unflushed = 1;
+    void *reply;
+
+    while (c->rc == rc) {
+        if (redisGetReply(rc, &reply) != REDIS_OK) {
+            conn_fail(c, LW_ECONNLOST); /* a protocol error: out of step */
+            return;
+        }
+        if (!reply)
+            return;
+        if (c->state == CONN_SETUP)
+            setup_reply(c, reply);
+        else
+            c->on_reply(c->arg, reply);
+        freeReplyObject(reply);
+    }
 }
 
-static void on_connect(const redisAsyncContext *ac, int status)
+static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
 {
-    struct lw_conn *c = ac->data;
-    int saved_errno = errno;
+    struct lw_conn *c = w->data;
+    redisContext *rc = c->rc;
 
-    if (ac != c->ac)
-        return;
-    if (status != REDIS_OK) {
-        c->ac = NULL; /* hiredis frees it on return */
-        went_down(c, NULL, connect_error(ac, saved_errno));
+    (void)loop;
+    (void)revents;
+    if (redisBufferRead(rc) != REDIS_OK) { /* EOF or a read error */
+        conn_fail(c, LW_ECONNLOST);
         return;
     }
-    c->state = CONN_SETUP; /* the deadline runs on from CONNECTING */
-    if (c->auth_cmd)
-        send_setup(c, c->auth_cmd, c->auth_len);
-    if (c->on_setup)
-        c->on_setup(c->arg);
-    if (c->ac == ac)
-        send_setup(c, ping_cmd, sizeof ping_cmd - 1);
+    c->reading = 1;
+    dispatch_replies(c, rc);
+    c->reading = 0;
+    if (c->dead) {
+        redisFree(c->dead);
+        c->dead = NULL;
+    }
 }
 
-static void on_disconnect(const redisAsyncContext *ac, int status)
+/* Write what hiredis holds; wait for room (the write watcher) only when
+ * the socket took less than all of it. */
+static void write_out(struct lw_conn *c)
 {
-    struct lw_conn *c = ac->data;
+    int done = 0;
 
-    (void)status;
-    if (ac == c->ac)
-        lost(c);
+    c->unflushed = 0;
+    if (redisBufferWrite(c->rc, &done) != REDIS_OK) {
+        conn_fail(c, LW_ECONNLOST);
+        return;
+    }
+    if (done)
+        ev_io_stop(c->loop, &c->wio);
+    else
+        ev_io_start(c->loop, &c->wio);
+}
+
+static int append_setup(struct lw_conn *c, const char *cmd, size_t len)
+{
+    if (redisAppendFormattedCommand(c->rc, cmd, len) != REDIS_OK)
+        return -1;
+    c->unflushed = 1;
+    return 0;
+}
+
+/* The socket is connected: pipeline AUTH, the user's set-up and PING.
+ * Out of memory, the deadline ends the attempt. */
+static void start_setup(struct lw_conn *c)
+{
+    c->state = CONN_SETUP; /* the deadline runs on from CONNECTING */
+    c->setup_auth = 0;
+    c->setup_user = 0;
+    c->ping_sent = 0;
+    if (c->auth_cmd && append_setup(c, c->auth_cmd, c->auth_len) == 0)
+        c->setup_auth = 1;
+    if (c->on_setup)
+        c->on_setup(c->arg);
+    if (c->rc && append_setup(c, ping_cmd, sizeof ping_cmd - 1) == 0)
+        c->ping_sent = 1;
+    ev_io_start(c->loop, &c->rio);
+}
+
+/* Writable while CONNECTING: the connect is over; SO_ERROR says how. */
+static void connected(struct lw_conn *c)
+{
+    int err = 0;
+    socklen_t len = sizeof err;
+
+    if (getsockopt(c->rc->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+        err = errno;
+    if (err) {
+        went_down(c, err == ECONNREFUSED ? LW_ECONNREFUSED : LW_ECONNECT);
+        return;
+    }
+    ev_io_stop(c->loop, &c->wio);
+    start_setup(c);
+    if (c->rc)
+        write_out(c);
+}
+
+static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
+{
+    struct lw_conn *c = w->data;
+
+    (void)loop;
+    (void)revents;
+    if (c->state == CONN_CONNECTING)
+        connected(c);
+    else
+        write_out(c);
 }
 
 void conn_connect(struct lw_conn *c)
 {
-    redisAsyncContext *ac;
+    redisContext *rc;
     int err;
 
     if (c->state == CONN_CLOSED)
         return;
     c->state = CONN_CONNECTING;
     ev_prepare_start(c->loop, &c->flush);
-    ac = open_context(c);
-    if (!ac || ac->err) {
-        err = ac ? connect_error(ac, errno) : LW_ENOMEM;
-        if (ac)
-            redisAsyncFree(ac);
-        went_down(c, NULL, err);
+    rc = open_context(c);
+    if (!rc || rc->err) {
+        err = rc ? connect_error(rc, errno) : LW_ENOMEM;
+        if (rc)
+            redisFree(rc);
+        went_down(c, err);
         return;
     }
-    ac->data = c;
-    c->ac = ac;
-    if (redisLibevAttach(c->loop, ac) != REDIS_OK) {
-        conn_fail(c, LW_ENOMEM);
-        return;
-    }
-    redisAsyncSetConnectCallback(ac, on_connect);
-    redisAsyncSetDisconnectCallback(ac, on_disconnect);
+    c->rc = rc;
+    ev_io_set(&c->rio, rc->fd, EV_READ);
+    ev_io_set(&c->wio, rc->fd, EV_WRITE);
+    ev_io_start(c->loop, &c->wio);
     ev_timer_set(&c->deadline, c->connect_timeout_s, 0.0);
     ev_timer_start(c->loop, &c->deadline);
 }
 
+/* A user's command is appended: count it when its reply comes during
+ * SETUP, before the PING's. */
 static int sent(struct lw_conn *c, int rc)
 {
     if (rc != REDIS_OK)
         return LW_ECONNLOST;
+    if (c->state == CONN_SETUP && !c->ping_sent)
+        c->setup_user++;
     c->unflushed = 1;
     return 0;
 }
 
 int conn_send(struct lw_conn *c, const char *cmd, size_t len)
 {
-    if (!c->ac || (c->state != CONN_SETUP && c->state != CONN_READY))
+    if (!c->rc || (c->state != CONN_SETUP && c->state != CONN_READY))
         return LW_ECONNLOST;
-    return sent(c, redisAsyncFormattedCommand(c->ac, on_reply, c, cmd, len));
+    return sent(c, redisAppendFormattedCommand(c->rc, cmd, len));
 }
 
 int conn_send_argv(struct lw_conn *c, int argc, const char **argv, const size_t *lens)
 {
-    if (!c->ac || (c->state != CONN_SETUP && c->state != CONN_READY))
+    if (!c->rc || (c->state != CONN_SETUP && c->state != CONN_READY))
         return LW_ECONNLOST;
-    return sent(c, redisAsyncCommandArgv(c->ac, on_reply, c, argc, argv, lens));
+    return sent(c, redisAppendCommandArgv(c->rc, argc, argv, lens));
 }
 
 /*
- * Before the loop blocks, write what its callbacks appended.  Left to
- * hiredis, the write would wait for the write watcher: one more trip
- * through epoll_wait, plus two epoll_ctl calls to start and stop watching
- * for writability, on every round trip.  Written here, the watcher is
- * started and stopped within one iteration and libev never tells the
- * kernel.  Only for a connected context: on one still connecting,
- * redisAsyncHandleWrite() would complete the connect itself.
+ * Before the loop blocks, write what its callbacks appended: one write per
+ * loop iteration for all of them.  Waiting for the write watcher instead
+ * would cost one more trip through epoll_wait, plus two epoll_ctl calls to
+ * start and stop watching for writability, on every round trip.  The
+ * watcher is started only when the socket is full.
  */
 static void on_flush(struct ev_loop *loop, ev_prepare *w, int revents)
 {
@@ -259,10 +328,9 @@ static void on_flush(struct ev_loop *loop, ev_prepare *w, int revents)
 
     (void)loop;
     (void)revents;
-    if (c->unflushed && c->ac && (c->state == CONN_SETUP || c->state == CONN_READY)) {
-        c->unflushed = 0;
-        redisAsyncHandleWrite(c->ac); /* may fail the connection: then c->ac is NULL */
-    }
+    if (c->unflushed && c->rc && !ev_is_active(&c->wio) &&
+        (c->state == CONN_SETUP || c->state == CONN_READY))
+        write_out(c); /* may fail the connection */
 }
 
 static void on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
@@ -288,16 +356,22 @@ static char *dup_or_null(const char *s, int *failed)
     return d;
 }
 
-/* AUTH <password>, formatted once: binary-safe, and no printf per attempt. */
-static char *format_auth(const char *password, size_t *len, int *failed)
+/* AUTH [<user>] <password>, formatted once: binary-safe, and no printf per
+ * attempt.  A user without a password sends an empty one: what a user
+ * with "nopass" accepts. */
+static char *format_auth(const char *user, const char *password, size_t *len, int *failed)
 {
-    const char *argv[] = {"AUTH", password};
+    const char *argv[3] = {"AUTH"};
+    int argc = 1;
     char *cmd;
     int n;
 
-    if (!password)
+    if (!password && !user)
         return NULL;
-    if ((n = redisFormatCommandArgv(&cmd, 2, argv, NULL)) < 0) {
+    if (user)
+        argv[argc++] = user;
+    argv[argc++] = password ? password : "";
+    if ((n = redisFormatCommandArgv(&cmd, argc, argv, NULL)) < 0) {
         *failed = 1;
         return NULL;
     }
@@ -312,7 +386,7 @@ int conn_init(struct lw_conn *c, const struct conn_config *cfg)
     memset(c, 0, sizeof *c);
     c->host = dup_or_null(cfg->unix_path ? NULL : cfg->host, &failed);
     c->unix_path = dup_or_null(cfg->unix_path, &failed);
-    c->auth_cmd = format_auth(cfg->password, &c->auth_len, &failed);
+    c->auth_cmd = format_auth(cfg->username, cfg->password, &c->auth_len, &failed);
     c->port = cfg->port;
     c->connect_timeout_s = cfg->connect_timeout_ms / 1000.0;
     c->loop = cfg->loop;
@@ -331,22 +405,22 @@ int conn_init(struct lw_conn *c, const struct conn_config *cfg)
     c->retry.data = c;
     ev_prepare_init(&c->flush, on_flush);
     c->flush.data = c;
+    ev_init(&c->rio, on_readable);
+    c->rio.data = c;
+    ev_init(&c->wio, on_writable);
+    c->wio.data = c;
     return failed ? LW_ENOMEM : 0;
 }
 
 void conn_close(struct lw_conn *c)
 {
-    redisAsyncContext *ac = c->ac;
-
     if (c->loop) {
         ev_timer_stop(c->loop, &c->deadline);
         ev_timer_stop(c->loop, &c->retry);
         ev_prepare_stop(c->loop, &c->flush);
+        drop_context(c);
     }
     c->state = CONN_CLOSED;
-    c->ac = NULL;
-    if (ac)
-        redisAsyncFree(ac);
 }
 
 void conn_clear(struct lw_conn *c)

@@ -11,11 +11,18 @@
  *           (jittered,        error, set-up
  *            doubling)        deadline
  *
- * SETUP pipelines AUTH (with a password), the user's own set-up commands
- * (on_setup) and a PING; the PING's reply makes the connection READY, so
- * the user's set-up has been answered by then.  One deadline, the connect
- * timeout, covers CONNECTING and SETUP together.  Any failure lets go of
- * the hiredis context and tries again after a jittered, doubling back-off.
+ * SETUP pipelines AUTH (with a password or a user name), the user's own
+ * set-up commands (on_setup) and a PING; the PING's reply makes the
+ * connection READY, so the user's set-up has been answered by then.  One
+ * deadline, the connect timeout, covers CONNECTING and SETUP together.  Any
+ * failure lets go of the hiredis context and tries again after a jittered,
+ * doubling back-off.
+ *
+ * The I/O is our own: a non-blocking hiredis context (not the async API),
+ * two libev io watchers, hiredis's reader to parse.  Every reply, pub/sub
+ * pushes of any kind included, goes to on_reply in the order read; the
+ * user pairs replies with its commands itself.  (hiredis 0.14's async API
+ * aborts on a push it has no callback for, such as a sharded "smessage".)
  *
  * A connection knows nothing of engines, wheels or requests: one object
  * per address, all of it on the loop's thread.
@@ -27,7 +34,7 @@
 #include <stdint.h>
 
 #include <ev.h>
-#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
 
 #include "xorshift.h"
 
@@ -50,16 +57,16 @@ struct backoff {
 struct lw_conn;
 
 /* Connected, AUTH sent: send your own set-up commands (the PING follows).
- * Inside hiredis's connect callback: it must not fail or close. */
+ * It must not fail or close the connection. */
 typedef void conn_setup_fn(void *arg);
 /* SETUP is over: READY. */
 typedef void conn_up_fn(void *arg);
 /* The connection failed or was lost (err: LW_E*); the next attempt is
- * scheduled.  It may close the connection, not free it: hiredis may still
- * be running the old context's callbacks. */
+ * scheduled.  It may close the connection, not free it: the read loop
+ * may still be running.  The same holds for every callback. */
 typedef void conn_down_fn(void *arg, int err);
 /* A reply to one of the user's commands, never NULL (a lost connection is
- * on_down), or a pub/sub push. */
+ * on_down), or a pub/sub push; in the order read.  Freed after the call. */
 typedef void conn_reply_fn(void *arg, redisReply *reply);
 
 struct conn_config {
@@ -67,6 +74,7 @@ struct conn_config {
     int port;
     const char *unix_path;  /* instead of host:port when set */
     const char *password;   /* AUTH after connecting, or NULL */
+    const char *username;   /* ACL user: AUTH username password, or NULL */
     uint32_t connect_timeout_ms; /* connect plus set-up */
     uint32_t reconnect_min_ms;
     uint32_t reconnect_max_ms;
@@ -83,14 +91,15 @@ struct conn_config {
  * initializers, for the start of a conn_config. */
 #define CONN_CONFIG_FROM(cfg)                                                   \
     .host = (cfg)->host, .port = (cfg)->port, .unix_path = (cfg)->unix_path,   \
-    .password = (cfg)->password, .connect_timeout_ms = (cfg)->connect_timeout_ms, \
+    .password = (cfg)->password, .username = (cfg)->username,                  \
+    .connect_timeout_ms = (cfg)->connect_timeout_ms, \
     .reconnect_min_ms = (cfg)->reconnect_min_ms, .reconnect_max_ms = (cfg)->reconnect_max_ms
 
 struct lw_conn {
     char *host;
     char *unix_path;
     int port;
-    char *auth_cmd;         /* AUTH <password>, formatted, or NULL */
+    char *auth_cmd;         /* AUTH [<user>] <password>, formatted, or NULL */
     size_t auth_len;
     double connect_timeout_s;
     struct ev_loop *loop;
@@ -100,11 +109,18 @@ struct lw_conn {
     conn_reply_fn *on_reply;
     void *arg;
 
-    redisAsyncContext *ac;  /* the live context, or NULL */
+    redisContext *rc;       /* the live context, or NULL */
+    redisContext *dead;     /* let go of inside the read loop: freed after it */
+    int reading;            /* inside the read loop */
     enum conn_state state;
+    unsigned setup_auth;    /* SETUP: the AUTH reply is still to come */
+    unsigned setup_user;    /* SETUP: the user's replies due before the PING's */
+    int ping_sent;          /* SETUP: the PING is written */
     int last_err;           /* why the last attempt failed; 0 while READY */
     int ever_ready;         /* a connection has been set up before */
     int unflushed;          /* commands appended since the last write */
+    ev_io rio;              /* readable: replies */
+    ev_io wio;              /* writable: the connect's end, or room for more */
     uint64_t reconnects;    /* connections set up after the first */
     struct backoff backoff;
     ev_timer deadline;      /* CONNECTING + SETUP must end in time */

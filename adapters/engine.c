@@ -58,6 +58,36 @@ void engine_fail_all(struct lw_engine *e, struct fifo *list, int err)
         engine_complete(e, req, NULL, err);
 }
 
+void engine_note_queues(struct lw_engine *e)
+{
+    size_t waiting = e->cluster ? cluster_held(e) : 0;
+
+    for (unsigned i = 0; i < e->nlinks; i++)
+        if (e->links[i])
+            waiting += e->links[i]->waiting.count;
+    atomic_store_explicit(&e->count.inflight, e->inflight_all, memory_order_relaxed);
+    atomic_store_explicit(&e->count.waiting, waiting, memory_order_relaxed);
+}
+
+/* Why requests fail as the engine takes them, or 0: the first connection
+ * (the first seed round, in a cluster) was refused. */
+static int fails_at_once(const struct lw_engine *e)
+{
+    return e->cluster ? cluster_fails_at_once(e) : conn_fails_at_once(&e->links[0]->conn);
+}
+
+/* A request taken in: to its link's waiting FIFO (cluster.c decides which
+ * in a cluster). */
+static void take_request(struct lw_engine *e, struct lw_request *req, uint64_t deadline_ns)
+{
+    req->deadline_ns = deadline_ns;
+    req->expires_ns = deadline_ns;
+    if (e->cluster)
+        cluster_route(e, req, 0);
+    else
+        fifo_push(&single_link(e)->waiting, req);
+}
+
 /* A request's wait for the pipeline starts when the engine takes it: a
  * request that cannot be written within the command timeout fails
  * (link_check_timeouts()), and one taken while the first connection is
@@ -72,7 +102,7 @@ static void take_submitted(struct lw_engine *e, int task_err)
     if (!node)
         return;
     deadline_ns = lw_clock_now() + e->command_timeout_ns;
-    refused = task_err ? 0 : conn_fails_at_once(&e->conn); /* shutting down: LW_ESHUTDOWN */
+    refused = task_err ? 0 : fails_at_once(e); /* shutting down: LW_ESHUTDOWN */
     do {
         struct lw_request *req =
             (struct lw_request *)((char *)node - offsetof(struct lw_request, qnode));
@@ -81,8 +111,7 @@ static void take_submitted(struct lw_engine *e, int task_err)
             engine_complete(e, req, NULL, req->task ? task_err : refused);
             continue;
         }
-        req->deadline_ns = deadline_ns;
-        fifo_push(&e->waiting, req);
+        take_request(e, req, deadline_ns);
     } while ((node = lw_mpsc_pop(&e->submitted)));
 }
 
@@ -90,8 +119,12 @@ static void take_submitted(struct lw_engine *e, int task_err)
 static void shutdown_engine(struct lw_engine *e)
 {
     take_submitted(e, LW_ESHUTDOWN);
-    link_close(e, LW_ESHUTDOWN);
-    engine_fail_all(e, &e->waiting, LW_ESHUTDOWN);
+    if (e->cluster)
+        cluster_stop(e);
+    for (unsigned i = 0; i < e->nlinks; i++)
+        if (e->links[i])
+            link_close(e->links[i], LW_ESHUTDOWN);
+    engine_note_queues(e);
     ev_async_stop(e->loop, &e->wake);
     ev_timer_stop(e->loop, &e->tick);
     if (e->own_thread)
@@ -109,7 +142,10 @@ static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
         return;
     }
     take_submitted(e, 0);
-    link_pump(e);
+    if (e->cluster)
+        link_pump_all(e);
+    else
+        link_pump(single_link(e));
 }
 
 static void arm_tick(struct lw_engine *e)
@@ -136,8 +172,21 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
     }
     while (lw_timer_list_pop(&due))
         ; /* nobody claimed them */
-    link_check_timeouts(e, now);
+    for (unsigned i = 0; i < e->nlinks; i++)
+        if (e->links[i])
+            link_check_timeouts(e->links[i], now);
+    if (e->cluster)
+        cluster_tick(e, now);
+    engine_note_queues(e);
     arm_tick(e);
+}
+
+static void connect_links(struct lw_engine *e)
+{
+    if (e->cluster)
+        cluster_start(e);
+    else
+        link_connect(single_link(e));
 }
 
 static void *engine_thread(void *arg)
@@ -147,7 +196,7 @@ static void *engine_thread(void *arg)
     e->loop_thread = pthread_self();
     atomic_store_explicit(&e->started, 1, memory_order_release);
     lw_futex_wake(&e->started);
-    link_connect(e);
+    connect_links(e);
     ev_run(e->loop, 0);
     return NULL;
 }
@@ -167,6 +216,7 @@ int lw_engine_submit(struct lw_engine *e, struct lw_request *req, lw_request_fn 
     req->arg = arg;
     req->err = 0;
     req->retried = 0;
+    req->redirects = req->unsettled = req->asking = 0;
     lw_completion_reset(&req->completed);
 
     atomic_fetch_add(&e->callers, 1);
@@ -175,9 +225,9 @@ int lw_engine_submit(struct lw_engine *e, struct lw_request *req, lw_request_fn 
         return LW_ESHUTDOWN;
     }
     if (is_engine_thread(e) && !req->task) {
-        req->deadline_ns = lw_clock_now() + e->command_timeout_ns;
-        fifo_push(&e->waiting, req);
-        link_pump(e);
+        take_request(e, req, lw_clock_now() + e->command_timeout_ns);
+        if (!e->cluster)
+            link_pump(single_link(e));
     } else {
         lw_mpsc_push(&e->submitted, &req->qnode);
         ev_async_send(e->loop, &e->wake);
@@ -228,26 +278,25 @@ static int check_ms(uint32_t ms)
     return ms > LW_ENGINE_MAX_TIMEOUT_MS ? LW_ERANGE : 0;
 }
 
+static int check_address(const struct lw_engine_config *cfg);
+
 static int check_config(const struct lw_engine_config *cfg)
 {
     const uint32_t times[] = {cfg->connect_timeout_ms, cfg->command_timeout_ms,
                               cfg->reconnect_min_ms, cfg->reconnect_max_ms};
     int rc;
 
-    if (!cfg->unix_path && (!cfg->host || !cfg->host[0]))
-        return LW_EINVAL;
-    if (cfg->unix_path && !cfg->unix_path[0])
-        return LW_EINVAL;
-    /* hiredis would cut a longer path short and connect somewhere else. */
-    if (cfg->unix_path && strlen(cfg->unix_path) > LW_ENGINE_UNIX_PATH_MAX)
-        return LW_ERANGE;
-    if (!cfg->unix_path && (cfg->port < 1 || cfg->port > 65535))
-        return LW_ERANGE;
-    if (cfg->db < 0 || cfg->db > 65535)
-        return LW_ERANGE;
+    if (cfg->nseeds) {
+        if ((rc = cluster_check_seeds(cfg)))
+            return rc;
+    } else if ((rc = check_address(cfg))) {
+        return rc;
+    }
     for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
         if ((rc = check_ms(times[i])))
             return rc;
+    if (cfg->topology_refresh_ms > LW_ENGINE_MAX_TIMEOUT_MS)
+        return LW_ERANGE;
     if (cfg->reconnect_min_ms > cfg->reconnect_max_ms)
         return LW_ERANGE;
     if (cfg->max_inflight == 0)
@@ -259,6 +308,23 @@ static int check_config(const struct lw_engine_config *cfg)
     for (unsigned i = 0; i < cfg->nscripts; i++)
         if (!cfg->scripts[i] || !cfg->scripts[i][0])
             return LW_EINVAL;
+    return 0;
+}
+
+/* One node's address: host and port, or a unix socket; and the db. */
+static int check_address(const struct lw_engine_config *cfg)
+{
+    if (!cfg->unix_path && (!cfg->host || !cfg->host[0]))
+        return LW_EINVAL;
+    if (cfg->unix_path && !cfg->unix_path[0])
+        return LW_EINVAL;
+    /* hiredis would cut a longer path short and connect somewhere else. */
+    if (cfg->unix_path && strlen(cfg->unix_path) > LW_ENGINE_UNIX_PATH_MAX)
+        return LW_ERANGE;
+    if (!cfg->unix_path && (cfg->port < 1 || cfg->port > 65535))
+        return LW_ERANGE;
+    if (cfg->db < 0 || cfg->db > 65535)
+        return LW_ERANGE;
     return 0;
 }
 
@@ -281,10 +347,14 @@ static int copy_config(struct lw_engine *e, const struct lw_engine_config *cfg)
     e->command_timeout_ns = cfg->command_timeout_ms * 1000000ull;
     e->max_inflight = cfg->max_inflight;
     e->refill_at = cfg->max_inflight / 2;
+    /* In a cluster each link has the configured cap, and all together
+     * twice that: a master that stopped answering holds at most half of
+     * what the engine lets out, until its commands time out. */
+    e->max_inflight_all = cfg->nseeds ? 2 * cfg->max_inflight : cfg->max_inflight;
     e->on_tick = cfg->on_tick;
     e->tick_arg = cfg->tick_arg;
     snprintf(db, sizeof db, "%d", cfg->db);
-    if (cfg->db && !(e->select_cmd = format(&e->select_len, 2, (const char *[]){"SELECT", db})))
+    if (cfg->db && !cfg->nseeds && !(e->select_cmd = format(&e->select_len, 2, (const char *[]){"SELECT", db})))
         return LW_ENOMEM;
     e->scripts = calloc(cfg->nscripts + 1, sizeof *e->scripts);
     if (!e->scripts)
@@ -316,7 +386,10 @@ static void free_engine(struct lw_engine *e)
         redisFreeCommand(e->scripts[i].load_cmd);
     free(e->scripts);
     redisFreeCommand(e->select_cmd);
-    conn_clear(&e->conn);
+    for (unsigned i = 0; i < e->nlinks; i++)
+        link_free(e->links[i]);
+    free(e->links);
+    cluster_free(e);
     free(e);
 }
 
@@ -351,6 +424,25 @@ static int start_thread(struct lw_engine *e)
     return 0;
 }
 
+/* The single node's link, or the cluster's state (links come with the
+ * topology).  LW_ENOMEM. */
+static int make_links(struct lw_engine *e, const struct lw_engine_config *cfg)
+{
+    const struct conn_config where = {
+        CONN_CONFIG_FROM(cfg),
+        /* TODO(merge): the username reaches AUTH through CONN_CONFIG_FROM
+         * once conn_config has the field (the pub/sub branch adds it). */
+    };
+
+    if (cfg->nseeds)
+        return cluster_new(e, cfg);
+    e->links = calloc(1, sizeof *e->links);
+    if (!e->links || !(e->links[0] = link_new(e, 0, &where)))
+        return LW_ENOMEM;
+    e->nlinks = 1;
+    return 0;
+}
+
 int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out)
 {
     struct lw_engine *e;
@@ -360,7 +452,7 @@ int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out)
         return LW_EINVAL;
     if ((rc = check_config(cfg)))
         return rc;
-    if (!cfg->unix_path && is_invalid_name(cfg->host))
+    if (!cfg->nseeds && !cfg->unix_path && is_invalid_name(cfg->host))
         return LW_ENOHOST;
     e = calloc(1, sizeof *e);
     if (!e)
@@ -373,7 +465,7 @@ int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out)
     atomic_init(&e->status, LW_ETIMEDOUT); /* not connected yet */
     e->own_thread = cfg->loop == NULL;
     e->loop = cfg->loop ? cfg->loop : ev_loop_new(EVFLAG_AUTO);
-    if (!e->loop || (rc = link_init(e, cfg))) {
+    if (!e->loop || (rc = make_links(e, cfg))) {
         if (e->loop && e->own_thread)
             ev_loop_destroy(e->loop);
         free_engine(e);
@@ -388,7 +480,7 @@ int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out)
         }
     } else {
         e->loop_thread = pthread_self();
-        link_connect(e);
+        connect_links(e);
     }
     *out = e;
     return 0;
@@ -462,37 +554,8 @@ void lw_engine_get_stats(const struct lw_engine *e, struct lw_engine_stats *out)
     out->unsettled = count_get(&c->unsettled);
 }
 
-/* Clusters: one node until the cluster client is built. */
+/* Outside a cluster: one node, index 0.  cluster.c answers for clusters. */
 int lw_engine_is_cluster(const struct lw_engine *e)
 {
-    (void)e;
-    return 0;
-}
-
-int lw_engine_slot_node(const struct lw_engine *e, unsigned slot)
-{
-    (void)e;
-    (void)slot;
-    return 0;
-}
-
-unsigned lw_engine_node_count(const struct lw_engine *e)
-{
-    (void)e;
-    return 1;
-}
-
-int lw_engine_node_addr(const struct lw_engine *e, unsigned node, const char **host, int *port)
-{
-    if (node != 0)
-        return LW_ERANGE;
-    *host = e->conn.host ? e->conn.host : e->conn.unix_path;
-    *port = e->conn.port;
-    return 0;
-}
-
-int lw_engine_sharded_pubsub(const struct lw_engine *e)
-{
-    (void)e;
-    return 0;
+    return e->cluster != NULL;
 }

@@ -1,6 +1,7 @@
 /*
- * adapters/engine.h - the transport: one Redis connection, driven by a libev
- * loop, that any thread can send commands through.
+ * adapters/engine.h - the transport: one Redis connection (or, in a
+ * Redis Cluster, one per master), driven by a libev loop, that any thread
+ * can send commands through.
  *
  * This is the interface core/ builds the locks on; it is not installed.
  *
@@ -94,8 +95,11 @@ struct lw_topology_change {
 };
 
 /*
- * Called on the engine thread after the slot map changed (a refresh, or a
- * MOVED that patched it), before requests are routed by the new map.
+ * Called on the engine thread after a read of the slot map found it
+ * changed since the previous read, before requests are routed by the new
+ * map.  A MOVED patches the map at once and asks for a read: its change is
+ * reported by that read (within about 100 ms), compared with the read
+ * before, so nothing is reported twice or as a guess.
  */
 typedef void lw_engine_topology_fn(struct lw_engine *engine,
                                    const struct lw_topology_change *change, void *arg);
@@ -122,6 +126,10 @@ struct lw_request {
     uint8_t route;              /* cluster: LW_ROUTE_* */
     uint32_t route_to;          /* cluster: the slot or node index */
     _Atomic uint32_t completed;
+    uint64_t expires_ns;        /* engine, cluster: when retries give up */
+    uint8_t redirects;          /* engine, cluster: MOVED/ASK followed */
+    uint8_t unsettled;          /* engine, cluster: unsettled retries so far */
+    uint8_t asking;             /* engine, cluster: send ASKING first */
 };
 
 #define LW_ENGINE_DEFAULT_PORT 6379
@@ -133,6 +141,7 @@ struct lw_request {
 #define LW_ENGINE_MAX_TIMEOUT_MS 3600000u   /* one hour */
 #define LW_ENGINE_MAX_INFLIGHT (1u << 20)
 #define LW_ENGINE_MAX_SCRIPTS 64u
+#define LW_ENGINE_DEFAULT_TOPOLOGY_REFRESH_MS 10000u
 #define LW_ENGINE_UNIX_PATH_MAX 107u        /* bytes: a sockaddr_un's, less the NUL */
 
 struct lw_engine_config {
@@ -309,6 +318,17 @@ void lw_engine_get_stats(const struct lw_engine *engine, struct lw_engine_stats 
  *     LW_EUNSETTLED at once;
  *   - unrouted: to any master that is up.
  * Node indexes are small numbers, stable for an address and never reused.
+ * At most 16 redirects per request, then LW_EUNSETTLED.  The retries'
+ * back-off is jittered, 20 ms doubling to 200 ms.  Each master has its own
+ * link: its own connection, pipeline, max_inflight and script SHAs; all
+ * links together have at most 2 * max_inflight in flight, so a master that
+ * stopped answering holds up only its own requests.  The slot map is read
+ * with CLUSTER SHARDS (CLUSTER SLOTS before Redis 7) at start, every
+ * topology_refresh_ms, and at most every 100 ms after a MOVED, an
+ * unsettled reply or a lost connection.  A slot-routed request lost with
+ * its connection is sent again (it may have run): route commands that are
+ * not safe to repeat by node.  lw_engine_status() in a cluster: 0 once a
+ * map has been read, else why the seeds could not be asked.
  */
 
 /* lw_keyslot - the cluster slot of a key: CRC16 (XMODEM) of the key, or of
@@ -335,6 +355,16 @@ unsigned lw_engine_node_count(const struct lw_engine *engine);
  * for an unknown index.  host stays valid while the engine lives. */
 int lw_engine_node_addr(const struct lw_engine *engine, unsigned node, const char **host,
                         int *port);
+
+/*
+ * lw_engine_node_stats - engine thread: one node's share of the counters:
+ * sent, replies, error_replies, reconnects, script_reloads, and its
+ * waiting and inflight now; the other fields are 0 (they are the engine's
+ * alone).  A node without a link (a replica) reads all 0.  Returns 0, or
+ * LW_ERANGE for an unknown index.  Outside a cluster node 0 is the engine.
+ */
+int lw_engine_node_stats(const struct lw_engine *engine, unsigned node,
+                         struct lw_engine_stats *out);
 
 /* lw_engine_sharded_pubsub - engine thread: 1 when the cluster answered
  * CLUSTER SHARDS (Redis 7), so every master has SSUBSCRIBE/SPUBLISH. */

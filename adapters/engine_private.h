@@ -1,6 +1,7 @@
 /*
- * adapters/engine_private.h - what engine.c (threads, loop, requests) and
- * link.c (the pipeline on the connection) share.  Not for core/.
+ * adapters/engine_private.h - what engine.c (threads, loop, requests),
+ * link.c (the pipeline on one node's connection) and cluster.c (topology
+ * and routing) share.  Not for core/.
  */
 #ifndef LW_ADAPTERS_ENGINE_PRIVATE_H
 #define LW_ADAPTERS_ENGINE_PRIVATE_H
@@ -47,6 +48,18 @@ static inline struct lw_request *fifo_pop(struct fifo *f)
     return req;
 }
 
+/* Put req first: a request coming back (a redirect, a retry) is older
+ * than those waiting, so it goes first and the FIFO stays nearly in
+ * deadline order. */
+static inline void fifo_push_front(struct fifo *f, struct lw_request *req)
+{
+    req->next = f->head;
+    f->head = req;
+    if (!f->tail)
+        f->tail = req;
+    f->count++;
+}
+
 /* Take the whole list, leaving f empty. */
 static inline struct fifo fifo_take(struct fifo *f)
 {
@@ -60,8 +73,31 @@ static inline struct fifo fifo_take(struct fifo *f)
 struct script {
     char *load_cmd;     /* SCRIPT LOAD <body>, formatted */
     size_t load_len;
+};
+
+/* A script's state on one link. */
+struct link_script {
     char sha[41];       /* from the SCRIPT LOAD reply */
     uint64_t load_seq;  /* write sequence number of the latest SCRIPT LOAD */
+};
+
+/*
+ * The pipeline to one node: its connection, its FIFOs, its cap, its
+ * scripts.  One outside a cluster; one per master in a cluster, so a slow
+ * or dead master holds up only its own requests.
+ */
+struct link {
+    struct lw_engine *e;
+    unsigned node;             /* its node index; 0 outside a cluster */
+    struct lw_conn conn;
+    struct fifo waiting;       /* routed here, not yet written */
+    struct fifo inflight;      /* written, reply pending, in write order */
+    struct link_script *scripts;
+    uint64_t seq;              /* commands written so far */
+    uint64_t reconnects;       /* conn.reconnects already counted */
+    int pipeline_full;         /* reached the cap; waiting for refill_at */
+    /* lw_engine_node_stats(): plain counters, read on the engine thread. */
+    uint64_t sent, replies, error_replies, script_reloads;
 };
 
 /* Counters: written by the engine thread only, read from anywhere. */
@@ -74,9 +110,11 @@ struct counters {
 struct lw_engine {
     /* Configuration, copied. */
     uint64_t command_timeout_ns;
-    uint32_t max_inflight;
+    uint32_t max_inflight;     /* per link */
     uint32_t refill_at;        /* a pipeline that was full is topped up once
                                   no more than this many are in flight */
+    uint32_t max_inflight_all; /* all links together (the same outside a
+                                  cluster) */
     char *select_cmd;          /* SELECT <db>, formatted, or NULL */
     size_t select_len;
     struct script *scripts;
@@ -105,13 +143,20 @@ struct lw_engine {
     struct counters count;
 
     /* Engine thread only. */
-    struct fifo waiting;       /* submitted, not yet written */
-    struct fifo inflight;      /* written, reply pending, in write order */
-    struct lw_conn conn;       /* the connection the pipeline runs on */
-    uint64_t seq;              /* commands written so far */
+    struct link **links;       /* by node index; NULL for a node without one
+                                  (a replica); links[0] outside a cluster */
+    unsigned nlinks;
+    size_t inflight_all;       /* commands in flight on all links */
+    int all_full;              /* max_inflight_all was reached */
+    struct cluster *cluster;   /* NULL outside a cluster */
     int in_callback;           /* depth of user callbacks running now */
-    int pipeline_full;         /* reached max_inflight; waiting for refill_at */
 };
+
+/* Link 0: the only one outside a cluster. */
+static inline struct link *single_link(struct lw_engine *e)
+{
+    return e->links[0];
+}
 
 /* engine.c: finish a request, on the engine thread. */
 void engine_complete(struct lw_engine *e, struct lw_request *req,
@@ -120,12 +165,37 @@ void engine_complete(struct lw_engine *e, struct lw_request *req,
 /* Fail every request of the list with err. */
 void engine_fail_all(struct lw_engine *e, struct fifo *list, int err);
 
-/* link.c, engine thread (link_init: any thread, before the loop runs;
- * LW_ENOMEM, and free_engine() frees what it copied either way). */
-int link_init(struct lw_engine *e, const struct lw_engine_config *cfg);
-void link_connect(struct lw_engine *e);          /* start the first connection */
-void link_pump(struct lw_engine *e);             /* write waiting requests */
-void link_check_timeouts(struct lw_engine *e, uint64_t now_ns);
-void link_close(struct lw_engine *e, int err);   /* drop the connection for good */
+/* Publish the queue lengths for lw_engine_get_stats(). */
+void engine_note_queues(struct lw_engine *e);
+
+/* link.c, engine thread (link_new: any thread before the loop runs; NULL
+ * when out of memory). */
+struct link *link_new(struct lw_engine *e, unsigned node, const struct conn_config *where);
+void link_free(struct link *l);                  /* after link_close() */
+void link_connect(struct link *l);               /* start the first connection */
+void link_pump(struct link *l);                  /* write waiting requests */
+void link_pump_all(struct lw_engine *e);
+void link_check_timeouts(struct link *l, uint64_t now_ns);
+void link_close(struct link *l, int err);        /* drop the connection for good */
+
+/* cluster.c, engine thread but cluster_check_seeds and cluster_new
+ * (lw_engine_new()). */
+int cluster_check_seeds(const struct lw_engine_config *cfg);
+int cluster_new(struct lw_engine *e, const struct lw_engine_config *cfg);
+void cluster_free(struct lw_engine *e);
+void cluster_start(struct lw_engine *e);         /* connect to the first seed */
+void cluster_stop(struct lw_engine *e);          /* fail what it holds, close */
+/* Queue req on the link its route names (first, when front), or hold it
+ * until there is one. */
+void cluster_route(struct lw_engine *e, struct lw_request *req, int front);
+void cluster_tick(struct lw_engine *e, uint64_t now_ns);
+int cluster_fails_at_once(const struct lw_engine *e);
+/* A link's request answered with an error: 1 when the cluster took it
+ * over (a redirect, a retry), 0 to complete it with the reply. */
+int cluster_on_error(struct link *l, struct lw_request *req, const redisReply *reply);
+/* A link's request lost with its connection (err): retried or failed. */
+void cluster_on_lost(struct link *l, struct lw_request *req, int err);
+void cluster_link_down(struct link *l, int err);
+size_t cluster_held(const struct lw_engine *e);  /* requests held outside links */
 
 #endif

@@ -1,13 +1,15 @@
 /*
- * adapters/link.c - the engine's pipelined command link, on one connection
- * (conn.c: connect, AUTH, PING, deadline, back-off).
+ * adapters/link.c - the pipeline to one node: a connection (conn.c:
+ * connect, AUTH, PING, deadline, back-off), the FIFOs of requests waiting
+ * and in flight on it, its in-flight cap, its scripts' SHAs.  One link
+ * outside a cluster; one per master in a cluster (cluster.c routes).
  *
  * Its own set-up, between the connection's AUTH and PING: SELECT and one
  * SCRIPT LOAD per script.  The connection is READY once the PING is
  * answered, so by then every script's SHA is known and an EVALSHA never
  * races its load.
  *
- * Replies come back in write order on one connection, so the engine keeps
+ * Replies come back in write order on one connection, so the link keeps
  * its own FIFO of requests in flight and pairs each reply with its head;
  * hiredis holds no pointer to a request.  That is what lets a timed-out
  * connection be abandoned at once.
@@ -24,36 +26,54 @@
 
 #include "engine_private.h"
 
-/* A command the engine sends for itself (set-up, script reload). */
+/* A command the engine sends for itself (set-up, script reload, ASKING). */
 struct own_request {
     struct lw_request req;
-    enum { OWN_SELECT, OWN_LOAD } kind;
+    enum { OWN_SELECT, OWN_LOAD, OWN_ASKING } kind;
     unsigned script;
 };
 
-/* Write one request, or fail it with LW_ECONNLOST when the connection is
- * neither in SETUP nor READY (a NOSCRIPT retry after it dropped). */
-static void write_request(struct lw_engine *e, struct lw_request *req, uint64_t now_ns)
+static const char asking_cmd[] = "*1\r\n$6\r\nASKING\r\n";
+
+static void send_own(struct link *l, int kind, unsigned script, char *cmd, size_t len);
+static void on_own_reply(struct lw_request *req, const redisReply *reply, int err,
+                         void *arg);
+
+/* The request could not be written: the connection is gone. */
+static void lost_request(struct link *l, struct lw_request *req, int err)
 {
-    if (req->script)
-        memcpy(req->cmd + req->sha_at, e->scripts[req->script - 1].sha, 40);
-    if (conn_send(&e->conn, req->cmd, req->len) != 0) {
-        engine_complete(e, req, NULL, LW_ECONNLOST);
-        return;
-    }
-    req->sent_seq = ++e->seq;
-    req->deadline_ns = now_ns + e->command_timeout_ns;
-    fifo_push(&e->inflight, req);
-    count_add(&e->count.sent, 1);
-    if (e->inflight.count > atomic_load_explicit(&e->count.inflight_max, memory_order_relaxed))
-        atomic_store_explicit(&e->count.inflight_max, e->inflight.count, memory_order_relaxed);
+    if (l->e->cluster && req->done != on_own_reply)
+        cluster_on_lost(l, req, err);
+    else
+        engine_complete(l->e, req, NULL, err);
 }
 
-/* Publish the queue lengths for lw_engine_get_stats(). */
-static void note_queues(struct lw_engine *e)
+/* Write one request, or fail it with LW_ECONNLOST when the connection is
+ * neither in SETUP nor READY (a NOSCRIPT retry after it dropped).  A
+ * request sent after an ASK redirect is preceded by ASKING, back to back,
+ * as the cluster requires. */
+static void write_request(struct link *l, struct lw_request *req, uint64_t now_ns)
 {
-    atomic_store_explicit(&e->count.inflight, e->inflight.count, memory_order_relaxed);
-    atomic_store_explicit(&e->count.waiting, e->waiting.count, memory_order_relaxed);
+    struct lw_engine *e = l->e;
+
+    if (req->asking) {
+        req->asking = 0;
+        send_own(l, OWN_ASKING, 0, (char *)asking_cmd, sizeof asking_cmd - 1);
+    }
+    if (req->script)
+        memcpy(req->cmd + req->sha_at, l->scripts[req->script - 1].sha, 40);
+    if (conn_send(&l->conn, req->cmd, req->len) != 0) {
+        lost_request(l, req, LW_ECONNLOST);
+        return;
+    }
+    req->sent_seq = ++l->seq;
+    req->deadline_ns = now_ns + e->command_timeout_ns;
+    fifo_push(&l->inflight, req);
+    e->inflight_all++;
+    l->sent++;
+    count_add(&e->count.sent, 1);
+    if (e->inflight_all > atomic_load_explicit(&e->count.inflight_max, memory_order_relaxed))
+        atomic_store_explicit(&e->count.inflight_max, e->inflight_all, memory_order_relaxed);
 }
 
 /*
@@ -61,28 +81,35 @@ static void note_queues(struct lw_engine *e)
  * full, wait until half of it has drained before topping it up: the server
  * still has the other half to work on, and one write of many commands costs
  * both sides fewer system calls and wake-ups than many writes of one.
- * Until it fills, requests are written at once.
+ * Until it fills, requests are written at once.  The same holds for the
+ * cap on all links together.
  */
-void link_pump(struct lw_engine *e)
+void link_pump(struct link *l)
 {
+    struct lw_engine *e = l->e;
     uint64_t now_ns;
 
-    if (e->pipeline_full && e->inflight.count <= e->refill_at)
-        e->pipeline_full = 0;
-    if (conn_is_ready(&e->conn) && e->waiting.head && !e->pipeline_full) {
+    if (l->pipeline_full && l->inflight.count <= e->refill_at)
+        l->pipeline_full = 0;
+    if (conn_is_ready(&l->conn) && l->waiting.head && !l->pipeline_full && !e->all_full) {
         now_ns = lw_clock_now();
-        while (conn_is_ready(&e->conn) && e->waiting.head &&
-               e->inflight.count < e->max_inflight)
-            write_request(e, fifo_pop(&e->waiting), now_ns);
-        e->pipeline_full = e->inflight.count >= e->max_inflight;
+        while (conn_is_ready(&l->conn) && l->waiting.head &&
+               l->inflight.count < e->max_inflight && e->inflight_all < e->max_inflight_all)
+            write_request(l, fifo_pop(&l->waiting), now_ns);
+        l->pipeline_full = l->inflight.count >= e->max_inflight;
+        e->all_full = e->inflight_all >= e->max_inflight_all;
     }
-    note_queues(e);
+    engine_note_queues(e);
 }
 
-static void on_own_reply(struct lw_request *req, const redisReply *reply, int err,
-                         void *arg);
+void link_pump_all(struct lw_engine *e)
+{
+    for (unsigned i = 0; i < e->nlinks; i++)
+        if (e->links[i])
+            link_pump(e->links[i]);
+}
 
-static void send_own(struct lw_engine *e, int kind, unsigned script, char *cmd, size_t len)
+static void send_own(struct link *l, int kind, unsigned script, char *cmd, size_t len)
 {
     struct own_request *own = calloc(1, sizeof *own);
 
@@ -93,21 +120,23 @@ static void send_own(struct lw_engine *e, int kind, unsigned script, char *cmd, 
     own->req.cmd = cmd;
     own->req.len = len;
     own->req.done = on_own_reply;
-    own->req.arg = e;
-    write_request(e, &own->req, lw_clock_now());
+    own->req.arg = l;
+    write_request(l, &own->req, lw_clock_now());
 }
 
 /* Connected, AUTH written: SELECT and the SCRIPT LOADs; the PING follows. */
 static void on_setup(void *arg)
 {
-    struct lw_engine *e = arg;
+    struct link *l = arg;
+    struct lw_engine *e = l->e;
 
-    count_add(&e->count.sent, conn_own_commands(&e->conn));
+    count_add(&e->count.sent, conn_own_commands(&l->conn));
+    l->sent += conn_own_commands(&l->conn);
     if (e->select_cmd)
-        send_own(e, OWN_SELECT, 0, e->select_cmd, e->select_len);
+        send_own(l, OWN_SELECT, 0, e->select_cmd, e->select_len);
     for (unsigned i = 0; i < e->nscripts; i++) {
-        send_own(e, OWN_LOAD, i, e->scripts[i].load_cmd, e->scripts[i].load_len);
-        e->scripts[i].load_seq = e->seq;
+        send_own(l, OWN_LOAD, i, e->scripts[i].load_cmd, e->scripts[i].load_len);
+        l->scripts[i].load_seq = l->seq;
     }
 }
 
@@ -115,129 +144,231 @@ static void on_own_reply(struct lw_request *req, const redisReply *reply, int er
                          void *arg)
 {
     struct own_request *own = (struct own_request *)req;
-    struct lw_engine *e = arg;
+    struct link *l = arg;
     int kind = own->kind;
     unsigned script = own->script;
 
     free(own);
-    if (err)
-        return; /* the connection is gone; whoever dropped it retries */
+    if (err || kind == OWN_ASKING)
+        return; /* gone: whoever dropped it retries; ASKING: the command's
+                   own reply tells */
     if (reply->type == REDIS_REPLY_ERROR) {
-        if (e->conn.state != CONN_SETUP)
+        if (l->conn.state != CONN_SETUP)
             return; /* a reload after NOSCRIPT: the retried EVALSHA reports it */
-        conn_fail(&e->conn, conn_is_auth_error(reply->str) ? LW_EAUTH : LW_EREDIS);
+        conn_fail(&l->conn, conn_is_auth_error(reply->str) ? LW_EAUTH : LW_EREDIS);
         return;
     }
     if (kind == OWN_LOAD && reply->type == REDIS_REPLY_STRING && reply->len == 40)
-        memcpy(e->scripts[script].sha, reply->str, 41);
+        memcpy(l->scripts[script].sha, reply->str, 41);
 }
 
 /* SETUP is over: requests flow. */
 static void on_up(void *arg)
 {
-    struct lw_engine *e = arg;
+    struct link *l = arg;
+    struct lw_engine *e = l->e;
 
-    atomic_store_explicit(&e->status, 0, memory_order_relaxed);
-    count_add(&e->count.replies, conn_own_commands(&e->conn));
-    count_set(&e->count.reconnects, e->conn.reconnects);
-    link_pump(e);
+    if (!e->cluster)
+        atomic_store_explicit(&e->status, 0, memory_order_relaxed);
+    count_add(&e->count.replies, conn_own_commands(&l->conn));
+    l->replies += conn_own_commands(&l->conn);
+    count_add(&e->count.reconnects, l->conn.reconnects - l->reconnects);
+    l->reconnects = l->conn.reconnects;
+    link_pump(l);
+}
+
+/* Take the link's requests in flight off the engine's count. */
+static struct fifo take_inflight(struct link *l)
+{
+    l->e->inflight_all -= l->inflight.count;
+    if (l->e->inflight_all <= l->e->max_inflight_all / 2)
+        l->e->all_full = 0;
+    return fifo_take(&l->inflight);
 }
 
 /*
  * The connection failed or was lost: fail what was in flight on it with
- * err.  The state is already DOWN, so a callback that submits again waits
- * for the next connection.  Before the first connection has been set up,
- * a reason a wait will not mend fails the waiting requests too
- * (conn_fails_at_once()); a resubmit waits for the next attempt.
+ * err (in a cluster, a slot-routed request lost with its connection is
+ * retried: cluster.c).  The state is already DOWN, so a callback that
+ * submits again waits for the next connection.  Outside a cluster, before
+ * the first connection has been set up, a reason a wait will not mend
+ * fails the waiting requests too (conn_fails_at_once()); a resubmit waits
+ * for the next attempt.
  */
 static void on_down(void *arg, int err)
 {
-    struct lw_engine *e = arg;
+    struct link *l = arg;
+    struct lw_engine *e = l->e;
+    struct fifo lost = take_inflight(l);
+    struct lw_request *req;
     int fail;
 
-    atomic_store_explicit(&e->status, err, memory_order_relaxed);
-    engine_fail_all(e, &e->inflight, err);
-    if (!atomic_load_explicit(&e->closing, memory_order_relaxed) &&
-        (fail = conn_fails_at_once(&e->conn)))
-        engine_fail_all(e, &e->waiting, fail);
-    note_queues(e);
+    if (!e->cluster)
+        atomic_store_explicit(&e->status, err, memory_order_relaxed);
+    while ((req = fifo_pop(&lost)))
+        lost_request(l, req, err);
+    if (e->cluster)
+        cluster_link_down(l, err);
+    else if (!atomic_load_explicit(&e->closing, memory_order_relaxed) &&
+             (fail = conn_fails_at_once(&l->conn)))
+        engine_fail_all(e, &l->waiting, fail);
+    link_pump_all(e); /* room freed on the engine-wide cap */
 }
 
 /* NOSCRIPT: load the script again (unless a load already follows this
  * request on the wire) and send the request once more behind it. */
-static void retry_noscript(struct lw_engine *e, struct lw_request *req)
+static void retry_noscript(struct link *l, struct lw_request *req)
 {
-    struct script *s = &e->scripts[req->script - 1];
+    struct lw_engine *e = l->e;
+    struct link_script *s = &l->scripts[req->script - 1];
 
     req->retried = 1;
+    l->script_reloads++;
     count_add(&e->count.script_reloads, 1);
     if (s->load_seq < req->sent_seq) {
-        send_own(e, OWN_LOAD, req->script - 1, s->load_cmd, s->load_len);
-        s->load_seq = e->seq;
+        send_own(l, OWN_LOAD, req->script - 1, e->scripts[req->script - 1].load_cmd,
+                 e->scripts[req->script - 1].load_len);
+        s->load_seq = l->seq;
     }
-    write_request(e, req, lw_clock_now()); /* fails it when the link is gone */
+    write_request(l, req, lw_clock_now()); /* fails it when the link is gone */
+}
+
+/* A reply freed room on the engine-wide cap: when it was full, every link
+ * may write again. */
+static void after_reply(struct link *l)
+{
+    struct lw_engine *e = l->e;
+
+    if (e->all_full && e->inflight_all <= e->max_inflight_all / 2) {
+        e->all_full = 0;
+        if (e->nlinks > 1) {
+            link_pump_all(e);
+            return;
+        }
+    }
+    link_pump(l);
 }
 
 static void on_reply(void *arg, redisReply *reply)
 {
-    struct lw_engine *e = arg;
-    struct lw_request *req = fifo_pop(&e->inflight);
+    struct link *l = arg;
+    struct lw_engine *e = l->e;
+    struct lw_request *req = fifo_pop(&l->inflight);
 
     if (!req) { /* a reply nobody asked for: the stream is out of step */
-        conn_fail(&e->conn, LW_ECONNLOST);
+        conn_fail(&l->conn, LW_ECONNLOST);
         return;
     }
+    e->inflight_all--;
+    l->replies++;
     count_add(&e->count.replies, 1);
     if (reply->type == REDIS_REPLY_ERROR) {
+        l->error_replies++;
         count_add(&e->count.error_replies, 1);
         if (req->script && !req->retried && !strncmp(reply->str, "NOSCRIPT", 8)) {
-            retry_noscript(e, req);
+            retry_noscript(l, req);
+            return;
+        }
+        if (e->cluster && req->done != on_own_reply && cluster_on_error(l, req, reply)) {
+            after_reply(l);
             return;
         }
     }
     engine_complete(e, req, reply, 0);
-    link_pump(e);
+    after_reply(l);
 }
 
-int link_init(struct lw_engine *e, const struct lw_engine_config *cfg)
+struct link *link_new(struct lw_engine *e, unsigned node, const struct conn_config *where)
 {
-    const struct conn_config cc = {
-        CONN_CONFIG_FROM(cfg),
-        .loop = e->loop,
-        .on_setup = on_setup,
-        .on_up = on_up,
-        .on_down = on_down,
-        .on_reply = on_reply,
-        .arg = e,
-    };
+    struct link *l = calloc(1, sizeof *l);
+    struct conn_config cc = *where;
 
-    return conn_init(&e->conn, &cc);
+    if (!l)
+        return NULL;
+    l->e = e;
+    l->node = node;
+    cc.loop = e->loop;
+    cc.on_setup = on_setup;
+    cc.on_up = on_up;
+    cc.on_down = on_down;
+    cc.on_reply = on_reply;
+    cc.arg = l;
+    l->scripts = calloc(e->nscripts + 1, sizeof *l->scripts);
+    if (conn_init(&l->conn, &cc) || !l->scripts) {
+        link_free(l);
+        return NULL;
+    }
+    return l;
 }
 
-void link_connect(struct lw_engine *e)
+void link_free(struct link *l)
 {
-    conn_connect(&e->conn);
+    if (l) {
+        conn_clear(&l->conn);
+        free(l->scripts);
+        free(l);
+    }
 }
 
-void link_check_timeouts(struct lw_engine *e, uint64_t now_ns)
+void link_connect(struct link *l)
+{
+    conn_connect(&l->conn);
+}
+
+/* Why a request that waited its whole time on this link fails. */
+static int wait_error(struct link *l, const struct lw_request *req)
 {
     int err;
 
-    /* The server has stopped answering: everything on the wire is late. */
-    if (e->inflight.head && e->inflight.head->deadline_ns <= now_ns)
-        conn_fail(&e->conn, LW_ETIMEDOUT);
-    err = conn_is_ready(&e->conn) ? LW_ETIMEDOUT
-                                  : atomic_load_explicit(&e->status, memory_order_relaxed);
-    if (err == 0)
-        err = LW_ETIMEDOUT;
-    while (e->waiting.head && e->waiting.head->deadline_ns <= now_ns)
-        engine_complete(e, fifo_pop(&e->waiting), NULL, err);
-    note_queues(e);
+    if (conn_is_ready(&l->conn))
+        return LW_ETIMEDOUT;
+    if (l->e->cluster)
+        return req->route == LW_ROUTE_SLOT ? LW_EUNSETTLED
+                                           : (l->conn.last_err ? l->conn.last_err : LW_ETIMEDOUT);
+    err = atomic_load_explicit(&l->e->status, memory_order_relaxed);
+    return err ? err : LW_ETIMEDOUT;
 }
 
-void link_close(struct lw_engine *e, int err)
+void link_check_timeouts(struct link *l, uint64_t now_ns)
 {
-    conn_close(&e->conn);
-    engine_fail_all(e, &e->inflight, err);
-    note_queues(e);
+    /* The server has stopped answering: everything on the wire is late. */
+    if (l->inflight.head && l->inflight.head->deadline_ns <= now_ns)
+        conn_fail(&l->conn, LW_ETIMEDOUT);
+    while (l->waiting.head && l->waiting.head->deadline_ns <= now_ns) {
+        struct lw_request *req = fifo_pop(&l->waiting);
+        int err = wait_error(l, req);
+
+        if (err == LW_EUNSETTLED) /* its master refused or lost the connection */
+            count_add(&l->e->count.unsettled, 1);
+        engine_complete(l->e, req, NULL, err);
+    }
+}
+
+void link_close(struct link *l, int err)
+{
+    struct fifo all;
+
+    conn_close(&l->conn);
+    all = take_inflight(l);
+    engine_fail_all(l->e, &all, err);
+    engine_fail_all(l->e, &l->waiting, err);
+}
+
+int lw_engine_node_stats(const struct lw_engine *e, unsigned node, struct lw_engine_stats *out)
+{
+    const struct link *l;
+
+    if (node >= lw_engine_node_count(e))
+        return LW_ERANGE;
+    memset(out, 0, sizeof *out);
+    if (!(l = e->links[node]))
+        return 0; /* a replica: no link */
+    out->sent = l->sent;
+    out->replies = l->replies;
+    out->error_replies = l->error_replies;
+    out->reconnects = l->conn.reconnects;
+    out->script_reloads = l->script_reloads;
+    out->waiting = l->waiting.count;
+    out->inflight = l->inflight.count;
+    return 0;
 }

@@ -2,10 +2,13 @@
  * adapters/subscriber.c - the pub/sub connection (see subscriber.h).
  *
  * The connection (conn.c) connects, authenticates, PINGs and reconnects;
- * the subscriber only adds the pub/sub commands and their events.
- * hiredis 0.14 routes a subscribed context's replies by channel: the
- * callback given with SUBSCRIBE gets the confirmation, every message, and
- * the UNSUBSCRIBE confirmation; conn.c hands all of them to on_push().
+ * the subscriber only adds the pub/sub commands and their events.  Every
+ * reply comes to on_reply() in order.  Confirmations are pushes naming
+ * their channel; an error reply names nothing, so the subscriber keeps
+ * its commands in a FIFO (one channel per command) and pairs an error with
+ * the oldest one.  A push that is a confirmation takes its command off the
+ * FIFO; an "sunsubscribe" that matches no SUNSUBSCRIBE of ours is the
+ * server dropping the channel (its slot moved).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,19 +18,53 @@
 #include "conn.h"
 #include "subscriber.h"
 
+/* A (un)subscribe on the wire, not yet answered. */
+struct pending {
+    struct pending *next;
+    int verb;          /* enum verb */
+    size_t len;
+    char channel[];
+};
+
+enum verb { SUBSCRIBE, UNSUBSCRIBE, SSUBSCRIBE, SUNSUBSCRIBE, VERB_COUNT };
+
+static const char *const verb_cmd[VERB_COUNT] = {"SUBSCRIBE", "UNSUBSCRIBE", "SSUBSCRIBE",
+                                                 "SUNSUBSCRIBE"};
+/* The kind of their confirmations: the same words, lower case. */
+static const char *const verb_push[VERB_COUNT] = {"subscribe", "unsubscribe", "ssubscribe",
+                                                  "sunsubscribe"};
+
 struct lw_sub {
     struct lw_conn conn;
     lw_sub_fn *on_event;
     void *arg;
     int up;   /* LW_SUB_UP told, LW_SUB_DOWN not yet */
+    struct pending *head, *tail;
 };
+
+static void tell(struct lw_sub *sub, int event, const char *channel, size_t len,
+                 const char *detail)
+{
+    sub->on_event(sub->arg, event, channel, len, detail);
+}
+
+static void forget_pending(struct lw_sub *sub)
+{
+    struct pending *p;
+
+    while ((p = sub->head)) {
+        sub->head = p->next;
+        free(p);
+    }
+    sub->tail = NULL;
+}
 
 static void on_up(void *arg)
 {
     struct lw_sub *sub = arg;
 
     sub->up = 1;
-    sub->on_event(sub->arg, LW_SUB_UP, NULL, 0);
+    tell(sub, LW_SUB_UP, NULL, 0, NULL);
 }
 
 static void on_down(void *arg, int err)
@@ -37,51 +74,147 @@ static void on_down(void *arg, int err)
 
     (void)err; /* the user only needs to know that it is down */
     sub->up = 0;
+    forget_pending(sub);
     if (was_up)
-        sub->on_event(sub->arg, LW_SUB_DOWN, NULL, 0);
+        tell(sub, LW_SUB_DOWN, NULL, 0, NULL);
 }
 
-static void on_push(void *arg, redisReply *reply)
+/* The oldest command, when it is verb on channel. */
+static int head_is(const struct lw_sub *sub, int verb, const char *channel, size_t len)
+{
+    const struct pending *p = sub->head;
+
+    return p && p->verb == verb && p->len == len && !memcmp(p->channel, channel, len);
+}
+
+static void pop_pending(struct lw_sub *sub)
+{
+    struct pending *p = sub->head;
+
+    sub->head = p->next;
+    if (!sub->head)
+        sub->tail = NULL;
+    free(p);
+}
+
+/* An error reply answers the oldest command; a MOVED to SSUBSCRIBE is
+ * "MOVED <slot> <host:port>". */
+static void on_error(struct lw_sub *sub, const redisReply *reply)
+{
+    struct pending *p = sub->head;
+    const char *addr;
+    int event = LW_SUB_ERROR;
+
+    if (!p) {
+        conn_fail(&sub->conn, LW_ECONNLOST); /* out of step */
+        return;
+    }
+    sub->head = p->next;
+    if (!sub->head)
+        sub->tail = NULL;
+    addr = reply->str;
+    if (p->verb == SSUBSCRIBE && !strncmp(reply->str, "MOVED ", 6) &&
+        (addr = strchr(reply->str + 6, ' '))) {
+        event = LW_SUB_MOVED;
+        addr++;
+    }
+    tell(sub, event, p->channel, p->len, event == LW_SUB_MOVED ? addr : reply->str);
+    free(p);
+}
+
+/* Which verb's confirmation a push is, or -1 (a message, or unknown). */
+static int push_verb(const char *kind)
+{
+    for (int v = 0; v < VERB_COUNT; v++)
+        if (!strcmp(kind, verb_push[v]))
+            return v;
+    return -1;
+}
+
+static void on_push(struct lw_sub *sub, const char *kind, const redisReply *channel)
+{
+    int verb = push_verb(kind);
+    int confirms = verb >= 0 && head_is(sub, verb, channel->str, channel->len);
+    int event;
+
+    if (!strcmp(kind, "message") || !strcmp(kind, "smessage"))
+        event = LW_SUB_MESSAGE;
+    else if (verb == SUNSUBSCRIBE && !confirms)
+        event = LW_SUB_LOST; /* the server's own: the slot left this node */
+    else if (!confirms)
+        return; /* a confirmation of nothing we sent: ignore */
+    else if (verb == SUBSCRIBE || verb == SSUBSCRIBE)
+        event = LW_SUB_SUBSCRIBED;
+    else
+        event = LW_SUB_UNSUBSCRIBED;
+    if (confirms)
+        pop_pending(sub);
+    tell(sub, event, channel->str, channel->len, NULL);
+}
+
+static void on_reply(void *arg, redisReply *reply)
 {
     struct lw_sub *sub = arg;
     const redisReply *kind, *channel;
-    int event;
 
+    if (reply->type == REDIS_REPLY_ERROR) {
+        on_error(sub, reply);
+        return;
+    }
     if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 3)
         return;
     kind = reply->element[0];
     channel = reply->element[1];
     if (kind->type != REDIS_REPLY_STRING || channel->type != REDIS_REPLY_STRING)
         return;
-    if (!strcmp(kind->str, "message"))
-        event = LW_SUB_MESSAGE;
-    else if (!strcmp(kind->str, "subscribe"))
-        event = LW_SUB_SUBSCRIBED;
-    else if (!strcmp(kind->str, "unsubscribe"))
-        event = LW_SUB_UNSUBSCRIBED;
-    else
-        return;
-    sub->on_event(sub->arg, event, channel->str, channel->len);
+    on_push(sub, kind->str, channel);
 }
 
-static int send_sub(struct lw_sub *sub, const char *verb, const char *channel, size_t len)
+static int send_sub(struct lw_sub *sub, int verb, const char *channel, size_t len)
 {
-    const char *argv[] = {verb, channel};
-    size_t lens[] = {strlen(verb), len};
+    const char *argv[] = {verb_cmd[verb], channel};
+    size_t lens[] = {strlen(verb_cmd[verb]), len};
+    struct pending *p;
+    int rc;
 
     if (!sub->up)
         return LW_ECONNLOST;
-    return conn_send_argv(&sub->conn, 2, argv, lens);
+    if (!(p = malloc(sizeof *p + len)))
+        return LW_ENOMEM;
+    if ((rc = conn_send_argv(&sub->conn, 2, argv, lens))) {
+        free(p);
+        return rc;
+    }
+    p->next = NULL;
+    p->verb = verb;
+    p->len = len;
+    memcpy(p->channel, channel, len);
+    if (sub->tail)
+        sub->tail->next = p;
+    else
+        sub->head = p;
+    sub->tail = p;
+    return 0;
 }
 
 int lw_sub_subscribe(struct lw_sub *sub, const char *channel, size_t len)
 {
-    return send_sub(sub, "SUBSCRIBE", channel, len);
+    return send_sub(sub, SUBSCRIBE, channel, len);
 }
 
 int lw_sub_unsubscribe(struct lw_sub *sub, const char *channel, size_t len)
 {
-    return send_sub(sub, "UNSUBSCRIBE", channel, len);
+    return send_sub(sub, UNSUBSCRIBE, channel, len);
+}
+
+int lw_sub_ssubscribe(struct lw_sub *sub, const char *channel, size_t len)
+{
+    return send_sub(sub, SSUBSCRIBE, channel, len);
+}
+
+int lw_sub_sunsubscribe(struct lw_sub *sub, const char *channel, size_t len)
+{
+    return send_sub(sub, SUNSUBSCRIBE, channel, len);
 }
 
 int lw_sub_is_up(const struct lw_sub *sub)
@@ -102,7 +235,7 @@ int lw_sub_new(const struct lw_sub_config *cfg, struct lw_sub **out)
         .loop = cfg->loop,
         .on_up = on_up,
         .on_down = on_down,
-        .on_reply = on_push,
+        .on_reply = on_reply,
         .arg = sub,
     };
 
@@ -125,5 +258,6 @@ void lw_sub_free(struct lw_sub *sub)
         return;
     conn_close(&sub->conn);
     conn_clear(&sub->conn);
+    forget_pending(sub);
     free(sub);
 }

@@ -14,6 +14,13 @@
  * LW_SUB_DOWN says so); after the next LW_SUB_UP the user subscribes again.
  * Messages published while it was down are lost: users must check again
  * whatever they were waiting for.
+ *
+ * Sharded pub/sub (Redis 7: SSUBSCRIBE, SUNSUBSCRIBE, SPUBLISH) rides on
+ * the same connection: its confirmations and messages come as the same
+ * events.  A cluster node drops a sharded subscription by itself when the
+ * channel's slot leaves it (an "sunsubscribe" nobody asked for:
+ * LW_SUB_LOST), and answers SSUBSCRIBE for a slot it does not serve with
+ * MOVED (LW_SUB_MOVED).  Either way the channel is not subscribed here.
  */
 #ifndef LW_ADAPTERS_SUBSCRIBER_H
 #define LW_ADAPTERS_SUBSCRIBER_H
@@ -30,16 +37,25 @@ enum lw_sub_event {
     LW_SUB_SUBSCRIBED,   /* the server confirmed SUBSCRIBE channel */
     LW_SUB_UNSUBSCRIBED, /* the server confirmed UNSUBSCRIBE channel */
     LW_SUB_MESSAGE,      /* a message was published on channel */
+    LW_SUB_LOST,         /* the server dropped the sharded subscription
+                            (the channel's slot left the node) */
+    LW_SUB_MOVED,        /* SSUBSCRIBE answered MOVED: detail is
+                            "host:port" of the slot's node */
+    LW_SUB_ERROR,        /* another error reply to a (un)subscribe: detail
+                            is the message; the channel is not subscribed */
 };
 
-/* channel is NULL for UP and DOWN. */
-typedef void lw_sub_fn(void *arg, int event, const char *channel, size_t len);
+/* channel is NULL for UP and DOWN.  detail is NULL but for MOVED and
+ * ERROR (then valid during the call only). */
+typedef void lw_sub_fn(void *arg, int event, const char *channel, size_t len,
+                       const char *detail);
 
 struct lw_sub_config {
     const char *host;
     int port;
     const char *unix_path;  /* instead of host:port when set */
     const char *password;   /* or NULL */
+    const char *username;   /* ACL user, or NULL */
     uint32_t connect_timeout_ms;
     uint32_t reconnect_min_ms;
     uint32_t reconnect_max_ms;
@@ -60,9 +76,13 @@ int lw_sub_is_up(const struct lw_sub *sub);
 
 /* lw_sub_subscribe, lw_sub_unsubscribe - send the command; its
  * confirmation comes as an event.  Returns 0, or LW_ECONNLOST when not up
- * (or the write failed: LW_SUB_DOWN follows). */
+ * (or the write failed: LW_SUB_DOWN follows), LW_ENOMEM. */
 int lw_sub_subscribe(struct lw_sub *sub, const char *channel, size_t len);
 int lw_sub_unsubscribe(struct lw_sub *sub, const char *channel, size_t len);
+
+/* lw_sub_ssubscribe, lw_sub_sunsubscribe - the same, sharded. */
+int lw_sub_ssubscribe(struct lw_sub *sub, const char *channel, size_t len);
+int lw_sub_sunsubscribe(struct lw_sub *sub, const char *channel, size_t len);
 
 /* lw_sub_reconnects - connections made after the first. */
 uint64_t lw_sub_reconnects(const struct lw_sub *sub);

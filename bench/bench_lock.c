@@ -182,14 +182,14 @@ static void on_raw_unlock(struct lw_request *req, const redisReply *r, int err, 
 static int raw_format(struct lw_request *lock, struct lw_request *unlock)
 {
     static const char name[] = "lw:bench:lock2";
-    const char *lock_argv[] = {name, "{lw:bench:lock2}:token", LEASE, FIELD};
-    const char *unlock_argv[] = {name, CHANNEL_PREFIX "lw:bench:lock2}", FIELD};
+    const char *lock_argv[] = {name, TOKEN_PREFIX ":{lw:bench:lock2}", LEASE, FIELD};
+    const char *unlock_argv[] = {name, CHANNEL_PREFIX ":{lw:bench:lock2}", FIELD, "publish"};
 
     lw_request_init(lock);
     lw_request_init(unlock);
     if (lw_request_evalsha(lock, SCRIPT_LOCK, 2, 4, lock_argv, NULL))
         return -1;
-    return lw_request_evalsha(unlock, SCRIPT_UNLOCK, 2, 3, unlock_argv, NULL) ? -1 : 0;
+    return lw_request_evalsha(unlock, SCRIPT_UNLOCK, 2, 4, unlock_argv, NULL) ? -1 : 0;
 }
 
 static int raw_pairs(struct lw_engine *e, struct lw_request *lock, struct lw_request *unlock,

@@ -4,8 +4,8 @@
  * and in-flight cap.
  *
  *   lwbench [--locks N] [--lease-ms MS] [--tick-ms MS] [--slots N]
- *           [--batch N] [--inflight N] [--duration-s S] [--redis HOST:PORT]
- *           [--json FILE] [--plot FILE.png] [--sweep]
+ *           [--batch N] [--inflight N] [--duration-s S] [-r ADDRESS]
+ *           [-c [SEEDS]] [--json FILE] [--plot FILE.png] [--sweep]
  *
  * One sizing run (lwbench_run.c) of --locks, each followed by its ceiling
  * (lwbench_ceiling.c), or with --sweep a series of them: the count
@@ -30,6 +30,7 @@
 
 #include "cli_util.h"
 #include "lwbench.h"
+#include "redis_url.h"
 
 #define MAX_STEPS 24
 #define SWEEP_PRECISION 0.05    /* bisect until the bracket is this narrow */
@@ -50,9 +51,19 @@ static const char usage_text[] =
     "  --inflight N      renewal calls unanswered at once (default 64)\n"
     "  --duration-s S    how long to hold them (default 30); measured over whole\n"
     "                    renewal periods when S holds at least one\n"
-    "  --redis HOST:PORT a running Redis (only keys under lwbench:<pid>:... are\n"
-    "                    made, and deleted afterwards); default: start a private\n"
-    "                    redis-server on a free loopback port, stop it afterwards\n"
+    "  -r, --redis ADDRESS\n"
+    "                    a running Redis, HOST:PORT or\n"
+    "                    redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (only keys under\n"
+    "                    lwbench:<pid>:... are made, and deleted afterwards);\n"
+    "                    default: start a private redis-server on a free loopback\n"
+    "                    port, stop it afterwards\n"
+    "  -c, --cluster [SEEDS]\n"
+    "                    Redis Cluster: the given one (SEEDS: HOST:PORT,HOST:PORT,...,\n"
+    "                    or else -r's HOST:PORT; -r's USER and PASSWORD are used), or\n"
+    "                    without either a private one on loopback (3 masters, 3\n"
+    "                    replicas), stopped afterwards.  Adds per-master renewals/s,\n"
+    "                    keys per renewal call and the cluster ceiling (every\n"
+    "                    master's flood at once, summed)\n"
     "  --json FILE       the results as JSON too\n"
     "  --plot FILE.png   with --sweep: lag and renewals/s against lock count (gnuplot)\n"
     "  --sweep           grow the lock count until renewals fall behind; report the\n"
@@ -70,8 +81,8 @@ static int usage_error(const char *fmt, const char *arg)
     return 64;
 }
 
-enum { O_LOCKS = 256, O_LEASE, O_TICK, O_SLOTS, O_BATCH, O_INFLIGHT, O_DURATION, O_REDIS,
-       O_JSON, O_PLOT, O_SWEEP };
+enum { O_LOCKS = 256, O_LEASE, O_TICK, O_SLOTS, O_BATCH, O_INFLIGHT, O_DURATION, O_JSON,
+       O_PLOT, O_SWEEP, O_REDIS = 'r', O_CLUSTER = 'c' };
 
 static const struct option long_opts[] = {
     {"locks", required_argument, NULL, O_LOCKS},
@@ -82,6 +93,7 @@ static const struct option long_opts[] = {
     {"inflight", required_argument, NULL, O_INFLIGHT},
     {"duration-s", required_argument, NULL, O_DURATION},
     {"redis", required_argument, NULL, O_REDIS},
+    {"cluster", optional_argument, NULL, O_CLUSTER},
     {"json", required_argument, NULL, O_JSON},
     {"plot", required_argument, NULL, O_PLOT},
     {"sweep", no_argument, NULL, O_SWEEP},
@@ -103,16 +115,49 @@ static int numeric_opt(int opt, const char *arg, struct opts *o)
     }
 }
 
+/* -r's value. */
+static int redis_opt(const char *arg, struct opts *o)
+{
+    char why[300], shown[600];
+
+    if (redis_url_parse(arg, &o->url, why, sizeof why)) {
+        /* Not the password: it would stay in the terminal or the log. */
+        redis_url_redact(arg, shown, sizeof shown);
+        fprintf(stderr, "lwbench: invalid Redis address '%s': %s\n", shown, why);
+        return usage_error("%s", "(-r HOST:PORT or redis://[[USER]:PASSWORD@]HOST[:PORT][/DB])");
+    }
+    o->redis = arg;
+    return 0;
+}
+
+/* --cluster, with its seeds when given: "--cluster=S", "-cS", or the next
+ * argument when it is not an option ("-c S": lwbench takes no operands,
+ * so that is unambiguous). */
+static int cluster_opt(int argc, char **argv, struct opts *o)
+{
+    const char *arg = optarg;
+    char why[400];
+
+    o->cluster = 1;
+    if (!arg && optind < argc && argv[optind][0] != '-')
+        arg = argv[optind++];
+    if (arg && redis_seeds_parse(arg, &o->seeds, why, sizeof why)) {
+        fprintf(stderr, "lwbench: invalid cluster seeds '%s': %s\n", arg, why);
+        return usage_error("%s", "(-c HOST:PORT,HOST:PORT,...)");
+    }
+    return 0;
+}
+
 /* 0 to run, 1 help shown, 64 bad usage (said). */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-    int opt;
+    int opt, rc;
 
     *o = (struct opts){.locks = 200000, .lease_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS,
                        .tick_ms = LW_DEFAULT_TICK_MS, .slots = LW_DEFAULT_SLOTS,
                        .batch = LW_DEFAULT_RENEW_BATCH,
                        .inflight = LW_DEFAULT_RENEW_BATCHES_INFLIGHT, .duration_s = 30};
-    while ((opt = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "hr:c::", long_opts, NULL)) != -1) {
         if (opt == 'h') {
             fputs(usage_text, stdout);
             return 1;
@@ -121,8 +166,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
             return usage_error("bad option", "");
         if (opt == O_SWEEP)
             o->sweep = 1;
-        else if (opt == O_REDIS || opt == O_JSON || opt == O_PLOT)
-            *(opt == O_REDIS ? &o->redis : opt == O_JSON ? &o->json : &o->plot) = optarg;
+        else if (opt == O_REDIS || opt == O_CLUSTER) {
+            if ((rc = opt == O_REDIS ? redis_opt(optarg, o) : cluster_opt(argc, argv, o)))
+                return rc;
+        } else if (opt == O_JSON || opt == O_PLOT)
+            *(opt == O_JSON ? &o->json : &o->plot) = optarg;
         else if (numeric_opt(opt, optarg, o)) {
             return usage_error("%s: not a number in range for its option", optarg);
         }
@@ -132,6 +180,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
     if (o->plot && (!o->sweep || strchr(o->plot, '\'')))
         return usage_error("--plot %s: needs --sweep, and a file name without quotes",
                            o->plot);
+    if (o->cluster && o->url.db)
+        return usage_error("%s", "a cluster has only DB 0 (drop /DB from the -r URL)");
     if ((uint64_t)o->lease_ms < 3ull * o->tick_ms)
         return usage_error("%s: the lease must be at least 3 ticks", "--lease-ms");
     return 0;
@@ -230,7 +280,7 @@ int main(int argc, char **argv)
     sigaddset(&t.stop_signals, SIGINT);
     sigaddset(&t.stop_signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &t.stop_signals, NULL);
-    if (target_open(&t, o.redis, why, sizeof why)) {
+    if (target_open(&t, &o, why, sizeof why)) {
         fprintf(stderr, "lwbench: %s\n", why);
         target_close(&t);
         return 2;

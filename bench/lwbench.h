@@ -3,7 +3,10 @@
  *
  * lwbench.c         options, the sweep, main
  * lwbench_target.c  the Redis it runs against: a private redis-server or
- *                   HOST:PORT; Redis CPU from INFO; deleting its keys
+ *                   a given one; Redis CPU from INFO; deleting its keys
+ * lwbench_cluster.c --cluster: a private or given Redis Cluster, its
+ *                   masters and slot map, per-master counters from INFO,
+ *                   the cluster ceiling (per-master floods at once)
  * lwbench_ceiling.c the same-run ceiling: raw pipelined floods of the
  *                   renew script
  * lwbench_run.c     one sizing run: acquire N watchdog locks, hold them,
@@ -16,24 +19,57 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include "redis_cluster.h"
 #include "redis_server.h"
+#include "redis_url.h"
 
 struct opts {
     uint32_t locks;
     uint32_t lease_ms, tick_ms, slots, batch, inflight;
     double duration_s;
-    const char *redis;          /* HOST:PORT, or NULL: a private server */
+    const char *redis;          /* -r as given, or NULL: a private server */
+    struct redis_url url;       /* -r parsed (credentials, DB) */
+    int cluster;                /* --cluster */
+    struct redis_seeds seeds;   /* --cluster's seeds; n == 0: -r's HOST:PORT,
+                                   or without -r a private cluster */
     const char *json, *plot;    /* files, or NULL */
     int sweep;
 };
 
-struct target {
-    char host[256];
+#define LWB_MAX_MASTERS 16
+
+/* A cluster master: where it is. */
+struct master {
+    char host[REDIS_URL_HOST_MAX];
     int port;
+};
+
+struct target {
+    char host[256];             /* one Redis; in a cluster the first master */
+    int port;
+    const char *username, *password; /* NULL when none */
+    int db;
     struct redis_server server; /* pid 0 unless private and running */
     int private_server;         /* started by lwbench */
     char prefix[64];            /* every key this process makes starts so */
     sigset_t stop_signals;      /* SIGINT, SIGTERM: blocked, polled in nap() */
+    /* --cluster */
+    int cluster;
+    struct redis_cluster private_cluster; /* nnodes 0 unless started here */
+    struct redis_seeds seeds;   /* what the client is given */
+    unsigned nmasters;
+    struct master masters[LWB_MAX_MASTERS];
+    uint8_t slot_master[REDIS_CLUSTER_SLOTS]; /* slot -> index in masters */
+};
+
+/* One master's share of a cluster run. */
+struct master_result {
+    uint32_t locks;             /* the run's locks whose slot it serves */
+    double renewals_per_s;      /* PEXPIREs by the renew script (INFO
+                                   commandstats), over the window */
+    double calls_per_s;         /* EVALSHAs, over the window */
+    double redis_cpu_pct;       /* its CPU over the window */
+    double ceiling;             /* its share of the cluster flood, keys/s */
 };
 
 /* The ceiling: keys renewed per second by a raw flood of the renew script,
@@ -59,15 +95,32 @@ struct run_result {
     double keys_per_call;
     int held;                   /* all acquired, none lost, not behind */
     int interrupted;
+    unsigned nmasters;          /* cluster: masters[0..nmasters) */
+    struct master_result masters[LWB_MAX_MASTERS];
 };
 
 /* lwbench_target.c */
-int target_open(struct target *t, const char *redis, char *why, size_t n);
+int target_open(struct target *t, const struct opts *o, char *why, size_t n);
 void target_close(struct target *t);
 /* Redis's CPU seconds so far (INFO cpu), or -1. */
 double target_cpu_s(const struct target *t);
-/* Delete "<p>:<i>" and "{<p>:<i>}:token" for i < count.  0 or -1. */
+/* Delete "<p>:<i>" and its token keys for i < count.  0 or -1. */
 int target_delete(const struct target *t, const char *p, uint32_t count);
+/* A blocking connection to host:port with t's credentials and DB, or NULL. */
+struct redisContext;
+struct redisContext *target_connect(const struct target *t, const char *host, int port);
+/* A bare engine on host:port with t's credentials and DB that knows
+ * `scripts`, a minute's command timeout.  0 or an LW_E* code. */
+struct lw_engine;
+int target_engine(const struct target *t, const char *host, int port,
+                  const char *const *scripts, unsigned nscripts, uint32_t max_inflight,
+                  struct lw_engine **e);
+/* The DEL of key_name(p, i) and its token keys (both namings), all in its
+ * slot, appended to rc. */
+void append_delete(struct redisContext *rc, const char *p, uint32_t i);
+/* Read count replies; 0 when none was an error. */
+int read_replies(struct redisContext *rc, uint32_t count);
+
 /* "<p>:<i>" into buf. */
 int key_name(char *buf, size_t n, const char *p, uint32_t i);
 /* Sleep s seconds; 1 when SIGINT or SIGTERM came instead. */
@@ -88,6 +141,24 @@ struct flood_keys {
 };
 int measure_ceiling(const struct opts *o, struct target *t, const struct flood_keys *k,
                     struct ceiling *out, char *why, size_t n);
+
+/* lwbench_cluster.c */
+/* Start a private cluster or read a given one's masters and slot map. */
+int cluster_open(struct target *t, const struct opts *o, char *why, size_t n);
+void cluster_close(struct target *t);
+/* The masters index serving key name. */
+unsigned cluster_master_of(const struct target *t, const char *name);
+/* Master i's counters so far: renew-script PEXPIREs, EVALSHAs, CPU s.
+ * -1 each when it did not answer. */
+struct master_counters {
+    double pexpire, evalsha, cpu_s;
+};
+void cluster_counters(const struct target *t, unsigned i, struct master_counters *c);
+/* The cluster ceiling: every master's flood at once, each over the run's
+ * locks it serves.  Fills r->masters[].ceiling and r->ceiling. */
+int cluster_ceiling(const struct opts *o, struct target *t, const struct flood_keys *k,
+                    struct run_result *r, char *why, size_t n);
+int cluster_delete(const struct target *t, const char *p, uint32_t count);
 
 /* lwbench_run.c: the client's config from the options (server not set). */
 struct lw_client_config;

@@ -128,7 +128,7 @@ int measure_ceiling(const struct opts *o, struct target *t, const struct flood_k
     double single_cpu;
     int rc = -1;
 
-    if (pipe_scripts_engine(t->host, t->port, SINGLE_WINDOW, &e)) {
+    if (target_engine(t, t->host, t->port, lw_lock_scripts, SCRIPT_COUNT, SINGLE_WINDOW, &e)) {
         snprintf(why, n, "ceiling: could not start an engine");
         return -1;
     }

@@ -20,6 +20,13 @@ static double ratio(double a, double b)
 
 static void print_config(const struct opts *o, const struct target *t)
 {
+    if (t->cluster) {
+        printf("lwbench: lease %u ms (renewed every %.0f ms), tick %u ms, %u slots, "
+               "batch %u, %u calls in flight; Redis Cluster of %u masters%s\n",
+               o->lease_ms, o->lease_ms / 3.0, o->tick_ms, o->slots, o->batch, o->inflight,
+               t->nmasters, t->private_server ? " (private, 1 replica each)" : "");
+        return;
+    }
     printf("lwbench: lease %u ms (renewed every %.0f ms), tick %u ms, %u slots, "
            "batch %u, %u calls in flight; Redis %s:%d%s\n",
            o->lease_ms, o->lease_ms / 3.0, o->tick_ms, o->slots, o->batch, o->inflight,
@@ -48,6 +55,26 @@ static const struct run_result *largest_run(const struct run_result *runs, unsig
     return best;
 }
 
+/* Cluster: each master's share of run r, and the keys per call. */
+static void print_masters(const struct run_result *r, const struct target *t)
+{
+    printf("\n%u locks on %u masters: %.1f keys per renewal call (renewals sent / calls)\n",
+           r->locks, r->nmasters, r->keys_per_call);
+    printf("%-24s %9s %10s %9s %9s %10s %5s\n", "master", "locks", "renewed/s", "calls/s",
+           "keys/call", "ceiling/s", "redis");
+    for (unsigned i = 0; i < r->nmasters; i++) {
+        const struct master_result *m = &r->masters[i];
+        char addr[300];
+
+        snprintf(addr, sizeof addr, "%s:%d", t->masters[i].host, t->masters[i].port);
+        printf("%-24s %9u %10.0f %9.0f %9.1f %10.0f %5.2f\n", addr, m->locks, m->renewals_per_s,
+               m->calls_per_s, ratio(m->renewals_per_s, m->calls_per_s), m->ceiling,
+               m->redis_cpu_pct / 100);
+    }
+    printf("%-24s %9u %10.0f %9s %9.1f %10.0f %5.2f\n", "cluster", r->locks, r->achieved, "",
+           r->keys_per_call, r->ceiling.batched, r->redis_cpu_pct / 100);
+}
+
 void report_table(const struct opts *o, const struct target *t, const struct run_result *runs,
                   unsigned nruns, uint32_t largest_held)
 {
@@ -61,10 +88,20 @@ void report_table(const struct opts *o, const struct target *t, const struct run
            "ms", "ms", "ms", "%core", "core", "", "", "", "");
     for (unsigned i = 0; i < nruns; i++)
         print_row(&runs[i]);
-    printf("\nceiling: the renew script flooded on the run's own locks, %u keys per call,"
-           " %u calls in flight;\n1-key: one key per EVALSHA, %u in flight.  engine:"
-           " the engine thread; memory: %.0f bytes of client RSS per lock.\n",
-           o->batch, o->inflight, SINGLE_WINDOW, big->bytes_per_lock);
+    for (unsigned i = 0; t->cluster && i < nruns; i++)
+        print_masters(&runs[i], t);
+    if (t->cluster)
+        printf("\nceiling: the renew script flooded on the run's own locks on every master at"
+               " once, %u keys per\ncall, %u calls in flight per master, the masters' rates"
+               " summed (1-key: not measured in a\ncluster).  renewed/s and calls/s per master:"
+               " its PEXPIREs and EVALSHAs (INFO commandstats);\nredis: the masters' CPU, in"
+               " cores.  engine: the engine thread; memory: %.0f bytes of client\nRSS per"
+               " lock.\n", o->batch, o->inflight, big->bytes_per_lock);
+    else
+        printf("\nceiling: the renew script flooded on the run's own locks, %u keys per call,"
+               " %u calls in flight;\n1-key: one key per EVALSHA, %u in flight.  engine:"
+               " the engine thread; memory: %.0f bytes of client RSS per lock.\n",
+               o->batch, o->inflight, SINGLE_WINDOW, big->bytes_per_lock);
     if (o->sweep)
         printf("largest lock count held: %u (none lost, lag p99 under lease/6)\n",
                largest_held);
@@ -72,7 +109,26 @@ void report_table(const struct opts *o, const struct target *t, const struct run
            big->ceiling.batched * o->lease_ms / 3000.0, big->locks);
 }
 
-static void json_run(FILE *f, const struct run_result *r, int last)
+/* Cluster: "cluster": {...} inside a run's object. */
+static void json_masters(FILE *f, const struct run_result *r, const struct target *t)
+{
+    fprintf(f, ",\n     \"cluster\": {\"keys_per_renewal_call\": %.2f, "
+               "\"ceiling_keys_per_s\": %.1f, \"masters\": [\n",
+            r->keys_per_call, r->ceiling.batched);
+    for (unsigned i = 0; i < r->nmasters; i++) {
+        const struct master_result *m = &r->masters[i];
+
+        fprintf(f, "       {\"addr\": \"%s:%d\", \"locks\": %u, \"renewals_per_s\": %.1f, "
+                   "\"calls_per_s\": %.1f, \"keys_per_call\": %.2f, "
+                   "\"ceiling_keys_per_s\": %.1f, \"redis_cpu_pct\": %.2f}%s\n",
+                t->masters[i].host, t->masters[i].port, m->locks, m->renewals_per_s,
+                m->calls_per_s, ratio(m->renewals_per_s, m->calls_per_s), m->ceiling,
+                m->redis_cpu_pct, i + 1 == r->nmasters ? "" : ",");
+    }
+    fprintf(f, "     ]}");
+}
+
+static void json_run(FILE *f, const struct run_result *r, const struct target *t, int last)
 {
     const struct ceiling *c = &r->ceiling;
 
@@ -86,13 +142,16 @@ static void json_run(FILE *f, const struct run_result *r, int last)
             "     \"engine_cpu_pct\": %.2f, \"redis_cpu_pct\": %.2f, "
             "\"client_bytes_per_lock\": %.1f, \"keys_per_call\": %.2f,\n"
             "     \"ceiling_keys_per_s\": %.1f, \"single_key_keys_per_s\": %.1f, "
-            "\"ceiling_redis_cpu_pct\": %.2f}%s\n",
+            "\"ceiling_redis_cpu_pct\": %.2f",
             r->locks, r->acquired, r->held ? "true" : "false",
             r->interrupted ? "true" : "false", (unsigned long long)r->lost, r->acquire_s,
             r->window_s, r->needed, r->achieved, ratio(r->achieved, c->batched),
             ratio(r->achieved, c->single), ms(r->lag_p50_ns), ms(r->lag_p99_ns),
             ms(r->lag_max_ns), r->engine_cpu_pct, r->redis_cpu_pct, r->bytes_per_lock,
-            r->keys_per_call, c->batched, c->single, c->redis_cpu_pct, last ? "" : ",");
+            r->keys_per_call, c->batched, c->single, c->redis_cpu_pct);
+    if (t->cluster)
+        json_masters(f, r, t);
+    fprintf(f, "}%s\n", last ? "" : ",");
 }
 
 int report_json(const char *path, const struct opts *o, const struct target *t,
@@ -105,13 +164,13 @@ int report_json(const char *path, const struct opts *o, const struct target *t,
     fprintf(f,
             "{\n  \"config\": {\"lease_ms\": %u, \"tick_ms\": %u, \"slots\": %u, \"batch\": %u, "
             "\"inflight\": %u, \"duration_s\": %.1f, \"redis\": \"%s:%d\", "
-            "\"private_server\": %s, \"sweep\": %s, \"single_key_inflight\": %u},\n",
+            "\"private_server\": %s, \"sweep\": %s, \"single_key_inflight\": %u%s},\n",
             o->lease_ms, o->tick_ms, o->slots, o->batch, o->inflight, o->duration_s, t->host,
             t->port, t->private_server ? "true" : "false", o->sweep ? "true" : "false",
-            SINGLE_WINDOW);
+            SINGLE_WINDOW, t->cluster ? ", \"cluster\": true" : "");
     fprintf(f, "  \"largest_held\": %u,\n  \"runs\": [\n", largest_held);
     for (unsigned i = 0; i < nruns; i++)
-        json_run(f, &runs[i], i + 1 == nruns);
+        json_run(f, &runs[i], t, i + 1 == nruns);
     fprintf(f, "  ]\n}\n");
     return fclose(f) ? -1 : 0;
 }

@@ -78,6 +78,9 @@ void client_config(const struct opts *o, struct lw_client_config *cfg)
     cfg->slots = o->slots;
     cfg->renew_batch = o->batch;
     cfg->renew_batches_inflight = o->inflight;
+    cfg->username = o->url.username[0] ? o->url.username : NULL;
+    cfg->password = o->url.password[0] ? o->url.password : NULL;
+    cfg->db = o->url.db;
 }
 
 static int new_client(const struct opts *o, const struct target *t, struct run_ctx *x,
@@ -88,6 +91,10 @@ static int new_client(const struct opts *o, const struct target *t, struct run_c
     client_config(o, &cfg);
     cfg.host = t->host;
     cfg.port = t->port;
+    if (t->cluster) {
+        cfg.cluster_seeds = t->seeds.ptr;
+        cfg.cluster_nseeds = t->seeds.n;
+    }
     cfg.on_lost = on_lost;
     cfg.lost_arg = x;
     return lw_client_new(&cfg, c);
@@ -166,6 +173,7 @@ struct sample {
     uint64_t at_ns;
     double engine_cpu, redis_cpu;
     struct lw_client_stats st;
+    struct master_counters masters[LWB_MAX_MASTERS]; /* cluster */
 };
 
 static void take_sample(struct lw_client *c, const struct target *t, int tid, struct sample *s)
@@ -174,6 +182,43 @@ static void take_sample(struct lw_client *c, const struct target *t, int tid, st
     lw_client_get_stats(c, &s->st);
     s->engine_cpu = thread_cpu_s(tid);
     s->redis_cpu = target_cpu_s(t);
+    for (unsigned i = 0; t->cluster && i < t->nmasters; i++)
+        cluster_counters(t, i, &s->masters[i]);
+}
+
+static double rate(double a, double b, double seconds)
+{
+    return a >= 0 && b >= 0 ? (b - a) / seconds : -1;
+}
+
+/* Each master's share of the window (INFO counters at both ends). */
+static void measure_masters(const struct target *t, const struct sample *a,
+                            const struct sample *b, struct run_result *r)
+{
+    double s = (double)(b->at_ns - a->at_ns) / 1e9;
+
+    r->nmasters = t->nmasters;
+    for (unsigned i = 0; i < t->nmasters; i++) {
+        struct master_result *m = &r->masters[i];
+
+        m->renewals_per_s = rate(a->masters[i].pexpire, b->masters[i].pexpire, s);
+        m->calls_per_s = rate(a->masters[i].evalsha, b->masters[i].evalsha, s);
+        m->redis_cpu_pct = rate(a->masters[i].cpu_s, b->masters[i].cpu_s, s);
+        if (m->redis_cpu_pct >= 0)
+            m->redis_cpu_pct *= 100;
+    }
+}
+
+/* How many of the run's locks each master serves. */
+static void count_masters(const struct target *t, const char *prefix, uint32_t locks,
+                          struct run_result *r)
+{
+    char name[128];
+
+    for (uint32_t i = 0; i < locks; i++) {
+        key_name(name, sizeof name, prefix, i);
+        r->masters[cluster_master_of(t, name)].locks++;
+    }
 }
 
 static double pct(double a, double b, double seconds)
@@ -268,6 +313,8 @@ static int acquire_and_hold(const struct opts *o, struct target *t, struct lw_cl
     r->interrupted = hold(c, t, x, window_s(o), a.at_ns);
     take_sample(c, t, atomic_load(&x->engine_tid), &b);
     measure(&a, &b, r);
+    if (t->cluster)
+        measure_masters(t, &a, &b, r);
     return 0;
 }
 
@@ -300,7 +347,12 @@ int sizing_run(const struct opts *o, struct target *t, uint32_t locks, unsigned 
     if (rc == 0 && !r->interrupted) {
         struct flood_keys k = {prefix, field, locks, r->lost || r->acquired < locks};
 
-        rc = measure_ceiling(o, t, &k, &r->ceiling, why, n);
+        if (t->cluster) {
+            count_masters(t, prefix, locks, r);
+            rc = cluster_ceiling(o, t, &k, r, why, n);
+        } else {
+            rc = measure_ceiling(o, t, &k, &r->ceiling, why, n);
+        }
     }
     progress("deleting the run's keys");
     if (c && target_delete(t, prefix, locks) && rc == 0) {

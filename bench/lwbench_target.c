@@ -19,27 +19,71 @@
 #include <leasewheel/wheel.h>
 
 #include "cli_util.h"
+#include "engine.h"
 #include "lwbench.h"
 
 #define DELETE_CHUNK 1000u /* DELs pipelined before reading their replies */
 
-static redisContext *connect_sync(const struct target *t)
+/* The command's reply is not an error. */
+static int command_ok(redisContext *rc, const char *fmt, ...)
 {
-    return cli_connect(t->host, t->port);
+    va_list ap;
+    redisReply *r;
+    int ok;
+
+    va_start(ap, fmt);
+    r = redisvCommand(rc, fmt, ap);
+    va_end(ap);
+    ok = r && r->type != REDIS_REPLY_ERROR;
+    freeReplyObject(r);
+    return ok;
 }
 
-int target_open(struct target *t, const char *redis, char *why, size_t n)
+redisContext *target_connect(const struct target *t, const char *host, int port)
 {
-    struct timespec now;
+    redisContext *rc = cli_connect(host, port);
 
-    clock_gettime(CLOCK_REALTIME, &now);
-    snprintf(t->prefix, sizeof t->prefix, "lwbench:%d:%08lx", (int)getpid(),
-             (unsigned long)(now.tv_nsec ^ now.tv_sec) & 0xffffffffUL);
-    if (redis) {
-        if (cli_parse_host_port(redis, t->host, sizeof t->host, &t->port)) {
-            snprintf(why, n, "--redis %s: expected HOST:PORT", redis);
-            return -1;
-        }
+    if (!rc)
+        return NULL;
+    if ((t->password && !(t->username ? command_ok(rc, "AUTH %s %s", t->username, t->password)
+                                      : command_ok(rc, "AUTH %s", t->password))) ||
+        (t->db && !command_ok(rc, "SELECT %d", t->db))) {
+        redisFree(rc);
+        return NULL;
+    }
+    return rc;
+}
+
+static redisContext *connect_sync(const struct target *t)
+{
+    return target_connect(t, t->host, t->port);
+}
+
+int target_engine(const struct target *t, const char *host, int port,
+                  const char *const *scripts, unsigned nscripts, uint32_t max_inflight,
+                  struct lw_engine **e)
+{
+    struct lw_engine_config cfg;
+
+    lw_engine_config_init(&cfg);
+    cfg.host = host;
+    cfg.port = port;
+    cfg.username = t->username;
+    cfg.password = t->password;
+    cfg.db = t->db;
+    cfg.scripts = scripts;
+    cfg.nscripts = nscripts;
+    cfg.max_inflight = max_inflight;
+    cfg.command_timeout_ms = 60000; /* a busy shared machine is not a failure */
+    return lw_engine_new(&cfg, e);
+}
+
+/* One Redis: -r's, or a private redis-server. */
+static int single_open(struct target *t, const struct opts *o, char *why, size_t n)
+{
+    if (o->redis) {
+        snprintf(t->host, sizeof t->host, "%s", o->url.host);
+        t->port = o->url.port;
     } else {
         if (redis_server_start(&t->server, NULL)) {
             snprintf(why, n, "could not start a private redis-server (is it installed?)");
@@ -49,11 +93,30 @@ int target_open(struct target *t, const char *redis, char *why, size_t n)
         t->port = t->server.port;
         t->private_server = 1;
     }
-    if (!cli_reachable(t->host, t->port)) {
-        snprintf(why, n, "Redis at %s:%d does not answer PING", t->host, t->port);
+    return 0;
+}
+
+int target_open(struct target *t, const struct opts *o, char *why, size_t n)
+{
+    struct timespec now;
+    redisContext *rc;
+
+    clock_gettime(CLOCK_REALTIME, &now);
+    snprintf(t->prefix, sizeof t->prefix, "lwbench:%d:%08lx", (int)getpid(),
+             (unsigned long)(now.tv_nsec ^ now.tv_sec) & 0xffffffffUL);
+    t->username = o->url.username[0] ? o->url.username : NULL;
+    t->password = o->url.password[0] ? o->url.password : NULL;
+    t->db = o->url.db;
+    if (o->cluster ? cluster_open(t, o, why, n) : single_open(t, o, why, n))
+        return -1;
+    if (!(rc = connect_sync(t)) || !command_ok(rc, "PING")) {
+        snprintf(why, n, "Redis at %s:%d does not answer PING%s", t->host, t->port,
+                 t->password || t->db ? " (or refused the password or the DB)" : "");
+        redisFree(rc);
         target_close(t);
         return -1;
     }
+    redisFree(rc);
     return 0;
 }
 
@@ -61,6 +124,7 @@ void target_close(struct target *t)
 {
     if (t->server.pid)
         redis_server_stop(&t->server);
+    cluster_close(t);
 }
 
 static double info_field(const char *info, const char *name)
@@ -70,9 +134,10 @@ static double info_field(const char *info, const char *name)
     return at ? strtod(at + strlen(name), NULL) : -1;
 }
 
-double target_cpu_s(const struct target *t)
+/* One server's CPU seconds, or -1. */
+static double server_cpu_s(const struct target *t, const char *host, int port)
 {
-    redisContext *rc = connect_sync(t);
+    redisContext *rc = target_connect(t, host, port);
     redisReply *r = rc ? redisCommand(rc, "INFO cpu") : NULL;
     double s = -1;
 
@@ -90,13 +155,30 @@ double target_cpu_s(const struct target *t)
     return s;
 }
 
+double target_cpu_s(const struct target *t)
+{
+    double sum = 0;
+
+    if (!t->cluster)
+        return server_cpu_s(t, t->host, t->port);
+    /* A cluster: the masters' together (the replicas' replication is not
+     * the renewals' cost). */
+    for (unsigned i = 0; i < t->nmasters; i++) {
+        double s = server_cpu_s(t, t->masters[i].host, t->masters[i].port);
+
+        if (s < 0)
+            return -1;
+        sum += s;
+    }
+    return sum;
+}
+
 int key_name(char *buf, size_t n, const char *p, uint32_t i)
 {
     return snprintf(buf, n, "%s:%u", p, i);
 }
 
-/* Read `count` replies; 0 when none was an error. */
-static int read_replies(redisContext *rc, uint32_t count)
+int read_replies(redisContext *rc, uint32_t count)
 {
     int bad = 0;
 
@@ -111,16 +193,28 @@ static int read_replies(redisContext *rc, uint32_t count)
     return bad ? -1 : 0;
 }
 
+void append_delete(redisContext *rc, const char *p, uint32_t i)
+{
+    char name[128];
+
+    /* The token key as it was named first, and as Redisson names it
+     * (prefix:{name}): one of them is there, both in the lock's slot. */
+    key_name(name, sizeof name, p, i);
+    redisAppendCommand(rc, "DEL %s {%s}:token redisson_lock_token:{%s}", name, name, name);
+}
+
 int target_delete(const struct target *t, const char *p, uint32_t count)
 {
-    redisContext *rc = connect_sync(t);
-    char name[128];
+    redisContext *rc;
     uint32_t queued = 0;
-    int bad = rc ? 0 : -1;
+    int bad;
 
+    if (t->cluster)
+        return cluster_delete(t, p, count);
+    rc = connect_sync(t);
+    bad = rc ? 0 : -1;
     for (uint32_t i = 0; !bad && i < count; i++) {
-        key_name(name, sizeof name, p, i);
-        redisAppendCommand(rc, "DEL %s {%s}:token", name, name);
+        append_delete(rc, p, i);
         if (++queued == DELETE_CHUNK || i + 1 == count) {
             bad = read_replies(rc, queued);
             queued = 0;

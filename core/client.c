@@ -94,6 +94,12 @@ static int check_config(const struct lw_client_config *cfg)
         (rc = check_count(cfg->renew_batches_inflight, MAX_BATCHES_INFLIGHT)) ||
         (rc = check_count(cfg->watchdog_timeout_ms, LW_MAX_LEASE_MS)))
         return rc;
+    if (cfg->sharded_pubsub < LW_SHARDED_AUTO || cfg->sharded_pubsub > LW_SHARDED_OFF)
+        return LW_EINVAL;
+    if (cfg->cluster_nseeds > LW_MAX_CLUSTER_SEEDS)
+        return LW_ERANGE;
+    if (cfg->cluster_nseeds && !cfg->cluster_seeds)
+        return LW_EINVAL;
     if (cfg->watchdog_timeout_ms < 3ull * cfg->tick_ms ||
         cfg->watchdog_timeout_ms < LW_MIN_LEASE_MS)
         return LW_ELEASE;
@@ -123,6 +129,71 @@ static void random_id(char *out)
              b[13], b[14], b[15]);
 }
 
+/* Unlock messages go out the way waiters listen: the pub/sub router decides
+ * whether they listen sharded (in a cluster: ON, or AUTO once the cluster
+ * has said it has sharded pub/sub, as Redisson's shardedSubscriptionMode).
+ * Before the router exists, the same rule from the configuration. */
+const char *client_publish_command(const struct lw_client *c)
+{
+    int sharded = c->pubsub ? lw_pubsub_is_sharded(c->pubsub)
+                            : c->cluster && c->sharded_pubsub != LW_SHARDED_OFF &&
+                                  (c->sharded_pubsub == LW_SHARDED_ON ||
+                                   lw_engine_sharded_pubsub(c->engine));
+
+    return sharded ? "spublish" : "publish";
+}
+
+static void flush_task_done(struct lw_request *req, const redisReply *reply, int err,
+                            void *arg)
+{
+    struct lw_client *c = arg;
+
+    (void)req;
+    (void)reply;
+    c->flush_pending = 0;
+    if (!err && !c->closing)
+        watchdog_flush(c);
+}
+
+/* Engine thread: have the watchdog send what it queued outside a tick, soon
+ * (a task: the topology hook runs inside the engine's own work). */
+static void request_flush(struct lw_client *c)
+{
+    if (c->flush_pending || c->closing)
+        return;
+    lw_request_init(&c->flush_task);
+    lw_request_task(&c->flush_task);
+    if (lw_engine_submit(c->engine, &c->flush_task, flush_task_done, c) == 0)
+        c->flush_pending = 1;
+}
+
+static int any_bit(const uint8_t *map)
+{
+    for (unsigned i = 0; map && i < LW_CLUSTER_SLOTS / 8; i++)
+        if (map[i])
+            return 1;
+    return 0;
+}
+
+/* Engine thread: the slot map changed.  Slots that failed over have their
+ * locks re-checked on the new master at once; migrated slots need nothing
+ * (MIGRATE carries the hash and its TTL, and a renewal the old node no
+ * longer serves is re-sent by its slot). */
+static void on_topology(struct lw_engine *engine, const struct lw_topology_change *change,
+                        void *arg)
+{
+    struct lw_client *c = arg;
+
+    (void)engine;
+    if (c->pubsub) /* it decides how waiters listen, and so how unlocks publish */
+        lw_pubsub_topology_changed(c->pubsub);
+    stats_failovers(&c->count, change->failovers);
+    if (!c->closing && any_bit(change->failover)) {
+        watchdog_failover(c, change->failover);
+        request_flush(c);
+    }
+}
+
 /* Engine thread, every tick with due timers: each does what its owner set
  * (a waiting acquire tries again, an entry queues its renewal or is lost),
  * then the watchdog sends the queued renewals. */
@@ -146,8 +217,9 @@ static int copy_strings(struct lw_client *c, const struct lw_client_config *cfg)
     c->host = cfg->host ? strdup(cfg->host) : NULL;
     c->unix_path = cfg->unix_path ? strdup(cfg->unix_path) : NULL;
     c->password = cfg->password ? strdup(cfg->password) : NULL;
+    c->username = cfg->username ? strdup(cfg->username) : NULL;
     if ((cfg->host && !c->host) || (cfg->unix_path && !c->unix_path) ||
-        (cfg->password && !c->password))
+        (cfg->password && !c->password) || (cfg->username && !c->username))
         return LW_ENOMEM;
     c->scratch_argv = malloc((2 * cfg->renew_batch + 1) * sizeof *c->scratch_argv);
     c->scratch_lens = malloc((2 * cfg->renew_batch + 1) * sizeof *c->scratch_lens);
@@ -160,9 +232,12 @@ static void free_client(struct lw_client *c)
     free(c->host);
     free(c->unix_path);
     free(c->password);
+    free(c->username);
     free(c->scratch_argv);
     free(c->scratch_lens);
     free(c->scratch_fields);
+    free(c->open[0]);
+    free(c->open[1]);
     free(c);
 }
 
@@ -179,6 +254,8 @@ static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
                                     (unsigned long long)c->lease_ms);
     c->renew_batch = cfg->renew_batch;
     c->batches_max = cfg->renew_batches_inflight;
+    c->cluster = cfg->cluster_nseeds > 0;
+    c->sharded_pubsub = cfg->sharded_pubsub;
     c->on_lost = cfg->on_lost;
     c->lost_arg = cfg->lost_arg;
     c->port = cfg->port;
@@ -209,25 +286,33 @@ static void engine_config(const struct lw_client_config *cfg, struct lw_client *
     ec->on_tick = on_tick;
     ec->tick_arg = c;
     ec->loop = cfg->loop;
+    ec->username = cfg->username;
+    ec->seeds = cfg->cluster_seeds;
+    ec->nseeds = cfg->cluster_nseeds;
+    ec->topology_refresh_ms = cfg->topology_refresh_ms;
+    ec->on_topology = on_topology;
+    ec->topology_arg = c;
 }
 
-/* Engine thread: the subscriber lives on the engine's loop. */
+/* Engine thread: the subscribers live on the engine's loop. */
 static int start_subscriber(struct lw_client *c)
 {
-    struct lw_sub_config sc = {
+    struct lw_pubsub_config pc = {
+        .engine = c->engine,
         .host = c->host,
         .port = c->port,
         .unix_path = c->unix_path,
+        .username = c->username,
         .password = c->password,
         .connect_timeout_ms = c->connect_timeout_ms,
         .reconnect_min_ms = c->reconnect_min_ms,
         .reconnect_max_ms = c->reconnect_max_ms,
-        .loop = lw_engine_loop(c->engine),
+        .sharded = c->sharded_pubsub,
         .on_event = waiters_on_event,
         .arg = c,
     };
 
-    return lw_sub_new(&sc, &c->sub);
+    return lw_pubsub_new(&pc, &c->pubsub);
 }
 
 /* The same as a task, for a client with its own engine thread. */
@@ -295,8 +380,8 @@ static void stop_client(struct lw_client *c)
     c->closing = 1;
     waiters_shutdown(c);
     watchdog_shutdown(c);
-    lw_sub_free(c->sub);
-    c->sub = NULL;
+    lw_pubsub_free(c->pubsub);
+    c->pubsub = NULL;
 }
 
 static void stop_client_task(struct lw_request *req, const redisReply *reply, int err,

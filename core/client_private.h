@@ -21,20 +21,25 @@
 
 #include "engine.h"
 #include "stats.h"
-#include "subscriber.h"
+#include "pubsub.h"
 
 /* The scripts, in the engine's order (lw_request_evalsha()'s `script`). */
 enum script_id {
     SCRIPT_LOCK,   /* KEYS name, token key; ARGV lease ms, field */
-    SCRIPT_UNLOCK, /* KEYS name, channel;   ARGV field */
-    SCRIPT_FORCE,  /* KEYS name, channel */
+    SCRIPT_UNLOCK, /* KEYS name, channel;   ARGV field, publish command */
+    SCRIPT_FORCE,  /* KEYS name, channel;   ARGV publish command */
     SCRIPT_RENEW,  /* KEYS names...;        ARGV lease ms, fields... */
-    SCRIPT_DROP,   /* KEYS names...;        ARGV fields... */
+    SCRIPT_DROP,   /* KEYS names...;        ARGV publish command, fields... */
+    SCRIPT_RENEW_NODE, /* no KEYS; ARGV names..., lease ms, fields... */
+    SCRIPT_DROP_NODE,  /* no KEYS; ARGV names..., publish command, fields... */
     SCRIPT_COUNT
 };
 extern const char *const lw_lock_scripts[SCRIPT_COUNT];
 
-#define CHANNEL_PREFIX "redisson_lock__channel:{"
+/* Companion keys' prefixes, named as Redisson names them (lock.c's
+ * prefix_name()). */
+#define CHANNEL_PREFIX "redisson_lock__channel"
+#define TOKEN_PREFIX "redisson_lock_token"
 
 struct lw_client;
 
@@ -48,6 +53,7 @@ struct core_timer {
 
 struct entry;
 struct channel;
+struct batch;
 
 struct lw_client {
     _Atomic uint32_t refs;         /* lw_client_free() to come, plus one per handle */
@@ -66,12 +72,20 @@ struct lw_client {
     void *lost_arg;
     int embedded;                  /* on the caller's loop (config.loop) */
     char *host, *unix_path, *password; /* for the subscriber */
+    char *username;                /* the subscribers' ACL user, or NULL */
+    int sharded_pubsub;            /* enum lw_sharded_mode */
     int port;
     uint32_t connect_timeout_ms, reconnect_min_ms, reconnect_max_ms;
     struct client_counters count;
 
     /* Engine thread only. */
-    struct lw_sub *sub;
+    struct lw_pubsub *pubsub;      /* unlock messages (adapters/pubsub.h) */
+    int cluster;                   /* the engine is a cluster client */
+    struct lw_request flush_task;  /* a watchdog flush asked for off a tick */
+    int flush_pending;             /* flush_task is submitted */
+    struct batch **open[2];        /* cluster: per node, the renew and drop
+                                      batches being filled */
+    unsigned open_cap;             /* nodes open[] has room for */
     struct entry *entries;         /* by name; each heads a chain of owners */
     struct channel *channels;      /* by channel name */
     struct entry *renew_head;      /* due renewals waiting for a batch slot */
@@ -92,8 +106,9 @@ struct lw_lock {
     _Atomic uint32_t refs;         /* the handle, plus one per op in progress */
     char *channel;                 /* redisson_lock__channel:{name} */
     size_t channel_len;
-    char *token_key;               /* {name}:token */
+    char *token_key;               /* redisson_lock_token:{name} */
     size_t token_len;
+    unsigned slot;                 /* the cluster slot of name and both keys */
     size_t len;
     char name[];
 };
@@ -149,6 +164,11 @@ struct entry {
     uint8_t dead;                  /* out of the map; freed when unreferenced */
     uint8_t unlocking;             /* last-hold unlocks on the wire: no renewals */
     uint8_t dropping;              /* in the drop queue or a drop call */
+    uint8_t failover_check;        /* cluster: its slot failed over; the next
+                                      reply says whether the new master has it */
+    uint8_t recheck_after;         /* a renewal was on the wire at the failover:
+                                      its answer came from the old master */
+    uint16_t slot;                 /* cluster slot of the name */
     uint32_t len;
     char name[];
 };
@@ -157,6 +177,10 @@ struct entry {
 /* A handle keeps the client's memory (not its engine) alive. */
 int client_ref(struct lw_client *c);
 void client_unref(struct lw_client *c);
+
+/* The command unlock scripts publish with: "publish", or "spublish" in
+ * sharded pub/sub mode.  Engine thread. */
+const char *client_publish_command(const struct lw_client *c);
 
 /* owner.c: the field "<client id>:<owner>" that names a hold. */
 /* 0, or why the configured id (NULL: none) cannot start a field. */
@@ -197,5 +221,7 @@ void watchdog_unlock_end(struct lw_client *c, const struct lw_lock *lock, uint64
 void watchdog_forget(struct lw_client *c, const struct lw_lock *lock);
 void watchdog_flush(struct lw_client *c);
 void watchdog_shutdown(struct lw_client *c);
+/* Cluster: slots failed over (a bitmap): re-check their locks at once. */
+void watchdog_failover(struct lw_client *c, const uint8_t *slots);
 
 #endif

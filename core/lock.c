@@ -10,7 +10,8 @@
  *
  * Unlock and force-unlock first pass through the engine thread as a task,
  * to stop the watchdog there before their command is queued: so no renewal
- * can follow the unlock on the wire.  An unlock's reply then settles the
+ * can follow the unlock on the wire.  Their command is formatted there too,
+ * with the publish command the pub/sub mode in force calls for.  An unlock's reply then settles the
  * entry (watchdog_unlock_end()).
  *
  * Rule for the engine thread: lw_engine_submit() there may complete the
@@ -40,19 +41,31 @@ static int client_gone(const struct lw_lock *lock)
     return atomic_load_explicit(&lock->client->freed, memory_order_acquire);
 }
 
-/* prefix + name + suffix, in a new buffer. */
-static char *wrap_name(const char *name, size_t len, const char *prefix,
-                       const char *suffix, size_t *out_len)
+/*
+ * A companion key of the lock, named as Redisson's RedissonObject.prefixName
+ * names it: "prefix:name" when the name has a '{' (its own hash tag rules),
+ * else "prefix:{name}".  Either way the key hashes to the lock's own slot,
+ * so a script may touch both in a cluster.  In a new buffer.
+ */
+static char *prefix_name(const char *prefix, const char *name, size_t len, size_t *out_len)
 {
-    size_t np = strlen(prefix), ns = strlen(suffix);
-    char *s = malloc(np + len + ns + 1);
+    int tagged = memchr(name, '{', len) != NULL;
+    size_t np = strlen(prefix), n = np + 1 + len + (tagged ? 0 : 2);
+    char *s = malloc(n + 1), *p = s;
 
-    if (s) {
-        memcpy(s, prefix, np);
-        memcpy(s + np, name, len);
-        memcpy(s + np + len, suffix, ns + 1);
-        *out_len = np + len + ns;
-    }
+    if (!s)
+        return NULL;
+    memcpy(p, prefix, np);
+    p += np;
+    *p++ = ':';
+    if (!tagged)
+        *p++ = '{';
+    memcpy(p, name, len);
+    p += len;
+    if (!tagged)
+        *p++ = '}';
+    *p = '\0';
+    *out_len = n;
     return s;
 }
 
@@ -75,8 +88,9 @@ int lw_lock_new(struct lw_client *c, const void *name, size_t len, struct lw_loc
     lock->len = len;
     memcpy(lock->name, name, len);
     atomic_init(&lock->refs, 1);
-    lock->channel = wrap_name(name, len, CHANNEL_PREFIX, "}", &lock->channel_len);
-    lock->token_key = wrap_name(name, len, "{", "}:token", &lock->token_len);
+    lock->slot = lw_keyslot(name, len);
+    lock->channel = prefix_name(CHANNEL_PREFIX, name, len, &lock->channel_len);
+    lock->token_key = prefix_name(TOKEN_PREFIX, name, len, &lock->token_len);
     if (!lock->channel || !lock->token_key) {
         lock_unref(lock);
         return LW_ENOMEM;
@@ -258,6 +272,11 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
             op_complete(op, err, 0);
             return;
         }
+        /* Formatted here, where the publish command is known. */
+        if (format_op(op)) {
+            op_complete(op, LW_ENOMEM, 0);
+            return;
+        }
         if (op->kind == OP_UNLOCK)
             watchdog_unlock_begin(c, op->lock, op->owner);
         else
@@ -322,7 +341,7 @@ static uint64_t deadline_after(uint64_t wait_ms)
 }
 
 /* Format the op's command.  Its lock and kind are set. */
-static int format_op(struct op *op)
+static int format_command(struct op *op)
 {
     const struct lw_lock *lock = op->lock;
     const struct lw_client *c = lock->client;
@@ -330,6 +349,7 @@ static int format_op(struct op *op)
     size_t flen = client_field(c, op->owner, field);
     const char *cmd[3] = {NULL, lock->name, field};
     size_t lens[3] = {0, lock->len, flen};
+    const char *publish = client_publish_command(c);
 
     switch (op->kind) {
     case OP_ACQUIRE:
@@ -342,13 +362,14 @@ static int format_op(struct op *op)
                                   (size_t[]){lock->len, lock->token_len, strlen(lease), flen});
     case OP_UNLOCK:
     case OP_UNDO:
-        return lw_request_evalsha(&op->req, SCRIPT_UNLOCK, 2, 3,
-                                  (const char *[]){lock->name, lock->channel, field},
-                                  (size_t[]){lock->len, lock->channel_len, flen});
+        return lw_request_evalsha(&op->req, SCRIPT_UNLOCK, 2, 4,
+                                  (const char *[]){lock->name, lock->channel, field, publish},
+                                  (size_t[]){lock->len, lock->channel_len, flen,
+                                             strlen(publish)});
     case OP_FORCE:
-        return lw_request_evalsha(&op->req, SCRIPT_FORCE, 2, 2,
-                                  (const char *[]){lock->name, lock->channel},
-                                  (size_t[]){lock->len, lock->channel_len});
+        return lw_request_evalsha(&op->req, SCRIPT_FORCE, 2, 3,
+                                  (const char *[]){lock->name, lock->channel, publish},
+                                  (size_t[]){lock->len, lock->channel_len, strlen(publish)});
     case OP_IS_LOCKED: cmd[0] = "EXISTS"; break;
     case OP_IS_HELD: cmd[0] = "HEXISTS"; break;
     case OP_COUNT: cmd[0] = "HGET"; break;
@@ -357,6 +378,17 @@ static int format_op(struct op *op)
     lens[0] = strlen(cmd[0]);
     return lw_request_command(&op->req, op->kind == OP_IS_LOCKED || op->kind == OP_TTL ? 2 : 3,
                               cmd, lens);
+}
+
+/* Format the op's command, routed by its lock's slot: every key a lock's
+ * command touches is in that slot. */
+static int format_op(struct op *op)
+{
+    int rc = format_command(op);
+
+    if (rc == 0)
+        lw_request_route_slot(&op->req, op->lock->slot);
+    return rc;
 }
 
 /* Check and format; the op's fields besides these are zero. */
@@ -377,6 +409,10 @@ static int prepare_op(struct op *op, struct lw_lock *lock, int kind, uint64_t ow
     op->lease_ms = lease_ms;
     op->wait_deadline_ns = kind == OP_ACQUIRE ? deadline_after(wait_ms) : 0;
     op->ct.fire = op_timer_fired;
+    /* Unlock and force-unlock publish: formatted on the engine thread, in
+     * their task step, where the pub/sub mode is known. */
+    if (kind == OP_UNLOCK || kind == OP_FORCE)
+        return 0;
     return format_op(op);
 }
 

@@ -5,7 +5,21 @@
  * "<client id>:<owner>" holding the hold count, PEXPIRE as the lease,
  * "0" published on the lock's channel by the last unlock), so Redisson
  * clients and ours exclude each other.  What they return is ours.
+ *
+ * Unlock messages go out with the command the caller names in ARGV,
+ * "publish" or "spublish" (sharded pub/sub in a cluster), as Redisson's
+ * RedissonBaseLock passes its publish command.
  */
+
+/* The channel of the lock at key k, by Redisson's prefixName rule (lock.c's
+ * prefix_name()), for scripts that are handed only the lock's name. */
+#define LUA_CHANNEL_OF                                                            \
+    "local function channel(k) "                                                  \
+    "  if string.find(k, '{', 1, true) then "                                     \
+    "    return '" CHANNEL_PREFIX ":' .. k "                                      \
+    "  end "                                                                      \
+    "  return '" CHANNEL_PREFIX ":{' .. k .. '}' "                                \
+    "end "
 #include "client_private.h"
 
 const char *const lw_lock_scripts[SCRIPT_COUNT] = {
@@ -37,13 +51,13 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "local holds = redis.call('hincrby', KEYS[1], ARGV[1], -1) "
         "if holds > 0 then return holds end "
         "redis.call('del', KEYS[1]) "
-        "redis.call('publish', KEYS[2], '0') "
+        "redis.call(ARGV[2], KEYS[2], '0') "
         "return 0",
 
     /* Delete whoever holds it.  1 when it was locked. */
     [SCRIPT_FORCE] =
         "if redis.call('del', KEYS[1]) == 1 then "
-        "  redis.call('publish', KEYS[2], '0') "
+        "  redis.call(ARGV[1], KEYS[2], '0') "
         "  return 1 "
         "end "
         "return 0",
@@ -64,15 +78,56 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "return renewed",
 
     /* Locks given up as lost, many in one call: KEYS[i] with field
-     * ARGV[i].  Remove our field where it is still there, so that nobody
+     * ARGV[i + 1].  Remove our field where it is still there, so that nobody
      * waits for a lease we no longer renew.  Returns how many were. */
     [SCRIPT_DROP] =
+        LUA_CHANNEL_OF
         "local dropped = 0 "
         "for i = 1, #KEYS do "
-        "  if redis.pcall('hdel', KEYS[i], ARGV[i]) == 1 then "
+        "  if redis.pcall('hdel', KEYS[i], ARGV[i + 1]) == 1 then "
         "    dropped = dropped + 1 "
         "    if redis.call('exists', KEYS[i]) == 0 then "
-        "      redis.call('publish', '" CHANNEL_PREFIX "' .. KEYS[i] .. '}', '0') "
+        "      redis.call(ARGV[1], channel(KEYS[i]), '0') "
+        "    end "
+        "  end "
+        "end "
+        "return dropped",
+
+    /* Cluster: renew many locks of one node, whatever their slots.  The
+     * names come in ARGV (n names, the lease, n fields), for declared keys
+     * would have to share one slot; an old-style script may touch keys of
+     * any slot its node serves.  Per name: 1 renewed, 0 not ours, -1 not
+     * served here (a slot moved away or migrating: redis.pcall turns the
+     * cluster's refusal into an error table) to be sent again on its own,
+     * routed by its slot.  A key of the wrong type is not ours, as above. */
+    [SCRIPT_RENEW_NODE] =
+        "local n = (#ARGV - 1) / 2 "
+        "local renewed = {} "
+        "for i = 1, n do "
+        "  local r = redis.pcall('hexists', ARGV[i], ARGV[n + 1 + i]) "
+        "  if r == 1 then "
+        "    redis.call('pexpire', ARGV[i], ARGV[n + 1]) "
+        "    renewed[i] = 1 "
+        "  elseif type(r) == 'table' and not string.find(r.err, 'WRONGTYPE', 1, true) then "
+        "    renewed[i] = -1 "
+        "  else "
+        "    renewed[i] = 0 "
+        "  end "
+        "end "
+        "return renewed",
+
+    /* Cluster: drops of one node, the names in ARGV as above (n names, the
+     * publish command, n fields).  A name not served here is skipped: its
+     * lease ends the field anyway. */
+    [SCRIPT_DROP_NODE] =
+        LUA_CHANNEL_OF
+        "local n = (#ARGV - 1) / 2 "
+        "local dropped = 0 "
+        "for i = 1, n do "
+        "  if redis.pcall('hdel', ARGV[i], ARGV[n + 1 + i]) == 1 then "
+        "    dropped = dropped + 1 "
+        "    if redis.call('exists', ARGV[i]) == 0 then "
+        "      redis.call(ARGV[n + 1], channel(ARGV[i]), '0') "
         "    end "
         "  end "
         "end "

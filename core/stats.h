@@ -66,6 +66,13 @@ static inline void stats_acquired_too_late(struct client_counters *k)
     count_add(&k->acquired_too_late, 1);
 }
 
+/* A topology change in which n shards failed over. */
+static inline void stats_failovers(struct client_counters *k, unsigned n)
+{
+    if (n)
+        count_add(&k->failovers, n);
+}
+
 /* One acquire more (+1) or fewer (-1) waits on a channel. */
 static inline void stats_waiters(struct client_counters *k, int delta)
 {

@@ -2,7 +2,8 @@
  * core/waiters.c - acquires waiting for an unlock, on the lock's channel.
  *
  * One channel record per lock name with waiters, holding them in a list
- * and following its subscription on the shared pub/sub connection:
+ * and following its subscription through the router (adapters/pubsub.h:
+ * one pub/sub connection, or in a cluster one per master):
  *
  *   IDLE --SUBSCRIBE--> SUBSCRIBING --confirmed--> ACTIVE
  *     ^                                               |
@@ -11,14 +12,17 @@
  * channel_sync() moves a record along after every change: subscribe when
  * it has waiters and the connection is up, unsubscribe when it has none,
  * free it when idle and empty.  Never two commands for one channel on the
- * wire at once, so hiredis's per-channel callbacks cannot get mixed up.
+ * wire at once, so a confirmation always answers the one command.  A
+ * subscription lost unasked (its connection went down, its slot moved to
+ * another master) puts the record back to IDLE, and it subscribes again
+ * where the channel lives now.
  *
  * Every message on a channel, and every (re)subscription, wakes all its
  * waiters: each tries again.  Waking all rather than one costs attempts
  * under heavy contention, but no wake-up can be lost to a waiter that
  * gives up or fails at the same moment.  An attempt already on the wire
  * when the message comes is marked `woken` and retried when it fails.
- * Messages lost while the connection was down are made up for by the
+ * Messages lost while a subscription was gone are made up for by the
  * wake-up of the resubscription, and, failing that, by each waiter's
  * timer at the holder's PTTL.
  */
@@ -53,13 +57,11 @@ static void publish_counts(struct lw_client *c)
 /* Move ch towards what its waiters need.  ch may be freed. */
 static void channel_sync(struct lw_client *c, struct channel *ch)
 {
-    int up = c->sub && lw_sub_is_up(c->sub);
-
-    if (ch->state == CH_IDLE && ch->head && up) {
-        if (lw_sub_subscribe(c->sub, ch->name, ch->len) == 0)
+    if (ch->state == CH_IDLE && ch->head && c->pubsub) {
+        if (lw_pubsub_subscribe(c->pubsub, ch->name, ch->len) == 0)
             ch->state = CH_SUBSCRIBING;
     } else if (ch->state == CH_ACTIVE && !ch->head) {
-        if (up && lw_sub_unsubscribe(c->sub, ch->name, ch->len) == 0)
+        if (c->pubsub && lw_pubsub_unsubscribe(c->pubsub, ch->name, ch->len) == 0)
             ch->state = CH_UNSUBSCRIBING;
         else
             ch->state = CH_IDLE;
@@ -146,25 +148,22 @@ void waiters_on_event(void *arg, int event, const char *name, size_t len)
     struct lw_client *c = arg;
     struct channel *ch, *tmp;
 
-    switch (event) {
-    case LW_SUB_UP:
-    case LW_SUB_DOWN:
-        HASH_ITER(hh, c->channels, ch, tmp) {
-            if (event == LW_SUB_DOWN)
-                ch->state = CH_IDLE;
+    if (event == LW_PS_UP) { /* channels not subscribed may be now */
+        HASH_ITER(hh, c->channels, ch, tmp)
             channel_sync(c, ch);
-        }
         return;
     }
     if (!(ch = find_channel(c, name, len)))
         return;
-    if (event == LW_SUB_SUBSCRIBED && ch->state == CH_SUBSCRIBING) {
+    if (event == LW_PS_SUBSCRIBED && ch->state == CH_SUBSCRIBING) {
         ch->state = CH_ACTIVE;
         wake_all(ch); /* unlocks before the subscription went unheard */
-    } else if (event == LW_SUB_UNSUBSCRIBED && ch->state == CH_UNSUBSCRIBING) {
+    } else if (event == LW_PS_UNSUBSCRIBED && ch->state == CH_UNSUBSCRIBING) {
         ch->state = CH_IDLE;
-    } else if (event == LW_SUB_MESSAGE && ch->state == CH_ACTIVE) {
+    } else if (event == LW_PS_MESSAGE && ch->state == CH_ACTIVE) {
         wake_all(ch);
+    } else if (event == LW_PS_LOST) {
+        ch->state = CH_IDLE; /* subscribed again below, where it lives now */
     }
     if ((ch = find_channel(c, name, len)))
         channel_sync(c, ch);

@@ -33,6 +33,14 @@
  * connection) fails only its own entries: each retries at the next tick,
  * and a second failure in a row loses it.
  *
+ * In a cluster (flush_cluster()) the due entries are grouped by the node
+ * serving their slot instead, one call per node with the names in ARGV; a
+ * name the node no longer serves comes back as -1 and is re-sent alone,
+ * routed by its slot.  A call that fails because the cluster is moving
+ * fails nobody (unsettled()): its entries retry at the next tick.  After a
+ * failover, the entries of the slots concerned are asked at once
+ * (watchdog_failover()), and a 0 then is LW_LOST_FAILOVER.
+ *
  * Entries are found by name (uthash) then by owner along a short chain:
  * force-unlock finds every owner of a name at once.  An entry leaves the
  * map as soon as it is unlocked or lost (`dead`), but its memory waits
@@ -48,6 +56,8 @@ struct batch {
     struct lw_request req;
     struct lw_client *client;
     uint32_t n;
+    int node;                  /* cluster: the node it goes to; -1 routed by
+                                  the slot of its one entry (or one Redis) */
     struct entry *entries[];
 };
 
@@ -229,6 +239,7 @@ void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t
     e->owner = owner;
     e->holds = holds;
     e->len = (uint32_t)lock->len;
+    e->slot = (uint16_t)lock->slot;
     memcpy(e->name, lock->name, lock->len);
     e->valid_until_ns = valid_until(c, sent_ns);
     e->state = ENTRY_SCHEDULED;
@@ -342,13 +353,67 @@ static void renewal_failed(struct lw_client *c, struct entry *e, uint64_t now_ns
     retry_next_tick(c, e, now_ns);
 }
 
-static void renewal_confirmed(struct lw_client *c, struct entry *e, uint64_t sent_ns)
+static void renewal_confirmed(struct lw_client *c, struct entry *e, uint64_t sent_ns,
+                              uint64_t now_ns)
 {
     stats_renewal_confirmed(&c->count);
     e->failures = 0;
     e->valid_until_ns = valid_until(c, sent_ns);
     e->state = ENTRY_SCHEDULED;
+    if (e->recheck_after) { /* the old master answered: ask the new one */
+        e->recheck_after = 0;
+        lw_wheel_cancel(c->wheel, &e->ct.timer);
+        enqueue(c, e, now_ns);
+        return;
+    }
+    e->failover_check = 0;
     schedule_renewal(c, e, sent_ns);
+}
+
+static void send_alone(struct lw_client *c, struct entry *e, uint64_t now_ns);
+
+/* One key's answer: 1 renewed, 0 gone or not ours, -1 (a node batch) not
+ * served by that node any more. */
+static void settle(struct lw_client *c, struct entry *e, const redisReply *r,
+                   uint64_t sent_ns, uint64_t now_ns)
+{
+    long long v = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+
+    if (v == 1)
+        renewal_confirmed(c, e, sent_ns, now_ns);
+    else if (v == -1)
+        send_alone(c, e, now_ns);
+    else
+        lose(c, e, e->failover_check ? LW_LOST_FAILOVER : LW_LOST_NOT_OWNER);
+}
+
+/* A reply whose error says the cluster is moving (redirects, failover,
+ * loading): node-routed calls get them as they are. */
+static int moving_reply(const redisReply *r)
+{
+    static const char *const prefix[] = {"MOVED ", "ASK ", "TRYAGAIN", "CLUSTERDOWN",
+                                         "LOADING", "READONLY", "MASTERDOWN"};
+
+    if (r->type != REDIS_REPLY_ERROR)
+        return 0;
+    for (size_t i = 0; i < sizeof prefix / sizeof *prefix; i++)
+        if (strncmp(r->str, prefix[i], strlen(prefix[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* In a cluster, a call that failed because the topology is moving, or its
+ * node went away, is no renewal failure: the entry retries at the next
+ * tick, regrouped by the new map.  Such a lock is lost only by a 0 or by
+ * its lease running out, never by a failover's seconds of errors. */
+static int unsettled(const struct lw_client *c, int err, const redisReply *reply)
+{
+    if (!c->cluster)
+        return 0;
+    if (err)
+        return err == LW_EUNSETTLED || err == LW_ECONNLOST || err == LW_ECONNREFUSED ||
+               err == LW_ETIMEDOUT;
+    return moving_reply(reply);
 }
 
 static void on_batch_reply(struct lw_request *req, const redisReply *reply, int err,
@@ -357,8 +422,14 @@ static void on_batch_reply(struct lw_request *req, const redisReply *reply, int 
     struct batch *b = arg;
     struct lw_client *c = b->client;
     int ok = !err && reply->type == REDIS_REPLY_ARRAY && reply->elements == b->n;
+    int moving = !ok && unsettled(c, err, reply);
     uint64_t sent_ns = ok ? lw_request_sent_ns(c->engine, req) : 0, now = lw_clock_now();
 
+    int was_flushing = c->flushing;
+
+    /* A renewal re-sent on its own (send_alone()) may fail at once: that
+     * must not start a flush in the middle of this loop. */
+    c->flushing = 1;
     c->batches_inflight--;
     for (uint32_t i = 0; i < b->n; i++) {
         struct entry *e = b->entries[i];
@@ -366,14 +437,14 @@ static void on_batch_reply(struct lw_request *req, const redisReply *reply, int 
         e->state = ENTRY_SCHEDULED; /* the batch lets go of it: freeable */
         if (e->dead || c->closing)
             release_if_unused(e);
+        else if (moving)
+            retry_next_tick(c, e, now);
         else if (!ok)
             renewal_failed(c, e, now);
-        else if (reply->element[i]->type == REDIS_REPLY_INTEGER &&
-                 reply->element[i]->integer == 1)
-            renewal_confirmed(c, e, sent_ns);
         else
-            lose(c, e, LW_LOST_NOT_OWNER);
+            settle(c, e, reply->element[i], sent_ns, now);
     }
+    c->flushing = was_flushing;
     lw_request_clear(req);
     free(b);
     if (!c->closing && !c->flushing)
@@ -422,52 +493,101 @@ static void move_fields(struct lw_client *c, uint32_t n, uint32_t at)
             n * sizeof *c->scratch_lens);
 }
 
-static struct batch *new_batch(const struct lw_client *c)
+static struct batch *new_batch(uint32_t n, int node)
 {
-    return malloc(sizeof(struct batch) + c->renew_batch * sizeof(struct entry *));
+    struct batch *b = malloc(sizeof(struct batch) + n * sizeof(struct entry *));
+
+    if (b) {
+        b->n = 0;
+        b->node = node;
+    }
+    return b;
 }
 
-/* One call for the batch's n keys, nargs arguments in all: the last
- * thing done with b (a failed write completes it at once). */
-static void submit_batch(struct lw_client *c, struct batch *b, uint32_t n, int script,
-                         uint32_t nargs, lw_request_fn *done)
+/* One call for the batch's keys, nargs arguments in all, formatted in the
+ * scratch arrays: the last thing done with b (a failed write completes it
+ * at once).  A node batch declares no keys (its names are in ARGV) and goes
+ * to its node; any other goes by the slot of its first key, which in a
+ * cluster is its only one. */
+static void submit_batch(struct lw_client *c, struct batch *b, int script, uint32_t nargs,
+                         lw_request_fn *done)
 {
+    int nkeys = b->node >= 0 ? 0 : (int)b->n;
+
     b->client = c;
-    b->n = n;
     lw_request_init(&b->req);
     c->batches_inflight++;
-    if (lw_request_evalsha(&b->req, script, (int)n, (int)nargs, c->scratch_argv,
-                           c->scratch_lens) != 0 ||
-        lw_engine_submit(c->engine, &b->req, done, b) != 0)
+    if (lw_request_evalsha(&b->req, script, nkeys, (int)nargs, c->scratch_argv,
+                           c->scratch_lens) != 0) {
         done(&b->req, NULL, LW_ENOMEM, b);
+        return;
+    }
+    if (b->node >= 0)
+        lw_request_route_node(&b->req, (unsigned)b->node);
+    else
+        lw_request_route_slot(&b->req, b->entries[0]->slot);
+    if (lw_engine_submit(c->engine, &b->req, done, b) != 0)
+        done(&b->req, NULL, LW_ENOMEM, b);
+}
+
+/* Names, then one argument (arg), then fields: the layout of every batch
+ * script. */
+static void format_keys(struct lw_client *c, const struct batch *b, const char *arg,
+                        size_t arg_len)
+{
+    for (uint32_t i = 0; i < b->n; i++)
+        put_key(c, i, b->entries[i]);
+    c->scratch_argv[b->n] = arg;
+    c->scratch_lens[b->n] = arg_len;
+    move_fields(c, b->n, b->n + 1);
+}
+
+static void send_renew_batch(struct lw_client *c, struct batch *b)
+{
+    format_keys(c, b, c->lease_str, c->lease_len);
+    stats_batch_sent(&c->count, b->n);
+    submit_batch(c, b, b->node >= 0 ? SCRIPT_RENEW_NODE : SCRIPT_RENEW, 2 * b->n + 1,
+                 on_batch_reply);
+}
+
+/* A renewal its node batch's node no longer serves: on its own, routed by
+ * its slot, so that the engine follows MOVED and ASK for it. */
+static void send_alone(struct lw_client *c, struct entry *e, uint64_t now_ns)
+{
+    struct batch *b = new_batch(1, -1);
+
+    if (!b) {
+        retry_next_tick(c, e, now_ns);
+        return;
+    }
+    b->entries[b->n++] = e;
+    e->state = ENTRY_SENT;
+    send_renew_batch(c, b);
+}
+
+/* Pop a due entry into batch b: sent, its lag counted. */
+static void add_renewal(struct lw_client *c, struct batch *b, struct entry *e, uint64_t now_ns)
+{
+    b->entries[b->n++] = e;
+    e->state = ENTRY_SENT;
+    stats_renewal_lag(&c->count, now_ns > e->due_ns ? now_ns - e->due_ns : 0);
 }
 
 /* Format and send one batch of renewals.  0 when there was nothing. */
 static int send_renewals(struct lw_client *c, uint64_t now_ns)
 {
-    struct batch *b = new_batch(c);
+    struct batch *b = new_batch(c->renew_batch, -1);
     struct entry *e;
-    uint32_t n = 0;
 
     if (!b)
         return 0; /* the entries stay queued; their expiry timers still run */
-    while (n < c->renew_batch && (e = pop_due(c, now_ns))) {
-        b->entries[n] = e;
-        put_key(c, n, e);
-        e->state = ENTRY_SENT;
-        stats_renewal_lag(&c->count, now_ns > e->due_ns ? now_ns - e->due_ns : 0);
-        n++;
-    }
-    if (n == 0) {
+    while (b->n < c->renew_batch && (e = pop_due(c, now_ns)))
+        add_renewal(c, b, e, now_ns);
+    if (b->n == 0) {
         free(b);
         return 0;
     }
-    /* Keys, the lease, fields. */
-    c->scratch_argv[n] = c->lease_str;
-    c->scratch_lens[n] = c->lease_len;
-    move_fields(c, n, n + 1);
-    stats_batch_sent(&c->count, n);
-    submit_batch(c, b, n, SCRIPT_RENEW, 2 * n + 1, on_batch_reply);
+    send_renew_batch(c, b);
     return 1;
 }
 
@@ -489,26 +609,122 @@ static void on_drop_reply(struct lw_request *req, const redisReply *reply, int e
         watchdog_flush(c);
 }
 
+static void send_drop_batch(struct lw_client *c, struct batch *b)
+{
+    const char *publish = client_publish_command(c);
+
+    format_keys(c, b, publish, strlen(publish));
+    submit_batch(c, b, b->node >= 0 ? SCRIPT_DROP_NODE : SCRIPT_DROP, 2 * b->n + 1,
+                 on_drop_reply);
+}
+
+static struct entry *pop_drop(struct lw_client *c)
+{
+    struct entry *e = c->drop_head;
+
+    if (e && !(c->drop_head = e->drop_next))
+        c->drop_tail = NULL;
+    return e;
+}
+
 /* Format and send one batch of drops.  0 when there was nothing. */
 static int send_drops(struct lw_client *c)
 {
     struct batch *b;
     struct entry *e;
-    uint32_t n = 0;
 
-    if (!c->drop_head || !(b = new_batch(c)))
+    if (!c->drop_head || !(b = new_batch(c->renew_batch, -1)))
         return 0;
-    while (n < c->renew_batch && (e = c->drop_head)) {
-        c->drop_head = e->drop_next;
-        b->entries[n] = e;
-        put_key(c, n, e);
-        n++;
-    }
-    if (!c->drop_head)
-        c->drop_tail = NULL;
-    move_fields(c, n, n);
-    submit_batch(c, b, n, SCRIPT_DROP, 2 * n, on_drop_reply);
+    while (b->n < c->renew_batch && (e = pop_drop(c)))
+        b->entries[b->n++] = e;
+    send_drop_batch(c, b);
     return 1;
+}
+
+/* ---- Clusters: one call per node ----
+ *
+ * A script's declared keys must share a slot, and grouping a tick's due
+ * renewals by slot gives a key or two per call once locks spread over
+ * 16384 slots.  So each tick's due entries are grouped by the node serving
+ * their slot, into open batches (one per node and kind) sent when full and
+ * at the end of the flush, with scripts that take the names in ARGV. */
+
+enum { OPEN_RENEW, OPEN_DROP };
+
+/* The open batch of kind for node, made on first use; NULL: no memory. */
+static struct batch *open_batch(struct lw_client *c, int kind, unsigned node)
+{
+    if (node >= c->open_cap) {
+        unsigned cap = node + 8;
+
+        for (int k = 0; k < 2; k++) {
+            struct batch **a = realloc(c->open[k], cap * sizeof *a);
+
+            if (!a)
+                return NULL;
+            memset(a + c->open_cap, 0, (cap - c->open_cap) * sizeof *a);
+            c->open[k] = a;
+        }
+        c->open_cap = cap;
+    }
+    if (!c->open[kind][node])
+        c->open[kind][node] = new_batch(c->renew_batch, (int)node);
+    return c->open[kind][node];
+}
+
+static void send_open(struct lw_client *c, int kind, unsigned node)
+{
+    struct batch *b = c->open[kind][node];
+
+    c->open[kind][node] = NULL;
+    if (kind == OPEN_RENEW)
+        send_renew_batch(c, b);
+    else
+        send_drop_batch(c, b);
+}
+
+/* Send every batch still open: at most one per node and kind, so a flush
+ * may pass the in-flight cap by the number of nodes. */
+static void send_all_open(struct lw_client *c)
+{
+    for (int kind = 0; kind < 2; kind++)
+        for (unsigned node = 0; node < c->open_cap; node++)
+            if (c->open[kind][node])
+                send_open(c, kind, node);
+}
+
+/* e into its node's open batch of kind; a batch filled is sent.  0, or -1
+ * when the node is not known (or no memory). */
+static int add_to_node(struct lw_client *c, int kind, struct entry *e, uint64_t now_ns)
+{
+    int node = lw_engine_slot_node(c->engine, e->slot);
+    struct batch *b;
+
+    if (node < 0 || !(b = open_batch(c, kind, (unsigned)node)))
+        return -1;
+    if (kind == OPEN_RENEW)
+        add_renewal(c, b, e, now_ns);
+    else
+        b->entries[b->n++] = e;
+    if (b->n == c->renew_batch)
+        send_open(c, kind, (unsigned)node);
+    return 0;
+}
+
+static void flush_cluster(struct lw_client *c, uint64_t now_ns)
+{
+    struct entry *e;
+
+    while (!c->closing && c->batches_inflight < c->batches_max && (e = pop_due(c, now_ns)))
+        if (add_to_node(c, OPEN_RENEW, e, now_ns))
+            retry_next_tick(c, e, now_ns); /* the map will say; not a failure */
+    while (!c->closing && !c->renew_head && c->batches_inflight < c->batches_max &&
+           (e = pop_drop(c)))
+        if (add_to_node(c, OPEN_DROP, e, now_ns)) {
+            e->dropping = 0; /* best effort: the lease ends it */
+            release_if_unused(e);
+        }
+    send_all_open(c);
 }
 
 void watchdog_flush(struct lw_client *c)
@@ -519,10 +735,46 @@ void watchdog_flush(struct lw_client *c)
      * not start a flush of its own, or failures would nest.  Renewals go
      * first; drops only fill what in-flight room is left. */
     c->flushing = 1;
-    while (!c->closing && c->batches_inflight < c->batches_max &&
-           ((c->renew_head && send_renewals(c, now)) || send_drops(c)))
-        ;
+    if (c->cluster)
+        flush_cluster(c, now);
+    else
+        while (!c->closing && c->batches_inflight < c->batches_max &&
+               ((c->renew_head && send_renewals(c, now)) || send_drops(c)))
+            ;
     c->flushing = 0;
+}
+
+/*
+ * A failover: the new master of e's slot was the old one's replica, and
+ * replication is asynchronous, so what the old master acknowledged last may
+ * not be there.  Ask at once (a renewal is the question: 1 still ours, 0
+ * lost to the failover).  A renewal on the wire was answered, or will be,
+ * by the old master: ask again once it is back.  One being unlocked is
+ * settled by its unlock.  Nothing is lost here (the map is being walked):
+ * an entry past giving up is left to its own timer.
+ */
+static void check_after_failover(struct lw_client *c, struct entry *e, uint64_t now_ns)
+{
+    e->failover_check = 1;
+    if (e->state == ENTRY_SENT)
+        e->recheck_after = 1;
+    if ((e->state != ENTRY_SCHEDULED && e->state != ENTRY_RETRY) || e->unlocking ||
+        now_ns >= give_up_at(c, e))
+        return;
+    lw_wheel_cancel(c->wheel, &e->ct.timer);
+    enqueue(c, e, now_ns);
+}
+
+void watchdog_failover(struct lw_client *c, const uint8_t *slots)
+{
+    uint64_t now = lw_clock_now();
+    struct entry *head, *tmp, *e;
+
+    HASH_ITER(hh, c->entries, head, tmp) {
+        for (e = head; e; e = e->next_owner)
+            if (slots[e->slot / 8] & (1u << (e->slot % 8)))
+                check_after_failover(c, e, now);
+    }
 }
 
 /* Stop renewing (engine thread, closing); or, once the engine is gone

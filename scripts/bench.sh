@@ -6,6 +6,9 @@
 # minute on a 2-core machine.  Options go to lwbench (lwbench --help), e.g.
 #   scripts/bench.sh --locks 1000000 --duration-s 60
 #   scripts/bench.sh --sweep --lease-ms 3000 --tick-ms 10 --plot sweep.png
+#   scripts/bench.sh --cluster    # a private Redis Cluster instead: 3 masters,
+#                                 # 3 replicas on loopback, stopped afterwards
+#   scripts/bench.sh --cluster 10.0.0.1:7000,10.0.0.2:7000   # a given cluster
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh

@@ -738,7 +738,7 @@ static void delete_keys(const struct opts *o, const struct target *t)
             name_of(name, sizeof name, t, i);
         else
             snprintf(name, sizeof name, "%s:churn:%u", t->prefix, i - o->locks);
-        redisAppendCommand(rc, "DEL %s {%s}:token", name, name);
+        redisAppendCommand(rc, "DEL %s redisson_lock_token:{%s}", name, name);
         if (++queued == CHECK_CHUNK || i + 1 == total) {
             drain(rc, queued);
             queued = 0;

@@ -391,7 +391,7 @@ REDIS_TEST(embedded, libev_server_example)
         char name[32], token[32];
 
         snprintf(name, sizeof name, "report:%d", i);
-        snprintf(token, sizeof token, "{report:%d}:token", i);
+        snprintf(token, sizeof token, "redisson_lock_token:{report:%d}", i);
         cr_assert_eq(redis_int("EXISTS %s", name), 0);
         cr_assert_gt(redis_int("GET %s", token), 0, "report %d was taken", i);
     }

@@ -36,7 +36,7 @@ REDIS_TEST(lock, reentrant_counts_and_wire_format)
     cr_assert_str_eq(r->element[1]->str, "2");
     freeReplyObject(r);
     cr_assert_gt(redis_int("PTTL %s", "orders"), 29000);
-    cr_assert_eq(redis_int("GET %s", "{orders}:token"), 1);
+    cr_assert_eq(redis_int("GET %s", "redisson_lock_token:{orders}"), 1);
 
     cr_assert_eq(lw_unlock(l), 0);
     cr_assert_eq(lw_hold_count(l), 1);
@@ -52,6 +52,59 @@ REDIS_TEST(lock, reentrant_counts_and_wire_format)
     cr_assert_eq(lw_unlock(l), 0);
     lw_lock_free(l);
     cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* Companion keys by Redisson's prefixName: a name with '{' keeps its own
+ * hash tag (prefix:name), others get one (prefix:{name}); either way every
+ * key of the lock hashes to the name's slot. */
+REDIS_TEST(lock, companion_keys_follow_redissons_prefix_name)
+{
+    struct lw_client *c = new_client(30000, NULL);
+    struct lw_lock *plain = new_lock(c, "jobs"), *tagged = new_lock(c, "{user7}:cart");
+    uint64_t t = 0;
+
+    cr_assert_str_eq(plain->token_key, "redisson_lock_token:{jobs}");
+    cr_assert_str_eq(plain->channel, "redisson_lock__channel:{jobs}");
+    cr_assert_str_eq(tagged->token_key, "redisson_lock_token:{user7}:cart");
+    cr_assert_str_eq(tagged->channel, "redisson_lock__channel:{user7}:cart");
+    cr_assert_eq(plain->slot, lw_keyslot("jobs", 4));
+    cr_assert_eq(tagged->slot, lw_keyslot("user7", 5));
+    cr_assert_eq(lw_keyslot(tagged->token_key, strlen(tagged->token_key)), tagged->slot);
+    cr_assert_eq(lw_keyslot(plain->channel, strlen(plain->channel)), plain->slot);
+
+    cr_assert_eq(lw_lock_acquire(tagged, &t), 0);
+    cr_assert_eq(redis_int("GET %s", "redisson_lock_token:{user7}:cart"), (long long)t);
+    cr_assert_eq(lw_unlock(tagged), 0);
+    lw_lock_free(plain);
+    lw_lock_free(tagged);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* The token keeps increasing: across unlocks, force-unlocks, handles and
+ * clients, as RFencedLock's counter at the same key does. */
+REDIS_TEST(lock, fencing_token_keeps_increasing)
+{
+    struct lw_client *a = new_client(30000, NULL), *b = new_client(30000, NULL);
+    struct lw_lock *la = new_lock(a, "{t}x"), *lb = new_lock(b, "{t}x");
+    uint64_t last = 0, t = 0;
+
+    for (int i = 0; i < 6; i++) {
+        struct lw_lock *l = i % 2 ? lb : la;
+
+        cr_assert_eq(lw_lock_acquire(l, &t), 0);
+        cr_assert_gt(t, last, "round %d: %llu after %llu", i, (unsigned long long)t,
+                     (unsigned long long)last);
+        last = t;
+        if (i % 3 == 2)
+            cr_assert_eq(lw_force_unlock(l), 1);
+        else
+            cr_assert_eq(lw_unlock(l), 0);
+    }
+    cr_assert_eq(redis_int("GET %s", "redisson_lock_token:{t}x"), (long long)last);
+    lw_lock_free(la);
+    lw_lock_free(lb);
+    cr_assert_eq(lw_client_free(a), 0);
+    cr_assert_eq(lw_client_free(b), 0);
 }
 
 REDIS_TEST(lock, unlock_by_non_owner_leaves_lock_untouched)

@@ -217,6 +217,69 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
     cr_assert(stderr_has("LWLOCK_REDIS"));
 }
 
+/* The address forms (-r, LWLOCK_REDIS) and cluster seeds (-c): each bad
+ * one is refused with 64 and a message that says what is wrong. */
+Test(lwlock_usage, bad_addresses_say_why, .init = make_dir, .fini = remove_dir, .timeout = 120)
+{
+    static const struct {
+        const char *opt, *value, *says;
+    } bad[] = {
+        {"-r", "redis://", "no HOST"},
+        {"-r", "redis://:6379", "no HOST"},
+        {"-r", "redis://:@h", "empty PASSWORD"},
+        {"-r", "redis://secret@h", "[USER]:PASSWORD@"},
+        {"-r", "redis://h:0", "PORT '0'"},
+        {"-r", "redis://h:65536", "PORT '65536'"},
+        {"-r", "redis://h/db1", "DB 'db1'"},
+        {"-r", "redis://h/65536", "DB '65536'"},
+        {"-r", "redis://h/1?timeout=5", "DB '1?timeout=5'"},
+        {"-r", "redis://%4:pw@h", "two hex digits"},
+        {"-r", "redis://u:p%00w@h", "NUL"},
+        {"-r", "rediss://h:6380", "TLS"},
+        {"-r", "http://h", "unknown scheme"},
+        {"-r", "h", "no ':PORT'"},
+        {"-r", "redis://[::1", "'['"},
+        {"--cluster", "", "empty seed"},
+        {"-c", "127.0.0.1:7000,", "empty seed"},
+        {"-c", "127.0.0.1:7000,,127.0.0.1:7001", "empty seed"},
+        {"-c", "127.0.0.1", "seed '127.0.0.1'"},
+        {"-c", "127.0.0.1:70000", "PORT '70000'"},
+        {"-c", "redis://127.0.0.1:7000", "seeds are HOST:PORT"},
+    };
+    char many[LW_MAX_CLUSTER_SEEDS * 20 + 40] = "";
+    int code;
+
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        code = run(ARGS(bad[i].opt, bad[i].value, "n", "true"));
+        cr_assert_eq(code, 64, "%s '%s': %d", bad[i].opt, bad[i].value, code);
+        cr_assert(stderr_has(bad[i].says), "%s '%s': no '%s' in the message", bad[i].opt,
+                  bad[i].value, bad[i].says);
+    }
+    /* A bad URL's credentials are not shown. */
+    code = run(ARGS("-r", "redis://u:hunter2@h/x", "n", "true"));
+    cr_assert_eq(code, 64);
+    cr_assert(stderr_has("'redis://***@h/x'") && !stderr_has("hunter2"));
+    code = run(ARGS("-r", "redis://hunter2@h", "n", "true"));
+    cr_assert_eq(code, 64);
+    cr_assert(!stderr_has("hunter2"));
+    code = run_env(ARGS("n", "true"), ARGS("LWLOCK_REDIS=redis://h/x"));
+    cr_assert_eq(code, 64);
+    cr_assert(stderr_has("invalid LWLOCK_REDIS 'redis://h/x': DB 'x'"));
+
+    /* A cluster has one database. */
+    code = run(ARGS("-c", "127.0.0.1:7000", "-r", "redis://:pw@h/2", "n", "true"));
+    cr_assert_eq(code, 64);
+    cr_assert(stderr_has("only DB 0"));
+
+    /* At most LW_MAX_CLUSTER_SEEDS seeds (duplicates count once). */
+    for (unsigned i = 0; i <= LW_MAX_CLUSTER_SEEDS; i++)
+        snprintf(many + strlen(many), sizeof many - strlen(many), "%s127.0.0.1:%u",
+                 i ? "," : "", 7000 + i);
+    code = run(ARGS("-c", many, "n", "true"));
+    cr_assert_eq(code, 64);
+    cr_assert(stderr_has("more than"));
+}
+
 Test(lwlock_usage, help_and_version, .init = make_dir, .fini = remove_dir, .timeout = 60)
 {
     char buf[4096];
@@ -296,6 +359,40 @@ LWLOCK_TEST(held_elsewhere_exits_75)
     cr_assert_lt(now_ms() - t0, 5000);
     cr_assert_not(exists("ran"), "COMMAND never ran");
     cr_assert_eq(redis_int("HGET %s other:1", "busy"), 1, "the holder is untouched");
+}
+
+/* redis://: the DB is the one the lock lives in; the password is sent. */
+LWLOCK_TEST(redis_url_selects_db_and_authenticates)
+{
+    struct redis_server locked;
+    char url[128], cmd[256];
+    char buf[64];
+    int code;
+
+    /* The lock is in DB 3 while COMMAND runs (redis-cli looks). */
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d/3", srv.port);
+    snprintf(cmd, sizeof cmd, "redis-cli -p %d -n 3 EXISTS dbjob > \"$LWT_DIR/db\"", srv.port);
+    code = run(ARGS("-r", url, "dbjob", "sh", "-c", cmd));
+    cr_assert_eq(code, 0, "%d", code);
+    cr_assert_str_eq(slurp("db", buf, sizeof buf), "1\n");
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d/", srv.port);
+    cr_assert_eq(run(ARGS("-r", url, "dbjob", "true")), 0, "a bare '/' is DB 0");
+
+    /* A server with a password: the right one (%-encoded here) gets in,
+     * a wrong one exits 69 saying so; LWLOCK_REDIS takes the URL too. */
+    cr_assert_eq(redis_server_start(&locked, "p@ss"), 0);
+    snprintf(url, sizeof url, "redis://:p%%40ss@127.0.0.1:%d", locked.port);
+    code = run(ARGS("-r", url, "authjob", "true"));
+    snprintf(url, sizeof url, "LWLOCK_REDIS=redis://:p%%40ss@127.0.0.1:%d/1", locked.port);
+    int code_env = run_env(ARGS("authjob", "true"), ARGS(url));
+    snprintf(url, sizeof url, "redis://:wrong@127.0.0.1:%d", locked.port);
+    int code_wrong = run(ARGS("-r", url, "authjob", "true"));
+    int said = stderr_has(lw_strerror(LW_EAUTH));
+    redis_server_stop(&locked);
+    cr_assert_eq(code, 0, "the right password: %d", code);
+    cr_assert_eq(code_env, 0, "the right password in LWLOCK_REDIS: %d", code_env);
+    cr_assert_eq(code_wrong, 69, "a wrong password: %d", code_wrong);
+    cr_assert(said, "a wrong password: says '%s'", lw_strerror(LW_EAUTH));
 }
 
 /* Before its first connection the library reports a refused connection

@@ -224,14 +224,34 @@ static uint32_t tick_for(uint32_t lease_ms)
     return tick < 1 ? 1 : tick > LW_DEFAULT_TICK_MS ? LW_DEFAULT_TICK_MS : tick;
 }
 
+/* Where Redis is, for messages: "HOST:PORT" or "the cluster at SEED,...". */
+static const char *where(const struct run *r, char *buf, size_t size)
+{
+    const struct lwlock_options *o = &r->opt;
+
+    if (o->cluster.n)
+        snprintf(buf, size, "the cluster at %s%s", o->cluster.addr[0],
+                 o->cluster.n > 1 ? ",..." : "");
+    else
+        snprintf(buf, size, strchr(o->redis.host, ':') ? "[%s]:%d" : "%s:%d", o->redis.host,
+                 o->redis.port);
+    return buf;
+}
+
 static int start_client(struct run *r)
 {
+    char at[300];
     struct lw_client_config cfg;
     int rc;
 
     lw_client_config_init(&cfg);
-    cfg.host = r->opt.host;
-    cfg.port = r->opt.port;
+    cfg.host = r->opt.redis.host;
+    cfg.port = r->opt.redis.port;
+    cfg.db = r->opt.redis.db;
+    cfg.username = r->opt.redis.username[0] ? r->opt.redis.username : NULL;
+    cfg.password = r->opt.redis.password[0] ? r->opt.redis.password : NULL;
+    cfg.cluster_seeds = r->opt.cluster.n ? r->opt.cluster.ptr : NULL;
+    cfg.cluster_nseeds = r->opt.cluster.n;
     cfg.watchdog_timeout_ms = r->opt.watchdog_ms;
     cfg.tick_ms = tick_for(r->opt.lease_ms ? r->opt.lease_ms : r->opt.watchdog_ms);
     cfg.on_lost = on_lost;
@@ -239,18 +259,20 @@ static int start_client(struct run *r)
     if ((rc = lw_client_new(&cfg, &r->client)) == 0 &&
         (rc = lw_lock_new(r->client, r->opt.name, strlen(r->opt.name), &r->lock)) == 0)
         return 0;
-    report("cannot use Redis at %s:%d: %s", r->opt.host, r->opt.port, lw_strerror(rc));
+    report("cannot use Redis at %s: %s", where(r, at, sizeof at), lw_strerror(rc));
     return rc == LW_ENOMEM ? EXIT_OSERR : EXIT_UNAVAILABLE;
 }
 
 /* The acquire failed with err: the exit status, with a message. */
 static int acquire_failed(const struct run *r, int err)
 {
+    char at[300];
+
     if (err == LW_ELOCKED) {
         report("%s: %s", r->opt.name, lw_strerror(err));
         return EXIT_LOCKED;
     }
-    report("cannot acquire %s at %s:%d: %s", r->opt.name, r->opt.host, r->opt.port,
+    report("cannot acquire %s at %s: %s", r->opt.name, where(r, at, sizeof at),
            lw_strerror(err));
     return err == LW_ENOMEM ? EXIT_OSERR : EXIT_UNAVAILABLE;
 }

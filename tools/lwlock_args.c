@@ -24,8 +24,12 @@ static void usage(FILE *to)
     fputs("Usage: lwlock [options] NAME COMMAND [ARG...]\n"
           "Hold the Redis lock NAME while COMMAND runs (flock(1) across machines).\n"
           "\n"
-          "  -r, --redis HOST:PORT  the Redis server (default: $LWLOCK_REDIS, else "
-          DEFAULT_REDIS ")\n"
+          "  -r, --redis ADDRESS    the Redis server: HOST:PORT or\n"
+          "                         redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]\n"
+          "                         (default: $LWLOCK_REDIS, else " DEFAULT_REDIS ")\n"
+          "  -c, --cluster SEEDS    a Redis Cluster: HOST:PORT,HOST:PORT,... (some of\n"
+          "                         its nodes); -r or $LWLOCK_REDIS then gives only\n"
+          "                         USER and PASSWORD (redis://USER:PASSWORD@...)\n"
           "  -w, --wait MS          wait at most MS for the lock: 0 tries once (default),\n"
           "                         -1 waits as long as it takes\n"
           "  -W, --watchdog MS      the lease, renewed while COMMAND runs (default 30000)\n"
@@ -118,24 +122,17 @@ const char *lwlock_signal_name(int sig, char *buf, size_t size)
     return buf;
 }
 
-/* HOST:PORT, or [IPv6]:PORT. */
-static int parse_address(const char *s, struct lwlock_options *o)
+/* -r's or $LWLOCK_REDIS's value; 0, or the usage status after a message
+ * naming it as `what`. */
+static int parse_redis(const char *s, const char *what, struct lwlock_options *o, FILE *err)
 {
-    const char *colon = strrchr(s, ':');
-    size_t len = colon ? (size_t)(colon - s) : 0;
-    long long port;
+    char why[300], shown[600];
 
-    if (!colon || parse_number(colon + 1, 1, 65535, &port))
-        return -1;
-    if (len >= 2 && s[0] == '[' && s[len - 1] == ']') {
-        s++;
-        len -= 2;
+    if (redis_url_parse(s, &o->redis, why, sizeof why)) {
+        /* A password must not end up in a terminal's scrollback or a log. */
+        redis_url_redact(s, shown, sizeof shown);
+        return usage_error(err, "invalid %s '%s': %s", what, shown, why);
     }
-    if (len == 0 || len >= sizeof o->host)
-        return -1;
-    memcpy(o->host, s, len);
-    o->host[len] = 0;
-    o->port = (int)port;
     return 0;
 }
 
@@ -143,6 +140,7 @@ enum { OPT_VERSION = 256 };
 
 static const struct option long_options[] = {
     {"redis", required_argument, NULL, 'r'},
+    {"cluster", required_argument, NULL, 'c'},
     {"wait", required_argument, NULL, 'w'},
     {"lease", required_argument, NULL, 'l'},
     {"watchdog", required_argument, NULL, 'W'},
@@ -167,9 +165,14 @@ static int take_option(struct parse *p, int c, const char *arg)
 
     switch (c) {
     case 'r':
-        return parse_address(arg, o)
-                   ? usage_error(p->err, "invalid Redis address '%s' (HOST:PORT)", arg)
-                   : 0;
+        return parse_redis(arg, "Redis address", o, p->err);
+    case 'c': {
+        char why[400];
+
+        if (redis_seeds_parse(arg, &o->cluster, why, sizeof why))
+            return usage_error(p->err, "invalid cluster seeds '%s': %s", arg, why);
+        return 0;
+    }
     case 'w':
         if (parse_number(arg, -1, MAX_MS, &v))
             return usage_error(p->err, "invalid wait '%s' (-1, or 0 to %lld ms)", arg, MAX_MS);
@@ -198,12 +201,7 @@ static int default_options(struct lwlock_options *o, const char *env, FILE *err)
     memset(o, 0, sizeof *o);
     o->watchdog_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS;
     o->lost_sig = SIGTERM;
-    if (env && *env) {
-        if (parse_address(env, o))
-            return usage_error(err, "invalid LWLOCK_REDIS '%s' (HOST:PORT)", env);
-        return 0;
-    }
-    return parse_address(DEFAULT_REDIS, o);
+    return parse_redis(env && *env ? env : DEFAULT_REDIS, "LWLOCK_REDIS", o, err);
 }
 
 /* The options before NAME: -1 at NAME, else the exit status. */
@@ -216,7 +214,7 @@ static int take_options(struct parse *p, int argc, char **argv, FILE *out)
      * and print our own messages. */
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+:r:w:l:W:s:h", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:r:c:w:l:W:s:h", long_options, NULL)) != -1) {
         if (c == 'h') {
             usage(out);
             return 0;
@@ -246,6 +244,9 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, struct lwloc
         return rc;
     if (p.seen_lease && p.seen_watchdog)
         return usage_error(err, "-l (a fixed lease) and -W (a renewed one) exclude each other");
+    if (o->cluster.n && o->redis.db)
+        return usage_error(err, "a cluster has only DB 0 (drop /%d from the Redis URL)",
+                           o->redis.db);
     if (optind >= argc)
         return usage_error(err, "missing NAME");
     if (argv[optind][0] == 0 || strlen(argv[optind]) > LW_LOCK_NAME_MAX)

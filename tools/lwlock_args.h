@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "redis_url.h"
+
 /* Exit statuses besides COMMAND's own (sysexits.h where one fits). */
 enum {
     EXIT_USAGE = 64,       /* EX_USAGE */
@@ -27,8 +29,9 @@ enum {
 #define LWLOCK_MAX_MS 2147483647LL /* LW_MAX_LEASE_MS: about 24.8 days */
 
 struct lwlock_options {
-    char host[256];
-    int port;              /* 1..65535 */
+    struct redis_url redis; /* -r or $LWLOCK_REDIS: the server, or with -c
+                               only its USER, PASSWORD (and DB 0) */
+    struct redis_seeds cluster; /* -c: the seeds; n == 0 without -c */
     long long wait_ms;     /* -1: forever, else 0..LWLOCK_MAX_MS */
     uint32_t lease_ms;     /* a fixed lease, or 0: the watchdog */
     uint32_t watchdog_ms;

@@ -39,8 +39,10 @@
  * Wire format (compatible with Redisson's RLock): the lock is a hash at the
  * lock's name with one field, "<client id>:<owner id>", holding the hold
  * count; the key's PEXPIRE is the lease; the final unlock deletes the key
- * and publishes "0" on "redisson_lock__channel:{<name>}".  The fencing
- * token is a counter at "{<name>}:token", incremented by every first
+ * and publishes "0" on its channel.  The channel and the fencing token's
+ * counter are named as Redisson names them: "redisson_lock__channel:{<name>}"
+ * and "redisson_lock_token:{<name>}", or without the added braces when the
+ * name has a '{' of its own.  The token is incremented by every first
  * acquire and never deleted.
  *
  * Waiting.  A lock held by somebody else is waited for on its pub/sub

@@ -9,7 +9,9 @@
  * and at every step the library's answers (is-held, hold count, is-locked,
  * the token) and the key itself, read with plain hiredis (the hash field
  * "<client id>:<owner>" holding the count, its expiry), must agree; after
- * the last unlock the key is gone.  The token counter "{<name>}:token",
+ * the last unlock the key is gone.  The token counter (Redisson's
+ * prefixName: "redisson_lock_token:{<name>}", or "redisson_lock_token:<name>"
+ * for a name with a '{'),
  * which the library never deletes, is deleted by the fuzzer so that every
  * input starts on an empty database (and the token is always 1).
  */
@@ -129,16 +131,24 @@ static void lock_unlock(struct lw_lock *lock, const void *name, size_t len)
     FUZZ_CHECK((rc = lw_unlock(lock)) == LW_ENOTOWNER, "unlock unheld: %s", lw_errname(rc));
 }
 
-/* "{<name>}:token" deleted; it must have been there. */
+/* The token counter deleted; it must have been there. */
 static void drop_token(const void *name, size_t len)
 {
-    char *key = malloc(len + 8);
+    static const char prefix[] = "redisson_lock_token:";
+    size_t np = sizeof prefix - 1;
+    int tagged = memchr(name, '{', len) != NULL;
+    char *key = malloc(np + len + 2), *p = key;
 
     FUZZ_CHECK(key, "out of memory");
-    key[0] = '{';
-    memcpy(key + 1, name, len);
-    memcpy(key + 1 + len, "}:token", 7);
-    FUZZ_CHECK(key_int("DEL", key, len + 8) == 1, "no token counter");
+    memcpy(p, prefix, np);
+    p += np;
+    if (!tagged)
+        *p++ = '{';
+    memcpy(p, name, len);
+    p += len;
+    if (!tagged)
+        *p++ = '}';
+    FUZZ_CHECK(key_int("DEL", key, (size_t)(p - key)) == 1, "no token counter");
     free(key);
 }
 

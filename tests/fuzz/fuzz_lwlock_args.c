@@ -1,13 +1,15 @@
 /*
  * tests/fuzz/fuzz_lwlock_args.c - lwlock's command line
- * (tools/lwlock_args.c).
+ * (tools/lwlock_args.c) and the Redis addresses it takes
+ * (tools/redis_url.c).
  *
  * Input: NUL-separated pieces; the first is $LWLOCK_REDIS (empty: unset),
  * the others are argv[1..] (argv[0] is "lwlock").
  *
  * Oracle: the result is one of the three kinds, each with its output and
  * nothing else: -1 (go on) with NAME and COMMAND inside argv and every
- * option in its documented range, silent; 0 with the help or the version
+ * option in its documented range (the address, credentials, DB and
+ * cluster seeds included), silent; 0 with the help or the version
  * on out; 64 with one "lwlock: ..." message and the hint on err.  argv is
  * left as it was.  And parsing is repeatable: the same argv parsed again,
  * after a parse that stopped inside a group of short options of another
@@ -76,8 +78,21 @@ static void check_go_on(const struct parsed *p, int argc, char **argv)
     FUZZ_CHECK(k < argc - 1 && o->command == argv + k + 1, "NAME/COMMAND not from argv");
     FUZZ_CHECK(o->name[0] && strlen(o->name) <= LW_LOCK_NAME_MAX, "NAME of %zu bytes",
                strlen(o->name));
-    FUZZ_CHECK(o->host[0] && strlen(o->host) < sizeof o->host, "host");
-    FUZZ_CHECK(o->port >= 1 && o->port <= 65535, "port %d", o->port);
+    FUZZ_CHECK(o->redis.host[0] && strlen(o->redis.host) < sizeof o->redis.host, "host");
+    FUZZ_CHECK(o->redis.port >= 1 && o->redis.port <= 65535, "port %d", o->redis.port);
+    FUZZ_CHECK(o->redis.db >= 0 && o->redis.db <= 65535, "db %d", o->redis.db);
+    FUZZ_CHECK(strlen(o->redis.username) < sizeof o->redis.username &&
+                   strlen(o->redis.password) < sizeof o->redis.password, "credentials");
+    FUZZ_CHECK(o->cluster.n <= LW_MAX_CLUSTER_SEEDS, "%u seeds", o->cluster.n);
+    FUZZ_CHECK(!o->cluster.n || o->redis.db == 0, "a cluster with db %d", o->redis.db);
+    for (unsigned i = 0; i < o->cluster.n; i++) {
+        const char *colon = strrchr(o->cluster.addr[i], ':');
+
+        FUZZ_CHECK(o->cluster.ptr[i] == o->cluster.addr[i], "seed pointer %u", i);
+        FUZZ_CHECK(colon && colon > o->cluster.addr[i] && atoi(colon + 1) >= 1 &&
+                       atoi(colon + 1) <= 65535 && !strchr(o->cluster.addr[i], ','),
+                   "seed '%s'", o->cluster.addr[i]);
+    }
     FUZZ_CHECK(o->wait_ms >= -1 && o->wait_ms <= LWLOCK_MAX_MS, "wait %lld", o->wait_ms);
     FUZZ_CHECK(o->lease_ms == 0 || (o->lease_ms >= LW_MIN_LEASE_MS &&
                                     o->lease_ms <= LWLOCK_MAX_MS), "lease %u", o->lease_ms);
@@ -115,7 +130,9 @@ static int same(const struct parsed *a, const struct parsed *b)
         memcmp(a->out, b->out, a->out_len) || memcmp(a->err, b->err, a->err_len))
         return 0;
     return a->rc != -1 ||
-           (!strcmp(a->o.host, b->o.host) && a->o.port == b->o.port &&
+           (!memcmp(&a->o.redis, &b->o.redis, sizeof a->o.redis) &&
+            a->o.cluster.n == b->o.cluster.n &&
+            !memcmp(a->o.cluster.addr, b->o.cluster.addr, sizeof a->o.cluster.addr) &&
             a->o.wait_ms == b->o.wait_ms && a->o.lease_ms == b->o.lease_ms &&
             a->o.watchdog_ms == b->o.watchdog_ms && a->o.lost_sig == b->o.lost_sig &&
             a->o.name == b->o.name && a->o.command == b->o.command);

@@ -1,0 +1,895 @@
+/*
+ * adapters/cluster.c - the engine as a Redis Cluster client: the topology
+ * (nodes, the slot map, refreshes, failover vs migration) and routing
+ * (by slot, by node, redirects, unsettled retries).  link.c runs the
+ * pipeline to each master; this file decides which link a request goes to.
+ *
+ * Topology.  A connection of its own (not a link: it may be to a replica,
+ * and it needs no scripts) asks CLUSTER SHARDS, or CLUSTER SLOTS on a
+ * server that does not know SHARDS (before Redis 7).  It starts at the
+ * first seed and moves to the next address (seeds, then every node seen)
+ * whenever it fails, so any one live node is enough.  The map is read at
+ * start, every topology_refresh_ms, and soon (at most one read per 100 ms)
+ * after a MOVED, an unsettled reply or a link's connection error.
+ *
+ * Nodes are known by address; an index, once given, stays with its address
+ * and is never reused, so a caller may keep node numbers across refreshes.
+ * Only masters that serve slots get a link; replicas are only remembered
+ * for telling a failover from a migration.
+ *
+ * Failover vs migration.  Each read map is compared with the previous
+ * read (not with the map MOVED patched since: those patches are guesses
+ * until a read confirms them).  A slot whose master changed to a node that
+ * was in the old master's shard (CLUSTER SHARDS) or listed as its replica
+ * (CLUSTER SLOTS) failed over: writes the old master acknowledged may be
+ * lost.  Any other change is a migration, and MIGRATE carried the keys.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "engine_private.h"
+#include "xorshift.h"
+
+#define REFRESH_GAP_NS 100000000ull    /* at most one map read per 100 ms */
+#define DEGRADED_GAP_NS 250000000ull   /* a master down: read every 250 ms */
+#define MAX_REDIRECTS 16
+#define RETRY_MIN_MS 20u               /* unsettled: 20 ms doubling to 200 ms */
+#define RETRY_MAX_MS 200u
+
+struct node {
+    char *host;
+    int port;
+    int master;    /* serves slots by the latest map (or a redirect said so) */
+    int shard;     /* its shard in the latest read, -1: not listed */
+    int new_shard; /* the same, while a read is parsed */
+};
+
+struct cluster {
+    struct lw_engine *e;
+    struct conn_config where;  /* for links: timeouts, password */
+    char *password;
+    char *username;
+    char *seed_host[LW_ENGINE_MAX_SEEDS];
+    int seed_port[LW_ENGINE_MAX_SEEDS];
+    unsigned nseeds;
+    struct node *nodes;
+    unsigned nnodes, cap;
+    int16_t map[LW_CLUSTER_SLOTS];   /* routing: node, -1 unknown */
+    int16_t read[LW_CLUSTER_SLOTS];  /* the latest map read, for the diff */
+    int16_t next[LW_CLUSTER_SLOTS];  /* the map being parsed */
+    uint8_t failover[LW_CLUSTER_SLOTS / 8]; /* what on_topology is told */
+    uint8_t moved[LW_CLUSTER_SLOTS / 8];
+    int have_map;
+    int sharded;       /* the cluster answered CLUSTER SHARDS */
+    int use_slots;     /* it did not: ask CLUSTER SLOTS */
+    lw_engine_topology_fn *on_topology;
+    void *topology_arg;
+
+    /* The topology connection. */
+    struct lw_conn tconn;
+    char *thost;       /* its address, for CLUSTER SLOTS' empty host */
+    unsigned next_addr; /* candidate tried next: seeds, then nodes */
+    unsigned failures; /* attempts failed since a map was last read */
+    int last_err;      /* why the latest attempt failed */
+    int fail_err;      /* every seed refused before any map: fail at once */
+    int querying;      /* a query is in flight */
+    int again;         /* another read was asked for meanwhile */
+    uint64_t query_ns; /* when the query in flight was sent */
+    uint64_t read_ns;  /* when the latest read was sent */
+    ev_timer periodic, soon, reopen;
+
+    struct fifo pending;  /* no route yet (no map, no link) */
+    struct fifo backoff;  /* unsettled: deadline_ns is the retry time */
+    struct xorshift rng;
+};
+
+/* --- configuration ------------------------------------------------------ */
+
+/* "host:port" (an IPv6 host in brackets): 0, LW_EINVAL, LW_ERANGE. */
+static int parse_seed(const char *s, char **host, int *port)
+{
+    const char *colon = s ? strrchr(s, ':') : NULL;
+    const char *h = s;
+    size_t hlen;
+    char *end;
+    long p;
+
+    if (!colon || colon == s || !colon[1])
+        return LW_EINVAL;
+    hlen = (size_t)(colon - s);
+    if (h[0] == '[' && hlen >= 2 && h[hlen - 1] == ']') {
+        h++;
+        hlen -= 2;
+    }
+    if (hlen == 0 || (memchr(h, ':', hlen) && s[0] != '['))
+        return LW_EINVAL;
+    p = strtol(colon + 1, &end, 10);
+    if (*end || colon[1] == '-' || colon[1] == '+' || colon[1] == ' ')
+        return LW_EINVAL;
+    if (p < 1 || p > 65535)
+        return LW_ERANGE;
+    if (host && !(*host = strndup(h, hlen)))
+        return LW_ENOMEM;
+    if (port)
+        *port = (int)p;
+    return 0;
+}
+
+int cluster_check_seeds(const struct lw_engine_config *cfg)
+{
+    int rc;
+
+    if (cfg->nseeds > LW_ENGINE_MAX_SEEDS)
+        return LW_ERANGE;
+    if (!cfg->seeds)
+        return LW_EINVAL;
+    for (unsigned i = 0; i < cfg->nseeds; i++)
+        if ((rc = parse_seed(cfg->seeds[i], NULL, NULL)))
+            return rc;
+    return 0;
+}
+
+/* --- nodes -------------------------------------------------------------- */
+
+/* The index of the node at host:port, made when new; -1 out of memory. */
+static int node_at(struct cluster *c, const char *host, size_t hlen, int port)
+{
+    struct lw_engine *e = c->e;
+    struct node *n;
+
+    for (unsigned i = 0; i < c->nnodes; i++)
+        if (c->nodes[i].port == port && !strncmp(c->nodes[i].host, host, hlen) &&
+            !c->nodes[i].host[hlen])
+            return (int)i;
+    if (c->nnodes == c->cap || c->nnodes >= (unsigned)INT16_MAX) {
+        unsigned cap = c->cap ? 2 * c->cap : 16;
+        struct node *nodes = c->nnodes >= (unsigned)INT16_MAX
+                                 ? NULL : realloc(c->nodes, cap * sizeof *nodes);
+        struct link **links = nodes ? realloc(e->links, cap * sizeof *links) : NULL;
+
+        if (nodes)
+            c->nodes = nodes;
+        if (!links)
+            return -1;
+        e->links = links;
+        memset(links + c->cap, 0, (cap - c->cap) * sizeof *links);
+        c->cap = cap;
+    }
+    n = &c->nodes[c->nnodes];
+    memset(n, 0, sizeof *n);
+    if (!(n->host = strndup(host, hlen)))
+        return -1;
+    n->port = port;
+    n->shard = n->new_shard = -1;
+    e->nlinks = ++c->nnodes; /* links[] is indexed by node */
+    return (int)(c->nnodes - 1);
+}
+
+/* Node i's link, made (and connecting) when it has none; NULL when out of
+ * memory. */
+static struct link *link_of(struct cluster *c, unsigned i)
+{
+    struct lw_engine *e = c->e;
+    struct conn_config where = c->where;
+
+    if (!e->links[i]) {
+        where.host = c->nodes[i].host;
+        where.port = c->nodes[i].port;
+        if ((e->links[i] = link_new(e, i, &where)))
+            link_connect(e->links[i]);
+    }
+    return e->links[i];
+}
+
+/* --- routing ------------------------------------------------------------ */
+
+/* A master that is up, else any master with a link, else NULL. */
+static struct link *any_master(struct cluster *c)
+{
+    struct link *some = NULL;
+
+    for (unsigned i = 0; i < c->nnodes; i++) {
+        struct link *l = c->e->links[i];
+
+        if (!c->nodes[i].master || !l)
+            continue;
+        if (conn_is_ready(&l->conn))
+            return l;
+        if (!some)
+            some = l;
+    }
+    return some;
+}
+
+static void to_link(struct link *l, struct lw_request *req, int front)
+{
+    req->deadline_ns = req->expires_ns;
+    if (front)
+        fifo_push_front(&l->waiting, req);
+    else
+        fifo_push(&l->waiting, req);
+    link_pump(l);
+}
+
+void cluster_route(struct lw_engine *e, struct lw_request *req, int front)
+{
+    struct cluster *c = e->cluster;
+    struct link *l = NULL;
+    unsigned to = req->route_to;
+
+    switch (req->route) {
+    case LW_ROUTE_NODE:
+        /* A batch for one master: if that node no longer is one, the
+         * caller must regroup its keys by the new map. */
+        if (to >= c->nnodes || !c->nodes[to].master || !(l = link_of(c, to))) {
+            engine_complete(e, req, NULL, LW_EUNSETTLED);
+            return;
+        }
+        break;
+    case LW_ROUTE_SLOT:
+        if (c->map[to % LW_CLUSTER_SLOTS] >= 0)
+            l = link_of(c, (unsigned)c->map[to % LW_CLUSTER_SLOTS]);
+        break;
+    default:
+        l = any_master(c);
+    }
+    if (l) {
+        to_link(l, req, front);
+        return;
+    }
+    req->deadline_ns = req->expires_ns;
+    fifo_push(&c->pending, req);
+}
+
+/* Route again what waits on l but belongs elsewhere now; fail node-routed
+ * requests of a node that is no longer a master. */
+static void reroute_link(struct cluster *c, struct link *l)
+{
+    struct fifo all = fifo_take(&l->waiting);
+    struct lw_request *req;
+    int is_master = c->nodes[l->node].master;
+
+    while ((req = fifo_pop(&all))) {
+        int stays = req->route == LW_ROUTE_SLOT ? c->map[req->route_to] == (int)l->node
+                    : is_master;
+
+        if (stays || req->asking)
+            fifo_push(&l->waiting, req);
+        else
+            cluster_route(c->e, req, 0);
+    }
+}
+
+static void reroute_all(struct cluster *c)
+{
+    struct fifo all = fifo_take(&c->pending);
+    struct lw_request *req;
+
+    for (unsigned i = 0; i < c->nnodes; i++)
+        if (c->e->links[i])
+            reroute_link(c, c->e->links[i]);
+    while ((req = fifo_pop(&all)))
+        cluster_route(c->e, req, 0);
+    link_pump_all(c->e);
+}
+
+/* Unsettled: try again after a jittered, doubling pause, but never past
+ * the request's own time; then LW_EUNSETTLED. */
+static void retry_later(struct cluster *c, struct lw_request *req)
+{
+    uint64_t now = lw_clock_now();
+    uint32_t ms = RETRY_MIN_MS << (req->unsettled < 4 ? req->unsettled : 4);
+
+    count_add(&c->e->count.unsettled, 1);
+    if (now >= req->expires_ns) {
+        engine_complete(c->e, req, NULL, LW_EUNSETTLED);
+        return;
+    }
+    if (ms > RETRY_MAX_MS)
+        ms = RETRY_MAX_MS;
+    ms = ms / 2 + (uint32_t)xorshift_below(&c->rng, ms / 2 + 1);
+    if (req->unsettled < UINT8_MAX)
+        req->unsettled++;
+    req->deadline_ns = now + ms * 1000000ull;
+    if (req->deadline_ns > req->expires_ns)
+        req->deadline_ns = req->expires_ns;
+    fifo_push(&c->backoff, req);
+}
+
+/* --- the topology connection --------------------------------------------- */
+
+static void refresh_soon(struct cluster *c);
+
+static const char shards_cmd[] = "*2\r\n$7\r\nCLUSTER\r\n$6\r\nSHARDS\r\n";
+static const char slots_cmd[] = "*2\r\n$7\r\nCLUSTER\r\n$5\r\nSLOTS\r\n";
+
+static void send_query(struct cluster *c)
+{
+    const char *cmd = c->use_slots ? slots_cmd : shards_cmd;
+    size_t len = c->use_slots ? sizeof slots_cmd - 1 : sizeof shards_cmd - 1;
+
+    if (!conn_is_ready(&c->tconn) || c->querying)
+        return;
+    if (conn_send(&c->tconn, cmd, len) == 0) {
+        c->querying = 1;
+        c->again = 0;
+        c->query_ns = c->read_ns = lw_clock_now();
+    }
+}
+
+static void refresh_soon(struct cluster *c)
+{
+    uint64_t now = lw_clock_now(), next = c->read_ns + REFRESH_GAP_NS;
+
+    if (c->querying) {
+        c->again = 1;
+        return;
+    }
+    if (now >= next) {
+        send_query(c);
+        return;
+    }
+    if (!ev_is_active(&c->soon)) {
+        ev_timer_set(&c->soon, (double)(next - now) / 1e9, 0.0);
+        ev_timer_start(c->e->loop, &c->soon);
+    }
+}
+
+/* Reply helpers: a RESP2 array of name/value pairs. */
+static const redisReply *field(const redisReply *r, const char *name)
+{
+    if (!r || r->type != REDIS_REPLY_ARRAY)
+        return NULL;
+    for (size_t i = 0; i + 1 < r->elements; i += 2) {
+        const redisReply *k = r->element[i];
+
+        if ((k->type == REDIS_REPLY_STRING || k->type == REDIS_REPLY_STATUS) &&
+            !strcasecmp(k->str, name))
+            return r->element[i + 1];
+    }
+    return NULL;
+}
+
+static int is_str(const redisReply *r, const char *s)
+{
+    return r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) &&
+           !strcasecmp(r->str, s);
+}
+
+static int int_of(const redisReply *r)
+{
+    if (!r)
+        return -1;
+    if (r->type == REDIS_REPLY_INTEGER)
+        return (int)r->integer;
+    if (r->type == REDIS_REPLY_STRING)
+        return atoi(r->str);
+    return -1;
+}
+
+/* The node a CLUSTER SHARDS node entry names; -1 when unusable. */
+static int shards_node(struct cluster *c, const redisReply *n)
+{
+    const redisReply *ip = field(n, "ip"), *port = field(n, "port");
+
+    if (!ip || ip->type != REDIS_REPLY_STRING || !ip->len || !strcmp(ip->str, "?"))
+        ip = field(n, "endpoint");
+    if (!ip || ip->type != REDIS_REPLY_STRING || !ip->len || int_of(port) <= 0)
+        return -1;
+    return node_at(c, ip->str, ip->len, int_of(port));
+}
+
+/* CLUSTER SHARDS: each shard holds "slots" (start, end, ...) and "nodes";
+ * its master is the node with role master, an online one first (a failed
+ * old master may still be listed). */
+static int parse_shards(struct cluster *c, const redisReply *r)
+{
+    for (size_t s = 0; s < r->elements; s++) {
+        const redisReply *slots = field(r->element[s], "slots");
+        const redisReply *nodes = field(r->element[s], "nodes");
+        int master = -1, master_ok = 0;
+
+        if (!slots || !nodes || slots->type != REDIS_REPLY_ARRAY ||
+            nodes->type != REDIS_REPLY_ARRAY)
+            return -1;
+        for (size_t i = 0; i < nodes->elements; i++) {
+            const redisReply *n = nodes->element[i];
+            int idx = shards_node(c, n), ok = !is_str(field(n, "health"), "fail");
+
+            if (idx < 0)
+                continue;
+            c->nodes[idx].new_shard = (int)s;
+            if (is_str(field(n, "role"), "master") && (master < 0 || (ok && !master_ok))) {
+                master = idx;
+                master_ok = ok;
+            }
+        }
+        for (size_t i = 0; master >= 0 && i + 1 < slots->elements; i += 2) {
+            int from = int_of(slots->element[i]), to = int_of(slots->element[i + 1]);
+
+            for (int slot = from; slot >= 0 && slot <= to && slot < (int)LW_CLUSTER_SLOTS; slot++)
+                c->next[slot] = (int16_t)master;
+        }
+    }
+    return 0;
+}
+
+/* A CLUSTER SLOTS node entry: [host, port, id, ...]; "" is the host asked. */
+static int slots_node(struct cluster *c, const redisReply *n)
+{
+    const char *host;
+    size_t hlen;
+
+    if (n->type != REDIS_REPLY_ARRAY || n->elements < 2 ||
+        n->element[0]->type != REDIS_REPLY_STRING || int_of(n->element[1]) <= 0)
+        return -1;
+    host = n->element[0]->len ? n->element[0]->str : c->thost;
+    hlen = n->element[0]->len ? n->element[0]->len : strlen(c->thost);
+    return node_at(c, host, hlen, int_of(n->element[1]));
+}
+
+/* CLUSTER SLOTS: [start, end, master, replica...] per range; a shard is
+ * named by its master's index. */
+static int parse_slots(struct cluster *c, const redisReply *r)
+{
+    for (size_t s = 0; s < r->elements; s++) {
+        const redisReply *range = r->element[s];
+        int master, from, to;
+
+        if (range->type != REDIS_REPLY_ARRAY || range->elements < 3)
+            return -1;
+        from = int_of(range->element[0]);
+        to = int_of(range->element[1]);
+        if ((master = slots_node(c, range->element[2])) < 0)
+            continue;
+        c->nodes[master].new_shard = master;
+        for (size_t i = 3; i < range->elements; i++) {
+            int idx = slots_node(c, range->element[i]);
+
+            if (idx >= 0)
+                c->nodes[idx].new_shard = master;
+        }
+        for (int slot = from; slot >= 0 && slot <= to && slot < (int)LW_CLUSTER_SLOTS; slot++)
+            c->next[slot] = (int16_t)master;
+    }
+    return 0;
+}
+
+/* Compare the new map with the latest read and tell on_topology. */
+static void report_change(struct cluster *c)
+{
+    uint8_t *failover = c->failover, *moved = c->moved;
+    uint8_t *shard_seen = calloc(c->nnodes + 1, 1);
+    struct lw_topology_change change = {failover, moved, 0};
+    int any = 0;
+
+    memset(failover, 0, sizeof c->failover);
+    memset(moved, 0, sizeof c->moved);
+    for (unsigned s = 0; s < LW_CLUSTER_SLOTS; s++) {
+        int was = c->read[s], now = c->next[s];
+
+        if (was < 0 || now < 0 || was == now)
+            continue;
+        any = 1;
+        if (c->nodes[was].shard >= 0 && c->nodes[now].shard == c->nodes[was].shard) {
+            failover[s / 8] |= (uint8_t)(1u << (s % 8));
+            if (shard_seen && !shard_seen[was]) { /* shards by old master */
+                shard_seen[was] = 1;
+                change.failovers++;
+            }
+        } else {
+            moved[s / 8] |= (uint8_t)(1u << (s % 8));
+        }
+    }
+    free(shard_seen);
+    if (any && c->on_topology) {
+        c->e->in_callback++;
+        c->on_topology(c->e, &change, c->topology_arg);
+        c->e->in_callback--;
+    }
+}
+
+/* A map was read: report what changed, adopt it, route by it. */
+static void adopt_map(struct cluster *c)
+{
+    if (c->have_map)
+        report_change(c);
+    for (unsigned i = 0; i < c->nnodes; i++) {
+        c->nodes[i].master = 0;
+        c->nodes[i].shard = c->nodes[i].new_shard;
+        c->nodes[i].new_shard = -1;
+    }
+    for (unsigned s = 0; s < LW_CLUSTER_SLOTS; s++)
+        if (c->next[s] >= 0)
+            c->nodes[c->next[s]].master = 1;
+    memcpy(c->map, c->next, sizeof c->map);
+    memcpy(c->read, c->next, sizeof c->read);
+    for (unsigned i = 0; i < c->nnodes; i++)
+        if (c->nodes[i].master)
+            link_of(c, i);
+    c->have_map = 1;
+    c->failures = 0;
+    c->fail_err = 0;
+    count_add(&c->e->count.topology_refreshes, 1);
+    atomic_store_explicit(&c->e->status, 0, memory_order_relaxed);
+    reroute_all(c);
+}
+
+static void on_topology_reply(void *arg, redisReply *reply)
+{
+    struct cluster *c = arg;
+    int rc = -1;
+
+    c->querying = 0;
+    if (reply->type == REDIS_REPLY_ERROR && !c->use_slots &&
+        (strstr(reply->str, "nknown") || strstr(reply->str, "ubcommand"))) {
+        c->use_slots = 1; /* before Redis 7 */
+        c->sharded = 0;
+        send_query(c);
+        return;
+    }
+    if (reply->type == REDIS_REPLY_ARRAY) {
+        for (unsigned s = 0; s < LW_CLUSTER_SLOTS; s++)
+            c->next[s] = -1;
+        rc = c->use_slots ? parse_slots(c, reply) : parse_shards(c, reply);
+    }
+    if (rc) { /* not a cluster, or an answer we cannot read: ask elsewhere */
+        conn_fail(&c->tconn, LW_EREDIS);
+        return;
+    }
+    c->sharded = !c->use_slots;
+    adopt_map(c);
+    if (c->again)
+        refresh_soon(c);
+}
+
+static void on_topology_up(void *arg)
+{
+    struct cluster *c = arg;
+
+    send_query(c);
+}
+
+static void open_topology(struct cluster *c);
+
+/* The topology connection failed: the next address, at once while a round
+ * lasts, after a back-off once every address failed.  Before any map, a
+ * round of refusals fails requests at once, as a refused single node does. */
+static void on_topology_down(void *arg, int err)
+{
+    struct cluster *c = arg;
+    unsigned ncand = c->nseeds + c->nnodes;
+    double delay = 0.0;
+
+    c->querying = 0;
+    c->last_err = err;
+    c->failures++;
+    conn_close(&c->tconn); /* ours to move elsewhere, not its own retry */
+    if (c->failures % ncand == 0) {
+        /* A round failed: wait, doubling from reconnect_min_ms to
+         * reconnect_max_ms with the rounds, before the next. */
+        unsigned rounds = c->failures / ncand;
+        uint64_t ms = (uint64_t)c->where.reconnect_min_ms << (rounds < 16 ? rounds - 1 : 15);
+
+        delay = (ms < c->where.reconnect_max_ms ? ms : c->where.reconnect_max_ms) / 1000.0;
+        if (!c->have_map && (err == LW_ECONNREFUSED || err == LW_ECONNECT || err == LW_EAUTH)) {
+            c->fail_err = err;
+            engine_fail_all(c->e, &c->pending, err);
+        }
+    }
+    if (!c->have_map)
+        atomic_store_explicit(&c->e->status, err, memory_order_relaxed);
+    ev_timer_set(&c->reopen, delay, 0.0);
+    ev_timer_start(c->e->loop, &c->reopen);
+}
+
+static void open_topology(struct cluster *c)
+{
+    unsigned ncand = c->nseeds + c->nnodes, i = c->next_addr++ % ncand;
+    struct conn_config cc = c->where;
+
+    conn_clear(&c->tconn);
+    cc.host = i < c->nseeds ? c->seed_host[i] : c->nodes[i - c->nseeds].host;
+    cc.port = i < c->nseeds ? c->seed_port[i] : c->nodes[i - c->nseeds].port;
+    cc.loop = c->e->loop;
+    cc.on_up = on_topology_up;
+    cc.on_down = on_topology_down;
+    cc.on_reply = on_topology_reply;
+    cc.arg = c;
+    c->thost = (char *)cc.host;
+    if (conn_init(&c->tconn, &cc)) {
+        on_topology_down(c, LW_ENOMEM);
+        return;
+    }
+    conn_connect(&c->tconn);
+}
+
+static void on_reopen(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    open_topology(w->data);
+}
+
+static void on_soon(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct cluster *c = w->data;
+
+    (void)loop;
+    (void)revents;
+    if (c->querying)
+        c->again = 1;
+    else
+        send_query(c);
+}
+
+static void on_periodic(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    refresh_soon(w->data);
+}
+
+/* --- replies and failures of links -------------------------------------- */
+
+static int starts(const char *s, const char *prefix)
+{
+    return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* "MOVED <slot> <host>:<port>" or "ASK ...": the target node, or -1. */
+static int redirect_target(struct cluster *c, const char *msg)
+{
+    const char *addr = strchr(msg, ' ');
+    const char *colon;
+
+    addr = addr ? strchr(addr + 1, ' ') : NULL;
+    if (!addr || !(colon = strrchr(++addr, ':')) || colon == addr)
+        return -1;
+    return node_at(c, addr, (size_t)(colon - addr), atoi(colon + 1));
+}
+
+/* MOVED: the slot is the target's now; patch the map at once and have the
+ * whole map read soon.  ASK: this one request goes there, after ASKING. */
+static int redirect(struct cluster *c, struct lw_request *req, const char *msg)
+{
+    int ask = starts(msg, "ASK "), to = redirect_target(c, msg);
+    struct link *l;
+
+    count_add(&c->e->count.redirects, 1);
+    if (to < 0 || ++req->redirects > MAX_REDIRECTS || !(l = link_of(c, (unsigned)to))) {
+        engine_complete(c->e, req, NULL, LW_EUNSETTLED);
+        return 1;
+    }
+    if (ask) {
+        req->asking = 1;
+        to_link(l, req, 1);
+        return 1;
+    }
+    c->nodes[to].master = 1;
+    c->map[(unsigned)atoi(msg + 6) % LW_CLUSTER_SLOTS] = (int16_t)to; /* "MOVED <slot> " */
+    refresh_soon(c);
+    cluster_route(c->e, req, 1);
+    return 1;
+}
+
+/* Replies that say the cluster is moving, not that the command failed. */
+static int is_unsettled(const char *msg)
+{
+    return starts(msg, "TRYAGAIN") || starts(msg, "CLUSTERDOWN") || starts(msg, "LOADING") ||
+           starts(msg, "READONLY") || starts(msg, "MASTERDOWN");
+}
+
+int cluster_on_error(struct link *l, struct lw_request *req, const redisReply *reply)
+{
+    struct cluster *c = l->e->cluster;
+
+    if (req->route != LW_ROUTE_SLOT)
+        return 0; /* by node or unrouted: the caller reads the error */
+    if (starts(reply->str, "MOVED ") || starts(reply->str, "ASK "))
+        return redirect(c, req, reply->str);
+    if (!is_unsettled(reply->str))
+        return 0;
+    if (!starts(reply->str, "TRYAGAIN"))
+        refresh_soon(c); /* TRYAGAIN is a migration in progress: the map holds */
+    retry_later(c, req);
+    return 1;
+}
+
+void cluster_on_lost(struct link *l, struct lw_request *req, int err)
+{
+    struct cluster *c = l->e->cluster;
+
+    if (req->route == LW_ROUTE_SLOT &&
+        (err == LW_ECONNLOST || err == LW_ECONNREFUSED || err == LW_ECONNECT))
+        retry_later(c, req);
+    else
+        engine_complete(l->e, req, NULL, err);
+}
+
+void cluster_link_down(struct link *l, int err)
+{
+    (void)err;
+    refresh_soon(l->e->cluster); /* a failover, perhaps */
+}
+
+/* --- the tick ----------------------------------------------------------- */
+
+/* Requests with no route that waited their time: LW_EUNSETTLED once a map
+ * is known, else why the topology could not be read. */
+static void expire_pending(struct cluster *c, uint64_t now)
+{
+    struct fifo all = fifo_take(&c->pending);
+    struct lw_request *req;
+    int err = c->have_map ? LW_EUNSETTLED : c->last_err ? c->last_err : LW_ETIMEDOUT;
+
+    while ((req = fifo_pop(&all))) {
+        if (req->expires_ns <= now)
+            engine_complete(c->e, req, NULL, err);
+        else
+            fifo_push(&c->pending, req);
+    }
+}
+
+static void run_backoff(struct cluster *c, uint64_t now)
+{
+    struct fifo all = fifo_take(&c->backoff);
+    struct lw_request *req;
+
+    while ((req = fifo_pop(&all))) {
+        if (req->expires_ns <= now)
+            engine_complete(c->e, req, NULL, LW_EUNSETTLED);
+        else if (req->deadline_ns <= now)
+            cluster_route(c->e, req, 1);
+        else
+            fifo_push(&c->backoff, req);
+    }
+}
+
+/* A master serving slots has no connection: a failover may be under way,
+ * and the sooner it is seen the sooner its slots are served again.  Its
+ * link's reconnects, backing off to seconds, would ask too seldom. */
+static int degraded(const struct cluster *c)
+{
+    for (unsigned i = 0; i < c->nnodes; i++)
+        if (c->nodes[i].master && c->e->links[i] && !conn_is_ready(&c->e->links[i]->conn))
+            return 1;
+    return 0;
+}
+
+void cluster_tick(struct lw_engine *e, uint64_t now_ns)
+{
+    struct cluster *c = e->cluster;
+
+    if (c->have_map && !c->querying && now_ns - c->read_ns >= DEGRADED_GAP_NS && degraded(c))
+        send_query(c);
+    if (c->querying && now_ns - c->query_ns >= e->command_timeout_ns)
+        conn_fail(&c->tconn, LW_ETIMEDOUT); /* that node hangs: ask another */
+    if (c->pending.head)
+        expire_pending(c, now_ns);
+    if (c->backoff.head)
+        run_backoff(c, now_ns);
+}
+
+size_t cluster_held(const struct lw_engine *e)
+{
+    return e->cluster->pending.count + e->cluster->backoff.count;
+}
+
+int cluster_fails_at_once(const struct lw_engine *e)
+{
+    return e->cluster->fail_err;
+}
+
+/* --- life --------------------------------------------------------------- */
+
+int cluster_new(struct lw_engine *e, const struct lw_engine_config *cfg)
+{
+    struct cluster *c = calloc(1, sizeof *c);
+    uint32_t period = cfg->topology_refresh_ms ? cfg->topology_refresh_ms
+                                               : LW_ENGINE_DEFAULT_TOPOLOGY_REFRESH_MS;
+
+    if (!(e->cluster = c))
+        return LW_ENOMEM;
+    c->e = e;
+    for (; c->nseeds < cfg->nseeds; c->nseeds++)
+        if (parse_seed(cfg->seeds[c->nseeds], &c->seed_host[c->nseeds],
+                       &c->seed_port[c->nseeds]))
+            return LW_ENOMEM;
+    if ((cfg->password && !(c->password = strdup(cfg->password))) ||
+        (cfg->username && !(c->username = strdup(cfg->username))))
+        return LW_ENOMEM;
+    c->where.password = c->password;
+    /* TODO(merge): c->where.username = c->username; once conn_config has
+     * the username field (the pub/sub branch adds it). */
+    c->where.connect_timeout_ms = cfg->connect_timeout_ms;
+    c->where.reconnect_min_ms = cfg->reconnect_min_ms;
+    c->where.reconnect_max_ms = cfg->reconnect_max_ms;
+    c->on_topology = cfg->on_topology;
+    c->topology_arg = cfg->topology_arg;
+    c->rng = xorshift_seed((uint64_t)(uintptr_t)c ^ lw_clock_now());
+    memset(c->map, 0xff, sizeof c->map); /* -1: unknown */
+    memset(c->read, 0xff, sizeof c->read);
+    ev_init(&c->soon, on_soon);
+    c->soon.data = c;
+    ev_init(&c->reopen, on_reopen);
+    c->reopen.data = c;
+    ev_timer_init(&c->periodic, on_periodic, period / 1000.0, period / 1000.0);
+    c->periodic.data = c;
+    c->tconn.state = CONN_CLOSED; /* nothing to close or clear yet */
+    return 0;
+}
+
+void cluster_start(struct lw_engine *e)
+{
+    struct cluster *c = e->cluster;
+
+    ev_timer_start(e->loop, &c->periodic);
+    open_topology(c);
+}
+
+void cluster_stop(struct lw_engine *e)
+{
+    struct cluster *c = e->cluster;
+
+    ev_timer_stop(e->loop, &c->periodic);
+    ev_timer_stop(e->loop, &c->soon);
+    ev_timer_stop(e->loop, &c->reopen);
+    conn_close(&c->tconn);
+    engine_fail_all(e, &c->pending, LW_ESHUTDOWN);
+    engine_fail_all(e, &c->backoff, LW_ESHUTDOWN);
+}
+
+void cluster_free(struct lw_engine *e)
+{
+    struct cluster *c = e->cluster;
+
+    if (!c)
+        return;
+    conn_clear(&c->tconn);
+    for (unsigned i = 0; i < c->nseeds; i++)
+        free(c->seed_host[i]);
+    for (unsigned i = 0; i < c->nnodes; i++)
+        free(c->nodes[i].host);
+    free(c->nodes);
+    free(c->password);
+    free(c->username);
+    free(c);
+}
+
+/* --- the public questions ------------------------------------------------ */
+
+int lw_engine_slot_node(const struct lw_engine *e, unsigned slot)
+{
+    return e->cluster ? e->cluster->map[slot % LW_CLUSTER_SLOTS] : 0;
+}
+
+unsigned lw_engine_node_count(const struct lw_engine *e)
+{
+    return e->cluster ? e->cluster->nnodes : 1;
+}
+
+int lw_engine_node_addr(const struct lw_engine *e, unsigned node, const char **host, int *port)
+{
+    const struct link *l;
+
+    if (e->cluster) {
+        if (node >= e->cluster->nnodes)
+            return LW_ERANGE;
+        *host = e->cluster->nodes[node].host;
+        *port = e->cluster->nodes[node].port;
+        return 0;
+    }
+    if (node != 0)
+        return LW_ERANGE;
+    l = e->links[0];
+    *host = l->conn.host ? l->conn.host : l->conn.unix_path;
+    *port = l->conn.port;
+    return 0;
+}
+
+int lw_engine_sharded_pubsub(const struct lw_engine *e)
+{
+    return e->cluster && e->cluster->sharded;
+}

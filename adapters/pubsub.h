@@ -1,0 +1,114 @@
+/*
+ * adapters/pubsub.h - the unlock-message router: which pub/sub connection
+ * each channel is subscribed on.
+ *
+ * Outside a cluster, and in a cluster with sharded pub/sub off, there is
+ * one subscriber and plain SUBSCRIBE (in a cluster PUBLISH reaches every
+ * node, so any node will do).  In sharded mode there is one subscriber per
+ * master that has channels, and each channel is SSUBSCRIBEd on the master
+ * serving its slot (lw_keyslot of the channel name).  The user (core's
+ * waiters) keeps its own per-channel state, as it did on one subscriber,
+ * and sees events per channel:
+ *
+ *   LW_PS_UP            a connection came up: subscribe the channels that
+ *                       are not (calls that returned LW_ECONNLOST)
+ *   LW_PS_SUBSCRIBED    the channel's subscription is confirmed
+ *   LW_PS_UNSUBSCRIBED  its unsubscription is confirmed
+ *   LW_PS_MESSAGE       a message on it
+ *   LW_PS_LOST          it is no longer subscribed, unasked: its connection
+ *                       went down, its slot moved (an unsolicited
+ *                       sunsubscribe, MOVED, a new slot map), or an error.
+ *                       Messages may have been missed; subscribe again
+ *                       (it goes where the channel lives now) and check
+ *                       again what was waited for.
+ *
+ * Everything runs on the engine thread, lw_pubsub_new() and
+ * lw_pubsub_free() included.
+ */
+#ifndef LW_ADAPTERS_PUBSUB_H
+#define LW_ADAPTERS_PUBSUB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ev_loop;
+struct lw_engine;
+struct lw_pubsub;
+
+enum lw_pubsub_event {
+    LW_PS_UP,
+    LW_PS_SUBSCRIBED,
+    LW_PS_UNSUBSCRIBED,
+    LW_PS_MESSAGE,
+    LW_PS_LOST,
+};
+
+/* channel is NULL for LW_PS_UP. */
+typedef void lw_pubsub_fn(void *arg, int event, const char *channel, size_t len);
+
+/* The slot map the router follows: the engine's, or for tests another
+ * with the same answers (see engine.h for what each means). */
+struct lw_pubsub_map {
+    int (*is_cluster)(void *arg);
+    int (*sharded_pubsub)(void *arg);
+    int (*slot_node)(void *arg, unsigned slot);
+    unsigned (*node_count)(void *arg);
+    int (*node_addr)(void *arg, unsigned node, const char **host, int *port);
+    void *arg;
+};
+
+struct lw_pubsub_config {
+    struct lw_engine *engine;  /* its loop, and its slot map in a cluster */
+    struct ev_loop *loop;      /* NULL: the engine's */
+    const struct lw_pubsub_map *map; /* NULL: the engine's */
+    /* Outside a cluster: where to connect.  In a cluster the engine's
+     * node addresses are used instead. */
+    const char *host;
+    int port;
+    const char *unix_path;
+    const char *username;      /* every subscriber's AUTH, or NULL */
+    const char *password;
+    uint32_t connect_timeout_ms;
+    uint32_t reconnect_min_ms;
+    uint32_t reconnect_max_ms;
+    int sharded;               /* enum lw_sharded_mode */
+    lw_pubsub_fn *on_event;
+    void *arg;
+};
+
+/* lw_pubsub_new - copy cfg (validated by the caller).  Outside a cluster
+ * the one subscriber starts connecting; in a cluster a subscriber connects
+ * when a channel first needs it.  Returns 0, LW_ENOMEM. */
+int lw_pubsub_new(const struct lw_pubsub_config *cfg, struct lw_pubsub **out);
+
+/* lw_pubsub_free - close every connection; no event runs after.  NULL
+ * ignored.  Not from inside one of its events. */
+void lw_pubsub_free(struct lw_pubsub *ps);
+
+/* lw_pubsub_subscribe, lw_pubsub_unsubscribe - send SUBSCRIBE or
+ * SSUBSCRIBE (UNSUBSCRIBE, SUNSUBSCRIBE) on the channel's connection; the
+ * confirmation comes as an event.  Returns 0, or LW_ECONNLOST when that
+ * connection is not up (or the slot map is not known yet): LW_PS_UP
+ * follows when it is worth trying again.  LW_ENOMEM. */
+int lw_pubsub_subscribe(struct lw_pubsub *ps, const char *channel, size_t len);
+int lw_pubsub_unsubscribe(struct lw_pubsub *ps, const char *channel, size_t len);
+
+/* lw_pubsub_topology_changed - the engine has a new slot map: channels
+ * whose slot now lives on another master are LW_PS_LOST (and so
+ * resubscribed there); a change of sharded mode (AUTO learning that the
+ * cluster has sharded pub/sub) moves every channel. */
+void lw_pubsub_topology_changed(struct lw_pubsub *ps);
+
+/* lw_pubsub_is_sharded - 1 when channels are SSUBSCRIBEd (or about to be:
+ * AUTO decides by the engine's latest map), so unlocks must SPUBLISH. */
+int lw_pubsub_is_sharded(const struct lw_pubsub *ps);
+
+/* lw_pubsub_channel_node - the node a channel is subscribed (or being
+ * subscribed) on, or -1 when it is not; the single subscriber is -2 when
+ * it is on no engine node (outside a cluster).  For tests and stats. */
+int lw_pubsub_channel_node(const struct lw_pubsub *ps, const char *channel, size_t len);
+
+/* lw_pubsub_reconnects - connections made after the first, all of them. */
+uint64_t lw_pubsub_reconnects(const struct lw_pubsub *ps);
+
+#endif

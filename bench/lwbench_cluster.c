@@ -1,0 +1,410 @@
+/*
+ * bench/lwbench_cluster.c - lwbench --cluster: the cluster it runs on, what
+ * each master does, and the cluster's ceiling.
+ *
+ * The cluster is a private one (bench/redis_cluster.h: 3 masters and 3
+ * replicas on loopback, stopped afterwards) or a given one (seeds, or -r's
+ * HOST:PORT).  Its masters and slot map are read once, with CLUSTER SLOTS,
+ * at the start: lwbench does not reshard, so they hold for the run.
+ *
+ * Per master, over the run's window: renewals/s are the PEXPIREs the renew
+ * script ran there (INFO commandstats counts the commands a script calls;
+ * a renewal is one PEXPIRE, nothing else lwbench does then PEXPIREs), and
+ * calls/s its EVALSHAs.  Their ratio is that master's keys per call.
+ *
+ * The ceiling is measured like the single-node one (lwbench_ceiling.c): a
+ * pipelined flood of batch-key renew calls on the run's own lock hashes,
+ * opts.inflight calls out, but one flood per master at once, each over the
+ * locks whose slot that master serves, on a connection of its own; the
+ * per-master rates summed are the cluster's.  The calls carry keys of many
+ * slots, so they declare none: keys and fields go in ARGV, as the
+ * watchdog's cluster renewals do (a script that declares no keys may touch
+ * any key its node serves).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include <leasewheel/lock.h>
+#include <leasewheel/wheel.h>
+
+#include "engine.h"
+#include "lwbench.h"
+#include "pipeline.h"
+
+#define FLOOD_SECONDS 2.0
+#define WARMUP_SECONDS 0.5
+#define LEASE "30000"           /* long enough that no key expires meanwhile */
+#define DELETE_CHUNK 1000u
+
+/* ARGV: lease ms, then name and field pairs.  1 renewed, 0 not ours, -1
+ * not served here (pcall's error table: the key is not this node's). */
+static const char *const renew_script[] = {
+    "local renewed = {} "
+    "for i = 2, #ARGV, 2 do "
+    "  local held = redis.pcall('hexists', ARGV[i], ARGV[i + 1]) "
+    "  if type(held) == 'table' then "
+    "    renewed[#renewed + 1] = -1 "
+    "  elseif held == 1 then "
+    "    redis.call('pexpire', ARGV[i], ARGV[1]) "
+    "    renewed[#renewed + 1] = 1 "
+    "  else "
+    "    renewed[#renewed + 1] = 0 "
+    "  end "
+    "end "
+    "return renewed",
+};
+
+/* ---- Topology ---- */
+
+static int add_master(struct target *t, const char *host, int port)
+{
+    for (unsigned i = 0; i < t->nmasters; i++)
+        if (t->masters[i].port == port && !strcmp(t->masters[i].host, host))
+            return (int)i;
+    if (t->nmasters == LWB_MAX_MASTERS)
+        return -1;
+    snprintf(t->masters[t->nmasters].host, sizeof t->masters[0].host, "%s", host);
+    t->masters[t->nmasters].port = port;
+    return (int)t->nmasters++;
+}
+
+/* CLUSTER SLOTS of the node at seed_host into t's masters and slot map. */
+static int read_slots(struct target *t, const char *seed_host, redisReply *r, char *why,
+                      size_t n)
+{
+    unsigned covered = 0;
+
+    for (size_t k = 0; k < r->elements; k++) {
+        redisReply *e = r->element[k], *m;
+        const char *host;
+        int idx;
+
+        if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
+            (m = e->element[2])->type != REDIS_REPLY_ARRAY || m->elements < 2)
+            continue;
+        /* An empty or "?" address means "where you asked" (as the spec). */
+        host = m->element[0]->type == REDIS_REPLY_STRING && m->element[0]->len > 0 &&
+                       strcmp(m->element[0]->str, "?")
+                   ? m->element[0]->str
+                   : seed_host;
+        if ((idx = add_master(t, host, (int)m->element[1]->integer)) < 0) {
+            snprintf(why, n, "more than %d masters", LWB_MAX_MASTERS);
+            return -1;
+        }
+        for (long long s = e->element[0]->integer;
+             s <= e->element[1]->integer && s < REDIS_CLUSTER_SLOTS; s++, covered++)
+            t->slot_master[s] = (uint8_t)idx;
+    }
+    if (covered != REDIS_CLUSTER_SLOTS) {
+        snprintf(why, n, "the cluster serves %u of %d slots", covered, REDIS_CLUSTER_SLOTS);
+        return -1;
+    }
+    return 0;
+}
+
+/* The slot map from the first seed that answers. */
+static int read_topology(struct target *t, char *why, size_t n)
+{
+    snprintf(why, n, "no seed answered CLUSTER SLOTS");
+    for (unsigned i = 0; i < t->seeds.n; i++) {
+        char host[REDIS_URL_HOST_MAX];
+        const char *colon = strrchr(t->seeds.addr[i], ':');
+        size_t len = (size_t)(colon - t->seeds.addr[i]);
+        redisContext *rc;
+        redisReply *r;
+        int rcode;
+
+        /* Seeds are "host:port" or "[v6]:port" (redis_seeds_add). */
+        if (t->seeds.addr[i][0] == '[')
+            snprintf(host, sizeof host, "%.*s", (int)len - 2, t->seeds.addr[i] + 1);
+        else
+            snprintf(host, sizeof host, "%.*s", (int)len, t->seeds.addr[i]);
+        if (!(rc = target_connect(t, host, atoi(colon + 1))))
+            continue;
+        r = redisCommand(rc, "CLUSTER SLOTS");
+        redisFree(rc);
+        if (!r || r->type != REDIS_REPLY_ARRAY) {
+            if (r && r->type == REDIS_REPLY_ERROR)
+                snprintf(why, n, "%s: CLUSTER SLOTS: %s (not a cluster?)", t->seeds.addr[i],
+                         r->str);
+            freeReplyObject(r);
+            continue;
+        }
+        t->nmasters = 0;
+        rcode = read_slots(t, host, r, why, n);
+        freeReplyObject(r);
+        return rcode;
+    }
+    return -1;
+}
+
+int cluster_open(struct target *t, const struct opts *o, char *why, size_t n)
+{
+    char sub[200];
+
+    t->cluster = 1;
+    if (o->seeds.n) {
+        t->seeds = o->seeds;
+    } else if (o->redis) {
+        t->seeds.n = 0;
+        if (redis_seeds_add(&t->seeds, o->url.host, o->url.port, sub, sizeof sub))
+            return snprintf(why, n, "%s", sub), -1;
+    } else {
+        progress("starting a private cluster: 3 masters, 3 replicas");
+        if (redis_cluster_start(&t->private_cluster, 3, 1)) {
+            snprintf(why, n, "could not start a private Redis Cluster (is redis-server "
+                             "installed?)");
+            return -1;
+        }
+        t->private_server = 1;
+        for (int i = 0; i < t->private_cluster.nnodes; i++)
+            redis_seeds_add(&t->seeds, "127.0.0.1", t->private_cluster.node[i].port, sub,
+                            sizeof sub);
+    }
+    for (unsigned i = 0; i < t->seeds.n; i++)
+        t->seeds.ptr[i] = t->seeds.addr[i];
+    if (read_topology(t, why, n))
+        return -1;
+    snprintf(t->host, sizeof t->host, "%s", t->masters[0].host);
+    t->port = t->masters[0].port;
+    return 0;
+}
+
+void cluster_close(struct target *t)
+{
+    if (t->private_cluster.nnodes)
+        redis_cluster_stop(&t->private_cluster);
+    t->private_cluster.nnodes = 0;
+}
+
+unsigned cluster_master_of(const struct target *t, const char *name)
+{
+    return t->slot_master[lw_keyslot(name, strlen(name))];
+}
+
+/* ---- Counters ---- */
+
+static double info_count(const char *info, const char *name)
+{
+    const char *at = strstr(info, name);
+
+    return at ? strtod(at + strlen(name), NULL) : 0;
+}
+
+void cluster_counters(const struct target *t, unsigned i, struct master_counters *c)
+{
+    redisContext *rc = target_connect(t, t->masters[i].host, t->masters[i].port);
+    redisReply *r = rc ? redisCommand(rc, "INFO commandstats") : NULL;
+
+    c->pexpire = c->evalsha = c->cpu_s = -1;
+    if (r && r->type == REDIS_REPLY_STRING) {
+        /* A command never called has no line: 0 so far. */
+        c->pexpire = info_count(r->str, "cmdstat_pexpire:calls=");
+        c->evalsha = info_count(r->str, "cmdstat_evalsha:calls=");
+    }
+    freeReplyObject(r);
+    r = rc ? redisCommand(rc, "INFO cpu") : NULL;
+    if (r && r->type == REDIS_REPLY_STRING && strstr(r->str, "used_cpu_user:"))
+        c->cpu_s = info_count(r->str, "used_cpu_sys:") + info_count(r->str, "used_cpu_user:");
+    freeReplyObject(r);
+    redisFree(rc);
+}
+
+/* ---- The ceiling ---- */
+
+/* One master's flood: its engine, its locks (indices into the run's). */
+struct flood {
+    struct lw_engine *e;
+    struct pipeline p;
+    uint32_t *idx, nidx;
+    uint64_t d0, d1;
+    struct master_counters c0, c1;
+};
+
+/* Per master, the indices of the run's locks it serves. */
+static int group_keys(const struct target *t, const struct flood_keys *k, struct flood *f)
+{
+    char name[128];
+
+    for (unsigned m = 0; m < t->nmasters; m++)
+        if (!(f[m].idx = malloc((size_t)k->count * sizeof *f[m].idx)))
+            return -1;
+    for (uint32_t i = 0; i < k->count; i++) {
+        struct flood *g;
+
+        key_name(name, sizeof name, k->prefix, i);
+        g = &f[cluster_master_of(t, name)];
+        g->idx[g->nidx++] = i;
+    }
+    return 0;
+}
+
+/* HSET name field 1 for f's locks: the run's lost locks made again. */
+static int remake(struct flood *f, const struct flood_keys *k)
+{
+    struct lw_request *reqs = calloc(f->nidx, sizeof *reqs);
+    struct pipeline p = {.e = f->e, .reqs = reqs, .n = f->nidx, .window = SINGLE_WINDOW};
+    char name[128];
+    int rc = reqs ? 0 : -1;
+
+    for (uint32_t i = 0; rc == 0 && i < f->nidx; i++) {
+        key_name(name, sizeof name, k->prefix, f->idx[i]);
+        rc = lw_request_command(&reqs[i], 4, (const char *[]){"HSET", name, k->field, "1"},
+                                NULL);
+    }
+    if (rc == 0 && (pipe_run(&p) < 0 || atomic_load(&p.failed)))
+        rc = -1;
+    pipe_free_reqs(reqs, f->nidx);
+    return rc;
+}
+
+/* f's flood: calls of batch keys over its locks in turn, more calls than
+ * the window so that none is re-sent while on the wire. */
+static int format_flood(struct flood *f, const struct flood_keys *k, uint32_t batch,
+                        uint32_t window)
+{
+    uint32_t ncalls = (f->nidx + batch - 1) / batch;
+    const char **argv = calloc(2u * batch + 1u, sizeof *argv);
+    char (*names)[128] = calloc(batch, sizeof *names);
+    int rc = argv && names ? 0 : -1;
+
+    f->p = (struct pipeline){.e = f->e, .window = window, .ones = batch, .zeros_ok = 1};
+    f->p.n = ncalls > 2 * window + 2 ? ncalls : 2 * window + 2;
+    if (!(f->p.reqs = calloc(f->p.n, sizeof *f->p.reqs)))
+        rc = -1;
+    if (argv)
+        argv[0] = LEASE;
+    for (uint32_t c = 0; rc == 0 && c < f->p.n; c++) {
+        for (uint32_t i = 0; i < batch; i++) {
+            key_name(names[i], sizeof names[i], k->prefix,
+                     f->idx[(uint32_t)(((uint64_t)c * batch + i) % f->nidx)]);
+            argv[1 + 2 * i] = names[i];
+            argv[2 + 2 * i] = k->field;
+        }
+        rc = lw_request_evalsha(&f->p.reqs[c], 0, 0, (int)(2 * batch + 1), argv, NULL);
+    }
+    free(names);
+    free(argv);
+    return rc;
+}
+
+static void free_floods(struct flood *f, unsigned n)
+{
+    for (unsigned m = 0; m < n; m++) {
+        lw_engine_free(f[m].e);
+        pipe_free_reqs(f[m].p.reqs, f[m].p.n);
+        free(f[m].idx);
+    }
+}
+
+/* Start every master's flood, measure them together, stop them. */
+static int run_floods(struct target *t, struct flood *f, struct run_result *r, uint32_t batch,
+                      char *why, size_t n)
+{
+    uint64_t t0, t1;
+    double secs, cores = 0;
+    int rc = 0;
+
+    for (unsigned m = 0; m < t->nmasters; m++)
+        if (f[m].nidx)
+            pipe_start(&f[m].p);
+    nap(t, WARMUP_SECONDS);
+    for (unsigned m = 0; m < t->nmasters; m++)
+        cluster_counters(t, m, &f[m].c0), f[m].d0 = atomic_load(&f[m].p.done);
+    t0 = lw_clock_now();
+    nap(t, FLOOD_SECONDS);
+    t1 = lw_clock_now();
+    for (unsigned m = 0; m < t->nmasters; m++)
+        f[m].d1 = atomic_load(&f[m].p.done), cluster_counters(t, m, &f[m].c1);
+    secs = (double)(t1 - t0) / 1e9;
+    r->ceiling.batched = 0;
+    for (unsigned m = 0; m < t->nmasters; m++) {
+        if (f[m].nidx && (pipe_stop(&f[m].p) || atomic_load(&f[m].p.failed))) {
+            char sub[160];
+
+            snprintf(why, n, "ceiling on %s:%d: %s", t->masters[m].host, t->masters[m].port,
+                     pipe_why(&f[m].p, sub, sizeof sub));
+            rc = -1;
+        }
+        r->masters[m].ceiling = (double)(f[m].d1 - f[m].d0) * batch / secs;
+        r->ceiling.batched += r->masters[m].ceiling;
+        if (f[m].c0.cpu_s >= 0 && f[m].c1.cpu_s >= 0 && cores >= 0)
+            cores += (f[m].c1.cpu_s - f[m].c0.cpu_s) / secs;
+        else
+            cores = -1;
+    }
+    r->ceiling.redis_cpu_pct = cores >= 0 ? 100 * cores : -1;
+    r->ceiling.single = 0; /* not measured in a cluster */
+    return rc;
+}
+
+int cluster_ceiling(const struct opts *o, struct target *t, const struct flood_keys *k,
+                    struct run_result *r, char *why, size_t n)
+{
+    struct flood f[LWB_MAX_MASTERS] = {0};
+    int rc = -1;
+
+    if (group_keys(t, k, f)) {
+        snprintf(why, n, "ceiling: out of memory");
+        goto out;
+    }
+    for (unsigned m = 0; m < t->nmasters; m++) {
+        if (!f[m].nidx)
+            continue;
+        if (target_engine(t, t->masters[m].host, t->masters[m].port, renew_script, 1,
+                          SINGLE_WINDOW, &f[m].e)) {
+            snprintf(why, n, "ceiling: could not start an engine on %s:%d",
+                     t->masters[m].host, t->masters[m].port);
+            goto out;
+        }
+        if (k->remake && (progress("ceiling: making the lost locks again"), remake(&f[m], k))) {
+            snprintf(why, n, "ceiling: could not make the lost locks again");
+            goto out;
+        }
+        if (format_flood(&f[m], k, o->batch, o->inflight)) {
+            snprintf(why, n, "out of memory formatting the flood");
+            goto out;
+        }
+    }
+    progress("ceiling: renew flood on %u masters at once, %u keys per call, %u calls in flight "
+             "each", t->nmasters, o->batch, o->inflight);
+    rc = run_floods(t, f, r, o->batch, why, n);
+out:
+    free_floods(f, t->nmasters);
+    return rc;
+}
+
+/* ---- Deleting ---- */
+
+int cluster_delete(const struct target *t, const char *p, uint32_t count)
+{
+    redisContext *rc[LWB_MAX_MASTERS] = {0};
+    uint32_t queued[LWB_MAX_MASTERS] = {0};
+    char name[128];
+    int bad = 0;
+
+    for (unsigned m = 0; m < t->nmasters; m++)
+        if (!(rc[m] = target_connect(t, t->masters[m].host, t->masters[m].port)))
+            bad = -1;
+    for (uint32_t i = 0; !bad && i < count; i++) {
+        unsigned m;
+
+        key_name(name, sizeof name, p, i);
+        m = cluster_master_of(t, name);
+        append_delete(rc[m], p, i);
+        if (++queued[m] == DELETE_CHUNK) {
+            bad = read_replies(rc[m], queued[m]);
+            queued[m] = 0;
+        }
+    }
+    for (unsigned m = 0; m < t->nmasters; m++) {
+        if (!bad && queued[m])
+            bad = read_replies(rc[m], queued[m]);
+        if (rc[m])
+            redisFree(rc[m]);
+    }
+    return bad;
+}

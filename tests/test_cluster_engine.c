@@ -1,0 +1,639 @@
+/*
+ * tests/test_cluster_engine.c - the engine as a Redis Cluster client, on a
+ * private 3+3 cluster (bench/redis_cluster.h): slots as the server counts
+ * them, every master reached through one seed, MOVED after a reshard, ASK
+ * and TRYAGAIN during a slot migration driven by hand, a dead shard failing
+ * only its own slots with LW_EUNSETTLED, a graceful failover reported as
+ * one, and a killed master holding up only its own node's requests.
+ * Every wait is bounded; every server is stopped by pid.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <criterion/criterion.h>
+
+#include "engine.h"
+#include "redis_cluster.h"
+
+static struct redis_cluster cl;
+
+static void setup(void)
+{
+    cr_assert_eq(redis_cluster_start(&cl, 3, 1), 0, "the cluster did not start");
+}
+
+static void teardown(void)
+{
+    redis_cluster_stop(&cl);
+}
+
+#define CLUSTER_TEST(name) Test(cluster_engine, name, .init = setup, .fini = teardown, \
+                                .timeout = 150)
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(int ms)
+{
+    nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
+}
+
+/* --- the engine ---------------------------------------------------------- */
+
+static char seed[32];
+static const char *seeds[1] = {seed};
+
+/* Failover and moved slots seen by on_topology, ORed over its calls. */
+static struct {
+    uint8_t failover[LW_CLUSTER_SLOTS / 8];
+    uint8_t moved[LW_CLUSTER_SLOTS / 8];
+    unsigned failovers;
+    _Atomic int calls;
+} topo;
+
+static void on_topology(struct lw_engine *e, const struct lw_topology_change *ch, void *arg)
+{
+    (void)e;
+    (void)arg;
+    for (unsigned i = 0; i < LW_CLUSTER_SLOTS / 8; i++) {
+        topo.failover[i] |= ch->failover[i];
+        topo.moved[i] |= ch->moved[i];
+    }
+    topo.failovers += ch->failovers;
+    topo.calls++;
+}
+
+/* An engine that knows the cluster through node 0 alone. */
+static struct lw_engine *engine_new(uint32_t timeout_ms, uint32_t refresh_ms)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+
+    snprintf(seed, sizeof seed, "127.0.0.1:%d", cl.node[0].port);
+    lw_engine_config_init(&cfg);
+    cfg.seeds = seeds;
+    cfg.nseeds = 1;
+    cfg.command_timeout_ms = timeout_ms;
+    cfg.topology_refresh_ms = refresh_ms;
+    cfg.wheel.tick_ns = 10 * 1000000ull;
+    cfg.on_topology = on_topology;
+    memset(&topo, 0, sizeof topo);
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    return e;
+}
+
+/* What a call got: the error, or the reply's gist. */
+struct got {
+    int err;
+    int type;
+    long long integer;
+    char str[128];
+    size_t elements;
+    char el[4][32];
+};
+
+static void copy_reply(struct lw_request *req, const redisReply *r, int err, void *arg)
+{
+    struct got *g = arg;
+
+    (void)req;
+    memset(g, 0, sizeof *g);
+    g->err = err;
+    if (!r)
+        return;
+    g->type = r->type;
+    g->integer = r->integer;
+    if (r->str)
+        snprintf(g->str, sizeof g->str, "%.*s", (int)r->len, r->str);
+    g->elements = r->type == REDIS_REPLY_ARRAY ? r->elements : 0;
+    for (size_t i = 0; i < g->elements && i < 4; i++)
+        if (r->element[i]->str)
+            snprintf(g->el[i], sizeof g->el[i], "%s", r->element[i]->str);
+}
+
+/* A command routed as asked, waited for.  Returns the call's error. */
+static int call(struct lw_engine *e, struct got *g, int route, unsigned to, const char *a0,
+                const char *a1, const char *a2, const char *a3)
+{
+    const char *argv[] = {a0, a1, a2, a3};
+    int argc = a3 ? 4 : a2 ? 3 : a1 ? 2 : 1, rc;
+    struct lw_request req;
+
+    lw_request_init(&req);
+    cr_assert_eq(lw_request_command(&req, argc, argv, NULL), 0);
+    if (route == LW_ROUTE_SLOT)
+        lw_request_route_slot(&req, to);
+    else if (route == LW_ROUTE_NODE)
+        lw_request_route_node(&req, to);
+    rc = lw_engine_call(e, &req, copy_reply, g);
+    lw_request_clear(&req);
+    return rc;
+}
+
+/* By the key's slot. */
+static int call_key(struct lw_engine *e, struct got *g, const char *cmd, const char *key,
+                    const char *arg)
+{
+    return call(e, g, LW_ROUTE_SLOT, lw_keyslot(key, strlen(key)), cmd, key, arg, NULL);
+}
+
+/* Questions for the engine thread, asked through a task. */
+struct ask {
+    struct lw_engine *e;
+    unsigned slot;
+    int node;
+    unsigned node_count;
+    int sharded;
+    struct lw_engine_stats ns; /* the slot's node's stats */
+    int ns_rc;
+    int bad_rc;                /* lw_engine_node_stats of an unknown node */
+};
+
+static void on_ask(struct lw_request *req, const redisReply *r, int err, void *arg)
+{
+    struct ask *a = arg;
+    struct lw_engine *e = a->e;
+
+    (void)req;
+    (void)r;
+    (void)err;
+    a->node = lw_engine_slot_node(e, a->slot);
+    a->node_count = lw_engine_node_count(e);
+    a->sharded = lw_engine_sharded_pubsub(e);
+    a->ns_rc = a->node >= 0 ? lw_engine_node_stats(e, (unsigned)a->node, &a->ns) : -1;
+    a->bad_rc = lw_engine_node_stats(e, 100000, &(struct lw_engine_stats){0});
+}
+
+static struct ask ask(struct lw_engine *e, unsigned slot)
+{
+    struct ask a = {.e = e, .slot = slot};
+    struct lw_request req;
+
+    lw_request_init(&req);
+    lw_request_task(&req);
+    cr_assert_eq(lw_engine_call(e, &req, on_ask, &a), 0);
+    return a;
+}
+
+/* The fixture's index of engine node n (by port). */
+static int fixture_node(struct lw_engine *e, int n)
+{
+    const char *host;
+    int port;
+
+    (void)host;
+    cr_assert_eq(lw_engine_node_addr(e, (unsigned)n, &host, &port), 0);
+    return redis_cluster_node_by_port(&cl, port);
+}
+
+/* The server's CLUSTER KEYSLOT of key. */
+static int server_keyslot(const char *key, size_t len)
+{
+    redisReply *r = redis_cluster_command(&cl, 0, "CLUSTER KEYSLOT %b", key, len);
+    int slot;
+
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER);
+    slot = (int)r->integer;
+    freeReplyObject(r);
+    return slot;
+}
+
+/* A key whose slot master `m` (a fixture index) serves, "<prefix>N". */
+static void key_on(int m, const char *prefix, char *key, size_t size)
+{
+    for (int i = 0; i < 100000; i++) {
+        snprintf(key, size, "%s%d", prefix, i);
+        if (redis_cluster_slot_master(&cl, (int)lw_keyslot(key, strlen(key)), -1) == m)
+            return;
+    }
+    cr_assert(0, "no key for node %d", m);
+}
+
+/* --- tests --------------------------------------------------------------- */
+
+CLUSTER_TEST(keyslot_parity)
+{
+    static const struct {
+        const char *key;
+        size_t len;
+    } keys[] = {
+        {"foo", 3}, {"lock:orders", 11}, {"user:{123}:a", 12}, {"{user}{b}", 9},
+        {"a{}b{c}", 7}, {"{}", 2}, {"{}x", 3}, {"{", 1}, {"}{x}", 4}, {"x{y", 3},
+        {"{{a}}", 5}, {"a{b}{c}", 7}, {"", 0}, {"\0\xff{\0}z", 6}, {"\xfe\x80\x00", 3},
+        {"{\xff\xfe}1", 5}, {"redisson_lock__channel:{x}", 26},
+    };
+    char bin[24];
+    unsigned rng = 12345;
+
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        cr_assert_eq(lw_keyslot(keys[i].key, keys[i].len),
+                     (unsigned)server_keyslot(keys[i].key, keys[i].len), "key %zu", i);
+    /* Random binary names, some with braces. */
+    for (int n = 0; n < 200; n++) {
+        size_t len = 1 + n % (sizeof bin - 1);
+
+        for (size_t i = 0; i < len; i++) {
+            rng = rng * 1103515245u + 12345u;
+            bin[i] = (char)(rng >> 16);
+            if ((rng >> 8) % 7 == 0)
+                bin[i] = (rng >> 4) % 2 ? '{' : '}';
+        }
+        cr_assert_eq(lw_keyslot(bin, len), (unsigned)server_keyslot(bin, len), "random %d", n);
+    }
+}
+
+/* Through one seed: a key on every master, by slot; and each master by
+ * node index. */
+CLUSTER_TEST(all_masters_through_one_seed)
+{
+    struct lw_engine *e = engine_new(5000, 0);
+    struct lw_engine_stats st;
+    struct got g;
+    char key[32];
+    int seen[REDIS_CLUSTER_MAX_NODES] = {0};
+
+    cr_assert(lw_engine_is_cluster(e));
+    for (int m = 0; m < 3; m++) {
+        unsigned slot;
+        struct ask a;
+
+        key_on(m, "k", key, sizeof key);
+        slot = lw_keyslot(key, strlen(key));
+        cr_assert_eq(call_key(e, &g, "SET", key, "v"), 0);
+        cr_assert_eq(g.type, REDIS_REPLY_STATUS, "SET %s: %s", key, g.str);
+        a = ask(e, slot);
+        cr_assert_geq(a.node, 0);
+        cr_assert_eq(fixture_node(e, a.node), m, "slot %u: node %d", slot, a.node);
+        seen[a.node]++;
+        /* The same master by node: it has the key. */
+        cr_assert_eq(call(e, &g, LW_ROUTE_NODE, (unsigned)a.node, "EXISTS", key, NULL, NULL), 0);
+        cr_assert_eq(g.integer, 1);
+        cr_assert(a.sharded, "a Redis 7 cluster answers CLUSTER SHARDS");
+        cr_assert_eq(a.ns_rc, 0);
+        cr_assert_geq(a.ns.sent, 2, "node %d's own stats", a.node);
+        cr_assert_geq(a.ns.replies, 2);
+        cr_assert_eq(a.bad_rc, LW_ERANGE);
+        cr_assert_geq(a.node_count, 3);
+    }
+    /* Unrouted: some master answers. */
+    cr_assert_eq(call(e, &g, LW_ROUTE_ANY, 0, "PING", NULL, NULL, NULL), 0);
+    cr_assert_str_eq(g.str, "PONG");
+    /* A node that is not a master (a replica is known, linkless) or not
+     * known fails at once. */
+    cr_assert_eq(call(e, &g, LW_ROUTE_NODE, 1000, "PING", NULL, NULL, NULL), LW_EUNSETTLED);
+    lw_engine_get_stats(e, &st);
+    cr_assert_geq(st.topology_refreshes, 1);
+    cr_assert_eq(st.redirects, 0);
+    lw_engine_free(e);
+}
+
+CLUSTER_TEST(moved_after_reshard)
+{
+    struct lw_engine *e = engine_new(5000, 3600000); /* no periodic refresh */
+    struct lw_engine_stats st;
+    struct got g;
+    char key[32];
+    int from = 0, to = 1, slot, followed = 0;
+    static char of2[16384];
+    struct ask a;
+
+    key_on(from, "m", key, sizeof key);
+    slot = (int)lw_keyslot(key, strlen(key));
+    cr_assert_eq(call_key(e, &g, "SET", key, "before"), 0);
+    cr_assert_str_eq(g.str, "OK");
+    cr_assert_eq(fixture_node(e, ask(e, (unsigned)slot).node), from);
+
+    cr_assert_eq(redis_cluster_migrate_slot(&cl, slot, from, to, 10, NULL, NULL), 0);
+    cr_assert_eq(redis_cluster_wait_slot_master(&cl, slot, from, 10000), to);
+    cr_assert_eq(call_key(e, &g, "GET", key, NULL), 0);
+    cr_assert_str_eq(g.str, "before", "GET after the move: %s", g.str);
+    lw_engine_get_stats(e, &st);
+    cr_assert_geq(st.redirects, 1);
+    a = ask(e, (unsigned)slot);
+    cr_assert_eq(fixture_node(e, a.node), to, "the map was patched at once");
+    /* The MOVED asked for a map read (within ~100 ms): let it land before
+     * resharding, so that the reshard's slots are still old in our map. */
+    for (int i = 0; i < 500 && st.topology_refreshes < 2; i++) {
+        sleep_ms(10);
+        lw_engine_get_stats(e, &st);
+    }
+    cr_assert_geq(st.topology_refreshes, 2, "no map read after MOVED");
+
+    /* And slots moved by redis-cli --cluster reshard: node 2's slots in
+     * our map, one of which is node 0's now. */
+    for (int i = 0; i < 16384; i++)
+        of2[i] = fixture_node(e, ask(e, (unsigned)i).node) == 2;
+    cr_assert_eq(redis_cluster_reshard(&cl, 2, 0, 5), 0);
+    for (int i = 0; i < 16384; i++) {
+        if (of2[i] && redis_cluster_slot_master(&cl, i, -1) == 0) {
+            /* A slot of node 2 in our map that moved: a key there is
+             * followed. */
+            char k2[32];
+
+            for (int j = 0;; j++) {
+                snprintf(k2, sizeof k2, "r%d", j);
+                if ((int)lw_keyslot(k2, strlen(k2)) == i)
+                    break;
+                cr_assert_lt(j, 2000000);
+            }
+            cr_assert_eq(call_key(e, &g, "SET", k2, "x"), 0);
+            cr_assert_str_eq(g.str, "OK");
+            cr_assert_eq(fixture_node(e, ask(e, (unsigned)i).node), 0);
+            followed = 1;
+            break;
+        }
+    }
+    cr_assert(followed, "no resharded slot was still ours to follow");
+    lw_engine_free(e);
+}
+
+/* Migration by hand: ASK for a key already moved (and for a new key),
+ * TRYAGAIN for a two-key command whose keys are split, retried until the
+ * slot settles. */
+struct mig {
+    struct lw_engine *e;
+    int some_seen;
+    struct lw_request mget;
+    struct got mget_got;
+    _Atomic int mget_done;
+};
+
+static void on_mget(struct lw_request *req, const redisReply *r, int err, void *arg)
+{
+    struct mig *m = arg;
+
+    copy_reply(req, r, err, &m->mget_got);
+    m->mget_done = 1;
+}
+
+static int during_migration(struct redis_cluster *c, enum redis_cluster_step step, void *arg)
+{
+    struct mig *m = arg;
+    struct lw_engine_stats before, after;
+    struct got g;
+    const char *argv[] = {"MGET", "{mig}a", "{mig}b"};
+
+    (void)c;
+    if (step == REDIS_CLUSTER_MARKED) {
+        /* A new key in a MIGRATING slot: the source says ASK. */
+        lw_engine_get_stats(m->e, &before);
+        cr_assert_eq(call_key(m->e, &g, "SET", "{mig}new", "n"), 0);
+        cr_assert_str_eq(g.str, "OK", "SET while migrating: %s", g.str);
+        lw_engine_get_stats(m->e, &after);
+        cr_assert_gt(after.redirects, before.redirects, "ASK followed");
+    }
+    if (step != REDIS_CLUSTER_KEYS_SOME || m->some_seen++)
+        return 0;
+    /* One key moved ({mig}a sorts first), the other not yet. */
+    lw_engine_get_stats(m->e, &before);
+    cr_assert_eq(call_key(m->e, &g, "GET", "{mig}a", NULL), 0);
+    cr_assert_str_eq(g.str, "va", "GET of a moved key: %s", g.str);
+    cr_assert_eq(call_key(m->e, &g, "GET", "{mig}b", NULL), 0);
+    cr_assert_str_eq(g.str, "vb");
+    lw_engine_get_stats(m->e, &after);
+    cr_assert_gt(after.redirects, before.redirects, "ASK followed");
+    /* Both keys: TRYAGAIN until the migration ends (the hook returns). */
+    lw_request_init(&m->mget);
+    cr_assert_eq(lw_request_command(&m->mget, 3, argv, NULL), 0);
+    lw_request_route_slot(&m->mget, lw_keyslot("{mig}", 5));
+    cr_assert_eq(lw_engine_submit(m->e, &m->mget, on_mget, m), 0);
+    sleep_ms(300);
+    cr_assert_eq(m->mget_done, 0, "MGET served while its keys are split?");
+    lw_engine_get_stats(m->e, &after);
+    cr_assert_gt(after.unsettled, before.unsettled, "TRYAGAIN retried");
+    return 0;
+}
+
+CLUSTER_TEST(ask_and_tryagain_during_migration)
+{
+    struct mig m = {.e = engine_new(10000, 3600000)};
+    int slot = (int)lw_keyslot("{mig}", 5), from, to;
+    struct got g;
+    struct ask a;
+
+    from = redis_cluster_slot_master(&cl, slot, -1);
+    to = from == 0 ? 1 : 0;
+    cr_assert_eq(call_key(m.e, &g, "SET", "{mig}a", "va"), 0);
+    cr_assert_eq(call_key(m.e, &g, "SET", "{mig}b", "vb"), 0);
+    a = ask(m.e, (unsigned)slot);
+    cr_assert_eq(redis_cluster_migrate_slot(&cl, slot, from, to, 1, during_migration, &m), 0);
+    cr_assert_geq(m.some_seen, 1);
+    for (int i = 0; i < 1000 && !m.mget_done; i++)
+        sleep_ms(10);
+    cr_assert(m.mget_done, "MGET never completed");
+    cr_assert_eq(m.mget_got.err, 0, "MGET: %d", m.mget_got.err);
+    cr_assert_eq(m.mget_got.elements, 2, "MGET: %s", m.mget_got.str);
+    cr_assert_str_eq(m.mget_got.el[0], "va");
+    cr_assert_str_eq(m.mget_got.el[1], "vb");
+    lw_request_clear(&m.mget);
+    (void)a;
+    lw_engine_free(m.e);
+}
+
+/* Node i says cluster_state:fail. */
+static int cluster_down(int i)
+{
+    redisReply *r = redis_cluster_command(&cl, i, "CLUSTER INFO");
+    int down = r && r->type == REDIS_REPLY_STRING && strstr(r->str, "cluster_state:fail");
+
+    freeReplyObject(r);
+    return down;
+}
+
+/* Every live node: cluster-require-full-coverage yes or no. */
+static void full_coverage(const char *yes_no)
+{
+    for (int i = 0; i < cl.nnodes; i++) {
+        redisReply *r = cl.node[i].pid ? redis_cluster_command(&cl, i,
+                            "CONFIG SET cluster-require-full-coverage %s", yes_no) : NULL;
+
+        cr_assert(!cl.node[i].pid || (r && r->type == REDIS_REPLY_STATUS));
+        freeReplyObject(r);
+    }
+}
+
+/*
+ * A shard with its master and replica dead (SIGKILL, no failover
+ * possible).  With full coverage required the live masters answer
+ * CLUSTERDOWN to everything: retried until the command timeout, then
+ * LW_EUNSETTLED.  Without it, only the dead shard's slots fail so, and
+ * the other shards serve.
+ */
+CLUSTER_TEST(dead_shard_unsettled_others_serve)
+{
+    struct lw_engine *e = engine_new(1000, 200);
+    struct lw_engine_stats st, after;
+    char dead_key[32], live_key[32];
+    struct got g;
+    int rep = redis_cluster_replica_of(&cl, 2);
+    double t0;
+
+    key_on(2, "d", dead_key, sizeof dead_key);
+    key_on(0, "l", live_key, sizeof live_key);
+    cr_assert_eq(call_key(e, &g, "SET", dead_key, "x"), 0);
+    cr_assert_geq(rep, 0);
+    cr_assert_eq(redis_cluster_signal(&cl, rep, SIGKILL), 0);
+    cr_assert_eq(redis_cluster_signal(&cl, 2, SIGKILL), 0);
+    for (int i = 0; i < 500 && !cluster_down(0); i++)
+        sleep_ms(20);
+    cr_assert(cluster_down(0), "node 0 never said cluster_state:fail");
+
+    lw_engine_get_stats(e, &st);
+    t0 = now_s();
+    cr_assert_eq(call_key(e, &g, "GET", live_key, NULL), LW_EUNSETTLED);
+    cr_assert_geq(now_s() - t0, 0.9, "failed before its timeout");
+    cr_assert_leq(now_s() - t0, 1.5, "failed long after its timeout");
+    lw_engine_get_stats(e, &after);
+    cr_assert_gt(after.unsettled, st.unsettled + 2, "CLUSTERDOWN retried");
+    cr_assert_gt(after.error_replies, st.error_replies);
+
+    full_coverage("no");
+    for (int i = 0; i < 500 && cluster_down(0); i++)
+        sleep_ms(20);
+    cr_assert(!cluster_down(0), "node 0 stayed down without full coverage");
+    for (int round = 0; round < 3; round++) {
+        t0 = now_s();
+        cr_assert_eq(call_key(e, &g, "GET", dead_key, NULL), LW_EUNSETTLED);
+        cr_assert_geq(now_s() - t0, 0.9, "failed before its timeout");
+        cr_assert_leq(now_s() - t0, 1.5, "failed long after its timeout");
+        t0 = now_s();
+        cr_assert_eq(call_key(e, &g, "SET", live_key, "y"), 0);
+        cr_assert_str_eq(g.str, "OK");
+        cr_assert_lt(now_s() - t0, 0.5);
+    }
+    lw_engine_free(e);
+}
+
+/* CLUSTER FAILOVER on a replica: on_topology names exactly that shard's
+ * slots as failed over, and no slot as moved. */
+CLUSTER_TEST(graceful_failover_reported)
+{
+    struct lw_engine *e = engine_new(5000, 100);
+    uint8_t want[LW_CLUSTER_SLOTS / 8] = {0};
+    int rep = redis_cluster_replica_of(&cl, 1), n = 0, slot = redis_cluster_first_slot(&cl, 1);
+    redisReply *r;
+    struct got g;
+
+    cr_assert_eq(call(e, &g, LW_ROUTE_ANY, 0, "PING", NULL, NULL, NULL), 0);
+    for (unsigned s = 0; s < LW_CLUSTER_SLOTS; s++)
+        if (fixture_node(e, ask(e, s).node) == 1) {
+            want[s / 8] |= (uint8_t)(1u << (s % 8));
+            n++;
+        }
+    cr_assert_gt(n, 0);
+    cr_assert_geq(rep, 0);
+    cr_assert_geq(slot, 0);
+    r = redis_cluster_command(&cl, rep, "CLUSTER FAILOVER");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "CLUSTER FAILOVER: %s", r ? r->str : "-");
+    freeReplyObject(r);
+    cr_assert_eq(redis_cluster_wait_slot_master(&cl, slot, 1, 15000), rep);
+    for (int i = 0; i < 500 && memcmp(topo.failover, want, sizeof want); i++)
+        sleep_ms(10);
+    cr_assert(!memcmp(topo.failover, want, sizeof want), "failover slots differ");
+    for (unsigned i = 0; i < sizeof want; i++)
+        cr_assert_eq(topo.moved[i], 0, "moved slots reported");
+    cr_assert_eq(topo.failovers, 1);
+    lw_engine_free(e);
+}
+
+/* kill -9 a master: requests routed to the other masters keep succeeding
+ * meanwhile; its own slot's requests resume on the replica. */
+CLUSTER_TEST(killed_master_holds_up_only_its_node)
+{
+    struct lw_engine *e = engine_new(3000, 200);
+    char key[32], dead_key[32];
+    int nodes[2], dead_node, slot, succ;
+    struct got g;
+    double t0, worst = 0;
+
+    for (int m = 0; m < 2; m++) {
+        key_on(m, "o", key, sizeof key);
+        nodes[m] = ask(e, lw_keyslot(key, strlen(key))).node;
+    }
+    key_on(2, "x", dead_key, sizeof dead_key);
+    slot = (int)lw_keyslot(dead_key, strlen(dead_key));
+    dead_node = ask(e, (unsigned)slot).node;
+    cr_assert_eq(call_key(e, &g, "SET", dead_key, "kept"), 0);
+    sleep_ms(200); /* let the replica have it */
+    cr_assert_eq(redis_cluster_signal(&cl, 2, SIGKILL), 0);
+    t0 = now_s();
+    /* For 3 s (the failover takes about 2.4 s): every call to the other
+     * masters answers quickly. */
+    while (now_s() - t0 < 3.0) {
+        for (int m = 0; m < 2; m++) {
+            double c0 = now_s();
+
+            cr_assert_eq(call(e, &g, LW_ROUTE_NODE, (unsigned)nodes[m], "PING", NULL, NULL, NULL), 0);
+            cr_assert_str_eq(g.str, "PONG");
+            if (now_s() - c0 > worst)
+                worst = now_s() - c0;
+        }
+        sleep_ms(20);
+    }
+    cr_assert_lt(worst, 0.5, "a healthy master waited %.3f s", worst);
+    /* The dead node's own requests fail, quickly. */
+    {
+        int err = call(e, &g, LW_ROUTE_NODE, (unsigned)dead_node, "PING", NULL, NULL, NULL);
+
+        cr_assert(err == LW_EUNSETTLED || err == LW_ECONNREFUSED || err == LW_ECONNLOST ||
+                  err == LW_ETIMEDOUT, "err %d", err);
+    }
+    succ = redis_cluster_wait_slot_master(&cl, slot, 2, 15000);
+    cr_assert_geq(succ, 0);
+    cr_assert_eq(call_key(e, &g, "GET", dead_key, NULL), 0);
+    cr_assert_str_eq(g.str, "kept");
+    lw_engine_free(e);
+}
+
+Test(cluster_engine, bad_seeds)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+    const char *bad[] = {"nohost", ":6379", "h:", "h:0", "h:65536", "h:12x", NULL};
+    const int want[] = {LW_EINVAL, LW_EINVAL, LW_EINVAL, LW_ERANGE, LW_ERANGE, LW_EINVAL,
+                        LW_EINVAL};
+    static const char *many[LW_ENGINE_MAX_SEEDS + 1];
+
+    lw_engine_config_init(&cfg);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cfg.seeds = &bad[i];
+        cfg.nseeds = 1;
+        cr_assert_eq(lw_engine_new(&cfg, &e), want[i], "seed %zu", i);
+    }
+    for (unsigned i = 0; i <= LW_ENGINE_MAX_SEEDS; i++)
+        many[i] = "127.0.0.1:1";
+    cfg.seeds = many;
+    cfg.nseeds = LW_ENGINE_MAX_SEEDS + 1;
+    cr_assert_eq(lw_engine_new(&cfg, &e), LW_ERANGE);
+    cfg.seeds = NULL;
+    cfg.nseeds = 1;
+    cr_assert_eq(lw_engine_new(&cfg, &e), LW_EINVAL);
+}
+
+/* Nothing listens at any seed: requests fail at once, as for one node. */
+Test(cluster_engine, refused_seeds_fail_at_once)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+    const char *dead[] = {"127.0.0.1:1", "127.0.0.1:2"};
+    struct got g;
+    double t0;
+
+    lw_engine_config_init(&cfg);
+    cfg.seeds = dead;
+    cfg.nseeds = 2;
+    cfg.command_timeout_ms = 5000;
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    t0 = now_s();
+    cr_assert_eq(call(e, &g, LW_ROUTE_SLOT, 5, "PING", NULL, NULL, NULL), LW_ECONNREFUSED);
+    cr_assert_lt(now_s() - t0, 2.0);
+    lw_engine_free(e);
+}

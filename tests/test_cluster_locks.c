@@ -1,0 +1,608 @@
+/*
+ * tests/test_cluster_locks.c - the locks on a real Redis Cluster (3 masters,
+ * 3 replicas, bench/redis_cluster.h), one private cluster per test: locks
+ * on every master through one seed; held locks kept through a reshard, a
+ * slot migrated by hand (ASK, TRYAGAIN), a graceful failover and a killed
+ * master, and the CLUSTERDOWN window on a lease too short for the dead
+ * master's shard; a lock the replica never got
+ * reported lost to the failover; and contention that never lets two
+ * holders in.  Every wait is bounded; every node is stopped by pid.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <criterion/criterion.h>
+
+#include <leasewheel.h>
+
+#include "engine.h"
+#include "redis_cluster.h"
+
+#define NLOCKS 300
+
+static struct redis_cluster cl;
+static int owner_of[REDIS_CLUSTER_SLOTS]; /* slot -> node, by CLUSTER SLOTS */
+
+static void setup(void)
+{
+    cr_assert_eq(redis_cluster_start(&cl, 3, 1), 0, "the cluster did not start");
+}
+
+static void teardown(void)
+{
+    redis_cluster_stop(&cl);
+}
+
+TestSuite(cluster_locks, .init = setup, .fini = teardown, .timeout = 120);
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static uint64_t now_ms(void)
+{
+    return lw_clock_now() / 1000000u;
+}
+
+/* Poll `cond` every 5 ms for at most ms; whether it came true. */
+#define wait_until(cond, ms)                                                     \
+    __extension__({                                                              \
+        uint64_t until_ = now_ms() + (ms);                                       \
+        while (!(cond) && now_ms() < until_)                                     \
+            sleep_ms(5);                                                         \
+        (cond);                                                                  \
+    })
+
+/* A field of INFO replication as a number, or -1. */
+static long long repl_field(int node, const char *field)
+{
+    redisReply *r = redis_cluster_command(&cl, node, "INFO replication");
+    const char *at;
+    long long v = -1;
+
+    if (r && r->type == REDIS_REPLY_STRING && (at = strstr(r->str, field)))
+        v = atoll(at + strlen(field));
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+/* Wait until replica r has everything master m has written so far.  WAIT
+ * on a fresh connection proves nothing (it counts only that connection's
+ * own writes), and the first version of these tests, trusting it, saw a
+ * whole shard's locks missing on the promoted replica: rightly reported
+ * LW_LOST_FAILOVER. */
+static int wait_replicated(int m, int r, int ms)
+{
+    long long want = repl_field(m, "master_repl_offset:");
+
+    return want > 0 && wait_until(repl_field(r, "slave_repl_offset:") >= want, ms);
+}
+
+/* Who serves each slot, in node `ask`'s view. */
+static void read_slot_map(int ask)
+{
+    redisReply *r = redis_cluster_command(&cl, ask, "CLUSTER SLOTS");
+
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY);
+    for (int s = 0; s < REDIS_CLUSTER_SLOTS; s++)
+        owner_of[s] = -1;
+    for (size_t i = 0; i < r->elements; i++) {
+        redisReply *e = r->element[i];
+        int node = redis_cluster_node_by_port(&cl, (int)e->element[2]->element[1]->integer);
+
+        for (long long s = e->element[0]->integer; s <= e->element[1]->integer; s++)
+            owner_of[s] = node;
+    }
+    freeReplyObject(r);
+}
+
+static int node_of(const char *name)
+{
+    return owner_of[lw_keyslot(name, strlen(name))];
+}
+
+/* Losses as on_lost reported them. */
+struct lost_log {
+    _Atomic int count;
+    _Atomic int by_reason[5];
+    _Atomic uint64_t last_ns;
+};
+
+static void record_lost(const char *name, size_t len, uint64_t owner, int reason, void *arg)
+{
+    struct lost_log *log = arg;
+
+    (void)name;
+    (void)len;
+    (void)owner;
+    atomic_fetch_add(&log->by_reason[reason >= 1 && reason <= 4 ? reason : 0], 1);
+    atomic_store(&log->last_ns, lw_clock_now());
+    atomic_fetch_add(&log->count, 1);
+}
+
+static char seed[32];
+static const char *seeds[1] = {seed};
+
+/* A client knowing the cluster by one seed (node `via`). */
+static struct lw_client *new_client(int via, uint32_t lease_ms, struct lost_log *log)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+
+    snprintf(seed, sizeof seed, "127.0.0.1:%d", cl.node[via].port);
+    lw_client_config_init(&cfg);
+    cfg.cluster_seeds = seeds;
+    cfg.cluster_nseeds = 1;
+    cfg.tick_ms = 10;
+    cfg.watchdog_timeout_ms = lease_ms;
+    cfg.command_timeout_ms = 5000;
+    if (log) {
+        memset(log, 0, sizeof *log);
+        cfg.on_lost = record_lost;
+        cfg.lost_arg = log;
+    }
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    return c;
+}
+
+struct held {
+    struct lw_lock *lock[NLOCKS];
+    char name[NLOCKS][24];
+    int n;
+};
+
+/* n watchdog locks named prefix<i>, acquired by this thread. */
+static void acquire_all(struct lw_client *c, struct held *h, const char *prefix, int n)
+{
+    h->n = n;
+    for (int i = 0; i < n; i++) {
+        snprintf(h->name[i], sizeof h->name[i], "%s%d", prefix, i);
+        cr_assert_eq(lw_lock_new(c, h->name[i], strlen(h->name[i]), &h->lock[i]), 0);
+        cr_assert_eq(lw_lock_acquire(h->lock[i], NULL), 0, "%s", h->name[i]);
+    }
+}
+
+/* How many of h's locks the cluster has, each asked at its slot's master. */
+static int count_present(const struct held *h)
+{
+    int present = 0;
+
+    read_slot_map(redis_cluster_slot_master(&cl, 0, -1));
+    for (int i = 0; i < h->n; i++) {
+        redisReply *r = redis_cluster_command(&cl, node_of(h->name[i]), "EXISTS %s",
+                                              h->name[i]);
+
+        present += r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+        if (r)
+            freeReplyObject(r);
+    }
+    return present;
+}
+
+static void release_all(struct held *h, int expect_ok)
+{
+    for (int i = 0; i < h->n; i++) {
+        int rc = lw_unlock(h->lock[i]);
+
+        if (expect_ok)
+            cr_expect_eq(rc, 0, "%s: %s", h->name[i], lw_strerror(rc));
+        lw_lock_free(h->lock[i]);
+    }
+}
+
+static void stats(struct lw_client *c, struct lw_client_stats *st)
+{
+    lw_client_get_stats(c, st);
+}
+
+/* A master other than node m. */
+static int other_master(int m)
+{
+    for (int i = 0; i < cl.nnodes; i++)
+        if (i != m && redis_cluster_is_master(&cl, i) == 1)
+            return i;
+    return -1;
+}
+
+Test(cluster_locks, locks_on_all_masters_through_one_seed)
+{
+    struct lost_log log;
+    struct lw_client *c = new_client(0, 1500, &log);
+    static struct held h;
+    struct lw_client_stats st;
+    int per_master[REDIS_CLUSTER_MAX_NODES] = {0}, masters = 0;
+    uint64_t token = 0;
+
+    acquire_all(c, &h, "all", NLOCKS);
+    read_slot_map(0);
+    for (int i = 0; i < h.n; i++)
+        if (per_master[node_of(h.name[i])]++ == 0)
+            masters++;
+    cr_assert_eq(masters, 3, "the names spread over the 3 masters");
+    cr_assert_eq(count_present(&h), NLOCKS);
+
+    /* Two leases: every lock renewed several times, batched by node. */
+    sleep_ms(3000);
+    stats(c, &st);
+    cr_assert_eq(log.count, 0);
+    cr_assert_eq(count_present(&h), NLOCKS);
+    cr_assert_geq(st.renewals_confirmed, 3 * NLOCKS);
+    cr_log_info("renewals %llu in %llu calls: %.1f keys per call",
+                (unsigned long long)st.renewals_sent, (unsigned long long)st.renew_batches,
+                (double)st.renewals_sent / (double)st.renew_batches);
+    cr_assert_gt(st.renewals_sent, 2 * st.renew_batches, "more than a key per call");
+
+    /* The token key lives with the lock. */
+    release_all(&h, 1);
+    {
+        struct lw_lock *l = NULL;
+
+        cr_assert_eq(lw_lock_new(c, "tok", 3, &l), 0);
+        cr_assert_eq(lw_lock_acquire(l, &token), 0);
+        cr_assert_eq(lw_unlock(l), 0);
+        cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+        cr_assert_eq(lw_unlock(l), 0);
+        read_slot_map(0);
+        redisReply *r = redis_cluster_command(&cl, node_of("tok"), "GET %s",
+                                              "redisson_lock_token:{tok}");
+        cr_assert(r && r->type == REDIS_REPLY_STRING);
+        cr_assert_eq(atoll(r->str), (long long)token + 1);
+        freeReplyObject(r);
+        lw_lock_free(l);
+    }
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+Test(cluster_locks, held_locks_survive_a_reshard)
+{
+    struct lost_log log;
+    struct lw_client *c = new_client(0, 1500, &log);
+    static struct held h;
+    struct lw_client_stats st;
+    int from, to;
+
+    acquire_all(c, &h, "re", NLOCKS);
+    from = redis_cluster_slot_master(&cl, 0, -1);
+    to = other_master(from);
+    cr_assert_eq(redis_cluster_reshard(&cl, from, to, 2000), 0);
+    sleep_ms(2000); /* more than a lease after the move */
+    stats(c, &st);
+    cr_log_info("reshard: redirects %llu, unsettled %llu, refreshes %llu",
+                (unsigned long long)st.redirects, (unsigned long long)st.unsettled,
+                (unsigned long long)st.topology_refreshes);
+    cr_assert_eq(log.count, 0, "lost %d", log.count);
+    cr_assert_eq(count_present(&h), NLOCKS);
+    release_all(&h, 1);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* Between the steps of a hand-made migration, hold on for more than a
+ * renewal period: renewals of the slot's locks meet ASK (keys moved),
+ * TRYAGAIN or the node batch's -1 while keys are on both sides. */
+static int slow_steps(struct redis_cluster *c, enum redis_cluster_step step, void *arg)
+{
+    (void)c;
+    (void)step;
+    (void)arg;
+    sleep_ms(700);
+    return 0;
+}
+
+Test(cluster_locks, held_locks_survive_a_slot_migrating_key_by_key)
+{
+    struct lost_log log;
+    struct lw_client *c = new_client(0, 1500, &log);
+    static struct held h;
+    struct lw_client_stats st;
+    int slot, from, to;
+
+    acquire_all(c, &h, "{mig}", 40); /* one slot */
+    slot = (int)lw_keyslot("mig", 3);
+    from = redis_cluster_slot_master(&cl, slot, -1);
+    to = other_master(from);
+    cr_assert_eq(redis_cluster_migrate_slot(&cl, slot, from, to, 5, slow_steps, NULL), 0);
+    sleep_ms(1500);
+    stats(c, &st);
+    cr_log_info("migration: redirects %llu, unsettled %llu", (unsigned long long)st.redirects,
+                (unsigned long long)st.unsettled);
+    cr_assert_eq(log.count, 0, "lost %d", log.count);
+    cr_assert_eq(count_present(&h), 40);
+    release_all(&h, 1);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+Test(cluster_locks, graceful_failover_loses_nothing)
+{
+    struct lost_log log;
+    struct lw_client *c = new_client(0, 3000, &log);
+    static struct held h;
+    struct lw_client_stats st;
+    int m, r, slot;
+    redisReply *rep;
+
+    acquire_all(c, &h, "gf", NLOCKS);
+    slot = (int)lw_keyslot("gf0", 3);
+    m = redis_cluster_slot_master(&cl, slot, -1);
+    r = redis_cluster_replica_of(&cl, m);
+    cr_assert_geq(r, 0);
+    rep = redis_cluster_command(&cl, r, "CLUSTER FAILOVER");
+    cr_assert(rep && rep->type == REDIS_REPLY_STATUS, "CLUSTER FAILOVER refused");
+    freeReplyObject(rep);
+    cr_assert_eq(redis_cluster_wait_slot_master(&cl, slot, m, 15000), r);
+    cr_assert(wait_until((stats(c, &st), st.failovers >= 1), 15000), "failover not seen");
+    sleep_ms(3500); /* more than a lease after */
+    stats(c, &st);
+    cr_assert_eq(log.count, 0, "lost %d", log.count);
+    cr_assert_eq(st.lost_failover, 0);
+    cr_assert_eq(count_present(&h), NLOCKS);
+    release_all(&h, 1);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* The CLUSTERDOWN window: from the master's death until its replica is
+ * promoted, nodes may answer CLUSTERDOWN for every slot.  Nothing that was
+ * replicated is lost, on the dead master's shard or the healthy ones. */
+Test(cluster_locks, killed_master_keeps_replicated_locks)
+{
+    struct lost_log log;
+    struct lw_client *c = new_client(0, 10000, &log);
+    static struct held h;
+    struct lw_client_stats st;
+    int m, successor, slot, down_seen = 0;
+    uint64_t t0, promoted_ms;
+    redisReply *rep;
+
+    acquire_all(c, &h, "km", NLOCKS);
+    slot = (int)lw_keyslot("km0", 3);
+    m = redis_cluster_slot_master(&cl, slot, -1);
+    cr_assert(wait_replicated(m, redis_cluster_replica_of(&cl, m), 5000), "not replicated");
+    cr_assert_eq(redis_cluster_signal(&cl, m, SIGKILL), 0);
+    t0 = now_ms();
+    /* Watch a healthy master's view for the CLUSTERDOWN window. */
+    while (now_ms() - t0 < 15000) {
+        rep = redis_cluster_command(&cl, other_master(m), "CLUSTER INFO");
+        if (rep && rep->type == REDIS_REPLY_STRING && strstr(rep->str, "cluster_state:fail"))
+            down_seen++;
+        if (rep)
+            freeReplyObject(rep);
+        if (redis_cluster_slot_master(&cl, slot, other_master(m)) != m)
+            break;
+        sleep_ms(20);
+    }
+    successor = redis_cluster_wait_slot_master(&cl, slot, m, 15000);
+    promoted_ms = now_ms() - t0;
+    cr_assert_geq(successor, 0, "no successor");
+    cr_assert(wait_until((stats(c, &st), st.failovers >= 1), 15000), "failover not seen");
+    cr_log_info("kill -9: promoted after %llu ms, CLUSTERDOWN seen in %d polls, "
+                "failover seen by the client after %llu ms",
+                (unsigned long long)promoted_ms, down_seen,
+                (unsigned long long)(now_ms() - t0));
+    sleep_ms(10000); /* a whole lease after the failover */
+    stats(c, &st);
+    cr_log_info("present after: %d of %d", count_present(&h), NLOCKS);
+    cr_log_info("unsettled %llu, redirects %llu", (unsigned long long)st.unsettled,
+                (unsigned long long)st.redirects);
+    cr_assert_eq(log.count, 0, "lost %d (failover %d, expired %d, errors %d)", log.count,
+                 log.by_reason[LW_LOST_FAILOVER], log.by_reason[LW_LOST_EXPIRED],
+                 log.by_reason[LW_LOST_ERRORS]);
+    cr_assert_eq(count_present(&h), NLOCKS);
+    release_all(&h, 1);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* Which of the "cd<i>" locks on_lost reported. */
+static _Atomic int lost_cd[NLOCKS];
+
+static void record_cd(const char *name, size_t len, uint64_t owner, int reason, void *arg)
+{
+    char buf[24];
+    int i;
+
+    record_lost(name, len, owner, reason, arg);
+    if (len < sizeof buf && len > 2) {
+        memcpy(buf, name, len);
+        buf[len] = 0;
+        i = atoi(buf + 2);
+        if (i >= 0 && i < NLOCKS)
+            atomic_store(&lost_cd[i], 1);
+    }
+}
+
+/* The same kill with a lease too short for the dead master's shard (6 s:
+ * its renewals get through again only once the client has the new map)
+ * but long enough for the healthy shards, whose renewals meet CLUSTERDOWN
+ * until the promotion: there nothing may be lost. */
+Test(cluster_locks, clusterdown_window_loses_nothing_on_healthy_shards)
+{
+    struct lost_log log;
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    static struct held h;
+    int m, slot, healthy = 0, healthy_lost = 0, dead_lost = 0;
+
+    snprintf(seed, sizeof seed, "127.0.0.1:%d", cl.node[0].port);
+    lw_client_config_init(&cfg);
+    cfg.cluster_seeds = seeds;
+    cfg.cluster_nseeds = 1;
+    cfg.tick_ms = 10;
+    cfg.watchdog_timeout_ms = 6000;
+    cfg.command_timeout_ms = 5000;
+    memset(&log, 0, sizeof log);
+    memset(lost_cd, 0, sizeof lost_cd);
+    cfg.on_lost = record_cd;
+    cfg.lost_arg = &log;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    acquire_all(c, &h, "cd", NLOCKS);
+    slot = (int)lw_keyslot("cd0", 3);
+    m = redis_cluster_slot_master(&cl, slot, -1);
+    read_slot_map(m);
+    sleep_ms(1000); /* renewals in every phase */
+    cr_assert_eq(redis_cluster_signal(&cl, m, SIGKILL), 0);
+    cr_assert_geq(redis_cluster_wait_slot_master(&cl, slot, m, 15000), 0, "no successor");
+    sleep_ms(8000); /* more than a lease after the promotion */
+    for (int i = 0; i < h.n; i++) {
+        int on_dead = node_of(h.name[i]) == m;
+
+        healthy += !on_dead;
+        if (atomic_load(&lost_cd[i]))
+            on_dead ? dead_lost++ : healthy_lost++;
+    }
+    cr_log_info("CLUSTERDOWN, 6 s lease: lost %d of %d on healthy shards, %d of %d on the "
+                "dead master's", healthy_lost, healthy, dead_lost, h.n - healthy);
+    cr_assert_eq(healthy_lost, 0);
+    release_all(&h, 0);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/*
+ * A lock the replica never got.  Stopping the replica (SIGSTOP) is not
+ * enough: the master's writes wait in the replica's socket buffer and are
+ * applied once it runs again (measured: the "unreplicated" key was there).
+ * So the replica is stopped, then the master drops its replication link
+ * (CLIENT KILL TYPE replica), so the acquire after it goes nowhere; then the
+ * master is killed and the replica let go on (SIGCONT).  The fixture sets
+ * cluster-replica-validity-factor 0, so a replica cut off for however long
+ * may still be promoted, without the write.  The client must tell the
+ * holder LW_LOST_FAILOVER soon after it sees the failover.
+ */
+Test(cluster_locks, unreplicated_lock_is_reported_lost_to_the_failover)
+{
+    struct lost_log log;
+    struct lw_client *c = new_client(0, 10000, &log);
+    struct lw_lock *kept = NULL, *gone = NULL;
+    struct lw_client_stats st;
+    int m, r, slot;
+    uint64_t t0, seen_ms, lost_ms;
+    redisReply *rep;
+
+    cr_assert_eq(lw_lock_new(c, "{u}kept", 7, &kept), 0);
+    cr_assert_eq(lw_lock_new(c, "{u}gone", 7, &gone), 0);
+    slot = (int)lw_keyslot("u", 1);
+    m = redis_cluster_slot_master(&cl, slot, -1);
+    r = redis_cluster_replica_of(&cl, m);
+    cr_assert_geq(r, 0);
+    cr_assert_eq(lw_lock_acquire(kept, NULL), 0);
+    cr_assert(wait_replicated(m, r, 5000), "kept not replicated");
+
+    cr_assert_eq(redis_cluster_signal(&cl, r, SIGSTOP), 0);
+    rep = redis_cluster_command(&cl, m, "CLIENT KILL TYPE replica");
+    cr_assert(rep && rep->type == REDIS_REPLY_INTEGER && rep->integer == 1);
+    freeReplyObject(rep);
+    cr_assert_eq(lw_lock_acquire(gone, NULL), 0);
+    cr_assert_eq(redis_cluster_signal(&cl, m, SIGKILL), 0);
+    cr_assert_eq(redis_cluster_signal(&cl, r, SIGCONT), 0);
+    t0 = now_ms();
+    cr_assert_eq(redis_cluster_wait_slot_master(&cl, slot, m, 20000), r, "no promotion");
+    cr_assert(wait_until((stats(c, &st), st.failovers >= 1), 15000), "failover not seen");
+    seen_ms = now_ms() - t0;
+    cr_assert(wait_until(log.count >= 1, 5000), "the lost lock was not reported");
+    lost_ms = now_ms() - t0;
+    cr_log_info("unreplicated: failover seen after %llu ms, lost reported after %llu ms",
+                (unsigned long long)seen_ms, (unsigned long long)lost_ms);
+    sleep_ms(200);
+    cr_assert_eq(log.count, 1);
+    cr_assert_eq(log.by_reason[LW_LOST_FAILOVER], 1);
+    stats(c, &st);
+    cr_assert_eq(st.lost_failover, 1);
+    cr_assert_eq(lw_is_held(kept), 1, "the replicated lock is kept");
+    cr_assert_eq(lw_unlock(kept), 0);
+    lw_lock_free(kept);
+    lw_lock_free(gone);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* Contention: threads of two clients take turns on a few locks while the
+ * cluster fails over gracefully, migrates the locks' slot and has its
+ * clients' connections killed; never two holders at once. */
+#define CONTENDERS 4
+#define CLOCKS 3
+
+static struct {
+    _Atomic int stop;
+    _Atomic int inside[CLOCKS];
+    _Atomic int overlaps, rounds, errors;
+    struct lw_client *client[2];
+} race;
+
+static void *contend(void *arg)
+{
+    int id = (int)(intptr_t)arg;
+    struct lw_lock *l[CLOCKS];
+    char name[16];
+
+    for (int k = 0; k < CLOCKS; k++) {
+        snprintf(name, sizeof name, "{race}%d", k);
+        cr_assert_eq(lw_lock_new(race.client[id % 2], name, strlen(name), &l[k]), 0);
+    }
+    for (int i = 0; !atomic_load(&race.stop); i++) {
+        int k = i % CLOCKS, rc = lw_acquire(l[k], (uint64_t)id + 1, 200, 0, NULL);
+
+        if (rc == LW_ELOCKED)
+            continue;
+        if (rc) {
+            atomic_fetch_add(&race.errors, 1);
+            sleep_ms(20);
+            continue;
+        }
+        if (atomic_fetch_add(&race.inside[k], 1) != 0)
+            atomic_fetch_add(&race.overlaps, 1);
+        sleep_ms(2);
+        atomic_fetch_sub(&race.inside[k], 1);
+        atomic_fetch_add(&race.rounds, 1);
+        lw_unlock_owner(l[k], (uint64_t)id + 1);
+    }
+    for (int k = 0; k < CLOCKS; k++)
+        lw_lock_free(l[k]);
+    return NULL;
+}
+
+Test(cluster_locks, contention_never_lets_two_holders_in)
+{
+    pthread_t t[CONTENDERS];
+    struct lost_log log;
+    int slot = (int)lw_keyslot("race", 4), m, r, to;
+    redisReply *rep;
+
+    memset(&race, 0, sizeof race);
+    race.client[0] = new_client(0, 3000, &log);
+    race.client[1] = new_client(1, 3000, NULL);
+    for (int i = 0; i < CONTENDERS; i++)
+        pthread_create(&t[i], NULL, contend, (void *)(intptr_t)i);
+    sleep_ms(500);
+
+    m = redis_cluster_slot_master(&cl, slot, -1);
+    r = redis_cluster_replica_of(&cl, m);
+    rep = redis_cluster_command(&cl, r, "CLUSTER FAILOVER");
+    if (rep)
+        freeReplyObject(rep);
+    cr_assert_eq(redis_cluster_wait_slot_master(&cl, slot, m, 15000), r);
+    sleep_ms(500);
+    to = other_master(r);
+    cr_assert_eq(redis_cluster_migrate_slot(&cl, slot, r, to, 1, slow_steps, NULL), 0);
+    sleep_ms(500);
+    for (int i = 0; i < cl.nnodes; i++) {
+        rep = redis_cluster_command(&cl, i, "CLIENT KILL TYPE normal");
+        if (rep)
+            freeReplyObject(rep);
+    }
+    sleep_ms(1000);
+    atomic_store(&race.stop, 1);
+    for (int i = 0; i < CONTENDERS; i++)
+        pthread_join(t[i], NULL);
+    cr_log_info("contention: %d rounds, %d errors, %d overlaps", race.rounds, race.errors,
+                race.overlaps);
+    cr_assert_eq(race.overlaps, 0);
+    cr_assert_gt(race.rounds, 50);
+    cr_assert_eq(lw_client_free(race.client[0]), 0);
+    cr_assert_eq(lw_client_free(race.client[1]), 0);
+}

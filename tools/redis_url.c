@@ -1,0 +1,225 @@
+/* tools/redis_url.c - see redis_url.h. */
+#include "redis_url.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+static int fail(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(char *why, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (n) {
+        va_start(ap, fmt);
+        vsnprintf(why, n, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* Digits only (no sign, blank or junk), value in min..max, of s[0..len). */
+static int parse_uint(const char *s, size_t len, long min, long max, long *out)
+{
+    long v = 0;
+
+    if (len == 0 || len > 10)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        if (!isdigit((unsigned char)s[i]))
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    if (v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* HOST or [IPv6] from s[0..len) into host. */
+static int take_host(const char *s, size_t len, char *host, char *why, size_t n)
+{
+    if (len >= 2 && s[0] == '[' && s[len - 1] == ']') {
+        s++;
+        len -= 2;
+    }
+    if (len == 0)
+        return fail(why, n, "no HOST");
+    if (len >= REDIS_URL_HOST_MAX)
+        return fail(why, n, "HOST longer than %d bytes", REDIS_URL_HOST_MAX - 1);
+    if (memchr(s, '[', len) || memchr(s, ']', len) || memchr(s, ',', len) ||
+        memchr(s, '/', len) || memchr(s, '@', len))
+        return fail(why, n, "HOST '%.*s' holds a '[', ']', ',', '/' or '@'", (int)len, s);
+    memcpy(host, s, len);
+    host[len] = 0;
+    return 0;
+}
+
+/* HOST:PORT (or with want_port 0, HOST[:PORT]) of s[0..len). */
+static int take_host_port(const char *s, size_t len, int want_port, char *host, int *port,
+                          char *why, size_t n)
+{
+    const char *colon = NULL;
+    long p = REDIS_URL_DEFAULT_PORT;
+
+    /* The port follows the last ':' outside an [IPv6] literal. */
+    for (size_t i = len; i-- > 0 && s[i] != ']';)
+        if (s[i] == ':') {
+            colon = s + i;
+            break;
+        }
+    if (!colon && want_port)
+        return fail(why, n, "no ':PORT' (expected HOST:PORT or redis://...)");
+    if (colon && parse_uint(colon + 1, len - (size_t)(colon + 1 - s), 1, 65535, &p))
+        return fail(why, n, "PORT '%.*s' is not a number from 1 to 65535",
+                    (int)(len - (size_t)(colon + 1 - s)), colon + 1);
+    if (take_host(s, colon ? (size_t)(colon - s) : len, host, why, n))
+        return -1;
+    *port = (int)p;
+    return 0;
+}
+
+static int hex(int c)
+{
+    return isdigit(c) ? c - '0' : isxdigit(c) ? (tolower(c) - 'a' + 10) : -1;
+}
+
+/* Percent-decode s[0..len) into out (REDIS_URL_CRED_MAX). */
+static int decode(const char *s, size_t len, char *out, const char *what, char *why, size_t n)
+{
+    size_t o = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        int c = (unsigned char)s[i];
+
+        if (c == '%') {
+            if (i + 2 >= len)
+                return fail(why, n, "%s: '%%' not followed by two hex digits", what);
+            int h = hex((unsigned char)s[i + 1]), l = hex((unsigned char)s[i + 2]);
+            if (h < 0 || l < 0)
+                return fail(why, n, "%s: '%%' not followed by two hex digits", what);
+            c = h * 16 + l;
+            i += 2;
+        }
+        if (c == 0)
+            return fail(why, n, "%s holds a NUL byte", what);
+        if (o + 1 >= REDIS_URL_CRED_MAX)
+            return fail(why, n, "%s longer than %d bytes", what, REDIS_URL_CRED_MAX - 1);
+        out[o++] = (char)c;
+    }
+    out[o] = 0;
+    return 0;
+}
+
+/* [USER]:PASSWORD of s[0..len).  The messages never quote them: they
+ * end up in terminals and logs. */
+static int take_userinfo(const char *s, size_t len, struct redis_url *u, char *why, size_t n)
+{
+    const char *colon = memchr(s, ':', len);
+
+    if (!colon)
+        return fail(why, n, "no ':' before '@': credentials are [USER]:PASSWORD@ (a "
+                    "password alone is ':PASSWORD@')");
+    if (colon + 1 == s + len)
+        return fail(why, n, "empty PASSWORD after ':'");
+    return decode(s, (size_t)(colon - s), u->username, "USER", why, n) ||
+                   decode(colon + 1, len - (size_t)(colon + 1 - s), u->password, "PASSWORD",
+                          why, n)
+               ? -1
+               : 0;
+}
+
+/* The part after "redis://". */
+static int parse_url(const char *s, struct redis_url *u, char *why, size_t n)
+{
+    const char *at = strrchr(s, '@'), *host = at ? at + 1 : s;
+    const char *slash = strchr(host, '/');
+    size_t hlen = slash ? (size_t)(slash - host) : strlen(host);
+    long db = 0;
+
+    if (at && take_userinfo(s, (size_t)(at - s), u, why, n))
+        return -1;
+    if (hlen == 0)
+        return fail(why, n, "no HOST after redis://");
+    if (take_host_port(host, hlen, 0, u->host, &u->port, why, n))
+        return -1;
+    if (slash && slash[1] && parse_uint(slash + 1, strlen(slash + 1), 0, 65535, &db))
+        return fail(why, n, "DB '%s' is not a number from 0 to 65535 (nor are query "
+                    "options supported)", slash + 1);
+    u->db = (int)db;
+    return 0;
+}
+
+int redis_url_parse(const char *s, struct redis_url *u, char *why, size_t n)
+{
+    const char *sep = strstr(s, "://");
+
+    memset(u, 0, sizeof *u);
+    if (!sep)
+        return take_host_port(s, strlen(s), 1, u->host, &u->port, why, n);
+    if ((size_t)(sep - s) == 5 && strncasecmp(s, "redis", 5) == 0)
+        return parse_url(sep + 3, u, why, n);
+    if ((size_t)(sep - s) == 6 && strncasecmp(s, "rediss", 6) == 0)
+        return fail(why, n, "rediss:// (TLS) is not supported");
+    return fail(why, n, "unknown scheme '%.*s://' (expected redis://)", (int)(sep - s), s);
+}
+
+int redis_seeds_add(struct redis_seeds *s, const char *host, int port, char *why, size_t n)
+{
+    char addr[REDIS_URL_SEED_MAX];
+
+    /* Bracket IPv6 so that the library splits at the right ':'. */
+    snprintf(addr, sizeof addr, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+    for (unsigned i = 0; i < s->n; i++)
+        if (strcmp(s->addr[i], addr) == 0)
+            return 0;
+    if (s->n >= LW_MAX_CLUSTER_SEEDS)
+        return fail(why, n, "more than %u seeds", LW_MAX_CLUSTER_SEEDS);
+    /* The string only: the rest stays as redis_seeds_parse() zeroed it,
+     * so that equal seed lists are equal bytes (the fuzzer compares two
+     * parses with memcmp; stack garbage after the NUL differed). */
+    memcpy(s->addr[s->n], addr, strlen(addr) + 1);
+    s->ptr[s->n] = s->addr[s->n];
+    s->n++;
+    return 0;
+}
+
+int redis_seeds_parse(const char *list, struct redis_seeds *out, char *why, size_t n)
+{
+    const char *p = list;
+
+    memset(out, 0, sizeof *out);
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char host[REDIS_URL_HOST_MAX];
+        char sub[200];
+        int port;
+
+        if (len == 0)
+            return fail(why, n, "an empty seed (expected HOST:PORT,HOST:PORT,...)");
+        if (len >= 7 && memmem(p, len, "://", 3))
+            return fail(why, n, "seed '%.*s': seeds are HOST:PORT (credentials go in -r "
+                        "redis://USER:PASSWORD@...)", (int)len, p);
+        if (take_host_port(p, len, 1, host, &port, sub, sizeof sub))
+            return fail(why, n, "seed '%.*s': %s", (int)len, p, sub);
+        if (redis_seeds_add(out, host, port, why, n))
+            return -1;
+        if (!comma)
+            return 0;
+        p = comma + 1;
+    }
+}
+
+void redis_url_redact(const char *s, char *buf, size_t size)
+{
+    const char *sep = strstr(s, "://"), *at = strrchr(s, '@');
+
+    if (sep && at && at > sep)
+        snprintf(buf, size, "%.*s***%s", (int)(sep + 3 - s), s, at);
+    else
+        snprintf(buf, size, "%s", s);
+}

@@ -1,0 +1,63 @@
+/*
+ * tools/redis_url.h - where lwlock and lwbench find Redis: one parser for
+ * both tools' -r/--redis (and $LWLOCK_REDIS) and -c/--cluster.
+ *
+ *   HOST:PORT                                  [IPv6]:PORT works too
+ *   redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] port 6379 and db 0 unless
+ *                                              given; USER and PASSWORD may
+ *                                              be %XX-encoded (%40 for '@')
+ *   HOST:PORT,HOST:PORT,...                    cluster seeds (-c), at most
+ *                                              LW_MAX_CLUSTER_SEEDS
+ *
+ * Pure parsing: no environment, no output; errors are a sentence in the
+ * caller's buffer, fit to follow "invalid Redis address 'X': ".
+ */
+#ifndef LW_TOOLS_REDIS_URL_H
+#define LW_TOOLS_REDIS_URL_H
+
+#include <stddef.h>
+
+#include <leasewheel/lock.h>
+
+#define REDIS_URL_HOST_MAX 256
+#define REDIS_URL_CRED_MAX 256     /* user or password, decoded, with its NUL */
+#define REDIS_URL_DEFAULT_PORT 6379
+#define REDIS_URL_SEED_MAX (REDIS_URL_HOST_MAX + 8) /* "host:65535" and NUL */
+
+struct redis_url {
+    char host[REDIS_URL_HOST_MAX];  /* without IPv6 brackets */
+    int port;                       /* 1..65535 */
+    char username[REDIS_URL_CRED_MAX]; /* "" when none */
+    char password[REDIS_URL_CRED_MAX]; /* "" when none */
+    int db;                         /* 0..65535 */
+};
+
+/* Cluster seeds as lw_client_config wants them: cluster_seeds = ptr,
+ * cluster_nseeds = n. */
+struct redis_seeds {
+    unsigned n;
+    char addr[LW_MAX_CLUSTER_SEEDS][REDIS_URL_SEED_MAX]; /* "host:port" */
+    const char *ptr[LW_MAX_CLUSTER_SEEDS];               /* addr[i] */
+};
+
+/*
+ * redis_url_parse - HOST:PORT or a redis:// URL into *u.  0, or -1 with
+ * why (size n) saying what is wrong; *u is then unspecified.
+ */
+int redis_url_parse(const char *s, struct redis_url *u, char *why, size_t n);
+
+/*
+ * redis_seeds_parse - a comma-separated list of HOST:PORT into *out
+ * (replacing what it held).  0, or -1 with why.
+ */
+int redis_seeds_parse(const char *list, struct redis_seeds *out, char *why, size_t n);
+
+/* redis_seeds_add - one more "host:port" (from a -r given with -c, say);
+ * duplicates are kept out.  0, or -1 with why when full. */
+int redis_seeds_add(struct redis_seeds *s, const char *host, int port, char *why, size_t n);
+
+/* redis_url_redact - s for a message, with what lies between "://" and
+ * the last '@' (the credentials) replaced by three asterisks. */
+void redis_url_redact(const char *s, char *buf, size_t size);
+
+#endif
