@@ -443,7 +443,7 @@ LWLOCK_TEST(two_lwlocks_never_overlap)
     cr_assert_str_eq(slurp("rounds.a", buf, sizeof buf), "0\n0\n0\n0\n0\n0\n0\n0\n");
     cr_assert_str_eq(slurp("rounds.b", buf, sizeof buf), "0\n0\n0\n0\n0\n0\n0\n0\n");
     cr_assert_eq(redis_int("EXISTS %s", "mutex"), 0);
-    cr_assert_eq(redis_int("GET %s", "{mutex}:token"), 2 * ROUNDS);
+    cr_assert_eq(redis_int("GET %s", "redisson_lock_token:{mutex}"), 2 * ROUNDS);
 }
 
 /* ---- Lost locks, leases, signals ---- */
