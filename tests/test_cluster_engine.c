@@ -17,6 +17,7 @@
 
 #include "engine.h"
 #include "redis_cluster.h"
+#include "wait_util.h"
 
 static struct redis_cluster cl;
 
@@ -39,11 +40,6 @@ static double now_s(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(int ms)
-{
-    nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
 }
 
 /* --- the engine ---------------------------------------------------------- */

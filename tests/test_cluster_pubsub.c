@@ -23,6 +23,7 @@
 #include "engine.h"
 #include "pubsub.h"
 #include "redis_cluster.h"
+#include "wait_util.h"
 
 #define MAX_CHANNELS 4
 
@@ -493,14 +494,6 @@ static int subscribed_on(int m, const char *channel, int sharded)
     if (r)
         freeReplyObject(r);
     return n;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-    while (nanosleep(&ts, &ts) != 0)
-        ;
 }
 
 /* Wait (bounded) until the waiter's channel is subscribed somewhere. */
