@@ -1,5 +1,6 @@
 /* bench/redis_cluster.c - see redis_cluster.h. */
 #include "redis_cluster.h"
+#include "spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -123,34 +124,6 @@ static int command_ok(const struct redis_cluster *c, int i, const char *fmt, ...
     return ok ? 0 : -1;
 }
 
-/* Fork and exec argv with stdout/stderr to log (appended); PR_SET_PDEATHSIG
- * so that nothing outlives a crashed test. */
-static pid_t spawn(char *const argv[], const char *log)
-{
-    pid_t parent = getpid(), pid = fork();
-
-    if (pid != 0)
-        return pid;
-    /* Child: only async-signal-safe calls until exec. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(127);
-    /* A caller that blocks signals to sigwait for them would pass the mask
-     * on: the server would ignore our SIGTERM. */
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    int null = open("/dev/null", O_RDWR), out = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-    if (null >= 0)
-        dup2(null, 0);
-    if (out >= 0) {
-        dup2(out, 1);
-        dup2(out, 2);
-    }
-    execvp(argv[0], argv);
-    _exit(127);
-}
-
 /* Wait up to timeout_ms for pid; its exit status, or -1 (then killed). */
 static int wait_exit(pid_t pid, int timeout_ms)
 {
@@ -184,7 +157,7 @@ static pid_t spawn_node(struct redis_cluster_node *n)
     snprintf(port, sizeof port, "%d", n->port);
     snprintf(bus, sizeof bus, "%d", n->bus_port);
     snprintf(log, sizeof log, "%s/redis.log", n->dir);
-    return spawn(argv, log);
+    return spawn_process(argv, log);
 }
 
 static int ping(const struct redis_cluster_node *n)
@@ -282,7 +255,7 @@ static int create(struct redis_cluster *c)
     argv[k++] = "--cluster-yes";
     argv[k] = NULL;
     snprintf(log, sizeof log, "%s/create.log", c->dir);
-    pid_t pid = spawn(argv, log);
+    pid_t pid = spawn_process(argv, log);
     if (pid < 0 || wait_exit(pid, 30000) != 0) {
         fprintf(stderr, "redis_cluster: redis-cli --cluster create failed (see %s)\n", log);
         return -1;
@@ -690,7 +663,7 @@ int redis_cluster_reshard(struct redis_cluster *c, int from, int to, int nslots)
     char *argv[] = {"redis-cli", "--cluster", "reshard", seed,
                     "--cluster-from", c->node[from].id, "--cluster-to", c->node[to].id,
                     "--cluster-slots", n, "--cluster-yes", NULL};
-    pid_t pid = spawn(argv, log);
+    pid_t pid = spawn_process(argv, log);
     if (pid < 0 || wait_exit(pid, 60000) != 0) {
         fprintf(stderr, "redis_cluster: redis-cli --cluster reshard failed (see %s)\n", log);
         return -1;

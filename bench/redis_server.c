@@ -1,5 +1,6 @@
 /* bench/redis_server.c - see redis_server.h. */
 #include "redis_server.h"
+#include "spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -80,40 +81,16 @@ redisReply *redis_server_command(const struct redis_server *s, const char *fmt, 
 static pid_t spawn(struct redis_server *s)
 {
     char port[16], sock[320], log[320];
-    pid_t parent = getpid(), pid;
+    char *argv[] = {"redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
+                    "--appendonly", "no", "--dir", s->dir, "--unixsocket", sock,
+                    "--unixsocketperm", "700", "--logfile", log,
+                    "--enable-debug-command", "local",
+                    s->password[0] ? "--requirepass" : NULL, s->password, NULL};
 
     snprintf(port, sizeof port, "%d", s->port);
     snprintf(sock, sizeof sock, "%s", s->unix_path);
     snprintf(log, sizeof log, "%s/redis.log", s->dir);
-    pid = fork();
-    if (pid != 0)
-        return pid;
-    /* Child: only async-signal-safe calls until exec. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(127);
-    /* A caller that blocks SIGTERM (to sigwait for it, as lwbench and the
-     * soak do) would pass the mask on through exec: the server would ignore
-     * redis_server_stop()'s SIGTERM and only die of the SIGKILL 5 s later. */
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    int null = open("/dev/null", O_RDWR);
-    if (null >= 0) {
-        dup2(null, 0);
-        dup2(null, 1);
-    }
-    if (s->password[0])
-        execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1",
-               "--save", "", "--appendonly", "no", "--dir", s->dir, "--unixsocket", sock,
-               "--unixsocketperm", "700", "--logfile", log, "--enable-debug-command", "local",
-               "--requirepass", s->password, (char *)NULL);
-    else
-        execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1",
-               "--save", "", "--appendonly", "no", "--dir", s->dir, "--unixsocket", sock,
-               "--unixsocketperm", "700", "--logfile", log, "--enable-debug-command", "local",
-               (char *)NULL);
-    _exit(127);
+    return spawn_process(argv, log);
 }
 
 /* Wait up to 5 s for PONG; 0, or -1 when the server died or never answered. */
