@@ -35,6 +35,7 @@ static void config_defaults(struct lw_client_config *cfg)
     cfg->renew_batches_inflight = LW_DEFAULT_RENEW_BATCHES_INFLIGHT;
     cfg->tick_ms = LW_DEFAULT_TICK_MS;
     cfg->slots = LW_DEFAULT_SLOTS;
+    cfg->acquire_replicas_timeout_ms = LW_DEFAULT_REPLICAS_TIMEOUT_MS;
 }
 
 void lw_client_config_init_size(struct lw_client_config *cfg, size_t size)
@@ -99,6 +100,8 @@ static int check_config(const struct lw_client_config *cfg)
     if (cfg->cluster_nseeds > LW_MAX_CLUSTER_SEEDS)
         return LW_ERANGE;
     if (cfg->cluster_nseeds && !cfg->cluster_seeds)
+        return LW_EINVAL;
+    if (cfg->nsentinels || cfg->acquire_replicas) /* not yet built */
         return LW_EINVAL;
     if (cfg->watchdog_timeout_ms < 3ull * cfg->tick_ms ||
         cfg->watchdog_timeout_ms < LW_MIN_LEASE_MS)

@@ -27,6 +27,7 @@ static const struct error_text error_texts[] = {
     [-LW_ELEASE] = {"LW_ELEASE", "lease shorter than three wheel ticks"},
     [-LW_EREPLY] = {"LW_EREPLY", "Redis answered a lock command with an error"},
     [-LW_EUNSETTLED] = {"LW_EUNSETTLED", "the Redis cluster did not settle in time"},
+    [-LW_EREPLICAS] = {"LW_EREPLICAS", "too few replicas acknowledged the acquire in time"},
 };
 
 static const struct error_text *find_error(int err)

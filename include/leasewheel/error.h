@@ -38,6 +38,8 @@ enum lw_error {
                           holds something else than a lock, out of memory, ...) */
     LW_EUNSETTLED = -18, /* the cluster kept moving (failover, migration,
                             CLUSTERDOWN, LOADING) for the whole command timeout */
+    LW_EREPLICAS = -19, /* fewer replicas than asked for acknowledged an
+                           acquire in time: the hold was given back */
 };
 
 /*

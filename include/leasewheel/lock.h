@@ -97,6 +97,8 @@ struct lw_lock;
 #define LW_WAIT_FOREVER UINT64_MAX
 #define LW_MAX_CLUSTER_SEEDS 64u
 #define LW_DEFAULT_TOPOLOGY_REFRESH_MS 10000u
+#define LW_MAX_SENTINELS 64u
+#define LW_DEFAULT_REPLICAS_TIMEOUT_MS 1000u
 
 /* Why a lock was lost (on_lost, stats). */
 enum lw_lost_reason {
@@ -178,6 +180,27 @@ struct lw_client_config {
     uint32_t topology_refresh_ms; /* cluster: re-read the slot map this often
                                      besides on MOVED and errors; default
                                      LW_DEFAULT_TOPOLOGY_REFRESH_MS */
+    /* Added in 0.2: Sentinel, and acquires acknowledged by replicas. */
+    const char *const *sentinels; /* Sentinel mode: sentinels to ask where the
+                                     master is, "host:port" each (nsentinels
+                                     of them); host, port and unix_path are
+                                     then ignored.  Not with cluster_seeds */
+    unsigned nsentinels;          /* 0 (default): no Sentinel; at most
+                                     LW_MAX_SENTINELS */
+    const char *sentinel_master;  /* the master's name in Sentinel (required
+                                     with sentinels) */
+    const char *sentinel_username; /* ACL user for the sentinels, or NULL */
+    const char *sentinel_password; /* AUTH for the sentinels, or NULL (the data
+                                      nodes use username and password) */
+    uint32_t acquire_replicas;    /* 0 (default): off.  N: a first acquire
+                                     (not a re-entry) must be acknowledged by
+                                     N replicas (WAIT) within
+                                     acquire_replicas_timeout_ms, else the
+                                     hold is given back and the call fails
+                                     with LW_EREPLICAS.  In a cluster, per
+                                     master.  Renewals never wait */
+    uint32_t acquire_replicas_timeout_ms; /* WAIT's timeout, default
+                                     LW_DEFAULT_REPLICAS_TIMEOUT_MS */
 };
 
 /*
