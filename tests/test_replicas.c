@@ -384,3 +384,52 @@ PAIR_TEST(free_while_waiting_for_replicas)
     redis_server_signal(&rep, SIGCONT);
     lw_lock_free(l);
 }
+
+/* The id of the client blocked in WAIT on the master, or 0. */
+static long long waiting_client(void)
+{
+    redisReply *r = redis_server_command(&srv, "CLIENT LIST");
+    long long id = 0;
+    char *line, *save = NULL;
+
+    for (line = r && r->type == REDIS_REPLY_STRING ? strtok_r(r->str, "\n", &save) : NULL;
+         line; line = strtok_r(NULL, "\n", &save))
+        if (strstr(line, " cmd=wait ") && !strncmp(line, "id=", 3))
+            id = atoll(line + 3);
+    if (r)
+        freeReplyObject(r);
+    return id;
+}
+
+/* The side connection is lost under a blocked WAIT: the acquire is not
+ * acknowledged (and given back) at once, and the next one connects again. */
+PAIR_TEST(side_connection_lost_under_wait)
+{
+    struct lw_client *c = replicas_client(5000, 1, NULL);
+    struct blocked_acquire b = {0};
+    long long id = 0;
+    redisReply *r;
+    pthread_t t;
+    uint64_t t0;
+
+    b.lock = new_lock(c, "rep-kill");
+    cr_assert_eq(lw_lock_acquire(b.lock, NULL), 0); /* the side connection is up */
+    cr_assert_eq(lw_unlock(b.lock), 0);
+    cr_assert_eq(redis_server_signal(&rep, SIGSTOP), 0);
+    t0 = now_ms();
+    cr_assert_eq(pthread_create(&t, NULL, acquire_thread, &b), 0);
+    cr_assert(wait_until((id = waiting_client()) != 0, WAIT_MS / 2), "no WAIT seen");
+    r = redis_server_command(&srv, "CLIENT KILL ID %lld", id);
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1);
+    freeReplyObject(r);
+    pthread_join(t, NULL);
+    cr_log_info("refused %llu ms after the acquire began", (unsigned long long)(now_ms() - t0));
+    cr_assert_eq(atomic_load(&b.rc), LW_EREPLICAS);
+    cr_assert_eq(redis_int("EXISTS %s", "rep-kill"), 0, "the hold was not given back");
+    cr_assert_eq(redis_server_signal(&rep, SIGCONT), 0);
+    cr_assert(replica_in_step());
+    cr_assert_eq(lw_lock_acquire(b.lock, NULL), 0, "the side connection did not come back");
+    cr_assert_eq(lw_unlock(b.lock), 0);
+    lw_lock_free(b.lock);
+    cr_assert_eq(lw_client_free(c), 0);
+}
