@@ -384,6 +384,13 @@ int lw_engine_node_addr(const struct lw_engine *engine, unsigned node, const cha
 int lw_engine_node_stats(const struct lw_engine *engine, unsigned node,
                          struct lw_engine_stats *out);
 
+/* lw_engine_conn_node - engine thread: the node whose connection (either
+ * lane) is number conn (lw_request.sent_conn), or -1 when that connection
+ * is no longer up.  0 outside a cluster while it is up.  For a command
+ * that must follow another on the same connection (WAIT after a write):
+ * route it to that node, on the same lane, and check its sent_conn. */
+int lw_engine_conn_node(const struct lw_engine *engine, uint64_t conn);
+
 /* lw_engine_sharded_pubsub - engine thread: 1 when the cluster answered
  * CLUSTER SHARDS (Redis 7), so every master has SSUBSCRIBE/SPUBLISH. */
 int lw_engine_sharded_pubsub(const struct lw_engine *engine);

@@ -400,6 +400,17 @@ void link_close(struct link *l, int err)
     engine_fail_all(l->e, &l->waiting, err);
 }
 
+int lw_engine_conn_node(const struct lw_engine *e, uint64_t conn)
+{
+    for (unsigned i = 0; conn && i < e->nlinks; i++) {
+        const struct link *l = e->links[i];
+
+        if (l && (l->conn_id == conn || (l->side && l->side->conn_id == conn)))
+            return (int)i;
+    }
+    return -1;
+}
+
 int lw_engine_node_stats(const struct lw_engine *e, unsigned node, struct lw_engine_stats *out)
 {
     const struct link *l;

@@ -17,9 +17,12 @@
  * would each wait out a whole timeout of their own, one after another.
  *
  * A WAIT counts only if it ran on the connection its acquires ran on
- * (lw_request.sent_conn): after a reconnect, or on another master after
- * a redirect, it would count nothing of ours and could answer "enough"
- * all the same.  Such a WAIT, an error, or too few replicas: every acquire
+ * (lw_request.sent_conn): after a reconnect, or on another master, it
+ * would count nothing of ours and could answer "enough" all the same.  So
+ * it is routed to the node whose connection that was (by node, not by
+ * slot: an acquire that followed an ASK ran on a node its slot does not
+ * name yet), and a node-routed request is never sent again on another
+ * connection.  Such a WAIT, an error, or too few replicas: every acquire
  * it answers for is given back (lock.c) and fails with LW_EREPLICAS.
  */
 #include <stdio.h>
@@ -99,8 +102,9 @@ static void submit_wait(struct lw_client *c, struct ack_wait *w)
         on_wait(&w->req, NULL, rc, w);
 }
 
-/* A WAIT for op's connection; NULL when out of memory. */
-static struct ack_wait *new_wait(struct lw_client *c, const struct op *op)
+/* A WAIT for op's connection, to the node it is to (node); NULL when out
+ * of memory. */
+static struct ack_wait *new_wait(struct lw_client *c, const struct op *op, int node)
 {
     struct ack_wait *w = calloc(1, sizeof *w);
     char n[16], ms[16];
@@ -114,7 +118,7 @@ static struct ack_wait *new_wait(struct lw_client *c, const struct op *op)
         free(w);
         return NULL;
     }
-    lw_request_route_slot(&w->req, op->lock->slot);
+    lw_request_route_node(&w->req, (unsigned)node);
     w->req.lane = LW_LANE_SIDE;
     w->c = c;
     w->conn = op->ack_conn;
@@ -126,7 +130,7 @@ static struct ack_wait *new_wait(struct lw_client *c, const struct op *op)
 void replicas_wait(struct lw_client *c, struct op *op, uint64_t sent_ns)
 {
     struct ack_wait *w;
-    int busy = 0;
+    int busy = 0, node;
 
     op->ack_conn = op->req.sent_conn;
     op->ack_seq = op->req.sent_seq;
@@ -143,8 +147,12 @@ void replicas_wait(struct lw_client *c, struct op *op, uint64_t sent_ns)
         }
         busy |= w->conn == op->ack_conn; /* out, but too early for op */
     }
-    if (!(w = new_wait(c, op))) {
-        acquire_acked(op, LW_EREPLICAS); /* out of memory: not acknowledged */
+    /* The node whose connection ran the acquire: after a redirect (ASK
+     * above all) not the one its slot names.  None: that connection is
+     * gone already, and a WAIT elsewhere would count nothing of ours. */
+    if ((node = lw_engine_conn_node(c->engine, op->ack_conn)) < 0 ||
+        !(w = new_wait(c, op, node))) {
+        acquire_acked(op, LW_EREPLICAS); /* or out of memory: not acknowledged */
         return;
     }
     w->ops = op;
