@@ -150,6 +150,33 @@ PAIR_TEST(acquire_is_on_the_replica_when_it_returns)
     cr_assert_eq(lw_client_free(c), 0);
 }
 
+/* What the WAIT adds to an acquire with the replica up (logged only: a
+ * shared machine's timings are no assertion). */
+PAIR_TEST(acquire_time_with_and_without_replicas)
+{
+    enum { ROUNDS = 200 };
+    double us[2];
+
+    for (int with = 0; with < 2; with++) {
+        struct lw_client *c = replicas_client(5000, (uint32_t)with, NULL);
+        struct lw_lock *l = new_lock(c, "rep-time");
+        uint64_t t0, total = 0;
+
+        cr_assert_eq(lw_is_locked(l), 0);
+        for (int i = 0; i < ROUNDS; i++) {
+            t0 = lw_clock_now();
+            cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+            total += lw_clock_now() - t0;
+            cr_assert_eq(lw_unlock(l), 0);
+        }
+        us[with] = (double)total / ROUNDS / 1000.0;
+        lw_lock_free(l);
+        cr_assert_eq(lw_client_free(c), 0);
+    }
+    cr_log_info("acquire, mean of %d: %.0f us without replicas, %.0f us with acquire_replicas 1",
+                ROUNDS, us[0], us[1]);
+}
+
 /* (b) The replica is cut off: the acquire fails after about the WAIT
  * timeout, and gives its hold back. */
 PAIR_TEST(too_few_replicas_gives_the_hold_back)
