@@ -377,8 +377,9 @@ int lw_engine_node_addr(const struct lw_engine *engine, unsigned node, const cha
 /*
  * lw_engine_node_stats - engine thread: one node's share of the counters:
  * sent, replies, error_replies, reconnects, script_reloads, and its
- * waiting and inflight now; the other fields are 0 (they are the engine's
- * alone).  A node without a link (a replica) reads all 0.  Returns 0, or
+ * waiting and inflight now, its side lane's included; the other fields are
+ * 0 (they are the engine's alone).  A node without a link (a replica)
+ * reads all 0.  Returns 0, or
  * LW_ERANGE for an unknown index.  Outside a cluster node 0 is the engine.
  */
 int lw_engine_node_stats(const struct lw_engine *engine, unsigned node,
