@@ -25,8 +25,6 @@
 
 static struct redis_cluster cl;
 
-TestSuite(cluster_replicas, .timeout = 120);
-
 static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -134,7 +132,7 @@ static void names_by_master(char names[3][PER_MASTER][32])
     }
 }
 
-Test(cluster_replicas, per_master)
+Test(cluster_replicas, per_master, .timeout = 120)
 {
     char names[3][PER_MASTER][32], seeds[256];
     const char *seed[1] = {seeds};
