@@ -172,7 +172,7 @@ static void on_up(void *arg)
     struct link *l = arg;
     struct lw_engine *e = l->e;
 
-    if (!e->cluster && !l->is_side) /* the side lane speaks for its own requests */
+    if (!e->cluster && !l->is_side) /* the engine's status is its main connection's */
         atomic_store_explicit(&e->status, 0, memory_order_relaxed);
     l->conn_id = ++e->conn_ids;
     count_add(&e->count.replies, conn_own_commands(&l->conn));
@@ -307,12 +307,13 @@ struct link *link_new(struct lw_engine *e, unsigned node, const struct conn_conf
     return l;
 }
 
-/* The side lane of main's node: a second connection to the same address,
- * with the same credentials, set-up and scripts, whose commands may block
- * the server grace_ns longer than the command timeout. */
-static struct link *side_new(struct link *main)
+/* The side lane of a node's main link: a second connection to the same
+ * address, with the same credentials, set-up and scripts, whose commands
+ * may block the server grace_ns longer than the command timeout.  (Its
+ * address is the main connection's when it is made.) */
+static struct link *side_new(struct link *of)
 {
-    struct lw_engine *e = main->e;
+    struct lw_engine *e = of->e;
     struct link *l = calloc(1, sizeof *l);
     struct conn_config cc = {
         .loop = e->loop, .on_setup = on_setup, .on_up = on_up, .on_down = on_down,
@@ -322,11 +323,11 @@ static struct link *side_new(struct link *main)
     if (!l)
         return NULL;
     l->e = e;
-    l->node = main->node;
+    l->node = of->node;
     l->is_side = 1;
     l->grace_ns = e->side_grace_ns;
     l->scripts = calloc(e->nscripts + 1, sizeof *l->scripts);
-    if (conn_init_like(&l->conn, &main->conn, &cc) || !l->scripts) {
+    if (conn_init_like(&l->conn, &of->conn, &cc) || !l->scripts) {
         link_free(l);
         return NULL;
     }
