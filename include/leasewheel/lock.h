@@ -2,9 +2,9 @@
  * leasewheel/lock.h - Redis distributed locks whose leases renew themselves.
  *
  * A client (struct lw_client) is one connection for commands, one for
- * pub/sub, and an engine thread that owns both.  Locks are named; a handle
- * (struct lw_lock) names one, and any number of threads may use the same
- * handle at once.
+ * pub/sub (with acquire_replicas, one more for acquires), and an engine
+ * thread that owns them.  Locks are named; a handle (struct lw_lock) names
+ * one, and any number of threads may use the same handle at once.
  *
  * Owners.  Who holds a lock is an owner id: by default the calling thread
  * (lw_owner_self()); the *_async calls take it explicitly.  Locks are
