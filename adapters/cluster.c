@@ -202,8 +202,15 @@ static struct link *any_master(struct cluster *c)
     return some;
 }
 
+/* Queue req on l's node, on the lane it asks for. */
 static void to_link(struct link *l, struct lw_request *req, int front)
 {
+    struct lw_engine *e = l->e;
+
+    if (!(l = link_lane(l, req))) {
+        engine_complete(e, req, NULL, LW_ENOMEM);
+        return;
+    }
     req->deadline_ns = req->expires_ns;
     if (front)
         fifo_push_front(&l->waiting, req);
@@ -266,9 +273,14 @@ static void reroute_all(struct cluster *c)
     struct fifo all = fifo_take(&c->pending);
     struct lw_request *req;
 
-    for (unsigned i = 0; i < c->nnodes; i++)
-        if (c->e->links[i])
-            reroute_link(c, c->e->links[i]);
+    for (unsigned i = 0; i < c->nnodes; i++) {
+        struct link *l = c->e->links[i];
+
+        if (l)
+            reroute_link(c, l);
+        if (l && l->side)
+            reroute_link(c, l->side);
+    }
     while ((req = fifo_pop(&all)))
         cluster_route(c->e, req, 0);
     link_pump_all(c->e);

@@ -412,6 +412,28 @@ int conn_init(struct lw_conn *c, const struct conn_config *cfg)
     return failed ? LW_ENOMEM : 0;
 }
 
+int conn_init_like(struct lw_conn *c, const struct lw_conn *like, const struct conn_config *cfg)
+{
+    struct conn_config cc = *cfg;
+    int rc;
+
+    cc.host = like->host;
+    cc.unix_path = like->unix_path;
+    cc.port = like->port;
+    cc.password = cc.username = NULL; /* the AUTH command is copied whole */
+    cc.reconnect_min_ms = like->backoff.min_ms;
+    cc.reconnect_max_ms = like->backoff.max_ms;
+    rc = conn_init(c, &cc);
+    c->connect_timeout_s = like->connect_timeout_s;
+    if (like->auth_cmd) {
+        if ((c->auth_cmd = malloc(like->auth_len)))
+            memcpy(c->auth_cmd, like->auth_cmd, c->auth_len = like->auth_len);
+        else
+            rc = LW_ENOMEM;
+    }
+    return rc;
+}
+
 void conn_close(struct lw_conn *c)
 {
     if (c->loop) {

@@ -132,6 +132,10 @@ struct lw_conn {
  * or LW_ENOMEM; either way conn_clear() frees what was copied. */
 int conn_init(struct lw_conn *c, const struct conn_config *cfg);
 
+/* conn_init_like - as conn_init(), to the address of `like` with its
+ * credentials and timeouts; cfg gives the loop and the callbacks. */
+int conn_init_like(struct lw_conn *c, const struct lw_conn *like, const struct conn_config *cfg);
+
 /* conn_connect - start the first attempt. */
 void conn_connect(struct lw_conn *c);
 

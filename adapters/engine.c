@@ -64,7 +64,8 @@ void engine_note_queues(struct lw_engine *e)
 
     for (unsigned i = 0; i < e->nlinks; i++)
         if (e->links[i])
-            waiting += e->links[i]->waiting.count;
+            waiting += e->links[i]->waiting.count +
+                       (e->links[i]->side ? e->links[i]->side->waiting.count : 0);
     atomic_store_explicit(&e->count.inflight, e->inflight_all, memory_order_relaxed);
     atomic_store_explicit(&e->count.waiting, waiting, memory_order_relaxed);
 }
@@ -80,12 +81,16 @@ static int fails_at_once(const struct lw_engine *e)
  * in a cluster). */
 static void take_request(struct lw_engine *e, struct lw_request *req, uint64_t deadline_ns)
 {
+    struct link *l;
+
     req->deadline_ns = deadline_ns;
     req->expires_ns = deadline_ns;
     if (e->cluster)
         cluster_route(e, req, 0);
+    else if ((l = link_lane(single_link(e), req)))
+        fifo_push(&l->waiting, req);
     else
-        fifo_push(&single_link(e)->waiting, req);
+        engine_complete(e, req, NULL, LW_ENOMEM);
 }
 
 /* A request's wait for the pipeline starts when the engine takes it: a
@@ -217,6 +222,7 @@ int lw_engine_submit(struct lw_engine *e, struct lw_request *req, lw_request_fn 
     req->err = 0;
     req->retried = 0;
     req->redirects = req->unsettled = req->asking = 0;
+    req->sent_conn = 0;
     lw_completion_reset(&req->completed);
 
     atomic_fetch_add(&e->callers, 1);
@@ -295,7 +301,8 @@ static int check_config(const struct lw_engine_config *cfg)
     for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
         if ((rc = check_ms(times[i])))
             return rc;
-    if (cfg->topology_refresh_ms > LW_ENGINE_MAX_TIMEOUT_MS)
+    if (cfg->topology_refresh_ms > LW_ENGINE_MAX_TIMEOUT_MS ||
+        cfg->side_block_ms > LW_ENGINE_MAX_TIMEOUT_MS)
         return LW_ERANGE;
     if (cfg->reconnect_min_ms > cfg->reconnect_max_ms)
         return LW_ERANGE;
@@ -351,6 +358,7 @@ static int copy_config(struct lw_engine *e, const struct lw_engine_config *cfg)
      * twice that: a master that stopped answering holds at most half of
      * what the engine lets out, until its commands time out. */
     e->max_inflight_all = cfg->nseeds ? 2 * cfg->max_inflight : cfg->max_inflight;
+    e->side_grace_ns = cfg->side_block_ms * 1000000ull;
     e->on_tick = cfg->on_tick;
     e->tick_arg = cfg->tick_arg;
     snprintf(db, sizeof db, "%d", cfg->db);

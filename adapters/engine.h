@@ -76,6 +76,16 @@ typedef void lw_engine_tick_fn(struct lw_engine *engine, struct lw_timer_list *d
 /* Where a request goes in a cluster (lw_request_route_*()). */
 enum { LW_ROUTE_ANY = 0, LW_ROUTE_SLOT = 1, LW_ROUTE_NODE = 2 };
 
+/*
+ * Which of a node's connections a request takes (lw_request.lane).  MAIN
+ * carries everything by default.  SIDE is a second connection to the same
+ * node (same address, credentials, db and scripts), made when a first
+ * request asks for it: for commands that block their connection (WAIT),
+ * so that they never hold up what goes on MAIN (renewals).  A request
+ * keeps its lane through redirects and retries.
+ */
+enum { LW_LANE_MAIN = 0, LW_LANE_SIDE = 1 };
+
 /* Cluster geometry. */
 #define LW_CLUSTER_SLOTS 16384u
 #define LW_ENGINE_MAX_SEEDS 64u
@@ -130,6 +140,10 @@ struct lw_request {
     uint8_t redirects;          /* engine, cluster: MOVED/ASK followed */
     uint8_t unsettled;          /* engine, cluster: unsettled retries so far */
     uint8_t asking;             /* engine, cluster: send ASKING first */
+    uint8_t lane;               /* LW_LANE_*; set before submitting */
+    uint64_t sent_conn;         /* engine: the connection it was last written
+                                   on (a number unique in the engine, new for
+                                   every connection set up), 0 before */
 };
 
 #define LW_ENGINE_DEFAULT_PORT 6379
@@ -169,6 +183,10 @@ struct lw_engine_config {
     uint32_t topology_refresh_ms; /* periodic slot map refresh; 0: default */
     lw_engine_topology_fn *on_topology; /* may be NULL */
     void *topology_arg;
+    uint32_t side_block_ms;    /* commands on the side lane may block the
+                                  server this long (WAIT's timeout): they time
+                                  out that much after command_timeout_ms;
+                                  0..LW_ENGINE_MAX_TIMEOUT_MS */
 };
 
 /* Counters since creation.  Snapshots from any thread. */
@@ -359,12 +377,20 @@ int lw_engine_node_addr(const struct lw_engine *engine, unsigned node, const cha
 /*
  * lw_engine_node_stats - engine thread: one node's share of the counters:
  * sent, replies, error_replies, reconnects, script_reloads, and its
- * waiting and inflight now; the other fields are 0 (they are the engine's
- * alone).  A node without a link (a replica) reads all 0.  Returns 0, or
+ * waiting and inflight now, its side lane's included; the other fields are
+ * 0 (they are the engine's alone).  A node without a link (a replica)
+ * reads all 0.  Returns 0, or
  * LW_ERANGE for an unknown index.  Outside a cluster node 0 is the engine.
  */
 int lw_engine_node_stats(const struct lw_engine *engine, unsigned node,
                          struct lw_engine_stats *out);
+
+/* lw_engine_conn_node - engine thread: the node whose connection (either
+ * lane) is number conn (lw_request.sent_conn), or -1 when that connection
+ * is no longer up.  0 outside a cluster while it is up.  For a command
+ * that must follow another on the same connection (WAIT after a write):
+ * route it to that node, on the same lane, and check its sent_conn. */
+int lw_engine_conn_node(const struct lw_engine *engine, uint64_t conn);
 
 /* lw_engine_sharded_pubsub - engine thread: 1 when the cluster answered
  * CLUSTER SHARDS (Redis 7), so every master has SSUBSCRIBE/SPUBLISH. */

@@ -96,6 +96,12 @@ struct link {
     uint64_t seq;              /* commands written so far */
     uint64_t reconnects;       /* conn.reconnects already counted */
     int pipeline_full;         /* reached the cap; waiting for refill_at */
+    uint64_t conn_id;          /* the connection's number while READY
+                                  (lw_request.sent_conn) */
+    uint64_t grace_ns;         /* added to the command timeout: a side
+                                  link's commands may block (WAIT) */
+    struct link *side;         /* the node's side lane, once asked for */
+    int is_side;               /* this is a side lane */
     /* lw_engine_node_stats(): plain counters, read on the engine thread. */
     uint64_t sent, replies, error_replies, script_reloads;
 };
@@ -150,6 +156,8 @@ struct lw_engine {
     int all_full;              /* max_inflight_all was reached */
     struct cluster *cluster;   /* NULL outside a cluster */
     int in_callback;           /* depth of user callbacks running now */
+    uint64_t conn_ids;         /* connections set up so far, all links */
+    uint64_t side_grace_ns;    /* side_block_ms */
 };
 
 /* Link 0: the only one outside a cluster. */
@@ -177,6 +185,9 @@ void link_pump(struct link *l);                  /* write waiting requests */
 void link_pump_all(struct lw_engine *e);
 void link_check_timeouts(struct link *l, uint64_t now_ns);
 void link_close(struct link *l, int err);        /* drop the connection for good */
+/* The link of l's node that req's lane names: l, or its side link (made
+ * and connecting on first use; NULL when out of memory). */
+struct link *link_lane(struct link *l, const struct lw_request *req);
 
 /* cluster.c, engine thread but cluster_check_seeds and cluster_new
  * (lw_engine_new()). */

@@ -67,6 +67,7 @@ static void write_request(struct link *l, struct lw_request *req, uint64_t now_n
         return;
     }
     req->sent_seq = ++l->seq;
+    req->sent_conn = l->conn_id;
     req->deadline_ns = now_ns + e->command_timeout_ns;
     fifo_push(&l->inflight, req);
     e->inflight_all++;
@@ -99,7 +100,10 @@ void link_pump(struct link *l)
         l->pipeline_full = l->inflight.count >= e->max_inflight;
         e->all_full = e->inflight_all >= e->max_inflight_all;
     }
-    engine_note_queues(e);
+    if (l->side)
+        link_pump(l->side);
+    else
+        engine_note_queues(e);
 }
 
 void link_pump_all(struct lw_engine *e)
@@ -168,8 +172,9 @@ static void on_up(void *arg)
     struct link *l = arg;
     struct lw_engine *e = l->e;
 
-    if (!e->cluster)
+    if (!e->cluster && !l->is_side) /* the engine's status is its main connection's */
         atomic_store_explicit(&e->status, 0, memory_order_relaxed);
+    l->conn_id = ++e->conn_ids;
     count_add(&e->count.replies, conn_own_commands(&l->conn));
     l->replies += conn_own_commands(&l->conn);
     count_add(&e->count.reconnects, l->conn.reconnects - l->reconnects);
@@ -203,8 +208,9 @@ static void on_down(void *arg, int err)
     struct lw_request *req;
     int fail;
 
-    if (!e->cluster)
+    if (!e->cluster && !l->is_side)
         atomic_store_explicit(&e->status, err, memory_order_relaxed);
+    l->conn_id = 0;
     while ((req = fifo_pop(&lost)))
         lost_request(l, req, err);
     if (e->cluster)
@@ -301,9 +307,46 @@ struct link *link_new(struct lw_engine *e, unsigned node, const struct conn_conf
     return l;
 }
 
+/* The side lane of a node's main link: a second connection to the same
+ * address, with the same credentials, set-up and scripts, whose commands
+ * may block the server grace_ns longer than the command timeout.  (Its
+ * address is the main connection's when it is made.) */
+static struct link *side_new(struct link *of)
+{
+    struct lw_engine *e = of->e;
+    struct link *l = calloc(1, sizeof *l);
+    struct conn_config cc = {
+        .loop = e->loop, .on_setup = on_setup, .on_up = on_up, .on_down = on_down,
+        .on_reply = on_reply, .arg = l,
+    };
+
+    if (!l)
+        return NULL;
+    l->e = e;
+    l->node = of->node;
+    l->is_side = 1;
+    l->grace_ns = e->side_grace_ns;
+    l->scripts = calloc(e->nscripts + 1, sizeof *l->scripts);
+    if (conn_init_like(&l->conn, &of->conn, &cc) || !l->scripts) {
+        link_free(l);
+        return NULL;
+    }
+    return l;
+}
+
+struct link *link_lane(struct link *l, const struct lw_request *req)
+{
+    if (req->lane != LW_LANE_SIDE || l->is_side)
+        return l;
+    if (!l->side && (l->side = side_new(l)))
+        link_connect(l->side);
+    return l->side;
+}
+
 void link_free(struct link *l)
 {
     if (l) {
+        link_free(l->side);
         conn_clear(&l->conn);
         free(l->scripts);
         free(l);
@@ -332,7 +375,9 @@ static int wait_error(struct link *l, const struct lw_request *req)
 void link_check_timeouts(struct link *l, uint64_t now_ns)
 {
     /* The server has stopped answering: everything on the wire is late. */
-    if (l->inflight.head && l->inflight.head->deadline_ns <= now_ns)
+    if (l->side)
+        link_check_timeouts(l->side, now_ns);
+    if (l->inflight.head && l->inflight.head->deadline_ns + l->grace_ns <= now_ns)
         conn_fail(&l->conn, LW_ETIMEDOUT);
     while (l->waiting.head && l->waiting.head->deadline_ns <= now_ns) {
         struct lw_request *req = fifo_pop(&l->waiting);
@@ -348,10 +393,23 @@ void link_close(struct link *l, int err)
 {
     struct fifo all;
 
+    if (l->side)
+        link_close(l->side, err);
     conn_close(&l->conn);
     all = take_inflight(l);
     engine_fail_all(l->e, &all, err);
     engine_fail_all(l->e, &l->waiting, err);
+}
+
+int lw_engine_conn_node(const struct lw_engine *e, uint64_t conn)
+{
+    for (unsigned i = 0; conn && i < e->nlinks; i++) {
+        const struct link *l = e->links[i];
+
+        if (l && (l->conn_id == conn || (l->side && l->side->conn_id == conn)))
+            return (int)i;
+    }
+    return -1;
 }
 
 int lw_engine_node_stats(const struct lw_engine *e, unsigned node, struct lw_engine_stats *out)
@@ -370,5 +428,14 @@ int lw_engine_node_stats(const struct lw_engine *e, unsigned node, struct lw_eng
     out->script_reloads = l->script_reloads;
     out->waiting = l->waiting.count;
     out->inflight = l->inflight.count;
+    if ((l = l->side)) { /* the node's side lane is its share too */
+        out->sent += l->sent;
+        out->replies += l->replies;
+        out->error_replies += l->error_replies;
+        out->reconnects += l->conn.reconnects;
+        out->script_reloads += l->script_reloads;
+        out->waiting += l->waiting.count;
+        out->inflight += l->inflight.count;
+    }
     return 0;
 }

@@ -101,8 +101,13 @@ static int check_config(const struct lw_client_config *cfg)
         return LW_ERANGE;
     if (cfg->cluster_nseeds && !cfg->cluster_seeds)
         return LW_EINVAL;
-    if (cfg->nsentinels || cfg->acquire_replicas) /* not yet built */
+    if (cfg->nsentinels) /* not yet built */
         return LW_EINVAL;
+    if (cfg->acquire_replicas > LW_MAX_ACQUIRE_REPLICAS)
+        return LW_ERANGE;
+    if (cfg->acquire_replicas &&
+        (rc = check_count(cfg->acquire_replicas_timeout_ms, LW_MAX_TIMEOUT_MS)))
+        return rc;
     if (cfg->watchdog_timeout_ms < 3ull * cfg->tick_ms ||
         cfg->watchdog_timeout_ms < LW_MIN_LEASE_MS)
         return LW_ELEASE;
@@ -261,6 +266,8 @@ static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
     c->sharded_pubsub = cfg->sharded_pubsub;
     c->on_lost = cfg->on_lost;
     c->lost_arg = cfg->lost_arg;
+    c->replicas = cfg->acquire_replicas;
+    c->replicas_timeout_ms = cfg->acquire_replicas_timeout_ms;
     c->port = cfg->port;
     c->connect_timeout_ms = cfg->connect_timeout_ms;
     c->reconnect_min_ms = cfg->reconnect_min_ms;
@@ -295,6 +302,9 @@ static void engine_config(const struct lw_client_config *cfg, struct lw_client *
     ec->topology_refresh_ms = cfg->topology_refresh_ms;
     ec->on_topology = on_topology;
     ec->topology_arg = c;
+    /* Acquires that wait for replicas take the side lane, where WAIT may
+     * block for its whole timeout before the command timeout starts. */
+    ec->side_block_ms = cfg->acquire_replicas ? cfg->acquire_replicas_timeout_ms : 0;
 }
 
 /* Engine thread: the subscribers live on the engine's loop. */
@@ -381,6 +391,7 @@ int lw_client_new(const struct lw_client_config *given, struct lw_client **out)
 static void stop_client(struct lw_client *c)
 {
     c->closing = 1;
+    replicas_shutdown(c);
     waiters_shutdown(c);
     watchdog_shutdown(c);
     lw_pubsub_free(c->pubsub);
@@ -445,6 +456,7 @@ int lw_client_free(struct lw_client *c)
      * left is memory only (the wheel went with the engine). */
     c->engine = NULL;
     c->wheel = NULL;
+    replicas_shutdown(c);
     waiters_shutdown(c);
     watchdog_shutdown(c);
     atomic_store_explicit(&c->freed, 1, memory_order_release);

@@ -54,6 +54,7 @@ struct core_timer {
 struct entry;
 struct channel;
 struct batch;
+struct ack_wait;
 
 struct lw_client {
     _Atomic uint32_t refs;         /* lw_client_free() to come, plus one per handle */
@@ -76,6 +77,8 @@ struct lw_client {
     int sharded_pubsub;            /* enum lw_sharded_mode */
     int port;
     uint32_t connect_timeout_ms, reconnect_min_ms, reconnect_max_ms;
+    uint32_t replicas;             /* acquire_replicas: 0 off */
+    uint32_t replicas_timeout_ms;
     struct client_counters count;
 
     /* Engine thread only. */
@@ -99,6 +102,7 @@ struct lw_client {
     int closing;                   /* lw_client_free() has begun */
     int in_callback;               /* depth of done and on_lost calls running */
     int flushing;                  /* inside watchdog_flush() */
+    struct ack_wait *acks;         /* WAITs sent or to send (replicas.c) */
 };
 
 struct lw_lock {
@@ -114,8 +118,9 @@ struct lw_lock {
 };
 
 /* A call in progress, from the API call until its completion. */
-/* OP_UNDO: an acquire whose reply came too late, releasing the hold it
- * took (the unlock script), to end in LW_ETIMEDOUT. */
+/* OP_UNDO: an acquire whose reply came too late, or that too few replicas
+ * acknowledged, releasing the hold it took (the unlock script), to end in
+ * undo_err (LW_ETIMEDOUT, LW_EREPLICAS). */
 enum op_kind { OP_ACQUIRE, OP_UNLOCK, OP_FORCE, OP_IS_LOCKED, OP_IS_HELD, OP_COUNT, OP_TTL,
                OP_UNDO };
 enum op_state { OPS_NEW, OPS_INFLIGHT, OPS_WAITING };
@@ -139,6 +144,12 @@ struct op {
     uint8_t woken;                 /* an unlock came while an attempt was out */
     uint8_t blocking;              /* a caller waits on `completed` */
     _Atomic uint32_t completed;
+    int undo_err;                  /* OP_UNDO: the error it ends in */
+    /* A first acquire waiting for replicas (replicas.c); engine thread. */
+    struct op *ack_next;           /* its WAIT's acquires */
+    uint64_t ack_conn;             /* the connection the acquire ran on */
+    uint64_t ack_seq;              /* its write's sequence number there */
+    uint64_t ack_sent_ns;          /* when the acquire was sent */
 };
 
 /* A watchdog lock: one per (name, owner) held with lease 0. */
@@ -194,6 +205,16 @@ size_t client_field(const struct lw_client *c, uint64_t owner, char *buf);
 uint64_t holder_retry_at(uint64_t now_ns, int64_t pttl, uint64_t deadline_ns);
 void op_attempt(struct op *op);
 void op_complete(struct op *op, int err, int64_t value);
+/* A first acquire's WAIT is over: err 0 (acknowledged: the lock is the
+ * caller's), LW_EREPLICAS (give it back) or LW_ESHUTDOWN. */
+void acquire_acked(struct op *op, int err);
+
+/* replicas.c: first acquires acknowledged by replicas (WAIT). */
+/* The acquire op (its reply read, token in op->value) waits for
+ * c->replicas replicas; acquire_acked() tells how it went. */
+void replicas_wait(struct lw_client *c, struct op *op, uint64_t sent_ns);
+/* Closing: acquires whose WAIT is not yet sent end in LW_ESHUTDOWN. */
+void replicas_shutdown(struct lw_client *c);
 
 /* waiters.c: acquires waiting on a lock's channel. */
 /* 1: the channel is live (try again now), 0: wait, -1: out of memory */

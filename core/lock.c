@@ -224,20 +224,50 @@ static int acquired_too_late(struct lw_client *c, const struct op *op, uint64_t 
            !watchdog_renews(c, op->lock, op->owner);
 }
 
-/* Give back the hold a late acquire took (the unlock script: it touches
- * only our field), then end the op in LW_ETIMEDOUT.  Should the unlock
- * fail, the hold expires with its lease: nothing renews it. */
-static void undo_acquire(struct lw_client *c, struct op *op)
+/* Give back the hold an acquire took (the unlock script: it touches only
+ * our field), then end the op in err: LW_ETIMEDOUT for a late acquire,
+ * LW_EREPLICAS for one too few replicas acknowledged.  Should the unlock
+ * fail, the hold expires with its lease: nothing renews it.  The unlock
+ * takes the main lane: it waits for no replica. */
+static void undo_acquire(struct lw_client *c, struct op *op, int err)
 {
-    stats_acquired_too_late(&c->count);
     if (op->chan)
         waiters_leave(c, op);
     lw_request_clear(&op->req);
     op->kind = OP_UNDO;
+    op->undo_err = err;
+    op->req.lane = LW_LANE_MAIN;
     if (format_op(op))
-        op_complete(op, LW_ETIMEDOUT, 0);
+        op_complete(op, err, 0);
     else
         op_attempt(op);
+}
+
+/* The acquire's reply is good: hand the lock over, unless it came too
+ * late to be of use. */
+static void acquire_done(struct lw_client *c, struct op *op, uint32_t holds, uint64_t sent_ns)
+{
+    if (acquired_too_late(c, op, sent_ns)) {
+        stats_acquired_too_late(&c->count);
+        undo_acquire(c, op, LW_ETIMEDOUT);
+        return;
+    }
+    watchdog_acquired(c, op->lock, op->owner, holds, sent_ns, op->lease_ms == 0);
+    op_complete(op, 0, op->value);
+}
+
+void acquire_acked(struct op *op, int err)
+{
+    struct lw_client *c = op->lock->client;
+
+    if (err == LW_ESHUTDOWN) {
+        op_complete(op, err, 0); /* as any hold at shutdown: its lease ends it */
+    } else if (err) {
+        stats_replicas_refused(&c->count);
+        undo_acquire(c, op, LW_EREPLICAS);
+    } else {
+        acquire_done(c, op, 1, op->ack_sent_ns); /* the WAIT may have taken long */
+    }
 }
 
 static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *reply)
@@ -246,14 +276,15 @@ static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *
         reply->element[0]->type == REDIS_REPLY_INTEGER &&
         reply->element[1]->type == REDIS_REPLY_INTEGER) {
         uint64_t sent_ns = lw_request_sent_ns(c->engine, &op->req);
+        uint32_t holds = (uint32_t)reply->element[1]->integer;
 
-        if (acquired_too_late(c, op, sent_ns)) {
-            undo_acquire(c, op);
-            return;
-        }
-        watchdog_acquired(c, op->lock, op->owner, (uint32_t)reply->element[1]->integer,
-                          sent_ns, op->lease_ms == 0);
-        op_complete(op, 0, reply->element[0]->integer);
+        op->value = reply->element[0]->integer;
+        /* A first acquire waits for the replicas; a re-entry never does:
+         * it adds to a hold that waited already. */
+        if (c->replicas && holds == 1 && !acquired_too_late(c, op, sent_ns))
+            replicas_wait(c, op, sent_ns);
+        else
+            acquire_done(c, op, holds, sent_ns);
     } else if (reply->type == REDIS_REPLY_INTEGER) {
         acquire_held(c, op, reply->integer);
     } else {
@@ -285,7 +316,7 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
         return;
     }
     if (op->kind == OP_UNDO) { /* done or not, the acquire failed */
-        op_complete(op, LW_ETIMEDOUT, 0);
+        op_complete(op, op->undo_err, 0);
         return;
     }
     if (err || reply->type == REDIS_REPLY_ERROR) {
@@ -409,6 +440,10 @@ static int prepare_op(struct op *op, struct lw_lock *lock, int kind, uint64_t ow
     op->lease_ms = lease_ms;
     op->wait_deadline_ns = kind == OP_ACQUIRE ? deadline_after(wait_ms) : 0;
     op->ct.fire = op_timer_fired;
+    /* Acquires that replicas must acknowledge go over the side lane, where
+     * their WAIT follows them (replicas.c). */
+    if (kind == OP_ACQUIRE && lock->client->replicas)
+        op->req.lane = LW_LANE_SIDE;
     /* Unlock and force-unlock publish: formatted on the engine thread, in
      * their task step, where the pub/sub mode is known. */
     if (kind == OP_UNLOCK || kind == OP_FORCE)

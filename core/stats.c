@@ -36,6 +36,7 @@ static void get_stats(const struct lw_client *c, struct lw_client_stats *out)
         out->renewal_lag[i] = count_get(&k->lag[i]);
     out->lost_failover = count_get(&k->lost_failover);
     out->failovers = count_get(&k->failovers);
+    out->replicas_refused = count_get(&k->replicas_refused);
     out->topology_refreshes = out->redirects = out->unsettled = 0;
     if (c->engine) {
         struct lw_engine_stats es;

@@ -19,7 +19,7 @@ struct client_counters {
     _Atomic uint64_t renew_batches, lost_not_owner, lost_errors, lost_expired;
     _Atomic uint64_t worst_lag_ns, waiters, subscriptions, lost_late, worst_lost_late_ns,
         acquired_too_late;
-    _Atomic uint64_t lost_failover, failovers;
+    _Atomic uint64_t lost_failover, failovers, replicas_refused;
     _Atomic uint64_t lag[LW_LAG_BUCKETS];
 };
 
@@ -64,6 +64,12 @@ static inline void stats_renewal_failed(struct client_counters *k)
 static inline void stats_acquired_too_late(struct client_counters *k)
 {
     count_add(&k->acquired_too_late, 1);
+}
+
+/* A first acquire was not acknowledged by enough replicas: given back. */
+static inline void stats_replicas_refused(struct client_counters *k)
+{
+    count_add(&k->replicas_refused, 1);
 }
 
 /* A topology change in which n shards failed over. */

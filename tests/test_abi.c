@@ -169,3 +169,27 @@ Test(abi, config_never_initialised_is_einval)
     cr_assert_eq(lw_client_new(&cfg, &c), LW_EINVAL);
     cr_assert_null(c);
 }
+
+/* A header from before acquires acknowledged by replicas: its stats end
+ * before replicas_refused (nothing written past them), and its config
+ * before acquire_replicas (off, whatever follows in memory). */
+Test(abi, before_acquire_replicas, .init = server_start, .fini = server_stop)
+{
+    unsigned char sbuf[sizeof(struct lw_client_stats) + EXTRA];
+    unsigned char cbuf[sizeof(struct lw_client_config) + EXTRA];
+    struct lw_client_config *cfg = (struct lw_client_config *)(void *)cbuf;
+    size_t old_stats = offsetof(struct lw_client_stats, replicas_refused);
+    size_t old_cfg = offsetof(struct lw_client_config, acquire_replicas);
+    struct lw_client *c;
+
+    memset(cbuf, GUARD, sizeof cbuf);
+    lw_client_config_init_size(cfg, old_cfg);
+    cr_assert(all_bytes(cbuf + old_cfg, sizeof cbuf - old_cfg, GUARD));
+    cfg->port = srv.port;
+    c = new_client_from(cfg); /* the guard bytes would be 0xa5a5a5a5 replicas */
+    memset(sbuf, GUARD, sizeof sbuf);
+    lw_client_get_stats_size(c, (struct lw_client_stats *)(void *)sbuf, old_stats);
+    cr_assert(all_bytes(sbuf + old_stats, sizeof sbuf - old_stats, GUARD),
+              "wrote past the size given");
+    lw_client_free(c);
+}

@@ -2,9 +2,9 @@
  * leasewheel/lock.h - Redis distributed locks whose leases renew themselves.
  *
  * A client (struct lw_client) is one connection for commands, one for
- * pub/sub, and an engine thread that owns both.  Locks are named; a handle
- * (struct lw_lock) names one, and any number of threads may use the same
- * handle at once.
+ * pub/sub (with acquire_replicas, one more for acquires), and an engine
+ * thread that owns them.  Locks are named; a handle (struct lw_lock) names
+ * one, and any number of threads may use the same handle at once.
  *
  * Owners.  Who holds a lock is an owner id: by default the calling thread
  * (lw_owner_self()); the *_async calls take it explicitly.  Locks are
@@ -99,6 +99,7 @@ struct lw_lock;
 #define LW_DEFAULT_TOPOLOGY_REFRESH_MS 10000u
 #define LW_MAX_SENTINELS 64u
 #define LW_DEFAULT_REPLICAS_TIMEOUT_MS 1000u
+#define LW_MAX_ACQUIRE_REPLICAS 64u     /* acquire_replicas */
 
 /* Why a lock was lost (on_lost, stats). */
 enum lw_lost_reason {
@@ -198,9 +199,16 @@ struct lw_client_config {
                                      acquire_replicas_timeout_ms, else the
                                      hold is given back and the call fails
                                      with LW_EREPLICAS.  In a cluster, per
-                                     master.  Renewals never wait */
+                                     master.  Renewals never wait.  At most
+                                     LW_MAX_ACQUIRE_REPLICAS.  Acquires then
+                                     go over a second connection per master,
+                                     so that a blocked WAIT holds up no
+                                     renewal (docs/reliability.md says what
+                                     WAIT promises, and what it does not) */
     uint32_t acquire_replicas_timeout_ms; /* WAIT's timeout, default
-                                     LW_DEFAULT_REPLICAS_TIMEOUT_MS */
+                                     LW_DEFAULT_REPLICAS_TIMEOUT_MS;
+                                     1..LW_MAX_TIMEOUT_MS when
+                                     acquire_replicas is set */
 };
 
 /*
@@ -258,6 +266,12 @@ struct lw_client_stats {
     uint64_t unsettled;           /* replies that said the cluster was moving
                                      (TRYAGAIN, CLUSTERDOWN, LOADING,
                                      READONLY, ...), retried */
+    /* Added in 0.2: acquires acknowledged by replicas. */
+    uint64_t replicas_refused;    /* first acquires that fewer than
+                                     acquire_replicas replicas acknowledged in
+                                     time (or whose WAIT failed, or ran on
+                                     another connection than the acquire):
+                                     given back, and LW_EREPLICAS returned */
 };
 
 /*
@@ -376,6 +390,8 @@ LW_API void lw_lock_free(struct lw_lock *lock);
  *                 stopped, slow): the hold it took is given back first,
  *                 and no lock is handed over that may be lost already
  *   LW_EREPLY     the key holds something other than a lock
+ *   LW_EREPLICAS  acquire_replicas set: fewer replicas acknowledged this
+ *                 first acquire in time; the hold was given back
  *   LW_ESHUTDOWN  the client is being freed
  *   LW_EDEADLK    called on the engine thread
  *

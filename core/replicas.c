@@ -1,0 +1,175 @@
+/*
+ * core/replicas.c - first acquires acknowledged by replicas
+ * (acquire_replicas): WAIT after the acquire, on the connection that ran it.
+ *
+ * WAIT counts the writes of the connection it is sent on, and blocks that
+ * connection for up to its timeout.  So acquires that wait go over the
+ * engine's side lane (a second connection per master: lock.c sets the
+ * lane), and their WAIT follows them there; renewals and everything else
+ * stay on the main connection, which a WAIT never holds up.
+ *
+ * One WAIT answers for many acquires.  Every acquire whose reply came
+ * before a WAIT was written ran before it on the server, so a WAIT covers
+ * all the acquires of its connection that joined before it went out, or
+ * were written before it (their sequence numbers).  At most one WAIT per
+ * connection is out at a time; acquires answered meanwhile gather behind
+ * it and share the next.  Without that, acquires behind a blocked WAIT
+ * would each wait out a whole timeout of their own, one after another.
+ *
+ * A WAIT counts only if it ran on the connection its acquires ran on
+ * (lw_request.sent_conn): after a reconnect, or on another master, it
+ * would count nothing of ours and could answer "enough" all the same.  So
+ * it is routed to the node whose connection that was (by node, not by
+ * slot: an acquire that followed an ASK ran on a node its slot does not
+ * name yet), and a node-routed request is never sent again on another
+ * connection.  Such a WAIT, an error, or too few replicas: every acquire
+ * it answers for is given back (lock.c) and fails with LW_EREPLICAS.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "client_private.h"
+
+struct ack_wait {
+    struct lw_request req;     /* WAIT <replicas> <timeout> */
+    struct lw_client *c;
+    struct ack_wait *next;     /* c->acks */
+    struct op *ops;            /* the acquires it answers for */
+    uint64_t conn;             /* the connection they ran on */
+    int submitted;
+};
+
+/* Whether w answers for op: the same connection, and w goes out after
+ * the acquire (not yet sent, not yet written, or written after it). */
+static int covers(const struct ack_wait *w, const struct op *op)
+{
+    if (w->conn != op->ack_conn)
+        return 0;
+    if (!w->submitted || w->req.sent_conn == 0)
+        return 1;
+    return w->req.sent_conn == w->conn && w->req.sent_seq > op->ack_seq;
+}
+
+static void unlink_wait(struct lw_client *c, struct ack_wait *w)
+{
+    struct ack_wait **p = &c->acks;
+
+    while (*p && *p != w)
+        p = &(*p)->next;
+    if (*p)
+        *p = w->next;
+}
+
+/* End every acquire w answers for, and w. */
+static void settle(struct lw_client *c, struct ack_wait *w, int err)
+{
+    struct op *op = w->ops, *next;
+
+    unlink_wait(c, w);
+    lw_request_clear(&w->req);
+    free(w);
+    for (; op; op = next) {
+        next = op->ack_next;
+        op->ack_next = NULL;
+        acquire_acked(op, err);
+    }
+}
+
+static void submit_wait(struct lw_client *c, struct ack_wait *w);
+
+static void on_wait(struct lw_request *req, const redisReply *reply, int err, void *arg)
+{
+    struct ack_wait *w = arg, *next;
+    struct lw_client *c = w->c;
+    uint64_t conn = w->conn;
+    int ok = !err && reply->type == REDIS_REPLY_INTEGER &&
+             reply->integer >= (long long)c->replicas && req->sent_conn == conn;
+
+    settle(c, w, ok ? 0 : err == LW_ESHUTDOWN || c->closing ? LW_ESHUTDOWN : LW_EREPLICAS);
+    for (next = c->acks; next; next = next->next) /* those that gathered behind it */
+        if (next->conn == conn && !next->submitted) {
+            submit_wait(c, next);
+            return;
+        }
+}
+
+static void submit_wait(struct lw_client *c, struct ack_wait *w)
+{
+    int rc;
+
+    w->submitted = 1;
+    if ((rc = lw_engine_submit(c->engine, &w->req, on_wait, w)))
+        on_wait(&w->req, NULL, rc, w);
+}
+
+/* A WAIT for op's connection, to the node it is to (node); NULL when out
+ * of memory. */
+static struct ack_wait *new_wait(struct lw_client *c, const struct op *op, int node)
+{
+    struct ack_wait *w = calloc(1, sizeof *w);
+    char n[16], ms[16];
+    const char *argv[3] = {"WAIT", n, ms};
+
+    if (!w)
+        return NULL;
+    snprintf(n, sizeof n, "%u", c->replicas);
+    snprintf(ms, sizeof ms, "%u", c->replicas_timeout_ms);
+    if (lw_request_command(&w->req, 3, argv, NULL)) {
+        free(w);
+        return NULL;
+    }
+    lw_request_route_node(&w->req, (unsigned)node);
+    w->req.lane = LW_LANE_SIDE;
+    w->c = c;
+    w->conn = op->ack_conn;
+    w->next = c->acks;
+    c->acks = w;
+    return w;
+}
+
+void replicas_wait(struct lw_client *c, struct op *op, uint64_t sent_ns)
+{
+    struct ack_wait *w;
+    int busy = 0, node;
+
+    op->ack_conn = op->req.sent_conn;
+    op->ack_seq = op->req.sent_seq;
+    op->ack_sent_ns = sent_ns;
+    if (c->closing) {
+        acquire_acked(op, LW_ESHUTDOWN);
+        return;
+    }
+    for (w = c->acks; w; w = w->next) {
+        if (covers(w, op)) { /* one that is out, or gathers behind one */
+            op->ack_next = w->ops;
+            w->ops = op;
+            return;
+        }
+        busy |= w->conn == op->ack_conn; /* out, but too early for op */
+    }
+    /* The node whose connection ran the acquire: after a redirect (ASK
+     * above all) not the one its slot names.  None: that connection is
+     * gone already, and a WAIT elsewhere would count nothing of ours. */
+    if ((node = lw_engine_conn_node(c->engine, op->ack_conn)) < 0 ||
+        !(w = new_wait(c, op, node))) {
+        acquire_acked(op, LW_EREPLICAS); /* or out of memory: not acknowledged */
+        return;
+    }
+    w->ops = op;
+    if (!busy)
+        submit_wait(c, w);
+}
+
+void replicas_shutdown(struct lw_client *c)
+{
+    struct ack_wait *w = c->acks;
+
+    while (w) {
+        if (w->submitted) { /* the engine ends it */
+            w = w->next;
+            continue;
+        }
+        settle(c, w, LW_ESHUTDOWN);
+        w = c->acks; /* settle() ran callbacks: start over */
+    }
+}
