@@ -24,6 +24,7 @@
  * timers, never inside their callbacks: a connection's read loop still
  * holds it while its callbacks run.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,7 +32,12 @@
 
 #define SENTINEL_TIMEOUT_MS 1000u /* a sentinel that takes longer is skipped */
 
-static const char subscribe_cmd[] = "*2\r\n$9\r\nSUBSCRIBE\r\n$14\r\n+switch-master\r\n";
+/* +switch-master comes from each sentinel once it has adopted the new
+ * master; the leader of a failover, though, publishes it only at the end
+ * (its replicas reconfigured), while it names the promoted replica from
+ * +promoted-slave on: that one makes us ask. */
+static const char subscribe_cmd[] =
+    "*3\r\n$9\r\nSUBSCRIBE\r\n$14\r\n+switch-master\r\n$15\r\n+promoted-slave\r\n";
 
 struct sentinel {
     struct lw_engine *e;
@@ -357,7 +363,8 @@ static void on_watch_down(void *arg, int err)
     (void)err; /* it reconnects by itself, to whichever sentinel is first */
 }
 
-/* "message" "+switch-master" "<name> <old ip> <old port> <new ip> <new port>" */
+/* "message" "+switch-master" "<name> <old ip> <old port> <new ip> <new port>",
+ * or "message" "+promoted-slave" "slave <ip>:<port> <ip> <port> @ <name> ..." */
 static void on_watch_reply(void *arg, redisReply *reply)
 {
     struct sentinel *s = arg;
@@ -365,9 +372,16 @@ static void on_watch_reply(void *arg, redisReply *reply)
     char name[256], oldh[256], newh[256];
     int oldp, newp;
 
-    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 3)
-        return;
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 3 ||
+        reply->element[0]->type != REDIS_REPLY_STRING ||
+        reply->element[1]->type != REDIS_REPLY_STRING ||
+        strcmp(reply->element[0]->str, "message"))
+        return; /* a confirmation */
     msg = reply->element[2];
+    if (!strcmp(reply->element[1]->str, "+promoted-slave")) {
+        ask_soon(s);
+        return;
+    }
     if (msg->type != REDIS_REPLY_STRING || msg->len >= sizeof name ||
         sscanf(msg->str, "%255s %255s %d %255s %d", name, oldh, &oldp, newh, &newp) != 5)
         return;

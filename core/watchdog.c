@@ -388,11 +388,14 @@ static void settle(struct lw_client *c, struct entry *e, const redisReply *r,
 }
 
 /* A reply whose error says the cluster is moving (redirects, failover,
- * loading): node-routed calls get them as they are. */
+ * loading): node-routed calls get them as they are.  NOREPLICAS is a
+ * master with min-replicas-to-write that has lost its replicas: in
+ * Sentinel mode, most likely one being failed over. */
 static int moving_reply(const redisReply *r)
 {
-    static const char *const prefix[] = {"MOVED ", "ASK ", "TRYAGAIN", "CLUSTERDOWN",
-                                         "LOADING", "READONLY", "MASTERDOWN"};
+    static const char *const prefix[] = {"MOVED ",  "ASK ",       "TRYAGAIN",
+                                         "CLUSTERDOWN", "LOADING", "READONLY",
+                                         "MASTERDOWN",  "NOREPLICAS"};
 
     if (r->type != REDIS_REPLY_ERROR)
         return 0;
