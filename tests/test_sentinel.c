@@ -8,8 +8,10 @@
  * known, and two contending clients never overlap); a lock the new master
  * never got reported lost at once; Sentinel's CLIENT KILL of normal and
  * pub/sub connections (waiters still woken); a switchover with writes
- * paused first (nothing lost); contention under repeated failovers.
- * Every wait is bounded; every process is stopped by pid.
+ * paused first (nothing lost); contention under repeated failovers; and,
+ * measured, a lease shorter than the switch and min-replicas-to-write.
+ * (The configuration checks are in test_misuse.)  Every wait is bounded;
+ * every process is stopped by pid.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -179,70 +181,6 @@ static void release_all(struct held *h, int expect_ok)
             cr_expect_eq(rc, 0, "%s: %s", h->name[i], lw_strerror(rc));
         lw_lock_free(h->lock[i]);
     }
-}
-
-/* The configuration: cluster and Sentinel together, no master name, too
- * many sentinels, bad addresses. */
-Test(sentinel_config, config_is_checked)
-{
-    static const char *const good[] = {"127.0.0.1:26379"};
-    static const char *const bad[] = {"127.0.0.1"};
-    static const char *const bad_port[] = {"127.0.0.1:70000"};
-    static const char *many[LW_MAX_SENTINELS + 1];
-    struct lw_client_config cfg;
-    struct lw_client *c = NULL;
-
-    lw_client_config_init(&cfg);
-    cfg.sentinels = good;
-    cfg.nsentinels = 1;
-    cr_assert_eq(lw_client_new(&cfg, &c), LW_EINVAL, "no master name");
-    cfg.sentinel_master = "";
-    cr_assert_eq(lw_client_new(&cfg, &c), LW_EINVAL, "an empty master name");
-    cfg.sentinel_master = "mymaster";
-    cfg.cluster_seeds = good;
-    cfg.cluster_nseeds = 1;
-    cr_assert_eq(lw_client_new(&cfg, &c), LW_EINVAL, "with cluster seeds");
-    cfg.cluster_seeds = NULL;
-    cfg.cluster_nseeds = 0;
-    for (unsigned i = 0; i <= LW_MAX_SENTINELS; i++)
-        many[i] = good[0];
-    cfg.sentinels = many;
-    cfg.nsentinels = LW_MAX_SENTINELS + 1;
-    cr_assert_eq(lw_client_new(&cfg, &c), LW_ERANGE, "too many sentinels");
-    cfg.nsentinels = 1;
-    cfg.sentinels = NULL;
-    cr_assert_eq(lw_client_new(&cfg, &c), LW_EINVAL, "no list");
-    cfg.sentinels = bad;
-    cr_assert_eq(lw_client_new(&cfg, &c), LW_EINVAL, "no port");
-    cfg.sentinels = bad_port;
-    cr_assert_eq(lw_client_new(&cfg, &c), LW_ERANGE, "port out of range");
-    cr_assert_null(c);
-}
-
-/* Nothing listens at any sentinel: the first acquire hears so at once. */
-Test(sentinel_config, no_sentinel_refuses_at_once)
-{
-    static const char *const none[] = {"127.0.0.1:1", "127.0.0.1:2"};
-    struct lw_client_config cfg;
-    struct lw_client *c = NULL;
-    struct lw_lock *l;
-    uint64_t t0;
-    int rc;
-
-    lw_client_config_init(&cfg);
-    cfg.sentinels = none;
-    cfg.nsentinels = 2;
-    cfg.sentinel_master = "mymaster";
-    cfg.reconnect_min_ms = 20;
-    cr_assert_eq(lw_client_new(&cfg, &c), 0);
-    cr_assert_eq(lw_lock_new(c, "x", 1, &l), 0);
-    sleep_ms(200); /* a round of refusals */
-    t0 = now_ms();
-    rc = lw_trylock(l, 0, 0, NULL);
-    cr_assert_eq(rc, LW_ECONNREFUSED, "%s", lw_strerror(rc));
-    cr_assert_lt(now_ms() - t0, 1000);
-    lw_lock_free(l);
-    cr_assert_eq(lw_client_free(c), 0);
 }
 
 /*
