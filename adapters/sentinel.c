@@ -4,10 +4,11 @@
  *
  * One job: give the engine's one link (link 0) its address.  The link's
  * connection asks us before every attempt (conn.h's where hook); we hold
- * it while the sentinels are asked, in turn, one short connection each
- * (SENTINEL get-master-addr-by-name, its reply read during the set-up,
- * the connect timeout capped at SENTINEL_TIMEOUT_MS), and let it go to the
- * address named.  The sentinel that answered goes first next time.  A
+ * it while the sentinels are asked, in turn (SENTINEL
+ * get-master-addr-by-name, SENTINEL_TIMEOUT_MS at most for each: pipelined
+ * in the set-up of a connection to that sentinel, or sent on the one left
+ * open to the sentinel that answered last), and let it go to the address
+ * named.  The sentinel that answered goes first next time.  A
  * second connection listens to one sentinel for +switch-master, and every
  * refresh the sentinels are asked again, so a switch is seen even when its
  * message was missed.
@@ -64,6 +65,7 @@ struct sentinel {
     int round_err;             /* why the last sentinel gave no address */
     int fail_err;              /* before any master: fail requests at once */
     ev_timer step;             /* the next sentinel, or the next round */
+    ev_timer ask_deadline;     /* this sentinel's answer must come by then */
     ev_timer periodic;
 
     /* The master. */
@@ -111,6 +113,8 @@ static void tell_topology(struct sentinel *s, const uint8_t *failover, unsigned 
     s->e->in_callback--;
 }
 
+static void ask_soon(struct sentinel *s);
+
 /* The link's where hook: the address named since its last attempt, or
  * hold it and ask (every reconnect asks again: the master may have moved
  * while we were away). */
@@ -125,10 +129,7 @@ static int link_where(void *arg, const char **host, int *port)
         return 0;
     }
     s->link_waits = 1;
-    if (!s->asking && !ev_is_active(&s->step)) {
-        ev_timer_set(&s->step, 0.0, 0.0);
-        ev_timer_start(s->e->loop, &s->step);
-    }
+    ask_soon(s);
     return 1;
 }
 
@@ -190,10 +191,8 @@ static void on_ask_setup(void *arg)
 }
 
 /* The answer: [host, port], or nil (no such master), or an error. */
-static void on_ask_reply(void *arg, redisReply *reply)
+static void read_answer(struct sentinel *s, const redisReply *reply)
 {
-    struct sentinel *s = arg;
-
     s->answer = -1;
     s->round_err = LW_EREDIS;
     if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
@@ -208,6 +207,19 @@ static void on_ask_reply(void *arg, redisReply *reply)
         s->answer = 1;
 }
 
+static void next_step(struct sentinel *s, double delay);
+
+/* A question on an open connection answered (one asked in the set-up is
+ * done when the PING's answer follows: on_ask_up). */
+static void on_ask_reply(void *arg, redisReply *reply)
+{
+    struct sentinel *s = arg;
+
+    read_answer(s, reply);
+    if (conn_is_ready(&s->ask))
+        next_step(s, 0.0);
+}
+
 static void next_step(struct sentinel *s, double delay)
 {
     ev_timer_stop(s->e->loop, &s->step);
@@ -215,13 +227,13 @@ static void next_step(struct sentinel *s, double delay)
     ev_timer_start(s->e->loop, &s->step);
 }
 
-/* The PING after the question was answered: this sentinel is done. */
+/* The PING after the question was answered: this sentinel is done.  The
+ * connection stays open for the next question: a client asks every
+ * refresh, and a connection per question would cost the sentinel a
+ * connect, an AUTH and a close each time. */
 static void on_ask_up(void *arg)
 {
-    struct sentinel *s = arg;
-
-    conn_close(&s->ask);
-    next_step(s, 0.0);
+    next_step(arg, 0.0);
 }
 
 static void on_ask_down(void *arg, int err)
@@ -234,11 +246,29 @@ static void on_ask_down(void *arg, int err)
     next_step(s, 0.0);
 }
 
+static void on_ask_deadline(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct sentinel *s = w->data;
+
+    (void)loop;
+    (void)revents;
+    conn_fail(&s->ask, LW_ETIMEDOUT); /* on_ask_down moves on */
+}
+
+/* Ask the sentinel at order[tried]: on the open connection when it is to
+ * that one, else on a new one with the question in its set-up. */
 static void ask_next(struct sentinel *s)
 {
     unsigned i = s->order[s->tried];
     struct conn_config cc = s->where;
 
+    s->answer = 0;
+    ev_timer_set(&s->ask_deadline, s->where.connect_timeout_ms / 1000.0, 0.0);
+    ev_timer_start(s->e->loop, &s->ask_deadline);
+    if (conn_is_ready(&s->ask) && conn_is_at(&s->ask, s->host[i], s->port[i]) &&
+        conn_send(&s->ask, s->ask_cmd, s->ask_len) == 0)
+        return;
+    conn_close(&s->ask);
     conn_clear(&s->ask);
     cc.host = s->host[i];
     cc.port = s->port[i];
@@ -247,7 +277,6 @@ static void ask_next(struct sentinel *s)
     cc.on_down = on_ask_down;
     cc.on_reply = on_ask_reply;
     cc.arg = s;
-    s->answer = 0;
     if (conn_init(&s->ask, &cc)) {
         on_ask_down(s, LW_ENOMEM);
         return;
@@ -293,6 +322,7 @@ static void on_step(struct ev_loop *loop, ev_timer *w, int revents)
 
     (void)loop;
     (void)revents;
+    ev_timer_stop(s->e->loop, &s->ask_deadline);
     if (!s->asking) {
         s->asking = 1;
         s->tried = 0;
@@ -314,6 +344,7 @@ static void on_step(struct ev_loop *loop, ev_timer *w, int revents)
     round_failed(s);
 }
 
+/* Start a round now, unless one is under way or waits out its back-off. */
 static void ask_soon(struct sentinel *s)
 {
     if (!s->asking && !ev_is_active(&s->step))
@@ -466,6 +497,8 @@ int sentinel_new(struct lw_engine *e, const struct lw_engine_config *cfg)
     s->step.data = s;
     ev_init(&s->periodic, on_periodic);
     s->periodic.data = s;
+    ev_init(&s->ask_deadline, on_ask_deadline);
+    s->ask_deadline.data = s;
     if ((rc = copy_sentinels(s, cfg)) || (rc = make_link(s, cfg)))
         return rc;
     wc = s->where;
@@ -497,6 +530,7 @@ void sentinel_stop(struct lw_engine *e)
 
     ev_timer_stop(e->loop, &s->step);
     ev_timer_stop(e->loop, &s->periodic);
+    ev_timer_stop(e->loop, &s->ask_deadline);
     conn_close(&s->ask);
     conn_close(&s->watch);
 }
