@@ -9,7 +9,8 @@
  * never got reported lost at once; Sentinel's CLIENT KILL of normal and
  * pub/sub connections (waiters still woken); a switchover with writes
  * paused first (nothing lost); contention under repeated failovers; and,
- * measured, a lease shorter than the switch and min-replicas-to-write.
+ * measured, a lease shorter than the switch and min-replicas-to-write;
+ * passwords on the data nodes and on the sentinels.
  * (The configuration checks are in test_misuse.)  Every wait is bounded;
  * every process is stopped by pid.
  */
@@ -667,5 +668,54 @@ Test(sentinel, min_replicas_to_write_shortens_the_window)
     cr_assert_eq(count_on(n, &h), 10);
     cr_assert_eq(log.count, 0);
     release_all(&h, 1);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* With passwords: the data nodes require one (and use it between them),
+ * the sentinels another.  The client AUTHs to each with its own. */
+static void setup_auth(void)
+{
+    cr_assert_eq(redis_sentinel_start(&rs, "mymaster", "data-secret", "sentinel-secret"), 0,
+                 "the Sentinel setup did not start");
+}
+
+TestSuite(sentinel_auth, .init = setup_auth, .fini = teardown, .timeout = 150);
+
+Test(sentinel_auth, passwords_for_nodes_and_sentinels)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL, *bad = NULL;
+    struct lost_log log;
+    struct lw_client_stats st;
+    struct lw_lock *l, *lb;
+    int m = redis_sentinel_master(&rs), rc;
+
+    /* A wrong sentinel password: told at once, as a wrong node password. */
+    client_config(&cfg, 10000, NULL);
+    cfg.password = "data-secret";
+    cfg.sentinel_password = "wrong";
+    cr_assert_eq(lw_client_new(&cfg, &bad), 0);
+    cr_assert_eq(lw_lock_new(bad, "a", 1, &lb), 0);
+    sleep_ms(300);
+    rc = lw_trylock(lb, 0, 0, NULL);
+    cr_assert_eq(rc, LW_EAUTH, "%s", lw_strerror(rc));
+    lw_lock_free(lb);
+    cr_assert_eq(lw_client_free(bad), 0);
+
+    client_config(&cfg, 10000, &log);
+    cfg.password = "data-secret";
+    cfg.sentinel_password = "sentinel-secret";
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    cr_assert_eq(lw_lock_new(c, "a", 1, &l), 0);
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+    cr_assert_eq(redis_sentinel_wait_synced(&rs, 5000), 0);
+    cr_assert_eq(redis_sentinel_signal(&rs, m, SIGKILL), 0);
+    cr_assert(wait_until((stats(c, &st), st.failovers >= 1), 20000), "switch not seen");
+    cr_assert_geq(redis_sentinel_wait_master(&rs, m, 20000), 0);
+    sleep_ms(300);
+    cr_assert_eq(lw_is_held(l), 1);
+    cr_assert_eq(log.count, 0);
+    cr_assert_eq(lw_unlock(l), 0);
+    lw_lock_free(l);
     cr_assert_eq(lw_client_free(c), 0);
 }
