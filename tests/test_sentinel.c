@@ -5,7 +5,8 @@
  * sentinels name refused by its ROLE; a killed master (replicated locks
  * kept, acquires work again soon after); SENTINEL FAILOVER (the demoted
  * master, still taking writes, is not written to once the switch is
- * known, and two contending clients never overlap); a lock the new master
+ * known, an acquire on its way there fails as unsettled, and two
+ * contending clients never overlap); a lock the new master
  * never got reported lost at once; Sentinel's CLIENT KILL of normal and
  * pub/sub connections (waiters still woken); a switchover with writes
  * paused first (nothing lost); contention under repeated failovers; and,
@@ -413,6 +414,71 @@ Test(sentinel, failover_ignores_the_demoted_master)
                 (unsigned long long)seen_ms, (unsigned long long)named_ms,
                 (unsigned long long)writable_ms);
     lw_lock_free(l);
+}
+
+/* An acquire on its own thread, timed. */
+struct attempt {
+    struct lw_lock *lock;
+    int rc;
+    uint64_t at_ms;
+};
+
+static void *try_once(void *arg)
+{
+    struct attempt *a = arg;
+
+    a->rc = lw_acquire(a->lock, 9, 0, 0, NULL);
+    a->at_ms = now_ms();
+    return NULL;
+}
+
+/*
+ * The core of "nothing from the old master counts": an acquire is on the
+ * wire to a master that is paused (CLIENT PAUSE ALL) when SENTINEL
+ * FAILOVER promotes a replica.  The switch fails it as unsettled at once,
+ * instead of waiting for the old master's answer, and the client never
+ * counts a hold from there.
+ */
+Test(sentinel, a_reply_from_the_demoted_master_never_counts)
+{
+    struct lost_log log;
+    struct lw_client *c = new_client(10000, &log);
+    struct lw_client_stats st;
+    struct attempt a = {0};
+    pthread_t t;
+    int m = redis_sentinel_master(&rs), n;
+    uint64_t t0;
+    redisReply *r;
+
+    cr_assert_eq(lw_lock_new(c, "paused", 6, &a.lock), 0);
+    cr_assert_eq(lw_trylock(a.lock, 0, 0, NULL), 0); /* connected, scripts loaded */
+    cr_assert_eq(lw_unlock(a.lock), 0);
+    r = redis_sentinel_command(&rs, m, "CLIENT PAUSE 4000 ALL");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    t0 = now_ms();
+    pthread_create(&t, NULL, try_once, &a);
+    sleep_ms(100);
+    cr_assert_eq(redis_sentinel_failover(&rs), 0);
+    pthread_join(t, NULL);
+    cr_log_info("the acquire on the paused old master failed with %s %llu ms after it began",
+                lw_strerror(a.rc), (unsigned long long)(a.at_ms - t0));
+    cr_assert_eq(a.rc, LW_EUNSETTLED, "%s", lw_strerror(a.rc));
+    stats(c, &st);
+    cr_assert_eq(st.failovers, 1);
+    n = redis_sentinel_wait_master(&rs, m, 20000);
+    cr_assert_geq(n, 0);
+    /* The pause ends (the old master, still master, drops the command of
+     * a client that left while paused): nothing of it counts here. */
+    sleep_ms(4200 - (now_ms() - t0 < 4200 ? now_ms() - t0 : 4200));
+    cr_log_info("after the pause the old master has the key: %d", node_has(m, "paused"));
+    cr_assert(!node_has(n, "paused"));
+    cr_assert_eq(lw_hold_count(a.lock), 0);
+    stats(c, &st);
+    cr_assert_eq(st.locks_held, 0, "a hold counted from the demoted master");
+    cr_assert_eq(log.count, 0);
+    lw_lock_free(a.lock);
+    cr_assert_eq(lw_client_free(c), 0);
 }
 
 /* (4) A lock the replicas never got (cut off before the acquire) is
