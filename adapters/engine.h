@@ -101,7 +101,9 @@ struct lw_topology_change {
  * changed since the previous read, before requests are routed by the new
  * map.  A MOVED patches the map at once and asks for a read: its change is
  * reported by that read (within about 100 ms), compared with the read
- * before, so nothing is reported twice or as a guess.
+ * before, so nothing is reported twice or as a guess.  In Sentinel mode:
+ * once when the first master is found (no slot, failovers 0), and at every
+ * switch of master, as a failover of every slot (failovers 1).
  */
 typedef void lw_engine_topology_fn(struct lw_engine *engine,
                                    const struct lw_topology_change *change, void *arg);
