@@ -86,8 +86,7 @@ struct cluster {
 
 /* --- configuration ------------------------------------------------------ */
 
-/* "host:port" (an IPv6 host in brackets): 0, LW_EINVAL, LW_ERANGE. */
-static int parse_seed(const char *s, char **host, int *port)
+int engine_parse_addr(const char *s, char **host, int *port)
 {
     const char *colon = s ? strrchr(s, ':') : NULL;
     const char *h = s;
@@ -125,7 +124,7 @@ int cluster_check_seeds(const struct lw_engine_config *cfg)
     if (!cfg->seeds)
         return LW_EINVAL;
     for (unsigned i = 0; i < cfg->nseeds; i++)
-        if ((rc = parse_seed(cfg->seeds[i], NULL, NULL)))
+        if ((rc = engine_parse_addr(cfg->seeds[i], NULL, NULL)))
             return rc;
     return 0;
 }
@@ -806,7 +805,7 @@ int cluster_new(struct lw_engine *e, const struct lw_engine_config *cfg)
         return LW_ENOMEM;
     c->e = e;
     for (; c->nseeds < cfg->nseeds; c->nseeds++)
-        if (parse_seed(cfg->seeds[c->nseeds], &c->seed_host[c->nseeds],
+        if (engine_parse_addr(cfg->seeds[c->nseeds], &c->seed_host[c->nseeds],
                        &c->seed_port[c->nseeds]))
             return LW_ENOMEM;
     if ((cfg->password && !(c->password = strdup(cfg->password))) ||
@@ -895,6 +894,8 @@ int lw_engine_node_addr(const struct lw_engine *e, unsigned node, const char **h
     }
     if (node != 0)
         return LW_ERANGE;
+    if (e->sentinel)
+        return lw_engine_master_addr(e, host, port);
     l = e->links[0];
     *host = l->conn.host ? l->conn.host : l->conn.unix_path;
     *port = l->conn.port;

@@ -264,6 +264,37 @@ static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
         write_out(c);
 }
 
+/* The where hook's address, copied when it changed.  1: hold. */
+static int pick_address(struct lw_conn *c)
+{
+    const char *host;
+    int port;
+    char *copy;
+
+    if (!c->where)
+        return 0;
+    if (c->where(c->where_arg, &host, &port))
+        return 1;
+    if (conn_is_at(c, host, port))
+        return 0;
+    if (!(copy = strdup(host)))
+        return 0; /* out of memory: the old address; its ROLE check tells */
+    free(c->host);
+    c->host = copy;
+    c->port = port;
+    return 0;
+}
+
+int conn_is_at(const struct lw_conn *c, const char *host, int port)
+{
+    return c->host && !c->unix_path && c->port == port && !strcmp(c->host, host);
+}
+
+int conn_held(const struct lw_conn *c)
+{
+    return c->state == CONN_DOWN && !ev_is_active(&c->retry);
+}
+
 void conn_connect(struct lw_conn *c)
 {
     redisContext *rc;
@@ -271,6 +302,11 @@ void conn_connect(struct lw_conn *c)
 
     if (c->state == CONN_CLOSED)
         return;
+    ev_timer_stop(c->loop, &c->retry);
+    if (c->state != CONN_DOWN) /* an attempt is under way already */
+        return;
+    if (pick_address(c))
+        return; /* held: the user calls again once it knows where */
     c->state = CONN_CONNECTING;
     ev_prepare_start(c->loop, &c->flush);
     rc = open_context(c);
@@ -395,6 +431,8 @@ int conn_init(struct lw_conn *c, const struct conn_config *cfg)
     c->on_down = cfg->on_down;
     c->on_reply = cfg->on_reply;
     c->arg = cfg->arg;
+    c->where = cfg->where;
+    c->where_arg = cfg->where_arg;
     c->last_err = LW_ETIMEDOUT; /* no attempt has ended yet */
     c->backoff.min_ms = cfg->reconnect_min_ms;
     c->backoff.max_ms = cfg->reconnect_max_ms;
@@ -432,6 +470,16 @@ int conn_init_like(struct lw_conn *c, const struct lw_conn *like, const struct c
             rc = LW_ENOMEM;
     }
     return rc;
+}
+
+void conn_drop(struct lw_conn *c)
+{
+    if (c->state == CONN_CLOSED)
+        return;
+    ev_timer_stop(c->loop, &c->deadline);
+    drop_context(c);
+    c->state = CONN_DOWN;
+    conn_connect(c);
 }
 
 void conn_close(struct lw_conn *c)

@@ -68,6 +68,11 @@ typedef void conn_down_fn(void *arg, int err);
 /* A reply to one of the user's commands, never NULL (a lost connection is
  * on_down), or a pub/sub push; in the order read.  Freed after the call. */
 typedef void conn_reply_fn(void *arg, redisReply *reply);
+/* Before each attempt: where to connect.  0 with *host and *port set (the
+ * connection copies them), or 1 to hold: no attempt, no callback, nothing
+ * scheduled, until the user calls conn_connect() again (it knows the
+ * address later: Sentinel is being asked). */
+typedef int conn_where_fn(void *arg, const char **host, int *port);
 
 struct conn_config {
     const char *host;
@@ -84,6 +89,8 @@ struct conn_config {
     conn_down_fn *on_down;
     conn_reply_fn *on_reply;
     void *arg;
+    conn_where_fn *where;    /* may be NULL: always host:port */
+    void *where_arg;
 };
 
 /* Where to connect and how patiently, from any config that names them as
@@ -108,6 +115,8 @@ struct lw_conn {
     conn_down_fn *on_down;
     conn_reply_fn *on_reply;
     void *arg;
+    conn_where_fn *where;
+    void *where_arg;
 
     redisContext *rc;       /* the live context, or NULL */
     redisContext *dead;     /* let go of inside the read loop: freed after it */
@@ -136,8 +145,22 @@ int conn_init(struct lw_conn *c, const struct conn_config *cfg);
  * credentials and timeouts; cfg gives the loop and the callbacks. */
 int conn_init_like(struct lw_conn *c, const struct lw_conn *like, const struct conn_config *cfg);
 
-/* conn_connect - start the first attempt. */
+/* conn_connect - start an attempt now: the first, or one held by the
+ * where hook (a pending back-off is cut short). */
 void conn_connect(struct lw_conn *c);
+
+/* conn_held - 1 when DOWN with no attempt scheduled: the where hook held
+ * it, and only conn_connect() starts the next. */
+int conn_held(const struct lw_conn *c);
+
+/* conn_is_at - 1 when the connection's address is host:port. */
+int conn_is_at(const struct lw_conn *c, const char *host, int port);
+
+/* conn_drop - let go of the connection at once, without on_down (the user
+ * deals with what it had in flight), and start a new attempt now: the
+ * node it was on must not be heard from again (Sentinel named another
+ * master).  Ignored when CLOSED. */
+void conn_drop(struct lw_conn *c);
 
 /* conn_send - append a formatted command while SETUP (from on_setup) or
  * READY; its reply goes to on_reply.  Returns 0, or LW_ECONNLOST. */

@@ -74,6 +74,8 @@ void engine_note_queues(struct lw_engine *e)
  * (the first seed round, in a cluster) was refused. */
 static int fails_at_once(const struct lw_engine *e)
 {
+    if (e->sentinel)
+        return sentinel_fails_at_once(e);
     return e->cluster ? cluster_fails_at_once(e) : conn_fails_at_once(&e->links[0]->conn);
 }
 
@@ -126,6 +128,8 @@ static void shutdown_engine(struct lw_engine *e)
     take_submitted(e, LW_ESHUTDOWN);
     if (e->cluster)
         cluster_stop(e);
+    if (e->sentinel)
+        sentinel_stop(e);
     for (unsigned i = 0; i < e->nlinks; i++)
         if (e->links[i])
             link_close(e->links[i], LW_ESHUTDOWN);
@@ -190,6 +194,8 @@ static void connect_links(struct lw_engine *e)
 {
     if (e->cluster)
         cluster_start(e);
+    else if (e->sentinel)
+        sentinel_start(e);
     else
         link_connect(single_link(e));
 }
@@ -292,7 +298,12 @@ static int check_config(const struct lw_engine_config *cfg)
                               cfg->reconnect_min_ms, cfg->reconnect_max_ms};
     int rc;
 
-    if (cfg->nseeds) {
+    if (cfg->nsentinels) {
+        if ((rc = sentinel_check(cfg)))
+            return rc;
+        if (cfg->db < 0 || cfg->db > 65535)
+            return LW_ERANGE;
+    } else if (cfg->nseeds) {
         if ((rc = cluster_check_seeds(cfg)))
             return rc;
     } else if ((rc = check_address(cfg))) {
@@ -398,6 +409,7 @@ static void free_engine(struct lw_engine *e)
         link_free(e->links[i]);
     free(e->links);
     cluster_free(e);
+    sentinel_free(e);
     free(e);
 }
 
@@ -444,6 +456,8 @@ static int make_links(struct lw_engine *e, const struct lw_engine_config *cfg)
 
     if (cfg->nseeds)
         return cluster_new(e, cfg);
+    if (cfg->nsentinels)
+        return sentinel_new(e, cfg);
     e->links = calloc(1, sizeof *e->links);
     if (!e->links || !(e->links[0] = link_new(e, 0, &where)))
         return LW_ENOMEM;
@@ -460,7 +474,7 @@ int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out)
         return LW_EINVAL;
     if ((rc = check_config(cfg)))
         return rc;
-    if (!cfg->nseeds && !cfg->unix_path && is_invalid_name(cfg->host))
+    if (!cfg->nseeds && !cfg->nsentinels && !cfg->unix_path && is_invalid_name(cfg->host))
         return LW_ENOHOST;
     e = calloc(1, sizeof *e);
     if (!e)
@@ -560,6 +574,7 @@ void lw_engine_get_stats(const struct lw_engine *e, struct lw_engine_stats *out)
     out->topology_refreshes = count_get(&c->topology_refreshes);
     out->redirects = count_get(&c->redirects);
     out->unsettled = count_get(&c->unsettled);
+    out->switches = count_get(&c->switches);
 }
 
 /* Outside a cluster: one node, index 0.  cluster.c answers for clusters. */

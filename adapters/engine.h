@@ -89,6 +89,8 @@ enum { LW_LANE_MAIN = 0, LW_LANE_SIDE = 1 };
 /* Cluster geometry. */
 #define LW_CLUSTER_SLOTS 16384u
 #define LW_ENGINE_MAX_SEEDS 64u
+#define LW_ENGINE_MAX_SENTINELS 64u
+#define LW_ENGINE_DEFAULT_SENTINEL_REFRESH_MS 1000u
 
 /*
  * What a topology change did, for lw_engine_topology_fn.  Bitmaps of
@@ -109,7 +111,9 @@ struct lw_topology_change {
  * changed since the previous read, before requests are routed by the new
  * map.  A MOVED patches the map at once and asks for a read: its change is
  * reported by that read (within about 100 ms), compared with the read
- * before, so nothing is reported twice or as a guess.
+ * before, so nothing is reported twice or as a guess.  In Sentinel mode:
+ * once when the first master is found (no slot, failovers 0), and at every
+ * switch of master, as a failover of every slot (failovers 1).
  */
 typedef void lw_engine_topology_fn(struct lw_engine *engine,
                                    const struct lw_topology_change *change, void *arg);
@@ -187,6 +191,16 @@ struct lw_engine_config {
                                   server this long (WAIT's timeout): they time
                                   out that much after command_timeout_ms;
                                   0..LW_ENGINE_MAX_TIMEOUT_MS */
+    /* Redis Sentinel: nsentinels > 0 finds the master through them (host,
+     * port and unix_path are then ignored; see "Sentinel" below).  Not with
+     * seeds.  username and password are the data nodes'. */
+    const char *const *sentinels; /* "host:port" each */
+    unsigned nsentinels;          /* 0..LW_ENGINE_MAX_SENTINELS */
+    const char *sentinel_master;  /* the master's name (required with them) */
+    const char *sentinel_username; /* AUTH for the sentinels, or NULL */
+    const char *sentinel_password;
+    /* With sentinels, topology_refresh_ms is how often they are asked again
+     * besides +switch-master; 0: LW_ENGINE_DEFAULT_SENTINEL_REFRESH_MS. */
 };
 
 /* Counters since creation.  Snapshots from any thread. */
@@ -206,6 +220,7 @@ struct lw_engine_stats {
     uint64_t unsettled;     /* cluster: TRYAGAIN, CLUSTERDOWN, LOADING, READONLY,
                                MASTERDOWN replies (and refused connections to a
                                failed master) retried */
+    uint64_t switches;      /* Sentinel: switches to another master seen */
 };
 
 /* lw_engine_config_init - the defaults: 127.0.0.1:6379, db 0, timeouts and
@@ -391,6 +406,34 @@ int lw_engine_node_stats(const struct lw_engine *engine, unsigned node,
  * that must follow another on the same connection (WAIT after a write):
  * route it to that node, on the same lane, and check its sent_conn. */
 int lw_engine_conn_node(const struct lw_engine *engine, uint64_t conn);
+
+/*
+ * Sentinel.  With sentinels the engine has one link, as with one Redis, but
+ * its address comes from the sentinels: before every connection attempt
+ * they are asked in turn (SENTINEL get-master-addr-by-name, a short
+ * timeout each; the one that answers goes first next time), and the node
+ * named must say ROLE master before any request is written.  A replica
+ * there, or a READONLY reply, means the master moved: the connection is
+ * dropped (its requests in flight fail with LW_EUNSETTLED) and the
+ * sentinels asked again after a back-off.  One sentinel is listened to for
+ * +switch-master, and they are all asked again every topology_refresh_ms.
+ * When they name another master (a switch): the old connection is let go
+ * of at once and nothing read from it after counts, its requests in flight
+ * fail with LW_EUNSETTLED (count in `unsettled`), those waiting go to the
+ * new master, and on_topology is told a failover of every slot
+ * (failovers 1).  Until a master has been found, a round of sentinels that
+ * all refused fails requests at once (LW_ECONNREFUSED, ...), as a refused
+ * single node does; a master name no sentinel knows reads LW_EREDIS in
+ * lw_engine_status().
+ */
+
+/* lw_engine_is_sentinel - 1 when configured with sentinels.  Any thread. */
+int lw_engine_is_sentinel(const struct lw_engine *engine);
+
+/* lw_engine_master_addr - engine thread, Sentinel: the master the sentinels
+ * named last; 0, or LW_EUNSETTLED while none is known (LW_ERANGE outside
+ * Sentinel).  host stays valid until the next switch; copy it. */
+int lw_engine_master_addr(const struct lw_engine *engine, const char **host, int *port);
 
 /* lw_engine_sharded_pubsub - engine thread: 1 when the cluster answered
  * CLUSTER SHARDS (Redis 7), so every master has SSUBSCRIBE/SPUBLISH. */

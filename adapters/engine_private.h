@@ -110,7 +110,7 @@ struct link {
 struct counters {
     _Atomic uint64_t sent, replies, error_replies, failed, timeouts;
     _Atomic uint64_t reconnects, script_reloads, waiting, inflight, inflight_max;
-    _Atomic uint64_t topology_refreshes, redirects, unsettled;
+    _Atomic uint64_t topology_refreshes, redirects, unsettled, switches;
 };
 
 struct lw_engine {
@@ -155,6 +155,7 @@ struct lw_engine {
     size_t inflight_all;       /* commands in flight on all links */
     int all_full;              /* max_inflight_all was reached */
     struct cluster *cluster;   /* NULL outside a cluster */
+    struct sentinel *sentinel; /* NULL outside Sentinel mode */
     int in_callback;           /* depth of user callbacks running now */
     uint64_t conn_ids;         /* connections set up so far, all links */
     uint64_t side_grace_ns;    /* side_block_ms */
@@ -188,6 +189,28 @@ void link_close(struct link *l, int err);        /* drop the connection for good
 /* The link of l's node that req's lane names: l, or its side link (made
  * and connecting on first use; NULL when out of memory). */
 struct link *link_lane(struct link *l, const struct lw_request *req);
+
+/* link.c: take the link's requests in flight off it and fail them with
+ * err, counted as unsettled (Sentinel: the master they went to is not the
+ * master any more, so no reply of its may confirm them). */
+void link_fail_inflight(struct link *l, int err);
+
+/* "host:port" (an IPv6 host in brackets): 0, LW_EINVAL, LW_ERANGE,
+ * LW_ENOMEM; host (malloc'd) and port may be NULL. */
+int engine_parse_addr(const char *s, char **host, int *port);
+
+/* sentinel.c, engine thread but sentinel_check and sentinel_new
+ * (lw_engine_new(), which has sentinel_new make link 0). */
+int sentinel_check(const struct lw_engine_config *cfg);
+int sentinel_new(struct lw_engine *e, const struct lw_engine_config *cfg);
+void sentinel_free(struct lw_engine *e);
+void sentinel_start(struct lw_engine *e);        /* ask, connect, listen */
+void sentinel_stop(struct lw_engine *e);
+int sentinel_fails_at_once(const struct lw_engine *e);
+/* The link's node is no master (ROLE, READONLY): drop it, ask again. */
+void sentinel_demoted(struct lw_engine *e);
+/* conn.h's where hook for a side link (arg: e->sentinel). */
+int sentinel_side_where(void *arg, const char **host, int *port);
 
 /* cluster.c, engine thread but cluster_check_seeds and cluster_new
  * (lw_engine_new()). */

@@ -29,11 +29,12 @@
 /* A command the engine sends for itself (set-up, script reload, ASKING). */
 struct own_request {
     struct lw_request req;
-    enum { OWN_SELECT, OWN_LOAD, OWN_ASKING } kind;
+    enum { OWN_SELECT, OWN_LOAD, OWN_ASKING, OWN_ROLE } kind;
     unsigned script;
 };
 
 static const char asking_cmd[] = "*1\r\n$6\r\nASKING\r\n";
+static const char role_cmd[] = "*1\r\n$4\r\nROLE\r\n";
 
 static void send_own(struct link *l, int kind, unsigned script, char *cmd, size_t len);
 static void on_own_reply(struct lw_request *req, const redisReply *reply, int err,
@@ -128,7 +129,9 @@ static void send_own(struct link *l, int kind, unsigned script, char *cmd, size_
     write_request(l, &own->req, lw_clock_now());
 }
 
-/* Connected, AUTH written: SELECT and the SCRIPT LOADs; the PING follows. */
+/* Connected, AUTH written: SELECT and the SCRIPT LOADs; the PING follows.
+ * In Sentinel mode a ROLE too: the node the sentinels named may have been
+ * demoted since, and nothing may be written to it before it says master. */
 static void on_setup(void *arg)
 {
     struct link *l = arg;
@@ -142,6 +145,16 @@ static void on_setup(void *arg)
         send_own(l, OWN_LOAD, i, e->scripts[i].load_cmd, e->scripts[i].load_len);
         l->scripts[i].load_seq = l->seq;
     }
+    if (e->sentinel)
+        send_own(l, OWN_ROLE, 0, (char *)role_cmd, sizeof role_cmd - 1);
+}
+
+/* ROLE's reply: an array whose first element is the role. */
+static int says_master(const redisReply *reply)
+{
+    return reply->type == REDIS_REPLY_ARRAY && reply->elements > 0 &&
+           reply->element[0]->type == REDIS_REPLY_STRING &&
+           !strcmp(reply->element[0]->str, "master");
 }
 
 static void on_own_reply(struct lw_request *req, const redisReply *reply, int err,
@@ -160,6 +173,10 @@ static void on_own_reply(struct lw_request *req, const redisReply *reply, int er
         if (l->conn.state != CONN_SETUP)
             return; /* a reload after NOSCRIPT: the retried EVALSHA reports it */
         conn_fail(&l->conn, conn_is_auth_error(reply->str) ? LW_EAUTH : LW_EREDIS);
+        return;
+    }
+    if (kind == OWN_ROLE && !says_master(reply)) {
+        sentinel_demoted(l->e);
         return;
     }
     if (kind == OWN_LOAD && reply->type == REDIS_REPLY_STRING && reply->len == 40)
@@ -211,6 +228,8 @@ static void on_down(void *arg, int err)
     if (!e->cluster && !l->is_side)
         atomic_store_explicit(&e->status, err, memory_order_relaxed);
     l->conn_id = 0;
+    if (err == LW_EUNSETTLED) /* Sentinel: the node is no master now */
+        count_add(&e->count.unsettled, lost.count);
     while ((req = fifo_pop(&lost)))
         lost_request(l, req, err);
     if (e->cluster)
@@ -219,6 +238,14 @@ static void on_down(void *arg, int err)
              (fail = conn_fails_at_once(&l->conn)))
         engine_fail_all(e, &l->waiting, fail);
     link_pump_all(e); /* room freed on the engine-wide cap */
+}
+
+void link_fail_inflight(struct link *l, int err)
+{
+    struct fifo all = take_inflight(l);
+
+    count_add(&l->e->count.unsettled, all.count);
+    engine_fail_all(l->e, &all, err);
 }
 
 /* NOSCRIPT: load the script again (unless a load already follows this
@@ -279,6 +306,14 @@ static void on_reply(void *arg, redisReply *reply)
             after_reply(l);
             return;
         }
+        if (e->sentinel && !strncmp(reply->str, "READONLY", 8)) {
+            /* The master we were told of was demoted under us: this and
+             * everything after it on the wire is unsettled, not failed. */
+            sentinel_demoted(e); /* first: a resubmit must not go there */
+            count_add(&e->count.unsettled, 1);
+            engine_complete(e, req, NULL, LW_EUNSETTLED);
+            return;
+        }
     }
     engine_complete(e, req, reply, 0);
     after_reply(l);
@@ -327,6 +362,10 @@ static struct link *side_new(struct link *of)
     l->is_side = 1;
     l->grace_ns = e->side_grace_ns;
     l->scripts = calloc(e->nscripts + 1, sizeof *l->scripts);
+    if (e->sentinel) { /* the master the sentinels named, not a copy */
+        cc.where = sentinel_side_where;
+        cc.where_arg = e->sentinel;
+    }
     if (conn_init_like(&l->conn, &of->conn, &cc) || !l->scripts) {
         link_free(l);
         return NULL;

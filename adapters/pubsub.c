@@ -96,6 +96,13 @@ static int node_addr(const struct lw_pubsub *ps, unsigned node, const char **hos
                              : lw_engine_node_addr(ps->engine, node, host, port);
 }
 
+/* Sentinel: the engine's master, which moves.  (A router with a map of its
+ * own may have no engine.) */
+static int is_sentinel(const struct lw_pubsub *ps)
+{
+    return ps->engine && lw_engine_is_sentinel(ps->engine);
+}
+
 static int want_sharded(const struct lw_pubsub *ps)
 {
     if (!is_cluster(ps) || ps->mode == LW_SHARDED_OFF)
@@ -143,7 +150,17 @@ static void tell_lost(struct lw_pubsub *ps, struct route *list)
 static void on_sub_event(void *arg, int event, const char *name, size_t len,
                          const char *detail);
 
-/* A subscriber for node (NODE_SINGLE: the configured address). */
+/* Sentinel: the one subscriber goes where the engine's link goes, the
+ * master the sentinels named last; held until there is one. */
+static int master_where(void *arg, const char **host, int *port)
+{
+    struct lw_pubsub *ps = arg;
+
+    return lw_engine_master_addr(ps->engine, host, port) ? 1 : 0;
+}
+
+/* A subscriber for node (NODE_SINGLE: the configured address, or in
+ * Sentinel mode the master's). */
 static struct node_sub *new_node_sub(struct lw_pubsub *ps, int node)
 {
     struct node_sub *ns = calloc(1, sizeof *ns);
@@ -163,7 +180,11 @@ static struct node_sub *new_node_sub(struct lw_pubsub *ps, int node)
 
     if (!ns)
         return NULL;
-    if (node != NODE_SINGLE) {
+    if (node == NODE_SINGLE && is_sentinel(ps)) {
+        sc.unix_path = NULL;
+        sc.where = master_where;
+        sc.where_arg = ps;
+    } else if (node != NODE_SINGLE) {
         sc.unix_path = NULL;
         if (node_addr(ps, (unsigned)node, &sc.host, &sc.port)) {
             free(ns);
@@ -487,10 +508,28 @@ static struct route *drop_stale_plain(struct lw_pubsub *ps)
     return drop_routes(ps, ps->plain);
 }
 
+/* Sentinel: a master named for the first time, or another one: the one
+ * subscriber follows (its channels are lost when it moves, and so
+ * subscribed again on the new master). */
+static void follow_master(struct lw_pubsub *ps)
+{
+    const char *host;
+    int port;
+
+    if (ps->plain && lw_engine_master_addr(ps->engine, &host, &port) == 0)
+        lw_sub_follow(ps->plain->sub, host, port);
+}
+
 void lw_pubsub_topology_changed(struct lw_pubsub *ps)
 {
     int sharded = want_sharded(ps), flipped = sharded != ps->sharded;
     struct route *r, *list;
+
+    if (is_sentinel(ps)) {
+        follow_master(ps);
+        tell(ps, LW_PS_UP, NULL, 0);
+        return;
+    }
 
     if (ps->hint)
         memset(ps->hint, 0, LW_CLUSTER_SLOTS * sizeof *ps->hint);

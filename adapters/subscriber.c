@@ -222,6 +222,18 @@ int lw_sub_is_up(const struct lw_sub *sub)
     return sub->up;
 }
 
+void lw_sub_follow(struct lw_sub *sub, const char *host, int port)
+{
+    if (conn_held(&sub->conn)) {
+        conn_connect(&sub->conn);
+        return;
+    }
+    if (conn_is_at(&sub->conn, host, port))
+        return;
+    conn_fail(&sub->conn, LW_ECONNLOST); /* tells LW_SUB_DOWN */
+    conn_connect(&sub->conn);            /* no back-off: it has somewhere to go */
+}
+
 uint64_t lw_sub_reconnects(const struct lw_sub *sub)
 {
     return sub->conn.reconnects;
@@ -237,6 +249,8 @@ int lw_sub_new(const struct lw_sub_config *cfg, struct lw_sub **out)
         .on_down = on_down,
         .on_reply = on_reply,
         .arg = sub,
+        .where = cfg->where,
+        .where_arg = cfg->where_arg,
     };
 
     if (!sub)

@@ -62,6 +62,11 @@ struct lw_sub_config {
     struct ev_loop *loop;
     lw_sub_fn *on_event;
     void *arg;
+    /* Sentinel: asked before each attempt where to connect (conn.h's where
+     * hook), so that a reconnect goes to the master of the moment; NULL:
+     * always host:port. */
+    int (*where)(void *arg, const char **host, int *port);
+    void *where_arg;
 };
 
 /* lw_sub_new - copy cfg (validated by the caller) and start connecting.
@@ -83,6 +88,12 @@ int lw_sub_unsubscribe(struct lw_sub *sub, const char *channel, size_t len);
 /* lw_sub_ssubscribe, lw_sub_sunsubscribe - the same, sharded. */
 int lw_sub_ssubscribe(struct lw_sub *sub, const char *channel, size_t len);
 int lw_sub_sunsubscribe(struct lw_sub *sub, const char *channel, size_t len);
+
+/* lw_sub_follow - the node to be on is host:port now (Sentinel named
+ * another master): when the subscriber is elsewhere, or held by its where
+ * hook, it reconnects at once (its subscriptions are lost: LW_SUB_DOWN
+ * when it was up). */
+void lw_sub_follow(struct lw_sub *sub, const char *host, int port);
 
 /* lw_sub_reconnects - connections made after the first. */
 uint64_t lw_sub_reconnects(const struct lw_sub *sub);

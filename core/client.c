@@ -83,6 +83,21 @@ static int check_count(uint64_t v, uint64_t max)
     return v == 0 ? LW_EINVAL : v > max ? LW_ERANGE : 0;
 }
 
+/* Sentinel mode: a list of at most LW_MAX_SENTINELS, a master name, and
+ * no cluster (the engine checks each "host:port"). */
+static int check_sentinels(const struct lw_client_config *cfg)
+{
+    if (!cfg->nsentinels)
+        return 0;
+    if (cfg->cluster_nseeds)
+        return LW_EINVAL;
+    if (cfg->nsentinels > LW_MAX_SENTINELS)
+        return LW_ERANGE;
+    if (!cfg->sentinels || !cfg->sentinel_master || !cfg->sentinel_master[0])
+        return LW_EINVAL;
+    return 0;
+}
+
 /* The client's own fields; the engine checks the connection's. */
 static int check_config(const struct lw_client_config *cfg)
 {
@@ -101,8 +116,8 @@ static int check_config(const struct lw_client_config *cfg)
         return LW_ERANGE;
     if (cfg->cluster_nseeds && !cfg->cluster_seeds)
         return LW_EINVAL;
-    if (cfg->nsentinels) /* not yet built */
-        return LW_EINVAL;
+    if ((rc = check_sentinels(cfg)))
+        return rc;
     if (cfg->acquire_replicas > LW_MAX_ACQUIRE_REPLICAS)
         return LW_ERANGE;
     if (cfg->acquire_replicas &&
@@ -186,7 +201,8 @@ static int any_bit(const uint8_t *map)
 /* Engine thread: the slot map changed.  Slots that failed over have their
  * locks re-checked on the new master at once; migrated slots need nothing
  * (MIGRATE carries the hash and its TTL, and a renewal the old node no
- * longer serves is re-sent by its slot). */
+ * longer serves is re-sent by its slot).  In Sentinel mode a switch of
+ * master comes here as a failover of every slot. */
 static void on_topology(struct lw_engine *engine, const struct lw_topology_change *change,
                         void *arg)
 {
@@ -263,6 +279,7 @@ static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
     c->renew_batch = cfg->renew_batch;
     c->batches_max = cfg->renew_batches_inflight;
     c->cluster = cfg->cluster_nseeds > 0;
+    c->sentinel = cfg->nsentinels > 0;
     c->sharded_pubsub = cfg->sharded_pubsub;
     c->on_lost = cfg->on_lost;
     c->lost_arg = cfg->lost_arg;
@@ -300,6 +317,11 @@ static void engine_config(const struct lw_client_config *cfg, struct lw_client *
     ec->seeds = cfg->cluster_seeds;
     ec->nseeds = cfg->cluster_nseeds;
     ec->topology_refresh_ms = cfg->topology_refresh_ms;
+    ec->sentinels = cfg->sentinels;
+    ec->nsentinels = cfg->nsentinels;
+    ec->sentinel_master = cfg->sentinel_master;
+    ec->sentinel_username = cfg->sentinel_username;
+    ec->sentinel_password = cfg->sentinel_password;
     ec->on_topology = on_topology;
     ec->topology_arg = c;
     /* Acquires that wait for replicas take the side lane, where WAIT may

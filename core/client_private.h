@@ -84,6 +84,9 @@ struct lw_client {
     /* Engine thread only. */
     struct lw_pubsub *pubsub;      /* unlock messages (adapters/pubsub.h) */
     int cluster;                   /* the engine is a cluster client */
+    int sentinel;                  /* the engine finds its master by Sentinel:
+                                      a switch is a failover, unsettled is
+                                      not failed */
     struct lw_request flush_task;  /* a watchdog flush asked for off a tick */
     int flush_pending;             /* flush_task is submitted */
     struct batch **open[2];        /* cluster: per node, the renew and drop

@@ -388,11 +388,14 @@ static void settle(struct lw_client *c, struct entry *e, const redisReply *r,
 }
 
 /* A reply whose error says the cluster is moving (redirects, failover,
- * loading): node-routed calls get them as they are. */
+ * loading): node-routed calls get them as they are.  NOREPLICAS is a
+ * master with min-replicas-to-write that has lost its replicas: in
+ * Sentinel mode, most likely one being failed over. */
 static int moving_reply(const redisReply *r)
 {
-    static const char *const prefix[] = {"MOVED ", "ASK ", "TRYAGAIN", "CLUSTERDOWN",
-                                         "LOADING", "READONLY", "MASTERDOWN"};
+    static const char *const prefix[] = {"MOVED ",  "ASK ",       "TRYAGAIN",
+                                         "CLUSTERDOWN", "LOADING", "READONLY",
+                                         "MASTERDOWN",  "NOREPLICAS"};
 
     if (r->type != REDIS_REPLY_ERROR)
         return 0;
@@ -402,13 +405,14 @@ static int moving_reply(const redisReply *r)
     return 0;
 }
 
-/* In a cluster, a call that failed because the topology is moving, or its
- * node went away, is no renewal failure: the entry retries at the next
- * tick, regrouped by the new map.  Such a lock is lost only by a 0 or by
- * its lease running out, never by a failover's seconds of errors. */
+/* In a cluster, or in Sentinel mode, a call that failed because the
+ * topology is moving, or its node went away, is no renewal failure: the
+ * entry retries at the next tick, regrouped by the new map.  Such a lock
+ * is lost only by a 0 or by its lease running out, never by a failover's
+ * seconds of errors. */
 static int unsettled(const struct lw_client *c, int err, const redisReply *reply)
 {
-    if (!c->cluster)
+    if (!c->cluster && !c->sentinel)
         return 0;
     if (err)
         return err == LW_EUNSETTLED || err == LW_ECONNLOST || err == LW_ECONNREFUSED ||

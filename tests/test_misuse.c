@@ -2,7 +2,7 @@
  * tests/test_misuse.c - wrong calls and wrong data give error codes, not
  * crashes: unlocking twice or as another owner, freeing a client with
  * locks held and handles still in use, keys of the wrong type, connection
- * errors, running out of memory.
+ * errors, running out of memory, a wrong Sentinel configuration.
  */
 #include <signal.h>
 #include <stdatomic.h>
@@ -168,6 +168,71 @@ Test(misuse, unix_path_longer_than_a_socket_address_is_erange)
     cfg.unix_path = path;
     cr_assert_eq(lw_client_new(&cfg, &c), LW_ERANGE);
     cr_assert_null(c);
+}
+
+/* Sentinel mode's configuration: with cluster seeds, no master name, too
+ * many sentinels, bad addresses. */
+Test(misuse, sentinel_config_is_checked)
+{
+    static const char *const good[] = {"127.0.0.1:26379"};
+    static const char *const bad[] = {"127.0.0.1"};
+    static const char *const bad_port[] = {"127.0.0.1:70000"};
+    static const char *many[LW_MAX_SENTINELS + 1];
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+
+    lw_client_config_init(&cfg);
+    cfg.sentinels = good;
+    cfg.nsentinels = 1;
+    cr_assert_eq(lw_client_new(&cfg, &c), LW_EINVAL, "no master name");
+    cfg.sentinel_master = "";
+    cr_assert_eq(lw_client_new(&cfg, &c), LW_EINVAL, "an empty master name");
+    cfg.sentinel_master = "mymaster";
+    cfg.cluster_seeds = good;
+    cfg.cluster_nseeds = 1;
+    cr_assert_eq(lw_client_new(&cfg, &c), LW_EINVAL, "with cluster seeds");
+    cfg.cluster_seeds = NULL;
+    cfg.cluster_nseeds = 0;
+    for (unsigned i = 0; i <= LW_MAX_SENTINELS; i++)
+        many[i] = good[0];
+    cfg.sentinels = many;
+    cfg.nsentinels = LW_MAX_SENTINELS + 1;
+    cr_assert_eq(lw_client_new(&cfg, &c), LW_ERANGE, "too many sentinels");
+    cfg.nsentinels = 1;
+    cfg.sentinels = NULL;
+    cr_assert_eq(lw_client_new(&cfg, &c), LW_EINVAL, "no list");
+    cfg.sentinels = bad;
+    cr_assert_eq(lw_client_new(&cfg, &c), LW_EINVAL, "no port");
+    cfg.sentinels = bad_port;
+    cr_assert_eq(lw_client_new(&cfg, &c), LW_ERANGE, "port out of range");
+    cr_assert_null(c);
+}
+
+/* Sentinel mode where no sentinel listens: the first acquire hears so at
+ * once, as with a refused single node. */
+Test(misuse, no_sentinel_listening_refuses_at_once)
+{
+    static const char *const none[] = {"127.0.0.1:1", "127.0.0.1:2"};
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_lock *l;
+    uint64_t t0;
+    int rc;
+
+    lw_client_config_init(&cfg);
+    cfg.sentinels = none;
+    cfg.nsentinels = 2;
+    cfg.sentinel_master = "mymaster";
+    cfg.reconnect_min_ms = 20;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    cr_assert_eq(lw_lock_new(c, "x", 1, &l), 0);
+    sleep_ms(200); /* a round of refusals */
+    t0 = now_ms();
+    rc = lw_trylock(l, 0, 0, NULL);
+    cr_assert_eq(rc, LW_ECONNREFUSED, "%s", lw_strerror(rc));
+    cr_assert_lt(now_ms() - t0, 1000);
+    lw_lock_free(l);
+    cr_assert_eq(lw_client_free(c), 0);
 }
 
 REDIS_TEST(misuse, a_database_redis_refuses_is_eredis)

@@ -37,7 +37,10 @@ enum lw_error {
     LW_EREPLY = -17,   /* Redis answered a lock command with an error (the key
                           holds something else than a lock, out of memory, ...) */
     LW_EUNSETTLED = -18, /* the cluster kept moving (failover, migration,
-                            CLUSTERDOWN, LOADING) for the whole command timeout */
+                            CLUSTERDOWN, LOADING) for the whole command
+                            timeout; Sentinel: the command was on its way
+                            to a master that was switched away from, or
+                            no master was to be had */
     LW_EREPLICAS = -19, /* fewer replicas than asked for acknowledged an
                            acquire in time: the hold was given back */
 };

@@ -180,7 +180,10 @@ struct lw_client_config {
                                      in a cluster (default LW_SHARDED_AUTO) */
     uint32_t topology_refresh_ms; /* cluster: re-read the slot map this often
                                      besides on MOVED and errors; default
-                                     LW_DEFAULT_TOPOLOGY_REFRESH_MS */
+                                     LW_DEFAULT_TOPOLOGY_REFRESH_MS.
+                                     Sentinel: ask the sentinels this often
+                                     besides on reconnects and
+                                     +switch-master; default 1000 */
     /* Added in 0.2: Sentinel, and acquires acknowledged by replicas. */
     const char *const *sentinels; /* Sentinel mode: sentinels to ask where the
                                      master is, "host:port" each (nsentinels
@@ -260,7 +263,8 @@ struct lw_client_stats {
                                              lw_lag_bucket_floor_ns() */
     /* Added in 0.2: clusters. */
     uint64_t lost_failover;       /* locks lost to a failover */
-    uint64_t failovers;           /* master changes seen (cluster: per shard) */
+    uint64_t failovers;           /* master changes seen (cluster: per shard;
+                                     Sentinel: switches of master) */
     uint64_t topology_refreshes;  /* slot maps read */
     uint64_t redirects;           /* MOVED and ASK replies followed */
     uint64_t unsettled;           /* replies that said the cluster was moving
@@ -296,8 +300,14 @@ static inline void lw_client_config_init(struct lw_client_config *cfg)
  * fails them at once with LW_ECONNREFUSED, LW_ECONNECT or LW_EAUTH, while
  * connecting goes on in the background).  Returns 0 and sets *out, or
  * LW_EINVAL (a NULL or empty field that must be set, a zero count or
- * time), LW_ERANGE (a value beyond its limit, a client id with ':'),
- * LW_ELEASE (watchdog timeout under 3 ticks), LW_ENOHOST, LW_ENOMEM.
+ * time, sentinels with cluster_seeds, sentinels without sentinel_master,
+ * a sentinel or seed that is not "host:port"), LW_ERANGE (a value beyond
+ * its limit, a client id with ':', more than LW_MAX_SENTINELS, a port
+ * out of range), LW_ELEASE (watchdog timeout under 3 ticks), LW_ENOHOST,
+ * LW_ENOMEM.  In Sentinel mode "a refused connection" above is every
+ * sentinel refusing; once the master is known, calls wait through a
+ * switch of master (LW_EUNSETTLED when one takes the whole command
+ * timeout, or when a call was on the wire to the old master).
  */
 LW_API int lw_client_new(const struct lw_client_config *cfg, struct lw_client **out);
 

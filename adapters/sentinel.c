@@ -1,0 +1,609 @@
+/*
+ * adapters/sentinel.c - where the master is, by Redis Sentinel (see
+ * "Sentinel" in engine.h and docs/design.md).
+ *
+ * One job: give the engine's one link (link 0) its address.  The link's
+ * connection asks us before every attempt (conn.h's where hook); we hold
+ * it while the sentinels are asked, in turn (SENTINEL
+ * get-master-addr-by-name, SENTINEL_TIMEOUT_MS at most for each: pipelined
+ * in the set-up of a connection to that sentinel, or sent on the one left
+ * open to the sentinel that answered last), and let it go to the address
+ * named.  The sentinel that answered goes first next time.  A
+ * second connection listens to one sentinel for +switch-master, and every
+ * refresh the sentinels are asked again, so a switch is seen even when its
+ * message was missed.
+ *
+ * Whatever way a new address comes (a reconnect's question, the message,
+ * the periodic question), a master other than the one we had is a switch:
+ * the link lets go of its connection without reading another byte, its
+ * requests in flight fail as unsettled, and on_topology hears of a
+ * failover of every slot, which is what core's cluster code re-checks
+ * held locks on.  The link's ROLE check and READONLY replies (link.c) say
+ * a node is no master any more: sentinel_demoted().
+ *
+ * Connections are re-made (conn_clear, conn_init) only from our own
+ * timers, never inside their callbacks: a connection's read loop still
+ * holds it while its callbacks run.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_private.h"
+
+#define SENTINEL_TIMEOUT_MS 1000u /* a sentinel that takes longer is skipped */
+
+/* +switch-master comes from each sentinel once it has adopted the new
+ * master; the leader of a failover, though, publishes it only at the end
+ * (its replicas reconfigured), while it names the promoted replica from
+ * +promoted-slave on: that one makes us ask. */
+static const char subscribe_cmd[] =
+    "*3\r\n$9\r\nSUBSCRIBE\r\n$14\r\n+switch-master\r\n$15\r\n+promoted-slave\r\n";
+
+struct sentinel {
+    struct lw_engine *e;
+    char *host[LW_ENGINE_MAX_SENTINELS];
+    int port[LW_ENGINE_MAX_SENTINELS];
+    unsigned order[LW_ENGINE_MAX_SENTINELS]; /* the one that answered first */
+    unsigned n;
+    char *name;
+    char *ask_cmd;             /* SENTINEL get-master-addr-by-name <name> */
+    size_t ask_len;
+    struct conn_config where;  /* credentials and patience for sentinels */
+    lw_engine_topology_fn *on_topology;
+    void *topology_arg;
+    double refresh_s;
+
+    /* A round of questions. */
+    struct lw_conn ask;
+    int asking;                /* a round is under way */
+    unsigned tried;            /* sentinels asked in it so far */
+    unsigned failed_rounds;    /* in a row */
+    int answer;                /* this sentinel's: 1 an address, -1 none */
+    char *got_host;
+    int got_port;
+    int round_err;             /* why the last sentinel gave no address */
+    int fail_err;              /* before any master: fail requests at once */
+    ev_timer step;             /* the next sentinel, or the next round */
+    ev_timer ask_deadline;     /* this sentinel's answer must come by then */
+    ev_timer periodic;
+
+    /* The master. */
+    char *master_host;         /* NULL until named */
+    int master_port;
+    int fresh;                 /* named since the link last connected */
+    int link_waits;            /* the link is held for an address */
+
+    /* +switch-master */
+    struct lw_conn watch;
+    int watching;              /* watch initialised */
+
+    uint8_t every_slot[LW_CLUSTER_SLOTS / 8];
+    uint8_t no_slot[LW_CLUSTER_SLOTS / 8];
+};
+
+/* --- configuration ------------------------------------------------------ */
+
+int sentinel_check(const struct lw_engine_config *cfg)
+{
+    int rc;
+
+    if (cfg->nseeds)
+        return LW_EINVAL; /* a cluster has no Sentinel */
+    if (cfg->nsentinels > LW_ENGINE_MAX_SENTINELS)
+        return LW_ERANGE;
+    if (!cfg->sentinels || !cfg->sentinel_master || !cfg->sentinel_master[0])
+        return LW_EINVAL;
+    for (unsigned i = 0; i < cfg->nsentinels; i++)
+        if ((rc = engine_parse_addr(cfg->sentinels[i], NULL, NULL)))
+            return rc;
+    return 0;
+}
+
+/* --- the master ---------------------------------------------------------- */
+
+static void tell_topology(struct sentinel *s, const uint8_t *failover, unsigned failovers)
+{
+    struct lw_topology_change change = {failover, s->no_slot, failovers};
+
+    if (!s->on_topology)
+        return;
+    s->e->in_callback++;
+    s->on_topology(s->e, &change, s->topology_arg);
+    s->e->in_callback--;
+}
+
+static void ask_soon(struct sentinel *s);
+
+/* The link's where hook: the address named since its last attempt, or
+ * hold it and ask (every reconnect asks again: the master may have moved
+ * while we were away). */
+static int link_where(void *arg, const char **host, int *port)
+{
+    struct sentinel *s = arg;
+
+    if (s->fresh && s->master_host) {
+        s->fresh = 0;
+        *host = s->master_host;
+        *port = s->master_port;
+        return 0;
+    }
+    s->link_waits = 1;
+    ask_soon(s);
+    return 1;
+}
+
+/* The side link's where hook (acquires that wait for replicas): the
+ * master named last, without taking the main link's turn; none yet: hold
+ * it until named() lets it go. */
+int sentinel_side_where(void *arg, const char **host, int *port)
+{
+    struct sentinel *s = arg;
+
+    if (!s->master_host) {
+        ask_soon(s);
+        return 1;
+    }
+    *host = s->master_host;
+    *port = s->master_port;
+    return 0;
+}
+
+/*
+ * Another master: the old one's connection goes now, before anything else
+ * it sent is read, and what was in flight on it fails as unsettled (its
+ * reply, if any came, would be the demoted master's).  Dropping first
+ * means a callback that submits again waits for the new connection.  Then
+ * core re-checks every held lock on the new master.
+ */
+static void switch_master(struct sentinel *s)
+{
+    struct link *l = single_link(s->e);
+
+    count_add(&s->e->count.switches, 1);
+    s->fresh = 1;
+    s->link_waits = 0;
+    conn_drop(&l->conn); /* connects to the new one at once */
+    link_fail_inflight(l, LW_EUNSETTLED);
+    if (l->side) { /* acquires waiting for replicas: the same, and a WAIT
+                      on the old connection must not answer for them */
+        conn_drop(&l->side->conn);
+        link_fail_inflight(l->side, LW_EUNSETTLED);
+    }
+    tell_topology(s, s->every_slot, 1);
+    link_pump(l);
+    if (l->side)
+        link_pump(l->side);
+}
+
+/* The sentinels named host:port. */
+static void named(struct sentinel *s, const char *host, int port)
+{
+    int first = !s->master_host;
+    int same = !first && s->master_port == port && !strcmp(s->master_host, host);
+    struct link *side;
+    char *copy;
+
+    s->fail_err = 0;
+    if (!same) {
+        if (!(copy = strdup(host)))
+            return; /* the next question tries again */
+        free(s->master_host);
+        s->master_host = copy;
+        s->master_port = port;
+        if (!first) {
+            switch_master(s);
+            return;
+        }
+    }
+    if (s->link_waits) {
+        s->link_waits = 0;
+        s->fresh = 1;
+        conn_connect(&single_link(s->e)->conn);
+    }
+    side = single_link(s->e)->side;
+    if (side && conn_held(&side->conn))
+        conn_connect(&side->conn);
+    if (first) /* subscribers waiting for an address may go */
+        tell_topology(s, s->no_slot, 0);
+}
+
+/* --- asking -------------------------------------------------------------- */
+
+static void on_ask_setup(void *arg)
+{
+    struct sentinel *s = arg;
+
+    conn_send(&s->ask, s->ask_cmd, s->ask_len);
+}
+
+/* The answer: [host, port], or nil (no such master), or an error. */
+static void read_answer(struct sentinel *s, const redisReply *reply)
+{
+    s->answer = -1;
+    s->round_err = LW_EREDIS;
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+        reply->element[0]->type != REDIS_REPLY_STRING ||
+        reply->element[1]->type != REDIS_REPLY_STRING)
+        return;
+    free(s->got_host);
+    if (!(s->got_host = strdup(reply->element[0]->str)))
+        return;
+    s->got_port = atoi(reply->element[1]->str);
+    if (s->got_port >= 1 && s->got_port <= 65535)
+        s->answer = 1;
+}
+
+static void next_step(struct sentinel *s, double delay);
+
+/* A question on an open connection answered (one asked in the set-up is
+ * done when the PING's answer follows: on_ask_up). */
+static void on_ask_reply(void *arg, redisReply *reply)
+{
+    struct sentinel *s = arg;
+
+    read_answer(s, reply);
+    if (conn_is_ready(&s->ask))
+        next_step(s, 0.0);
+}
+
+static void next_step(struct sentinel *s, double delay)
+{
+    ev_timer_stop(s->e->loop, &s->step);
+    ev_timer_set(&s->step, delay, 0.0);
+    ev_timer_start(s->e->loop, &s->step);
+}
+
+/* The PING after the question was answered: this sentinel is done.  The
+ * connection stays open for the next question: a client asks every
+ * refresh, and a connection per question would cost the sentinel a
+ * connect, an AUTH and a close each time. */
+static void on_ask_up(void *arg)
+{
+    next_step(arg, 0.0);
+}
+
+static void on_ask_down(void *arg, int err)
+{
+    struct sentinel *s = arg;
+
+    s->answer = -1;
+    s->round_err = err;
+    conn_close(&s->ask); /* ours to move on, not its own retry */
+    next_step(s, 0.0);
+}
+
+static void on_ask_deadline(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct sentinel *s = w->data;
+
+    (void)loop;
+    (void)revents;
+    conn_fail(&s->ask, LW_ETIMEDOUT); /* on_ask_down moves on */
+}
+
+/* Ask the sentinel at order[tried]: on the open connection when it is to
+ * that one, else on a new one with the question in its set-up. */
+static void ask_next(struct sentinel *s)
+{
+    unsigned i = s->order[s->tried];
+    struct conn_config cc = s->where;
+
+    s->answer = 0;
+    ev_timer_set(&s->ask_deadline, s->where.connect_timeout_ms / 1000.0, 0.0);
+    ev_timer_start(s->e->loop, &s->ask_deadline);
+    if (conn_is_ready(&s->ask) && conn_is_at(&s->ask, s->host[i], s->port[i]) &&
+        conn_send(&s->ask, s->ask_cmd, s->ask_len) == 0)
+        return;
+    conn_close(&s->ask);
+    conn_clear(&s->ask);
+    cc.host = s->host[i];
+    cc.port = s->port[i];
+    cc.on_setup = on_ask_setup;
+    cc.on_up = on_ask_up;
+    cc.on_down = on_ask_down;
+    cc.on_reply = on_ask_reply;
+    cc.arg = s;
+    if (conn_init(&s->ask, &cc)) {
+        on_ask_down(s, LW_ENOMEM);
+        return;
+    }
+    conn_connect(&s->ask);
+}
+
+/* The sentinel at order[k] answered: it goes first from now on. */
+static void to_front(struct sentinel *s, unsigned k)
+{
+    unsigned i = s->order[k];
+
+    memmove(s->order + 1, s->order, k * sizeof *s->order);
+    s->order[0] = i;
+}
+
+/* Nobody answered: wait, doubling from reconnect_min_ms to
+ * reconnect_max_ms with the rounds, before the next.  Before any master
+ * was found, a round of refusals fails requests at once, as a refused
+ * single node does. */
+static void round_failed(struct sentinel *s)
+{
+    struct lw_engine *e = s->e;
+    unsigned r = ++s->failed_rounds;
+    uint64_t ms = (uint64_t)s->where.reconnect_min_ms << (r < 16 ? r - 1 : 15);
+    int err = s->round_err;
+
+    if (ms > s->where.reconnect_max_ms)
+        ms = s->where.reconnect_max_ms;
+    if (!conn_is_ready(&single_link(e)->conn))
+        atomic_store_explicit(&e->status, err, memory_order_relaxed);
+    if (!s->master_host && (err == LW_ECONNREFUSED || err == LW_ECONNECT || err == LW_EAUTH)) {
+        s->fail_err = err;
+        engine_fail_all(e, &single_link(e)->waiting, err);
+    }
+    next_step(s, (double)ms / 1000.0);
+}
+
+/* The step timer: start a round, ask the next sentinel, or end the round. */
+static void on_step(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct sentinel *s = w->data;
+
+    (void)loop;
+    (void)revents;
+    ev_timer_stop(s->e->loop, &s->ask_deadline);
+    if (!s->asking) {
+        s->asking = 1;
+        s->tried = 0;
+        ask_next(s);
+        return;
+    }
+    if (s->answer == 1) {
+        s->asking = 0;
+        s->failed_rounds = 0;
+        to_front(s, s->tried);
+        named(s, s->got_host, s->got_port);
+        return;
+    }
+    if (++s->tried < s->n) {
+        ask_next(s);
+        return;
+    }
+    s->asking = 0;
+    round_failed(s);
+}
+
+/* Start a round now, unless one is under way or waits out its back-off. */
+static void ask_soon(struct sentinel *s)
+{
+    if (!s->asking && !ev_is_active(&s->step))
+        next_step(s, 0.0);
+}
+
+static void on_periodic(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    ask_soon(w->data);
+}
+
+void sentinel_demoted(struct lw_engine *e)
+{
+    struct sentinel *s = e->sentinel;
+
+    /* The link's back-off, then its where hook asks; ask now as well, so
+     * a switch is known (and reported) before it reconnects. */
+    conn_fail(&single_link(e)->conn, LW_EUNSETTLED);
+    ask_soon(s);
+}
+
+/* --- +switch-master ------------------------------------------------------ */
+
+/* The listener follows the sentinel that answered last. */
+static int watch_where(void *arg, const char **host, int *port)
+{
+    struct sentinel *s = arg;
+
+    *host = s->host[s->order[0]];
+    *port = s->port[s->order[0]];
+    return 0;
+}
+
+static void on_watch_up(void *arg)
+{
+    struct sentinel *s = arg;
+
+    conn_send(&s->watch, subscribe_cmd, sizeof subscribe_cmd - 1);
+    ask_soon(s); /* a switch while we were not listening */
+}
+
+static void on_watch_down(void *arg, int err)
+{
+    (void)arg;
+    (void)err; /* it reconnects by itself, to whichever sentinel is first */
+}
+
+/* "message" "+switch-master" "<name> <old ip> <old port> <new ip> <new port>",
+ * or "message" "+promoted-slave" "slave <ip>:<port> <ip> <port> @ <name> ..." */
+static void on_watch_reply(void *arg, redisReply *reply)
+{
+    struct sentinel *s = arg;
+    const redisReply *msg;
+    char name[256], oldh[256], newh[256];
+    int oldp, newp;
+
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 3 ||
+        reply->element[0]->type != REDIS_REPLY_STRING ||
+        reply->element[1]->type != REDIS_REPLY_STRING ||
+        strcmp(reply->element[0]->str, "message"))
+        return; /* a confirmation */
+    msg = reply->element[2];
+    if (!strcmp(reply->element[1]->str, "+promoted-slave")) {
+        ask_soon(s);
+        return;
+    }
+    if (msg->type != REDIS_REPLY_STRING || msg->len >= sizeof name ||
+        sscanf(msg->str, "%255s %255s %d %255s %d", name, oldh, &oldp, newh, &newp) != 5)
+        return;
+    if (!strcmp(name, s->name) && newp >= 1 && newp <= 65535)
+        named(s, newh, newp);
+}
+
+/* --- life ---------------------------------------------------------------- */
+
+static char *format_ask(const char *name, size_t *len)
+{
+    const char *argv[] = {"SENTINEL", "get-master-addr-by-name", name};
+    char *cmd;
+    int n = redisFormatCommandArgv(&cmd, 3, argv, NULL);
+
+    if (n < 0)
+        return NULL;
+    *len = (size_t)n;
+    return cmd;
+}
+
+static int copy_sentinels(struct sentinel *s, const struct lw_engine_config *cfg)
+{
+    uint32_t timeout = cfg->connect_timeout_ms;
+
+    for (; s->n < cfg->nsentinels; s->n++) {
+        if (engine_parse_addr(cfg->sentinels[s->n], &s->host[s->n], &s->port[s->n]))
+            return LW_ENOMEM;
+        s->order[s->n] = s->n;
+    }
+    s->name = strdup(cfg->sentinel_master);
+    s->ask_cmd = format_ask(cfg->sentinel_master, &s->ask_len);
+    s->where.username = cfg->sentinel_username ? strdup(cfg->sentinel_username) : NULL;
+    s->where.password = cfg->sentinel_password ? strdup(cfg->sentinel_password) : NULL;
+    if (!s->name || !s->ask_cmd || (cfg->sentinel_username && !s->where.username) ||
+        (cfg->sentinel_password && !s->where.password))
+        return LW_ENOMEM;
+    s->where.connect_timeout_ms = timeout < SENTINEL_TIMEOUT_MS ? timeout : SENTINEL_TIMEOUT_MS;
+    s->where.reconnect_min_ms = cfg->reconnect_min_ms;
+    s->where.reconnect_max_ms = cfg->reconnect_max_ms;
+    s->where.loop = s->e->loop;
+    return 0;
+}
+
+/* The link, its address from link_where(). */
+static int make_link(struct sentinel *s, const struct lw_engine_config *cfg)
+{
+    struct lw_engine *e = s->e;
+    const struct conn_config where = {
+        .password = cfg->password,
+        .username = cfg->username,
+        .connect_timeout_ms = cfg->connect_timeout_ms,
+        .reconnect_min_ms = cfg->reconnect_min_ms,
+        .reconnect_max_ms = cfg->reconnect_max_ms,
+        .where = link_where,
+        .where_arg = s,
+    };
+
+    e->links = calloc(1, sizeof *e->links);
+    if (!e->links || !(e->links[0] = link_new(e, 0, &where)))
+        return LW_ENOMEM;
+    e->nlinks = 1;
+    return 0;
+}
+
+int sentinel_new(struct lw_engine *e, const struct lw_engine_config *cfg)
+{
+    struct sentinel *s = calloc(1, sizeof *s);
+    struct conn_config wc;
+    int rc;
+
+    if (!s)
+        return LW_ENOMEM;
+    e->sentinel = s;
+    s->e = e;
+    s->on_topology = cfg->on_topology;
+    s->topology_arg = cfg->topology_arg;
+    s->refresh_s = (cfg->topology_refresh_ms ? cfg->topology_refresh_ms
+                                             : LW_ENGINE_DEFAULT_SENTINEL_REFRESH_MS) / 1000.0;
+    memset(s->every_slot, 0xff, sizeof s->every_slot);
+    ev_init(&s->step, on_step);
+    s->step.data = s;
+    ev_init(&s->periodic, on_periodic);
+    s->periodic.data = s;
+    ev_init(&s->ask_deadline, on_ask_deadline);
+    s->ask_deadline.data = s;
+    if ((rc = copy_sentinels(s, cfg)) || (rc = make_link(s, cfg)))
+        return rc;
+    wc = s->where;
+    wc.on_up = on_watch_up;
+    wc.on_down = on_watch_down;
+    wc.on_reply = on_watch_reply;
+    wc.arg = s;
+    wc.where = watch_where;
+    wc.where_arg = s;
+    if (conn_init(&s->watch, &wc))
+        return LW_ENOMEM;
+    s->watching = 1;
+    return 0;
+}
+
+void sentinel_start(struct lw_engine *e)
+{
+    struct sentinel *s = e->sentinel;
+
+    ev_timer_set(&s->periodic, s->refresh_s, s->refresh_s);
+    ev_timer_start(e->loop, &s->periodic);
+    link_connect(single_link(e)); /* held: asks */
+    conn_connect(&s->watch);
+}
+
+void sentinel_stop(struct lw_engine *e)
+{
+    struct sentinel *s = e->sentinel;
+
+    ev_timer_stop(e->loop, &s->step);
+    ev_timer_stop(e->loop, &s->periodic);
+    ev_timer_stop(e->loop, &s->ask_deadline);
+    conn_close(&s->ask);
+    conn_close(&s->watch);
+}
+
+void sentinel_free(struct lw_engine *e)
+{
+    struct sentinel *s = e->sentinel;
+
+    if (!s)
+        return;
+    conn_clear(&s->ask);
+    if (s->watching)
+        conn_clear(&s->watch);
+    for (unsigned i = 0; i < s->n; i++)
+        free(s->host[i]);
+    free(s->name);
+    redisFreeCommand(s->ask_cmd);
+    free((char *)s->where.username);
+    free((char *)s->where.password);
+    free(s->got_host);
+    free(s->master_host);
+    free(s);
+    e->sentinel = NULL;
+}
+
+int sentinel_fails_at_once(const struct lw_engine *e)
+{
+    const struct sentinel *s = e->sentinel;
+
+    return s->fail_err ? s->fail_err : conn_fails_at_once(&e->links[0]->conn);
+}
+
+int lw_engine_is_sentinel(const struct lw_engine *e)
+{
+    return e->sentinel != NULL;
+}
+
+int lw_engine_master_addr(const struct lw_engine *e, const char **host, int *port)
+{
+    const struct sentinel *s = e->sentinel;
+
+    if (!s)
+        return LW_ERANGE;
+    if (!s->master_host)
+        return LW_EUNSETTLED;
+    *host = s->master_host;
+    *port = s->master_port;
+    return 0;
+}

@@ -1,0 +1,787 @@
+/*
+ * tests/test_sentinel.c - the locks in Sentinel mode, on a real master, two
+ * replicas and three sentinels (bench/redis_sentinel.h), one setup per
+ * test: the master found through any one live sentinel, and a replica the
+ * sentinels name refused by its ROLE; a killed master (replicated locks
+ * kept, acquires work again soon after); SENTINEL FAILOVER (the demoted
+ * master, still taking writes, is not written to once the switch is
+ * known, an acquire on its way there fails as unsettled, and two
+ * contending clients never overlap); a lock the new master
+ * never got reported lost at once; Sentinel's CLIENT KILL of normal and
+ * pub/sub connections (waiters still woken); a switchover with writes
+ * paused first (nothing lost); contention under repeated failovers; and,
+ * measured, a lease shorter than the switch and min-replicas-to-write;
+ * passwords on the data nodes and on the sentinels.
+ * (The configuration checks are in test_misuse.)  Every wait is bounded;
+ * every process is stopped by pid.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <criterion/criterion.h>
+
+#include <leasewheel.h>
+
+#include "redis_sentinel.h"
+
+#define NLOCKS 50
+
+static struct redis_sentinel rs;
+
+static void setup(void)
+{
+    cr_assert_eq(redis_sentinel_start(&rs, "mymaster", NULL, NULL), 0,
+                 "the Sentinel setup did not start");
+}
+
+static void teardown(void)
+{
+    redis_sentinel_stop(&rs);
+}
+
+TestSuite(sentinel, .init = setup, .fini = teardown, .timeout = 150);
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static uint64_t now_ms(void)
+{
+    return lw_clock_now() / 1000000u;
+}
+
+/* Poll `cond` every 5 ms for at most ms; whether it came true (the last
+ * evaluation's: cond may have effects, an acquire or a failover). */
+#define wait_until(cond, ms)                                                     \
+    __extension__({                                                              \
+        uint64_t until_ = now_ms() + (ms);                                       \
+        int ok_;                                                                 \
+        while (!(ok_ = !!(cond)) && now_ms() < until_)                           \
+            sleep_ms(5);                                                         \
+        ok_;                                                                     \
+    })
+
+struct lost_log {
+    _Atomic int count;
+    _Atomic int by_reason[5];
+    _Atomic uint64_t last_ns;
+};
+
+static void record_lost(const char *name, size_t len, uint64_t owner, int reason, void *arg)
+{
+    struct lost_log *log = arg;
+
+    (void)name;
+    (void)len;
+    (void)owner;
+    atomic_fetch_add(&log->by_reason[reason >= 1 && reason <= 4 ? reason : 0], 1);
+    atomic_store(&log->last_ns, lw_clock_now());
+    atomic_fetch_add(&log->count, 1);
+}
+
+/* The sentinels' addresses, as the fixture gives them, in an array. */
+static char addr_buf[128];
+static const char *addrs[REDIS_SENTINEL_SENTINELS];
+
+static void read_addrs(void)
+{
+    char *save = NULL, *p;
+    int n = 0;
+
+    redis_sentinel_addrs(&rs, addr_buf, sizeof addr_buf);
+    for (p = strtok_r(addr_buf, ",", &save); p && n < REDIS_SENTINEL_SENTINELS;
+         p = strtok_r(NULL, ",", &save))
+        addrs[n++] = p;
+    cr_assert_eq(n, REDIS_SENTINEL_SENTINELS);
+}
+
+static void client_config(struct lw_client_config *cfg, uint32_t lease_ms, struct lost_log *log)
+{
+    read_addrs();
+    lw_client_config_init(cfg);
+    cfg->sentinels = addrs;
+    cfg->nsentinels = REDIS_SENTINEL_SENTINELS;
+    cfg->sentinel_master = "mymaster";
+    cfg->tick_ms = 10;
+    cfg->watchdog_timeout_ms = lease_ms;
+    cfg->command_timeout_ms = 3000;
+    cfg->reconnect_min_ms = 20;
+    cfg->reconnect_max_ms = 500;
+    if (log) {
+        memset(log, 0, sizeof *log);
+        cfg->on_lost = record_lost;
+        cfg->lost_arg = log;
+    }
+}
+
+static struct lw_client *new_client(uint32_t lease_ms, struct lost_log *log)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+
+    client_config(&cfg, lease_ms, log);
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    return c;
+}
+
+static void stats(struct lw_client *c, struct lw_client_stats *st)
+{
+    lw_client_get_stats(c, st);
+}
+
+/* 1 when data node i has the key. */
+static int node_has(int i, const char *key)
+{
+    redisReply *r = redis_sentinel_command(&rs, i, "EXISTS %s", key);
+    int has = r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+
+    if (r)
+        freeReplyObject(r);
+    return has;
+}
+
+struct held {
+    struct lw_lock *lock[NLOCKS];
+    char name[NLOCKS][24];
+    int n;
+};
+
+static void acquire_all(struct lw_client *c, struct held *h, const char *prefix, int n)
+{
+    h->n = n;
+    for (int i = 0; i < n; i++) {
+        snprintf(h->name[i], sizeof h->name[i], "%s%d", prefix, i);
+        cr_assert_eq(lw_lock_new(c, h->name[i], strlen(h->name[i]), &h->lock[i]), 0);
+        cr_assert_eq(lw_lock_acquire(h->lock[i], NULL), 0, "%s", h->name[i]);
+    }
+}
+
+static int count_on(int node, const struct held *h)
+{
+    int n = 0;
+
+    for (int i = 0; i < h->n; i++)
+        n += node_has(node, h->name[i]);
+    return n;
+}
+
+static void release_all(struct held *h, int expect_ok)
+{
+    for (int i = 0; i < h->n; i++) {
+        int rc = lw_unlock(h->lock[i]);
+
+        if (expect_ok)
+            cr_expect_eq(rc, 0, "%s: %s", h->name[i], lw_strerror(rc));
+        lw_lock_free(h->lock[i]);
+    }
+}
+
+/*
+ * (1) Two sentinels killed, the live one last in the list: the master is
+ * found through it.  Then that sentinel is made to name a replica (it
+ * monitors the replica under the name): the ROLE check refuses it, and
+ * acquires fail as unsettled instead of reaching a replica; named right
+ * again, the client comes back.
+ */
+Test(sentinel, discovery_through_one_sentinel_and_the_role_check)
+{
+    struct lost_log log;
+    struct lw_client *c;
+    struct lw_lock *l, *l2;
+    int m = redis_sentinel_master(&rs), replica = m == 1 ? 2 : 1, rc;
+    uint64_t t0;
+    redisReply *r;
+
+    cr_assert_geq(m, 0);
+    cr_assert_eq(redis_sentinel_signal_sentinel(&rs, 0, SIGKILL), 0);
+    cr_assert_eq(redis_sentinel_signal_sentinel(&rs, 1, SIGKILL), 0);
+    t0 = now_ms();
+    c = new_client(10000, &log);
+    cr_assert_eq(lw_lock_new(c, "one", 3, &l), 0);
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+    cr_log_info("discovery through the third sentinel: first acquire after %llu ms",
+                (unsigned long long)(now_ms() - t0));
+    cr_assert(node_has(m, "one"), "the lock is on the master");
+
+    /* Sentinel 2 now names a replica as "mymaster". */
+    r = redis_sentinel_ask(&rs, 2, "SENTINEL REMOVE mymaster");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "%s", r ? r->str : "no reply");
+    freeReplyObject(r);
+    r = redis_sentinel_ask(&rs, 2, "SENTINEL MONITOR mymaster 127.0.0.1 %d 2",
+                           rs.data[replica].port);
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "%s", r ? r->str : "no reply");
+    freeReplyObject(r);
+    /* Cut the client's connection: its reconnect asks, hears of the replica
+     * (a switch: a re-check of "one" on it, which has it replicated)... */
+    r = redis_sentinel_command(&rs, m, "CLIENT KILL TYPE normal");
+    if (r)
+        freeReplyObject(r);
+    sleep_ms(1500);
+    /* ... and refuses it by its ROLE: nothing is written there. */
+    cr_assert_eq(lw_lock_new(c, "two", 3, &l2), 0);
+    rc = lw_trylock(l2, 0, 0, NULL);
+    cr_assert_eq(rc, LW_EUNSETTLED, "%s", lw_strerror(rc));
+    cr_assert(!node_has(m, "two") && !node_has(replica, "two"));
+
+    /* Named right again. */
+    r = redis_sentinel_ask(&rs, 2, "SENTINEL REMOVE mymaster");
+    if (r)
+        freeReplyObject(r);
+    r = redis_sentinel_ask(&rs, 2, "SENTINEL MONITOR mymaster 127.0.0.1 %d 2",
+                           rs.data[m].port);
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    t0 = now_ms();
+    cr_assert(wait_until((rc = lw_trylock(l2, 0, 0, NULL)) == 0, 10000), "%s",
+              lw_strerror(rc));
+    cr_log_info("ROLE check: back on the master %llu ms after it was named again",
+                (unsigned long long)(now_ms() - t0));
+    cr_assert(node_has(m, "two"));
+    cr_assert_eq(lw_is_held(l), 1, "the first lock is still ours");
+    cr_assert_eq(log.count, 0);
+    cr_assert_eq(lw_unlock(l), 0);
+    cr_assert_eq(lw_unlock(l2), 0);
+    lw_lock_free(l);
+    lw_lock_free(l2);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* (2) kill -9 the master: the replicated locks are kept, and acquiring
+ * works again within a bounded time after the switch. */
+Test(sentinel, killed_master_keeps_replicated_locks)
+{
+    struct lost_log log;
+    struct lw_client *c = new_client(10000, &log);
+    struct lw_client_stats st;
+    struct held h;
+    struct lw_lock *after;
+    int m = redis_sentinel_master(&rs), n, rc;
+    uint64_t t0, named_ms, seen_ms, acquired_ms;
+
+    acquire_all(c, &h, "k", NLOCKS);
+    cr_assert_eq(redis_sentinel_wait_synced(&rs, 5000), 0);
+    cr_assert_eq(redis_sentinel_signal(&rs, m, SIGKILL), 0);
+    t0 = now_ms();
+    cr_assert(wait_until((stats(c, &st), st.failovers >= 1), 20000), "switch not seen");
+    seen_ms = now_ms() - t0;
+    cr_assert_eq(lw_lock_new(c, "after", 5, &after), 0);
+    cr_assert(wait_until((rc = lw_trylock(after, 0, 0, NULL)) == 0, 10000), "%s",
+              lw_strerror(rc));
+    acquired_ms = now_ms() - t0;
+    n = redis_sentinel_wait_master(&rs, m, 20000);
+    cr_assert_geq(n, 0, "no promotion");
+    named_ms = now_ms() - t0;
+    cr_log_info("killed master: switch seen by the client after %llu ms, a majority of "
+                "sentinels named the new master by %llu ms, acquired after %llu ms",
+                (unsigned long long)seen_ms, (unsigned long long)named_ms,
+                (unsigned long long)acquired_ms);
+    cr_assert(node_has(n, "after"));
+    sleep_ms(500); /* the re-check of every held lock */
+    cr_assert_eq(count_on(n, &h), NLOCKS);
+    cr_assert_eq(log.count, 0, "no replicated lock lost");
+    stats(c, &st);
+    cr_assert_eq(st.failovers, 1);
+    cr_assert_eq(st.lost_failover, 0);
+    cr_assert_eq(lw_unlock(after), 0);
+    lw_lock_free(after);
+    release_all(&h, 1);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* 1 when data node i takes a write. */
+static int write_ok(int i)
+{
+    redisReply *r = redis_sentinel_command(&rs, i, "SET probe %lld", (long long)now_ms());
+    int ok = r && r->type == REDIS_REPLY_STATUS;
+
+    if (r)
+        freeReplyObject(r);
+    return ok;
+}
+
+/* Contention: threads of two clients take turns on a few locks; never two
+ * holders at once. */
+#define CONTENDERS 4
+#define CLOCKS 3
+
+static struct {
+    _Atomic int stop;
+    _Atomic int inside[CLOCKS];
+    _Atomic int overlaps, rounds, errors;
+    struct lw_client *client[2];
+} race;
+
+static void *contend(void *arg)
+{
+    int id = (int)(intptr_t)arg;
+    struct lw_lock *l[CLOCKS];
+    char name[16];
+
+    for (int k = 0; k < CLOCKS; k++) {
+        snprintf(name, sizeof name, "race%d", k);
+        cr_assert_eq(lw_lock_new(race.client[id % 2], name, strlen(name), &l[k]), 0);
+    }
+    for (int i = 0; !atomic_load(&race.stop); i++) {
+        int k = i % CLOCKS, rc = lw_acquire(l[k], (uint64_t)id + 1, 200, 0, NULL);
+
+        if (rc == LW_ELOCKED)
+            continue;
+        if (rc) {
+            atomic_fetch_add(&race.errors, 1);
+            sleep_ms(20);
+            continue;
+        }
+        if (atomic_fetch_add(&race.inside[k], 1) != 0)
+            atomic_fetch_add(&race.overlaps, 1);
+        sleep_ms(2);
+        atomic_fetch_sub(&race.inside[k], 1);
+        atomic_fetch_add(&race.rounds, 1);
+        lw_unlock_owner(l[k], (uint64_t)id + 1);
+    }
+    for (int k = 0; k < CLOCKS; k++)
+        lw_lock_free(l[k]);
+    return NULL;
+}
+
+static void race_start(pthread_t *t, uint32_t lease_ms)
+{
+    memset(&race, 0, sizeof race);
+    race.client[0] = new_client(lease_ms, NULL);
+    race.client[1] = new_client(lease_ms, NULL);
+    for (int i = 0; i < CONTENDERS; i++)
+        pthread_create(&t[i], NULL, contend, (void *)(intptr_t)i);
+}
+
+static void race_stop(pthread_t *t, const char *what)
+{
+    atomic_store(&race.stop, 1);
+    for (int i = 0; i < CONTENDERS; i++)
+        pthread_join(t[i], NULL);
+    cr_log_info("%s: %d rounds, %d errors, %d overlaps", what, race.rounds, race.errors,
+                race.overlaps);
+    cr_assert_eq(race.overlaps, 0);
+    cr_assert_gt(race.rounds, 50);
+    cr_assert_eq(lw_client_free(race.client[0]), 0);
+    cr_assert_eq(lw_client_free(race.client[1]), 0);
+}
+
+/*
+ * (3) SENTINEL FAILOVER: the old master goes on taking writes for seconds
+ * (measured here), but once the switch is known nothing goes there; two
+ * clients contending through it never overlap.
+ */
+Test(sentinel, failover_ignores_the_demoted_master)
+{
+    pthread_t t[CONTENDERS];
+    struct lw_client_stats st;
+    struct lw_lock *l;
+    int m = redis_sentinel_master(&rs), n;
+    uint64_t t0, named_ms, seen_ms, writable_ms = 0;
+
+    race_start(t, 5000);
+    sleep_ms(500);
+    cr_assert_eq(redis_sentinel_failover(&rs), 0);
+    t0 = now_ms();
+    cr_assert(wait_until((stats(race.client[0], &st), st.failovers >= 1), 20000));
+    seen_ms = now_ms() - t0;
+    n = redis_sentinel_wait_master(&rs, m, 20000);
+    cr_assert_geq(n, 0);
+    named_ms = now_ms() - t0;
+    /* The old master still takes writes: a lock taken now must be on the
+     * new one only. */
+    cr_assert_eq(lw_lock_new(race.client[0], "fresh", 5, &l), 0);
+    cr_assert_eq(lw_trylock(l, 1000, 0, NULL), 0);
+    cr_assert(node_has(n, "fresh"));
+    cr_assert(!node_has(m, "fresh"), "written to the demoted master");
+    if (write_ok(m))
+        cr_log_info("the old master still takes writes after the switch was seen");
+    race_stop(t, "contention through SENTINEL FAILOVER");
+    /* How long the old master takes writes after the failover began. */
+    if (wait_until(!write_ok(m), 20000))
+        writable_ms = now_ms() - t0;
+    cr_log_info("SENTINEL FAILOVER: switch seen by the client after %llu ms, a majority of "
+                "sentinels named the new master by %llu ms, the old master took writes until "
+                "%llu ms",
+                (unsigned long long)seen_ms, (unsigned long long)named_ms,
+                (unsigned long long)writable_ms);
+    lw_lock_free(l);
+}
+
+/* An acquire on its own thread, timed. */
+struct attempt {
+    struct lw_lock *lock;
+    int rc;
+    uint64_t at_ms;
+};
+
+static void *try_once(void *arg)
+{
+    struct attempt *a = arg;
+
+    a->rc = lw_acquire(a->lock, 9, 0, 0, NULL);
+    a->at_ms = now_ms();
+    return NULL;
+}
+
+/*
+ * The core of "nothing from the old master counts": an acquire is on the
+ * wire to a master that is paused (CLIENT PAUSE ALL) when SENTINEL
+ * FAILOVER promotes a replica.  The switch fails it as unsettled at once,
+ * instead of waiting for the old master's answer, and the client never
+ * counts a hold from there.
+ */
+Test(sentinel, a_reply_from_the_demoted_master_never_counts)
+{
+    struct lost_log log;
+    struct lw_client *c = new_client(10000, &log);
+    struct lw_client_stats st;
+    struct attempt a = {0};
+    pthread_t t;
+    int m = redis_sentinel_master(&rs), n;
+    uint64_t t0;
+    redisReply *r;
+
+    cr_assert_eq(lw_lock_new(c, "paused", 6, &a.lock), 0);
+    cr_assert_eq(lw_trylock(a.lock, 0, 0, NULL), 0); /* connected, scripts loaded */
+    cr_assert_eq(lw_unlock(a.lock), 0);
+    r = redis_sentinel_command(&rs, m, "CLIENT PAUSE 4000 ALL");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    t0 = now_ms();
+    pthread_create(&t, NULL, try_once, &a);
+    sleep_ms(100);
+    cr_assert_eq(redis_sentinel_failover(&rs), 0);
+    pthread_join(t, NULL);
+    cr_log_info("the acquire on the paused old master failed with %s %llu ms after it began",
+                lw_strerror(a.rc), (unsigned long long)(a.at_ms - t0));
+    cr_assert_eq(a.rc, LW_EUNSETTLED, "%s", lw_strerror(a.rc));
+    stats(c, &st);
+    cr_assert_eq(st.failovers, 1);
+    n = redis_sentinel_wait_master(&rs, m, 20000);
+    cr_assert_geq(n, 0);
+    /* The pause ends (the old master, still master, drops the command of
+     * a client that left while paused): nothing of it counts here. */
+    sleep_ms(4200 - (now_ms() - t0 < 4200 ? now_ms() - t0 : 4200));
+    cr_log_info("after the pause the old master has the key: %d", node_has(m, "paused"));
+    cr_assert(!node_has(n, "paused"));
+    cr_assert_eq(lw_hold_count(a.lock), 0);
+    stats(c, &st);
+    cr_assert_eq(st.locks_held, 0, "a hold counted from the demoted master");
+    cr_assert_eq(log.count, 0);
+    lw_lock_free(a.lock);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* (4) A lock the replicas never got (cut off before the acquire) is
+ * reported lost to the failover at once; the replicated one is kept. */
+Test(sentinel, unreplicated_lock_is_reported_lost_at_once)
+{
+    struct lost_log log;
+    struct lw_client *c = new_client(10000, &log);
+    struct lw_client_stats st;
+    struct lw_lock *kept, *gone;
+    int m = redis_sentinel_master(&rs), n;
+    int r1 = (m + 1) % REDIS_SENTINEL_DATA, r2 = (m + 2) % REDIS_SENTINEL_DATA;
+    uint64_t t0, seen_ms, lost_ms;
+
+    cr_assert_eq(lw_lock_new(c, "kept", 4, &kept), 0);
+    cr_assert_eq(lw_lock_new(c, "gone", 4, &gone), 0);
+    cr_assert_eq(lw_lock_acquire(kept, NULL), 0);
+    cr_assert_eq(redis_sentinel_wait_synced(&rs, 5000), 0);
+    cr_assert_eq(redis_sentinel_cut_replica(&rs, r1, 1), 0);
+    cr_assert_eq(redis_sentinel_cut_replica(&rs, r2, 1), 0);
+    cr_assert_eq(lw_lock_acquire(gone, NULL), 0);
+    cr_assert_eq(redis_sentinel_signal(&rs, m, SIGKILL), 0);
+    cr_assert_eq(redis_sentinel_cut_replica(&rs, r1, 0), 0);
+    cr_assert_eq(redis_sentinel_cut_replica(&rs, r2, 0), 0);
+    t0 = now_ms();
+    cr_assert(wait_until((stats(c, &st), st.failovers >= 1), 30000), "switch not seen");
+    seen_ms = now_ms() - t0;
+    n = redis_sentinel_wait_master(&rs, m, 30000);
+    cr_assert_geq(n, 0, "no promotion");
+    cr_assert(wait_until(log.count >= 1, 5000), "the lost lock was not reported");
+    lost_ms = now_ms() - t0;
+    cr_log_info("unreplicated: switch seen after %llu ms, loss reported %llu ms after that",
+                (unsigned long long)seen_ms, (unsigned long long)(lost_ms - seen_ms));
+    sleep_ms(300);
+    cr_assert_eq(log.count, 1);
+    cr_assert_eq(log.by_reason[LW_LOST_FAILOVER], 1);
+    stats(c, &st);
+    cr_assert_eq(st.lost_failover, 1);
+    cr_assert_eq(lw_is_held(kept), 1, "the replicated lock is kept");
+    cr_assert_eq(lw_is_held(gone), 0);
+    cr_assert_eq(lw_unlock(kept), 0);
+    lw_lock_free(kept);
+    lw_lock_free(gone);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* A waiter, on a thread of its own, as owner 7. */
+struct waiter {
+    struct lw_lock *lock;
+    _Atomic int done;
+    int rc;
+    uint64_t at_ms;
+};
+
+static void *wait_for_lock(void *arg)
+{
+    struct waiter *w = arg;
+
+    w->rc = lw_acquire(w->lock, 7, 20000, 0, NULL);
+    w->at_ms = now_ms();
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+/* (5) Sentinel cuts client connections when it reconfigures a node (CLIENT
+ * KILL TYPE normal, then pubsub): the holder's and the waiter's clients
+ * both come back, subscriptions too, and the waiter is woken by the
+ * unlock, not by a lease running out. */
+Test(sentinel, client_kill_still_wakes_waiters)
+{
+    struct lost_log log;
+    struct lw_client *a = new_client(30000, &log), *b = new_client(30000, NULL);
+    struct lw_lock *la, *lb;
+    struct waiter w = {0};
+    pthread_t t;
+    int m = redis_sentinel_master(&rs);
+    uint64_t t0;
+    redisReply *r;
+
+    cr_assert_eq(lw_lock_new(a, "w", 1, &la), 0);
+    cr_assert_eq(lw_lock_new(b, "w", 1, &lb), 0);
+    cr_assert_eq(lw_lock_acquire(la, NULL), 0);
+    w.lock = lb;
+    pthread_create(&t, NULL, wait_for_lock, &w);
+    sleep_ms(300);
+    r = redis_sentinel_command(&rs, m, "CLIENT KILL TYPE normal");
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer >= 2);
+    freeReplyObject(r);
+    r = redis_sentinel_command(&rs, m, "CLIENT KILL TYPE pubsub");
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer >= 1);
+    freeReplyObject(r);
+    sleep_ms(500); /* both back, the channel subscribed again */
+    cr_assert_eq(atomic_load(&w.done), 0);
+    t0 = now_ms();
+    cr_assert_eq(lw_unlock(la), 0);
+    cr_assert(wait_until(atomic_load(&w.done), 5000), "the waiter was not woken");
+    pthread_join(t, NULL);
+    cr_assert_eq(w.rc, 0, "%s", lw_strerror(w.rc));
+    cr_log_info("CLIENT KILL: the waiter got the lock %llu ms after the unlock",
+                (unsigned long long)(w.at_ms - t0));
+    cr_assert_lt(w.at_ms - t0, 1000);
+    cr_assert_eq(log.count, 0);
+    cr_assert_eq(lw_unlock_owner(lb, 7), 0);
+    lw_lock_free(la);
+    lw_lock_free(lb);
+    cr_assert_eq(lw_client_free(a), 0);
+    cr_assert_eq(lw_client_free(b), 0);
+}
+
+/* (6) A switchover done right: writes paused on the master, the replicas
+ * caught up, then SENTINEL FAILOVER: nothing is lost. */
+Test(sentinel, paused_switchover_loses_nothing)
+{
+    struct lost_log log;
+    struct lw_client *c = new_client(10000, &log);
+    struct lw_client_stats st;
+    struct held h;
+    int m = redis_sentinel_master(&rs), n;
+    redisReply *r;
+
+    acquire_all(c, &h, "p", NLOCKS);
+    r = redis_sentinel_command(&rs, m, "CLIENT PAUSE 5000 WRITE");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    cr_assert_eq(redis_sentinel_wait_synced(&rs, 5000), 0);
+    cr_assert_eq(redis_sentinel_failover(&rs), 0);
+    n = redis_sentinel_wait_master(&rs, m, 20000);
+    cr_assert_geq(n, 0);
+    cr_assert(wait_until((stats(c, &st), st.failovers >= 1), 10000), "switch not seen");
+    sleep_ms(1000); /* the re-check, and a renewal on the new master */
+    cr_assert_eq(count_on(n, &h), NLOCKS);
+    cr_assert_eq(log.count, 0);
+    stats(c, &st);
+    cr_assert_eq(st.lost_failover, 0);
+    release_all(&h, 1);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* SENTINEL FAILOVER as soon as the sentinels take it: -INPROG while the
+ * last one is being wound up, -NOGOODSLAVE until a replica is seen
+ * healthy again.  Asked every 250 ms. */
+static int failover_when_ready(int ms)
+{
+    uint64_t until = now_ms() + (uint64_t)ms;
+
+    while (redis_sentinel_failover(&rs) != 0) {
+        if (now_ms() >= until)
+            return -1;
+        sleep_ms(250);
+    }
+    return 0;
+}
+
+/* (7) Contention under repeated failovers: never two holders. */
+Test(sentinel, contention_under_repeated_failovers, .timeout = 200)
+{
+    pthread_t t[CONTENDERS];
+    struct lw_client_stats st;
+    int m;
+
+    race_start(t, 5000);
+    for (int round = 0; round < 3; round++) {
+        sleep_ms(500);
+        m = redis_sentinel_master(&rs);
+        cr_assert_geq(m, 0);
+        cr_assert_eq(redis_sentinel_wait_synced(&rs, 10000), 0);
+        cr_assert(failover_when_ready(30000) == 0);
+        cr_assert_geq(redis_sentinel_wait_master(&rs, m, 20000), 0);
+        cr_assert(wait_until((stats(race.client[1], &st), st.failovers >= (unsigned)round + 1),
+                             10000));
+    }
+    sleep_ms(1000);
+    race_stop(t, "contention under three failovers");
+}
+
+/*
+ * A lease shorter than the switch takes: renewals the old master took after
+ * the promotion never reach the new one, whose keys keep the expiry of the
+ * last renewal replicated.  Measured, not promised: how many locks of a
+ * 1.5 s lease survive SENTINEL FAILOVER.  What is promised: every lock is
+ * either still there or reported lost, none silently gone.
+ */
+Test(sentinel, short_lease_across_a_failover)
+{
+    struct lost_log log;
+    struct lw_client *c = new_client(1500, &log);
+    struct lw_client_stats st;
+    struct held h;
+    int m = redis_sentinel_master(&rs), n, present, held = 0;
+    uint64_t t0, seen_ms;
+
+    acquire_all(c, &h, "s", NLOCKS);
+    cr_assert_eq(redis_sentinel_wait_synced(&rs, 5000), 0);
+    cr_assert_eq(redis_sentinel_failover(&rs), 0);
+    t0 = now_ms();
+    cr_assert(wait_until((stats(c, &st), st.failovers >= 1), 20000), "switch not seen");
+    seen_ms = now_ms() - t0;
+    n = redis_sentinel_wait_master(&rs, m, 20000);
+    cr_assert_geq(n, 0);
+    sleep_ms(2000); /* the re-check, and a lease */
+    present = count_on(n, &h);
+    for (int i = 0; i < NLOCKS; i++)
+        held += lw_is_held(h.lock[i]) == 1;
+    stats(c, &st);
+    cr_log_info("1.5 s lease through SENTINEL FAILOVER: switch seen after %llu ms; %d of %d "
+                "locks kept, %d reported lost (%d to the failover, %d expired, %d not owner)",
+                (unsigned long long)seen_ms, present, NLOCKS, log.count,
+                log.by_reason[LW_LOST_FAILOVER], log.by_reason[LW_LOST_EXPIRED],
+                log.by_reason[LW_LOST_NOT_OWNER]);
+    cr_assert_eq(present + log.count, NLOCKS, "a lock gone without a word");
+    cr_assert_eq(held, present);
+    release_all(&h, 0);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/*
+ * min-replicas-to-write 1 on the master: once its replicas have left it
+ * (the promoted one, and the other reconfigured), the old master refuses
+ * writes (NOREPLICAS) instead of taking them for seconds.  The window is
+ * measured; held locks are kept through it (NOREPLICAS is unsettled).
+ */
+Test(sentinel, min_replicas_to_write_shortens_the_window)
+{
+    struct lost_log log;
+    struct lw_client *c = new_client(10000, &log);
+    struct lw_client_stats st;
+    struct held h;
+    int m = redis_sentinel_master(&rs), n;
+    uint64_t t0, writable_ms = 0;
+    redisReply *r;
+
+    for (int i = 0; i < REDIS_SENTINEL_DATA; i++) {
+        r = redis_sentinel_command(&rs, i, "CONFIG SET min-replicas-to-write 1");
+        cr_assert(r && r->type == REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+        r = redis_sentinel_command(&rs, i, "CONFIG SET min-replicas-max-lag 2");
+        cr_assert(r && r->type == REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+    }
+    acquire_all(c, &h, "q", 10);
+    cr_assert_eq(redis_sentinel_wait_synced(&rs, 5000), 0);
+    cr_assert_eq(redis_sentinel_failover(&rs), 0);
+    t0 = now_ms();
+    if (wait_until(!write_ok(m), 20000))
+        writable_ms = now_ms() - t0;
+    n = redis_sentinel_wait_master(&rs, m, 20000);
+    cr_assert_geq(n, 0);
+    cr_assert(wait_until((stats(c, &st), st.failovers >= 1), 10000), "switch not seen");
+    sleep_ms(1000);
+    cr_log_info("min-replicas-to-write 1, max-lag 2: the old master took writes until "
+                "%llu ms after SENTINEL FAILOVER", (unsigned long long)writable_ms);
+    cr_assert_gt(writable_ms, 0, "the old master never refused a write");
+    cr_assert_eq(count_on(n, &h), 10);
+    cr_assert_eq(log.count, 0);
+    release_all(&h, 1);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* With passwords: the data nodes require one (and use it between them),
+ * the sentinels another.  The client AUTHs to each with its own. */
+static void setup_auth(void)
+{
+    cr_assert_eq(redis_sentinel_start(&rs, "mymaster", "data-secret", "sentinel-secret"), 0,
+                 "the Sentinel setup did not start");
+}
+
+TestSuite(sentinel_auth, .init = setup_auth, .fini = teardown, .timeout = 150);
+
+Test(sentinel_auth, passwords_for_nodes_and_sentinels)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL, *bad = NULL;
+    struct lost_log log;
+    struct lw_client_stats st;
+    struct lw_lock *l, *lb;
+    int m = redis_sentinel_master(&rs), rc;
+
+    /* A wrong sentinel password: told at once, as a wrong node password. */
+    client_config(&cfg, 10000, NULL);
+    cfg.password = "data-secret";
+    cfg.sentinel_password = "wrong";
+    cr_assert_eq(lw_client_new(&cfg, &bad), 0);
+    cr_assert_eq(lw_lock_new(bad, "a", 1, &lb), 0);
+    sleep_ms(300);
+    rc = lw_trylock(lb, 0, 0, NULL);
+    cr_assert_eq(rc, LW_EAUTH, "%s", lw_strerror(rc));
+    lw_lock_free(lb);
+    cr_assert_eq(lw_client_free(bad), 0);
+
+    client_config(&cfg, 10000, &log);
+    cfg.password = "data-secret";
+    cfg.sentinel_password = "sentinel-secret";
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    cr_assert_eq(lw_lock_new(c, "a", 1, &l), 0);
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+    cr_assert_eq(redis_sentinel_wait_synced(&rs, 5000), 0);
+    cr_assert_eq(redis_sentinel_signal(&rs, m, SIGKILL), 0);
+    cr_assert(wait_until((stats(c, &st), st.failovers >= 1), 20000), "switch not seen");
+    cr_assert_geq(redis_sentinel_wait_master(&rs, m, 20000), 0);
+    sleep_ms(300);
+    cr_assert_eq(lw_is_held(l), 1);
+    cr_assert_eq(log.count, 0);
+    cr_assert_eq(lw_unlock(l), 0);
+    lw_lock_free(l);
+    cr_assert_eq(lw_client_free(c), 0);
+}
