@@ -13,6 +13,7 @@
 #include <leasewheel.h>
 
 #include "engine_util.h"
+#include "time_util.h"
 
 #ifdef LW_TEST_EMBEDDED
 /*
@@ -111,19 +112,6 @@ static inline int embedded_client_free(struct lw_client *c)
 #define lw_client_free embedded_client_free
 #endif
 
-static inline void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
-static inline uint64_t now_ms(void)
-{
-    return lw_clock_now() / 1000000u;
-}
-
 /* Lost locks, as on_lost saw them. */
 struct lost_log {
     _Atomic int count;
@@ -211,14 +199,5 @@ static inline void on_outcome(int err, int64_t value, void *arg)
     atomic_store(&o->at_ns, lw_clock_now());
     tally_add(&o->tally, err);
 }
-
-/* Poll `cond` every 5 ms for at most ms; returns whether it came true. */
-#define wait_until(cond, ms)                                                     \
-    __extension__({                                                              \
-        uint64_t until_ = now_ms() + (ms);                                       \
-        while (!(cond) && now_ms() < until_)                                     \
-            sleep_ms(5);                                                         \
-        (cond);                                                                  \
-    })
 
 #endif

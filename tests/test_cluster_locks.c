@@ -22,6 +22,7 @@
 
 #include "engine.h"
 #include "redis_cluster.h"
+#include "time_util.h"
 
 #define NLOCKS 300
 
@@ -39,28 +40,6 @@ static void teardown(void)
 }
 
 TestSuite(cluster_locks, .init = setup, .fini = teardown, .timeout = 120);
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
-static uint64_t now_ms(void)
-{
-    return lw_clock_now() / 1000000u;
-}
-
-/* Poll `cond` every 5 ms for at most ms; whether it came true. */
-#define wait_until(cond, ms)                                                     \
-    __extension__({                                                              \
-        uint64_t until_ = now_ms() + (ms);                                       \
-        while (!(cond) && now_ms() < until_)                                     \
-            sleep_ms(5);                                                         \
-        (cond);                                                                  \
-    })
 
 /* A field of INFO replication as a number, or -1. */
 static long long repl_field(int node, const char *field)

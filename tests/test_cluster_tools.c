@@ -19,11 +19,8 @@
  */
 #include <fcntl.h>
 #include <inttypes.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,53 +30,17 @@
 #include <leasewheel.h>
 
 #include "contention_log.h"
+#include "proc_util.h"
 #include "redis_cluster.h"
+#include "time_util.h"
 #include "wait_child.h"
 
 static struct redis_cluster cl;
-static char dir[256];       /* the test's temporary directory */
 static char seeds[256];     /* every node, for -c */
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
-static uint64_t now_ms(void)
-{
-    return lw_clock_now() / 1000000u;
-}
-
-/* Poll `cond` every 5 ms for at most ms; whether it came true. */
-#define wait_until(cond, ms)                                                     \
-    __extension__({                                                              \
-        uint64_t until_ = now_ms() + (ms);                                       \
-        while (!(cond) && now_ms() < until_)                                     \
-            sleep_ms(5);                                                         \
-        (cond);                                                                  \
-    })
 
 static void make_dir(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/lw-cluster-tools-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    /* For the shell snippets below; the test process has no other thread. */
-    setenv("LWT_DIR", dir, 1);
-}
-
-static void remove_dir(void)
-{
-    char cmd[300];
-
-    if (getenv("LW_TEST_KEEP")) { /* to look at the logs afterwards */
-        fprintf(stderr, "cluster_tools: kept %s\n", dir);
-        return;
-    }
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    (void)!system(cmd);
+    make_test_dir("/tmp/lw-cluster-tools-XXXXXX");
 }
 
 static void setup(void)
@@ -91,98 +52,19 @@ static void setup(void)
 
 static void teardown(void)
 {
-    remove_dir();
+    remove_test_dir();
     redis_cluster_stop(&cl);
 }
 
 #define CLUSTER_TEST(name) \
     Test(cluster_tools, name, .init = setup, .fini = teardown, .timeout = 180)
 
-#define ARGS(...) ((const char *[]){__VA_ARGS__, NULL})
-
-/* ---- Files and processes ---- */
-
-static const char *in_dir(const char *name, char *buf, size_t size)
-{
-    snprintf(buf, size, "%s/%s", dir, name);
-    return buf;
-}
-
-/* The file's contents ("" when missing), at most size - 1 bytes. */
-static char *slurp(const char *name, char *buf, size_t size)
-{
-    char path[512];
-    int fd = open(in_dir(name, path, sizeof path), O_RDONLY);
-    ssize_t n = 0;
-
-    if (fd >= 0) {
-        n = read(fd, buf, size - 1);
-        close(fd);
-    }
-    buf[n > 0 ? n : 0] = 0;
-    return buf;
-}
-
-static int exists(const char *name)
-{
-    char path[512];
-
-    return access(in_dir(name, path, sizeof path), F_OK) == 0;
-}
-
-/* Child: fd to a file of the test directory. */
-static void redirect(int fd, const char *name)
-{
-    char path[512];
-    int to = open(in_dir(name, path, sizeof path), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-    if (to >= 0 && to != fd) {
-        dup2(to, fd);
-        close(to);
-    }
-}
-
-/* Start prog with args (argv[0] excluded) and extra "K=V" settings, its
- * stdout and stderr to out and err; it dies with the test. */
-static pid_t start(const char *prog, const char *const *args, const char *const *env,
-                   const char *out, const char *err)
-{
-    const char *argv[40] = {prog};
-    size_t n = 1;
-    pid_t pid;
-
-    while (args[n - 1] && n < 39) {
-        argv[n] = args[n - 1];
-        n++;
-    }
-    argv[n] = NULL;
-    pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        redirect(1, out);
-        redirect(2, err);
-        for (; env && *env; env++)
-            putenv((char *)*env);
-        execv(prog, (char *const *)argv);
-        _exit(120);
-    }
-    return pid;
-}
-
-/* Copy a run's stderr to ours (sanitizer reports included). */
-static void echo_file(const char *name, const char *tag)
-{
-    char buf[8192];
-
-    if (*slurp(name, buf, sizeof buf))
-        fprintf(stderr, "[%s] %s", tag, buf);
-}
+/* ---- lwlock runs ---- */
 
 /* Run lwlock to the end (at most 20 s): its exit status. */
 static int lwlock_env(const char *const *args, const char *const *env)
 {
-    int code = wait_child(start(LWLOCK_PATH, args, env, "out", "err"), 20000);
+    int code = wait_child(start_child(LWLOCK_PATH, args, env, "out", "err"), 20000);
 
     echo_file("err", "lwlock stderr");
     return code;
@@ -277,26 +159,6 @@ static unsigned long long run_looking(const char *seed, int m, const char *name)
     return token;
 }
 
-/* A shell snippet for COMMAND: on SIG, record it in DIR/sig and exit with
- * CODE; DIR/ready appears once the trap is set.  (As test_lwlock's.) */
-#define TRAPPING(sig, code)                                                              \
-    "trap 'echo " sig " > \"$LWT_DIR/sig\"; kill $!; exit " code "' " sig "; "             \
-    "sleep 30 & touch \"$LWT_DIR/ready\"; wait"
-
-/* A port nobody listens on: one the kernel just handed out, closed. */
-static int closed_port(void)
-{
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof sa;
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-    cr_assert_geq(fd, 0);
-    cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-    cr_assert_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-    close(fd);
-    return ntohs(sa.sin_port);
-}
-
 /* The seed is a replica: lwlock finds every master from it. */
 CLUSTER_TEST(lwlock_through_one_seed_on_every_master)
 {
@@ -339,8 +201,9 @@ CLUSTER_TEST(lwlock_through_one_seed_on_every_master)
     node_ok(1, "DEL %s", name);
 
     /* Deleted behind its back on its master: COMMAND gets SIGTERM, 79. */
-    pid = start(LWLOCK_PATH, ARGS("-W", "600", "-c", seed, name, "sh", "-c", TRAPPING("TERM", "0")),
-                NULL, "out", "err");
+    pid = start_child(LWLOCK_PATH,
+                      ARGS("-W", "600", "-c", seed, name, "sh", "-c", TRAPPING("TERM", "0")),
+                      NULL, "out", "err");
     if (!wait_until(exists("ready"), 10000)) {
         wait_child(pid, 0);
         echo_file("err", "lwlock stderr");
@@ -385,7 +248,8 @@ CLUSTER_TEST(lwlock_redis_gives_the_clusters_credentials)
     code = lwlock_env(ARGS("-c", seed, "-r", "redis://locks:s3cret@h", name, "true"),
                       ARGS("LWLOCK_REDIS=redis://locks:wrong@h"));
     cr_assert_eq(code, 0, "-r's password: %d", code);
-    code = lwlock_env(ARGS("-c", seed, name, "true"), ARGS("LWLOCK_REDIS=redis://locks:s3cret@h/2"));
+    code = lwlock_env(ARGS("-c", seed, name, "true"),
+                      ARGS("LWLOCK_REDIS=redis://locks:s3cret@h/2"));
     cr_assert_eq(code, 64, "a DB: %d", code);
     cr_assert(stderr_has("only DB 0"));
     /* Seeds are -c's alone: LWLOCK_REDIS is one address. */
@@ -423,19 +287,19 @@ static void start_loops(void)
 
     snprintf(lease, sizeof lease, "%d", LEASE_MS);
     snprintf(wait, sizeof wait, "%d", 1000);
-    in_dir("stop", stop, sizeof stop);
+    path_in_dir("stop", stop, sizeof stop);
     for (int i = 0; i < NLOOPS; i++) {
         snprintf(out, sizeof out, "%s.out", loops[i].id);
         snprintf(err, sizeof err, "%s.err", loops[i].id);
         snprintf(hold, sizeof hold, "%d", loops[i].hold_max_ms);
         snprintf(idle, sizeof idle, "%d", loops[i].idle_max_ms);
-        loops[i].pid = start(CONTENDER_PATH,
-                             ARGS("lwloop", "--cluster", seeds, "--names", "1", "--lease-ms",
-                                  lease, "--wait-ms", wait, "--hold-max-ms", hold,
-                                  "--idle-max-ms", idle, "--deadline-ms", "120000", "--stop",
-                                  stop, "--log", log_path, "--id", loops[i].id, "--lwlock",
-                                  LWLOCK_PATH),
-                             NULL, out, err);
+        loops[i].pid = start_child(CONTENDER_PATH,
+                                   ARGS("lwloop", "--cluster", seeds, "--names", "1",
+                                        "--lease-ms", lease, "--wait-ms", wait, "--hold-max-ms",
+                                        hold, "--idle-max-ms", idle, "--deadline-ms", "120000",
+                                        "--stop", stop, "--log", log_path, "--id", loops[i].id,
+                                        "--lwlock", LWLOCK_PATH),
+                                   NULL, out, err);
     }
 }
 
@@ -463,7 +327,7 @@ static void stop_loops(struct summary *sums)
     char path[300];
     int fd, code;
 
-    fd = open(in_dir("stop", path, sizeof path), O_WRONLY | O_CREAT, 0600);
+    fd = open(path_in_dir("stop", path, sizeof path), O_WRONLY | O_CREAT, 0600);
     cr_assert_geq(fd, 0);
     close(fd);
     for (int i = 0; i < NLOOPS; i++) {
@@ -562,11 +426,11 @@ static void fault_across_a_holder(int f, int slot)
 
     snprintf(round, sizeof round, "%d", f);
     snprintf(enter, sizeof enter, "enter lock0 h %d ", f);
-    pid = start(LWLOCK_PATH,
-                ARGS("-c", seeds, "-W", "3000", "-w", "20000", "lock0", CONTENDER_PATH, "section",
-                     "--log", log_path, "--id", "h", "--round", round, "--hold-ms",
-                     HOLD_ACROSS_MS),
-                NULL, "h.out", "h.err");
+    pid = start_child(LWLOCK_PATH,
+                      ARGS("-c", seeds, "-W", "3000", "-w", "20000", "lock0", CONTENDER_PATH,
+                           "section", "--log", log_path, "--id", "h", "--round", round,
+                           "--hold-ms", HOLD_ACROSS_MS),
+                      NULL, "h.out", "h.err");
     if (!wait_until(log_has(enter), 25000)) {
         wait_child(pid, 0);
         echo_file("h.err", "holder stderr");
@@ -700,7 +564,7 @@ static double number_after(const char *s, const char *key)
 }
 
 /* Its own private cluster: started, run on, stopped. */
-Test(cluster_tools, lwbench_cluster_reports_every_master, .init = make_dir, .fini = remove_dir,
+Test(cluster_tools, lwbench_cluster_reports_every_master, .init = make_dir, .fini = remove_test_dir,
      .timeout = 180)
 {
     static char out[16384], json[16384];
@@ -708,11 +572,12 @@ Test(cluster_tools, lwbench_cluster_reports_every_master, .init = make_dir, .fin
     const char *at, *p;
     int code, masters = 0;
 
-    in_dir("lwbench.json", json_path, sizeof json_path);
-    code = wait_child(start(LWBENCH_PATH,
-                            ARGS("--cluster", "--locks", "3000", "--lease-ms", "3000",
-                                 "--tick-ms", "10", "--duration-s", "3", "--json", json_path),
-                            NULL, "out", "err"),
+    path_in_dir("lwbench.json", json_path, sizeof json_path);
+    code = wait_child(start_child(LWBENCH_PATH,
+                                  ARGS("--cluster", "--locks", "3000", "--lease-ms", "3000",
+                                       "--tick-ms", "10", "--duration-s", "3", "--json",
+                                       json_path),
+                                  NULL, "out", "err"),
                       150000);
     slurp("out", out, sizeof out);
     fprintf(stderr, "[lwbench stdout]\n%s", out);
