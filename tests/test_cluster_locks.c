@@ -309,18 +309,11 @@ CLUSTER_LOCKS_TEST(graceful_failover_loses_nothing)
     struct lw_client *c = new_client(0, 3000, &log);
     static struct held h;
     struct lw_client_stats st;
-    int m, r, slot;
-    redisReply *rep;
+    int slot;
 
     acquire_all(c, &h, "gf", NLOCKS);
     slot = (int)lw_keyslot("gf0", 3);
-    m = redis_cluster_slot_master(&cl, slot, -1);
-    r = redis_cluster_replica_of(&cl, m);
-    cr_assert_geq(r, 0);
-    rep = redis_cluster_command(&cl, r, "CLUSTER FAILOVER");
-    cr_assert(rep && rep->type == REDIS_REPLY_STATUS, "CLUSTER FAILOVER refused");
-    freeReplyObject(rep);
-    cr_assert_eq(redis_cluster_wait_slot_master(&cl, slot, m, 15000), r);
+    cr_assert_geq(redis_cluster_failover(&cl, slot), 0, "the replica never took over");
     cr_assert(wait_until((stats(c, &st), st.failovers >= 1), 15000), "failover not seen");
     sleep_ms(3500); /* more than a lease after */
     stats(c, &st);
@@ -552,7 +545,7 @@ CLUSTER_LOCKS_TEST(contention_never_lets_two_holders_in)
 {
     pthread_t t[CONTENDERS];
     struct lost_log log;
-    int slot = (int)lw_keyslot("race", 4), m, r, to;
+    int slot = (int)lw_keyslot("race", 4), r, to;
     redisReply *rep;
 
     memset(&race, 0, sizeof race);
@@ -562,12 +555,8 @@ CLUSTER_LOCKS_TEST(contention_never_lets_two_holders_in)
         pthread_create(&t[i], NULL, contend, (void *)(intptr_t)i);
     sleep_ms(500);
 
-    m = redis_cluster_slot_master(&cl, slot, -1);
-    r = redis_cluster_replica_of(&cl, m);
-    rep = redis_cluster_command(&cl, r, "CLUSTER FAILOVER");
-    if (rep)
-        freeReplyObject(rep);
-    cr_assert_eq(redis_cluster_wait_slot_master(&cl, slot, m, 15000), r);
+    r = redis_cluster_failover(&cl, slot);
+    cr_assert_geq(r, 0, "the replica never took over");
     sleep_ms(500);
     to = other_master(r);
     cr_assert_eq(redis_cluster_migrate_slot(&cl, slot, r, to, 1, slow_steps, NULL), 0);

@@ -367,25 +367,10 @@ static int slow_steps(struct redis_cluster *c, enum redis_cluster_step step, voi
 static const char *const fault_names[NFAULTS] = {"failover", "migrate", "client-kill"};
 static uint64_t fault_start[NFAULTS], fault_end[NFAULTS], holder_done[NFAULTS];
 
-/* A graceful failover of the slot's master to its replica.  Redis drops a
- * manual failover that has not finished within 5 s, which a loaded machine
- * can make it miss: asked again, up to three times. */
+/* A graceful failover of the slot's master to its replica. */
 static void fault_failover(int slot)
 {
-    int m = redis_cluster_slot_master(&cl, slot, -1), r = redis_cluster_replica_of(&cl, m);
-    int now = -1;
-    redisReply *rep;
-
-    cr_assert(m >= 0 && r >= 0);
-    for (int attempt = 0; attempt < 3 && now != r; attempt++) {
-        rep = redis_cluster_command(&cl, r, "CLUSTER FAILOVER");
-        cr_assert(rep && rep->type == REDIS_REPLY_STATUS, "CLUSTER FAILOVER refused");
-        freeReplyObject(rep);
-        now = redis_cluster_wait_slot_master(&cl, slot, m, 10000);
-        if (now != r)
-            fprintf(stderr, "cluster_tools: CLUSTER FAILOVER %d did not happen\n", attempt + 1);
-    }
-    cr_assert_eq(now, r, "the replica never took over");
+    cr_assert_geq(redis_cluster_failover(&cl, slot), 0, "the replica never took over");
 }
 
 /* The slot to another master, one key per MIGRATE. */
