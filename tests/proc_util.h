@@ -19,6 +19,8 @@
 
 #include <criterion/criterion.h>
 
+#include "wait_child.h"
+
 static char dir[256]; /* the test's temporary directory */
 
 /* A fresh directory from template (mkdtemp's "...XXXXXX"), also in
@@ -122,6 +124,26 @@ static inline void echo_file(const char *name, const char *tag)
 
     if (*slurp(name, buf, sizeof buf))
         fprintf(stderr, "[%s] %s", tag, buf);
+}
+
+/* Run prog to the end (at most ms) as start_child() does, its output to
+ * "out" and "err", then copy its stderr to ours: its exit status, as
+ * wait_child() gives it. */
+static inline int run_child(const char *prog, const char *const *args, const char *const *env,
+                            int ms)
+{
+    int code = wait_child(start_child(prog, args, env, "out", "err"), ms);
+
+    echo_file("err", "stderr");
+    return code;
+}
+
+/* Whether the last run's stderr has text. */
+static inline int stderr_has(const char *text)
+{
+    char buf[8192];
+
+    return strstr(slurp("err", buf, sizeof buf), text) != NULL;
 }
 
 /* A loopback port nobody listens on: one the kernel just handed out,

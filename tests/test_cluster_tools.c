@@ -64,22 +64,12 @@ static void teardown(void)
 /* Run lwlock to the end (at most 20 s): its exit status. */
 static int lwlock_env(const char *const *args, const char *const *env)
 {
-    int code = wait_child(start_child(LWLOCK_PATH, args, env, "out", "err"), 20000);
-
-    echo_file("err", "lwlock stderr");
-    return code;
+    return run_child(LWLOCK_PATH, args, env, 20000);
 }
 
 static int lwlock(const char *const *args)
 {
     return lwlock_env(args, NULL);
-}
-
-static int stderr_has(const char *text)
-{
-    char buf[8192];
-
-    return strstr(slurp("err", buf, sizeof buf), text) != NULL;
 }
 
 /* ---- The cluster ---- */

@@ -64,22 +64,12 @@ static pid_t start_lwlock(const char *const *args)
 /* Run lwlock to the end (at most 20 s): its exit status. */
 static int run_env(const char *const *args, const char *const *env)
 {
-    int code = wait_child(start(LWLOCK_PATH, args, env), 20000);
-
-    echo_stderr();
-    return code;
+    return run_child(LWLOCK_PATH, args, env, 20000);
 }
 
 static int run(const char *const *args)
 {
     return run_env(args, NULL);
-}
-
-static int stderr_has(const char *text)
-{
-    char buf[4096];
-
-    return strstr(slurp("err", buf, sizeof buf), text) != NULL;
 }
 
 /* Hold the key as another client would, for ms. */
