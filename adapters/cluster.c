@@ -812,8 +812,7 @@ int cluster_new(struct lw_engine *e, const struct lw_engine_config *cfg)
         (cfg->username && !(c->username = strdup(cfg->username))))
         return LW_ENOMEM;
     c->where.password = c->password;
-    /* TODO(merge): c->where.username = c->username; once conn_config has
-     * the username field (the pub/sub branch adds it). */
+    c->where.username = c->username;
     c->where.connect_timeout_ms = cfg->connect_timeout_ms;
     c->where.reconnect_min_ms = cfg->reconnect_min_ms;
     c->where.reconnect_max_ms = cfg->reconnect_max_ms;

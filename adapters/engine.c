@@ -448,11 +448,7 @@ static int start_thread(struct lw_engine *e)
  * topology).  LW_ENOMEM. */
 static int make_links(struct lw_engine *e, const struct lw_engine_config *cfg)
 {
-    const struct conn_config where = {
-        CONN_CONFIG_FROM(cfg),
-        /* TODO(merge): the username reaches AUTH through CONN_CONFIG_FROM
-         * once conn_config has the field (the pub/sub branch adds it). */
-    };
+    const struct conn_config where = {CONN_CONFIG_FROM(cfg)};
 
     if (cfg->nseeds)
         return cluster_new(e, cfg);

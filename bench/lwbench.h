@@ -72,6 +72,7 @@ struct master_result {
     double calls_per_s;         /* EVALSHAs, over the window */
     double redis_cpu_pct;       /* its CPU over the window */
     double ceiling;             /* its share of the cluster flood, keys/s */
+    double single;              /* ... of the single-key flood, keys/s */
 };
 
 /* The ceiling: keys renewed per second by a raw flood of the renew script,
@@ -82,6 +83,8 @@ struct ceiling {
     double redis_cpu_pct;       /* Redis during the batched flood */
 };
 #define SINGLE_WINDOW 4096u     /* the engine's default max_inflight */
+#define SINGLE_KEYS_MAX 200000u /* formatted single-key calls kept at once
+                                   (in a cluster: over all masters) */
 
 struct run_result {
     struct ceiling ceiling;     /* measured on this run's locks */

@@ -32,7 +32,6 @@
 
 #define FLOOD_SECONDS 2.0
 #define WARMUP_SECONDS 0.5
-#define SINGLE_KEYS_MAX 200000u  /* formatted single-key calls kept at once */
 #define LEASE "30000"            /* long enough that no key expires meanwhile */
 
 /* HSET each key field 1: the locks as the run held them (the lease is set

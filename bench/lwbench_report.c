@@ -60,19 +60,19 @@ static void print_masters(const struct run_result *r, const struct target *t)
 {
     printf("\n%u locks on %u masters: %.1f keys per renewal call (renewals sent / calls)\n",
            r->locks, r->nmasters, r->keys_per_call);
-    printf("%-24s %9s %10s %9s %9s %10s %5s\n", "master", "locks", "renewed/s", "calls/s",
-           "keys/call", "ceiling/s", "redis");
+    printf("%-24s %9s %10s %9s %9s %10s %9s %5s\n", "master", "locks", "renewed/s", "calls/s",
+           "keys/call", "ceiling/s", "1-key/s", "redis");
     for (unsigned i = 0; i < r->nmasters; i++) {
         const struct master_result *m = &r->masters[i];
         char addr[300];
 
         snprintf(addr, sizeof addr, "%s:%d", t->masters[i].host, t->masters[i].port);
-        printf("%-24s %9u %10.0f %9.0f %9.1f %10.0f %5.2f\n", addr, m->locks, m->renewals_per_s,
-               m->calls_per_s, ratio(m->renewals_per_s, m->calls_per_s), m->ceiling,
-               m->redis_cpu_pct / 100);
+        printf("%-24s %9u %10.0f %9.0f %9.1f %10.0f %9.0f %5.2f\n", addr, m->locks,
+               m->renewals_per_s, m->calls_per_s, ratio(m->renewals_per_s, m->calls_per_s),
+               m->ceiling, m->single, m->redis_cpu_pct / 100);
     }
-    printf("%-24s %9u %10.0f %9s %9.1f %10.0f %5.2f\n", "cluster", r->locks, r->achieved, "",
-           r->keys_per_call, r->ceiling.batched, r->redis_cpu_pct / 100);
+    printf("%-24s %9u %10.0f %9s %9.1f %10.0f %9.0f %5.2f\n", "cluster", r->locks, r->achieved,
+           "", r->keys_per_call, r->ceiling.batched, r->ceiling.single, r->redis_cpu_pct / 100);
 }
 
 void report_table(const struct opts *o, const struct target *t, const struct run_result *runs,
@@ -93,10 +93,11 @@ void report_table(const struct opts *o, const struct target *t, const struct run
     if (t->cluster)
         printf("\nceiling: the renew script flooded on the run's own locks on every master at"
                " once, %u keys per\ncall, %u calls in flight per master, the masters' rates"
-               " summed (1-key: not measured in a\ncluster).  renewed/s and calls/s per master:"
-               " its PEXPIREs and EVALSHAs (INFO commandstats);\nredis: the masters' CPU, in"
-               " cores.  engine: the engine thread; memory: %.0f bytes of client\nRSS per"
-               " lock.\n", o->batch, o->inflight, big->bytes_per_lock);
+               " summed; 1-key: one key per call,\n%u in flight per master.  renewed/s and"
+               " calls/s per master: its PEXPIREs and EVALSHAs\n(INFO commandstats); redis: the"
+               " masters' CPU, in cores.  engine: the engine thread;\nmemory: %.0f bytes of"
+               " client RSS per lock.\n", o->batch, o->inflight, SINGLE_WINDOW,
+               big->bytes_per_lock);
     else
         printf("\nceiling: the renew script flooded on the run's own locks, %u keys per call,"
                " %u calls in flight;\n1-key: one key per EVALSHA, %u in flight.  engine:"
@@ -120,9 +121,10 @@ static void json_masters(FILE *f, const struct run_result *r, const struct targe
 
         fprintf(f, "       {\"addr\": \"%s:%d\", \"locks\": %u, \"renewals_per_s\": %.1f, "
                    "\"calls_per_s\": %.1f, \"keys_per_call\": %.2f, "
-                   "\"ceiling_keys_per_s\": %.1f, \"redis_cpu_pct\": %.2f}%s\n",
+                   "\"ceiling_keys_per_s\": %.1f, \"single_key_keys_per_s\": %.1f, "
+                   "\"redis_cpu_pct\": %.2f}%s\n",
                 t->masters[i].host, t->masters[i].port, m->locks, m->renewals_per_s,
-                m->calls_per_s, ratio(m->renewals_per_s, m->calls_per_s), m->ceiling,
+                m->calls_per_s, ratio(m->renewals_per_s, m->calls_per_s), m->ceiling, m->single,
                 m->redis_cpu_pct, i + 1 == r->nmasters ? "" : ",");
     }
     fprintf(f, "     ]}");

@@ -64,13 +64,40 @@ static void submit_next(struct pipeline *p)
         finish_one(p, rc);
 }
 
+/* The first bad reply, in words, for pipe_why(): an error's text, or the
+ * array's size and its first element that is not a 1 (or 0). */
+static void note_bad(struct pipeline *p, const redisReply *r)
+{
+    int none = 0;
+    size_t i = 0;
+
+    if (!atomic_compare_exchange_strong(&p->bad_noted, &none, 1))
+        return;
+    if (r->type == REDIS_REPLY_ERROR || r->type == REDIS_REPLY_STATUS) {
+        snprintf(p->bad_reply, sizeof p->bad_reply, "'%.80s'", r->str);
+        return;
+    }
+    if (r->type != REDIS_REPLY_ARRAY) {
+        snprintf(p->bad_reply, sizeof p->bad_reply, "reply type %d", r->type);
+        return;
+    }
+    while (i < r->elements && r->element[i]->type == REDIS_REPLY_INTEGER &&
+           (r->element[i]->integer == 1 || (p->zeros_ok && r->element[i]->integer == 0)))
+        i++;
+    snprintf(p->bad_reply, sizeof p->bad_reply, "%zu elements, element %zu: %lld", r->elements,
+             i, i < r->elements && r->element[i]->type == REDIS_REPLY_INTEGER
+                    ? r->element[i]->integer : -999);
+}
+
 static void on_reply(struct lw_request *req, const redisReply *r, int err, void *arg)
 {
     struct pipeline *p = arg;
 
     (void)req;
-    if (!err && !reply_ok(p, r))
+    if (!err && !reply_ok(p, r)) {
+        note_bad(p, r);
         err = 1;
+    }
     submit_next(p);
     finish_one(p, err);
 }
@@ -127,9 +154,10 @@ const char *pipe_why(struct pipeline *p, char *buf, size_t n)
 {
     int err = atomic_load(&p->first_err);
 
-    snprintf(buf, n, "%llu requests failed, first: %s",
+    snprintf(buf, n, "%llu requests failed, first: %s%s%s",
              (unsigned long long)atomic_load(&p->failed),
-             err == 1 ? "unexpected reply" : lw_errname(err));
+             err == 1 ? "unexpected reply" : lw_errname(err),
+             atomic_load(&p->bad_noted) ? " " : "", atomic_load(&p->bad_noted) ? p->bad_reply : "");
     return buf;
 }
 

@@ -32,6 +32,8 @@ struct pipeline {
     _Atomic uint64_t failed;
     _Atomic int first_err;      /* an LW_E* code, or 1: a bad reply */
     _Atomic int stop;           /* no more submissions */
+    _Atomic int bad_noted;      /* bad_reply written (by the first bad one) */
+    char bad_reply[96];         /* what the first bad reply was */
 };
 
 /* Send all n requests once (total = n); the seconds it took, or -1 when

@@ -550,6 +550,24 @@ int redis_cluster_migrate_slot(struct redis_cluster *c, int slot, int from, int 
     return 0;
 }
 
+int redis_cluster_failover(struct redis_cluster *c, int slot)
+{
+    int m = redis_cluster_slot_master(c, slot, -1);
+    int r = m >= 0 ? redis_cluster_replica_of(c, m) : -1;
+
+    if (r < 0)
+        return -1;
+    for (int attempt = 1; attempt <= 3; attempt++) {
+        if (command_ok(c, r, "CLUSTER FAILOVER"))
+            return -1;
+        if (redis_cluster_wait_slot_master(c, slot, m, 10000) == r)
+            return r;
+        fprintf(stderr, "redis_cluster: CLUSTER FAILOVER %d on node %d did not happen\n", attempt,
+                r);
+    }
+    return -1;
+}
+
 int redis_cluster_reshard(struct redis_cluster *c, int from, int to, int nslots)
 {
     char seed[32], n[16], log[300];

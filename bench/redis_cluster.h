@@ -136,6 +136,15 @@ int redis_cluster_wait_slot_master(const struct redis_cluster *c, int slot, int 
  */
 int redis_cluster_first_slot(const struct redis_cluster *c, int m);
 
+/*
+ * redis_cluster_failover - a graceful failover of the master serving slot
+ * to its replica (CLUSTER FAILOVER on the replica), waited for until every
+ * live node names the replica (10 s).  Redis drops a manual failover that
+ * has not finished within 5 s, which a loaded machine can make it miss: it
+ * is asked again, three times at most.  The new master's index, or -1.
+ */
+int redis_cluster_failover(struct redis_cluster *c, int slot);
+
 /* The steps of redis_cluster_migrate_slot(), passed to its hook. */
 enum redis_cluster_step {
     REDIS_CLUSTER_MARKED,     /* IMPORTING on the target, MIGRATING on the

@@ -9,9 +9,10 @@
  *       one of N names (waiting at most W ms), runs a critical section of
  *       1..H ms (default 20), unlocks, and idles 0..I ms (default 0).
  *       on_lost records the moment this holder was told.
- *   contender lwloop  (the same options) --lwlock PATH
+ *   contender lwloop  (the same options) --lwlock PATH [--cluster SEEDS]
  *       each round runs `lwlock -r 127.0.0.1:P -W L -w W NAME contender
- *       section ...` and waits for it (bounded).
+ *       section ...` (with --cluster `lwlock -c SEEDS ...` instead of -r)
+ *       and waits for it (bounded).
  *   contender section --log FILE --id ID --round K --hold-ms H
  *       lwlock's COMMAND: the critical section; lwlock's lost signal
  *       (SIGTERM) records "lost" and ends it.
@@ -72,6 +73,7 @@ struct opts {
     const char *log;
     const char *id;
     const char *lwlock;
+    const char *cluster;  /* lwloop: lwlock -c's seeds instead of -r */
     const char *stop;
 };
 
@@ -192,6 +194,8 @@ static int take_opt(struct opts *o, const char *key, const char *val)
         o->lwlock = val;
     else if (!strcmp(key, "--stop"))
         o->stop = val;
+    else if (!strcmp(key, "--cluster"))
+        o->cluster = val;
     else
         return -1;
     return 0;
@@ -429,8 +433,9 @@ static void exec_lwlock(const struct opts *o, const char *self, const char *name
     snprintf(wait, sizeof wait, "%d", o->wait_ms);
     snprintf(rnd, sizeof rnd, "%ld", round);
     snprintf(hold, sizeof hold, "%d", hold_ms);
-    execl(o->lwlock, o->lwlock, "-r", addr, "-W", lease, "-w", wait, name, self, "section",
-          "--log", o->log, "--id", o->id, "--round", rnd, "--hold-ms", hold, (char *)NULL);
+    execl(o->lwlock, o->lwlock, o->cluster ? "-c" : "-r", o->cluster ? o->cluster : addr, "-W",
+          lease, "-w", wait, name, self, "section", "--log", o->log, "--id", o->id, "--round",
+          rnd, "--hold-ms", hold, (char *)NULL);
     _exit(127);
 }
 

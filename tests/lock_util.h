@@ -13,7 +13,7 @@
 #include <leasewheel.h>
 
 #include "engine_util.h"
-#include "wait_util.h"
+#include "time_util.h"
 
 #ifdef LW_TEST_EMBEDDED
 /*

@@ -23,7 +23,7 @@
 #include "engine.h"
 #include "pubsub.h"
 #include "redis_cluster.h"
-#include "wait_util.h"
+#include "time_util.h"
 
 #define MAX_CHANNELS 4
 

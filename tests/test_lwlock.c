@@ -9,35 +9,22 @@
  * deadline, after which the process is killed and the test fails.
  */
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "lock_util.h"
+#include "proc_util.h"
 #include "wait_child.h"
 
-static char dir[256];  /* the test's temporary directory */
 static char addr[64];  /* 127.0.0.1:<the fixture's port> */
 
 static void make_dir(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/lwlock-test-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    /* For the shell snippets below; the test process has no other thread. */
-    setenv("LWT_DIR", dir, 1);
+    make_test_dir("/tmp/lwlock-test-XXXXXX");
     setenv("LWT_LWLOCK", LWLOCK_PATH, 1);
-}
-
-static void remove_dir(void)
-{
-    char cmd[300];
-
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    (void)!system(cmd);
 }
 
 static void setup_redis(void)
@@ -50,88 +37,23 @@ static void setup_redis(void)
 
 static void teardown_redis(void)
 {
-    remove_dir();
+    remove_test_dir();
     server_stop();
 }
 
 #define LWLOCK_TEST(name) \
     Test(lwlock, name, .init = setup_redis, .fini = teardown_redis, .timeout = 120)
 
-#define ARGS(...) ((const char *[]){__VA_ARGS__, NULL})
-
-static const char *path_in_dir(const char *name, char *buf, size_t size)
-{
-    snprintf(buf, size, "%s/%s", dir, name);
-    return buf;
-}
-
-/* The file's contents ("" when missing), at most size - 1 bytes. */
-static char *slurp(const char *name, char *buf, size_t size)
-{
-    char path[512];
-    int fd = open(path_in_dir(name, path, sizeof path), O_RDONLY);
-    ssize_t n = 0;
-
-    if (fd >= 0) {
-        n = read(fd, buf, size - 1);
-        close(fd);
-    }
-    buf[n > 0 ? n : 0] = 0;
-    return buf;
-}
-
-static int exists(const char *name)
-{
-    char path[512];
-
-    return access(path_in_dir(name, path, sizeof path), F_OK) == 0;
-}
-
-/* Child: stdout and stderr to files of the test directory. */
-static void redirect(int to, const char *name)
-{
-    char path[512];
-    int fd = open(path_in_dir(name, path, sizeof path),
-                  O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
-
-    if (fd >= 0 && fd != to) {
-        dup2(fd, to);
-        close(fd);
-    }
-}
-
-/* Start prog with args (argv[0] excluded) and extra "K=V" settings. */
+/* Start prog with args and extra "K=V" settings, output to out and err. */
 static pid_t start(const char *prog, const char *const *args, const char *const *env)
 {
-    const char *argv[40] = {prog};
-    size_t n = 1;
-    pid_t pid;
-
-    while (args[n - 1] && n < 39) {
-        argv[n] = args[n - 1];
-        n++;
-    }
-    argv[n] = NULL;
-    pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        redirect(1, "out");
-        redirect(2, "err");
-        for (; env && *env; env++)
-            putenv((char *)*env);
-        execv(prog, (char *const *)argv);
-        _exit(120);
-    }
-    return pid;
+    return start_child(prog, args, env, "out", "err");
 }
 
 /* Copy the last run's stderr to ours (sanitizer reports included). */
 static void echo_stderr(void)
 {
-    char buf[4096];
-
-    if (*slurp("err", buf, sizeof buf))
-        fprintf(stderr, "[lwlock stderr] %s", buf);
+    echo_file("err", "lwlock stderr");
 }
 
 static pid_t start_lwlock(const char *const *args)
@@ -142,22 +64,12 @@ static pid_t start_lwlock(const char *const *args)
 /* Run lwlock to the end (at most 20 s): its exit status. */
 static int run_env(const char *const *args, const char *const *env)
 {
-    int code = wait_child(start(LWLOCK_PATH, args, env), 20000);
-
-    echo_stderr();
-    return code;
+    return run_child(LWLOCK_PATH, args, env, 20000);
 }
 
 static int run(const char *const *args)
 {
     return run_env(args, NULL);
-}
-
-static int stderr_has(const char *text)
-{
-    char buf[4096];
-
-    return strstr(slurp("err", buf, sizeof buf), text) != NULL;
 }
 
 /* Hold the key as another client would, for ms. */
@@ -174,17 +86,9 @@ static void hold_elsewhere(const char *name, int ms)
     freeReplyObject(r);
 }
 
-/* A shell snippet for COMMAND: on SIG, record it in DIR/sig, stop the
- * sleep and exit with CODE; DIR/ready appears once the trap is set.
- * (The sleep runs in the background: sh runs traps only between
- * commands, and `wait` is one that a trapped signal interrupts.) */
-#define TRAPPING(sig, code)                                                              \
-    "trap 'echo " sig " > \"$LWT_DIR/sig\"; kill $!; exit " code "' " sig "; "             \
-    "sleep 30 & touch \"$LWT_DIR/ready\"; wait"
-
 /* ---- Usage ---- */
 
-Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = remove_dir,
+Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = remove_test_dir,
      .timeout = 120)
 {
     const char *const *bad[] = {
@@ -221,7 +125,7 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
 
 /* The address forms (-r, LWLOCK_REDIS) and cluster seeds (-c): each bad
  * one is refused with 64 and a message that says what is wrong. */
-Test(lwlock_usage, bad_addresses_say_why, .init = make_dir, .fini = remove_dir, .timeout = 120)
+Test(lwlock_usage, bad_addresses_say_why, .init = make_dir, .fini = remove_test_dir, .timeout = 120)
 {
     static const struct {
         const char *opt, *value, *says;
@@ -352,7 +256,7 @@ Test(lwlock_usage, sentinel_address_reaches_the_client, .init = make_dir, .fini 
     cr_assert_not(exists("ran"));
 }
 
-Test(lwlock_usage, help_and_version, .init = make_dir, .fini = remove_dir, .timeout = 60)
+Test(lwlock_usage, help_and_version, .init = make_dir, .fini = remove_test_dir, .timeout = 60)
 {
     char buf[4096];
 
@@ -488,18 +392,11 @@ LWLOCK_TEST(replicas_option_reaches_the_client)
  * at once, not at the end of the command timeout (3 s by default). */
 LWLOCK_TEST(unreachable_redis_exits_69)
 {
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof sa;
-    int fd = socket(AF_INET, SOCK_STREAM, 0), code;
     char closed[64];
     uint64_t t0;
+    int code;
 
-    /* A port the kernel just handed out, closed again: nobody listens. */
-    cr_assert_geq(fd, 0);
-    cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-    cr_assert_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-    close(fd);
-    snprintf(closed, sizeof closed, "127.0.0.1:%d", ntohs(sa.sin_port));
+    snprintf(closed, sizeof closed, "127.0.0.1:%d", closed_port());
     t0 = now_ms();
     code = run(ARGS("-r", closed, "job", "touch", "ran"));
     cr_assert_eq(code, 69, "%d", code);

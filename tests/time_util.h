@@ -1,16 +1,15 @@
 /*
- * tests/wait_util.h - sleeping and bounded polling for the tests: every
- * wait in a test has an end.
+ * tests/time_util.h - sleeping and bounded polling for the tests'
+ * threads (CLOCK_MONOTONIC, through lw_clock_now()).
  */
-#ifndef LW_TESTS_WAIT_UTIL_H
-#define LW_TESTS_WAIT_UTIL_H
+#ifndef LW_TESTS_TIME_UTIL_H
+#define LW_TESTS_TIME_UTIL_H
 
 #include <stdint.h>
 #include <time.h>
 
-#include <leasewheel/wheel.h>
+#include <leasewheel.h>
 
-/* Sleep ms, through signals. */
 static inline void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -19,13 +18,12 @@ static inline void sleep_ms(long ms)
         ;
 }
 
-/* The monotonic clock the library uses, in ms. */
 static inline uint64_t now_ms(void)
 {
     return lw_clock_now() / 1000000u;
 }
 
-/* Poll `cond` every 5 ms for at most ms; whether it came true. */
+/* Poll `cond` every 5 ms for at most ms; returns whether it came true. */
 #define wait_until(cond, ms)                                                     \
     __extension__({                                                              \
         uint64_t until_ = now_ms() + (ms);                                       \

@@ -1,0 +1,601 @@
+/*
+ * tests/test_cluster_tools.c - the command-line tools against a real Redis
+ * Cluster (3 masters, 3 replicas, bench/redis_cluster.h), run as processes:
+ *
+ *   - lwlock through one seed (a replica) takes locks on every master, runs
+ *     COMMAND under them with increasing fencing tokens, and exits as its
+ *     usage says (COMMAND's status, 75 held, 79 lost, 127, 69);
+ *   - with -c, LWLOCK_REDIS gives only the user and password, as the usage
+ *     says (LWLOCK_REDIS takes one address, never seeds);
+ *   - loops of lwlock (contender.c's lwloop mode) contend for one name while
+ *     its slot's master fails over, the slot migrates key by key to another
+ *     master, and every node kills its clients: never two holders at once,
+ *     none lost, the lock handed over after each fault, and a holder
+ *     inside across each fault keeps it;
+ *   - lwbench --cluster starts its own cluster and reports every master.
+ *
+ * Every child's stdout and stderr go to files of the test's directory;
+ * lwlock's stderr is copied to the test's own.  Every wait has a deadline.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include <leasewheel.h>
+
+#include "contention_log.h"
+#include "proc_util.h"
+#include "redis_cluster.h"
+#include "time_util.h"
+#include "wait_child.h"
+
+static struct redis_cluster cl;
+static char seeds[256];     /* every node, for -c */
+
+static void make_dir(void)
+{
+    make_test_dir("/tmp/lw-cluster-tools-XXXXXX");
+}
+
+static void setup(void)
+{
+    cr_assert_eq(redis_cluster_start(&cl, 3, 1), 0, "the cluster did not start");
+    redis_cluster_seeds(&cl, seeds, sizeof seeds);
+    make_dir();
+}
+
+static void teardown(void)
+{
+    remove_test_dir();
+    redis_cluster_stop(&cl);
+}
+
+#define CLUSTER_TEST(name) \
+    Test(cluster_tools, name, .init = setup, .fini = teardown, .timeout = 180)
+
+/* ---- lwlock runs ---- */
+
+/* Run lwlock to the end (at most 20 s): its exit status. */
+static int lwlock_env(const char *const *args, const char *const *env)
+{
+    return run_child(LWLOCK_PATH, args, env, 20000);
+}
+
+static int lwlock(const char *const *args)
+{
+    return lwlock_env(args, NULL);
+}
+
+/* ---- The cluster ---- */
+
+/* One command to node i: its integer reply (a string one read as a
+ * number, nil as 0), or -1. */
+static long long node_int(int i, const char *fmt, const char *arg)
+{
+    redisReply *r = redis_cluster_command(&cl, i, fmt, arg);
+    long long v = -1;
+
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    else if (r && r->type == REDIS_REPLY_STRING)
+        v = atoll(r->str);
+    else if (r && r->type == REDIS_REPLY_NIL)
+        v = 0;
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+static int slot_of(const char *name)
+{
+    return (int)node_int(0, "CLUSTER KEYSLOT %s", name);
+}
+
+/* A name "<prefix><k>" whose slot master m serves. */
+static void name_on(int m, const char *prefix, char *buf, size_t size)
+{
+    for (int k = 0; k < 1000; k++) {
+        snprintf(buf, size, "%s%d", prefix, k);
+        if (redis_cluster_slot_master(&cl, slot_of(buf), -1) == m)
+            return;
+    }
+    cr_assert(0, "no name of %s* on node %d", prefix, m);
+}
+
+static void node_ok(int i, const char *fmt, const char *arg)
+{
+    redisReply *r = redis_cluster_command(&cl, i, fmt, arg);
+
+    cr_assert(r && r->type != REDIS_REPLY_ERROR, "node %d: %s: %s", i, fmt,
+              r ? r->str : "no answer");
+    freeReplyObject(r);
+}
+
+static void addr_of(int i, char *buf, size_t size)
+{
+    snprintf(buf, size, "127.0.0.1:%d", cl.node[i].port);
+}
+
+/* ---- lwlock through one seed ---- */
+
+/* COMMAND's view: the lock held on its master (redis-cli there), its name
+ * and token. */
+static const char look[] =
+    "redis-cli -p \"$LWT_PORT\" EXISTS \"$LWLOCK_NAME\" > \"$LWT_DIR/exists\"; "
+    "echo \"$LWLOCK_NAME $LWLOCK_TOKEN\" > \"$LWT_DIR/env\"";
+
+/* One run of lwlock -c seed NAME on master m's name: the token COMMAND saw. */
+static unsigned long long run_looking(const char *seed, int m, const char *name)
+{
+    char port[16], buf[256], seen[64];
+    unsigned long long token = 0;
+    int code;
+
+    snprintf(port, sizeof port, "%d", cl.node[m].port);
+    setenv("LWT_PORT", port, 1);
+    code = lwlock(ARGS("-c", seed, name, "sh", "-c", look));
+    cr_assert_eq(code, 0, "%s on node %d: %d", name, m, code);
+    cr_assert_str_eq(slurp("exists", buf, sizeof buf), "1\n", "%s not held on node %d", name, m);
+    cr_assert_eq(sscanf(slurp("env", buf, sizeof buf), "%63s %llu", seen, &token), 2, "'%s'",
+                 buf);
+    cr_assert_str_eq(seen, name);
+    cr_assert_eq(node_int(m, "EXISTS %s", name), 0, "%s released", name);
+    return token;
+}
+
+/* The seed is a replica: lwlock finds every master from it. */
+CLUSTER_TEST(lwlock_through_one_seed_on_every_master)
+{
+    char seed[64], name[32], buf[256], token_key[64], closed[64];
+    int rep = redis_cluster_replica_of(&cl, 0);
+    uint64_t t0;
+    pid_t pid;
+    int m, code;
+
+    cr_assert_geq(rep, 0);
+    addr_of(rep, seed, sizeof seed);
+    for (m = 0; m < cl.masters; m++) {
+        unsigned long long t1, t2;
+
+        name_on(m, "job", name, sizeof name);
+        t1 = run_looking(seed, m, name);
+        t2 = run_looking(seed, m, name);
+        cr_assert_gt(t1, 0);
+        cr_assert_gt(t2, t1, "%s: tokens %llu then %llu", name, t1, t2);
+        snprintf(token_key, sizeof token_key, "redisson_lock_token:{%s}", name);
+        cr_assert_eq(node_int(m, "GET %s", token_key), (long long)t2, "%s", token_key);
+    }
+
+    /* The exit statuses, on master 1's name. */
+    name_on(1, "status", name, sizeof name);
+    cr_assert_eq(lwlock(ARGS("-c", seed, name, "sh", "-c", "exit 3")), 3);
+    cr_assert_eq(lwlock(ARGS("-c", seed, name, "/nonexistent/command")), 127);
+    cr_assert(stderr_has("lwlock: /nonexistent/command: "));
+    cr_assert_eq(node_int(1, "EXISTS %s", name), 0, "released after exec failed");
+
+    /* Held by another client: 75 at once, or after the wait. */
+    node_ok(1, "HSET %s other:1 1", name);
+    node_ok(1, "PEXPIRE %s 20000", name);
+    cr_assert_eq(lwlock(ARGS("-c", seed, name, "touch", "ran")), 75);
+    t0 = now_ms();
+    code = lwlock(ARGS("-w", "300", "-c", seed, name, "touch", "ran"));
+    cr_assert_eq(code, 75, "-w 300: %d", code);
+    cr_assert_geq(now_ms() - t0, 300);
+    cr_assert_not(exists("ran"), "COMMAND never ran");
+    node_ok(1, "DEL %s", name);
+
+    /* Deleted behind its back on its master: COMMAND gets SIGTERM, 79. */
+    pid = start_child(LWLOCK_PATH,
+                      ARGS("-W", "600", "-c", seed, name, "sh", "-c", TRAPPING("TERM", "0")),
+                      NULL, "out", "err");
+    if (!wait_until(exists("ready"), 10000)) {
+        wait_child(pid, 0);
+        echo_file("err", "lwlock stderr");
+        cr_assert(0, "COMMAND never got ready");
+    }
+    cr_assert_eq(node_int(1, "DEL %s", name), 1);
+    code = wait_child(pid, 5000);
+    echo_file("err", "lwlock stderr");
+    cr_assert_eq(code, 79, "%d", code);
+    cr_assert_str_eq(slurp("sig", buf, sizeof buf), "TERM\n");
+
+    /* No seed answers: 69, and COMMAND never runs. */
+    snprintf(closed, sizeof closed, "127.0.0.1:%d", closed_port());
+    code = lwlock(ARGS("-c", closed, name, "touch", "ran"));
+    cr_assert_eq(code, 69, "%d", code);
+    cr_assert_not(exists("ran"));
+}
+
+/* With -c, -r or LWLOCK_REDIS give only the user and password (lwlock
+ * --help): its HOST:PORT is not used, and its DB must be 0. */
+CLUSTER_TEST(lwlock_redis_gives_the_clusters_credentials)
+{
+    char seed[64], name[32];
+    int code;
+
+    addr_of(0, seed, sizeof seed);
+    for (int i = 0; i < cl.nnodes; i++)
+        node_ok(i, "ACL SETUSER locks on >%s ~* &* +@all", "s3cret");
+    name_on(2, "cred", name, sizeof name);
+
+    /* A host that does not exist: only the credentials count. */
+    code = lwlock_env(ARGS("-c", seed, name, "true"),
+                      ARGS("LWLOCK_REDIS=redis://locks:s3cret@nowhere.invalid:1"));
+    cr_assert_eq(code, 0, "the right password: %d", code);
+    code = lwlock_env(ARGS("-c", seed, name, "touch", "ran"),
+                      ARGS("LWLOCK_REDIS=redis://locks:wrong@nowhere.invalid:1"));
+    cr_assert_eq(code, 69, "a wrong password: %d", code);
+    cr_assert(stderr_has(lw_strerror(LW_EAUTH)), "says '%s'", lw_strerror(LW_EAUTH));
+    cr_assert(!stderr_has("wrong"), "the password is not shown");
+    cr_assert_not(exists("ran"));
+    /* -r wins over LWLOCK_REDIS, as without -c. */
+    code = lwlock_env(ARGS("-c", seed, "-r", "redis://locks:s3cret@h", name, "true"),
+                      ARGS("LWLOCK_REDIS=redis://locks:wrong@h"));
+    cr_assert_eq(code, 0, "-r's password: %d", code);
+    code = lwlock_env(ARGS("-c", seed, name, "true"),
+                      ARGS("LWLOCK_REDIS=redis://locks:s3cret@h/2"));
+    cr_assert_eq(code, 64, "a DB: %d", code);
+    cr_assert(stderr_has("only DB 0"));
+    /* Seeds are -c's alone: LWLOCK_REDIS is one address. */
+    code = lwlock_env(ARGS(name, "true"), ARGS("LWLOCK_REDIS=127.0.0.1:7000,127.0.0.1:7001"));
+    cr_assert_eq(code, 64, "seeds in LWLOCK_REDIS: %d", code);
+    cr_assert(stderr_has("LWLOCK_REDIS"));
+}
+
+/* ---- Contention under failover, migration and killed connections ---- */
+
+#define LEASE_MS 3000
+#define NLOOPS 3
+#define GAP_MS 2500        /* between faults: the loops hand the lock over */
+#define WAIT_EXIT_MS 30000 /* an lwlock's wait (1 s) and command timeout, and more */
+
+static char log_path[300];
+static int log_fd = -1;
+
+struct loop {
+    const char *id;
+    int hold_max_ms, idle_max_ms;
+    pid_t pid;
+};
+
+static struct loop loops[NLOOPS] = {
+    {"l0", 20, 0, 0},
+    {"l1", 20, 0, 0},
+    /* Sections up to half a lease, spanning the faults and their renewals. */
+    {"l2", LEASE_MS / 2, LEASE_MS / 2, 0},
+};
+
+static void start_loops(void)
+{
+    char lease[16], wait[16], stop[300], out[32], err[32], hold[16], idle[16];
+
+    snprintf(lease, sizeof lease, "%d", LEASE_MS);
+    snprintf(wait, sizeof wait, "%d", 1000);
+    path_in_dir("stop", stop, sizeof stop);
+    for (int i = 0; i < NLOOPS; i++) {
+        snprintf(out, sizeof out, "%s.out", loops[i].id);
+        snprintf(err, sizeof err, "%s.err", loops[i].id);
+        snprintf(hold, sizeof hold, "%d", loops[i].hold_max_ms);
+        snprintf(idle, sizeof idle, "%d", loops[i].idle_max_ms);
+        loops[i].pid = start_child(CONTENDER_PATH,
+                                   ARGS("lwloop", "--cluster", seeds, "--names", "1",
+                                        "--lease-ms", lease, "--wait-ms", wait, "--hold-max-ms",
+                                        hold, "--idle-max-ms", idle, "--deadline-ms", "120000",
+                                        "--stop", stop, "--log", log_path, "--id", loops[i].id,
+                                        "--lwlock", LWLOCK_PATH),
+                                   NULL, out, err);
+    }
+}
+
+/* Copy a loop's stderr to ours, but for lwlock's "held by another owner"
+ * (expected, many): anything else, a sanitizer's report included, lands in
+ * the test log. */
+static void echo_loop_stderr(const char *id)
+{
+    char path[300], line[1024];
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/%s.err", dir, id);
+    if (!(f = fopen(path, "r")))
+        return;
+    while (fgets(line, sizeof line, f))
+        if (!strstr(line, lw_strerror(LW_ELOCKED)))
+            fprintf(stderr, "[%s stderr] %s", id, line);
+    fclose(f);
+}
+
+/* Tell the loops to stop after their round and wait (bounded): status 0,
+ * and their summaries. */
+static void stop_loops(struct summary *sums)
+{
+    char path[300];
+    int fd, code;
+
+    fd = open(path_in_dir("stop", path, sizeof path), O_WRONLY | O_CREAT, 0600);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    for (int i = 0; i < NLOOPS; i++) {
+        code = wait_child(loops[i].pid, WAIT_EXIT_MS);
+        echo_loop_stderr(loops[i].id);
+        cr_assert_eq(code, 0, "loop %s: status %d", loops[i].id, code);
+        snprintf(path, sizeof path, "%s/%s.out", dir, loops[i].id);
+        cr_assert(read_summary_file(path, &sums[i]), "loop %s printed no summary", loops[i].id);
+    }
+}
+
+/* The injector's lines in the log (contention_log.h leaves them out of
+ * the intervals): a fault from its start to its end. */
+static void log_fault(const char *kind, const char *fault, int seq)
+{
+    char line[128];
+    int n = snprintf(line, sizeof line, "%s %s injector %d %" PRIu64 " 0\n", kind, fault, seq,
+                     lw_clock_now());
+
+    cr_assert_eq(write(log_fd, line, (size_t)n), n);
+}
+
+/* Between the migration's steps: the loops run in each state (IMPORTING /
+ * MIGRATING, ASK, the slot reassigned). */
+static int slow_steps(struct redis_cluster *c, enum redis_cluster_step step, void *arg)
+{
+    (void)c;
+    (void)step;
+    (void)arg;
+    sleep_ms(500);
+    return 0;
+}
+
+/* The faults, numbered as in the log; when each began and ended, and when
+ * the holder kept across it exited (from there the loops take over). */
+#define NFAULTS 3
+static const char *const fault_names[NFAULTS] = {"failover", "migrate", "client-kill"};
+static uint64_t fault_start[NFAULTS], fault_end[NFAULTS], holder_done[NFAULTS];
+
+/* A graceful failover of the slot's master to its replica. */
+static void fault_failover(int slot)
+{
+    cr_assert_geq(redis_cluster_failover(&cl, slot), 0, "the replica never took over");
+}
+
+/* The slot to another master, one key per MIGRATE. */
+static void fault_migrate(int slot)
+{
+    int from = redis_cluster_slot_master(&cl, slot, -1), to;
+
+    for (to = 0; to < cl.nnodes && (to == from || redis_cluster_is_master(&cl, to) != 1); to++)
+        ;
+    cr_assert(from >= 0 && to < cl.nnodes);
+    cr_assert_eq(redis_cluster_migrate_slot(&cl, slot, from, to, 1, slow_steps, NULL), 0);
+    cr_assert_eq(redis_cluster_wait_slot_master(&cl, slot, -1, 15000), to);
+}
+
+/* Every node drops its clients, three times. */
+static void fault_client_kill(int slot)
+{
+    (void)slot;
+    for (int k = 0; k < 3; k++, sleep_ms(300))
+        for (int i = 0; i < cl.nnodes; i++)
+            node_ok(i, "CLIENT KILL TYPE %s", "normal");
+}
+
+static void (*const faults[NFAULTS])(int) = {fault_failover, fault_migrate, fault_client_kill};
+
+static int log_has(const char *line)
+{
+    char buf[65536];
+    int fd = open(log_path, O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : 0;
+
+    if (fd >= 0)
+        close(fd);
+    buf[n > 0 ? n : 0] = 0;
+    return strstr(buf, line) != NULL;
+}
+
+/* Fault f while a holder ("h", round f) is inside for HOLD_ACROSS_MS
+ * under lwlock: it must keep the lock (exit 0, not 79). */
+#define HOLD_ACROSS_MS "4000"
+static void fault_across_a_holder(int f, int slot)
+{
+    char round[16], enter[64];
+    pid_t pid;
+    int code;
+
+    snprintf(round, sizeof round, "%d", f);
+    snprintf(enter, sizeof enter, "enter lock0 h %d ", f);
+    pid = start_child(LWLOCK_PATH,
+                      ARGS("-c", seeds, "-W", "3000", "-w", "20000", "lock0", CONTENDER_PATH,
+                           "section", "--log", log_path, "--id", "h", "--round", round,
+                           "--hold-ms", HOLD_ACROSS_MS),
+                      NULL, "h.out", "h.err");
+    if (!wait_until(log_has(enter), 25000)) {
+        wait_child(pid, 0);
+        echo_file("h.err", "holder stderr");
+        cr_assert(0, "the holder never got in before the %s", fault_names[f]);
+    }
+    sleep_ms(300);
+    log_fault("fault", fault_names[f], f);
+    fault_start[f] = lw_clock_now();
+    faults[f](slot);
+    log_fault("faultend", fault_names[f], f);
+    fault_end[f] = lw_clock_now();
+    code = wait_child(pid, 20000);
+    holder_done[f] = lw_clock_now();
+    echo_file("h.err", "holder stderr");
+    cr_assert_eq(code, 0, "the lock held across the %s: lwlock exited %d", fault_names[f], code);
+}
+
+/* Critical sections entered in [from, to). */
+static long entered_between(const struct interval *ivs, size_t n, uint64_t from, uint64_t to)
+{
+    long k = 0;
+
+    for (size_t i = 0; i < n; i++)
+        k += ivs[i].start >= from && ivs[i].start < to;
+    return k;
+}
+
+static long long max_token(const struct interval *ivs, size_t n)
+{
+    long long max = 0;
+
+    for (size_t i = 0; i < n; i++)
+        max = ivs[i].token > max ? ivs[i].token : max;
+    return max;
+}
+
+/* Critical sections that began before a fault and ended after it. */
+static long spanning(const struct interval *ivs, size_t n)
+{
+    long k = 0;
+
+    for (size_t i = 0; i < n; i++)
+        for (int f = 0; f < NFAULTS; f++)
+            k += ivs[i].start < fault_start[f] && ivs[i].end > fault_end[f];
+    return k;
+}
+
+/* Critical sections entered in the gap after fault f's holder. */
+static long after_fault(const struct interval *ivs, size_t n, int f)
+{
+    return entered_between(ivs, n, holder_done[f], holder_done[f] + GAP_MS * 1000000ull);
+}
+
+CLUSTER_TEST(lwlock_loops_never_overlap_through_failover_migration_and_kills)
+{
+    static struct overlap shown[8];
+    struct summary sums[NLOOPS] = {{0}};
+    const char *name = "lock0"; /* contender.c's name for --names 1 */
+    int slot = slot_of(name), clashes = 0, regressions;
+    long lost = 0, errors = 0, other = 0, acquired = 0;
+    struct record *recs;
+    struct interval *ivs;
+    size_t nrecs, nivs, n;
+    uint64_t t0 = now_ms();
+
+    cr_assert_geq(slot, 0);
+    snprintf(log_path, sizeof log_path, "%s/log", dir);
+    log_fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    cr_assert_geq(log_fd, 0);
+    start_loops();
+    sleep_ms(GAP_MS);
+    for (int f = 0; f < NFAULTS; f++) {
+        fault_across_a_holder(f, slot);
+        sleep_ms(GAP_MS);
+    }
+    stop_loops(sums);
+    close(log_fd);
+
+    recs = read_log(log_path, &nrecs);
+    for (size_t i = 0; i < nrecs; i++)
+        clashes += !strcmp(recs[i].kind, "clash");
+    ivs = intervals(recs, nrecs, &nivs);
+    for (int i = 0; i < NLOOPS; i++) {
+        fprintf(stderr,
+                "cluster_tools: %s: rounds %ld acquired %ld busy %ld unavailable %ld lost %ld "
+                "other %ld\n",
+                loops[i].id, sums[i].rounds, sums[i].acquired, sums[i].busy, sums[i].errors,
+                sums[i].lost, sums[i].other);
+        lost += sums[i].lost;
+        errors += sums[i].errors;
+        other += sums[i].other;
+        acquired += sums[i].acquired;
+    }
+    n = find_overlaps(ivs, nivs, shown, 8);
+    regressions = token_regressions(ivs, nivs);
+    for (size_t i = 0; i < n && i < 8; i++)
+        show_overlap(&shown[i]);
+    fprintf(stderr,
+            "cluster_tools: %zu critical sections in %.1f s (in the 2.5 s after the failover "
+            "%ld, the migration %ld, the kills %ld; %ld across a fault); overlaps %zu, marker "
+            "clashes %d, token regressions %d, lost %ld, unavailable %ld\n",
+            nivs, (now_ms() - t0) / 1000.0, after_fault(ivs, nivs, 0), after_fault(ivs, nivs, 1),
+            after_fault(ivs, nivs, 2), spanning(ivs, nivs), n, clashes, regressions, lost, errors);
+    cr_assert_eq(n, 0, "%zu overlaps", n);
+    cr_assert_eq(clashes, 0);
+    cr_assert_eq(regressions, 0, "fencing tokens went back");
+    cr_assert_eq(other, 0, "an lwlock ended otherwise than done, busy, lost or unavailable");
+    cr_assert_eq(lost, 0, "none of these faults loses a lock");
+    cr_assert_eq((long)nivs, acquired + NFAULTS, "every acquired lock ran its section");
+    /* The fencing counter moved with the slot, and went on from there. */
+    cr_assert_geq(node_int(redis_cluster_slot_master(&cl, slot, -1), "GET %s",
+                           "redisson_lock_token:{lock0}"),
+                  max_token(ivs, nivs));
+    /* Progress: the lock kept changing hands after every fault. */
+    cr_assert_geq(nivs, 30, "a run without work proves nothing");
+    cr_assert_geq(spanning(ivs, nivs), NFAULTS, "a holder inside across every fault");
+    for (int f = 0; f < NFAULTS; f++)
+        cr_assert_geq(after_fault(ivs, nivs, f), 3, "no progress after the %s", fault_names[f]);
+    free(recs);
+    free(ivs);
+}
+
+/* ---- lwbench --cluster ---- */
+
+/* The number after key in s (a JSON "key": or a table's words), or -1. */
+static double number_after(const char *s, const char *key)
+{
+    const char *at = s ? strstr(s, key) : NULL;
+
+    return at ? strtod(at + strlen(key), NULL) : -1;
+}
+
+/* Its own private cluster: started, run on, stopped. */
+Test(cluster_tools, lwbench_cluster_reports_every_master, .init = make_dir, .fini = remove_test_dir,
+     .timeout = 180)
+{
+    static char out[16384], json[16384];
+    char json_path[300];
+    const char *at, *p;
+    int code, masters = 0;
+
+    path_in_dir("lwbench.json", json_path, sizeof json_path);
+    code = wait_child(start_child(LWBENCH_PATH,
+                                  ARGS("--cluster", "--locks", "3000", "--lease-ms", "3000",
+                                       "--tick-ms", "10", "--duration-s", "3", "--json",
+                                       json_path),
+                                  NULL, "out", "err"),
+                      150000);
+    slurp("out", out, sizeof out);
+    fprintf(stderr, "[lwbench stdout]\n%s", out);
+    echo_file("err", "lwbench stderr");
+    cr_assert_eq(code, 0, "lwbench --cluster: %d", code);
+
+    /* The table: one run, held, none lost; the per-master lines. */
+    cr_assert(strstr(out, "Redis Cluster of 3 masters (private"), "%s", out);
+    at = strstr(out, "3000 locks on 3 masters: ");
+    cr_assert_not_null(at);
+    cr_assert_gt(number_after(at, "masters: "), 1.0, "keys per renewal call");
+    for (p = at; (p = strstr(p, "\n127.0.0.1:")); p++)
+        masters++;
+    cr_assert_eq(masters, 3, "per-master lines: %d", masters);
+    cr_assert_not_null(strstr(at, "\ncluster "));
+
+    /* The JSON: the same, field by field. */
+    slurp("lwbench.json", json, sizeof json);
+    cr_assert_not_null(strstr(json, "\"cluster\": true"));
+    cr_assert_eq(number_after(json, "\"acquired\": "), 3000);
+    cr_assert_not_null(strstr(json, "\"held\": true"));
+    cr_assert_eq(number_after(json, "\"lost\": "), 0);
+    cr_assert_gt(number_after(json, "\"keys_per_renewal_call\": "), 1.0);
+    cr_assert_gt(number_after(json, "\"keys_per_call\": "), 1.0);
+    cr_assert_gt(number_after(json, "\"ceiling_keys_per_s\": "), 0);
+    cr_assert_gt(number_after(json, "\"single_key_keys_per_s\": "), 0,
+                 "the 1-key ceiling in a cluster");
+    cr_assert_gt(number_after(json, "\"renewals_achieved_per_s\": "), 0);
+    masters = 0;
+    for (p = strstr(json, "\"masters\": ["); p && (p = strstr(p, "{\"addr\": ")); p++) {
+        cr_assert_gt(number_after(p, "\"locks\": "), 0, "a master without locks");
+        cr_assert_gt(number_after(p, "\"renewals_per_s\": "), 0, "a master not renewing");
+        cr_assert_gt(number_after(p, "\"keys_per_call\": "), 1.0);
+        cr_assert_gt(number_after(p, "\"ceiling_keys_per_s\": "), 0);
+        masters++;
+    }
+    cr_assert_eq(masters, 3, "masters in the JSON: %d", masters);
+}
