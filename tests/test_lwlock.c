@@ -233,7 +233,7 @@ Test(lwlock_usage, bad_addresses_say_why, .init = make_dir, .fini = remove_test_
  * COMMAND does not run.  (The end-to-end runs with real sentinels are the
  * library's tests.)
  */
-Test(lwlock_usage, sentinel_address_reaches_the_client, .init = make_dir, .fini = remove_dir,
+Test(lwlock_usage, sentinel_address_reaches_the_client, .init = make_dir, .fini = remove_test_dir,
      .timeout = 60)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
