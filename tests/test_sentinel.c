@@ -785,3 +785,47 @@ Test(sentinel_auth, passwords_for_nodes_and_sentinels)
     lw_lock_free(l);
     cr_assert_eq(lw_client_free(c), 0);
 }
+
+/*
+ * Acquires that wait for replicas (acquire_replicas) go over a second
+ * connection to the master; in Sentinel mode it follows the master too.
+ * A lock taken that way before SENTINEL FAILOVER is kept (its replicas
+ * had it), and once the switch is seen a new acquire is acknowledged on
+ * the new master, where its key is.
+ */
+Test(sentinel, replicas_acquire_follows_the_switch)
+{
+    struct lw_client_config cfg;
+    struct lw_client_stats st;
+    struct lost_log log;
+    struct lw_client *c = NULL;
+    struct lw_lock *before, *after;
+    int old = redis_sentinel_master(&rs), now, rc = -1;
+
+    cr_assert_geq(old, 0);
+    client_config(&cfg, 10000, &log);
+    cfg.acquire_replicas = 1;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    cr_assert_eq(lw_lock_new(c, "wa-before", 9, &before), 0);
+    cr_assert_eq(lw_lock_new(c, "wa-after", 8, &after), 0);
+    cr_assert_eq(lw_lock_acquire(before, NULL), 0);
+    cr_assert(node_has(old, "wa-before"));
+
+    cr_assert_eq(redis_sentinel_failover(&rs), 0);
+    now = redis_sentinel_wait_master(&rs, old, 30000);
+    cr_assert_geq(now, 0, "no new master");
+    cr_assert(wait_until((stats(c, &st), st.failovers >= 1), 15000), "switch not seen");
+    /* The new master's replicas reattach within seconds: until one has,
+     * LW_EREPLICAS is the right answer. */
+    cr_assert(wait_until((rc = lw_lock_acquire(after, NULL)) == 0 || rc != LW_EREPLICAS, 20000));
+    cr_assert_eq(rc, 0, "%s", lw_strerror(rc));
+    cr_assert(node_has(now, "wa-after"), "the acquire did not reach the new master");
+    stats(c, &st);
+    cr_assert_eq(st.lost_failover, 0);
+    cr_assert_eq(atomic_load(&log.count), 0);
+    cr_assert_eq(lw_unlock(before), 0);
+    cr_assert_eq(lw_unlock(after), 0);
+    lw_lock_free(before);
+    lw_lock_free(after);
+    cr_assert_eq(lw_client_free(c), 0);
+}
