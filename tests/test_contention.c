@@ -746,21 +746,30 @@ static int acquired_before(const struct interval *a, const struct interval *b,
     return a->start <= f->end || (a->token > 0 && b->token > 0 && b->token <= a->token);
 }
 
-/* The holder b, which entered second, got the lock before fault f wiped
- * it: the same late enter under lwlock, on a loaded machine long enough
- * for a new holder to acquire and enter first.  Then b's token is not
- * below the new holder's, but it is from the old counter, and too high
- * for the new one: every acquire of the name since the wipe entered
- * between f's start and b's enter (each left before the next acquired),
- * so a token b drew after the wipe is at most one above their number. */
-static int entered_late(const struct run *r, const struct interval *b, const struct span *f)
+/* x's fencing token is from before fault f wiped the counter: higher than
+ * the new counter can have reached when x entered.  Every acquire of the
+ * name since the wipe entered between f's start and x's enter (each left
+ * before the next acquired), so a token drawn after the wipe is at most
+ * one above their number. */
+static int drew_before(const struct run *r, const struct interval *x, const struct span *f)
 {
     long long since = 0;
 
     for (size_t i = 0; i < r->nivs; i++)
-        since += !strcmp(r->ivs[i].name, b->name) && r->ivs[i].start >= f->start &&
-                 r->ivs[i].start < b->start;
-    return b->token > since + 1;
+        since += !strcmp(r->ivs[i].name, x->name) && r->ivs[i].start >= f->start &&
+                 r->ivs[i].start < x->start;
+    return x->token > since + 1;
+}
+
+/* The holder b, which entered second, got the lock before fault f wiped
+ * it, and a after: the same late enter under lwlock, on a loaded machine
+ * long enough for a new holder to acquire and enter first.  b's token is
+ * not below a's then, but it is from the old counter and a's from the
+ * new one. */
+static int entered_late(const struct run *r, const struct interval *a, const struct interval *b,
+                        const struct span *f)
+{
+    return drew_before(r, b, f) && !drew_before(r, a, f);
 }
 
 /* 1 when the overlap is the fault's doing and ended in time: its old
@@ -777,7 +786,7 @@ static int explained(const struct run *r, const struct overlap *o, struct wipe_s
         return 0;
     if (acquired_before(a, b, f))
         old = a;
-    else if (entered_late(r, b, f))
+    else if (entered_late(r, a, b, f))
         old = b;
     else
         return 0;
