@@ -102,6 +102,7 @@ struct soak {
     double acquire_s;
     struct sample warm, end;
     int interrupted, stuck, problems;
+    int stuck_shown;                 /* report_stuck() ran */
 };
 
 static const char usage_text[] =
@@ -475,6 +476,8 @@ static double window_s(const struct opts *o)
 }
 
 /* Run for `seconds` with progress lines; 1 when it must end early. */
+static void report_stuck(const struct target *t, struct soak *s);
+
 static int run_phase(const struct opts *o, const struct target *t, struct soak *s,
                      const char *phase, double seconds)
 {
@@ -497,10 +500,59 @@ static int run_phase(const struct opts *o, const struct target *t, struct soak *
             return 1;
         if (now.churn.oldest_running_ns > STUCK_NS) {
             s->stuck = 1;
+            report_stuck(t, s);
             return 1;
         }
     }
     return 0;
+}
+
+/* A stuck churn operation's lock in Redis: its holds, TTL and channel's
+ * subscribers. */
+static void show_lock_state(redisContext *rc, const char *name)
+{
+    redisReply *h = redisCommand(rc, "HGETALL %s", name);
+    redisReply *p = redisCommand(rc, "PTTL %s", name);
+    redisReply *n = redisCommand(rc, "PUBSUB NUMSUB redisson_lock__channel:{%s}", name);
+
+    printf("soak:   in Redis: PTTL %lld, holds:",
+           p && p->type == REDIS_REPLY_INTEGER ? p->integer : -3);
+    for (size_t i = 0; h && h->type == REDIS_REPLY_ARRAY && i + 1 < h->elements; i += 2)
+        printf(" %s=%s", h->element[i]->str, h->element[i + 1]->str);
+    printf("; channel subscribers %lld\n",
+           n && n->type == REDIS_REPLY_ARRAY && n->elements == 2 ? n->element[1]->integer : -1);
+    freeReplyObject(h);
+    freeReplyObject(p);
+    freeReplyObject(n);
+}
+
+/* What the operations running for over 10 s wait for: each one's call and
+ * lock, the lock's state in Redis, and both clients' waiters and channels.
+ * Once, when the soak finds one stuck. */
+static void report_stuck(const struct target *t, struct soak *s)
+{
+    struct churn_stuck st[8];
+    int n = s->churn ? churn_stuck(s->churn, 10ull * 1000000000ull, st, 8) : 0;
+    redisContext *rc = n ? connect_sync(t) : NULL;
+    struct lw_client_stats a, b;
+
+    if (!n || s->stuck_shown++)
+        return;
+    for (int i = 0; i < n; i++) {
+        printf("soak: stuck: thread %u, %s on %s, client %c, in %s for %.0f s\n", st[i].thread,
+               churn_kind_name(st[i].kind), st[i].name, "AB"[st[i].client & 1],
+               st[i].call ? st[i].call : "?", (double)st[i].running_ns / 1e9);
+        if (rc)
+            show_lock_state(rc, st[i].name);
+    }
+    lw_client_get_stats(s->a, &a);
+    lw_client_get_stats(s->b, &b);
+    printf("soak: stuck: client A: %llu waiters, %llu channels; client B: %llu waiters, "
+           "%llu channels\n",
+           (unsigned long long)a.waiters, (unsigned long long)a.subscriptions,
+           (unsigned long long)b.waiters, (unsigned long long)b.subscriptions);
+    if (rc)
+        redisFree(rc);
 }
 
 /* Fewer names than churn operations at once: they meet on them. */
@@ -756,6 +808,7 @@ static void stop_churn(struct target *t, struct soak *s)
     if (!s->churn || churn_stop(s->churn, STOP_TIMEOUT_S) == 0)
         return;
     churn_totals(s->churn, &s->end.churn);
+    report_stuck(t, s);
     problem(s, "a churn thread did not finish within %.0f s (an operation has run for %.0f s)",
             STOP_TIMEOUT_S, (double)s->end.churn.oldest_running_ns / 1e9);
     printf("soak: FAIL\n");

@@ -43,12 +43,25 @@ struct churn_totals {
     char first_error[192];        /* "" when none */
 };
 
+/* An operation running for long: which, where, in which call. */
+struct churn_stuck {
+    unsigned thread, client;      /* client: 0 A, 1 B */
+    enum churn_kind kind;
+    const char *call;             /* the API call it is in */
+    uint64_t running_ns;
+    char name[160];               /* the lock's name */
+};
+
 /* Start the threads.  0, or -1 with a message on stderr; either way *out
  * is then for churn_stop and churn_free (NULL when out of memory). */
 int churn_start(const struct churn_config *cfg, struct churn **out);
 
 /* The counters so far, from any thread. */
 void churn_totals(struct churn *ch, struct churn_totals *out);
+
+/* Up to max operations running for over older_than_ns into out; how many.
+ * From any thread. */
+int churn_stuck(struct churn *ch, uint64_t older_than_ns, struct churn_stuck *out, int max);
 
 /* Ask the threads to stop and wait up to timeout_s for them.  0, or -1
  * when one is still inside an operation (stuck: it is left alone). */

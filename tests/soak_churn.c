@@ -49,6 +49,8 @@ struct worker {
     uint64_t owner;                 /* the owner of its async calls */
     struct waiter wait;
     _Atomic uint64_t op_start_ns;   /* 0 between operations */
+    _Atomic unsigned op_name, op_client, op_kind; /* the operation running */
+    const char *_Atomic op_step;    /* the call it is in: what a stuck one shows */
     _Atomic int exited;
     int started;
 };
@@ -72,6 +74,12 @@ struct op {
     unsigned name, client;
     enum churn_kind kind;
 };
+
+/* The call op is about to make, for churn_stuck(). */
+static void at(struct op *op, const char *call)
+{
+    atomic_store(&op->w->op_step, call);
+}
 
 const char *churn_kind_name(enum churn_kind k)
 {
@@ -150,7 +158,10 @@ static int paired(struct op *op)
 
 static int unlock_checked(struct op *op)
 {
-    int rc = lw_unlock(op->lock);
+    int rc;
+
+    at(op, "lw_unlock");
+    rc = lw_unlock(op->lock);
 
     return rc ? fail(op, "lw_unlock", rc) : paired(op);
 }
@@ -172,13 +183,17 @@ static int section(struct op *op, int rc, const char *what)
 
 static int op_lock(struct op *op)
 {
+    at(op, "lw_lock");
     return section(op, lw_lock_acquire(op->lock, NULL), "lw_lock");
 }
 
 /* Watchdog try-lock with a short wait: held elsewhere throughout is fine. */
 static int op_try(struct op *op)
 {
-    int rc = lw_trylock(op->lock, next_rand(&op->w->rng) % TRY_WAIT_MAX_MS, 0, NULL);
+    int rc;
+
+    at(op, "lw_trylock");
+    rc = lw_trylock(op->lock, next_rand(&op->w->rng) % TRY_WAIT_MAX_MS, 0, NULL);
 
     return section(op, rc, "lw_trylock");
 }
@@ -187,17 +202,22 @@ static int op_try(struct op *op)
  * must say 2 then 1. */
 static int op_reenter(struct op *op)
 {
-    int rc = lw_lock_acquire(op->lock, NULL);
+    int rc;
 
-    if (rc)
+    at(op, "lw_lock");
+    if ((rc = lw_lock_acquire(op->lock, NULL)))
         return fail(op, "lw_lock", rc);
     enter(op);
+    at(op, "reentrant lw_trylock");
     if ((rc = lw_trylock(op->lock, 0, 0, NULL)))
         return fail(op, "reentrant lw_trylock", rc);
+    at(op, "lw_hold_count");
     if ((rc = lw_hold_count(op->lock)) != 2)
         return fail(op, "lw_hold_count after two acquires", rc);
+    at(op, "first lw_unlock");
     if ((rc = lw_unlock(op->lock)))
         return fail(op, "first lw_unlock", rc);
+    at(op, "lw_is_held");
     if ((rc = lw_is_held(op->lock)) != 1)
         return fail(op, "lw_is_held after one unlock of two", rc);
     leave(op);
@@ -208,8 +228,11 @@ static int op_reenter(struct op *op)
 static int op_lease(struct op *op)
 {
     uint32_t lease = op->w->ch->cfg.lease_ms;
-    int rc = next_rand(&op->w->rng) & 1 ? lw_lock_lease(op->lock, lease, NULL)
-                                        : lw_trylock(op->lock, TRY_WAIT_MAX_MS, lease, NULL);
+    int rc;
+
+    at(op, "lease acquire");
+    rc = next_rand(&op->w->rng) & 1 ? lw_lock_lease(op->lock, lease, NULL)
+                                    : lw_trylock(op->lock, TRY_WAIT_MAX_MS, lease, NULL);
 
     return section(op, rc, "lease acquire");
 }
@@ -245,8 +268,11 @@ static int op_async(struct op *op)
 {
     struct worker *w = op->w;
     uint64_t lease = next_rand(&w->rng) & 1 ? 0 : w->ch->cfg.lease_ms;
-    int rc = await_done(&w->wait, lw_acquire_async(op->lock, w->owner, TRY_WAIT_MAX_MS * 2,
-                                                   lease, on_done, &w->wait));
+    int rc;
+
+    at(op, "lw_acquire_async");
+    rc = await_done(&w->wait, lw_acquire_async(op->lock, w->owner, TRY_WAIT_MAX_MS * 2, lease,
+                                               on_done, &w->wait));
 
     if (rc == LW_ELOCKED) {
         atomic_fetch_add(&w->ch->contended, 1);
@@ -256,6 +282,7 @@ static int op_async(struct op *op)
         return fail(op, "lw_acquire_async", rc);
     enter(op);
     leave(op);
+    at(op, "lw_unlock_async");
     rc = await_done(&w->wait, lw_unlock_async(op->lock, w->owner, on_done, &w->wait));
     return rc ? fail(op, "lw_unlock_async", rc) : paired(op);
 }
@@ -280,6 +307,9 @@ static int one_op(struct worker *w)
     int rc;
 
     op.lock = ch->handles[op.client * ch->cfg.names + op.name];
+    atomic_store(&w->op_name, op.name);
+    atomic_store(&w->op_client, op.client);
+    atomic_store(&w->op_kind, (unsigned)op.kind);
     atomic_store(&w->op_start_ns, t0);
     rc = run[op.kind](&op);
     atomic_store(&w->op_start_ns, 0);
@@ -382,6 +412,31 @@ void churn_totals(struct churn *ch, struct churn_totals *out)
     pthread_mutex_lock(&ch->err_mu);
     memcpy(out->first_error, ch->first_error, sizeof out->first_error);
     pthread_mutex_unlock(&ch->err_mu);
+}
+
+int churn_stuck(struct churn *ch, uint64_t older_than_ns, struct churn_stuck *out, int max)
+{
+    uint64_t now = lw_clock_now();
+    int n = 0;
+
+    for (unsigned i = 0; i < ch->cfg.threads && n < max; i++) {
+        struct worker *w = &ch->workers[i];
+        uint64_t t0 = atomic_load(&w->op_start_ns);
+
+        if (!t0 || t0 >= now || now - t0 <= older_than_ns)
+            continue;
+        out[n] = (struct churn_stuck){
+            .thread = i,
+            .client = atomic_load(&w->op_client),
+            .kind = (enum churn_kind)atomic_load(&w->op_kind),
+            .call = atomic_load(&w->op_step),
+            .running_ns = now - t0,
+        };
+        snprintf(out[n].name, sizeof out[n].name, "%s:churn:%u", ch->cfg.prefix,
+                 atomic_load(&w->op_name));
+        n++;
+    }
+    return n;
 }
 
 static int all_exited(const struct churn *ch)
