@@ -7,6 +7,9 @@
  *           [--batch N] [--inflight N] [--duration-s S] [-r ADDRESS]
  *           [-c [SEEDS]] [--json FILE] [--plot FILE.png] [--sweep]
  *
+ * -r takes HOST:PORT, redis://... or redis-sentinel://...#MASTER
+ * (tools/redis_url.h).
+ *
  * One sizing run (lwbench_run.c) of --locks, each followed by its ceiling
  * (lwbench_ceiling.c), or with --sweep a series of them: the count
  * doubles until a run does not hold, then is bisected (to within
@@ -56,7 +59,11 @@ static const char usage_text[] =
     "                    redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (only keys under\n"
     "                    lwbench:<pid>:... are made, and deleted afterwards);\n"
     "                    default: start a private redis-server on a free loopback\n"
-    "                    port, stop it afterwards\n"
+    "                    port, stop it afterwards.  Or the master Sentinel names\n"
+    "                    MASTER: redis-sentinel://[[USER]:PASSWORD@]HOST[:PORT]\n"
+    "                    [,HOST[:PORT]...][/DB]#MASTER (USER and PASSWORD are the\n"
+    "                    master's; the sentinels' are $LWLOCK_SENTINEL_USERNAME and\n"
+    "                    $LWLOCK_SENTINEL_PASSWORD)\n"
     "  -c, --cluster [SEEDS]\n"
     "                    Redis Cluster: the given one (SEEDS: HOST:PORT,HOST:PORT,...,\n"
     "                    or else -r's HOST:PORT; -r's USER and PASSWORD are used), or\n"
@@ -124,7 +131,8 @@ static int redis_opt(const char *arg, struct opts *o)
         /* Not the password: it would stay in the terminal or the log. */
         redis_url_redact(arg, shown, sizeof shown);
         fprintf(stderr, "lwbench: invalid Redis address '%s': %s\n", shown, why);
-        return usage_error("%s", "(-r HOST:PORT or redis://[[USER]:PASSWORD@]HOST[:PORT][/DB])");
+        return usage_error("%s", "(-r HOST:PORT, redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or "
+                           "redis-sentinel://[[USER]:PASSWORD@]HOST[:PORT],...[/DB]#MASTER)");
     }
     o->redis = arg;
     return 0;
@@ -180,6 +188,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
     if (o->plot && (!o->sweep || strchr(o->plot, '\'')))
         return usage_error("--plot %s: needs --sweep, and a file name without quotes",
                            o->plot);
+    if (o->cluster && o->url.sentinels.n)
+        return usage_error("%s", "--cluster and a redis-sentinel:// -r exclude each other");
+    if (o->url.sentinels.n) {
+        const char *user = getenv("LWLOCK_SENTINEL_USERNAME");
+        const char *pass = getenv("LWLOCK_SENTINEL_PASSWORD");
+
+        o->sentinel_username = user && user[0] ? user : NULL;
+        o->sentinel_password = pass && pass[0] ? pass : NULL;
+    }
     if (o->cluster && o->url.db)
         return usage_error("%s", "a cluster has only DB 0 (drop /DB from the -r URL)");
     if ((uint64_t)o->lease_ms < 3ull * o->tick_ms)

@@ -28,7 +28,9 @@ struct opts {
     uint32_t lease_ms, tick_ms, slots, batch, inflight;
     double duration_s;
     const char *redis;          /* -r as given, or NULL: a private server */
-    struct redis_url url;       /* -r parsed (credentials, DB) */
+    struct redis_url url;       /* -r parsed (credentials, DB; sentinels) */
+    const char *sentinel_username, *sentinel_password; /* $LWLOCK_SENTINEL_*
+                                   with a redis-sentinel:// -r, or NULL */
     int cluster;                /* --cluster */
     struct redis_seeds seeds;   /* --cluster's seeds; n == 0: -r's HOST:PORT,
                                    or without -r a private cluster */

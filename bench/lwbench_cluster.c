@@ -111,18 +111,12 @@ static int read_topology(struct target *t, char *why, size_t n)
     snprintf(why, n, "no seed answered CLUSTER SLOTS");
     for (unsigned i = 0; i < t->seeds.n; i++) {
         char host[REDIS_URL_HOST_MAX];
-        const char *colon = strrchr(t->seeds.addr[i], ':');
-        size_t len = (size_t)(colon - t->seeds.addr[i]);
         redisContext *rc;
         redisReply *r;
-        int rcode;
+        int rcode, port;
 
-        /* Seeds are "host:port" or "[v6]:port" (redis_seeds_add). */
-        if (t->seeds.addr[i][0] == '[')
-            snprintf(host, sizeof host, "%.*s", (int)len - 2, t->seeds.addr[i] + 1);
-        else
-            snprintf(host, sizeof host, "%.*s", (int)len, t->seeds.addr[i]);
-        if (!(rc = target_connect(t, host, atoi(colon + 1))))
+        if (redis_addr_split(t->seeds.addr[i], host, sizeof host, &port) ||
+            !(rc = target_connect(t, host, port)))
             continue;
         r = redisCommand(rc, "CLUSTER SLOTS");
         redisFree(rc);

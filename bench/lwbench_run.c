@@ -81,6 +81,13 @@ void client_config(const struct opts *o, struct lw_client_config *cfg)
     cfg->username = o->url.username[0] ? o->url.username : NULL;
     cfg->password = o->url.password[0] ? o->url.password : NULL;
     cfg->db = o->url.db;
+    if (o->url.sentinels.n) {
+        cfg->sentinels = o->url.sentinels.ptr;
+        cfg->nsentinels = o->url.sentinels.n;
+        cfg->sentinel_master = o->url.master;
+        cfg->sentinel_username = o->sentinel_username;
+        cfg->sentinel_password = o->sentinel_password;
+    }
 }
 
 static int new_client(const struct opts *o, const struct target *t, struct run_ctx *x,

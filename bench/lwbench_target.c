@@ -78,10 +78,64 @@ int target_engine(const struct target *t, const char *host, int port,
     return lw_engine_new(&cfg, e);
 }
 
-/* One Redis: -r's, or a private redis-server. */
+/* Sentinel j of o's URL, connected (and authenticated), or NULL. */
+static redisContext *sentinel_connect(const struct opts *o, unsigned j)
+{
+    char host[REDIS_URL_HOST_MAX];
+    redisContext *rc;
+    int port;
+
+    if (redis_addr_split(o->url.sentinels.addr[j], host, sizeof host, &port) ||
+        !(rc = cli_connect(host, port)))
+        return NULL;
+    if (o->sentinel_password &&
+        !(o->sentinel_username
+              ? command_ok(rc, "AUTH %s %s", o->sentinel_username, o->sentinel_password)
+              : command_ok(rc, "AUTH %s", o->sentinel_password))) {
+        redisFree(rc);
+        return NULL;
+    }
+    return rc;
+}
+
+/* -r redis-sentinel://: the master the first sentinel that answers names
+ * (lwbench's own connections go there; the client asks on its own). */
+static int sentinel_open(struct target *t, const struct opts *o, char *why, size_t n)
+{
+    snprintf(why, n, "no sentinel answered (or took $LWLOCK_SENTINEL_PASSWORD)");
+    for (unsigned j = 0; j < o->url.sentinels.n; j++) {
+        redisContext *rc = sentinel_connect(o, j);
+        redisReply *r = rc ? redisCommand(rc, "SENTINEL GET-MASTER-ADDR-BY-NAME %s",
+                                          o->url.master)
+                           : NULL;
+        int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+                 r->element[0]->type == REDIS_REPLY_STRING &&
+                 r->element[1]->type == REDIS_REPLY_STRING;
+
+        if (ok) {
+            snprintf(t->host, sizeof t->host, "%s", r->element[0]->str);
+            t->port = atoi(r->element[1]->str);
+        } else if (r) {
+            snprintf(why, n, "sentinel %s does not know master '%s'%s%s",
+                     o->url.sentinels.addr[j], o->url.master,
+                     r->type == REDIS_REPLY_ERROR ? ": " : "",
+                     r->type == REDIS_REPLY_ERROR ? r->str : "");
+        }
+        freeReplyObject(r);
+        redisFree(rc);
+        if (ok)
+            return 0;
+    }
+    return -1;
+}
+
+/* One Redis: -r's (or the master its sentinels name), or a private
+ * redis-server. */
 static int single_open(struct target *t, const struct opts *o, char *why, size_t n)
 {
-    if (o->redis) {
+    if (o->url.sentinels.n) {
+        return sentinel_open(t, o, why, n);
+    } else if (o->redis) {
         snprintf(t->host, sizeof t->host, "%s", o->url.host);
         t->port = o->url.port;
     } else {

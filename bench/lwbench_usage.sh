@@ -34,4 +34,10 @@ expect "empty seed" -c 127.0.0.1:7000,
 expect "PORT '70000'" -c 127.0.0.1:70000
 expect "seeds are HOST:PORT" -c redis://127.0.0.1:7000
 expect "only DB 0" -c 127.0.0.1:7000 -r 'redis://:hunter2@127.0.0.1/2'
+expect "no #MASTER" -r 'redis-sentinel://:hunter2@127.0.0.1:26379'
+expect "redis-sentinel://***@h:0#m" -r 'redis-sentinel://:hunter2@h:0#m'
+expect "empty sentinel" -r 'redis-sentinel://h1,,h2#m'
+expect "empty MASTER" -r 'redis-sentinel://h#'
+expect "%23" -r 'redis-sentinel://:hun#ter2@h'
+expect "exclude each other" -c 127.0.0.1:7000 -r 'redis-sentinel://h#m'
 exit $fails

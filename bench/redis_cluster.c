@@ -2,64 +2,12 @@
 #include "redis_cluster.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <netinet/in.h>
-#include <signal.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-
-    nanosleep(&ts, NULL);
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* n distinct free loopback ports: all sockets stay bound until every port
- * is picked, so the kernel cannot hand out one twice. */
-static int free_ports(int *ports, int n)
-{
-    int fds[2 * REDIS_CLUSTER_MAX_NODES], ok = 0, i;
-
-    for (i = 0; i < n; i++) {
-        struct sockaddr_in sa = {.sin_family = AF_INET,
-                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        socklen_t len = sizeof sa;
-
-        ports[i] = -1;
-        if ((fds[i] = socket(AF_INET, SOCK_STREAM, 0)) < 0)
-            break;
-        if (bind(fds[i], (struct sockaddr *)&sa, sizeof sa) == 0 &&
-            getsockname(fds[i], (struct sockaddr *)&sa, &len) == 0)
-            ports[i] = ntohs(sa.sin_port);
-    }
-    ok = i == n;
-    while (i-- > 0) {
-        if (ports[i] <= 0)
-            ok = 0;
-        if (fds[i] >= 0)
-            close(fds[i]);
-    }
-    return ok ? 0 : -1;
-}
+#include "fixture_util.h"
 
 /* Running and not SIGSTOPped: one that can answer. */
 static int live(const struct redis_cluster_node *n)
@@ -69,18 +17,7 @@ static int live(const struct redis_cluster_node *n)
 
 static redisContext *connect_node(const struct redis_cluster_node *n, int timeout_ms)
 {
-    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-    redisContext *rc;
-
-    if (!live(n))
-        return NULL;
-    rc = redisConnectWithTimeout("127.0.0.1", n->port, tv);
-    if (!rc || rc->err) {
-        redisFree(rc);
-        return NULL;
-    }
-    redisSetTimeout(rc, (struct timeval){2, 0});
-    return rc;
+    return live(n) ? fixture_connect(n->port, "", timeout_ms) : NULL;
 }
 
 static redisReply *vcommand(const struct redis_cluster *c, int i, const char *fmt, va_list ap)
@@ -123,50 +60,6 @@ static int command_ok(const struct redis_cluster *c, int i, const char *fmt, ...
     return ok ? 0 : -1;
 }
 
-/* Fork and exec argv with stdout/stderr to log (appended); PR_SET_PDEATHSIG
- * so that nothing outlives a crashed test. */
-static pid_t spawn(char *const argv[], const char *log)
-{
-    pid_t parent = getpid(), pid = fork();
-
-    if (pid != 0)
-        return pid;
-    /* Child: only async-signal-safe calls until exec. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(127);
-    /* A caller that blocks signals to sigwait for them would pass the mask
-     * on: the server would ignore our SIGTERM. */
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    int null = open("/dev/null", O_RDWR), out = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-    if (null >= 0)
-        dup2(null, 0);
-    if (out >= 0) {
-        dup2(out, 1);
-        dup2(out, 2);
-    }
-    execvp(argv[0], argv);
-    _exit(127);
-}
-
-/* Wait up to timeout_ms for pid; its exit status, or -1 (then killed). */
-static int wait_exit(pid_t pid, int timeout_ms)
-{
-    int64_t deadline = now_ms() + timeout_ms;
-    int status;
-
-    while (now_ms() < deadline) {
-        if (waitpid(pid, &status, WNOHANG) == pid)
-            return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        sleep_ms(20);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    return -1;
-}
-
 static pid_t spawn_node(struct redis_cluster_node *n)
 {
     char port[16], bus[16], log[340];
@@ -184,7 +77,7 @@ static pid_t spawn_node(struct redis_cluster_node *n)
     snprintf(port, sizeof port, "%d", n->port);
     snprintf(bus, sizeof bus, "%d", n->bus_port);
     snprintf(log, sizeof log, "%s/redis.log", n->dir);
-    return spawn(argv, log);
+    return fixture_spawn(argv, log);
 }
 
 static int ping(const struct redis_cluster_node *n)
@@ -200,14 +93,9 @@ static int ping(const struct redis_cluster_node *n)
 
 static void reap(struct redis_cluster_node *n, int timeout_ms)
 {
-    int status;
-
     if (!n->pid)
         return;
-    if (wait_exit(n->pid, timeout_ms) == -1 && waitpid(n->pid, &status, WNOHANG) == 0) {
-        kill(n->pid, SIGKILL);
-        waitpid(n->pid, &status, 0);
-    }
+    fixture_reap(n->pid, timeout_ms);
     n->pid = 0;
     n->stopped = 0;
 }
@@ -228,7 +116,7 @@ static int launch(struct redis_cluster_node *n)
         }
         if (ping(n))
             return 0;
-        sleep_ms(20);
+        fixture_sleep_ms(20);
     }
     kill(n->pid, SIGKILL);
     reap(n, 5000);
@@ -242,7 +130,7 @@ static int launch_fresh(struct redis_cluster_node *n)
     for (int attempt = 0; attempt < 5; attempt++) {
         int p[2];
 
-        if (free_ports(p, 2) != 0)
+        if (fixture_free_ports(p, 2) != 0)
             return -1;
         n->port = p[0];
         n->bus_port = p[1];
@@ -282,8 +170,8 @@ static int create(struct redis_cluster *c)
     argv[k++] = "--cluster-yes";
     argv[k] = NULL;
     snprintf(log, sizeof log, "%s/create.log", c->dir);
-    pid_t pid = spawn(argv, log);
-    if (pid < 0 || wait_exit(pid, 30000) != 0) {
+    pid_t pid = fixture_spawn(argv, log);
+    if (pid < 0 || fixture_reap(pid, 30000) != 0) {
         fprintf(stderr, "redis_cluster: redis-cli --cluster create failed (see %s)\n", log);
         return -1;
     }
@@ -343,8 +231,8 @@ int redis_cluster_start(struct redis_cluster *c, int masters, int replicas_per_m
     for (int i = 0; i < n; i++)
         if (node_id(c, i) != 0)
             goto fail;
-    for (int64_t deadline = now_ms() + 10000; !replicas_synced(c); sleep_ms(20))
-        if (now_ms() > deadline) {
+    for (int64_t deadline = fixture_now_ms() + 10000; !replicas_synced(c); fixture_sleep_ms(20))
+        if (fixture_now_ms() > deadline) {
             fprintf(stderr, "redis_cluster: replicas did not sync in 10 s\n");
             goto fail;
         }
@@ -352,14 +240,6 @@ int redis_cluster_start(struct redis_cluster *c, int masters, int replicas_per_m
 fail:
     redis_cluster_stop(c);
     return -1;
-}
-
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
 }
 
 void redis_cluster_stop(struct redis_cluster *c)
@@ -372,7 +252,7 @@ void redis_cluster_stop(struct redis_cluster *c)
     for (int i = 0; i < c->nnodes; i++)
         reap(&c->node[i], 5000);
     if (c->dir[0])
-        nftw(c->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+        fixture_remove_tree(c->dir);
     c->dir[0] = 0;
 }
 
@@ -401,14 +281,7 @@ int redis_cluster_node_by_port(const struct redis_cluster *c, int port)
 
 int redis_cluster_is_master(const struct redis_cluster *c, int i)
 {
-    redisReply *r = redis_cluster_command(c, i, "ROLE");
-    int role = -1;
-
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
-        r->element[0]->type == REDIS_REPLY_STRING)
-        role = !strcmp(r->element[0]->str, "master");
-    freeReplyObject(r);
-    return role;
+    return fixture_role(redis_cluster_command(c, i, "ROLE"));
 }
 
 int redis_cluster_replica_of(const struct redis_cluster *c, int m)
@@ -524,14 +397,14 @@ static int agreed(const struct redis_cluster *c)
 
 int redis_cluster_wait_ok(const struct redis_cluster *c, int timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = fixture_now_ms() + timeout_ms;
 
     for (;;) {
         if (agreed(c))
             return 0;
-        if (now_ms() > deadline)
+        if (fixture_now_ms() > deadline)
             break;
-        sleep_ms(50);
+        fixture_sleep_ms(50);
     }
     fprintf(stderr, "redis_cluster: not ok and agreed within %d ms\n", timeout_ms);
     return -1;
@@ -540,7 +413,7 @@ int redis_cluster_wait_ok(const struct redis_cluster *c, int timeout_ms)
 int redis_cluster_wait_slot_master(const struct redis_cluster *c, int slot, int not_node,
                                    int timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = fixture_now_ms() + timeout_ms;
 
     for (;;) {
         int who = -2;
@@ -558,9 +431,9 @@ int redis_cluster_wait_slot_master(const struct redis_cluster *c, int slot, int 
         }
         if (who >= 0 && redis_cluster_is_master(c, who) == 1)
             return who;
-        if (now_ms() > deadline)
+        if (fixture_now_ms() > deadline)
             break;
-        sleep_ms(50);
+        fixture_sleep_ms(50);
     }
     fprintf(stderr, "redis_cluster: slot %d has no new agreed master within %d ms\n", slot,
             timeout_ms);
@@ -690,8 +563,8 @@ int redis_cluster_reshard(struct redis_cluster *c, int from, int to, int nslots)
     char *argv[] = {"redis-cli", "--cluster", "reshard", seed,
                     "--cluster-from", c->node[from].id, "--cluster-to", c->node[to].id,
                     "--cluster-slots", n, "--cluster-yes", NULL};
-    pid_t pid = spawn(argv, log);
-    if (pid < 0 || wait_exit(pid, 60000) != 0) {
+    pid_t pid = fixture_spawn(argv, log);
+    if (pid < 0 || fixture_reap(pid, 60000) != 0) {
         fprintf(stderr, "redis_cluster: redis-cli --cluster reshard failed (see %s)\n", log);
         return -1;
     }

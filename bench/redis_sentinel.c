@@ -2,68 +2,14 @@
 #include "redis_sentinel.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <netinet/in.h>
-#include <signal.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
+
+#include "fixture_util.h"
 
 #define NNODES (REDIS_SENTINEL_DATA + REDIS_SENTINEL_SENTINELS)
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-
-    nanosleep(&ts, NULL);
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* n distinct free loopback ports: all sockets stay bound until every port
- * is picked, so the kernel cannot hand out one twice. */
-static int free_ports(int *ports, int n)
-{
-    int fds[NNODES], ok, i;
-
-    if (n > NNODES)
-        return -1;
-    for (i = 0; i < n; i++) {
-        struct sockaddr_in sa = {.sin_family = AF_INET,
-                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        socklen_t len = sizeof sa;
-
-        ports[i] = -1;
-        if ((fds[i] = socket(AF_INET, SOCK_STREAM, 0)) < 0)
-            break;
-        if (bind(fds[i], (struct sockaddr *)&sa, sizeof sa) == 0 &&
-            getsockname(fds[i], (struct sockaddr *)&sa, &len) == 0)
-            ports[i] = ntohs(sa.sin_port);
-    }
-    ok = i == n;
-    while (i-- > 0) {
-        if (ports[i] <= 0)
-            ok = 0;
-        if (fds[i] >= 0)
-            close(fds[i]);
-    }
-    return ok ? 0 : -1;
-}
 
 /* Running and not SIGSTOPped: one that can answer. */
 static int live(const struct redis_sentinel_node *n)
@@ -74,28 +20,7 @@ static int live(const struct redis_sentinel_node *n)
 static redisContext *connect_node(const struct redis_sentinel_node *n, const char *password,
                                   int timeout_ms)
 {
-    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-    redisContext *rc;
-    redisReply *r;
-
-    if (!live(n))
-        return NULL;
-    rc = redisConnectWithTimeout("127.0.0.1", n->port, tv);
-    if (!rc || rc->err) {
-        redisFree(rc);
-        return NULL;
-    }
-    redisSetTimeout(rc, (struct timeval){2, 0});
-    if (password[0]) {
-        r = redisCommand(rc, "AUTH %s", password);
-        if (!r || r->type == REDIS_REPLY_ERROR) {
-            freeReplyObject(r);
-            redisFree(rc);
-            return NULL;
-        }
-        freeReplyObject(r);
-    }
-    return rc;
+    return live(n) ? fixture_connect(n->port, password, timeout_ms) : NULL;
 }
 
 static redisReply *vcommand(const struct redis_sentinel_node *n, const char *password,
@@ -137,49 +62,11 @@ redisReply *redis_sentinel_ask(const struct redis_sentinel *s, int j, const char
     return r;
 }
 
-/* Fork and exec argv with stdout/stderr to log (appended); PR_SET_PDEATHSIG
- * so that nothing outlives a crashed test. */
-static pid_t spawn(char *const argv[], const char *log)
-{
-    pid_t parent = getpid(), pid = fork();
-
-    if (pid != 0)
-        return pid;
-    /* Child: only async-signal-safe calls until exec. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(127);
-    /* A caller that blocks signals to sigwait for them would pass the mask
-     * on: the server would ignore our SIGTERM. */
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    int null = open("/dev/null", O_RDWR), out = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-    if (null >= 0)
-        dup2(null, 0);
-    if (out >= 0) {
-        dup2(out, 1);
-        dup2(out, 2);
-    }
-    execvp(argv[0], argv);
-    _exit(127);
-}
-
 static void reap(struct redis_sentinel_node *n, int timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
-    int status;
-
     if (!n->pid)
         return;
-    while (waitpid(n->pid, &status, WNOHANG) != n->pid) {
-        if (now_ms() > deadline) {
-            kill(n->pid, SIGKILL);
-            waitpid(n->pid, &status, 0);
-            break;
-        }
-        sleep_ms(10);
-    }
+    fixture_reap(n->pid, timeout_ms);
     n->pid = 0;
     n->stopped = 0;
 }
@@ -224,7 +111,7 @@ static pid_t spawn_data(const struct redis_sentinel *s, int i, int master_port)
         argv[k++] = mport;
     }
     argv[k] = NULL;
-    return spawn(argv, log);
+    return fixture_spawn(argv, log);
 }
 
 static pid_t spawn_sentinel(const struct redis_sentinel_node *n)
@@ -234,7 +121,7 @@ static pid_t spawn_sentinel(const struct redis_sentinel_node *n)
 
     snprintf(conf, sizeof conf, "%s/sentinel.conf", n->dir);
     snprintf(log, sizeof log, "%s/redis.log", n->dir);
-    return spawn(argv, log);
+    return fixture_spawn(argv, log);
 }
 
 static int ping(const struct redis_sentinel_node *n, const char *password)
@@ -264,7 +151,7 @@ static int wait_up(struct redis_sentinel_node *n, const char *password)
         }
         if (ping(n, password))
             return 0;
-        sleep_ms(20);
+        fixture_sleep_ms(20);
     }
     kill(n->pid, SIGKILL);
     reap(n, 5000);
@@ -382,8 +269,8 @@ static int start_all(struct redis_sentinel *s)
     for (int i = 0; i < REDIS_SENTINEL_DATA; i++)
         if (launch_data(s, i, i ? s->data[0].port : 0) != 0)
             return -1;
-    for (deadline = now_ms() + 10000; !replicas_linked(s); sleep_ms(20))
-        if (now_ms() > deadline) {
+    for (deadline = fixture_now_ms() + 10000; !replicas_linked(s); fixture_sleep_ms(20))
+        if (fixture_now_ms() > deadline) {
             fprintf(stderr, "redis_sentinel: replicas did not sync in 10 s\n");
             return -1;
         }
@@ -393,8 +280,8 @@ static int start_all(struct redis_sentinel *s)
         if (write_sentinel_conf(s, j, s->data[0].port) != 0 || launch_sentinel(s, j) != 0)
             return -1;
     for (int j = 0; j < REDIS_SENTINEL_SENTINELS; j++)
-        for (deadline = now_ms() + 20000; !sentinel_knows_all(s, j, 0); sleep_ms(50))
-            if (now_ms() > deadline) {
+        for (deadline = fixture_now_ms() + 20000; !sentinel_knows_all(s, j, 0); fixture_sleep_ms(50))
+            if (fixture_now_ms() > deadline) {
                 fprintf(stderr, "redis_sentinel: sentinel %d did not learn the setup in 20 s "
                         "(see %s)\n", j, s->sentinel[j].dir);
                 return -1;
@@ -415,7 +302,7 @@ static int prepare(struct redis_sentinel *s)
         s->dir[0] = 0;
         return -1;
     }
-    if (free_ports(ports, NNODES) != 0)
+    if (fixture_free_ports(ports, NNODES) != 0)
         return -1;
     for (int k = 0; k < NNODES; k++) {
         int is_data = k < REDIS_SENTINEL_DATA;
@@ -458,14 +345,6 @@ int redis_sentinel_start(struct redis_sentinel *s, const char *master_name,
     return -1;
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 void redis_sentinel_stop(struct redis_sentinel *s)
 {
     struct redis_sentinel_node *all[NNODES];
@@ -481,7 +360,7 @@ void redis_sentinel_stop(struct redis_sentinel *s)
     for (int k = NNODES - 1; k >= 0; k--)
         reap(all[k], 5000);
     if (s->dir[0])
-        nftw(s->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+        fixture_remove_tree(s->dir);
     s->dir[0] = 0;
 }
 
@@ -511,14 +390,7 @@ int redis_sentinel_node_by_port(const struct redis_sentinel *s, int port)
 
 int redis_sentinel_role(const struct redis_sentinel *s, int i)
 {
-    redisReply *r = redis_sentinel_command(s, i, "ROLE");
-    int role = -1;
-
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
-        r->element[0]->type == REDIS_REPLY_STRING)
-        role = !strcmp(r->element[0]->str, "master");
-    freeReplyObject(r);
-    return role;
+    return fixture_role(redis_sentinel_command(s, i, "ROLE"));
 }
 
 /* The data node sentinel j names, -1 when unknown, -2 when down. */
@@ -572,16 +444,16 @@ static int majority_master(const struct redis_sentinel *s)
 
 int redis_sentinel_wait_master(const struct redis_sentinel *s, int not_node, int timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = fixture_now_ms() + timeout_ms;
 
     for (;;) {
         int m = majority_master(s);
 
         if (m >= 0 && m != not_node && live(&s->data[m]) && redis_sentinel_role(s, m) == 1)
             return m;
-        if (now_ms() > deadline)
+        if (fixture_now_ms() > deadline)
             break;
-        sleep_ms(50);
+        fixture_sleep_ms(50);
     }
     fprintf(stderr, "redis_sentinel: no new agreed master within %d ms\n", timeout_ms);
     return -1;
@@ -681,7 +553,7 @@ static long long role_offset(const struct redis_sentinel *s, int i, int *master)
 
 int redis_sentinel_wait_synced(const struct redis_sentinel *s, int timeout_ms)
 {
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = fixture_now_ms() + timeout_ms;
     int m = redis_sentinel_master(s), role;
     long long target;
 
@@ -703,9 +575,9 @@ int redis_sentinel_wait_synced(const struct redis_sentinel *s, int timeout_ms)
         }
         if (!behind)
             return 0;
-        if (now_ms() > deadline)
+        if (fixture_now_ms() > deadline)
             break;
-        sleep_ms(20);
+        fixture_sleep_ms(20);
     }
     fprintf(stderr, "redis_sentinel: replicas not at offset %lld within %d ms\n", target,
             timeout_ms);

@@ -22,12 +22,12 @@
  *
  * Measured on a 2-core machine shared with other jobs: start (servers up,
  * replicas synced, every sentinel knowing the two replicas and the two
- * other sentinels) 2.7-3.6 s, most of it the sentinels' hello messages
+ * other sentinels) 2.7-3.9 s, most of it the sentinels' hello messages
  * (every 2 s); from SIGKILL of the master until a majority of the
- * sentinels name a replica and its ROLE says master 2.4 s (down-after
+ * sentinels name a replica and its ROLE says master 2.3-2.4 s (down-after
  * 1 s, quorum, leader election, promotion).  SENTINEL FAILOVER promotes a
  * replica within 0.3 s and the sentinels name it after 1.1 s, but the old
- * master, still running, goes on taking writes for 11.2 s: Sentinel tells
+ * master, still running, goes on taking writes for 11.2-11.3 s: Sentinel tells
  * it to follow the new master only once it has reported ROLE master for
  * 8 s (4 hello periods) after the switch.  Those writes are then lost.
  * Give waits 10-20 s of slack.  Each setup is six servers: run one at a

@@ -2,64 +2,16 @@
 #include "redis_server.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <netinet/in.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-
-    nanosleep(&ts, NULL);
-}
-
-/* A port nobody listens on right now (the kernel's pick). */
-static int free_port(void)
-{
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof sa;
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-    if (fd < 0)
-        return -1;
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
-        getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-        port = ntohs(sa.sin_port);
-    close(fd);
-    return port;
-}
+#include "fixture_util.h"
 
 static redisContext *connect_server(const struct redis_server *s, int timeout_ms)
 {
-    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-    redisContext *c = redisConnectWithTimeout("127.0.0.1", s->port, tv);
-    redisReply *r;
-
-    if (!c || c->err) {
-        redisFree(c);
-        return NULL;
-    }
-    redisSetTimeout(c, (struct timeval){2, 0});
-    if (s->password[0]) {
-        r = redisCommand(c, "AUTH %s", s->password);
-        if (!r || r->type == REDIS_REPLY_ERROR) {
-            freeReplyObject(r);
-            redisFree(c);
-            return NULL;
-        }
-        freeReplyObject(r);
-    }
-    return c;
+    return fixture_connect(s->port, s->password, timeout_ms);
 }
 
 redisReply *redis_server_command(const struct redis_server *s, const char *fmt, ...)
@@ -80,40 +32,21 @@ redisReply *redis_server_command(const struct redis_server *s, const char *fmt, 
 static pid_t spawn(struct redis_server *s)
 {
     char port[16], sock[320], log[320];
-    pid_t parent = getpid(), pid;
+    char *argv[24] = {"redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
+                      "--appendonly", "no", "--dir", s->dir, "--unixsocket", sock,
+                      "--unixsocketperm", "700", "--logfile", log,
+                      "--enable-debug-command", "local"};
+    int k = 19;
 
     snprintf(port, sizeof port, "%d", s->port);
     snprintf(sock, sizeof sock, "%s", s->unix_path);
     snprintf(log, sizeof log, "%s/redis.log", s->dir);
-    pid = fork();
-    if (pid != 0)
-        return pid;
-    /* Child: only async-signal-safe calls until exec. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(127);
-    /* A caller that blocks SIGTERM (to sigwait for it, as lwbench and the
-     * soak do) would pass the mask on through exec: the server would ignore
-     * redis_server_stop()'s SIGTERM and only die of the SIGKILL 5 s later. */
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    int null = open("/dev/null", O_RDWR);
-    if (null >= 0) {
-        dup2(null, 0);
-        dup2(null, 1);
+    if (s->password[0]) {
+        argv[k++] = "--requirepass";
+        argv[k++] = s->password;
     }
-    if (s->password[0])
-        execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1",
-               "--save", "", "--appendonly", "no", "--dir", s->dir, "--unixsocket", sock,
-               "--unixsocketperm", "700", "--logfile", log, "--enable-debug-command", "local",
-               "--requirepass", s->password, (char *)NULL);
-    else
-        execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1",
-               "--save", "", "--appendonly", "no", "--dir", s->dir, "--unixsocket", sock,
-               "--unixsocketperm", "700", "--logfile", log, "--enable-debug-command", "local",
-               (char *)NULL);
-    _exit(127);
+    argv[k] = NULL;
+    return fixture_spawn(argv, log);
 }
 
 /* Wait up to 5 s for PONG; 0, or -1 when the server died or never answered. */
@@ -136,26 +69,16 @@ static int wait_ready(struct redis_server *s)
             if (ok)
                 return 0;
         }
-        sleep_ms(20);
+        fixture_sleep_ms(20);
     }
     return -1;
 }
 
 static void reap(struct redis_server *s)
 {
-    int status;
-
-    for (int i = 0; i < 500 && s->pid; i++) {
-        if (waitpid(s->pid, &status, WNOHANG) == s->pid)
-            s->pid = 0;
-        else
-            sleep_ms(10);
-    }
-    if (s->pid) {
-        kill(s->pid, SIGKILL);
-        waitpid(s->pid, &status, 0);
-        s->pid = 0;
-    }
+    if (s->pid)
+        fixture_reap(s->pid, 5000);
+    s->pid = 0;
 }
 
 static void kill_server(struct redis_server *s)
@@ -170,9 +93,7 @@ static void kill_server(struct redis_server *s)
 static int launch(struct redis_server *s, int keep_port)
 {
     for (int attempt = 0; attempt < 5; attempt++) {
-        if (!keep_port || attempt > 0)
-            s->port = free_port();
-        if (s->port <= 0)
+        if ((!keep_port || attempt > 0) && fixture_free_ports(&s->port, 1) != 0)
             return -1;
         s->pid = spawn(s);
         if (s->pid < 0) {
@@ -220,18 +141,10 @@ int redis_server_signal(struct redis_server *s, int sig)
     return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 void redis_server_stop(struct redis_server *s)
 {
     kill_server(s);
     if (s->dir[0])
-        nftw(s->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+        fixture_remove_tree(s->dir);
     s->dir[0] = '\0';
 }

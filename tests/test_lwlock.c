@@ -201,6 +201,8 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         ARGS("-r", "localhost:port", "n", "true"),
         ARGS("-s", "BOGUS", "n", "true"), ARGS("-s", "0", "n", "true"),
         ARGS("-s", "SIG", "n", "true"),   ARGS("", "true"),
+        ARGS("--replicas", "-1", "n", "true"), ARGS("--replicas", "1001", "n", "true"),
+        ARGS("--replicas", "one", "n", "true"), ARGS("--replicas"),
     };
     int code;
 
@@ -245,8 +247,25 @@ Test(lwlock_usage, bad_addresses_say_why, .init = make_dir, .fini = remove_dir, 
         {"-c", "127.0.0.1", "seed '127.0.0.1'"},
         {"-c", "127.0.0.1:70000", "PORT '70000'"},
         {"-c", "redis://127.0.0.1:7000", "seeds are HOST:PORT"},
+        {"-r", "redis-sentinel://127.0.0.1:26379", "no #MASTER"},
+        {"-r", "redis-sentinel://127.0.0.1:26379#", "empty MASTER"},
+        {"-r", "redis-sentinel://h#two words", "blank"},
+        {"-r", "redis-sentinel://#m", "no HOST"},
+        {"-r", "redis-sentinel:///1#m", "no HOST"},
+        {"-r", "redis-sentinel://h1,,h2#m", "empty sentinel"},
+        {"-r", "redis-sentinel://h1,#m", "empty sentinel"},
+        {"-r", "redis-sentinel://h1,:26379#m", "sentinel ':26379': no HOST"},
+        {"-r", "redis-sentinel://h1:26379,h2:0#m", "sentinel 'h2:0': PORT '0'"},
+        {"-r", "redis-sentinel://h:x#m", "PORT 'x'"},
+        {"-r", "redis-sentinel://h/db#m", "DB 'db'"},
+        {"-r", "redis-sentinel://h/65536#m", "DB '65536'"},
+        {"-r", "redis-sentinel://h?sentinelMasterId=m", "#MASTER, not ?sentinelMasterId="},
+        {"-r", "redis-sentinel://h/0?timeout=1#m", "query options"},
+        {"-r", "redis-sentinel://secret@h#m", "[USER]:PASSWORD@"},
+        {"-r", "rediss-sentinel://h#m", "TLS"},
     };
     char many[LW_MAX_CLUSTER_SEEDS * 20 + 40] = "";
+    char sentinels[LW_MAX_SENTINELS * 20 + 40] = "redis-sentinel://";
     int code;
 
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -278,6 +297,59 @@ Test(lwlock_usage, bad_addresses_say_why, .init = make_dir, .fini = remove_dir, 
     code = run(ARGS("-c", many, "n", "true"));
     cr_assert_eq(code, 64);
     cr_assert(stderr_has("more than"));
+
+    /* At most LW_MAX_SENTINELS sentinels. */
+    for (unsigned i = 0; i <= LW_MAX_SENTINELS; i++)
+        snprintf(sentinels + strlen(sentinels), sizeof sentinels - strlen(sentinels),
+                 "%s127.0.0.1:%u", i ? "," : "", 26379 + i);
+    strcat(sentinels, "#m");
+    code = run(ARGS("-r", sentinels, "n", "true"));
+    cr_assert_eq(code, 64);
+    cr_assert(stderr_has("more than 64 sentinels"));
+
+    /* Sentinel or cluster, not both; and no password in the messages, even
+     * one holding a '#' with no #MASTER after it. */
+    code = run(ARGS("-c", "127.0.0.1:7000", "-r", "redis-sentinel://h#m", "n", "true"));
+    cr_assert_eq(code, 64);
+    cr_assert(stderr_has("exclude each other"));
+    code = run(ARGS("-r", "redis-sentinel://:hunter2@h:0#m", "n", "true"));
+    cr_assert_eq(code, 64);
+    cr_assert(stderr_has("'redis-sentinel://***@h:0#m'") && !stderr_has("hunter2"));
+    code = run(ARGS("-r", "redis-sentinel://:hun#ter2@h", "n", "true"));
+    cr_assert_eq(code, 64);
+    cr_assert(stderr_has("%23") && !stderr_has("ter2"));
+    code = run_env(ARGS("n", "true"), ARGS("LWLOCK_REDIS=redis-sentinel://h"));
+    cr_assert_eq(code, 64);
+    cr_assert(stderr_has("invalid LWLOCK_REDIS 'redis-sentinel://h': no #MASTER"));
+}
+
+/*
+ * A good redis-sentinel:// address reaches the client: where nobody
+ * listens, lwlock exits 69 naming the master and the sentinels, and
+ * COMMAND does not run.  (The end-to-end runs with real sentinels are the
+ * library's tests.)
+ */
+Test(lwlock_usage, sentinel_address_reaches_the_client, .init = make_dir, .fini = remove_dir,
+     .timeout = 60)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof sa;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), code;
+    char url[128], says[128];
+
+    /* A port the kernel just handed out, closed again: nobody listens. */
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    cr_assert_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    close(fd);
+    snprintf(url, sizeof url, "redis-sentinel://:pw@127.0.0.1:%d,[::1]:%d/2#the-master",
+             ntohs(sa.sin_port), ntohs(sa.sin_port));
+    snprintf(says, sizeof says, "master the-master of the sentinels at 127.0.0.1:%d,...",
+             ntohs(sa.sin_port));
+    code = run(ARGS("-r", url, "-w", "0", "job", "touch", "ran"));
+    cr_assert_eq(code, 69, "%d", code);
+    cr_assert(stderr_has(says), "no '%s'", says);
+    cr_assert_not(exists("ran"));
 }
 
 Test(lwlock_usage, help_and_version, .init = make_dir, .fini = remove_dir, .timeout = 60)
@@ -393,6 +465,23 @@ LWLOCK_TEST(redis_url_selects_db_and_authenticates)
     cr_assert_eq(code_env, 0, "the right password in LWLOCK_REDIS: %d", code_env);
     cr_assert_eq(code_wrong, 69, "a wrong password: %d", code_wrong);
     cr_assert(said, "a wrong password: says '%s'", lw_strerror(LW_EAUTH));
+}
+
+/*
+ * --replicas N asks the client for acquires N replicas acknowledged: this
+ * server has none, so --replicas 1 cannot be met; lwlock exits 69, COMMAND
+ * does not run and the lock is not left held.  --replicas 0 is the default.
+ */
+LWLOCK_TEST(replicas_option_reaches_the_client)
+{
+    int code;
+
+    cr_assert_eq(run(ARGS("-r", addr, "--replicas", "0", "job", "true")), 0);
+    code = run(ARGS("-r", addr, "--replicas", "1", "job", "touch", "ran"));
+    cr_assert_eq(code, 69, "%d", code);
+    cr_assert(stderr_has("lwlock: cannot "));
+    cr_assert_not(exists("ran"));
+    cr_assert_eq(redis_int("EXISTS %s", "job"), 0, "the lock is not left held");
 }
 
 /* Before its first connection the library reports a refused connection

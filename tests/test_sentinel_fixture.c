@@ -5,8 +5,8 @@
  * no file; a master killed with SIGKILL is replaced within a bounded time
  * and comes back as a replica; SENTINEL FAILOVER promotes a replica and
  * makes the old master one (measuring how long it went on taking writes);
- * a cut replica misses writes and catches up; passwords on the data nodes
- * and on the sentinels.  Every wait is bounded; every process is stopped
+ * a cut replica misses writes and catches up; a killed sentinel restarts;
+ * passwords on the data nodes and on the sentinels.  Every wait is bounded; every process is stopped
  * by pid.
  */
 #include <errno.h>
@@ -159,6 +159,14 @@ Test(sentinel_fixture, names_master_and_cuts_a_replica, .init = setup, .fini = t
     cr_assert_eq(redis_sentinel_wait_synced(&st, 10000), 0);
     cr_assert(has_key(1, "during"), "the restored replica did not catch up");
     cr_assert_eq(redis_sentinel_cut_replica(&st, 0, 1), -1, "the master is no replica");
+
+    /* A killed sentinel is out of the vote; restarted, it reads its conf
+     * and names the master again. */
+    cr_assert_eq(redis_sentinel_signal_sentinel(&st, 2, SIGKILL), 0);
+    cr_assert_null(redis_sentinel_ask(&st, 2, "PING"));
+    cr_assert_eq(redis_sentinel_wait_master(&st, -1, 5000), 0);
+    cr_assert_eq(redis_sentinel_restart_sentinel(&st, 2), 0);
+    all_name(0);
 }
 
 Test(sentinel_fixture, killed_master_is_replaced, .init = setup, .fini = teardown,

@@ -224,7 +224,8 @@ static uint32_t tick_for(uint32_t lease_ms)
     return tick < 1 ? 1 : tick > LW_DEFAULT_TICK_MS ? LW_DEFAULT_TICK_MS : tick;
 }
 
-/* Where Redis is, for messages: "HOST:PORT" or "the cluster at SEED,...". */
+/* Where Redis is, for messages: "HOST:PORT", "the cluster at SEED,..." or
+ * "master NAME of the sentinels at HOST:PORT,...". */
 static const char *where(const struct run *r, char *buf, size_t size)
 {
     const struct lwlock_options *o = &r->opt;
@@ -232,15 +233,26 @@ static const char *where(const struct run *r, char *buf, size_t size)
     if (o->cluster.n)
         snprintf(buf, size, "the cluster at %s%s", o->cluster.addr[0],
                  o->cluster.n > 1 ? ",..." : "");
+    else if (o->redis.sentinels.n)
+        snprintf(buf, size, "master %s of the sentinels at %s%s", o->redis.master,
+                 o->redis.sentinels.addr[0], o->redis.sentinels.n > 1 ? ",..." : "");
     else
         snprintf(buf, size, strchr(o->redis.host, ':') ? "[%s]:%d" : "%s:%d", o->redis.host,
                  o->redis.port);
     return buf;
 }
 
+/* $name, or NULL when unset or empty. */
+static const char *env(const char *name)
+{
+    const char *v = getenv(name);
+
+    return v && v[0] ? v : NULL;
+}
+
 static int start_client(struct run *r)
 {
-    char at[300];
+    char at[600];
     struct lw_client_config cfg;
     int rc;
 
@@ -252,6 +264,16 @@ static int start_client(struct run *r)
     cfg.password = r->opt.redis.password[0] ? r->opt.redis.password : NULL;
     cfg.cluster_seeds = r->opt.cluster.n ? r->opt.cluster.ptr : NULL;
     cfg.cluster_nseeds = r->opt.cluster.n;
+    if (r->opt.redis.sentinels.n) {
+        cfg.sentinels = r->opt.redis.sentinels.ptr;
+        cfg.nsentinels = r->opt.redis.sentinels.n;
+        cfg.sentinel_master = r->opt.redis.master;
+        /* Not the URL's: those are the master's (Lettuce's convention);
+         * sentinels mostly have no password, or one of their own. */
+        cfg.sentinel_username = env("LWLOCK_SENTINEL_USERNAME");
+        cfg.sentinel_password = env("LWLOCK_SENTINEL_PASSWORD");
+    }
+    cfg.acquire_replicas = r->opt.replicas;
     cfg.watchdog_timeout_ms = r->opt.watchdog_ms;
     cfg.tick_ms = tick_for(r->opt.lease_ms ? r->opt.lease_ms : r->opt.watchdog_ms);
     cfg.on_lost = on_lost;
@@ -266,7 +288,7 @@ static int start_client(struct run *r)
 /* The acquire failed with err: the exit status, with a message. */
 static int acquire_failed(const struct run *r, int err)
 {
-    char at[300];
+    char at[600];
 
     if (err == LW_ELOCKED) {
         report("%s: %s", r->opt.name, lw_strerror(err));

@@ -26,10 +26,20 @@ static void usage(FILE *to)
           "\n"
           "  -r, --redis ADDRESS    the Redis server: HOST:PORT or\n"
           "                         redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]\n"
-          "                         (default: $LWLOCK_REDIS, else " DEFAULT_REDIS ")\n"
+          "                         (default: $LWLOCK_REDIS, else " DEFAULT_REDIS "),\n"
+          "                         or the master Sentinel names MASTER:\n"
+          "                         redis-sentinel://[[USER]:PASSWORD@]HOST[:PORT]\n"
+          "                         [,HOST[:PORT]...][/DB]#MASTER (sentinels' port\n"
+          "                         26379 unless given; USER and PASSWORD are the\n"
+          "                         master's; sentinels that want a password take it\n"
+          "                         from $LWLOCK_SENTINEL_PASSWORD and\n"
+          "                         $LWLOCK_SENTINEL_USERNAME)\n"
           "  -c, --cluster SEEDS    a Redis Cluster: HOST:PORT,HOST:PORT,... (some of\n"
           "                         its nodes); -r or $LWLOCK_REDIS then gives only\n"
           "                         USER and PASSWORD (redis://USER:PASSWORD@...)\n"
+          "      --replicas N       the acquire counts only once N replicas have it\n"
+          "                         (WAIT, 1 s at most); else the lock is given back\n"
+          "                         and lwlock exits 69 (default 0: do not wait)\n"
           "  -w, --wait MS          wait at most MS for the lock: 0 tries once (default),\n"
           "                         -1 waits as long as it takes\n"
           "  -W, --watchdog MS      the lease, renewed while COMMAND runs (default 30000)\n"
@@ -136,7 +146,7 @@ static int parse_redis(const char *s, const char *what, struct lwlock_options *o
     return 0;
 }
 
-enum { OPT_VERSION = 256 };
+enum { OPT_VERSION = 256, OPT_REPLICAS };
 
 static const struct option long_options[] = {
     {"redis", required_argument, NULL, 'r'},
@@ -145,6 +155,7 @@ static const struct option long_options[] = {
     {"lease", required_argument, NULL, 'l'},
     {"watchdog", required_argument, NULL, 'W'},
     {"signal", required_argument, NULL, 's'},
+    {"replicas", required_argument, NULL, OPT_REPLICAS},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -189,6 +200,12 @@ static int take_option(struct parse *p, int c, const char *arg)
     case 's':
         if ((o->lost_sig = parse_signal(arg)) < 0)
             return usage_error(p->err, "invalid signal '%s'", arg);
+        return 0;
+    case OPT_REPLICAS:
+        if (parse_number(arg, 0, LWLOCK_MAX_REPLICAS, &v))
+            return usage_error(p->err, "invalid replicas '%s' (0 to %d)", arg,
+                               LWLOCK_MAX_REPLICAS);
+        o->replicas = (uint32_t)v;
         return 0;
     default:
         return EXIT_USAGE;
@@ -244,6 +261,9 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, struct lwloc
         return rc;
     if (p.seen_lease && p.seen_watchdog)
         return usage_error(err, "-l (a fixed lease) and -W (a renewed one) exclude each other");
+    if (o->cluster.n && o->redis.sentinels.n)
+        return usage_error(err, "-c (a cluster) and a redis-sentinel:// address exclude "
+                           "each other");
     if (o->cluster.n && o->redis.db)
         return usage_error(err, "a cluster has only DB 0 (drop /%d from the Redis URL)",
                            o->redis.db);

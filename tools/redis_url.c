@@ -7,6 +7,9 @@
 #include <string.h>
 #include <strings.h>
 
+/* A URL's sentinels are kept in a struct redis_seeds. */
+_Static_assert(LW_MAX_SENTINELS <= LW_MAX_CLUSTER_SEEDS, "redis_seeds holds the sentinels");
+
 static int fail(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static int fail(char *why, size_t n, const char *fmt, ...)
@@ -58,12 +61,12 @@ static int take_host(const char *s, size_t len, char *host, char *why, size_t n)
     return 0;
 }
 
-/* HOST:PORT (or with want_port 0, HOST[:PORT]) of s[0..len). */
-static int take_host_port(const char *s, size_t len, int want_port, char *host, int *port,
+/* HOST:PORT of s[0..len), or with a default_port (not 0) HOST[:PORT]. */
+static int take_host_port(const char *s, size_t len, int default_port, char *host, int *port,
                           char *why, size_t n)
 {
     const char *colon = NULL;
-    long p = REDIS_URL_DEFAULT_PORT;
+    long p = default_port;
 
     /* The port follows the last ':' outside an [IPv6] literal. */
     for (size_t i = len; i-- > 0 && s[i] != ']';)
@@ -71,7 +74,7 @@ static int take_host_port(const char *s, size_t len, int want_port, char *host, 
             colon = s + i;
             break;
         }
-    if (!colon && want_port)
+    if (!colon && !default_port)
         return fail(why, n, "no ':PORT' (expected HOST:PORT or redis://...)");
     if (colon && parse_uint(colon + 1, len - (size_t)(colon + 1 - s), 1, 65535, &p))
         return fail(why, n, "PORT '%.*s' is not a number from 1 to 65535",
@@ -144,11 +147,98 @@ static int parse_url(const char *s, struct redis_url *u, char *why, size_t n)
         return -1;
     if (hlen == 0)
         return fail(why, n, "no HOST after redis://");
-    if (take_host_port(host, hlen, 0, u->host, &u->port, why, n))
+    if (take_host_port(host, hlen, REDIS_URL_DEFAULT_PORT, u->host, &u->port, why, n))
         return -1;
     if (slash && slash[1] && parse_uint(slash + 1, strlen(slash + 1), 0, 65535, &db))
         return fail(why, n, "DB '%s' is not a number from 0 to 65535 (nor are query "
                     "options supported)", slash + 1);
+    u->db = (int)db;
+    return 0;
+}
+
+/* A Sentinel master name: what `sentinel monitor` takes as one word, and
+ * no '@' (then it would rather be the end of a password holding a '#':
+ * never quoted). */
+static int take_master(const char *s, struct redis_url *u, char *why, size_t n)
+{
+    size_t len = strlen(s);
+
+    if (len == 0)
+        return fail(why, n, "empty MASTER after '#'");
+    if (len >= REDIS_URL_MASTER_MAX)
+        return fail(why, n, "MASTER longer than %d bytes", REDIS_URL_MASTER_MAX - 1);
+    if (memchr(s, '@', len))
+        return fail(why, n, "MASTER holds an '@' (write a '#' in a password as %%23)");
+    for (size_t i = 0; i < len; i++)
+        if (isspace((unsigned char)s[i]) || iscntrl((unsigned char)s[i]))
+            return fail(why, n, "MASTER '%s' holds a blank or a control character", s);
+    memcpy(u->master, s, len + 1);
+    return 0;
+}
+
+static int list_add(struct redis_seeds *s, const char *host, int port, unsigned max,
+                    const char *what, char *why, size_t n);
+
+/* HOST[:PORT],HOST[:PORT],... of s[0..len) into u->sentinels. */
+static int take_sentinels(const char *s, size_t len, struct redis_url *u, char *why, size_t n)
+{
+    const char *end = s + len;
+
+    for (const char *p = s;;) {
+        const char *comma = memchr(p, ',', (size_t)(end - p));
+        size_t plen = comma ? (size_t)(comma - p) : (size_t)(end - p);
+        char host[REDIS_URL_HOST_MAX], sub[200];
+        int port;
+
+        if (plen == 0)
+            return fail(why, n, "an empty sentinel (expected HOST[:PORT],HOST[:PORT],...)");
+        if (take_host_port(p, plen, REDIS_URL_DEFAULT_SENTINEL_PORT, host, &port, sub,
+                           sizeof sub))
+            return fail(why, n, "sentinel '%.*s': %s", (int)plen, p, sub);
+        if (list_add(&u->sentinels, host, port, LW_MAX_SENTINELS, "sentinels", why, n))
+            return -1;
+        if (!comma)
+            return 0;
+        p = comma + 1;
+    }
+}
+
+/*
+ * The part after "redis-sentinel://".  The master's name follows the last
+ * '#', the credentials end at the last '@' before it: a password may hold
+ * '@' or '/' unencoded, as with redis://, and even '#' when #MASTER
+ * follows; a master name holds no '#'.  The name is checked first, so that
+ * no message quotes a piece of a password taken for a host.
+ */
+static int parse_sentinel_url(const char *s, struct redis_url *u, char *why, size_t n)
+{
+    const char *hash = strrchr(s, '#'), *at = NULL, *hosts, *slash;
+    long db = 0;
+
+    for (const char *p = s; hash && p < hash; p++)
+        if (*p == '@')
+            at = p;
+    if (!hash && strchr(s, '?'))
+        return fail(why, n, "query options are not supported (name the master with #MASTER, "
+                    "not ?sentinelMasterId=)");
+    if (!hash)
+        return fail(why, n, "no #MASTER (the name the sentinels know the master by: "
+                    "redis-sentinel://HOST:PORT,...#MASTER)");
+    if (take_master(hash + 1, u, why, n) ||
+        (at && take_userinfo(s, (size_t)(at - s), u, why, n)))
+        return -1;
+    hosts = at ? at + 1 : s;
+    if (memchr(hosts, '?', (size_t)(hash - hosts)))
+        return fail(why, n, "query options are not supported");
+    slash = memchr(hosts, '/', (size_t)(hash - hosts));
+    if ((slash ? slash : hash) == hosts)
+        return fail(why, n, "no HOST after redis-sentinel://");
+    if (take_sentinels(hosts, (size_t)((slash ? slash : hash) - hosts), u, why, n))
+        return -1;
+    if (slash && slash + 1 < hash &&
+        parse_uint(slash + 1, (size_t)(hash - slash - 1), 0, 65535, &db))
+        return fail(why, n, "DB '%.*s' is not a number from 0 to 65535", (int)(hash - slash - 1),
+                    slash + 1);
     u->db = (int)db;
     return 0;
 }
@@ -159,15 +249,22 @@ int redis_url_parse(const char *s, struct redis_url *u, char *why, size_t n)
 
     memset(u, 0, sizeof *u);
     if (!sep)
-        return take_host_port(s, strlen(s), 1, u->host, &u->port, why, n);
+        return take_host_port(s, strlen(s), 0, u->host, &u->port, why, n);
     if ((size_t)(sep - s) == 5 && strncasecmp(s, "redis", 5) == 0)
         return parse_url(sep + 3, u, why, n);
+    if ((size_t)(sep - s) == 14 && strncasecmp(s, "redis-sentinel", 14) == 0)
+        return parse_sentinel_url(sep + 3, u, why, n);
     if ((size_t)(sep - s) == 6 && strncasecmp(s, "rediss", 6) == 0)
         return fail(why, n, "rediss:// (TLS) is not supported");
-    return fail(why, n, "unknown scheme '%.*s://' (expected redis://)", (int)(sep - s), s);
+    if ((size_t)(sep - s) == 15 && strncasecmp(s, "rediss-sentinel", 15) == 0)
+        return fail(why, n, "rediss-sentinel:// (TLS) is not supported");
+    return fail(why, n, "unknown scheme '%.*s://' (expected redis:// or redis-sentinel://)",
+                (int)(sep - s), s);
 }
 
-int redis_seeds_add(struct redis_seeds *s, const char *host, int port, char *why, size_t n)
+/* One more "host:port" in s, unless there already; at most max of them. */
+static int list_add(struct redis_seeds *s, const char *host, int port, unsigned max,
+                    const char *what, char *why, size_t n)
 {
     char addr[REDIS_URL_SEED_MAX];
 
@@ -176,8 +273,8 @@ int redis_seeds_add(struct redis_seeds *s, const char *host, int port, char *why
     for (unsigned i = 0; i < s->n; i++)
         if (strcmp(s->addr[i], addr) == 0)
             return 0;
-    if (s->n >= LW_MAX_CLUSTER_SEEDS)
-        return fail(why, n, "more than %u seeds", LW_MAX_CLUSTER_SEEDS);
+    if (s->n >= max)
+        return fail(why, n, "more than %u %s", max, what);
     /* The string only: the rest stays as redis_seeds_parse() zeroed it,
      * so that equal seed lists are equal bytes (the fuzzer compares two
      * parses with memcmp; stack garbage after the NUL differed). */
@@ -185,6 +282,11 @@ int redis_seeds_add(struct redis_seeds *s, const char *host, int port, char *why
     s->ptr[s->n] = s->addr[s->n];
     s->n++;
     return 0;
+}
+
+int redis_seeds_add(struct redis_seeds *s, const char *host, int port, char *why, size_t n)
+{
+    return list_add(s, host, port, LW_MAX_CLUSTER_SEEDS, "seeds", why, n);
 }
 
 int redis_seeds_parse(const char *list, struct redis_seeds *out, char *why, size_t n)
@@ -204,7 +306,7 @@ int redis_seeds_parse(const char *list, struct redis_seeds *out, char *why, size
         if (len >= 7 && memmem(p, len, "://", 3))
             return fail(why, n, "seed '%.*s': seeds are HOST:PORT (credentials go in -r "
                         "redis://USER:PASSWORD@...)", (int)len, p);
-        if (take_host_port(p, len, 1, host, &port, sub, sizeof sub))
+        if (take_host_port(p, len, 0, host, &port, sub, sizeof sub))
             return fail(why, n, "seed '%.*s': %s", (int)len, p, sub);
         if (redis_seeds_add(out, host, port, why, n))
             return -1;
@@ -212,6 +314,26 @@ int redis_seeds_parse(const char *list, struct redis_seeds *out, char *why, size
             return 0;
         p = comma + 1;
     }
+}
+
+int redis_addr_split(const char *addr, char *host, size_t size, int *port)
+{
+    const char *colon = strrchr(addr, ':');
+    size_t len = colon ? (size_t)(colon - addr) : 0;
+    long p;
+
+    if (!colon || parse_uint(colon + 1, strlen(colon + 1), 1, 65535, &p))
+        return -1;
+    if (addr[0] == '[' && len >= 2 && addr[len - 1] == ']') {
+        addr++;
+        len -= 2;
+    }
+    if (len == 0 || len >= size)
+        return -1;
+    memcpy(host, addr, len);
+    host[len] = 0;
+    *port = (int)p;
+    return 0;
 }
 
 void redis_url_redact(const char *s, char *buf, size_t size)

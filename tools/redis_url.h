@@ -6,6 +6,15 @@
  *   redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] port 6379 and db 0 unless
  *                                              given; USER and PASSWORD may
  *                                              be %XX-encoded (%40 for '@')
+ *   redis-sentinel://[[USER]:PASSWORD@]HOST[:PORT][,HOST[:PORT]...][/DB]#MASTER
+ *                                              the master named MASTER, as
+ *                                              the sentinels HOST:PORT,...
+ *                                              (port 26379 unless given, at
+ *                                              most LW_MAX_SENTINELS) say;
+ *                                              USER and PASSWORD are the
+ *                                              data nodes' (Lettuce's
+ *                                              convention), not the
+ *                                              sentinels'
  *   HOST:PORT,HOST:PORT,...                    cluster seeds (-c), at most
  *                                              LW_MAX_CLUSTER_SEEDS
  *
@@ -24,25 +33,34 @@
 #define REDIS_URL_DEFAULT_PORT 6379
 #define REDIS_URL_SEED_MAX (REDIS_URL_HOST_MAX + 8) /* "host:65535" and NUL */
 
-struct redis_url {
-    char host[REDIS_URL_HOST_MAX];  /* without IPv6 brackets */
-    int port;                       /* 1..65535 */
-    char username[REDIS_URL_CRED_MAX]; /* "" when none */
-    char password[REDIS_URL_CRED_MAX]; /* "" when none */
-    int db;                         /* 0..65535 */
-};
+#define REDIS_URL_DEFAULT_SENTINEL_PORT 26379
+#define REDIS_URL_MASTER_MAX 256   /* a Sentinel master name, with its NUL */
 
 /* Cluster seeds as lw_client_config wants them: cluster_seeds = ptr,
- * cluster_nseeds = n. */
+ * cluster_nseeds = n.  Also a Sentinel URL's sentinels (sentinels = ptr,
+ * nsentinels = n). */
 struct redis_seeds {
     unsigned n;
     char addr[LW_MAX_CLUSTER_SEEDS][REDIS_URL_SEED_MAX]; /* "host:port" */
     const char *ptr[LW_MAX_CLUSTER_SEEDS];               /* addr[i] */
 };
 
+struct redis_url {
+    char host[REDIS_URL_HOST_MAX];  /* without IPv6 brackets; "" with
+                                       redis-sentinel:// */
+    int port;                       /* 1..65535; 0 with redis-sentinel:// */
+    char username[REDIS_URL_CRED_MAX]; /* "" when none */
+    char password[REDIS_URL_CRED_MAX]; /* "" when none */
+    int db;                         /* 0..65535 */
+    /* redis-sentinel:// only: sentinels.n is 0 for the other forms. */
+    struct redis_seeds sentinels;   /* the sentinels, "host:port" each */
+    char master[REDIS_URL_MASTER_MAX]; /* #MASTER */
+};
+
 /*
- * redis_url_parse - HOST:PORT or a redis:// URL into *u.  0, or -1 with
- * why (size n) saying what is wrong; *u is then unspecified.
+ * redis_url_parse - HOST:PORT, a redis:// or a redis-sentinel:// URL into
+ * *u.  0, or -1 with why (size n) saying what is wrong; *u is then
+ * unspecified.
  */
 int redis_url_parse(const char *s, struct redis_url *u, char *why, size_t n);
 
@@ -55,6 +73,11 @@ int redis_seeds_parse(const char *list, struct redis_seeds *out, char *why, size
 /* redis_seeds_add - one more "host:port" (from a -r given with -c, say);
  * duplicates are kept out.  0, or -1 with why when full. */
 int redis_seeds_add(struct redis_seeds *s, const char *host, int port, char *why, size_t n);
+
+/* redis_addr_split - one "host:port" or "[v6]:port" of a struct
+ * redis_seeds back into host (size bytes, no brackets) and *port.  0, or
+ * -1 when addr is not of that form. */
+int redis_addr_split(const char *addr, char *host, size_t size, int *port);
 
 /* redis_url_redact - s for a message, with what lies between "://" and
  * the last '@' (the credentials) replaced by three asterisks. */

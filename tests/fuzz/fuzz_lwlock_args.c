@@ -8,8 +8,8 @@
  *
  * Oracle: the result is one of the three kinds, each with its output and
  * nothing else: -1 (go on) with NAME and COMMAND inside argv and every
- * option in its documented range (the address, credentials, DB and
- * cluster seeds included), silent; 0 with the help or the version
+ * option in its documented range (the address, credentials, DB, cluster
+ * seeds, and a Sentinel URL's sentinels and master included), silent; 0 with the help or the version
  * on out; 64 with one "lwlock: ..." message and the hint on err.  argv is
  * left as it was.  And parsing is repeatable: the same argv parsed again,
  * after a parse that stopped inside a group of short options of another
@@ -17,6 +17,7 @@
  * ASan sees a use-after-free if it is not).
  */
 #include <signal.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <leasewheel.h>
@@ -67,6 +68,30 @@ static void check_signal_name(int sig)
                "a 4-byte buffer");
 }
 
+/* redis-sentinel://: 1..LW_MAX_SENTINELS distinct "host:port", a master
+ * name of one word without '@', no host or port of its own, no -c. */
+static void check_sentinels(const struct lwlock_options *o)
+{
+    const struct redis_seeds *s = &o->redis.sentinels;
+    char host[REDIS_URL_HOST_MAX];
+    int port;
+
+    FUZZ_CHECK(s->n <= LW_MAX_SENTINELS && !o->cluster.n, "%u sentinels, %u seeds", s->n,
+               o->cluster.n);
+    FUZZ_CHECK(!o->redis.host[0] && o->redis.port == 0, "a host besides the sentinels");
+    FUZZ_CHECK(o->redis.master[0] && strlen(o->redis.master) < sizeof o->redis.master &&
+                   !strpbrk(o->redis.master, " \t\n\r\v\f@#"),
+               "master '%s'", o->redis.master);
+    for (unsigned i = 0; i < s->n; i++) {
+        FUZZ_CHECK(s->ptr[i] == s->addr[i], "sentinel pointer %u", i);
+        FUZZ_CHECK(redis_addr_split(s->addr[i], host, sizeof host, &port) == 0 &&
+                       !strchr(host, ','),
+                   "sentinel '%s'", s->addr[i]);
+        for (unsigned j = 0; j < i; j++)
+            FUZZ_CHECK(strcmp(s->addr[i], s->addr[j]), "sentinel '%s' twice", s->addr[i]);
+    }
+}
+
 /* -1: the options within their ranges, NAME and COMMAND from argv. */
 static void check_go_on(const struct parsed *p, int argc, char **argv)
 {
@@ -78,8 +103,12 @@ static void check_go_on(const struct parsed *p, int argc, char **argv)
     FUZZ_CHECK(k < argc - 1 && o->command == argv + k + 1, "NAME/COMMAND not from argv");
     FUZZ_CHECK(o->name[0] && strlen(o->name) <= LW_LOCK_NAME_MAX, "NAME of %zu bytes",
                strlen(o->name));
-    FUZZ_CHECK(o->redis.host[0] && strlen(o->redis.host) < sizeof o->redis.host, "host");
-    FUZZ_CHECK(o->redis.port >= 1 && o->redis.port <= 65535, "port %d", o->redis.port);
+    if (o->redis.sentinels.n)
+        check_sentinels(o);
+    else
+        FUZZ_CHECK(o->redis.host[0] && strlen(o->redis.host) < sizeof o->redis.host &&
+                       o->redis.port >= 1 && o->redis.port <= 65535 && !o->redis.master[0],
+                   "host '%s', port %d", o->redis.host, o->redis.port);
     FUZZ_CHECK(o->redis.db >= 0 && o->redis.db <= 65535, "db %d", o->redis.db);
     FUZZ_CHECK(strlen(o->redis.username) < sizeof o->redis.username &&
                    strlen(o->redis.password) < sizeof o->redis.password, "credentials");
@@ -99,6 +128,7 @@ static void check_go_on(const struct parsed *p, int argc, char **argv)
     FUZZ_CHECK(o->watchdog_ms >= LW_MIN_LEASE_MS && o->watchdog_ms <= LWLOCK_MAX_MS,
                "watchdog %u", o->watchdog_ms);
     FUZZ_CHECK(o->lost_sig >= 1 && o->lost_sig <= SIGRTMAX, "signal %d", o->lost_sig);
+    FUZZ_CHECK(o->replicas <= LWLOCK_MAX_REPLICAS, "replicas %u", o->replicas);
     FUZZ_CHECK(p->out_len == 0 && p->err_len == 0, "printed something");
     check_signal_name(o->lost_sig);
 }
@@ -124,17 +154,27 @@ static void check_result(const struct parsed *p, int argc, char **argv)
     }
 }
 
+/* The same address: the sentinels' pointers point into each one's own. */
+static int same_url(const struct redis_url *a, const struct redis_url *b)
+{
+    return !memcmp(a, b, offsetof(struct redis_url, sentinels)) &&
+           a->sentinels.n == b->sentinels.n &&
+           !memcmp(a->sentinels.addr, b->sentinels.addr, sizeof a->sentinels.addr) &&
+           !memcmp(a->master, b->master, sizeof a->master);
+}
+
 static int same(const struct parsed *a, const struct parsed *b)
 {
     if (a->rc != b->rc || a->out_len != b->out_len || a->err_len != b->err_len ||
         memcmp(a->out, b->out, a->out_len) || memcmp(a->err, b->err, a->err_len))
         return 0;
     return a->rc != -1 ||
-           (!memcmp(&a->o.redis, &b->o.redis, sizeof a->o.redis) &&
+           (same_url(&a->o.redis, &b->o.redis) &&
             a->o.cluster.n == b->o.cluster.n &&
             !memcmp(a->o.cluster.addr, b->o.cluster.addr, sizeof a->o.cluster.addr) &&
             a->o.wait_ms == b->o.wait_ms && a->o.lease_ms == b->o.lease_ms &&
             a->o.watchdog_ms == b->o.watchdog_ms && a->o.lost_sig == b->o.lost_sig &&
+            a->o.replicas == b->o.replicas &&
             a->o.name == b->o.name && a->o.command == b->o.command);
 }
 
