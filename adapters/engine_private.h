@@ -196,8 +196,9 @@ void sentinel_free(struct lw_engine *e);
 void sentinel_start(struct lw_engine *e);        /* ask, connect, listen */
 void sentinel_stop(struct lw_engine *e);
 int sentinel_fails_at_once(const struct lw_engine *e);
-/* The link's node is no master (ROLE, READONLY): drop it, ask again. */
-void sentinel_demoted(struct lw_engine *e);
+/* l's node is no master (ROLE, READONLY): drop l's connection (its
+ * requests in flight fail as unsettled) and ask the sentinels now. */
+void sentinel_demoted(struct link *l);
 
 /* cluster.c, engine thread but cluster_check_seeds and cluster_new
  * (lw_engine_new()). */

@@ -358,14 +358,12 @@ static void on_periodic(struct ev_loop *loop, ev_timer *w, int revents)
     ask_soon(w->data);
 }
 
-void sentinel_demoted(struct lw_engine *e)
+void sentinel_demoted(struct link *l)
 {
-    struct sentinel *s = e->sentinel;
-
     /* The link's back-off, then its where hook asks; ask now as well, so
      * a switch is known (and reported) before it reconnects. */
-    conn_fail(&single_link(e)->conn, LW_EUNSETTLED);
-    ask_soon(s);
+    conn_fail(&l->conn, LW_EUNSETTLED);
+    ask_soon(l->e->sentinel);
 }
 
 /* --- +switch-master ------------------------------------------------------ */

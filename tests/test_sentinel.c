@@ -2,7 +2,8 @@
  * tests/test_sentinel.c - the locks in Sentinel mode, on a real master, two
  * replicas and three sentinels (bench/redis_sentinel.h), one setup per
  * test: the master found through any one live sentinel, and a replica the
- * sentinels name refused by its ROLE; a killed master (replicated locks
+ * sentinels name refused by its ROLE, and a master demoted under a
+ * connected client (READONLY); a killed master (replicated locks
  * kept, acquires work again soon after); SENTINEL FAILOVER (the demoted
  * master, still taking writes, is not written to once the switch is
  * known, an acquire on its way there fails as unsettled, and two
@@ -416,6 +417,50 @@ Test(sentinel, failover_ignores_the_demoted_master)
                 (unsigned long long)seen_ms, (unsigned long long)named_ms,
                 (unsigned long long)writable_ms);
     lw_lock_free(l);
+}
+
+/*
+ * A master demoted under a connected client (REPLICAOF by hand, behind
+ * the sentinels' back, which still name it): the first write answered
+ * READONLY drops the connection, and the reconnect's ROLE check keeps the
+ * client off the node, so calls fail as unsettled; held locks are not
+ * lost for it.  Made master again, the node is used again.
+ */
+Test(sentinel, readonly_and_role_keep_the_client_off_a_demoted_node)
+{
+    struct lost_log log;
+    struct lw_client *c = new_client(10000, &log);
+    struct lw_client_stats st;
+    struct lw_lock *held, *l;
+    int m = redis_sentinel_master(&rs), r1 = (m + 1) % REDIS_SENTINEL_DATA, rc;
+    uint64_t t0;
+    redisReply *r;
+
+    cr_assert_eq(lw_lock_new(c, "held", 4, &held), 0);
+    cr_assert_eq(lw_lock_new(c, "ro", 2, &l), 0);
+    cr_assert_eq(lw_lock_acquire(held, NULL), 0);
+    cr_assert_eq(redis_sentinel_wait_synced(&rs, 5000), 0);
+    r = redis_sentinel_command(&rs, m, "REPLICAOF 127.0.0.1 %d", rs.data[r1].port);
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    rc = lw_trylock(l, 0, 0, NULL);
+    cr_assert_eq(rc, LW_EUNSETTLED, "%s", lw_strerror(rc));
+    stats(c, &st);
+    cr_log_info("demoted by hand: the acquire failed with LW_EUNSETTLED, %llu unsettled",
+                (unsigned long long)st.unsettled);
+    cr_assert_gt(st.unsettled, 0);
+    r = redis_sentinel_command(&rs, m, "REPLICAOF NO ONE");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    t0 = now_ms();
+    cr_assert(wait_until((rc = lw_trylock(l, 0, 0, NULL)) == 0, 10000), "%s", lw_strerror(rc));
+    cr_log_info("master again: acquired %llu ms later", (unsigned long long)(now_ms() - t0));
+    cr_assert(node_has(m, "ro"));
+    cr_assert_eq(log.count, 0, "a lock lost to READONLY");
+    cr_assert_eq(lw_unlock(l), 0);
+    lw_lock_free(l);
+    lw_lock_free(held);
+    cr_assert_eq(lw_client_free(c), 0);
 }
 
 /* An acquire on its own thread, timed. */
