@@ -134,6 +134,8 @@ struct lw_request {
     uint8_t redirects;          /* engine, cluster: MOVED/ASK followed */
     uint8_t unsettled;          /* engine, cluster: unsettled retries so far */
     uint8_t asking;             /* engine, cluster: send ASKING first */
+    uint8_t settle;             /* Sentinel: held back after a switch
+                                   (lw_request_settle()) */
 };
 
 #define LW_ENGINE_DEFAULT_PORT 6379
@@ -254,6 +256,17 @@ int lw_request_command(struct lw_request *req, int argc, const char **argv,
  */
 int lw_request_evalsha(struct lw_request *req, int script, int nkeys, int argc,
                        const char **argv, const size_t *argvlen);
+
+/*
+ * lw_request_settle - Sentinel: after a switch of master, hold req back
+ * for a while (the refresh period, at most half the command timeout)
+ * before it goes to the new master, while commands without the mark (the
+ * renewals that re-check held locks) go at once.  For acquires: other
+ * clients that have not seen the switch yet may still take locks on the
+ * old master, and learn they lost them only when they see it too.
+ * Ignored outside Sentinel mode; kept across re-submissions.
+ */
+void lw_request_settle(struct lw_request *req);
 
 /* lw_request_clear - free the command formatted by lw_request_command()
  * or lw_request_evalsha(). */

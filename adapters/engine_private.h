@@ -196,6 +196,10 @@ void sentinel_free(struct lw_engine *e);
 void sentinel_start(struct lw_engine *e);        /* ask, connect, listen */
 void sentinel_stop(struct lw_engine *e);
 int sentinel_fails_at_once(const struct lw_engine *e);
+/* Take req in: 1 when it is held back after a switch (lw_request_settle()),
+ * 0 to queue it on the link as usual. */
+int sentinel_hold(struct lw_engine *e, struct lw_request *req);
+size_t sentinel_held(const struct lw_engine *e); /* requests held back */
 /* l's node is no master (ROLE, READONLY): drop l's connection (its
  * requests in flight fail as unsettled) and ask the sentinels now. */
 void sentinel_demoted(struct link *l);

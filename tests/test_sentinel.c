@@ -387,18 +387,19 @@ Test(sentinel, failover_ignores_the_demoted_master)
     pthread_t t[CONTENDERS];
     struct lw_client_stats st;
     struct lw_lock *l;
-    int m = redis_sentinel_master(&rs), n;
+    int m = redis_sentinel_master(&rs), n, seen;
     uint64_t t0, named_ms, seen_ms, writable_ms = 0;
 
     race_start(t, 5000);
     sleep_ms(500);
     cr_assert_eq(redis_sentinel_failover(&rs), 0);
     t0 = now_ms();
-    cr_assert(wait_until((stats(race.client[0], &st), st.failovers >= 1), 20000));
+    seen = wait_until((stats(race.client[0], &st), st.failovers >= 1), 20000);
     seen_ms = now_ms() - t0;
     n = redis_sentinel_wait_master(&rs, m, 20000);
-    cr_assert_geq(n, 0);
+    cr_assert_geq(n, 0, "the sentinels did not fail over");
     named_ms = now_ms() - t0;
+    cr_assert(seen, "the sentinels failed over (to node %d), the client did not see it", n);
     /* The old master still takes writes: a lock taken now must be on the
      * new one only. */
     cr_assert_eq(lw_lock_new(race.client[0], "fresh", 5, &l), 0);
