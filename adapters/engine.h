@@ -407,7 +407,8 @@ int lw_engine_node_stats(const struct lw_engine *engine, unsigned node,
  * When they name another master (a switch): the old connection is let go
  * of at once and nothing read from it after counts, its requests in flight
  * fail with LW_EUNSETTLED (count in `unsettled`), those waiting go to the
- * new master, and on_topology is told a failover of every slot
+ * new master (but those marked lw_request_settle(), held back a refresh
+ * period), and on_topology is told a failover of every slot
  * (failovers 1).  Until a master has been found, a round of sentinels that
  * all refused fails requests at once (LW_ECONNREFUSED, ...), as a refused
  * single node does; a master name no sentinel knows reads LW_EREDIS in
