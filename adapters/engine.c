@@ -60,7 +60,7 @@ void engine_fail_all(struct lw_engine *e, struct fifo *list, int err)
 
 void engine_note_queues(struct lw_engine *e)
 {
-    size_t waiting = e->cluster ? cluster_held(e) : 0;
+    size_t waiting = e->cluster ? cluster_held(e) : e->sentinel ? sentinel_held(e) : 0;
 
     for (unsigned i = 0; i < e->nlinks; i++)
         if (e->links[i])
@@ -89,6 +89,8 @@ static void take_request(struct lw_engine *e, struct lw_request *req, uint64_t d
     req->expires_ns = deadline_ns;
     if (e->cluster)
         cluster_route(e, req, 0);
+    else if (e->sentinel && sentinel_hold(e, req))
+        ; /* held back after a switch */
     else if ((l = link_lane(single_link(e), req)))
         fifo_push(&l->waiting, req);
     else

@@ -148,6 +148,8 @@ struct lw_request {
     uint64_t sent_conn;         /* engine: the connection it was last written
                                    on (a number unique in the engine, new for
                                    every connection set up), 0 before */
+    uint8_t settle;             /* Sentinel: held back after a switch
+                                   (lw_request_settle()) */
 };
 
 #define LW_ENGINE_DEFAULT_PORT 6379
@@ -272,6 +274,17 @@ int lw_request_command(struct lw_request *req, int argc, const char **argv,
  */
 int lw_request_evalsha(struct lw_request *req, int script, int nkeys, int argc,
                        const char **argv, const size_t *argvlen);
+
+/*
+ * lw_request_settle - Sentinel: after a switch of master, hold req back
+ * for a while (the refresh period, at most half the command timeout)
+ * before it goes to the new master, while commands without the mark (the
+ * renewals that re-check held locks) go at once.  For acquires: other
+ * clients that have not seen the switch yet may still take locks on the
+ * old master, and learn they lost them only when they see it too.
+ * Ignored outside Sentinel mode; kept across re-submissions.
+ */
+void lw_request_settle(struct lw_request *req);
 
 /* lw_request_clear - free the command formatted by lw_request_command()
  * or lw_request_evalsha(). */
@@ -420,7 +433,8 @@ int lw_engine_conn_node(const struct lw_engine *engine, uint64_t conn);
  * When they name another master (a switch): the old connection is let go
  * of at once and nothing read from it after counts, its requests in flight
  * fail with LW_EUNSETTLED (count in `unsettled`), those waiting go to the
- * new master, and on_topology is told a failover of every slot
+ * new master (but those marked lw_request_settle(), held back a refresh
+ * period), and on_topology is told a failover of every slot
  * (failovers 1).  Until a master has been found, a round of sentinels that
  * all refused fails requests at once (LW_ECONNREFUSED, ...), as a refused
  * single node does; a master name no sentinel knows reads LW_EREDIS in

@@ -207,8 +207,13 @@ void sentinel_free(struct lw_engine *e);
 void sentinel_start(struct lw_engine *e);        /* ask, connect, listen */
 void sentinel_stop(struct lw_engine *e);
 int sentinel_fails_at_once(const struct lw_engine *e);
-/* The link's node is no master (ROLE, READONLY): drop it, ask again. */
-void sentinel_demoted(struct lw_engine *e);
+/* Take req in: 1 when it is held back after a switch (lw_request_settle()),
+ * 0 to queue it on the link as usual. */
+int sentinel_hold(struct lw_engine *e, struct lw_request *req);
+size_t sentinel_held(const struct lw_engine *e); /* requests held back */
+/* l's node is no master (ROLE, READONLY): drop l's connection (its
+ * requests in flight fail as unsettled) and ask the sentinels now. */
+void sentinel_demoted(struct link *l);
 /* conn.h's where hook for a side link (arg: e->sentinel). */
 int sentinel_side_where(void *arg, const char **host, int *port);
 

@@ -176,7 +176,7 @@ static void on_own_reply(struct lw_request *req, const redisReply *reply, int er
         return;
     }
     if (kind == OWN_ROLE && !says_master(reply)) {
-        sentinel_demoted(l->e);
+        sentinel_demoted(l);
         return;
     }
     if (kind == OWN_LOAD && reply->type == REDIS_REPLY_STRING && reply->len == 40)
@@ -309,7 +309,7 @@ static void on_reply(void *arg, redisReply *reply)
         if (e->sentinel && !strncmp(reply->str, "READONLY", 8)) {
             /* The master we were told of was demoted under us: this and
              * everything after it on the wire is unsettled, not failed. */
-            sentinel_demoted(e); /* first: a resubmit must not go there */
+            sentinel_demoted(l); /* first: a resubmit must not go there */
             count_add(&e->count.unsettled, 1);
             engine_complete(e, req, NULL, LW_EUNSETTLED);
             return;

@@ -18,6 +18,11 @@ void lw_request_init(struct lw_request *req)
     memset(req, 0, sizeof *req);
 }
 
+void lw_request_settle(struct lw_request *req)
+{
+    req->settle = 1;
+}
+
 void lw_request_task(struct lw_request *req)
 {
     req->task = 1;

@@ -53,6 +53,7 @@ struct sentinel {
     lw_engine_topology_fn *on_topology;
     void *topology_arg;
     double refresh_s;
+    uint64_t settle_ns;        /* acquires wait this long after a switch */
 
     /* A round of questions. */
     struct lw_conn ask;
@@ -73,6 +74,11 @@ struct sentinel {
     int master_port;
     int fresh;                 /* named since the link last connected */
     int link_waits;            /* the link is held for an address */
+
+    /* After a switch: acquires held back until settled_ns. */
+    struct fifo held;
+    uint64_t settled_ns;
+    ev_timer settle;
 
     /* +switch-master */
     struct lw_conn watch;
@@ -149,6 +155,74 @@ int sentinel_side_where(void *arg, const char **host, int *port)
     return 0;
 }
 
+/* The settle timer: the held acquires go to the link, in order. */
+static void on_settled(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    struct sentinel *s = w->data;
+    struct link *l = single_link(s->e);
+    struct lw_request *req;
+
+    (void)loop;
+    (void)revents;
+    while ((req = fifo_pop(&s->held))) {
+        struct link *to = link_lane(l, req); /* acquires that wait for
+                                                 replicas: the side link */
+        if (to)
+            fifo_push(&to->waiting, req);
+        else
+            engine_complete(s->e, req, NULL, LW_ENOMEM);
+    }
+    link_pump(l);
+    if (l->side)
+        link_pump(l->side);
+}
+
+int sentinel_hold(struct lw_engine *e, struct lw_request *req)
+{
+    struct sentinel *s = e->sentinel;
+
+    if (!req->settle || !ev_is_active(&s->settle) || lw_clock_now() >= s->settled_ns)
+        return 0;
+    fifo_push(&s->held, req);
+    return 1;
+}
+
+size_t sentinel_held(const struct lw_engine *e)
+{
+    return e->sentinel->held.count;
+}
+
+/*
+ * After a switch, acquires wait settle_ns before they go to the new master
+ * (renewals, which re-check held locks, go at once).  Other clients that
+ * have not seen the switch yet may still take a lock on the old master,
+ * which the new one does not have: an acquire here now would give a second
+ * holder.  Once they see the switch their re-check tells them they lost it;
+ * waiting a refresh period (every client asks that often) lets them.
+ * Acquires already waiting on the link are held back too.
+ */
+static void hold_back(struct sentinel *s, struct link *l)
+{
+    struct fifo all = fifo_take(&l->waiting);
+    struct lw_request *req;
+
+    while ((req = fifo_pop(&all)))
+        fifo_push(req->settle ? &s->held : &l->waiting, req);
+}
+
+static void settle_acquires(struct sentinel *s)
+{
+    struct link *l = single_link(s->e);
+
+    hold_back(s, l);
+    if (l->side)
+        hold_back(s, l->side);
+    s->settled_ns = lw_clock_now() + s->settle_ns;
+    ev_timer_stop(s->e->loop, &s->settle);
+    ev_timer_set(&s->settle, s->settle_ns / 1e9, 0.0);
+    ev_timer_start(s->e->loop, &s->settle);
+}
+
 /*
  * Another master: the old one's connection goes now, before anything else
  * it sent is read, and what was in flight on it fails as unsettled (its
@@ -164,6 +238,7 @@ static void switch_master(struct sentinel *s)
     s->fresh = 1;
     s->link_waits = 0;
     conn_drop(&l->conn); /* connects to the new one at once */
+    settle_acquires(s);
     link_fail_inflight(l, LW_EUNSETTLED);
     if (l->side) { /* acquires waiting for replicas: the same, and a WAIT
                       on the old connection must not answer for them */
@@ -385,14 +460,12 @@ static void on_periodic(struct ev_loop *loop, ev_timer *w, int revents)
     ask_soon(w->data);
 }
 
-void sentinel_demoted(struct lw_engine *e)
+void sentinel_demoted(struct link *l)
 {
-    struct sentinel *s = e->sentinel;
-
     /* The link's back-off, then its where hook asks; ask now as well, so
      * a switch is known (and reported) before it reconnects. */
-    conn_fail(&single_link(e)->conn, LW_EUNSETTLED);
-    ask_soon(s);
+    conn_fail(&l->conn, LW_EUNSETTLED);
+    ask_soon(l->e->sentinel);
 }
 
 /* --- +switch-master ------------------------------------------------------ */
@@ -526,6 +599,13 @@ int sentinel_new(struct lw_engine *e, const struct lw_engine_config *cfg)
     s->periodic.data = s;
     ev_init(&s->ask_deadline, on_ask_deadline);
     s->ask_deadline.data = s;
+    ev_init(&s->settle, on_settled);
+    s->settle.data = s;
+    /* A refresh period, so that every client has asked again; at most half
+     * the command timeout, so that a held acquire still has time. */
+    s->settle_ns = (uint64_t)(s->refresh_s * 1e9);
+    if (s->settle_ns > cfg->command_timeout_ms * 500000ull)
+        s->settle_ns = cfg->command_timeout_ms * 500000ull;
     if ((rc = copy_sentinels(s, cfg)) || (rc = make_link(s, cfg)))
         return rc;
     wc = s->where;
@@ -558,6 +638,8 @@ void sentinel_stop(struct lw_engine *e)
     ev_timer_stop(e->loop, &s->step);
     ev_timer_stop(e->loop, &s->periodic);
     ev_timer_stop(e->loop, &s->ask_deadline);
+    ev_timer_stop(e->loop, &s->settle);
+    engine_fail_all(e, &s->held, LW_ESHUTDOWN);
     conn_close(&s->ask);
     conn_close(&s->watch);
 }

@@ -26,7 +26,9 @@ static const struct error_text error_texts[] = {
     [-LW_ELOCKED] = {"LW_ELOCKED", "lock held by another owner"},
     [-LW_ELEASE] = {"LW_ELEASE", "lease shorter than three wheel ticks"},
     [-LW_EREPLY] = {"LW_EREPLY", "Redis answered a lock command with an error"},
-    [-LW_EUNSETTLED] = {"LW_EUNSETTLED", "the Redis master was moving (a failover, a migration) and the command did not complete"},
+    [-LW_EUNSETTLED] = {"LW_EUNSETTLED",
+                        "the Redis master was moving (a failover, a migration) and the command "
+                        "did not complete"},
     [-LW_EREPLICAS] = {"LW_EREPLICAS", "too few replicas acknowledged the acquire in time"},
 };
 

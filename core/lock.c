@@ -419,6 +419,8 @@ static int format_op(struct op *op)
 
     if (rc == 0)
         lw_request_route_slot(&op->req, op->lock->slot);
+    if (rc == 0 && op->kind == OP_ACQUIRE)
+        lw_request_settle(&op->req); /* Sentinel: not at once after a switch */
     return rc;
 }
 

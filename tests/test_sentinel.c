@@ -2,7 +2,8 @@
  * tests/test_sentinel.c - the locks in Sentinel mode, on a real master, two
  * replicas and three sentinels (bench/redis_sentinel.h), one setup per
  * test: the master found through any one live sentinel, and a replica the
- * sentinels name refused by its ROLE; a killed master (replicated locks
+ * sentinels name refused by its ROLE, and a master demoted under a
+ * connected client (READONLY); a killed master (replicated locks
  * kept, acquires work again soon after); SENTINEL FAILOVER (the demoted
  * master, still taking writes, is not written to once the switch is
  * known, an acquire on its way there fails as unsettled, and two
@@ -28,6 +29,7 @@
 #include <leasewheel.h>
 
 #include "redis_sentinel.h"
+#include "time_util.h"
 
 #define NLOCKS 50
 
@@ -44,31 +46,10 @@ static void teardown(void)
     redis_sentinel_stop(&rs);
 }
 
-TestSuite(sentinel, .init = setup, .fini = teardown, .timeout = 150);
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
-static uint64_t now_ms(void)
-{
-    return lw_clock_now() / 1000000u;
-}
-
-/* Poll `cond` every 5 ms for at most ms; whether it came true (the last
- * evaluation's: cond may have effects, an acquire or a failover). */
-#define wait_until(cond, ms)                                                     \
-    __extension__({                                                              \
-        uint64_t until_ = now_ms() + (ms);                                       \
-        int ok_;                                                                 \
-        while (!(ok_ = !!(cond)) && now_ms() < until_)                           \
-            sleep_ms(5);                                                         \
-        ok_;                                                                     \
-    })
+/* Each test with its own setup.  (No TestSuite(): the lite runner of the
+ * TSan build has none.) */
+#define SENTINEL_TEST(name, timeout_s) \
+    Test(sentinel, name, .init = setup, .fini = teardown, .timeout = (timeout_s))
 
 struct lost_log {
     _Atomic int count;
@@ -186,13 +167,14 @@ static void release_all(struct held *h, int expect_ok)
 }
 
 /*
- * (1) Two sentinels killed, the live one last in the list: the master is
- * found through it.  Then that sentinel is made to name a replica (it
+ * (1) The first sentinel of the list stopped (it takes connections and
+ * answers nothing), the second killed, the live one last: the master is
+ * found through it, after the first one's 1 s.  Then that sentinel is made to name a replica (it
  * monitors the replica under the name): the ROLE check refuses it, and
  * acquires fail as unsettled instead of reaching a replica; named right
  * again, the client comes back.
  */
-Test(sentinel, discovery_through_one_sentinel_and_the_role_check)
+SENTINEL_TEST(discovery_through_one_sentinel_and_the_role_check, 150)
 {
     struct lost_log log;
     struct lw_client *c;
@@ -202,14 +184,15 @@ Test(sentinel, discovery_through_one_sentinel_and_the_role_check)
     redisReply *r;
 
     cr_assert_geq(m, 0);
-    cr_assert_eq(redis_sentinel_signal_sentinel(&rs, 0, SIGKILL), 0);
+    cr_assert_eq(redis_sentinel_signal_sentinel(&rs, 0, SIGSTOP), 0);
     cr_assert_eq(redis_sentinel_signal_sentinel(&rs, 1, SIGKILL), 0);
     t0 = now_ms();
     c = new_client(10000, &log);
     cr_assert_eq(lw_lock_new(c, "one", 3, &l), 0);
     cr_assert_eq(lw_lock_acquire(l, NULL), 0);
-    cr_log_info("discovery through the third sentinel: first acquire after %llu ms",
+    cr_log_info("discovery past a silent and a dead sentinel: first acquire after %llu ms",
                 (unsigned long long)(now_ms() - t0));
+    cr_assert_lt(now_ms() - t0, 2500);
     cr_assert(node_has(m, "one"), "the lock is on the master");
 
     /* Sentinel 2 now names a replica as "mymaster". */
@@ -257,7 +240,7 @@ Test(sentinel, discovery_through_one_sentinel_and_the_role_check)
 
 /* (2) kill -9 the master: the replicated locks are kept, and acquiring
  * works again within a bounded time after the switch. */
-Test(sentinel, killed_master_keeps_replicated_locks)
+SENTINEL_TEST(killed_master_keeps_replicated_locks, 150)
 {
     struct lost_log log;
     struct lw_client *c = new_client(10000, &log);
@@ -379,23 +362,24 @@ static void race_stop(pthread_t *t, const char *what)
  * (measured here), but once the switch is known nothing goes there; two
  * clients contending through it never overlap.
  */
-Test(sentinel, failover_ignores_the_demoted_master)
+SENTINEL_TEST(failover_ignores_the_demoted_master, 150)
 {
     pthread_t t[CONTENDERS];
     struct lw_client_stats st;
     struct lw_lock *l;
-    int m = redis_sentinel_master(&rs), n;
+    int m = redis_sentinel_master(&rs), n, seen;
     uint64_t t0, named_ms, seen_ms, writable_ms = 0;
 
     race_start(t, 5000);
     sleep_ms(500);
     cr_assert_eq(redis_sentinel_failover(&rs), 0);
     t0 = now_ms();
-    cr_assert(wait_until((stats(race.client[0], &st), st.failovers >= 1), 20000));
+    seen = wait_until((stats(race.client[0], &st), st.failovers >= 1), 20000);
     seen_ms = now_ms() - t0;
     n = redis_sentinel_wait_master(&rs, m, 20000);
-    cr_assert_geq(n, 0);
+    cr_assert_geq(n, 0, "the sentinels did not fail over");
     named_ms = now_ms() - t0;
+    cr_assert(seen, "the sentinels failed over (to node %d), the client did not see it", n);
     /* The old master still takes writes: a lock taken now must be on the
      * new one only. */
     cr_assert_eq(lw_lock_new(race.client[0], "fresh", 5, &l), 0);
@@ -414,6 +398,50 @@ Test(sentinel, failover_ignores_the_demoted_master)
                 (unsigned long long)seen_ms, (unsigned long long)named_ms,
                 (unsigned long long)writable_ms);
     lw_lock_free(l);
+}
+
+/*
+ * A master demoted under a connected client (REPLICAOF by hand, behind
+ * the sentinels' back, which still name it): the first write answered
+ * READONLY drops the connection, and the reconnect's ROLE check keeps the
+ * client off the node, so calls fail as unsettled; held locks are not
+ * lost for it.  Made master again, the node is used again.
+ */
+SENTINEL_TEST(readonly_and_role_keep_the_client_off_a_demoted_node, 150)
+{
+    struct lost_log log;
+    struct lw_client *c = new_client(10000, &log);
+    struct lw_client_stats st;
+    struct lw_lock *held, *l;
+    int m = redis_sentinel_master(&rs), r1 = (m + 1) % REDIS_SENTINEL_DATA, rc;
+    uint64_t t0;
+    redisReply *r;
+
+    cr_assert_eq(lw_lock_new(c, "held", 4, &held), 0);
+    cr_assert_eq(lw_lock_new(c, "ro", 2, &l), 0);
+    cr_assert_eq(lw_lock_acquire(held, NULL), 0);
+    cr_assert_eq(redis_sentinel_wait_synced(&rs, 5000), 0);
+    r = redis_sentinel_command(&rs, m, "REPLICAOF 127.0.0.1 %d", rs.data[r1].port);
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    rc = lw_trylock(l, 0, 0, NULL);
+    cr_assert_eq(rc, LW_EUNSETTLED, "%s", lw_strerror(rc));
+    stats(c, &st);
+    cr_log_info("demoted by hand: the acquire failed with LW_EUNSETTLED, %llu unsettled",
+                (unsigned long long)st.unsettled);
+    cr_assert_gt(st.unsettled, 0);
+    r = redis_sentinel_command(&rs, m, "REPLICAOF NO ONE");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    t0 = now_ms();
+    cr_assert(wait_until((rc = lw_trylock(l, 0, 0, NULL)) == 0, 10000), "%s", lw_strerror(rc));
+    cr_log_info("master again: acquired %llu ms later", (unsigned long long)(now_ms() - t0));
+    cr_assert(node_has(m, "ro"));
+    cr_assert_eq(log.count, 0, "a lock lost to READONLY");
+    cr_assert_eq(lw_unlock(l), 0);
+    lw_lock_free(l);
+    lw_lock_free(held);
+    cr_assert_eq(lw_client_free(c), 0);
 }
 
 /* An acquire on its own thread, timed. */
@@ -439,7 +467,7 @@ static void *try_once(void *arg)
  * instead of waiting for the old master's answer, and the client never
  * counts a hold from there.
  */
-Test(sentinel, a_reply_from_the_demoted_master_never_counts)
+SENTINEL_TEST(a_reply_from_the_demoted_master_never_counts, 150)
 {
     struct lost_log log;
     struct lw_client *c = new_client(10000, &log);
@@ -483,7 +511,7 @@ Test(sentinel, a_reply_from_the_demoted_master_never_counts)
 
 /* (4) A lock the replicas never got (cut off before the acquire) is
  * reported lost to the failover at once; the replicated one is kept. */
-Test(sentinel, unreplicated_lock_is_reported_lost_at_once)
+SENTINEL_TEST(unreplicated_lock_is_reported_lost_at_once, 150)
 {
     struct lost_log log;
     struct lw_client *c = new_client(10000, &log);
@@ -547,7 +575,7 @@ static void *wait_for_lock(void *arg)
  * KILL TYPE normal, then pubsub): the holder's and the waiter's clients
  * both come back, subscriptions too, and the waiter is woken by the
  * unlock, not by a lease running out. */
-Test(sentinel, client_kill_still_wakes_waiters)
+SENTINEL_TEST(client_kill_still_wakes_waiters, 150)
 {
     struct lost_log log;
     struct lw_client *a = new_client(30000, &log), *b = new_client(30000, NULL);
@@ -590,7 +618,7 @@ Test(sentinel, client_kill_still_wakes_waiters)
 
 /* (6) A switchover done right: writes paused on the master, the replicas
  * caught up, then SENTINEL FAILOVER: nothing is lost. */
-Test(sentinel, paused_switchover_loses_nothing)
+SENTINEL_TEST(paused_switchover_loses_nothing, 150)
 {
     struct lost_log log;
     struct lw_client *c = new_client(10000, &log);
@@ -633,7 +661,7 @@ static int failover_when_ready(int ms)
 }
 
 /* (7) Contention under repeated failovers: never two holders. */
-Test(sentinel, contention_under_repeated_failovers, .timeout = 200)
+SENTINEL_TEST(contention_under_repeated_failovers, 200)
 {
     pthread_t t[CONTENDERS];
     struct lw_client_stats st;
@@ -661,7 +689,7 @@ Test(sentinel, contention_under_repeated_failovers, .timeout = 200)
  * 1.5 s lease survive SENTINEL FAILOVER.  What is promised: every lock is
  * either still there or reported lost, none silently gone.
  */
-Test(sentinel, short_lease_across_a_failover)
+SENTINEL_TEST(short_lease_across_a_failover, 150)
 {
     struct lost_log log;
     struct lw_client *c = new_client(1500, &log);
@@ -700,7 +728,7 @@ Test(sentinel, short_lease_across_a_failover)
  * writes (NOREPLICAS) instead of taking them for seconds.  The window is
  * measured; held locks are kept through it (NOREPLICAS is unsettled).
  */
-Test(sentinel, min_replicas_to_write_shortens_the_window)
+SENTINEL_TEST(min_replicas_to_write_shortens_the_window, 150)
 {
     struct lost_log log;
     struct lw_client *c = new_client(10000, &log);
@@ -745,9 +773,8 @@ static void setup_auth(void)
                  "the Sentinel setup did not start");
 }
 
-TestSuite(sentinel_auth, .init = setup_auth, .fini = teardown, .timeout = 150);
-
-Test(sentinel_auth, passwords_for_nodes_and_sentinels)
+Test(sentinel_auth, passwords_for_nodes_and_sentinels, .init = setup_auth, .fini = teardown,
+     .timeout = 150)
 {
     struct lw_client_config cfg;
     struct lw_client *c = NULL, *bad = NULL;
@@ -793,7 +820,7 @@ Test(sentinel_auth, passwords_for_nodes_and_sentinels)
  * had it), and once the switch is seen a new acquire is acknowledged on
  * the new master, where its key is.
  */
-Test(sentinel, replicas_acquire_follows_the_switch)
+SENTINEL_TEST(replicas_acquire_follows_the_switch, 150)
 {
     struct lw_client_config cfg;
     struct lw_client_stats st;

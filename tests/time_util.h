@@ -23,13 +23,16 @@ static inline uint64_t now_ms(void)
     return lw_clock_now() / 1000000u;
 }
 
-/* Poll `cond` every 5 ms for at most ms; returns whether it came true. */
+/* Poll `cond` every 5 ms for at most ms; whether it came true (the last
+ * evaluation's: cond may have effects, an acquire or a failover, so it is
+ * evaluated once per round). */
 #define wait_until(cond, ms)                                                     \
     __extension__({                                                              \
         uint64_t until_ = now_ms() + (ms);                                       \
-        while (!(cond) && now_ms() < until_)                                     \
+        int ok_;                                                                 \
+        while (!(ok_ = !!(cond)) && now_ms() < until_)                           \
             sleep_ms(5);                                                         \
-        (cond);                                                                  \
+        ok_;                                                                     \
     })
 
 #endif
