@@ -69,6 +69,16 @@ void lite_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
     lite_check(strcmp((a), (b)) == 0, #a " eq " #b, __VA_ARGS__)
 #define cr_assert_str_neq(a, b, ...) \
     lite_check(strcmp((a), (b)) != 0, #a " neq " #b, __VA_ARGS__)
+#define cr_assert_fail(...) lite_fail(__FILE__, __LINE__, "cr_assert_fail", "" __VA_ARGS__)
+/* An expectation fails the test at once here (Criterion would go on to
+ * the end of the test first): the verdict is the same. */
+#define cr_expect(c, ...) cr_assert(c, __VA_ARGS__)
+#define cr_expect_eq(a, b, ...) cr_assert_eq(a, b, __VA_ARGS__)
+#define cr_expect_neq(a, b, ...) cr_assert_neq(a, b, __VA_ARGS__)
+#define cr_expect_lt(a, b, ...) cr_assert_lt(a, b, __VA_ARGS__)
+#define cr_expect_leq(a, b, ...) cr_assert_leq(a, b, __VA_ARGS__)
+#define cr_expect_gt(a, b, ...) cr_assert_gt(a, b, __VA_ARGS__)
+#define cr_expect_geq(a, b, ...) cr_assert_geq(a, b, __VA_ARGS__)
 #define cr_log_info(...) lite_log(__VA_ARGS__)
 
 #endif
