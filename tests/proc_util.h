@@ -89,7 +89,9 @@ static inline void redirect(int to, const char *name)
 #define ARGS(...) ((const char *[]){__VA_ARGS__, NULL})
 
 /* Start prog with args (argv[0] excluded) and extra "K=V" settings, its
- * stdout and stderr to the files out and err; it dies with the test. */
+ * stdout and stderr to the files out and err, in the test directory (so
+ * that a COMMAND's "touch ran" lands where exists("ran") looks); it dies
+ * with the test.  prog must be an absolute path. */
 static inline pid_t start_child(const char *prog, const char *const *args,
                                 const char *const *env, const char *out, const char *err)
 {
@@ -108,6 +110,8 @@ static inline pid_t start_child(const char *prog, const char *const *args,
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         redirect(1, out);
         redirect(2, err);
+        if (chdir(dir))
+            _exit(121);
         for (; env && *env; env++)
             putenv((char *)*env);
         execv(prog, (char *const *)argv);
