@@ -29,6 +29,8 @@
 #include <leasewheel.h>
 
 #include "contention_log.h"
+#include "fixture_util.h"
+#include "lwloop_util.h"
 #include "proc_util.h"
 #include "redis_sentinel.h"
 #include "time_util.h"
@@ -69,18 +71,7 @@ static int lwlock_env(const char *const *args, const char *const *env)
  * number, nil as 0), or -1. */
 static long long node_int(int i, const char *fmt, const char *arg)
 {
-    redisReply *r = redis_sentinel_command(&rs, i, fmt, arg);
-    long long v = -1;
-
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    else if (r && r->type == REDIS_REPLY_STRING)
-        v = atoll(r->str);
-    else if (r && r->type == REDIS_REPLY_NIL)
-        v = 0;
-    if (r)
-        freeReplyObject(r);
-    return v;
+    return fixture_reply_int(redis_sentinel_command(&rs, i, fmt, arg));
 }
 
 /* The master's count of replicas online (INFO replication), or -1. */
@@ -231,85 +222,12 @@ SENTINEL_TEST(lwlock_replicas_through_sentinel)
 static char log_path[300];
 static int log_fd = -1;
 
-struct loop {
-    const char *id;
-    int hold_max_ms, idle_max_ms;
-    pid_t pid;
-};
-
 static struct loop loops[NLOOPS] = {
     {"l0", 20, 0, 0},
     {"l1", 20, 0, 0},
     /* Sections up to a quarter lease: some span the faults. */
     {"l2", LEASE_MS / 4, LEASE_MS / 4, 0},
 };
-
-static void start_loops(void)
-{
-    char lease[16], stop[300], out[32], err[32], hold[16], idle[16];
-
-    snprintf(lease, sizeof lease, "%d", LEASE_MS);
-    path_in_dir("stop", stop, sizeof stop);
-    for (int i = 0; i < NLOOPS; i++) {
-        snprintf(out, sizeof out, "%s.out", loops[i].id);
-        snprintf(err, sizeof err, "%s.err", loops[i].id);
-        snprintf(hold, sizeof hold, "%d", loops[i].hold_max_ms);
-        snprintf(idle, sizeof idle, "%d", loops[i].idle_max_ms);
-        loops[i].pid = start_child(CONTENDER_PATH,
-                                   ARGS("lwloop", "--redis", url, "--names", "1", "--lease-ms",
-                                        lease, "--wait-ms", "1000", "--hold-max-ms", hold,
-                                        "--idle-max-ms", idle, "--deadline-ms", "120000",
-                                        "--stop", stop, "--log", log_path, "--id", loops[i].id,
-                                        "--lwlock", LWLOCK_PATH),
-                                   NULL, out, err);
-    }
-}
-
-/* A loop's stderr to ours, but for lwlock's "held by another owner"
- * (expected, many). */
-static void echo_loop_stderr(const char *id)
-{
-    char path[300], line[1024];
-    FILE *f;
-
-    snprintf(path, sizeof path, "%s/%s.err", dir, id);
-    if (!(f = fopen(path, "r")))
-        return;
-    while (fgets(line, sizeof line, f))
-        if (!strstr(line, lw_strerror(LW_ELOCKED)))
-            fprintf(stderr, "[%s stderr] %s", id, line);
-    fclose(f);
-}
-
-/* Tell the loops to stop after their round and wait (bounded): status 0,
- * and their summaries. */
-static void stop_loops(struct summary *sums)
-{
-    char path[300];
-    int fd, code;
-
-    fd = open(path_in_dir("stop", path, sizeof path), O_WRONLY | O_CREAT, 0600);
-    cr_assert_geq(fd, 0);
-    close(fd);
-    for (int i = 0; i < NLOOPS; i++) {
-        code = wait_child(loops[i].pid, WAIT_EXIT_MS);
-        echo_loop_stderr(loops[i].id);
-        cr_assert_eq(code, 0, "loop %s: status %d", loops[i].id, code);
-        snprintf(path, sizeof path, "%s/%s.out", dir, loops[i].id);
-        cr_assert(read_summary_file(path, &sums[i]), "loop %s printed no summary", loops[i].id);
-    }
-}
-
-/* The injector's lines in the log (contention_log.h leaves them out of
- * the intervals). */
-static void log_fault(const char *kind, const char *fault, int seq)
-{
-    char line[128];
-    int n = snprintf(line, sizeof line, "%s %s injector %d %" PRIu64 " 0\n", kind, fault, seq,
-                     lw_clock_now());
-
-    cr_assert_eq(write(log_fd, line, (size_t)n), n);
-}
 
 /* Critical sections entered since `since` (lw_clock_now), from the log. */
 static long entered_since(uint64_t since)
@@ -336,31 +254,17 @@ static void expect_progress(int f)
     resumed_ms[f] = (lw_clock_now() - fault_end[f]) / 1000000u;
 }
 
-/* SENTINEL FAILOVER as soon as the sentinels take it (-INPROG while the
- * last one is wound up, -NOGOODSLAVE until a replica is seen healthy). */
-static int failover_when_ready(int ms)
-{
-    uint64_t until = now_ms() + (uint64_t)ms;
-
-    while (redis_sentinel_failover(&rs) != 0) {
-        if (now_ms() >= until)
-            return -1;
-        sleep_ms(250);
-    }
-    return 0;
-}
-
 /* SENTINEL FAILOVER; then the demoted master rejoins as a replica (after
  * about 11 s: Sentinel's reconfiguration of a master that is still up). */
 static void fault_failover(int f)
 {
     int m = settled_master();
 
-    log_fault("fault", "failover", f);
+    log_fault(log_fd, "fault", "failover", f);
     fault_start[f] = lw_clock_now();
-    cr_assert_eq(failover_when_ready(30000), 0, "SENTINEL FAILOVER refused");
+    cr_assert_eq(redis_sentinel_failover_when_ready(&rs, 30000), 0, "SENTINEL FAILOVER refused");
     cr_assert_geq(redis_sentinel_wait_master(&rs, m, 20000), 0, "no new master");
-    log_fault("faultend", "failover", f);
+    log_fault(log_fd, "faultend", "failover", f);
     fault_end[f] = lw_clock_now();
     expect_progress(f);
     cr_assert(wait_until(redis_sentinel_role(&rs, m) == 0, 25000),
@@ -372,11 +276,11 @@ static void fault_kill(int f)
 {
     int m = settled_master();
 
-    log_fault("fault", "kill", f);
+    log_fault(log_fd, "fault", "kill", f);
     fault_start[f] = lw_clock_now();
     cr_assert_eq(redis_sentinel_signal(&rs, m, SIGKILL), 0);
     cr_assert_geq(redis_sentinel_wait_master(&rs, m, 20000), 0, "no new master");
-    log_fault("faultend", "kill", f);
+    log_fault(log_fd, "faultend", "kill", f);
     fault_end[f] = lw_clock_now();
     expect_progress(f);
     cr_assert_eq(redis_sentinel_restart_node(&rs, m), 0);
@@ -396,63 +300,46 @@ static long spanning(const struct interval *ivs, size_t n)
 
 SENTINEL_TEST(lwlock_loops_never_overlap_through_failovers_and_a_kill)
 {
-    static struct overlap shown[8];
     struct summary sums[NLOOPS] = {{0}};
-    int clashes = 0, regressions;
-    long lost = 0, errors = 0, other = 0, acquired = 0;
-    struct record *recs;
-    struct interval *ivs;
-    size_t nrecs, nivs, n;
+    struct loops_verdict v;
     uint64_t t0 = now_ms();
 
     snprintf(log_path, sizeof log_path, "%s/log", dir);
     log_fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     cr_assert_geq(log_fd, 0);
-    start_loops();
+    start_loops(loops, NLOOPS, "--redis", url, LEASE_MS, log_path);
     sleep_ms(GAP_MS);
     cr_assert_geq(entered_since(0), 3, "no progress before the faults");
     for (int f = 0; f < NFAILOVERS; f++)
         fault_failover(f);
     fault_kill(NFAILOVERS);
     sleep_ms(1000);
-    stop_loops(sums);
+    stop_loops(loops, NLOOPS, sums, WAIT_EXIT_MS);
     close(log_fd);
 
-    recs = read_log(log_path, &nrecs);
-    for (size_t i = 0; i < nrecs; i++)
-        clashes += !strcmp(recs[i].kind, "clash");
-    ivs = intervals(recs, nrecs, &nivs);
-    for (int i = 0; i < NLOOPS; i++) {
-        cr_log_info("sentinel_tools: %s: rounds %ld acquired %ld busy %ld unavailable %ld "
-                    "lost %ld other %ld",
-                    loops[i].id, sums[i].rounds, sums[i].acquired, sums[i].busy, sums[i].errors,
-                    sums[i].lost, sums[i].other);
-        lost += sums[i].lost;
-        errors += sums[i].errors;
-        other += sums[i].other;
-        acquired += sums[i].acquired;
-    }
-    n = find_overlaps(ivs, nivs, shown, 8);
-    regressions = token_regressions(ivs, nivs);
-    for (size_t i = 0; i < n && i < 8; i++)
-        show_overlap(&shown[i]);
+    judge_loops(log_path, loops, sums, NLOOPS, "sentinel_tools", &v);
     cr_log_info("sentinel_tools: %zu critical sections in %.1f s; the lock changed hands again "
                 "%llu, %llu, %llu and %llu ms after the new master was named (three failovers, "
                 "a kill); %ld across a fault; overlaps %zu, marker clashes %d, token "
                 "regressions %d, lost %ld, unavailable %ld",
-                nivs, (now_ms() - t0) / 1000.0, (unsigned long long)resumed_ms[0],
+                v.nivs, (now_ms() - t0) / 1000.0, (unsigned long long)resumed_ms[0],
                 (unsigned long long)resumed_ms[1], (unsigned long long)resumed_ms[2],
-                (unsigned long long)resumed_ms[3],
-                spanning(ivs, nivs), n, clashes, regressions, lost, errors);
-    cr_assert_eq(n, 0, "%zu overlaps", n);
-    cr_assert_eq(clashes, 0);
-    cr_assert_eq(other, 0, "an lwlock ended otherwise than done, busy, lost or unavailable");
-    /* A lock taken on the old master after the promotion is reported lost
-     * once the switch is seen, which may be before its section entered. */
-    cr_assert((long)nivs <= acquired && (long)nivs >= acquired - lost,
+                (unsigned long long)resumed_ms[3], spanning(v.ivs, v.nivs), v.overlaps,
+                v.clashes, v.regressions, v.total.lost, v.total.errors);
+    cr_assert_eq(v.overlaps, 0, "%zu overlaps", v.overlaps);
+    cr_assert_eq(v.clashes, 0);
+    cr_assert_eq(v.total.other, 0,
+                 "an lwlock ended otherwise than done, busy, lost or unavailable");
+    /* Not asserted: tokens that went back, and locks lost.  The fencing
+     * counter's increments and the acquires the old master took after the
+     * promotion are lost with it (docs/reliability.md, "Redis Sentinel");
+     * such a lock is reported lost once the switch is seen, which may be
+     * before its section entered. */
+    cr_assert((long)v.nivs <= v.total.acquired &&
+                  (long)v.nivs >= v.total.acquired - v.total.lost,
               "%zu sections for %ld locks acquired, %ld lost: a section without a lock",
-              nivs, acquired, lost);
-    cr_assert_geq(nivs, 30, "a run without work proves nothing");
-    free(recs);
-    free(ivs);
+              v.nivs, v.total.acquired, v.total.lost);
+    cr_assert_geq(v.nivs, 30, "a run without work proves nothing");
+    free(v.recs);
+    free(v.ivs);
 }
