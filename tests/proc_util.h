@@ -1,8 +1,9 @@
 /*
  * tests/proc_util.h - running the tools as processes in a test: a
  * temporary directory for the test, files in it, children whose stdout
- * and stderr go to files there.  Shared by test_lwlock and
- * test_cluster_tools (one test executable each, so `dir` is each one's).
+ * and stderr go to files there.  Shared by test_lwlock,
+ * test_cluster_tools and test_sentinel_tools (one test executable each,
+ * so `dir` is each one's).
  */
 #ifndef LW_TESTS_PROC_UTIL_H
 #define LW_TESTS_PROC_UTIL_H
