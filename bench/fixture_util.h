@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -145,6 +146,22 @@ static inline int fixture_role(redisReply *r)
         role = !strcmp(r->element[0]->str, "master");
     freeReplyObject(r);
     return role;
+}
+
+/* A reply (freed here) as a number: an integer, a string read as one
+ * (GET of a counter), nil as 0; -1 for none or anything else. */
+static inline long long fixture_reply_int(redisReply *r)
+{
+    long long v = -1;
+
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    else if (r && r->type == REDIS_REPLY_STRING)
+        v = atoll(r->str);
+    else if (r && r->type == REDIS_REPLY_NIL)
+        v = 0;
+    freeReplyObject(r);
+    return v;
 }
 
 /* A connection to 127.0.0.1:port (connect timeout timeout_ms, then 2 s per

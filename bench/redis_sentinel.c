@@ -477,6 +477,18 @@ int redis_sentinel_failover(struct redis_sentinel *s)
     return -1;
 }
 
+int redis_sentinel_failover_when_ready(struct redis_sentinel *s, int timeout_ms)
+{
+    int64_t deadline = fixture_now_ms() + timeout_ms;
+
+    while (redis_sentinel_failover(s) != 0) {
+        if (fixture_now_ms() >= deadline)
+            return -1;
+        fixture_sleep_ms(250);
+    }
+    return 0;
+}
+
 static int signal_node(struct redis_sentinel_node *n, int sig)
 {
     if (!n->pid || kill(n->pid, sig) != 0)

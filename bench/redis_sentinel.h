@@ -129,6 +129,12 @@ int redis_sentinel_wait_master(const struct redis_sentinel *s, int not_node, int
  * or -1 (e.g. -INPROG: one is under way). */
 int redis_sentinel_failover(struct redis_sentinel *s);
 
+/* redis_sentinel_failover_when_ready - redis_sentinel_failover() every
+ * 250 ms until a sentinel takes it (-INPROG while the last failover is
+ * wound up, -NOGOODSLAVE until a replica is seen healthy again), for at
+ * most timeout_ms.  0, or -1 on timeout. */
+int redis_sentinel_failover_when_ready(struct redis_sentinel *s, int timeout_ms);
+
 /*
  * redis_sentinel_signal - send sig to data node i (SIGKILL, SIGTERM,
  * SIGSTOP, SIGCONT).  After SIGKILL or SIGTERM the node is reaped and

@@ -10,8 +10,10 @@
  *       1..H ms (default 20), unlocks, and idles 0..I ms (default 0).
  *       on_lost records the moment this holder was told.
  *   contender lwloop  (the same options) --lwlock PATH [--cluster SEEDS]
+ *                     [--redis ADDRESS]
  *       each round runs `lwlock -r 127.0.0.1:P -W L -w W NAME contender
- *       section ...` (with --cluster `lwlock -c SEEDS ...` instead of -r)
+ *       section ...` (with --cluster `lwlock -c SEEDS ...` instead of -r;
+ *       with --redis, -r ADDRESS as given, e.g. a redis-sentinel:// URL)
  *       and waits for it (bounded).
  *   contender section --log FILE --id ID --round K --hold-ms H
  *       lwlock's COMMAND: the critical section; lwlock's lost signal
@@ -74,6 +76,7 @@ struct opts {
     const char *id;
     const char *lwlock;
     const char *cluster;  /* lwloop: lwlock -c's seeds instead of -r */
+    const char *redis;    /* lwloop: lwlock -r's address instead of --port */
     const char *stop;
 };
 
@@ -196,6 +199,8 @@ static int take_opt(struct opts *o, const char *key, const char *val)
         o->stop = val;
     else if (!strcmp(key, "--cluster"))
         o->cluster = val;
+    else if (!strcmp(key, "--redis"))
+        o->redis = val;
     else
         return -1;
     return 0;
@@ -433,7 +438,8 @@ static void exec_lwlock(const struct opts *o, const char *self, const char *name
     snprintf(wait, sizeof wait, "%d", o->wait_ms);
     snprintf(rnd, sizeof rnd, "%ld", round);
     snprintf(hold, sizeof hold, "%d", hold_ms);
-    execl(o->lwlock, o->lwlock, o->cluster ? "-c" : "-r", o->cluster ? o->cluster : addr, "-W",
+    execl(o->lwlock, o->lwlock, o->cluster ? "-c" : "-r",
+          o->cluster ? o->cluster : o->redis ? o->redis : addr, "-W",
           lease, "-w", wait, name, self, "section", "--log", o->log, "--id", o->id, "--round",
           rnd, "--hold-ms", hold, (char *)NULL);
     _exit(127);

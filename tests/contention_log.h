@@ -5,7 +5,8 @@
  * [enter, min(exit, lost)] (a holder believes it holds until it leaves or
  * is told it lost the lock), and two intervals of different holders on
  * one name that overlap are a violation.  Shared by test_contention (one
- * Redis) and test_cluster_tools (a Redis Cluster).
+ * Redis), test_cluster_tools (a Redis Cluster) and test_sentinel_tools (a
+ * Sentinel setup).
  */
 #ifndef LW_TESTS_CONTENTION_LOG_H
 #define LW_TESTS_CONTENTION_LOG_H

@@ -1,8 +1,9 @@
 /*
  * tests/proc_util.h - running the tools as processes in a test: a
  * temporary directory for the test, files in it, children whose stdout
- * and stderr go to files there.  Shared by test_lwlock and
- * test_cluster_tools (one test executable each, so `dir` is each one's).
+ * and stderr go to files there.  Shared by test_lwlock,
+ * test_cluster_tools and test_sentinel_tools (one test executable each,
+ * so `dir` is each one's).
  */
 #ifndef LW_TESTS_PROC_UTIL_H
 #define LW_TESTS_PROC_UTIL_H
@@ -89,7 +90,9 @@ static inline void redirect(int to, const char *name)
 #define ARGS(...) ((const char *[]){__VA_ARGS__, NULL})
 
 /* Start prog with args (argv[0] excluded) and extra "K=V" settings, its
- * stdout and stderr to the files out and err; it dies with the test. */
+ * stdout and stderr to the files out and err, in the test directory (so
+ * that a COMMAND's "touch ran" lands where exists("ran") looks); it dies
+ * with the test.  prog must be an absolute path. */
 static inline pid_t start_child(const char *prog, const char *const *args,
                                 const char *const *env, const char *out, const char *err)
 {
@@ -108,6 +111,8 @@ static inline pid_t start_child(const char *prog, const char *const *args,
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         redirect(1, out);
         redirect(2, err);
+        if (chdir(dir))
+            _exit(121);
         for (; env && *env; env++)
             putenv((char *)*env);
         execv(prog, (char *const *)argv);

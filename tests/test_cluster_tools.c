@@ -30,6 +30,8 @@
 #include <leasewheel.h>
 
 #include "contention_log.h"
+#include "fixture_util.h"
+#include "lwloop_util.h"
 #include "proc_util.h"
 #include "redis_cluster.h"
 #include "time_util.h"
@@ -78,18 +80,7 @@ static int lwlock(const char *const *args)
  * number, nil as 0), or -1. */
 static long long node_int(int i, const char *fmt, const char *arg)
 {
-    redisReply *r = redis_cluster_command(&cl, i, fmt, arg);
-    long long v = -1;
-
-    if (r && r->type == REDIS_REPLY_INTEGER)
-        v = r->integer;
-    else if (r && r->type == REDIS_REPLY_STRING)
-        v = atoll(r->str);
-    else if (r && r->type == REDIS_REPLY_NIL)
-        v = 0;
-    if (r)
-        freeReplyObject(r);
-    return v;
+    return fixture_reply_int(redis_cluster_command(&cl, i, fmt, arg));
 }
 
 static int slot_of(const char *name)
@@ -258,87 +249,12 @@ CLUSTER_TEST(lwlock_redis_gives_the_clusters_credentials)
 static char log_path[300];
 static int log_fd = -1;
 
-struct loop {
-    const char *id;
-    int hold_max_ms, idle_max_ms;
-    pid_t pid;
-};
-
 static struct loop loops[NLOOPS] = {
     {"l0", 20, 0, 0},
     {"l1", 20, 0, 0},
     /* Sections up to half a lease, spanning the faults and their renewals. */
     {"l2", LEASE_MS / 2, LEASE_MS / 2, 0},
 };
-
-static void start_loops(void)
-{
-    char lease[16], wait[16], stop[300], out[32], err[32], hold[16], idle[16];
-
-    snprintf(lease, sizeof lease, "%d", LEASE_MS);
-    snprintf(wait, sizeof wait, "%d", 1000);
-    path_in_dir("stop", stop, sizeof stop);
-    for (int i = 0; i < NLOOPS; i++) {
-        snprintf(out, sizeof out, "%s.out", loops[i].id);
-        snprintf(err, sizeof err, "%s.err", loops[i].id);
-        snprintf(hold, sizeof hold, "%d", loops[i].hold_max_ms);
-        snprintf(idle, sizeof idle, "%d", loops[i].idle_max_ms);
-        loops[i].pid = start_child(CONTENDER_PATH,
-                                   ARGS("lwloop", "--cluster", seeds, "--names", "1",
-                                        "--lease-ms", lease, "--wait-ms", wait, "--hold-max-ms",
-                                        hold, "--idle-max-ms", idle, "--deadline-ms", "120000",
-                                        "--stop", stop, "--log", log_path, "--id", loops[i].id,
-                                        "--lwlock", LWLOCK_PATH),
-                                   NULL, out, err);
-    }
-}
-
-/* Copy a loop's stderr to ours, but for lwlock's "held by another owner"
- * (expected, many): anything else, a sanitizer's report included, lands in
- * the test log. */
-static void echo_loop_stderr(const char *id)
-{
-    char path[300], line[1024];
-    FILE *f;
-
-    snprintf(path, sizeof path, "%s/%s.err", dir, id);
-    if (!(f = fopen(path, "r")))
-        return;
-    while (fgets(line, sizeof line, f))
-        if (!strstr(line, lw_strerror(LW_ELOCKED)))
-            fprintf(stderr, "[%s stderr] %s", id, line);
-    fclose(f);
-}
-
-/* Tell the loops to stop after their round and wait (bounded): status 0,
- * and their summaries. */
-static void stop_loops(struct summary *sums)
-{
-    char path[300];
-    int fd, code;
-
-    fd = open(path_in_dir("stop", path, sizeof path), O_WRONLY | O_CREAT, 0600);
-    cr_assert_geq(fd, 0);
-    close(fd);
-    for (int i = 0; i < NLOOPS; i++) {
-        code = wait_child(loops[i].pid, WAIT_EXIT_MS);
-        echo_loop_stderr(loops[i].id);
-        cr_assert_eq(code, 0, "loop %s: status %d", loops[i].id, code);
-        snprintf(path, sizeof path, "%s/%s.out", dir, loops[i].id);
-        cr_assert(read_summary_file(path, &sums[i]), "loop %s printed no summary", loops[i].id);
-    }
-}
-
-/* The injector's lines in the log (contention_log.h leaves them out of
- * the intervals): a fault from its start to its end. */
-static void log_fault(const char *kind, const char *fault, int seq)
-{
-    char line[128];
-    int n = snprintf(line, sizeof line, "%s %s injector %d %" PRIu64 " 0\n", kind, fault, seq,
-                     lw_clock_now());
-
-    cr_assert_eq(write(log_fd, line, (size_t)n), n);
-}
 
 /* Between the migration's steps: the loops run in each state (IMPORTING /
  * MIGRATING, ASK, the slot reassigned). */
@@ -420,10 +336,10 @@ static void fault_across_a_holder(int f, int slot)
         cr_assert(0, "the holder never got in before the %s", fault_names[f]);
     }
     sleep_ms(300);
-    log_fault("fault", fault_names[f], f);
+    log_fault(log_fd, "fault", fault_names[f], f);
     fault_start[f] = lw_clock_now();
     faults[f](slot);
-    log_fault("faultend", fault_names[f], f);
+    log_fault(log_fd, "faultend", fault_names[f], f);
     fault_end[f] = lw_clock_now();
     code = wait_child(pid, 20000);
     holder_done[f] = lw_clock_now();
@@ -469,60 +385,44 @@ static long after_fault(const struct interval *ivs, size_t n, int f)
 
 CLUSTER_TEST(lwlock_loops_never_overlap_through_failover_migration_and_kills)
 {
-    static struct overlap shown[8];
     struct summary sums[NLOOPS] = {{0}};
     const char *name = "lock0"; /* contender.c's name for --names 1 */
-    int slot = slot_of(name), clashes = 0, regressions;
-    long lost = 0, errors = 0, other = 0, acquired = 0;
-    struct record *recs;
+    int slot = slot_of(name);
+    struct loops_verdict v;
     struct interval *ivs;
-    size_t nrecs, nivs, n;
+    size_t nivs;
     uint64_t t0 = now_ms();
 
     cr_assert_geq(slot, 0);
     snprintf(log_path, sizeof log_path, "%s/log", dir);
     log_fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     cr_assert_geq(log_fd, 0);
-    start_loops();
+    start_loops(loops, NLOOPS, "--cluster", seeds, LEASE_MS, log_path);
     sleep_ms(GAP_MS);
     for (int f = 0; f < NFAULTS; f++) {
         fault_across_a_holder(f, slot);
         sleep_ms(GAP_MS);
     }
-    stop_loops(sums);
+    stop_loops(loops, NLOOPS, sums, WAIT_EXIT_MS);
     close(log_fd);
 
-    recs = read_log(log_path, &nrecs);
-    for (size_t i = 0; i < nrecs; i++)
-        clashes += !strcmp(recs[i].kind, "clash");
-    ivs = intervals(recs, nrecs, &nivs);
-    for (int i = 0; i < NLOOPS; i++) {
-        fprintf(stderr,
-                "cluster_tools: %s: rounds %ld acquired %ld busy %ld unavailable %ld lost %ld "
-                "other %ld\n",
-                loops[i].id, sums[i].rounds, sums[i].acquired, sums[i].busy, sums[i].errors,
-                sums[i].lost, sums[i].other);
-        lost += sums[i].lost;
-        errors += sums[i].errors;
-        other += sums[i].other;
-        acquired += sums[i].acquired;
-    }
-    n = find_overlaps(ivs, nivs, shown, 8);
-    regressions = token_regressions(ivs, nivs);
-    for (size_t i = 0; i < n && i < 8; i++)
-        show_overlap(&shown[i]);
+    judge_loops(log_path, loops, sums, NLOOPS, "cluster_tools", &v);
+    ivs = v.ivs;
+    nivs = v.nivs;
     fprintf(stderr,
             "cluster_tools: %zu critical sections in %.1f s (in the 2.5 s after the failover "
             "%ld, the migration %ld, the kills %ld; %ld across a fault); overlaps %zu, marker "
             "clashes %d, token regressions %d, lost %ld, unavailable %ld\n",
             nivs, (now_ms() - t0) / 1000.0, after_fault(ivs, nivs, 0), after_fault(ivs, nivs, 1),
-            after_fault(ivs, nivs, 2), spanning(ivs, nivs), n, clashes, regressions, lost, errors);
-    cr_assert_eq(n, 0, "%zu overlaps", n);
-    cr_assert_eq(clashes, 0);
-    cr_assert_eq(regressions, 0, "fencing tokens went back");
-    cr_assert_eq(other, 0, "an lwlock ended otherwise than done, busy, lost or unavailable");
-    cr_assert_eq(lost, 0, "none of these faults loses a lock");
-    cr_assert_eq((long)nivs, acquired + NFAULTS, "every acquired lock ran its section");
+            after_fault(ivs, nivs, 2), spanning(ivs, nivs), v.overlaps, v.clashes,
+            v.regressions, v.total.lost, v.total.errors);
+    cr_assert_eq(v.overlaps, 0, "%zu overlaps", v.overlaps);
+    cr_assert_eq(v.clashes, 0);
+    cr_assert_eq(v.regressions, 0, "fencing tokens went back");
+    cr_assert_eq(v.total.other, 0,
+                 "an lwlock ended otherwise than done, busy, lost or unavailable");
+    cr_assert_eq(v.total.lost, 0, "none of these faults loses a lock");
+    cr_assert_eq((long)nivs, v.total.acquired + NFAULTS, "every acquired lock ran its section");
     /* The fencing counter moved with the slot, and went on from there. */
     cr_assert_geq(node_int(redis_cluster_slot_master(&cl, slot, -1), "GET %s",
                            "redisson_lock_token:{lock0}"),
@@ -532,8 +432,8 @@ CLUSTER_TEST(lwlock_loops_never_overlap_through_failover_migration_and_kills)
     cr_assert_geq(spanning(ivs, nivs), NFAULTS, "a holder inside across every fault");
     for (int f = 0; f < NFAULTS; f++)
         cr_assert_geq(after_fault(ivs, nivs, f), 3, "no progress after the %s", fault_names[f]);
-    free(recs);
-    free(ivs);
+    free(v.recs);
+    free(v.ivs);
 }
 
 /* ---- lwbench --cluster ---- */

@@ -645,21 +645,6 @@ SENTINEL_TEST(paused_switchover_loses_nothing, 150)
     cr_assert_eq(lw_client_free(c), 0);
 }
 
-/* SENTINEL FAILOVER as soon as the sentinels take it: -INPROG while the
- * last one is being wound up, -NOGOODSLAVE until a replica is seen
- * healthy again.  Asked every 250 ms. */
-static int failover_when_ready(int ms)
-{
-    uint64_t until = now_ms() + (uint64_t)ms;
-
-    while (redis_sentinel_failover(&rs) != 0) {
-        if (now_ms() >= until)
-            return -1;
-        sleep_ms(250);
-    }
-    return 0;
-}
-
 /* (7) Contention under repeated failovers: never two holders. */
 SENTINEL_TEST(contention_under_repeated_failovers, 200)
 {
@@ -673,7 +658,7 @@ SENTINEL_TEST(contention_under_repeated_failovers, 200)
         m = redis_sentinel_master(&rs);
         cr_assert_geq(m, 0);
         cr_assert_eq(redis_sentinel_wait_synced(&rs, 10000), 0);
-        cr_assert(failover_when_ready(30000) == 0);
+        cr_assert(redis_sentinel_failover_when_ready(&rs, 30000) == 0);
         cr_assert_geq(redis_sentinel_wait_master(&rs, m, 20000), 0);
         cr_assert(wait_until((stats(race.client[1], &st), st.failovers >= (unsigned)round + 1),
                              10000));

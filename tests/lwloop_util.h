@@ -1,0 +1,150 @@
+/*
+ * tests/lwloop_util.h - loops of lwlock contending in a test (contender.c's
+ * lwloop mode, one process per loop, one lwlock per round): started on
+ * the Redis a test names (--cluster SEEDS, --redis URL), stopped through
+ * their stop file, their stderr copied to the test's; and the injector's
+ * lines in their log.  Shared by test_cluster_tools and
+ * test_sentinel_tools; files go to proc_util.h's test directory.
+ */
+#ifndef LW_TESTS_LWLOOP_UTIL_H
+#define LW_TESTS_LWLOOP_UTIL_H
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include <leasewheel.h>
+
+#include "contention_log.h"
+#include "proc_util.h"
+#include "wait_child.h"
+
+struct loop {
+    const char *id;
+    int hold_max_ms, idle_max_ms; /* its sections and the idle time after */
+    pid_t pid;
+};
+
+/*
+ * Start n loops on one name (--names 1: "lock0") of the Redis that
+ * `addr_opt addr` gives the contender (--cluster SEEDS, --redis URL), each
+ * lwlock with lease_ms renewed and a 1 s wait, all logging to log_path;
+ * they stop at the stop file, or after 120 s.
+ */
+static inline void start_loops(struct loop *loops, int n, const char *addr_opt, const char *addr,
+                               int lease_ms, const char *log_path)
+{
+    char lease[16], stop[300], out[32], err[32], hold[16], idle[16];
+
+    snprintf(lease, sizeof lease, "%d", lease_ms);
+    path_in_dir("stop", stop, sizeof stop);
+    for (int i = 0; i < n; i++) {
+        snprintf(out, sizeof out, "%s.out", loops[i].id);
+        snprintf(err, sizeof err, "%s.err", loops[i].id);
+        snprintf(hold, sizeof hold, "%d", loops[i].hold_max_ms);
+        snprintf(idle, sizeof idle, "%d", loops[i].idle_max_ms);
+        loops[i].pid = start_child(CONTENDER_PATH,
+                                   ARGS("lwloop", addr_opt, addr, "--names", "1", "--lease-ms",
+                                        lease, "--wait-ms", "1000", "--hold-max-ms", hold,
+                                        "--idle-max-ms", idle, "--deadline-ms", "120000",
+                                        "--stop", stop, "--log", log_path, "--id", loops[i].id,
+                                        "--lwlock", LWLOCK_PATH),
+                                   NULL, out, err);
+    }
+}
+
+/* Copy a loop's stderr to ours, but for lwlock's "held by another owner"
+ * (expected, many): anything else, a sanitizer's report included, lands in
+ * the test log. */
+static inline void echo_loop_stderr(const char *id)
+{
+    char path[300], line[1024];
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/%s.err", dir, id);
+    if (!(f = fopen(path, "r")))
+        return;
+    while (fgets(line, sizeof line, f))
+        if (!strstr(line, lw_strerror(LW_ELOCKED)))
+            fprintf(stderr, "[%s stderr] %s", id, line);
+    fclose(f);
+}
+
+/* Tell the loops to stop after their round and wait (wait_ms each at
+ * most): status 0, and their summaries in sums. */
+static inline void stop_loops(struct loop *loops, int n, struct summary *sums, int wait_ms)
+{
+    char path[300];
+    int fd, code;
+
+    fd = open(path_in_dir("stop", path, sizeof path), O_WRONLY | O_CREAT, 0600);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    for (int i = 0; i < n; i++) {
+        code = wait_child(loops[i].pid, wait_ms);
+        echo_loop_stderr(loops[i].id);
+        cr_assert_eq(code, 0, "loop %s: status %d", loops[i].id, code);
+        snprintf(path, sizeof path, "%s/%s.out", dir, loops[i].id);
+        cr_assert(read_summary_file(path, &sums[i]), "loop %s printed no summary", loops[i].id);
+    }
+}
+
+/* The injector's line in the log fd (contention_log.h leaves its lines out
+ * of the intervals): kind "fault" when fault number seq begins, "faultend"
+ * when it is over. */
+static inline void log_fault(int fd, const char *kind, const char *fault, int seq)
+{
+    char line[128];
+    int n = snprintf(line, sizeof line, "%s %s injector %d %" PRIu64 " 0\n", kind, fault, seq,
+                     lw_clock_now());
+
+    cr_assert_eq(write(fd, line, (size_t)n), n);
+}
+
+/* What the loops' log and summaries say, judged (contention_log.h). */
+struct loops_verdict {
+    struct record *recs;
+    struct interval *ivs;  /* sorted by name and start */
+    size_t nrecs, nivs;
+    size_t overlaps;       /* two holders inside at once */
+    int clashes;           /* a marker found taken */
+    int regressions;       /* a fencing token not above the one before */
+    struct summary total;  /* the loops' counts, added up */
+};
+
+/* Judge the run: each loop's counts and up to 8 overlaps on stderr,
+ * tagged; free v->recs and v->ivs after. */
+static inline void judge_loops(const char *log_path, const struct loop *loops,
+                               const struct summary *sums, int n, const char *tag,
+                               struct loops_verdict *v)
+{
+    static struct overlap shown[8];
+
+    memset(v, 0, sizeof *v);
+    v->recs = read_log(log_path, &v->nrecs);
+    for (size_t i = 0; i < v->nrecs; i++)
+        v->clashes += !strcmp(v->recs[i].kind, "clash");
+    v->ivs = intervals(v->recs, v->nrecs, &v->nivs);
+    for (int i = 0; i < n; i++) {
+        fprintf(stderr,
+                "%s: %s: rounds %ld acquired %ld busy %ld unavailable %ld lost %ld other %ld\n",
+                tag, loops[i].id, sums[i].rounds, sums[i].acquired, sums[i].busy,
+                sums[i].errors, sums[i].lost, sums[i].other);
+        v->total.rounds += sums[i].rounds;
+        v->total.acquired += sums[i].acquired;
+        v->total.busy += sums[i].busy;
+        v->total.errors += sums[i].errors;
+        v->total.lost += sums[i].lost;
+        v->total.other += sums[i].other;
+    }
+    v->overlaps = find_overlaps(v->ivs, v->nivs, shown, 8);
+    v->regressions = token_regressions(v->ivs, v->nivs);
+    for (size_t i = 0; i < v->overlaps && i < 8; i++)
+        show_overlap(&shown[i]);
+}
+
+#endif
