@@ -59,11 +59,12 @@ for variant in test asan tsan; do
     # 'long' (faults, failovers, clusters and Sentinel, already run with the
     # same code) and 'once' (checks of the sources, the headers and the
     # exported symbols, the same in every build) in the plain build only,
-    # 'no_asan' (the contention test) plain and under TSan.
+    # 'no_asan' (contention, the cluster engine) plain and under TSan, and
+    # 'fixture' (the test fixtures' own tests) by hand only.
     case $variant in
-    test) skip=() ;;
-    asan) skip=(--no-suite long --no-suite once --no-suite no_asan) ;;
-    tsan) skip=(--no-suite long --no-suite once) ;;
+    test) skip=(--no-suite fixture) ;;
+    asan) skip=(--no-suite fixture --no-suite long --no-suite once --no-suite no_asan) ;;
+    tsan) skip=(--no-suite fixture --no-suite long --no-suite once) ;;
     esac
     meson test -C "$dir" --print-errorlogs --num-processes 1 "${skip[@]}" || status=1
     log=$dir/meson-logs/testlog.txt
