@@ -23,6 +23,7 @@
 #include "engine.h"
 #include "redis_cluster.h"
 #include "time_util.h"
+#include "race_util.h"
 
 #define NLOCKS 300
 
@@ -499,60 +500,14 @@ CLUSTER_LOCKS_TEST(unreplicated_lock_is_reported_lost_to_the_failover)
 /* Contention: threads of two clients take turns on a few locks while the
  * cluster fails over gracefully, migrates the locks' slot and has its
  * clients' connections killed; never two holders at once. */
-#define CONTENDERS 4
-#define CLOCKS 3
-
-static struct {
-    _Atomic int stop;
-    _Atomic int inside[CLOCKS];
-    _Atomic int overlaps, rounds, errors;
-    struct lw_client *client[2];
-} race;
-
-static void *contend(void *arg)
-{
-    int id = (int)(intptr_t)arg;
-    struct lw_lock *l[CLOCKS];
-    char name[16];
-
-    for (int k = 0; k < CLOCKS; k++) {
-        snprintf(name, sizeof name, "{race}%d", k);
-        cr_assert_eq(lw_lock_new(race.client[id % 2], name, strlen(name), &l[k]), 0);
-    }
-    for (int i = 0; !atomic_load(&race.stop); i++) {
-        int k = i % CLOCKS, rc = lw_acquire(l[k], (uint64_t)id + 1, 200, 0, NULL);
-
-        if (rc == LW_ELOCKED)
-            continue;
-        if (rc) {
-            atomic_fetch_add(&race.errors, 1);
-            sleep_ms(20);
-            continue;
-        }
-        if (atomic_fetch_add(&race.inside[k], 1) != 0)
-            atomic_fetch_add(&race.overlaps, 1);
-        sleep_ms(2);
-        atomic_fetch_sub(&race.inside[k], 1);
-        atomic_fetch_add(&race.rounds, 1);
-        lw_unlock_owner(l[k], (uint64_t)id + 1);
-    }
-    for (int k = 0; k < CLOCKS; k++)
-        lw_lock_free(l[k]);
-    return NULL;
-}
-
 CLUSTER_LOCKS_TEST(contention_never_lets_two_holders_in)
 {
-    pthread_t t[CONTENDERS];
+    pthread_t t[RACE_THREADS];
     struct lost_log log;
     int slot = (int)lw_keyslot("race", 4), r, to;
     redisReply *rep;
 
-    memset(&race, 0, sizeof race);
-    race.client[0] = new_client(0, 3000, &log);
-    race.client[1] = new_client(1, 3000, NULL);
-    for (int i = 0; i < CONTENDERS; i++)
-        pthread_create(&t[i], NULL, contend, (void *)(intptr_t)i);
+    race_start(t, new_client(0, 3000, &log), new_client(1, 3000, NULL), "{race}%d");
     sleep_ms(500);
 
     r = redis_cluster_failover(&cl, slot);
@@ -567,13 +522,5 @@ CLUSTER_LOCKS_TEST(contention_never_lets_two_holders_in)
             freeReplyObject(rep);
     }
     sleep_ms(1000);
-    atomic_store(&race.stop, 1);
-    for (int i = 0; i < CONTENDERS; i++)
-        pthread_join(t[i], NULL);
-    cr_log_info("contention: %d rounds, %d errors, %d overlaps", race.rounds, race.errors,
-                race.overlaps);
-    cr_assert_eq(race.overlaps, 0);
-    cr_assert_gt(race.rounds, 50);
-    cr_assert_eq(lw_client_free(race.client[0]), 0);
-    cr_assert_eq(lw_client_free(race.client[1]), 0);
+    race_stop(t, "contention");
 }

@@ -30,6 +30,7 @@
 
 #include "redis_sentinel.h"
 #include "time_util.h"
+#include "race_util.h"
 
 #define NLOCKS 50
 
@@ -291,70 +292,10 @@ static int write_ok(int i)
     return ok;
 }
 
-/* Contention: threads of two clients take turns on a few locks; never two
- * holders at once. */
-#define CONTENDERS 4
-#define CLOCKS 3
-
-static struct {
-    _Atomic int stop;
-    _Atomic int inside[CLOCKS];
-    _Atomic int overlaps, rounds, errors;
-    struct lw_client *client[2];
-} race;
-
-static void *contend(void *arg)
+/* Contention on race0..2 between two clients with this lease. */
+static void race_start_lease(pthread_t *t, uint32_t lease_ms)
 {
-    int id = (int)(intptr_t)arg;
-    struct lw_lock *l[CLOCKS];
-    char name[16];
-
-    for (int k = 0; k < CLOCKS; k++) {
-        snprintf(name, sizeof name, "race%d", k);
-        cr_assert_eq(lw_lock_new(race.client[id % 2], name, strlen(name), &l[k]), 0);
-    }
-    for (int i = 0; !atomic_load(&race.stop); i++) {
-        int k = i % CLOCKS, rc = lw_acquire(l[k], (uint64_t)id + 1, 200, 0, NULL);
-
-        if (rc == LW_ELOCKED)
-            continue;
-        if (rc) {
-            atomic_fetch_add(&race.errors, 1);
-            sleep_ms(20);
-            continue;
-        }
-        if (atomic_fetch_add(&race.inside[k], 1) != 0)
-            atomic_fetch_add(&race.overlaps, 1);
-        sleep_ms(2);
-        atomic_fetch_sub(&race.inside[k], 1);
-        atomic_fetch_add(&race.rounds, 1);
-        lw_unlock_owner(l[k], (uint64_t)id + 1);
-    }
-    for (int k = 0; k < CLOCKS; k++)
-        lw_lock_free(l[k]);
-    return NULL;
-}
-
-static void race_start(pthread_t *t, uint32_t lease_ms)
-{
-    memset(&race, 0, sizeof race);
-    race.client[0] = new_client(lease_ms, NULL);
-    race.client[1] = new_client(lease_ms, NULL);
-    for (int i = 0; i < CONTENDERS; i++)
-        pthread_create(&t[i], NULL, contend, (void *)(intptr_t)i);
-}
-
-static void race_stop(pthread_t *t, const char *what)
-{
-    atomic_store(&race.stop, 1);
-    for (int i = 0; i < CONTENDERS; i++)
-        pthread_join(t[i], NULL);
-    cr_log_info("%s: %d rounds, %d errors, %d overlaps", what, race.rounds, race.errors,
-                race.overlaps);
-    cr_assert_eq(race.overlaps, 0);
-    cr_assert_gt(race.rounds, 50);
-    cr_assert_eq(lw_client_free(race.client[0]), 0);
-    cr_assert_eq(lw_client_free(race.client[1]), 0);
+    race_start(t, new_client(lease_ms, NULL), new_client(lease_ms, NULL), "race%d");
 }
 
 /*
@@ -364,13 +305,13 @@ static void race_stop(pthread_t *t, const char *what)
  */
 SENTINEL_TEST(failover_ignores_the_demoted_master, 150)
 {
-    pthread_t t[CONTENDERS];
+    pthread_t t[RACE_THREADS];
     struct lw_client_stats st;
     struct lw_lock *l;
     int m = redis_sentinel_master(&rs), n, seen;
     uint64_t t0, named_ms, seen_ms, writable_ms = 0;
 
-    race_start(t, 5000);
+    race_start_lease(t, 5000);
     sleep_ms(500);
     cr_assert_eq(redis_sentinel_failover(&rs), 0);
     t0 = now_ms();
@@ -648,11 +589,11 @@ SENTINEL_TEST(paused_switchover_loses_nothing, 150)
 /* (7) Contention under repeated failovers: never two holders. */
 SENTINEL_TEST(contention_under_repeated_failovers, 200)
 {
-    pthread_t t[CONTENDERS];
+    pthread_t t[RACE_THREADS];
     struct lw_client_stats st;
     int m;
 
-    race_start(t, 5000);
+    race_start_lease(t, 5000);
     for (int round = 0; round < 3; round++) {
         sleep_ms(500);
         m = redis_sentinel_master(&rs);
