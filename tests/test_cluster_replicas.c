@@ -115,6 +115,28 @@ static void on_done(int err, int64_t value, void *arg)
     atomic_store(&o->done, 1);
 }
 
+/* A client of the cluster whose first acquires one replica acknowledges
+ * (WAIT_MS at most). */
+static struct lw_client *new_client(void)
+{
+    char seeds[64];
+    const char *seed[1] = {seeds};
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+
+    snprintf(seeds, sizeof seeds, "127.0.0.1:%d", cl.node[0].port);
+    lw_client_config_init(&cfg);
+    cfg.cluster_seeds = seed;
+    cfg.cluster_nseeds = 1;
+    cfg.tick_ms = 10;
+    cfg.watchdog_timeout_ms = 5000;
+    cfg.command_timeout_ms = 5000;
+    cfg.acquire_replicas = 1;
+    cfg.acquire_replicas_timeout_ms = WAIT_MS;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    return c;
+}
+
 /* PER_MASTER lock names for each master, by the slot map. */
 static void names_by_master(char names[3][PER_MASTER][32])
 {
@@ -136,9 +158,7 @@ static void names_by_master(char names[3][PER_MASTER][32])
 
 Test(cluster_replicas, per_master, .timeout = 120)
 {
-    char names[3][PER_MASTER][32], seeds[256];
-    const char *seed[1] = {seeds};
-    struct lw_client_config cfg;
+    char names[3][PER_MASTER][32];
     struct lw_client *c = NULL;
     struct lw_lock *l[3][PER_MASTER];
     struct outcome o[3][PER_MASTER];
@@ -151,16 +171,7 @@ Test(cluster_replicas, per_master, .timeout = 120)
     names_by_master(names);
     for (int m = 0; m < 3; m++)
         cr_assert(replica_in_step(m, names[m][0]), "master %d's replica is not in step", m);
-    snprintf(seeds, sizeof seeds, "127.0.0.1:%d", cl.node[0].port);
-    lw_client_config_init(&cfg);
-    cfg.cluster_seeds = seed;
-    cfg.cluster_nseeds = 1;
-    cfg.tick_ms = 10;
-    cfg.watchdog_timeout_ms = 5000;
-    cfg.command_timeout_ms = 5000;
-    cfg.acquire_replicas = 1;
-    cfg.acquire_replicas_timeout_ms = WAIT_MS;
-    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    c = new_client();
     for (int m = 0; m < 3; m++)
         for (int i = 0; i < PER_MASTER; i++)
             cr_assert_eq(lw_lock_new(c, names[m][i], strlen(names[m][i]), &l[m][i]), 0);
@@ -285,9 +296,7 @@ static long long client_id_by_cmd(redisContext *rc, const char *cmd)
  */
 Test(cluster_replicas, resent_first_acquire_is_no_reentry, .timeout = 120)
 {
-    char names[3][PER_MASTER][32], seeds[256];
-    const char *seed[1] = {seeds};
-    struct lw_client_config cfg;
+    char names[3][PER_MASTER][32];
     struct lw_client_stats before, st;
     struct lw_client *c = NULL;
     struct lw_lock *l;
@@ -303,16 +312,7 @@ Test(cluster_replicas, resent_first_acquire_is_no_reentry, .timeout = 120)
     names_by_master(names);
     cr_assert(replica_in_step(m, names[m][1]), "master %d's replica is not in step", m);
     rep = redis_cluster_replica_of(&cl, m);
-    snprintf(seeds, sizeof seeds, "127.0.0.1:%d", cl.node[0].port);
-    lw_client_config_init(&cfg);
-    cfg.cluster_seeds = seed;
-    cfg.cluster_nseeds = 1;
-    cfg.tick_ms = 10;
-    cfg.watchdog_timeout_ms = 5000;
-    cfg.command_timeout_ms = 5000;
-    cfg.acquire_replicas = 1;
-    cfg.acquire_replicas_timeout_ms = WAIT_MS;
-    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    c = new_client();
     cr_assert_eq(lw_lock_new(c, names[m][0], strlen(names[m][0]), &l), 0);
     /* The side connection to master m, its last command a WAIT. */
     cr_assert_eq(lw_lock_acquire(l, NULL), 0);

@@ -185,6 +185,19 @@ static void release_all(struct held *h, int expect_ok)
     }
 }
 
+/* Sentinel j forgets "mymaster" and monitors data node i under the name
+ * afresh: from config epoch 0. */
+static void monitor_afresh(int j, int i)
+{
+    redisReply *r = redis_sentinel_ask(&rs, j, "SENTINEL REMOVE mymaster");
+
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "%s", r ? r->str : "no reply");
+    freeReplyObject(r);
+    r = redis_sentinel_ask(&rs, j, "SENTINEL MONITOR mymaster 127.0.0.1 %d 2", rs.data[i].port);
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "%s", r ? r->str : "no reply");
+    freeReplyObject(r);
+}
+
 /*
  * (1) Two sentinels killed, the live one last in the list: the master is
  * found through it.  Then that sentinel is made to name a replica (it
@@ -216,13 +229,7 @@ Test(sentinel, discovery_through_one_sentinel_and_the_role_check)
     cr_assert(node_has(m, "one"), "the lock is on the master");
 
     /* Sentinel 2 now names a replica as "mymaster". */
-    r = redis_sentinel_ask(&rs, 2, "SENTINEL REMOVE mymaster");
-    cr_assert(r && r->type == REDIS_REPLY_STATUS, "%s", r ? r->str : "no reply");
-    freeReplyObject(r);
-    r = redis_sentinel_ask(&rs, 2, "SENTINEL MONITOR mymaster 127.0.0.1 %d 2",
-                           rs.data[replica].port);
-    cr_assert(r && r->type == REDIS_REPLY_STATUS, "%s", r ? r->str : "no reply");
-    freeReplyObject(r);
+    monitor_afresh(2, replica);
     /* Cut the client's connection: its reconnect asks, hears of the
      * replica at the epoch it has, and goes back to its master. */
     r = redis_sentinel_command(&rs, m, "CLIENT KILL TYPE normal");
@@ -243,13 +250,7 @@ Test(sentinel, discovery_through_one_sentinel_and_the_role_check)
     cr_assert(!node_has(m, "two") && !node_has(replica, "two"));
 
     /* Named right again. */
-    r = redis_sentinel_ask(&rs, 2, "SENTINEL REMOVE mymaster");
-    if (r)
-        freeReplyObject(r);
-    r = redis_sentinel_ask(&rs, 2, "SENTINEL MONITOR mymaster 127.0.0.1 %d 2",
-                           rs.data[m].port);
-    cr_assert(r && r->type == REDIS_REPLY_STATUS);
-    freeReplyObject(r);
+    monitor_afresh(2, m);
     t0 = now_ms();
     cr_assert(wait_until((rc = lw_trylock(l2, 0, 0, NULL)) == 0, 10000), "%s",
               lw_strerror(rc));
@@ -906,13 +907,7 @@ Test(sentinel, a_late_answer_never_switches_back)
     /* Sentinel 2 alone, naming the old master at config epoch 0. */
     cr_assert_eq(redis_sentinel_signal_sentinel(&rs, 0, SIGSTOP), 0);
     cr_assert_eq(redis_sentinel_signal_sentinel(&rs, 1, SIGSTOP), 0);
-    r = redis_sentinel_ask(&rs, 2, "SENTINEL REMOVE mymaster");
-    cr_assert(r && r->type == REDIS_REPLY_STATUS, "%s", r ? r->str : "no reply");
-    freeReplyObject(r);
-    r = redis_sentinel_ask(&rs, 2, "SENTINEL MONITOR mymaster 127.0.0.1 %d 2",
-                           rs.data[old].port);
-    cr_assert(r && r->type == REDIS_REPLY_STATUS, "%s", r ? r->str : "no reply");
-    freeReplyObject(r);
+    monitor_afresh(2, old);
     r = redis_sentinel_ask(&rs, 2, "SENTINEL get-master-addr-by-name mymaster");
     cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
               atoi(r->element[1]->str) == rs.data[old].port, "sentinel 2 names the old master");
