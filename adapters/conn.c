@@ -477,9 +477,9 @@ void conn_drop(struct lw_conn *c)
     if (c->state == CONN_CLOSED)
         return;
     ev_timer_stop(c->loop, &c->deadline);
+    ev_timer_stop(c->loop, &c->retry);
     drop_context(c);
-    c->state = CONN_DOWN;
-    conn_connect(c);
+    c->state = CONN_DOWN; /* held (conn_held()) until conn_connect() */
 }
 
 void conn_close(struct lw_conn *c)

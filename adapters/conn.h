@@ -157,9 +157,10 @@ int conn_held(const struct lw_conn *c);
 int conn_is_at(const struct lw_conn *c, const char *host, int port);
 
 /* conn_drop - let go of the connection at once, without on_down (the user
- * deals with what it had in flight), and start a new attempt now: the
- * node it was on must not be heard from again (Sentinel named another
- * master).  Ignored when CLOSED. */
+ * deals with what it had in flight), and start no new attempt: the node it
+ * was on must not be heard from again (Sentinel named another master), and
+ * the user first settles what it had there, then calls conn_connect().
+ * Ignored when CLOSED. */
 void conn_drop(struct lw_conn *c);
 
 /* conn_send - append a formatted command while SETUP (from on_setup) or

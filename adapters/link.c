@@ -208,6 +208,17 @@ static struct fifo take_inflight(struct link *l)
     return fifo_take(&l->inflight);
 }
 
+/* Count a list's requests as unsettled: the users', not the engine's own
+ * set-up commands (SELECT, SCRIPT LOAD, ROLE), which nobody waits on. */
+static void count_unsettled(struct link *l, const struct fifo *list)
+{
+    uint64_t n = 0;
+
+    for (const struct lw_request *req = list->head; req; req = req->next)
+        n += req->done != on_own_reply;
+    count_add(&l->e->count.unsettled, n);
+}
+
 /*
  * The connection failed or was lost: fail what was in flight on it with
  * err (in a cluster, a slot-routed request lost with its connection is
@@ -229,7 +240,7 @@ static void on_down(void *arg, int err)
         atomic_store_explicit(&e->status, err, memory_order_relaxed);
     l->conn_id = 0;
     if (err == LW_EUNSETTLED) /* Sentinel: the node is no master now */
-        count_add(&e->count.unsettled, lost.count);
+        count_unsettled(l, &lost);
     while ((req = fifo_pop(&lost)))
         lost_request(l, req, err);
     if (e->cluster)
@@ -244,7 +255,7 @@ void link_fail_inflight(struct link *l, int err)
 {
     struct fifo all = take_inflight(l);
 
-    count_add(&l->e->count.unsettled, all.count);
+    count_unsettled(l, &all);
     engine_fail_all(l->e, &all, err);
 }
 

@@ -4,8 +4,9 @@
  *
  * One job: give the engine's one link (link 0) its address.  The link's
  * connection asks us before every attempt (conn.h's where hook); we hold
- * it while the sentinels are asked, in turn (SENTINEL
- * get-master-addr-by-name, SENTINEL_TIMEOUT_MS at most for each: pipelined
+ * it while the sentinels are asked, in turn (SENTINEL MASTER for the
+ * config epoch and SENTINEL get-master-addr-by-name, SENTINEL_TIMEOUT_MS
+ * at most for each: pipelined
  * in the set-up of a connection to that sentinel, or sent on the one left
  * open to the sentinel that answered last), and let it go to the address
  * named.  The sentinel that answered goes first next time.  A
@@ -13,8 +14,9 @@
  * refresh the sentinels are asked again, so a switch is seen even when its
  * message was missed.
  *
- * Whatever way a new address comes (a reconnect's question, the message,
- * the periodic question), a master other than the one we had is a switch:
+ * Whatever question brings a new address (a reconnect's, the message's,
+ * the periodic one), a master other than the one we had, at a higher
+ * config epoch than any heard of (may_switch()), is a switch:
  * the link lets go of its connection without reading another byte, its
  * requests in flight fail as unsettled, and on_topology hears of a
  * failover of every slot, which is what core's cluster code re-checks
@@ -49,6 +51,8 @@ struct sentinel {
     char *name;
     char *ask_cmd;             /* SENTINEL get-master-addr-by-name <name> */
     size_t ask_len;
+    char *epoch_cmd;           /* SENTINEL MASTER <name>: its config-epoch */
+    size_t epoch_len;
     struct conn_config where;  /* credentials and patience for sentinels */
     lw_engine_topology_fn *on_topology;
     void *topology_arg;
@@ -61,8 +65,13 @@ struct sentinel {
     unsigned tried;            /* sentinels asked in it so far */
     unsigned failed_rounds;    /* in a row */
     int answer;                /* this sentinel's: 1 an address, -1 none */
+    unsigned replies;          /* to this question: the epoch's, the address's */
+    int got_epoch_ok;
+    uint64_t got_epoch;
     char *got_host;
     int got_port;
+    int ask_again;             /* +switch-master during a round: another */
+    unsigned prefer;           /* 1 + the sentinel to ask first next round */
     int round_err;             /* why the last sentinel gave no address */
     int fail_err;              /* before any master: fail requests at once */
     ev_timer step;             /* the next sentinel, or the next round */
@@ -72,6 +81,8 @@ struct sentinel {
     /* The master. */
     char *master_host;         /* NULL until named */
     int master_port;
+    uint64_t epoch;            /* the highest config epoch heard of */
+    int demoted;               /* the master named said it is none */
     int fresh;                 /* named since the link last connected */
     int link_waits;            /* the link is held for an address */
 
@@ -224,11 +235,15 @@ static void settle_acquires(struct sentinel *s)
 }
 
 /*
- * Another master: the old one's connection goes now, before anything else
- * it sent is read, and what was in flight on it fails as unsettled (its
- * reply, if any came, would be the demoted master's).  Dropping first
- * means a callback that submits again waits for the new connection.  Then
- * core re-checks every held lock on the new master.
+ * Another master: the old one's connections (the main one and the side
+ * lane's, whose WAIT must not answer for the new master either) go now,
+ * before anything else they sent is read, and without a new attempt yet:
+ * a connect refused at once would run on_down while the old master's
+ * requests are still listed, and a side connection still READY there
+ * would take the acquires a callback resubmits.  Both are down before any
+ * callback runs; what was in flight fails as unsettled (a reply, if any
+ * came, would be the demoted master's); core re-checks every held lock on
+ * the new master; then both connect to it.
  */
 static void switch_master(struct sentinel *s)
 {
@@ -237,22 +252,38 @@ static void switch_master(struct sentinel *s)
     count_add(&s->e->count.switches, 1);
     s->fresh = 1;
     s->link_waits = 0;
-    conn_drop(&l->conn); /* connects to the new one at once */
+    s->demoted = 0;
+    conn_drop(&l->conn);
+    if (l->side)
+        conn_drop(&l->side->conn);
     settle_acquires(s);
     link_fail_inflight(l, LW_EUNSETTLED);
-    if (l->side) { /* acquires waiting for replicas: the same, and a WAIT
-                      on the old connection must not answer for them */
-        conn_drop(&l->side->conn);
-        link_fail_inflight(l->side, LW_EUNSETTLED);
-    }
-    tell_topology(s, s->every_slot, 1);
-    link_pump(l);
     if (l->side)
-        link_pump(l->side);
+        link_fail_inflight(l->side, LW_EUNSETTLED);
+    tell_topology(s, s->every_slot, 1);
+    link_connect(l);
+    if (l->side) /* a callback may have made it just now: connected already */
+        link_connect(l->side);
 }
 
-/* The sentinels named host:port. */
-static void named(struct sentinel *s, const char *host, int port)
+/*
+ * Whether an answer naming another master than ours may switch us.
+ * get-master-addr-by-name carries no epoch and the sentinels adopt a new
+ * master up to a hello period apart, so a sentinel that has not caught up
+ * names the old master after another named the new one: only a higher
+ * config epoch than any heard of moves us.  The same epoch with another
+ * address comes only from sentinels whose configuration was reset
+ * (SENTINEL REMOVE, MONITOR): followed once the master we have said it is
+ * none; a lower epoch never.
+ */
+static int may_switch(const struct sentinel *s, uint64_t epoch)
+{
+    return epoch > s->epoch || (epoch == s->epoch && s->demoted);
+}
+
+/* A sentinel named host:port, at config epoch `epoch`.  An answer that
+ * may not switch us (may_switch) counts as naming the master we have. */
+static void named(struct sentinel *s, const char *host, int port, uint64_t epoch)
 {
     int first = !s->master_host;
     int same = !first && s->master_port == port && !strcmp(s->master_host, host);
@@ -260,6 +291,10 @@ static void named(struct sentinel *s, const char *host, int port)
     char *copy;
 
     s->fail_err = 0;
+    if (!first && !same && !may_switch(s, epoch))
+        same = 1;
+    else if (first || epoch > s->epoch)
+        s->epoch = epoch;
     if (!same) {
         if (!(copy = strdup(host)))
             return; /* the next question tries again */
@@ -285,19 +320,52 @@ static void named(struct sentinel *s, const char *host, int port)
 
 /* --- asking -------------------------------------------------------------- */
 
-static void on_ask_setup(void *arg)
+/* The question: SENTINEL MASTER (the config epoch), then
+ * get-master-addr-by-name, which names the promoted replica as soon as
+ * the leader of a failover has the new epoch (SENTINEL MASTER's ip and
+ * port stay the old master's until its end).  Pipelined, a sentinel
+ * answers both in one go; were its view to change between them, the
+ * epoch read first is the older: an address paired with too low an epoch
+ * is at worst not followed, never followed back. */
+static int send_question(struct sentinel *s)
 {
-    struct sentinel *s = arg;
-
-    conn_send(&s->ask, s->ask_cmd, s->ask_len);
+    s->replies = 0;
+    s->got_epoch_ok = 0;
+    if (conn_send(&s->ask, s->epoch_cmd, s->epoch_len) ||
+        conn_send(&s->ask, s->ask_cmd, s->ask_len))
+        return -1;
+    return 0;
 }
 
-/* The answer: [host, port], or nil (no such master), or an error. */
+static void on_ask_setup(void *arg)
+{
+    send_question(arg);
+}
+
+/* SENTINEL MASTER's answer: field, value, ... with "config-epoch". */
+static void read_epoch(struct sentinel *s, const redisReply *reply)
+{
+    if (reply->type != REDIS_REPLY_ARRAY)
+        return;
+    for (size_t i = 0; i + 1 < reply->elements; i += 2) {
+        const redisReply *f = reply->element[i], *v = reply->element[i + 1];
+
+        if (f->type == REDIS_REPLY_STRING && v->type == REDIS_REPLY_STRING &&
+            !strcmp(f->str, "config-epoch")) {
+            s->got_epoch = strtoull(v->str, NULL, 10);
+            s->got_epoch_ok = 1;
+            return;
+        }
+    }
+}
+
+/* The answer: [host, port], or nil (no such master), or an error; good
+ * only with the epoch before it. */
 static void read_answer(struct sentinel *s, const redisReply *reply)
 {
     s->answer = -1;
     s->round_err = LW_EREDIS;
-    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+    if (!s->got_epoch_ok || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
         reply->element[0]->type != REDIS_REPLY_STRING ||
         reply->element[1]->type != REDIS_REPLY_STRING)
         return;
@@ -317,6 +385,10 @@ static void on_ask_reply(void *arg, redisReply *reply)
 {
     struct sentinel *s = arg;
 
+    if (s->replies++ == 0) {
+        read_epoch(s, reply);
+        return;
+    }
     read_answer(s, reply);
     if (conn_is_ready(&s->ask))
         next_step(s, 0.0);
@@ -368,7 +440,7 @@ static void ask_next(struct sentinel *s)
     ev_timer_set(&s->ask_deadline, s->where.connect_timeout_ms / 1000.0, 0.0);
     ev_timer_start(s->e->loop, &s->ask_deadline);
     if (conn_is_ready(&s->ask) && conn_is_at(&s->ask, s->host[i], s->port[i]) &&
-        conn_send(&s->ask, s->ask_cmd, s->ask_len) == 0)
+        send_question(s) == 0)
         return;
     conn_close(&s->ask);
     conn_clear(&s->ask);
@@ -413,6 +485,8 @@ static void round_failed(struct sentinel *s)
     if (!s->master_host && (err == LW_ECONNREFUSED || err == LW_ECONNECT || err == LW_EAUTH)) {
         s->fail_err = err;
         engine_fail_all(e, &single_link(e)->waiting, err);
+        if (single_link(e)->side) /* acquires waiting for replicas: held too */
+            engine_fail_all(e, &single_link(e)->side->waiting, err);
     }
     next_step(s, (double)ms / 1000.0);
 }
@@ -426,6 +500,10 @@ static void on_step(struct ev_loop *loop, ev_timer *w, int revents)
     (void)revents;
     ev_timer_stop(s->e->loop, &s->ask_deadline);
     if (!s->asking) {
+        for (unsigned k = 0; s->prefer && k < s->n; k++)
+            if (s->order[k] == s->prefer - 1)
+                to_front(s, k);
+        s->prefer = 0;
         s->asking = 1;
         s->tried = 0;
         ask_next(s);
@@ -435,7 +513,11 @@ static void on_step(struct ev_loop *loop, ev_timer *w, int revents)
         s->asking = 0;
         s->failed_rounds = 0;
         to_front(s, s->tried);
-        named(s, s->got_host, s->got_port);
+        named(s, s->got_host, s->got_port, s->got_epoch);
+        if (s->ask_again) { /* its question may predate the message */
+            s->ask_again = 0;
+            ask_soon(s);
+        }
         return;
     }
     if (++s->tried < s->n) {
@@ -464,8 +546,11 @@ void sentinel_demoted(struct link *l)
 {
     /* The link's back-off, then its where hook asks; ask now as well, so
      * a switch is known (and reported) before it reconnects. */
+    struct sentinel *s = l->e->sentinel;
+
+    s->demoted = 1;
     conn_fail(&l->conn, LW_EUNSETTLED);
-    ask_soon(l->e->sentinel);
+    ask_soon(s);
 }
 
 /* --- +switch-master ------------------------------------------------------ */
@@ -494,14 +579,22 @@ static void on_watch_down(void *arg, int err)
     (void)err; /* it reconnects by itself, to whichever sentinel is first */
 }
 
-/* "message" "+switch-master" "<name> <old ip> <old port> <new ip> <new port>",
- * or "message" "+promoted-slave" "slave <ip>:<port> <ip> <port> @ <name> ..." */
+/*
+ * "message" "+switch-master" "<name> <old ip> <old port> <new ip> <new port>",
+ * or "message" "+promoted-slave" "slave <ip>:<port> <ip> <port> @ <name> ..."
+ *
+ * Either makes us ask, at once or right after a round under way (its
+ * question may have been answered before the switch), and ask first the
+ * sentinel that published it, which has the new master and its epoch:
+ * another may not have caught up yet.  The message itself switches
+ * nothing: it carries no config epoch, so a late one could not be ordered
+ * against an answer already taken.
+ */
 static void on_watch_reply(void *arg, redisReply *reply)
 {
     struct sentinel *s = arg;
     const redisReply *msg;
-    char name[256], oldh[256], newh[256];
-    int oldp, newp;
+    size_t n = strlen(s->name);
 
     if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 3 ||
         reply->element[0]->type != REDIS_REPLY_STRING ||
@@ -509,22 +602,24 @@ static void on_watch_reply(void *arg, redisReply *reply)
         strcmp(reply->element[0]->str, "message"))
         return; /* a confirmation */
     msg = reply->element[2];
-    if (!strcmp(reply->element[1]->str, "+promoted-slave")) {
-        ask_soon(s);
+    if (msg->type != REDIS_REPLY_STRING)
         return;
-    }
-    if (msg->type != REDIS_REPLY_STRING || msg->len >= sizeof name ||
-        sscanf(msg->str, "%255s %255s %d %255s %d", name, oldh, &oldp, newh, &newp) != 5)
-        return;
-    if (!strcmp(name, s->name) && newp >= 1 && newp <= 65535)
-        named(s, newh, newp);
+    if (!strcmp(reply->element[1]->str, "+switch-master") &&
+        (msg->len <= n || memcmp(msg->str, s->name, n) || msg->str[n] != ' '))
+        return; /* another master's */
+    for (unsigned i = 0; i < s->n; i++)
+        if (conn_is_at(&s->watch, s->host[i], s->port[i]))
+            s->prefer = i + 1;
+    if (s->asking)
+        s->ask_again = 1;
+    ask_soon(s);
 }
 
 /* --- life ---------------------------------------------------------------- */
 
-static char *format_ask(const char *name, size_t *len)
+static char *format_ask(const char *what, const char *name, size_t *len)
 {
-    const char *argv[] = {"SENTINEL", "get-master-addr-by-name", name};
+    const char *argv[] = {"SENTINEL", what, name};
     char *cmd;
     int n = redisFormatCommandArgv(&cmd, 3, argv, NULL);
 
@@ -544,10 +639,11 @@ static int copy_sentinels(struct sentinel *s, const struct lw_engine_config *cfg
         s->order[s->n] = s->n;
     }
     s->name = strdup(cfg->sentinel_master);
-    s->ask_cmd = format_ask(cfg->sentinel_master, &s->ask_len);
+    s->ask_cmd = format_ask("get-master-addr-by-name", cfg->sentinel_master, &s->ask_len);
+    s->epoch_cmd = format_ask("MASTER", cfg->sentinel_master, &s->epoch_len);
     s->where.username = cfg->sentinel_username ? strdup(cfg->sentinel_username) : NULL;
     s->where.password = cfg->sentinel_password ? strdup(cfg->sentinel_password) : NULL;
-    if (!s->name || !s->ask_cmd || (cfg->sentinel_username && !s->where.username) ||
+    if (!s->name || !s->ask_cmd || !s->epoch_cmd || (cfg->sentinel_username && !s->where.username) ||
         (cfg->sentinel_password && !s->where.password))
         return LW_ENOMEM;
     s->where.connect_timeout_ms = timeout < SENTINEL_TIMEOUT_MS ? timeout : SENTINEL_TIMEOUT_MS;
@@ -615,10 +711,8 @@ int sentinel_new(struct lw_engine *e, const struct lw_engine_config *cfg)
     wc.arg = s;
     wc.where = watch_where;
     wc.where_arg = s;
-    if (conn_init(&s->watch, &wc))
-        return LW_ENOMEM;
-    s->watching = 1;
-    return 0;
+    s->watching = 1; /* sentinel_free clears it, even half made */
+    return conn_init(&s->watch, &wc) ? LW_ENOMEM : 0;
 }
 
 void sentinel_start(struct lw_engine *e)
@@ -657,6 +751,7 @@ void sentinel_free(struct lw_engine *e)
         free(s->host[i]);
     free(s->name);
     redisFreeCommand(s->ask_cmd);
+    redisFreeCommand(s->epoch_cmd);
     free((char *)s->where.username);
     free((char *)s->where.password);
     free(s->got_host);

@@ -87,8 +87,9 @@ static int check_count(uint64_t v, uint64_t max)
  * no cluster (the engine checks each "host:port"). */
 static int check_sentinels(const struct lw_client_config *cfg)
 {
-    if (!cfg->nsentinels)
-        return 0;
+    if (!cfg->nsentinels) /* a list or a name without a count: a mistake,
+                             not a request for a single node */
+        return cfg->sentinels || cfg->sentinel_master ? LW_EINVAL : 0;
     if (cfg->cluster_nseeds)
         return LW_EINVAL;
     if (cfg->nsentinels > LW_MAX_SENTINELS)

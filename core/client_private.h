@@ -123,9 +123,11 @@ struct lw_lock {
 /* A call in progress, from the API call until its completion. */
 /* OP_UNDO: an acquire whose reply came too late, or that too few replicas
  * acknowledged, releasing the hold it took (the unlock script), to end in
- * undo_err (LW_ETIMEDOUT, LW_EREPLICAS). */
+ * undo_err (LW_ETIMEDOUT, LW_EREPLICAS).  OP_TRIM: an acquire sent again
+ * that ran more than once, giving back the surplus holds (the unlock
+ * script, one at a time) before it is handed over. */
 enum op_kind { OP_ACQUIRE, OP_UNLOCK, OP_FORCE, OP_IS_LOCKED, OP_IS_HELD, OP_COUNT, OP_TTL,
-               OP_UNDO };
+               OP_UNDO, OP_TRIM };
 enum op_state { OPS_NEW, OPS_INFLIGHT, OPS_WAITING };
 
 struct op {
@@ -148,11 +150,13 @@ struct op {
     uint8_t blocking;              /* a caller waits on `completed` */
     _Atomic uint32_t completed;
     int undo_err;                  /* OP_UNDO: the error it ends in */
+    uint32_t trim;                 /* OP_TRIM: surplus holds still to give back */
     /* A first acquire waiting for replicas (replicas.c); engine thread. */
     struct op *ack_next;           /* its WAIT's acquires */
     uint64_t ack_conn;             /* the connection the acquire ran on */
     uint64_t ack_seq;              /* its write's sequence number there */
     uint64_t ack_sent_ns;          /* when the acquire was sent */
+    uint32_t ack_holds;            /* the hold count it hands over */
 };
 
 /* A watchdog lock: one per (name, owner) held with lease 0. */
@@ -232,6 +236,10 @@ void waiters_shutdown(struct lw_client *c);
 uint64_t lease_valid_until(uint64_t lease_ms, uint64_t sent_ns);
 /* Whether the watchdog renews (name, owner) already. */
 int watchdog_renews(struct lw_client *c, const struct lw_lock *lock, uint64_t owner);
+
+/* watchdog_holds - the hold count of owner's watchdog lock, 0 when it
+ * has none. */
+uint32_t watchdog_holds(struct lw_client *c, const struct lw_lock *lock, uint64_t owner);
 /* An acquire succeeded: note the hold count; with watch, start renewing. */
 void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
                        uint32_t holds, uint64_t sent_ns, int watch);

@@ -266,8 +266,71 @@ void acquire_acked(struct op *op, int err)
         stats_replicas_refused(&c->count);
         undo_acquire(c, op, LW_EREPLICAS);
     } else {
-        acquire_done(c, op, 1, op->ack_sent_ns); /* the WAIT may have taken long */
+        acquire_done(c, op, op->ack_holds, op->ack_sent_ns); /* the WAIT may have taken long */
     }
+}
+
+/* Hand the acquire over, after its replicas acknowledged it when it is
+ * the owner's first hold. */
+static void acquire_got(struct lw_client *c, struct op *op, uint32_t holds, int first,
+                        uint64_t sent_ns)
+{
+    if (c->replicas && first && !acquired_too_late(c, op, sent_ns)) {
+        op->ack_holds = holds;
+        replicas_wait(c, op, sent_ns);
+    } else {
+        acquire_done(c, op, holds, sent_ns);
+    }
+}
+
+/*
+ * An acquire sent again (cluster: its connection was lost, or the cluster
+ * was moving) may have run more than once, each copy adding a hold: it is
+ * the first acquire still, not a re-entry, when the owner held none
+ * before.  The holds beyond the one it took are given back, when we know
+ * how many the owner had: its watchdog lock's count, or none (an acquire
+ * with a lease of its own keeps no count: its surplus, if any, stays).
+ */
+static uint32_t surplus_holds(struct lw_client *c, const struct op *op, uint32_t holds)
+{
+    uint32_t expect;
+
+    if (op->lease_ms)
+        return 0;
+    expect = watchdog_holds(c, op->lock, op->owner) + 1;
+    return holds > expect ? holds - expect : 0;
+}
+
+/* Give back one surplus hold (the unlock script, on the acquire's lane
+ * and slot: a WAIT after it covers the acquire too). */
+static void trim_hold(struct op *op)
+{
+    lw_request_clear(&op->req);
+    op->kind = OP_TRIM;
+    if (format_op(op))
+        op_complete(op, LW_ENOMEM, 0); /* what it holds expires with its lease */
+    else
+        op_attempt(op);
+}
+
+/* A surplus hold given back: the holds left.  None, or not known (an
+ * error, a lost connection: a trim sent again may have run twice), and
+ * the acquire is not handed over; what is left of it, if anything,
+ * expires with its lease. */
+static void trim_reply(struct lw_client *c, struct op *op, const redisReply *reply)
+{
+    int64_t left = reply && reply->type != REDIS_REPLY_ERROR ? integer_of(reply) : 0;
+
+    if (left < 1) {
+        op_complete(op, LW_EUNSETTLED, 0);
+        return;
+    }
+    if (--op->trim && left > 1) {
+        trim_hold(op);
+        return;
+    }
+    op->kind = OP_ACQUIRE;
+    acquire_got(c, op, (uint32_t)left, 1, op->ack_sent_ns);
 }
 
 static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *reply)
@@ -277,14 +340,18 @@ static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *
         reply->element[1]->type == REDIS_REPLY_INTEGER) {
         uint64_t sent_ns = lw_request_sent_ns(c->engine, &op->req);
         uint32_t holds = (uint32_t)reply->element[1]->integer;
+        int resent = op->req.unsettled != 0;
 
         op->value = reply->element[0]->integer;
+        if (resent && (op->trim = surplus_holds(c, op, holds))) {
+            op->ack_sent_ns = sent_ns;
+            trim_hold(op);
+            return;
+        }
         /* A first acquire waits for the replicas; a re-entry never does:
          * it adds to a hold that waited already. */
-        if (c->replicas && holds == 1 && !acquired_too_late(c, op, sent_ns))
-            replicas_wait(c, op, sent_ns);
-        else
-            acquire_done(c, op, holds, sent_ns);
+        acquire_got(c, op, holds,
+                    holds == 1 || (resent && !watchdog_renews(c, op->lock, op->owner)), sent_ns);
     } else if (reply->type == REDIS_REPLY_INTEGER) {
         acquire_held(c, op, reply->integer);
     } else {
@@ -317,6 +384,10 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
     }
     if (op->kind == OP_UNDO) { /* done or not, the acquire failed */
         op_complete(op, op->undo_err, 0);
+        return;
+    }
+    if (op->kind == OP_TRIM) {
+        trim_reply(c, op, err ? NULL : reply);
         return;
     }
     if (err || reply->type == REDIS_REPLY_ERROR) {
@@ -393,6 +464,7 @@ static int format_command(struct op *op)
                                   (size_t[]){lock->len, lock->token_len, strlen(lease), flen});
     case OP_UNLOCK:
     case OP_UNDO:
+    case OP_TRIM:
         return lw_request_evalsha(&op->req, SCRIPT_UNLOCK, 2, 4,
                                   (const char *[]){lock->name, lock->channel, field, publish},
                                   (size_t[]){lock->len, lock->channel_len, flen,

@@ -224,6 +224,13 @@ int watchdog_renews(struct lw_client *c, const struct lw_lock *lock, uint64_t ow
     return find_slot(c, lock->name, lock->len, owner, &head) != NULL;
 }
 
+uint32_t watchdog_holds(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
+{
+    struct entry *head, **slot = find_slot(c, lock->name, lock->len, owner, &head);
+
+    return slot ? (*slot)->holds : 0;
+}
+
 void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
                        uint32_t holds, uint64_t sent_ns, int watch)
 {

@@ -4,7 +4,9 @@
  * option holds per master, each master's acquires WAITing on that
  * master's side connection.  With one master's replica stopped, only that
  * master's acquires fail, and leave no key.  An acquire sent on by MOVED
- * is acknowledged where it ran.
+ * is acknowledged where it ran.  A first acquire that ran, lost its reply
+ * with its connection and was sent again is still a first acquire: its
+ * surplus hold is given back and it waits for its replica.
  */
 #include <signal.h>
 #include <stdatomic.h>
@@ -113,6 +115,28 @@ static void on_done(int err, int64_t value, void *arg)
     atomic_store(&o->done, 1);
 }
 
+/* A client of the cluster whose first acquires one replica acknowledges
+ * (WAIT_MS at most). */
+static struct lw_client *new_client(void)
+{
+    char seeds[64];
+    const char *seed[1] = {seeds};
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+
+    snprintf(seeds, sizeof seeds, "127.0.0.1:%d", cl.node[0].port);
+    lw_client_config_init(&cfg);
+    cfg.cluster_seeds = seed;
+    cfg.cluster_nseeds = 1;
+    cfg.tick_ms = 10;
+    cfg.watchdog_timeout_ms = 5000;
+    cfg.command_timeout_ms = 5000;
+    cfg.acquire_replicas = 1;
+    cfg.acquire_replicas_timeout_ms = WAIT_MS;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    return c;
+}
+
 /* PER_MASTER lock names for each master, by the slot map. */
 static void names_by_master(char names[3][PER_MASTER][32])
 {
@@ -134,9 +158,7 @@ static void names_by_master(char names[3][PER_MASTER][32])
 
 Test(cluster_replicas, per_master, .timeout = 120)
 {
-    char names[3][PER_MASTER][32], seeds[256];
-    const char *seed[1] = {seeds};
-    struct lw_client_config cfg;
+    char names[3][PER_MASTER][32];
     struct lw_client *c = NULL;
     struct lw_lock *l[3][PER_MASTER];
     struct outcome o[3][PER_MASTER];
@@ -149,16 +171,7 @@ Test(cluster_replicas, per_master, .timeout = 120)
     names_by_master(names);
     for (int m = 0; m < 3; m++)
         cr_assert(replica_in_step(m, names[m][0]), "master %d's replica is not in step", m);
-    snprintf(seeds, sizeof seeds, "127.0.0.1:%d", cl.node[0].port);
-    lw_client_config_init(&cfg);
-    cfg.cluster_seeds = seed;
-    cfg.cluster_nseeds = 1;
-    cfg.tick_ms = 10;
-    cfg.watchdog_timeout_ms = 5000;
-    cfg.command_timeout_ms = 5000;
-    cfg.acquire_replicas = 1;
-    cfg.acquire_replicas_timeout_ms = WAIT_MS;
-    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    c = new_client();
     for (int m = 0; m < 3; m++)
         for (int i = 0; i < PER_MASTER; i++)
             cr_assert_eq(lw_lock_new(c, names[m][i], strlen(names[m][i]), &l[m][i]), 0);
@@ -237,6 +250,105 @@ Test(cluster_replicas, per_master, .timeout = 120)
     for (int m = 0; m < 3; m++)
         for (int i = 0; i < PER_MASTER; i++)
             lw_lock_free(l[m][i]);
+    cr_assert_eq(lw_client_free(c), 0);
+    redis_cluster_stop(&cl);
+}
+
+/* Write a command on rc without reading its reply. */
+static void send_only(redisContext *rc, const char *cmd)
+{
+    int done = 0;
+
+    cr_assert_eq(redisAppendCommand(rc, cmd), REDIS_OK);
+    for (int i = 0; i < 100 && !done; i++)
+        cr_assert_eq(redisBufferWrite(rc, &done), REDIS_OK);
+    cr_assert(done);
+}
+
+/* The id of the one client of node i whose last command was cmd, or -1. */
+static long long client_id_by_cmd(redisContext *rc, const char *cmd)
+{
+    redisReply *r = redisCommand(rc, "CLIENT LIST");
+    char want[64];
+    long long id = -1;
+
+    snprintf(want, sizeof want, " cmd=%s ", cmd);
+    for (char *line = r && r->type == REDIS_REPLY_STRING ? r->str : NULL, *next; line;
+         line = next) {
+        if ((next = strchr(line, '\n')))
+            *next++ = '\0';
+        if (strstr(line, want) && !strncmp(line, "id=", 3))
+            id = atoll(line + 3);
+    }
+    if (r)
+        freeReplyObject(r);
+    return id;
+}
+
+/*
+ * The acquire runs on its master, and its reply is lost with the side
+ * connection: the master sleeps (DEBUG SLEEP) while the acquire and then
+ * a CLIENT KILL of that connection arrive, so on waking it runs the
+ * acquire and drops the connection before the reply goes out.  The
+ * cluster code sends the acquire again (ECONNLOST), and it runs again:
+ * two holds.  It is a first acquire all the same: the surplus hold is
+ * given back, it waits for its replica, and one unlock frees the lock.
+ */
+Test(cluster_replicas, resent_first_acquire_is_no_reentry, .timeout = 120)
+{
+    char names[3][PER_MASTER][32];
+    struct lw_client_stats before, st;
+    struct lw_client *c = NULL;
+    struct lw_lock *l;
+    struct outcome o = {0};
+    redisContext *sleeper, *killer;
+    redisReply *r;
+    const int m = 0;
+    long long side;
+    char kill[64];
+    int rep;
+
+    cr_assert_eq(redis_cluster_start(&cl, 3, 1), 0, "the cluster did not start");
+    names_by_master(names);
+    cr_assert(replica_in_step(m, names[m][1]), "master %d's replica is not in step", m);
+    rep = redis_cluster_replica_of(&cl, m);
+    c = new_client();
+    cr_assert_eq(lw_lock_new(c, names[m][0], strlen(names[m][0]), &l), 0);
+    /* The side connection to master m, its last command a WAIT. */
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+    cr_assert_eq(lw_unlock(l), 0);
+
+    killer = connect_node(m);
+    sleeper = connect_node(m);
+    cr_assert(killer && sleeper);
+    side = client_id_by_cmd(killer, "wait");
+    cr_assert_gt(side, 0, "no side connection found");
+    lw_client_get_stats(c, &before);
+    send_only(sleeper, "DEBUG SLEEP 0.6");
+    sleep_ms(100);
+    cr_assert_eq(lw_acquire_async(l, lw_owner_self(), 0, 0, on_done, &o), 0);
+    sleep_ms(150); /* written: it waits in the sleeping master's socket */
+    snprintf(kill, sizeof kill, "CLIENT KILL ID %lld", side);
+    send_only(killer, kill);
+    cr_assert_eq(redisGetReply(killer, (void **)&r), REDIS_OK);
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1, "the kill missed");
+    freeReplyObject(r);
+    cr_assert_eq(redisGetReply(sleeper, (void **)&r), REDIS_OK);
+    freeReplyObject(r);
+    redisFree(killer);
+    redisFree(sleeper);
+
+    for (uint64_t until = now_ms() + 10000; !atomic_load(&o.done) && now_ms() < until;)
+        sleep_ms(5);
+    cr_assert(atomic_load(&o.done), "the acquire never ended");
+    cr_assert_eq(atomic_load(&o.err), 0, "%s", lw_strerror(atomic_load(&o.err)));
+    lw_client_get_stats(c, &st);
+    cr_assert_gt(st.unsettled, before.unsettled, "the acquire was not sent again");
+    cr_assert_eq(exists_on(rep, names[m][0]), 1, "the replica does not have it");
+    cr_assert_eq(lw_hold_count(l), 1, "the resend's hold was kept");
+    cr_assert_eq(lw_unlock(l), 0);
+    cr_assert_eq(exists_on(m, names[m][0]), 0, "one unlock did not free it");
+    lw_lock_free(l);
     cr_assert_eq(lw_client_free(c), 0);
     redis_cluster_stop(&cl);
 }

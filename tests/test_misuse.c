@@ -205,6 +205,11 @@ Test(misuse, sentinel_config_is_checked)
     cr_assert_eq(lw_client_new(&cfg, &c), LW_EINVAL, "no port");
     cfg.sentinels = bad_port;
     cr_assert_eq(lw_client_new(&cfg, &c), LW_ERANGE, "port out of range");
+    cfg.sentinels = good;
+    cfg.nsentinels = 0;
+    cr_assert_eq(lw_client_new(&cfg, &c), LW_EINVAL, "a list, but a count of 0");
+    cfg.sentinels = NULL;
+    cr_assert_eq(lw_client_new(&cfg, &c), LW_EINVAL, "a master name, no sentinels");
     cr_assert_null(c);
 }
 

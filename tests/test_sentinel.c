@@ -167,18 +167,35 @@ static void release_all(struct held *h, int expect_ok)
     }
 }
 
+/* Sentinel j forgets "mymaster" and monitors data node i under the name
+ * afresh: from config epoch 0. */
+static void monitor_afresh(int j, int i)
+{
+    redisReply *r = redis_sentinel_ask(&rs, j, "SENTINEL REMOVE mymaster");
+
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "%s", r ? r->str : "no reply");
+    freeReplyObject(r);
+    r = redis_sentinel_ask(&rs, j, "SENTINEL MONITOR mymaster 127.0.0.1 %d 2", rs.data[i].port);
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "%s", r ? r->str : "no reply");
+    freeReplyObject(r);
+}
+
 /*
  * (1) The first sentinel of the list stopped (it takes connections and
  * answers nothing), the second killed, the live one last: the master is
- * found through it, after the first one's 1 s.  Then that sentinel is made to name a replica (it
- * monitors the replica under the name): the ROLE check refuses it, and
+ * found through it, after the first one's 1 s.  Then that sentinel is
+ * made to name a replica (it monitors the replica under the name, at
+ * config epoch 0 again): the client that has the master stays on it (the
+ * same epoch, another address, while its master says it is one: no
+ * switch); a new client takes the replica, the ROLE check refuses it, and
  * acquires fail as unsettled instead of reaching a replica; named right
- * again, the client comes back.
+ * again, it comes back (the same epoch, but the node it had said it was
+ * no master).
  */
 SENTINEL_TEST(discovery_through_one_sentinel_and_the_role_check, 150)
 {
-    struct lost_log log;
-    struct lw_client *c;
+    struct lost_log log, log2;
+    struct lw_client *c, *c2;
     struct lw_lock *l, *l2;
     int m = redis_sentinel_master(&rs), replica = m == 1 ? 2 : 1, rc;
     uint64_t t0;
@@ -197,45 +214,42 @@ SENTINEL_TEST(discovery_through_one_sentinel_and_the_role_check, 150)
     cr_assert(node_has(m, "one"), "the lock is on the master");
 
     /* Sentinel 2 now names a replica as "mymaster". */
-    r = redis_sentinel_ask(&rs, 2, "SENTINEL REMOVE mymaster");
-    cr_assert(r && r->type == REDIS_REPLY_STATUS, "%s", r ? r->str : "no reply");
-    freeReplyObject(r);
-    r = redis_sentinel_ask(&rs, 2, "SENTINEL MONITOR mymaster 127.0.0.1 %d 2",
-                           rs.data[replica].port);
-    cr_assert(r && r->type == REDIS_REPLY_STATUS, "%s", r ? r->str : "no reply");
-    freeReplyObject(r);
-    /* Cut the client's connection: its reconnect asks, hears of the replica
-     * (a switch: a re-check of "one" on it, which has it replicated)... */
+    monitor_afresh(2, replica);
+    /* Cut the client's connection: its reconnect asks, hears of the
+     * replica at the epoch it has, and goes back to its master. */
     r = redis_sentinel_command(&rs, m, "CLIENT KILL TYPE normal");
     if (r)
         freeReplyObject(r);
     sleep_ms(1500);
-    /* ... and refuses it by its ROLE: nothing is written there. */
-    cr_assert_eq(lw_lock_new(c, "two", 3, &l2), 0);
+    cr_assert_eq(lw_lock_new(c, "zero", 4, &l2), 0);
+    cr_assert_eq(lw_trylock(l2, 1000, 0, NULL), 0);
+    cr_assert(node_has(m, "zero"));
+    cr_assert_eq(lw_unlock(l2), 0);
+    lw_lock_free(l2);
+    /* A new client takes the replica and refuses it by its ROLE: nothing
+     * is written there. */
+    c2 = new_client(10000, &log2);
+    cr_assert_eq(lw_lock_new(c2, "two", 3, &l2), 0);
     rc = lw_trylock(l2, 0, 0, NULL);
     cr_assert_eq(rc, LW_EUNSETTLED, "%s", lw_strerror(rc));
     cr_assert(!node_has(m, "two") && !node_has(replica, "two"));
 
     /* Named right again. */
-    r = redis_sentinel_ask(&rs, 2, "SENTINEL REMOVE mymaster");
-    if (r)
-        freeReplyObject(r);
-    r = redis_sentinel_ask(&rs, 2, "SENTINEL MONITOR mymaster 127.0.0.1 %d 2",
-                           rs.data[m].port);
-    cr_assert(r && r->type == REDIS_REPLY_STATUS);
-    freeReplyObject(r);
+    monitor_afresh(2, m);
     t0 = now_ms();
     cr_assert(wait_until((rc = lw_trylock(l2, 0, 0, NULL)) == 0, 10000), "%s",
               lw_strerror(rc));
     cr_log_info("ROLE check: back on the master %llu ms after it was named again",
                 (unsigned long long)(now_ms() - t0));
     cr_assert(node_has(m, "two"));
-    cr_assert_eq(lw_is_held(l), 1, "the first lock is still ours");
+    cr_assert_eq(lw_is_held(l), 1, "the first client's lock is still its own");
     cr_assert_eq(log.count, 0);
+    cr_assert_eq(log2.count, 0);
     cr_assert_eq(lw_unlock(l), 0);
     cr_assert_eq(lw_unlock(l2), 0);
     lw_lock_free(l);
     lw_lock_free(l2);
+    cr_assert_eq(lw_client_free(c2), 0);
     cr_assert_eq(lw_client_free(c), 0);
 }
 
@@ -781,4 +795,98 @@ SENTINEL_TEST(replicas_acquire_follows_the_switch, 150)
     lw_lock_free(before);
     lw_lock_free(after);
     cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* Commands sentinel j has processed (its INFO has no commandstats), or
+ * -1 when it does not answer. */
+static long sentinel_commands(int j)
+{
+    static const char field[] = "total_commands_processed:";
+    redisReply *r = redis_sentinel_ask(&rs, j, "INFO stats");
+    const char *p = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, field) : NULL;
+    long n = p ? atol(p + sizeof field - 1) : -1;
+
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+/*
+ * A sentinel that has not caught up names the old master, at an older
+ * config epoch, after the client has switched to the new one: the client
+ * never goes back.  Deterministic: after SENTINEL FAILOVER has been seen,
+ * sentinels 0 and 1 are stopped and sentinel 2 is made to monitor the old
+ * master afresh (config epoch 0), so every answer the client gets from
+ * then on is the stale one.  The old master still takes writes (nobody
+ * reconfigures it now), yet a lock taken after that is on the new master
+ * only, and a second client on the new master cannot take it.
+ */
+Test(sentinel, a_late_answer_never_switches_back)
+{
+    struct lw_client_config cfg;
+    struct lw_client_stats st;
+    struct lw_client *a = NULL, *b = NULL;
+    struct lw_lock *la, *lb;
+    const char *a_sentinels[2], *b_sentinels[1];
+    int old = redis_sentinel_master(&rs), now, rc;
+    long calls;
+    redisReply *r;
+
+    cr_assert_geq(old, 0);
+    client_config(&cfg, 10000, NULL);
+    a_sentinels[0] = addrs[1];
+    a_sentinels[1] = addrs[2];
+    cfg.sentinels = a_sentinels;
+    cfg.nsentinels = 2;
+    cfg.topology_refresh_ms = 200; /* it asks often */
+    cfg.connect_timeout_ms = 300;  /* and a stopped sentinel costs little */
+    cr_assert_eq(lw_client_new(&cfg, &a), 0);
+    cr_assert_eq(lw_lock_new(a, "late", 4, &la), 0);
+    cr_assert_eq(lw_trylock(la, 5000, 0, NULL), 0);
+    cr_assert_eq(lw_unlock(la), 0);
+
+    cr_assert_eq(redis_sentinel_failover(&rs), 0); /* through sentinel 0 */
+    now = redis_sentinel_wait_master(&rs, old, 20000);
+    cr_assert_geq(now, 0, "no new master");
+    cr_assert(wait_until((stats(a, &st), st.failovers >= 1), 15000), "switch not seen");
+    b_sentinels[0] = addrs[0];
+    cfg.sentinels = b_sentinels;
+    cfg.nsentinels = 1;
+    cr_assert_eq(lw_client_new(&cfg, &b), 0);
+    cr_assert_eq(lw_lock_new(b, "late", 4, &lb), 0);
+    cr_assert_eq(lw_trylock(lb, 5000, 0, NULL), 0, "b on the new master");
+    cr_assert(node_has(now, "late"));
+    cr_assert_eq(lw_unlock(lb), 0);
+
+    /* Sentinel 2 alone, naming the old master at config epoch 0. */
+    cr_assert_eq(redis_sentinel_signal_sentinel(&rs, 0, SIGSTOP), 0);
+    cr_assert_eq(redis_sentinel_signal_sentinel(&rs, 1, SIGSTOP), 0);
+    monitor_afresh(2, old);
+    r = redis_sentinel_ask(&rs, 2, "SENTINEL get-master-addr-by-name mymaster");
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+              atoi(r->element[1]->str) == rs.data[old].port, "sentinel 2 names the old master");
+    freeReplyObject(r);
+    /* The client asks every 200 ms: two commands a question, and our INFO. */
+    calls = sentinel_commands(2);
+    cr_assert_geq(calls, 0);
+    sleep_ms(2500);
+    cr_log_info("sentinel 2 processed %ld commands in 2.5 s", sentinel_commands(2) - calls - 1);
+    cr_assert_geq(sentinel_commands(2), calls + 1 + 8, "the client did not ask sentinel 2");
+    cr_assert(write_ok(old), "the old master still takes writes");
+
+    /* Still on the new master: the lock lands there only, exclusively. */
+    cr_assert_eq(lw_trylock(la, 1000, 0, NULL), 0);
+    cr_assert(node_has(now, "late"), "the lock is not on the new master");
+    cr_assert(!node_has(old, "late"), "written to the old master");
+    rc = lw_trylock(lb, 0, 0, NULL);
+    cr_assert_neq(rc, 0, "a second client took the lock too");
+    stats(a, &st);
+    cr_assert_eq(st.failovers, 1, "switched back");
+    cr_assert_eq(lw_unlock(la), 0);
+    lw_lock_free(la);
+    lw_lock_free(lb);
+    cr_assert_eq(lw_client_free(a), 0);
+    cr_assert_eq(lw_client_free(b), 0);
+    redis_sentinel_signal_sentinel(&rs, 0, SIGCONT);
+    redis_sentinel_signal_sentinel(&rs, 1, SIGCONT);
 }

@@ -189,8 +189,9 @@ struct lw_client_config {
                                      master is, "host:port" each (nsentinels
                                      of them); host, port and unix_path are
                                      then ignored.  Not with cluster_seeds */
-    unsigned nsentinels;          /* 0 (default): no Sentinel; at most
-                                     LW_MAX_SENTINELS */
+    unsigned nsentinels;          /* 0 (default): no Sentinel (then sentinels
+                                     and sentinel_master must be NULL:
+                                     LW_EINVAL); at most LW_MAX_SENTINELS */
     const char *sentinel_master;  /* the master's name in Sentinel (required
                                      with sentinels) */
     const char *sentinel_username; /* ACL user for the sentinels, or NULL */
