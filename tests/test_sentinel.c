@@ -821,7 +821,7 @@ static long sentinel_commands(int j)
  * reconfigures it now), yet a lock taken after that is on the new master
  * only, and a second client on the new master cannot take it.
  */
-Test(sentinel, a_late_answer_never_switches_back)
+SENTINEL_TEST(a_late_answer_never_switches_back, 150)
 {
     struct lw_client_config cfg;
     struct lw_client_stats st;
