@@ -308,7 +308,7 @@ PAIR_TEST(a_blocked_wait_holds_no_renewal_up)
     cr_log_info("during a %u ms WAIT: worst query %.2f ms, %llu renewals confirmed, "
                 "worst renewal lag %.2f ms", WAIT_MS, worst_ns / 1e6,
                 (unsigned long long)renewed, after.worst_renewal_lag_ns / 1e6);
-    cr_assert_eq(atomic_load(&b.rc), LW_EREPLICAS);
+    cr_assert_eq(atomic_load(&b.rc), LW_EREPLICAS, "%s", lw_errname(atomic_load(&b.rc)));
     cr_assert_lt(worst_ns, WAIT_MS * 1000000ull / 4, "a query waited behind the WAIT");
     cr_assert_lt(after.worst_renewal_lag_ns, WAIT_MS * 1000000ull / 4,
                  "renewals waited behind the WAIT");
@@ -412,7 +412,9 @@ PAIR_TEST(free_while_waiting_for_replicas)
     lw_lock_free(l);
 }
 
-/* The id of the client blocked in WAIT on the master, or 0. */
+/* The id of the client blocked in WAIT on the master, or 0.  Blocked
+ * (flags=b) now: cmd= names a client's last command, so the side
+ * connection says cmd=wait from its previous acquire on, blocked or not. */
 static long long waiting_client(void)
 {
     redisReply *r = redis_server_command(&srv, "CLIENT LIST");
@@ -421,7 +423,7 @@ static long long waiting_client(void)
 
     for (line = r && r->type == REDIS_REPLY_STRING ? strtok_r(r->str, "\n", &save) : NULL;
          line; line = strtok_r(NULL, "\n", &save))
-        if (strstr(line, " cmd=wait ") && !strncmp(line, "id=", 3))
+        if (strstr(line, " flags=b ") && strstr(line, " cmd=wait ") && !strncmp(line, "id=", 3))
             id = atoll(line + 3);
     if (r)
         freeReplyObject(r);
@@ -451,7 +453,7 @@ PAIR_TEST(side_connection_lost_under_wait)
     freeReplyObject(r);
     pthread_join(t, NULL);
     cr_log_info("refused %llu ms after the acquire began", (unsigned long long)(now_ms() - t0));
-    cr_assert_eq(atomic_load(&b.rc), LW_EREPLICAS);
+    cr_assert_eq(atomic_load(&b.rc), LW_EREPLICAS, "%s", lw_errname(atomic_load(&b.rc)));
     cr_assert_eq(redis_int("EXISTS %s", "rep-kill"), 0, "the hold was not given back");
     cr_assert_eq(redis_server_signal(&rep, SIGCONT), 0);
     cr_assert(replica_in_step());
