@@ -23,6 +23,7 @@
 #include "engine.h"
 #include "redis_cluster.h"
 #include "time_util.h"
+#include "lost_util.h"
 #include "race_util.h"
 
 #define NLOCKS 300
@@ -92,25 +93,6 @@ static void read_slot_map(int ask)
 static int node_of(const char *name)
 {
     return owner_of[lw_keyslot(name, strlen(name))];
-}
-
-/* Losses as on_lost reported them. */
-struct lost_log {
-    _Atomic int count;
-    _Atomic int by_reason[5];
-    _Atomic uint64_t last_ns;
-};
-
-static void record_lost(const char *name, size_t len, uint64_t owner, int reason, void *arg)
-{
-    struct lost_log *log = arg;
-
-    (void)name;
-    (void)len;
-    (void)owner;
-    atomic_fetch_add(&log->by_reason[reason >= 1 && reason <= 4 ? reason : 0], 1);
-    atomic_store(&log->last_ns, lw_clock_now());
-    atomic_fetch_add(&log->count, 1);
 }
 
 static char seed[32];

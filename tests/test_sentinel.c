@@ -30,6 +30,7 @@
 
 #include "redis_sentinel.h"
 #include "time_util.h"
+#include "lost_util.h"
 #include "race_util.h"
 
 #define NLOCKS 50
@@ -51,24 +52,6 @@ static void teardown(void)
  * TSan build has none.) */
 #define SENTINEL_TEST(name, timeout_s) \
     Test(sentinel, name, .init = setup, .fini = teardown, .timeout = (timeout_s))
-
-struct lost_log {
-    _Atomic int count;
-    _Atomic int by_reason[5];
-    _Atomic uint64_t last_ns;
-};
-
-static void record_lost(const char *name, size_t len, uint64_t owner, int reason, void *arg)
-{
-    struct lost_log *log = arg;
-
-    (void)name;
-    (void)len;
-    (void)owner;
-    atomic_fetch_add(&log->by_reason[reason >= 1 && reason <= 4 ? reason : 0], 1);
-    atomic_store(&log->last_ns, lw_clock_now());
-    atomic_fetch_add(&log->count, 1);
-}
 
 /* The sentinels' addresses, as the fixture gives them, in an array. */
 static char addr_buf[128];
