@@ -880,6 +880,17 @@ unsigned lw_engine_node_count(const struct lw_engine *e)
     return e->cluster ? e->cluster->nnodes : 1;
 }
 
+unsigned lw_engine_master_count(const struct lw_engine *e)
+{
+    unsigned n = 0;
+
+    if (!e->cluster)
+        return 1;
+    for (unsigned i = 0; i < e->cluster->nnodes; i++)
+        n += e->cluster->nodes[i].master != 0;
+    return n ? n : 1;
+}
+
 int lw_engine_node_addr(const struct lw_engine *e, unsigned node, const char **host, int *port)
 {
     const struct link *l;

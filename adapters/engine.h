@@ -396,6 +396,9 @@ int lw_engine_slot_node(const struct lw_engine *engine, unsigned slot);
 
 /* lw_engine_node_count - engine thread: node indexes in use so far. */
 unsigned lw_engine_node_count(const struct lw_engine *engine);
+/* lw_engine_master_count - engine thread: the nodes serving slots by the
+ * current map (at least 1; 1 outside a cluster). */
+unsigned lw_engine_master_count(const struct lw_engine *engine);
 
 /* lw_engine_node_addr - engine thread: a node's address; 0, or LW_ERANGE
  * for an unknown index.  host stays valid while the engine lives. */

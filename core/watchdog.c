@@ -722,14 +722,20 @@ static int add_to_node(struct lw_client *c, int kind, struct entry *e, uint64_t 
     return 0;
 }
 
+/* The in-flight cap counts per master, as the engine's max_inflight does:
+ * every master has its own pipeline and round trip, and a cap shared by
+ * three left each a third of the calls one Redis gets (lwbench: the lag
+ * climbed past a third of the cluster's ceiling with 64, and stayed at a
+ * millisecond with 64 per master). */
 static void flush_cluster(struct lw_client *c, uint64_t now_ns)
 {
+    uint64_t max = (uint64_t)c->batches_max * lw_engine_master_count(c->engine);
     struct entry *e;
 
-    while (!c->closing && c->batches_inflight < c->batches_max && (e = pop_due(c, now_ns)))
+    while (!c->closing && c->batches_inflight < max && (e = pop_due(c, now_ns)))
         if (add_to_node(c, OPEN_RENEW, e, now_ns))
             retry_next_tick(c, e, now_ns); /* the map will say; not a failure */
-    while (!c->closing && !c->renew_head && c->batches_inflight < c->batches_max &&
+    while (!c->closing && !c->renew_head && c->batches_inflight < max &&
            (e = pop_drop(c)))
         if (add_to_node(c, OPEN_DROP, e, now_ns)) {
             e->dropping = 0; /* best effort: the lease ends it */

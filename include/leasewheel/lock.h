@@ -156,7 +156,8 @@ struct lw_client_config {
     uint32_t watchdog_timeout_ms; /* the lease of watchdog locks, default 30000;
                                      at least 3 ticks */
     uint32_t renew_batch;         /* keys per renewal call, 1..LW_MAX_RENEW_BATCH */
-    uint32_t renew_batches_inflight; /* renewal calls unanswered at once,
+    uint32_t renew_batches_inflight; /* renewal calls unanswered at once
+                                        (in a cluster, per master),
                                         1..65536 */
     uint32_t tick_ms;             /* the wheel's tick, 1..60000, default 100 */
     uint32_t slots;               /* the wheel's slots, 1..65536, default 512 */
