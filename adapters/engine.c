@@ -116,6 +116,7 @@ static void take_submitted(struct lw_engine *e, int task_err)
         struct lw_request *req =
             (struct lw_request *)((char *)node - offsetof(struct lw_request, qnode));
 
+        e->taken++;
         if (req->task || refused) {
             engine_complete(e, req, NULL, req->task ? task_err : refused);
             continue;
@@ -142,6 +143,16 @@ static void shutdown_engine(struct lw_engine *e)
         ev_break(e->loop, EVBREAK_ALL);
 }
 
+/* Take what was submitted and write what the pipelines have room for. */
+static void take_and_write(struct lw_engine *e)
+{
+    take_submitted(e, 0);
+    if (e->cluster)
+        link_pump_all(e);
+    else
+        link_pump(single_link(e));
+}
+
 static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
 {
     struct lw_engine *e = w->data;
@@ -152,11 +163,32 @@ static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
         shutdown_engine(e);
         return;
     }
-    take_submitted(e, 0);
-    if (e->cluster)
-        link_pump_all(e);
-    else
-        link_pump(single_link(e));
+    take_and_write(e);
+}
+
+/* The safety net under the wake-up.  A submitter queues its request, then
+ * wakes the engine; the wake-up's callback (on_wake) runs before the tick
+ * in the same loop iteration, and takes every request queued.  So a
+ * request still first in the queue a whole tick later, with nothing taken
+ * since, had its wake-up missed: its submitter was held up between
+ * queueing and waking, or the wake-up was lost.  Take it now and count it.
+ * The soak has seen such a request wait forever (its thread blocked, the
+ * engine idle); how the wake-up went missing is not known.  The check
+ * costs two loads a tick. */
+static void take_late(struct lw_engine *e)
+{
+    struct lw_mpsc_node *first = lw_mpsc_peek(&e->submitted);
+
+    if (first && first == e->tick_first && e->taken == e->tick_taken &&
+        !atomic_load_explicit(&e->closing, memory_order_acquire)) {
+        uint64_t before = e->taken;
+
+        take_and_write(e);
+        count_add(&e->count.taken_late, e->taken - before);
+        first = lw_mpsc_peek(&e->submitted);
+    }
+    e->tick_first = first;
+    e->tick_taken = e->taken;
 }
 
 static void arm_tick(struct lw_engine *e)
@@ -175,6 +207,7 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 
     (void)loop;
     (void)revents;
+    take_late(e);
     lw_wheel_advance(e->wheel, now, &due);
     if (due.count && e->on_tick) {
         e->in_callback++;
@@ -573,6 +606,7 @@ void lw_engine_get_stats(const struct lw_engine *e, struct lw_engine_stats *out)
     out->redirects = count_get(&c->redirects);
     out->unsettled = count_get(&c->unsettled);
     out->switches = count_get(&c->switches);
+    out->taken_late = count_get(&c->taken_late);
 }
 
 /* Outside a cluster: one node, index 0.  cluster.c answers for clusters. */

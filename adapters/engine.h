@@ -223,6 +223,8 @@ struct lw_engine_stats {
                                MASTERDOWN replies (and refused connections to a
                                failed master) retried */
     uint64_t switches;      /* Sentinel: switches to another master seen */
+    uint64_t taken_late;    /* submitted requests found a tick late, their
+                               wake-up missed (engine.c, take_late()) */
 };
 
 /* lw_engine_config_init - the defaults: 127.0.0.1:6379, db 0, timeouts and

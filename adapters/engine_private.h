@@ -111,6 +111,7 @@ struct counters {
     _Atomic uint64_t sent, replies, error_replies, failed, timeouts;
     _Atomic uint64_t reconnects, script_reloads, waiting, inflight, inflight_max;
     _Atomic uint64_t topology_refreshes, redirects, unsettled, switches;
+    _Atomic uint64_t taken_late;
 };
 
 struct lw_engine {
@@ -143,6 +144,10 @@ struct lw_engine {
      * head, `callers`) and what the engine writes (the queue's tail, the
      * counters) sit on separate cache lines. */
     struct lw_mpsc submitted;
+    /* Engine thread: what take_late() saw at the last tick. */
+    struct lw_mpsc_node *tick_first; /* the queue's first node */
+    uint64_t tick_taken;             /* `taken` then */
+    uint64_t taken;                  /* requests taken from the queue */
     _Alignas(64) _Atomic int callers; /* threads inside lw_engine_submit() */
     _Atomic int closing;       /* lw_engine_free() has begun */
     _Alignas(64) _Atomic int status; /* lw_engine_status() */

@@ -721,7 +721,7 @@ static void report(const struct opts *o, const struct target *t, const struct so
 {
     double w = (double)(s->end.at_ns - s->warm.at_ns) / 1e9;
     const struct churn_totals *c0 = &s->warm.churn, *c1 = &s->end.churn;
-    struct lw_client_stats d;
+    struct lw_client_stats d, a, b;
 
     lag_window(&s->warm.st, &s->end.st, &d);
     printf("soak: %u locks, lease %u ms, tick %u ms, %u churn threads; Redis %s:%d%s\n",
@@ -742,6 +742,10 @@ static void report(const struct opts *o, const struct target *t, const struct so
                (unsigned long long)(c1->by_kind[k] - c0->by_kind[k]));
     printf("), %llu tries found it held, slowest %.1f ms\n",
            (unsigned long long)(c1->contended - c0->contended), (double)c1->slowest_ns / 1e6);
+    lw_client_get_stats(s->a, &a);
+    lw_client_get_stats(s->b, &b);
+    printf("soak: calls taken a tick late, their wake-up missed: client A %llu, B %llu\n",
+           (unsigned long long)a.requests_taken_late, (unsigned long long)b.requests_taken_late);
     printf("soak: RSS %.1f MB after the warm-up, %.1f MB at the end (%+.2f%%)\n",
            mb(s->warm.rss), mb(s->end.rss), 100 * (s->end.rss / s->warm.rss - 1));
     if (s->warm.live >= 0)

@@ -74,6 +74,13 @@ static inline int lw_mpsc_push(struct lw_mpsc *q, struct lw_mpsc_node *node)
     return prev == &q->stub;
 }
 
+/* Consumer only.  The node lw_mpsc_pop() would return first, without
+ * taking it, or NULL. */
+static inline struct lw_mpsc_node *lw_mpsc_peek(struct lw_mpsc *q)
+{
+    return q->tail != &q->stub ? q->tail : lw_mpsc_next(&q->stub);
+}
+
 /* Consumer only.  The oldest node, or NULL (empty, or a push in flight). */
 static inline struct lw_mpsc_node *lw_mpsc_pop(struct lw_mpsc *q)
 {

@@ -278,6 +278,11 @@ struct lw_client_stats {
                                      time (or whose WAIT failed, or ran on
                                      another connection than the acquire):
                                      given back, and LW_EREPLICAS returned */
+    uint64_t requests_taken_late; /* calls the engine found queued a tick
+                                     late, their wake-up missed, and took
+                                     then; 0 in a healthy process (see
+                                     docs/design.md, "Handing requests
+                                     over") */
 };
 
 /*
