@@ -280,9 +280,8 @@ struct lw_client_stats {
                                      given back, and LW_EREPLICAS returned */
     uint64_t requests_taken_late; /* calls the engine found queued a tick
                                      late, their wake-up missed, and took
-                                     then; 0 in a healthy process (see
-                                     docs/design.md, "Handing requests
-                                     over") */
+                                     then; about 0 (see docs/design.md,
+                                     "Hand-over") */
 };
 
 /*
