@@ -153,30 +153,16 @@ static void take_and_write(struct lw_engine *e)
         link_pump(single_link(e));
 }
 
-/*
- * The fence comes first.  libev (4.33) clears the watcher's `sent` flag,
- * then calls us, with only a compiler barrier between: on x86 that store
- * can still sit in the store buffer while we read the queue.  Then:
- *   engine                          submitter
- *   sent = 0 (buffered)
- *   pop: T->next is NULL, but the   exchange done, link not yet
- *     head moved: return NULL
- *                                   link T->next = X; sent = 1;
- *                                   (async_pending is 0: the loop is told)
- *   sent = 0 lands, over the 1
- * and the loop's next look finds `sent` clear: X waits forever.  The soak
- * caught exactly that state (the queue stub -> T -> X, tail T, `sent` 0).
- * With the fence our `sent = 0` is visible before we read the queue, so a
- * link we miss comes after it, and so does its sender's `sent = 1`.  One
- * mfence per wake-up, not per request.  The same holds for `closing`.
- */
+/* lw_mpsc_wake_fence() first: libev clears the watcher's `sent` flag with
+ * no fence before calling us (wheel/mpsc.h says why that loses wake-ups).
+ * The same fence orders the `closing` flag. */
 static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
 {
     struct lw_engine *e = w->data;
 
     (void)loop;
     (void)revents;
-    atomic_thread_fence(memory_order_seq_cst);
+    lw_mpsc_wake_fence();
     if (atomic_load_explicit(&e->closing, memory_order_acquire)) {
         shutdown_engine(e);
         return;
@@ -189,8 +175,8 @@ static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
  * in the same loop iteration, and takes every request queued.  So a
  * request still first in the queue a whole tick later, with nothing taken
  * since, had its wake-up missed: its submitter was held up between
- * queueing and waking, or the wake-up was lost (as it was before on_wake's
- * fence).  Take it now and count it.  The check costs two loads a tick. */
+ * queueing and waking, or the wake-up was lost (as it was before on_wake
+ * had its fence).  Take it now and count it.  Two loads a tick. */
 static void take_late(struct lw_engine *e)
 {
     struct lw_mpsc_node *first = lw_mpsc_peek(&e->submitted);

@@ -74,6 +74,31 @@ static inline int lw_mpsc_push(struct lw_mpsc *q, struct lw_mpsc_node *node)
     return prev == &q->stub;
 }
 
+/*
+ * Consumer only: call first in the wake-up callback, before the first pop,
+ * when producers push, then wake the consumer through a flag that the
+ * consumer's side clears before calling back - as libev's ev_async does:
+ * its pipe callback stores `sent = 0` and calls the watcher with only a
+ * compiler barrier between.  On x86 that store can still sit in the store
+ * buffer while the callback reads the queue.  Then:
+ *   consumer                       producer of X
+ *   sent = 0 (buffered)
+ *   pop: T->next is NULL, head     exchange done, link not yet
+ *     moved: return NULL
+ *                                  link T->next = X; sent = 1; the loop
+ *                                  is told to look
+ *   sent = 0 lands, over the 1
+ * and the loop's look finds `sent` clear: X waits for a wake-up that never
+ * comes.  With a full fence first the clearing is visible before the queue
+ * is read, so a link the pop misses comes after it, and so does the
+ * `sent = 1` behind the link.  tests/test_handover.c shows the loss without
+ * the fence.
+ */
+static inline void lw_mpsc_wake_fence(void)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+}
+
 /* Consumer only.  The node lw_mpsc_pop() would return first, without
  * taking it, or NULL. */
 static inline struct lw_mpsc_node *lw_mpsc_peek(struct lw_mpsc *q)
