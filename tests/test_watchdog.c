@@ -159,7 +159,7 @@ REDIS_TEST(watchdog, server_stopped_past_the_lease_is_lost_expired)
     struct lw_client *c = NULL;
     struct lw_lock *l;
     struct lw_client_stats st;
-    uint64_t before, after, at, lease = 1500, drift = 1500 / 100 + 2, tick = 10;
+    uint64_t before, after, at, slack, lease = 1500, drift = 1500 / 100 + 2, tick = 10;
 
     client_config(&cfg, (uint32_t)lease, &lost);
     cfg.command_timeout_ms = 10000; /* the lease runs out before any timeout */
@@ -177,12 +177,23 @@ REDIS_TEST(watchdog, server_stopped_past_the_lease_is_lost_expired)
     cr_assert_eq(atomic_load(&lost.reason), LW_LOST_EXPIRED);
     cr_assert_geq(at, before + (lease - drift - tick) * 1000000u,
                   "lost more than a tick before valid_until");
-    cr_assert_leq(at, after + (lease - drift) * 1000000u, "lost %lld ms after valid_until",
-                  (long long)(at - after) / 1000000 - (long long)(lease - drift));
-    cr_assert_eq(lw_is_held(l), 0);
     lw_client_get_stats(c, &st);
+    /* By valid_until, unless the host held the engine thread up (seen
+     * under TSan on a loaded machine): then later by up to the hold-up,
+     * which the engine measures as its tick's lateness, plus the tick's
+     * work before the report (a millisecond is plenty). */
+    slack = st.worst_tick_late_ns + 1000000u;
+    cr_assert_leq(at, after + (lease - drift) * 1000000u + slack,
+                  "lost %lld ms after valid_until; the engine thread held up %.1f ms",
+                  (long long)(at - after) / 1000000 - (long long)(lease - drift),
+                  (double)st.worst_tick_late_ns / 1e6);
+    cr_assert_leq(st.worst_lost_late_ns, slack, "counted %.1f ms late; held up %.1f ms",
+                  (double)st.worst_lost_late_ns / 1e6, (double)st.worst_tick_late_ns / 1e6);
+    if (st.lost_late)
+        cr_log_info("lost %.1f ms after valid_until; the engine thread held up %.1f ms",
+                    (double)st.worst_lost_late_ns / 1e6, (double)st.worst_tick_late_ns / 1e6);
+    cr_assert_eq(lw_is_held(l), 0);
     cr_assert_eq(st.lost_expired, 1);
-    cr_assert_eq(st.lost_late, 0);
     lw_lock_free(l);
     lw_client_free(c);
 }
@@ -383,6 +394,12 @@ REDIS_TEST(watchdog, short_reentrant_lease_does_not_cut_the_watchdogs)
     lw_client_free(c);
 }
 
+static void count_acquired(int err, int64_t token, void *arg)
+{
+    (void)token;
+    tally_add(arg, err);
+}
+
 REDIS_TEST(watchdog, many_losses_are_dropped_in_few_calls)
 {
     struct lost_log lost;
@@ -390,14 +407,23 @@ REDIS_TEST(watchdog, many_losses_are_dropped_in_few_calls)
     struct lw_lock *locks[300];
     struct lw_client_stats st0, st1;
     struct lw_engine_stats es0, es1;
+    struct tally acquired;
     uint64_t calls;
     char name[32];
 
+    /* Acquired all at once, so that their leases run out together: one
+     * by one, on a loaded machine, they spread over as many ticks as the
+     * acquires take, and each tick's losses are a drop call of their own. */
+    tally_init(&acquired);
     for (int i = 0; i < 300; i++) {
         snprintf(name, sizeof name, "mass:%d", i);
         locks[i] = new_lock(c, name);
-        cr_assert_eq(lw_lock_acquire(locks[i], NULL), 0);
+        cr_assert_eq(lw_acquire_async(locks[i], 1, 0, 0, count_acquired, &acquired), 0);
     }
+    cr_assert_eq(tally_wait(&acquired, 300, 5000), 300);
+    cr_assert_eq(acquired.failed, 0, "%d acquires failed, the last %s", acquired.failed,
+                 lw_strerror(acquired.last_err));
+    tally_destroy(&acquired);
     lw_client_get_stats(c, &st0);
     lw_engine_get_stats(c->engine, &es0);
     /* Paused past the lease: every lock expires unconfirmed, and each
