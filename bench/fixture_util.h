@@ -121,6 +121,34 @@ static inline int fixture_reap(pid_t pid, int timeout_ms)
     return -1;
 }
 
+/* Reap the server *pid, if running (SIGKILLed after timeout_ms), and mark
+ * it gone: *pid and *stopped 0.  A fixture's node keeps both. */
+static inline void fixture_forget(pid_t *pid, int *stopped, int timeout_ms)
+{
+    if (!*pid)
+        return;
+    fixture_reap(*pid, timeout_ms);
+    *pid = 0;
+    *stopped = 0;
+}
+
+/* Send sig to the server *pid: SIGSTOP and SIGCONT are noted in *stopped;
+ * after SIGTERM (with a SIGCONT, so that a stopped one can exit) or SIGKILL
+ * it is reaped.  0, or -1 when it is not running. */
+static inline int fixture_signal(pid_t *pid, int *stopped, int sig)
+{
+    if (!*pid || kill(*pid, sig) != 0)
+        return -1;
+    if (sig == SIGSTOP || sig == SIGCONT)
+        *stopped = sig == SIGSTOP;
+    if (sig == SIGKILL || sig == SIGTERM) {
+        if (sig == SIGTERM)
+            kill(*pid, SIGCONT);
+        fixture_forget(pid, stopped, 5000);
+    }
+    return 0;
+}
+
 static inline int fixture_remove_entry(const char *path, const struct stat *sb, int flag,
                                        struct FTW *ftw)
 {
@@ -187,6 +215,43 @@ static inline redisContext *fixture_connect(int port, const char *password, int 
         freeReplyObject(r);
     }
     return rc;
+}
+
+/* PONG from 127.0.0.1:port within 100 ms. */
+static inline int fixture_ping(int port, const char *password)
+{
+    redisContext *rc = fixture_connect(port, password, 100);
+    redisReply *r = rc ? redisCommand(rc, "PING") : NULL;
+    int ok = r && r->type == REDIS_REPLY_STATUS && !strcmp(r->str, "PONG");
+
+    freeReplyObject(r);
+    redisFree(rc);
+    return ok;
+}
+
+/* The server *pid on port was just spawned (*pid < 0: it was not): wait
+ * 5 s at most for its PONG.  0, or -1 with *pid 0 (it exited, or did not
+ * answer and was killed). */
+static inline int fixture_wait_up(pid_t *pid, int *stopped, int port, const char *password)
+{
+    int status;
+
+    if (*pid < 0) {
+        *pid = 0;
+        return -1;
+    }
+    for (int i = 0; i < 250; i++) {
+        if (waitpid(*pid, &status, WNOHANG) == *pid) {
+            *pid = 0;
+            return -1;
+        }
+        if (fixture_ping(port, password))
+            return 0;
+        fixture_sleep_ms(20);
+    }
+    kill(*pid, SIGKILL);
+    fixture_forget(pid, stopped, 5000);
+    return -1;
 }
 
 #endif

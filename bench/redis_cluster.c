@@ -80,47 +80,11 @@ static pid_t spawn_node(struct redis_cluster_node *n)
     return fixture_spawn(argv, log);
 }
 
-static int ping(const struct redis_cluster_node *n)
-{
-    redisContext *rc = connect_node(n, 100);
-    redisReply *r = rc ? redisCommand(rc, "PING") : NULL;
-    int ok = r && r->type == REDIS_REPLY_STATUS && !strcmp(r->str, "PONG");
-
-    freeReplyObject(r);
-    redisFree(rc);
-    return ok;
-}
-
-static void reap(struct redis_cluster_node *n, int timeout_ms)
-{
-    if (!n->pid)
-        return;
-    fixture_reap(n->pid, timeout_ms);
-    n->pid = 0;
-    n->stopped = 0;
-}
-
 /* Start node n on its ports and wait (5 s) for PONG; 0 or -1. */
 static int launch(struct redis_cluster_node *n)
 {
-    int status;
-
-    if ((n->pid = spawn_node(n)) < 0) {
-        n->pid = 0;
-        return -1;
-    }
-    for (int i = 0; i < 250; i++) {
-        if (waitpid(n->pid, &status, WNOHANG) == n->pid) {
-            n->pid = 0;
-            return -1;
-        }
-        if (ping(n))
-            return 0;
-        fixture_sleep_ms(20);
-    }
-    kill(n->pid, SIGKILL);
-    reap(n, 5000);
-    return -1;
+    n->pid = spawn_node(n);
+    return fixture_wait_up(&n->pid, &n->stopped, n->port, "");
 }
 
 /* Fresh ports for node n, then launch; a few attempts (a port may be taken
@@ -250,7 +214,7 @@ void redis_cluster_stop(struct redis_cluster *c)
             kill(c->node[i].pid, SIGTERM);
         }
     for (int i = 0; i < c->nnodes; i++)
-        reap(&c->node[i], 5000);
+        fixture_forget(&c->node[i].pid, &c->node[i].stopped, 5000);
     if (c->dir[0])
         fixture_remove_tree(c->dir);
     c->dir[0] = 0;
@@ -334,7 +298,7 @@ static int slot_map(const struct redis_cluster *c, int ask, int *map)
 static int first_live(const struct redis_cluster *c)
 {
     for (int i = 0; i < c->nnodes; i++)
-        if (live(&c->node[i]) && ping(&c->node[i]))
+        if (live(&c->node[i]) && fixture_ping(c->node[i].port, ""))
             return i;
     return -1;
 }
@@ -442,16 +406,9 @@ int redis_cluster_wait_slot_master(const struct redis_cluster *c, int slot, int 
 
 int redis_cluster_signal(struct redis_cluster *c, int i, int sig)
 {
-    if (i < 0 || i >= c->nnodes || !c->node[i].pid || kill(c->node[i].pid, sig) != 0)
+    if (i < 0 || i >= c->nnodes)
         return -1;
-    if (sig == SIGSTOP || sig == SIGCONT)
-        c->node[i].stopped = sig == SIGSTOP;
-    if (sig == SIGKILL || sig == SIGTERM) {
-        if (sig == SIGTERM)
-            kill(c->node[i].pid, SIGCONT);
-        reap(&c->node[i], 5000);
-    }
-    return 0;
+    return fixture_signal(&c->node[i].pid, &c->node[i].stopped, sig);
 }
 
 int redis_cluster_restart_node(struct redis_cluster *c, int i)

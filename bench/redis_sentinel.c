@@ -62,15 +62,6 @@ redisReply *redis_sentinel_ask(const struct redis_sentinel *s, int j, const char
     return r;
 }
 
-static void reap(struct redis_sentinel_node *n, int timeout_ms)
-{
-    if (!n->pid)
-        return;
-    fixture_reap(n->pid, timeout_ms);
-    n->pid = 0;
-    n->stopped = 0;
-}
-
 /* Write path with the text; 0 or -1. */
 static int write_file(const char *path, const char *text)
 {
@@ -124,38 +115,10 @@ static pid_t spawn_sentinel(const struct redis_sentinel_node *n)
     return fixture_spawn(argv, log);
 }
 
-static int ping(const struct redis_sentinel_node *n, const char *password)
-{
-    redisContext *rc = connect_node(n, password, 100);
-    redisReply *r = rc ? redisCommand(rc, "PING") : NULL;
-    int ok = r && r->type == REDIS_REPLY_STATUS && !strcmp(r->str, "PONG");
-
-    freeReplyObject(r);
-    redisFree(rc);
-    return ok;
-}
-
 /* n was just spawned (pid set, < 0 on failure): wait (5 s) for PONG. */
 static int wait_up(struct redis_sentinel_node *n, const char *password)
 {
-    int status;
-
-    if (n->pid < 0) {
-        n->pid = 0;
-        return -1;
-    }
-    for (int i = 0; i < 250; i++) {
-        if (waitpid(n->pid, &status, WNOHANG) == n->pid) {
-            n->pid = 0;
-            return -1;
-        }
-        if (ping(n, password))
-            return 0;
-        fixture_sleep_ms(20);
-    }
-    kill(n->pid, SIGKILL);
-    reap(n, 5000);
-    return -1;
+    return fixture_wait_up(&n->pid, &n->stopped, n->port, password);
 }
 
 static int launch_data(struct redis_sentinel *s, int i, int master_port)
@@ -358,7 +321,7 @@ void redis_sentinel_stop(struct redis_sentinel *s)
             kill(all[k]->pid, SIGTERM);
         }
     for (int k = NNODES - 1; k >= 0; k--)
-        reap(all[k], 5000);
+        fixture_forget(&all[k]->pid, &all[k]->stopped, 5000);
     if (s->dir[0])
         fixture_remove_tree(s->dir);
     s->dir[0] = 0;
@@ -491,16 +454,7 @@ int redis_sentinel_failover_when_ready(struct redis_sentinel *s, int timeout_ms)
 
 static int signal_node(struct redis_sentinel_node *n, int sig)
 {
-    if (!n->pid || kill(n->pid, sig) != 0)
-        return -1;
-    if (sig == SIGSTOP || sig == SIGCONT)
-        n->stopped = sig == SIGSTOP;
-    if (sig == SIGKILL || sig == SIGTERM) {
-        if (sig == SIGTERM)
-            kill(n->pid, SIGCONT);
-        reap(n, 5000);
-    }
-    return 0;
+    return fixture_signal(&n->pid, &n->stopped, sig);
 }
 
 int redis_sentinel_signal(struct redis_sentinel *s, int i, int sig)

@@ -143,6 +143,34 @@ static inline int run_child(const char *prog, const char *const *args, const cha
     return code;
 }
 
+/* Run lwlock (the build's, LWLOCK_PATH) to the end, at most 20 s: its
+ * exit status, as run_child() gives it. */
+static inline int run_lwlock(const char *const *args, const char *const *env)
+{
+    return run_child(LWLOCK_PATH, args, env, 20000);
+}
+
+/* A COMMAND for lwlock (sh -c) that records what it saw: whether the lock
+ * is held on the Redis at $LWT_PORT (redis-cli EXISTS, to "exists"), and
+ * the lock's name and fencing token (to "env"). */
+#define LWLOCK_LOOK                                                                  \
+    "redis-cli -p \"$LWT_PORT\" EXISTS \"$LWLOCK_NAME\" > \"$LWT_DIR/exists\"; " \
+    "echo \"$LWLOCK_NAME $LWLOCK_TOKEN\" > \"$LWT_DIR/env\""
+
+/* After a run whose COMMAND was LWLOCK_LOOK, on name whose master is node
+ * m: COMMAND saw name held there; the token it saw. */
+static inline unsigned long long looked_token(const char *name, int m)
+{
+    char buf[256], seen[64];
+    unsigned long long token = 0;
+
+    cr_assert_str_eq(slurp("exists", buf, sizeof buf), "1\n", "%s not held on node %d", name, m);
+    cr_assert_eq(sscanf(slurp("env", buf, sizeof buf), "%63s %llu", seen, &token), 2, "'%s'",
+                 buf);
+    cr_assert_str_eq(seen, name);
+    return token;
+}
+
 /* Whether the last run's stderr has text. */
 static inline int stderr_has(const char *text)
 {

@@ -120,23 +120,6 @@ static struct lw_client *new_client(int via, uint32_t lease_ms, struct lost_log 
     return c;
 }
 
-struct held {
-    struct lw_lock *lock[NLOCKS];
-    char name[NLOCKS][24];
-    int n;
-};
-
-/* n watchdog locks named prefix<i>, acquired by this thread. */
-static void acquire_all(struct lw_client *c, struct held *h, const char *prefix, int n)
-{
-    h->n = n;
-    for (int i = 0; i < n; i++) {
-        snprintf(h->name[i], sizeof h->name[i], "%s%d", prefix, i);
-        cr_assert_eq(lw_lock_new(c, h->name[i], strlen(h->name[i]), &h->lock[i]), 0);
-        cr_assert_eq(lw_lock_acquire(h->lock[i], NULL), 0, "%s", h->name[i]);
-    }
-}
-
 /* How many of h's locks the cluster has, each asked at its slot's master. */
 static int count_present(const struct held *h)
 {
@@ -152,17 +135,6 @@ static int count_present(const struct held *h)
             freeReplyObject(r);
     }
     return present;
-}
-
-static void release_all(struct held *h, int expect_ok)
-{
-    for (int i = 0; i < h->n; i++) {
-        int rc = lw_unlock(h->lock[i]);
-
-        if (expect_ok)
-            cr_assert_eq(rc, 0, "%s: %s", h->name[i], lw_strerror(rc));
-        lw_lock_free(h->lock[i]);
-    }
 }
 
 static void stats(struct lw_client *c, struct lw_client_stats *st)

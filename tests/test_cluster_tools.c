@@ -63,15 +63,9 @@ static void teardown(void)
 
 /* ---- lwlock runs ---- */
 
-/* Run lwlock to the end (at most 20 s): its exit status. */
-static int lwlock_env(const char *const *args, const char *const *env)
-{
-    return run_child(LWLOCK_PATH, args, env, 20000);
-}
-
 static int lwlock(const char *const *args)
 {
-    return lwlock_env(args, NULL);
+    return run_lwlock(args, NULL);
 }
 
 /* ---- The cluster ---- */
@@ -115,27 +109,18 @@ static void addr_of(int i, char *buf, size_t size)
 
 /* ---- lwlock through one seed ---- */
 
-/* COMMAND's view: the lock held on its master (redis-cli there), its name
- * and token. */
-static const char look[] =
-    "redis-cli -p \"$LWT_PORT\" EXISTS \"$LWLOCK_NAME\" > \"$LWT_DIR/exists\"; "
-    "echo \"$LWLOCK_NAME $LWLOCK_TOKEN\" > \"$LWT_DIR/env\"";
-
 /* One run of lwlock -c seed NAME on master m's name: the token COMMAND saw. */
 static unsigned long long run_looking(const char *seed, int m, const char *name)
 {
-    char port[16], buf[256], seen[64];
-    unsigned long long token = 0;
+    char port[16];
+    unsigned long long token;
     int code;
 
     snprintf(port, sizeof port, "%d", cl.node[m].port);
     setenv("LWT_PORT", port, 1);
-    code = lwlock(ARGS("-c", seed, name, "sh", "-c", look));
+    code = lwlock(ARGS("-c", seed, name, "sh", "-c", LWLOCK_LOOK));
     cr_assert_eq(code, 0, "%s on node %d: %d", name, m, code);
-    cr_assert_str_eq(slurp("exists", buf, sizeof buf), "1\n", "%s not held on node %d", name, m);
-    cr_assert_eq(sscanf(slurp("env", buf, sizeof buf), "%63s %llu", seen, &token), 2, "'%s'",
-                 buf);
-    cr_assert_str_eq(seen, name);
+    token = looked_token(name, m);
     cr_assert_eq(node_int(m, "EXISTS %s", name), 0, "%s released", name);
     return token;
 }
@@ -216,25 +201,25 @@ CLUSTER_TEST(lwlock_redis_gives_the_clusters_credentials)
     name_on(2, "cred", name, sizeof name);
 
     /* A host that does not exist: only the credentials count. */
-    code = lwlock_env(ARGS("-c", seed, name, "true"),
+    code = run_lwlock(ARGS("-c", seed, name, "true"),
                       ARGS("LWLOCK_REDIS=redis://locks:s3cret@nowhere.invalid:1"));
     cr_assert_eq(code, 0, "the right password: %d", code);
-    code = lwlock_env(ARGS("-c", seed, name, "touch", "ran"),
+    code = run_lwlock(ARGS("-c", seed, name, "touch", "ran"),
                       ARGS("LWLOCK_REDIS=redis://locks:wrong@nowhere.invalid:1"));
     cr_assert_eq(code, 69, "a wrong password: %d", code);
     cr_assert(stderr_has(lw_strerror(LW_EAUTH)), "says '%s'", lw_strerror(LW_EAUTH));
     cr_assert(!stderr_has("wrong"), "the password is not shown");
     cr_assert_not(exists("ran"));
     /* -r wins over LWLOCK_REDIS, as without -c. */
-    code = lwlock_env(ARGS("-c", seed, "-r", "redis://locks:s3cret@h", name, "true"),
+    code = run_lwlock(ARGS("-c", seed, "-r", "redis://locks:s3cret@h", name, "true"),
                       ARGS("LWLOCK_REDIS=redis://locks:wrong@h"));
     cr_assert_eq(code, 0, "-r's password: %d", code);
-    code = lwlock_env(ARGS("-c", seed, name, "true"),
+    code = run_lwlock(ARGS("-c", seed, name, "true"),
                       ARGS("LWLOCK_REDIS=redis://locks:s3cret@h/2"));
     cr_assert_eq(code, 64, "a DB: %d", code);
     cr_assert(stderr_has("only DB 0"));
     /* Seeds are -c's alone: LWLOCK_REDIS is one address. */
-    code = lwlock_env(ARGS(name, "true"), ARGS("LWLOCK_REDIS=127.0.0.1:7000,127.0.0.1:7001"));
+    code = run_lwlock(ARGS(name, "true"), ARGS("LWLOCK_REDIS=127.0.0.1:7000,127.0.0.1:7001"));
     cr_assert_eq(code, 64, "seeds in LWLOCK_REDIS: %d", code);
     cr_assert(stderr_has("LWLOCK_REDIS"));
 }

@@ -61,15 +61,9 @@ static pid_t start_lwlock(const char *const *args)
     return start(LWLOCK_PATH, args, NULL);
 }
 
-/* Run lwlock to the end (at most 20 s): its exit status. */
-static int run_env(const char *const *args, const char *const *env)
-{
-    return run_child(LWLOCK_PATH, args, env, 20000);
-}
-
 static int run(const char *const *args)
 {
-    return run_env(args, NULL);
+    return run_lwlock(args, NULL);
 }
 
 /* Hold the key as another client would, for ms. */
@@ -118,7 +112,7 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         cr_assert_eq(code, 64, "case %zu (%s ...): %d", i, bad[i][0], code);
         cr_assert(stderr_has("lwlock: "), "case %zu: a message", i);
     }
-    code = run_env(ARGS("n", "true"), ARGS("LWLOCK_REDIS=nowhere"));
+    code = run_lwlock(ARGS("n", "true"), ARGS("LWLOCK_REDIS=nowhere"));
     cr_assert_eq(code, 64, "a bad LWLOCK_REDIS: %d", code);
     cr_assert(stderr_has("LWLOCK_REDIS"));
 }
@@ -185,7 +179,7 @@ Test(lwlock_usage, bad_addresses_say_why, .init = make_dir, .fini = remove_test_
     code = run(ARGS("-r", "redis://hunter2@h", "n", "true"));
     cr_assert_eq(code, 64);
     cr_assert(!stderr_has("hunter2"));
-    code = run_env(ARGS("n", "true"), ARGS("LWLOCK_REDIS=redis://h/x"));
+    code = run_lwlock(ARGS("n", "true"), ARGS("LWLOCK_REDIS=redis://h/x"));
     cr_assert_eq(code, 64);
     cr_assert(stderr_has("invalid LWLOCK_REDIS 'redis://h/x': DB 'x'"));
 
@@ -222,7 +216,7 @@ Test(lwlock_usage, bad_addresses_say_why, .init = make_dir, .fini = remove_test_
     code = run(ARGS("-r", "redis-sentinel://:hun#ter2@h", "n", "true"));
     cr_assert_eq(code, 64);
     cr_assert(stderr_has("%23") && !stderr_has("ter2"));
-    code = run_env(ARGS("n", "true"), ARGS("LWLOCK_REDIS=redis-sentinel://h"));
+    code = run_lwlock(ARGS("n", "true"), ARGS("LWLOCK_REDIS=redis-sentinel://h"));
     cr_assert_eq(code, 64);
     cr_assert(stderr_has("invalid LWLOCK_REDIS 'redis-sentinel://h': no #MASTER"));
 }
@@ -303,7 +297,7 @@ LWLOCK_TEST(environment_has_name_and_increasing_token)
     /* The address from the environment; a stale LWLOCK_TOKEN is replaced. */
     snprintf(env, sizeof env, "LWLOCK_REDIS=%s", addr);
     for (int i = 0; i < 2; i++) {
-        cr_assert_eq(run_env(ARGS("env/job", "sh", "-c",
+        cr_assert_eq(run_lwlock(ARGS("env/job", "sh", "-c",
                                   "echo \"$LWLOCK_NAME $LWLOCK_TOKEN\" > \"$LWT_DIR/env\""),
                              ARGS(env, "LWLOCK_TOKEN=stale")),
                      0);
@@ -360,7 +354,7 @@ LWLOCK_TEST(redis_url_selects_db_and_authenticates)
     snprintf(url, sizeof url, "redis://:p%%40ss@127.0.0.1:%d", locked.port);
     code = run(ARGS("-r", url, "authjob", "true"));
     snprintf(url, sizeof url, "LWLOCK_REDIS=redis://:p%%40ss@127.0.0.1:%d/1", locked.port);
-    int code_env = run_env(ARGS("authjob", "true"), ARGS(url));
+    int code_env = run_lwlock(ARGS("authjob", "true"), ARGS(url));
     snprintf(url, sizeof url, "redis://:wrong@127.0.0.1:%d", locked.port);
     int code_wrong = run(ARGS("-r", url, "authjob", "true"));
     int said = stderr_has(lw_strerror(LW_EAUTH));

@@ -114,22 +114,6 @@ static int node_has(int i, const char *key)
     return has;
 }
 
-struct held {
-    struct lw_lock *lock[NLOCKS];
-    char name[NLOCKS][24];
-    int n;
-};
-
-static void acquire_all(struct lw_client *c, struct held *h, const char *prefix, int n)
-{
-    h->n = n;
-    for (int i = 0; i < n; i++) {
-        snprintf(h->name[i], sizeof h->name[i], "%s%d", prefix, i);
-        cr_assert_eq(lw_lock_new(c, h->name[i], strlen(h->name[i]), &h->lock[i]), 0);
-        cr_assert_eq(lw_lock_acquire(h->lock[i], NULL), 0, "%s", h->name[i]);
-    }
-}
-
 static int count_on(int node, const struct held *h)
 {
     int n = 0;
@@ -137,17 +121,6 @@ static int count_on(int node, const struct held *h)
     for (int i = 0; i < h->n; i++)
         n += node_has(node, h->name[i]);
     return n;
-}
-
-static void release_all(struct held *h, int expect_ok)
-{
-    for (int i = 0; i < h->n; i++) {
-        int rc = lw_unlock(h->lock[i]);
-
-        if (expect_ok)
-            cr_expect_eq(rc, 0, "%s: %s", h->name[i], lw_strerror(rc));
-        lw_lock_free(h->lock[i]);
-    }
 }
 
 /* Sentinel j forgets "mymaster" and monitors data node i under the name

@@ -59,12 +59,6 @@ static void teardown(void)
 #define SENTINEL_TEST(name) \
     Test(sentinel_tools, name, .init = setup, .fini = teardown, .timeout = 150)
 
-/* Run lwlock to the end (at most 20 s): its exit status. */
-static int lwlock_env(const char *const *args, const char *const *env)
-{
-    return run_child(LWLOCK_PATH, args, env, 20000);
-}
-
 /* ---- The setup's nodes ---- */
 
 /* One command to data node i: its integer reply (a string one read as a
@@ -108,29 +102,20 @@ static void set_port_env(const char *var, int i)
 
 /* ---- lwlock through the sentinels ---- */
 
-/* COMMAND's view: the lock held on the master (redis-cli there), its name
- * and token. */
-static const char look[] =
-    "redis-cli -p \"$LWT_PORT\" EXISTS \"$LWLOCK_NAME\" > \"$LWT_DIR/exists\"; "
-    "echo \"$LWLOCK_NAME $LWLOCK_TOKEN\" > \"$LWT_DIR/env\"";
-
 /* One run of lwlock (args, env) on name, whose master is m: the token
  * COMMAND saw. */
 static unsigned long long run_looking(const char *const *args, const char *const *env, int m,
                                       const char *name)
 {
-    char buf[256], seen[64], path[300];
-    unsigned long long token = 0;
+    char path[300];
+    unsigned long long token;
     int code;
 
     set_port_env("LWT_PORT", m);
     unlink(path_in_dir("exists", path, sizeof path));
-    code = lwlock_env(args, env);
+    code = run_lwlock(args, env);
     cr_assert_eq(code, 0, "%s: lwlock exited %d", name, code);
-    cr_assert_str_eq(slurp("exists", buf, sizeof buf), "1\n", "%s not held on node %d", name, m);
-    cr_assert_eq(sscanf(slurp("env", buf, sizeof buf), "%63s %llu", seen, &token), 2, "'%s'",
-                 buf);
-    cr_assert_str_eq(seen, name);
+    token = looked_token(name, m);
     cr_assert_eq(node_int(m, "EXISTS %s", name), 0, "%s released", name);
     return token;
 }
@@ -143,9 +128,9 @@ SENTINEL_TEST(lwlock_through_a_sentinel_url)
     uint64_t t0;
 
     cr_assert_geq(m, 0);
-    t1 = run_looking(ARGS("-r", url, "job", "sh", "-c", look), NULL, m, "job");
+    t1 = run_looking(ARGS("-r", url, "job", "sh", "-c", LWLOCK_LOOK), NULL, m, "job");
     snprintf(env, sizeof env, "LWLOCK_REDIS=%s", url);
-    t2 = run_looking(ARGS("job", "sh", "-c", look), ARGS(env), m, "job");
+    t2 = run_looking(ARGS("job", "sh", "-c", LWLOCK_LOOK), ARGS(env), m, "job");
     cr_assert_gt(t1, 0);
     cr_assert_gt(t2, t1, "tokens %llu then %llu", t1, t2);
     cr_assert_eq(node_int(m, "GET %s", "redisson_lock_token:{job}"), (long long)t2);
@@ -154,7 +139,7 @@ SENTINEL_TEST(lwlock_through_a_sentinel_url)
      * answers nothing; lwlock asks the next one. */
     cr_assert_eq(redis_sentinel_signal_sentinel(&rs, 0, SIGSTOP), 0);
     t0 = now_ms();
-    t3 = run_looking(ARGS("-r", url, "job", "sh", "-c", look), NULL, m, "job");
+    t3 = run_looking(ARGS("-r", url, "job", "sh", "-c", LWLOCK_LOOK), NULL, m, "job");
     cr_log_info("lwlock with the first sentinel stopped: %llu ms",
                 (unsigned long long)(now_ms() - t0));
     cr_assert_gt(t3, t2, "tokens %llu then %llu", t2, t3);
@@ -179,7 +164,7 @@ SENTINEL_TEST(lwlock_replicas_through_sentinel)
     set_port_env("LWT_R1", rep[1]);
 
     /* Both replicas up: WAIT says one has it, so one does. */
-    code = lwlock_env(ARGS("--replicas", "1", "-r", url, "rep", "sh", "-c", look_replicas), NULL);
+    code = run_lwlock(ARGS("--replicas", "1", "-r", url, "rep", "sh", "-c", look_replicas), NULL);
     cr_assert_eq(code, 0, "%d", code);
     slurp("on0", on0, sizeof on0);
     slurp("on1", on1, sizeof on1);
@@ -190,7 +175,7 @@ SENTINEL_TEST(lwlock_replicas_through_sentinel)
     cr_assert_eq(redis_sentinel_cut_replica(&rs, rep[0], 1), 0);
     cr_assert_eq(redis_sentinel_cut_replica(&rs, rep[1], 1), 0);
     t0 = now_ms();
-    code = lwlock_env(ARGS("--replicas", "1", "-r", url, "rep", "touch", "ran"), NULL);
+    code = run_lwlock(ARGS("--replicas", "1", "-r", url, "rep", "touch", "ran"), NULL);
     cr_log_info("--replicas 1 with both replicas cut off: exit %d after %llu ms", code,
                 (unsigned long long)(now_ms() - t0));
     cr_assert_eq(code, 69, "%d", code);
@@ -202,7 +187,7 @@ SENTINEL_TEST(lwlock_replicas_through_sentinel)
     cr_assert_eq(redis_sentinel_cut_replica(&rs, rep[0], 0), 0);
     cr_assert_eq(redis_sentinel_cut_replica(&rs, rep[1], 0), 0);
     cr_assert_eq(settled_master(), m);
-    code = lwlock_env(ARGS("--replicas", "1", "-r", url, "rep", "touch", "ran"), NULL);
+    code = run_lwlock(ARGS("--replicas", "1", "-r", url, "rep", "touch", "ran"), NULL);
     cr_assert_eq(code, 0, "replicas back: %d", code);
     cr_assert(exists("ran"), "COMMAND ran in the test's directory");
 }
