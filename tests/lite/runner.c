@@ -2,12 +2,18 @@
  * The runner behind tests/lite/criterion/criterion.h (ThreadSanitizer build
  * only): runs every registered test in this process, in registration order,
  * and prints Criterion's closing line.  A failed assertion ends the process.
+ * Of Criterion's options it takes --filter PATTERN (or --filter=PATTERN: a
+ * glob on "suite/name", as Criterion's) and --verbose (a no-op: it always
+ * logs); anything else is refused rather than ignored, so that a run meant
+ * for one test does not quietly run them all.
  */
 #include <criterion/criterion.h>
 
+#include <fnmatch.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static struct lite_test *tests_first, **tests_last = &tests_first;
@@ -56,15 +62,46 @@ static void on_alarm(int sig)
     _exit(1);
 }
 
-int main(void)
+/* The --filter pattern of argv, "*" without one; NULL on anything else. */
+static const char *filter_of(int argc, char **argv)
 {
+    const char *pattern = "*";
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--verbose"))
+            continue;
+        if (!strncmp(argv[i], "--filter=", 9))
+            pattern = argv[i] + 9;
+        else if (!strcmp(argv[i], "--filter") && i + 1 < argc)
+            pattern = argv[++i];
+        else
+            return NULL;
+    }
+    return pattern;
+}
+
+static int selected(const struct lite_test *test, const char *pattern)
+{
+    char full[256];
+
+    snprintf(full, sizeof full, "%s/%s", test->suite, test->name);
+    return fnmatch(pattern, full, 0) == 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *pattern = filter_of(argc, argv);
     int passed = 0;
 
+    if (!pattern) {
+        fprintf(stderr, "usage: %s [--filter SUITE/NAME-GLOB] [--verbose]\n", argv[0]);
+        return 2;
+    }
     signal(SIGALRM, on_alarm);
     for (running = tests_first; running; running = running->next) {
         const struct criterion_test_extra_data *x = running->extra;
 
-        if (x->disabled)
+        if (x->disabled || !selected(running, pattern))
             continue;
         fprintf(stderr, "[RUN ] %s::%s\n", running->suite, running->name);
         alarm(x->timeout > 0 ? (unsigned)x->timeout : 600);
