@@ -200,4 +200,12 @@ static inline void on_outcome(int err, int64_t value, void *arg)
     tally_add(&o->tally, err);
 }
 
+
+/* An async call's done callback that only counts; arg is a struct tally. */
+static inline void count_outcome(int err, int64_t value, void *arg)
+{
+    (void)value;
+    tally_add(arg, err);
+}
+
 #endif

@@ -72,12 +72,6 @@ static void on_lost(const char *name, size_t len, uint64_t owner, int reason, vo
     atomic_fetch_add(&mx->lost, 1);
 }
 
-static void count_acquire(int err, int64_t value, void *arg)
-{
-    (void)value;
-    tally_add(arg, err);
-}
-
 /* A client holding NLOCKS watchdog locks, acquired asynchronously in
  * waves: each wave renews at its own ticks. */
 static void hold_locks(void)
@@ -97,7 +91,7 @@ static void hold_locks(void)
     for (int i = 0; i < NLOCKS; i++) {
         lock_name(i, name, sizeof name);
         m.locks[i] = new_lock(m.client, name);
-        cr_assert_eq(lw_acquire_async(m.locks[i], OWNER, 0, 0, count_acquire, &acquired), 0);
+        cr_assert_eq(lw_acquire_async(m.locks[i], OWNER, 0, 0, count_outcome, &acquired), 0);
         if ((i + 1) % (NLOCKS / 10) == 0)
             sleep_ms(LEASE_MS / 30);
     }

@@ -301,12 +301,6 @@ REDIS_TEST(watchdog, script_flush_does_not_stop_renewals)
     lw_client_free(c);
 }
 
-static void count_outcome(int err, int64_t value, void *arg)
-{
-    (void)value;
-    tally_add(arg, err);
-}
-
 REDIS_TEST(watchdog, ten_thousand_locks_held_six_seconds)
 {
     enum { N = 10000 };
@@ -394,12 +388,6 @@ REDIS_TEST(watchdog, short_reentrant_lease_does_not_cut_the_watchdogs)
     lw_client_free(c);
 }
 
-static void count_acquired(int err, int64_t token, void *arg)
-{
-    (void)token;
-    tally_add(arg, err);
-}
-
 REDIS_TEST(watchdog, many_losses_are_dropped_in_few_calls)
 {
     struct lost_log lost;
@@ -418,7 +406,7 @@ REDIS_TEST(watchdog, many_losses_are_dropped_in_few_calls)
     for (int i = 0; i < 300; i++) {
         snprintf(name, sizeof name, "mass:%d", i);
         locks[i] = new_lock(c, name);
-        cr_assert_eq(lw_acquire_async(locks[i], 1, 0, 0, count_acquired, &acquired), 0);
+        cr_assert_eq(lw_acquire_async(locks[i], 1, 0, 0, count_outcome, &acquired), 0);
     }
     cr_assert_eq(tally_wait(&acquired, 300, 5000), 300);
     cr_assert_eq(acquired.failed, 0, "%d acquires failed, the last %s", acquired.failed,
