@@ -1,8 +1,11 @@
 /*
- * adapters/cluster.c - the engine as a Redis Cluster client: the topology
- * (nodes, the slot map, refreshes, failover vs migration) and routing
- * (by slot, by node, redirects, unsettled retries).  link.c runs the
- * pipeline to each master; this file decides which link a request goes to.
+ * adapters/cluster.c - a Redis Cluster as a topology (topology.h): the
+ * nodes, the slot map, refreshes, failover vs migration, and routing (by
+ * slot, by node, redirects, unsettled retries).  link.c runs the pipeline
+ * to each master; this file decides which link a request goes to, and
+ * takes back what a link reports: a redirect or an unsettled reply is
+ * routed again from here, as libvalkey's cluster layer wraps its
+ * connections' callbacks.
  *
  * Topology.  A connection of its own (not a link: it may be to a replica,
  * and it needs no scripts) asks CLUSTER SHARDS, or CLUSTER SLOTS on a
@@ -28,8 +31,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "engine_private.h"
-#include "xorshift.h"
+#include "backoff.h"
+#include "counter.h"
+#include "link.h"
+#include "topology.h"
 
 #define REFRESH_GAP_NS 100000000ull    /* at most one map read per 100 ms */
 #define DEGRADED_GAP_NS 250000000ull   /* a master down: read every 250 ms */
@@ -46,10 +51,8 @@ struct node {
 };
 
 struct cluster {
-    struct lw_engine *e;
-    struct conn_config where;  /* for links: timeouts, password */
-    char *password;
-    char *username;
+    struct lw_topology t;
+    struct link_set *ls;
     char *seed_host[LW_ENGINE_MAX_SEEDS];
     int seed_port[LW_ENGINE_MAX_SEEDS];
     unsigned nseeds;
@@ -63,8 +66,6 @@ struct cluster {
     int have_map;
     int sharded;       /* the cluster answered CLUSTER SHARDS */
     int use_slots;     /* it did not: ask CLUSTER SLOTS */
-    lw_engine_topology_fn *on_topology;
-    void *topology_arg;
 
     /* The topology connection. */
     struct lw_conn tconn;
@@ -81,41 +82,17 @@ struct cluster {
 
     struct fifo pending;  /* no route yet (no map, no link) */
     struct fifo backoff;  /* unsettled: deadline_ns is the retry time */
-    struct xorshift rng;
+    struct xorshift rng;  /* the back-off's jitter */
 };
+
+static struct cluster *of(const struct lw_topology *t)
+{
+    return (struct cluster *)t;
+}
 
 /* --- configuration ------------------------------------------------------ */
 
-int engine_parse_addr(const char *s, char **host, int *port)
-{
-    const char *colon = s ? strrchr(s, ':') : NULL;
-    const char *h = s;
-    size_t hlen;
-    char *end;
-    long p;
-
-    if (!colon || colon == s || !colon[1])
-        return LW_EINVAL;
-    hlen = (size_t)(colon - s);
-    if (h[0] == '[' && hlen >= 2 && h[hlen - 1] == ']') {
-        h++;
-        hlen -= 2;
-    }
-    if (hlen == 0 || (memchr(h, ':', hlen) && s[0] != '['))
-        return LW_EINVAL;
-    p = strtol(colon + 1, &end, 10);
-    if (*end || colon[1] == '-' || colon[1] == '+' || colon[1] == ' ')
-        return LW_EINVAL;
-    if (p < 1 || p > 65535)
-        return LW_ERANGE;
-    if (host && !(*host = strndup(h, hlen)))
-        return LW_ENOMEM;
-    if (port)
-        *port = (int)p;
-    return 0;
-}
-
-int cluster_check_seeds(const struct lw_engine_config *cfg)
+int cluster_check(const struct lw_engine_config *cfg)
 {
     int rc;
 
@@ -124,7 +101,7 @@ int cluster_check_seeds(const struct lw_engine_config *cfg)
     if (!cfg->seeds)
         return LW_EINVAL;
     for (unsigned i = 0; i < cfg->nseeds; i++)
-        if ((rc = engine_parse_addr(cfg->seeds[i], NULL, NULL)))
+        if ((rc = lw_parse_addr(cfg->seeds[i], NULL, NULL)))
             return rc;
     return 0;
 }
@@ -134,51 +111,43 @@ int cluster_check_seeds(const struct lw_engine_config *cfg)
 /* The index of the node at host:port, made when new; -1 out of memory. */
 static int node_at(struct cluster *c, const char *host, size_t hlen, int port)
 {
-    struct lw_engine *e = c->e;
     struct node *n;
 
     for (unsigned i = 0; i < c->nnodes; i++)
         if (c->nodes[i].port == port && !strncmp(c->nodes[i].host, host, hlen) &&
             !c->nodes[i].host[hlen])
             return (int)i;
-    if (c->nnodes == c->cap || c->nnodes >= (unsigned)INT16_MAX) {
+    if (c->nnodes >= (unsigned)INT16_MAX)
+        return -1;
+    if (c->nnodes == c->cap) {
         unsigned cap = c->cap ? 2 * c->cap : 16;
-        struct node *nodes = c->nnodes >= (unsigned)INT16_MAX
-                                 ? NULL : realloc(c->nodes, cap * sizeof *nodes);
-        struct link **links = nodes ? realloc(e->links, cap * sizeof *links) : NULL;
+        struct node *nodes = realloc(c->nodes, cap * sizeof *nodes);
 
-        if (nodes)
-            c->nodes = nodes;
-        if (!links)
+        if (!nodes)
             return -1;
-        e->links = links;
-        memset(links + c->cap, 0, (cap - c->cap) * sizeof *links);
+        c->nodes = nodes;
         c->cap = cap;
     }
+    if (links_reserve(c->ls, c->nnodes + 1)) /* links are indexed by node */
+        return -1;
     n = &c->nodes[c->nnodes];
     memset(n, 0, sizeof *n);
     if (!(n->host = strndup(host, hlen)))
         return -1;
     n->port = port;
     n->shard = n->new_shard = -1;
-    e->nlinks = ++c->nnodes; /* links[] is indexed by node */
-    return (int)(c->nnodes - 1);
+    return (int)c->nnodes++;
 }
 
 /* Node i's link, made (and connecting) when it has none; NULL when out of
  * memory. */
 static struct link *link_of(struct cluster *c, unsigned i)
 {
-    struct lw_engine *e = c->e;
-    struct conn_config where = c->where;
+    struct link *l = c->ls->links[i];
 
-    if (!e->links[i]) {
-        where.host = c->nodes[i].host;
-        where.port = c->nodes[i].port;
-        if ((e->links[i] = link_new(e, i, &where)))
-            link_connect(e->links[i]);
-    }
-    return e->links[i];
+    if (!l && (l = link_new(c->ls, i, c->nodes[i].host, c->nodes[i].port)))
+        link_connect(l);
+    return l;
 }
 
 /* --- routing ------------------------------------------------------------ */
@@ -189,11 +158,11 @@ static struct link *any_master(struct cluster *c)
     struct link *some = NULL;
 
     for (unsigned i = 0; i < c->nnodes; i++) {
-        struct link *l = c->e->links[i];
+        struct link *l = c->ls->links[i];
 
         if (!c->nodes[i].master || !l)
             continue;
-        if (conn_is_ready(&l->conn))
+        if (link_is_up(l))
             return l;
         if (!some)
             some = l;
@@ -201,26 +170,18 @@ static struct link *any_master(struct cluster *c)
     return some;
 }
 
-/* Queue req on l's node, on the lane it asks for. */
+/* Queue req on l's node, on the lane it asks for, and write it if there
+ * is room. */
 static void to_link(struct link *l, struct lw_request *req, int front)
 {
-    struct lw_engine *e = l->e;
-
-    if (!(l = link_lane(l, req))) {
-        engine_complete(e, req, NULL, LW_ENOMEM);
-        return;
-    }
     req->deadline_ns = req->expires_ns;
-    if (front)
-        fifo_push_front(&l->waiting, req);
-    else
-        fifo_push(&l->waiting, req);
+    link_queue(l, req, front);
     link_pump(l);
 }
 
-void cluster_route(struct lw_engine *e, struct lw_request *req, int front)
+static void route(struct lw_topology *t, struct lw_request *req, int front)
 {
-    struct cluster *c = e->cluster;
+    struct cluster *c = of(t);
     struct link *l = NULL;
     unsigned to = req->route_to;
 
@@ -229,7 +190,7 @@ void cluster_route(struct lw_engine *e, struct lw_request *req, int front)
         /* A batch for one master: if that node no longer is one, the
          * caller must regroup its keys by the new map. */
         if (to >= c->nnodes || !c->nodes[to].master || !(l = link_of(c, to))) {
-            engine_complete(e, req, NULL, LW_EUNSETTLED);
+            links_complete(c->ls, req, NULL, LW_EUNSETTLED);
             return;
         }
         break;
@@ -263,7 +224,7 @@ static void reroute_link(struct cluster *c, struct link *l)
         if (stays || req->asking)
             fifo_push(&l->waiting, req);
         else
-            cluster_route(c->e, req, 0);
+            route(&c->t, req, 0);
     }
 }
 
@@ -273,7 +234,7 @@ static void reroute_all(struct cluster *c)
     struct lw_request *req;
 
     for (unsigned i = 0; i < c->nnodes; i++) {
-        struct link *l = c->e->links[i];
+        struct link *l = c->ls->links[i];
 
         if (l)
             reroute_link(c, l);
@@ -281,25 +242,23 @@ static void reroute_all(struct cluster *c)
             reroute_link(c, l->side);
     }
     while ((req = fifo_pop(&all)))
-        cluster_route(c->e, req, 0);
-    link_pump_all(c->e);
+        route(&c->t, req, 0);
+    links_pump_all(c->ls);
 }
 
-/* Unsettled: try again after a jittered, doubling pause, but never past
- * the request's own time; then LW_EUNSETTLED. */
+/* Unsettled: try again after the back-off (backoff.h: 20 ms doubling to
+ * 200 ms, jittered), but never past the request's own time; then
+ * LW_EUNSETTLED. */
 static void retry_later(struct cluster *c, struct lw_request *req)
 {
     uint64_t now = lw_clock_now();
-    uint32_t ms = RETRY_MIN_MS << (req->unsettled < 4 ? req->unsettled : 4);
+    uint32_t ms = backoff_delay_ms(RETRY_MIN_MS, RETRY_MAX_MS, req->unsettled, &c->rng);
 
-    count_add(&c->e->count.unsettled, 1);
+    count_add(&c->ls->count.unsettled, 1);
     if (now >= req->expires_ns) {
-        engine_complete(c->e, req, NULL, LW_EUNSETTLED);
+        links_complete(c->ls, req, NULL, LW_EUNSETTLED);
         return;
     }
-    if (ms > RETRY_MAX_MS)
-        ms = RETRY_MAX_MS;
-    ms = ms / 2 + (uint32_t)xorshift_below(&c->rng, ms / 2 + 1);
     if (req->unsettled < UINT8_MAX)
         req->unsettled++;
     req->deadline_ns = now + ms * 1000000ull;
@@ -343,7 +302,7 @@ static void refresh_soon(struct cluster *c)
     }
     if (!ev_is_active(&c->soon)) {
         ev_timer_set(&c->soon, (double)(next - now) / 1e9, 0.0);
-        ev_timer_start(c->e->loop, &c->soon);
+        ev_timer_start(c->ls->loop, &c->soon);
     }
 }
 
@@ -494,11 +453,8 @@ static void report_change(struct cluster *c)
         }
     }
     free(shard_seen);
-    if (any && c->on_topology) {
-        c->e->in_callback++;
-        c->on_topology(c->e, &change, c->topology_arg);
-        c->e->in_callback--;
-    }
+    if (any)
+        topology_tell(&c->t, &change);
 }
 
 /* A map was read: report what changed, adopt it, route by it. */
@@ -522,8 +478,8 @@ static void adopt_map(struct cluster *c)
     c->have_map = 1;
     c->failures = 0;
     c->fail_err = 0;
-    count_add(&c->e->count.topology_refreshes, 1);
-    atomic_store_explicit(&c->e->status, 0, memory_order_relaxed);
+    count_add(&c->ls->count.topology_refreshes, 1);
+    atomic_store_explicit(&c->ls->status, 0, memory_order_relaxed);
     reroute_all(c);
 }
 
@@ -565,11 +521,13 @@ static void on_topology_up(void *arg)
 static void open_topology(struct cluster *c);
 
 /* The topology connection failed: the next address, at once while a round
- * lasts, after a back-off once every address failed.  Before any map, a
- * round of refusals fails requests at once, as a refused single node does. */
+ * lasts, after the back-off (backoff.h, over the rounds) once every
+ * address failed.  Before any map, a round of refusals fails requests at
+ * once, as a refused single node does. */
 static void on_topology_down(void *arg, int err)
 {
     struct cluster *c = arg;
+    const struct lw_endpoint *ep = c->ls->ep;
     unsigned ncand = c->nseeds + c->nnodes;
     double delay = 0.0;
 
@@ -578,36 +536,36 @@ static void on_topology_down(void *arg, int err)
     c->failures++;
     conn_close(&c->tconn); /* ours to move elsewhere, not its own retry */
     if (c->failures % ncand == 0) {
-        /* A round failed: wait, doubling from reconnect_min_ms to
-         * reconnect_max_ms with the rounds, before the next. */
         unsigned rounds = c->failures / ncand;
-        uint64_t ms = (uint64_t)c->where.reconnect_min_ms << (rounds < 16 ? rounds - 1 : 15);
 
-        delay = (ms < c->where.reconnect_max_ms ? ms : c->where.reconnect_max_ms) / 1000.0;
+        delay = backoff_delay_ms(ep->reconnect_min_ms, ep->reconnect_max_ms, rounds - 1,
+                                 &c->rng) / 1000.0;
         if (!c->have_map && (err == LW_ECONNREFUSED || err == LW_ECONNECT || err == LW_EAUTH)) {
             c->fail_err = err;
-            engine_fail_all(c->e, &c->pending, err);
+            links_fail_all(c->ls, &c->pending, err);
         }
     }
     if (!c->have_map)
-        atomic_store_explicit(&c->e->status, err, memory_order_relaxed);
+        atomic_store_explicit(&c->ls->status, err, memory_order_relaxed);
     ev_timer_set(&c->reopen, delay, 0.0);
-    ev_timer_start(c->e->loop, &c->reopen);
+    ev_timer_start(c->ls->loop, &c->reopen);
 }
 
 static void open_topology(struct cluster *c)
 {
     unsigned ncand = c->nseeds + c->nnodes, i = c->next_addr++ % ncand;
-    struct conn_config cc = c->where;
+    const struct conn_config cc = {
+        .ep = c->ls->ep,
+        .host = i < c->nseeds ? c->seed_host[i] : c->nodes[i - c->nseeds].host,
+        .port = i < c->nseeds ? c->seed_port[i] : c->nodes[i - c->nseeds].port,
+        .loop = c->ls->loop,
+        .on_up = on_topology_up,
+        .on_down = on_topology_down,
+        .on_reply = on_topology_reply,
+        .arg = c,
+    };
 
     conn_clear(&c->tconn);
-    cc.host = i < c->nseeds ? c->seed_host[i] : c->nodes[i - c->nseeds].host;
-    cc.port = i < c->nseeds ? c->seed_port[i] : c->nodes[i - c->nseeds].port;
-    cc.loop = c->e->loop;
-    cc.on_up = on_topology_up;
-    cc.on_down = on_topology_down;
-    cc.on_reply = on_topology_reply;
-    cc.arg = c;
     c->thost = (char *)cc.host;
     if (conn_init(&c->tconn, &cc)) {
         on_topology_down(c, LW_ENOMEM);
@@ -668,9 +626,9 @@ static int redirect(struct cluster *c, struct lw_request *req, const char *msg)
     int ask = starts(msg, "ASK "), to = redirect_target(c, msg);
     struct link *l;
 
-    count_add(&c->e->count.redirects, 1);
+    count_add(&c->ls->count.redirects, 1);
     if (to < 0 || ++req->redirects > MAX_REDIRECTS || !(l = link_of(c, (unsigned)to))) {
-        engine_complete(c->e, req, NULL, LW_EUNSETTLED);
+        links_complete(c->ls, req, NULL, LW_EUNSETTLED);
         return 1;
     }
     if (ask) {
@@ -681,7 +639,7 @@ static int redirect(struct cluster *c, struct lw_request *req, const char *msg)
     c->nodes[to].master = 1;
     c->map[(unsigned)atoi(msg + 6) % LW_CLUSTER_SLOTS] = (int16_t)to; /* "MOVED <slot> " */
     refresh_soon(c);
-    cluster_route(c->e, req, 1);
+    route(&c->t, req, 1);
     return 1;
 }
 
@@ -692,10 +650,14 @@ static int is_unsettled(const char *msg)
            starts(msg, "READONLY") || starts(msg, "MASTERDOWN");
 }
 
-int cluster_on_error(struct link *l, struct lw_request *req, const redisReply *reply)
+/* A request routed by slot answered MOVED, ASK or unsettled: routed again
+ * from here; anything else is the caller's to read. */
+static int link_error(struct lw_topology *t, struct link *l, struct lw_request *req,
+                      const redisReply *reply)
 {
-    struct cluster *c = l->e->cluster;
+    struct cluster *c = of(t);
 
+    (void)l;
     if (req->route != LW_ROUTE_SLOT)
         return 0; /* by node or unrouted: the caller reads the error */
     if (starts(reply->str, "MOVED ") || starts(reply->str, "ASK "))
@@ -708,21 +670,33 @@ int cluster_on_error(struct link *l, struct lw_request *req, const redisReply *r
     return 1;
 }
 
-void cluster_on_lost(struct link *l, struct lw_request *req, int err)
+/* A request lost with its connection: one routed by slot is sent again
+ * (it may have run: route commands that are not safe to repeat by node). */
+static void link_lost(struct lw_topology *t, struct link *l, struct lw_request *req, int err)
 {
-    struct cluster *c = l->e->cluster;
-
+    (void)l;
     if (req->route == LW_ROUTE_SLOT &&
         (err == LW_ECONNLOST || err == LW_ECONNREFUSED || err == LW_ECONNECT))
-        retry_later(c, req);
+        retry_later(of(t), req);
     else
-        engine_complete(l->e, req, NULL, err);
+        links_complete(t->ls, req, NULL, err);
 }
 
-void cluster_link_down(struct link *l, int err)
+static void link_down(struct lw_topology *t, struct link *l, int err)
 {
+    (void)l;
     (void)err;
-    refresh_soon(l->e->cluster); /* a failover, perhaps */
+    refresh_soon(of(t)); /* a failover, perhaps */
+}
+
+/* A request that waited its whole time on a master that is not up: by
+ * slot, the cluster was moving; else why that master could not be had. */
+static int link_expired(struct lw_topology *t, struct link *l, const struct lw_request *req)
+{
+    (void)t;
+    if (req->route == LW_ROUTE_SLOT)
+        return LW_EUNSETTLED;
+    return l->conn.last_err ? l->conn.last_err : LW_ETIMEDOUT;
 }
 
 /* --- the tick ----------------------------------------------------------- */
@@ -737,7 +711,7 @@ static void expire_pending(struct cluster *c, uint64_t now)
 
     while ((req = fifo_pop(&all))) {
         if (req->expires_ns <= now)
-            engine_complete(c->e, req, NULL, err);
+            links_complete(c->ls, req, NULL, err);
         else
             fifo_push(&c->pending, req);
     }
@@ -750,9 +724,9 @@ static void run_backoff(struct cluster *c, uint64_t now)
 
     while ((req = fifo_pop(&all))) {
         if (req->expires_ns <= now)
-            engine_complete(c->e, req, NULL, LW_EUNSETTLED);
+            links_complete(c->ls, req, NULL, LW_EUNSETTLED);
         else if (req->deadline_ns <= now)
-            cluster_route(c->e, req, 1);
+            route(&c->t, req, 1);
         else
             fifo_push(&c->backoff, req);
     }
@@ -764,18 +738,18 @@ static void run_backoff(struct cluster *c, uint64_t now)
 static int degraded(const struct cluster *c)
 {
     for (unsigned i = 0; i < c->nnodes; i++)
-        if (c->nodes[i].master && c->e->links[i] && !conn_is_ready(&c->e->links[i]->conn))
+        if (c->nodes[i].master && c->ls->links[i] && !link_is_up(c->ls->links[i]))
             return 1;
     return 0;
 }
 
-void cluster_tick(struct lw_engine *e, uint64_t now_ns)
+static void tick(struct lw_topology *t, uint64_t now_ns)
 {
-    struct cluster *c = e->cluster;
+    struct cluster *c = of(t);
 
     if (c->have_map && !c->querying && now_ns - c->read_ns >= DEGRADED_GAP_NS && degraded(c))
         send_query(c);
-    if (c->querying && now_ns - c->query_ns >= e->command_timeout_ns)
+    if (c->querying && now_ns - c->query_ns >= c->ls->command_timeout_ns)
         conn_fail(&c->tconn, LW_ETIMEDOUT); /* that node hangs: ask another */
     if (c->pending.head)
         expire_pending(c, now_ns);
@@ -783,41 +757,130 @@ void cluster_tick(struct lw_engine *e, uint64_t now_ns)
         run_backoff(c, now_ns);
 }
 
-size_t cluster_held(const struct lw_engine *e)
+static size_t held(const struct lw_topology *t)
 {
-    return e->cluster->pending.count + e->cluster->backoff.count;
+    return of(t)->pending.count + of(t)->backoff.count;
 }
 
-int cluster_fails_at_once(const struct lw_engine *e)
+static int fails_at_once(const struct lw_topology *t)
 {
-    return e->cluster->fail_err;
+    return of(t)->fail_err;
 }
 
 /* --- life --------------------------------------------------------------- */
 
-int cluster_new(struct lw_engine *e, const struct lw_engine_config *cfg)
+static void start(struct lw_topology *t)
+{
+    struct cluster *c = of(t);
+
+    ev_timer_start(c->ls->loop, &c->periodic);
+    open_topology(c);
+}
+
+static void stop(struct lw_topology *t)
+{
+    struct cluster *c = of(t);
+
+    ev_timer_stop(c->ls->loop, &c->periodic);
+    ev_timer_stop(c->ls->loop, &c->soon);
+    ev_timer_stop(c->ls->loop, &c->reopen);
+    conn_close(&c->tconn);
+    links_fail_all(c->ls, &c->pending, LW_ESHUTDOWN);
+    links_fail_all(c->ls, &c->backoff, LW_ESHUTDOWN);
+}
+
+static void free_cluster(struct lw_topology *t)
+{
+    struct cluster *c = of(t);
+
+    conn_clear(&c->tconn);
+    for (unsigned i = 0; i < c->nseeds; i++)
+        free(c->seed_host[i]);
+    for (unsigned i = 0; i < c->nnodes; i++)
+        free(c->nodes[i].host);
+    free(c->nodes);
+    free(c);
+}
+
+/* --- the questions -------------------------------------------------------- */
+
+static int is_cluster(const struct lw_topology *t)
+{
+    (void)t;
+    return 1;
+}
+
+static int sharded(const struct lw_topology *t)
+{
+    return of(t)->sharded;
+}
+
+static int slot_node(const struct lw_topology *t, unsigned slot)
+{
+    return of(t)->map[slot % LW_CLUSTER_SLOTS];
+}
+
+static unsigned node_count(const struct lw_topology *t)
+{
+    return of(t)->nnodes;
+}
+
+static unsigned master_count(const struct lw_topology *t)
+{
+    const struct cluster *c = of(t);
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < c->nnodes; i++)
+        n += c->nodes[i].master != 0;
+    return n ? n : 1;
+}
+
+static int node_addr(const struct lw_topology *t, unsigned node, const char **host, int *port)
+{
+    const struct cluster *c = of(t);
+
+    if (node >= c->nnodes)
+        return LW_ERANGE;
+    *host = c->nodes[node].host;
+    *port = c->nodes[node].port;
+    return 0;
+}
+
+static const struct lw_topology_ops cluster_ops = {
+    .start = start,
+    .route = route,
+    .held = held,
+    .fails_at_once = fails_at_once,
+    .tick = tick,
+    .stop = stop,
+    .free = free_cluster,
+    .link_down = link_down,
+    .link_error = link_error,
+    .link_lost = link_lost,
+    .link_expired = link_expired,
+    .is_cluster = is_cluster,
+    .sharded = sharded,
+    .slot_node = slot_node,
+    .node_count = node_count,
+    .master_count = master_count,
+    .node_addr = node_addr,
+};
+
+int cluster_new(const struct lw_engine_config *cfg, struct link_set *ls,
+                struct lw_topology **out)
 {
     struct cluster *c = calloc(1, sizeof *c);
     uint32_t period = cfg->topology_refresh_ms ? cfg->topology_refresh_ms
                                                : LW_ENGINE_DEFAULT_TOPOLOGY_REFRESH_MS;
 
-    if (!(e->cluster = c))
+    if (!c)
         return LW_ENOMEM;
-    c->e = e;
-    for (; c->nseeds < cfg->nseeds; c->nseeds++)
-        if (engine_parse_addr(cfg->seeds[c->nseeds], &c->seed_host[c->nseeds],
-                       &c->seed_port[c->nseeds]))
-            return LW_ENOMEM;
-    if ((cfg->password && !(c->password = strdup(cfg->password))) ||
-        (cfg->username && !(c->username = strdup(cfg->username))))
-        return LW_ENOMEM;
-    c->where.password = c->password;
-    c->where.username = c->username;
-    c->where.connect_timeout_ms = cfg->connect_timeout_ms;
-    c->where.reconnect_min_ms = cfg->reconnect_min_ms;
-    c->where.reconnect_max_ms = cfg->reconnect_max_ms;
-    c->on_topology = cfg->on_topology;
-    c->topology_arg = cfg->topology_arg;
+    c->t.ops = &cluster_ops;
+    c->t.ls = c->ls = ls;
+    c->t.on_change = cfg->on_topology;
+    c->t.change_arg = cfg->topology_arg;
+    *out = ls->topo = &c->t;
+    c->tconn.state = CONN_CLOSED; /* nothing to close or clear yet */
     c->rng = xorshift_seed((uint64_t)(uintptr_t)c ^ lw_clock_now());
     memset(c->map, 0xff, sizeof c->map); /* -1: unknown */
     memset(c->read, 0xff, sizeof c->read);
@@ -827,92 +890,9 @@ int cluster_new(struct lw_engine *e, const struct lw_engine_config *cfg)
     c->reopen.data = c;
     ev_timer_init(&c->periodic, on_periodic, period / 1000.0, period / 1000.0);
     c->periodic.data = c;
-    c->tconn.state = CONN_CLOSED; /* nothing to close or clear yet */
+    for (; c->nseeds < cfg->nseeds; c->nseeds++)
+        if (lw_parse_addr(cfg->seeds[c->nseeds], &c->seed_host[c->nseeds],
+                          &c->seed_port[c->nseeds]))
+            return LW_ENOMEM;
     return 0;
-}
-
-void cluster_start(struct lw_engine *e)
-{
-    struct cluster *c = e->cluster;
-
-    ev_timer_start(e->loop, &c->periodic);
-    open_topology(c);
-}
-
-void cluster_stop(struct lw_engine *e)
-{
-    struct cluster *c = e->cluster;
-
-    ev_timer_stop(e->loop, &c->periodic);
-    ev_timer_stop(e->loop, &c->soon);
-    ev_timer_stop(e->loop, &c->reopen);
-    conn_close(&c->tconn);
-    engine_fail_all(e, &c->pending, LW_ESHUTDOWN);
-    engine_fail_all(e, &c->backoff, LW_ESHUTDOWN);
-}
-
-void cluster_free(struct lw_engine *e)
-{
-    struct cluster *c = e->cluster;
-
-    if (!c)
-        return;
-    conn_clear(&c->tconn);
-    for (unsigned i = 0; i < c->nseeds; i++)
-        free(c->seed_host[i]);
-    for (unsigned i = 0; i < c->nnodes; i++)
-        free(c->nodes[i].host);
-    free(c->nodes);
-    free(c->password);
-    free(c->username);
-    free(c);
-}
-
-/* --- the public questions ------------------------------------------------ */
-
-int lw_engine_slot_node(const struct lw_engine *e, unsigned slot)
-{
-    return e->cluster ? e->cluster->map[slot % LW_CLUSTER_SLOTS] : 0;
-}
-
-unsigned lw_engine_node_count(const struct lw_engine *e)
-{
-    return e->cluster ? e->cluster->nnodes : 1;
-}
-
-unsigned lw_engine_master_count(const struct lw_engine *e)
-{
-    unsigned n = 0;
-
-    if (!e->cluster)
-        return 1;
-    for (unsigned i = 0; i < e->cluster->nnodes; i++)
-        n += e->cluster->nodes[i].master != 0;
-    return n ? n : 1;
-}
-
-int lw_engine_node_addr(const struct lw_engine *e, unsigned node, const char **host, int *port)
-{
-    const struct link *l;
-
-    if (e->cluster) {
-        if (node >= e->cluster->nnodes)
-            return LW_ERANGE;
-        *host = e->cluster->nodes[node].host;
-        *port = e->cluster->nodes[node].port;
-        return 0;
-    }
-    if (node != 0)
-        return LW_ERANGE;
-    if (e->sentinel)
-        return lw_engine_master_addr(e, host, port);
-    l = e->links[0];
-    *host = l->conn.host ? l->conn.host : l->conn.unix_path;
-    *port = l->conn.port;
-    return 0;
-}
-
-int lw_engine_sharded_pubsub(const struct lw_engine *e)
-{
-    return e->cluster && e->cluster->sharded;
 }

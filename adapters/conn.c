@@ -57,19 +57,6 @@ static int connect_error(const redisContext *rc, int saved_errno)
     return LW_ECONNECT;
 }
 
-/* The next delay in ms: half of it fixed, half random, so that many
- * clients cut off together do not come back together. */
-static uint32_t backoff_next(struct backoff *b)
-{
-    if (b->last_ms == 0)
-        b->last_ms = b->min_ms;
-    else if (b->last_ms < b->max_ms / 2)
-        b->last_ms *= 2;
-    else
-        b->last_ms = b->max_ms;
-    return b->last_ms / 2 + (uint32_t)xorshift_below(&b->rng, b->last_ms / 2 + 1);
-}
-
 int conn_is_auth_error(const char *msg)
 {
     return !strncmp(msg, "NOAUTH", 6) || !strncmp(msg, "WRONGPASS", 9) ||
@@ -126,7 +113,7 @@ void conn_fail(struct lw_conn *c, int err)
 static void ready(struct lw_conn *c)
 {
     ev_timer_stop(c->loop, &c->deadline);
-    c->backoff.last_ms = 0; /* the next failure starts again from min_ms */
+    backoff_reset(&c->backoff); /* the next failure starts again from min_ms */
     if (c->ever_ready)
         c->reconnects++;
     c->ever_ready = 1;
@@ -264,30 +251,47 @@ static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
         write_out(c);
 }
 
+/* Connect to host:port from now on (port 0: the unix socket at host).
+ * Out of memory, the old address stays; its ROLE check tells. */
+static void set_address(struct lw_conn *c, const char *host, int port)
+{
+    char *copy = strdup(host);
+
+    if (!copy)
+        return;
+    free(c->host);
+    free(c->unix_path);
+    c->host = port ? copy : NULL;
+    c->unix_path = port ? NULL : copy;
+    c->port = port;
+}
+
 /* The where hook's address, copied when it changed.  1: hold. */
 static int pick_address(struct lw_conn *c)
 {
     const char *host;
     int port;
-    char *copy;
 
     if (!c->where)
         return 0;
     if (c->where(c->where_arg, &host, &port))
         return 1;
-    if (conn_is_at(c, host, port))
-        return 0;
-    if (!(copy = strdup(host)))
-        return 0; /* out of memory: the old address; its ROLE check tells */
-    free(c->host);
-    c->host = copy;
-    c->port = port;
+    if (!conn_is_at(c, host, port))
+        set_address(c, host, port);
     return 0;
 }
 
 int conn_is_at(const struct lw_conn *c, const char *host, int port)
 {
+    if (port == 0)
+        return c->unix_path && !strcmp(c->unix_path, host);
     return c->host && !c->unix_path && c->port == port && !strcmp(c->host, host);
+}
+
+void conn_address(const struct lw_conn *c, const char **host, int *port)
+{
+    *host = c->unix_path ? c->unix_path : c->host;
+    *port = c->unix_path ? 0 : c->port;
 }
 
 int conn_held(const struct lw_conn *c)
@@ -321,7 +325,7 @@ void conn_connect(struct lw_conn *c)
     ev_io_set(&c->rio, rc->fd, EV_READ);
     ev_io_set(&c->wio, rc->fd, EV_WRITE);
     ev_io_start(c->loop, &c->wio);
-    ev_timer_set(&c->deadline, c->connect_timeout_s, 0.0);
+    ev_timer_set(&c->deadline, c->ep->connect_timeout_ms / 1000.0, 0.0);
     ev_timer_start(c->loop, &c->deadline);
 }
 
@@ -417,14 +421,21 @@ static char *format_auth(const char *user, const char *password, size_t *len, in
 
 int conn_init(struct lw_conn *c, const struct conn_config *cfg)
 {
+    const struct lw_endpoint *ep = cfg->ep;
     int failed = 0;
 
     memset(c, 0, sizeof *c);
-    c->host = dup_or_null(cfg->unix_path ? NULL : cfg->host, &failed);
-    c->unix_path = dup_or_null(cfg->unix_path, &failed);
-    c->auth_cmd = format_auth(cfg->username, cfg->password, &c->auth_len, &failed);
-    c->port = cfg->port;
-    c->connect_timeout_s = cfg->connect_timeout_ms / 1000.0;
+    c->ep = ep;
+    if (cfg->host) { /* port 0: a unix socket's path */
+        c->host = dup_or_null(cfg->port ? cfg->host : NULL, &failed);
+        c->unix_path = dup_or_null(cfg->port ? NULL : cfg->host, &failed);
+        c->port = cfg->port;
+    } else {
+        c->host = dup_or_null(ep->unix_path ? NULL : ep->host, &failed);
+        c->unix_path = dup_or_null(ep->unix_path, &failed);
+        c->port = ep->unix_path ? 0 : ep->port;
+    }
+    c->auth_cmd = format_auth(ep->username, ep->password, &c->auth_len, &failed);
     c->loop = cfg->loop;
     c->on_setup = cfg->on_setup;
     c->on_up = cfg->on_up;
@@ -434,9 +445,8 @@ int conn_init(struct lw_conn *c, const struct conn_config *cfg)
     c->where = cfg->where;
     c->where_arg = cfg->where_arg;
     c->last_err = LW_ETIMEDOUT; /* no attempt has ended yet */
-    c->backoff.min_ms = cfg->reconnect_min_ms;
-    c->backoff.max_ms = cfg->reconnect_max_ms;
-    c->backoff.rng = xorshift_seed((uint64_t)(uintptr_t)c ^ lw_clock_now());
+    backoff_init(&c->backoff, ep->reconnect_min_ms, ep->reconnect_max_ms,
+                 (uint64_t)(uintptr_t)c ^ lw_clock_now());
     ev_init(&c->deadline, on_deadline);
     c->deadline.data = c;
     ev_init(&c->retry, on_retry);
@@ -448,28 +458,6 @@ int conn_init(struct lw_conn *c, const struct conn_config *cfg)
     ev_init(&c->wio, on_writable);
     c->wio.data = c;
     return failed ? LW_ENOMEM : 0;
-}
-
-int conn_init_like(struct lw_conn *c, const struct lw_conn *like, const struct conn_config *cfg)
-{
-    struct conn_config cc = *cfg;
-    int rc;
-
-    cc.host = like->host;
-    cc.unix_path = like->unix_path;
-    cc.port = like->port;
-    cc.password = cc.username = NULL; /* the AUTH command is copied whole */
-    cc.reconnect_min_ms = like->backoff.min_ms;
-    cc.reconnect_max_ms = like->backoff.max_ms;
-    rc = conn_init(c, &cc);
-    c->connect_timeout_s = like->connect_timeout_s;
-    if (like->auth_cmd) {
-        if ((c->auth_cmd = malloc(like->auth_len)))
-            memcpy(c->auth_cmd, like->auth_cmd, c->auth_len = like->auth_len);
-        else
-            rc = LW_ENOMEM;
-    }
-    return rc;
 }
 
 void conn_drop(struct lw_conn *c)

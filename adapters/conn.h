@@ -36,7 +36,8 @@
 #include <ev.h>
 #include <hiredis/hiredis.h>
 
-#include "xorshift.h"
+#include "backoff.h"
+#include "endpoint.h"
 
 enum conn_state {
     CONN_DOWN,       /* waiting to (re)connect */
@@ -44,14 +45,6 @@ enum conn_state {
     CONN_SETUP,      /* AUTH, the user's set-up, PING in flight */
     CONN_READY,      /* the user's commands flow */
     CONN_CLOSED,     /* conn_close() has run */
-};
-
-/* Reconnect delays: doubling from min_ms to max_ms, with "equal jitter". */
-struct backoff {
-    uint32_t min_ms;
-    uint32_t max_ms;
-    uint32_t last_ms;   /* the last delay before jitter, 0 after a success */
-    struct xorshift rng;
 };
 
 struct lw_conn;
@@ -69,20 +62,19 @@ typedef void conn_down_fn(void *arg, int err);
  * on_down), or a pub/sub push; in the order read.  Freed after the call. */
 typedef void conn_reply_fn(void *arg, redisReply *reply);
 /* Before each attempt: where to connect.  0 with *host and *port set (the
- * connection copies them), or 1 to hold: no attempt, no callback, nothing
- * scheduled, until the user calls conn_connect() again (it knows the
- * address later: Sentinel is being asked). */
+ * connection copies them; port 0: host is a unix socket's path), or 1 to
+ * hold: no attempt, no callback, nothing scheduled, until the user calls
+ * conn_connect() again (it knows the address later: Sentinel is being
+ * asked). */
 typedef int conn_where_fn(void *arg, const char **host, int *port);
 
 struct conn_config {
-    const char *host;
-    int port;
-    const char *unix_path;  /* instead of host:port when set */
-    const char *password;   /* AUTH after connecting, or NULL */
-    const char *username;   /* ACL user: AUTH username password, or NULL */
-    uint32_t connect_timeout_ms; /* connect plus set-up */
-    uint32_t reconnect_min_ms;
-    uint32_t reconnect_max_ms;
+    const struct lw_endpoint *ep; /* credentials, timeouts, back-off; its
+                                     address unless host is set.  It must
+                                     outlive the connection */
+    const char *host;       /* another address of the same deployment (a
+                               cluster node, a sentinel), or NULL */
+    int port;               /* with host; 0: host is a unix socket's path */
     struct ev_loop *loop;
     conn_setup_fn *on_setup; /* may be NULL */
     conn_up_fn *on_up;
@@ -93,22 +85,13 @@ struct conn_config {
     void *where_arg;
 };
 
-/* Where to connect and how patiently, from any config that names them as
- * conn_config does (lw_engine_config, lw_sub_config): designated
- * initializers, for the start of a conn_config. */
-#define CONN_CONFIG_FROM(cfg)                                                   \
-    .host = (cfg)->host, .port = (cfg)->port, .unix_path = (cfg)->unix_path,   \
-    .password = (cfg)->password, .username = (cfg)->username,                  \
-    .connect_timeout_ms = (cfg)->connect_timeout_ms, \
-    .reconnect_min_ms = (cfg)->reconnect_min_ms, .reconnect_max_ms = (cfg)->reconnect_max_ms
-
 struct lw_conn {
-    char *host;
+    const struct lw_endpoint *ep;
+    char *host;             /* where it connects: a copy */
     char *unix_path;
     int port;
     char *auth_cmd;         /* AUTH [<user>] <password>, formatted, or NULL */
     size_t auth_len;
-    double connect_timeout_s;
     struct ev_loop *loop;
     conn_setup_fn *on_setup;
     conn_up_fn *on_up;
@@ -141,9 +124,9 @@ struct lw_conn {
  * or LW_ENOMEM; either way conn_clear() frees what was copied. */
 int conn_init(struct lw_conn *c, const struct conn_config *cfg);
 
-/* conn_init_like - as conn_init(), to the address of `like` with its
- * credentials and timeouts; cfg gives the loop and the callbacks. */
-int conn_init_like(struct lw_conn *c, const struct lw_conn *like, const struct conn_config *cfg);
+/* conn_address - where c connects now: a host and port, or (port 0) a
+ * unix socket's path.  For a second connection to the same node. */
+void conn_address(const struct lw_conn *c, const char **host, int *port);
 
 /* conn_connect - start an attempt now: the first, or one held by the
  * where hook (a pending back-off is cut short). */
@@ -153,7 +136,8 @@ void conn_connect(struct lw_conn *c);
  * it, and only conn_connect() starts the next. */
 int conn_held(const struct lw_conn *c);
 
-/* conn_is_at - 1 when the connection's address is host:port. */
+/* conn_is_at - 1 when the connection's address is host:port (port 0: the
+ * unix socket at host). */
 int conn_is_at(const struct lw_conn *c, const char *host, int port);
 
 /* conn_drop - let go of the connection at once, without on_down (the user

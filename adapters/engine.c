@@ -1,107 +1,137 @@
 /*
  * adapters/engine.c - the engine: its loop and thread, the hand-over of
  * requests from application threads, completions, the tick, shutdown.
+ * Where a request goes is its topology's business (topology.h), how it is
+ * written and answered its link's (link.h); the engine calls both only
+ * through their interfaces.
+ *
+ * One iteration of the loop.  libev runs our watchers in this order (its
+ * ev_run: prepare watchers before it blocks; then, of what became pending,
+ * the highest priority first and, within one, the last queued first, which
+ * puts timers before I/O):
+ *
+ *   1. flush      (ev_prepare, one per connection, conn.c) writes what the
+ *                 previous iteration's callbacks appended: one write per
+ *                 connection per iteration, however many commands;
+ *   2.            libev blocks in epoll_wait until the next timer at most;
+ *   3. wake-up    (ev_async, on_wake) takes every submitted request, routes
+ *                 it (topology) and writes what the pipelines have room
+ *                 for (link);
+ *   4. timers, earliest due first:
+ *        tick     (on_tick) advances the wheel: due timers go to core's
+ *                 tick hook (renewals batched, waiters retried); then every
+ *                 link's timeouts, and the topology's tick (its retries,
+ *                 expiries, map refreshes);
+ *        deadline (per connection, conn.c) ends a connect or set-up that
+ *                 took too long;
+ *        retry    (per connection, conn.c) starts the next attempt after
+ *                 the back-off;
+ *        the topology's own: the cluster's map refreshes and reopenings,
+ *                 Sentinel's rounds, answer deadlines, refreshes and the
+ *                 settle time after a switch; the pub/sub router's hold
+ *                 and recheck;
+ *   5. I/O        (ev_io, per connection, conn.c): readable hands every
+ *                 reply read to its link, which completes its requests
+ *                 (callbacks run here: core's replies, renewals confirmed);
+ *                 writable finishes a connect, or writes what a full socket
+ *                 kept back.
  *
  * Hand-over.  lw_engine_submit() pushes the request on a Vyukov MPSC queue
  * (one atomic exchange) and calls ev_async_send(), which is cheap when a
  * wake-up is already pending.  The engine's ev_async callback drains the
- * queue into its FIFO of waiting requests and writes as many as the
- * pipeline has room for (link.c).
+ * queue, routes each request and writes as many as the pipelines have room
+ * for.
  *
  * Completion.  A request completes on the engine thread: its callback runs,
  * then a caller blocked in lw_engine_call() is woken through a futex on
  * the request's `completed` word: 0 pending, 1 done, 2 done-and-a-waiter-
- * sleeps.  The engine only makes the wake system call when somebody sleeps.
+ * sleeps.  The engine only makes the wake system call when somebody sleeps
+ * (links_complete(), link.c).
  *
  * Shutdown.  lw_engine_free() raises `closing`, waits for the submitters
  * already past their check of it (`callers`), and has the engine thread
  * fail everything and stop.  After that no request can be in the queue
  * that nobody will complete.
  */
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/un.h>
+#include <strings.h>
 #include <unistd.h>
 
+#include <ev.h>
+
 #include "completion.h"
-#include "engine_private.h"
+#include "container.h"
+#include "counter.h"
+#include "link.h"
+#include "mpsc.h"
+#include "topology.h"
 
-void engine_complete(struct lw_engine *e, struct lw_request *req,
-                     const redisReply *reply, int err)
+struct lw_engine {
+    /* The loop and its watchers. */
+    struct ev_loop *loop;
+    int own_thread;            /* 0: embedded in the caller's loop */
+    pthread_t thread;          /* ours, when own_thread */
+    pthread_t loop_thread;     /* the engine thread, for LW_EDEADLK; set
+                                  before lw_engine_new() returns */
+    _Atomic uint32_t started;  /* own thread: loop_thread is set (a futex) */
+    ev_async wake;             /* submissions, and shutdown */
+    ev_timer tick;             /* the wheel's tick */
+    struct lw_wheel *wheel;
+    lw_engine_tick_fn *on_tick;
+    void *tick_arg;
+
+    /* Shared with application threads.  What submitters write (the queue's
+     * head, `callers`) and what the engine writes (the queue's tail, the
+     * counters in `links`) sit on separate cache lines. */
+    struct lw_mpsc submitted;
+    /* Engine thread: what take_late() saw at the last tick. */
+    struct lw_mpsc_node *tick_first; /* the queue's first node */
+    uint64_t tick_taken;             /* `taken` then */
+    uint64_t taken;                  /* requests taken from the queue */
+    unsigned nscripts;               /* for lw_engine_submit()'s check */
+    _Alignas(64) _Atomic int callers; /* threads inside lw_engine_submit() */
+    _Atomic int closing;       /* lw_engine_free() has begun */
+
+    /* Engine thread: the links, and the topology that routes over them. */
+    struct lw_endpoint node;   /* the data nodes' endpoint: every link's */
+    struct link_set links;
+    struct lw_topology *topo;
+};
+
+/* The topologies, by the config that asks for them. */
+struct topology_kind {
+    int (*check)(const struct lw_engine_config *cfg);
+    int (*make)(const struct lw_engine_config *cfg, struct link_set *ls,
+                struct lw_topology **out);
+};
+
+static const struct topology_kind single_kind = {single_check, single_new};
+static const struct topology_kind sentinel_kind = {sentinel_check, sentinel_new};
+static const struct topology_kind cluster_kind = {cluster_check, cluster_new};
+
+static const struct topology_kind *kind_of(const struct lw_engine_config *cfg)
 {
-    int blocking = req->blocking;
-
-    if (err) {
-        count_add(&e->count.failed, 1);
-        if (err == LW_ETIMEDOUT)
-            count_add(&e->count.timeouts, 1);
-    }
-    req->err = err;
-    if (req->done) {
-        e->in_callback++;
-        req->done(req, reply, err, req->arg);
-        e->in_callback--;
-    }
-    if (blocking)
-        lw_completion_signal(&req->completed);
-}
-
-void engine_fail_all(struct lw_engine *e, struct fifo *list, int err)
-{
-    struct fifo all = fifo_take(list);
-    struct lw_request *req;
-
-    while ((req = fifo_pop(&all)))
-        engine_complete(e, req, NULL, err);
-}
-
-void engine_note_queues(struct lw_engine *e)
-{
-    size_t waiting = e->cluster ? cluster_held(e) : e->sentinel ? sentinel_held(e) : 0;
-
-    for (unsigned i = 0; i < e->nlinks; i++)
-        if (e->links[i])
-            waiting += e->links[i]->waiting.count +
-                       (e->links[i]->side ? e->links[i]->side->waiting.count : 0);
-    atomic_store_explicit(&e->count.inflight, e->inflight_all, memory_order_relaxed);
-    atomic_store_explicit(&e->count.waiting, waiting, memory_order_relaxed);
-}
-
-/* Why requests fail as the engine takes them, or 0: the first connection
- * (the first seed round, in a cluster) was refused. */
-static int fails_at_once(const struct lw_engine *e)
-{
-    if (e->sentinel)
-        return sentinel_fails_at_once(e);
-    return e->cluster ? cluster_fails_at_once(e) : conn_fails_at_once(&e->links[0]->conn);
-}
-
-/* A request taken in: to its link's waiting FIFO (cluster.c decides which
- * in a cluster). */
-static void take_request(struct lw_engine *e, struct lw_request *req, uint64_t deadline_ns)
-{
-    struct link *l;
-
-    req->deadline_ns = deadline_ns;
-    req->expires_ns = deadline_ns;
-    if (e->cluster)
-        cluster_route(e, req, 0);
-    else if (e->sentinel && sentinel_hold(e, req))
-        ; /* held back after a switch */
-    else if ((l = link_lane(single_link(e), req)))
-        fifo_push(&l->waiting, req);
-    else
-        engine_complete(e, req, NULL, LW_ENOMEM);
+    return cfg->nseeds ? &cluster_kind : cfg->nsentinels ? &sentinel_kind : &single_kind;
 }
 
 /* A request's wait for the pipeline starts when the engine takes it: a
  * request that cannot be written within the command timeout fails
- * (link_check_timeouts()), and one taken while the first connection is
- * refused fails at once (conn_fails_at_once()).  One clock read per batch,
- * not per request.  Tasks run as they come out of the queue, with task_err. */
+ * (links_check_timeouts()), and one taken while no first connection can
+ * be had fails at once (fails_at_once).  Its topology routes it. */
+static void take_request(struct lw_engine *e, struct lw_request *req, uint64_t deadline_ns)
+{
+    req->deadline_ns = deadline_ns;
+    req->expires_ns = deadline_ns;
+    e->topo->ops->route(e->topo, req, 0);
+}
+
+/* Take every submitted request.  One clock read per batch, not per
+ * request.  Tasks run as they come out of the queue, with task_err. */
 static void take_submitted(struct lw_engine *e, int task_err)
 {
     struct lw_mpsc_node *node = lw_mpsc_pop(&e->submitted);
@@ -110,15 +140,15 @@ static void take_submitted(struct lw_engine *e, int task_err)
 
     if (!node)
         return;
-    deadline_ns = lw_clock_now() + e->command_timeout_ns;
-    refused = task_err ? 0 : fails_at_once(e); /* shutting down: LW_ESHUTDOWN */
+    deadline_ns = lw_clock_now() + e->links.command_timeout_ns;
+    /* Shutting down, everything fails with LW_ESHUTDOWN instead. */
+    refused = task_err ? 0 : e->topo->ops->fails_at_once(e->topo);
     do {
-        struct lw_request *req =
-            (struct lw_request *)((char *)node - offsetof(struct lw_request, qnode));
+        struct lw_request *req = lw_container_of(node, struct lw_request, qnode);
 
         e->taken++;
         if (req->task || refused) {
-            engine_complete(e, req, NULL, req->task ? task_err : refused);
+            links_complete(&e->links, req, NULL, req->task ? task_err : refused);
             continue;
         }
         take_request(e, req, deadline_ns);
@@ -129,14 +159,9 @@ static void take_submitted(struct lw_engine *e, int task_err)
 static void shutdown_engine(struct lw_engine *e)
 {
     take_submitted(e, LW_ESHUTDOWN);
-    if (e->cluster)
-        cluster_stop(e);
-    if (e->sentinel)
-        sentinel_stop(e);
-    for (unsigned i = 0; i < e->nlinks; i++)
-        if (e->links[i])
-            link_close(e->links[i], LW_ESHUTDOWN);
-    engine_note_queues(e);
+    e->topo->ops->stop(e->topo);
+    links_close(&e->links, LW_ESHUTDOWN);
+    links_note_queues(&e->links);
     ev_async_stop(e->loop, &e->wake);
     ev_timer_stop(e->loop, &e->tick);
     if (e->own_thread)
@@ -147,10 +172,7 @@ static void shutdown_engine(struct lw_engine *e)
 static void take_and_write(struct lw_engine *e)
 {
     take_submitted(e, 0);
-    if (e->cluster)
-        link_pump_all(e);
-    else
-        link_pump(single_link(e));
+    links_pump_all(&e->links);
 }
 
 /* lw_mpsc_wake_fence() first: libev clears the watcher's `sent` flag with
@@ -186,7 +208,7 @@ static void take_late(struct lw_engine *e)
         uint64_t before = e->taken;
 
         take_and_write(e);
-        count_add(&e->count.taken_late, e->taken - before);
+        count_add(&e->links.count.taken_late, e->taken - before);
         first = lw_mpsc_peek(&e->submitted);
     }
     e->tick_first = first;
@@ -212,29 +234,17 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
     take_late(e);
     lw_wheel_advance(e->wheel, now, &due);
     if (due.count && e->on_tick) {
-        e->in_callback++;
+        e->links.in_callback++;
         e->on_tick(e, &due, e->tick_arg);
-        e->in_callback--;
+        e->links.in_callback--;
     }
     while (lw_timer_list_pop(&due))
         ; /* nobody claimed them */
-    for (unsigned i = 0; i < e->nlinks; i++)
-        if (e->links[i])
-            link_check_timeouts(e->links[i], now);
-    if (e->cluster)
-        cluster_tick(e, now);
-    engine_note_queues(e);
+    links_check_timeouts(&e->links, now);
+    if (e->topo->ops->tick)
+        e->topo->ops->tick(e->topo, now);
+    links_note_queues(&e->links);
     arm_tick(e);
-}
-
-static void connect_links(struct lw_engine *e)
-{
-    if (e->cluster)
-        cluster_start(e);
-    else if (e->sentinel)
-        sentinel_start(e);
-    else
-        link_connect(single_link(e));
 }
 
 static void *engine_thread(void *arg)
@@ -244,7 +254,7 @@ static void *engine_thread(void *arg)
     e->loop_thread = pthread_self();
     atomic_store_explicit(&e->started, 1, memory_order_release);
     lw_futex_wake(&e->started);
-    connect_links(e);
+    e->topo->ops->start(e->topo);
     ev_run(e->loop, 0);
     return NULL;
 }
@@ -274,15 +284,19 @@ int lw_engine_submit(struct lw_engine *e, struct lw_request *req, lw_request_fn 
         return LW_ESHUTDOWN;
     }
     if (is_engine_thread(e) && !req->task) {
-        take_request(e, req, lw_clock_now() + e->command_timeout_ns);
-        if (!e->cluster)
-            link_pump(single_link(e));
+        take_request(e, req, lw_clock_now() + e->links.command_timeout_ns);
+        links_pump_all(&e->links);
     } else {
         lw_mpsc_push(&e->submitted, &req->qnode);
         ev_async_send(e->loop, &e->wake);
     }
     atomic_fetch_sub_explicit(&e->callers, 1, memory_order_release);
     return 0;
+}
+
+void lw_engine_queue_unwoken(struct lw_engine *e, struct lw_request *req)
+{
+    lw_mpsc_push(&e->submitted, &req->qnode);
 }
 
 int lw_engine_call(struct lw_engine *e, struct lw_request *req, lw_request_fn *done,
@@ -307,52 +321,20 @@ int lw_engine_call(struct lw_engine *e, struct lw_request *req, lw_request_fn *d
 void lw_engine_config_init(struct lw_engine_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->host = "127.0.0.1";
-    cfg->port = LW_ENGINE_DEFAULT_PORT;
-    cfg->connect_timeout_ms = LW_ENGINE_DEFAULT_CONNECT_TIMEOUT_MS;
-    cfg->command_timeout_ms = LW_ENGINE_DEFAULT_COMMAND_TIMEOUT_MS;
+    lw_endpoint_init(&cfg->node);
+    lw_endpoint_init(&cfg->sentinel);
     cfg->max_inflight = LW_ENGINE_DEFAULT_MAX_INFLIGHT;
-    cfg->reconnect_min_ms = LW_ENGINE_DEFAULT_RECONNECT_MIN_MS;
-    cfg->reconnect_max_ms = LW_ENGINE_DEFAULT_RECONNECT_MAX_MS;
     lw_wheel_config_init(&cfg->wheel);
 }
 
-_Static_assert(LW_ENGINE_UNIX_PATH_MAX + 1 == sizeof(((struct sockaddr_un *)0)->sun_path),
-               "LW_ENGINE_UNIX_PATH_MAX is a sockaddr_un's path");
-
-static int check_ms(uint32_t ms)
-{
-    if (ms == 0)
-        return LW_EINVAL;
-    return ms > LW_ENGINE_MAX_TIMEOUT_MS ? LW_ERANGE : 0;
-}
-
-static int check_address(const struct lw_engine_config *cfg);
-
 static int check_config(const struct lw_engine_config *cfg)
 {
-    const uint32_t times[] = {cfg->connect_timeout_ms, cfg->command_timeout_ms,
-                              cfg->reconnect_min_ms, cfg->reconnect_max_ms};
     int rc;
 
-    if (cfg->nsentinels) {
-        if ((rc = sentinel_check(cfg)))
-            return rc;
-        if (cfg->db < 0 || cfg->db > 65535)
-            return LW_ERANGE;
-    } else if (cfg->nseeds) {
-        if ((rc = cluster_check_seeds(cfg)))
-            return rc;
-    } else if ((rc = check_address(cfg))) {
+    if ((rc = kind_of(cfg)->check(cfg)) || (rc = lw_endpoint_check(&cfg->node)))
         return rc;
-    }
-    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
-        if ((rc = check_ms(times[i])))
-            return rc;
     if (cfg->topology_refresh_ms > LW_ENGINE_MAX_TIMEOUT_MS ||
         cfg->side_block_ms > LW_ENGINE_MAX_TIMEOUT_MS)
-        return LW_ERANGE;
-    if (cfg->reconnect_min_ms > cfg->reconnect_max_ms)
         return LW_ERANGE;
     if (cfg->max_inflight == 0)
         return LW_EINVAL;
@@ -363,23 +345,6 @@ static int check_config(const struct lw_engine_config *cfg)
     for (unsigned i = 0; i < cfg->nscripts; i++)
         if (!cfg->scripts[i] || !cfg->scripts[i][0])
             return LW_EINVAL;
-    return 0;
-}
-
-/* One node's address: host and port, or a unix socket; and the db. */
-static int check_address(const struct lw_engine_config *cfg)
-{
-    if (!cfg->unix_path && (!cfg->host || !cfg->host[0]))
-        return LW_EINVAL;
-    if (cfg->unix_path && !cfg->unix_path[0])
-        return LW_EINVAL;
-    /* hiredis would cut a longer path short and connect somewhere else. */
-    if (cfg->unix_path && strlen(cfg->unix_path) > LW_ENGINE_UNIX_PATH_MAX)
-        return LW_ERANGE;
-    if (!cfg->unix_path && (cfg->port < 1 || cfg->port > 65535))
-        return LW_ERANGE;
-    if (cfg->db < 0 || cfg->db > 65535)
-        return LW_ERANGE;
     return 0;
 }
 
@@ -395,33 +360,39 @@ static char *format(size_t *len, int argc, const char **argv)
     return cmd;
 }
 
-static int copy_config(struct lw_engine *e, const struct lw_engine_config *cfg)
+/* What every link shares: caps, timeouts, SELECT, the scripts.  In a
+ * cluster each link has the configured cap, and all together twice that:
+ * a master that stopped answering holds at most half of what the engine
+ * lets out, until its commands time out.  (No SELECT in a cluster: it has
+ * only db 0.) */
+static int init_links(struct lw_engine *e, const struct lw_engine_config *cfg)
 {
+    struct link_set *ls = &e->links;
     char db[16];
 
-    e->command_timeout_ns = cfg->command_timeout_ms * 1000000ull;
-    e->max_inflight = cfg->max_inflight;
-    e->refill_at = cfg->max_inflight / 2;
-    /* In a cluster each link has the configured cap, and all together
-     * twice that: a master that stopped answering holds at most half of
-     * what the engine lets out, until its commands time out. */
-    e->max_inflight_all = cfg->nseeds ? 2 * cfg->max_inflight : cfg->max_inflight;
-    e->side_grace_ns = cfg->side_block_ms * 1000000ull;
-    e->on_tick = cfg->on_tick;
-    e->tick_arg = cfg->tick_arg;
-    snprintf(db, sizeof db, "%d", cfg->db);
-    if (cfg->db && !cfg->nseeds && !(e->select_cmd = format(&e->select_len, 2, (const char *[]){"SELECT", db})))
+    ls->ep = &e->node;
+    ls->closing = &e->closing;
+    ls->command_timeout_ns = cfg->node.command_timeout_ms * 1000000ull;
+    ls->side_grace_ns = cfg->side_block_ms * 1000000ull;
+    ls->max_inflight = cfg->max_inflight;
+    ls->refill_at = cfg->max_inflight / 2;
+    ls->max_inflight_all = cfg->nseeds ? 2 * cfg->max_inflight : cfg->max_inflight;
+    atomic_init(&ls->status, LW_ETIMEDOUT); /* not connected yet */
+    snprintf(db, sizeof db, "%d", cfg->node.db);
+    if (cfg->node.db && !cfg->nseeds &&
+        !(ls->select_cmd = format(&ls->select_len, 2, (const char *[]){"SELECT", db})))
         return LW_ENOMEM;
-    e->scripts = calloc(cfg->nscripts + 1, sizeof *e->scripts);
-    if (!e->scripts)
+    ls->scripts = calloc(cfg->nscripts + 1, sizeof *ls->scripts);
+    if (!ls->scripts)
         return LW_ENOMEM;
-    for (; e->nscripts < cfg->nscripts; e->nscripts++) {
-        struct script *s = &e->scripts[e->nscripts];
-        const char *argv[] = {"SCRIPT", "LOAD", cfg->scripts[e->nscripts]};
+    for (; ls->nscripts < cfg->nscripts; ls->nscripts++) {
+        struct script *s = &ls->scripts[ls->nscripts];
+        const char *argv[] = {"SCRIPT", "LOAD", cfg->scripts[ls->nscripts]};
 
         if (!(s->load_cmd = format(&s->load_len, 3, argv)))
             return LW_ENOMEM;
     }
+    e->nscripts = cfg->nscripts;
     return 0;
 }
 
@@ -437,16 +408,17 @@ static int is_invalid_name(const char *host)
 
 static void free_engine(struct lw_engine *e)
 {
+    struct link_set *ls = &e->links;
+
     lw_wheel_free(e->wheel);
-    for (unsigned i = 0; i < e->nscripts; i++)
-        redisFreeCommand(e->scripts[i].load_cmd);
-    free(e->scripts);
-    redisFreeCommand(e->select_cmd);
-    for (unsigned i = 0; i < e->nlinks; i++)
-        link_free(e->links[i]);
-    free(e->links);
-    cluster_free(e);
-    sentinel_free(e);
+    if (e->topo)
+        e->topo->ops->free(e->topo);
+    links_free(ls);
+    for (unsigned i = 0; ls->scripts && i < ls->nscripts; i++)
+        redisFreeCommand(ls->scripts[i].load_cmd);
+    free(ls->scripts);
+    redisFreeCommand(ls->select_cmd);
+    lw_endpoint_clear(&e->node);
     free(e);
 }
 
@@ -481,20 +453,25 @@ static int start_thread(struct lw_engine *e)
     return 0;
 }
 
-/* The single node's link, or the cluster's state (links come with the
- * topology).  LW_ENOMEM. */
-static int make_links(struct lw_engine *e, const struct lw_engine_config *cfg)
+/* The engine's state, its links' shared part and its topology (which
+ * makes the first links); the loop is not running yet. */
+static int make_engine(struct lw_engine *e, const struct lw_engine_config *cfg)
 {
-    const struct conn_config where = {CONN_CONFIG_FROM(cfg)};
+    int rc;
 
-    if (cfg->nseeds)
-        return cluster_new(e, cfg);
-    if (cfg->nsentinels)
-        return sentinel_new(e, cfg);
-    e->links = calloc(1, sizeof *e->links);
-    if (!e->links || !(e->links[0] = link_new(e, 0, &where)))
+    if ((rc = lw_endpoint_copy(&e->node, &cfg->node)) || (rc = init_links(e, cfg)) ||
+        (rc = lw_wheel_new(&cfg->wheel, &e->wheel)))
+        return rc;
+    e->on_tick = cfg->on_tick;
+    e->tick_arg = cfg->tick_arg;
+    lw_mpsc_init(&e->submitted);
+    e->own_thread = cfg->loop == NULL;
+    e->loop = cfg->loop ? cfg->loop : ev_loop_new(EVFLAG_AUTO);
+    if (!e->loop)
         return LW_ENOMEM;
-    e->nlinks = 1;
+    e->links.loop = e->loop;
+    if (kind_of(cfg)->make(cfg, &e->links, &e->topo))
+        return LW_ENOMEM;
     return 0;
 }
 
@@ -507,24 +484,16 @@ int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out)
         return LW_EINVAL;
     if ((rc = check_config(cfg)))
         return rc;
-    if (!cfg->nseeds && !cfg->nsentinels && !cfg->unix_path && is_invalid_name(cfg->host))
+    if (!cfg->nseeds && !cfg->nsentinels && !cfg->node.unix_path &&
+        is_invalid_name(cfg->node.host))
         return LW_ENOHOST;
-    e = calloc(1, sizeof *e);
-    if (!e)
+    if (!(e = calloc(1, sizeof *e)))
         return LW_ENOMEM;
-    if ((rc = copy_config(e, cfg)) || (rc = lw_wheel_new(&cfg->wheel, &e->wheel))) {
-        free_engine(e);
-        return rc;
-    }
-    lw_mpsc_init(&e->submitted);
-    atomic_init(&e->status, LW_ETIMEDOUT); /* not connected yet */
-    e->own_thread = cfg->loop == NULL;
-    e->loop = cfg->loop ? cfg->loop : ev_loop_new(EVFLAG_AUTO);
-    if (!e->loop || (rc = make_links(e, cfg))) {
+    if ((rc = make_engine(e, cfg))) {
         if (e->loop && e->own_thread)
             ev_loop_destroy(e->loop);
         free_engine(e);
-        return LW_ENOMEM;
+        return rc;
     }
     init_watchers(e);
     if (e->own_thread) {
@@ -535,7 +504,7 @@ int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out)
         }
     } else {
         e->loop_thread = pthread_self();
-        connect_links(e);
+        e->topo->ops->start(e->topo);
     }
     *out = e;
     return 0;
@@ -549,7 +518,7 @@ int lw_engine_free(struct lw_engine *e)
      * (and, with our own thread, join itself).  Embedded, the shutdown runs
      * right here, so only the loop's thread may do it: from another, it
      * would race the loop's callbacks. */
-    if (is_engine_thread(e) ? e->own_thread || e->in_callback : !e->own_thread)
+    if (is_engine_thread(e) ? e->own_thread || e->links.in_callback : !e->own_thread)
         return LW_EDEADLK;
     atomic_store(&e->closing, 1);
     while (atomic_load(&e->callers))
@@ -570,9 +539,9 @@ int lw_engine_on_thread(const struct lw_engine *e)
     return is_engine_thread(e);
 }
 
-uint64_t lw_request_sent_ns(const struct lw_engine *e, const struct lw_request *req)
+uint64_t lw_request_sent_ns(const struct lw_request *req)
 {
-    return req->deadline_ns - e->command_timeout_ns;
+    return req->sent_ns;
 }
 
 struct lw_wheel *lw_engine_wheel(struct lw_engine *e)
@@ -585,14 +554,24 @@ struct ev_loop *lw_engine_loop(struct lw_engine *e)
     return e->loop;
 }
 
+struct lw_topology *lw_engine_topology(struct lw_engine *e)
+{
+    return e->topo;
+}
+
+const struct lw_endpoint *lw_engine_endpoint(const struct lw_engine *e)
+{
+    return &e->node;
+}
+
 int lw_engine_status(const struct lw_engine *e)
 {
-    return atomic_load_explicit(&e->status, memory_order_relaxed);
+    return atomic_load_explicit(&e->links.status, memory_order_relaxed);
 }
 
 void lw_engine_get_stats(const struct lw_engine *e, struct lw_engine_stats *out)
 {
-    const struct counters *c = &e->count;
+    const struct link_counters *c = &e->links.count;
 
     out->sent = count_get(&c->sent);
     out->replies = count_get(&c->replies);
@@ -611,8 +590,47 @@ void lw_engine_get_stats(const struct lw_engine *e, struct lw_engine_stats *out)
     out->taken_late = count_get(&c->taken_late);
 }
 
-/* Outside a cluster: one node, index 0.  cluster.c answers for clusters. */
+/* --- the topology's answers ---------------------------------------------- */
+
 int lw_engine_is_cluster(const struct lw_engine *e)
 {
-    return e->cluster != NULL;
+    return e->topo->ops->is_cluster(e->topo);
+}
+
+int lw_engine_sharded_pubsub(const struct lw_engine *e)
+{
+    return e->topo->ops->sharded(e->topo);
+}
+
+int lw_engine_slot_node(const struct lw_engine *e, unsigned slot)
+{
+    return e->topo->ops->slot_node(e->topo, slot);
+}
+
+unsigned lw_engine_node_count(const struct lw_engine *e)
+{
+    return e->topo->ops->node_count(e->topo);
+}
+
+unsigned lw_engine_master_count(const struct lw_engine *e)
+{
+    return e->topo->ops->master_count(e->topo);
+}
+
+int lw_engine_node_addr(const struct lw_engine *e, unsigned node, const char **host, int *port)
+{
+    return e->topo->ops->node_addr(e->topo, node, host, port);
+}
+
+int lw_engine_conn_node(const struct lw_engine *e, uint64_t conn)
+{
+    return links_conn_node(&e->links, conn);
+}
+
+int lw_engine_node_stats(const struct lw_engine *e, unsigned node, struct lw_engine_stats *out)
+{
+    if (node >= lw_engine_node_count(e))
+        return LW_ERANGE;
+    links_node_stats(&e->links, node, out);
+    return 0;
 }

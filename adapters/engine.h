@@ -53,6 +53,8 @@
 #include <leasewheel/error.h>
 #include <leasewheel/wheel.h>
 
+#include "endpoint.h"
+
 struct ev_loop;
 struct lw_engine;
 struct lw_request;
@@ -115,94 +117,98 @@ struct lw_topology_change {
  * once when the first master is found (no slot, failovers 0), and at every
  * switch of master, as a failover of every slot (failovers 1).
  */
-typedef void lw_engine_topology_fn(struct lw_engine *engine,
-                                   const struct lw_topology_change *change, void *arg);
+typedef void lw_engine_topology_fn(const struct lw_topology_change *change, void *arg);
 
-/* A request.  The caller owns it; zero it or lw_request_init() it.  Only
+/*
+ * A request.  The caller owns it; zero it or lw_request_init() it.  Only
  * commands with one reply each: lw_request_command() refuses SUBSCRIBE and
- * its kin, and MONITOR. */
+ * its kin, and MONITOR.  Its fields, by who writes them:
+ */
 struct lw_request {
-    struct lw_mpsc_node qnode;  /* submission queue */
-    struct lw_request *next;    /* engine: waiting or in-flight list */
+    /* The caller, before submitting (through the lw_request_*() calls). */
     char *cmd;                  /* RESP; owned by whoever set it */
     size_t len;
     uint32_t script;            /* 0: a plain command; i + 1: EVALSHA of script
                                    i, whose SHA the engine writes at sha_at */
     uint32_t sha_at;
-    uint64_t deadline_ns;       /* engine: when the current wait ends */
-    uint64_t sent_seq;          /* engine: write sequence number */
-    lw_request_fn *done;
-    void *arg;
-    int err;                    /* the outcome, for lw_engine_call() */
-    uint8_t retried;            /* NOSCRIPT retry spent */
-    uint8_t blocking;           /* a caller waits on `completed` */
     uint8_t task;               /* no command: lw_request_task() */
+    uint8_t lane;               /* LW_LANE_* */
     uint8_t route;              /* cluster: LW_ROUTE_* */
-    uint32_t route_to;          /* cluster: the slot or node index */
-    _Atomic uint32_t completed;
-    uint64_t expires_ns;        /* engine, cluster: when retries give up */
-    uint8_t redirects;          /* engine, cluster: MOVED/ASK followed */
-    uint8_t unsettled;          /* engine, cluster: unsettled retries so far */
-    uint8_t asking;             /* engine, cluster: send ASKING first */
-    uint8_t lane;               /* LW_LANE_*; set before submitting */
-    uint64_t sent_conn;         /* engine: the connection it was last written
-                                   on (a number unique in the engine, new for
-                                   every connection set up), 0 before */
     uint8_t settle;             /* Sentinel: held back after a switch
                                    (lw_request_settle()) */
+    uint32_t route_to;          /* cluster: the slot or node index */
+
+    /* lw_engine_submit() and lw_engine_call(). */
+    lw_request_fn *done;
+    void *arg;
+    uint8_t blocking;           /* a caller waits on `completed` */
+    struct lw_mpsc_node qnode;  /* the submission queue */
+
+    /* The engine: queues, the wire, the outcome. */
+    struct lw_request *next;    /* the FIFO it waits in (waiting, in flight,
+                                   held by the topology) */
+    uint64_t deadline_ns;       /* when its present wait ends: to be written
+                                   (taken in + command timeout), or to be
+                                   answered (written + command timeout), or,
+                                   held for a retry, to be routed again */
+    uint64_t sent_ns;           /* when it was last written */
+    uint64_t sent_seq;          /* the write's sequence number on its link */
+    uint64_t sent_conn;         /* the connection it was last written on (a
+                                   number unique in the engine, new for every
+                                   connection set up), 0 before */
+    uint8_t retried;            /* NOSCRIPT retry spent */
+    int err;                    /* the outcome, for lw_engine_call() */
+    _Atomic uint32_t completed;
+
+    /* The topology (cluster.c): redirects and retries. */
+    uint64_t expires_ns;        /* when retries give up: taken in + command
+                                   timeout */
+    uint8_t redirects;          /* MOVED/ASK followed */
+    uint8_t unsettled;          /* unsettled retries so far */
+    uint8_t asking;             /* send ASKING first */
 };
 
-#define LW_ENGINE_DEFAULT_PORT 6379
-#define LW_ENGINE_DEFAULT_CONNECT_TIMEOUT_MS 2000u
-#define LW_ENGINE_DEFAULT_COMMAND_TIMEOUT_MS 3000u
 #define LW_ENGINE_DEFAULT_MAX_INFLIGHT 4096u
-#define LW_ENGINE_DEFAULT_RECONNECT_MIN_MS 50u
-#define LW_ENGINE_DEFAULT_RECONNECT_MAX_MS 5000u
-#define LW_ENGINE_MAX_TIMEOUT_MS 3600000u   /* one hour */
+#define LW_ENGINE_MAX_TIMEOUT_MS LW_ENDPOINT_MAX_TIMEOUT_MS
 #define LW_ENGINE_MAX_INFLIGHT (1u << 20)
 #define LW_ENGINE_MAX_SCRIPTS 64u
 #define LW_ENGINE_DEFAULT_TOPOLOGY_REFRESH_MS 10000u
-#define LW_ENGINE_UNIX_PATH_MAX 107u        /* bytes: a sockaddr_un's, less the NUL */
 
 struct lw_engine_config {
-    const char *host;          /* name or address; ignored when unix_path is set */
-    int port;                  /* 1..65535 */
-    const char *unix_path;     /* a unix socket instead of host:port, or NULL */
-    const char *password;      /* AUTH after connecting, or NULL */
-    int db;                    /* SELECT after connecting when not 0; 0..65535 */
-    uint32_t connect_timeout_ms;  /* connect plus set-up commands; 1..MAX */
-    uint32_t command_timeout_ms;  /* 1..MAX */
-    uint32_t max_inflight;     /* commands written but not answered; 1..MAX */
-    uint32_t reconnect_min_ms; /* first back-off; doubles to reconnect_max_ms */
-    uint32_t reconnect_max_ms;
+    struct lw_endpoint node;   /* every data node's connection: the address
+                                  (one Redis; ignored with seeds or
+                                  sentinels), credentials, db (not in a
+                                  cluster), timeouts, back-off */
+    uint32_t max_inflight;     /* commands written but not answered, per
+                                  link; 1..MAX */
     const char *const *scripts; /* Lua bodies; script i is lw_request_evalsha(i) */
     unsigned nscripts;          /* 0..LW_ENGINE_MAX_SCRIPTS */
     struct lw_wheel_config wheel; /* the engine's wheel: its tick paces timeouts */
     lw_engine_tick_fn *on_tick;   /* may be NULL */
     void *tick_arg;
     struct ev_loop *loop;      /* embedded mode: run on this loop; NULL: own thread */
-    const char *username;      /* ACL user for AUTH (every node), or NULL */
-    /* Redis Cluster: nseeds > 0 makes the engine a cluster client (host,
-     * port, unix_path and db are then ignored; see "Clusters" above). */
-    const char *const *seeds;  /* "host:port" each */
-    unsigned nseeds;           /* 0..LW_ENGINE_MAX_SEEDS */
-    uint32_t topology_refresh_ms; /* periodic slot map refresh; 0: default */
-    lw_engine_topology_fn *on_topology; /* may be NULL */
-    void *topology_arg;
     uint32_t side_block_ms;    /* commands on the side lane may block the
                                   server this long (WAIT's timeout): they time
                                   out that much after command_timeout_ms;
                                   0..LW_ENGINE_MAX_TIMEOUT_MS */
-    /* Redis Sentinel: nsentinels > 0 finds the master through them (host,
-     * port and unix_path are then ignored; see "Sentinel" below).  Not with
-     * seeds.  username and password are the data nodes'. */
+    /* Redis Cluster: nseeds > 0 makes the engine a cluster client (see
+     * "Clusters" below). */
+    const char *const *seeds;  /* "host:port" each */
+    unsigned nseeds;           /* 0..LW_ENGINE_MAX_SEEDS */
+    uint32_t topology_refresh_ms; /* periodic slot map refresh; 0: default.
+                                  With sentinels: how often they are asked
+                                  again besides +switch-master; 0:
+                                  LW_ENGINE_DEFAULT_SENTINEL_REFRESH_MS */
+    lw_engine_topology_fn *on_topology; /* may be NULL */
+    void *topology_arg;
+    /* Redis Sentinel: nsentinels > 0 finds the master through them (see
+     * "Sentinel" below).  Not with seeds. */
     const char *const *sentinels; /* "host:port" each */
     unsigned nsentinels;          /* 0..LW_ENGINE_MAX_SENTINELS */
     const char *sentinel_master;  /* the master's name (required with them) */
-    const char *sentinel_username; /* AUTH for the sentinels, or NULL */
-    const char *sentinel_password;
-    /* With sentinels, topology_refresh_ms is how often they are asked again
-     * besides +switch-master; 0: LW_ENGINE_DEFAULT_SENTINEL_REFRESH_MS. */
+    struct lw_endpoint sentinel;  /* the sentinels' connections: their own
+                                     username and password (the address is
+                                     each sentinel's; the db unused) */
 };
 
 /* Counters since creation.  Snapshots from any thread. */
@@ -227,8 +233,8 @@ struct lw_engine_stats {
                                wake-up missed (engine.c, take_late()) */
 };
 
-/* lw_engine_config_init - the defaults: 127.0.0.1:6379, db 0, timeouts and
- * limits as the LW_ENGINE_DEFAULT_* above, the default wheel, own thread. */
+/* lw_engine_config_init - the defaults: lw_endpoint_init()'s node (and
+ * sentinels), the limits above, the default wheel, own thread. */
 void lw_engine_config_init(struct lw_engine_config *cfg);
 
 /*
@@ -307,7 +313,7 @@ void lw_request_task(struct lw_request *req);
  * lw_request_sent_ns - in a request's callback, when a reply came: when
  * the command (its last copy, after a NOSCRIPT retry) was written.
  */
-uint64_t lw_request_sent_ns(const struct lw_engine *engine, const struct lw_request *req);
+uint64_t lw_request_sent_ns(const struct lw_request *req);
 
 /*
  * lw_engine_submit - any thread: queue req; done(req, reply, err, arg) runs
@@ -328,6 +334,14 @@ int lw_engine_submit(struct lw_engine *engine, struct lw_request *req,
  */
 int lw_engine_call(struct lw_engine *engine, struct lw_request *req,
                    lw_request_fn *done, void *arg);
+
+/*
+ * lw_engine_queue_unwoken - for tests of the hand-over's safety net: what
+ * lw_engine_submit() does, less the wake-up (ev_async_send()), as a
+ * submitter held up between the two leaves it.  req's fields are the
+ * caller's to set (done, arg); the tick takes it (taken_late).
+ */
+void lw_engine_queue_unwoken(struct lw_engine *engine, struct lw_request *req);
 
 /* lw_engine_on_thread - 1 when called on the engine thread. */
 int lw_engine_on_thread(const struct lw_engine *engine);
@@ -389,7 +403,7 @@ unsigned lw_keyslot(const void *key, size_t len);
 void lw_request_route_slot(struct lw_request *req, unsigned slot);
 void lw_request_route_node(struct lw_request *req, unsigned node);
 
-/* lw_engine_is_cluster - 1 when configured with seeds.  Any thread. */
+/* lw_engine_is_cluster - 1 when configured with seeds.  Engine thread. */
 int lw_engine_is_cluster(const struct lw_engine *engine);
 
 /* lw_engine_slot_node - engine thread: the node serving slot by the
@@ -402,8 +416,10 @@ unsigned lw_engine_node_count(const struct lw_engine *engine);
  * current map (at least 1; 1 outside a cluster). */
 unsigned lw_engine_master_count(const struct lw_engine *engine);
 
-/* lw_engine_node_addr - engine thread: a node's address; 0, or LW_ERANGE
- * for an unknown index.  host stays valid while the engine lives. */
+/* lw_engine_node_addr - engine thread: a node's address; 0, LW_ERANGE for
+ * an unknown index, or (Sentinel) LW_EUNSETTLED while no master is known.
+ * Port 0: host is a unix socket's path.  host stays valid while the engine
+ * lives (Sentinel: until the next switch; copy it). */
 int lw_engine_node_addr(const struct lw_engine *engine, unsigned node, const char **host,
                         int *port);
 
@@ -446,16 +462,15 @@ int lw_engine_conn_node(const struct lw_engine *engine, uint64_t conn);
  * lw_engine_status().
  */
 
-/* lw_engine_is_sentinel - 1 when configured with sentinels.  Any thread. */
-int lw_engine_is_sentinel(const struct lw_engine *engine);
-
-/* lw_engine_master_addr - engine thread, Sentinel: the master the sentinels
- * named last; 0, or LW_EUNSETTLED while none is known (LW_ERANGE outside
- * Sentinel).  host stays valid until the next switch; copy it. */
-int lw_engine_master_addr(const struct lw_engine *engine, const char **host, int *port);
-
 /* lw_engine_sharded_pubsub - engine thread: 1 when the cluster answered
  * CLUSTER SHARDS (Redis 7), so every master has SSUBSCRIBE/SPUBLISH. */
 int lw_engine_sharded_pubsub(const struct lw_engine *engine);
+
+/* lw_engine_topology - the engine's topology (topology.h), whose questions
+ * the pub/sub router asks; lw_engine_endpoint - its data nodes' endpoint,
+ * which the router's subscribers connect with.  Both live as long as the
+ * engine. */
+struct lw_topology *lw_engine_topology(struct lw_engine *engine);
+const struct lw_endpoint *lw_engine_endpoint(const struct lw_engine *engine);
 
 #endif

@@ -1,13 +1,13 @@
 /*
- * adapters/link.c - the pipeline to one node: a connection (conn.c:
- * connect, AUTH, PING, deadline, back-off), the FIFOs of requests waiting
- * and in flight on it, its in-flight cap, its scripts' SHAs.  One link
- * outside a cluster; one per master in a cluster (cluster.c routes).
+ * adapters/link.c - the pipeline to one node (see link.h): a connection
+ * (conn.c: connect, AUTH, PING, deadline, back-off), the FIFOs of requests
+ * waiting and in flight on it, its in-flight cap, its scripts' SHAs; and
+ * the set of an engine's links.
  *
- * Its own set-up, between the connection's AUTH and PING: SELECT and one
- * SCRIPT LOAD per script.  The connection is READY once the PING is
- * answered, so by then every script's SHA is known and an EVALSHA never
- * races its load.
+ * Its own set-up, between the connection's AUTH and PING: SELECT, one
+ * SCRIPT LOAD per script, and (when the set says so) ROLE.  The connection
+ * is READY once the PING is answered, so by then every script's SHA is
+ * known and an EVALSHA never races its load.
  *
  * Replies come back in write order on one connection, so the link keeps
  * its own FIFO of requests in flight and pairs each reply with its head;
@@ -20,13 +20,23 @@
  * every reply).  The same holds for the FIFO of requests waiting to be
  * written.  They belong to the pipeline, so they stay on the engine's tick;
  * the connection's own set-up deadline is its business.
+ *
+ * Reports.  What only the topology can decide goes through its table
+ * (topology.h): the set-up done, the connection down, a user's request
+ * answered with an error or lost with the connection, a request that
+ * waited its whole time, a node that says it is no master.  The engine's
+ * own set-up commands (SELECT, SCRIPT LOAD, ROLE, ASKING) are never
+ * reported: nobody else waits on them.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_private.h"
+#include "completion.h"
+#include "counter.h"
+#include "link.h"
+#include "topology.h"
 
-/* A command the engine sends for itself (set-up, script reload, ASKING). */
+/* A command the link sends for itself (set-up, script reload, ASKING). */
 struct own_request {
     struct lw_request req;
     enum { OWN_SELECT, OWN_LOAD, OWN_ASKING, OWN_ROLE } kind;
@@ -40,13 +50,90 @@ static void send_own(struct link *l, int kind, unsigned script, char *cmd, size_
 static void on_own_reply(struct lw_request *req, const redisReply *reply, int err,
                          void *arg);
 
-/* The request could not be written: the connection is gone. */
+static const struct lw_topology_ops *ops(const struct link *l)
+{
+    return l->ls->topo->ops;
+}
+
+static int is_own(const struct lw_request *req)
+{
+    return req->done == on_own_reply;
+}
+
+/* --- the set -------------------------------------------------------------- */
+
+void links_complete(struct link_set *ls, struct lw_request *req, const redisReply *reply,
+                    int err)
+{
+    int blocking = req->blocking;
+
+    if (err) {
+        count_add(&ls->count.failed, 1);
+        if (err == LW_ETIMEDOUT)
+            count_add(&ls->count.timeouts, 1);
+    }
+    req->err = err;
+    if (req->done) {
+        ls->in_callback++;
+        req->done(req, reply, err, req->arg);
+        ls->in_callback--;
+    }
+    if (blocking)
+        lw_completion_signal(&req->completed);
+}
+
+void links_fail_all(struct link_set *ls, struct fifo *list, int err)
+{
+    struct fifo all = fifo_take(list);
+    struct lw_request *req;
+
+    while ((req = fifo_pop(&all)))
+        links_complete(ls, req, NULL, err);
+}
+
+void links_note_queues(struct link_set *ls)
+{
+    size_t waiting = ls->topo ? ls->topo->ops->held(ls->topo) : 0;
+
+    for (unsigned i = 0; i < ls->nlinks; i++)
+        if (ls->links[i])
+            waiting += ls->links[i]->waiting.count +
+                       (ls->links[i]->side ? ls->links[i]->side->waiting.count : 0);
+    atomic_store_explicit(&ls->count.inflight, ls->inflight_all, memory_order_relaxed);
+    atomic_store_explicit(&ls->count.waiting, waiting, memory_order_relaxed);
+}
+
+int links_reserve(struct link_set *ls, unsigned n)
+{
+    struct link **links;
+
+    if (n <= ls->nlinks)
+        return 0;
+    if (!(links = realloc(ls->links, n * sizeof *links)))
+        return LW_ENOMEM;
+    memset(links + ls->nlinks, 0, (n - ls->nlinks) * sizeof *links);
+    ls->links = links;
+    ls->nlinks = n;
+    return 0;
+}
+
+void links_pump_all(struct link_set *ls)
+{
+    for (unsigned i = 0; i < ls->nlinks; i++)
+        if (ls->links[i])
+            link_pump(ls->links[i]);
+}
+
+/* --- writing ---------------------------------------------------------------- */
+
+/* The request could not be written, or its connection went: the topology
+ * may retry a user's request; the link's own are done with. */
 static void lost_request(struct link *l, struct lw_request *req, int err)
 {
-    if (l->e->cluster && req->done != on_own_reply)
-        cluster_on_lost(l, req, err);
+    if (!is_own(req) && ops(l)->link_lost)
+        ops(l)->link_lost(l->ls->topo, l, req, err);
     else
-        engine_complete(l->e, req, NULL, err);
+        links_complete(l->ls, req, NULL, err);
 }
 
 /* Write one request, or fail it with LW_ECONNLOST when the connection is
@@ -55,7 +142,7 @@ static void lost_request(struct link *l, struct lw_request *req, int err)
  * as the cluster requires. */
 static void write_request(struct link *l, struct lw_request *req, uint64_t now_ns)
 {
-    struct lw_engine *e = l->e;
+    struct link_set *ls = l->ls;
 
     if (req->asking) {
         req->asking = 0;
@@ -69,13 +156,13 @@ static void write_request(struct link *l, struct lw_request *req, uint64_t now_n
     }
     req->sent_seq = ++l->seq;
     req->sent_conn = l->conn_id;
-    req->deadline_ns = now_ns + e->command_timeout_ns;
+    req->sent_ns = now_ns;
+    req->deadline_ns = now_ns + ls->command_timeout_ns;
     fifo_push(&l->inflight, req);
-    e->inflight_all++;
+    ls->inflight_all++;
     l->sent++;
-    count_add(&e->count.sent, 1);
-    if (e->inflight_all > atomic_load_explicit(&e->count.inflight_max, memory_order_relaxed))
-        atomic_store_explicit(&e->count.inflight_max, e->inflight_all, memory_order_relaxed);
+    count_add(&ls->count.sent, 1);
+    count_max(&ls->count.inflight_max, ls->inflight_all);
 }
 
 /*
@@ -88,30 +175,23 @@ static void write_request(struct link *l, struct lw_request *req, uint64_t now_n
  */
 void link_pump(struct link *l)
 {
-    struct lw_engine *e = l->e;
+    struct link_set *ls = l->ls;
     uint64_t now_ns;
 
-    if (l->pipeline_full && l->inflight.count <= e->refill_at)
+    if (l->pipeline_full && l->inflight.count <= ls->refill_at)
         l->pipeline_full = 0;
-    if (conn_is_ready(&l->conn) && l->waiting.head && !l->pipeline_full && !e->all_full) {
+    if (conn_is_ready(&l->conn) && l->waiting.head && !l->pipeline_full && !ls->all_full) {
         now_ns = lw_clock_now();
         while (conn_is_ready(&l->conn) && l->waiting.head &&
-               l->inflight.count < e->max_inflight && e->inflight_all < e->max_inflight_all)
+               l->inflight.count < ls->max_inflight && ls->inflight_all < ls->max_inflight_all)
             write_request(l, fifo_pop(&l->waiting), now_ns);
-        l->pipeline_full = l->inflight.count >= e->max_inflight;
-        e->all_full = e->inflight_all >= e->max_inflight_all;
+        l->pipeline_full = l->inflight.count >= ls->max_inflight;
+        ls->all_full = ls->inflight_all >= ls->max_inflight_all;
     }
     if (l->side)
         link_pump(l->side);
     else
-        engine_note_queues(e);
-}
-
-void link_pump_all(struct lw_engine *e)
-{
-    for (unsigned i = 0; i < e->nlinks; i++)
-        if (e->links[i])
-            link_pump(e->links[i]);
+        links_note_queues(ls);
 }
 
 static void send_own(struct link *l, int kind, unsigned script, char *cmd, size_t len)
@@ -129,23 +209,26 @@ static void send_own(struct link *l, int kind, unsigned script, char *cmd, size_
     write_request(l, &own->req, lw_clock_now());
 }
 
-/* Connected, AUTH written: SELECT and the SCRIPT LOADs; the PING follows.
- * In Sentinel mode a ROLE too: the node the sentinels named may have been
- * demoted since, and nothing may be written to it before it says master. */
+/* --- the connection's callbacks --------------------------------------------- */
+
+/* Connected, AUTH written: SELECT and the SCRIPT LOADs, and ROLE when the
+ * node must prove it is a master (Sentinel: the node named may have been
+ * demoted since, and nothing may be written to it before it says master);
+ * the PING follows. */
 static void on_setup(void *arg)
 {
     struct link *l = arg;
-    struct lw_engine *e = l->e;
+    struct link_set *ls = l->ls;
 
-    count_add(&e->count.sent, conn_own_commands(&l->conn));
+    count_add(&ls->count.sent, conn_own_commands(&l->conn));
     l->sent += conn_own_commands(&l->conn);
-    if (e->select_cmd)
-        send_own(l, OWN_SELECT, 0, e->select_cmd, e->select_len);
-    for (unsigned i = 0; i < e->nscripts; i++) {
-        send_own(l, OWN_LOAD, i, e->scripts[i].load_cmd, e->scripts[i].load_len);
+    if (ls->select_cmd)
+        send_own(l, OWN_SELECT, 0, ls->select_cmd, ls->select_len);
+    for (unsigned i = 0; i < ls->nscripts; i++) {
+        send_own(l, OWN_LOAD, i, ls->scripts[i].load_cmd, ls->scripts[i].load_len);
         l->scripts[i].load_seq = l->seq;
     }
-    if (e->sentinel)
+    if (ls->check_role)
         send_own(l, OWN_ROLE, 0, (char *)role_cmd, sizeof role_cmd - 1);
 }
 
@@ -176,7 +259,7 @@ static void on_own_reply(struct lw_request *req, const redisReply *reply, int er
         return;
     }
     if (kind == OWN_ROLE && !says_master(reply)) {
-        sentinel_demoted(l);
+        ops(l)->link_demoted(l->ls->topo, l);
         return;
     }
     if (kind == OWN_LOAD && reply->type == REDIS_REPLY_STRING && reply->len == 40)
@@ -187,68 +270,60 @@ static void on_own_reply(struct lw_request *req, const redisReply *reply, int er
 static void on_up(void *arg)
 {
     struct link *l = arg;
-    struct lw_engine *e = l->e;
+    struct link_set *ls = l->ls;
 
-    if (!e->cluster && !l->is_side) /* the engine's status is its main connection's */
-        atomic_store_explicit(&e->status, 0, memory_order_relaxed);
-    l->conn_id = ++e->conn_ids;
-    count_add(&e->count.replies, conn_own_commands(&l->conn));
+    l->conn_id = ++ls->conn_ids;
+    count_add(&ls->count.replies, conn_own_commands(&l->conn));
     l->replies += conn_own_commands(&l->conn);
-    count_add(&e->count.reconnects, l->conn.reconnects - l->reconnects);
+    count_add(&ls->count.reconnects, l->conn.reconnects - l->reconnects);
     l->reconnects = l->conn.reconnects;
+    if (ops(l)->link_up)
+        ops(l)->link_up(ls->topo, l);
     link_pump(l);
 }
 
-/* Take the link's requests in flight off the engine's count. */
+/* Take the link's requests in flight off the set's count. */
 static struct fifo take_inflight(struct link *l)
 {
-    l->e->inflight_all -= l->inflight.count;
-    if (l->e->inflight_all <= l->e->max_inflight_all / 2)
-        l->e->all_full = 0;
+    struct link_set *ls = l->ls;
+
+    ls->inflight_all -= l->inflight.count;
+    if (ls->inflight_all <= ls->max_inflight_all / 2)
+        ls->all_full = 0;
     return fifo_take(&l->inflight);
 }
 
-/* Count a list's requests as unsettled: the users', not the engine's own
+/* Count a list's requests as unsettled: the users', not the link's own
  * set-up commands (SELECT, SCRIPT LOAD, ROLE), which nobody waits on. */
 static void count_unsettled(struct link *l, const struct fifo *list)
 {
     uint64_t n = 0;
 
     for (const struct lw_request *req = list->head; req; req = req->next)
-        n += req->done != on_own_reply;
-    count_add(&l->e->count.unsettled, n);
+        n += !is_own(req);
+    count_add(&l->ls->count.unsettled, n);
 }
 
 /*
- * The connection failed or was lost: fail what was in flight on it with
- * err (in a cluster, a slot-routed request lost with its connection is
- * retried: cluster.c).  The state is already DOWN, so a callback that
- * submits again waits for the next connection.  Outside a cluster, before
- * the first connection has been set up, a reason a wait will not mend
- * fails the waiting requests too (conn_fails_at_once()); a resubmit waits
- * for the next attempt.
+ * The connection failed or was lost: what was in flight on it is reported
+ * lost (err), then the topology hears of it.  The state is already DOWN,
+ * so a callback that submits again waits for the next connection.
  */
 static void on_down(void *arg, int err)
 {
     struct link *l = arg;
-    struct lw_engine *e = l->e;
+    struct link_set *ls = l->ls;
     struct fifo lost = take_inflight(l);
     struct lw_request *req;
-    int fail;
 
-    if (!e->cluster && !l->is_side)
-        atomic_store_explicit(&e->status, err, memory_order_relaxed);
     l->conn_id = 0;
-    if (err == LW_EUNSETTLED) /* Sentinel: the node is no master now */
+    if (err == LW_EUNSETTLED) /* the node is no master now */
         count_unsettled(l, &lost);
     while ((req = fifo_pop(&lost)))
         lost_request(l, req, err);
-    if (e->cluster)
-        cluster_link_down(l, err);
-    else if (!atomic_load_explicit(&e->closing, memory_order_relaxed) &&
-             (fail = conn_fails_at_once(&l->conn)))
-        engine_fail_all(e, &l->waiting, fail);
-    link_pump_all(e); /* room freed on the engine-wide cap */
+    if (ops(l)->link_down)
+        ops(l)->link_down(ls->topo, l, err);
+    links_pump_all(ls); /* room freed on the set's cap */
 }
 
 void link_fail_inflight(struct link *l, int err)
@@ -256,37 +331,46 @@ void link_fail_inflight(struct link *l, int err)
     struct fifo all = take_inflight(l);
 
     count_unsettled(l, &all);
-    engine_fail_all(l->e, &all, err);
+    links_fail_all(l->ls, &all, err);
+    if (l->side)
+        link_fail_inflight(l->side, err);
+}
+
+void link_fail_waiting(struct link *l, int err)
+{
+    links_fail_all(l->ls, &l->waiting, err);
+    if (l->side)
+        links_fail_all(l->ls, &l->side->waiting, err);
 }
 
 /* NOSCRIPT: load the script again (unless a load already follows this
  * request on the wire) and send the request once more behind it. */
 static void retry_noscript(struct link *l, struct lw_request *req)
 {
-    struct lw_engine *e = l->e;
+    struct link_set *ls = l->ls;
     struct link_script *s = &l->scripts[req->script - 1];
 
     req->retried = 1;
     l->script_reloads++;
-    count_add(&e->count.script_reloads, 1);
+    count_add(&ls->count.script_reloads, 1);
     if (s->load_seq < req->sent_seq) {
-        send_own(l, OWN_LOAD, req->script - 1, e->scripts[req->script - 1].load_cmd,
-                 e->scripts[req->script - 1].load_len);
+        send_own(l, OWN_LOAD, req->script - 1, ls->scripts[req->script - 1].load_cmd,
+                 ls->scripts[req->script - 1].load_len);
         s->load_seq = l->seq;
     }
     write_request(l, req, lw_clock_now()); /* fails it when the link is gone */
 }
 
-/* A reply freed room on the engine-wide cap: when it was full, every link
- * may write again. */
+/* A reply freed room on the set's cap: when it was full, every link may
+ * write again. */
 static void after_reply(struct link *l)
 {
-    struct lw_engine *e = l->e;
+    struct link_set *ls = l->ls;
 
-    if (e->all_full && e->inflight_all <= e->max_inflight_all / 2) {
-        e->all_full = 0;
-        if (e->nlinks > 1) {
-            link_pump_all(e);
+    if (ls->all_full && ls->inflight_all <= ls->max_inflight_all / 2) {
+        ls->all_full = 0;
+        if (ls->nlinks > 1) {
+            links_pump_all(ls);
             return;
         }
     }
@@ -296,95 +380,97 @@ static void after_reply(struct link *l)
 static void on_reply(void *arg, redisReply *reply)
 {
     struct link *l = arg;
-    struct lw_engine *e = l->e;
+    struct link_set *ls = l->ls;
     struct lw_request *req = fifo_pop(&l->inflight);
 
     if (!req) { /* a reply nobody asked for: the stream is out of step */
         conn_fail(&l->conn, LW_ECONNLOST);
         return;
     }
-    e->inflight_all--;
+    ls->inflight_all--;
     l->replies++;
-    count_add(&e->count.replies, 1);
+    count_add(&ls->count.replies, 1);
     if (reply->type == REDIS_REPLY_ERROR) {
         l->error_replies++;
-        count_add(&e->count.error_replies, 1);
+        count_add(&ls->count.error_replies, 1);
         if (req->script && !req->retried && !strncmp(reply->str, "NOSCRIPT", 8)) {
             retry_noscript(l, req);
             return;
         }
-        if (e->cluster && req->done != on_own_reply && cluster_on_error(l, req, reply)) {
+        if (!is_own(req) && ops(l)->link_error && ops(l)->link_error(ls->topo, l, req, reply)) {
             after_reply(l);
             return;
         }
-        if (e->sentinel && !strncmp(reply->str, "READONLY", 8)) {
-            /* The master we were told of was demoted under us: this and
-             * everything after it on the wire is unsettled, not failed. */
-            sentinel_demoted(l); /* first: a resubmit must not go there */
-            count_add(&e->count.unsettled, 1);
-            engine_complete(e, req, NULL, LW_EUNSETTLED);
-            return;
-        }
     }
-    engine_complete(e, req, reply, 0);
+    links_complete(ls, req, reply, 0);
     after_reply(l);
 }
 
-struct link *link_new(struct lw_engine *e, unsigned node, const struct conn_config *where)
+/* conn.h's where hook: the topology says where this link connects now. */
+static int link_where(void *arg, const char **host, int *port)
 {
-    struct link *l = calloc(1, sizeof *l);
-    struct conn_config cc = *where;
+    struct link *l = arg;
 
-    if (!l)
-        return NULL;
-    l->e = e;
-    l->node = node;
-    cc.loop = e->loop;
-    cc.on_setup = on_setup;
-    cc.on_up = on_up;
-    cc.on_down = on_down;
-    cc.on_reply = on_reply;
-    cc.arg = l;
-    l->scripts = calloc(e->nscripts + 1, sizeof *l->scripts);
-    if (conn_init(&l->conn, &cc) || !l->scripts) {
-        link_free(l);
-        return NULL;
-    }
-    return l;
+    return ops(l)->link_where(l->ls->topo, l, host, port);
 }
 
-/* The side lane of a node's main link: a second connection to the same
- * address, with the same credentials, set-up and scripts, whose commands
- * may block the server grace_ns longer than the command timeout.  (Its
- * address is the main connection's when it is made.) */
-static struct link *side_new(struct link *of)
+/* A link of node to host:port (NULL: the endpoint's address). */
+static struct link *make_link(struct link_set *ls, unsigned node, const char *host, int port)
 {
-    struct lw_engine *e = of->e;
     struct link *l = calloc(1, sizeof *l);
     struct conn_config cc = {
-        .loop = e->loop, .on_setup = on_setup, .on_up = on_up, .on_down = on_down,
-        .on_reply = on_reply, .arg = l,
+        .ep = ls->ep, .host = host, .port = port, .loop = ls->loop, .on_setup = on_setup,
+        .on_up = on_up, .on_down = on_down, .on_reply = on_reply, .arg = l,
     };
 
     if (!l)
         return NULL;
-    l->e = e;
-    l->node = of->node;
-    l->is_side = 1;
-    l->grace_ns = e->side_grace_ns;
-    l->scripts = calloc(e->nscripts + 1, sizeof *l->scripts);
-    if (e->sentinel) { /* the master the sentinels named, not a copy */
-        cc.where = sentinel_side_where;
-        cc.where_arg = e->sentinel;
+    l->ls = ls;
+    l->node = node;
+    if (ops(l)->link_where) {
+        cc.where = link_where;
+        cc.where_arg = l;
     }
-    if (conn_init_like(&l->conn, &of->conn, &cc) || !l->scripts) {
-        link_free(l);
+    l->scripts = calloc(ls->nscripts + 1, sizeof *l->scripts);
+    if (conn_init(&l->conn, &cc) || !l->scripts) {
+        free(l->scripts);
+        conn_clear(&l->conn);
+        free(l);
         return NULL;
     }
     return l;
 }
 
-struct link *link_lane(struct link *l, const struct lw_request *req)
+struct link *link_new(struct link_set *ls, unsigned node, const char *host, int port)
+{
+    struct link *l = make_link(ls, node, host, port);
+
+    if (l)
+        ls->links[node] = l;
+    return l;
+}
+
+/* The side lane of a node's main link: a second connection to the same
+ * node, with the same credentials, set-up and scripts, whose commands may
+ * block the server grace_ns longer than the command timeout.  (Its
+ * address is the main connection's when it is made, or the topology's.) */
+static struct link *side_new(struct link *of)
+{
+    const char *host;
+    int port;
+    struct link *l;
+
+    conn_address(&of->conn, &host, &port);
+    if (!(l = make_link(of->ls, of->node, host, port)))
+        return NULL;
+    l->is_side = 1;
+    l->grace_ns = of->ls->side_grace_ns;
+    return l;
+}
+
+/* The link of l's node that req's lane names: l, or its side link (made
+ * and connecting on first use; NULL when out of memory). */
+static struct link *lane_of(struct link *l, const struct lw_request *req)
 {
     if (req->lane != LW_LANE_SIDE || l->is_side)
         return l;
@@ -393,7 +479,19 @@ struct link *link_lane(struct link *l, const struct lw_request *req)
     return l->side;
 }
 
-void link_free(struct link *l)
+void link_queue(struct link *l, struct lw_request *req, int front)
+{
+    struct link *to = lane_of(l, req);
+
+    if (!to)
+        links_complete(l->ls, req, NULL, LW_ENOMEM);
+    else if (front)
+        fifo_push_front(&to->waiting, req);
+    else
+        fifo_push(&to->waiting, req);
+}
+
+static void link_free(struct link *l)
 {
     if (l) {
         link_free(l->side);
@@ -403,30 +501,57 @@ void link_free(struct link *l)
     }
 }
 
+void links_free(struct link_set *ls)
+{
+    for (unsigned i = 0; i < ls->nlinks; i++)
+        link_free(ls->links[i]);
+    free(ls->links);
+    ls->links = NULL;
+    ls->nlinks = 0;
+}
+
 void link_connect(struct link *l)
 {
     conn_connect(&l->conn);
 }
 
+int link_is_up(const struct link *l)
+{
+    return conn_is_ready(&l->conn);
+}
+
+int link_held(const struct link *l)
+{
+    return conn_held(&l->conn);
+}
+
+void link_fail(struct link *l, int err)
+{
+    conn_fail(&l->conn, err);
+}
+
+void link_drop(struct link *l)
+{
+    conn_drop(&l->conn);
+    if (l->side)
+        conn_drop(&l->side->conn);
+}
+
+/* --- time ------------------------------------------------------------------ */
+
 /* Why a request that waited its whole time on this link fails. */
 static int wait_error(struct link *l, const struct lw_request *req)
 {
-    int err;
-
     if (conn_is_ready(&l->conn))
         return LW_ETIMEDOUT;
-    if (l->e->cluster)
-        return req->route == LW_ROUTE_SLOT ? LW_EUNSETTLED
-                                           : (l->conn.last_err ? l->conn.last_err : LW_ETIMEDOUT);
-    err = atomic_load_explicit(&l->e->status, memory_order_relaxed);
-    return err ? err : LW_ETIMEDOUT;
+    return ops(l)->link_expired(l->ls->topo, l, req);
 }
 
-void link_check_timeouts(struct link *l, uint64_t now_ns)
+static void check_timeouts(struct link *l, uint64_t now_ns)
 {
     /* The server has stopped answering: everything on the wire is late. */
     if (l->side)
-        link_check_timeouts(l->side, now_ns);
+        check_timeouts(l->side, now_ns);
     if (l->inflight.head && l->inflight.head->deadline_ns + l->grace_ns <= now_ns)
         conn_fail(&l->conn, LW_ETIMEDOUT);
     while (l->waiting.head && l->waiting.head->deadline_ns <= now_ns) {
@@ -434,12 +559,19 @@ void link_check_timeouts(struct link *l, uint64_t now_ns)
         int err = wait_error(l, req);
 
         if (err == LW_EUNSETTLED) /* its master refused or lost the connection */
-            count_add(&l->e->count.unsettled, 1);
-        engine_complete(l->e, req, NULL, err);
+            count_add(&l->ls->count.unsettled, 1);
+        links_complete(l->ls, req, NULL, err);
     }
 }
 
-void link_close(struct link *l, int err)
+void links_check_timeouts(struct link_set *ls, uint64_t now_ns)
+{
+    for (unsigned i = 0; i < ls->nlinks; i++)
+        if (ls->links[i])
+            check_timeouts(ls->links[i], now_ns);
+}
+
+static void link_close(struct link *l, int err)
 {
     struct fifo all;
 
@@ -447,14 +579,23 @@ void link_close(struct link *l, int err)
         link_close(l->side, err);
     conn_close(&l->conn);
     all = take_inflight(l);
-    engine_fail_all(l->e, &all, err);
-    engine_fail_all(l->e, &l->waiting, err);
+    links_fail_all(l->ls, &all, err);
+    links_fail_all(l->ls, &l->waiting, err);
 }
 
-int lw_engine_conn_node(const struct lw_engine *e, uint64_t conn)
+void links_close(struct link_set *ls, int err)
 {
-    for (unsigned i = 0; conn && i < e->nlinks; i++) {
-        const struct link *l = e->links[i];
+    for (unsigned i = 0; i < ls->nlinks; i++)
+        if (ls->links[i])
+            link_close(ls->links[i], err);
+}
+
+/* --- the questions ------------------------------------------------------------ */
+
+int links_conn_node(const struct link_set *ls, uint64_t conn)
+{
+    for (unsigned i = 0; conn && i < ls->nlinks; i++) {
+        const struct link *l = ls->links[i];
 
         if (l && (l->conn_id == conn || (l->side && l->side->conn_id == conn)))
             return (int)i;
@@ -462,30 +603,26 @@ int lw_engine_conn_node(const struct lw_engine *e, uint64_t conn)
     return -1;
 }
 
-int lw_engine_node_stats(const struct lw_engine *e, unsigned node, struct lw_engine_stats *out)
+/* Add l's share of the counters to out. */
+static void add_stats(const struct link *l, struct lw_engine_stats *out)
 {
-    const struct link *l;
+    out->sent += l->sent;
+    out->replies += l->replies;
+    out->error_replies += l->error_replies;
+    out->reconnects += l->conn.reconnects;
+    out->script_reloads += l->script_reloads;
+    out->waiting += l->waiting.count;
+    out->inflight += l->inflight.count;
+}
 
-    if (node >= lw_engine_node_count(e))
-        return LW_ERANGE;
+void links_node_stats(const struct link_set *ls, unsigned node, struct lw_engine_stats *out)
+{
+    const struct link *l = node < ls->nlinks ? ls->links[node] : NULL;
+
     memset(out, 0, sizeof *out);
-    if (!(l = e->links[node]))
-        return 0; /* a replica: no link */
-    out->sent = l->sent;
-    out->replies = l->replies;
-    out->error_replies = l->error_replies;
-    out->reconnects = l->conn.reconnects;
-    out->script_reloads = l->script_reloads;
-    out->waiting = l->waiting.count;
-    out->inflight = l->inflight.count;
-    if ((l = l->side)) { /* the node's side lane is its share too */
-        out->sent += l->sent;
-        out->replies += l->replies;
-        out->error_replies += l->error_replies;
-        out->reconnects += l->conn.reconnects;
-        out->script_reloads += l->script_reloads;
-        out->waiting += l->waiting.count;
-        out->inflight += l->inflight.count;
-    }
-    return 0;
+    if (!l)
+        return; /* a replica: no link */
+    add_stats(l, out);
+    if (l->side) /* the node's side lane is its share too */
+        add_stats(l->side, out);
 }

@@ -29,6 +29,7 @@
 #include "engine.h"
 #include "pubsub.h"
 #include "subscriber.h"
+#include "topology.h"
 
 #define NODE_SINGLE (-2)   /* the one subscriber outside a cluster */
 #define HOLD_S 0.1         /* how long a channel refused by its node waits */
@@ -51,12 +52,10 @@ struct route {
 };
 
 struct lw_pubsub {
-    struct lw_engine *engine;
-    struct lw_pubsub_map map;  /* a copy, or NULLs: the engine's */
+    const struct lw_topology *topo; /* where channels live */
+    const struct lw_endpoint *ep;   /* how subscribers connect */
+    struct lw_endpoint own_ep;      /* a copy of the config's, if it gave one */
     struct ev_loop *loop;
-    char *host, *unix_path, *username, *password;
-    int port;
-    uint32_t connect_timeout_ms, reconnect_min_ms, reconnect_max_ms;
     int mode;                  /* enum lw_sharded_mode */
     int sharded;               /* the mode in force */
     struct node_sub *plain;    /* the one subscriber when not sharded */
@@ -71,36 +70,25 @@ struct lw_pubsub {
     void *arg;
 };
 
-/* The slot map: the engine's, unless the config gave another. */
+/* The topology's questions. */
 static int is_cluster(const struct lw_pubsub *ps)
 {
-    return ps->map.is_cluster ? ps->map.is_cluster(ps->map.arg)
-                              : lw_engine_is_cluster(ps->engine);
+    return ps->topo->ops->is_cluster(ps->topo);
 }
 
 static int slot_node(const struct lw_pubsub *ps, unsigned slot)
 {
-    return ps->map.slot_node ? ps->map.slot_node(ps->map.arg, slot)
-                             : lw_engine_slot_node(ps->engine, slot);
+    return ps->topo->ops->slot_node(ps->topo, slot);
 }
 
 static unsigned node_count(const struct lw_pubsub *ps)
 {
-    return ps->map.node_count ? ps->map.node_count(ps->map.arg)
-                              : lw_engine_node_count(ps->engine);
+    return ps->topo->ops->node_count(ps->topo);
 }
 
 static int node_addr(const struct lw_pubsub *ps, unsigned node, const char **host, int *port)
 {
-    return ps->map.node_addr ? ps->map.node_addr(ps->map.arg, node, host, port)
-                             : lw_engine_node_addr(ps->engine, node, host, port);
-}
-
-/* Sentinel: the engine's master, which moves.  (A router with a map of its
- * own may have no engine.) */
-static int is_sentinel(const struct lw_pubsub *ps)
-{
-    return ps->engine && lw_engine_is_sentinel(ps->engine);
+    return ps->topo->ops->node_addr(ps->topo, node, host, port);
 }
 
 static int want_sharded(const struct lw_pubsub *ps)
@@ -109,8 +97,7 @@ static int want_sharded(const struct lw_pubsub *ps)
         return 0;
     if (ps->mode == LW_SHARDED_ON)
         return 1;
-    return ps->map.sharded_pubsub ? ps->map.sharded_pubsub(ps->map.arg)
-                                  : lw_engine_sharded_pubsub(ps->engine);
+    return ps->topo->ops->sharded(ps->topo);
 }
 
 static struct route *find_route(const struct lw_pubsub *ps, const char *name, size_t len)
@@ -150,29 +137,23 @@ static void tell_lost(struct lw_pubsub *ps, struct route *list)
 static void on_sub_event(void *arg, int event, const char *name, size_t len,
                          const char *detail);
 
-/* Sentinel: the one subscriber goes where the engine's link goes, the
- * master the sentinels named last; held until there is one. */
-static int master_where(void *arg, const char **host, int *port)
+/* Outside a cluster the one subscriber goes where node 0 is, asked again
+ * before every attempt: Sentinel's master moves, and until one is named
+ * the subscriber is held. */
+static int node0_where(void *arg, const char **host, int *port)
 {
     struct lw_pubsub *ps = arg;
 
-    return lw_engine_master_addr(ps->engine, host, port) ? 1 : 0;
+    return node_addr(ps, 0, host, port) ? 1 : 0;
 }
 
-/* A subscriber for node (NODE_SINGLE: the configured address, or in
- * Sentinel mode the master's). */
+/* A subscriber for node (NODE_SINGLE: node 0 of a topology that is no
+ * cluster). */
 static struct node_sub *new_node_sub(struct lw_pubsub *ps, int node)
 {
     struct node_sub *ns = calloc(1, sizeof *ns);
     struct lw_sub_config sc = {
-        .host = ps->host,
-        .port = ps->port,
-        .unix_path = ps->unix_path,
-        .username = ps->username,
-        .password = ps->password,
-        .connect_timeout_ms = ps->connect_timeout_ms,
-        .reconnect_min_ms = ps->reconnect_min_ms,
-        .reconnect_max_ms = ps->reconnect_max_ms,
+        .ep = ps->ep,
         .loop = ps->loop,
         .on_event = on_sub_event,
         .arg = ns,
@@ -180,16 +161,14 @@ static struct node_sub *new_node_sub(struct lw_pubsub *ps, int node)
 
     if (!ns)
         return NULL;
-    if (node == NODE_SINGLE && is_sentinel(ps)) {
-        sc.unix_path = NULL;
-        sc.where = master_where;
+    if (node == NODE_SINGLE) {
+        sc.where = node0_where;
         sc.where_arg = ps;
-    } else if (node != NODE_SINGLE) {
-        sc.unix_path = NULL;
-        if (node_addr(ps, (unsigned)node, &sc.host, &sc.port)) {
-            free(ns);
-            return NULL;
-        }
+        if (node_addr(ps, 0, &sc.host, &sc.port)) /* not known yet: held */
+            sc.host = NULL;
+    } else if (node_addr(ps, (unsigned)node, &sc.host, &sc.port)) {
+        free(ns);
+        return NULL;
     }
     ns->ps = ps;
     ns->node = node;
@@ -508,15 +487,15 @@ static struct route *drop_stale_plain(struct lw_pubsub *ps)
     return drop_routes(ps, ps->plain);
 }
 
-/* Sentinel: a master named for the first time, or another one: the one
- * subscriber follows (its channels are lost when it moves, and so
- * subscribed again on the new master). */
-static void follow_master(struct lw_pubsub *ps)
+/* Outside a cluster (Sentinel): node 0, a master named for the first
+ * time or another one: the one subscriber follows (its channels are lost
+ * when it moves, and so subscribed again on the new master). */
+static void follow_node0(struct lw_pubsub *ps)
 {
     const char *host;
     int port;
 
-    if (ps->plain && lw_engine_master_addr(ps->engine, &host, &port) == 0)
+    if (ps->plain && node_addr(ps, 0, &host, &port) == 0)
         lw_sub_follow(ps->plain->sub, host, port);
 }
 
@@ -525,8 +504,8 @@ void lw_pubsub_topology_changed(struct lw_pubsub *ps)
     int sharded = want_sharded(ps), flipped = sharded != ps->sharded;
     struct route *r, *list;
 
-    if (is_sentinel(ps)) {
-        follow_master(ps);
+    if (!is_cluster(ps)) {
+        follow_node0(ps);
         tell(ps, LW_PS_UP, NULL, 0);
         return;
     }
@@ -568,15 +547,6 @@ uint64_t lw_pubsub_reconnects(const struct lw_pubsub *ps)
     return n;
 }
 
-static char *dup_or_null(const char *s, int *failed)
-{
-    char *d = s ? strdup(s) : NULL;
-
-    if (s && !d)
-        *failed = 1;
-    return d;
-}
-
 int lw_pubsub_new(const struct lw_pubsub_config *cfg, struct lw_pubsub **out)
 {
     struct lw_pubsub *ps = calloc(1, sizeof *ps);
@@ -584,18 +554,14 @@ int lw_pubsub_new(const struct lw_pubsub_config *cfg, struct lw_pubsub **out)
 
     if (!ps)
         return LW_ENOMEM;
-    ps->engine = cfg->engine;
-    if (cfg->map)
-        ps->map = *cfg->map;
+    ps->topo = cfg->topology ? cfg->topology : lw_engine_topology(cfg->engine);
     ps->loop = cfg->loop ? cfg->loop : lw_engine_loop(cfg->engine);
-    ps->host = dup_or_null(cfg->unix_path ? NULL : cfg->host, &failed);
-    ps->unix_path = dup_or_null(cfg->unix_path, &failed);
-    ps->username = dup_or_null(cfg->username, &failed);
-    ps->password = dup_or_null(cfg->password, &failed);
-    ps->port = cfg->port;
-    ps->connect_timeout_ms = cfg->connect_timeout_ms;
-    ps->reconnect_min_ms = cfg->reconnect_min_ms;
-    ps->reconnect_max_ms = cfg->reconnect_max_ms;
+    if (cfg->endpoint) {
+        failed = lw_endpoint_copy(&ps->own_ep, cfg->endpoint) != 0;
+        ps->ep = &ps->own_ep;
+    } else {
+        ps->ep = lw_engine_endpoint(cfg->engine);
+    }
     ps->mode = cfg->sharded;
     ps->sharded = want_sharded(ps);
     ps->on_event = cfg->on_event;
@@ -639,9 +605,6 @@ void lw_pubsub_free(struct lw_pubsub *ps)
     free_node_sub(ps, ps->plain);
     free(ps->nodes);
     free(ps->hint);
-    free(ps->host);
-    free(ps->unix_path);
-    free(ps->username);
-    free(ps->password);
+    lw_endpoint_clear(&ps->own_ep);
     free(ps);
 }

@@ -4,7 +4,9 @@
  *
  * Outside a cluster, and in a cluster with sharded pub/sub off, there is
  * one subscriber and plain SUBSCRIBE (in a cluster PUBLISH reaches every
- * node, so any node will do).  In sharded mode there is one subscriber per
+ * node, so any node will do).  Where nodes are, and which serves a slot,
+ * the topology says (topology.h's questions): the engine's, the same
+ * table its requests are routed by.  In sharded mode there is one subscriber per
  * master that has channels, and each channel is SSUBSCRIBEd on the master
  * serving its slot (lw_keyslot of the channel name).  The user (core's
  * waiters) keeps its own per-channel state, as it did on one subscriber,
@@ -31,9 +33,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "endpoint.h"
+
 struct ev_loop;
 struct lw_engine;
 struct lw_pubsub;
+struct lw_topology;
 
 enum lw_pubsub_event {
     LW_PS_UP,
@@ -46,39 +51,29 @@ enum lw_pubsub_event {
 /* channel is NULL for LW_PS_UP. */
 typedef void lw_pubsub_fn(void *arg, int event, const char *channel, size_t len);
 
-/* The slot map the router follows: the engine's, or for tests another
- * with the same answers (see engine.h for what each means). */
-struct lw_pubsub_map {
-    int (*is_cluster)(void *arg);
-    int (*sharded_pubsub)(void *arg);
-    int (*slot_node)(void *arg, unsigned slot);
-    unsigned (*node_count)(void *arg);
-    int (*node_addr)(void *arg, unsigned node, const char **host, int *port);
-    void *arg;
-};
-
 struct lw_pubsub_config {
-    struct lw_engine *engine;  /* its loop, and its slot map in a cluster */
+    struct lw_engine *engine;  /* its loop, topology and endpoint, unless
+                                  given below; may be NULL when they are */
     struct ev_loop *loop;      /* NULL: the engine's */
-    const struct lw_pubsub_map *map; /* NULL: the engine's */
-    /* Outside a cluster: where to connect.  In a cluster the engine's
-     * node addresses are used instead. */
-    const char *host;
-    int port;
-    const char *unix_path;
-    const char *username;      /* every subscriber's AUTH, or NULL */
-    const char *password;
-    uint32_t connect_timeout_ms;
-    uint32_t reconnect_min_ms;
-    uint32_t reconnect_max_ms;
+    /* Where channels live: the slot map, each node's address, whether the
+     * cluster has sharded pub/sub (the questions of topology.h).  NULL: the
+     * engine's.  A test may give a table of its own with just the
+     * questions.  It must outlive the router. */
+    const struct lw_topology *topology;
+    /* How subscribers connect: credentials, timeouts, back-off (the
+     * address is the topology's node's).  NULL: the engine's endpoint;
+     * else copied. */
+    const struct lw_endpoint *endpoint;
     int sharded;               /* enum lw_sharded_mode */
     lw_pubsub_fn *on_event;
     void *arg;
 };
 
 /* lw_pubsub_new - copy cfg (validated by the caller).  Outside a cluster
- * the one subscriber starts connecting; in a cluster a subscriber connects
- * when a channel first needs it.  Returns 0, LW_ENOMEM. */
+ * the one subscriber starts connecting (to node 0's address, asked again
+ * before every attempt: Sentinel's master moves); in a cluster a
+ * subscriber connects when a channel first needs it.  Returns 0,
+ * LW_ENOMEM. */
 int lw_pubsub_new(const struct lw_pubsub_config *cfg, struct lw_pubsub **out);
 
 /* lw_pubsub_free - close every connection; no event runs after.  NULL
@@ -104,8 +99,8 @@ void lw_pubsub_topology_changed(struct lw_pubsub *ps);
 int lw_pubsub_is_sharded(const struct lw_pubsub *ps);
 
 /* lw_pubsub_channel_node - the node a channel is subscribed (or being
- * subscribed) on, or -1 when it is not; the single subscriber is -2 when
- * it is on no engine node (outside a cluster).  For tests and stats. */
+ * subscribed) on, or -1 when it is not; the single subscriber outside a
+ * cluster is -2.  For tests and stats. */
 int lw_pubsub_channel_node(const struct lw_pubsub *ps, const char *channel, size_t len);
 
 /* lw_pubsub_reconnects - connections made after the first, all of them. */

@@ -2,8 +2,9 @@
  * adapters/sentinel.c - where the master is, by Redis Sentinel (see
  * "Sentinel" in engine.h and docs/design.md).
  *
- * One job: give the engine's one link (link 0) its address.  The link's
- * connection asks us before every attempt (conn.h's where hook); we hold
+ * A topology (topology.h) of one link, node 0, like a single Redis (it
+ * shares topology.c's one-link reports), whose address we find.  The
+ * link asks us before every attempt (link_where); we hold
  * it while the sentinels are asked, in turn (SENTINEL MASTER for the
  * config epoch and SENTINEL get-master-addr-by-name, SENTINEL_TIMEOUT_MS
  * at most for each: pipelined
@@ -20,8 +21,8 @@
  * the link lets go of its connection without reading another byte, its
  * requests in flight fail as unsettled, and on_topology hears of a
  * failover of every slot, which is what core's cluster code re-checks
- * held locks on.  The link's ROLE check and READONLY replies (link.c) say
- * a node is no master any more: sentinel_demoted().
+ * held locks on.  The link's ROLE check (the link set's check_role) and
+ * READONLY replies say a node is no master any more: demoted().
  *
  * Connections are re-made (conn_clear, conn_init) only from our own
  * timers, never inside their callbacks: a connection's read loop still
@@ -31,7 +32,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_private.h"
+#include "backoff.h"
+#include "counter.h"
+#include "link.h"
+#include "topology.h"
 
 #define SENTINEL_TIMEOUT_MS 1000u /* a sentinel that takes longer is skipped */
 
@@ -43,7 +47,9 @@ static const char subscribe_cmd[] =
     "*3\r\n$9\r\nSUBSCRIBE\r\n$14\r\n+switch-master\r\n$15\r\n+promoted-slave\r\n";
 
 struct sentinel {
-    struct lw_engine *e;
+    struct lw_topology t;
+    struct link_set *ls;
+    struct link *link;         /* node 0's, to the master */
     char *host[LW_ENGINE_MAX_SENTINELS];
     int port[LW_ENGINE_MAX_SENTINELS];
     unsigned order[LW_ENGINE_MAX_SENTINELS]; /* the one that answered first */
@@ -53,9 +59,7 @@ struct sentinel {
     size_t ask_len;
     char *epoch_cmd;           /* SENTINEL MASTER <name>: its config-epoch */
     size_t epoch_len;
-    struct conn_config where;  /* credentials and patience for sentinels */
-    lw_engine_topology_fn *on_topology;
-    void *topology_arg;
+    struct lw_endpoint ep;     /* the sentinels' credentials and patience */
     double refresh_s;
     uint64_t settle_ns;        /* acquires wait this long after a switch */
 
@@ -73,6 +77,7 @@ struct sentinel {
     int ask_again;             /* +switch-master during a round: another */
     unsigned prefer;           /* 1 + the sentinel to ask first next round */
     int round_err;             /* why the last sentinel gave no address */
+    struct xorshift rng;       /* the rounds' back-off jitter */
     int fail_err;              /* before any master: fail requests at once */
     ev_timer step;             /* the next sentinel, or the next round */
     ev_timer ask_deadline;     /* this sentinel's answer must come by then */
@@ -112,9 +117,14 @@ int sentinel_check(const struct lw_engine_config *cfg)
     if (!cfg->sentinels || !cfg->sentinel_master || !cfg->sentinel_master[0])
         return LW_EINVAL;
     for (unsigned i = 0; i < cfg->nsentinels; i++)
-        if ((rc = engine_parse_addr(cfg->sentinels[i], NULL, NULL)))
+        if ((rc = lw_parse_addr(cfg->sentinels[i], NULL, NULL)))
             return rc;
     return 0;
+}
+
+static struct sentinel *of(const struct lw_topology *t)
+{
+    return (struct sentinel *)t;
 }
 
 /* --- the master ---------------------------------------------------------- */
@@ -123,22 +133,16 @@ static void tell_topology(struct sentinel *s, const uint8_t *failover, unsigned 
 {
     struct lw_topology_change change = {failover, s->no_slot, failovers};
 
-    if (!s->on_topology)
-        return;
-    s->e->in_callback++;
-    s->on_topology(s->e, &change, s->topology_arg);
-    s->e->in_callback--;
+    topology_tell(&s->t, &change);
 }
 
 static void ask_soon(struct sentinel *s);
 
-/* The link's where hook: the address named since its last attempt, or
+/* The main link's where: the address named since its last attempt, or
  * hold it and ask (every reconnect asks again: the master may have moved
  * while we were away). */
-static int link_where(void *arg, const char **host, int *port)
+static int main_where(struct sentinel *s, const char **host, int *port)
 {
-    struct sentinel *s = arg;
-
     if (s->fresh && s->master_host) {
         s->fresh = 0;
         *host = s->master_host;
@@ -150,13 +154,11 @@ static int link_where(void *arg, const char **host, int *port)
     return 1;
 }
 
-/* The side link's where hook (acquires that wait for replicas): the
- * master named last, without taking the main link's turn; none yet: hold
- * it until named() lets it go. */
-int sentinel_side_where(void *arg, const char **host, int *port)
+/* The side link's where (acquires that wait for replicas): the master
+ * named last, without taking the main link's turn; none yet: hold it
+ * until named() lets it go. */
+static int side_where(struct sentinel *s, const char **host, int *port)
 {
-    struct sentinel *s = arg;
-
     if (!s->master_host) {
         ask_soon(s);
         return 1;
@@ -166,41 +168,40 @@ int sentinel_side_where(void *arg, const char **host, int *port)
     return 0;
 }
 
-/* The settle timer: the held acquires go to the link, in order. */
+static int link_where(struct lw_topology *t, struct link *l, const char **host, int *port)
+{
+    return l->is_side ? side_where(of(t), host, port) : main_where(of(t), host, port);
+}
+
+/* The settle timer: the held acquires go to the link (those that wait
+ * for replicas to its side link), in order. */
 static void on_settled(struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct sentinel *s = w->data;
-    struct link *l = single_link(s->e);
     struct lw_request *req;
 
     (void)loop;
     (void)revents;
-    while ((req = fifo_pop(&s->held))) {
-        struct link *to = link_lane(l, req); /* acquires that wait for
-                                                 replicas: the side link */
-        if (to)
-            fifo_push(&to->waiting, req);
-        else
-            engine_complete(s->e, req, NULL, LW_ENOMEM);
-    }
-    link_pump(l);
-    if (l->side)
-        link_pump(l->side);
+    while ((req = fifo_pop(&s->held)))
+        link_queue(s->link, req, 0);
+    link_pump(s->link);
 }
 
-int sentinel_hold(struct lw_engine *e, struct lw_request *req)
+/* A request taken in: to the link, unless it is an acquire held back
+ * after a switch (lw_request_settle()). */
+static void route(struct lw_topology *t, struct lw_request *req, int front)
 {
-    struct sentinel *s = e->sentinel;
+    struct sentinel *s = of(t);
 
-    if (!req->settle || !ev_is_active(&s->settle) || lw_clock_now() >= s->settled_ns)
-        return 0;
-    fifo_push(&s->held, req);
-    return 1;
+    if (req->settle && ev_is_active(&s->settle) && lw_clock_now() < s->settled_ns)
+        fifo_push(&s->held, req);
+    else
+        link_queue(s->link, req, front);
 }
 
-size_t sentinel_held(const struct lw_engine *e)
+static size_t held(const struct lw_topology *t)
 {
-    return e->sentinel->held.count;
+    return of(t)->held.count;
 }
 
 /*
@@ -223,15 +224,13 @@ static void hold_back(struct sentinel *s, struct link *l)
 
 static void settle_acquires(struct sentinel *s)
 {
-    struct link *l = single_link(s->e);
-
-    hold_back(s, l);
-    if (l->side)
-        hold_back(s, l->side);
+    hold_back(s, s->link);
+    if (s->link->side)
+        hold_back(s, s->link->side);
     s->settled_ns = lw_clock_now() + s->settle_ns;
-    ev_timer_stop(s->e->loop, &s->settle);
+    ev_timer_stop(s->ls->loop, &s->settle);
     ev_timer_set(&s->settle, s->settle_ns / 1e9, 0.0);
-    ev_timer_start(s->e->loop, &s->settle);
+    ev_timer_start(s->ls->loop, &s->settle);
 }
 
 /*
@@ -247,19 +246,15 @@ static void settle_acquires(struct sentinel *s)
  */
 static void switch_master(struct sentinel *s)
 {
-    struct link *l = single_link(s->e);
+    struct link *l = s->link;
 
-    count_add(&s->e->count.switches, 1);
+    count_add(&s->ls->count.switches, 1);
     s->fresh = 1;
     s->link_waits = 0;
     s->demoted = 0;
-    conn_drop(&l->conn);
-    if (l->side)
-        conn_drop(&l->side->conn);
+    link_drop(l);
     settle_acquires(s);
     link_fail_inflight(l, LW_EUNSETTLED);
-    if (l->side)
-        link_fail_inflight(l->side, LW_EUNSETTLED);
     tell_topology(s, s->every_slot, 1);
     link_connect(l);
     if (l->side) /* a callback may have made it just now: connected already */
@@ -309,11 +304,11 @@ static void named(struct sentinel *s, const char *host, int port, uint64_t epoch
     if (s->link_waits) {
         s->link_waits = 0;
         s->fresh = 1;
-        conn_connect(&single_link(s->e)->conn);
+        link_connect(s->link);
     }
-    side = single_link(s->e)->side;
-    if (side && conn_held(&side->conn))
-        conn_connect(&side->conn);
+    side = s->link->side;
+    if (side && link_held(side))
+        link_connect(side);
     if (first) /* subscribers waiting for an address may go */
         tell_topology(s, s->no_slot, 0);
 }
@@ -396,9 +391,9 @@ static void on_ask_reply(void *arg, redisReply *reply)
 
 static void next_step(struct sentinel *s, double delay)
 {
-    ev_timer_stop(s->e->loop, &s->step);
+    ev_timer_stop(s->ls->loop, &s->step);
     ev_timer_set(&s->step, delay, 0.0);
-    ev_timer_start(s->e->loop, &s->step);
+    ev_timer_start(s->ls->loop, &s->step);
 }
 
 /* The PING after the question was answered: this sentinel is done.  The
@@ -434,23 +429,20 @@ static void on_ask_deadline(struct ev_loop *loop, ev_timer *w, int revents)
 static void ask_next(struct sentinel *s)
 {
     unsigned i = s->order[s->tried];
-    struct conn_config cc = s->where;
+    const struct conn_config cc = {
+        .ep = &s->ep, .host = s->host[i], .port = s->port[i], .loop = s->ls->loop,
+        .on_setup = on_ask_setup, .on_up = on_ask_up, .on_down = on_ask_down,
+        .on_reply = on_ask_reply, .arg = s,
+    };
 
     s->answer = 0;
-    ev_timer_set(&s->ask_deadline, s->where.connect_timeout_ms / 1000.0, 0.0);
-    ev_timer_start(s->e->loop, &s->ask_deadline);
+    ev_timer_set(&s->ask_deadline, s->ep.connect_timeout_ms / 1000.0, 0.0);
+    ev_timer_start(s->ls->loop, &s->ask_deadline);
     if (conn_is_ready(&s->ask) && conn_is_at(&s->ask, s->host[i], s->port[i]) &&
         send_question(s) == 0)
         return;
     conn_close(&s->ask);
     conn_clear(&s->ask);
-    cc.host = s->host[i];
-    cc.port = s->port[i];
-    cc.on_setup = on_ask_setup;
-    cc.on_up = on_ask_up;
-    cc.on_down = on_ask_down;
-    cc.on_reply = on_ask_reply;
-    cc.arg = s;
     if (conn_init(&s->ask, &cc)) {
         on_ask_down(s, LW_ENOMEM);
         return;
@@ -467,28 +459,23 @@ static void to_front(struct sentinel *s, unsigned k)
     s->order[0] = i;
 }
 
-/* Nobody answered: wait, doubling from reconnect_min_ms to
- * reconnect_max_ms with the rounds, before the next.  Before any master
- * was found, a round of refusals fails requests at once, as a refused
- * single node does. */
+/* Nobody answered: wait (the back-off, backoff.h, over the rounds)
+ * before the next.  Before any master was found, a round of refusals fails
+ * requests at once, as a refused single node does. */
 static void round_failed(struct sentinel *s)
 {
-    struct lw_engine *e = s->e;
     unsigned r = ++s->failed_rounds;
-    uint64_t ms = (uint64_t)s->where.reconnect_min_ms << (r < 16 ? r - 1 : 15);
+    uint32_t ms = backoff_delay_ms(s->ep.reconnect_min_ms, s->ep.reconnect_max_ms, r - 1,
+                                   &s->rng);
     int err = s->round_err;
 
-    if (ms > s->where.reconnect_max_ms)
-        ms = s->where.reconnect_max_ms;
-    if (!conn_is_ready(&single_link(e)->conn))
-        atomic_store_explicit(&e->status, err, memory_order_relaxed);
+    if (!link_is_up(s->link))
+        atomic_store_explicit(&s->ls->status, err, memory_order_relaxed);
     if (!s->master_host && (err == LW_ECONNREFUSED || err == LW_ECONNECT || err == LW_EAUTH)) {
         s->fail_err = err;
-        engine_fail_all(e, &single_link(e)->waiting, err);
-        if (single_link(e)->side) /* acquires waiting for replicas: held too */
-            engine_fail_all(e, &single_link(e)->side->waiting, err);
+        link_fail_waiting(s->link, err); /* acquires waiting for replicas too */
     }
-    next_step(s, (double)ms / 1000.0);
+    next_step(s, ms / 1000.0);
 }
 
 /* The step timer: start a round, ask the next sentinel, or end the round. */
@@ -498,7 +485,7 @@ static void on_step(struct ev_loop *loop, ev_timer *w, int revents)
 
     (void)loop;
     (void)revents;
-    ev_timer_stop(s->e->loop, &s->ask_deadline);
+    ev_timer_stop(s->ls->loop, &s->ask_deadline);
     if (!s->asking) {
         for (unsigned k = 0; s->prefer && k < s->n; k++)
             if (s->order[k] == s->prefer - 1)
@@ -542,15 +529,30 @@ static void on_periodic(struct ev_loop *loop, ev_timer *w, int revents)
     ask_soon(w->data);
 }
 
-void sentinel_demoted(struct link *l)
+/* l's node is no master (its ROLE, or a READONLY): drop l's connection
+ * (its requests in flight fail as unsettled); the link's back-off, then
+ * its where hook asks; ask now as well, so that a switch is known (and
+ * reported) before it reconnects. */
+static void demoted(struct lw_topology *t, struct link *l)
 {
-    /* The link's back-off, then its where hook asks; ask now as well, so
-     * a switch is known (and reported) before it reconnects. */
-    struct sentinel *s = l->e->sentinel;
+    struct sentinel *s = of(t);
 
     s->demoted = 1;
-    conn_fail(&l->conn, LW_EUNSETTLED);
+    link_fail(l, LW_EUNSETTLED);
     ask_soon(s);
+}
+
+/* The master we were told of was demoted under us: this request, and
+ * everything after it on the wire, is unsettled, not failed. */
+static int link_error(struct lw_topology *t, struct link *l, struct lw_request *req,
+                      const redisReply *reply)
+{
+    if (strncmp(reply->str, "READONLY", 8))
+        return 0;
+    demoted(t, l); /* first: a resubmit must not go there */
+    count_add(&t->ls->count.unsettled, 1);
+    links_complete(t->ls, req, NULL, LW_EUNSETTLED);
+    return 1;
 }
 
 /* --- +switch-master ------------------------------------------------------ */
@@ -631,64 +633,24 @@ static char *format_ask(const char *what, const char *name, size_t *len)
 
 static int copy_sentinels(struct sentinel *s, const struct lw_engine_config *cfg)
 {
-    uint32_t timeout = cfg->connect_timeout_ms;
+    uint32_t timeout = cfg->sentinel.connect_timeout_ms;
 
     for (; s->n < cfg->nsentinels; s->n++) {
-        if (engine_parse_addr(cfg->sentinels[s->n], &s->host[s->n], &s->port[s->n]))
+        if (lw_parse_addr(cfg->sentinels[s->n], &s->host[s->n], &s->port[s->n]))
             return LW_ENOMEM;
         s->order[s->n] = s->n;
     }
     s->name = strdup(cfg->sentinel_master);
     s->ask_cmd = format_ask("get-master-addr-by-name", cfg->sentinel_master, &s->ask_len);
     s->epoch_cmd = format_ask("MASTER", cfg->sentinel_master, &s->epoch_len);
-    s->where.username = cfg->sentinel_username ? strdup(cfg->sentinel_username) : NULL;
-    s->where.password = cfg->sentinel_password ? strdup(cfg->sentinel_password) : NULL;
-    if (!s->name || !s->ask_cmd || !s->epoch_cmd || (cfg->sentinel_username && !s->where.username) ||
-        (cfg->sentinel_password && !s->where.password))
+    if (!s->name || !s->ask_cmd || !s->epoch_cmd || lw_endpoint_copy(&s->ep, &cfg->sentinel))
         return LW_ENOMEM;
-    s->where.connect_timeout_ms = timeout < SENTINEL_TIMEOUT_MS ? timeout : SENTINEL_TIMEOUT_MS;
-    s->where.reconnect_min_ms = cfg->reconnect_min_ms;
-    s->where.reconnect_max_ms = cfg->reconnect_max_ms;
-    s->where.loop = s->e->loop;
+    s->ep.connect_timeout_ms = timeout < SENTINEL_TIMEOUT_MS ? timeout : SENTINEL_TIMEOUT_MS;
     return 0;
 }
 
-/* The link, its address from link_where(). */
-static int make_link(struct sentinel *s, const struct lw_engine_config *cfg)
+static void init_timers(struct sentinel *s)
 {
-    struct lw_engine *e = s->e;
-    const struct conn_config where = {
-        .password = cfg->password,
-        .username = cfg->username,
-        .connect_timeout_ms = cfg->connect_timeout_ms,
-        .reconnect_min_ms = cfg->reconnect_min_ms,
-        .reconnect_max_ms = cfg->reconnect_max_ms,
-        .where = link_where,
-        .where_arg = s,
-    };
-
-    e->links = calloc(1, sizeof *e->links);
-    if (!e->links || !(e->links[0] = link_new(e, 0, &where)))
-        return LW_ENOMEM;
-    e->nlinks = 1;
-    return 0;
-}
-
-int sentinel_new(struct lw_engine *e, const struct lw_engine_config *cfg)
-{
-    struct sentinel *s = calloc(1, sizeof *s);
-    struct conn_config wc;
-    int rc;
-
-    if (!s)
-        return LW_ENOMEM;
-    e->sentinel = s;
-    s->e = e;
-    s->on_topology = cfg->on_topology;
-    s->topology_arg = cfg->topology_arg;
-    s->refresh_s = (cfg->topology_refresh_ms ? cfg->topology_refresh_ms
-                                             : LW_ENGINE_DEFAULT_SENTINEL_REFRESH_MS) / 1000.0;
-    memset(s->every_slot, 0xff, sizeof s->every_slot);
     ev_init(&s->step, on_step);
     s->step.data = s;
     ev_init(&s->periodic, on_periodic);
@@ -697,53 +659,48 @@ int sentinel_new(struct lw_engine *e, const struct lw_engine_config *cfg)
     s->ask_deadline.data = s;
     ev_init(&s->settle, on_settled);
     s->settle.data = s;
-    /* A refresh period, so that every client has asked again; at most half
-     * the command timeout, so that a held acquire still has time. */
-    s->settle_ns = (uint64_t)(s->refresh_s * 1e9);
-    if (s->settle_ns > cfg->command_timeout_ms * 500000ull)
-        s->settle_ns = cfg->command_timeout_ms * 500000ull;
-    if ((rc = copy_sentinels(s, cfg)) || (rc = make_link(s, cfg)))
-        return rc;
-    wc = s->where;
-    wc.on_up = on_watch_up;
-    wc.on_down = on_watch_down;
-    wc.on_reply = on_watch_reply;
-    wc.arg = s;
-    wc.where = watch_where;
-    wc.where_arg = s;
-    s->watching = 1; /* sentinel_free clears it, even half made */
+}
+
+/* The listener for +switch-master. */
+static int init_watch(struct sentinel *s)
+{
+    const struct conn_config wc = {
+        .ep = &s->ep, .loop = s->ls->loop, .on_up = on_watch_up, .on_down = on_watch_down,
+        .on_reply = on_watch_reply, .arg = s, .where = watch_where, .where_arg = s,
+    };
+
+    s->watching = 1; /* free_sentinel clears it, even half made */
     return conn_init(&s->watch, &wc) ? LW_ENOMEM : 0;
 }
 
-void sentinel_start(struct lw_engine *e)
+static void start(struct lw_topology *t)
 {
-    struct sentinel *s = e->sentinel;
+    struct sentinel *s = of(t);
 
     ev_timer_set(&s->periodic, s->refresh_s, s->refresh_s);
-    ev_timer_start(e->loop, &s->periodic);
-    link_connect(single_link(e)); /* held: asks */
+    ev_timer_start(s->ls->loop, &s->periodic);
+    link_connect(s->link); /* held: asks */
     conn_connect(&s->watch);
 }
 
-void sentinel_stop(struct lw_engine *e)
+static void stop(struct lw_topology *t)
 {
-    struct sentinel *s = e->sentinel;
+    struct sentinel *s = of(t);
+    struct ev_loop *loop = s->ls->loop;
 
-    ev_timer_stop(e->loop, &s->step);
-    ev_timer_stop(e->loop, &s->periodic);
-    ev_timer_stop(e->loop, &s->ask_deadline);
-    ev_timer_stop(e->loop, &s->settle);
-    engine_fail_all(e, &s->held, LW_ESHUTDOWN);
+    ev_timer_stop(loop, &s->step);
+    ev_timer_stop(loop, &s->periodic);
+    ev_timer_stop(loop, &s->ask_deadline);
+    ev_timer_stop(loop, &s->settle);
+    links_fail_all(s->ls, &s->held, LW_ESHUTDOWN);
     conn_close(&s->ask);
     conn_close(&s->watch);
 }
 
-void sentinel_free(struct lw_engine *e)
+static void free_sentinel(struct lw_topology *t)
 {
-    struct sentinel *s = e->sentinel;
+    struct sentinel *s = of(t);
 
-    if (!s)
-        return;
     conn_clear(&s->ask);
     if (s->watching)
         conn_clear(&s->watch);
@@ -752,35 +709,82 @@ void sentinel_free(struct lw_engine *e)
     free(s->name);
     redisFreeCommand(s->ask_cmd);
     redisFreeCommand(s->epoch_cmd);
-    free((char *)s->where.username);
-    free((char *)s->where.password);
+    lw_endpoint_clear(&s->ep);
     free(s->got_host);
     free(s->master_host);
     free(s);
-    e->sentinel = NULL;
 }
 
-int sentinel_fails_at_once(const struct lw_engine *e)
+static int fails_at_once(const struct lw_topology *t)
 {
-    const struct sentinel *s = e->sentinel;
+    const struct sentinel *s = of(t);
 
-    return s->fail_err ? s->fail_err : conn_fails_at_once(&e->links[0]->conn);
+    return s->fail_err ? s->fail_err : conn_fails_at_once(&s->link->conn);
 }
 
-int lw_engine_is_sentinel(const struct lw_engine *e)
+/* Node 0 is the master the sentinels named last: LW_EUNSETTLED while none
+ * is known. */
+static int node_addr(const struct lw_topology *t, unsigned node, const char **host, int *port)
 {
-    return e->sentinel != NULL;
-}
+    const struct sentinel *s = of(t);
 
-int lw_engine_master_addr(const struct lw_engine *e, const char **host, int *port)
-{
-    const struct sentinel *s = e->sentinel;
-
-    if (!s)
+    if (node != 0)
         return LW_ERANGE;
     if (!s->master_host)
         return LW_EUNSETTLED;
     *host = s->master_host;
     *port = s->master_port;
     return 0;
+}
+
+static const struct lw_topology_ops sentinel_ops = {
+    .start = start,
+    .route = route,
+    .held = held,
+    .fails_at_once = fails_at_once,
+    .stop = stop,
+    .free = free_sentinel,
+    .link_where = link_where,
+    .link_up = one_link_up,
+    .link_down = one_link_down,
+    .link_error = link_error,
+    .link_expired = one_link_expired,
+    .link_demoted = demoted,
+    .is_cluster = one_node_is_cluster,
+    .sharded = one_node_is_cluster,
+    .slot_node = one_node_slot_node,
+    .node_count = one_node_count,
+    .master_count = one_node_count,
+    .node_addr = node_addr,
+};
+
+int sentinel_new(const struct lw_engine_config *cfg, struct link_set *ls,
+                 struct lw_topology **out)
+{
+    struct sentinel *s = calloc(1, sizeof *s);
+    int rc;
+
+    if (!s)
+        return LW_ENOMEM;
+    s->t.ops = &sentinel_ops;
+    s->t.ls = s->ls = ls;
+    s->t.on_change = cfg->on_topology;
+    s->t.change_arg = cfg->topology_arg;
+    *out = ls->topo = &s->t;
+    ls->check_role = 1; /* a node named may have been demoted since */
+    s->refresh_s = (cfg->topology_refresh_ms ? cfg->topology_refresh_ms
+                                             : LW_ENGINE_DEFAULT_SENTINEL_REFRESH_MS) / 1000.0;
+    s->rng = xorshift_seed((uint64_t)(uintptr_t)s ^ lw_clock_now());
+    memset(s->every_slot, 0xff, sizeof s->every_slot);
+    init_timers(s);
+    /* A refresh period, so that every client has asked again; at most half
+     * the command timeout, so that a held acquire still has time. */
+    s->settle_ns = (uint64_t)(s->refresh_s * 1e9);
+    if (s->settle_ns > cfg->node.command_timeout_ms * 500000ull)
+        s->settle_ns = cfg->node.command_timeout_ms * 500000ull;
+    if ((rc = copy_sentinels(s, cfg)) || (rc = links_reserve(ls, 1)))
+        return rc;
+    if (!(s->link = link_new(ls, 0, NULL, 0))) /* its address: link_where */
+        return LW_ENOMEM;
+    return init_watch(s);
 }

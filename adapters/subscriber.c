@@ -243,7 +243,9 @@ int lw_sub_new(const struct lw_sub_config *cfg, struct lw_sub **out)
 {
     struct lw_sub *sub = calloc(1, sizeof *sub);
     const struct conn_config cc = {
-        CONN_CONFIG_FROM(cfg),
+        .ep = cfg->ep,
+        .host = cfg->host,
+        .port = cfg->port,
         .loop = cfg->loop,
         .on_up = on_up,
         .on_down = on_down,

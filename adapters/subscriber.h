@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "endpoint.h"
+
 struct ev_loop;
 struct lw_sub;
 
@@ -51,20 +53,17 @@ typedef void lw_sub_fn(void *arg, int event, const char *channel, size_t len,
                        const char *detail);
 
 struct lw_sub_config {
-    const char *host;
-    int port;
-    const char *unix_path;  /* instead of host:port when set */
-    const char *password;   /* or NULL */
-    const char *username;   /* ACL user, or NULL */
-    uint32_t connect_timeout_ms;
-    uint32_t reconnect_min_ms;
-    uint32_t reconnect_max_ms;
+    const struct lw_endpoint *ep; /* credentials, timeouts, back-off, and the
+                                     address unless host is set; it must
+                                     outlive the subscriber */
+    const char *host;       /* another address (a cluster node), or NULL */
+    int port;               /* with host; 0: host is a unix socket's path */
     struct ev_loop *loop;
     lw_sub_fn *on_event;
     void *arg;
-    /* Sentinel: asked before each attempt where to connect (conn.h's where
-     * hook), so that a reconnect goes to the master of the moment; NULL:
-     * always host:port. */
+    /* Asked before each attempt where to connect (conn.h's where hook), so
+     * that a reconnect goes to the master of the moment (Sentinel); NULL:
+     * always the address above. */
     int (*where)(void *arg, const char **host, int *port);
     void *where_arg;
 };
@@ -89,10 +88,10 @@ int lw_sub_unsubscribe(struct lw_sub *sub, const char *channel, size_t len);
 int lw_sub_ssubscribe(struct lw_sub *sub, const char *channel, size_t len);
 int lw_sub_sunsubscribe(struct lw_sub *sub, const char *channel, size_t len);
 
-/* lw_sub_follow - the node to be on is host:port now (Sentinel named
- * another master): when the subscriber is elsewhere, or held by its where
- * hook, it reconnects at once (its subscriptions are lost: LW_SUB_DOWN
- * when it was up). */
+/* lw_sub_follow - the node to be on is host:port now (port 0: a unix
+ * socket; Sentinel named another master): when the subscriber is
+ * elsewhere, or held by its where hook, it reconnects at once (its
+ * subscriptions are lost: LW_SUB_DOWN when it was up). */
 void lw_sub_follow(struct lw_sub *sub, const char *host, int port);
 
 /* lw_sub_reconnects - connections made after the first. */

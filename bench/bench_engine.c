@@ -115,9 +115,9 @@ static void bm_engine(struct lwb_state *st)
     int64_t total = 0;
 
     lw_engine_config_init(&cfg);
-    cfg.port = server.port;
+    cfg.node.port = server.port;
     cfg.max_inflight = depth;
-    cfg.command_timeout_ms = 60000;
+    cfg.node.command_timeout_ms = 60000;
     lw_request_init(&cmd);
     if (lw_engine_new(&cfg, &e) || lw_request_command(&cmd, 2, argv, NULL)) {
         lwb_error(st, "engine set-up failed");

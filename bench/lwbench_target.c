@@ -66,15 +66,15 @@ int target_engine(const struct target *t, const char *host, int port,
     struct lw_engine_config cfg;
 
     lw_engine_config_init(&cfg);
-    cfg.host = host;
-    cfg.port = port;
-    cfg.username = t->username;
-    cfg.password = t->password;
-    cfg.db = t->db;
+    cfg.node.host = host;
+    cfg.node.port = port;
+    cfg.node.username = t->username;
+    cfg.node.password = t->password;
+    cfg.node.db = t->db;
     cfg.scripts = scripts;
     cfg.nscripts = nscripts;
     cfg.max_inflight = max_inflight;
-    cfg.command_timeout_ms = 60000; /* a busy shared machine is not a failure */
+    cfg.node.command_timeout_ms = 60000; /* a busy shared machine is not a failure */
     return lw_engine_new(&cfg, e);
 }
 

@@ -174,11 +174,11 @@ int pipe_scripts_engine(const char *host, int port, uint32_t max_inflight,
     struct lw_engine_config cfg;
 
     lw_engine_config_init(&cfg);
-    cfg.host = host;
-    cfg.port = port;
+    cfg.node.host = host;
+    cfg.node.port = port;
     cfg.scripts = lw_lock_scripts;
     cfg.nscripts = SCRIPT_COUNT;
     cfg.max_inflight = max_inflight;
-    cfg.command_timeout_ms = 60000;
+    cfg.node.command_timeout_ms = 60000;
     return lw_engine_new(&cfg, e);
 }

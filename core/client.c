@@ -14,21 +14,25 @@
 #define MAX_SLOTS 65536u
 #define MAX_BATCHES_INFLIGHT 65536u
 
-_Static_assert(LW_MAX_TIMEOUT_MS == LW_ENGINE_MAX_TIMEOUT_MS && LW_MAX_INFLIGHT ==
-               LW_ENGINE_MAX_INFLIGHT && LW_UNIX_PATH_MAX == LW_ENGINE_UNIX_PATH_MAX,
+_Static_assert(LW_MAX_TIMEOUT_MS == LW_ENDPOINT_MAX_TIMEOUT_MS && LW_MAX_INFLIGHT ==
+               LW_ENGINE_MAX_INFLIGHT && LW_UNIX_PATH_MAX == LW_ENDPOINT_UNIX_PATH_MAX,
                "lock.h states the engine's limits");
 
-/* The defaults, in a whole config of this library's size. */
+/* The defaults, in a whole config of this library's size: the
+ * connection's are the endpoint's (adapters/endpoint.h). */
 static void config_defaults(struct lw_client_config *cfg)
 {
+    struct lw_endpoint ep;
+
+    lw_endpoint_init(&ep);
     memset(cfg, 0, sizeof *cfg);
     cfg->size = sizeof *cfg;
-    cfg->host = "127.0.0.1";
-    cfg->port = LW_ENGINE_DEFAULT_PORT;
-    cfg->connect_timeout_ms = LW_ENGINE_DEFAULT_CONNECT_TIMEOUT_MS;
-    cfg->command_timeout_ms = LW_ENGINE_DEFAULT_COMMAND_TIMEOUT_MS;
-    cfg->reconnect_min_ms = LW_ENGINE_DEFAULT_RECONNECT_MIN_MS;
-    cfg->reconnect_max_ms = LW_ENGINE_DEFAULT_RECONNECT_MAX_MS;
+    cfg->host = ep.host;
+    cfg->port = ep.port;
+    cfg->connect_timeout_ms = ep.connect_timeout_ms;
+    cfg->command_timeout_ms = ep.command_timeout_ms;
+    cfg->reconnect_min_ms = ep.reconnect_min_ms;
+    cfg->reconnect_max_ms = ep.reconnect_max_ms;
     cfg->max_inflight = LW_ENGINE_DEFAULT_MAX_INFLIGHT;
     cfg->watchdog_timeout_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS;
     cfg->renew_batch = LW_DEFAULT_RENEW_BATCH;
@@ -204,12 +208,10 @@ static int any_bit(const uint8_t *map)
  * (MIGRATE carries the hash and its TTL, and a renewal the old node no
  * longer serves is re-sent by its slot).  In Sentinel mode a switch of
  * master comes here as a failover of every slot. */
-static void on_topology(struct lw_engine *engine, const struct lw_topology_change *change,
-                        void *arg)
+static void on_topology(const struct lw_topology_change *change, void *arg)
 {
     struct lw_client *c = arg;
 
-    (void)engine;
     if (c->pubsub) /* it decides how waiters listen, and so how unlocks publish */
         lw_pubsub_topology_changed(c->pubsub);
     stats_failovers(&c->count, change->failovers);
@@ -237,15 +239,8 @@ static void on_tick(struct lw_engine *engine, struct lw_timer_list *due, void *a
     watchdog_flush(c);
 }
 
-static int copy_strings(struct lw_client *c, const struct lw_client_config *cfg)
+static int alloc_scratch(struct lw_client *c, const struct lw_client_config *cfg)
 {
-    c->host = cfg->host ? strdup(cfg->host) : NULL;
-    c->unix_path = cfg->unix_path ? strdup(cfg->unix_path) : NULL;
-    c->password = cfg->password ? strdup(cfg->password) : NULL;
-    c->username = cfg->username ? strdup(cfg->username) : NULL;
-    if ((cfg->host && !c->host) || (cfg->unix_path && !c->unix_path) ||
-        (cfg->password && !c->password) || (cfg->username && !c->username))
-        return LW_ENOMEM;
     c->scratch_argv = malloc((2 * cfg->renew_batch + 1) * sizeof *c->scratch_argv);
     c->scratch_lens = malloc((2 * cfg->renew_batch + 1) * sizeof *c->scratch_lens);
     c->scratch_fields = malloc((size_t)cfg->renew_batch * FIELD_MAX);
@@ -254,10 +249,6 @@ static int copy_strings(struct lw_client *c, const struct lw_client_config *cfg)
 
 static void free_client(struct lw_client *c)
 {
-    free(c->host);
-    free(c->unix_path);
-    free(c->password);
-    free(c->username);
     free(c->scratch_argv);
     free(c->scratch_lens);
     free(c->scratch_fields);
@@ -286,27 +277,38 @@ static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
     c->lost_arg = cfg->lost_arg;
     c->replicas = cfg->acquire_replicas;
     c->replicas_timeout_ms = cfg->acquire_replicas_timeout_ms;
-    c->port = cfg->port;
-    c->connect_timeout_ms = cfg->connect_timeout_ms;
-    c->reconnect_min_ms = cfg->reconnect_min_ms;
-    c->reconnect_max_ms = cfg->reconnect_max_ms;
-    return copy_strings(c, cfg);
+    return alloc_scratch(c, cfg);
+}
+
+/* Every connection the client opens, from the config, once: the data
+ * nodes' endpoint, and the sentinels' (their own user and password; the
+ * rest as the data nodes'). */
+static void client_endpoints(const struct lw_client_config *cfg, struct lw_engine_config *ec)
+{
+    struct lw_endpoint *ep = &ec->node;
+
+    ep->host = cfg->host;
+    ep->port = cfg->port;
+    ep->unix_path = cfg->unix_path;
+    ep->username = cfg->username;
+    ep->password = cfg->password;
+    ep->db = cfg->db;
+    ep->connect_timeout_ms = cfg->connect_timeout_ms;
+    ep->command_timeout_ms = cfg->command_timeout_ms;
+    ep->reconnect_min_ms = cfg->reconnect_min_ms;
+    ep->reconnect_max_ms = cfg->reconnect_max_ms;
+    ec->sentinel = *ep;
+    ec->sentinel.username = cfg->sentinel_username;
+    ec->sentinel.password = cfg->sentinel_password;
+    ec->sentinel.db = 0;
 }
 
 static void engine_config(const struct lw_client_config *cfg, struct lw_client *c,
                           struct lw_engine_config *ec)
 {
     lw_engine_config_init(ec);
-    ec->host = cfg->host;
-    ec->port = cfg->port;
-    ec->unix_path = cfg->unix_path;
-    ec->password = cfg->password;
-    ec->db = cfg->db;
-    ec->connect_timeout_ms = cfg->connect_timeout_ms;
-    ec->command_timeout_ms = cfg->command_timeout_ms;
+    client_endpoints(cfg, ec);
     ec->max_inflight = cfg->max_inflight;
-    ec->reconnect_min_ms = cfg->reconnect_min_ms;
-    ec->reconnect_max_ms = cfg->reconnect_max_ms;
     ec->scripts = lw_lock_scripts;
     ec->nscripts = SCRIPT_COUNT;
     ec->wheel.tick_ns = c->tick_ns;
@@ -314,15 +316,12 @@ static void engine_config(const struct lw_client_config *cfg, struct lw_client *
     ec->on_tick = on_tick;
     ec->tick_arg = c;
     ec->loop = cfg->loop;
-    ec->username = cfg->username;
     ec->seeds = cfg->cluster_seeds;
     ec->nseeds = cfg->cluster_nseeds;
     ec->topology_refresh_ms = cfg->topology_refresh_ms;
     ec->sentinels = cfg->sentinels;
     ec->nsentinels = cfg->nsentinels;
     ec->sentinel_master = cfg->sentinel_master;
-    ec->sentinel_username = cfg->sentinel_username;
-    ec->sentinel_password = cfg->sentinel_password;
     ec->on_topology = on_topology;
     ec->topology_arg = c;
     /* Acquires that wait for replicas take the side lane, where WAIT may
@@ -330,19 +329,12 @@ static void engine_config(const struct lw_client_config *cfg, struct lw_client *
     ec->side_block_ms = cfg->acquire_replicas ? cfg->acquire_replicas_timeout_ms : 0;
 }
 
-/* Engine thread: the subscribers live on the engine's loop. */
+/* Engine thread: the subscribers live on the engine's loop, and connect
+ * with its endpoint where its topology says. */
 static int start_subscriber(struct lw_client *c)
 {
     struct lw_pubsub_config pc = {
         .engine = c->engine,
-        .host = c->host,
-        .port = c->port,
-        .unix_path = c->unix_path,
-        .username = c->username,
-        .password = c->password,
-        .connect_timeout_ms = c->connect_timeout_ms,
-        .reconnect_min_ms = c->reconnect_min_ms,
-        .reconnect_max_ms = c->reconnect_max_ms,
         .sharded = c->sharded_pubsub,
         .on_event = waiters_on_event,
         .arg = c,

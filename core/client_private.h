@@ -72,11 +72,7 @@ struct lw_client {
     lw_lost_fn *on_lost;
     void *lost_arg;
     int embedded;                  /* on the caller's loop (config.loop) */
-    char *host, *unix_path, *password; /* for the subscriber */
-    char *username;                /* the subscribers' ACL user, or NULL */
     int sharded_pubsub;            /* enum lw_sharded_mode */
-    int port;
-    uint32_t connect_timeout_ms, reconnect_min_ms, reconnect_max_ms;
     uint32_t replicas;             /* acquire_replicas: 0 off */
     uint32_t replicas_timeout_ms;
     struct client_counters count;

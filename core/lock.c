@@ -338,7 +338,7 @@ static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *
     if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
         reply->element[0]->type == REDIS_REPLY_INTEGER &&
         reply->element[1]->type == REDIS_REPLY_INTEGER) {
-        uint64_t sent_ns = lw_request_sent_ns(c->engine, &op->req);
+        uint64_t sent_ns = lw_request_sent_ns(&op->req);
         uint32_t holds = (uint32_t)reply->element[1]->integer;
         int resent = op->req.unsettled != 0;
 

@@ -434,7 +434,7 @@ static void on_batch_reply(struct lw_request *req, const redisReply *reply, int 
     struct lw_client *c = b->client;
     int ok = !err && reply->type == REDIS_REPLY_ARRAY && reply->elements == b->n;
     int moving = !ok && unsettled(c, err, reply);
-    uint64_t sent_ns = ok ? lw_request_sent_ns(c->engine, req) : 0, now = lw_clock_now();
+    uint64_t sent_ns = ok ? lw_request_sent_ns(req) : 0, now = lw_clock_now();
 
     int was_flushing = c->flushing;
 

@@ -34,9 +34,9 @@ static inline void server_stop(void)
 static inline void engine_config(struct lw_engine_config *cfg)
 {
     lw_engine_config_init(cfg);
-    cfg->port = srv.port;
+    cfg->node.port = srv.port;
     cfg->wheel.tick_ns = 10 * 1000000ull;
-    cfg->command_timeout_ms = 10000;
+    cfg->node.command_timeout_ms = 10000;
 }
 
 /* Completions counted under a lock; the test thread waits, bounded. */

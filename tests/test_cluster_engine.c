@@ -58,9 +58,8 @@ static struct {
 
 static pthread_mutex_t topo_mu = PTHREAD_MUTEX_INITIALIZER; /* the engine thread writes */
 
-static void on_topology(struct lw_engine *e, const struct lw_topology_change *ch, void *arg)
+static void on_topology(const struct lw_topology_change *ch, void *arg)
 {
-    (void)e;
     (void)arg;
     pthread_mutex_lock(&topo_mu);
     for (unsigned i = 0; i < LW_CLUSTER_SLOTS / 8; i++) {
@@ -93,7 +92,7 @@ static struct lw_engine *engine_new(uint32_t timeout_ms, uint32_t refresh_ms)
     lw_engine_config_init(&cfg);
     cfg.seeds = seeds;
     cfg.nseeds = 1;
-    cfg.command_timeout_ms = timeout_ms;
+    cfg.node.command_timeout_ms = timeout_ms;
     cfg.topology_refresh_ms = refresh_ms;
     cfg.wheel.tick_ns = 10 * 1000000ull;
     cfg.on_topology = on_topology;
@@ -638,7 +637,7 @@ Test(cluster_engine, refused_seeds_fail_at_once)
     lw_engine_config_init(&cfg);
     cfg.seeds = dead;
     cfg.nseeds = 2;
-    cfg.command_timeout_ms = 5000;
+    cfg.node.command_timeout_ms = 5000;
     cr_assert_eq(lw_engine_new(&cfg, &e), 0);
     t0 = now_s();
     cr_assert_eq(call(e, &g, LW_ROUTE_SLOT, 5, "PING", NULL, NULL, NULL), LW_ECONNREFUSED);

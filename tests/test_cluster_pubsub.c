@@ -4,8 +4,9 @@
  * (bench/redis_cluster.h).
  *
  * The router follows a slot map.  Here it is the cluster's own CLUSTER
- * SLOTS, read by the test and handed over as a struct lw_pubsub_map, so
- * the router is tested on real nodes without the engine's cluster client.
+ * SLOTS, read by the test and handed over as a topology that answers
+ * only the questions (adapters/topology.h), so the router is tested on
+ * real nodes without the engine's cluster client.
  * The test plays core's waiters: it subscribes the channels it wants, and
  * subscribes again after LW_PS_LOST or LW_PS_UP.  Everything runs on the
  * test's own libev loop; every wait is bounded.
@@ -22,6 +23,7 @@
 
 #include "engine.h"
 #include "pubsub.h"
+#include "topology.h"
 #include "redis_cluster.h"
 #include "time_util.h"
 
@@ -58,31 +60,32 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int map_is_cluster(void *arg)
+static int map_is_cluster(const struct lw_topology *arg)
 {
     (void)arg;
     return 1;
 }
 
-static int map_sharded(void *arg)
+static int map_sharded(const struct lw_topology *arg)
 {
     (void)arg;
     return map.sharded;
 }
 
-static int map_slot_node(void *arg, unsigned slot)
+static int map_slot_node(const struct lw_topology *arg, unsigned slot)
 {
     (void)arg;
     return map.slot_node[slot];
 }
 
-static unsigned map_node_count(void *arg)
+static unsigned map_node_count(const struct lw_topology *arg)
 {
     (void)arg;
     return (unsigned)cl.nnodes;
 }
 
-static int map_node_addr(void *arg, unsigned node, const char **host, int *port)
+static int map_node_addr(const struct lw_topology *arg, unsigned node, const char **host,
+                         int *port)
 {
     (void)arg;
     if (node >= (unsigned)cl.nnodes)
@@ -92,13 +95,15 @@ static int map_node_addr(void *arg, unsigned node, const char **host, int *port)
     return 0;
 }
 
-static const struct lw_pubsub_map cluster_map = {
+static const struct lw_topology_ops map_ops = {
     .is_cluster = map_is_cluster,
-    .sharded_pubsub = map_sharded,
+    .sharded = map_sharded,
     .slot_node = map_slot_node,
     .node_count = map_node_count,
     .node_addr = map_node_addr,
 };
+
+static const struct lw_topology cluster_map = {.ops = &map_ops};
 
 /* Read the slot map from node ask's CLUSTER SLOTS. */
 static void read_map(int ask)
@@ -197,17 +202,21 @@ static const char *username, *password;
 
 static void start_router(int mode)
 {
+    struct lw_endpoint ep;
     struct lw_pubsub_config pc = {
-        .username = username,
-        .password = password,
         .loop = loop,
-        .map = &cluster_map,
-        .connect_timeout_ms = 2000,
-        .reconnect_min_ms = 20,
-        .reconnect_max_ms = 200,
+        .topology = &cluster_map,
+        .endpoint = &ep,
         .sharded = mode,
         .on_event = on_event,
     };
+
+    lw_endpoint_init(&ep);
+    ep.username = username;
+    ep.password = password;
+    ep.connect_timeout_ms = 2000;
+    ep.reconnect_min_ms = 20;
+    ep.reconnect_max_ms = 200;
 
     cr_assert_eq(lw_pubsub_new(&pc, &ps), 0);
 }

@@ -4,13 +4,12 @@
  * restart, bad addresses and passwords, shutdown) are in test_engine_faults.c.
  */
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include <ev.h>
 
-#include "engine_private.h" /* the submission queue, for the missed wake-up */
 #include "engine_util.h"
-
 
 /* --- 100k pipelined commands from two threads, per-thread order --- */
 
@@ -68,7 +67,7 @@ REDIS_TEST(engine, pipelined_two_threads_keep_order)
     pthread_t threads[2];
 
     engine_config(&cfg);
-    cfg.command_timeout_ms = 60000; /* sanitizer builds are slow */
+    cfg.node.command_timeout_ms = 60000; /* sanitizer builds are slow */
     cr_assert_eq(lw_engine_new(&cfg, &e), 0);
     tally_init(&tally);
     for (int t = 0; t < 2; t++) {
@@ -251,8 +250,8 @@ REDIS_TEST(engine, unix_socket_and_select)
     int ok = 0;
 
     engine_config(&cfg);
-    cfg.unix_path = srv.unix_path;
-    cfg.db = 3;
+    cfg.node.unix_path = srv.unix_path;
+    cfg.node.db = 3;
     cr_assert_eq(lw_engine_new(&cfg, &e), 0);
     set_cmd(&req, "SET", "in-db-3", "yes");
     cr_assert_eq(lw_engine_call(e, &req, expect_ok, &ok), 0);
@@ -421,7 +420,7 @@ REDIS_TEST(engine, request_queued_without_wakeup_is_taken_by_the_tick)
     task.done = note_done;
     task.arg = &task_done;
     queued_ns = lw_clock_now();
-    lw_mpsc_push(&e->submitted, &task.qnode);
+    lw_engine_queue_unwoken(e, &task);
     for (int i = 0; i < 2000 && !atomic_load(&task_done); i++) /* 2 s at most */
         nap_ms(1);
     if (atomic_load(&task_done))

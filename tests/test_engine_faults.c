@@ -46,8 +46,8 @@ REDIS_TEST(faults, sigstop_times_out_then_recovers)
     struct timed timed[N];
 
     engine_config(&cfg);
-    cfg.command_timeout_ms = STOP_TIMEOUT_MS;
-    cfg.connect_timeout_ms = STOP_TIMEOUT_MS;
+    cfg.node.command_timeout_ms = STOP_TIMEOUT_MS;
+    cfg.node.connect_timeout_ms = STOP_TIMEOUT_MS;
     cfg.wheel.tick_ns = STOP_TICK_MS * 1000000ull;
     cr_assert_eq(lw_engine_new(&cfg, &e), 0);
     cr_assert_eq(ping_until_up(e, 100), 0);
@@ -174,8 +174,8 @@ static void expect_connect_error(struct lw_engine_config *cfg, int want, int at_
     struct lw_engine *e;
     uint64_t start = lw_clock_now(), limit_ms = at_once ? 2000 : 200 + 10 + 500;
 
-    cfg->command_timeout_ms = at_once ? 10000 : 200;
-    cfg->connect_timeout_ms = 200;
+    cfg->node.command_timeout_ms = at_once ? 10000 : 200;
+    cfg->node.connect_timeout_ms = 200;
     cr_assert_eq(lw_engine_new(cfg, &e), 0);
     for (int i = 0; i < 2; i++) {
         int got = ping(e);
@@ -195,13 +195,13 @@ REDIS_TEST(faults, wrong_password_is_eauth)
     redis_server_stop(&srv);
     cr_assert_eq(redis_server_start(&srv, "sesame"), 0);
     engine_config(&cfg);
-    cfg.password = "wrong";
+    cfg.node.password = "wrong";
     expect_connect_error(&cfg, LW_EAUTH, 1);
-    cfg.password = NULL; /* the server wants one: NOAUTH */
+    cfg.node.password = NULL; /* the server wants one: NOAUTH */
     expect_connect_error(&cfg, LW_EAUTH, 1);
     cr_assert_str_eq(lw_strerror(LW_EAUTH), "Redis authentication failed");
 
-    cfg.password = "sesame";
+    cfg.node.password = "sesame";
     cr_assert_eq(lw_engine_new(&cfg, &e), 0);
     cr_assert_eq(ping(e), 0);
     lw_engine_free(e);
@@ -214,7 +214,7 @@ REDIS_TEST(faults, refused_connection_is_econnrefused)
 
     redis_server_stop(&srv); /* nothing listens there now */
     engine_config(&cfg);
-    cfg.port = port;
+    cfg.node.port = port;
     expect_connect_error(&cfg, LW_ECONNREFUSED, 1);
     cr_assert_str_eq(lw_errname(LW_ECONNREFUSED), "LW_ECONNREFUSED");
 }
@@ -224,7 +224,7 @@ REDIS_TEST(faults, bad_db_is_eredis)
     struct lw_engine_config cfg;
 
     engine_config(&cfg);
-    cfg.db = 60000; /* the server has 16 */
+    cfg.node.db = 60000; /* the server has 16 */
     expect_connect_error(&cfg, LW_EREDIS, 0);
 }
 
@@ -234,7 +234,7 @@ Test(faults, unknown_host_is_enohost)
     struct lw_engine *e = NULL;
 
     lw_engine_config_init(&cfg);
-    cfg.host = "no-such-host.invalid"; /* RFC 6761: never resolves, no query */
+    cfg.node.host = "no-such-host.invalid"; /* RFC 6761: never resolves, no query */
     cr_assert_eq(lw_engine_new(&cfg, &e), LW_ENOHOST);
     cr_assert_null(e);
     cr_assert_str_eq(lw_strerror(LW_ENOHOST), "Redis host name does not resolve");
@@ -257,15 +257,15 @@ Test(faults, bad_config_and_arguments_are_refused)
         cfg.field = value;                                                            \
         cr_assert_eq(lw_engine_new(&cfg, &e), code, #field " = " #value);             \
     } while (0)
-    REFUSED(host, NULL, LW_EINVAL);
-    REFUSED(host, "", LW_EINVAL);
-    REFUSED(unix_path, "", LW_EINVAL);
-    REFUSED(port, 0, LW_ERANGE);
-    REFUSED(port, 65536, LW_ERANGE);
-    REFUSED(db, -1, LW_ERANGE);
-    REFUSED(command_timeout_ms, 0, LW_EINVAL);
-    REFUSED(connect_timeout_ms, LW_ENGINE_MAX_TIMEOUT_MS + 1, LW_ERANGE);
-    REFUSED(reconnect_min_ms, 10000, LW_ERANGE); /* above reconnect_max_ms */
+    REFUSED(node.host, NULL, LW_EINVAL);
+    REFUSED(node.host, "", LW_EINVAL);
+    REFUSED(node.unix_path, "", LW_EINVAL);
+    REFUSED(node.port, 0, LW_ERANGE);
+    REFUSED(node.port, 65536, LW_ERANGE);
+    REFUSED(node.db, -1, LW_ERANGE);
+    REFUSED(node.command_timeout_ms, 0, LW_EINVAL);
+    REFUSED(node.connect_timeout_ms, LW_ENGINE_MAX_TIMEOUT_MS + 1, LW_ERANGE);
+    REFUSED(node.reconnect_min_ms, 10000, LW_ERANGE); /* above reconnect_max_ms */
     REFUSED(max_inflight, 0, LW_EINVAL);
     REFUSED(max_inflight, LW_ENGINE_MAX_INFLIGHT + 1, LW_ERANGE);
     REFUSED(nscripts, LW_ENGINE_MAX_SCRIPTS + 1, LW_ERANGE);
@@ -426,8 +426,8 @@ REDIS_TEST(faults, resubmit_from_failure_callback_waits_for_reconnect)
     struct again a1 = {0}, a2 = {0};
 
     engine_config(&cfg);
-    cfg.command_timeout_ms = 200;
-    cfg.connect_timeout_ms = 200;
+    cfg.node.command_timeout_ms = 200;
+    cfg.node.connect_timeout_ms = 200;
     cr_assert_eq(lw_engine_new(&cfg, &e), 0);
     cr_assert_eq(ping_until_up(e, 100), 0);
     tally_init(&tally);

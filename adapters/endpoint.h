@@ -1,0 +1,73 @@
+/*
+ * adapters/endpoint.h - what it takes to open one connection to Redis:
+ * where (an address or a unix socket), as whom (ACL user, password), which
+ * database, how patiently (connect and command timeouts), how to come back
+ * (the reconnect back-off).
+ *
+ * A client fills one endpoint for its data nodes, and one for its
+ * sentinels, from its config (core/client.c); the defaults live here and
+ * nowhere else.  The engine keeps its own copy (lw_endpoint_copy()) and
+ * hands a pointer to it to every connection it opens: the command link,
+ * the acquire side link, every cluster node's link, the subscribers.  A
+ * connection to another address of the same deployment (a cluster node, a
+ * master named by Sentinel, a sentinel) takes the endpoint with that
+ * address instead of its own; everything else is the endpoint's.
+ *
+ * A setting every connection needs is one field here, read in one place:
+ * conn.c.
+ */
+#ifndef LW_ADAPTERS_ENDPOINT_H
+#define LW_ADAPTERS_ENDPOINT_H
+
+#include <stdint.h>
+
+#define LW_ENDPOINT_DEFAULT_HOST "127.0.0.1"
+#define LW_ENDPOINT_DEFAULT_PORT 6379
+#define LW_ENDPOINT_DEFAULT_CONNECT_TIMEOUT_MS 2000u
+#define LW_ENDPOINT_DEFAULT_COMMAND_TIMEOUT_MS 3000u
+#define LW_ENDPOINT_DEFAULT_RECONNECT_MIN_MS 50u
+#define LW_ENDPOINT_DEFAULT_RECONNECT_MAX_MS 5000u
+#define LW_ENDPOINT_MAX_TIMEOUT_MS 3600000u  /* one hour */
+#define LW_ENDPOINT_UNIX_PATH_MAX 107u       /* bytes: a sockaddr_un's, less the NUL */
+
+struct lw_endpoint {
+    const char *host;            /* name or address; ignored with unix_path */
+    int port;                    /* 1..65535 */
+    const char *unix_path;       /* a unix socket instead of host:port, or NULL */
+    const char *username;        /* ACL user: AUTH <user> <password>, or NULL */
+    const char *password;        /* AUTH after connecting, or NULL */
+    int db;                      /* SELECT after connecting when not 0; 0..65535 */
+    uint32_t connect_timeout_ms; /* connect plus set-up; 1..MAX */
+    uint32_t command_timeout_ms; /* a command's reply, or its wait to be sent;
+                                    1..MAX */
+    uint32_t reconnect_min_ms;   /* the back-off's first delay (backoff.h) */
+    uint32_t reconnect_max_ms;   /* its longest; not under reconnect_min_ms */
+    int owned;                   /* lw_endpoint_copy() made it: the strings
+                                    are its own */
+};
+
+/* lw_endpoint_init - the defaults: 127.0.0.1:6379, db 0, no credentials,
+ * the LW_ENDPOINT_DEFAULT_* times. */
+void lw_endpoint_init(struct lw_endpoint *ep);
+
+/* lw_endpoint_check_address - a usable address: host and port, or a unix
+ * socket path that fits a sockaddr_un.  0, LW_EINVAL or LW_ERANGE. */
+int lw_endpoint_check_address(const struct lw_endpoint *ep);
+
+/* lw_endpoint_check - the rest: db, times (0: LW_EINVAL; over
+ * LW_ENDPOINT_MAX_TIMEOUT_MS: LW_ERANGE), reconnect_min_ms <=
+ * reconnect_max_ms (LW_ERANGE). */
+int lw_endpoint_check(const struct lw_endpoint *ep);
+
+/* lw_endpoint_copy - dst becomes src with strings of its own.  0 or
+ * LW_ENOMEM; either way lw_endpoint_clear(dst) frees what was copied. */
+int lw_endpoint_copy(struct lw_endpoint *dst, const struct lw_endpoint *src);
+
+/* lw_endpoint_clear - free a copy's strings; nothing for one not owned. */
+void lw_endpoint_clear(struct lw_endpoint *ep);
+
+/* lw_parse_addr - "host:port" (an IPv6 host in brackets): 0, LW_EINVAL,
+ * LW_ERANGE, LW_ENOMEM; host (malloc'd) and port may be NULL. */
+int lw_parse_addr(const char *s, char **host, int *port);
+
+#endif

@@ -1,0 +1,68 @@
+/*
+ * adapters/topology.c - what the topologies share (see topology.h): the
+ * call that tells the engine's user of a change, and the behaviour of a
+ * topology with one link and one node (a single Redis, and Sentinel's
+ * master, which moves but is still one).
+ *
+ * With one link, the engine's status follows its main connection: 0 once
+ * set up, else why its last attempt failed.  Before a first connection was
+ * ever set up, a failure that waiting will not mend (nothing listens, no
+ * such socket, a wrong password: conn_fails_at_once()) fails the requests
+ * waiting on the link at once, instead of after the command timeout.
+ */
+#include "link.h"
+#include "topology.h"
+
+void topology_tell(struct lw_topology *t, const struct lw_topology_change *change)
+{
+    if (!t->on_change)
+        return;
+    t->ls->in_callback++;
+    t->on_change(change, t->change_arg);
+    t->ls->in_callback--;
+}
+
+void one_link_up(struct lw_topology *t, struct link *l)
+{
+    if (!l->is_side) /* the engine's status is its main connection's */
+        atomic_store_explicit(&t->ls->status, 0, memory_order_relaxed);
+}
+
+void one_link_down(struct lw_topology *t, struct link *l, int err)
+{
+    int fail;
+
+    if (!l->is_side)
+        atomic_store_explicit(&t->ls->status, err, memory_order_relaxed);
+    if (!atomic_load_explicit(t->ls->closing, memory_order_relaxed) &&
+        (fail = conn_fails_at_once(&l->conn)))
+        links_fail_all(t->ls, &l->waiting, fail);
+}
+
+int one_link_expired(struct lw_topology *t, struct link *l, const struct lw_request *req)
+{
+    int err = atomic_load_explicit(&t->ls->status, memory_order_relaxed);
+
+    (void)l;
+    (void)req;
+    return err ? err : LW_ETIMEDOUT;
+}
+
+int one_node_is_cluster(const struct lw_topology *t)
+{
+    (void)t;
+    return 0;
+}
+
+int one_node_slot_node(const struct lw_topology *t, unsigned slot)
+{
+    (void)t;
+    (void)slot;
+    return 0;
+}
+
+unsigned one_node_count(const struct lw_topology *t)
+{
+    (void)t;
+    return 1;
+}

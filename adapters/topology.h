@@ -1,0 +1,147 @@
+/*
+ * adapters/topology.h - what the engine does not know: where a request
+ * goes.  One table of operations, three implementations:
+ *
+ *   single.c    one Redis at a fixed address: one link, node 0;
+ *   sentinel.c  one Redis whose address Sentinel names, and which moves
+ *               at a failover: one link, node 0, held while asking;
+ *   cluster.c   a Redis Cluster: a link per master, the slot map, MOVED,
+ *               ASK and the unsettled retries.
+ *
+ * The engine (engine.c) calls only through the table: start, route each
+ * request it takes in, tick, stop, free, and the questions.  A link
+ * (link.c) reports through it what it cannot decide alone.  A topology
+ * calls down into link.c (making links, queueing requests on them) and
+ * completes requests through the link set; neither the links nor their
+ * connections (conn.c) know which topology they serve.  The pub/sub
+ * router (pubsub.c) asks the same questions of the same table, so one
+ * interface tells both where a slot lives.
+ *
+ * Every entry runs on the engine thread, but the constructors.  An entry
+ * that is NULL means "nothing to do" (for the link's reports: what a
+ * single Redis does, said at each entry).
+ */
+#ifndef LW_ADAPTERS_TOPOLOGY_H
+#define LW_ADAPTERS_TOPOLOGY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+struct link;
+struct link_set;
+struct lw_topology;
+
+struct lw_topology_ops {
+    /* --- What the engine asks. --- */
+
+    /* Start connecting (engine thread, before any request is routed). */
+    void (*start)(struct lw_topology *t);
+    /* Take a request in: queue it on a link (first in line when front: it
+     * comes back from a redirect or a retry), hold it until there is one,
+     * or complete it (a node that is no master).  The engine pumps the
+     * links after. */
+    void (*route)(struct lw_topology *t, struct lw_request *req, int front);
+    /* Requests held outside the links (for the stats' `waiting`). */
+    size_t (*held)(const struct lw_topology *t);
+    /* Why a request taken in now fails at once (no first connection can
+     * be had: refused, no such socket, wrong password), or 0. */
+    int (*fails_at_once)(const struct lw_topology *t);
+    /* Every tick: expire and retry what it holds, look after its maps. */
+    void (*tick)(struct lw_topology *t, uint64_t now_ns);
+    /* Shutting down: fail what it holds with LW_ESHUTDOWN, close its own
+     * connections (the links are the engine's to close). */
+    void (*stop)(struct lw_topology *t);
+    /* Free it (after stop, the links closed; before the links are freed). */
+    void (*free)(struct lw_topology *t);
+
+    /* --- What a link reports. --- */
+
+    /* Where l connects now (its conn.h where hook): 0 with the address
+     * set, or 1 to hold the link until link_connect().  NULL: the address
+     * it was made with. */
+    int (*link_where)(struct lw_topology *t, struct link *l, const char **host, int *port);
+    /* l's set-up is done: requests flow. */
+    void (*link_up)(struct lw_topology *t, struct link *l);
+    /* l's connection attempt failed or its connection was lost (err), after
+     * its requests in flight were reported (link_lost). */
+    void (*link_down)(struct lw_topology *t, struct link *l, int err);
+    /* A user's request answered with an error: 1 when the topology took it
+     * over (a redirect, a retry, or completed it otherwise), 0 to complete
+     * it with the reply.  NULL: 0. */
+    int (*link_error)(struct lw_topology *t, struct link *l, struct lw_request *req,
+                      const redisReply *reply);
+    /* A user's request lost with l's connection (err): retried or
+     * completed.  NULL: completed with err. */
+    void (*link_lost)(struct lw_topology *t, struct link *l, struct lw_request *req, int err);
+    /* Why a request that waited its whole time on l, which is not up,
+     * fails. */
+    int (*link_expired)(struct lw_topology *t, struct link *l, const struct lw_request *req);
+    /* l's node says it is no master (its ROLE in the set-up, asked when
+     * the set's check_role is set).  NULL: never asked. */
+    void (*link_demoted)(struct lw_topology *t, struct link *l);
+
+    /* --- The questions (also the pub/sub router's). --- */
+
+    /* 1 when sharded by slot: a Redis Cluster. */
+    int (*is_cluster)(const struct lw_topology *t);
+    /* 1 when the cluster has sharded pub/sub (it answered CLUSTER SHARDS). */
+    int (*sharded)(const struct lw_topology *t);
+    /* The node serving slot by the current map, -1 while unknown. */
+    int (*slot_node)(const struct lw_topology *t, unsigned slot);
+    /* Node indexes in use so far. */
+    unsigned (*node_count)(const struct lw_topology *t);
+    /* Nodes serving slots by the current map, at least 1. */
+    unsigned (*master_count)(const struct lw_topology *t);
+    /* A node's address: 0, LW_ERANGE for an unknown node, LW_EUNSETTLED
+     * while not known (Sentinel before a master is named).  Port 0: host
+     * is a unix socket's path.  Valid until the topology changes. */
+    int (*node_addr)(const struct lw_topology *t, unsigned node, const char **host, int *port);
+};
+
+/* Each implementation's state starts with this. */
+struct lw_topology {
+    const struct lw_topology_ops *ops;
+    struct link_set *ls;       /* the engine's links; NULL for a map only */
+    lw_engine_topology_fn *on_change; /* the engine config's on_topology */
+    void *change_arg;
+};
+
+/*
+ * The constructors, called by lw_engine_new() with the engine's link set
+ * (its endpoint copied already).  Each checks its part of the config
+ * first (the *_check: 0, LW_EINVAL, LW_ERANGE), then makes its state,
+ * sets *out and the set's topo to it at once (the links it makes report
+ * there), and makes its first links: 0, or LW_ENOMEM (then *out, when set,
+ * is freed with its free entry).
+ */
+int single_check(const struct lw_engine_config *cfg);
+int single_new(const struct lw_engine_config *cfg, struct link_set *ls,
+               struct lw_topology **out);
+int sentinel_check(const struct lw_engine_config *cfg);
+int sentinel_new(const struct lw_engine_config *cfg, struct link_set *ls,
+                 struct lw_topology **out);
+int cluster_check(const struct lw_engine_config *cfg);
+int cluster_new(const struct lw_engine_config *cfg, struct link_set *ls,
+                struct lw_topology **out);
+
+/* topology.c: what the implementations share. */
+
+/* Tell the engine's user of a change (on_topology), as a callback. */
+void topology_tell(struct lw_topology *t, const struct lw_topology_change *change);
+
+/* The reports of a topology with one link (single node, Sentinel): the
+ * engine's status follows the main link; before a first connection was set
+ * up, a failure a wait will not mend fails the requests waiting on it;
+ * a request that waited its whole time fails with the status. */
+void one_link_up(struct lw_topology *t, struct link *l);
+void one_link_down(struct lw_topology *t, struct link *l, int err);
+int one_link_expired(struct lw_topology *t, struct link *l, const struct lw_request *req);
+
+/* The questions of a topology with one node, 0, for all slots. */
+int one_node_is_cluster(const struct lw_topology *t);
+int one_node_slot_node(const struct lw_topology *t, unsigned slot);
+unsigned one_node_count(const struct lw_topology *t);
+
+#endif
