@@ -24,6 +24,7 @@
 
 #include "client_private.h"
 #include "completion.h"
+#include "container.h"
 
 static void lock_unref(struct lw_lock *lock)
 {
@@ -411,7 +412,7 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
 /* A waiting acquire's timer: the holder's lease ran out, or the wait did. */
 static void op_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t now_ns)
 {
-    struct op *op = (struct op *)((char *)t - offsetof(struct op, ct));
+    struct op *op = lw_container_of(t, struct op, ct);
 
     (void)c;
     if (op->state != OPS_WAITING)
