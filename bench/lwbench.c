@@ -114,8 +114,8 @@ static int numeric_opt(int opt, const char *arg, struct opts *o)
     switch (opt) {
     case O_LOCKS: return cli_parse_u32(arg, 1, MAX_LOCKS, &o->locks);
     case O_LEASE: return cli_parse_u32(arg, LW_MIN_LEASE_MS, LW_MAX_LEASE_MS, &o->lease_ms);
-    case O_TICK: return cli_parse_u32(arg, 1, 60000, &o->tick_ms);
-    case O_SLOTS: return cli_parse_u32(arg, 1, 65536, &o->slots);
+    case O_TICK: return cli_parse_u32(arg, 1, LW_MAX_TICK_MS, &o->tick_ms);
+    case O_SLOTS: return cli_parse_u32(arg, 1, LW_MAX_SLOTS, &o->slots);
     case O_BATCH: return cli_parse_u32(arg, 1, LW_MAX_RENEW_BATCH, &o->batch);
     case O_INFLIGHT: return cli_parse_u32(arg, 1, 4096, &o->inflight);
     default: return cli_parse_seconds(arg, 0.1, 86400, &o->duration_s);

@@ -2,10 +2,10 @@
  * bench/lwbench_cluster.c - lwbench --cluster: the cluster it runs on, what
  * each master does, and the cluster's ceiling.
  *
- * The cluster is a private one (bench/redis_cluster.h: 3 masters and 3
- * replicas on loopback, stopped afterwards) or a given one (seeds, or -r's
- * HOST:PORT).  Its masters and slot map are read once, with CLUSTER SLOTS,
- * at the start: lwbench does not reshard, so they hold for the run.
+ * The cluster is a private one (tests/fixtures/redis_cluster.h: 3 masters
+ * and 3 replicas on loopback, stopped afterwards) or a given one (seeds, or
+ * -r's HOST:PORT).  Its masters and slot map are read once, with CLUSTER
+ * SLOTS, at the start: lwbench does not reshard, so they hold for the run.
  *
  * Per master, over the run's window: renewals/s are the PEXPIREs the renew
  * script ran there (INFO commandstats counts the commands a script calls;

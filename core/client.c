@@ -10,13 +10,12 @@
 
 #include "client_private.h"
 
-#define MAX_TICK_MS 60000u
-#define MAX_SLOTS 65536u
-#define MAX_BATCHES_INFLIGHT 65536u
-
 _Static_assert(LW_MAX_TIMEOUT_MS == LW_ENDPOINT_MAX_TIMEOUT_MS && LW_MAX_INFLIGHT ==
                LW_ENGINE_MAX_INFLIGHT && LW_UNIX_PATH_MAX == LW_ENDPOINT_UNIX_PATH_MAX,
                "lock.h states the engine's limits");
+_Static_assert(LW_MAX_SLOTS <= LW_WHEEL_MAX_SLOTS &&
+               LW_MAX_TICK_MS * 1000000ull <= LW_WHEEL_MAX_TICK_NS,
+               "lock.h's wheel limits are within the wheel's");
 
 /* The defaults, in a whole config of this library's size: the
  * connection's are the endpoint's (adapters/endpoint.h). */
@@ -109,10 +108,10 @@ static int check_config(const struct lw_client_config *cfg)
     int rc;
 
     if ((rc = check_client_id(cfg->client_id)) ||
-        (rc = check_count(cfg->tick_ms, MAX_TICK_MS)) ||
-        (rc = check_count(cfg->slots, MAX_SLOTS)) ||
+        (rc = check_count(cfg->tick_ms, LW_MAX_TICK_MS)) ||
+        (rc = check_count(cfg->slots, LW_MAX_SLOTS)) ||
         (rc = check_count(cfg->renew_batch, LW_MAX_RENEW_BATCH)) ||
-        (rc = check_count(cfg->renew_batches_inflight, MAX_BATCHES_INFLIGHT)) ||
+        (rc = check_count(cfg->renew_batches_inflight, LW_MAX_RENEW_BATCHES_INFLIGHT)) ||
         (rc = check_count(cfg->watchdog_timeout_ms, LW_MAX_LEASE_MS)))
         return rc;
     if (cfg->sharded_pubsub < LW_SHARDED_AUTO || cfg->sharded_pubsub > LW_SHARDED_OFF)

@@ -24,6 +24,7 @@
 
 #include "client_private.h"
 #include "completion.h"
+#include "container.h"
 
 static void lock_unref(struct lw_lock *lock)
 {
@@ -411,7 +412,7 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
 /* A waiting acquire's timer: the holder's lease ran out, or the wait did. */
 static void op_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t now_ns)
 {
-    struct op *op = (struct op *)((char *)t - offsetof(struct op, ct));
+    struct op *op = lw_container_of(t, struct op, ct);
 
     (void)c;
     if (op->state != OPS_WAITING)
@@ -442,7 +443,11 @@ static uint64_t deadline_after(uint64_t wait_ms)
     return now + wait_ms * 1000000u;
 }
 
-/* Format the op's command.  Its lock and kind are set. */
+/* Format the op's command.  Its lock and kind are set.  Only the kinds
+ * that publish read the publish command, which follows pub/sub state the
+ * engine thread writes: they are formatted there (unlock and force-unlock
+ * in their task step, an undo and a trim from a reply), while an acquire
+ * or a query is formatted on the caller's thread. */
 static int format_command(struct op *op)
 {
     const struct lw_lock *lock = op->lock;
@@ -451,7 +456,7 @@ static int format_command(struct op *op)
     size_t flen = client_field(c, op->owner, field);
     const char *cmd[3] = {NULL, lock->name, field};
     size_t lens[3] = {0, lock->len, flen};
-    const char *publish = client_publish_command(c);
+    const char *publish;
 
     switch (op->kind) {
     case OP_ACQUIRE:
@@ -465,11 +470,13 @@ static int format_command(struct op *op)
     case OP_UNLOCK:
     case OP_UNDO:
     case OP_TRIM:
+        publish = client_publish_command(c);
         return lw_request_evalsha(&op->req, SCRIPT_UNLOCK, 2, 4,
                                   (const char *[]){lock->name, lock->channel, field, publish},
                                   (size_t[]){lock->len, lock->channel_len, flen,
                                              strlen(publish)});
     case OP_FORCE:
+        publish = client_publish_command(c);
         return lw_request_evalsha(&op->req, SCRIPT_FORCE, 2, 3,
                                   (const char *[]){lock->name, lock->channel, publish},
                                   (size_t[]){lock->len, lock->channel_len, strlen(publish)});

@@ -51,6 +51,7 @@
 #include <string.h>
 
 #include "client_private.h"
+#include "container.h"
 
 struct batch {
     struct lw_request req;
@@ -330,7 +331,7 @@ static void hold_back(struct lw_client *c, struct entry *e, uint64_t now_ns)
 /* An entry's timer: a renewal fell due, or give_up_at() came first. */
 static void entry_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t now_ns)
 {
-    struct entry *e = (struct entry *)((char *)t - offsetof(struct entry, ct));
+    struct entry *e = lw_container_of(t, struct entry, ct);
 
     if (e->dead) {
         release_if_unused(e);

@@ -151,7 +151,7 @@ static int numeric_opt(int opt, const char *arg, struct opts *o)
     switch (opt) {
     case O_LOCKS: return cli_parse_u32(arg, 1, MAX_LOCKS, &o->locks);
     case O_LEASE: return cli_parse_u32(arg, LW_MIN_LEASE_MS, LW_MAX_LEASE_MS, &o->lease_ms);
-    case O_TICK: return cli_parse_u32(arg, 1, 60000, &o->tick_ms);
+    case O_TICK: return cli_parse_u32(arg, 1, LW_MAX_TICK_MS, &o->tick_ms);
     case O_THREADS: return cli_parse_u32(arg, 1, 256, &o->threads);
     case O_WARMUP: return cli_parse_seconds(arg, 0, 30 * 86400.0, &o->warmup_s);
     default: return cli_parse_seconds(arg, 1, 30 * 86400.0, &o->duration_s);

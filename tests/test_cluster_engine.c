@@ -1,11 +1,11 @@
 /*
  * tests/test_cluster_engine.c - the engine as a Redis Cluster client, on a
- * private 3+3 cluster (bench/redis_cluster.h): slots as the server counts
- * them, every master reached through one seed, MOVED after a reshard, ASK
- * and TRYAGAIN during a slot migration driven by hand, a dead shard failing
- * only its own slots with LW_EUNSETTLED, a graceful failover reported as
- * one, and a killed master holding up only its own node's requests.
- * Every wait is bounded; every server is stopped by pid.
+ * private 3+3 cluster (tests/fixtures/redis_cluster.h): slots as the server
+ * counts them, every master reached through one seed, MOVED after a reshard,
+ * ASK and TRYAGAIN during a slot migration driven by hand, a dead shard
+ * failing only its own slots with LW_EUNSETTLED, a graceful failover
+ * reported as one, and a killed master holding up only its own node's
+ * requests. Every wait is bounded; every server is stopped by pid.
  */
 #include <pthread.h>
 #include <signal.h>

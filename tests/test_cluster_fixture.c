@@ -1,9 +1,9 @@
 /*
  * tests/test_cluster_fixture.c - the cluster fixture itself
- * (bench/redis_cluster.h): a 3+3 cluster starts with every slot served and
- * a replica per master; a master killed with SIGKILL is replaced by its
- * replica within a bounded time, and so is one SIGSTOPped; a slot migrates
- * by hand with its keys, and redis-cli reshards.
+ * (tests/fixtures/redis_cluster.h): a 3+3 cluster starts with every slot
+ * served and a replica per master; a master killed with SIGKILL is replaced
+ * by its replica within a bounded time, and so is one SIGSTOPped; a slot
+ * migrates by hand with its keys, and redis-cli reshards.
  * Every wait is bounded; every node is stopped by pid.
  */
 #include <signal.h>

@@ -1,8 +1,8 @@
 /*
  * tests/test_cluster_locks.c - the locks on a real Redis Cluster (3 masters,
- * 3 replicas, bench/redis_cluster.h), one private cluster per test: locks
- * on every master through one seed; held locks kept through a reshard, a
- * slot migrated by hand (ASK, TRYAGAIN), a graceful failover and a killed
+ * 3 replicas, tests/fixtures/redis_cluster.h), one private cluster per test:
+ * locks on every master through one seed; held locks kept through a reshard,
+ * a slot migrated by hand (ASK, TRYAGAIN), a graceful failover and a killed
  * master, and the CLUSTERDOWN window on a lease too short for the dead
  * master's shard; a lock the replica never got
  * reported lost to the failover; and contention that never lets two

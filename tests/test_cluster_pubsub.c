@@ -1,7 +1,7 @@
 /*
  * tests/test_cluster_pubsub.c - unlock messages in a Redis Cluster: the
  * router (adapters/pubsub.h) and its subscribers on a private 3+3 cluster
- * (bench/redis_cluster.h).
+ * (tests/fixtures/redis_cluster.h).
  *
  * The router follows a slot map.  Here it is the cluster's own CLUSTER
  * SLOTS, read by the test and handed over as a topology that answers

@@ -1,7 +1,7 @@
 /*
  * tests/test_cluster_replicas.c - acquires acknowledged by replicas in a
- * Redis Cluster (3 masters, a replica each, bench/redis_cluster.h): the
- * option holds per master, each master's acquires WAITing on that
+ * Redis Cluster (3 masters, a replica each, tests/fixtures/redis_cluster.h):
+ * the option holds per master, each master's acquires WAITing on that
  * master's side connection.  With one master's replica stopped, only that
  * master's acquires fail, and leave no key.  An acquire sent on by MOVED
  * is acknowledged where it ran.  A first acquire that ran, lost its reply

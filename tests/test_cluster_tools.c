@@ -1,6 +1,7 @@
 /*
  * tests/test_cluster_tools.c - the command-line tools against a real Redis
- * Cluster (3 masters, 3 replicas, bench/redis_cluster.h), run as processes:
+ * Cluster (3 masters, 3 replicas, tests/fixtures/redis_cluster.h), run as
+ * processes:
  *
  *   - lwlock through one seed (a replica) takes locks on every master, runs
  *     COMMAND under them with increasing fencing tokens, and exits as its

@@ -5,10 +5,8 @@
 #include <criterion/criterion.h>
 #include <pthread.h>
 
+#include "container.h"
 #include "mpsc.h"
-
-#define container_of(ptr, type, member) \
-    ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 enum { PRODUCERS = 3, PER_PRODUCER = 200000 };
 
@@ -73,7 +71,7 @@ Test(mpsc, producers_fifo_nothing_lost, .timeout = 120)
             cr_assert_lt(++empty_polls, 2000000000L, "consumer starved");
             continue;
         }
-        m = container_of(n, struct msg, node);
+        m = lw_container_of(n, struct msg, node);
         cr_assert_eq(m->seq, next_seq[m->producer], "producer %d out of order",
                      m->producer);
         next_seq[m->producer]++;

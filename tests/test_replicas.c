@@ -1,9 +1,9 @@
 /*
  * test_replicas.c - first acquires acknowledged by replicas
  * (acquire_replicas, WAIT on the side lane): a master and a replica of
- * it, both private servers (bench/redis_server.h).  The replica is cut
- * off with SIGSTOP, which WAIT cannot tell from a replica that is slow or
- * far away.
+ * it, both private servers (tests/fixtures/redis_server.h).  The replica is
+ * cut off with SIGSTOP, which WAIT cannot tell from a replica that is slow
+ * or far away.
  *
  * Built twice, as test_lock is: with every client on the caller's loop
  * too (LW_TEST_EMBEDDED, see lock_util.h).

@@ -1,8 +1,8 @@
 /*
  * tests/test_sentinel.c - the locks in Sentinel mode, on a real master, two
- * replicas and three sentinels (bench/redis_sentinel.h), one setup per
- * test: the master found through any one live sentinel, and a replica the
- * sentinels name refused by its ROLE, and a master demoted under a
+ * replicas and three sentinels (tests/fixtures/redis_sentinel.h), one setup
+ * per test: the master found through any one live sentinel, and a replica
+ * the sentinels name refused by its ROLE, and a master demoted under a
  * connected client (READONLY); a killed master (replicated locks
  * kept, acquires work again soon after); SENTINEL FAILOVER (the demoted
  * master, still taking writes, is not written to once the switch is

@@ -1,13 +1,13 @@
 /*
  * tests/test_sentinel_fixture.c - the Sentinel fixture itself
- * (bench/redis_sentinel.h): one master, two replicas and three sentinels
- * start, every sentinel names the master, and stop leaves no process and
- * no file; a master killed with SIGKILL is replaced within a bounded time
- * and comes back as a replica; SENTINEL FAILOVER promotes a replica and
- * makes the old master one (measuring how long it went on taking writes);
- * a cut replica misses writes and catches up; a killed sentinel restarts;
- * passwords on the data nodes and on the sentinels.  Every wait is bounded; every process is stopped
- * by pid.
+ * (tests/fixtures/redis_sentinel.h): one master, two replicas and three
+ * sentinels start, every sentinel names the master, and stop leaves no
+ * process and no file; a master killed with SIGKILL is replaced within a
+ * bounded time and comes back as a replica; SENTINEL FAILOVER promotes a
+ * replica and makes the old master one (measuring how long it went on taking
+ * writes); a cut replica misses writes and catches up; a killed sentinel
+ * restarts; passwords on the data nodes and on the sentinels.  Every wait is
+ * bounded; every process is stopped by pid.
  */
 #include <errno.h>
 #include <signal.h>

@@ -1,7 +1,7 @@
 /*
  * tests/test_sentinel_tools.c - lwlock against a real Sentinel setup (a
- * master, two replicas, three sentinels: bench/redis_sentinel.h), run as
- * processes, through a redis-sentinel:// URL:
+ * master, two replicas, three sentinels: tests/fixtures/redis_sentinel.h),
+ * run as processes, through a redis-sentinel:// URL:
  *
  *   - given in -r or in LWLOCK_REDIS, lwlock takes the lock on the master
  *     the sentinels name, runs COMMAND under it with increasing fencing

@@ -59,11 +59,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "container.h"
 #include "counter.h"
 #include "mpsc.h"
-
-#define container_of(ptr, type, member) \
-    ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 enum {
     LANES = 8,       /* lists per bucket, walked in step */
@@ -352,14 +350,14 @@ void lw_wheel_free(struct lw_wheel *w)
     atomic_store_explicit(&w->closing, true, memory_order_relaxed);
     /* Cancelled timers may still be linked: unlink them before the sweep. */
     while ((node = lw_mpsc_pop(&w->cancels))) {
-        struct lw_timer *t = container_of(node, struct lw_timer, qnode);
+        struct lw_timer *t = lw_container_of(node, struct lw_timer, qnode);
 
         if (is_linked(t))
             bucket_unlink(w, t);
         release_timer(w, t);
     }
     while ((node = lw_mpsc_pop(&w->submits)))
-        release_timer(w, container_of(node, struct lw_timer, qnode));
+        release_timer(w, lw_container_of(node, struct lw_timer, qnode));
     for (uint64_t i = 0; i < (w->mask + 1) * LANES; i++) {
         struct lw_list *head = &w->lanes[i];
 
@@ -470,7 +468,7 @@ static void drain_cancels(struct lw_wheel *w)
     uint32_t n = 0;
 
     while (n++ < w->drain_max && (node = lw_mpsc_pop(&w->cancels))) {
-        struct lw_timer *t = container_of(node, struct lw_timer, qnode);
+        struct lw_timer *t = lw_container_of(node, struct lw_timer, qnode);
 
         if (is_linked(t))
             bucket_unlink(w, t);
@@ -485,7 +483,7 @@ static void drain_submits(struct lw_wheel *w)
     uint32_t n = 0;
 
     while (n++ < w->drain_max && (node = lw_mpsc_pop(&w->submits))) {
-        struct lw_timer *t = container_of(node, struct lw_timer, qnode);
+        struct lw_timer *t = lw_container_of(node, struct lw_timer, qnode);
         uint32_t expected = LW_TIMER_PENDING;
 
         if (cas_state(t, &expected, LW_TIMER_SCHEDULED)) {

@@ -87,6 +87,9 @@ struct lw_lock;
 #define LW_DEFAULT_TICK_MS 100u
 #define LW_DEFAULT_SLOTS 512u
 #define LW_MAX_RENEW_BATCH 1000u        /* keys per renewal script call */
+#define LW_MAX_RENEW_BATCHES_INFLIGHT 65536u /* renewal calls unanswered */
+#define LW_MAX_TICK_MS 60000u           /* the wheel's tick: one minute */
+#define LW_MAX_SLOTS 65536u             /* the wheel's slots */
 #define LW_MIN_LEASE_MS 10u             /* and at least 3 ticks */
 #define LW_MAX_LEASE_MS 2147483647u     /* about 24.8 days */
 #define LW_LOCK_NAME_MAX 1024u          /* bytes; names are binary-safe */
@@ -158,9 +161,11 @@ struct lw_client_config {
     uint32_t renew_batch;         /* keys per renewal call, 1..LW_MAX_RENEW_BATCH */
     uint32_t renew_batches_inflight; /* renewal calls unanswered at once
                                         (in a cluster, per master),
-                                        1..65536 */
-    uint32_t tick_ms;             /* the wheel's tick, 1..60000, default 100 */
-    uint32_t slots;               /* the wheel's slots, 1..65536, default 512 */
+                                        1..LW_MAX_RENEW_BATCHES_INFLIGHT */
+    uint32_t tick_ms;             /* the wheel's tick, 1..LW_MAX_TICK_MS,
+                                     default 100 */
+    uint32_t slots;               /* the wheel's slots, 1..LW_MAX_SLOTS,
+                                     default 512 */
     lw_lost_fn *on_lost;          /* may be NULL */
     void *lost_arg;
     struct ev_loop *loop;         /* NULL (default): the client runs its own

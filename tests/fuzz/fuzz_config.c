@@ -36,11 +36,9 @@
 #define MAX_DB 65535
 #define MAX_TIMEOUT_MS 3600000u   /* LW_ENGINE_MAX_TIMEOUT_MS */
 #define MAX_INFLIGHT (1u << 20)   /* LW_ENGINE_MAX_INFLIGHT */
-#define MAX_TICK_MS 60000u
-#define MAX_SLOTS 65536u
-/* Not in lock.h ("renewal calls unanswered at once, >= 1"): core/client.c's
- * MAX_BATCHES_INFLIGHT.  Taken as given here; noted in the fuzzing report. */
-#define MAX_BATCHES_INFLIGHT 65536u
+#define MAX_TICK_MS 60000u        /* LW_MAX_TICK_MS */
+#define MAX_SLOTS 65536u          /* LW_MAX_SLOTS */
+#define MAX_BATCHES_INFLIGHT 65536u /* LW_MAX_RENEW_BATCHES_INFLIGHT */
 #define MAX_NAME 200              /* socket name bytes used */
 
 static char dir[256];       /* ours; nothing is ever created in it */
