@@ -3,7 +3,7 @@
 # apt-get update runs once, and only when something has to be installed.
 # sudo when not root.
 
-LW_PACKAGES="gcc g++ python3 meson ninja-build pkg-config \
+LW_PACKAGES="gcc g++ python3 meson ninja-build pkg-config cmake \
 libhiredis-dev libev-dev libcriterion-dev libbenchmark-dev \
 redis-server gnuplot-nox uthash-dev clang libclang-rt-14-dev"
 

@@ -2,7 +2,7 @@
 # The whole test suite: installs what is missing, builds leasewheel three
 # times (plain, AddressSanitizer+UBSan, ThreadSanitizer) and runs every test
 # in each (the fuzzers' seed corpora included, replayed; the plain build is
-# also installed and used through pkg-config), then a fourth
+# also installed and used through pkg-config and CMake), then a fourth
 # time with clang for libFuzzer and runs each fuzzer for LW_FUZZ_SECONDS.
 # Any failure, crash or sanitizer report fails the run.
 set -euo pipefail
@@ -87,8 +87,9 @@ for variant in test asan tsan; do
         grep -oE 'Passing: [0-9]+ \| Failing: [0-9]+ \| Crashing: [0-9]+' |
         awk '{p += $2; f += $5 + $8} END {print p + 0, f + 0}')
     passed=$((passed + p)) failed=$((failed + f))
-    # Once, in the plain build: installed, found with pkg-config alone, used
-    # from C and C++.  One test in the tally.
+    # Once, in the plain build: installed, found with pkg-config alone and
+    # used from C and C++, and with CMake's find_package from C++17
+    # (leasewheel.hpp).  One test in the tally.
     if [ "$variant" = test ]; then
         echo "== $variant: installed use" >&2
         if tests/installed.sh "$dir"; then

@@ -1,7 +1,8 @@
 #!/bin/sh
 # headers.sh SOURCE_INCLUDE BUILD_INCLUDE - every public header compiles
 # alone, as C11 with gcc and clang and as C++11/14/17/20 with g++ and
-# clang++, with -Wall -Wextra -Wpedantic -Werror.  BUILD_INCLUDE holds the
+# clang++, with -Wall -Wextra -Wpedantic -Werror; <leasewheel.hpp> as
+# C++17 and C++20 only (it is C++17 and later).  BUILD_INCLUDE holds the
 # generated <leasewheel/version.h>.  A compiler not installed is skipped
 # (said so); gcc and g++ are required.
 set -eu
@@ -9,12 +10,15 @@ src=$1 gen=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 headers="leasewheel.h leasewheel/error.h leasewheel/lock.h leasewheel/wheel.h leasewheel/version.h"
+cxx17_headers="leasewheel.hpp"
 flags="-Wall -Wextra -Wpedantic -Werror -O2 -I$src -I$gen"
 
 status=0 n=0
 # check COMPILER LANG STD: each header alone in a translation unit.
 check() {
-    for h in $headers; do
+    hs=$headers
+    case $3 in c++17 | c++20) hs="$hs $cxx17_headers" ;; esac
+    for h in $hs; do
         printf '#include <%s>\n' "$h" >"$tmp/t.$2"
         # shellcheck disable=SC2086
         if "$1" -std="$3" $flags -x "$([ "$2" = c ] && echo c || echo c++)" -c "$tmp/t.$2" \

@@ -2,8 +2,10 @@
 # installed.sh BUILD_DIR - leasewheel as a user gets it: install BUILD_DIR
 # (already built) into a temporary directory, build tests/installed/use.c
 # and use.cc with nothing but `pkg-config --cflags --libs leasewheel`, and
-# run both against a private redis-server on a free loopback port.  Prints
-# one PASS or FAIL line; exits non-zero on failure.
+# use_hpp.cc (C++17, <leasewheel.hpp>) with CMake's find_package(leasewheel)
+# (tests/installed/CMakeLists.txt), and run the three against a private
+# redis-server on a free loopback port.  Prints one PASS or FAIL line;
+# exits non-zero on failure.
 set -euo pipefail
 build=$1
 src=$(cd "$(dirname "$0")" && pwd)/installed
@@ -38,18 +40,37 @@ echo "pkg-config: cflags: $cflags; libs: $libs"
 if grep -qE 'hiredis|-lev' <<<"$cflags $libs"; then
     echo "leasewheel.pc puts hiredis or libev into a dynamic build"; exit 1
 fi
-[ "$(pkg-config --modversion leasewheel)" = "$(meson introspect --projectinfo "$build" |
-    sed -nE 's/.*"version": "([^"]*)".*/\1/p')" ] || { echo "leasewheel.pc has the wrong version"; exit 1; }
+version=$(meson introspect --projectinfo "$build" | sed -nE 's/.*"version": "([^"]*)".*/\1/p')
+[ "$(pkg-config --modversion leasewheel)" = "$version" ] ||
+    { echo "leasewheel.pc has the wrong version"; exit 1; }
 
 # shellcheck disable=SC2086
 "${CC:-cc}" -std=c11 -Wall -Wextra -Wpedantic -Werror -o "$tmp/use" "$src/use.c" $cflags $libs
 # shellcheck disable=SC2086
 "${CXX:-c++}" -std=c++11 -Wall -Wextra -Wpedantic -Werror -o "$tmp/use_cxx" "$src/use.cc" \
     $cflags $libs
-export LD_LIBRARY_PATH=$(dirname "$(find "$tmp/root" -name 'libleasewheel.so' | head -n 1)")
-if ! ldd "$tmp/use" | grep -q "libleasewheel.so.* => $tmp/"; then
-    echo "use does not load the installed library:"; ldd "$tmp/use"; exit 1
+
+# CMake: find_package(leasewheel VERSION EXACT) in the staged prefix (and
+# nowhere else), a C++17 consumer of leasewheel::leasewheel.
+prefix=$(meson introspect --buildoptions "$build" | python3 -c \
+    'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
+if ! cmake -S "$src" -B "$tmp/cmake" -G Ninja -DCMAKE_PREFIX_PATH="$tmp/root$prefix" \
+    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DLW_VERSION="$version" >"$tmp/cmake.log" 2>&1 ||
+    ! cmake --build "$tmp/cmake" >>"$tmp/cmake.log" 2>&1; then
+    cat "$tmp/cmake.log"; exit 1
 fi
+dir=$(sed -n 's/^leasewheel_DIR:PATH=//p' "$tmp/cmake/CMakeCache.txt")
+case $dir in
+"$tmp/root/"*) echo "cmake: find_package(leasewheel $version): ${dir#"$tmp/root"}" ;;
+*) echo "find_package(leasewheel) found $dir, not the staged install"; exit 1 ;;
+esac
+
+export LD_LIBRARY_PATH=$(dirname "$(find "$tmp/root" -name 'libleasewheel.so' | head -n 1)")
+for exe in "$tmp/use" "$tmp/cmake/use_hpp"; do
+    if ! ldd "$exe" | grep -q "libleasewheel.so.* => $tmp/"; then
+        echo "$exe does not load the installed library:"; ldd "$exe"; exit 1
+    fi
+done
 
 # redis-server on 127.0.0.1 only, no persistence; a port that turns out to
 # be taken makes it exit, and the next one is tried.
@@ -69,3 +90,4 @@ done
 
 timeout 60 "$tmp/use" "$port"
 timeout 60 "$tmp/use_cxx" "$port"
+timeout 60 "$tmp/cmake/use_hpp" "$port"

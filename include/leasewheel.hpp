@@ -1,0 +1,558 @@
+/*
+ * leasewheel.hpp - the locks from C++17: header-only, over the C API of
+ * <leasewheel.h> (nothing here is compiled into the library).
+ *
+ *   leasewheel::client   owns an lw_client (RAII, move-only); built from a
+ *                        leasewheel::options or an lw_client_config.
+ *   leasewheel::mutex    one lock name on a client, meeting the standard's
+ *                        TimedLockable requirements: std::lock_guard,
+ *                        std::unique_lock, std::scoped_lock and std::lock
+ *                        take it as they take a std::timed_mutex.
+ *   leasewheel::category() the std::error_category of the LW_E* codes
+ *                        (name "leasewheel", messages from lw_strerror()).
+ *
+ * Owners.  A mutex's owner is the calling thread (lw_owner_self()), as
+ * with the C blocking calls: the thread that locks must unlock, as with
+ * std::mutex.  Like every leasewheel lock it is reentrant (the same thread
+ * may lock again and must unlock as often, as std::recursive_timed_mutex),
+ * and two threads of one client, or two clients, exclude each other.
+ * lock() takes a watchdog lock: the client renews its lease until unlock().
+ *
+ * Errors.  Each call that can fail comes twice: one throws std::system_error
+ * (code() in leasewheel::category(), value() the LW_E* code), the other
+ * takes a std::error_code& and throws nothing of leasewheel's (std::function
+ * and std::string may still throw std::bad_alloc).  try_lock* return false
+ * only when another owner held the lock (LW_ELOCKED); anything else
+ * (LW_ECONNREFUSED, LW_ETIMEDOUT, ...) is an error.  Error codes compare
+ * with the C enumerators (`ec == LW_ELOCKED`) and, where one fits, with
+ * std::errc (`ec == std::errc::timed_out`).
+ *
+ * unlock() is noexcept, as BasicLockable requires.  A failed unlock (not
+ * held: LW_ENOTOWNER, e.g. after on_lost; or a transport error, after
+ * which a watchdog lock is still held and renewed) goes to the mutex's
+ * unlock error handler, and is kept for take_unlock_error().  The default
+ * handler writes one line to stderr; set_unlock_error_handler() replaces
+ * it (an empty std::function: nothing).  unlock(std::error_code&) reports to
+ * its argument instead.
+ *
+ * Threads.  on_lost (and the at-risk callback to come) runs on the
+ * client's engine thread, or in ev_run() on the caller's loop with
+ * lw_client_config::loop: keep it short, make no blocking call of the
+ * client there (LW_EDEADLK), and do not destroy the client there.  It must
+ * not throw (the trampoline is noexcept: std::terminate).  Every mutex
+ * member function may be called from any thread at once, except
+ * set_unlock_error_handler() (set it before sharing the mutex) and the
+ * destructor.
+ *
+ * Lifetimes.  Destroying a client stops renewing its locks (they expire
+ * after their lease, without on_lost) and fails the calls still waiting
+ * with LW_ESHUTDOWN; mutexes may outlive it (their calls then fail with
+ * LW_ESHUTDOWN).  Destroying a mutex does not unlock it.
+ */
+#ifndef LEASEWHEEL_HPP
+#define LEASEWHEEL_HPP
+
+#if !defined(__cplusplus) || __cplusplus < 201703L
+#error "leasewheel.hpp needs C++17 or later (C and older C++: <leasewheel.h>)"
+#else
+
+#include <leasewheel.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace leasewheel {
+
+namespace detail {
+
+class category_impl final : public std::error_category {
+public:
+    const char *name() const noexcept override { return "leasewheel"; }
+
+    std::string message(int ev) const override { return lw_strerror(ev); }
+
+    /* The nearest portable condition, where one fits; else its own. */
+    std::error_condition default_error_condition(int ev) const noexcept override
+    {
+        switch (ev) {
+        case LW_EINVAL: return std::make_error_condition(std::errc::invalid_argument);
+        case LW_ERANGE: return std::make_error_condition(std::errc::argument_out_of_domain);
+        case LW_ENOMEM: return std::make_error_condition(std::errc::not_enough_memory);
+        case LW_ETIMEDOUT: return std::make_error_condition(std::errc::timed_out);
+        case LW_ECONNREFUSED: return std::make_error_condition(std::errc::connection_refused);
+        case LW_ECONNLOST: return std::make_error_condition(std::errc::connection_reset);
+        case LW_EDEADLK:
+            return std::make_error_condition(std::errc::resource_deadlock_would_occur);
+        case LW_ENOTOWNER: return std::make_error_condition(std::errc::operation_not_permitted);
+        case LW_ELOCKED: return std::make_error_condition(std::errc::device_or_resource_busy);
+        default: return std::error_condition(ev, *this);
+        }
+    }
+};
+
+} // namespace detail
+
+/* The category of the LW_E* codes: name "leasewheel", lw_strerror()'s
+ * messages.  One object per program. */
+inline const std::error_category &category() noexcept
+{
+    static const detail::category_impl c;
+    return c;
+}
+
+namespace detail {
+
+inline void assign(std::error_code &ec, int rc) noexcept
+{
+    if (rc < 0)
+        ec.assign(rc, category());
+    else
+        ec.clear();
+}
+
+inline void throw_if(const std::error_code &ec, const char *what)
+{
+    if (ec)
+        throw std::system_error(ec, what);
+}
+
+/* A wait in whole milliseconds, rounded up (never shorter than asked);
+ * 0 for none or negative; LW_WAIT_FOREVER beyond about 30000 years. */
+template <class Rep, class Period>
+std::uint64_t wait_ms(const std::chrono::duration<Rep, Period> &d) noexcept
+{
+    if (!(d > std::chrono::duration<Rep, Period>::zero()))
+        return 0;
+    const std::chrono::duration<double, std::milli> ms = d;
+    if (!(ms.count() < 1e15))
+        return LW_WAIT_FOREVER;
+    return static_cast<std::uint64_t>(std::ceil(ms.count()));
+}
+
+/* A duration option in ms: 0 keeps the library's default; negative or
+ * beyond uint32_t is refused. */
+inline int set_ms(std::uint32_t &field, std::chrono::milliseconds ms) noexcept
+{
+    if (ms.count() < 0)
+        return LW_EINVAL;
+    if (ms.count() > static_cast<std::chrono::milliseconds::rep>(
+                         std::numeric_limits<std::uint32_t>::max()))
+        return LW_ERANGE;
+    if (ms.count() > 0)
+        field = static_cast<std::uint32_t>(ms.count());
+    return 0;
+}
+
+} // namespace detail
+
+/*
+ * on_lost: a watchdog lock was lost (lw_lost_fn): its name, the owner that
+ * held it (lw_owner_self() of the thread that locked a mutex) and why
+ * (enum lw_lost_reason; lw_lost_reason_name() spells it).  Runs on the
+ * engine thread; must not throw.
+ */
+using lost_handler = std::function<void(std::string_view name, std::uint64_t owner, int reason)>;
+
+/*
+ * AT-RISK CALLBACK (reserved).  The C API is to gain a callback for a
+ * watchdog lock whose renewal is late but that is not lost yet.  When it
+ * does, it comes here as an `at_risk_handler` std::function, an `on_at_risk`
+ * member of options and of client::state beside on_lost, a second
+ * constructor argument next to on_lost, and a trampoline beside
+ * client::lost_trampoline.  Nothing of it exists yet.
+ */
+
+/*
+ * A client's settings, the common part of lw_client_config; what is left
+ * empty or zero keeps the library's default.  For the rest (Sentinel,
+ * acquire_replicas, renewal batches, your own libev loop) build a client
+ * from an lw_client_config.
+ */
+struct options {
+    std::string host;                            /* "": 127.0.0.1 */
+    int port = 0;                                /* 0: 6379 */
+    std::string unix_path;                       /* a unix socket instead */
+    std::string username;                        /* ACL user; "": the default user */
+    std::string password;                        /* "": no AUTH */
+    int db = 0;
+    std::string client_id;                       /* "": a random UUID */
+    std::vector<std::string> cluster_seeds;      /* "host:port"; any: Redis Cluster */
+    std::chrono::milliseconds connect_timeout{0};  /* 0: 2 s */
+    std::chrono::milliseconds command_timeout{0};  /* 0: 3 s */
+    std::chrono::milliseconds watchdog_timeout{0}; /* the watchdog lease; 0: 30 s */
+    std::chrono::milliseconds tick{0};             /* the wheel's tick; 0: 100 ms */
+    lost_handler on_lost;                        /* may be empty */
+    /* (reserved: on_at_risk, see AT-RISK CALLBACK above) */
+};
+
+/* A client: its connections, its engine thread and its watchdog. */
+class client {
+public:
+    /* No client: a place to move one into. */
+    client() noexcept = default;
+
+    explicit client(const options &opts)
+    {
+        std::error_code ec;
+        open(opts, ec);
+        detail::throw_if(ec, "leasewheel::client");
+    }
+    client(const options &opts, std::error_code &ec) { open(opts, ec); }
+
+    /* cfg as lw_client_new() takes it.  A non-empty on_lost replaces
+     * cfg.on_lost and cfg.lost_arg; an empty one leaves them. */
+    explicit client(const lw_client_config &cfg, lost_handler on_lost = {})
+    {
+        std::error_code ec;
+        open(cfg, std::move(on_lost), ec);
+        detail::throw_if(ec, "leasewheel::client");
+    }
+    client(const lw_client_config &cfg, lost_handler on_lost, std::error_code &ec)
+    {
+        open(cfg, std::move(on_lost), ec);
+    }
+
+    client(const client &) = delete;
+    client &operator=(const client &) = delete;
+    client(client &&o) noexcept : c_(std::exchange(o.c_, nullptr)), st_(std::move(o.st_)) {}
+    client &operator=(client &&o) noexcept
+    {
+        if (this != &o) {
+            close_or_leak();
+            c_ = std::exchange(o.c_, nullptr);
+            st_ = std::move(o.st_);
+        }
+        return *this;
+    }
+    ~client() { close_or_leak(); }
+
+    /* lw_client_free() now; the client is then empty.  LW_EDEADLK on the
+     * engine thread (in a callback), where the client is left as it was. */
+    void close(std::error_code &ec) noexcept
+    {
+        int rc = c_ ? lw_client_free(c_) : 0;
+
+        detail::assign(ec, rc);
+        if (rc == 0) {
+            c_ = nullptr;
+            st_.reset();
+        }
+    }
+    void close()
+    {
+        std::error_code ec;
+        close(ec);
+        detail::throw_if(ec, "leasewheel::client::close");
+    }
+
+    explicit operator bool() const noexcept { return c_ != nullptr; }
+    lw_client *native_handle() const noexcept { return c_; }
+    /* The client id: the owner fields' prefix in Redis. */
+    std::string_view id() const noexcept
+    {
+        return c_ ? std::string_view(lw_client_id(c_)) : std::string_view();
+    }
+    /* A snapshot of the counters (zeros for no client). */
+    lw_client_stats stats() const noexcept
+    {
+        lw_client_stats s{};
+        if (c_)
+            lw_client_get_stats(c_, &s);
+        return s;
+    }
+
+private:
+    /* What the C callbacks reach through their arg: heap-held, so that it
+     * stays put when the client moves. */
+    struct state {
+        lost_handler on_lost;
+        /* (reserved: on_at_risk, see AT-RISK CALLBACK above) */
+    };
+
+    static void lost_trampoline(const char *name, std::size_t len, std::uint64_t owner,
+                                int reason, void *arg) noexcept
+    {
+        static_cast<state *>(arg)->on_lost(std::string_view(name, len), owner, reason);
+    }
+
+    void open(const options &o, std::error_code &ec)
+    {
+        lw_client_config cfg;
+        std::vector<const char *> seeds;
+        int rc = 0;
+
+        lw_client_config_init(&cfg);
+        if (!o.host.empty())
+            cfg.host = o.host.c_str();
+        if (o.port != 0)
+            cfg.port = o.port;
+        if (!o.unix_path.empty())
+            cfg.unix_path = o.unix_path.c_str();
+        if (!o.username.empty())
+            cfg.username = o.username.c_str();
+        if (!o.password.empty())
+            cfg.password = o.password.c_str();
+        cfg.db = o.db;
+        if (!o.client_id.empty())
+            cfg.client_id = o.client_id.c_str();
+        for (const std::string &s : o.cluster_seeds)
+            seeds.push_back(s.c_str());
+        cfg.cluster_seeds = seeds.empty() ? nullptr : seeds.data();
+        cfg.cluster_nseeds = static_cast<unsigned>(seeds.size());
+        if ((rc = detail::set_ms(cfg.connect_timeout_ms, o.connect_timeout)) ||
+            (rc = detail::set_ms(cfg.command_timeout_ms, o.command_timeout)) ||
+            (rc = detail::set_ms(cfg.watchdog_timeout_ms, o.watchdog_timeout)) ||
+            (rc = detail::set_ms(cfg.tick_ms, o.tick))) {
+            detail::assign(ec, rc);
+            return;
+        }
+        open(cfg, o.on_lost, ec);
+    }
+
+    void open(lw_client_config cfg, lost_handler on_lost, std::error_code &ec)
+    {
+        std::unique_ptr<state> st;
+        int rc;
+
+        if (on_lost) {
+            st.reset(new state{std::move(on_lost)});
+            cfg.on_lost = &client::lost_trampoline;
+            cfg.lost_arg = st.get();
+        }
+        rc = lw_client_new(&cfg, &c_);
+        detail::assign(ec, rc);
+        if (rc == 0)
+            st_ = std::move(st);
+        else
+            c_ = nullptr;
+    }
+
+    /* Free it; if that fails (on the engine thread), say so and leak the
+     * state rather than free what the engine may still call. */
+    void close_or_leak() noexcept
+    {
+        int rc;
+
+        if (!c_)
+            return;
+        if ((rc = lw_client_free(c_)) != 0) {
+            std::fprintf(stderr, "leasewheel: client not freed: %s\n", lw_strerror(rc));
+            (void)st_.release();
+        }
+        c_ = nullptr;
+        st_.reset();
+    }
+
+    lw_client *c_ = nullptr;
+    std::unique_ptr<state> st_;
+};
+
+/*
+ * A distributed lock under one name, owned by the calling thread
+ * (TimedLockable).  Not copyable or movable, as std::mutex.
+ */
+class mutex {
+public:
+    /* Reports a failed unlock(): the mutex and the error.  Runs on the
+     * thread that called unlock(); must not throw. */
+    using error_handler = std::function<void(const mutex &, std::error_code)>;
+
+    mutex(client &c, std::string_view name) : name_(name)
+    {
+        std::error_code ec;
+        open(c, ec);
+        detail::throw_if(ec, "leasewheel::mutex");
+    }
+    /* On failure the mutex is unusable: every call fails with LW_EINVAL. */
+    mutex(client &c, std::string_view name, std::error_code &ec) : name_(name) { open(c, ec); }
+
+    mutex(const mutex &) = delete;
+    mutex &operator=(const mutex &) = delete;
+    ~mutex() { lw_lock_free(h_); }
+
+    /* Wait as long as it takes; the watchdog renews it. */
+    void lock(std::error_code &ec) noexcept { acquire(LW_WAIT_FOREVER, ec); }
+    void lock()
+    {
+        std::error_code ec;
+        acquire(LW_WAIT_FOREVER, ec);
+        detail::throw_if(ec, "leasewheel::mutex::lock");
+    }
+
+    /* One try (a round trip to Redis): false when another owner holds it. */
+    bool try_lock(std::error_code &ec) noexcept { return acquire(0, ec); }
+    bool try_lock()
+    {
+        std::error_code ec;
+        bool got = acquire(0, ec);
+        detail::throw_if(ec, "leasewheel::mutex::try_lock");
+        return got;
+    }
+
+    /* Wait at most d (rounded up to whole ms); false when another owner
+     * held it all along. */
+    template <class Rep, class Period>
+    bool try_lock_for(const std::chrono::duration<Rep, Period> &d, std::error_code &ec) noexcept
+    {
+        return acquire(detail::wait_ms(d), ec);
+    }
+    template <class Rep, class Period>
+    bool try_lock_for(const std::chrono::duration<Rep, Period> &d)
+    {
+        std::error_code ec;
+        bool got = try_lock_for(d, ec);
+        detail::throw_if(ec, "leasewheel::mutex::try_lock_for");
+        return got;
+    }
+
+    /*
+     * Wait until t at most.  The engine waits on the monotonic clock, so t
+     * is turned into a wait relative to Clock::now(); if Clock then still
+     * reads before t (a system_clock set back meanwhile), it waits the rest.
+     * A clock set forward during the wait is not followed: the wait ends
+     * when the time it had left at the start has passed.
+     */
+    template <class Clock, class Duration>
+    bool try_lock_until(const std::chrono::time_point<Clock, Duration> &t,
+                        std::error_code &ec) noexcept
+    {
+        for (;;) {
+            const auto now = Clock::now();
+            const std::uint64_t ms = now < t ? detail::wait_ms(t - now) : 0;
+
+            if (acquire(ms, ec))
+                return true;
+            if (ec || ms == 0 || !(Clock::now() < t))
+                return false;
+        }
+    }
+    template <class Clock, class Duration>
+    bool try_lock_until(const std::chrono::time_point<Clock, Duration> &t)
+    {
+        std::error_code ec;
+        bool got = try_lock_until(t, ec);
+        detail::throw_if(ec, "leasewheel::mutex::try_lock_until");
+        return got;
+    }
+
+    /* Release one hold.  Failures go to the unlock error handler. */
+    void unlock() noexcept
+    {
+        int rc = lw_unlock(h_);
+
+        if (rc < 0) {
+            last_unlock_error_.store(rc, std::memory_order_relaxed);
+            if (on_unlock_error_)
+                on_unlock_error_(*this, std::error_code(rc, category()));
+        }
+    }
+    /* Release one hold; a failure goes to ec only. */
+    void unlock(std::error_code &ec) noexcept { detail::assign(ec, lw_unlock(h_)); }
+
+    /* The fencing token of the calling thread's current hold (the lock's
+     * counter as of its first acquire: reentrant locks see the same).
+     * Meaningful to the holder only; 0 before any. */
+    std::uint64_t token() const noexcept { return token_.load(std::memory_order_relaxed); }
+
+    /* Whether the calling thread holds it; whether anybody does. */
+    bool is_held(std::error_code &ec) const noexcept { return query(lw_is_held(h_), ec); }
+    bool is_held() const
+    {
+        std::error_code ec;
+        bool held = is_held(ec);
+        detail::throw_if(ec, "leasewheel::mutex::is_held");
+        return held;
+    }
+    bool is_locked(std::error_code &ec) const noexcept { return query(lw_is_locked(h_), ec); }
+    bool is_locked() const
+    {
+        std::error_code ec;
+        bool locked = is_locked(ec);
+        detail::throw_if(ec, "leasewheel::mutex::is_locked");
+        return locked;
+    }
+
+    /* Replace the unlock error handler (empty: none).  Not while other
+     * threads use the mutex. */
+    void set_unlock_error_handler(error_handler h) { on_unlock_error_ = std::move(h); }
+
+    /* The last error unlock() reported (by any thread), cleared. */
+    std::error_code take_unlock_error() noexcept
+    {
+        int rc = last_unlock_error_.exchange(0, std::memory_order_relaxed);
+        return rc ? std::error_code(rc, category()) : std::error_code();
+    }
+
+    const std::string &name() const noexcept { return name_; }
+    lw_lock *native_handle() const noexcept { return h_; }
+
+    /* The default unlock error handler: one line on stderr. */
+    static void print_unlock_error(const mutex &m, std::error_code ec) noexcept
+    {
+        std::fprintf(stderr, "leasewheel: unlock of \"%.*s\" failed: %s\n",
+                     static_cast<int>(m.name().size()), m.name().data(), lw_strerror(ec.value()));
+    }
+
+private:
+    void open(client &c, std::error_code &ec)
+    {
+        detail::assign(ec, lw_lock_new(c.native_handle(), name_.data(), name_.size(), &h_));
+        if (ec)
+            h_ = nullptr;
+    }
+
+    /* LW_WAIT_FOREVER: lock; else try for wait_ms.  True when acquired. */
+    bool acquire(std::uint64_t wait_ms, std::error_code &ec) noexcept
+    {
+        std::uint64_t tok = 0;
+        int rc = wait_ms == LW_WAIT_FOREVER ? lw_lock_acquire(h_, &tok)
+                                            : lw_trylock(h_, wait_ms, 0, &tok);
+
+        if (rc == 0)
+            token_.store(tok, std::memory_order_relaxed);
+        detail::assign(ec, rc == LW_ELOCKED ? 0 : rc);
+        return rc == 0;
+    }
+
+    static bool query(int rc, std::error_code &ec) noexcept
+    {
+        detail::assign(ec, rc);
+        return rc > 0;
+    }
+
+    std::string name_;
+    lw_lock *h_ = nullptr;
+    std::atomic<std::uint64_t> token_{0};
+    std::atomic<int> last_unlock_error_{0};
+    error_handler on_unlock_error_{&mutex::print_unlock_error};
+};
+
+} // namespace leasewheel
+
+/* LW_E* codes as std::error_codes of leasewheel::category(), so that
+ * `ec == LW_ELOCKED` compares as one expects. */
+namespace std {
+template <>
+struct is_error_code_enum<lw_error> : true_type {};
+} // namespace std
+
+inline std::error_code make_error_code(lw_error e) noexcept
+{
+    return std::error_code(static_cast<int>(e), leasewheel::category());
+}
+
+#endif /* C++17 */
+#endif

@@ -1,0 +1,400 @@
+/*
+ * test_hpp.cc - <leasewheel.hpp> on a private redis-server: client and
+ * mutex in std::lock_guard, std::unique_lock (try_lock_for, try_lock_until
+ * on steady_clock and system_clock) and std::scoped_lock (two mutexes, two
+ * threads, opposite orders), fencing tokens, the error category with its
+ * throwing and std::error_code overloads, unlock's error handler, and
+ * on_lost when the key is deleted behind the watchdog's back.  Built with
+ * g++ and clang++ as C++17 and C++20 (tests/cxx/meson.build).  Prints each
+ * failed check; exits 1 if any.
+ */
+#include <leasewheel.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <type_traits>
+#include <utility>
+
+extern "C" {
+#include "redis_server.h" /* C, without extern "C" of its own */
+}
+
+using namespace std::chrono_literals;
+using clk = std::chrono::steady_clock;
+
+static int failures;
+
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            failures++;                                                              \
+        }                                                                            \
+    } while (0)
+
+/* What the standard's lock types need, checked at compile time. */
+static_assert(noexcept(std::declval<leasewheel::mutex &>().unlock()), "unlock is noexcept");
+static_assert(std::is_same_v<decltype(std::declval<leasewheel::mutex &>().try_lock()), bool>);
+static_assert(std::is_same_v<decltype(std::declval<leasewheel::mutex &>().try_lock_for(1ms)),
+                             bool>);
+static_assert(std::is_same_v<decltype(std::declval<leasewheel::mutex &>().try_lock_until(
+                                 clk::now())),
+                             bool>);
+static_assert(!std::is_copy_constructible_v<leasewheel::mutex> &&
+              !std::is_move_constructible_v<leasewheel::mutex>);
+static_assert(!std::is_copy_constructible_v<leasewheel::client> &&
+              std::is_nothrow_move_constructible_v<leasewheel::client> &&
+              std::is_nothrow_move_assignable_v<leasewheel::client>);
+
+static long long ms_since(clk::time_point t0)
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(clk::now() - t0).count();
+}
+
+static leasewheel::options opts_for(int port)
+{
+    leasewheel::options o;
+    o.port = port;
+    return o;
+}
+
+/* A port on 127.0.0.1 where nothing listens: bound, then closed. */
+static int dead_port()
+{
+    sockaddr_in a{};
+    socklen_t len = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
+
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0 &&
+        getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return port;
+}
+
+/* lock_guard holds and releases; the token grows with each first acquire
+ * and stays the same for a reentrant one. */
+static void guard_and_tokens(int port)
+{
+    leasewheel::client c(opts_for(port));
+    leasewheel::mutex m(c, "hpp:guard");
+    std::uint64_t prev = 0;
+
+    CHECK(m.name() == "hpp:guard" && m.native_handle() != nullptr && !c.id().empty());
+    for (int i = 0; i < 3; i++) {
+        std::lock_guard<leasewheel::mutex> g(m);
+        CHECK(m.is_held() && m.is_locked());
+        CHECK(m.token() > prev);
+        prev = m.token();
+        {
+            std::lock_guard<leasewheel::mutex> again(m); /* reentrant */
+            CHECK(m.token() == prev);
+        }
+        CHECK(m.is_held());
+    }
+    CHECK(!m.is_locked());
+    CHECK(c.stats().locks_held == 0);
+}
+
+/* Another client holds the name: unique_lock's timed tries time out after
+ * their wait, and succeed when it is unlocked during one. */
+static void unique_lock_timeouts(int port)
+{
+    leasewheel::client a(opts_for(port));
+    lw_client_config cfg;
+    lw_client_config_init(&cfg);
+    cfg.port = port;
+    leasewheel::client b(cfg);
+    leasewheel::mutex ma(a, "hpp:timed"), mb(b, "hpp:timed");
+
+    std::unique_lock<leasewheel::mutex> hold(mb);
+    auto t0 = clk::now();
+    {
+        std::unique_lock<leasewheel::mutex> lk(ma, 200ms);
+        CHECK(!lk.owns_lock());
+    }
+    long long waited = ms_since(t0);
+    CHECK(waited >= 200 && waited < 3000);
+
+    t0 = clk::now();
+    {
+        std::unique_lock<leasewheel::mutex> lk(ma, clk::now() + 200ms);
+        CHECK(!lk.owns_lock());
+    }
+    waited = ms_since(t0);
+    CHECK(waited >= 200 && waited < 3000);
+
+    t0 = clk::now();
+    {
+        std::unique_lock<leasewheel::mutex> lk(ma, std::chrono::system_clock::now() + 200ms);
+        CHECK(!lk.owns_lock());
+    }
+    waited = ms_since(t0);
+    CHECK(waited >= 190 && waited < 3000); /* system_clock may step */
+
+    /* Deadlines passed and negative waits try once. */
+    CHECK(!ma.try_lock_until(clk::now() - 1s));
+    CHECK(!ma.try_lock_for(-5ms));
+    CHECK(!ma.try_lock());
+    hold.unlock();
+
+    /* Unlocked 150 ms into a 5 s wait: the waiter is woken, not timed out. */
+    std::atomic<bool> held{false};
+    std::thread other([&] {
+        std::lock_guard<leasewheel::mutex> g(mb);
+        held = true;
+        std::this_thread::sleep_for(150ms);
+    });
+    while (!held)
+        std::this_thread::sleep_for(1ms);
+    t0 = clk::now();
+    {
+        std::unique_lock<leasewheel::mutex> lk(ma, 5s);
+        CHECK(lk.owns_lock());
+        waited = ms_since(t0);
+        CHECK(waited >= 50 && waited < 4000);
+    }
+    other.join();
+    {
+        std::unique_lock<leasewheel::mutex> lk(ma, std::chrono::system_clock::now() + 1s);
+        CHECK(lk.owns_lock());
+    }
+    CHECK(!ma.is_locked());
+}
+
+/* Two threads take the same two mutexes in opposite orders, many times:
+ * std::scoped_lock's try-and-back-off keeps them out of a deadlock, and
+ * nobody is ever inside with somebody else. */
+static void scoped_lock_two(int port)
+{
+    leasewheel::client c(opts_for(port));
+    leasewheel::mutex m1(c, "hpp:one"), m2(c, "hpp:two");
+    std::atomic<int> inside{0}, overlaps{0}, done{0}, rounds{0};
+    const int n = 25;
+
+    auto run = [&](leasewheel::mutex &first, leasewheel::mutex &second) {
+        for (int i = 0; i < n; i++) {
+            std::scoped_lock lk(first, second);
+            if (inside.fetch_add(1) != 0)
+                overlaps++;
+            std::this_thread::sleep_for(1ms);
+            inside.fetch_sub(1);
+            rounds++;
+        }
+        done++;
+    };
+    auto t0 = clk::now();
+    std::thread t1(run, std::ref(m1), std::ref(m2)), t2(run, std::ref(m2), std::ref(m1));
+    while (done < 2 && ms_since(t0) < 20000)
+        std::this_thread::sleep_for(5ms);
+    if (done < 2) {
+        std::fprintf(stderr, "scoped_lock: %d of %d rounds in 20 s: deadlocked\n",
+                     rounds.load(), 2 * n);
+        std::_Exit(1); /* the threads cannot be joined */
+    }
+    t1.join();
+    t2.join();
+    std::printf("scoped_lock: %d rounds in %lld ms\n", rounds.load(), ms_since(t0));
+    CHECK(rounds == 2 * n && overlaps == 0);
+    CHECK(!m1.is_locked() && !m2.is_locked());
+}
+
+/* Nothing listens: the error_code overloads say LW_ECONNREFUSED through
+ * the category, and the others throw it as std::system_error. */
+static void errors()
+{
+    int port = dead_port();
+    leasewheel::client c(opts_for(port));
+    leasewheel::mutex m(c, "hpp:refused");
+    std::error_code ec;
+
+    CHECK(port > 0);
+    m.lock(ec);
+    CHECK(ec == LW_ECONNREFUSED);
+    CHECK(ec.value() == LW_ECONNREFUSED && ec.category() == leasewheel::category());
+    CHECK(std::strcmp(ec.category().name(), "leasewheel") == 0);
+    CHECK(ec.message() == lw_strerror(LW_ECONNREFUSED));
+    CHECK(ec == std::errc::connection_refused);
+    CHECK(!m.try_lock(ec) && ec == LW_ECONNREFUSED);
+    CHECK(!m.try_lock_for(100ms, ec) && ec == LW_ECONNREFUSED);
+    CHECK(!m.try_lock_until(clk::now() + 100ms, ec) && ec == LW_ECONNREFUSED);
+    CHECK(!m.is_locked(ec) && ec == LW_ECONNREFUSED);
+
+    int thrown = 0;
+    auto expect_refused = [&](auto &&call) {
+        try {
+            call();
+        } catch (const std::system_error &e) {
+            if (e.code() == LW_ECONNREFUSED &&
+                std::strstr(e.what(), lw_strerror(LW_ECONNREFUSED)) != nullptr)
+                thrown++;
+            else
+                std::fprintf(stderr, "unexpected system_error: %s\n", e.what());
+        }
+    };
+    expect_refused([&] { m.lock(); });
+    expect_refused([&] { (void)m.try_lock(); });
+    expect_refused([&] { (void)m.try_lock_for(50ms); });
+    expect_refused([&] { (void)m.try_lock_until(std::chrono::system_clock::now() + 50ms); });
+    expect_refused([&] { std::lock_guard<leasewheel::mutex> g(m); });
+    CHECK(thrown == 5);
+
+    /* A config the library refuses: thrown from the constructor, or in ec
+     * with an empty client. */
+    leasewheel::options bad;
+    bad.port = 70000;
+    try {
+        leasewheel::client x(bad);
+        CHECK(!"client with port 70000 constructed");
+    } catch (const std::system_error &e) {
+        CHECK(e.code() == LW_ERANGE);
+    }
+    leasewheel::client y(bad, ec);
+    CHECK(ec == LW_ERANGE && !y);
+    bad.port = 0;
+    bad.tick = -1ms;
+    leasewheel::client z(bad, ec);
+    CHECK(ec == LW_EINVAL && ec == std::errc::invalid_argument && !z);
+    leasewheel::mutex orphan(z, "hpp:orphan", ec);
+    CHECK(ec == LW_EINVAL);
+    orphan.lock(ec);
+    CHECK(ec == LW_EINVAL);
+    /* Every code has its message through the category. */
+    for (int e = LW_EINVAL; e >= LW_EREPLICAS; e--)
+        CHECK(std::error_code(e, leasewheel::category()).message() == lw_strerror(e));
+}
+
+/* A failed unlock() throws nothing: its handler hears of it, on the
+ * calling thread, and take_unlock_error() has it. */
+static void unlock_failures(const redis_server *srv)
+{
+    leasewheel::client c(opts_for(srv->port));
+    leasewheel::mutex m(c, "hpp:unlock");
+    std::error_code seen;
+    int calls = 0;
+    std::thread::id on;
+
+    m.set_unlock_error_handler([&](const leasewheel::mutex &who, std::error_code ec) {
+        CHECK(&who == &m);
+        seen = ec;
+        calls++;
+        on = std::this_thread::get_id();
+    });
+    m.unlock(); /* not held */
+    CHECK(calls == 1 && seen == LW_ENOTOWNER && on == std::this_thread::get_id());
+    CHECK(seen == std::errc::operation_not_permitted);
+    CHECK(m.take_unlock_error() == LW_ENOTOWNER);
+    CHECK(!m.take_unlock_error());
+
+    /* Held, then the key deleted behind its back. */
+    m.lock();
+    redisReply *r = redis_server_command(srv, "DEL %s", "hpp:unlock");
+    CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1);
+    if (r)
+        freeReplyObject(r);
+    m.unlock();
+    CHECK(calls == 2 && seen == LW_ENOTOWNER);
+
+    std::error_code ec;
+    m.unlock(ec); /* to ec, not to the handler */
+    CHECK(ec == LW_ENOTOWNER && calls == 2);
+    m.set_unlock_error_handler(nullptr);
+    m.unlock();
+    CHECK(calls == 2 && m.take_unlock_error() == LW_ENOTOWNER);
+}
+
+/* A 300 ms watchdog lease on a 10 ms tick: the key deleted behind the
+ * watchdog's back is reported through the std::function, on the engine
+ * thread, once; the holder's unlock then fails to its handler. */
+static void lost(const redis_server *srv)
+{
+    struct seen {
+        std::atomic<int> calls{0}, reason{0};
+        std::atomic<std::uint64_t> owner{0};
+        std::atomic<bool> name_ok{false}, on_engine{false}, edeadlk{false};
+        std::atomic<leasewheel::mutex *> m{nullptr};
+    } s;
+    const std::thread::id main_id = std::this_thread::get_id();
+    leasewheel::options o = opts_for(srv->port);
+    o.watchdog_timeout = 300ms;
+    o.tick = 10ms;
+    o.on_lost = [&](std::string_view name, std::uint64_t owner, int reason) {
+        std::error_code ec;
+        s.name_ok = name == "hpp:lost";
+        s.owner = owner;
+        s.reason = reason;
+        s.on_engine = std::this_thread::get_id() != main_id;
+        if (leasewheel::mutex *m = s.m.load()) /* blocking calls refuse here */
+            s.edeadlk = !m->is_locked(ec) && ec == LW_EDEADLK;
+        s.calls++;
+    };
+    leasewheel::client first(o);
+    leasewheel::client c = std::move(first); /* on_lost moves with it */
+    CHECK(!first && c);
+    leasewheel::mutex m(c, "hpp:lost");
+    std::error_code unlock_ec;
+    m.set_unlock_error_handler(
+        [&](const leasewheel::mutex &, std::error_code ec) { unlock_ec = ec; });
+    s.m = &m;
+
+    m.lock();
+    std::this_thread::sleep_for(400ms); /* renewed past its first lease */
+    CHECK(m.is_held() && s.calls == 0);
+    redisReply *r = redis_server_command(srv, "DEL %s", "hpp:lost");
+    CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1);
+    if (r)
+        freeReplyObject(r);
+    auto t0 = clk::now();
+    while (s.calls == 0 && ms_since(t0) < 3000)
+        std::this_thread::sleep_for(5ms);
+    std::printf("on_lost after %lld ms\n", ms_since(t0));
+    CHECK(s.calls == 1 && s.name_ok && s.reason == LW_LOST_NOT_OWNER);
+    CHECK(s.owner == lw_owner_self() && s.on_engine && s.edeadlk);
+    CHECK(!m.is_held());
+    m.unlock();
+    CHECK(unlock_ec == LW_ENOTOWNER);
+    CHECK(c.stats().lost_not_owner == 1);
+    std::this_thread::sleep_for(100ms);
+    CHECK(s.calls == 1);
+    s.m = nullptr;
+}
+
+int main()
+{
+    redis_server srv;
+
+    std::printf("test_hpp: C++ %ld\n", static_cast<long>(__cplusplus));
+    errors();
+    if (redis_server_start(&srv, nullptr) != 0) {
+        std::fprintf(stderr, "redis-server did not start\n");
+        return 1;
+    }
+    try {
+        guard_and_tokens(srv.port);
+        unique_lock_timeouts(srv.port);
+        scoped_lock_two(srv.port);
+        unlock_failures(&srv);
+        lost(&srv);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "unexpected exception: %s\n", e.what());
+        failures++;
+    }
+    redis_server_stop(&srv);
+    std::printf("test_hpp: %s\n", failures ? "FAIL" : "PASS");
+    return failures ? 1 : 0;
+}
