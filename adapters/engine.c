@@ -103,22 +103,6 @@ struct lw_engine {
     struct lw_topology *topo;
 };
 
-/* The topologies, by the config that asks for them. */
-struct topology_kind {
-    int (*check)(const struct lw_engine_config *cfg);
-    int (*make)(const struct lw_engine_config *cfg, struct link_set *ls,
-                struct lw_topology **out);
-};
-
-static const struct topology_kind single_kind = {single_check, single_new};
-static const struct topology_kind sentinel_kind = {sentinel_check, sentinel_new};
-static const struct topology_kind cluster_kind = {cluster_check, cluster_new};
-
-static const struct topology_kind *kind_of(const struct lw_engine_config *cfg)
-{
-    return cfg->nseeds ? &cluster_kind : cfg->nsentinels ? &sentinel_kind : &single_kind;
-}
-
 /* A request's wait for the pipeline starts when the engine takes it: a
  * request that cannot be written within the command timeout fails
  * (links_check_timeouts()), and one taken while no first connection can
@@ -331,7 +315,7 @@ static int check_config(const struct lw_engine_config *cfg)
 {
     int rc;
 
-    if ((rc = kind_of(cfg)->check(cfg)) || (rc = lw_endpoint_check(&cfg->node)))
+    if ((rc = topology_check(cfg)) || (rc = lw_endpoint_check(&cfg->node)))
         return rc;
     if (cfg->topology_refresh_ms > LW_ENGINE_MAX_TIMEOUT_MS ||
         cfg->side_block_ms > LW_ENGINE_MAX_TIMEOUT_MS)
@@ -470,9 +454,7 @@ static int make_engine(struct lw_engine *e, const struct lw_engine_config *cfg)
     if (!e->loop)
         return LW_ENOMEM;
     e->links.loop = e->loop;
-    if (kind_of(cfg)->make(cfg, &e->links, &e->topo))
-        return LW_ENOMEM;
-    return 0;
+    return topology_new(cfg, &e->links, &e->topo) ? LW_ENOMEM : 0;
 }
 
 int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out)

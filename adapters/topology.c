@@ -1,8 +1,8 @@
 /*
- * adapters/topology.c - what the topologies share (see topology.h): the
- * call that tells the engine's user of a change, and the behaviour of a
- * topology with one link and one node (a single Redis, and Sentinel's
- * master, which moves but is still one).
+ * adapters/topology.c - what the topologies share (see topology.h): which
+ * one a config asks for, the call that tells the engine's user of a
+ * change, and the behaviour of a topology with one link and one node (a
+ * single Redis, and Sentinel's master, which moves but is still one).
  *
  * With one link, the engine's status follows its main connection: 0 once
  * set up, else why its last attempt failed.  Before a first connection was
@@ -12,6 +12,33 @@
  */
 #include "link.h"
 #include "topology.h"
+
+/* The implementations, by the config that asks for them. */
+struct kind {
+    int (*check)(const struct lw_engine_config *cfg);
+    int (*make)(const struct lw_engine_config *cfg, struct link_set *ls,
+                struct lw_topology **out);
+};
+
+static const struct kind single_kind = {single_check, single_new};
+static const struct kind sentinel_kind = {sentinel_check, sentinel_new};
+static const struct kind cluster_kind = {cluster_check, cluster_new};
+
+static const struct kind *kind_of(const struct lw_engine_config *cfg)
+{
+    return cfg->nseeds ? &cluster_kind : cfg->nsentinels ? &sentinel_kind : &single_kind;
+}
+
+int topology_check(const struct lw_engine_config *cfg)
+{
+    return kind_of(cfg)->check(cfg);
+}
+
+int topology_new(const struct lw_engine_config *cfg, struct link_set *ls,
+                 struct lw_topology **out)
+{
+    return kind_of(cfg)->make(cfg, ls, out);
+}
 
 void topology_tell(struct lw_topology *t, const struct lw_topology_change *change)
 {

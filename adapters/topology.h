@@ -9,7 +9,8 @@
  *               ASK and the unsettled retries.
  *
  * The engine (engine.c) calls only through the table: start, route each
- * request it takes in, tick, stop, free, and the questions.  A link
+ * request it takes in, tick, stop, free, and the questions; it makes its
+ * topology with topology_new(), which picks the implementation.  A link
  * (link.c) reports through it what it cannot decide alone.  A topology
  * calls down into link.c (making links, queueing requests on them) and
  * completes requests through the link set; neither the links nor their
@@ -109,13 +110,24 @@ struct lw_topology {
 };
 
 /*
- * The constructors, called by lw_engine_new() with the engine's link set
- * (its endpoint copied already).  Each checks its part of the config
- * first (the *_check: 0, LW_EINVAL, LW_ERANGE), then makes its state,
- * sets *out and the set's topo to it at once (the links it makes report
- * there), and makes its first links: 0, or LW_ENOMEM (then *out, when set,
- * is freed with its free entry).
+ * topology_check - the config's topology, by its fields (seeds: a cluster;
+ * sentinels: Sentinel; else one Redis): its part of the config is sound.
+ * 0, LW_EINVAL, LW_ERANGE.
  */
+int topology_check(const struct lw_engine_config *cfg);
+
+/*
+ * topology_new - make the config's topology over the engine's link set
+ * (its endpoint copied already), with its first links.  *out (and the
+ * set's topo, where the links report) is set as soon as the state exists,
+ * so that even on failure its free entry frees what was made.  0 or
+ * LW_ENOMEM.
+ */
+int topology_new(const struct lw_engine_config *cfg, struct link_set *ls,
+                 struct lw_topology **out);
+
+/* The implementations' own, which topology_check() and topology_new()
+ * choose between. */
 int single_check(const struct lw_engine_config *cfg);
 int single_new(const struct lw_engine_config *cfg, struct link_set *ls,
                struct lw_topology **out);
