@@ -32,7 +32,7 @@ static inline uint32_t backoff_delay_ms(uint32_t min_ms, uint32_t max_ms, unsign
 struct backoff {
     uint32_t min_ms;
     uint32_t max_ms;
-    unsigned attempt;   /* retries since the last success */
+    unsigned attempt; /* retries since the last success */
     struct xorshift rng;
 };
 

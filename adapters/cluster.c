@@ -36,10 +36,10 @@
 #include "link.h"
 #include "topology.h"
 
-#define REFRESH_GAP_NS 100000000ull    /* at most one map read per 100 ms */
-#define DEGRADED_GAP_NS 250000000ull   /* a master down: read every 250 ms */
+#define REFRESH_GAP_NS 100000000ull  /* at most one map read per 100 ms */
+#define DEGRADED_GAP_NS 250000000ull /* a master down: read every 250 ms */
 #define MAX_REDIRECTS 16
-#define RETRY_MIN_MS 20u               /* unsettled: 20 ms doubling to 200 ms */
+#define RETRY_MIN_MS 20u /* unsettled: 20 ms doubling to 200 ms */
 #define RETRY_MAX_MS 200u
 
 struct node {
@@ -58,31 +58,31 @@ struct cluster {
     unsigned nseeds;
     struct node *nodes;
     unsigned nnodes, cap;
-    int16_t map[LW_CLUSTER_SLOTS];   /* routing: node, -1 unknown */
-    int16_t read[LW_CLUSTER_SLOTS];  /* the latest map read, for the diff */
-    int16_t next[LW_CLUSTER_SLOTS];  /* the map being parsed */
+    int16_t map[LW_CLUSTER_SLOTS];          /* routing: node, -1 unknown */
+    int16_t read[LW_CLUSTER_SLOTS];         /* the latest map read, for the diff */
+    int16_t next[LW_CLUSTER_SLOTS];         /* the map being parsed */
     uint8_t failover[LW_CLUSTER_SLOTS / 8]; /* what on_topology is told */
     uint8_t moved[LW_CLUSTER_SLOTS / 8];
     int have_map;
-    int sharded;       /* the cluster answered CLUSTER SHARDS */
-    int use_slots;     /* it did not: ask CLUSTER SLOTS */
+    int sharded;   /* the cluster answered CLUSTER SHARDS */
+    int use_slots; /* it did not: ask CLUSTER SLOTS */
 
     /* The topology connection. */
     struct lw_conn tconn;
-    char *thost;       /* its address, for CLUSTER SLOTS' empty host */
+    char *thost;        /* its address, for CLUSTER SLOTS' empty host */
     unsigned next_addr; /* candidate tried next: seeds, then nodes */
-    unsigned failures; /* attempts failed since a map was last read */
-    int last_err;      /* why the latest attempt failed */
-    int fail_err;      /* every seed refused before any map: fail at once */
-    int querying;      /* a query is in flight */
-    int again;         /* another read was asked for meanwhile */
-    uint64_t query_ns; /* when the query in flight was sent */
-    uint64_t read_ns;  /* when the latest read was sent */
+    unsigned failures;  /* attempts failed since a map was last read */
+    int last_err;       /* why the latest attempt failed */
+    int fail_err;       /* every seed refused before any map: fail at once */
+    int querying;       /* a query is in flight */
+    int again;          /* another read was asked for meanwhile */
+    uint64_t query_ns;  /* when the query in flight was sent */
+    uint64_t read_ns;   /* when the latest read was sent */
     ev_timer periodic, soon, reopen;
 
-    struct fifo pending;  /* no route yet (no map, no link) */
-    struct fifo backoff;  /* unsettled: deadline_ns is the retry time */
-    struct xorshift rng;  /* the back-off's jitter */
+    struct fifo pending; /* no route yet (no map, no link) */
+    struct fifo backoff; /* unsettled: deadline_ns is the retry time */
+    struct xorshift rng; /* the back-off's jitter */
 };
 
 static struct cluster *of(const struct lw_topology *t)
@@ -219,7 +219,7 @@ static void reroute_link(struct cluster *c, struct link *l)
 
     while ((req = fifo_pop(&all))) {
         int stays = req->route == LW_ROUTE_SLOT ? c->map[req->route_to] == (int)l->node
-                    : is_master;
+                                                : is_master;
 
         if (stays || req->asking)
             fifo_push(&l->waiting, req);
@@ -539,7 +539,8 @@ static void on_topology_down(void *arg, int err)
         unsigned rounds = c->failures / ncand;
 
         delay = backoff_delay_ms(ep->reconnect_min_ms, ep->reconnect_max_ms, rounds - 1,
-                                 &c->rng) / 1000.0;
+                                 &c->rng) /
+                1000.0;
         if (!c->have_map && (err == LW_ECONNREFUSED || err == LW_ECONNECT || err == LW_EAUTH)) {
             c->fail_err = err;
             links_fail_all(c->ls, &c->pending, err);
@@ -707,7 +708,8 @@ static void expire_pending(struct cluster *c, uint64_t now)
 {
     struct fifo all = fifo_take(&c->pending);
     struct lw_request *req;
-    int err = c->have_map ? LW_EUNSETTLED : c->last_err ? c->last_err : LW_ETIMEDOUT;
+    int err = c->have_map ? LW_EUNSETTLED : c->last_err ? c->last_err
+                                                        : LW_ETIMEDOUT;
 
     while ((req = fifo_pop(&all))) {
         if (req->expires_ns <= now)

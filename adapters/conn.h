@@ -72,25 +72,25 @@ struct conn_config {
     const struct lw_endpoint *ep; /* credentials, timeouts, back-off; its
                                      address unless host is set.  It must
                                      outlive the connection */
-    const char *host;       /* another address of the same deployment (a
-                               cluster node, a sentinel), or NULL */
-    int port;               /* with host; 0: host is a unix socket's path */
+    const char *host;             /* another address of the same deployment (a
+                                     cluster node, a sentinel), or NULL */
+    int port;                     /* with host; 0: host is a unix socket's path */
     struct ev_loop *loop;
     conn_setup_fn *on_setup; /* may be NULL */
     conn_up_fn *on_up;
     conn_down_fn *on_down;
     conn_reply_fn *on_reply;
     void *arg;
-    conn_where_fn *where;    /* may be NULL: always host:port */
+    conn_where_fn *where; /* may be NULL: always host:port */
     void *where_arg;
 };
 
 struct lw_conn {
     const struct lw_endpoint *ep;
-    char *host;             /* where it connects: a copy */
+    char *host; /* where it connects: a copy */
     char *unix_path;
     int port;
-    char *auth_cmd;         /* AUTH [<user>] <password>, formatted, or NULL */
+    char *auth_cmd; /* AUTH [<user>] <password>, formatted, or NULL */
     size_t auth_len;
     struct ev_loop *loop;
     conn_setup_fn *on_setup;
@@ -101,23 +101,23 @@ struct lw_conn {
     conn_where_fn *where;
     void *where_arg;
 
-    redisContext *rc;       /* the live context, or NULL */
-    redisContext *dead;     /* let go of inside the read loop: freed after it */
-    int reading;            /* inside the read loop */
+    redisContext *rc;   /* the live context, or NULL */
+    redisContext *dead; /* let go of inside the read loop: freed after it */
+    int reading;        /* inside the read loop */
     enum conn_state state;
-    unsigned setup_auth;    /* SETUP: the AUTH reply is still to come */
-    unsigned setup_user;    /* SETUP: the user's replies due before the PING's */
-    int ping_sent;          /* SETUP: the PING is written */
-    int last_err;           /* why the last attempt failed; 0 while READY */
-    int ever_ready;         /* a connection has been set up before */
-    int unflushed;          /* commands appended since the last write */
-    ev_io rio;              /* readable: replies */
-    ev_io wio;              /* writable: the connect's end, or room for more */
-    uint64_t reconnects;    /* connections set up after the first */
+    unsigned setup_auth; /* SETUP: the AUTH reply is still to come */
+    unsigned setup_user; /* SETUP: the user's replies due before the PING's */
+    int ping_sent;       /* SETUP: the PING is written */
+    int last_err;        /* why the last attempt failed; 0 while READY */
+    int ever_ready;      /* a connection has been set up before */
+    int unflushed;       /* commands appended since the last write */
+    ev_io rio;           /* readable: replies */
+    ev_io wio;           /* writable: the connect's end, or room for more */
+    uint64_t reconnects; /* connections set up after the first */
     struct backoff backoff;
-    ev_timer deadline;      /* CONNECTING + SETUP must end in time */
-    ev_timer retry;         /* the back-off */
-    ev_prepare flush;       /* writes what this loop iteration appended */
+    ev_timer deadline; /* CONNECTING + SETUP must end in time */
+    ev_timer retry;    /* the back-off */
+    ev_prepare flush;  /* writes what this loop iteration appended */
 };
 
 /* conn_init - copy cfg (validated by the caller); no I/O yet.  Returns 0

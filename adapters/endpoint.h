@@ -27,8 +27,8 @@
 #define LW_ENDPOINT_DEFAULT_COMMAND_TIMEOUT_MS 3000u
 #define LW_ENDPOINT_DEFAULT_RECONNECT_MIN_MS 50u
 #define LW_ENDPOINT_DEFAULT_RECONNECT_MAX_MS 5000u
-#define LW_ENDPOINT_MAX_TIMEOUT_MS 3600000u  /* one hour */
-#define LW_ENDPOINT_UNIX_PATH_MAX 107u       /* bytes: a sockaddr_un's, less the NUL */
+#define LW_ENDPOINT_MAX_TIMEOUT_MS 3600000u /* one hour */
+#define LW_ENDPOINT_UNIX_PATH_MAX 107u      /* bytes: a sockaddr_un's, less the NUL */
 
 struct lw_endpoint {
     const char *host;            /* name or address; ignored with unix_path */

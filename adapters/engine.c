@@ -74,13 +74,13 @@
 struct lw_engine {
     /* The loop and its watchers. */
     struct ev_loop *loop;
-    int own_thread;            /* 0: embedded in the caller's loop */
-    pthread_t thread;          /* ours, when own_thread */
-    pthread_t loop_thread;     /* the engine thread, for LW_EDEADLK; set
-                                  before lw_engine_new() returns */
-    _Atomic uint32_t started;  /* own thread: loop_thread is set (a futex) */
-    ev_async wake;             /* submissions, and shutdown */
-    ev_timer tick;             /* the wheel's tick */
+    int own_thread;           /* 0: embedded in the caller's loop */
+    pthread_t thread;         /* ours, when own_thread */
+    pthread_t loop_thread;    /* the engine thread, for LW_EDEADLK; set
+                                 before lw_engine_new() returns */
+    _Atomic uint32_t started; /* own thread: loop_thread is set (a futex) */
+    ev_async wake;            /* submissions, and shutdown */
+    ev_timer tick;            /* the wheel's tick */
     struct lw_wheel *wheel;
     lw_engine_tick_fn *on_tick;
     void *tick_arg;
@@ -90,15 +90,15 @@ struct lw_engine {
      * counters in `links`) sit on separate cache lines. */
     struct lw_mpsc submitted;
     /* Engine thread: what take_late() saw at the last tick. */
-    struct lw_mpsc_node *tick_first; /* the queue's first node */
-    uint64_t tick_taken;             /* `taken` then */
-    uint64_t taken;                  /* requests taken from the queue */
-    unsigned nscripts;               /* for lw_engine_submit()'s check */
+    struct lw_mpsc_node *tick_first;  /* the queue's first node */
+    uint64_t tick_taken;              /* `taken` then */
+    uint64_t taken;                   /* requests taken from the queue */
+    unsigned nscripts;                /* for lw_engine_submit()'s check */
     _Alignas(64) _Atomic int callers; /* threads inside lw_engine_submit() */
-    _Atomic int closing;       /* lw_engine_free() has begun */
+    _Atomic int closing;              /* lw_engine_free() has begun */
 
     /* Engine thread: the links, and the topology that routes over them. */
-    struct lw_endpoint node;   /* the data nodes' endpoint: every link's */
+    struct lw_endpoint node; /* the data nodes' endpoint: every link's */
     struct link_set links;
     struct lw_topology *topo;
 };

@@ -76,7 +76,9 @@ typedef void lw_engine_tick_fn(struct lw_engine *engine, struct lw_timer_list *d
                                void *arg);
 
 /* Where a request goes in a cluster (lw_request_route_*()). */
-enum { LW_ROUTE_ANY = 0, LW_ROUTE_SLOT = 1, LW_ROUTE_NODE = 2 };
+enum { LW_ROUTE_ANY = 0,
+       LW_ROUTE_SLOT = 1,
+       LW_ROUTE_NODE = 2 };
 
 /*
  * Which of a node's connections a request takes (lw_request.lane).  MAIN
@@ -86,7 +88,8 @@ enum { LW_ROUTE_ANY = 0, LW_ROUTE_SLOT = 1, LW_ROUTE_NODE = 2 };
  * so that they never hold up what goes on MAIN (renewals).  A request
  * keeps its lane through redirects and retries.
  */
-enum { LW_LANE_MAIN = 0, LW_LANE_SIDE = 1 };
+enum { LW_LANE_MAIN = 0,
+       LW_LANE_SIDE = 1 };
 
 /* Cluster geometry. */
 #define LW_CLUSTER_SLOTS 16384u
@@ -99,13 +102,13 @@ enum { LW_LANE_MAIN = 0, LW_LANE_SIDE = 1 };
  * LW_CLUSTER_SLOTS bits (slot s is bit s % 8 of byte s / 8).
  */
 struct lw_topology_change {
-    const uint8_t *failover;  /* slots whose master changed by a failover: the
-                                 new master was the old one's replica (same
-                                 shard), so what the old master acknowledged
-                                 may not have reached it */
-    const uint8_t *moved;     /* slots that moved to another shard (migration:
-                                 MIGRATE carried the keys) */
-    unsigned failovers;       /* shards that failed over in this change */
+    const uint8_t *failover; /* slots whose master changed by a failover: the
+                                new master was the old one's replica (same
+                                shard), so what the old master acknowledged
+                                may not have reached it */
+    const uint8_t *moved;    /* slots that moved to another shard (migration:
+                                MIGRATE carried the keys) */
+    unsigned failovers;      /* shards that failed over in this change */
 };
 
 /*
@@ -126,46 +129,46 @@ typedef void lw_engine_topology_fn(const struct lw_topology_change *change, void
  */
 struct lw_request {
     /* The caller, before submitting (through the lw_request_*() calls). */
-    char *cmd;                  /* RESP; owned by whoever set it */
+    char *cmd; /* RESP; owned by whoever set it */
     size_t len;
-    uint32_t script;            /* 0: a plain command; i + 1: EVALSHA of script
-                                   i, whose SHA the engine writes at sha_at */
+    uint32_t script; /* 0: a plain command; i + 1: EVALSHA of script
+                        i, whose SHA the engine writes at sha_at */
     uint32_t sha_at;
-    uint8_t task;               /* no command: lw_request_task() */
-    uint8_t lane;               /* LW_LANE_* */
-    uint8_t route;              /* cluster: LW_ROUTE_* */
-    uint8_t settle;             /* Sentinel: held back after a switch
-                                   (lw_request_settle()) */
-    uint32_t route_to;          /* cluster: the slot or node index */
+    uint8_t task;      /* no command: lw_request_task() */
+    uint8_t lane;      /* LW_LANE_* */
+    uint8_t route;     /* cluster: LW_ROUTE_* */
+    uint8_t settle;    /* Sentinel: held back after a switch
+                          (lw_request_settle()) */
+    uint32_t route_to; /* cluster: the slot or node index */
 
     /* lw_engine_submit() and lw_engine_call(). */
     lw_request_fn *done;
     void *arg;
-    uint8_t blocking;           /* a caller waits on `completed` */
-    struct lw_mpsc_node qnode;  /* the submission queue */
+    uint8_t blocking;          /* a caller waits on `completed` */
+    struct lw_mpsc_node qnode; /* the submission queue */
 
     /* The engine: queues, the wire, the outcome. */
-    struct lw_request *next;    /* the FIFO it waits in (waiting, in flight,
-                                   held by the topology) */
-    uint64_t deadline_ns;       /* when its present wait ends: to be written
-                                   (taken in + command timeout), or to be
-                                   answered (written + command timeout), or,
-                                   held for a retry, to be routed again */
-    uint64_t sent_ns;           /* when it was last written */
-    uint64_t sent_seq;          /* the write's sequence number on its link */
-    uint64_t sent_conn;         /* the connection it was last written on (a
-                                   number unique in the engine, new for every
-                                   connection set up), 0 before */
-    uint8_t retried;            /* NOSCRIPT retry spent */
-    int err;                    /* the outcome, for lw_engine_call() */
+    struct lw_request *next; /* the FIFO it waits in (waiting, in flight,
+                                held by the topology) */
+    uint64_t deadline_ns;    /* when its present wait ends: to be written
+                                (taken in + command timeout), or to be
+                                answered (written + command timeout), or,
+                                held for a retry, to be routed again */
+    uint64_t sent_ns;        /* when it was last written */
+    uint64_t sent_seq;       /* the write's sequence number on its link */
+    uint64_t sent_conn;      /* the connection it was last written on (a
+                                number unique in the engine, new for every
+                                connection set up), 0 before */
+    uint8_t retried;         /* NOSCRIPT retry spent */
+    int err;                 /* the outcome, for lw_engine_call() */
     _Atomic uint32_t completed;
 
     /* The topology (cluster.c): redirects and retries. */
-    uint64_t expires_ns;        /* when retries give up: taken in + command
-                                   timeout */
-    uint8_t redirects;          /* MOVED/ASK followed */
-    uint8_t unsettled;          /* unsettled retries so far */
-    uint8_t asking;             /* send ASKING first */
+    uint64_t expires_ns; /* when retries give up: taken in + command
+                            timeout */
+    uint8_t redirects;   /* MOVED/ASK followed */
+    uint8_t unsettled;   /* unsettled retries so far */
+    uint8_t asking;      /* send ASKING first */
 };
 
 #define LW_ENGINE_DEFAULT_MAX_INFLIGHT 4096u
@@ -175,30 +178,30 @@ struct lw_request {
 #define LW_ENGINE_DEFAULT_TOPOLOGY_REFRESH_MS 10000u
 
 struct lw_engine_config {
-    struct lw_endpoint node;   /* every data node's connection: the address
-                                  (one Redis; ignored with seeds or
-                                  sentinels), credentials, db (not in a
-                                  cluster), timeouts, back-off */
-    uint32_t max_inflight;     /* commands written but not answered, per
-                                  link; 1..MAX */
-    const char *const *scripts; /* Lua bodies; script i is lw_request_evalsha(i) */
-    unsigned nscripts;          /* 0..LW_ENGINE_MAX_SCRIPTS */
+    struct lw_endpoint node;      /* every data node's connection: the address
+                                     (one Redis; ignored with seeds or
+                                     sentinels), credentials, db (not in a
+                                     cluster), timeouts, back-off */
+    uint32_t max_inflight;        /* commands written but not answered, per
+                                     link; 1..MAX */
+    const char *const *scripts;   /* Lua bodies; script i is lw_request_evalsha(i) */
+    unsigned nscripts;            /* 0..LW_ENGINE_MAX_SCRIPTS */
     struct lw_wheel_config wheel; /* the engine's wheel: its tick paces timeouts */
     lw_engine_tick_fn *on_tick;   /* may be NULL */
     void *tick_arg;
-    struct ev_loop *loop;      /* embedded mode: run on this loop; NULL: own thread */
-    uint32_t side_block_ms;    /* commands on the side lane may block the
-                                  server this long (WAIT's timeout): they time
-                                  out that much after command_timeout_ms;
-                                  0..LW_ENGINE_MAX_TIMEOUT_MS */
+    struct ev_loop *loop;   /* embedded mode: run on this loop; NULL: own thread */
+    uint32_t side_block_ms; /* commands on the side lane may block the
+                               server this long (WAIT's timeout): they time
+                               out that much after command_timeout_ms;
+                               0..LW_ENGINE_MAX_TIMEOUT_MS */
     /* Redis Cluster: nseeds > 0 makes the engine a cluster client (see
      * "Clusters" below). */
-    const char *const *seeds;  /* "host:port" each */
-    unsigned nseeds;           /* 0..LW_ENGINE_MAX_SEEDS */
-    uint32_t topology_refresh_ms; /* periodic slot map refresh; 0: default.
-                                  With sentinels: how often they are asked
-                                  again besides +switch-master; 0:
-                                  LW_ENGINE_DEFAULT_SENTINEL_REFRESH_MS */
+    const char *const *seeds;           /* "host:port" each */
+    unsigned nseeds;                    /* 0..LW_ENGINE_MAX_SEEDS */
+    uint32_t topology_refresh_ms;       /* periodic slot map refresh; 0: default.
+                                        With sentinels: how often they are asked
+                                        again besides +switch-master; 0:
+                                        LW_ENGINE_DEFAULT_SENTINEL_REFRESH_MS */
     lw_engine_topology_fn *on_topology; /* may be NULL */
     void *topology_arg;
     /* Redis Sentinel: nsentinels > 0 finds the master through them (see
@@ -213,24 +216,24 @@ struct lw_engine_config {
 
 /* Counters since creation.  Snapshots from any thread. */
 struct lw_engine_stats {
-    uint64_t sent;          /* commands written, set-up commands included */
-    uint64_t replies;       /* replies read */
-    uint64_t error_replies; /* of which Redis errors */
-    uint64_t failed;        /* requests completed with an LW_E* code */
-    uint64_t timeouts;      /* requests failed with LW_ETIMEDOUT */
-    uint64_t reconnects;    /* connections made after the first */
-    uint64_t script_reloads; /* NOSCRIPT replies that loaded a script again */
-    uint64_t waiting;       /* requests the engine holds, not yet written */
-    uint64_t inflight;      /* commands on the wire now */
-    uint64_t inflight_max;  /* the most ever on the wire at once */
+    uint64_t sent;               /* commands written, set-up commands included */
+    uint64_t replies;            /* replies read */
+    uint64_t error_replies;      /* of which Redis errors */
+    uint64_t failed;             /* requests completed with an LW_E* code */
+    uint64_t timeouts;           /* requests failed with LW_ETIMEDOUT */
+    uint64_t reconnects;         /* connections made after the first */
+    uint64_t script_reloads;     /* NOSCRIPT replies that loaded a script again */
+    uint64_t waiting;            /* requests the engine holds, not yet written */
+    uint64_t inflight;           /* commands on the wire now */
+    uint64_t inflight_max;       /* the most ever on the wire at once */
     uint64_t topology_refreshes; /* cluster: slot maps read */
-    uint64_t redirects;     /* cluster: MOVED and ASK replies followed */
-    uint64_t unsettled;     /* cluster: TRYAGAIN, CLUSTERDOWN, LOADING, READONLY,
-                               MASTERDOWN replies (and refused connections to a
-                               failed master) retried */
-    uint64_t switches;      /* Sentinel: switches to another master seen */
-    uint64_t taken_late;    /* submitted requests found a tick late, their
-                               wake-up missed (engine.c, take_late()) */
+    uint64_t redirects;          /* cluster: MOVED and ASK replies followed */
+    uint64_t unsettled;          /* cluster: TRYAGAIN, CLUSTERDOWN, LOADING, READONLY,
+                                    MASTERDOWN replies (and refused connections to a
+                                    failed master) retried */
+    uint64_t switches;           /* Sentinel: switches to another master seen */
+    uint64_t taken_late;         /* submitted requests found a tick late, their
+                                    wake-up missed (engine.c, take_late()) */
 };
 
 /* lw_engine_config_init - the defaults: lw_endpoint_init()'s node (and

@@ -39,7 +39,10 @@
 /* A command the link sends for itself (set-up, script reload, ASKING). */
 struct own_request {
     struct lw_request req;
-    enum { OWN_SELECT, OWN_LOAD, OWN_ASKING, OWN_ROLE } kind;
+    enum { OWN_SELECT,
+           OWN_LOAD,
+           OWN_ASKING,
+           OWN_ROLE } kind;
     unsigned script;
 };
 
@@ -419,8 +422,15 @@ static struct link *make_link(struct link_set *ls, unsigned node, const char *ho
 {
     struct link *l = calloc(1, sizeof *l);
     struct conn_config cc = {
-        .ep = ls->ep, .host = host, .port = port, .loop = ls->loop, .on_setup = on_setup,
-        .on_up = on_up, .on_down = on_down, .on_reply = on_reply, .arg = l,
+        .ep = ls->ep,
+        .host = host,
+        .port = port,
+        .loop = ls->loop,
+        .on_setup = on_setup,
+        .on_up = on_up,
+        .on_down = on_down,
+        .on_reply = on_reply,
+        .arg = l,
     };
 
     if (!l)

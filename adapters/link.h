@@ -40,8 +40,8 @@ struct script {
 
 /* A script's state on one link. */
 struct link_script {
-    char sha[41];       /* from the SCRIPT LOAD reply */
-    uint64_t load_seq;  /* write sequence number of the latest SCRIPT LOAD */
+    char sha[41];      /* from the SCRIPT LOAD reply */
+    uint64_t load_seq; /* write sequence number of the latest SCRIPT LOAD */
 };
 
 /* The engine's counters (lw_engine_stats): written by the engine thread
@@ -55,20 +55,20 @@ struct link_counters {
 
 struct link {
     struct link_set *ls;
-    unsigned node;             /* its node index (0 outside a cluster) */
+    unsigned node; /* its node index (0 outside a cluster) */
     struct lw_conn conn;
-    struct fifo waiting;       /* routed here, not yet written */
-    struct fifo inflight;      /* written, reply pending, in write order */
+    struct fifo waiting;  /* routed here, not yet written */
+    struct fifo inflight; /* written, reply pending, in write order */
     struct link_script *scripts;
-    uint64_t seq;              /* commands written so far */
-    uint64_t reconnects;       /* conn.reconnects already counted */
-    int pipeline_full;         /* reached the cap; waiting for refill_at */
-    uint64_t conn_id;          /* the connection's number while READY
-                                  (lw_request.sent_conn) */
-    uint64_t grace_ns;         /* added to the command timeout: a side
-                                  link's commands may block (WAIT) */
-    struct link *side;         /* the node's side lane, once asked for */
-    int is_side;               /* this is a side lane */
+    uint64_t seq;        /* commands written so far */
+    uint64_t reconnects; /* conn.reconnects already counted */
+    int pipeline_full;   /* reached the cap; waiting for refill_at */
+    uint64_t conn_id;    /* the connection's number while READY
+                            (lw_request.sent_conn) */
+    uint64_t grace_ns;   /* added to the command timeout: a side
+                            link's commands may block (WAIT) */
+    struct link *side;   /* the node's side lane, once asked for */
+    int is_side;         /* this is a side lane */
     /* lw_engine_node_stats(): plain counters, read on the engine thread. */
     uint64_t sent, replies, error_replies, script_reloads;
 };
@@ -76,7 +76,7 @@ struct link {
 struct link_set {
     struct ev_loop *loop;
     const struct lw_endpoint *ep; /* every data node's (the engine's copy) */
-    struct lw_topology *topo;  /* where the links report */
+    struct lw_topology *topo;     /* where the links report */
     uint64_t command_timeout_ns;
     uint64_t side_grace_ns;    /* side links' extra time (side_block_ms) */
     uint32_t max_inflight;     /* per link */
@@ -89,12 +89,12 @@ struct link_set {
     size_t select_len;
     struct script *scripts;
     unsigned nscripts;
-    int check_role;            /* every set-up asks ROLE: the node must be a
-                                  master (Sentinel) */
-    uint64_t conn_ids;         /* connections set up so far, all links */
-    struct link **links;       /* by node index */
+    int check_role;      /* every set-up asks ROLE: the node must be a
+                            master (Sentinel) */
+    uint64_t conn_ids;   /* connections set up so far, all links */
+    struct link **links; /* by node index */
     unsigned nlinks;
-    int in_callback;           /* depth of user callbacks running now */
+    int in_callback;            /* depth of user callbacks running now */
     const _Atomic int *closing; /* the engine is being freed */
     struct link_counters count;
     _Alignas(64) _Atomic int status; /* lw_engine_status() */

@@ -31,21 +31,21 @@
 #include "subscriber.h"
 #include "topology.h"
 
-#define NODE_SINGLE (-2)   /* the one subscriber outside a cluster */
-#define HOLD_S 0.1         /* how long a channel refused by its node waits */
+#define NODE_SINGLE (-2) /* the one subscriber outside a cluster */
+#define HOLD_S 0.1       /* how long a channel refused by its node waits */
 
 struct node_sub {
     struct lw_pubsub *ps;
     struct lw_sub *sub;
-    int node;              /* engine node index, or NODE_SINGLE */
-    int sharded;           /* SSUBSCRIBE on it, or SUBSCRIBE */
-    unsigned routes;       /* channels on it */
+    int node;        /* engine node index, or NODE_SINGLE */
+    int sharded;     /* SSUBSCRIBE on it, or SUBSCRIBE */
+    unsigned routes; /* channels on it */
 };
 
 struct route {
     UT_hash_handle hh;
-    struct route *next;    /* in a list of routes dropped, or held */
-    struct node_sub *ns;   /* NULL while held */
+    struct route *next;  /* in a list of routes dropped, or held */
+    struct node_sub *ns; /* NULL while held */
     int unsubscribing;
     size_t len;
     char name[];
@@ -56,16 +56,16 @@ struct lw_pubsub {
     const struct lw_endpoint *ep;   /* how subscribers connect */
     struct lw_endpoint own_ep;      /* a copy of the config's, if it gave one */
     struct ev_loop *loop;
-    int mode;                  /* enum lw_sharded_mode */
-    int sharded;               /* the mode in force */
-    struct node_sub *plain;    /* the one subscriber when not sharded */
-    struct node_sub **nodes;   /* sharded: by engine node index */
+    int mode;                /* enum lw_sharded_mode */
+    int sharded;             /* the mode in force */
+    struct node_sub *plain;  /* the one subscriber when not sharded */
+    struct node_sub **nodes; /* sharded: by engine node index */
     unsigned nnodes;
-    struct route *routes;      /* by channel name */
-    struct route *held;        /* refused by their node: LOST when hold ends */
-    int16_t *hint;             /* slot -> node + 1 that a MOVED named */
+    struct route *routes; /* by channel name */
+    struct route *held;   /* refused by their node: LOST when hold ends */
+    int16_t *hint;        /* slot -> node + 1 that a MOVED named */
     ev_timer hold;
-    ev_timer recheck;          /* the mode is to change: a new map, soon */
+    ev_timer recheck; /* the mode is to change: a new map, soon */
     lw_pubsub_fn *on_event;
     void *arg;
 };
@@ -328,7 +328,8 @@ static struct route *drop_routes(struct lw_pubsub *ps, const struct node_sub *ns
 {
     struct route *r, *tmp, *list = NULL;
 
-    HASH_ITER(hh, ps->routes, r, tmp) {
+    HASH_ITER(hh, ps->routes, r, tmp)
+    {
         if (ns && r->ns != ns)
             continue;
         unroute(ps, r);
@@ -459,7 +460,8 @@ static struct route *drop_moved(struct lw_pubsub *ps)
 {
     struct route *r, *tmp, *list = NULL;
 
-    HASH_ITER(hh, ps->routes, r, tmp) {
+    HASH_ITER(hh, ps->routes, r, tmp)
+    {
         int node = slot_node(ps, lw_keyslot(r->name, r->len));
 
         if (node < 0 || node == r->ns->node)

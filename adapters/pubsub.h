@@ -52,9 +52,9 @@ enum lw_pubsub_event {
 typedef void lw_pubsub_fn(void *arg, int event, const char *channel, size_t len);
 
 struct lw_pubsub_config {
-    struct lw_engine *engine;  /* its loop, topology and endpoint, unless
-                                  given below; may be NULL when they are */
-    struct ev_loop *loop;      /* NULL: the engine's */
+    struct lw_engine *engine; /* its loop, topology and endpoint, unless
+                                 given below; may be NULL when they are */
+    struct ev_loop *loop;     /* NULL: the engine's */
     /* Where channels live: the slot map, each node's address, whether the
      * cluster has sharded pub/sub (the questions of topology.h).  NULL: the
      * engine's.  A test may give a table of its own with just the
@@ -64,7 +64,7 @@ struct lw_pubsub_config {
      * address is the topology's node's).  NULL: the engine's endpoint;
      * else copied. */
     const struct lw_endpoint *endpoint;
-    int sharded;               /* enum lw_sharded_mode */
+    int sharded; /* enum lw_sharded_mode */
     lw_pubsub_fn *on_event;
     void *arg;
 };

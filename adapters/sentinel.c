@@ -49,47 +49,47 @@ static const char subscribe_cmd[] =
 struct sentinel {
     struct lw_topology t;
     struct link_set *ls;
-    struct link *link;         /* node 0's, to the master */
+    struct link *link; /* node 0's, to the master */
     char *host[LW_ENGINE_MAX_SENTINELS];
     int port[LW_ENGINE_MAX_SENTINELS];
     unsigned order[LW_ENGINE_MAX_SENTINELS]; /* the one that answered first */
     unsigned n;
     char *name;
-    char *ask_cmd;             /* SENTINEL get-master-addr-by-name <name> */
+    char *ask_cmd; /* SENTINEL get-master-addr-by-name <name> */
     size_t ask_len;
-    char *epoch_cmd;           /* SENTINEL MASTER <name>: its config-epoch */
+    char *epoch_cmd; /* SENTINEL MASTER <name>: its config-epoch */
     size_t epoch_len;
-    struct lw_endpoint ep;     /* the sentinels' credentials and patience */
+    struct lw_endpoint ep; /* the sentinels' credentials and patience */
     double refresh_s;
-    uint64_t settle_ns;        /* acquires wait this long after a switch */
+    uint64_t settle_ns; /* acquires wait this long after a switch */
 
     /* A round of questions. */
     struct lw_conn ask;
-    int asking;                /* a round is under way */
-    unsigned tried;            /* sentinels asked in it so far */
-    unsigned failed_rounds;    /* in a row */
-    int answer;                /* this sentinel's: 1 an address, -1 none */
-    unsigned replies;          /* to this question: the epoch's, the address's */
+    int asking;             /* a round is under way */
+    unsigned tried;         /* sentinels asked in it so far */
+    unsigned failed_rounds; /* in a row */
+    int answer;             /* this sentinel's: 1 an address, -1 none */
+    unsigned replies;       /* to this question: the epoch's, the address's */
     int got_epoch_ok;
     uint64_t got_epoch;
     char *got_host;
     int got_port;
-    int ask_again;             /* +switch-master during a round: another */
-    unsigned prefer;           /* 1 + the sentinel to ask first next round */
-    int round_err;             /* why the last sentinel gave no address */
-    struct xorshift rng;       /* the rounds' back-off jitter */
-    int fail_err;              /* before any master: fail requests at once */
-    ev_timer step;             /* the next sentinel, or the next round */
-    ev_timer ask_deadline;     /* this sentinel's answer must come by then */
+    int ask_again;         /* +switch-master during a round: another */
+    unsigned prefer;       /* 1 + the sentinel to ask first next round */
+    int round_err;         /* why the last sentinel gave no address */
+    struct xorshift rng;   /* the rounds' back-off jitter */
+    int fail_err;          /* before any master: fail requests at once */
+    ev_timer step;         /* the next sentinel, or the next round */
+    ev_timer ask_deadline; /* this sentinel's answer must come by then */
     ev_timer periodic;
 
     /* The master. */
-    char *master_host;         /* NULL until named */
+    char *master_host; /* NULL until named */
     int master_port;
-    uint64_t epoch;            /* the highest config epoch heard of */
-    int demoted;               /* the master named said it is none */
-    int fresh;                 /* named since the link last connected */
-    int link_waits;            /* the link is held for an address */
+    uint64_t epoch; /* the highest config epoch heard of */
+    int demoted;    /* the master named said it is none */
+    int fresh;      /* named since the link last connected */
+    int link_waits; /* the link is held for an address */
 
     /* After a switch: acquires held back until settled_ns. */
     struct fifo held;
@@ -98,7 +98,7 @@ struct sentinel {
 
     /* +switch-master */
     struct lw_conn watch;
-    int watching;              /* watch initialised */
+    int watching; /* watch initialised */
 
     uint8_t every_slot[LW_CLUSTER_SLOTS / 8];
     uint8_t no_slot[LW_CLUSTER_SLOTS / 8];
@@ -430,9 +430,15 @@ static void ask_next(struct sentinel *s)
 {
     unsigned i = s->order[s->tried];
     const struct conn_config cc = {
-        .ep = &s->ep, .host = s->host[i], .port = s->port[i], .loop = s->ls->loop,
-        .on_setup = on_ask_setup, .on_up = on_ask_up, .on_down = on_ask_down,
-        .on_reply = on_ask_reply, .arg = s,
+        .ep = &s->ep,
+        .host = s->host[i],
+        .port = s->port[i],
+        .loop = s->ls->loop,
+        .on_setup = on_ask_setup,
+        .on_up = on_ask_up,
+        .on_down = on_ask_down,
+        .on_reply = on_ask_reply,
+        .arg = s,
     };
 
     s->answer = 0;
@@ -665,8 +671,14 @@ static void init_timers(struct sentinel *s)
 static int init_watch(struct sentinel *s)
 {
     const struct conn_config wc = {
-        .ep = &s->ep, .loop = s->ls->loop, .on_up = on_watch_up, .on_down = on_watch_down,
-        .on_reply = on_watch_reply, .arg = s, .where = watch_where, .where_arg = s,
+        .ep = &s->ep,
+        .loop = s->ls->loop,
+        .on_up = on_watch_up,
+        .on_down = on_watch_down,
+        .on_reply = on_watch_reply,
+        .arg = s,
+        .where = watch_where,
+        .where_arg = s,
     };
 
     s->watching = 1; /* free_sentinel clears it, even half made */
@@ -773,7 +785,8 @@ int sentinel_new(const struct lw_engine_config *cfg, struct link_set *ls,
     *out = ls->topo = &s->t;
     ls->check_role = 1; /* a node named may have been demoted since */
     s->refresh_s = (cfg->topology_refresh_ms ? cfg->topology_refresh_ms
-                                             : LW_ENGINE_DEFAULT_SENTINEL_REFRESH_MS) / 1000.0;
+                                             : LW_ENGINE_DEFAULT_SENTINEL_REFRESH_MS) /
+                   1000.0;
     s->rng = xorshift_seed((uint64_t)(uintptr_t)s ^ lw_clock_now());
     memset(s->every_slot, 0xff, sizeof s->every_slot);
     init_timers(s);

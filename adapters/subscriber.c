@@ -21,12 +21,16 @@
 /* A (un)subscribe on the wire, not yet answered. */
 struct pending {
     struct pending *next;
-    int verb;          /* enum verb */
+    int verb; /* enum verb */
     size_t len;
     char channel[];
 };
 
-enum verb { SUBSCRIBE, UNSUBSCRIBE, SSUBSCRIBE, SUNSUBSCRIBE, VERB_COUNT };
+enum verb { SUBSCRIBE,
+            UNSUBSCRIBE,
+            SSUBSCRIBE,
+            SUNSUBSCRIBE,
+            VERB_COUNT };
 
 static const char *const verb_cmd[VERB_COUNT] = {"SUBSCRIBE", "UNSUBSCRIBE", "SSUBSCRIBE",
                                                  "SUNSUBSCRIBE"};
@@ -38,7 +42,7 @@ struct lw_sub {
     struct lw_conn conn;
     lw_sub_fn *on_event;
     void *arg;
-    int up;   /* LW_SUB_UP told, LW_SUB_DOWN not yet */
+    int up; /* LW_SUB_UP told, LW_SUB_DOWN not yet */
     struct pending *head, *tail;
 };
 

@@ -56,8 +56,8 @@ struct lw_sub_config {
     const struct lw_endpoint *ep; /* credentials, timeouts, back-off, and the
                                      address unless host is set; it must
                                      outlive the subscriber */
-    const char *host;       /* another address (a cluster node), or NULL */
-    int port;               /* with host; 0: host is a unix socket's path */
+    const char *host;             /* another address (a cluster node), or NULL */
+    int port;                     /* with host; 0: host is a unix socket's path */
     struct ev_loop *loop;
     lw_sub_fn *on_event;
     void *arg;

@@ -26,7 +26,8 @@ static const struct kind cluster_kind = {cluster_check, cluster_new};
 
 static const struct kind *kind_of(const struct lw_engine_config *cfg)
 {
-    return cfg->nseeds ? &cluster_kind : cfg->nsentinels ? &sentinel_kind : &single_kind;
+    return cfg->nseeds ? &cluster_kind : cfg->nsentinels ? &sentinel_kind
+                                                         : &single_kind;
 }
 
 int topology_check(const struct lw_engine_config *cfg)

@@ -104,7 +104,7 @@ struct lw_topology_ops {
 /* Each implementation's state starts with this. */
 struct lw_topology {
     const struct lw_topology_ops *ops;
-    struct link_set *ls;       /* the engine's links; NULL for a map only */
+    struct link_set *ls;              /* the engine's links; NULL for a map only */
     lw_engine_topology_fn *on_change; /* the engine config's on_topology */
     void *change_arg;
 };

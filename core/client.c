@@ -10,11 +10,10 @@
 
 #include "client_private.h"
 
-_Static_assert(LW_MAX_TIMEOUT_MS == LW_ENDPOINT_MAX_TIMEOUT_MS && LW_MAX_INFLIGHT ==
-               LW_ENGINE_MAX_INFLIGHT && LW_UNIX_PATH_MAX == LW_ENDPOINT_UNIX_PATH_MAX,
+_Static_assert(LW_MAX_TIMEOUT_MS == LW_ENDPOINT_MAX_TIMEOUT_MS && LW_MAX_INFLIGHT == LW_ENGINE_MAX_INFLIGHT && LW_UNIX_PATH_MAX == LW_ENDPOINT_UNIX_PATH_MAX,
                "lock.h states the engine's limits");
 _Static_assert(LW_MAX_SLOTS <= LW_WHEEL_MAX_SLOTS &&
-               LW_MAX_TICK_MS * 1000000ull <= LW_WHEEL_MAX_TICK_NS,
+                   LW_MAX_TICK_MS * 1000000ull <= LW_WHEEL_MAX_TICK_NS,
                "lock.h's wheel limits are within the wheel's");
 
 /* The defaults, in a whole config of this library's size: the
@@ -83,7 +82,8 @@ static int config_normalize(const struct lw_client_config *cfg, struct lw_client
 /* 0 is EINVAL, above max is ERANGE. */
 static int check_count(uint64_t v, uint64_t max)
 {
-    return v == 0 ? LW_EINVAL : v > max ? LW_ERANGE : 0;
+    return v == 0 ? LW_EINVAL : v > max ? LW_ERANGE
+                                        : 0;
 }
 
 /* Sentinel mode: a list of at most LW_MAX_SENTINELS, a master name, and

@@ -25,11 +25,11 @@
 
 /* The scripts, in the engine's order (lw_request_evalsha()'s `script`). */
 enum script_id {
-    SCRIPT_LOCK,   /* KEYS name, token key; ARGV lease ms, field */
-    SCRIPT_UNLOCK, /* KEYS name, channel;   ARGV field, publish command */
-    SCRIPT_FORCE,  /* KEYS name, channel;   ARGV publish command */
-    SCRIPT_RENEW,  /* KEYS names...;        ARGV lease ms, fields... */
-    SCRIPT_DROP,   /* KEYS names...;        ARGV publish command, fields... */
+    SCRIPT_LOCK,       /* KEYS name, token key; ARGV lease ms, field */
+    SCRIPT_UNLOCK,     /* KEYS name, channel;   ARGV field, publish command */
+    SCRIPT_FORCE,      /* KEYS name, channel;   ARGV publish command */
+    SCRIPT_RENEW,      /* KEYS names...;        ARGV lease ms, fields... */
+    SCRIPT_DROP,       /* KEYS names...;        ARGV publish command, fields... */
     SCRIPT_RENEW_NODE, /* no KEYS; ARGV names..., lease ms, fields... */
     SCRIPT_DROP_NODE,  /* no KEYS; ARGV names..., publish command, fields... */
     SCRIPT_COUNT
@@ -57,61 +57,61 @@ struct batch;
 struct ack_wait;
 
 struct lw_client {
-    _Atomic uint32_t refs;         /* lw_client_free() to come, plus one per handle */
-    _Atomic int freed;             /* lw_client_free() has been called */
-    struct lw_engine *engine;      /* NULL once freed */
-    struct lw_wheel *wheel;        /* the engine's */
+    _Atomic uint32_t refs;    /* lw_client_free() to come, plus one per handle */
+    _Atomic int freed;        /* lw_client_free() has been called */
+    struct lw_engine *engine; /* NULL once freed */
+    struct lw_wheel *wheel;   /* the engine's */
     char id[LW_CLIENT_ID_MAX + 1];
     size_t id_len;
     uint64_t tick_ns;
-    uint64_t lease_ms;             /* watchdog_timeout_ms */
-    char lease_str[24];            /* the same, as a script argument */
+    uint64_t lease_ms;  /* watchdog_timeout_ms */
+    char lease_str[24]; /* the same, as a script argument */
     size_t lease_len;
     uint32_t renew_batch;
     uint32_t batches_max;
     lw_lost_fn *on_lost;
     void *lost_arg;
-    int embedded;                  /* on the caller's loop (config.loop) */
-    int sharded_pubsub;            /* enum lw_sharded_mode */
-    uint32_t replicas;             /* acquire_replicas: 0 off */
+    int embedded;       /* on the caller's loop (config.loop) */
+    int sharded_pubsub; /* enum lw_sharded_mode */
+    uint32_t replicas;  /* acquire_replicas: 0 off */
     uint32_t replicas_timeout_ms;
     struct client_counters count;
 
     /* Engine thread only. */
-    struct lw_pubsub *pubsub;      /* unlock messages (adapters/pubsub.h) */
-    int cluster;                   /* the engine is a cluster client */
-    int sentinel;                  /* the engine finds its master by Sentinel:
-                                      a switch is a failover, unsettled is
-                                      not failed */
-    struct lw_request flush_task;  /* a watchdog flush asked for off a tick */
-    int flush_pending;             /* flush_task is submitted */
-    struct batch **open[2];        /* cluster: per node, the renew and drop
-                                      batches being filled */
-    unsigned open_cap;             /* nodes open[] has room for */
-    struct entry *entries;         /* by name; each heads a chain of owners */
-    struct channel *channels;      /* by channel name */
-    struct entry *renew_head;      /* due renewals waiting for a batch slot */
+    struct lw_pubsub *pubsub;     /* unlock messages (adapters/pubsub.h) */
+    int cluster;                  /* the engine is a cluster client */
+    int sentinel;                 /* the engine finds its master by Sentinel:
+                                     a switch is a failover, unsettled is
+                                     not failed */
+    struct lw_request flush_task; /* a watchdog flush asked for off a tick */
+    int flush_pending;            /* flush_task is submitted */
+    struct batch **open[2];       /* cluster: per node, the renew and drop
+                                     batches being filled */
+    unsigned open_cap;            /* nodes open[] has room for */
+    struct entry *entries;        /* by name; each heads a chain of owners */
+    struct channel *channels;     /* by channel name */
+    struct entry *renew_head;     /* due renewals waiting for a batch slot */
     struct entry *renew_tail;
-    struct entry *drop_head;       /* lost locks whose field is to be removed */
+    struct entry *drop_head; /* lost locks whose field is to be removed */
     struct entry *drop_tail;
-    uint32_t batches_inflight;     /* renewal and drop calls unanswered */
-    const char **scratch_argv;     /* a batch's arguments, while formatting */
+    uint32_t batches_inflight; /* renewal and drop calls unanswered */
+    const char **scratch_argv; /* a batch's arguments, while formatting */
     size_t *scratch_lens;
     char *scratch_fields;
-    int closing;                   /* lw_client_free() has begun */
-    int in_callback;               /* depth of done and on_lost calls running */
-    int flushing;                  /* inside watchdog_flush() */
-    struct ack_wait *acks;         /* WAITs sent or to send (replicas.c) */
+    int closing;           /* lw_client_free() has begun */
+    int in_callback;       /* depth of done and on_lost calls running */
+    int flushing;          /* inside watchdog_flush() */
+    struct ack_wait *acks; /* WAITs sent or to send (replicas.c) */
 };
 
 struct lw_lock {
     struct lw_client *client;
-    _Atomic uint32_t refs;         /* the handle, plus one per op in progress */
-    char *channel;                 /* redisson_lock__channel:{name} */
+    _Atomic uint32_t refs; /* the handle, plus one per op in progress */
+    char *channel;         /* redisson_lock__channel:{name} */
     size_t channel_len;
-    char *token_key;               /* redisson_lock_token:{name} */
+    char *token_key; /* redisson_lock_token:{name} */
     size_t token_len;
-    unsigned slot;                 /* the cluster slot of name and both keys */
+    unsigned slot; /* the cluster slot of name and both keys */
     size_t len;
     char name[];
 };
@@ -122,37 +122,46 @@ struct lw_lock {
  * undo_err (LW_ETIMEDOUT, LW_EREPLICAS).  OP_TRIM: an acquire sent again
  * that ran more than once, giving back the surplus holds (the unlock
  * script, one at a time) before it is handed over. */
-enum op_kind { OP_ACQUIRE, OP_UNLOCK, OP_FORCE, OP_IS_LOCKED, OP_IS_HELD, OP_COUNT, OP_TTL,
-               OP_UNDO, OP_TRIM };
-enum op_state { OPS_NEW, OPS_INFLIGHT, OPS_WAITING };
+enum op_kind { OP_ACQUIRE,
+               OP_UNLOCK,
+               OP_FORCE,
+               OP_IS_LOCKED,
+               OP_IS_HELD,
+               OP_COUNT,
+               OP_TTL,
+               OP_UNDO,
+               OP_TRIM };
+enum op_state { OPS_NEW,
+                OPS_INFLIGHT,
+                OPS_WAITING };
 
 struct op {
-    struct lw_request req;         /* the command: formatted once, re-sent */
-    struct core_timer ct;          /* a waiting acquire's retry time */
+    struct lw_request req; /* the command: formatted once, re-sent */
+    struct core_timer ct;  /* a waiting acquire's retry time */
     struct lw_lock *lock;
-    struct op *wnext, *wprev;      /* channel waiters; engine thread */
-    struct op *wake_next;          /* wake_all's batch */
-    struct channel *chan;          /* the channel it waits on, or NULL */
+    struct op *wnext, *wprev; /* channel waiters; engine thread */
+    struct op *wake_next;     /* wake_all's batch */
+    struct channel *chan;     /* the channel it waits on, or NULL */
     uint64_t owner;
-    uint64_t lease_ms;             /* acquire: 0 for the watchdog */
-    uint64_t wait_deadline_ns;     /* acquire: UINT64_MAX waits forever */
+    uint64_t lease_ms;         /* acquire: 0 for the watchdog */
+    uint64_t wait_deadline_ns; /* acquire: UINT64_MAX waits forever */
     lw_done_fn *done;
     void *arg;
     int64_t value;
     int err;
     uint8_t kind;
-    uint8_t state;                 /* enum op_state */
-    uint8_t woken;                 /* an unlock came while an attempt was out */
-    uint8_t blocking;              /* a caller waits on `completed` */
+    uint8_t state;    /* enum op_state */
+    uint8_t woken;    /* an unlock came while an attempt was out */
+    uint8_t blocking; /* a caller waits on `completed` */
     _Atomic uint32_t completed;
-    int undo_err;                  /* OP_UNDO: the error it ends in */
-    uint32_t trim;                 /* OP_TRIM: surplus holds still to give back */
+    int undo_err;  /* OP_UNDO: the error it ends in */
+    uint32_t trim; /* OP_TRIM: surplus holds still to give back */
     /* A first acquire waiting for replicas (replicas.c); engine thread. */
-    struct op *ack_next;           /* its WAIT's acquires */
-    uint64_t ack_conn;             /* the connection the acquire ran on */
-    uint64_t ack_seq;              /* its write's sequence number there */
-    uint64_t ack_sent_ns;          /* when the acquire was sent */
-    uint32_t ack_holds;            /* the hold count it hands over */
+    struct op *ack_next;  /* its WAIT's acquires */
+    uint64_t ack_conn;    /* the connection the acquire ran on */
+    uint64_t ack_seq;     /* its write's sequence number there */
+    uint64_t ack_sent_ns; /* when the acquire was sent */
+    uint32_t ack_holds;   /* the hold count it hands over */
 };
 
 /* A watchdog lock: one per (name, owner) held with lease 0. */
@@ -165,24 +174,24 @@ enum entry_state {
 
 struct entry {
     struct core_timer ct;
-    UT_hash_handle hh;             /* in client->entries when the chain's head */
-    struct entry *next_owner;      /* same name, another owner */
-    struct entry *renew_next;      /* the renew queue */
-    struct entry *drop_next;       /* the drop queue */
+    UT_hash_handle hh;        /* in client->entries when the chain's head */
+    struct entry *next_owner; /* same name, another owner */
+    struct entry *renew_next; /* the renew queue */
+    struct entry *drop_next;  /* the drop queue */
     uint64_t owner;
-    uint64_t valid_until_ns;       /* the lease surely lasts until then */
-    uint64_t due_ns;               /* when the next renewal falls due */
-    uint32_t holds;                /* the hold count in Redis, as we know it */
-    uint8_t state;                 /* enum entry_state */
-    uint8_t failures;              /* renewal failures in a row */
-    uint8_t dead;                  /* out of the map; freed when unreferenced */
-    uint8_t unlocking;             /* last-hold unlocks on the wire: no renewals */
-    uint8_t dropping;              /* in the drop queue or a drop call */
-    uint8_t failover_check;        /* cluster: its slot failed over; the next
-                                      reply says whether the new master has it */
-    uint8_t recheck_after;         /* a renewal was on the wire at the failover:
-                                      its answer came from the old master */
-    uint16_t slot;                 /* cluster slot of the name */
+    uint64_t valid_until_ns; /* the lease surely lasts until then */
+    uint64_t due_ns;         /* when the next renewal falls due */
+    uint32_t holds;          /* the hold count in Redis, as we know it */
+    uint8_t state;           /* enum entry_state */
+    uint8_t failures;        /* renewal failures in a row */
+    uint8_t dead;            /* out of the map; freed when unreferenced */
+    uint8_t unlocking;       /* last-hold unlocks on the wire: no renewals */
+    uint8_t dropping;        /* in the drop queue or a drop call */
+    uint8_t failover_check;  /* cluster: its slot failed over; the next
+                                reply says whether the new master has it */
+    uint8_t recheck_after;   /* a renewal was on the wire at the failover:
+                                its answer came from the old master */
+    uint16_t slot;           /* cluster slot of the name */
     uint32_t len;
     char name[];
 };

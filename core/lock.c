@@ -118,7 +118,7 @@ void op_complete(struct op *op, int err, int64_t value)
     if (op->blocking) {
         op->err = err;
         op->value = value;
-        lock_unref(lock); /* the caller still holds its handle */
+        lock_unref(lock);                     /* the caller still holds its handle */
         lw_completion_signal(&op->completed); /* op may be gone after this */
         return;
     }

@@ -31,11 +31,11 @@
 #include "client_private.h"
 
 struct ack_wait {
-    struct lw_request req;     /* WAIT <replicas> <timeout> */
+    struct lw_request req; /* WAIT <replicas> <timeout> */
     struct lw_client *c;
-    struct ack_wait *next;     /* c->acks */
-    struct op *ops;            /* the acquires it answers for */
-    uint64_t conn;             /* the connection they ran on */
+    struct ack_wait *next; /* c->acks */
+    struct op *ops;        /* the acquires it answers for */
+    uint64_t conn;         /* the connection they ran on */
     int submitted;
 };
 
@@ -85,7 +85,8 @@ static void on_wait(struct lw_request *req, const redisReply *reply, int err, vo
     int ok = !err && reply->type == REDIS_REPLY_INTEGER &&
              reply->integer >= (long long)c->replicas && req->sent_conn == conn;
 
-    settle(c, w, ok ? 0 : err == LW_ESHUTDOWN || c->closing ? LW_ESHUTDOWN : LW_EREPLICAS);
+    settle(c, w, ok ? 0 : err == LW_ESHUTDOWN || c->closing ? LW_ESHUTDOWN
+                                                            : LW_EREPLICAS);
     for (next = c->acks; next; next = next->next) /* those that gathered behind it */
         if (next->conn == conn && !next->submitted) {
             submit_wait(c, next);

@@ -11,14 +11,16 @@
  * RedissonBaseLock passes its publish command.
  */
 
+/* clang-format off: Lua, one line of it per C line. */
+
 /* The channel of the lock at key k, by Redisson's prefixName rule (lock.c's
  * prefix_name()), for scripts that are handed only the lock's name. */
-#define LUA_CHANNEL_OF                                                            \
-    "local function channel(k) "                                                  \
-    "  if string.find(k, '{', 1, true) then "                                     \
-    "    return '" CHANNEL_PREFIX ":' .. k "                                      \
-    "  end "                                                                      \
-    "  return '" CHANNEL_PREFIX ":{' .. k .. '}' "                                \
+#define LUA_CHANNEL_OF                             \
+    "local function channel(k) "                   \
+    "  if string.find(k, '{', 1, true) then "      \
+    "    return '" CHANNEL_PREFIX ":' .. k "       \
+    "  end "                                       \
+    "  return '" CHANNEL_PREFIX ":{' .. k .. '}' " \
     "end "
 #include "client_private.h"
 
@@ -82,16 +84,16 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * waits for a lease we no longer renew.  Returns how many were. */
     [SCRIPT_DROP] =
         LUA_CHANNEL_OF
-        "local dropped = 0 "
-        "for i = 1, #KEYS do "
-        "  if redis.pcall('hdel', KEYS[i], ARGV[i + 1]) == 1 then "
-        "    dropped = dropped + 1 "
-        "    if redis.call('exists', KEYS[i]) == 0 then "
-        "      redis.call(ARGV[1], channel(KEYS[i]), '0') "
-        "    end "
-        "  end "
-        "end "
-        "return dropped",
+    "local dropped = 0 "
+    "for i = 1, #KEYS do "
+    "  if redis.pcall('hdel', KEYS[i], ARGV[i + 1]) == 1 then "
+    "    dropped = dropped + 1 "
+    "    if redis.call('exists', KEYS[i]) == 0 then "
+    "      redis.call(ARGV[1], channel(KEYS[i]), '0') "
+    "    end "
+    "  end "
+    "end "
+    "return dropped",
 
     /* Cluster: renew many locks of one node, whatever their slots.  The
      * names come in ARGV (n names, the lease, n fields), for declared keys
@@ -121,15 +123,16 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * lease ends the field anyway. */
     [SCRIPT_DROP_NODE] =
         LUA_CHANNEL_OF
-        "local n = (#ARGV - 1) / 2 "
-        "local dropped = 0 "
-        "for i = 1, n do "
-        "  if redis.pcall('hdel', ARGV[i], ARGV[n + 1 + i]) == 1 then "
-        "    dropped = dropped + 1 "
-        "    if redis.call('exists', ARGV[i]) == 0 then "
-        "      redis.call(ARGV[n + 1], channel(ARGV[i]), '0') "
-        "    end "
-        "  end "
-        "end "
-        "return dropped",
+    "local n = (#ARGV - 1) / 2 "
+    "local dropped = 0 "
+    "for i = 1, n do "
+    "  if redis.pcall('hdel', ARGV[i], ARGV[n + 1 + i]) == 1 then "
+    "    dropped = dropped + 1 "
+    "    if redis.call('exists', ARGV[i]) == 0 then "
+    "      redis.call(ARGV[n + 1], channel(ARGV[i]), '0') "
+    "    end "
+    "  end "
+    "end "
+    "return dropped",
 };
+/* clang-format on */

@@ -103,7 +103,8 @@ uint64_t lw_stats_lag_ns(const struct lw_client_stats *s, double q)
         }
     if (total == 0)
         return 0;
-    q = q < 0 ? 0 : q > 1 ? 1 : q;
+    q = q < 0 ? 0 : q > 1 ? 1
+                          : q;
     rank = (uint64_t)(q * (double)total + 0.5);
     rank = rank < 1 ? 1 : rank;
     for (i = 0; i < last; i++)

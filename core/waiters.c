@@ -31,12 +31,15 @@
 
 #include "client_private.h"
 
-enum channel_state { CH_IDLE, CH_SUBSCRIBING, CH_ACTIVE, CH_UNSUBSCRIBING };
+enum channel_state { CH_IDLE,
+                     CH_SUBSCRIBING,
+                     CH_ACTIVE,
+                     CH_UNSUBSCRIBING };
 
 struct channel {
     UT_hash_handle hh;
-    struct op *head, *tail;  /* waiters, oldest first */
-    int state;               /* enum channel_state */
+    struct op *head, *tail; /* waiters, oldest first */
+    int state;              /* enum channel_state */
     size_t len;
     char name[];
 };
@@ -150,7 +153,7 @@ void waiters_on_event(void *arg, int event, const char *name, size_t len)
 
     if (event == LW_PS_UP) { /* channels not subscribed may be now */
         HASH_ITER(hh, c->channels, ch, tmp)
-            channel_sync(c, ch);
+        channel_sync(c, ch);
         return;
     }
     if (!(ch = find_channel(c, name, len)))
@@ -175,7 +178,8 @@ void waiters_shutdown(struct lw_client *c)
 {
     struct channel *ch, *tmp;
 
-    HASH_ITER(hh, c->channels, ch, tmp) {
+    HASH_ITER(hh, c->channels, ch, tmp)
+    {
         struct op *op = ch->head, *next;
 
         for (; op; op = next) {
@@ -185,7 +189,8 @@ void waiters_shutdown(struct lw_client *c)
         }
     }
     if (!c->wheel) {
-        HASH_ITER(hh, c->channels, ch, tmp) {
+        HASH_ITER(hh, c->channels, ch, tmp)
+        {
             HASH_DEL(c->channels, ch);
             free(ch);
         }

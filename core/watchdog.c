@@ -57,8 +57,8 @@ struct batch {
     struct lw_request req;
     struct lw_client *client;
     uint32_t n;
-    int node;                  /* cluster: the node it goes to; -1 routed by
-                                  the slot of its one entry (or one Redis) */
+    int node; /* cluster: the node it goes to; -1 routed by
+                 the slot of its one entry (or one Redis) */
     struct entry *entries[];
 };
 
@@ -401,9 +401,9 @@ static void settle(struct lw_client *c, struct entry *e, const redisReply *r,
  * Sentinel mode, most likely one being failed over. */
 static int moving_reply(const redisReply *r)
 {
-    static const char *const prefix[] = {"MOVED ",  "ASK ",       "TRYAGAIN",
+    static const char *const prefix[] = {"MOVED ", "ASK ", "TRYAGAIN",
                                          "CLUSTERDOWN", "LOADING", "READONLY",
-                                         "MASTERDOWN",  "NOREPLICAS"};
+                                         "MASTERDOWN", "NOREPLICAS"};
 
     if (r->type != REDIS_REPLY_ERROR)
         return 0;
@@ -661,7 +661,8 @@ static int send_drops(struct lw_client *c)
  * their slot, into open batches (one per node and kind) sent when full and
  * at the end of the flush, with scripts that take the names in ARGV. */
 
-enum { OPEN_RENEW, OPEN_DROP };
+enum { OPEN_RENEW,
+       OPEN_DROP };
 
 /* The open batch of kind for node, made on first use; NULL: no memory. */
 static struct batch *open_batch(struct lw_client *c, int kind, unsigned node)
@@ -788,7 +789,8 @@ void watchdog_failover(struct lw_client *c, const uint8_t *slots)
     uint64_t now = lw_clock_now();
     struct entry *head, *tmp, *e;
 
-    HASH_ITER(hh, c->entries, head, tmp) {
+    HASH_ITER(hh, c->entries, head, tmp)
+    {
         for (e = head; e; e = e->next_owner)
             if (slots[e->slot / 8] & (1u << (e->slot % 8)))
                 check_after_failover(c, e, now);
@@ -814,7 +816,8 @@ void watchdog_shutdown(struct lw_client *c)
         release_if_unused(e);
     }
     c->drop_tail = NULL;
-    HASH_ITER(hh, c->entries, e, tmp) {
+    HASH_ITER(hh, c->entries, e, tmp)
+    {
         while (e->next_owner) {
             struct entry *next = e->next_owner;
 

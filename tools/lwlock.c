@@ -50,29 +50,30 @@
 
 #include "lwlock_args.h"
 
-#define MAX_INHERITED 64    /* descriptors passed on to COMMAND */
+#define MAX_INHERITED 64 /* descriptors passed on to COMMAND */
 
 /* What the engine thread tells main, one record per write(2): shorter than
  * PIPE_BUF, so records never interleave. */
-enum { EV_ACQUIRED = 1, EV_LOST = 2 };
+enum { EV_ACQUIRED = 1,
+       EV_LOST = 2 };
 
 struct event {
     int kind;
-    int err;         /* EV_ACQUIRED: 0 or LW_E*; EV_LOST: the reason */
-    int64_t value;   /* EV_ACQUIRED: the token; EV_LOST: when (lw_clock_now) */
+    int err;       /* EV_ACQUIRED: 0 or LW_E*; EV_LOST: the reason */
+    int64_t value; /* EV_ACQUIRED: the token; EV_LOST: when (lw_clock_now) */
 };
 
 struct run {
     struct lwlock_options opt;
-    sigset_t old_mask;     /* as lwlock started: COMMAND gets it back */
+    sigset_t old_mask; /* as lwlock started: COMMAND gets it back */
     int inherited[MAX_INHERITED];
-    int ninherited;        /* -1: too many to track, leave all open */
+    int ninherited; /* -1: too many to track, leave all open */
     int sigfd, ev_rd, ev_wr, timerfd;
     struct lw_client *client;
     struct lw_lock *lock;
     uint64_t owner;
     pid_t child;
-    uint64_t ended_ns;     /* when COMMAND's exit was seen */
+    uint64_t ended_ns; /* when COMMAND's exit was seen */
     int lost;
 };
 
@@ -221,7 +222,8 @@ static uint32_t tick_for(uint32_t lease_ms)
 {
     uint32_t tick = lease_ms / 10;
 
-    return tick < 1 ? 1 : tick > LW_DEFAULT_TICK_MS ? LW_DEFAULT_TICK_MS : tick;
+    return tick < 1 ? 1 : tick > LW_DEFAULT_TICK_MS ? LW_DEFAULT_TICK_MS
+                                                    : tick;
 }
 
 /* Where Redis is, for messages: "HOST:PORT", "the cluster at SEED,..." or

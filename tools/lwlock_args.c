@@ -96,14 +96,36 @@ static const struct {
     const char *name;
     int sig;
 } signal_names[] = {
-    {"HUP", SIGHUP},   {"INT", SIGINT},       {"QUIT", SIGQUIT}, {"ILL", SIGILL},
-    {"TRAP", SIGTRAP}, {"ABRT", SIGABRT},     {"BUS", SIGBUS},   {"FPE", SIGFPE},
-    {"KILL", SIGKILL}, {"USR1", SIGUSR1},     {"SEGV", SIGSEGV}, {"USR2", SIGUSR2},
-    {"PIPE", SIGPIPE}, {"ALRM", SIGALRM},     {"TERM", SIGTERM}, {"CHLD", SIGCHLD},
-    {"CONT", SIGCONT}, {"STOP", SIGSTOP},     {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN},
-    {"TTOU", SIGTTOU}, {"URG", SIGURG},       {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},
-    {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"IO", SIGIO},
-    {"PWR", SIGPWR},   {"SYS", SIGSYS},
+    {"HUP", SIGHUP},
+    {"INT", SIGINT},
+    {"QUIT", SIGQUIT},
+    {"ILL", SIGILL},
+    {"TRAP", SIGTRAP},
+    {"ABRT", SIGABRT},
+    {"BUS", SIGBUS},
+    {"FPE", SIGFPE},
+    {"KILL", SIGKILL},
+    {"USR1", SIGUSR1},
+    {"SEGV", SIGSEGV},
+    {"USR2", SIGUSR2},
+    {"PIPE", SIGPIPE},
+    {"ALRM", SIGALRM},
+    {"TERM", SIGTERM},
+    {"CHLD", SIGCHLD},
+    {"CONT", SIGCONT},
+    {"STOP", SIGSTOP},
+    {"TSTP", SIGTSTP},
+    {"TTIN", SIGTTIN},
+    {"TTOU", SIGTTOU},
+    {"URG", SIGURG},
+    {"XCPU", SIGXCPU},
+    {"XFSZ", SIGXFSZ},
+    {"VTALRM", SIGVTALRM},
+    {"PROF", SIGPROF},
+    {"WINCH", SIGWINCH},
+    {"IO", SIGIO},
+    {"PWR", SIGPWR},
+    {"SYS", SIGSYS},
 };
 
 /* TERM, SIGTERM, term, or a number; -1 when none of these. */
@@ -146,7 +168,8 @@ static int parse_redis(const char *s, const char *what, struct lwlock_options *o
     return 0;
 }
 
-enum { OPT_VERSION = 256, OPT_REPLICAS };
+enum { OPT_VERSION = 256,
+       OPT_REPLICAS };
 
 static const struct option long_options[] = {
     {"redis", required_argument, NULL, 'r'},
@@ -263,7 +286,7 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, struct lwloc
         return usage_error(err, "-l (a fixed lease) and -W (a renewed one) exclude each other");
     if (o->cluster.n && o->redis.sentinels.n)
         return usage_error(err, "-c (a cluster) and a redis-sentinel:// address exclude "
-                           "each other");
+                                "each other");
     if (o->cluster.n && o->redis.db)
         return usage_error(err, "a cluster has only DB 0 (drop /%d from the Redis URL)",
                            o->redis.db);

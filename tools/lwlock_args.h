@@ -30,17 +30,17 @@ enum {
 #define LWLOCK_MAX_REPLICAS 1000   /* --replicas: more is surely a typo */
 
 struct lwlock_options {
-    struct redis_url redis; /* -r or $LWLOCK_REDIS: the server (or the
-                               sentinels), or with -c only its USER,
-                               PASSWORD (and DB 0) */
+    struct redis_url redis;     /* -r or $LWLOCK_REDIS: the server (or the
+                                   sentinels), or with -c only its USER,
+                                   PASSWORD (and DB 0) */
     struct redis_seeds cluster; /* -c: the seeds; n == 0 without -c */
-    long long wait_ms;     /* -1: forever, else 0..LWLOCK_MAX_MS */
-    uint32_t lease_ms;     /* a fixed lease, or 0: the watchdog */
+    long long wait_ms;          /* -1: forever, else 0..LWLOCK_MAX_MS */
+    uint32_t lease_ms;          /* a fixed lease, or 0: the watchdog */
     uint32_t watchdog_ms;
-    int lost_sig;          /* 1..SIGRTMAX */
-    uint32_t replicas;     /* --replicas: acquire_replicas, 0 when not given */
-    const char *name;      /* argv's NAME: 1..LW_LOCK_NAME_MAX bytes */
-    char **command;        /* COMMAND and its arguments in argv, NULL-terminated */
+    int lost_sig;      /* 1..SIGRTMAX */
+    uint32_t replicas; /* --replicas: acquire_replicas, 0 when not given */
+    const char *name;  /* argv's NAME: 1..LW_LOCK_NAME_MAX bytes */
+    char **command;    /* COMMAND and its arguments in argv, NULL-terminated */
 };
 
 /*

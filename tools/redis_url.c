@@ -87,7 +87,8 @@ static int take_host_port(const char *s, size_t len, int default_port, char *hos
 
 static int hex(int c)
 {
-    return isdigit(c) ? c - '0' : isxdigit(c) ? (tolower(c) - 'a' + 10) : -1;
+    return isdigit(c) ? c - '0' : isxdigit(c) ? (tolower(c) - 'a' + 10)
+                                              : -1;
 }
 
 /* Percent-decode s[0..len) into out (REDIS_URL_CRED_MAX). */
@@ -125,7 +126,7 @@ static int take_userinfo(const char *s, size_t len, struct redis_url *u, char *w
 
     if (!colon)
         return fail(why, n, "no ':' before '@': credentials are [USER]:PASSWORD@ (a "
-                    "password alone is ':PASSWORD@')");
+                            "password alone is ':PASSWORD@')");
     if (colon + 1 == s + len)
         return fail(why, n, "empty PASSWORD after ':'");
     return decode(s, (size_t)(colon - s), u->username, "USER", why, n) ||
@@ -151,7 +152,8 @@ static int parse_url(const char *s, struct redis_url *u, char *why, size_t n)
         return -1;
     if (slash && slash[1] && parse_uint(slash + 1, strlen(slash + 1), 0, 65535, &db))
         return fail(why, n, "DB '%s' is not a number from 0 to 65535 (nor are query "
-                    "options supported)", slash + 1);
+                            "options supported)",
+                    slash + 1);
     u->db = (int)db;
     return 0;
 }
@@ -220,10 +222,10 @@ static int parse_sentinel_url(const char *s, struct redis_url *u, char *why, siz
             at = p;
     if (!hash && strchr(s, '?'))
         return fail(why, n, "query options are not supported (name the master with #MASTER, "
-                    "not ?sentinelMasterId=)");
+                            "not ?sentinelMasterId=)");
     if (!hash)
         return fail(why, n, "no #MASTER (the name the sentinels know the master by: "
-                    "redis-sentinel://HOST:PORT,...#MASTER)");
+                            "redis-sentinel://HOST:PORT,...#MASTER)");
     if (take_master(hash + 1, u, why, n) ||
         (at && take_userinfo(s, (size_t)(at - s), u, why, n)))
         return -1;
@@ -305,7 +307,8 @@ int redis_seeds_parse(const char *list, struct redis_seeds *out, char *why, size
             return fail(why, n, "an empty seed (expected HOST:PORT,HOST:PORT,...)");
         if (len >= 7 && memmem(p, len, "://", 3))
             return fail(why, n, "seed '%.*s': seeds are HOST:PORT (credentials go in -r "
-                        "redis://USER:PASSWORD@...)", (int)len, p);
+                                "redis://USER:PASSWORD@...)",
+                        (int)len, p);
         if (take_host_port(p, len, 0, host, &port, sub, sizeof sub))
             return fail(why, n, "seed '%.*s': %s", (int)len, p, sub);
         if (redis_seeds_add(out, host, port, why, n))

@@ -29,12 +29,12 @@
 #include <leasewheel/lock.h>
 
 #define REDIS_URL_HOST_MAX 256
-#define REDIS_URL_CRED_MAX 256     /* user or password, decoded, with its NUL */
+#define REDIS_URL_CRED_MAX 256 /* user or password, decoded, with its NUL */
 #define REDIS_URL_DEFAULT_PORT 6379
 #define REDIS_URL_SEED_MAX (REDIS_URL_HOST_MAX + 8) /* "host:65535" and NUL */
 
 #define REDIS_URL_DEFAULT_SENTINEL_PORT 26379
-#define REDIS_URL_MASTER_MAX 256   /* a Sentinel master name, with its NUL */
+#define REDIS_URL_MASTER_MAX 256 /* a Sentinel master name, with its NUL */
 
 /* Cluster seeds as lw_client_config wants them: cluster_seeds = ptr,
  * cluster_nseeds = n.  Also a Sentinel URL's sentinels (sentinels = ptr,
@@ -46,14 +46,14 @@ struct redis_seeds {
 };
 
 struct redis_url {
-    char host[REDIS_URL_HOST_MAX];  /* without IPv6 brackets; "" with
-                                       redis-sentinel:// */
-    int port;                       /* 1..65535; 0 with redis-sentinel:// */
+    char host[REDIS_URL_HOST_MAX];     /* without IPv6 brackets; "" with
+                                          redis-sentinel:// */
+    int port;                          /* 1..65535; 0 with redis-sentinel:// */
     char username[REDIS_URL_CRED_MAX]; /* "" when none */
     char password[REDIS_URL_CRED_MAX]; /* "" when none */
-    int db;                         /* 0..65535 */
+    int db;                            /* 0..65535 */
     /* redis-sentinel:// only: sentinels.n is 0 for the other forms. */
-    struct redis_seeds sentinels;   /* the sentinels, "host:port" each */
+    struct redis_seeds sentinels;      /* the sentinels, "host:port" each */
     char master[REDIS_URL_MASTER_MAX]; /* #MASTER */
 };
 

@@ -16,7 +16,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-enum { LW_COMPLETION_PENDING = 0, LW_COMPLETION_DONE = 1, LW_COMPLETION_SLEEPING = 2 };
+enum { LW_COMPLETION_PENDING = 0,
+       LW_COMPLETION_DONE = 1,
+       LW_COMPLETION_SLEEPING = 2 };
 
 static inline void lw_futex_wait(_Atomic uint32_t *word, uint32_t value)
 {

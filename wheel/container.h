@@ -11,6 +11,6 @@
 
 /* The `type` whose `member` ptr points to. */
 #define lw_container_of(ptr, type, member) \
-    ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+    ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 #endif

@@ -53,7 +53,7 @@ static inline void lw_mpsc_link(struct lw_mpsc_node *prev, struct lw_mpsc_node *
 struct lw_mpsc {
     _Alignas(64) _Atomic(struct lw_mpsc_node *) head; /* last pushed; producers swap it */
     _Alignas(64) struct lw_mpsc_node *tail;           /* next to pop; consumer only */
-    struct lw_mpsc_node stub;                          /* keeps the list non-empty */
+    struct lw_mpsc_node stub;                         /* keeps the list non-empty */
 };
 
 static inline void lw_mpsc_init(struct lw_mpsc *q)

@@ -90,9 +90,9 @@ struct lw_wheel {
     uint64_t tick_ns;
     uint64_t tick_inverse; /* floor((2^64 - 1) / tick_ns): divide by multiplying */
     uint64_t start_ns;
-    uint64_t tick;         /* every tick <= this has been processed */
+    uint64_t tick; /* every tick <= this has been processed */
     uint32_t drain_max;
-    _Atomic bool closing;  /* lw_wheel_free is running: refuse schedules */
+    _Atomic bool closing; /* lw_wheel_free is running: refuse schedules */
     lw_timer_release_fn *release;
     void *release_arg;
     struct counters stats;

@@ -17,32 +17,32 @@ extern "C" {
 
 enum lw_error {
     LW_OK = 0,
-    LW_EINVAL = -1,  /* an argument is NULL or meaningless (e.g. a zero tick) */
-    LW_ERANGE = -2,  /* an argument is outside its documented range */
-    LW_ENOMEM = -3,  /* an allocation failed */
-    LW_EBUSY = -4,   /* the timer is already in a wheel; cancel it first */
-    LW_ESHUTDOWN = -5, /* the wheel (or client) is being freed */
-    LW_ETIMEDOUT = -6, /* no reply (or no connection) within the command timeout */
+    LW_EINVAL = -1,       /* an argument is NULL or meaningless (e.g. a zero tick) */
+    LW_ERANGE = -2,       /* an argument is outside its documented range */
+    LW_ENOMEM = -3,       /* an allocation failed */
+    LW_EBUSY = -4,        /* the timer is already in a wheel; cancel it first */
+    LW_ESHUTDOWN = -5,    /* the wheel (or client) is being freed */
+    LW_ETIMEDOUT = -6,    /* no reply (or no connection) within the command timeout */
     LW_ECONNREFUSED = -7, /* nothing listens at the Redis address */
-    LW_ENOHOST = -8,   /* the Redis host name does not resolve */
-    LW_EAUTH = -9,     /* Redis refused the password (or wants one) */
-    LW_ECONNLOST = -10, /* the connection broke before the reply came */
-    LW_EREDIS = -11,   /* Redis answered a set-up command (SELECT, SCRIPT LOAD)
-                          with an error */
-    LW_ECONNECT = -12, /* cannot connect to Redis for another reason */
-    LW_EDEADLK = -13,  /* a blocking call on the thread that runs the engine */
-    LW_ENOTOWNER = -14, /* unlock by an owner that does not hold the lock */
-    LW_ELOCKED = -15,  /* try-lock: another owner held the lock all the wait */
-    LW_ELEASE = -16,   /* a lease shorter than three ticks of the client's wheel */
-    LW_EREPLY = -17,   /* Redis answered a lock command with an error (the key
-                          holds something else than a lock, out of memory, ...) */
-    LW_EUNSETTLED = -18, /* the cluster kept moving (failover, migration,
-                            CLUSTERDOWN, LOADING) for the whole command
-                            timeout; Sentinel: the command was on its way
-                            to a master that was switched away from, or
-                            no master was to be had */
-    LW_EREPLICAS = -19, /* fewer replicas than asked for acknowledged an
-                           acquire in time: the hold was given back */
+    LW_ENOHOST = -8,      /* the Redis host name does not resolve */
+    LW_EAUTH = -9,        /* Redis refused the password (or wants one) */
+    LW_ECONNLOST = -10,   /* the connection broke before the reply came */
+    LW_EREDIS = -11,      /* Redis answered a set-up command (SELECT, SCRIPT LOAD)
+                             with an error */
+    LW_ECONNECT = -12,    /* cannot connect to Redis for another reason */
+    LW_EDEADLK = -13,     /* a blocking call on the thread that runs the engine */
+    LW_ENOTOWNER = -14,   /* unlock by an owner that does not hold the lock */
+    LW_ELOCKED = -15,     /* try-lock: another owner held the lock all the wait */
+    LW_ELEASE = -16,      /* a lease shorter than three ticks of the client's wheel */
+    LW_EREPLY = -17,      /* Redis answered a lock command with an error (the key
+                             holds something else than a lock, out of memory, ...) */
+    LW_EUNSETTLED = -18,  /* the cluster kept moving (failover, migration,
+                             CLUSTERDOWN, LOADING) for the whole command
+                             timeout; Sentinel: the command was on its way
+                             to a master that was switched away from, or
+                             no master was to be had */
+    LW_EREPLICAS = -19,   /* fewer replicas than asked for acknowledged an
+                             acquire in time: the hold was given back */
 };
 
 /*

@@ -86,23 +86,23 @@ struct lw_lock;
 #define LW_DEFAULT_RENEW_BATCHES_INFLIGHT 64u
 #define LW_DEFAULT_TICK_MS 100u
 #define LW_DEFAULT_SLOTS 512u
-#define LW_MAX_RENEW_BATCH 1000u        /* keys per renewal script call */
+#define LW_MAX_RENEW_BATCH 1000u             /* keys per renewal script call */
 #define LW_MAX_RENEW_BATCHES_INFLIGHT 65536u /* renewal calls unanswered */
-#define LW_MAX_TICK_MS 60000u           /* the wheel's tick: one minute */
-#define LW_MAX_SLOTS 65536u             /* the wheel's slots */
-#define LW_MIN_LEASE_MS 10u             /* and at least 3 ticks */
-#define LW_MAX_LEASE_MS 2147483647u     /* about 24.8 days */
-#define LW_LOCK_NAME_MAX 1024u          /* bytes; names are binary-safe */
-#define LW_CLIENT_ID_MAX 64u            /* bytes, no ':' */
-#define LW_UNIX_PATH_MAX 107u           /* bytes: a sockaddr_un's, less the NUL */
-#define LW_MAX_TIMEOUT_MS 3600000u      /* one hour */
+#define LW_MAX_TICK_MS 60000u                /* the wheel's tick: one minute */
+#define LW_MAX_SLOTS 65536u                  /* the wheel's slots */
+#define LW_MIN_LEASE_MS 10u                  /* and at least 3 ticks */
+#define LW_MAX_LEASE_MS 2147483647u          /* about 24.8 days */
+#define LW_LOCK_NAME_MAX 1024u               /* bytes; names are binary-safe */
+#define LW_CLIENT_ID_MAX 64u                 /* bytes, no ':' */
+#define LW_UNIX_PATH_MAX 107u                /* bytes: a sockaddr_un's, less the NUL */
+#define LW_MAX_TIMEOUT_MS 3600000u           /* one hour */
 #define LW_MAX_INFLIGHT (1u << 20)
 #define LW_WAIT_FOREVER UINT64_MAX
 #define LW_MAX_CLUSTER_SEEDS 64u
 #define LW_DEFAULT_TOPOLOGY_REFRESH_MS 10000u
 #define LW_MAX_SENTINELS 64u
 #define LW_DEFAULT_REPLICAS_TIMEOUT_MS 1000u
-#define LW_MAX_ACQUIRE_REPLICAS 64u     /* acquire_replicas */
+#define LW_MAX_ACQUIRE_REPLICAS 64u /* acquire_replicas */
 
 /* Why a lock was lost (on_lost, stats). */
 enum lw_lost_reason {
@@ -140,81 +140,81 @@ struct ev_loop;
  * and the library takes the defaults for the fields it does not have.
  */
 struct lw_client_config {
-    size_t size;                  /* sizeof the struct the caller has: set by
-                                     lw_client_config_init() */
-    const char *host;             /* default 127.0.0.1; ignored with unix_path */
-    int port;                     /* 1..65535, default 6379 */
-    const char *unix_path;        /* a unix socket instead, or NULL; at most
-                                     LW_UNIX_PATH_MAX bytes */
-    const char *password;         /* AUTH, or NULL */
-    int db;                       /* 0..65535; the lock keys live there */
+    size_t size;           /* sizeof the struct the caller has: set by
+                              lw_client_config_init() */
+    const char *host;      /* default 127.0.0.1; ignored with unix_path */
+    int port;              /* 1..65535, default 6379 */
+    const char *unix_path; /* a unix socket instead, or NULL; at most
+                              LW_UNIX_PATH_MAX bytes */
+    const char *password;  /* AUTH, or NULL */
+    int db;                /* 0..65535; the lock keys live there */
     /* Times: 1..LW_MAX_TIMEOUT_MS, and reconnect_min_ms <= reconnect_max_ms. */
-    uint32_t connect_timeout_ms;  /* default 2000 */
-    uint32_t command_timeout_ms;  /* default 3000 */
-    uint32_t reconnect_min_ms;    /* default 50 */
-    uint32_t reconnect_max_ms;    /* default 5000 */
-    uint32_t max_inflight;        /* commands on the wire at once, default 4096,
-                                     1..LW_MAX_INFLIGHT */
-    const char *client_id;        /* the field's prefix; NULL: a random UUID */
-    uint32_t watchdog_timeout_ms; /* the lease of watchdog locks, default 30000;
-                                     at least 3 ticks */
-    uint32_t renew_batch;         /* keys per renewal call, 1..LW_MAX_RENEW_BATCH */
+    uint32_t connect_timeout_ms;     /* default 2000 */
+    uint32_t command_timeout_ms;     /* default 3000 */
+    uint32_t reconnect_min_ms;       /* default 50 */
+    uint32_t reconnect_max_ms;       /* default 5000 */
+    uint32_t max_inflight;           /* commands on the wire at once, default 4096,
+                                        1..LW_MAX_INFLIGHT */
+    const char *client_id;           /* the field's prefix; NULL: a random UUID */
+    uint32_t watchdog_timeout_ms;    /* the lease of watchdog locks, default 30000;
+                                        at least 3 ticks */
+    uint32_t renew_batch;            /* keys per renewal call, 1..LW_MAX_RENEW_BATCH */
     uint32_t renew_batches_inflight; /* renewal calls unanswered at once
                                         (in a cluster, per master),
                                         1..LW_MAX_RENEW_BATCHES_INFLIGHT */
-    uint32_t tick_ms;             /* the wheel's tick, 1..LW_MAX_TICK_MS,
-                                     default 100 */
-    uint32_t slots;               /* the wheel's slots, 1..LW_MAX_SLOTS,
-                                     default 512 */
-    lw_lost_fn *on_lost;          /* may be NULL */
+    uint32_t tick_ms;                /* the wheel's tick, 1..LW_MAX_TICK_MS,
+                                        default 100 */
+    uint32_t slots;                  /* the wheel's slots, 1..LW_MAX_SLOTS,
+                                        default 512 */
+    lw_lost_fn *on_lost;             /* may be NULL */
     void *lost_arg;
-    struct ev_loop *loop;         /* NULL (default): the client runs its own
-                                     engine thread.  Else a libev loop the
-                                     caller owns and runs: the client runs on
-                                     it, on the thread that runs it (see
-                                     "The caller's loop" above) */
+    struct ev_loop *loop; /* NULL (default): the client runs its own
+                             engine thread.  Else a libev loop the
+                             caller owns and runs: the client runs on
+                             it, on the thread that runs it (see
+                             "The caller's loop" above) */
     /* Added in 0.2: Redis Cluster, ACL users. */
-    const char *username;         /* ACL user (AUTH username password), or
-                                     NULL: the default user; every node */
+    const char *username;             /* ACL user (AUTH username password), or
+                                         NULL: the default user; every node */
     const char *const *cluster_seeds; /* cluster mode: nodes to learn the
                                      topology from, "host:port" each
                                      (cluster_nseeds of them); host, port,
                                      unix_path and db are then ignored */
-    unsigned cluster_nseeds;      /* 0 (default): one Redis, not a cluster;
-                                     at most LW_MAX_CLUSTER_SEEDS */
-    int sharded_pubsub;           /* enum lw_sharded_mode: how waiters listen
-                                     in a cluster (default LW_SHARDED_AUTO) */
-    uint32_t topology_refresh_ms; /* cluster: re-read the slot map this often
-                                     besides on MOVED and errors; default
-                                     LW_DEFAULT_TOPOLOGY_REFRESH_MS.
-                                     Sentinel: ask the sentinels this often
-                                     besides on reconnects and
-                                     +switch-master; default 1000 */
+    unsigned cluster_nseeds;          /* 0 (default): one Redis, not a cluster;
+                                         at most LW_MAX_CLUSTER_SEEDS */
+    int sharded_pubsub;               /* enum lw_sharded_mode: how waiters listen
+                                         in a cluster (default LW_SHARDED_AUTO) */
+    uint32_t topology_refresh_ms;     /* cluster: re-read the slot map this often
+                                         besides on MOVED and errors; default
+                                         LW_DEFAULT_TOPOLOGY_REFRESH_MS.
+                                         Sentinel: ask the sentinels this often
+                                         besides on reconnects and
+                                         +switch-master; default 1000 */
     /* Added in 0.2: Sentinel, and acquires acknowledged by replicas. */
-    const char *const *sentinels; /* Sentinel mode: sentinels to ask where the
-                                     master is, "host:port" each (nsentinels
-                                     of them); host, port and unix_path are
-                                     then ignored.  Not with cluster_seeds */
-    unsigned nsentinels;          /* 0 (default): no Sentinel (then sentinels
-                                     and sentinel_master must be NULL:
-                                     LW_EINVAL); at most LW_MAX_SENTINELS */
-    const char *sentinel_master;  /* the master's name in Sentinel (required
-                                     with sentinels) */
-    const char *sentinel_username; /* ACL user for the sentinels, or NULL */
-    const char *sentinel_password; /* AUTH for the sentinels, or NULL (the data
-                                      nodes use username and password) */
-    uint32_t acquire_replicas;    /* 0 (default): off.  N: a first acquire
-                                     (not a re-entry) must be acknowledged by
-                                     N replicas (WAIT) within
-                                     acquire_replicas_timeout_ms, else the
-                                     hold is given back and the call fails
-                                     with LW_EREPLICAS.  In a cluster, per
-                                     master.  Renewals never wait.  At most
-                                     LW_MAX_ACQUIRE_REPLICAS.  Acquires then
-                                     go over a second connection per master,
-                                     so that a blocked WAIT holds up no
-                                     renewal (docs/reliability.md says what
-                                     WAIT promises, and what it does not) */
+    const char *const *sentinels;         /* Sentinel mode: sentinels to ask where the
+                                             master is, "host:port" each (nsentinels
+                                             of them); host, port and unix_path are
+                                             then ignored.  Not with cluster_seeds */
+    unsigned nsentinels;                  /* 0 (default): no Sentinel (then sentinels
+                                             and sentinel_master must be NULL:
+                                             LW_EINVAL); at most LW_MAX_SENTINELS */
+    const char *sentinel_master;          /* the master's name in Sentinel (required
+                                             with sentinels) */
+    const char *sentinel_username;        /* ACL user for the sentinels, or NULL */
+    const char *sentinel_password;        /* AUTH for the sentinels, or NULL (the data
+                                             nodes use username and password) */
+    uint32_t acquire_replicas;            /* 0 (default): off.  N: a first acquire
+                                             (not a re-entry) must be acknowledged by
+                                             N replicas (WAIT) within
+                                             acquire_replicas_timeout_ms, else the
+                                             hold is given back and the call fails
+                                             with LW_EREPLICAS.  In a cluster, per
+                                             master.  Renewals never wait.  At most
+                                             LW_MAX_ACQUIRE_REPLICAS.  Acquires then
+                                             go over a second connection per master,
+                                             so that a blocked WAIT holds up no
+                                             renewal (docs/reliability.md says what
+                                             WAIT promises, and what it does not) */
     uint32_t acquire_replicas_timeout_ms; /* WAIT's timeout, default
                                      LW_DEFAULT_REPLICAS_TIMEOUT_MS;
                                      1..LW_MAX_TIMEOUT_MS when
@@ -241,42 +241,42 @@ enum lw_sharded_mode {
 #define LW_LAG_BUCKETS 264
 
 struct lw_client_stats {
-    uint64_t locks_held;          /* watchdog locks held now */
-    uint64_t renewals_sent;       /* keys sent in renewal calls */
-    uint64_t renewals_confirmed;  /* keys a renewal extended */
-    uint64_t renewals_failed;     /* keys whose renewal call failed */
-    uint64_t renew_batches;       /* renewal calls sent */
+    uint64_t locks_held;         /* watchdog locks held now */
+    uint64_t renewals_sent;      /* keys sent in renewal calls */
+    uint64_t renewals_confirmed; /* keys a renewal extended */
+    uint64_t renewals_failed;    /* keys whose renewal call failed */
+    uint64_t renew_batches;      /* renewal calls sent */
     uint64_t lost_not_owner;
     uint64_t lost_errors;
     uint64_t lost_expired;
-    uint64_t worst_renewal_lag_ns; /* worst delay from a renewal's due time
-                                      (lease/3 after the last confirmed
-                                      renewal, or the acquire, was sent) to
-                                      its sending */
-    uint64_t waiters;             /* acquires waiting for an unlock now */
-    uint64_t subscriptions;       /* lock channels with waiters now */
-    uint64_t lost_late;           /* losses reported after the lock's
-                                     valid_until: the engine thread was held
-                                     up (callbacks too slow, CPU starved) */
-    uint64_t worst_lost_late_ns;  /* the latest of those, past valid_until */
-    uint64_t worst_tick_late_ns;  /* the latest the wheel's tick ever ran:
-                                     how long the engine thread was held up
-                                     at worst.  A loss is late only if this
-                                     exceeds a tick, or on_lost is slow */
-    uint64_t acquired_too_late;   /* acquires whose reply came with less than
-                                     a tick of their lease sure to be left:
-                                     given back, and LW_ETIMEDOUT returned */
+    uint64_t worst_renewal_lag_ns;        /* worst delay from a renewal's due time
+                                             (lease/3 after the last confirmed
+                                             renewal, or the acquire, was sent) to
+                                             its sending */
+    uint64_t waiters;                     /* acquires waiting for an unlock now */
+    uint64_t subscriptions;               /* lock channels with waiters now */
+    uint64_t lost_late;                   /* losses reported after the lock's
+                                             valid_until: the engine thread was held
+                                             up (callbacks too slow, CPU starved) */
+    uint64_t worst_lost_late_ns;          /* the latest of those, past valid_until */
+    uint64_t worst_tick_late_ns;          /* the latest the wheel's tick ever ran:
+                                             how long the engine thread was held up
+                                             at worst.  A loss is late only if this
+                                             exceeds a tick, or on_lost is slow */
+    uint64_t acquired_too_late;           /* acquires whose reply came with less than
+                                             a tick of their lease sure to be left:
+                                             given back, and LW_ETIMEDOUT returned */
     uint64_t renewal_lag[LW_LAG_BUCKETS]; /* renewals sent, by lag: see
                                              lw_lag_bucket_floor_ns() */
     /* Added in 0.2: clusters. */
-    uint64_t lost_failover;       /* locks lost to a failover */
-    uint64_t failovers;           /* master changes seen (cluster: per shard;
-                                     Sentinel: switches of master) */
-    uint64_t topology_refreshes;  /* slot maps read */
-    uint64_t redirects;           /* MOVED and ASK replies followed */
-    uint64_t unsettled;           /* replies that said the cluster was moving
-                                     (TRYAGAIN, CLUSTERDOWN, LOADING,
-                                     READONLY, ...), retried */
+    uint64_t lost_failover;      /* locks lost to a failover */
+    uint64_t failovers;          /* master changes seen (cluster: per shard;
+                                    Sentinel: switches of master) */
+    uint64_t topology_refreshes; /* slot maps read */
+    uint64_t redirects;          /* MOVED and ASK replies followed */
+    uint64_t unsettled;          /* replies that said the cluster was moving
+                                    (TRYAGAIN, CLUSTERDOWN, LOADING,
+                                    READONLY, ...), retried */
     /* Added in 0.2: acquires acknowledged by replicas. */
     uint64_t replicas_refused;    /* first acquires that fewer than
                                      acquire_replicas replicas acknowledged in
@@ -394,7 +394,7 @@ LW_API uint64_t lw_owner_self(void);
  * cannot be detected: it is undefined, as with free().
  */
 LW_API int lw_lock_new(struct lw_client *client, const void *name, size_t len,
-                struct lw_lock **out);
+                       struct lw_lock **out);
 
 /* lw_lock_free - drop the handle (calls still pending keep it alive until
  * they end).  NULL ignored. */
@@ -470,7 +470,7 @@ LW_API int lw_remaining_ttl(struct lw_lock *lock, int64_t *ttl_ms);
 /* lw_acquire_async - lock (wait_ms LW_WAIT_FOREVER) or try-lock (any other
  * wait_ms); lease_ms 0 means the watchdog. */
 LW_API int lw_acquire_async(struct lw_lock *lock, uint64_t owner, uint64_t wait_ms,
-                     uint64_t lease_ms, lw_done_fn *done, void *arg);
+                            uint64_t lease_ms, lw_done_fn *done, void *arg);
 LW_API int lw_unlock_async(struct lw_lock *lock, uint64_t owner, lw_done_fn *done, void *arg);
 LW_API int lw_force_unlock_async(struct lw_lock *lock, lw_done_fn *done, void *arg);
 LW_API int lw_is_locked_async(struct lw_lock *lock, lw_done_fn *done, void *arg);
@@ -483,7 +483,7 @@ LW_API int lw_remaining_ttl_async(struct lw_lock *lock, lw_done_fn *done, void *
  * calls above, for owners that are not threads).
  */
 LW_API int lw_acquire(struct lw_lock *lock, uint64_t owner, uint64_t wait_ms, uint64_t lease_ms,
-               uint64_t *token);
+                      uint64_t *token);
 LW_API int lw_unlock_owner(struct lw_lock *lock, uint64_t owner);
 
 #ifdef __cplusplus

@@ -71,13 +71,13 @@ struct lw_mpsc_node {
  * the functions below.  48 bytes on 64-bit targets.
  */
 struct lw_timer {
-    struct lw_list link;          /* bucket, or due list (prev: a prefetch hint);
-                                     owner thread only */
-    struct lw_mpsc_node qnode;    /* submission or cancel queue */
-    uint64_t deadline;            /* as given to schedule, ns */
-    uint64_t expires;             /* tick index it is due at; owner only */
-    uint32_t state;               /* enum lw_timer_state; shared between
-                                     threads, accessed only atomically */
+    struct lw_list link;       /* bucket, or due list (prev: a prefetch hint);
+                                  owner thread only */
+    struct lw_mpsc_node qnode; /* submission or cancel queue */
+    uint64_t deadline;         /* as given to schedule, ns */
+    uint64_t expires;          /* tick index it is due at; owner only */
+    uint32_t state;            /* enum lw_timer_state; shared between
+                                  threads, accessed only atomically */
 };
 
 /* Where a timer is.  Only the owner sees a stable value. */
@@ -116,16 +116,16 @@ typedef void lw_timer_release_fn(struct lw_timer *timer, void *arg);
 #define LW_WHEEL_DEFAULT_TICK_NS 100000000ull /* 100 ms */
 #define LW_WHEEL_DEFAULT_SLOTS 512u
 #define LW_WHEEL_DEFAULT_DRAIN_MAX 100000u
-#define LW_WHEEL_MIN_TICK_NS 1000ull              /* 1 us */
-#define LW_WHEEL_MAX_TICK_NS 3600000000000ull     /* 1 hour */
+#define LW_WHEEL_MIN_TICK_NS 1000ull          /* 1 us */
+#define LW_WHEEL_MAX_TICK_NS 3600000000000ull /* 1 hour */
 #define LW_WHEEL_MAX_SLOTS (1u << 16)
 
 struct lw_wheel_config {
-    uint64_t tick_ns;    /* LW_WHEEL_MIN_TICK_NS..LW_WHEEL_MAX_TICK_NS */
-    uint32_t slots;      /* 1..LW_WHEEL_MAX_SLOTS, rounded up to a power of two;
-                            each costs 128 bytes (8 lanes of list heads) */
-    uint32_t drain_max;  /* queued schedules and cancels taken per advance, >= 1 */
-    uint64_t start_ns;   /* tick 0 ends here; 0 means lw_clock_now() */
+    uint64_t tick_ns;             /* LW_WHEEL_MIN_TICK_NS..LW_WHEEL_MAX_TICK_NS */
+    uint32_t slots;               /* 1..LW_WHEEL_MAX_SLOTS, rounded up to a power of two;
+                                     each costs 128 bytes (8 lanes of list heads) */
+    uint32_t drain_max;           /* queued schedules and cancels taken per advance, >= 1 */
+    uint64_t start_ns;            /* tick 0 ends here; 0 means lw_clock_now() */
     lw_timer_release_fn *release; /* may be NULL */
     void *release_arg;
 };
@@ -179,7 +179,7 @@ LW_API void lw_wheel_free(struct lw_wheel *wheel);
  * lw_wheel_free()).
  */
 LW_API int lw_wheel_schedule(struct lw_wheel *wheel, struct lw_timer *timer,
-                      uint64_t deadline_ns);
+                             uint64_t deadline_ns);
 
 /*
  * lw_wheel_schedule_remote - any thread: queue an IDLE timer for the owner,
@@ -188,7 +188,7 @@ LW_API int lw_wheel_schedule(struct lw_wheel *wheel, struct lw_timer *timer,
  * lw_wheel_schedule().
  */
 LW_API int lw_wheel_schedule_remote(struct lw_wheel *wheel, struct lw_timer *timer,
-                             uint64_t deadline_ns);
+                                    uint64_t deadline_ns);
 
 /*
  * lw_wheel_cancel - owner: stop a timer.  Returns LW_CANCEL_DONE when it
@@ -217,7 +217,7 @@ LW_API int lw_wheel_cancel_remote(struct lw_wheel *wheel, struct lw_timer *timer
  * them again.  Returns the number appended, or LW_EINVAL.
  */
 LW_API int lw_wheel_advance(struct lw_wheel *wheel, uint64_t now_ns,
-                     struct lw_timer_list *due);
+                            struct lw_timer_list *due);
 
 /* lw_wheel_next_tick - owner: when the next tick ends (ns); arm for it. */
 LW_API uint64_t lw_wheel_next_tick(const struct lw_wheel *wheel);
