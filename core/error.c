@@ -30,6 +30,8 @@ static const struct error_text error_texts[] = {
                         "the Redis master was moving (a failover, a migration) and the command "
                         "did not complete"},
     [-LW_EREPLICAS] = {"LW_EREPLICAS", "too few replicas acknowledged the acquire in time"},
+    [-LW_ETLS] = {"LW_ETLS", "TLS handshake or certificate verification failed"},
+    [-LW_ENOTSUP] = {"LW_ENOTSUP", "not supported by this build of the library"},
 };
 
 static const struct error_text *find_error(int err)

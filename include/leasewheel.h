@@ -4,6 +4,7 @@
  * leasewheel holds Redis distributed locks and renews their leases on a
  * hashed timing wheel.  This header gathers the public parts:
  *   <leasewheel/lock.h>   the client and its locks
+ *   <leasewheel/tls.h>    TLS settings for its connections
  *   <leasewheel/error.h>  error codes and lw_strerror()
  *   <leasewheel/wheel.h>  the standalone timing wheel
  *   <leasewheel/version.h> LW_VERSION_* and lw_version()

@@ -9,7 +9,7 @@ set -eu
 src=$1 gen=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-headers="leasewheel.h leasewheel/error.h leasewheel/lock.h leasewheel/wheel.h leasewheel/version.h"
+headers="leasewheel.h leasewheel/error.h leasewheel/lock.h leasewheel/tls.h leasewheel/wheel.h leasewheel/version.h"
 cxx17_headers="leasewheel.hpp"
 flags="-Wall -Wextra -Wpedantic -Werror -O2 -I$src -I$gen"
 

@@ -43,6 +43,11 @@ enum lw_error {
                              no master was to be had */
     LW_EREPLICAS = -19,   /* fewer replicas than asked for acknowledged an
                              acquire in time: the hold was given back */
+    LW_ETLS = -20,        /* the TLS handshake failed, or the server's
+                             certificate was not trusted
+                             (lw_client_last_error() says why) */
+    LW_ENOTSUP = -21,     /* asked for what this build of the library has
+                             not (TLS, built with -Dtls=disabled) */
 };
 
 /*

@@ -73,6 +73,7 @@
 #include <stdint.h>
 
 #include <leasewheel/error.h>
+#include <leasewheel/tls.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -219,6 +220,15 @@ struct lw_client_config {
                                      LW_DEFAULT_REPLICAS_TIMEOUT_MS;
                                      1..LW_MAX_TIMEOUT_MS when
                                      acquire_replicas is set */
+    /* Added in 0.3: TLS (see struct lw_tls_config). */
+    struct lw_tls_config tls;          /* the data nodes: the one Redis, every
+                                          cluster node, the master Sentinel
+                                          names; off by default */
+    int sentinel_tls_own;              /* 0 (default): the sentinels are
+                                          reached as the data nodes are
+                                          (tls); 1: with sentinel_tls */
+    struct lw_tls_config sentinel_tls; /* the sentinels', when
+                                          sentinel_tls_own is 1 */
 };
 
 /*
@@ -338,6 +348,17 @@ LW_API int lw_client_new(const struct lw_client_config *cfg, struct lw_client **
  * while another thread is still making calls on the client's handles.
  */
 LW_API int lw_client_free(struct lw_client *client);
+
+/*
+ * lw_client_last_error - why the client's last failed connection attempt
+ * failed (any of its connections: data nodes, subscribers, sentinels):
+ * its LW_E* code, and in buf (len bytes, NUL-terminated, cut short if need
+ * be) one line saying why, with the address, e.g. "127.0.0.1:6380: TLS:
+ * certificate verify failed: unable to get local issuer certificate".  0
+ * and "" when no attempt has failed yet.  Kept until a later failure
+ * replaces it.  Any thread; buf may be NULL when len is 0.
+ */
+LW_API int lw_client_last_error(const struct lw_client *client, char *buf, size_t len);
 
 /* lw_client_id - the client id (the owner fields' prefix). */
 LW_API const char *lw_client_id(const struct lw_client *client);
