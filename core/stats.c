@@ -38,7 +38,7 @@ static void get_stats(const struct lw_client *c, struct lw_client_stats *out)
     out->failovers = count_get(&k->failovers);
     out->replicas_refused = count_get(&k->replicas_refused);
     out->topology_refreshes = out->redirects = out->unsettled = 0;
-    out->requests_taken_late = 0;
+    out->requests_taken_late = out->reconnects = out->tls_handshakes = out->tls_resumed = 0;
     if (c->engine) {
         struct lw_engine_stats es;
 
@@ -47,6 +47,9 @@ static void get_stats(const struct lw_client *c, struct lw_client_stats *out)
         out->redirects = es.redirects;
         out->unsettled = es.unsettled;
         out->requests_taken_late = es.taken_late;
+        out->reconnects = es.reconnects;
+        out->tls_handshakes = es.tls_handshakes;
+        out->tls_resumed = es.tls_resumed;
     }
 }
 

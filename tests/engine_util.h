@@ -17,6 +17,32 @@
 /* The fixture: one private server per test. */
 static struct redis_server srv;
 
+#ifdef LW_TEST_TLS
+/*
+ * The same tests over TLS: the server serves TLS only on TCP and asks
+ * every client for a certificate (mutual TLS); clients (lock_util.h) trust
+ * the test CA and present the client certificate.  The tests' own
+ * connections to the server go over its unix socket (plain).
+ */
+#include "tls_certs.h"
+
+static struct tls_certs certs;
+
+static inline void server_start(void)
+{
+    struct fixture_tls tls;
+
+    cr_assert_eq(tls_certs_make(&certs), 0, "no certificates");
+    tls = tls_certs_server_tls(&certs, TLS_CERTS_SERVER, "yes");
+    cr_assert_eq(redis_server_start_tls(&srv, NULL, &tls), 0, "redis-server did not start");
+}
+
+static inline void server_stop(void)
+{
+    redis_server_stop(&srv);
+    tls_certs_remove(&certs);
+}
+#else
 static inline void server_start(void)
 {
     cr_assert_eq(redis_server_start(&srv, NULL), 0, "redis-server did not start");
@@ -26,6 +52,7 @@ static inline void server_stop(void)
 {
     redis_server_stop(&srv);
 }
+#endif
 
 /* A test with its own server, started before and stopped after it. */
 #define REDIS_TEST(suite, name) \

@@ -142,6 +142,12 @@ static inline void client_config(struct lw_client_config *cfg, uint32_t lease_ms
     cfg->tick_ms = 10;
     cfg->watchdog_timeout_ms = lease_ms;
     cfg->command_timeout_ms = 5000;
+#ifdef LW_TEST_TLS
+    cfg->tls.enable = 1;
+    cfg->tls.ca_file = certs.ca_file;
+    cfg->tls.cert_file = certs.client_cert;
+    cfg->tls.key_file = certs.client_key;
+#endif
     if (log) {
         memset(log, 0, sizeof *log);
         cfg->on_lost = record_lost;

@@ -18,6 +18,11 @@
  *     acquired, by another client.
  * What each fault should do (all lost, none, some) is the table at the end;
  * docs/reliability.md explains each row.
+ *
+ * Built twice: as it is, and with LW_TEST_TLS (fault_matrix_tls), where the
+ * server serves TLS only and every client connects with mutual TLS
+ * (engine_util.h, lock_util.h).  The test's own connections to the server
+ * go over its unix socket either way.
  */
 #include <signal.h>
 #include <stdatomic.h>
@@ -25,6 +30,7 @@
 #include <stdlib.h>
 
 #include "lock_util.h"
+#include "proxy.h"
 
 #define NLOCKS 1000
 #define LEASE_MS 1000u
@@ -51,6 +57,7 @@ struct matrix {
 };
 
 static struct matrix m;
+static int client_port; /* where the client connects: the server, or a proxy */
 
 static void lock_name(int i, char *buf, size_t size)
 {
@@ -82,6 +89,8 @@ static void hold_locks(void)
 
     memset(&m, 0, sizeof m);
     client_config(&cfg, LEASE_MS, NULL);
+    if (client_port)
+        cfg.port = client_port;
     cfg.tick_ms = TICK_MS;
     cfg.command_timeout_ms = 3000; /* the default: longer than the lease */
     cfg.on_lost = on_lost;
@@ -110,7 +119,7 @@ static void release_locks(void)
 static redisContext *connect_srv(void)
 {
     struct timeval tv = {5, 0};
-    redisContext *r = redisConnectWithTimeout("127.0.0.1", srv.port, tv);
+    redisContext *r = redisConnectUnixWithTimeout(srv.unix_path, tv);
 
     cr_assert(r && !r->err, "cannot connect to the fixture's server");
     redisSetTimeout(r, tv);
@@ -374,6 +383,20 @@ static uint64_t eviction(void)
     return 0;
 }
 
+/* A partition: the link goes silent, no RST, no FIN (the proxy the client
+ * connects through stops forwarding), past the lease, then heals. */
+static struct proxy *partition;
+
+static uint64_t partition_past_lease(void)
+{
+    uint64_t at = lw_clock_now();
+
+    cr_assert_eq(proxy_hold(partition, 1), 0);
+    sleep_ms(2 * LEASE_MS);
+    cr_assert_eq(proxy_hold(partition, 0), 0);
+    return at;
+}
+
 /* ---- The matrix ---- */
 
 static void run_fault(uint64_t (*fault)(void), enum expect expect)
@@ -421,3 +444,12 @@ FAULT_TEST(eviction, SOME_LOST)
 FAULT_TEST(client_kill, NONE_LOST)
 FAULT_TEST(debug_sleep_short, NONE_LOST)
 FAULT_TEST(debug_sleep_past_lease, ALL_LOST)
+
+REDIS_TEST(fault_matrix, partition_past_lease)
+{
+    cr_assert(partition = proxy_start(srv.port), "no proxy");
+    client_port = proxy_port(partition);
+    run_fault(partition_past_lease, ALL_LOST);
+    client_port = 0;
+    proxy_stop(partition);
+}

@@ -15,6 +15,10 @@
  * passwords on the data nodes and on the sentinels.
  * (The configuration checks are in test_misuse.)  Every wait is bounded;
  * every process is stopped by pid.
+ *
+ * Built again with LW_TEST_TLS (sentinel_tls): data nodes and sentinels
+ * serve TLS only, replicate and reach each other over TLS, and the client
+ * reaches both with mutual TLS.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -37,6 +41,35 @@
 
 static struct redis_sentinel rs;
 
+#ifdef LW_TEST_TLS
+#include "tls_certs.h"
+
+static struct tls_certs certs;
+
+static void setup(void)
+{
+    struct fixture_tls tls;
+
+    cr_assert_eq(tls_certs_make(&certs), 0, "no certificates");
+    tls = tls_certs_server_tls(&certs, TLS_CERTS_SERVER, "yes");
+    cr_assert_eq(redis_sentinel_start_tls(&rs, "mymaster", NULL, NULL, &tls), 0,
+                 "the Sentinel setup did not start");
+}
+
+static void teardown(void)
+{
+    redis_sentinel_stop(&rs);
+    tls_certs_remove(&certs);
+}
+
+static void tls_client(struct lw_client_config *cfg)
+{
+    cfg->tls.enable = 1; /* the sentinels too: sentinel_tls_own 0 */
+    cfg->tls.ca_file = certs.ca_file;
+    cfg->tls.cert_file = certs.client_cert;
+    cfg->tls.key_file = certs.client_key;
+}
+#else
 static void setup(void)
 {
     cr_assert_eq(redis_sentinel_start(&rs, "mymaster", NULL, NULL), 0,
@@ -47,6 +80,12 @@ static void teardown(void)
 {
     redis_sentinel_stop(&rs);
 }
+
+static void tls_client(struct lw_client_config *cfg)
+{
+    (void)cfg;
+}
+#endif
 
 /* Each test with its own setup.  (No TestSuite(): the lite runner of the
  * TSan build has none.) */
@@ -81,6 +120,7 @@ static void client_config(struct lw_client_config *cfg, uint32_t lease_ms, struc
     cfg->command_timeout_ms = 3000;
     cfg->reconnect_min_ms = 20;
     cfg->reconnect_max_ms = 500;
+    tls_client(cfg);
     if (log) {
         memset(log, 0, sizeof *log);
         cfg->on_lost = record_lost;

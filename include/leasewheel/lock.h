@@ -297,6 +297,13 @@ struct lw_client_stats {
                                      late, their wake-up missed, and took
                                      then; about 0 (see docs/design.md,
                                      "Hand-over") */
+    /* Added in 0.3: connections. */
+    uint64_t reconnects;     /* command connections made again after
+                                one was set up (every node's, both
+                                lanes) */
+    uint64_t tls_handshakes; /* TLS handshakes of those connections */
+    uint64_t tls_resumed;    /* of which resumed a session: a reconnect
+                                without a full handshake */
 };
 
 /*

@@ -1,0 +1,343 @@
+/*
+ * tests/test_tls.c - TLS on a single node, against real TLS-only
+ * redis-server processes (tests/fixtures: the certificates are made with
+ * openssl at run time).
+ *
+ *   - mutual TLS: a lock, the watchdog renewing it over several leases, a
+ *     waiter woken by pub/sub over TLS, unlock;
+ *   - verification fails with LW_ETLS and OpenSSL's reason, at once (well
+ *     before the command timeout): an unknown CA, a host name mismatch (and
+ *     server_name mending it), no client certificate where one is required;
+ *     insecure skips it, ca_dir serves as ca_file does;
+ *   - a plain client at a TLS port and TLS at a plain port are refused
+ *     within the connect timeout, never waited on;
+ *   - reconnects resume the TLS session;
+ *   - rotation: the client's files replaced on disk and the server
+ *     restarted trusting only the new CA: the running client reconnects
+ *     with the new files and its lock's renewals go on.
+ *
+ * The faults (restart, SIGSTOP, CLIENT KILL, a partition...) are
+ * test_fault_matrix.c's, built again over TLS (fault_matrix_tls).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock_util.h"
+#include "tls_certs.h"
+
+static struct tls_certs certs;
+static struct redis_server plain; /* a second server, plain, when a test needs one */
+
+#define SLACK_MS 1500 /* "at once": well under the command timeout */
+
+static void tls_server(enum tls_certs_server which, const char *auth)
+{
+    struct fixture_tls tls = tls_certs_server_tls(&certs, which, auth);
+
+    cr_assert_eq(redis_server_start_tls(&srv, NULL, &tls), 0, "no TLS server");
+}
+
+static void setup(void)
+{
+    cr_assert_eq(tls_certs_make(&certs), 0, "no certificates");
+    tls_server(TLS_CERTS_SERVER, "yes");
+}
+
+static void teardown(void)
+{
+    redis_server_stop(&plain);
+    redis_server_stop(&srv);
+    tls_certs_remove(&certs);
+}
+
+#define TLS_TEST(name) Test(tls, name, .init = setup, .fini = teardown, .timeout = 120)
+
+/* A client of srv over mutual TLS with the test CA. */
+static void tls_config(struct lw_client_config *cfg, uint32_t lease_ms, struct lost_log *log)
+{
+    client_config(cfg, lease_ms, log);
+    cfg->command_timeout_ms = 10000; /* failures must come much sooner */
+    cfg->tls.enable = 1;
+    cfg->tls.ca_file = certs.ca_file;
+    cfg->tls.cert_file = certs.client_cert;
+    cfg->tls.key_file = certs.client_key;
+}
+
+/* The first acquire of a client made from cfg: its result, how long it
+ * took, and the client's last error. */
+struct first {
+    int rc;
+    uint64_t ms;
+    int last_err;
+    char why[256];
+};
+
+static struct first first_acquire(const struct lw_client_config *cfg)
+{
+    struct first f = {0};
+    struct lw_client *c;
+    struct lw_lock *l;
+    uint64_t t0;
+
+    cr_assert_eq(lw_client_new(cfg, &c), 0);
+    l = new_lock(c, "tls:first");
+    t0 = now_ms();
+    f.rc = lw_lock_acquire(l, NULL);
+    f.ms = now_ms() - t0;
+    f.last_err = lw_client_last_error(c, f.why, sizeof f.why);
+    if (f.rc == 0)
+        cr_assert_eq(lw_unlock(l), 0);
+    lw_lock_free(l);
+    lw_client_free(c);
+    return f;
+}
+
+/* A failure at once, LW_ETLS, whose reason says `want`. */
+static void expect_tls_failure(const struct lw_client_config *cfg, const char *want)
+{
+    struct first f = first_acquire(cfg);
+
+    cr_assert_eq(f.rc, LW_ETLS, "%s (%s)", lw_errname(f.rc), f.why);
+    cr_assert_lt(f.ms, SLACK_MS, "took %llu ms", (unsigned long long)f.ms);
+    cr_assert_eq(f.last_err, LW_ETLS);
+    cr_assert(strstr(f.why, want), "reason \"%s\", not \"%s\"", f.why, want);
+    cr_log_info("refused in %llu ms: %s", (unsigned long long)f.ms, f.why);
+}
+
+/* A waiter on another client, woken by the unlock's message. */
+struct waiter {
+    struct lw_lock *lock;
+    int rc;
+    uint64_t waited_ms;
+};
+
+static void *wait_for_lock(void *arg)
+{
+    struct waiter *w = arg;
+    uint64_t t0 = now_ms();
+
+    w->rc = lw_trylock(w->lock, 10000, 0, NULL);
+    w->waited_ms = now_ms() - t0;
+    if (w->rc == 0)
+        lw_unlock(w->lock);
+    return NULL;
+}
+
+TLS_TEST(lock_renew_wake_unlock)
+{
+    struct lw_client_config cfg;
+    struct lost_log log;
+    struct lw_client *a, *b;
+    struct lw_client_stats st;
+    struct waiter w = {0};
+    pthread_t t;
+    struct lw_lock *la;
+
+    tls_config(&cfg, 600, &log);
+    cr_assert_eq(lw_client_new(&cfg, &a), 0);
+    tls_config(&cfg, 600, NULL);
+    cfg.tls.ca_file = NULL;
+    cfg.tls.ca_dir = certs.ca_dir; /* the same CA, hashed in a directory */
+    cr_assert_eq(lw_client_new(&cfg, &b), 0);
+    la = new_lock(a, "tls:lock");
+    w.lock = new_lock(b, "tls:lock");
+    cr_assert_eq(lw_lock_acquire(la, NULL), 0);
+    sleep_ms(2000); /* three leases and more */
+    lw_client_get_stats(a, &st);
+    cr_assert_geq(st.renewals_confirmed, 6, "%llu renewals",
+                  (unsigned long long)st.renewals_confirmed);
+    cr_assert_eq(atomic_load(&log.count), 0, "lost: %s", lw_lost_reason_name(log.reason));
+    cr_assert_eq(lw_is_held(la), 1);
+    cr_assert_eq(pthread_create(&t, NULL, wait_for_lock, &w), 0);
+    sleep_ms(300); /* b waits on the lock's channel */
+    cr_assert_eq(lw_unlock(la), 0);
+    pthread_join(t, NULL);
+    cr_assert_eq(w.rc, 0, "%s", lw_errname(w.rc));
+    /* Woken by the message, not by the lease running out (600 ms). */
+    cr_assert_lt(w.waited_ms, 300 + 400, "waited %llu ms", (unsigned long long)w.waited_ms);
+    lw_client_get_stats(a, &st);
+    cr_assert_gt(st.tls_handshakes, 0);
+    lw_lock_free(la);
+    lw_lock_free(w.lock);
+    lw_client_free(a);
+    lw_client_free(b);
+}
+
+TLS_TEST(unknown_ca_is_refused_at_once)
+{
+    struct lw_client_config cfg;
+
+    tls_config(&cfg, 3000, NULL);
+    cfg.tls.ca_file = certs.other_ca_file;
+    expect_tls_failure(&cfg, "certificate verify failed");
+}
+
+TLS_TEST(the_system_store_does_not_know_the_test_ca)
+{
+    struct lw_client_config cfg;
+
+    tls_config(&cfg, 3000, NULL);
+    cfg.tls.ca_file = NULL; /* the system's trust store */
+    expect_tls_failure(&cfg, "certificate verify failed");
+}
+
+TLS_TEST(host_name_mismatch_then_server_name)
+{
+    struct lw_client_config cfg;
+    struct first f;
+
+    redis_server_stop(&srv);
+    tls_server(TLS_CERTS_NAMED, "no"); /* its only name: redis.test */
+    tls_config(&cfg, 3000, NULL);
+    expect_tls_failure(&cfg, "mismatch"); /* 127.0.0.1 is not in it */
+    cfg.tls.server_name = "redis.test";
+    f = first_acquire(&cfg);
+    cr_assert_eq(f.rc, 0, "%s (%s)", lw_errname(f.rc), f.why);
+    cfg.tls.server_name = "other.test";
+    expect_tls_failure(&cfg, "hostname mismatch");
+}
+
+TLS_TEST(a_client_certificate_is_required)
+{
+    struct lw_client_config cfg;
+
+    tls_config(&cfg, 3000, NULL);
+    cfg.tls.cert_file = cfg.tls.key_file = NULL;
+    expect_tls_failure(&cfg, "certificate required");
+}
+
+TLS_TEST(insecure_verifies_nothing)
+{
+    struct lw_client_config cfg;
+    struct first f;
+
+    tls_config(&cfg, 3000, NULL);
+    cfg.tls.ca_file = certs.other_ca_file;
+    cfg.tls.server_name = "other.test";
+    cfg.tls.insecure = 1;
+    f = first_acquire(&cfg);
+    cr_assert_eq(f.rc, 0, "%s (%s)", lw_errname(f.rc), f.why);
+}
+
+TLS_TEST(a_plain_client_at_a_tls_port_is_refused)
+{
+    struct lw_client_config cfg;
+    struct first f;
+
+    client_config(&cfg, 3000, NULL);
+    cfg.command_timeout_ms = 10000;
+    f = first_acquire(&cfg);
+    cr_assert_eq(f.rc, LW_ECONNECT, "%s (%s)", lw_errname(f.rc), f.why);
+    cr_assert_lt(f.ms, SLACK_MS, "took %llu ms", (unsigned long long)f.ms);
+    cr_assert(strstr(f.why, "TLS port"), "%s", f.why);
+    cr_log_info("refused in %llu ms: %s", (unsigned long long)f.ms, f.why);
+}
+
+TLS_TEST(tls_at_a_plain_port_is_refused_within_the_connect_timeout)
+{
+    struct lw_client_config cfg;
+    struct first f;
+
+    cr_assert_eq(redis_server_start(&plain, NULL), 0);
+    tls_config(&cfg, 3000, NULL);
+    cfg.port = plain.port;
+    cfg.connect_timeout_ms = 500;
+    f = first_acquire(&cfg);
+    cr_assert_eq(f.rc, LW_ETLS, "%s (%s)", lw_errname(f.rc), f.why);
+    cr_assert_lt(f.ms, 500 + SLACK_MS, "took %llu ms", (unsigned long long)f.ms);
+    cr_assert(strstr(f.why, "not a TLS port"), "%s", f.why);
+    cr_log_info("refused in %llu ms: %s", (unsigned long long)f.ms, f.why);
+}
+
+/* Kill the client's command connection n times; each reconnect resumes. */
+TLS_TEST(reconnects_resume_the_session)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c;
+    struct lw_client_stats st;
+    struct lw_lock *l;
+    int64_t ttl;
+
+    tls_config(&cfg, 3000, NULL);
+    cfg.reconnect_min_ms = 10;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    l = new_lock(c, "tls:resume");
+    cr_assert_eq(lw_remaining_ttl(l, &ttl), 0); /* connected */
+    for (int i = 0; i < 5; i++) {
+        redisReply *r = redis_server_command(&srv, "CLIENT KILL TYPE normal");
+
+        cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer >= 1, "nothing killed");
+        freeReplyObject(r);
+        for (int j = 0; j < 100 && lw_remaining_ttl(l, &ttl) != 0; j++)
+            sleep_ms(20); /* the call in flight at the kill fails: again */
+    }
+    lw_client_get_stats(c, &st);
+    cr_log_info("%llu handshakes, %llu resumed, %llu reconnects",
+                (unsigned long long)st.tls_handshakes, (unsigned long long)st.tls_resumed,
+                (unsigned long long)st.reconnects);
+    cr_assert_geq(st.reconnects, 5);
+    cr_assert_geq(st.tls_resumed, 5, "%llu of %llu resumed", (unsigned long long)st.tls_resumed,
+                  (unsigned long long)st.tls_handshakes);
+    lw_lock_free(l);
+    lw_client_free(c);
+}
+
+/*
+ * Rotation: the client reads its CA, certificate and key from files of its
+ * own; a new generation (CA2, signed client and server certificates)
+ * replaces them on disk, and the server restarts trusting only CA2, with
+ * its data (SAVE first: the lock is still there).  The client, never
+ * restarted, reconnects with the new files and renews on.
+ */
+TLS_TEST(rotated_files_are_used_without_a_restart)
+{
+    char ca[TLS_CERTS_PATH + 8], cert[TLS_CERTS_PATH + 8], key[TLS_CERTS_PATH + 8];
+    struct lw_client_config cfg;
+    struct lost_log log;
+    struct lw_client *c;
+    struct lw_client_stats before, after;
+    struct fixture_tls tls2;
+    struct lw_lock *l;
+    redisReply *r;
+
+    snprintf(ca, sizeof ca, "%s/my-ca.crt", certs.dir);
+    snprintf(cert, sizeof cert, "%s/my-client.crt", certs.dir);
+    snprintf(key, sizeof key, "%s/my-client.key", certs.dir);
+    cr_assert_eq(tls_certs_replace(ca, certs.ca_file), 0);
+    cr_assert_eq(tls_certs_replace(cert, certs.client_cert), 0);
+    cr_assert_eq(tls_certs_replace(key, certs.client_key), 0);
+    tls_config(&cfg, 3000, &log);
+    cfg.tls.ca_file = ca;
+    cfg.tls.cert_file = cert;
+    cfg.tls.key_file = key;
+    cfg.reconnect_min_ms = 20;
+    cfg.reconnect_max_ms = 200;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    l = new_lock(c, "tls:rotate");
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+    sleep_ms(1500); /* a renewal or two on the first generation */
+
+    cr_assert_eq(tls_certs_make_gen2(&certs), 0);
+    cr_assert_eq(tls_certs_replace(ca, certs.ca2_file), 0);
+    cr_assert_eq(tls_certs_replace(cert, certs.client2_cert), 0);
+    cr_assert_eq(tls_certs_replace(key, certs.client2_key), 0);
+    r = redis_server_command(&srv, "SAVE");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "SAVE failed");
+    freeReplyObject(r);
+    tls2 = tls_certs_server_tls(&certs, TLS_CERTS_SERVER2, "yes");
+    cr_assert_eq(redis_server_restart_tls(&srv, &tls2), 0);
+    lw_client_get_stats(c, &before);
+
+    sleep_ms(4000); /* more than a lease: renewals must have gone on */
+    lw_client_get_stats(c, &after);
+    cr_assert_eq(atomic_load(&log.count), 0, "lost: %s", lw_lost_reason_name(log.reason));
+    cr_assert_gt(after.renewals_confirmed, before.renewals_confirmed + 2, "%llu -> %llu",
+                 (unsigned long long)before.renewals_confirmed,
+                 (unsigned long long)after.renewals_confirmed);
+    cr_assert_eq(lw_is_held(l), 1);
+    cr_assert_eq(lw_unlock(l), 0);
+    lw_lock_free(l);
+    lw_client_free(c);
+}
