@@ -4,23 +4,33 @@
  * Input, in order (a field the input ends before keeps its default):
  *   byte 0: bits 0-1 host: NULL, "", "127.0.0.1", "127.0.0.1";
  *           bits 2-3 unix_path: NULL, NULL, "", a path in our directory;
- *           bit 4 client_id set, bit 5 password set (from the strings)
+ *           bit 4 client_id set, bit 5 password set (from the strings);
+ *           bit 6: the two TLS bytes below are there
  *   12 x 4 bytes, little-endian: port, db (signed), connect, command,
  *           reconnect min and max timeouts, max_inflight, watchdog
  *           timeout, renew_batch, renew_batches_inflight, tick_ms, slots
- *   the rest: client_id, password and socket name, NUL-separated.
+ *   with bit 6, 2 bytes: tls, then sentinel_tls: bit 0 enable, bit 1
+ *           insecure, bits 2-5 ca_file, ca_dir, cert_file, key_file set,
+ *           bit 6 server_name set; tls's bit 7 is sentinel_tls_own
+ *   the rest: client_id, password and socket name, NUL-separated; then,
+ *           for tls and then sentinel_tls, the names of ca_file, ca_dir,
+ *           cert_file and key_file and the server_name.
  *
  * Never off this machine, never to anyone else's server: the host is
  * never taken from the input, only NULL, "" or 127.0.0.1; a port the
  * library accepts (1..65535) is replaced by one this process keeps bound
  * and never listens on (connections to it are refused), and a unix path
  * is always under a fresh temporary directory of ours, where nothing
- * listens either.  A valid config starts the client's thread, which
+ * listens either.  So are the TLS files (never there: nothing is loaded);
+ * ssl_ctx stays NULL.  A valid config starts the client's thread, which
  * tries to connect in the background, and is freed at once.
  *
  * Oracle: from lock.h's rules (and engine.h's, for the connection
- * fields), the set of codes the config may be refused with; it must be
- * refused with one of them, or accepted (0) when the set is empty.
+ * fields), the set of codes the config must be refused with; it must be
+ * refused with one of them, or accepted (0) when the set is empty.  And
+ * the codes it may be refused with besides, where the headers leave it
+ * open (TLS: a build without it, files that do not load, a certificate
+ * without its key, TLS settings for sentinels there are not).
  */
 #include <netinet/in.h>
 #include <string.h>
@@ -30,6 +40,14 @@
 #include <leasewheel.h>
 
 #include "fuzz_util.h"
+
+/*
+ * A library from before TLS (API 0.3) ignores the tls fields: they may
+ * then be accepted whatever they say.  Its lw_client_last_error() came
+ * with TLS, and is referenced weakly to tell.  (Drop this once the library
+ * defines it.)
+ */
+#pragma weak lw_client_last_error
 
 /* Limits written in the headers (lock.h, adapters/engine.h). */
 #define MAX_PORT 65535
@@ -102,7 +120,7 @@ static void take_int(struct input *in, int *v)
     memcpy(v, &u, sizeof *v); /* two's complement, without overflow */
 }
 
-enum { BAD_INVAL = 1, BAD_RANGE = 2, BAD_LEASE = 4 };
+enum { BAD_INVAL = 1, BAD_RANGE = 2, BAD_LEASE = 4, BAD_NOTSUP = 8, BAD_TLS = 16 };
 
 /* BAD_INVAL for 0, BAD_RANGE over max. */
 static int count_bad(uint64_t v, uint64_t max)
@@ -158,12 +176,44 @@ static int expected_bad(const struct lw_client_config *c, int raw_port)
     return bad;
 }
 
+/* The codes one lw_tls_config may be refused with (`used`: it counts). */
+static int tls_maybe(const struct lw_tls_config *t, int used)
+{
+    int maybe = 0;
+
+    if (!used)
+        return 0;
+    if (t->enable) /* a build without TLS; a file that does not load */
+        maybe |= BAD_NOTSUP | BAD_TLS;
+    if (t->enable && (!t->cert_file != !t->key_file || (t->server_name && !t->server_name[0])))
+        maybe |= BAD_INVAL;
+    return maybe;
+}
+
+/* The TLS fields: the codes c must be refused with (*must), and may. */
+static int tls_bad(const struct lw_client_config *c, int *must)
+{
+    int maybe = tls_maybe(&c->tls, 1) | tls_maybe(&c->sentinel_tls, c->sentinel_tls_own);
+
+    /* "Not with unix_path (LW_EINVAL)" (tls.h); in a build without TLS
+     * LW_ENOTSUP may come first. */
+    if (c->tls.enable && c->unix_path && c->unix_path[0] && lw_client_last_error)
+        *must |= BAD_INVAL;
+    /* No sentinels: sentinel_tls ignored, or refused. */
+    if (c->sentinel_tls_own)
+        maybe |= BAD_INVAL;
+    /* Before TLS the fields are ignored: as if they were not set. */
+    return lw_client_last_error ? maybe : 0;
+}
+
 static int code_bit(int rc)
 {
-    return rc == LW_EINVAL   ? BAD_INVAL
-           : rc == LW_ERANGE ? BAD_RANGE
-           : rc == LW_ELEASE ? BAD_LEASE
-                             : 0;
+    return rc == LW_EINVAL    ? BAD_INVAL
+           : rc == LW_ERANGE  ? BAD_RANGE
+           : rc == LW_ELEASE  ? BAD_LEASE
+           : rc == LW_ENOTSUP ? BAD_NOTSUP
+           : rc == LW_ETLS    ? BAD_TLS
+                              : 0;
 }
 
 /* The numbers; the port as given (the config gets ours when valid). */
@@ -181,14 +231,40 @@ static void take_numbers(struct input *in, struct lw_client_config *c, int *raw_
     c->port = *raw_port >= 1 && *raw_port <= MAX_PORT ? reserved_port : *raw_port;
 }
 
-/* The socket path: dir/s<name>, no '/' in name, so always inside dir. */
-static void socket_path(char *path, size_t size, const char *name)
+/* A path under dir: dir/<tag><name>, no '/' in name, so always inside
+ * dir (the socket's tag is 's', the TLS files' 'f'). */
+static void path_in(char *path, size_t size, char tag, const char *name)
 {
-    size_t n = (size_t)snprintf(path, size, "%s/s%.*s", dir, MAX_NAME, name);
+    size_t n = (size_t)snprintf(path, size, "%s/%c%.*s", dir, tag, MAX_NAME, name);
 
     for (size_t i = strlen(dir) + 1; i < n && i < size; i++)
         if (path[i] == '/')
             path[i] = '_';
+}
+
+/* The TLS strings' storage: 4 file paths and the server name, for tls and
+ * sentinel_tls. */
+struct tls_strings {
+    char files[2][4][sizeof dir + MAX_NAME + 2];
+};
+
+/* One lw_tls_config from its flags byte and the strings from piece k on
+ * (5 of them: 4 file names, the server name); the next piece. */
+static int take_tls(struct lw_tls_config *t, uint8_t flags, const struct fuzz_pieces *s, int k,
+                    char (*files)[sizeof dir + MAX_NAME + 2])
+{
+    const char **fields[] = {&t->ca_file, &t->ca_dir, &t->cert_file, &t->key_file};
+
+    t->enable = flags & 1;
+    t->insecure = flags >> 1 & 1;
+    for (int i = 0; i < 4; i++, k++)
+        if (flags >> (2 + i) & 1) {
+            path_in(files[i], sizeof files[i], 'f', k < s->n ? s->p[k] : "");
+            *fields[i] = files[i];
+        }
+    if (flags >> 6 & 1)
+        t->server_name = k < s->n ? s->p[k] : "";
+    return k + 1;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -198,36 +274,46 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct fuzz_pieces s = {0, NULL, NULL};
     struct lw_client_config cfg;
     struct lw_client *client = NULL;
+    static struct tls_strings ts;
     char path[sizeof dir + MAX_NAME + 2];
-    int raw_port, bad, rc;
+    uint8_t tls[2] = {0, 0};
+    int raw_port, bad, maybe, rc;
 
     if (size == 0)
         return 0;
     lw_client_config_init(&cfg);
     raw_port = cfg.port;
     take_numbers(&in, &cfg, &raw_port);
+    for (int i = 0; i < 2 && data[0] & 64 && in.n; i++, in.p++, in.n--)
+        tls[i] = in.p[0];
     fuzz_split(in.p, in.n, 0, &s);
     cfg.host = hosts[data[0] & 3];
     if ((data[0] >> 2 & 3) == 2)
         cfg.unix_path = "";
     if ((data[0] >> 2 & 3) == 3) {
-        socket_path(path, sizeof path, s.n > 2 ? s.p[2] : "");
+        path_in(path, sizeof path, 's', s.n > 2 ? s.p[2] : "");
         cfg.unix_path = path;
     }
     if (data[0] & 16)
         cfg.client_id = s.p[0];
     if (data[0] & 32)
         cfg.password = s.n > 1 ? s.p[1] : "";
+    take_tls(&cfg.sentinel_tls, tls[1], &s, take_tls(&cfg.tls, tls[0], &s, 3, ts.files[0]),
+             ts.files[1]);
+    cfg.sentinel_tls_own = tls[0] >> 7 & 1;
     FUZZ_CHECK(lw_client_new(NULL, &client) == LW_EINVAL, "NULL config");
     FUZZ_CHECK(lw_client_new(&cfg, NULL) == LW_EINVAL, "NULL out");
     bad = expected_bad(&cfg, raw_port);
+    maybe = tls_bad(&cfg, &bad);
     rc = lw_client_new(&cfg, &client);
     if (bad)
-        FUZZ_CHECK(code_bit(rc) & bad, "%s, expected one of:%s%s%s", lw_errname(rc),
-                   bad & BAD_INVAL ? " LW_EINVAL" : "", bad & BAD_RANGE ? " LW_ERANGE" : "",
-                   bad & BAD_LEASE ? " LW_ELEASE" : "");
+        FUZZ_CHECK(code_bit(rc) & (bad | maybe), "%s, expected one of:%s%s%s%s%s",
+                   lw_errname(rc), bad & BAD_INVAL ? " LW_EINVAL" : "",
+                   bad & BAD_RANGE ? " LW_ERANGE" : "", bad & BAD_LEASE ? " LW_ELEASE" : "",
+                   maybe & BAD_NOTSUP ? " (LW_ENOTSUP)" : "", maybe & BAD_TLS ? " (LW_ETLS)" : "");
     else
-        FUZZ_CHECK(rc == 0 && client, "a valid config refused: %s", lw_errname(rc));
+        FUZZ_CHECK((rc == 0 && client) || (code_bit(rc) & maybe), "a valid config refused: %s",
+                   lw_errname(rc));
     if (rc == 0)
         FUZZ_CHECK(lw_client_free(client) == 0, "free failed");
     fuzz_pieces_free(&s);
