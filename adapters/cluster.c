@@ -338,10 +338,15 @@ static int int_of(const redisReply *r)
     return -1;
 }
 
-/* The node a CLUSTER SHARDS node entry names; -1 when unusable. */
+/* The node a CLUSTER SHARDS node entry names; -1 when unusable.  Over TLS
+ * its "tls-port" is the one to use ("port" is the plain one, 0 when the
+ * node serves TLS only). */
 static int shards_node(struct cluster *c, const redisReply *n)
 {
     const redisReply *ip = field(n, "ip"), *port = field(n, "port");
+
+    if (c->ls->ep->tls.enable && int_of(field(n, "tls-port")) > 0)
+        port = field(n, "tls-port");
 
     if (!ip || ip->type != REDIS_REPLY_STRING || !ip->len || !strcmp(ip->str, "?"))
         ip = field(n, "endpoint");
@@ -541,7 +546,7 @@ static void on_topology_down(void *arg, int err)
         delay = backoff_delay_ms(ep->reconnect_min_ms, ep->reconnect_max_ms, rounds - 1,
                                  &c->rng) /
                 1000.0;
-        if (!c->have_map && (err == LW_ECONNREFUSED || err == LW_ECONNECT || err == LW_EAUTH)) {
+        if (!c->have_map && conn_is_hard_failure(err)) {
             c->fail_err = err;
             links_fail_all(c->ls, &c->pending, err);
         }

@@ -1,16 +1,24 @@
 /*
  * adapters/conn.c - one Redis connection (see conn.h).
  *
- * Our own I/O on a non-blocking hiredis context: hiredis connects, formats
- * into its output buffer, writes it and parses what we read; libev watches
- * the socket.  No callback list: every reply goes to on_reply in order
- * (the AUTH and PING replies of the set-up excepted), so pub/sub pushes of
- * any kind, which hiredis 0.14's async API aborts on when it has no
- * callback for them, are just replies.
+ * Our own I/O: a non-blocking socket (socket.c), TLS over it when the
+ * endpoint asks (tls.c), an output buffer (an sds, hiredis's string), and
+ * hiredis's reader to parse what is read; libev watches the socket.  No
+ * callback list: every reply goes to on_reply in order (the AUTH and PING
+ * replies of the set-up excepted), so pub/sub pushes of any kind are just
+ * replies.
  *
- * Letting go of a context inside the read loop (a callback failed or
- * closed the connection) only parks it in c->dead: the loop still holds
- * it and frees it when it returns.  Anywhere else it is freed at once.
+ * TLS turns a read or a write into a handshake step now and then (OpenSSL
+ * may have to write while reading, or read while writing).  A call that
+ * wants the other direction sets a flag, and the watcher of that
+ * direction retries it first: read_wants_write is served by on_writable,
+ * write_wants_read by on_readable, as hiredis's ssl.c does.  A read goes
+ * on until OpenSSL wants more bytes, for what it has decrypted already
+ * would raise no event.
+ *
+ * Letting go of the socket inside the read loop (a callback failed or
+ * closed the connection) parks the reader in c->dead_reader: the loop
+ * still holds it and frees it when it returns.
  *
  * The set-up deadline is an ev_timer of the connection's own, not a check
  * on some tick: the connection belongs to no engine and no wheel (the
@@ -19,43 +27,23 @@
  * attempt, not per command, so it costs nothing that matters.
  */
 #include <errno.h>
-#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
+
+#include <hiredis/sds.h>
 
 #include <leasewheel/error.h>
 #include <leasewheel/wheel.h>
 
 #include "conn.h"
+#include "socket.h"
+
+#define READ_CHUNK 16384 /* as hiredis reads */
 
 static const char ping_cmd[] = "*1\r\n$4\r\nPING\r\n";
-
-/* Start connecting (hiredis, non-blocking), the socket close-on-exec.
- * NULL when out of memory; check rc->err. */
-static redisContext *open_context(const struct lw_conn *c)
-{
-    redisContext *rc = c->unix_path ? redisConnectUnixNonBlock(c->unix_path)
-                                    : redisConnectNonBlock(c->host, c->port);
-
-    /* hiredis 0.14 cannot ask for SOCK_CLOEXEC: a process that forks and
-     * execs (lwlock running COMMAND) would hand our sockets to the child.
-     * A fork in another thread between socket() and here still can. */
-    if (rc && !rc->err)
-        fcntl(rc->fd, F_SETFD, fcntl(rc->fd, F_GETFD) | FD_CLOEXEC);
-    return rc;
-}
-
-/* The reason a connection attempt failed, from hiredis's error and the
- * errno saved right after it. */
-static int connect_error(const redisContext *rc, int saved_errno)
-{
-    if (rc->err == REDIS_ERR_OTHER && strstr(rc->errstr, "known"))
-        return LW_ENOHOST; /* getaddrinfo: "Name or service not known" */
-    if (saved_errno == ECONNREFUSED || strstr(rc->errstr, "refused"))
-        return LW_ECONNREFUSED;
-    return LW_ECONNECT;
-}
 
 int conn_is_auth_error(const char *msg)
 {
@@ -63,40 +51,83 @@ int conn_is_auth_error(const char *msg)
            strstr(msg, "AUTH") || strstr(msg, "password");
 }
 
-int conn_fails_at_once(const struct lw_conn *c)
+int conn_is_hard_failure(int err)
 {
-    int err = c->last_err;
-
-    if (c->ever_ready)
-        return 0;
-    return err == LW_ECONNREFUSED || err == LW_ECONNECT || err == LW_EAUTH ? err : 0;
+    return err == LW_ECONNREFUSED || err == LW_ECONNECT || err == LW_EAUTH || err == LW_ETLS;
 }
 
-/* Let go of the live context: stop watching it and free it, unless the
- * read loop is using it (it frees it on return). */
-static void drop_context(struct lw_conn *c)
+int conn_fails_at_once(const struct lw_conn *c)
 {
-    redisContext *rc = c->rc;
+    if (c->ever_ready)
+        return 0;
+    return conn_is_hard_failure(c->last_err) ? c->last_err : 0;
+}
 
+const char *conn_why(const struct lw_conn *c)
+{
+    return c->why;
+}
+
+static int is_tls(const struct lw_conn *c)
+{
+    return c->ep->tls.enable;
+}
+
+/* Say why the attempt or the connection failed. */
+static void note_why(struct lw_conn *c, const char *what)
+{
+    snprintf(c->why, sizeof c->why, "%s", what);
+}
+
+/* Record the failure where the endpoint's owner reads it: "host:port:
+ * why". */
+static void report(const struct lw_conn *c, int err)
+{
+    char line[sizeof c->why + 300];
+
+    if (!c->ep->report)
+        return;
+    if (c->unix_path)
+        snprintf(line, sizeof line, "%s: %s", c->unix_path, c->why);
+    else
+        snprintf(line, sizeof line, "%s:%d: %s", c->host ? c->host : "?", c->port, c->why);
+    lw_report_set(c->ep->report, err, line);
+}
+
+/* Let go of the socket: stop watching it, close it, forget what was to be
+ * written; the reader is freed unless the read loop is using it (it frees
+ * it on return).  The TLS session stays, to be resumed. */
+static void drop_stream(struct lw_conn *c)
+{
     ev_io_stop(c->loop, &c->rio);
     ev_io_stop(c->loop, &c->wio);
-    c->rc = NULL;
+    tls_stop(&c->tls);
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+    sdsfree(c->out);
+    c->out = NULL;
     c->unflushed = 0;
-    if (!rc)
-        return;
-    if (c->reading)
-        c->dead = rc;
-    else
-        redisFree(rc);
+    c->read_wants_write = c->write_wants_read = 0;
+    if (c->reader && c->reading)
+        c->dead_reader = c->reader;
+    else if (c->reader)
+        redisReaderFree(c->reader);
+    c->reader = NULL;
 }
 
 /* The attempt or the connection is over: note why, schedule the next
  * attempt, then tell. */
 static void went_down(struct lw_conn *c, int err)
 {
-    drop_context(c);
+    if (err == LW_ETLS) /* nothing of it to be resumed */
+        tls_forget(&c->tls);
+    drop_stream(c);
     c->state = CONN_DOWN;
     c->last_err = err;
+    if (!c->why[0])
+        note_why(c, lw_strerror(err));
+    report(c, err);
     ev_timer_stop(c->loop, &c->deadline);
     ev_timer_set(&c->retry, backoff_next(&c->backoff) / 1000.0, 0.0);
     ev_timer_start(c->loop, &c->retry);
@@ -107,6 +138,8 @@ void conn_fail(struct lw_conn *c, int err)
 {
     if (c->state == CONN_DOWN || c->state == CONN_CLOSED)
         return;
+    if (!c->why[0])
+        note_why(c, lw_strerror(err));
     went_down(c, err);
 }
 
@@ -131,7 +164,10 @@ static void setup_reply(struct lw_conn *c, redisReply *reply)
         c->setup_user--;
         c->on_reply(c->arg, reply);
     } else if (reply->type == REDIS_REPLY_ERROR) {
-        conn_fail(c, conn_is_auth_error(reply->str) ? LW_EAUTH : LW_EREDIS);
+        int err = conn_is_auth_error(reply->str) ? LW_EAUTH : LW_EREDIS;
+
+        note_why(c, reply->str);
+        conn_fail(c, err);
     } else if (c->setup_auth) {
         c->setup_auth = 0;
     } else {
@@ -140,17 +176,19 @@ static void setup_reply(struct lw_conn *c, redisReply *reply)
 }
 
 /* Hand every complete reply read so far to its reader, in order. */
-static void dispatch_replies(struct lw_conn *c, redisContext *rc)
+static void dispatch_replies(struct lw_conn *c, redisReader *r)
 {
     void *reply;
 
-    while (c->rc == rc) {
-        if (redisGetReply(rc, &reply) != REDIS_OK) {
-            conn_fail(c, LW_ECONNLOST); /* a protocol error: out of step */
+    while (c->reader == r) {
+        if (redisReaderGetReply(r, &reply) != REDIS_OK) {
+            note_why(c, "a reply that does not parse: out of step");
+            conn_fail(c, LW_ECONNLOST);
             return;
         }
         if (!reply)
             return;
+        c->got_reply = 1;
         if (c->state == CONN_SETUP)
             setup_reply(c, reply);
         else
@@ -159,84 +197,218 @@ static void dispatch_replies(struct lw_conn *c, redisContext *rc)
     }
 }
 
-static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
+/* The server closed (how: "closed", or the socket's error) the
+ * connection.  Before it answered anything on it, that is a refusal (a TLS
+ * port spoken to in plain text closes so), not a connection lost. */
+static void closed_by_server(struct lw_conn *c, const char *how)
 {
-    struct lw_conn *c = w->data;
-    redisContext *rc = c->rc;
+    char what[sizeof c->why];
 
-    (void)loop;
-    (void)revents;
-    if (redisBufferRead(rc) != REDIS_OK) { /* EOF or a read error */
-        conn_fail(c, LW_ECONNLOST);
+    if (c->state == CONN_SETUP && !c->got_reply) {
+        snprintf(what, sizeof what, "%.100s before the server answered%s", how,
+                 is_tls(c) ? "" : " (a TLS port? TLS is off)");
+        note_why(c, what);
+        conn_fail(c, LW_ECONNECT);
         return;
     }
+    note_why(c, how);
+    conn_fail(c, LW_ECONNLOST);
+}
+
+/* A TLS read or write failed with err (why said): during the handshake or
+ * the set-up a TLS failure (a certificate refused), later a lost
+ * connection. */
+static void tls_failed(struct lw_conn *c, int err)
+{
+    char saved[sizeof c->why];
+
+    if (err == LW_ETLS && c->state == CONN_READY) {
+        memcpy(saved, c->why, sizeof saved);
+        snprintf(c->why, sizeof c->why, "TLS: %.*s", (int)sizeof c->why - 6, saved);
+        err = LW_ECONNLOST;
+    }
+    conn_fail(c, err);
+}
+
+/* Read once (plain), or until OpenSSL wants more bytes (TLS), feeding the
+ * reader.  1 when something was read, 0 when nothing more, -1 when the
+ * connection failed. */
+static int read_some(struct lw_conn *c)
+{
+    char buf[READ_CHUNK];
+    ssize_t n;
+
+    if (!is_tls(c)) {
+        n = read(c->fd, buf, sizeof buf);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            return 0;
+        if (n <= 0) {
+            closed_by_server(c, n ? strerror(errno) : "closed");
+            return -1;
+        }
+    } else {
+        n = tls_read(&c->tls, buf, sizeof buf, c->why, sizeof c->why);
+        if (n == TLS_WANT_READ)
+            return 0;
+        if (n == TLS_WANT_WRITE) {
+            c->read_wants_write = 1;
+            ev_io_start(c->loop, &c->wio);
+            return 0;
+        }
+        if (n < 0) {
+            tls_failed(c, (int)n);
+            return -1;
+        }
+    }
+    if (n == 0) {
+        closed_by_server(c, "closed");
+        return -1;
+    }
+    if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK) {
+        conn_fail(c, LW_ENOMEM);
+        return -1;
+    }
+    return 1;
+}
+
+static void read_and_dispatch(struct lw_conn *c)
+{
+    redisReader *r = c->reader;
+    int more;
+
     c->reading = 1;
-    dispatch_replies(c, rc);
+    do {
+        more = read_some(c) > 0 && is_tls(c);
+        dispatch_replies(c, r);
+    } while (more && c->reader == r);
     c->reading = 0;
-    if (c->dead) {
-        redisFree(c->dead);
-        c->dead = NULL;
+    if (c->dead_reader) {
+        redisReaderFree(c->dead_reader);
+        c->dead_reader = NULL;
     }
 }
 
-/* Write what hiredis holds; wait for room (the write watcher) only when
- * the socket took less than all of it. */
+/* Write what is buffered; wait for room (the write watcher) only when the
+ * socket took less than all of it. */
 static void write_out(struct lw_conn *c)
 {
-    int done = 0;
+    ssize_t n;
 
     c->unflushed = 0;
-    if (redisBufferWrite(c->rc, &done) != REDIS_OK) {
-        conn_fail(c, LW_ECONNLOST);
-        return;
+    c->write_wants_read = 0;
+    while (sdslen(c->out) > 0) {
+        if (is_tls(c))
+            n = tls_write(&c->tls, c->out, sdslen(c->out), c->why, sizeof c->why);
+        else if ((n = send(c->fd, c->out, sdslen(c->out), MSG_NOSIGNAL)) < 0)
+            n = errno == EAGAIN || errno == EINTR ? TLS_WANT_WRITE : -errno;
+        if (n == TLS_WANT_WRITE) {
+            ev_io_start(c->loop, &c->wio);
+            return;
+        }
+        if (n == TLS_WANT_READ) { /* the read watcher retries it */
+            c->write_wants_read = 1;
+            ev_io_stop(c->loop, &c->wio);
+            return;
+        }
+        if (n <= 0 && is_tls(c)) {
+            tls_failed(c, n == LW_ETLS ? LW_ETLS : LW_ECONNLOST);
+            return;
+        }
+        if (n <= 0) {
+            note_why(c, strerror((int)-n));
+            conn_fail(c, LW_ECONNLOST);
+            return;
+        }
+        sdsrange(c->out, n, -1);
     }
-    if (done)
-        ev_io_stop(c->loop, &c->wio);
-    else
-        ev_io_start(c->loop, &c->wio);
+    ev_io_stop(c->loop, &c->wio);
 }
 
-static int append_setup(struct lw_conn *c, const char *cmd, size_t len)
+static int append(struct lw_conn *c, const char *cmd, size_t len)
 {
-    if (redisAppendFormattedCommand(c->rc, cmd, len) != REDIS_OK)
+    sds grown = sdscatlen(c->out, cmd, len);
+
+    if (!grown)
         return -1;
+    c->out = grown;
     c->unflushed = 1;
     return 0;
 }
 
-/* The socket is connected: pipeline AUTH, the user's set-up and PING.
- * Out of memory, the deadline ends the attempt. */
+/* The connection is up (TCP, and TLS if asked): pipeline AUTH, the user's
+ * set-up and PING.  Out of memory, the deadline ends the attempt. */
 static void start_setup(struct lw_conn *c)
 {
     c->state = CONN_SETUP; /* the deadline runs on from CONNECTING */
     c->setup_auth = 0;
     c->setup_user = 0;
     c->ping_sent = 0;
-    if (c->auth_cmd && append_setup(c, c->auth_cmd, c->auth_len) == 0)
+    if (c->auth_cmd && append(c, c->auth_cmd, c->auth_len) == 0)
         c->setup_auth = 1;
     if (c->on_setup)
         c->on_setup(c->arg);
-    if (c->rc && append_setup(c, ping_cmd, sizeof ping_cmd - 1) == 0)
+    if (c->fd >= 0 && append(c, ping_cmd, sizeof ping_cmd - 1) == 0)
         c->ping_sent = 1;
     ev_io_start(c->loop, &c->rio);
+    if (c->fd >= 0)
+        write_out(c);
+}
+
+/* A handshake step: done, or wait for the direction OpenSSL asks for. */
+static void handshake(struct lw_conn *c)
+{
+    int rc = tls_handshake(&c->tls, c->why, sizeof c->why);
+
+    if (rc == 0) {
+        ev_io_stop(c->loop, &c->wio);
+        start_setup(c);
+    } else if (rc == TLS_WANT_READ) {
+        ev_io_stop(c->loop, &c->wio);
+        ev_io_start(c->loop, &c->rio);
+    } else if (rc == TLS_WANT_WRITE) {
+        ev_io_stop(c->loop, &c->rio);
+        ev_io_start(c->loop, &c->wio);
+    } else {
+        went_down(c, rc);
+    }
 }
 
 /* Writable while CONNECTING: the connect is over; SO_ERROR says how. */
 static void connected(struct lw_conn *c)
 {
-    int err = 0;
-    socklen_t len = sizeof err;
+    int rc = socket_connected(c->fd, c->why, sizeof c->why);
 
-    if (getsockopt(c->rc->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-        err = errno;
-    if (err) {
-        went_down(c, err == ECONNREFUSED ? LW_ECONNREFUSED : LW_ECONNECT);
+    if (!rc && is_tls(c))
+        rc = tls_start(c->ep->tls_ctx, &c->tls, c->fd, c->host, c->why, sizeof c->why);
+    if (rc) {
+        went_down(c, rc);
         return;
     }
     ev_io_stop(c->loop, &c->wio);
-    start_setup(c);
-    if (c->rc)
+    if (is_tls(c)) {
+        c->state = CONN_HANDSHAKE; /* the deadline runs on */
+        handshake(c);
+    } else {
+        start_setup(c);
+    }
+}
+
+static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+    struct lw_conn *c = w->data;
+
+    (void)loop;
+    (void)revents;
+    if (c->state == CONN_HANDSHAKE) {
+        handshake(c);
+        return;
+    }
+    if (c->write_wants_read) {
         write_out(c);
+        if (c->fd < 0)
+            return;
+    }
+    read_and_dispatch(c);
 }
 
 static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
@@ -245,10 +417,19 @@ static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
 
     (void)loop;
     (void)revents;
-    if (c->state == CONN_CONNECTING)
+    if (c->state == CONN_CONNECTING) {
         connected(c);
-    else
+    } else if (c->state == CONN_HANDSHAKE) {
+        handshake(c);
+    } else if (c->read_wants_write) {
+        c->read_wants_write = 0;
+        ev_io_stop(c->loop, &c->wio);
+        read_and_dispatch(c);
+        if (c->fd >= 0 && sdslen(c->out))
+            write_out(c);
+    } else {
         write_out(c);
+    }
 }
 
 /* Connect to host:port from now on (port 0: the unix socket at host).
@@ -299,9 +480,25 @@ int conn_held(const struct lw_conn *c)
     return c->state == CONN_DOWN && !ev_is_active(&c->retry);
 }
 
+/* The socket, the reader and the buffer of a new attempt: 0, or LW_E*. */
+static int open_stream(struct lw_conn *c)
+{
+    const char *at = c->unix_path ? c->unix_path : c->host;
+    int rc = socket_open(at, c->unix_path ? 0 : c->port, &c->fd, c->why, sizeof c->why);
+
+    if (rc)
+        return rc;
+    c->reader = redisReaderCreate();
+    c->out = sdsempty();
+    if (!c->reader || !c->out) {
+        note_why(c, lw_strerror(LW_ENOMEM));
+        return LW_ENOMEM;
+    }
+    return 0;
+}
+
 void conn_connect(struct lw_conn *c)
 {
-    redisContext *rc;
     int err;
 
     if (c->state == CONN_CLOSED)
@@ -312,18 +509,15 @@ void conn_connect(struct lw_conn *c)
     if (pick_address(c))
         return; /* held: the user calls again once it knows where */
     c->state = CONN_CONNECTING;
+    c->why[0] = 0;
+    c->got_reply = 0;
     ev_prepare_start(c->loop, &c->flush);
-    rc = open_context(c);
-    if (!rc || rc->err) {
-        err = rc ? connect_error(rc, errno) : LW_ENOMEM;
-        if (rc)
-            redisFree(rc);
+    if ((err = open_stream(c))) {
         went_down(c, err);
         return;
     }
-    c->rc = rc;
-    ev_io_set(&c->rio, rc->fd, EV_READ);
-    ev_io_set(&c->wio, rc->fd, EV_WRITE);
+    ev_io_set(&c->rio, c->fd, EV_READ);
+    ev_io_set(&c->wio, c->fd, EV_WRITE);
     ev_io_start(c->loop, &c->wio);
     ev_timer_set(&c->deadline, c->ep->connect_timeout_ms / 1000.0, 0.0);
     ev_timer_start(c->loop, &c->deadline);
@@ -333,26 +527,37 @@ void conn_connect(struct lw_conn *c)
  * SETUP, before the PING's. */
 static int sent(struct lw_conn *c, int rc)
 {
-    if (rc != REDIS_OK)
+    if (rc)
         return LW_ECONNLOST;
     if (c->state == CONN_SETUP && !c->ping_sent)
         c->setup_user++;
-    c->unflushed = 1;
     return 0;
+}
+
+static int can_send(const struct lw_conn *c)
+{
+    return c->fd >= 0 && (c->state == CONN_SETUP || c->state == CONN_READY);
 }
 
 int conn_send(struct lw_conn *c, const char *cmd, size_t len)
 {
-    if (!c->rc || (c->state != CONN_SETUP && c->state != CONN_READY))
+    if (!can_send(c))
         return LW_ECONNLOST;
-    return sent(c, redisAppendFormattedCommand(c->rc, cmd, len));
+    return sent(c, append(c, cmd, len));
 }
 
 int conn_send_argv(struct lw_conn *c, int argc, const char **argv, const size_t *lens)
 {
-    if (!c->rc || (c->state != CONN_SETUP && c->state != CONN_READY))
+    char *cmd;
+    int n, rc;
+
+    if (!can_send(c))
         return LW_ECONNLOST;
-    return sent(c, redisAppendCommandArgv(c->rc, argc, argv, lens));
+    if ((n = redisFormatCommandArgv(&cmd, argc, argv, lens)) < 0)
+        return LW_ENOMEM;
+    rc = append(c, cmd, (size_t)n);
+    redisFreeCommand(cmd);
+    return sent(c, rc);
 }
 
 /*
@@ -368,16 +573,26 @@ static void on_flush(struct ev_loop *loop, ev_prepare *w, int revents)
 
     (void)loop;
     (void)revents;
-    if (c->unflushed && c->rc && !ev_is_active(&c->wio) &&
-        (c->state == CONN_SETUP || c->state == CONN_READY))
+    if (c->unflushed && can_send(c) && !ev_is_active(&c->wio) && !c->write_wants_read)
         write_out(c); /* may fail the connection */
 }
 
+/* The connect, handshake and set-up took too long.  A handshake that got
+ * no answer is a TLS failure: a plain server waits for a line that a TLS
+ * greeting never ends. */
 static void on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
 {
+    struct lw_conn *c = w->data;
+    char what[sizeof c->why];
+    int handshaking = c->state == CONN_HANDSHAKE;
+
     (void)loop;
     (void)revents;
-    conn_fail(w->data, LW_ETIMEDOUT);
+    snprintf(what, sizeof what, "%s took over %u ms%s",
+             handshaking ? "the TLS handshake" : "connect and set-up", c->ep->connect_timeout_ms,
+             handshaking ? " (not a TLS port?)" : "");
+    note_why(c, what);
+    conn_fail(c, handshaking ? LW_ETLS : LW_ETIMEDOUT);
 }
 
 static void on_retry(struct ev_loop *loop, ev_timer *w, int revents)
@@ -426,6 +641,7 @@ int conn_init(struct lw_conn *c, const struct conn_config *cfg)
 
     memset(c, 0, sizeof *c);
     c->ep = ep;
+    c->fd = -1;
     if (cfg->host) { /* port 0: a unix socket's path */
         c->host = dup_or_null(cfg->port ? cfg->host : NULL, &failed);
         c->unix_path = dup_or_null(cfg->port ? NULL : cfg->host, &failed);
@@ -466,7 +682,7 @@ void conn_drop(struct lw_conn *c)
         return;
     ev_timer_stop(c->loop, &c->deadline);
     ev_timer_stop(c->loop, &c->retry);
-    drop_context(c);
+    drop_stream(c);
     c->state = CONN_DOWN; /* held (conn_held()) until conn_connect() */
 }
 
@@ -476,13 +692,14 @@ void conn_close(struct lw_conn *c)
         ev_timer_stop(c->loop, &c->deadline);
         ev_timer_stop(c->loop, &c->retry);
         ev_prepare_stop(c->loop, &c->flush);
-        drop_context(c);
+        drop_stream(c);
     }
     c->state = CONN_CLOSED;
 }
 
 void conn_clear(struct lw_conn *c)
 {
+    tls_forget(&c->tls);
     free(c->host);
     free(c->unix_path);
     redisFreeCommand(c->auth_cmd);

@@ -1,31 +1,38 @@
 /*
  * adapters/conn.h - one Redis connection to one address, on a libev loop:
- * what the engine's command link (link.c) and the subscriber
- * (subscriber.c) are built on.
+ * what the engine's command link (link.c), the subscriber (subscriber.c)
+ * and the topologies' own connections are built on.
  *
  * Life of a connection:
  *
- *   DOWN --connect--> CONNECTING --TCP up--> SETUP --PING answered--> READY
- *     ^                   |                    |                        |
- *     +---- back-off <----+-- refused, setup --+-- error, deadline, EOF -+
- *           (jittered,        error, set-up
- *            doubling)        deadline
+ *   DOWN --connect--> CONNECTING --TCP up--> HANDSHAKE --TLS up--> SETUP
+ *     ^                    |       (TLS only)   |                    |
+ *     |                    |                    |     PING answered  v
+ *     +---- back-off <-----+--- refused, TLS ---+---- error, --- READY
+ *           (backoff.h)         failure,            deadline, EOF
+ *                               deadline
  *
  * SETUP pipelines AUTH (with a password or a user name), the user's own
  * set-up commands (on_setup) and a PING; the PING's reply makes the
  * connection READY, so the user's set-up has been answered by then.  One
- * deadline, the connect timeout, covers CONNECTING and SETUP together.  Any
- * failure lets go of the hiredis context and tries again after a jittered,
- * doubling back-off.
+ * deadline, the connect timeout, covers CONNECTING, HANDSHAKE and SETUP
+ * together.  Any failure closes the socket and tries again after the
+ * back-off.
  *
- * The I/O is our own: a non-blocking hiredis context (not the async API),
- * two libev io watchers, hiredis's reader to parse.  Every reply, pub/sub
- * pushes of any kind included, goes to on_reply in the order read; the
- * user pairs replies with its commands itself.  (hiredis 0.14's async API
- * aborts on a push it has no callback for, such as a sharded "smessage".)
+ * Everything a connection needs to know of where and how comes from its
+ * endpoint (endpoint.h): credentials, timeouts, back-off, TLS.  The I/O is
+ * our own: a non-blocking socket (socket.c), TLS over it when the
+ * endpoint says (tls.c), two libev io watchers, an output buffer, and
+ * hiredis's reader to parse.  Every reply, pub/sub pushes of any kind
+ * included, goes to on_reply in the order read; the user pairs replies
+ * with its commands itself.  (hiredis 0.14's async API aborts on a push it
+ * has no callback for, such as a sharded "smessage", and has no TLS.)
  *
- * A connection knows nothing of engines, wheels or requests: one object
- * per address, all of it on the loop's thread.
+ * Why a connection failed is kept (conn_why()) and, when the endpoint has
+ * a report, recorded there with the address.
+ *
+ * A connection knows nothing of engines, wheels, topologies or requests:
+ * one object per address, all of it on the loop's thread.
  */
 #ifndef LW_ADAPTERS_CONN_H
 #define LW_ADAPTERS_CONN_H
@@ -38,10 +45,12 @@
 
 #include "backoff.h"
 #include "endpoint.h"
+#include "tls.h"
 
 enum conn_state {
     CONN_DOWN,       /* waiting to (re)connect */
     CONN_CONNECTING, /* TCP/unix connect in progress */
+    CONN_HANDSHAKE,  /* TLS handshake in progress */
     CONN_SETUP,      /* AUTH, the user's set-up, PING in flight */
     CONN_READY,      /* the user's commands flow */
     CONN_CLOSED,     /* conn_close() has run */
@@ -101,21 +110,30 @@ struct lw_conn {
     conn_where_fn *where;
     void *where_arg;
 
-    redisContext *rc;   /* the live context, or NULL */
-    redisContext *dead; /* let go of inside the read loop: freed after it */
-    int reading;        /* inside the read loop */
+    int fd;                   /* the socket, or -1 */
+    struct tls_conn tls;      /* with TLS: the session, and its SSL while
+                                 connected */
+    redisReader *reader;      /* parses what is read; NULL when down */
+    redisReader *dead_reader; /* let go of inside the read loop: freed after */
+    char *out;                /* what is to be written (an sds) */
+    int reading;              /* inside the read loop */
+    int read_wants_write;     /* TLS: a read waits for the socket to be
+                                 writable */
+    int write_wants_read;     /* TLS: a write waits for it to be readable */
     enum conn_state state;
     unsigned setup_auth; /* SETUP: the AUTH reply is still to come */
     unsigned setup_user; /* SETUP: the user's replies due before the PING's */
     int ping_sent;       /* SETUP: the PING is written */
+    int got_reply;       /* a reply was read on this connection */
     int last_err;        /* why the last attempt failed; 0 while READY */
     int ever_ready;      /* a connection has been set up before */
     int unflushed;       /* commands appended since the last write */
+    char why[200];       /* why the last attempt failed, in words */
     ev_io rio;           /* readable: replies */
     ev_io wio;           /* writable: the connect's end, or room for more */
     uint64_t reconnects; /* connections set up after the first */
     struct backoff backoff;
-    ev_timer deadline; /* CONNECTING + SETUP must end in time */
+    ev_timer deadline; /* CONNECTING + HANDSHAKE + SETUP end in time */
     ev_timer retry;    /* the back-off */
     ev_prepare flush;  /* writes what this loop iteration appended */
 };
@@ -177,11 +195,20 @@ static inline unsigned conn_own_commands(const struct lw_conn *c)
 /*
  * Before the first connection has been set up, the reason the last
  * attempt failed when a wait will not mend it (nothing listens, no such
- * socket, the wrong password), else 0.  Once a connection has been up,
- * failures are taken for a restart; and an error reply to the set-up
- * (LW_EREDIS) is also what a server still LOADING its data says.
+ * socket, the wrong password, a TLS failure, a server that closed the
+ * connection before it answered anything: conn_is_hard_failure()), else
+ * 0.  Once a connection has been up, failures are taken for a restart;
+ * and an error reply to the set-up (LW_EREDIS) is also what a server still
+ * LOADING its data says.
  */
 int conn_fails_at_once(const struct lw_conn *c);
+
+/* conn_is_hard_failure - err is one that waiting will not mend (before a
+ * first connection): LW_ECONNREFUSED, LW_ECONNECT, LW_EAUTH, LW_ETLS. */
+int conn_is_hard_failure(int err);
+
+/* conn_why - why the last attempt failed, in words ("" before one did). */
+const char *conn_why(const struct lw_conn *c);
 
 /* Reply errors that mean the password is wrong or missing. */
 int conn_is_auth_error(const char *msg);

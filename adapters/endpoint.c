@@ -3,6 +3,7 @@
  * endpoint.h), and the "host:port" parser that cluster seeds and
  * sentinels are given in.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/un.h>
@@ -10,6 +11,7 @@
 #include <leasewheel/error.h>
 
 #include "endpoint.h"
+#include "tls.h"
 
 _Static_assert(LW_ENDPOINT_UNIX_PATH_MAX + 1 == sizeof(((struct sockaddr_un *)0)->sun_path),
                "LW_ENDPOINT_UNIX_PATH_MAX is a sockaddr_un's path");
@@ -36,6 +38,22 @@ int lw_endpoint_check_address(const struct lw_endpoint *ep)
         return LW_ERANGE;
     if (!ep->unix_path && (ep->port < 1 || ep->port > 65535))
         return LW_ERANGE;
+    if (ep->unix_path && ep->tls.enable)
+        return LW_EINVAL;
+    return 0;
+}
+
+int lw_tls_check(const struct lw_tls_config *tls)
+{
+    if (!tls->enable)
+        return tls->ca_file || tls->ca_dir || tls->cert_file || tls->key_file ||
+                       tls->server_name || tls->insecure || tls->ssl_ctx
+                   ? LW_EINVAL
+                   : 0;
+    if (!lw_tls_available())
+        return LW_ENOTSUP;
+    if (!tls->cert_file != !tls->key_file)
+        return LW_EINVAL;
     return 0;
 }
 
@@ -57,7 +75,9 @@ int lw_endpoint_check(const struct lw_endpoint *ep)
     for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
         if ((rc = check_ms(times[i])))
             return rc;
-    return ep->reconnect_min_ms > ep->reconnect_max_ms ? LW_ERANGE : 0;
+    if (ep->reconnect_min_ms > ep->reconnect_max_ms)
+        return LW_ERANGE;
+    return lw_tls_check(&ep->tls);
 }
 
 static const char *dup_or_null(const char *s, int *failed)
@@ -71,15 +91,21 @@ static const char *dup_or_null(const char *s, int *failed)
 
 int lw_endpoint_copy(struct lw_endpoint *dst, const struct lw_endpoint *src)
 {
-    int failed = 0;
+    int failed = 0, rc = 0;
 
     *dst = *src;
     dst->host = dup_or_null(src->host, &failed);
     dst->unix_path = dup_or_null(src->unix_path, &failed);
     dst->username = dup_or_null(src->username, &failed);
     dst->password = dup_or_null(src->password, &failed);
+    memset(&dst->tls, 0, sizeof dst->tls);
+    dst->tls.enable = src->tls.enable;
+    dst->tls_ctx = NULL;
+    dst->report = NULL;
     dst->owned = 1;
-    return failed ? LW_ENOMEM : 0;
+    if (src->tls.enable)
+        rc = lw_tls_new(&src->tls, &dst->tls_ctx);
+    return failed ? LW_ENOMEM : rc;
 }
 
 void lw_endpoint_clear(struct lw_endpoint *ep)
@@ -90,8 +116,42 @@ void lw_endpoint_clear(struct lw_endpoint *ep)
     free((char *)ep->unix_path);
     free((char *)ep->username);
     free((char *)ep->password);
+    lw_tls_free(ep->tls_ctx);
     ep->host = ep->unix_path = ep->username = ep->password = NULL;
+    ep->tls_ctx = NULL;
     ep->owned = 0;
+}
+
+void lw_report_init(struct lw_report *r)
+{
+    pthread_mutex_init(&r->lock, NULL);
+    r->err = 0;
+    r->text[0] = 0;
+}
+
+void lw_report_destroy(struct lw_report *r)
+{
+    pthread_mutex_destroy(&r->lock);
+}
+
+void lw_report_set(struct lw_report *r, int err, const char *text)
+{
+    pthread_mutex_lock(&r->lock);
+    r->err = err;
+    snprintf(r->text, sizeof r->text, "%s", text);
+    pthread_mutex_unlock(&r->lock);
+}
+
+int lw_report_get(struct lw_report *r, char *buf, size_t len)
+{
+    int err;
+
+    pthread_mutex_lock(&r->lock);
+    err = r->err;
+    if (len)
+        snprintf(buf, len, "%s", r->text);
+    pthread_mutex_unlock(&r->lock);
+    return err;
 }
 
 int lw_parse_addr(const char *s, char **host, int *port)

@@ -19,7 +19,11 @@
 #ifndef LW_ADAPTERS_ENDPOINT_H
 #define LW_ADAPTERS_ENDPOINT_H
 
+#include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include <leasewheel/tls.h>
 
 #define LW_ENDPOINT_DEFAULT_HOST "127.0.0.1"
 #define LW_ENDPOINT_DEFAULT_PORT 6379
@@ -30,6 +34,20 @@
 #define LW_ENDPOINT_MAX_TIMEOUT_MS 3600000u /* one hour */
 #define LW_ENDPOINT_UNIX_PATH_MAX 107u      /* bytes: a sockaddr_un's, less the NUL */
 
+struct lw_tls;
+
+/*
+ * Where an engine's connections say why they failed: the latest failure's
+ * code and a line with the address and the reason (OpenSSL's, a refused
+ * connect's, an AUTH error's), for lw_client_last_error().  Written by the
+ * engine thread, read by any thread.
+ */
+struct lw_report {
+    pthread_mutex_t lock;
+    int err; /* LW_E*, 0 before the first failure */
+    char text[256];
+};
+
 struct lw_endpoint {
     const char *host;            /* name or address; ignored with unix_path */
     int port;                    /* 1..65535 */
@@ -37,13 +55,21 @@ struct lw_endpoint {
     const char *username;        /* ACL user: AUTH <user> <password>, or NULL */
     const char *password;        /* AUTH after connecting, or NULL */
     int db;                      /* SELECT after connecting when not 0; 0..65535 */
-    uint32_t connect_timeout_ms; /* connect plus set-up; 1..MAX */
+    uint32_t connect_timeout_ms; /* connect, TLS handshake and set-up; 1..MAX */
     uint32_t command_timeout_ms; /* a command's reply, or its wait to be sent;
                                     1..MAX */
     uint32_t reconnect_min_ms;   /* the back-off's first delay (backoff.h) */
     uint32_t reconnect_max_ms;   /* its longest; not under reconnect_min_ms */
-    int owned;                   /* lw_endpoint_copy() made it: the strings
-                                    are its own */
+    struct lw_tls_config tls;    /* tls.enable: every connection over TLS;
+                                    a copy keeps only `enable`, the rest is
+                                    in tls_ctx */
+    /* Made by lw_endpoint_copy(): */
+    int owned;              /* the strings are its own */
+    struct lw_tls *tls_ctx; /* with tls.enable: the OpenSSL context
+                               (tls.h), loaded on first use */
+    /* Set by the owner of a copy, or NULL: */
+    struct lw_report *report; /* where its connections say why they
+                                 failed; not the endpoint's own */
 };
 
 /* lw_endpoint_init - the defaults: 127.0.0.1:6379, db 0, no credentials,
@@ -51,20 +77,38 @@ struct lw_endpoint {
 void lw_endpoint_init(struct lw_endpoint *ep);
 
 /* lw_endpoint_check_address - a usable address: host and port, or a unix
- * socket path that fits a sockaddr_un.  0, LW_EINVAL or LW_ERANGE. */
+ * socket path that fits a sockaddr_un (and then no TLS: Redis serves TLS
+ * on TCP only).  0, LW_EINVAL or LW_ERANGE. */
 int lw_endpoint_check_address(const struct lw_endpoint *ep);
 
 /* lw_endpoint_check - the rest: db, times (0: LW_EINVAL; over
  * LW_ENDPOINT_MAX_TIMEOUT_MS: LW_ERANGE), reconnect_min_ms <=
- * reconnect_max_ms (LW_ERANGE). */
+ * reconnect_max_ms (LW_ERANGE), the TLS settings (lw_tls_check()). */
 int lw_endpoint_check(const struct lw_endpoint *ep);
 
-/* lw_endpoint_copy - dst becomes src with strings of its own.  0 or
- * LW_ENOMEM; either way lw_endpoint_clear(dst) frees what was copied. */
+/* lw_tls_check - TLS settings that make sense: none set without enable, a
+ * certificate with its key (LW_EINVAL); enable in a build without TLS
+ * (LW_ENOTSUP). */
+int lw_tls_check(const struct lw_tls_config *tls);
+
+/* lw_endpoint_copy - dst becomes src with strings of its own, and its TLS
+ * context (not loaded yet) when TLS is on; no report.  0, LW_ENOMEM or
+ * LW_ENOTSUP; either way lw_endpoint_clear(dst) frees what was made. */
 int lw_endpoint_copy(struct lw_endpoint *dst, const struct lw_endpoint *src);
 
 /* lw_endpoint_clear - free a copy's strings; nothing for one not owned. */
 void lw_endpoint_clear(struct lw_endpoint *ep);
+
+/* lw_report_init, lw_report_destroy - a report with no failure yet. */
+void lw_report_init(struct lw_report *r);
+void lw_report_destroy(struct lw_report *r);
+
+/* lw_report_set - record a failure: err and its line (copied, cut to fit). */
+void lw_report_set(struct lw_report *r, int err, const char *text);
+
+/* lw_report_get - the latest failure's code (0: none yet), its line into
+ * buf (len bytes, NUL-terminated; buf may be NULL when len is 0). */
+int lw_report_get(struct lw_report *r, char *buf, size_t len);
 
 /* lw_parse_addr - "host:port" (an IPv6 host in brackets): 0, LW_EINVAL,
  * LW_ERANGE, LW_ENOMEM; host (malloc'd) and port may be NULL. */

@@ -99,6 +99,7 @@ struct lw_engine {
 
     /* Engine thread: the links, and the topology that routes over them. */
     struct lw_endpoint node; /* the data nodes' endpoint: every link's */
+    struct lw_report report; /* why a connection failed last (any thread) */
     struct link_set links;
     struct lw_topology *topo;
 };
@@ -403,6 +404,7 @@ static void free_engine(struct lw_engine *e)
     free(ls->scripts);
     redisFreeCommand(ls->select_cmd);
     lw_endpoint_clear(&e->node);
+    lw_report_destroy(&e->report);
     free(e);
 }
 
@@ -446,6 +448,7 @@ static int make_engine(struct lw_engine *e, const struct lw_engine_config *cfg)
     if ((rc = lw_endpoint_copy(&e->node, &cfg->node)) || (rc = init_links(e, cfg)) ||
         (rc = lw_wheel_new(&cfg->wheel, &e->wheel)))
         return rc;
+    e->node.report = &e->report;
     e->on_tick = cfg->on_tick;
     e->tick_arg = cfg->tick_arg;
     lw_mpsc_init(&e->submitted);
@@ -454,7 +457,7 @@ static int make_engine(struct lw_engine *e, const struct lw_engine_config *cfg)
     if (!e->loop)
         return LW_ENOMEM;
     e->links.loop = e->loop;
-    return topology_new(cfg, &e->links, &e->topo) ? LW_ENOMEM : 0;
+    return topology_new(cfg, &e->links, &e->topo);
 }
 
 int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out)
@@ -471,6 +474,7 @@ int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out)
         return LW_ENOHOST;
     if (!(e = calloc(1, sizeof *e)))
         return LW_ENOMEM;
+    lw_report_init(&e->report);
     if ((rc = make_engine(e, cfg))) {
         if (e->loop && e->own_thread)
             ev_loop_destroy(e->loop);
@@ -546,6 +550,11 @@ const struct lw_endpoint *lw_engine_endpoint(const struct lw_engine *e)
     return &e->node;
 }
 
+int lw_engine_last_error(struct lw_engine *e, char *buf, size_t len)
+{
+    return lw_report_get(&e->report, buf, len);
+}
+
 int lw_engine_status(const struct lw_engine *e)
 {
     return atomic_load_explicit(&e->links.status, memory_order_relaxed);
@@ -570,6 +579,8 @@ void lw_engine_get_stats(const struct lw_engine *e, struct lw_engine_stats *out)
     out->unsettled = count_get(&c->unsettled);
     out->switches = count_get(&c->switches);
     out->taken_late = count_get(&c->taken_late);
+    out->tls_handshakes = count_get(&c->tls_handshakes);
+    out->tls_resumed = count_get(&c->tls_resumed);
 }
 
 /* --- the topology's answers ---------------------------------------------- */

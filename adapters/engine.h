@@ -234,6 +234,8 @@ struct lw_engine_stats {
     uint64_t switches;           /* Sentinel: switches to another master seen */
     uint64_t taken_late;         /* submitted requests found a tick late, their
                                     wake-up missed (engine.c, take_late()) */
+    uint64_t tls_handshakes;     /* TLS handshakes done (the links') */
+    uint64_t tls_resumed;        /* of which resumed a session */
 };
 
 /* lw_engine_config_init - the defaults: lw_endpoint_init()'s node (and
@@ -362,6 +364,15 @@ struct ev_loop *lw_engine_loop(struct lw_engine *engine);
  * ended.  Requests that time out waiting for a connection fail with it.
  */
 int lw_engine_status(const struct lw_engine *engine);
+
+/*
+ * lw_engine_last_error - any thread: why the engine's last failed
+ * connection attempt failed (any of its connections, and the pub/sub
+ * router's and the sentinels' that share its report): the LW_E* code, 0
+ * when none has yet, and a line with the address and the reason into buf
+ * (len bytes; NUL-terminated).
+ */
+int lw_engine_last_error(struct lw_engine *engine, char *buf, size_t len);
 
 /* lw_engine_get_stats - any thread: snapshot the counters. */
 void lw_engine_get_stats(const struct lw_engine *engine, struct lw_engine_stats *out);

@@ -280,6 +280,10 @@ static void on_up(void *arg)
     l->replies += conn_own_commands(&l->conn);
     count_add(&ls->count.reconnects, l->conn.reconnects - l->reconnects);
     l->reconnects = l->conn.reconnects;
+    count_add(&ls->count.tls_handshakes, l->conn.tls.handshakes - l->handshakes);
+    l->handshakes = l->conn.tls.handshakes;
+    count_add(&ls->count.tls_resumed, l->conn.tls.resumed - l->resumed);
+    l->resumed = l->conn.tls.resumed;
     if (ops(l)->link_up)
         ops(l)->link_up(ls->topo, l);
     link_pump(l);

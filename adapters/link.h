@@ -50,7 +50,7 @@ struct link_counters {
     _Atomic uint64_t sent, replies, error_replies, failed, timeouts;
     _Atomic uint64_t reconnects, script_reloads, waiting, inflight, inflight_max;
     _Atomic uint64_t topology_refreshes, redirects, unsettled, switches;
-    _Atomic uint64_t taken_late;
+    _Atomic uint64_t taken_late, tls_handshakes, tls_resumed;
 };
 
 struct link {
@@ -62,6 +62,8 @@ struct link {
     struct link_script *scripts;
     uint64_t seq;        /* commands written so far */
     uint64_t reconnects; /* conn.reconnects already counted */
+    uint64_t handshakes; /* conn.tls.handshakes already counted */
+    uint64_t resumed;    /* conn.tls.resumed already counted */
     int pipeline_full;   /* reached the cap; waiting for refill_at */
     uint64_t conn_id;    /* the connection's number while READY
                             (lw_request.sent_conn) */

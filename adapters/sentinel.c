@@ -119,7 +119,7 @@ int sentinel_check(const struct lw_engine_config *cfg)
     for (unsigned i = 0; i < cfg->nsentinels; i++)
         if ((rc = lw_parse_addr(cfg->sentinels[i], NULL, NULL)))
             return rc;
-    return 0;
+    return lw_tls_check(&cfg->sentinel.tls);
 }
 
 static struct sentinel *of(const struct lw_topology *t)
@@ -477,7 +477,7 @@ static void round_failed(struct sentinel *s)
 
     if (!link_is_up(s->link))
         atomic_store_explicit(&s->ls->status, err, memory_order_relaxed);
-    if (!s->master_host && (err == LW_ECONNREFUSED || err == LW_ECONNECT || err == LW_EAUTH)) {
+    if (!s->master_host && conn_is_hard_failure(err)) {
         s->fail_err = err;
         link_fail_waiting(s->link, err); /* acquires waiting for replicas too */
     }
@@ -640,6 +640,7 @@ static char *format_ask(const char *what, const char *name, size_t *len)
 static int copy_sentinels(struct sentinel *s, const struct lw_engine_config *cfg)
 {
     uint32_t timeout = cfg->sentinel.connect_timeout_ms;
+    int rc;
 
     for (; s->n < cfg->nsentinels; s->n++) {
         if (lw_parse_addr(cfg->sentinels[s->n], &s->host[s->n], &s->port[s->n]))
@@ -649,8 +650,11 @@ static int copy_sentinels(struct sentinel *s, const struct lw_engine_config *cfg
     s->name = strdup(cfg->sentinel_master);
     s->ask_cmd = format_ask("get-master-addr-by-name", cfg->sentinel_master, &s->ask_len);
     s->epoch_cmd = format_ask("MASTER", cfg->sentinel_master, &s->epoch_len);
-    if (!s->name || !s->ask_cmd || !s->epoch_cmd || lw_endpoint_copy(&s->ep, &cfg->sentinel))
+    if (!s->name || !s->ask_cmd || !s->epoch_cmd)
         return LW_ENOMEM;
+    if ((rc = lw_endpoint_copy(&s->ep, &cfg->sentinel)))
+        return rc;
+    s->ep.report = s->ls->ep->report; /* one report for the engine's connections */
     s->ep.connect_timeout_ms = timeout < SENTINEL_TIMEOUT_MS ? timeout : SENTINEL_TIMEOUT_MS;
     return 0;
 }

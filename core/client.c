@@ -86,13 +86,26 @@ static int check_count(uint64_t v, uint64_t max)
                                         : 0;
 }
 
+static int any_tls_setting(const struct lw_tls_config *t)
+{
+    static const struct lw_tls_config none;
+
+    return memcmp(t, &none, sizeof none) != 0;
+}
+
 /* Sentinel mode: a list of at most LW_MAX_SENTINELS, a master name, and
- * no cluster (the engine checks each "host:port"). */
+ * no cluster (the engine checks each "host:port" and the sentinels' TLS).
+ * Their own TLS settings only when asked for with sentinel_tls_own. */
 static int check_sentinels(const struct lw_client_config *cfg)
 {
+    if (cfg->sentinel_tls_own != 0 && cfg->sentinel_tls_own != 1)
+        return LW_EINVAL;
+    if (!cfg->sentinel_tls_own && any_tls_setting(&cfg->sentinel_tls))
+        return LW_EINVAL;
     if (!cfg->nsentinels) /* a list or a name without a count: a mistake,
                              not a request for a single node */
-        return cfg->sentinels || cfg->sentinel_master ? LW_EINVAL : 0;
+        return cfg->sentinels || cfg->sentinel_master || cfg->sentinel_tls_own ? LW_EINVAL
+                                                                               : 0;
     if (cfg->cluster_nseeds)
         return LW_EINVAL;
     if (cfg->nsentinels > LW_MAX_SENTINELS)
@@ -296,10 +309,13 @@ static void client_endpoints(const struct lw_client_config *cfg, struct lw_engin
     ep->command_timeout_ms = cfg->command_timeout_ms;
     ep->reconnect_min_ms = cfg->reconnect_min_ms;
     ep->reconnect_max_ms = cfg->reconnect_max_ms;
+    ep->tls = cfg->tls;
     ec->sentinel = *ep;
     ec->sentinel.username = cfg->sentinel_username;
     ec->sentinel.password = cfg->sentinel_password;
     ec->sentinel.db = 0;
+    if (cfg->sentinel_tls_own)
+        ec->sentinel.tls = cfg->sentinel_tls;
 }
 
 static void engine_config(const struct lw_client_config *cfg, struct lw_client *c,
@@ -476,6 +492,18 @@ int lw_client_free(struct lw_client *c)
     atomic_store_explicit(&c->freed, 1, memory_order_release);
     client_unref(c);
     return 0;
+}
+
+int lw_client_last_error(const struct lw_client *c, char *buf, size_t len)
+{
+    if (!c || (!buf && len))
+        return LW_EINVAL;
+    if (!c->engine) { /* freed, kept alive by a handle */
+        if (len)
+            buf[0] = 0;
+        return 0;
+    }
+    return lw_engine_last_error(c->engine, buf, len);
 }
 
 const char *lw_client_id(const struct lw_client *c)

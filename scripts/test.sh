@@ -24,6 +24,8 @@ lw_configure build/asan -Dbench=false -Db_sanitize=address,undefined -Db_lundef=
 lw_configure build/tsan -Dbench=false -Db_sanitize=thread -Db_lundef=false
 CC=clang lw_configure build/fuzz -Dbench=false -Dfuzz=true -Db_sanitize=address,undefined \
     -Db_lundef=false -Dc_args=-fno-sanitize-recover=all
+# Built without TLS: only the library and the test of what it refuses.
+lw_configure build/notls -Dbench=false -Dtls=disabled
 
 # lw_fuzz NAME: run fuzz_NAME for LW_FUZZ_SECONDS from its seed corpus.
 # What it finds goes to build/fuzz/corpus/NAME (kept between runs); the
@@ -99,6 +101,16 @@ for variant in test asan tsan; do
         fi
     fi
 done
+# Without TLS, a config asking for it is LW_ENOTSUP (test_tls_config).
+echo "== notls: build and test" >&2
+if ninja -C build/notls tests/test_tls_config >/dev/null &&
+    meson test -C build/notls --no-rebuild --print-errorlogs tls_config >/dev/null; then
+    passed=$((passed + $(grep -oE 'Passing: [0-9]+' build/notls/meson-logs/testlog.txt |
+        awk '{p += $2} END {print p + 0}')))
+else
+    status=1 failed=$((failed + 1))
+    tail -n 30 build/notls/meson-logs/testlog.txt >&2 || true
+fi
 echo "== fuzz: build" >&2
 ninja -C build/fuzz $(printf 'tests/fuzz/fuzz_%s ' $LW_FUZZERS) >/dev/null
 for name in $LW_FUZZERS; do

@@ -1,0 +1,87 @@
+/*
+ * adapters/tls.h - TLS on a connection's socket (OpenSSL 3).
+ *
+ * Two objects.  An endpoint's TLS (struct lw_tls) holds its settings and
+ * the OpenSSL context made from them, made on first use and made again
+ * when the files it was made from change on disk (a certificate rotation):
+ * connections made after see the new files, those already up keep theirs.
+ * A connection's TLS (struct tls_conn) is its OpenSSL session object while
+ * connected, and the session it may resume on its next connect.
+ *
+ * Everything is non-blocking on the loop: the handshake and every read and
+ * write return TLS_WANT_READ or TLS_WANT_WRITE when the socket must become
+ * readable or writable first, whichever direction the call itself was
+ * going (OpenSSL may need to write while reading and the reverse: the
+ * caller retries the same call when the socket is ready as asked).
+ *
+ * Failures are LW_ETLS (a handshake refused, a certificate not trusted, a
+ * protocol error; why says OpenSSL's reason, e.g. "certificate verify
+ * failed: unable to get local issuer certificate") or LW_ECONNLOST (the
+ * peer closed or reset the connection).  Built without TLS (-Dtls=disabled)
+ * every call is LW_ENOTSUP.
+ */
+#ifndef LW_ADAPTERS_TLS_H
+#define LW_ADAPTERS_TLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <leasewheel/tls.h>
+
+#define TLS_WANT_READ (-1000)  /* retry once the socket is readable */
+#define TLS_WANT_WRITE (-1001) /* retry once the socket is writable */
+
+struct lw_tls;
+
+/* One connection's TLS. */
+struct tls_conn {
+    void *ssl;            /* SSL *, while connected */
+    void *session;        /* SSL_SESSION * to resume, or NULL */
+    uint64_t session_gen; /* the context generation it came from */
+    uint64_t ssl_gen;     /* the generation ssl was made with */
+    uint64_t handshakes;  /* handshakes done */
+    uint64_t resumed;     /* of which resumed a session */
+};
+
+/* lw_tls_available - 1 when built with TLS. */
+int lw_tls_available(void);
+
+/* lw_tls_new - an endpoint's TLS, from cfg (copied; nothing is loaded
+ * yet).  0, LW_ENOMEM, LW_ENOTSUP. */
+int lw_tls_new(const struct lw_tls_config *cfg, struct lw_tls **out);
+
+/* lw_tls_free - after every connection using it let go of its session. */
+void lw_tls_free(struct lw_tls *t);
+
+/*
+ * tls_start - begin the handshake on connected socket fd to host (the
+ * name verified unless the config names another, and sent as SNI when it
+ * is no IP address): loads or reloads the context when its files changed,
+ * and resumes tc's session when it came from the same context.  0 (then
+ * tls_handshake()), or LW_ETLS / LW_ENOMEM with why.
+ */
+int tls_start(struct lw_tls *t, struct tls_conn *tc, int fd, const char *host, char *why,
+              size_t n);
+
+/* tls_handshake - go on with it: 0 when done, TLS_WANT_READ,
+ * TLS_WANT_WRITE, or LW_ETLS / LW_ECONNLOST with why. */
+int tls_handshake(struct tls_conn *tc, char *why, size_t n);
+
+/* tls_read, tls_write - as read() and write(): the bytes moved, 0 (read:
+ * the peer closed cleanly), TLS_WANT_READ, TLS_WANT_WRITE, or LW_ETLS /
+ * LW_ECONNLOST with why.  tls_write() may write less than len; it must be
+ * called again with at least the bytes it did not take, at the same place
+ * in the stream. */
+ssize_t tls_read(struct tls_conn *tc, char *buf, size_t len, char *why, size_t n);
+ssize_t tls_write(struct tls_conn *tc, const char *buf, size_t len, char *why, size_t n);
+
+/* tls_stop - the connection is over: free its SSL (the session, if any,
+ * is kept for the next connect). */
+void tls_stop(struct tls_conn *tc);
+
+/* tls_forget - tls_stop(), and drop the session too (the next connect goes
+ * elsewhere, or the connection is being freed). */
+void tls_forget(struct tls_conn *tc);
+
+#endif
