@@ -34,7 +34,6 @@
 #include <leasewheel/wheel.h>
 
 #include "cli_util.h"
-#include "last_error.h"
 #include "lwbench.h"
 
 #define ACQUIRE_WINDOW 1000u
@@ -315,7 +314,7 @@ static int acquire_and_hold(const struct opts *o, struct target *t, struct lw_cl
     r->bytes_per_lock = r->acquired ? (cli_rss_bytes() - rss0) / r->acquired : 0;
     if (rc == 1 || r->acquired == 0) {
         char last[512];
-        int have_last = tool_last_error(c, last, sizeof last) && last[0];
+        int have_last = lw_client_last_error(c, last, sizeof last) && last[0];
 
         r->interrupted = rc == 1;
         /* And why the connection failed (TLS, ...), when the client knows. */

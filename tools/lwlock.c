@@ -48,7 +48,6 @@
 
 #include <leasewheel.h>
 
-#include "last_error.h"
 #include "lwlock_args.h"
 
 #define MAX_INHERITED 64 /* descriptors passed on to COMMAND */
@@ -266,7 +265,7 @@ static const char *reason(const struct run *r, int err, char *buf, size_t size)
     case LW_ECONNECT:
     case LW_EUNSETTLED:
     case LW_ETLS:
-        if (tool_last_error(r->client, last, sizeof last) && last[0])
+        if (r->client && lw_client_last_error(r->client, last, sizeof last) && last[0])
             snprintf(buf, size, " (%s)", last);
         break;
     }
