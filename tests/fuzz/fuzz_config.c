@@ -27,10 +27,12 @@
  *
  * Oracle: from lock.h's rules (and engine.h's, for the connection
  * fields), the set of codes the config must be refused with; it must be
- * refused with one of them, or accepted (0) when the set is empty.  And
- * the codes it may be refused with besides, where the headers leave it
- * open (TLS: a build without it, files that do not load, a certificate
- * without its key, TLS settings for sentinels there are not).
+ * refused with one of them, or accepted (0) when the set is empty.  TLS
+ * (tls.h): settings without enable, a certificate without its key, TLS
+ * over a unix socket, sentinel_tls without sentinel_tls_own or
+ * sentinel_tls_own without sentinels are LW_EINVAL; enable in a build
+ * without TLS (LW_HAVE_TLS 0) is LW_ENOTSUP; files are loaded at the
+ * first connection, not here.  An empty server_name may be refused or not.
  */
 #include <netinet/in.h>
 #include <string.h>
@@ -40,14 +42,6 @@
 #include <leasewheel.h>
 
 #include "fuzz_util.h"
-
-/*
- * A library from before TLS (API 0.3) ignores the tls fields: they may
- * then be accepted whatever they say.  Its lw_client_last_error() came
- * with TLS, and is referenced weakly to tell.  (Drop this once the library
- * defines it.)
- */
-#pragma weak lw_client_last_error
 
 /* Limits written in the headers (lock.h, adapters/engine.h). */
 #define MAX_PORT 65535
@@ -120,7 +114,7 @@ static void take_int(struct input *in, int *v)
     memcpy(v, &u, sizeof *v); /* two's complement, without overflow */
 }
 
-enum { BAD_INVAL = 1, BAD_RANGE = 2, BAD_LEASE = 4, BAD_NOTSUP = 8, BAD_TLS = 16 };
+enum { BAD_INVAL = 1, BAD_RANGE = 2, BAD_LEASE = 4, BAD_NOTSUP = 8 };
 
 /* BAD_INVAL for 0, BAD_RANGE over max. */
 static int count_bad(uint64_t v, uint64_t max)
@@ -176,34 +170,37 @@ static int expected_bad(const struct lw_client_config *c, int raw_port)
     return bad;
 }
 
-/* The codes one lw_tls_config may be refused with (`used`: it counts). */
-static int tls_maybe(const struct lw_tls_config *t, int used)
+/* Any TLS setting besides enable (ssl_ctx is never set here). */
+static int tls_settings(const struct lw_tls_config *t)
 {
-    int maybe = 0;
-
-    if (!used)
-        return 0;
-    if (t->enable) /* a build without TLS; a file that does not load */
-        maybe |= BAD_NOTSUP | BAD_TLS;
-    if (t->enable && (!t->cert_file != !t->key_file || (t->server_name && !t->server_name[0])))
-        maybe |= BAD_INVAL;
-    return maybe;
+    return t->ca_file || t->ca_dir || t->cert_file || t->key_file || t->server_name ||
+           t->insecure;
 }
 
-/* The TLS fields: the codes c must be refused with (*must), and may. */
+/* The codes one lw_tls_config must be refused with (tls.h). */
+static int tls_config_bad(const struct lw_tls_config *t)
+{
+    if (!t->enable) /* settings for TLS that is off: a mistake */
+        return tls_settings(t) ? BAD_INVAL : 0;
+    if (!LW_HAVE_TLS)
+        return BAD_NOTSUP;
+    return !t->cert_file != !t->key_file ? BAD_INVAL : 0; /* a certificate needs its key */
+}
+
+/* The TLS fields: the codes c must be refused with (added to *must), and
+ * those it may be besides. */
 static int tls_bad(const struct lw_client_config *c, int *must)
 {
-    int maybe = tls_maybe(&c->tls, 1) | tls_maybe(&c->sentinel_tls, c->sentinel_tls_own);
-
-    /* "Not with unix_path (LW_EINVAL)" (tls.h); in a build without TLS
-     * LW_ENOTSUP may come first. */
-    if (c->tls.enable && c->unix_path && c->unix_path[0] && lw_client_last_error)
+    *must |= tls_config_bad(&c->tls);
+    /* "Not with unix_path (LW_EINVAL)" (tls.h). */
+    if (c->tls.enable && c->unix_path)
         *must |= BAD_INVAL;
-    /* No sentinels: sentinel_tls ignored, or refused. */
-    if (c->sentinel_tls_own)
-        maybe |= BAD_INVAL;
-    /* Before TLS the fields are ignored: as if they were not set. */
-    return lw_client_last_error ? maybe : 0;
+    /* The sentinels' own settings only with sentinel_tls_own, and that
+     * only with sentinels, which this fuzzer never gives. */
+    if (c->sentinel_tls_own || c->sentinel_tls.enable || tls_settings(&c->sentinel_tls))
+        *must |= BAD_INVAL;
+    /* An empty server name: left open. */
+    return c->tls.enable && c->tls.server_name && !c->tls.server_name[0] ? BAD_INVAL : 0;
 }
 
 static int code_bit(int rc)
@@ -212,7 +209,6 @@ static int code_bit(int rc)
            : rc == LW_ERANGE  ? BAD_RANGE
            : rc == LW_ELEASE  ? BAD_LEASE
            : rc == LW_ENOTSUP ? BAD_NOTSUP
-           : rc == LW_ETLS    ? BAD_TLS
                               : 0;
 }
 
@@ -242,8 +238,8 @@ static void path_in(char *path, size_t size, char tag, const char *name)
             path[i] = '_';
 }
 
-/* The TLS strings' storage: 4 file paths and the server name, for tls and
- * sentinel_tls. */
+/* The TLS files' paths (4 for tls, 4 for sentinel_tls); the server names
+ * are the input's strings. */
 struct tls_strings {
     char files[2][4][sizeof dir + MAX_NAME + 2];
 };
@@ -307,10 +303,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     maybe = tls_bad(&cfg, &bad);
     rc = lw_client_new(&cfg, &client);
     if (bad)
-        FUZZ_CHECK(code_bit(rc) & (bad | maybe), "%s, expected one of:%s%s%s%s%s",
-                   lw_errname(rc), bad & BAD_INVAL ? " LW_EINVAL" : "",
-                   bad & BAD_RANGE ? " LW_ERANGE" : "", bad & BAD_LEASE ? " LW_ELEASE" : "",
-                   maybe & BAD_NOTSUP ? " (LW_ENOTSUP)" : "", maybe & BAD_TLS ? " (LW_ETLS)" : "");
+        FUZZ_CHECK(code_bit(rc) & (bad | maybe), "%s, expected one of:%s%s%s%s", lw_errname(rc),
+                   bad & BAD_INVAL ? " LW_EINVAL" : "", bad & BAD_RANGE ? " LW_ERANGE" : "",
+                   bad & BAD_LEASE ? " LW_ELEASE" : "", bad & BAD_NOTSUP ? " LW_ENOTSUP" : "");
     else
         FUZZ_CHECK((rc == 0 && client) || (code_bit(rc) & maybe), "a valid config refused: %s",
                    lw_errname(rc));
