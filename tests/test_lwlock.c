@@ -537,7 +537,7 @@ LWLOCK_TEST(replicas_option_reaches_the_client)
  * at once, not at the end of the command timeout (3 s by default). */
 LWLOCK_TEST(unreachable_redis_exits_69)
 {
-    char closed[64];
+    char closed[64], why[80];
     uint64_t t0;
     int code;
 
@@ -548,7 +548,30 @@ LWLOCK_TEST(unreachable_redis_exits_69)
     cr_assert_lt(now_ms() - t0, 2000, "took %llu ms", (unsigned long long)(now_ms() - t0));
     cr_assert(stderr_has(lw_strerror(LW_ECONNREFUSED)));
     cr_assert(stderr_has(closed) && stderr_one_line());
+    /* And why, from the client: lw_client_last_error()'s line. */
+    snprintf(why, sizeof why, "(%s: ", closed);
+    cr_assert(stderr_has(why), "no '%s'", why);
     cr_assert_not(exists("ran"));
+}
+
+/* TLS at a plain port: refused, not waited on (the handshake times out
+ * at the connect timeout), 69 with the reason on one line; COMMAND does
+ * not run. */
+LWLOCK_TEST(tls_at_a_plain_port_exits_69_saying_why)
+{
+    char why[96];
+    int code;
+
+    code = run(ARGS("--tls", "--insecure", "-r", addr, "job", "touch", "ran"));
+    cr_assert_eq(code, 69, "%d", code);
+    snprintf(why, sizeof why, "(%s: ", addr);
+    if (LW_HAVE_TLS)
+        cr_assert(stderr_has(lw_strerror(LW_ETLS)) && stderr_has(why) && stderr_one_line(),
+                  "no '%s' and the reason", why);
+    else
+        cr_assert(stderr_has("built without TLS") && stderr_one_line());
+    cr_assert_not(exists("ran"));
+    cr_assert_eq(redis_int("EXISTS %s", "job"), 0);
 }
 
 /* ---- Mutual exclusion ---- */
