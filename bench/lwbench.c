@@ -6,9 +6,12 @@
  *   lwbench [--locks N] [--lease-ms MS] [--tick-ms MS] [--slots N]
  *           [--batch N] [--inflight N] [--duration-s S] [-r ADDRESS]
  *           [-c [SEEDS]] [--json FILE] [--plot FILE.png] [--sweep]
+ *           [--tls] [--cacert FILE] [--cacertdir DIR] [--cert FILE]
+ *           [--key FILE] [--sni NAME] [--insecure]
  *
- * -r takes HOST:PORT, redis://... or redis-sentinel://...#MASTER
- * (tools/redis_url.h).
+ * -r takes HOST:PORT, redis[s]://... or redis[s]-sentinel://...#MASTER
+ * (tools/redis_url.h); the TLS flags are redis-cli's (tools/tls_opts.h)
+ * and end up in opts.tls.
  *
  * One sizing run (lwbench_run.c) of --locks, each followed by its ceiling
  * (lwbench_ceiling.c), or with --sweep a series of them: the count
@@ -34,6 +37,7 @@
 #include "cli_util.h"
 #include "lwbench.h"
 #include "redis_url.h"
+#include "tls_opts.h"
 
 #define MAX_STEPS 24
 #define SWEEP_PRECISION 0.05    /* bisect until the bracket is this narrow */
@@ -63,7 +67,8 @@ static const char usage_text[] =
     "                    MASTER: redis-sentinel://[[USER]:PASSWORD@]HOST[:PORT]\n"
     "                    [,HOST[:PORT]...][/DB]#MASTER (USER and PASSWORD are the\n"
     "                    master's; the sentinels' are $LWLOCK_SENTINEL_USERNAME and\n"
-    "                    $LWLOCK_SENTINEL_PASSWORD)\n"
+    "                    $LWLOCK_SENTINEL_PASSWORD); rediss:// and rediss-sentinel://\n"
+    "                    are the same over TLS\n"
     "  -c, --cluster [SEEDS]\n"
     "                    Redis Cluster: the given one (SEEDS: HOST:PORT,HOST:PORT,...,\n"
     "                    or else -r's HOST:PORT; -r's USER and PASSWORD are used), or\n"
@@ -76,6 +81,24 @@ static const char usage_text[] =
     "  --sweep           grow the lock count until renewals fall behind; report the\n"
     "                    largest count that held\n"
     "  -h, --help\n"
+    "\n"
+    "TLS (as redis-cli's; the server is verified unless --insecure):\n"
+    "  --tls             connect over TLS (a rediss -r implies it); with -c, to\n"
+    "                    every node\n"
+    "  --cacert FILE     trust the CA certificates in FILE (PEM)\n"
+    "  --cacertdir DIR   trust those in DIR (hashed: openssl rehash); neither: the\n"
+    "                    system's trusted CAs\n"
+    "  --cert FILE       a client certificate (PEM) for servers that ask for one;\n"
+    "                    with --key\n"
+    "  --key FILE        its private key (PEM); with --cert\n"
+    "  --sni NAME        the server name to send and to find in the certificate\n"
+    "                    (default: the host connected to)\n"
+    "  --insecure        verify nothing, neither the certificate nor the name\n"
+    "                    (--cacert and --cacertdir are then unused)\n"
+    "The sentinels are reached as the master is, TLS or not, with the same flags;\n"
+    "LWLOCK_SENTINEL_TLS=0 reaches them without TLS (sentinels with TLS settings of\n"
+    "their own: the library's sentinel_tls).  The table's first line says\n"
+    "\"over TLS\" when the run is.\n"
     "\n"
     "A run holds when every lock was acquired, none was lost, and renewal lag p99\n"
     "stayed under lease/6.  Exit status: 0 held, 1 not held, 2 failure, 64 usage.\n";
@@ -105,6 +128,7 @@ static const struct option long_opts[] = {
     {"plot", required_argument, NULL, O_PLOT},
     {"sweep", no_argument, NULL, O_SWEEP},
     {"help", no_argument, NULL, 'h'},
+    TLS_LONG_OPTIONS,
     {NULL, 0, NULL, 0},
 };
 
@@ -156,9 +180,24 @@ static int cluster_opt(int argc, char **argv, struct opts *o)
     return 0;
 }
 
+/* The TLS flags together, with -r's scheme; $LWLOCK_SENTINEL_TLS; the
+ * files named.  0, or 64 (said). */
+static int tls_args(struct opts *o)
+{
+    char why[600];
+
+    if (tls_opts_finish(&o->tls, o->url.tls, why, sizeof why) ||
+        (o->plain_sentinels = tls_sentinel_env(getenv("LWLOCK_SENTINEL_TLS"), why,
+                                               sizeof why)) < 0 ||
+        tls_opts_files(&o->tls, why, sizeof why))
+        return usage_error("%s", why);
+    return 0;
+}
+
 /* 0 to run, 1 help shown, 64 bad usage (said). */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
+    char why[300];
     int opt, rc;
 
     *o = (struct opts){.locks = 200000, .lease_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS,
@@ -172,6 +211,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
         }
         if (opt == '?')
             return usage_error("bad option", "");
+        if ((rc = tls_opt_take(&o->tls, opt, optarg, why, sizeof why)) < 0)
+            return usage_error("%s", why);
+        if (rc)
+            continue;
         if (opt == O_SWEEP)
             o->sweep = 1;
         else if (opt == O_REDIS || opt == O_CLUSTER) {
@@ -199,6 +242,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
     }
     if (o->cluster && o->url.db)
         return usage_error("%s", "a cluster has only DB 0 (drop /DB from the -r URL)");
+    if ((rc = tls_args(o)))
+        return rc;
     if ((uint64_t)o->lease_ms < 3ull * o->tick_ms)
         return usage_error("%s: the lease must be at least 3 ticks", "--lease-ms");
     return 0;
@@ -274,7 +319,10 @@ static int config_ok(const struct opts *o)
         lw_client_free(c);
         return 1;
     }
-    fprintf(stderr, "lwbench: %s\n", lw_strerror(rc));
+    if (rc == LW_ENOTSUP && o->tls.enable)
+        fprintf(stderr, "lwbench: --tls: this leasewheel was built without TLS\n");
+    else
+        fprintf(stderr, "lwbench: %s\n", lw_strerror(rc));
     return 0;
 }
 

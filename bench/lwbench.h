@@ -22,6 +22,7 @@
 #include "redis_cluster.h"
 #include "redis_server.h"
 #include "redis_url.h"
+#include "tls_opts.h"
 
 struct opts {
     uint32_t locks;
@@ -31,6 +32,12 @@ struct opts {
     struct redis_url url;       /* -r parsed (credentials, DB; sentinels) */
     const char *sentinel_username, *sentinel_password; /* $LWLOCK_SENTINEL_*
                                    with a redis-sentinel:// -r, or NULL */
+    struct lw_tls_config tls;   /* --tls, --cacert, ... (tls_opts.h), enable
+                                   also by a rediss -r: the data nodes' TLS
+                                   (the one Redis, every cluster node, the
+                                   master the sentinels name) */
+    int plain_sentinels;        /* $LWLOCK_SENTINEL_TLS=0: the sentinels
+                                   without TLS; else as the data nodes */
     int cluster;                /* --cluster */
     struct redis_seeds seeds;   /* --cluster's seeds; n == 0: -r's HOST:PORT,
                                    or without -r a private cluster */

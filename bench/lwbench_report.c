@@ -22,15 +22,17 @@ static void print_config(const struct opts *o, const struct target *t)
 {
     if (t->cluster) {
         printf("lwbench: lease %u ms (renewed every %.0f ms), tick %u ms, %u slots, "
-               "batch %u, %u calls in flight; Redis Cluster of %u masters%s\n",
+               "batch %u, %u calls in flight; Redis Cluster of %u masters%s%s\n",
                o->lease_ms, o->lease_ms / 3.0, o->tick_ms, o->slots, o->batch, o->inflight,
-               t->nmasters, t->private_server ? " (private, 1 replica each)" : "");
+               t->nmasters, t->private_server ? " (private, 1 replica each)" : "",
+               o->tls.enable ? " over TLS" : "");
         return;
     }
     printf("lwbench: lease %u ms (renewed every %.0f ms), tick %u ms, %u slots, "
-           "batch %u, %u calls in flight; Redis %s:%d%s\n",
+           "batch %u, %u calls in flight; Redis %s:%d%s%s\n",
            o->lease_ms, o->lease_ms / 3.0, o->tick_ms, o->slots, o->batch, o->inflight,
-           t->host, t->port, t->private_server ? " (private)" : "");
+           t->host, t->port, t->private_server ? " (private)" : "",
+           o->tls.enable ? " over TLS" : "");
 }
 
 static void print_row(const struct run_result *r)
@@ -166,10 +168,11 @@ int report_json(const char *path, const struct opts *o, const struct target *t,
     fprintf(f,
             "{\n  \"config\": {\"lease_ms\": %u, \"tick_ms\": %u, \"slots\": %u, \"batch\": %u, "
             "\"inflight\": %u, \"duration_s\": %.1f, \"redis\": \"%s:%d\", "
-            "\"private_server\": %s, \"sweep\": %s, \"single_key_inflight\": %u%s},\n",
+            "\"private_server\": %s, \"sweep\": %s, \"single_key_inflight\": %u%s%s},\n",
             o->lease_ms, o->tick_ms, o->slots, o->batch, o->inflight, o->duration_s, t->host,
             t->port, t->private_server ? "true" : "false", o->sweep ? "true" : "false",
-            SINGLE_WINDOW, t->cluster ? ", \"cluster\": true" : "");
+            SINGLE_WINDOW, t->cluster ? ", \"cluster\": true" : "",
+            o->tls.enable ? ", \"tls\": true" : "");
     fprintf(f, "  \"largest_held\": %u,\n  \"runs\": [\n", largest_held);
     for (unsigned i = 0; i < nruns; i++)
         json_run(f, &runs[i], t, i + 1 == nruns);

@@ -81,12 +81,14 @@ void client_config(const struct opts *o, struct lw_client_config *cfg)
     cfg->username = o->url.username[0] ? o->url.username : NULL;
     cfg->password = o->url.password[0] ? o->url.password : NULL;
     cfg->db = o->url.db;
+    cfg->tls = o->tls;
     if (o->url.sentinels.n) {
         cfg->sentinels = o->url.sentinels.ptr;
         cfg->nsentinels = o->url.sentinels.n;
         cfg->sentinel_master = o->url.master;
         cfg->sentinel_username = o->sentinel_username;
         cfg->sentinel_password = o->sentinel_password;
+        cfg->sentinel_tls_own = o->plain_sentinels; /* sentinel_tls: off */
     }
 }
 
@@ -311,9 +313,15 @@ static int acquire_and_hold(const struct opts *o, struct target *t, struct lw_cl
     r->acquired = atomic_load(&x->acquired);
     r->bytes_per_lock = r->acquired ? (cli_rss_bytes() - rss0) / r->acquired : 0;
     if (rc == 1 || r->acquired == 0) {
+        char last[512];
+        int have_last = lw_client_last_error(c, last, sizeof last) && last[0];
+
         r->interrupted = rc == 1;
+        /* And why the connection failed (TLS, ...), when the client knows. */
         if (!r->interrupted)
-            snprintf(why, n, "no lock acquired: %s", lw_strerror(atomic_load(&x->first_err)));
+            snprintf(why, n, "no lock acquired: %s%s%s%s",
+                     lw_strerror(atomic_load(&x->first_err)), have_last ? " (" : "",
+                     have_last ? last : "", have_last ? ")" : "");
         return r->interrupted ? 0 : -1;
     }
     take_sample(c, t, atomic_load(&x->engine_tid), &a);

@@ -1,7 +1,8 @@
 #!/bin/sh
-# lwbench's bad addresses and seeds: each is refused with status 64 before
-# anything starts, with a message that says what is wrong and does not
-# show the password.  $1: the lwbench to run.
+# lwbench's bad addresses, seeds and TLS flags: each is refused with
+# status 64 before anything starts, with a message that says what is wrong
+# and does not show the password.  And --help lists the TLS flags.
+# $1: the lwbench to run.
 lwbench=$1
 fails=0
 
@@ -28,7 +29,8 @@ expect "DB 'x'" -r 'redis://:hunter2@127.0.0.1/x'
 expect "redis://***@127.0.0.1/x" -r 'redis://u:hunter2@127.0.0.1/x'
 expect "[USER]:PASSWORD@" -r 'redis://hunter2@127.0.0.1'
 expect "no ':PORT'" -r 127.0.0.1
-expect "TLS" -r 'rediss://127.0.0.1:6380'
+expect "rediss://***@127.0.0.1/x" -r 'rediss://u:hunter2@127.0.0.1/x'
+expect "no HOST after rediss://" -r 'rediss://:hunter2@'
 expect "empty seed" --cluster 127.0.0.1:7000,,127.0.0.1:7001
 expect "empty seed" -c 127.0.0.1:7000,
 expect "PORT '70000'" -c 127.0.0.1:70000
@@ -38,6 +40,27 @@ expect "no #MASTER" -r 'redis-sentinel://:hunter2@127.0.0.1:26379'
 expect "redis-sentinel://***@h:0#m" -r 'redis-sentinel://:hunter2@h:0#m'
 expect "empty sentinel" -r 'redis-sentinel://h1,,h2#m'
 expect "empty MASTER" -r 'redis-sentinel://h#'
+expect "no #MASTER" -r 'rediss-sentinel://:hunter2@127.0.0.1:26379'
 expect "%23" -r 'redis-sentinel://:hun#ter2@h'
 expect "exclude each other" -c 127.0.0.1:7000 -r 'redis-sentinel://h#m'
+# The TLS flags (redis-cli's).
+expect "--cacert needs --tls" --cacert /dev/null
+expect "--insecure needs --tls" -r 127.0.0.1:1 --insecure
+expect "--sni needs --tls" -r 'redis://:hunter2@127.0.0.1:1' --sni redis.test
+expect "--cert needs --key" --tls --cert /dev/null
+expect "--key needs --cert" -r 'rediss://:hunter2@127.0.0.1:1' --key /dev/null
+expect "--cacert /nonexistent/ca.pem: No such file" --tls --cacert /nonexistent/ca.pem
+expect "--cacertdir /dev/null: not a directory" --tls --cacertdir /dev/null
+expect "--sni NAME holds a blank" --tls --sni 'a b'
+export LWLOCK_SENTINEL_TLS=1
+expect "LWLOCK_SENTINEL_TLS must be 0" -r 'rediss-sentinel://h#m'
+unset LWLOCK_SENTINEL_TLS
+help=$("$lwbench" --help)
+for flag in --tls "--cacert FILE" "--cacertdir DIR" "--cert FILE" "--key FILE" "--sni NAME" \
+    --insecure rediss:// rediss-sentinel:// LWLOCK_SENTINEL_TLS=0; do
+    case $help in
+    *"$flag"*) ;;
+    *) echo "lwbench --help: no '$flag'" >&2; fails=1 ;;
+    esac
+done
 exit $fails

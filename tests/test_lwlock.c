@@ -135,7 +135,10 @@ Test(lwlock_usage, bad_addresses_say_why, .init = make_dir, .fini = remove_test_
         {"-r", "redis://h/1?timeout=5", "DB '1?timeout=5'"},
         {"-r", "redis://%4:pw@h", "two hex digits"},
         {"-r", "redis://u:p%00w@h", "NUL"},
-        {"-r", "rediss://h:6380", "TLS"},
+        {"-r", "rediss://", "no HOST after rediss://"},
+        {"-r", "rediss://h/x", "DB 'x'"},
+        {"-r", "REDISS://h:0", "PORT '0'"},
+        {"-r", "redisss://h", "unknown scheme 'redisss://'"},
         {"-r", "http://h", "unknown scheme"},
         {"-r", "h", "no ':PORT'"},
         {"-r", "redis://[::1", "'['"},
@@ -160,7 +163,9 @@ Test(lwlock_usage, bad_addresses_say_why, .init = make_dir, .fini = remove_test_
         {"-r", "redis-sentinel://h?sentinelMasterId=m", "#MASTER, not ?sentinelMasterId="},
         {"-r", "redis-sentinel://h/0?timeout=1#m", "query options"},
         {"-r", "redis-sentinel://secret@h#m", "[USER]:PASSWORD@"},
-        {"-r", "rediss-sentinel://h#m", "TLS"},
+        {"-r", "rediss-sentinel://h", "no #MASTER"},
+        {"-r", "rediss-sentinel://#m", "no HOST after rediss-sentinel://"},
+        {"-r", "rediss-sentinel://h1,,h2#m", "empty sentinel"},
     };
     char many[LW_MAX_CLUSTER_SEEDS * 20 + 40] = "";
     char sentinels[LW_MAX_SENTINELS * 20 + 40] = "redis-sentinel://";
@@ -250,9 +255,149 @@ Test(lwlock_usage, sentinel_address_reaches_the_client, .init = make_dir, .fini 
     cr_assert_not(exists("ran"));
 }
 
+/* Files the TLS flags can name, in the test directory: ca.pem (empty:
+ * only the tools' checks read it) and the directory cadir. */
+static void make_tls_files(void)
+{
+    char path[512];
+    int fd = open(path_in_dir("ca.pem", path, sizeof path), O_WRONLY | O_CREAT, 0600);
+
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(mkdir(path_in_dir("cadir", path, sizeof path), 0700), 0);
+}
+
+/* The last run's stderr is one line. */
+static int stderr_one_line(void)
+{
+    char buf[8192];
+    const char *nl = strchr(slurp("err", buf, sizeof buf), '\n');
+
+    return nl && nl[1] == 0;
+}
+
+/* The TLS flags (redis-cli's): each bad use is refused with 64 and a
+ * message that says why, before anything runs. */
+Test(lwlock_usage, bad_tls_flags_say_why, .init = make_dir, .fini = remove_test_dir,
+     .timeout = 120)
+{
+    const struct {
+        const char *const *args;
+        const char *says;
+    } bad[] = {
+        {ARGS("--cacert", "ca.pem"), "--cacert needs --tls"},
+        {ARGS("--cacertdir", "cadir"), "--cacertdir needs --tls"},
+        {ARGS("--sni", "redis.test"), "--sni needs --tls"},
+        {ARGS("--insecure"), "--insecure needs --tls"},
+        {ARGS("-r", "redis://h:1", "--cert", "ca.pem", "--key", "ca.pem"), "--cert needs --tls"},
+        {ARGS("--tls", "--cert", "ca.pem"), "--cert needs --key"},
+        {ARGS("-r", "rediss://h:1", "--key", "ca.pem"), "--key needs --cert"},
+        {ARGS("-r", "rediss-sentinel://h#m", "--cert", "ca.pem"), "--cert needs --key"},
+        {ARGS("--tls", "--cacert", "missing.pem"), "--cacert missing.pem: No such file"},
+        {ARGS("--tls", "--cacert", "cadir"), "--cacert cadir: a directory"},
+        {ARGS("--tls", "--cacertdir", "ca.pem"), "--cacertdir ca.pem: not a directory"},
+        {ARGS("--tls", "--cert", "missing.pem", "--key", "ca.pem"), "--cert missing.pem"},
+        {ARGS("--tls", "--cert", "ca.pem", "--key", "missing.pem"), "--key missing.pem"},
+        {ARGS("--tls", "--cacert", ""), "--cacert needs a value"},
+        {ARGS("--tls", "--sni", "a b"), "--sni NAME holds a blank"},
+        {ARGS("--tls", "--cacert"), "'--cacert' needs a value"},
+    };
+    const char *argv[16];
+    int code;
+
+    make_tls_files();
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        size_t n = 0;
+
+        for (; bad[i].args[n]; n++)
+            argv[n] = bad[i].args[n];
+        if (strcmp(argv[n - 1], "--cacert")) { /* not the one missing its value */
+            argv[n++] = "n";
+            argv[n++] = "touch";
+            argv[n++] = "ran";
+        }
+        argv[n] = NULL;
+        code = run(argv);
+        cr_assert_eq(code, 64, "case %zu: %d", i, code);
+        cr_assert(stderr_has(bad[i].says), "case %zu: no '%s' in the message", i, bad[i].says);
+        cr_assert(stderr_has("lwlock: ") && stderr_has("Try 'lwlock --help'"), "case %zu", i);
+        cr_assert_not(exists("ran"), "case %zu: COMMAND ran", i);
+    }
+
+    /* -r replaces $LWLOCK_REDIS, its TLS with it. */
+    code = run_lwlock(ARGS("-r", "redis://h:1", "--cacert", "ca.pem", "n", "true"),
+                      ARGS("LWLOCK_REDIS=rediss://h:1"));
+    cr_assert_eq(code, 64);
+    cr_assert(stderr_has("--cacert needs --tls"));
+    /* LWLOCK_SENTINEL_TLS: 0 or unset. */
+    code = run_lwlock(ARGS("-r", "rediss-sentinel://h#m", "n", "true"),
+                      ARGS("LWLOCK_SENTINEL_TLS=1"));
+    cr_assert_eq(code, 64);
+    cr_assert(stderr_has("LWLOCK_SENTINEL_TLS must be 0"));
+    /* No password in the messages. */
+    code = run(ARGS("-r", "rediss://:hunter2@h/x", "n", "true"));
+    cr_assert_eq(code, 64);
+    cr_assert(stderr_has("'rediss://***@h/x'") && !stderr_has("hunter2"));
+    code = run(ARGS("-r", "rediss-sentinel://:hunter2@h", "n", "true"));
+    cr_assert_eq(code, 64);
+    cr_assert(stderr_has("'rediss-sentinel://***@h'") && !stderr_has("hunter2"));
+}
+
+/*
+ * The TLS forms and flags that are good reach the client: where nobody
+ * listens, lwlock exits 69 with one line naming the address (the
+ * client's last error when it has one: the TLS reason, say), and COMMAND
+ * does not run.  (The runs against TLS servers are the library's tests.)
+ */
+Test(lwlock_usage, tls_forms_reach_the_client, .init = make_dir, .fini = remove_test_dir,
+     .timeout = 120)
+{
+    char plain[64], url[64], tls[64], pw[80], sentinel[80], env[100], at[32];
+    int port = closed_port(), code;
+
+    snprintf(plain, sizeof plain, "127.0.0.1:%d", port);
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
+    snprintf(tls, sizeof tls, "rediss://127.0.0.1:%d", port);
+    snprintf(pw, sizeof pw, "rediss://:pw@127.0.0.1:%d/2", port);
+    snprintf(sentinel, sizeof sentinel, "rediss-sentinel://127.0.0.1:%d#m", port);
+    snprintf(at, sizeof at, "127.0.0.1:%d", port);
+    make_tls_files();
+    {
+        const char *const *good[] = {
+            ARGS("-r", tls, "--cacert", "ca.pem", "--sni", "redis.test", "n", "touch", "ran"),
+            /* As redis-cli: --insecure with --cacert is allowed. */
+            ARGS("--tls", "-r", plain, "--insecure", "--cacert", "ca.pem", "n", "touch", "ran"),
+            ARGS("--tls", "--cacertdir", "cadir", "--cert", "ca.pem", "--key", "ca.pem", "-r",
+                 plain, "n", "touch", "ran"),
+            /* --tls makes a redis:// address TLS, as redis-cli's. */
+            ARGS("--tls", "-r", url, "n", "touch", "ran"),
+            ARGS("-r", sentinel, "--insecure", "n", "touch", "ran"),
+            ARGS("--tls", "-c", plain, "n", "touch", "ran"),
+        };
+
+        for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+            code = run(good[i]);
+            cr_assert_eq(code, 69, "case %zu: %d", i, code);
+            cr_assert(stderr_has(at), "case %zu: no '%s' in the message", i, at);
+            cr_assert(stderr_one_line(), "case %zu: not one line", i);
+            cr_assert_not(exists("ran"), "case %zu: COMMAND ran", i);
+        }
+    }
+    snprintf(env, sizeof env, "LWLOCK_REDIS=%s", pw);
+    code = run_lwlock(ARGS("n", "touch", "ran"), ARGS(env));
+    cr_assert_eq(code, 69, "LWLOCK_REDIS=rediss://...: %d", code);
+    cr_assert(stderr_has(at) && stderr_one_line() && !stderr_has(":pw@"));
+    cr_assert_not(exists("ran"));
+    /* Plain sentinels while the master is TLS. */
+    code = run_lwlock(ARGS("-r", sentinel, "n", "touch", "ran"), ARGS("LWLOCK_SENTINEL_TLS=0"));
+    cr_assert_eq(code, 69, "LWLOCK_SENTINEL_TLS=0: %d", code);
+    cr_assert(stderr_has(at) && stderr_one_line());
+    cr_assert_not(exists("ran"));
+}
+
 Test(lwlock_usage, help_and_version, .init = make_dir, .fini = remove_test_dir, .timeout = 60)
 {
-    char buf[4096];
+    char buf[8192];
 
     cr_assert_eq(run(ARGS("--version")), 0);
     cr_assert_str_eq(slurp("out", buf, sizeof buf), "lwlock " LWLOCK_VERSION "\n");
@@ -260,6 +405,12 @@ Test(lwlock_usage, help_and_version, .init = make_dir, .fini = remove_test_dir, 
     cr_assert(strstr(slurp("out", buf, sizeof buf), "Usage: lwlock"));
     cr_assert_eq(run(ARGS("--help")), 0);
     cr_assert(strstr(slurp("out", buf, sizeof buf), "--watchdog"));
+    /* The TLS flags, as redis-cli's. */
+    for (const char *const *f = ARGS("--tls", "--cacert FILE", "--cacertdir DIR", "--cert FILE",
+                                     "--key FILE", "--sni NAME", "--insecure", "rediss://",
+                                     "rediss-sentinel://", "LWLOCK_SENTINEL_TLS=0");
+         *f; f++)
+        cr_assert(strstr(buf, *f), "no '%s' in the help", *f);
 }
 
 /* ---- Exit statuses ---- */
@@ -386,7 +537,7 @@ LWLOCK_TEST(replicas_option_reaches_the_client)
  * at once, not at the end of the command timeout (3 s by default). */
 LWLOCK_TEST(unreachable_redis_exits_69)
 {
-    char closed[64];
+    char closed[64], why[80];
     uint64_t t0;
     int code;
 
@@ -396,7 +547,31 @@ LWLOCK_TEST(unreachable_redis_exits_69)
     cr_assert_eq(code, 69, "%d", code);
     cr_assert_lt(now_ms() - t0, 2000, "took %llu ms", (unsigned long long)(now_ms() - t0));
     cr_assert(stderr_has(lw_strerror(LW_ECONNREFUSED)));
+    cr_assert(stderr_has(closed) && stderr_one_line());
+    /* And why, from the client: lw_client_last_error()'s line. */
+    snprintf(why, sizeof why, "(%s: ", closed);
+    cr_assert(stderr_has(why), "no '%s'", why);
     cr_assert_not(exists("ran"));
+}
+
+/* TLS at a plain port: refused, not waited on (the handshake times out
+ * at the connect timeout), 69 with the reason on one line; COMMAND does
+ * not run. */
+LWLOCK_TEST(tls_at_a_plain_port_exits_69_saying_why)
+{
+    char why[96];
+    int code;
+
+    code = run(ARGS("--tls", "--insecure", "-r", addr, "job", "touch", "ran"));
+    cr_assert_eq(code, 69, "%d", code);
+    snprintf(why, sizeof why, "(%s: ", addr);
+    if (LW_HAVE_TLS)
+        cr_assert(stderr_has(lw_strerror(LW_ETLS)) && stderr_has(why) && stderr_one_line(),
+                  "no '%s' and the reason", why);
+    else
+        cr_assert(stderr_has("built without TLS") && stderr_one_line());
+    cr_assert_not(exists("ran"));
+    cr_assert_eq(redis_int("EXISTS %s", "job"), 0);
 }
 
 /* ---- Mutual exclusion ---- */

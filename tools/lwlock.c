@@ -244,6 +244,34 @@ static const char *where(const struct run *r, char *buf, size_t size)
     return buf;
 }
 
+/*
+ * Why err, when it says Redis could not be reached (or would not have us:
+ * TLS, AUTH) and the client knows why: " (" the client's last error ")",
+ * the address and the reason (e.g. "127.0.0.1:6380: TLS: certificate
+ * verify failed: ..."), into buf; else "".  Returns buf.
+ */
+static const char *reason(const struct run *r, int err, char *buf, size_t size)
+{
+    char last[512];
+
+    buf[0] = 0;
+    switch (err) {
+    case LW_ETIMEDOUT:
+    case LW_ECONNREFUSED:
+    case LW_ENOHOST:
+    case LW_EAUTH:
+    case LW_ECONNLOST:
+    case LW_EREDIS:
+    case LW_ECONNECT:
+    case LW_EUNSETTLED:
+    case LW_ETLS:
+        if (r->client && lw_client_last_error(r->client, last, sizeof last) && last[0])
+            snprintf(buf, size, " (%s)", last);
+        break;
+    }
+    return buf;
+}
+
 /* $name, or NULL when unset or empty. */
 static const char *env(const char *name)
 {
@@ -254,7 +282,7 @@ static const char *env(const char *name)
 
 static int start_client(struct run *r)
 {
-    char at[600];
+    char at[600], why[600];
     struct lw_client_config cfg;
     int rc;
 
@@ -275,6 +303,10 @@ static int start_client(struct run *r)
         cfg.sentinel_username = env("LWLOCK_SENTINEL_USERNAME");
         cfg.sentinel_password = env("LWLOCK_SENTINEL_PASSWORD");
     }
+    /* The data nodes' TLS; the sentinels reached the same way unless
+     * $LWLOCK_SENTINEL_TLS=0 asked for plain ones (sentinel_tls: off). */
+    cfg.tls = r->opt.tls;
+    cfg.sentinel_tls_own = r->opt.redis.sentinels.n && r->opt.plain_sentinels;
     cfg.acquire_replicas = r->opt.replicas;
     cfg.watchdog_timeout_ms = r->opt.watchdog_ms;
     cfg.tick_ms = tick_for(r->opt.lease_ms ? r->opt.lease_ms : r->opt.watchdog_ms);
@@ -283,21 +315,26 @@ static int start_client(struct run *r)
     if ((rc = lw_client_new(&cfg, &r->client)) == 0 &&
         (rc = lw_lock_new(r->client, r->opt.name, strlen(r->opt.name), &r->lock)) == 0)
         return 0;
-    report("cannot use Redis at %s: %s", where(r, at, sizeof at), lw_strerror(rc));
+    if (rc == LW_ENOTSUP && r->opt.tls.enable)
+        report("cannot use Redis at %s over TLS: this leasewheel was built without TLS",
+               where(r, at, sizeof at));
+    else
+        report("cannot use Redis at %s: %s%s", where(r, at, sizeof at), lw_strerror(rc),
+               reason(r, rc, why, sizeof why));
     return rc == LW_ENOMEM ? EXIT_OSERR : EXIT_UNAVAILABLE;
 }
 
 /* The acquire failed with err: the exit status, with a message. */
 static int acquire_failed(const struct run *r, int err)
 {
-    char at[600];
+    char at[600], why[600];
 
     if (err == LW_ELOCKED) {
         report("%s: %s", r->opt.name, lw_strerror(err));
         return EXIT_LOCKED;
     }
-    report("cannot acquire %s at %s: %s", r->opt.name, where(r, at, sizeof at),
-           lw_strerror(err));
+    report("cannot acquire %s at %s: %s%s", r->opt.name, where(r, at, sizeof at),
+           lw_strerror(err), reason(r, err, why, sizeof why));
     return err == LW_ENOMEM ? EXIT_OSERR : EXIT_UNAVAILABLE;
 }
 
@@ -619,6 +656,8 @@ int main(int argc, char **argv)
     int rc;
 
     rc = lwlock_parse_args(argc, argv, getenv("LWLOCK_REDIS"), &r.opt, stdout, stderr);
+    if (rc < 0)
+        rc = lwlock_check_env_files(&r.opt, getenv("LWLOCK_SENTINEL_TLS"), stderr);
     if (rc >= 0)
         return rc;
     if ((rc = setup(&r)) == 0 && (rc = start_client(&r)) == 0 &&

@@ -33,7 +33,8 @@ static void usage(FILE *to)
           "                         26379 unless given; USER and PASSWORD are the\n"
           "                         master's; sentinels that want a password take it\n"
           "                         from $LWLOCK_SENTINEL_PASSWORD and\n"
-          "                         $LWLOCK_SENTINEL_USERNAME)\n"
+          "                         $LWLOCK_SENTINEL_USERNAME); rediss:// and\n"
+          "                         rediss-sentinel:// are the same over TLS\n"
           "  -c, --cluster SEEDS    a Redis Cluster: HOST:PORT,HOST:PORT,... (some of\n"
           "                         its nodes); -r or $LWLOCK_REDIS then gives only\n"
           "                         USER and PASSWORD (redis://USER:PASSWORD@...)\n"
@@ -48,6 +49,24 @@ static void usage(FILE *to)
           "  -s, --signal SIG       sent to COMMAND when the lock is lost (default TERM)\n"
           "  -h, --help             show this help\n"
           "      --version          show the version\n"
+          "\n"
+          "TLS (as redis-cli's; the server is verified unless --insecure):\n"
+          "      --tls              connect over TLS (a rediss address implies it);\n"
+          "                         with -c, to every node\n"
+          "      --cacert FILE      trust the CA certificates in FILE (PEM)\n"
+          "      --cacertdir DIR    trust those in DIR (hashed: openssl rehash);\n"
+          "                         neither: the system's trusted CAs\n"
+          "      --cert FILE        a client certificate (PEM) for servers that ask\n"
+          "                         for one; with --key\n"
+          "      --key FILE         its private key (PEM); with --cert\n"
+          "      --sni NAME         the server name to send and to find in the\n"
+          "                         certificate (default: the host connected to)\n"
+          "      --insecure         verify nothing, neither the certificate nor the\n"
+          "                         name (--cacert and --cacertdir are then unused)\n"
+          "The sentinels are reached as the master is, TLS or not, with the same\n"
+          "flags; LWLOCK_SENTINEL_TLS=0 reaches them without TLS.  Sentinels with TLS\n"
+          "settings of their own are the library's config (sentinel_tls), not lwlock's.\n"
+          "A TLS failure exits 69, saying why; COMMAND is not run.\n"
           "\n"
           "COMMAND runs with LWLOCK_NAME and LWLOCK_TOKEN (the lock's fencing token) in\n"
           "its environment.  SIGINT, SIGTERM and SIGHUP sent to lwlock are passed on to\n"
@@ -179,6 +198,7 @@ static const struct option long_options[] = {
     {"watchdog", required_argument, NULL, 'W'},
     {"signal", required_argument, NULL, 's'},
     {"replicas", required_argument, NULL, OPT_REPLICAS},
+    TLS_LONG_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -195,18 +215,22 @@ struct parse {
 static int take_option(struct parse *p, int c, const char *arg)
 {
     struct lwlock_options *o = p->o;
+    char why[400];
     long long v;
 
+    switch (tls_opt_take(&o->tls, c, arg, why, sizeof why)) {
+    case 1:
+        return 0;
+    case -1:
+        return usage_error(p->err, "%s", why);
+    }
     switch (c) {
     case 'r':
         return parse_redis(arg, "Redis address", o, p->err);
-    case 'c': {
-        char why[400];
-
+    case 'c':
         if (redis_seeds_parse(arg, &o->cluster, why, sizeof why))
             return usage_error(p->err, "invalid cluster seeds '%s': %s", arg, why);
         return 0;
-    }
     case 'w':
         if (parse_number(arg, -1, MAX_MS, &v))
             return usage_error(p->err, "invalid wait '%s' (-1, or 0 to %lld ms)", arg, MAX_MS);
@@ -278,6 +302,7 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, struct lwloc
                       FILE *out, FILE *err)
 {
     struct parse p = {o, err, 0, 0};
+    char why[300];
     int rc;
 
     if ((rc = default_options(o, env_redis, err)) || (rc = take_options(&p, argc, argv, out)) >= 0)
@@ -290,6 +315,8 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, struct lwloc
     if (o->cluster.n && o->redis.db)
         return usage_error(err, "a cluster has only DB 0 (drop /%d from the Redis URL)",
                            o->redis.db);
+    if (tls_opts_finish(&o->tls, o->redis.tls, why, sizeof why))
+        return usage_error(err, "%s", why);
     if (optind >= argc)
         return usage_error(err, "missing NAME");
     if (argv[optind][0] == 0 || strlen(argv[optind]) > LW_LOCK_NAME_MAX)
@@ -298,5 +325,16 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, struct lwloc
         return usage_error(err, "missing COMMAND");
     o->name = argv[optind];
     o->command = argv + optind + 1;
+    return -1;
+}
+
+int lwlock_check_env_files(struct lwlock_options *o, const char *sentinel_tls, FILE *err)
+{
+    char why[600];
+    int plain = tls_sentinel_env(sentinel_tls, why, sizeof why);
+
+    if (plain < 0 || tls_opts_files(&o->tls, why, sizeof why))
+        return usage_error(err, "%s", why);
+    o->plain_sentinels = plain;
     return -1;
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "redis_url.h"
+#include "tls_opts.h"
 
 /* Exit statuses besides COMMAND's own (sysexits.h where one fits). */
 enum {
@@ -34,6 +35,11 @@ struct lwlock_options {
                                    sentinels), or with -c only its USER,
                                    PASSWORD (and DB 0) */
     struct redis_seeds cluster; /* -c: the seeds; n == 0 without -c */
+    struct lw_tls_config tls;   /* --tls, --cacert, ... (tls_opts.h); enable
+                                   also by a rediss address.  The data
+                                   nodes': every cluster node, the master */
+    int plain_sentinels;        /* $LWLOCK_SENTINEL_TLS=0: the sentinels
+                                   without TLS (lwlock_check_env_files) */
     long long wait_ms;          /* -1: forever, else 0..LWLOCK_MAX_MS */
     uint32_t lease_ms;          /* a fixed lease, or 0: the watchdog */
     uint32_t watchdog_ms;
@@ -58,6 +64,14 @@ struct lwlock_options {
  */
 int lwlock_parse_args(int argc, char **argv, const char *env_redis, struct lwlock_options *o,
                       FILE *out, FILE *err);
+
+/*
+ * lwlock_check_env_files - after lwlock_parse_args() returned -1: what it
+ * does not look at, $LWLOCK_SENTINEL_TLS (sentinel_tls, NULL when unset)
+ * into o->plain_sentinels, and the TLS files named (they can be read).
+ * -1 to go on, or EXIT_USAGE after a message on err.
+ */
+int lwlock_check_env_files(struct lwlock_options *o, const char *sentinel_tls, FILE *err);
 
 /* lwlock_signal_name - "SIGTERM" in buf, or "signal 40" for one without
  * a name; returns buf. */

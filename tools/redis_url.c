@@ -136,8 +136,8 @@ static int take_userinfo(const char *s, size_t len, struct redis_url *u, char *w
                : 0;
 }
 
-/* The part after "redis://". */
-static int parse_url(const char *s, struct redis_url *u, char *why, size_t n)
+/* The part after "redis://" (or "rediss://": scheme, for messages). */
+static int parse_url(const char *scheme, const char *s, struct redis_url *u, char *why, size_t n)
 {
     const char *at = strrchr(s, '@'), *host = at ? at + 1 : s;
     const char *slash = strchr(host, '/');
@@ -147,7 +147,7 @@ static int parse_url(const char *s, struct redis_url *u, char *why, size_t n)
     if (at && take_userinfo(s, (size_t)(at - s), u, why, n))
         return -1;
     if (hlen == 0)
-        return fail(why, n, "no HOST after redis://");
+        return fail(why, n, "no HOST after %s://", scheme);
     if (take_host_port(host, hlen, REDIS_URL_DEFAULT_PORT, u->host, &u->port, why, n))
         return -1;
     if (slash && slash[1] && parse_uint(slash + 1, strlen(slash + 1), 0, 65535, &db))
@@ -206,13 +206,14 @@ static int take_sentinels(const char *s, size_t len, struct redis_url *u, char *
 }
 
 /*
- * The part after "redis-sentinel://".  The master's name follows the last
- * '#', the credentials end at the last '@' before it: a password may hold
- * '@' or '/' unencoded, as with redis://, and even '#' when #MASTER
- * follows; a master name holds no '#'.  The name is checked first, so that
+ * The part after "redis-sentinel://" (or "rediss-sentinel://": scheme).
+ * The master's name follows the last '#', the credentials end at the last
+ * '@' before it: a password may hold '@' or '/' unencoded, as with
+ * redis://, and even '#' when #MASTER follows; a master name holds no '#'.  The name is checked first, so that
  * no message quotes a piece of a password taken for a host.
  */
-static int parse_sentinel_url(const char *s, struct redis_url *u, char *why, size_t n)
+static int parse_sentinel_url(const char *scheme, const char *s, struct redis_url *u, char *why,
+                              size_t n)
 {
     const char *hash = strrchr(s, '#'), *at = NULL, *hosts, *slash;
     long db = 0;
@@ -225,7 +226,8 @@ static int parse_sentinel_url(const char *s, struct redis_url *u, char *why, siz
                             "not ?sentinelMasterId=)");
     if (!hash)
         return fail(why, n, "no #MASTER (the name the sentinels know the master by: "
-                            "redis-sentinel://HOST:PORT,...#MASTER)");
+                            "%s://HOST:PORT,...#MASTER)",
+                    scheme);
     if (take_master(hash + 1, u, why, n) ||
         (at && take_userinfo(s, (size_t)(at - s), u, why, n)))
         return -1;
@@ -234,7 +236,7 @@ static int parse_sentinel_url(const char *s, struct redis_url *u, char *why, siz
         return fail(why, n, "query options are not supported");
     slash = memchr(hosts, '/', (size_t)(hash - hosts));
     if ((slash ? slash : hash) == hosts)
-        return fail(why, n, "no HOST after redis-sentinel://");
+        return fail(why, n, "no HOST after %s://", scheme);
     if (take_sentinels(hosts, (size_t)((slash ? slash : hash) - hosts), u, why, n))
         return -1;
     if (slash && slash + 1 < hash &&
@@ -245,6 +247,17 @@ static int parse_sentinel_url(const char *s, struct redis_url *u, char *why, siz
     return 0;
 }
 
+/* The URL schemes: the form, and whether it means TLS. */
+static const struct {
+    const char *name;
+    int sentinel, tls;
+} schemes[] = {
+    {"redis", 0, 0},
+    {"rediss", 0, 1},
+    {"redis-sentinel", 1, 0},
+    {"rediss-sentinel", 1, 1},
+};
+
 int redis_url_parse(const char *s, struct redis_url *u, char *why, size_t n)
 {
     const char *sep = strstr(s, "://");
@@ -252,15 +265,17 @@ int redis_url_parse(const char *s, struct redis_url *u, char *why, size_t n)
     memset(u, 0, sizeof *u);
     if (!sep)
         return take_host_port(s, strlen(s), 0, u->host, &u->port, why, n);
-    if ((size_t)(sep - s) == 5 && strncasecmp(s, "redis", 5) == 0)
-        return parse_url(sep + 3, u, why, n);
-    if ((size_t)(sep - s) == 14 && strncasecmp(s, "redis-sentinel", 14) == 0)
-        return parse_sentinel_url(sep + 3, u, why, n);
-    if ((size_t)(sep - s) == 6 && strncasecmp(s, "rediss", 6) == 0)
-        return fail(why, n, "rediss:// (TLS) is not supported");
-    if ((size_t)(sep - s) == 15 && strncasecmp(s, "rediss-sentinel", 15) == 0)
-        return fail(why, n, "rediss-sentinel:// (TLS) is not supported");
-    return fail(why, n, "unknown scheme '%.*s://' (expected redis:// or redis-sentinel://)",
+    for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++) {
+        const char *name = schemes[i].name;
+
+        if ((size_t)(sep - s) != strlen(name) || strncasecmp(s, name, strlen(name)))
+            continue;
+        u->tls = schemes[i].tls;
+        return schemes[i].sentinel ? parse_sentinel_url(name, sep + 3, u, why, n)
+                                   : parse_url(name, sep + 3, u, why, n);
+    }
+    return fail(why, n, "unknown scheme '%.*s://' (expected redis://, rediss://, "
+                        "redis-sentinel:// or rediss-sentinel://)",
                 (int)(sep - s), s);
 }
 

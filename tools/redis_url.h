@@ -15,6 +15,8 @@
  *                                              data nodes' (Lettuce's
  *                                              convention), not the
  *                                              sentinels'
+ *   rediss://... and rediss-sentinel://...     the same over TLS (tls set;
+ *                                              the sentinels too)
  *   HOST:PORT,HOST:PORT,...                    cluster seeds (-c), at most
  *                                              LW_MAX_CLUSTER_SEEDS
  *
@@ -52,14 +54,15 @@ struct redis_url {
     char username[REDIS_URL_CRED_MAX]; /* "" when none */
     char password[REDIS_URL_CRED_MAX]; /* "" when none */
     int db;                            /* 0..65535 */
+    int tls;                           /* 1: rediss:// or rediss-sentinel:// */
     /* redis-sentinel:// only: sentinels.n is 0 for the other forms. */
     struct redis_seeds sentinels;      /* the sentinels, "host:port" each */
     char master[REDIS_URL_MASTER_MAX]; /* #MASTER */
 };
 
 /*
- * redis_url_parse - HOST:PORT, a redis:// or a redis-sentinel:// URL into
- * *u.  0, or -1 with why (size n) saying what is wrong; *u is then
+ * redis_url_parse - HOST:PORT, a redis[s]:// or a redis[s]-sentinel:// URL
+ * into *u.  0, or -1 with why (size n) saying what is wrong; *u is then
  * unspecified.
  */
 int redis_url_parse(const char *s, struct redis_url *u, char *why, size_t n);

@@ -4,23 +4,35 @@
  * Input, in order (a field the input ends before keeps its default):
  *   byte 0: bits 0-1 host: NULL, "", "127.0.0.1", "127.0.0.1";
  *           bits 2-3 unix_path: NULL, NULL, "", a path in our directory;
- *           bit 4 client_id set, bit 5 password set (from the strings)
+ *           bit 4 client_id set, bit 5 password set (from the strings);
+ *           bit 6: the two TLS bytes below are there
  *   12 x 4 bytes, little-endian: port, db (signed), connect, command,
  *           reconnect min and max timeouts, max_inflight, watchdog
  *           timeout, renew_batch, renew_batches_inflight, tick_ms, slots
- *   the rest: client_id, password and socket name, NUL-separated.
+ *   with bit 6, 2 bytes: tls, then sentinel_tls: bit 0 enable, bit 1
+ *           insecure, bits 2-5 ca_file, ca_dir, cert_file, key_file set,
+ *           bit 6 server_name set; tls's bit 7 is sentinel_tls_own
+ *   the rest: client_id, password and socket name, NUL-separated; then,
+ *           for tls and then sentinel_tls, the names of ca_file, ca_dir,
+ *           cert_file and key_file and the server_name.
  *
  * Never off this machine, never to anyone else's server: the host is
  * never taken from the input, only NULL, "" or 127.0.0.1; a port the
  * library accepts (1..65535) is replaced by one this process keeps bound
  * and never listens on (connections to it are refused), and a unix path
  * is always under a fresh temporary directory of ours, where nothing
- * listens either.  A valid config starts the client's thread, which
+ * listens either.  So are the TLS files (never there: nothing is loaded);
+ * ssl_ctx stays NULL.  A valid config starts the client's thread, which
  * tries to connect in the background, and is freed at once.
  *
  * Oracle: from lock.h's rules (and engine.h's, for the connection
- * fields), the set of codes the config may be refused with; it must be
- * refused with one of them, or accepted (0) when the set is empty.
+ * fields), the set of codes the config must be refused with; it must be
+ * refused with one of them, or accepted (0) when the set is empty.  TLS
+ * (tls.h): settings without enable, a certificate without its key, TLS
+ * over a unix socket, sentinel_tls without sentinel_tls_own or
+ * sentinel_tls_own without sentinels are LW_EINVAL; enable in a build
+ * without TLS (LW_HAVE_TLS 0) is LW_ENOTSUP; files are loaded at the
+ * first connection, not here.  An empty server_name may be refused or not.
  */
 #include <netinet/in.h>
 #include <string.h>
@@ -102,7 +114,7 @@ static void take_int(struct input *in, int *v)
     memcpy(v, &u, sizeof *v); /* two's complement, without overflow */
 }
 
-enum { BAD_INVAL = 1, BAD_RANGE = 2, BAD_LEASE = 4 };
+enum { BAD_INVAL = 1, BAD_RANGE = 2, BAD_LEASE = 4, BAD_NOTSUP = 8 };
 
 /* BAD_INVAL for 0, BAD_RANGE over max. */
 static int count_bad(uint64_t v, uint64_t max)
@@ -158,12 +170,46 @@ static int expected_bad(const struct lw_client_config *c, int raw_port)
     return bad;
 }
 
+/* Any TLS setting besides enable (ssl_ctx is never set here). */
+static int tls_settings(const struct lw_tls_config *t)
+{
+    return t->ca_file || t->ca_dir || t->cert_file || t->key_file || t->server_name ||
+           t->insecure;
+}
+
+/* The codes one lw_tls_config must be refused with (tls.h). */
+static int tls_config_bad(const struct lw_tls_config *t)
+{
+    if (!t->enable) /* settings for TLS that is off: a mistake */
+        return tls_settings(t) ? BAD_INVAL : 0;
+    if (!LW_HAVE_TLS)
+        return BAD_NOTSUP;
+    return !t->cert_file != !t->key_file ? BAD_INVAL : 0; /* a certificate needs its key */
+}
+
+/* The TLS fields: the codes c must be refused with (added to *must), and
+ * those it may be besides. */
+static int tls_bad(const struct lw_client_config *c, int *must)
+{
+    *must |= tls_config_bad(&c->tls);
+    /* "Not with unix_path (LW_EINVAL)" (tls.h). */
+    if (c->tls.enable && c->unix_path)
+        *must |= BAD_INVAL;
+    /* The sentinels' own settings only with sentinel_tls_own, and that
+     * only with sentinels, which this fuzzer never gives. */
+    if (c->sentinel_tls_own || c->sentinel_tls.enable || tls_settings(&c->sentinel_tls))
+        *must |= BAD_INVAL;
+    /* An empty server name: left open. */
+    return c->tls.enable && c->tls.server_name && !c->tls.server_name[0] ? BAD_INVAL : 0;
+}
+
 static int code_bit(int rc)
 {
-    return rc == LW_EINVAL   ? BAD_INVAL
-           : rc == LW_ERANGE ? BAD_RANGE
-           : rc == LW_ELEASE ? BAD_LEASE
-                             : 0;
+    return rc == LW_EINVAL    ? BAD_INVAL
+           : rc == LW_ERANGE  ? BAD_RANGE
+           : rc == LW_ELEASE  ? BAD_LEASE
+           : rc == LW_ENOTSUP ? BAD_NOTSUP
+                              : 0;
 }
 
 /* The numbers; the port as given (the config gets ours when valid). */
@@ -181,14 +227,40 @@ static void take_numbers(struct input *in, struct lw_client_config *c, int *raw_
     c->port = *raw_port >= 1 && *raw_port <= MAX_PORT ? reserved_port : *raw_port;
 }
 
-/* The socket path: dir/s<name>, no '/' in name, so always inside dir. */
-static void socket_path(char *path, size_t size, const char *name)
+/* A path under dir: dir/<tag><name>, no '/' in name, so always inside
+ * dir (the socket's tag is 's', the TLS files' 'f'). */
+static void path_in(char *path, size_t size, char tag, const char *name)
 {
-    size_t n = (size_t)snprintf(path, size, "%s/s%.*s", dir, MAX_NAME, name);
+    size_t n = (size_t)snprintf(path, size, "%s/%c%.*s", dir, tag, MAX_NAME, name);
 
     for (size_t i = strlen(dir) + 1; i < n && i < size; i++)
         if (path[i] == '/')
             path[i] = '_';
+}
+
+/* The TLS files' paths (4 for tls, 4 for sentinel_tls); the server names
+ * are the input's strings. */
+struct tls_strings {
+    char files[2][4][sizeof dir + MAX_NAME + 2];
+};
+
+/* One lw_tls_config from its flags byte and the strings from piece k on
+ * (5 of them: 4 file names, the server name); the next piece. */
+static int take_tls(struct lw_tls_config *t, uint8_t flags, const struct fuzz_pieces *s, int k,
+                    char (*files)[sizeof dir + MAX_NAME + 2])
+{
+    const char **fields[] = {&t->ca_file, &t->ca_dir, &t->cert_file, &t->key_file};
+
+    t->enable = flags & 1;
+    t->insecure = flags >> 1 & 1;
+    for (int i = 0; i < 4; i++, k++)
+        if (flags >> (2 + i) & 1) {
+            path_in(files[i], sizeof files[i], 'f', k < s->n ? s->p[k] : "");
+            *fields[i] = files[i];
+        }
+    if (flags >> 6 & 1)
+        t->server_name = k < s->n ? s->p[k] : "";
+    return k + 1;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -198,36 +270,45 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct fuzz_pieces s = {0, NULL, NULL};
     struct lw_client_config cfg;
     struct lw_client *client = NULL;
+    static struct tls_strings ts;
     char path[sizeof dir + MAX_NAME + 2];
-    int raw_port, bad, rc;
+    uint8_t tls[2] = {0, 0};
+    int raw_port, bad, maybe, rc;
 
     if (size == 0)
         return 0;
     lw_client_config_init(&cfg);
     raw_port = cfg.port;
     take_numbers(&in, &cfg, &raw_port);
+    for (int i = 0; i < 2 && data[0] & 64 && in.n; i++, in.p++, in.n--)
+        tls[i] = in.p[0];
     fuzz_split(in.p, in.n, 0, &s);
     cfg.host = hosts[data[0] & 3];
     if ((data[0] >> 2 & 3) == 2)
         cfg.unix_path = "";
     if ((data[0] >> 2 & 3) == 3) {
-        socket_path(path, sizeof path, s.n > 2 ? s.p[2] : "");
+        path_in(path, sizeof path, 's', s.n > 2 ? s.p[2] : "");
         cfg.unix_path = path;
     }
     if (data[0] & 16)
         cfg.client_id = s.p[0];
     if (data[0] & 32)
         cfg.password = s.n > 1 ? s.p[1] : "";
+    take_tls(&cfg.sentinel_tls, tls[1], &s, take_tls(&cfg.tls, tls[0], &s, 3, ts.files[0]),
+             ts.files[1]);
+    cfg.sentinel_tls_own = tls[0] >> 7 & 1;
     FUZZ_CHECK(lw_client_new(NULL, &client) == LW_EINVAL, "NULL config");
     FUZZ_CHECK(lw_client_new(&cfg, NULL) == LW_EINVAL, "NULL out");
     bad = expected_bad(&cfg, raw_port);
+    maybe = tls_bad(&cfg, &bad);
     rc = lw_client_new(&cfg, &client);
     if (bad)
-        FUZZ_CHECK(code_bit(rc) & bad, "%s, expected one of:%s%s%s", lw_errname(rc),
+        FUZZ_CHECK(code_bit(rc) & (bad | maybe), "%s, expected one of:%s%s%s%s", lw_errname(rc),
                    bad & BAD_INVAL ? " LW_EINVAL" : "", bad & BAD_RANGE ? " LW_ERANGE" : "",
-                   bad & BAD_LEASE ? " LW_ELEASE" : "");
+                   bad & BAD_LEASE ? " LW_ELEASE" : "", bad & BAD_NOTSUP ? " LW_ENOTSUP" : "");
     else
-        FUZZ_CHECK(rc == 0 && client, "a valid config refused: %s", lw_errname(rc));
+        FUZZ_CHECK((rc == 0 && client) || (code_bit(rc) & maybe), "a valid config refused: %s",
+                   lw_errname(rc));
     if (rc == 0)
         FUZZ_CHECK(lw_client_free(client) == 0, "free failed");
     fuzz_pieces_free(&s);

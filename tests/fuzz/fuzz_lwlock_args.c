@@ -9,7 +9,8 @@
  * Oracle: the result is one of the three kinds, each with its output and
  * nothing else: -1 (go on) with NAME and COMMAND inside argv and every
  * option in its documented range (the address, credentials, DB, cluster
- * seeds, and a Sentinel URL's sentinels and master included), silent; 0 with the help or the version
+ * seeds, a Sentinel URL's sentinels and master, and the TLS flags
+ * included), silent; 0 with the help or the version
  * on out; 64 with one "lwlock: ..." message and the hint on err.  argv is
  * left as it was.  And parsing is repeatable: the same argv parsed again,
  * after a parse that stopped inside a group of short options of another
@@ -92,6 +93,43 @@ static void check_sentinels(const struct lwlock_options *o)
     }
 }
 
+/* p points into one of argv's strings (an option's value, or what follows
+ * its '='). */
+static int in_argv(const char *p, int argc, char **argv)
+{
+    for (int k = 1; k < argc; k++)
+        if (p >= argv[k] && p <= argv[k] + strlen(argv[k]))
+            return 1;
+    return 0;
+}
+
+/* The TLS flags (tls_opts.h): values from argv, not empty; the others
+ * only with TLS, which a rediss address turns on; --cert with --key. */
+static void check_tls(const struct lwlock_options *o, int argc, char **argv)
+{
+    const struct lw_tls_config *t = &o->tls;
+    const char *const values[] = {t->ca_file, t->ca_dir, t->cert_file, t->key_file,
+                                  t->server_name};
+
+    FUZZ_CHECK(t->enable == 0 || t->enable == 1, "enable %d", t->enable);
+    FUZZ_CHECK(t->insecure == 0 || t->insecure == 1, "insecure %d", t->insecure);
+    FUZZ_CHECK(!o->redis.tls || t->enable, "a rediss address without TLS");
+    FUZZ_CHECK(!t->ssl_ctx && !o->plain_sentinels, "ssl_ctx or plain_sentinels set");
+    FUZZ_CHECK(!t->cert_file == !t->key_file, "--cert without --key or the reverse");
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        if (!values[i])
+            continue;
+        FUZZ_CHECK(t->enable, "value %zu without TLS", i);
+        FUZZ_CHECK(values[i][0] && in_argv(values[i], argc, argv), "value %zu not from argv",
+                   i);
+    }
+    FUZZ_CHECK(!t->insecure || t->enable, "--insecure without TLS");
+    FUZZ_CHECK(!t->server_name ||
+                   (strlen(t->server_name) <= TLS_SNI_MAX &&
+                    !strpbrk(t->server_name, " \t\n\r\v\f")),
+               "--sni '%s'", t->server_name);
+}
+
 /* -1: the options within their ranges, NAME and COMMAND from argv. */
 static void check_go_on(const struct parsed *p, int argc, char **argv)
 {
@@ -129,6 +167,7 @@ static void check_go_on(const struct parsed *p, int argc, char **argv)
                "watchdog %u", o->watchdog_ms);
     FUZZ_CHECK(o->lost_sig >= 1 && o->lost_sig <= SIGRTMAX, "signal %d", o->lost_sig);
     FUZZ_CHECK(o->replicas <= LWLOCK_MAX_REPLICAS, "replicas %u", o->replicas);
+    check_tls(o, argc, argv);
     FUZZ_CHECK(p->out_len == 0 && p->err_len == 0, "printed something");
     check_signal_name(o->lost_sig);
 }
@@ -174,7 +213,7 @@ static int same(const struct parsed *a, const struct parsed *b)
             !memcmp(a->o.cluster.addr, b->o.cluster.addr, sizeof a->o.cluster.addr) &&
             a->o.wait_ms == b->o.wait_ms && a->o.lease_ms == b->o.lease_ms &&
             a->o.watchdog_ms == b->o.watchdog_ms && a->o.lost_sig == b->o.lost_sig &&
-            a->o.replicas == b->o.replicas &&
+            a->o.replicas == b->o.replicas && !memcmp(&a->o.tls, &b->o.tls, sizeof a->o.tls) &&
             a->o.name == b->o.name && a->o.command == b->o.command);
 }
 
