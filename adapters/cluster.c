@@ -39,7 +39,8 @@
 #define REFRESH_GAP_NS 100000000ull  /* at most one map read per 100 ms */
 #define DEGRADED_GAP_NS 250000000ull /* a master down: read every 250 ms */
 #define MAX_REDIRECTS 16
-#define RETRY_MIN_MS 20u /* unsettled: 20 ms doubling to 200 ms */
+#define STORM_REDIRECTS 100 /* redirects in a second worth a log line */
+#define RETRY_MIN_MS 20u    /* unsettled: 20 ms doubling to 200 ms */
 #define RETRY_MAX_MS 200u
 
 struct node {
@@ -78,6 +79,8 @@ struct cluster {
     int again;          /* another read was asked for meanwhile */
     uint64_t query_ns;  /* when the query in flight was sent */
     uint64_t read_ns;   /* when the latest read was sent */
+    uint64_t storm_ns;  /* this second of redirects began then */
+    unsigned storm;     /* redirects in it */
     ev_timer periodic, soon, reopen;
 
     struct fifo pending; /* no route yet (no map, no link) */
@@ -431,6 +434,31 @@ static int parse_slots(struct cluster *c, const redisReply *r)
     return 0;
 }
 
+static unsigned count_bits(const uint8_t *map)
+{
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < LW_CLUSTER_SLOTS / 8; i++)
+        n += (unsigned)__builtin_popcount(map[i]);
+    return n;
+}
+
+/* Say a map change in the log: a failover as a warning (what the old
+ * masters acknowledged last may be gone), a migration as news. */
+static void say_change(struct cluster *c, const struct lw_topology_change *change)
+{
+    unsigned failed = count_bits(change->failover), moved = count_bits(change->moved);
+
+    if (change->failovers)
+        log_say(c->ls->log, LOG_FAILOVER, LOG_WARN,
+                "cluster: %u shard(s) failed over (%u slots): held locks there are checked "
+                "on the new masters",
+                change->failovers, failed);
+    if (moved)
+        log_say(c->ls->log, LOG_TOPOLOGY, LOG_INFO,
+                "cluster: slot map changed: %u slots moved to another master", moved);
+}
+
 /* Compare the new map with the latest read and tell on_topology. */
 static void report_change(struct cluster *c)
 {
@@ -458,8 +486,10 @@ static void report_change(struct cluster *c)
         }
     }
     free(shard_seen);
-    if (any)
-        topology_tell(&c->t, &change);
+    if (!any)
+        return;
+    say_change(c, &change);
+    topology_tell(&c->t, &change);
 }
 
 /* A map was read: report what changed, adopt it, route by it. */
@@ -627,12 +657,30 @@ static int redirect_target(struct cluster *c, const char *msg)
 
 /* MOVED: the slot is the target's now; patch the map at once and have the
  * whole map read soon.  ASK: this one request goes there, after ASKING. */
+/* Count a redirect; a second with many is said in the log (slots are
+ * moving, or the map is stale). */
+static void count_redirect(struct cluster *c)
+{
+    uint64_t now = lw_clock_now();
+
+    count_add(&c->ls->count.redirects, 1);
+    if (now - c->storm_ns < 1000000000ull) {
+        if (++c->storm == STORM_REDIRECTS)
+            log_say(c->ls->log, LOG_REDIRECTS, LOG_WARN,
+                    "cluster: %u MOVED/ASK redirects within a second: slots are moving",
+                    STORM_REDIRECTS);
+        return;
+    }
+    c->storm_ns = now;
+    c->storm = 1;
+}
+
 static int redirect(struct cluster *c, struct lw_request *req, const char *msg)
 {
     int ask = starts(msg, "ASK "), to = redirect_target(c, msg);
     struct link *l;
 
-    count_add(&c->ls->count.redirects, 1);
+    count_redirect(c);
     if (to < 0 || ++req->redirects > MAX_REDIRECTS || !(l = link_of(c, (unsigned)to))) {
         links_complete(c->ls, req, NULL, LW_EUNSETTLED);
         return 1;

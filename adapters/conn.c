@@ -91,7 +91,8 @@ static void report(const struct lw_conn *c, int err)
         snprintf(line, sizeof line, "%s: %s", c->unix_path, c->why);
     else
         snprintf(line, sizeof line, "%s:%d: %s", c->host ? c->host : "?", c->port, c->why);
-    lw_report_set(c->ep->report, err, line);
+    lw_report_set(c->ep->report, err,
+                  !c->ever_ready && conn_is_hard_failure(err) ? LOG_ERROR : LOG_WARN, line);
 }
 
 /* Let go of the socket: stop watching it, close it, forget what was to be

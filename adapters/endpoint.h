@@ -25,6 +25,8 @@
 
 #include <leasewheel/tls.h>
 
+#include "log.h"
+
 #define LW_ENDPOINT_DEFAULT_HOST "127.0.0.1"
 #define LW_ENDPOINT_DEFAULT_PORT 6379
 #define LW_ENDPOINT_DEFAULT_CONNECT_TIMEOUT_MS 2000u
@@ -46,6 +48,7 @@ struct lw_report {
     pthread_mutex_t lock;
     int err; /* LW_E*, 0 before the first failure */
     char text[256];
+    struct lw_logger *log; /* said there too (engine thread), or NULL */
 };
 
 struct lw_endpoint {
@@ -103,8 +106,10 @@ void lw_endpoint_clear(struct lw_endpoint *ep);
 void lw_report_init(struct lw_report *r);
 void lw_report_destroy(struct lw_report *r);
 
-/* lw_report_set - record a failure: err and its line (copied, cut to fit). */
-void lw_report_set(struct lw_report *r, int err, const char *text);
+/* lw_report_set - record a failure: err and its line (copied, cut to fit),
+ * and say it in the log at level (LOG_ERROR: it will not mend by waiting;
+ * LOG_WARN else). */
+void lw_report_set(struct lw_report *r, int err, int level, const char *text);
 
 /* lw_report_get - the latest failure's code (0: none yet), its line into
  * buf (len bytes, NUL-terminated; buf may be NULL when len is 0). */

@@ -100,6 +100,7 @@ struct lw_engine {
     /* Engine thread: the links, and the topology that routes over them. */
     struct lw_endpoint node; /* the data nodes' endpoint: every link's */
     struct lw_report report; /* why a connection failed last (any thread) */
+    struct lw_logger logger; /* the program's log hook */
     struct link_set links;
     struct lw_topology *topo;
 };
@@ -310,6 +311,7 @@ void lw_engine_config_init(struct lw_engine_config *cfg)
     lw_endpoint_init(&cfg->sentinel);
     cfg->max_inflight = LW_ENGINE_DEFAULT_MAX_INFLIGHT;
     lw_wheel_config_init(&cfg->wheel);
+    cfg->log_level = LOG_INFO;
 }
 
 static int check_config(const struct lw_engine_config *cfg)
@@ -449,6 +451,11 @@ static int make_engine(struct lw_engine *e, const struct lw_engine_config *cfg)
         (rc = lw_wheel_new(&cfg->wheel, &e->wheel)))
         return rc;
     e->node.report = &e->report;
+    e->logger.fn = cfg->log;
+    e->logger.arg = cfg->log_arg;
+    e->logger.level = cfg->log_level;
+    e->report.log = &e->logger;
+    e->links.log = &e->logger;
     e->on_tick = cfg->on_tick;
     e->tick_arg = cfg->tick_arg;
     lw_mpsc_init(&e->submitted);
@@ -548,6 +555,20 @@ struct lw_topology *lw_engine_topology(struct lw_engine *e)
 const struct lw_endpoint *lw_engine_endpoint(const struct lw_engine *e)
 {
     return &e->node;
+}
+
+struct lw_logger *lw_engine_logger(struct lw_engine *e)
+{
+    return &e->logger;
+}
+
+void lw_engine_report(struct lw_engine *e, int err, int level, const char *text)
+{
+    pthread_mutex_lock(&e->report.lock);
+    e->report.err = err;
+    snprintf(e->report.text, sizeof e->report.text, "%s", text);
+    pthread_mutex_unlock(&e->report.lock);
+    log_say(&e->logger, LOG_SERVER, level, "%s", text);
 }
 
 int lw_engine_last_error(struct lw_engine *e, char *buf, size_t len)

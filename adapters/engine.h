@@ -54,6 +54,7 @@
 #include <leasewheel/wheel.h>
 
 #include "endpoint.h"
+#include "log.h"
 
 struct ev_loop;
 struct lw_engine;
@@ -212,6 +213,9 @@ struct lw_engine_config {
     struct lw_endpoint sentinel;  /* the sentinels' connections: their own
                                      username and password (the address is
                                      each sentinel's; the db unused) */
+    log_fn *log;                  /* the program's log hook (log.h), or NULL */
+    void *log_arg;
+    int log_level; /* the least severe level said: LOG_* */
 };
 
 /* Counters since creation.  Snapshots from any thread. */
@@ -373,6 +377,15 @@ int lw_engine_status(const struct lw_engine *engine);
  * (len bytes; NUL-terminated).
  */
 int lw_engine_last_error(struct lw_engine *engine, char *buf, size_t len);
+
+/* lw_engine_logger - the engine's log hook, for core's lines (log.h):
+ * engine thread only. */
+struct lw_logger *lw_engine_logger(struct lw_engine *engine);
+
+/* lw_engine_report - record a failure the engine's user found (a server
+ * that lacks a command it needs), as a connection's are: the last error
+ * (lw_engine_last_error()) and the log (kind LOG_SERVER, at level). */
+void lw_engine_report(struct lw_engine *engine, int err, int level, const char *text);
 
 /* lw_engine_get_stats - any thread: snapshot the counters. */
 void lw_engine_get_stats(const struct lw_engine *engine, struct lw_engine_stats *out);

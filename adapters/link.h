@@ -29,6 +29,7 @@
 #include "conn.h"
 #include "engine.h"
 #include "fifo.h"
+#include "log.h"
 
 struct lw_topology;
 
@@ -98,6 +99,7 @@ struct link_set {
     unsigned nlinks;
     int in_callback;            /* depth of user callbacks running now */
     const _Atomic int *closing; /* the engine is being freed */
+    struct lw_logger *log;      /* the program's log hook (log.h) */
     struct link_counters count;
     _Alignas(64) _Atomic int status; /* lw_engine_status() */
 };

@@ -293,6 +293,16 @@ static void named(struct sentinel *s, const char *host, int port, uint64_t epoch
     if (!same) {
         if (!(copy = strdup(host)))
             return; /* the next question tries again */
+        if (first)
+            log_say(s->ls->log, LOG_FAILOVER, LOG_INFO,
+                    "Sentinel: master %s is at %s:%d (config epoch %llu)", s->name, host, port,
+                    (unsigned long long)s->epoch);
+        else
+            log_say(s->ls->log, LOG_FAILOVER, LOG_WARN,
+                    "Sentinel: master %s switched from %s:%d to %s:%d (config epoch %llu): "
+                    "held locks are checked on it",
+                    s->name, s->master_host, s->master_port, host, port,
+                    (unsigned long long)s->epoch);
         free(s->master_host);
         s->master_host = copy;
         s->master_port = port;

@@ -38,6 +38,7 @@ static void config_defaults(struct lw_client_config *cfg)
     cfg->tick_ms = LW_DEFAULT_TICK_MS;
     cfg->slots = LW_DEFAULT_SLOTS;
     cfg->acquire_replicas_timeout_ms = LW_DEFAULT_REPLICAS_TIMEOUT_MS;
+    cfg->log_level = LW_LOG_INFO;
 }
 
 void lw_client_config_init_size(struct lw_client_config *cfg, size_t size)
@@ -143,6 +144,10 @@ static int check_config(const struct lw_client_config *cfg)
     if (cfg->watchdog_timeout_ms < 3ull * cfg->tick_ms ||
         cfg->watchdog_timeout_ms < LW_MIN_LEASE_MS)
         return LW_ELEASE;
+    if (cfg->max_hold_ms > LW_MAX_LEASE_MS * 1000ull)
+        return LW_ERANGE;
+    if (cfg->log_level < LW_LOG_ERROR || cfg->log_level > LW_LOG_INFO)
+        return LW_EINVAL;
     return 0;
 }
 
@@ -287,6 +292,9 @@ static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
     c->sharded_pubsub = cfg->sharded_pubsub;
     c->on_lost = cfg->on_lost;
     c->lost_arg = cfg->lost_arg;
+    c->on_risk = cfg->on_risk;
+    c->risk_arg = cfg->risk_arg;
+    c->max_hold_ms = cfg->max_hold_ms;
     c->replicas = cfg->acquire_replicas;
     c->replicas_timeout_ms = cfg->acquire_replicas_timeout_ms;
     return alloc_scratch(c, cfg);
@@ -337,6 +345,9 @@ static void engine_config(const struct lw_client_config *cfg, struct lw_client *
     ec->sentinels = cfg->sentinels;
     ec->nsentinels = cfg->nsentinels;
     ec->sentinel_master = cfg->sentinel_master;
+    ec->log = cfg->log;
+    ec->log_arg = cfg->log_arg;
+    ec->log_level = cfg->log_level;
     ec->on_topology = on_topology;
     ec->topology_arg = c;
     /* Acquires that wait for replicas take the side lane, where WAIT may

@@ -71,9 +71,12 @@ struct lw_client {
     uint32_t batches_max;
     lw_lost_fn *on_lost;
     void *lost_arg;
-    int embedded;       /* on the caller's loop (config.loop) */
-    int sharded_pubsub; /* enum lw_sharded_mode */
-    uint32_t replicas;  /* acquire_replicas: 0 off */
+    lw_risk_fn *on_risk;
+    void *risk_arg;
+    uint64_t max_hold_ms; /* max_hold_ms: 0 none */
+    int embedded;         /* on the caller's loop (config.loop) */
+    int sharded_pubsub;   /* enum lw_sharded_mode */
+    uint32_t replicas;    /* acquire_replicas: 0 off */
     uint32_t replicas_timeout_ms;
     struct client_counters count;
 
@@ -111,7 +114,8 @@ struct lw_lock {
     size_t channel_len;
     char *token_key; /* redisson_lock_token:{name} */
     size_t token_len;
-    unsigned slot; /* the cluster slot of name and both keys */
+    unsigned slot;                /* the cluster slot of name and both keys */
+    _Atomic uint64_t max_hold_ms; /* lw_lock_set_max_hold(); 0: the client's */
     size_t len;
     char name[];
 };
@@ -145,6 +149,8 @@ struct op {
     uint64_t owner;
     uint64_t lease_ms;         /* acquire: 0 for the watchdog */
     uint64_t wait_deadline_ns; /* acquire: UINT64_MAX waits forever */
+    uint64_t start_ns;         /* acquire: when the call began */
+    uint64_t max_hold_ms;      /* acquire: its watchdog lock's cap, 0: none */
     lw_done_fn *done;
     void *arg;
     int64_t value;
@@ -181,6 +187,8 @@ struct entry {
     uint64_t owner;
     uint64_t valid_until_ns; /* the lease surely lasts until then */
     uint64_t due_ns;         /* when the next renewal falls due */
+    uint64_t held_since_ns;  /* the first acquire was sent then */
+    uint64_t cap_at_ns;      /* given up then (max hold); UINT64_MAX: never */
     uint32_t holds;          /* the hold count in Redis, as we know it */
     uint8_t state;           /* enum entry_state */
     uint8_t failures;        /* renewal failures in a row */
@@ -191,6 +199,7 @@ struct entry {
                                 reply says whether the new master has it */
     uint8_t recheck_after;   /* a renewal was on the wire at the failover:
                                 its answer came from the old master */
+    uint8_t at_risk;         /* on_risk said so; no renewal confirmed since */
     uint16_t slot;           /* cluster slot of the name */
     uint32_t len;
     char name[];
@@ -245,9 +254,10 @@ int watchdog_renews(struct lw_client *c, const struct lw_lock *lock, uint64_t ow
 /* watchdog_holds - the hold count of owner's watchdog lock, 0 when it
  * has none. */
 uint32_t watchdog_holds(struct lw_client *c, const struct lw_lock *lock, uint64_t owner);
-/* An acquire succeeded: note the hold count; with watch, start renewing. */
+/* An acquire succeeded: note the hold count; with watch, start renewing,
+ * to be given up max_hold_ms after sent_ns (0: never). */
 void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
-                       uint32_t holds, uint64_t sent_ns, int watch);
+                       uint32_t holds, uint64_t sent_ns, int watch, uint64_t max_hold_ms);
 /* An unlock is about to be sent: hold renewals back if it is the last hold.
  * Its reply: the holds left (0: released), -1 (not the owner's), or
  * UNLOCK_UNKNOWN (failed: it may not have run; renewing resumes). */

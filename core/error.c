@@ -31,7 +31,8 @@ static const struct error_text error_texts[] = {
                         "did not complete"},
     [-LW_EREPLICAS] = {"LW_EREPLICAS", "too few replicas acknowledged the acquire in time"},
     [-LW_ETLS] = {"LW_ETLS", "TLS handshake or certificate verification failed"},
-    [-LW_ENOTSUP] = {"LW_ENOTSUP", "not supported by this build of the library"},
+    [-LW_ENOTSUP] = {"LW_ENOTSUP", "not supported here: by this build of the library (TLS), "
+                                   "or by the Redis server (WAIT)"},
 };
 
 static const struct error_text *find_error(int err)

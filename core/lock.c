@@ -100,6 +100,16 @@ int lw_lock_new(struct lw_client *c, const void *name, size_t len, struct lw_loc
     return 0;
 }
 
+int lw_lock_set_max_hold(struct lw_lock *lock, uint64_t max_hold_ms)
+{
+    if (!lock)
+        return LW_EINVAL;
+    if (max_hold_ms > LW_MAX_LEASE_MS * 1000ull)
+        return LW_ERANGE;
+    atomic_store_explicit(&lock->max_hold_ms, max_hold_ms, memory_order_relaxed);
+    return 0;
+}
+
 void lw_lock_free(struct lw_lock *lock)
 {
     if (lock)
@@ -114,6 +124,8 @@ void op_complete(struct op *op, int err, int64_t value)
 
     if (op->chan)
         waiters_leave(lock->client, op);
+    if (op->kind == OP_ACQUIRE && !err)
+        stats_acquired(&lock->client->count, lw_clock_now() - op->start_ns);
     op->state = OPS_NEW;
     if (op->blocking) {
         op->err = err;
@@ -253,7 +265,8 @@ static void acquire_done(struct lw_client *c, struct op *op, uint32_t holds, uin
         undo_acquire(c, op, LW_ETIMEDOUT);
         return;
     }
-    watchdog_acquired(c, op->lock, op->owner, holds, sent_ns, op->lease_ms == 0);
+    watchdog_acquired(c, op->lock, op->owner, holds, sent_ns, op->lease_ms == 0,
+                      op->max_hold_ms);
     op_complete(op, 0, op->value);
 }
 
@@ -262,7 +275,9 @@ void acquire_acked(struct op *op, int err)
     struct lw_client *c = op->lock->client;
 
     if (err == LW_ESHUTDOWN) {
-        op_complete(op, err, 0); /* as any hold at shutdown: its lease ends it */
+        op_complete(op, err, 0);    /* as any hold at shutdown: its lease ends it */
+    } else if (err == LW_ENOTSUP) { /* the server has no WAIT */
+        undo_acquire(c, op, LW_ENOTSUP);
     } else if (err) {
         stats_replicas_refused(&c->count);
         undo_acquire(c, op, LW_EREPLICAS);
@@ -520,6 +535,12 @@ static int prepare_op(struct op *op, struct lw_lock *lock, int kind, uint64_t ow
     op->owner = owner;
     op->lease_ms = lease_ms;
     op->wait_deadline_ns = kind == OP_ACQUIRE ? deadline_after(wait_ms) : 0;
+    if (kind == OP_ACQUIRE) {
+        uint64_t cap = atomic_load_explicit(&lock->max_hold_ms, memory_order_relaxed);
+
+        op->start_ns = lw_clock_now();
+        op->max_hold_ms = cap ? cap : lock->client->max_hold_ms;
+    }
     op->ct.fire = op_timer_fired;
     /* Acquires that replicas must acknowledge go over the side lane, where
      * their WAIT follows them (replicas.c). */

@@ -27,6 +27,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "client_private.h"
 
@@ -77,6 +78,24 @@ static void settle(struct lw_client *c, struct ack_wait *w, int err)
 
 static void submit_wait(struct lw_client *c, struct ack_wait *w);
 
+/* A server without WAIT (serverless Redis, Valkey serverless, a renamed
+ * command): acquire_replicas cannot be met there.  Said once per acquire,
+ * as LW_ENOTSUP, with the reason in lw_client_last_error() and the log,
+ * not as a generic error reply. */
+static int no_wait_command(struct lw_client *c, const redisReply *reply)
+{
+    char line[300];
+
+    if (reply->type != REDIS_REPLY_ERROR || !strstr(reply->str, "unknown command"))
+        return 0;
+    snprintf(line, sizeof line,
+             "WAIT: %.120s: this server has no WAIT command (serverless Redis or Valkey?), so "
+             "acquire_replicas cannot be met: set it to 0",
+             reply->str);
+    lw_engine_report(c->engine, LW_ENOTSUP, LOG_ERROR, line);
+    return 1;
+}
+
 static void on_wait(struct lw_request *req, const redisReply *reply, int err, void *arg)
 {
     struct ack_wait *w = arg, *next;
@@ -85,8 +104,13 @@ static void on_wait(struct lw_request *req, const redisReply *reply, int err, vo
     int ok = !err && reply->type == REDIS_REPLY_INTEGER &&
              reply->integer >= (long long)c->replicas && req->sent_conn == conn;
 
-    settle(c, w, ok ? 0 : err == LW_ESHUTDOWN || c->closing ? LW_ESHUTDOWN
-                                                            : LW_EREPLICAS);
+    if (!ok && !err && no_wait_command(c, reply))
+        err = LW_ENOTSUP;
+    settle(c, w,
+           ok                                  ? 0
+           : err == LW_ESHUTDOWN || c->closing ? LW_ESHUTDOWN
+           : err == LW_ENOTSUP                 ? LW_ENOTSUP
+                                               : LW_EREPLICAS);
     for (next = c->acks; next; next = next->next) /* those that gathered behind it */
         if (next->conn == conn && !next->submitted) {
             submit_wait(c, next);

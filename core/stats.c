@@ -39,6 +39,16 @@ static void get_stats(const struct lw_client *c, struct lw_client_stats *out)
     out->replicas_refused = count_get(&k->replicas_refused);
     out->topology_refreshes = out->redirects = out->unsettled = 0;
     out->requests_taken_late = out->reconnects = out->tls_handshakes = out->tls_resumed = 0;
+    out->at_risk = count_get(&k->at_risk);
+    out->went_at_risk = count_get(&k->went_at_risk);
+    out->recovered = count_get(&k->recovered);
+    out->lost_held_too_long = count_get(&k->lost_held_too_long);
+    out->acquires = count_get(&k->acquires);
+    out->holds_ended = count_get(&k->holds_ended);
+    for (unsigned i = 0; i < LW_LAG_BUCKETS; i++) {
+        out->acquire_wait[i] = count_get(&k->acquire_wait[i]);
+        out->hold_time[i] = count_get(&k->hold_time[i]);
+    }
     if (c->engine) {
         struct lw_engine_stats es;
 
@@ -123,6 +133,7 @@ void stats_lost(struct client_counters *k, int reason, uint64_t late_ns)
         [LW_LOST_ERRORS] = offsetof(struct client_counters, lost_errors),
         [LW_LOST_EXPIRED] = offsetof(struct client_counters, lost_expired),
         [LW_LOST_FAILOVER] = offsetof(struct client_counters, lost_failover),
+        [LW_LOST_HELD_TOO_LONG] = offsetof(struct client_counters, lost_held_too_long),
     };
 
     count_add((_Atomic uint64_t *)((char *)k + counter[reason]), 1);
@@ -132,6 +143,16 @@ void stats_lost(struct client_counters *k, int reason, uint64_t late_ns)
     count_max(&k->worst_lost_late_ns, late_ns);
 }
 
+const char *lw_log_level_name(int level)
+{
+    switch (level) {
+    case LW_LOG_ERROR: return "error";
+    case LW_LOG_WARN: return "warn";
+    case LW_LOG_INFO: return "info";
+    default: return "unknown";
+    }
+}
+
 const char *lw_lost_reason_name(int reason)
 {
     switch (reason) {
@@ -139,6 +160,7 @@ const char *lw_lost_reason_name(int reason)
     case LW_LOST_ERRORS: return "errors";
     case LW_LOST_EXPIRED: return "expired";
     case LW_LOST_FAILOVER: return "failover";
+    case LW_LOST_HELD_TOO_LONG: return "held too long";
     default: return "unknown";
     }
 }

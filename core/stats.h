@@ -21,6 +21,10 @@ struct client_counters {
         acquired_too_late;
     _Atomic uint64_t lost_failover, failovers, replicas_refused;
     _Atomic uint64_t lag[LW_LAG_BUCKETS];
+    _Atomic uint64_t at_risk, went_at_risk, recovered, lost_held_too_long;
+    _Atomic uint64_t acquires, holds_ended;
+    _Atomic uint64_t acquire_wait[LW_LAG_BUCKETS];
+    _Atomic uint64_t hold_time[LW_LAG_BUCKETS];
 };
 
 /* The renewal lag histogram's bucket for lag_ns (lw_lag_bucket_floor_ns()). */
@@ -29,6 +33,35 @@ unsigned lag_bucket(uint64_t lag_ns);
 /* A watchdog lock lost for reason (LW_LOST_*), reported late_ns after its
  * valid_until (0: in time). */
 void stats_lost(struct client_counters *k, int reason, uint64_t late_ns);
+
+/* A watchdog lock became at risk. */
+static inline void stats_went_at_risk(struct client_counters *k)
+{
+    count_add(&k->went_at_risk, 1);
+    count_add(&k->at_risk, 1);
+}
+
+/* An at-risk lock was safe again (recovered) or left the watchdog. */
+static inline void stats_left_risk(struct client_counters *k, int recovered)
+{
+    count_add(&k->at_risk, (uint64_t)-1);
+    if (recovered)
+        count_add(&k->recovered, 1);
+}
+
+/* An acquire succeeded after the call had taken wait_ns. */
+static inline void stats_acquired(struct client_counters *k, uint64_t wait_ns)
+{
+    count_add(&k->acquires, 1);
+    count_add(&k->acquire_wait[lag_bucket(wait_ns)], 1);
+}
+
+/* A watchdog lock held for held_ns was unlocked or lost. */
+static inline void stats_hold_ended(struct client_counters *k, uint64_t held_ns)
+{
+    count_add(&k->holds_ended, 1);
+    count_add(&k->hold_time[lag_bucket(held_ns)], 1);
+}
 
 /* The watchdog holds one lock more (+1) or fewer (-1). */
 static inline void stats_held(struct client_counters *k, int delta)

@@ -16,6 +16,22 @@
  *              wheel fires up to a tick late), whatever the connection is
  *              doing.
  *
+ * At risk.  The same timer, while a renewal waits or is on the wire,
+ * stands at the earlier of give_up_at() and risk_at(): the moment the lease
+ * the client can prove falls under half the lease.  There the lock turns at
+ * risk (on_risk, at once, with the time it has left), and the timer moves
+ * on to give_up_at().  The next confirmed renewal makes it safe again
+ * (on_risk, 0); a loss ends it.  A renewal confirmed on time comes long
+ * before risk_at (a third of the lease after the last, against a half), so
+ * on a healthy link nothing more happens than before: no timer more, one
+ * flag tested per confirmation.
+ *
+ * Held too long.  An entry with a maximum hold (max_hold_ms) is given up
+ * at cap_at: every timer it sets stands no later than that.  It is lost as
+ * LW_LOST_HELD_TOO_LONG, not renewed again, and its field stays in Redis to
+ * the end of its lease: that lease is the holder's time to stop, before
+ * anyone else can get in.
+ *
  * valid_until = send time + lease - drift: Redis set the expiry no earlier
  * than we sent, and its clock may run a little faster than ours (drift:
  * 1% of the lease plus 2 ms, Redlock's allowance).  Until valid_until the
@@ -86,6 +102,63 @@ static uint64_t give_up_at(const struct lw_client *c, const struct entry *e)
     return e->valid_until_ns - c->tick_ns;
 }
 
+/* When the lease e can prove falls under half the lease. */
+static uint64_t risk_at(const struct lw_client *c, const struct entry *e)
+{
+    return e->valid_until_ns - lease_ns(c) / 2;
+}
+
+/* at, or e's cap if that comes first: no timer of e's stands later. */
+static uint64_t capped(const struct entry *e, uint64_t at)
+{
+    return at < e->cap_at_ns ? at : e->cap_at_ns;
+}
+
+/* While a renewal waits or is on the wire: look again at risk_at (unless
+ * at risk already), at the cap, or at give_up_at(), whichever comes first. */
+static uint64_t next_check(const struct lw_client *c, const struct entry *e)
+{
+    uint64_t at = give_up_at(c, e);
+
+    if (!e->at_risk && risk_at(c, e) < at)
+        at = risk_at(c, e);
+    return capped(e, at);
+}
+
+/* Tell on_risk (at_risk 1 or 0), with what is left of e's proven lease,
+ * and the log. */
+static void tell_risk(struct lw_client *c, struct entry *e, int at_risk, uint64_t now_ns)
+{
+    uint64_t left = e->valid_until_ns > now_ns ? (e->valid_until_ns - now_ns) / 1000000u : 0;
+    struct lw_logger *log = c->engine ? lw_engine_logger(c->engine) : NULL;
+
+    if (at_risk)
+        log_say(log, LOG_LOCK_RISK, LOG_WARN,
+                "lock %.*s (owner %llu) at risk: no renewal confirmed, %llu ms of its lease "
+                "sure to be left",
+                (int)(e->len > 200 ? 200 : e->len), e->name, (unsigned long long)e->owner,
+                (unsigned long long)left);
+    else
+        log_say(log, LOG_LOCK_SAFE, LOG_INFO, "lock %.*s (owner %llu) safe again: renewed",
+                (int)(e->len > 200 ? 200 : e->len), e->name, (unsigned long long)e->owner);
+    if (!c->on_risk)
+        return;
+    c->in_callback++;
+    c->on_risk(e->name, e->len, e->owner, at_risk, left, c->risk_arg);
+    c->in_callback--;
+}
+
+/* e turns at risk, when not already (force: at once, whatever its lease:
+ * after a failover, until the new master has answered). */
+static void note_risk(struct lw_client *c, struct entry *e, uint64_t now_ns, int force)
+{
+    if (e->at_risk || (!force && now_ns < risk_at(c, e)))
+        return;
+    e->at_risk = 1;
+    stats_went_at_risk(&c->count);
+    tell_risk(c, e, 1, now_ns);
+}
+
 static struct entry **find_slot(struct lw_client *c, const char *name, size_t len,
                                 uint64_t owner, struct entry **head)
 {
@@ -125,21 +198,30 @@ static void release_if_unused(struct entry *e)
         free(e);
 }
 
-/* Out of the map, timer stopped, no longer counted as held. */
-static void stop_watching(struct lw_client *c, struct entry *e)
+/* Out of the map, timer stopped, no longer counted as held (nor at
+ * risk).  A hold that ended (ended: unlocked or lost, not shut down) counts
+ * in the hold-time histogram. */
+static void stop_watching(struct lw_client *c, struct entry *e, int ended)
 {
     unmap(c, e);
     e->dead = 1;
     if (c->wheel)
         lw_wheel_cancel(c->wheel, &e->ct.timer);
     stats_held(&c->count, -1);
+    if (e->at_risk)
+        stats_left_risk(&c->count, 0);
+    if (ended) {
+        uint64_t now = lw_clock_now();
+
+        stats_hold_ended(&c->count, now > e->held_since_ns ? now - e->held_since_ns : 0);
+    }
 }
 
-/* Stop watching e quietly (unlocked, forced, shutting down); freed when
- * unused. */
-static void retire(struct lw_client *c, struct entry *e)
+/* Stop watching e quietly (unlocked, forced: ended; or shutting down);
+ * freed when unused. */
+static void retire(struct lw_client *c, struct entry *e, int ended)
 {
-    stop_watching(c, e);
+    stop_watching(c, e, ended);
     release_if_unused(e);
 }
 
@@ -148,7 +230,7 @@ static void set_timer(struct lw_client *c, struct entry *e, uint64_t at_ns)
 {
     e->due_ns = at_ns;
     lw_wheel_cancel(c->wheel, &e->ct.timer);
-    lw_wheel_schedule(c->wheel, &e->ct.timer, at_ns);
+    lw_wheel_schedule(c->wheel, &e->ct.timer, capped(e, at_ns));
 }
 
 /*
@@ -165,7 +247,7 @@ static void schedule_renewal(struct lw_client *c, struct entry *e, uint64_t sent
     uint64_t due = sent_ns + lease_ns(c) / 3;
 
     lw_wheel_cancel(c->wheel, &e->ct.timer);
-    lw_wheel_schedule(c->wheel, &e->ct.timer, due - c->tick_ns);
+    lw_wheel_schedule(c->wheel, &e->ct.timer, capped(e, due - c->tick_ns));
     e->due_ns = due;
 }
 
@@ -201,17 +283,24 @@ static uint64_t loss_late_ns(const struct entry *e)
     return now > e->valid_until_ns ? now - e->valid_until_ns : 0;
 }
 
+/* e is lost for reason: on_lost, then its field dropped, but for a lock
+ * not ours any more (nothing to drop) or held too long (its lease is the
+ * holder's time to stop: it must run out, not be cut short). */
 static void lose(struct lw_client *c, struct entry *e, int reason)
 {
+    if (c->engine)
+        log_say(lw_engine_logger(c->engine), LOG_LOCK_LOST, LOG_ERROR,
+                "lock %.*s (owner %llu) lost: %s", (int)(e->len > 200 ? 200 : e->len), e->name,
+                (unsigned long long)e->owner, lw_lost_reason_name(reason));
     stats_lost(&c->count, reason, loss_late_ns(e));
-    stop_watching(c, e);
+    stop_watching(c, e, 1);
     /* The owner first: the drop is only tidying up. */
     if (c->on_lost) {
         c->in_callback++;
         c->on_lost(e->name, e->len, e->owner, reason, c->lost_arg);
         c->in_callback--;
     }
-    if (reason != LW_LOST_NOT_OWNER && !c->closing)
+    if (reason != LW_LOST_NOT_OWNER && reason != LW_LOST_HELD_TOO_LONG && !c->closing)
         queue_drop(c, e);
     release_if_unused(e);
 }
@@ -233,7 +322,7 @@ uint32_t watchdog_holds(struct lw_client *c, const struct lw_lock *lock, uint64_
 }
 
 void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
-                       uint32_t holds, uint64_t sent_ns, int watch)
+                       uint32_t holds, uint64_t sent_ns, int watch, uint64_t max_hold_ms)
 {
     struct entry *head, **slot = find_slot(c, lock->name, lock->len, owner, &head), *e;
 
@@ -250,6 +339,8 @@ void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t
     e->slot = (uint16_t)lock->slot;
     memcpy(e->name, lock->name, lock->len);
     e->valid_until_ns = valid_until(c, sent_ns);
+    e->held_since_ns = sent_ns;
+    e->cap_at_ns = max_hold_ms ? sent_ns + max_hold_ms * 1000000u : UINT64_MAX;
     e->state = ENTRY_SCHEDULED;
     schedule_renewal(c, e, sent_ns);
     if (head) {
@@ -284,7 +375,7 @@ void watchdog_unlock_end(struct lw_client *c, const struct lw_lock *lock, uint64
     if (holds_left == UNLOCK_UNKNOWN)
         return; /* renewing resumes; a renewal finds out if it did run */
     if (holds_left <= 0)
-        retire(c, e); /* released, or not ours any more: stop quietly */
+        retire(c, e, 1); /* released, or not ours any more: stop quietly */
     else
         e->holds = (uint32_t)holds_left;
 }
@@ -297,7 +388,7 @@ void watchdog_forget(struct lw_client *c, const struct lw_lock *lock)
         HASH_FIND(hh, c->entries, lock->name, lock->len, head);
         if (!head)
             return;
-        retire(c, head);
+        retire(c, head, 1);
     }
 }
 
@@ -307,6 +398,7 @@ static void enqueue(struct lw_client *c, struct entry *e, uint64_t now_ns)
         lose(c, e, LW_LOST_EXPIRED);
         return;
     }
+    note_risk(c, e, now_ns, 0); /* a retry, or a renewal late to the queue */
     e->state = ENTRY_QUEUED;
     e->renew_next = NULL;
     if (c->renew_tail)
@@ -314,7 +406,7 @@ static void enqueue(struct lw_client *c, struct entry *e, uint64_t now_ns)
     else
         c->renew_head = e;
     c->renew_tail = e;
-    lw_wheel_schedule(c->wheel, &e->ct.timer, give_up_at(c, e));
+    lw_wheel_schedule(c->wheel, &e->ct.timer, next_check(c, e));
 }
 
 /* A renewal fell due while the last hold's unlock is on the wire: look
@@ -328,13 +420,30 @@ static void hold_back(struct lw_client *c, struct entry *e, uint64_t now_ns)
     retry_next_tick(c, e, now_ns);
 }
 
-/* An entry's timer: a renewal fell due, or give_up_at() came first. */
+/* While a renewal waits or is on the wire: give up, or turn at risk and
+ * look again at the next check. */
+static void check_pending(struct lw_client *c, struct entry *e, uint64_t now_ns)
+{
+    if (now_ns >= give_up_at(c, e)) {
+        lose(c, e, LW_LOST_EXPIRED);
+        return;
+    }
+    note_risk(c, e, now_ns, 0);
+    lw_wheel_schedule(c->wheel, &e->ct.timer, next_check(c, e));
+}
+
+/* An entry's timer: a renewal fell due, its cap came, or (a renewal
+ * waiting or on the wire) risk_at() or give_up_at() came. */
 static void entry_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t now_ns)
 {
     struct entry *e = lw_container_of(t, struct entry, ct);
 
     if (e->dead) {
         release_if_unused(e);
+        return;
+    }
+    if (now_ns >= e->cap_at_ns) {
+        lose(c, e, LW_LOST_HELD_TOO_LONG);
         return;
     }
     switch (e->state) {
@@ -345,8 +454,8 @@ static void entry_timer_fired(struct lw_client *c, struct core_timer *t, uint64_
         else
             enqueue(c, e, now_ns);
         break;
-    default: /* QUEUED or SENT: give_up_at came first */
-        lose(c, e, LW_LOST_EXPIRED);
+    default: /* QUEUED or SENT */
+        check_pending(c, e, now_ns);
         break;
     }
 }
@@ -375,6 +484,11 @@ static void renewal_confirmed(struct lw_client *c, struct entry *e, uint64_t sen
         return;
     }
     e->failover_check = 0;
+    if (e->at_risk) {
+        e->at_risk = 0;
+        stats_left_risk(&c->count, 1);
+        tell_risk(c, e, 0, now_ns);
+    }
     schedule_renewal(c, e, sent_ns);
 }
 
@@ -777,6 +891,8 @@ static void check_after_failover(struct lw_client *c, struct entry *e, uint64_t 
     e->failover_check = 1;
     if (e->state == ENTRY_SENT)
         e->recheck_after = 1;
+    if (now_ns < give_up_at(c, e))
+        note_risk(c, e, now_ns, 1); /* until the new master answers */
     if ((e->state != ENTRY_SCHEDULED && e->state != ENTRY_RETRY) || e->unlocking ||
         now_ns >= give_up_at(c, e))
         return;
@@ -821,8 +937,8 @@ void watchdog_shutdown(struct lw_client *c)
         while (e->next_owner) {
             struct entry *next = e->next_owner;
 
-            retire(c, next);
+            retire(c, next, 0);
         }
-        retire(c, e);
+        retire(c, e, 0);
     }
 }

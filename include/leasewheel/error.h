@@ -47,7 +47,10 @@ enum lw_error {
                              certificate was not trusted
                              (lw_client_last_error() says why) */
     LW_ENOTSUP = -21,     /* asked for what this build of the library has
-                             not (TLS, built with -Dtls=disabled) */
+                             not (TLS, built with -Dtls=disabled), or the
+                             server has not (WAIT, for acquire_replicas:
+                             serverless Redis); lw_client_last_error()
+                             says which */
 };
 
 /*

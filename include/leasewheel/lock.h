@@ -107,15 +107,20 @@ struct lw_lock;
 
 /* Why a lock was lost (on_lost, stats). */
 enum lw_lost_reason {
-    LW_LOST_NOT_OWNER = 1, /* a renewal found the lock gone or held by another */
-    LW_LOST_ERRORS = 2,    /* two renewals in a row failed (timeout, no connection) */
-    LW_LOST_EXPIRED = 3,   /* the lease ran out before a renewal was confirmed */
-    LW_LOST_FAILOVER = 4,  /* a failover: the new master does not have it (the
-                              old one acknowledged it, then lost it with the
-                              replication it had not yet sent) */
+    LW_LOST_NOT_OWNER = 1,     /* a renewal found the lock gone or held by another */
+    LW_LOST_ERRORS = 2,        /* two renewals in a row failed (timeout, no connection) */
+    LW_LOST_EXPIRED = 3,       /* the lease ran out before a renewal was confirmed */
+    LW_LOST_FAILOVER = 4,      /* a failover: the new master does not have it (the
+                                  old one acknowledged it, then lost it with the
+                                  replication it had not yet sent) */
+    LW_LOST_HELD_TOO_LONG = 5, /* held max_hold_ms (lw_lock_set_max_hold()):
+                                  no longer renewed; it expires at the end of
+                                  the lease it has, which is the holder's
+                                  time to stop */
 };
 
-/* lw_lost_reason_name - "not owner", "errors", "expired"; "unknown" else. */
+/* lw_lost_reason_name - "not owner", "errors", "expired", "failover",
+ * "held too long"; "unknown" else. */
 LW_API const char *lw_lost_reason_name(int reason);
 
 /*
@@ -124,6 +129,39 @@ LW_API const char *lw_lost_reason_name(int reason);
  */
 typedef void lw_lost_fn(const char *name, size_t len, uint64_t owner, int reason,
                         void *arg);
+
+/*
+ * A watchdog lock became at risk (at_risk 1), or is safe again (0).  At
+ * risk: the lease the client can prove (until valid_until) is down to less
+ * than half the lease, for a renewal failed, timed out, is unanswered yet
+ * or went out late (or, after a failover, its lock is being checked on the
+ * new master).  Safe again: a renewal was confirmed.  left_ms is what is
+ * left of the proven lease then.  An at-risk lock either becomes safe
+ * again or is lost (on_lost), and its holder had left_ms to prepare.
+ * Runs on the engine thread, at most once per change of a lock's state;
+ * name is valid during the call only.
+ */
+typedef void lw_risk_fn(const char *name, size_t len, uint64_t owner, int at_risk,
+                        uint64_t left_ms, void *arg);
+
+/* Log levels, most severe first (lw_client_config.log_level). */
+enum lw_log_level {
+    LW_LOG_ERROR = 0, /* a lock lost; a connection that cannot be made */
+    LW_LOG_WARN = 1,  /* a lock at risk; a connection lost; a failover */
+    LW_LOG_INFO = 2,  /* a connection made again; a lock safe again; a slot
+                         map read that changed; a switch of master seen */
+};
+
+/*
+ * A line for the program's log, without a newline.  Runs on the engine
+ * thread (or the thread calling lw_client_new()); message is valid during
+ * the call only.  Lines are rate-limited by kind: a burst of a few, then
+ * one a second, the rest counted and said in the next line of the kind.
+ */
+typedef void lw_log_fn(int level, const char *message, void *arg);
+
+/* lw_log_level_name - "error", "warn", "info"; "unknown" else. */
+LW_API const char *lw_log_level_name(int level);
 
 /*
  * An asynchronous call ended.  err is 0 or an LW_E* code; value is what
@@ -229,6 +267,19 @@ struct lw_client_config {
                                           (tls); 1: with sentinel_tls */
     struct lw_tls_config sentinel_tls; /* the sentinels', when
                                           sentinel_tls_own is 1 */
+    /* Added in 0.3: living with it in production. */
+    lw_risk_fn *on_risk; /* may be NULL */
+    void *risk_arg;
+    uint64_t max_hold_ms; /* 0 (default): none.  A watchdog lock held this
+                             long is no longer renewed, and on_lost says so
+                             at once (LW_LOST_HELD_TOO_LONG): it expires at
+                             the end of its lease.  A handle may set its own
+                             (lw_lock_set_max_hold()).  At most
+                             LW_MAX_LEASE_MS * 1000 */
+    lw_log_fn *log;       /* NULL (default): silent */
+    void *log_arg;
+    int log_level; /* the least severe level passed to log: default
+                      LW_LOG_INFO */
 };
 
 /*
@@ -304,6 +355,20 @@ struct lw_client_stats {
     uint64_t tls_handshakes; /* TLS handshakes of those connections */
     uint64_t tls_resumed;    /* of which resumed a session: a reconnect
                                 without a full handshake */
+    /* Added in 0.3: warned before lost, held too long, waits and holds. */
+    uint64_t at_risk;                      /* watchdog locks at risk now */
+    uint64_t went_at_risk;                 /* times a lock became at risk */
+    uint64_t recovered;                    /* times an at-risk lock was safe again */
+    uint64_t lost_held_too_long;           /* locks given up at their max hold */
+    uint64_t acquires;                     /* acquires that succeeded (re-entries too) */
+    uint64_t acquire_wait[LW_LAG_BUCKETS]; /* those, by how long the call took
+                                              (the same buckets as
+                                              renewal_lag) */
+    uint64_t holds_ended;                  /* watchdog locks unlocked or lost */
+    uint64_t hold_time[LW_LAG_BUCKETS];    /* those, by how long they were held
+                                              (first acquire to the unlock or
+                                              the loss); the last bucket takes
+                                              everything over 2^35 us (9.5 h) */
 };
 
 /*
@@ -367,6 +432,19 @@ LW_API int lw_client_free(struct lw_client *client);
  */
 LW_API int lw_client_last_error(const struct lw_client *client, char *buf, size_t len);
 
+/*
+ * lw_client_format_metrics - the client's counters and gauges in the
+ * Prometheus text exposition format (version 0.0.4: # HELP and # TYPE
+ * lines, histograms as cumulative _bucket{le="..."}, _sum and _count),
+ * names prefixed "leasewheel_", into buf (len bytes, NUL-terminated, cut
+ * short if need be).  In a cluster, per master too (label node="host:port").
+ * Returns the length the whole text needs (without the NUL), as
+ * snprintf() does: call again with a buffer that large when it was more
+ * than len - 1.  LW_EINVAL for a NULL client, or buf NULL with len > 0.
+ * Any thread; the figures are a snapshot, as lw_client_get_stats()'s.
+ */
+LW_API int lw_client_format_metrics(const struct lw_client *client, char *buf, size_t len);
+
 /* lw_client_id - the client id (the owner fields' prefix). */
 LW_API const char *lw_client_id(const struct lw_client *client);
 
@@ -429,6 +507,15 @@ LW_API int lw_lock_new(struct lw_client *client, const void *name, size_t len,
 LW_API void lw_lock_free(struct lw_lock *lock);
 
 /*
+ * lw_lock_set_max_hold - watchdog locks acquired through this handle from
+ * now on are given up after max_hold_ms held (LW_LOST_HELD_TOO_LONG), as
+ * lw_client_config.max_hold_ms says, instead of the client's; 0: the
+ * client's.  Returns 0, LW_EINVAL (NULL), LW_ERANGE (over LW_MAX_LEASE_MS *
+ * 1000).
+ */
+LW_API int lw_lock_set_max_hold(struct lw_lock *lock, uint64_t max_hold_ms);
+
+/*
  * Blocking calls; the owner is the calling thread.  Each returns 0 (or a
  * count or flag, as said) or a negative LW_E* code:
  *   LW_EINVAL     NULL lock
@@ -441,6 +528,8 @@ LW_API void lw_lock_free(struct lw_lock *lock);
  *   LW_EREPLY     the key holds something other than a lock
  *   LW_EREPLICAS  acquire_replicas set: fewer replicas acknowledged this
  *                 first acquire in time; the hold was given back
+ *   LW_ENOTSUP    acquire_replicas set, and the server has no WAIT
+ *                 (serverless Redis): the hold was given back
  *   LW_ESHUTDOWN  the client is being freed
  *   LW_EDEADLK    called on the engine thread
  *
