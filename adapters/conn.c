@@ -144,12 +144,28 @@ void conn_fail(struct lw_conn *c, int err)
     went_down(c, err);
 }
 
+/* Say in the endpoint's log that a connection that failed is back. */
+static void say_restored(const struct lw_conn *c)
+{
+    struct lw_logger *log = c->ep->report ? c->ep->report->log : NULL;
+
+    if (!log_enabled(log, LOG_INFO))
+        return;
+    if (c->unix_path)
+        log_say(log, LOG_CONN_RESTORED, LOG_INFO, "%s: connection restored", c->unix_path);
+    else
+        log_say(log, LOG_CONN_RESTORED, LOG_INFO, "%s:%d: connection restored", c->host,
+                c->port);
+}
+
 static void ready(struct lw_conn *c)
 {
     ev_timer_stop(c->loop, &c->deadline);
     backoff_reset(&c->backoff); /* the next failure starts again from min_ms */
-    if (c->ever_ready)
+    if (c->ever_ready) {
         c->reconnects++;
+        say_restored(c);
+    }
     c->ever_ready = 1;
     c->last_err = 0;
     c->state = CONN_READY;
@@ -206,7 +222,7 @@ static void closed_by_server(struct lw_conn *c, const char *how)
     char what[sizeof c->why];
 
     if (c->state == CONN_SETUP && !c->got_reply) {
-        snprintf(what, sizeof what, "%.100s before the server answered%s", how,
+        snprintf(what, sizeof what, "%.100s, before it answered anything%s", how,
                  is_tls(c) ? "" : " (a TLS port? TLS is off)");
         note_why(c, what);
         conn_fail(c, LW_ECONNECT);
@@ -244,7 +260,7 @@ static int read_some(struct lw_conn *c)
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             return 0;
         if (n <= 0) {
-            closed_by_server(c, n ? strerror(errno) : "closed");
+            closed_by_server(c, n ? strerror(errno) : "closed by the server");
             return -1;
         }
     } else {
@@ -262,7 +278,7 @@ static int read_some(struct lw_conn *c)
         }
     }
     if (n == 0) {
-        closed_by_server(c, "closed");
+        closed_by_server(c, "closed by the server");
         return -1;
     }
     if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK) {

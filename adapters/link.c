@@ -276,17 +276,6 @@ static void on_up(void *arg)
     struct link_set *ls = l->ls;
 
     l->conn_id = ++ls->conn_ids;
-    if (l->conn.reconnects != l->reconnects && log_enabled(ls->log, LOG_INFO)) {
-        const char *host;
-        int port;
-
-        conn_address(&l->conn, &host, &port);
-        if (port)
-            log_say(ls->log, LOG_CONN_RESTORED, LOG_INFO, "%s:%d: connection restored", host,
-                    port);
-        else
-            log_say(ls->log, LOG_CONN_RESTORED, LOG_INFO, "%s: connection restored", host);
-    }
     count_add(&ls->count.replies, conn_own_commands(&l->conn));
     l->replies += conn_own_commands(&l->conn);
     count_add(&ls->count.reconnects, l->conn.reconnects - l->reconnects);

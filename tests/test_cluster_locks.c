@@ -330,6 +330,70 @@ CLUSTER_LOCKS_TEST(graceful_failover_loses_nothing)
 /* The CLUSTERDOWN window: from the master's death until its replica is
  * promoted, nodes may answer CLUSTERDOWN for every slot.  Nothing that was
  * replicated is lost, on the dead master's shard or the healthy ones. */
+/* A failover's signs: the log says it (a warning), and the locks of the
+ * shard that failed over are at risk until the new master has answered
+ * for them, then safe again; none lost. */
+static struct {
+    _Atomic int risk, safe, warned;
+} seen;
+
+static void count_risk(const char *name, size_t len, uint64_t owner, int at_risk,
+                       uint64_t left_ms, void *arg)
+{
+    (void)name;
+    (void)len;
+    (void)owner;
+    (void)left_ms;
+    (void)arg;
+    atomic_fetch_add(at_risk ? &seen.risk : &seen.safe, 1);
+}
+
+static void note_failover_line(int level, const char *message, void *arg)
+{
+    (void)arg;
+    if (level == LW_LOG_WARN && strstr(message, "failed over"))
+        atomic_fetch_add(&seen.warned, 1);
+}
+
+CLUSTER_LOCKS_TEST(a_failover_is_logged_and_its_locks_at_risk_until_checked)
+{
+    struct lw_client_config cfg;
+    struct lost_log log;
+    struct lw_client *c;
+    static struct held h;
+    struct lw_client_stats st;
+
+    snprintf(seed, sizeof seed, "127.0.0.1:%d", cl.node[0].port);
+    lw_client_config_init(&cfg);
+    cfg.cluster_seeds = seeds;
+    cfg.cluster_nseeds = 1;
+    cfg.tick_ms = 10;
+    cfg.watchdog_timeout_ms = FAILOVER_LEASE_MS;
+    cfg.command_timeout_ms = 5000;
+    tls_client(&cfg);
+    memset(&log, 0, sizeof log);
+    memset(&seen, 0, sizeof seen);
+    cfg.on_lost = record_lost;
+    cfg.lost_arg = &log;
+    cfg.on_risk = count_risk;
+    cfg.log = note_failover_line;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    acquire_all(c, &h, "fl", NLOCKS);
+    cr_assert_geq(redis_cluster_failover(&cl, (int)lw_keyslot("fl0", 3)), 0);
+    cr_assert(wait_until((stats(c, &st), st.failovers >= 1), 15000), "failover not seen");
+    cr_assert(wait_until(atomic_load(&seen.warned) >= 1, 2000), "the failover not logged");
+    cr_assert(wait_until((stats(c, &st), st.at_risk == 0 && st.went_at_risk > 0), 5000),
+              "%llu at risk, %llu went", (unsigned long long)st.at_risk,
+              (unsigned long long)st.went_at_risk);
+    cr_log_info("failover: %d at risk, %d safe again", atomic_load(&seen.risk),
+                atomic_load(&seen.safe));
+    cr_assert_gt(atomic_load(&seen.risk), NLOCKS / 10, "a shard's locks were re-checked");
+    cr_assert_eq(atomic_load(&seen.safe), atomic_load(&seen.risk));
+    cr_assert_eq(log.count, 0, "lost %d", log.count);
+    release_all(&h, 1);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
 CLUSTER_LOCKS_TEST(killed_master_keeps_replicated_locks)
 {
     struct lost_log log;

@@ -1,0 +1,404 @@
+/*
+ * tests/test_production.c - what a team running it in production asks of a
+ * lock client, against a real redis-server (tests/fixtures):
+ *
+ *   - warned before lost: a link that goes silent, without a reset (a
+ *     proxy that stops forwarding), past a renewal turns the lock at risk
+ *     (on_risk, with time left) before it is lost (on_lost), and the lock
+ *     is safe again (on_risk 0) when the link comes back in time;
+ *   - a cap on holding: a lock held max_hold_ms is given up at once
+ *     (LW_LOST_HELD_TOO_LONG), not renewed, and left to expire at the end
+ *     of its lease; per client and per handle;
+ *   - the acquire-wait and hold-time histograms;
+ *   - the log hook: a killed connection said, and its restoration; lines
+ *     rate-limited by kind;
+ *   - a server without WAIT with acquire_replicas set: LW_ENOTSUP, and the
+ *     reason in lw_client_last_error(), not a reply error.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock_util.h"
+#include "proxy.h"
+
+#define LEASE_MS 1000u
+
+/* What on_risk and on_lost said, in order, with when. */
+struct events {
+    pthread_mutex_t lock;
+    int n;
+    struct event {
+        char what;       /* 'r' at risk, 's' safe, 'l' lost */
+        int reason;      /* lost: LW_LOST_* */
+        uint64_t left_ms; /* at risk, safe: what on_risk said */
+        uint64_t at_ns;
+    } ev[64];
+};
+
+static struct events events = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void add_event(char what, int reason, uint64_t left_ms)
+{
+    pthread_mutex_lock(&events.lock);
+    if (events.n < 64)
+        events.ev[events.n++] = (struct event){what, reason, left_ms, lw_clock_now()};
+    pthread_mutex_unlock(&events.lock);
+}
+
+static void on_risk(const char *name, size_t len, uint64_t owner, int at_risk, uint64_t left_ms,
+                    void *arg)
+{
+    (void)name;
+    (void)len;
+    (void)owner;
+    (void)arg;
+    add_event(at_risk ? 'r' : 's', 0, left_ms);
+}
+
+static void on_lost(const char *name, size_t len, uint64_t owner, int reason, void *arg)
+{
+    (void)name;
+    (void)len;
+    (void)owner;
+    (void)arg;
+    add_event('l', reason, 0);
+}
+
+/* The events so far, as a string ("rl", "rs", ...). */
+static const char *history(void)
+{
+    static char s[65];
+
+    pthread_mutex_lock(&events.lock);
+    for (int i = 0; i < events.n; i++)
+        s[i] = events.ev[i].what;
+    s[events.n] = 0;
+    pthread_mutex_unlock(&events.lock);
+    return s;
+}
+
+static struct lw_client *client_at(int port, uint32_t lease_ms, uint64_t max_hold_ms)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+
+    client_config(&cfg, lease_ms, NULL);
+    cfg.port = port;
+    cfg.on_risk = on_risk;
+    cfg.on_lost = on_lost;
+    cfg.command_timeout_ms = 10000; /* a silent link is not timed out here */
+    cfg.max_hold_ms = max_hold_ms;
+    events.n = 0;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    return c;
+}
+
+REDIS_TEST(production, a_silent_link_is_at_risk_before_lost)
+{
+    struct proxy *p = proxy_start(srv.port);
+    struct lw_client *c;
+    struct lw_client_stats st;
+    struct lw_lock *l;
+    uint64_t acquired_ns;
+
+    cr_assert(p);
+    c = client_at(proxy_port(p), LEASE_MS, 0);
+    l = new_lock(c, "prod:silent");
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+    acquired_ns = lw_clock_now();
+    sleep_ms(LEASE_MS / 2); /* a renewal confirmed: safe */
+    cr_assert_str_eq(history(), "");
+    cr_assert_eq(proxy_hold(p, 1), 0); /* silence, no RST */
+    cr_assert(wait_until(strchr(history(), 'l') != NULL, 5 * LEASE_MS), "never lost");
+    cr_assert_str_eq(history(), "rl", "at risk, then lost");
+    cr_assert_gt(events.ev[0].left_ms, 0, "time left when at risk");
+    cr_assert_leq(events.ev[0].left_ms, LEASE_MS / 2);
+    cr_assert_eq(events.ev[1].reason, LW_LOST_EXPIRED);
+    cr_assert_lt(events.ev[0].at_ns, events.ev[1].at_ns);
+    cr_log_info("at risk %.0f ms after the acquire, %llu ms left; lost %.0f ms after",
+                (double)(events.ev[0].at_ns - acquired_ns) / 1e6,
+                (unsigned long long)events.ev[0].left_ms,
+                (double)(events.ev[1].at_ns - acquired_ns) / 1e6);
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.went_at_risk, 1);
+    cr_assert_eq(st.at_risk, 0, "a lost lock is at risk no more");
+    cr_assert_eq(st.recovered, 0);
+    cr_assert_eq(st.lost_late, 0);
+    cr_assert_eq(proxy_hold(p, 0), 0);
+    lw_lock_free(l);
+    lw_client_free(c);
+    proxy_stop(p);
+}
+
+REDIS_TEST(production, a_link_back_in_time_makes_it_safe_again)
+{
+    struct proxy *p = proxy_start(srv.port);
+    struct lw_client *c;
+    struct lw_client_stats st;
+    struct lw_lock *l;
+
+    cr_assert(p);
+    c = client_at(proxy_port(p), 2000, 0);
+    l = new_lock(c, "prod:recover");
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+    sleep_ms(100);
+    cr_assert_eq(proxy_hold(p, 1), 0);
+    /* The renewal at about 667 ms is held; at about 980 ms under half the
+     * lease is sure to be left: at risk.  Back at 1400 ms: the held
+     * renewal's reply confirms it. */
+    cr_assert(wait_until(strchr(history(), 'r') != NULL, 3000), "never at risk");
+    sleep_ms(300);
+    cr_assert_eq(proxy_hold(p, 0), 0);
+    cr_assert(wait_until(strchr(history(), 's') != NULL, 3000), "never safe again: %s",
+              history());
+    sleep_ms(2500); /* more than a lease: renewed on */
+    cr_assert_str_eq(history(), "rs", "at risk, then safe: no loss");
+    cr_assert_gt(events.ev[1].left_ms, events.ev[0].left_ms, "the lease proven grew");
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.went_at_risk, 1);
+    cr_assert_eq(st.recovered, 1);
+    cr_assert_eq(st.at_risk, 0);
+    cr_assert_eq(lw_is_held(l), 1);
+    cr_assert_eq(lw_unlock(l), 0);
+    lw_lock_free(l);
+    lw_client_free(c);
+    proxy_stop(p);
+}
+
+/* Held max_hold_ms: told at once, renewed no more, left to expire. */
+static void expect_capped(struct lw_client *c, struct lw_lock *l, uint64_t cap_ms)
+{
+    struct lw_client_stats st;
+    uint64_t t0 = lw_clock_now(), told;
+    uint64_t renewed;
+    int64_t ttl;
+
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+    cr_assert(wait_until(strchr(history(), 'l') != NULL, cap_ms + 2000), "never capped");
+    told = (events.ev[events.n - 1].at_ns - t0) / 1000000u;
+    cr_assert_eq(events.ev[events.n - 1].reason, LW_LOST_HELD_TOO_LONG);
+    cr_assert_geq(told, cap_ms - 20, "told after %llu ms", (unsigned long long)told);
+    cr_assert_leq(told, cap_ms + 100, "told after %llu ms", (unsigned long long)told);
+    /* Still there: its lease is the holder's time to stop. */
+    cr_assert_eq(lw_remaining_ttl(l, &ttl), 0);
+    cr_assert_gt(ttl, 0, "the key must run out by itself, not be deleted");
+    lw_client_get_stats(c, &st);
+    renewed = st.renewals_confirmed;
+    cr_assert(wait_until(lw_is_locked(l) == 0, 2 * LEASE_MS), "never expired");
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.renewals_confirmed, renewed, "renewed after the cap");
+    cr_log_info("capped at %llu ms: told after %llu ms", (unsigned long long)cap_ms,
+                (unsigned long long)told);
+}
+
+REDIS_TEST(production, a_lock_held_too_long_is_given_up)
+{
+    struct lw_client *c = client_at(srv.port, LEASE_MS, 1200);
+    struct lw_client_stats st;
+    struct lw_lock *l = new_lock(c, "prod:cap");
+    struct lw_lock *h = new_lock(c, "prod:cap-handle");
+
+    expect_capped(c, l, 1200); /* the client's cap, past a renewal or three */
+    cr_assert_eq(lw_lock_set_max_hold(h, 400), 0); /* the handle's own */
+    events.n = 0;
+    expect_capped(c, h, 400);
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.lost_held_too_long, 2);
+    cr_assert_eq(lw_lock_set_max_hold(h, (uint64_t)LW_MAX_LEASE_MS * 1000 + 1), LW_ERANGE);
+    cr_assert_eq(lw_lock_set_max_hold(NULL, 1), LW_EINVAL);
+    lw_lock_free(l);
+    lw_lock_free(h);
+    lw_client_free(c);
+}
+
+/* The histogram's count at or above floor_ns. */
+static uint64_t count_from(const uint64_t *buckets, uint64_t floor_ns)
+{
+    uint64_t n = 0;
+
+    for (unsigned i = 0; i < LW_LAG_BUCKETS; i++)
+        if (lw_lag_bucket_floor_ns(i) >= floor_ns)
+            n += buckets[i];
+    return n;
+}
+
+REDIS_TEST(production, waits_and_holds_are_counted)
+{
+    struct lw_client *a = client_at(srv.port, LEASE_MS, 0), *b = new_client(LEASE_MS, NULL);
+    struct lw_client_stats st;
+    struct lw_lock *la = new_lock(a, "prod:hist"), *lb = new_lock(b, "prod:hist");
+    struct outcome waited = {0};
+
+    tally_init(&waited.tally);
+    cr_assert_eq(lw_lock_acquire(la, NULL), 0);
+    cr_assert_eq(lw_acquire_async(lb, 1, 5000, 0, on_outcome, &waited), 0);
+    sleep_ms(300); /* b waits about this long */
+    cr_assert_eq(lw_unlock(la), 0);
+    cr_assert_eq(tally_wait(&waited.tally, 1, 5000), 1);
+    cr_assert_eq(atomic_load(&waited.err), 0);
+    lw_client_get_stats(b, &st);
+    cr_assert_eq(st.acquires, 1);
+    cr_assert_eq(count_from(st.acquire_wait, 250000000ull), 1, "the wait, about 300 ms");
+    lw_client_get_stats(a, &st);
+    cr_assert_eq(st.acquires, 1);
+    cr_assert_eq(st.holds_ended, 1);
+    cr_assert_eq(count_from(st.hold_time, 250000000ull), 1, "the hold, about 300 ms");
+    cr_assert_eq(lw_unlock_owner(lb, 1), 0);
+    tally_destroy(&waited.tally);
+    lw_lock_free(la);
+    lw_lock_free(lb);
+    lw_client_free(a);
+    lw_client_free(b);
+}
+
+/* The log hook's lines. */
+static struct {
+    pthread_mutex_t lock;
+    int n;
+    char line[64][200];
+    int level[64];
+} logged = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void on_log(int level, const char *message, void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&logged.lock);
+    if (logged.n < 64) {
+        snprintf(logged.line[logged.n], sizeof logged.line[0], "%s", message);
+        logged.level[logged.n++] = level;
+    }
+    pthread_mutex_unlock(&logged.lock);
+}
+
+static int logged_with(const char *what, int level)
+{
+    int found = 0;
+
+    pthread_mutex_lock(&logged.lock);
+    for (int i = 0; i < logged.n && !found; i++)
+        found = strstr(logged.line[i], what) && logged.level[i] == level;
+    pthread_mutex_unlock(&logged.lock);
+    return found;
+}
+
+REDIS_TEST(production, the_log_says_a_killed_connection_and_its_return)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c;
+    struct lw_lock *l;
+    redisReply *r;
+    int64_t ttl;
+
+    client_config(&cfg, LEASE_MS, NULL);
+    cfg.log = on_log;
+    cfg.reconnect_min_ms = 20;
+    logged.n = 0;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    l = new_lock(c, "prod:log");
+    cr_assert_eq(lw_remaining_ttl(l, &ttl), 0);
+    cr_assert_eq(logged.n, 0, "silent while all is well: %s", logged.line[0]);
+    r = redis_server_command(&srv, "CLIENT KILL TYPE normal");
+    freeReplyObject(r);
+    cr_assert(wait_until(logged_with("connection restored", LW_LOG_INFO), 3000),
+              "no restored line (%d lines)", logged.n);
+    cr_assert(logged_with("closed by the server (LW_ECONNLOST)", LW_LOG_WARN),
+              "no lost line: %s", logged.line[0]);
+    for (int i = 0; i < logged.n; i++)
+        cr_log_info("logged: %s: %s", lw_log_level_name(logged.level[i]), logged.line[i]);
+    lw_lock_free(l);
+    lw_client_free(c);
+
+    /* Quiet below its level. */
+    cfg.log_level = LW_LOG_ERROR;
+    logged.n = 0;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    l = new_lock(c, "prod:log");
+    cr_assert_eq(lw_remaining_ttl(l, &ttl), 0);
+    r = redis_server_command(&srv, "CLIENT KILL TYPE normal");
+    freeReplyObject(r);
+    sleep_ms(500);
+    cr_assert_eq(logged.n, 0, "a warning said at level error: %s", logged.line[0]);
+    lw_lock_free(l);
+    lw_client_free(c);
+    cfg.log_level = 7;
+    cr_assert_eq(lw_client_new(&cfg, &c), LW_EINVAL);
+}
+
+REDIS_TEST(production, the_log_is_rate_limited)
+{
+    struct proxy *p = proxy_start(srv.port);
+    struct lw_client_config cfg;
+    struct lw_client *c;
+    struct tally acquired;
+    struct lw_lock *locks[100];
+    int risk_lines = 0, mentions_more = 0;
+
+    cr_assert(p);
+    client_config(&cfg, LEASE_MS, NULL);
+    cfg.port = proxy_port(p);
+    cfg.command_timeout_ms = 10000;
+    cfg.log = on_log;
+    logged.n = 0;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    tally_init(&acquired);
+    for (int i = 0; i < 100; i++) {
+        char name[32];
+
+        snprintf(name, sizeof name, "prod:many:%d", i);
+        locks[i] = new_lock(c, name);
+        cr_assert_eq(lw_acquire_async(locks[i], 1, 0, 0, count_outcome, &acquired), 0);
+    }
+    cr_assert_eq(tally_wait(&acquired, 100, 5000), 100);
+    cr_assert_eq(proxy_hold(p, 1), 0); /* 100 locks at risk, then lost */
+    sleep_ms(2 * LEASE_MS);
+    pthread_mutex_lock(&logged.lock);
+    for (int i = 0; i < logged.n; i++) {
+        risk_lines += strstr(logged.line[i], "at risk") != NULL;
+        mentions_more += strstr(logged.line[i], "more like it") != NULL;
+    }
+    pthread_mutex_unlock(&logged.lock);
+    cr_log_info("%d lines in all, %d of them at-risk lines", logged.n, risk_lines);
+    cr_assert_leq(risk_lines, 2 * 5, "100 locks at risk in %d lines", risk_lines);
+    cr_assert_gt(risk_lines, 0);
+    cr_assert_leq(logged.n, 30);
+    cr_assert_eq(proxy_hold(p, 0), 0);
+    for (int i = 0; i < 100; i++)
+        lw_lock_free(locks[i]);
+    tally_destroy(&acquired);
+    lw_client_free(c);
+    proxy_stop(p);
+    (void)mentions_more;
+}
+
+/* A server without WAIT (serverless Redis, Valkey: here renamed away). */
+REDIS_TEST(production, no_wait_on_the_server_is_said_clearly)
+{
+    static const char *const args[] = {"--rename-command", "WAIT", "", NULL};
+    struct redis_server bare;
+    struct lw_client_config cfg;
+    struct lw_client *c;
+    struct lw_lock *l;
+    char why[300];
+    int64_t ttl;
+
+    cr_assert_eq(redis_server_start_args(&bare, NULL, args), 0);
+    client_config(&cfg, LEASE_MS, NULL);
+    cfg.port = bare.port;
+    cfg.acquire_replicas = 1;
+    cfg.log = on_log;
+    logged.n = 0;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    l = new_lock(c, "prod:nowait");
+    cr_assert_eq(lw_lock_acquire(l, NULL), LW_ENOTSUP);
+    cr_assert_eq(lw_client_last_error(c, why, sizeof why), LW_ENOTSUP);
+    cr_assert(strstr(why, "no WAIT command"), "%s", why);
+    cr_assert(logged_with("no WAIT command", LW_LOG_ERROR));
+    cr_assert_eq(lw_remaining_ttl(l, &ttl), 0);
+    cr_assert_eq(ttl, -2, "the hold is given back");
+    cr_log_info("%s", why);
+    lw_lock_free(l);
+    lw_client_free(c);
+    redis_server_stop(&bare);
+}
