@@ -96,14 +96,13 @@ int node_call(struct lw_engine *e, node_reply_fn *fn, void *arg, int argc, const
     return rc ? rc : c.error_reply ? LW_EREDIS : 0;
 }
 
-/* " (why)": the engine's last connection failure, when there is one. */
+/* The engine's last connection failure (its address and why) into buf,
+ * or "". */
 static const char *engine_why(struct lw_engine *e, char *buf, size_t n)
 {
-    char line[256];
-
     buf[0] = 0;
-    if (e && lw_engine_last_error(e, line, sizeof line) && line[0])
-        snprintf(buf, n, " (%s)", line);
+    if (e && !lw_engine_last_error(e, buf, n))
+        buf[0] = 0;
     return buf;
 }
 
@@ -175,8 +174,8 @@ static int sentinel_open(struct target *t, const struct opts *o, char *why, size
             snprintf(why, n, "sentinel %s does not know master '%s'%s%s",
                      o->url.sentinels.addr[j], o->url.master, m.error[0] ? ": " : "", m.error);
         else if (last[0])
-            snprintf(why, n, "no sentinel answered (or took $LWLOCK_SENTINEL_PASSWORD); "
-                             "%s:%s", o->url.sentinels.addr[j], last);
+            snprintf(why, n, "no sentinel answered (or took $LWLOCK_SENTINEL_PASSWORD): %s",
+                     last);
     }
     return -1;
 }
@@ -233,9 +232,9 @@ static int ping(const struct target *t, char *why, size_t n)
     lw_engine_free(e);
     if (rc == 0)
         return 0;
-    snprintf(why, n, "Redis at %s:%d does not answer PING%s: %s%s", t->host, t->port,
+    snprintf(why, n, "Redis at %s:%d does not answer PING%s: %s%s%s%s", t->host, t->port,
              t->password || t->db ? " (or refused the password or the DB)" : "",
-             lw_strerror(rc), last);
+             lw_strerror(rc), last[0] ? " (" : "", last, last[0] ? ")" : "");
     return -1;
 }
 
