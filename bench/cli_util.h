@@ -1,7 +1,8 @@
 /*
  * bench/cli_util.h - small helpers shared by the command-line programs
  * lwbench and soak: number and address parsing, a plain connection to
- * the Redis they run on, this process's RSS.
+ * the Redis they run on (the soak's: lwbench's own connections go through
+ * the engine, which does TLS; see bench/lwbench.h), this process's RSS.
  */
 #ifndef LW_BENCH_CLI_UTIL_H
 #define LW_BENCH_CLI_UTIL_H
@@ -21,7 +22,8 @@ int cli_parse_seconds(const char *s, double min, double max, double *out);
  * malformed or HOST does not fit in hlen bytes. */
 int cli_parse_host_port(const char *s, char *host, size_t hlen, int *port);
 
-/* A blocking connection (5 s to connect, 30 s per command), or NULL. */
+/* A blocking plain-TCP connection (5 s to connect, 30 s per command), or
+ * NULL.  No TLS: hiredis 0.14 has none. */
 redisContext *cli_connect(const char *host, int port);
 
 /* 1 when the server at host:port answers PING. */

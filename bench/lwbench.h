@@ -2,8 +2,9 @@
  * bench/lwbench.h - what lwbench's parts share.
  *
  * lwbench.c         options, the sweep, main
- * lwbench_target.c  the Redis it runs against: a private redis-server or
- *                   a given one; Redis CPU from INFO; deleting its keys
+ * lwbench_target.c  the Redis it runs against: a private redis-server
+ *                   (TLS-only with --tls) or a given one; lwbench's own
+ *                   connections; Redis CPU from INFO; deleting its keys
  * lwbench_cluster.c --cluster: a private or given Redis Cluster, its
  *                   masters and slot map, per-master counters from INFO,
  *                   the cluster ceiling (per-master floods at once)
@@ -12,6 +13,13 @@
  * lwbench_run.c     one sizing run: acquire N watchdog locks, hold them,
  *                   measure
  * lwbench_report.c  the table, JSON and the gnuplot plot
+ *
+ * lwbench's own connections (PING, INFO, CLUSTER SLOTS, the sentinels'
+ * question, deleting its keys, the ceiling's floods) go through the
+ * library's engine (adapters/engine.h), as the client's do, so that they
+ * speak TLS when the target does: target_node() and node_call() for a
+ * command, struct deleter for the pipelined DELs, target_engine() for the
+ * floods.
  */
 #ifndef LW_BENCH_LWBENCH_H
 #define LW_BENCH_LWBENCH_H
@@ -58,6 +66,11 @@ struct target {
     int port;
     const char *username, *password; /* NULL when none */
     int db;
+    struct lw_tls_config tls;   /* the data nodes' TLS, for the client and
+                                   lwbench's own connections: o->tls, or
+                                   with a private TLS server its CA */
+    struct tls_certs certs;     /* a private TLS server's throwaway CA and
+                                   certificate (dir "" unless made) */
     struct redis_server server; /* pid 0 unless private and running */
     int private_server;         /* started by lwbench */
     char prefix[64];            /* every key this process makes starts so */
@@ -114,24 +127,49 @@ struct run_result {
 /* lwbench_target.c */
 int target_open(struct target *t, const struct opts *o, char *why, size_t n);
 void target_close(struct target *t);
+/* --tls without a given Redis: a throwaway CA and server certificate (the
+ * fixtures' tls_certs, in a temporary directory target_close() removes),
+ * the server settings into *ft, and t->tls trusting that CA alone. */
+struct fixture_tls;
+int target_private_tls(struct target *t, struct fixture_tls *ft, char *why, size_t n);
 /* Redis's CPU seconds so far (INFO cpu), or -1. */
 double target_cpu_s(const struct target *t);
 /* Delete "<p>:<i>" and its token keys for i < count.  0 or -1. */
 int target_delete(const struct target *t, const char *p, uint32_t count);
-/* A blocking connection to host:port with t's credentials and DB, or NULL. */
-struct redisContext;
-struct redisContext *target_connect(const struct target *t, const char *host, int port);
-/* A bare engine on host:port with t's credentials and DB that knows
+/* A bare engine on host:port with t's credentials, DB and TLS that knows
  * `scripts`, a minute's command timeout.  0 or an LW_E* code. */
 struct lw_engine;
 int target_engine(const struct target *t, const char *host, int port,
                   const char *const *scripts, unsigned nscripts, uint32_t max_inflight,
                   struct lw_engine **e);
-/* The DEL of key_name(p, i) and its token keys (both namings), all in its
- * slot, appended to rc. */
-void append_delete(struct redisContext *rc, const char *p, uint32_t i);
-/* Read count replies; 0 when none was an error. */
-int read_replies(struct redisContext *rc, uint32_t count);
+/* lwbench's own connection to host:port, with t's credentials, DB and TLS:
+ * an engine without scripts (5 s to connect, 30 s per command), for
+ * node_call().  0 or an LW_E* code; lw_engine_last_error() says why a
+ * connection failed. */
+int target_node(const struct target *t, const char *host, int port, struct lw_engine **e);
+/* One command through e, waited for.  fn (may be NULL) reads the reply on
+ * the engine thread, an error reply too.  0 when a reply came that is not
+ * an error, LW_EREDIS when it is one, else the request's LW_E* code. */
+typedef void node_reply_fn(const redisReply *r, void *arg);
+int node_call(struct lw_engine *e, node_reply_fn *fn, void *arg, int argc, const char **argv);
+
+/* Deleting a run's keys on one node: DELs pipelined DELETE_CHUNK at a time
+ * (each chunk sent, then its replies awaited). */
+#define DELETE_CHUNK 1000u
+struct deleter {
+    struct lw_engine *e;
+    struct lw_request *reqs;    /* DELETE_CHUNK */
+    struct pipeline *p;
+    uint32_t queued;
+    int bad;                    /* a DEL failed, or a chunk never finished */
+};
+/* 0, or -1 (nothing left to close). */
+int deleter_open(struct deleter *d, const struct target *t, const char *host, int port);
+/* Queue the DEL of key_name(p, i) and its token keys (both namings), all
+ * in its slot; a full chunk is sent and awaited. */
+void deleter_add(struct deleter *d, const char *p, uint32_t i);
+/* Send what is queued, wait, free.  0, or -1 when any DEL failed. */
+int deleter_close(struct deleter *d);
 
 /* "<p>:<i>" into buf. */
 int key_name(char *buf, size_t n, const char *p, uint32_t i);

@@ -3,8 +3,9 @@
  * each master does, and the cluster's ceiling.
  *
  * The cluster is a private one (tests/fixtures/redis_cluster.h: 3 masters
- * and 3 replicas on loopback, stopped afterwards) or a given one (seeds, or
- * -r's HOST:PORT).  Its masters and slot map are read once, with CLUSTER
+ * and 3 replicas on loopback, stopped afterwards; with --tls every node
+ * serves TLS only, with a throwaway CA, as the private redis-server does)
+ * or a given one (seeds, or -r's HOST:PORT).  Its masters and slot map are read once, with CLUSTER
  * SLOTS, at the start: lwbench does not reshard, so they hold for the run.
  *
  * Per master, over the run's window: renewals/s are the PEXPIREs the renew
@@ -26,8 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <hiredis/hiredis.h>
-
 #include <leasewheel/lock.h>
 #include <leasewheel/wheel.h>
 
@@ -38,7 +37,6 @@
 #define FLOOD_SECONDS 2.0
 #define WARMUP_SECONDS 0.5
 #define LEASE "30000"           /* long enough that no key expires meanwhile */
-#define DELETE_CHUNK 1000u
 
 /* ARGV: lease ms, then name and field pairs.  1 renewed, 0 not ours, -1
  * not served here (pcall's error table: the key is not this node's). */
@@ -73,7 +71,7 @@ static int add_master(struct target *t, const char *host, int port)
 }
 
 /* CLUSTER SLOTS of the node at seed_host into t's masters and slot map. */
-static int read_slots(struct target *t, const char *seed_host, redisReply *r, char *why,
+static int read_slots(struct target *t, const char *seed_host, const redisReply *r, char *why,
                       size_t n)
 {
     unsigned covered = 0;
@@ -106,32 +104,48 @@ static int read_slots(struct target *t, const char *seed_host, redisReply *r, ch
     return 0;
 }
 
+/* A seed's CLUSTER SLOTS, read on the engine thread into the target. */
+struct slots_ctx {
+    struct target *t;
+    const char *seed, *host;
+    char *why;
+    size_t n;
+    int rc; /* 1 not read yet, 0 read, -1 read but unusable */
+};
+
+static void on_slots(const redisReply *r, void *arg)
+{
+    struct slots_ctx *x = arg;
+
+    if (r->type == REDIS_REPLY_ERROR) {
+        snprintf(x->why, x->n, "%s: CLUSTER SLOTS: %s (not a cluster?)", x->seed, r->str);
+    } else if (r->type == REDIS_REPLY_ARRAY) {
+        x->t->nmasters = 0;
+        x->rc = read_slots(x->t, x->host, r, x->why, x->n);
+    }
+}
+
 /* The slot map from the first seed that answers. */
 static int read_topology(struct target *t, char *why, size_t n)
 {
     snprintf(why, n, "no seed answered CLUSTER SLOTS");
     for (unsigned i = 0; i < t->seeds.n; i++) {
-        char host[REDIS_URL_HOST_MAX];
-        redisContext *rc;
-        redisReply *r;
-        int rcode, port;
+        char host[REDIS_URL_HOST_MAX], last[256];
+        struct slots_ctx x = {t, t->seeds.addr[i], host, why, n, 1};
+        struct lw_engine *e = NULL;
+        int port, rc;
 
         if (redis_addr_split(t->seeds.addr[i], host, sizeof host, &port) ||
-            !(rc = target_connect(t, host, port)))
-            continue;
-        r = redisCommand(rc, "CLUSTER SLOTS");
-        redisFree(rc);
-        if (!r || r->type != REDIS_REPLY_ARRAY) {
-            if (r && r->type == REDIS_REPLY_ERROR)
-                snprintf(why, n, "%s: CLUSTER SLOTS: %s (not a cluster?)", t->seeds.addr[i],
-                         r->str);
-            freeReplyObject(r);
+            target_node(t, host, port, &e)) {
+            lw_engine_free(e);
             continue;
         }
-        t->nmasters = 0;
-        rcode = read_slots(t, host, r, why, n);
-        freeReplyObject(r);
-        return rcode;
+        rc = node_call(e, on_slots, &x, 2, (const char *[]){"CLUSTER", "SLOTS"});
+        if (rc && rc != LW_EREDIS && lw_engine_last_error(e, last, sizeof last) && last[0])
+            snprintf(why, n, "no seed answered CLUSTER SLOTS (%s)", last);
+        lw_engine_free(e);
+        if (x.rc != 1)
+            return x.rc;
     }
     return -1;
 }
@@ -149,6 +163,7 @@ static void calm_private_cluster(struct redis_cluster *c)
 
 int cluster_open(struct target *t, const struct opts *o, char *why, size_t n)
 {
+    struct fixture_tls ft;
     char sub[200];
 
     t->cluster = 1;
@@ -159,8 +174,11 @@ int cluster_open(struct target *t, const struct opts *o, char *why, size_t n)
         if (redis_seeds_add(&t->seeds, o->url.host, o->url.port, sub, sizeof sub))
             return snprintf(why, n, "%s", sub), -1;
     } else {
-        progress("starting a private cluster: 3 masters, 3 replicas");
-        if (redis_cluster_start(&t->private_cluster, 3, 1)) {
+        if (o->tls.enable && target_private_tls(t, &ft, why, n))
+            return -1;
+        progress("starting a private cluster: 3 masters, 3 replicas%s",
+                 o->tls.enable ? ", TLS only" : "");
+        if (redis_cluster_start_tls(&t->private_cluster, 3, 1, o->tls.enable ? &ft : NULL)) {
             snprintf(why, n, "could not start a private Redis Cluster (is redis-server "
                              "installed?)");
             return -1;
@@ -201,23 +219,35 @@ static double info_count(const char *info, const char *name)
     return at ? strtod(at + strlen(name), NULL) : 0;
 }
 
-void cluster_counters(const struct target *t, unsigned i, struct master_counters *c)
+static void on_commandstats(const redisReply *r, void *arg)
 {
-    redisContext *rc = target_connect(t, t->masters[i].host, t->masters[i].port);
-    redisReply *r = rc ? redisCommand(rc, "INFO commandstats") : NULL;
+    struct master_counters *c = arg;
 
-    c->pexpire = c->evalsha = c->cpu_s = -1;
-    if (r && r->type == REDIS_REPLY_STRING) {
+    if (r->type == REDIS_REPLY_STRING) {
         /* A command never called has no line: 0 so far. */
         c->pexpire = info_count(r->str, "cmdstat_pexpire:calls=");
         c->evalsha = info_count(r->str, "cmdstat_evalsha:calls=");
     }
-    freeReplyObject(r);
-    r = rc ? redisCommand(rc, "INFO cpu") : NULL;
-    if (r && r->type == REDIS_REPLY_STRING && strstr(r->str, "used_cpu_user:"))
+}
+
+static void on_cpu(const redisReply *r, void *arg)
+{
+    struct master_counters *c = arg;
+
+    if (r->type == REDIS_REPLY_STRING && strstr(r->str, "used_cpu_user:"))
         c->cpu_s = info_count(r->str, "used_cpu_sys:") + info_count(r->str, "used_cpu_user:");
-    freeReplyObject(r);
-    redisFree(rc);
+}
+
+void cluster_counters(const struct target *t, unsigned i, struct master_counters *c)
+{
+    struct lw_engine *e = NULL;
+
+    c->pexpire = c->evalsha = c->cpu_s = -1;
+    if (target_node(t, t->masters[i].host, t->masters[i].port, &e) == 0) {
+        node_call(e, on_commandstats, c, 2, (const char *[]){"INFO", "commandstats"});
+        node_call(e, on_cpu, c, 2, (const char *[]){"INFO", "cpu"});
+    }
+    lw_engine_free(e);
 }
 
 /* ---- The ceiling ---- */
@@ -433,30 +463,23 @@ out:
 
 int cluster_delete(const struct target *t, const char *p, uint32_t count)
 {
-    redisContext *rc[LWB_MAX_MASTERS] = {0};
-    uint32_t queued[LWB_MAX_MASTERS] = {0};
+    struct deleter d[LWB_MAX_MASTERS];
     char name[128];
     int bad = 0;
 
     for (unsigned m = 0; m < t->nmasters; m++)
-        if (!(rc[m] = target_connect(t, t->masters[m].host, t->masters[m].port)))
+        if (deleter_open(&d[m], t, t->masters[m].host, t->masters[m].port))
             bad = -1;
     for (uint32_t i = 0; !bad && i < count; i++) {
         unsigned m;
 
         key_name(name, sizeof name, p, i);
         m = cluster_master_of(t, name);
-        append_delete(rc[m], p, i);
-        if (++queued[m] == DELETE_CHUNK) {
-            bad = read_replies(rc[m], queued[m]);
-            queued[m] = 0;
-        }
+        deleter_add(&d[m], p, i);
+        bad = d[m].bad;
     }
-    for (unsigned m = 0; m < t->nmasters; m++) {
-        if (!bad && queued[m])
-            bad = read_replies(rc[m], queued[m]);
-        if (rc[m])
-            redisFree(rc[m]);
-    }
+    for (unsigned m = 0; m < t->nmasters; m++)
+        if (deleter_close(&d[m]))
+            bad = -1;
     return bad;
 }

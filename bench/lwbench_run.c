@@ -100,6 +100,7 @@ static int new_client(const struct opts *o, const struct target *t, struct run_c
     client_config(o, &cfg);
     cfg.host = t->host;
     cfg.port = t->port;
+    cfg.tls = t->tls; /* o->tls, or a private TLS server's CA */
     if (t->cluster) {
         cfg.cluster_seeds = t->seeds.ptr;
         cfg.cluster_nseeds = t->seeds.n;

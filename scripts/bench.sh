@@ -9,6 +9,10 @@
 #   scripts/bench.sh --cluster    # a private Redis Cluster instead: 3 masters,
 #                                 # 3 replicas on loopback, stopped afterwards
 #   scripts/bench.sh --cluster 10.0.0.1:7000,10.0.0.2:7000   # a given cluster
+#   scripts/bench.sh --tls        # over TLS: the private redis-server (or with
+#                                 # --cluster, cluster) serves TLS only, with a
+#                                 # throwaway CA made with openssl for the run
+#   scripts/bench.sh --tls -r rediss://redis.internal:6380 --cacert ca.pem
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
