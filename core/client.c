@@ -500,6 +500,7 @@ int lw_client_free(struct lw_client *c)
     replicas_shutdown(c);
     waiters_shutdown(c);
     watchdog_shutdown(c);
+    holds_shutdown(c);
     atomic_store_explicit(&c->freed, 1, memory_order_release);
     client_unref(c);
     return 0;

@@ -32,6 +32,7 @@ enum script_id {
     SCRIPT_DROP,       /* KEYS names...;        ARGV publish command, fields... */
     SCRIPT_RENEW_NODE, /* no KEYS; ARGV names..., lease ms, fields... */
     SCRIPT_DROP_NODE,  /* no KEYS; ARGV names..., publish command, fields... */
+    SCRIPT_HANDOFF,    /* KEYS name, token key; ARGV field, waiter's field, lease ms */
     SCRIPT_COUNT
 };
 extern const char *const lw_lock_scripts[SCRIPT_COUNT];
@@ -53,6 +54,7 @@ struct core_timer {
 
 struct entry;
 struct channel;
+struct lease_hold;
 struct batch;
 struct ack_wait;
 
@@ -93,6 +95,7 @@ struct lw_client {
     unsigned open_cap;            /* nodes open[] has room for */
     struct entry *entries;        /* by name; each heads a chain of owners */
     struct channel *channels;     /* by channel name */
+    struct lease_hold *lease_holds; /* holds.c */
     struct entry *renew_head;     /* due renewals waiting for a batch slot */
     struct entry *renew_tail;
     struct entry *drop_head; /* lost locks whose field is to be removed */
@@ -137,14 +140,18 @@ enum op_kind { OP_ACQUIRE,
                OP_TRIM };
 enum op_state { OPS_NEW,
                 OPS_INFLIGHT,
-                OPS_WAITING };
+                OPS_WAITING,
+                OPS_HANDOFF }; /* a waiter an unlock of this client's is
+                                  handing the lock to (op->handoff) */
 
 struct op {
     struct lw_request req; /* the command: formatted once, re-sent */
     struct core_timer ct;  /* a waiting acquire's retry time */
     struct lw_lock *lock;
     struct op *wnext, *wprev; /* channel waiters; engine thread */
-    struct op *wake_next;     /* wake_all's batch */
+    struct op *handoff;       /* an unlock: the waiter it hands the lock to;
+                                 that waiter: the unlock (either NULL once
+                                 the other is done) */
     struct channel *chan;     /* the channel it waits on, or NULL */
     uint64_t owner;
     uint64_t lease_ms;         /* acquire: 0 for the watchdog */
@@ -237,12 +244,35 @@ void replicas_wait(struct lw_client *c, struct op *op, uint64_t sent_ns);
 /* Closing: acquires whose WAIT is not yet sent end in LW_ESHUTDOWN. */
 void replicas_shutdown(struct lw_client *c);
 
-/* waiters.c: acquires waiting on a lock's channel. */
-/* 1: the channel is live (try again now), 0: wait, -1: out of memory */
+/* waiters.c: acquires waiting on a lock's channel, in line. */
+/* An acquire that found the lock held joins its name's queue: 1 when the
+ * channel is live and it is first in line (try again now: an unlock may
+ * have gone unheard), 0 to wait, -1 out of memory. */
 int waiters_join(struct lw_client *c, struct op *op);
-void waiters_leave(struct lw_client *c, struct op *op);
+/* A new acquire, when its name has waiters here: queued behind them
+ * without trying (1), or 0 when there are none (try it). */
+int waiters_queue(struct lw_client *c, struct op *op);
+/* op is first in its name's queue. */
+int waiters_first(const struct op *op);
+/* op leaves the queue, with the lock (acquired) or not: the turn passes
+ * on. */
+void waiters_leave(struct lw_client *c, struct op *op, int acquired);
+/* The first waiter of lock's name, reserved for a hand-over (OPS_HANDOFF),
+ * or NULL when there is none that waits now (or replicas must
+ * acknowledge acquires: a hand-over goes without WAIT). */
+struct op *waiters_handoff(struct lw_client *c, const struct lw_lock *lock);
+/* The hand-over did not happen: op tries for itself (or its time is up). */
+void waiters_unreserve(struct lw_client *c, struct op *op);
 void waiters_on_event(void *arg, int event, const char *channel, size_t len);
 void waiters_shutdown(struct lw_client *c);
+
+/* holds.c: lease locks (not the watchdog's) this client's owners hold. */
+void holds_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                    uint32_t holds, uint64_t until_ns);
+void holds_released(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                    int64_t holds_left);
+int holds_has(struct lw_client *c, const struct lw_lock *lock, uint64_t owner, uint64_t now_ns);
+void holds_shutdown(struct lw_client *c);
 
 /* watchdog.c */
 /* A lease of lease_ms set by a command sent at sent_ns lasts at least

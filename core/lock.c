@@ -122,8 +122,12 @@ void op_complete(struct op *op, int err, int64_t value)
 {
     struct lw_lock *lock = op->lock;
 
+    if (op->handoff) { /* its peer of a hand-over goes on without it */
+        op->handoff->handoff = NULL;
+        op->handoff = NULL;
+    }
     if (op->chan)
-        waiters_leave(lock->client, op);
+        waiters_leave(lock->client, op, !err);
     if (op->kind == OP_ACQUIRE && !err)
         stats_acquired(&lock->client->count, lw_clock_now() - op->start_ns);
     op->state = OPS_NEW;
@@ -220,8 +224,12 @@ static void acquire_held(struct lw_client *c, struct op *op, int64_t pttl)
             op_attempt(op);
         return;
     }
+    /* Only the first in line tries again when the holder's lease runs
+     * out; the others wait their turn, or their deadline. */
     op->state = OPS_WAITING;
-    if ((retry_at = holder_retry_at(now, pttl, op->wait_deadline_ns)) != UINT64_MAX)
+    retry_at = waiters_first(op) ? holder_retry_at(now, pttl, op->wait_deadline_ns)
+                                 : op->wait_deadline_ns;
+    if (retry_at != UINT64_MAX)
         lw_wheel_schedule(c->wheel, &op->ct.timer, retry_at);
 }
 
@@ -244,8 +252,8 @@ static int acquired_too_late(struct lw_client *c, const struct op *op, uint64_t 
  * takes the main lane: it waits for no replica. */
 static void undo_acquire(struct lw_client *c, struct op *op, int err)
 {
-    if (op->chan)
-        waiters_leave(c, op);
+    if (op->chan) /* it holds the lock until the undo: its unlock says when */
+        waiters_leave(c, op, 1);
     lw_request_clear(&op->req);
     op->kind = OP_UNDO;
     op->undo_err = err;
@@ -267,6 +275,10 @@ static void acquire_done(struct lw_client *c, struct op *op, uint32_t holds, uin
     }
     watchdog_acquired(c, op->lock, op->owner, holds, sent_ns, op->lease_ms == 0,
                       op->max_hold_ms);
+    if (op->lease_ms) /* its lease ends by itself: at the latest this */
+        holds_acquired(c, op->lock, op->owner, holds,
+                       lw_clock_now() + op->lease_ms * 1000000u + op->lease_ms * 10000u +
+                           c->tick_ns);
     op_complete(op, 0, op->value);
 }
 
@@ -375,27 +387,102 @@ static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *
     }
 }
 
+/* An acquire's first step, on the engine thread: behind this client's
+ * waiters for the name, if it has any, unless its owner holds the lock
+ * (re-entering: the waiters wait for it); else sent. */
+static void acquire_begin(struct lw_client *c, struct op *op)
+{
+    if (watchdog_renews(c, op->lock, op->owner) ||
+        holds_has(c, op->lock, op->owner, lw_clock_now()) || !waiters_queue(c, op))
+        op_attempt(op);
+}
+
+/* An unlock's (or force-unlock's) first step, on the engine thread: the
+ * watchdog holds back the lock's renewals, the command is formatted here,
+ * where the publish command is known, and an unlock of a lock this
+ * client's waiters queue for hands it to the first of them. */
+static void release_begin(struct lw_client *c, struct op *op)
+{
+    if (op->kind == OP_UNLOCK && (op->handoff = waiters_handoff(c, op->lock)))
+        op->handoff->handoff = op;
+    if (format_op(op)) {
+        if (op->handoff)
+            waiters_unreserve(c, op->handoff);
+        op_complete(op, LW_ENOMEM, 0);
+        return;
+    }
+    if (op->kind == OP_UNLOCK)
+        watchdog_unlock_begin(c, op->lock, op->owner);
+    else
+        watchdog_forget(c, op->lock);
+    op_attempt(op);
+}
+
+/* The waiter w got the lock by a hand-over sent at sent_ns: token, and its
+ * hold count (1, or more when it held it already). */
+static void handed_over(struct lw_client *c, struct op *w, int64_t token, int64_t holds,
+                        uint64_t sent_ns)
+{
+    w->state = OPS_INFLIGHT;
+    w->value = token;
+    acquire_got(c, w, holds > 0 ? (uint32_t)holds : 1, holds <= 1, sent_ns);
+}
+
+/* An unlock that was to hand over: its reply {holds left}, {0, token, 1}
+ * (handed over), {-1} (not ours), {-2, token, holds} (not ours but the
+ * waiter's: a resent hand-over that ran already when resent).  Without a
+ * waiter any more (it went, the client is closing), only the unlock
+ * counts.  The unlock ends first, then the waiter. */
+static void handoff_reply(struct lw_client *c, struct op *op, const redisReply *reply,
+                          int err)
+{
+    struct op *w = op->handoff;
+    const redisReply *const *e = reply && !err && reply->type == REDIS_REPLY_ARRAY &&
+                                         reply->elements >= 1
+                                     ? (const redisReply *const *)reply->element
+                                     : NULL;
+    int64_t status = e ? integer_of(e[0]) : INT64_MIN;
+    int handed = status == 0 || (status == -2 && op->req.unsettled);
+    uint64_t sent_ns = lw_request_sent_ns(&op->req);
+    int64_t token = handed && reply->elements >= 3 ? integer_of(e[1]) : 0;
+    int64_t holds = handed && reply->elements >= 3 ? integer_of(e[2]) : 0;
+
+    op->handoff = NULL;
+    if (w)
+        w->handoff = NULL;
+    if (status == INT64_MIN) { /* failed: it may or may not have run */
+        watchdog_unlock_end(c, op->lock, op->owner, UNLOCK_UNKNOWN);
+        op_complete(op, err ? err : LW_EREPLY, 0);
+    } else {
+        int64_t left = handed ? 0 : status < 0 ? -1 : status;
+
+        watchdog_unlock_end(c, op->lock, op->owner, left);
+        holds_released(c, op->lock, op->owner, left);
+        op_complete(op, left < 0 ? LW_ENOTOWNER : 0, left < 0 ? 0 : left);
+    }
+    if (w && handed)
+        handed_over(c, w, token, holds, sent_ns);
+    else if (w)
+        waiters_unreserve(c, w);
+}
+
 static void on_reply(struct lw_request *req, const redisReply *reply, int err, void *arg)
 {
     struct op *op = arg;
     struct lw_client *c = op->lock->client;
 
-    if (req->task) { /* unlock, force-unlock: the watchdog step */
+    if (req->task) { /* the first step, on the engine thread */
         req->task = 0;
-        if (err) {
+        if (err)
             op_complete(op, err, 0);
-            return;
-        }
-        /* Formatted here, where the publish command is known. */
-        if (format_op(op)) {
-            op_complete(op, LW_ENOMEM, 0);
-            return;
-        }
-        if (op->kind == OP_UNLOCK)
-            watchdog_unlock_begin(c, op->lock, op->owner);
+        else if (op->kind == OP_ACQUIRE)
+            acquire_begin(c, op);
         else
-            watchdog_forget(c, op->lock);
-        op_attempt(op);
+            release_begin(c, op);
+        return;
+    }
+    if (op->kind == OP_UNLOCK && op->req.script == SCRIPT_HANDOFF + 1) {
+        handoff_reply(c, op, reply, err);
         return;
     }
     if (op->kind == OP_UNDO) { /* done or not, the acquire failed */
@@ -418,6 +505,7 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
         int64_t left = integer_of(reply);
 
         watchdog_unlock_end(c, op->lock, op->owner, left);
+        holds_released(c, op->lock, op->owner, left);
         op_complete(op, left < 0 ? LW_ENOTOWNER : 0, left < 0 ? 0 : left);
     } else {
         op_complete(op, 0, integer_of(reply));
@@ -463,6 +551,25 @@ static uint64_t deadline_after(uint64_t wait_ms)
  * engine thread writes: they are formatted there (unlock and force-unlock
  * in their task step, an undo and a trim from a reply), while an acquire
  * or a query is formatted on the caller's thread. */
+/* The hand-over script: this owner's hold released, the lock given to
+ * op->handoff's owner with its lease. */
+static int format_handoff(struct op *op, const char *field, size_t flen)
+{
+    const struct lw_lock *lock = op->lock;
+    const struct lw_client *c = lock->client;
+    const struct op *w = op->handoff;
+    char wfield[FIELD_MAX], lease[24];
+    size_t wlen = client_field(c, w->owner, wfield);
+
+    if (w->lease_ms)
+        snprintf(lease, sizeof lease, "%llu", (unsigned long long)w->lease_ms);
+    else
+        memcpy(lease, c->lease_str, c->lease_len + 1);
+    return lw_request_evalsha(&op->req, SCRIPT_HANDOFF, 2, 5,
+                              (const char *[]){lock->name, lock->token_key, field, wfield, lease},
+                              (size_t[]){lock->len, lock->token_len, flen, wlen, strlen(lease)});
+}
+
 static int format_command(struct op *op)
 {
     const struct lw_lock *lock = op->lock;
@@ -483,6 +590,9 @@ static int format_command(struct op *op)
                                   (const char *[]){lock->name, lock->token_key, lease, field},
                                   (size_t[]){lock->len, lock->token_len, strlen(lease), flen});
     case OP_UNLOCK:
+        if (op->handoff) /* to the first waiter, with its lease */
+            return format_handoff(op, field, flen);
+        /* fall through */
     case OP_UNDO:
     case OP_TRIM:
         publish = client_publish_command(c);
@@ -559,7 +669,10 @@ static int start_op(struct op *op)
     int rc;
 
     atomic_fetch_add_explicit(&lock->refs, 1, memory_order_relaxed);
-    if (op->kind == OP_UNLOCK || op->kind == OP_FORCE)
+    /* A first step on the engine thread (on_reply's task branch): an
+     * acquire may queue behind this client's waiters; an unlock stops the
+     * watchdog, and may hand the lock over. */
+    if (op->kind == OP_ACQUIRE || op->kind == OP_UNLOCK || op->kind == OP_FORCE)
         lw_request_task(&op->req);
     op->state = OPS_INFLIGHT;
     rc = lw_engine_submit(lock->client->engine, &op->req, on_reply, op);

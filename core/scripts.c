@@ -56,6 +56,30 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "redis.call(ARGV[2], KEYS[2], '0') "
         "return 0",
 
+    /* Release one hold and, when it was the last, hand the lock to the
+     * client's next waiter (ARGV[2]) in the same step: its field with one
+     * hold and a fresh lease (ARGV[3]), and the next fencing token.  Nobody
+     * sees the lock free, so nobody else can get in, and nothing is
+     * published: the lock did not become free.  {holds left} when holds are
+     * left (a partial unlock, lease untouched); {0, token, 1} when handed
+     * over; {-1} when the releaser holds none (untouched); {-2, token,
+     * holds} when it holds none but the waiter does: this call ran before
+     * (a resent one), or the waiter's owner holds the lock another way. */
+    [SCRIPT_HANDOFF] =
+        "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then "
+        "  if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
+        "    return {-2, tonumber(redis.call('get', KEYS[2]) or '0'), "
+        "            tonumber(redis.call('hget', KEYS[1], ARGV[2]))} "
+        "  end "
+        "  return {-1} "
+        "end "
+        "local holds = redis.call('hincrby', KEYS[1], ARGV[1], -1) "
+        "if holds > 0 then return {holds} end "
+        "redis.call('del', KEYS[1]) "
+        "redis.call('hincrby', KEYS[1], ARGV[2], 1) "
+        "redis.call('pexpire', KEYS[1], ARGV[3]) "
+        "return {0, redis.call('incr', KEYS[2]), 1}",
+
     /* Delete whoever holds it.  1 when it was locked. */
     [SCRIPT_FORCE] =
         "if redis.call('del', KEYS[1]) == 1 then "

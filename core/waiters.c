@@ -17,14 +17,30 @@
  * another master) puts the record back to IDLE, and it subscribes again
  * where the channel lives now.
  *
- * Every message on a channel, and every (re)subscription, wakes all its
- * waiters: each tries again.  Waking all rather than one costs attempts
- * under heavy contention, but no wake-up can be lost to a waiter that
- * gives up or fails at the same moment.  An attempt already on the wire
- * when the message comes is marked `woken` and retried when it fails.
- * Messages lost while a subscription was gone are made up for by the
- * wake-up of the resubscription, and, failing that, by each waiter's
- * timer at the holder's PTTL.
+ * The waiters of a name form its queue, oldest first, and take turns:
+ *
+ *   - no barging inside the client: an acquire for a name on which this
+ *     client has waiters already queues behind them without trying (unless
+ *     its owner holds the lock: a reentrant acquire must not wait for
+ *     waiters who wait for it);
+ *   - one wake-up, not a herd: a message on the channel, or a confirmed
+ *     (re)subscription, sends the first waiter's attempt only; a first
+ *     waiter whose attempt is on the wire is marked `woken` and tries again
+ *     when it fails;
+ *   - the turn passes on: a first waiter that leaves without the lock (its
+ *     time up, an error, the client stopping) wakes the next, so no
+ *     wake-up is lost; one that got it leaves the next a retry timer a
+ *     lease away, in case that lock ends without a word (a lease running
+ *     out);
+ *   - a hand-over: an unlock by this client of a lock whose first waiter
+ *     waits (waiters_handoff()) moves the lock to that waiter in the same
+ *     script (lock.c): the waiter never has to hear of the unlock.
+ *
+ * Only the first waiter keeps a timer at the holder's PTTL; the others'
+ * stand at their deadlines.  Messages lost while a subscription was gone
+ * are made up for by the wake-up of the resubscription, and, failing that,
+ * by the first waiter's timer.  Across clients nothing changes: the lock
+ * stays unfair between them, as Redisson's RLock is.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -76,19 +92,42 @@ static void channel_sync(struct lw_client *c, struct channel *ch)
     publish_counts(c);
 }
 
-int waiters_join(struct lw_client *c, struct op *op)
+static struct channel *channel_of(struct lw_client *c, const struct lw_lock *lock)
 {
-    const struct lw_lock *lock = op->lock;
-    struct channel *ch = find_channel(c, lock->channel, lock->channel_len);
+    return find_channel(c, lock->channel, lock->channel_len);
+}
 
-    if (!ch) {
-        ch = calloc(1, sizeof *ch + lock->channel_len);
-        if (!ch)
-            return -1;
-        ch->len = lock->channel_len;
-        memcpy(ch->name, lock->channel, ch->len);
-        HASH_ADD(hh, c->channels, name, ch->len, ch);
+/* Stand op's timer at at_ns, or its deadline when that comes first. */
+static void arm(struct lw_client *c, struct op *op, uint64_t at_ns)
+{
+    lw_wheel_cancel(c->wheel, &op->ct.timer);
+    if (op->wait_deadline_ns < at_ns)
+        at_ns = op->wait_deadline_ns;
+    if (at_ns != UINT64_MAX)
+        lw_wheel_schedule(c->wheel, &op->ct.timer, at_ns);
+}
+
+/* The first waiter tries again now, or when its attempt on the wire
+ * fails; one on its way to a hand-over waits for that.  The attempt is the
+ * last thing done: it may complete the op, and free the channel. */
+static void wake_first(struct lw_client *c, struct channel *ch)
+{
+    struct op *op = ch->head;
+
+    if (!op || c->closing)
+        return;
+    if (op->state == OPS_INFLIGHT) {
+        op->woken = 1;
+    } else if (op->state == OPS_WAITING) {
+        lw_wheel_cancel(c->wheel, &op->ct.timer);
+        op->state = OPS_INFLIGHT; /* taken: not woken twice */
+        op_attempt(op);
     }
+}
+
+/* op, last in line. */
+static void append(struct lw_client *c, struct channel *ch, struct op *op)
+{
     op->wnext = NULL;
     op->wprev = ch->tail;
     if (ch->tail)
@@ -98,15 +137,50 @@ int waiters_join(struct lw_client *c, struct op *op)
     ch->tail = op;
     op->chan = ch;
     stats_waiters(&c->count, 1);
-    channel_sync(c, ch);
-    return ch->state == CH_ACTIVE;
 }
 
-void waiters_leave(struct lw_client *c, struct op *op)
+int waiters_join(struct lw_client *c, struct op *op)
+{
+    const struct lw_lock *lock = op->lock;
+    struct channel *ch = channel_of(c, lock);
+
+    if (!ch) {
+        ch = calloc(1, sizeof *ch + lock->channel_len);
+        if (!ch)
+            return -1;
+        ch->len = lock->channel_len;
+        memcpy(ch->name, lock->channel, ch->len);
+        HASH_ADD(hh, c->channels, name, ch->len, ch);
+    }
+    append(c, ch, op);
+    channel_sync(c, ch);
+    return ch->state == CH_ACTIVE && ch->head == op;
+}
+
+int waiters_queue(struct lw_client *c, struct op *op)
+{
+    struct channel *ch = channel_of(c, op->lock);
+
+    if (!ch || !ch->head)
+        return 0;
+    append(c, ch, op);
+    op->state = OPS_WAITING;
+    arm(c, op, UINT64_MAX); /* its deadline, if any */
+    return 1;
+}
+
+int waiters_first(const struct op *op)
+{
+    return op->chan && op->chan->head == op;
+}
+
+void waiters_leave(struct lw_client *c, struct op *op, int acquired)
 {
     struct channel *ch = op->chan;
+    int was_first = ch->head == op;
+    struct op *next;
 
-    if (op->state == OPS_WAITING && c->wheel)
+    if ((op->state == OPS_WAITING || op->state == OPS_HANDOFF) && c->wheel)
         lw_wheel_cancel(c->wheel, &op->ct.timer);
     if (op->wprev)
         op->wprev->wnext = op->wnext;
@@ -119,31 +193,43 @@ void waiters_leave(struct lw_client *c, struct op *op)
     op->chan = NULL;
     op->wnext = op->wprev = NULL;
     stats_waiters(&c->count, -1);
-    channel_sync(c, ch);
+    next = ch->head;
+    if (was_first && next && acquired && next->state == OPS_WAITING && c->wheel) {
+        /* Its turn comes with that lock's unlock (a hand-over, or a
+         * message); should that lock end unsaid (its lease run out), a try
+         * a lease from now. */
+        uint64_t lease_ms = op->lease_ms ? op->lease_ms : c->lease_ms;
+
+        arm(c, next, lw_clock_now() + lease_ms * 1000000u + c->tick_ns);
+    } else if (was_first && next && !acquired && c->wheel) {
+        wake_first(c, ch); /* the turn passes on */
+    }
+    if ((ch = channel_of(c, op->lock)))
+        channel_sync(c, ch);
 }
 
-/* Every waiter tries again.  The attempts are sent after the walk: a send
- * that fails completes its op, which leaves (and may free) the channel. */
-static void wake_all(struct channel *ch)
+struct op *waiters_handoff(struct lw_client *c, const struct lw_lock *lock)
 {
-    struct op *batch = NULL, *op;
+    struct channel *ch = channel_of(c, lock);
+    struct op *op = ch ? ch->head : NULL;
 
-    for (op = ch->head; op; op = op->wnext) {
-        if (op->state == OPS_INFLIGHT) {
-            op->woken = 1;
-        } else if (op->state == OPS_WAITING) {
-            struct lw_wheel *wheel = op->lock->client->wheel;
+    if (!op || op->state != OPS_WAITING || c->replicas || c->closing ||
+        lw_clock_now() >= op->wait_deadline_ns)
+        return NULL;
+    lw_wheel_cancel(c->wheel, &op->ct.timer);
+    op->state = OPS_HANDOFF;
+    return op;
+}
 
-            lw_wheel_cancel(wheel, &op->ct.timer);
-            op->state = OPS_INFLIGHT; /* taken: not woken twice */
-            op->wake_next = batch;
-            batch = op;
-        }
-    }
-    while ((op = batch)) {
-        batch = op->wake_next;
-        op_attempt(op);
-    }
+void waiters_unreserve(struct lw_client *c, struct op *op)
+{
+    op->state = OPS_INFLIGHT;
+    if (c->closing)
+        op_complete(op, LW_ESHUTDOWN, 0);
+    else if (lw_clock_now() >= op->wait_deadline_ns)
+        op_complete(op, LW_ELOCKED, 0);
+    else
+        op_attempt(op); /* the lock may be free, or held on: it asks */
 }
 
 void waiters_on_event(void *arg, int event, const char *name, size_t len)
@@ -160,11 +246,11 @@ void waiters_on_event(void *arg, int event, const char *name, size_t len)
         return;
     if (event == LW_PS_SUBSCRIBED && ch->state == CH_SUBSCRIBING) {
         ch->state = CH_ACTIVE;
-        wake_all(ch); /* unlocks before the subscription went unheard */
+        wake_first(c, ch); /* unlocks before the subscription went unheard */
     } else if (event == LW_PS_UNSUBSCRIBED && ch->state == CH_UNSUBSCRIBING) {
         ch->state = CH_IDLE;
     } else if (event == LW_PS_MESSAGE && ch->state == CH_ACTIVE) {
-        wake_all(ch);
+        wake_first(c, ch);
     } else if (event == LW_PS_LOST) {
         ch->state = CH_IDLE; /* subscribed again below, where it lives now */
     }
@@ -184,7 +270,7 @@ void waiters_shutdown(struct lw_client *c)
 
         for (; op; op = next) {
             next = op->wnext;
-            if (op->state == OPS_WAITING)
+            if (op->state == OPS_WAITING || op->state == OPS_HANDOFF)
                 op_complete(op, LW_ESHUTDOWN, 0); /* may free ch: the last op does */
         }
     }

@@ -1,0 +1,287 @@
+/*
+ * tests/test_hot.c - a hot lock: threads of one client taking turns on one
+ * name, against a real redis-server (tests/fixtures).
+ *
+ *   - no thread starves: 8 threads sharing a client, each looping acquire,
+ *     a short hold, unlock, every one acquires, and none waits longer than
+ *     the others' holds and hand-overs ahead of it take;
+ *   - the turn passes on: a waiter whose time is up, or whose call fails,
+ *     while in line does not hold up the one behind it;
+ *   - a hand-over is one step in Redis: the fencing token strictly
+ *     increases with every holder, and Redisson's own scripts (tryLock,
+ *     renew, unlock) see a lock held by exactly one of our owners at every
+ *     moment: never free, never two;
+ *   - a reentrant acquire while others wait in line is not put behind them.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock_util.h"
+
+#define THREADS 8
+
+struct worker {
+    struct lw_client *c;
+    struct lw_lock *lock;
+    int id;
+    uint64_t until_ns;
+    unsigned hold_us;
+    int acquired;
+    uint64_t worst_wait_ns;
+    uint64_t last_token;
+    int token_backwards;
+    int errors;
+};
+
+static _Atomic int inside;  /* threads holding the lock now: never above 1 */
+static _Atomic int overlaps;
+static _Atomic uint64_t last_token;
+
+static void *work(void *arg)
+{
+    struct worker *w = arg;
+
+    while (lw_clock_now() < w->until_ns) {
+        uint64_t t0 = lw_clock_now(), token = 0, waited;
+
+        if (lw_lock_acquire(w->lock, &token) != 0) {
+            w->errors++;
+            continue;
+        }
+        waited = lw_clock_now() - t0;
+        if (waited > w->worst_wait_ns)
+            w->worst_wait_ns = waited;
+        if (atomic_fetch_add(&inside, 1) != 0)
+            atomic_fetch_add(&overlaps, 1);
+        /* Tokens of successive holders strictly increase. */
+        if (token <= atomic_exchange(&last_token, token))
+            w->token_backwards++;
+        if (w->hold_us) {
+            struct timespec ts = {0, (long)w->hold_us * 1000};
+
+            nanosleep(&ts, NULL);
+        }
+        atomic_fetch_sub(&inside, 1);
+        w->acquired++;
+        if (lw_unlock(w->lock) != 0)
+            w->errors++;
+    }
+    return NULL;
+}
+
+/* THREADS threads of one client on one name for ms. */
+static void run_shared(struct lw_client *c, struct worker *w, unsigned hold_us, unsigned ms)
+{
+    pthread_t t[THREADS];
+    uint64_t until = lw_clock_now() + ms * 1000000ull;
+
+    atomic_store(&inside, 0);
+    atomic_store(&overlaps, 0);
+    atomic_store(&last_token, 0);
+    for (int i = 0; i < THREADS; i++) {
+        memset(&w[i], 0, sizeof w[i]);
+        w[i].c = c;
+        w[i].lock = new_lock(c, "hot:one");
+        w[i].id = i;
+        w[i].until_ns = until;
+        w[i].hold_us = hold_us;
+        cr_assert_eq(pthread_create(&t[i], NULL, work, &w[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < THREADS; i++)
+        lw_lock_free(w[i].lock);
+}
+
+REDIS_TEST(hot, no_thread_of_a_client_starves)
+{
+    struct lost_log log;
+    struct lw_client *c = new_client(3000, &log);
+    struct worker w[THREADS];
+    int fewest = 1 << 30, most = 0, total = 0;
+    uint64_t worst = 0;
+
+    run_shared(c, w, 200, 3000);
+    for (int i = 0; i < THREADS; i++) {
+        cr_assert_eq(w[i].errors, 0, "thread %d: %d calls failed", i, w[i].errors);
+        cr_assert_eq(w[i].token_backwards, 0, "thread %d saw a token go back", i);
+        fewest = w[i].acquired < fewest ? w[i].acquired : fewest;
+        most = w[i].acquired > most ? w[i].acquired : most;
+        total += w[i].acquired;
+        worst = w[i].worst_wait_ns > worst ? w[i].worst_wait_ns : worst;
+    }
+    cr_log_info("%d acquisitions in 3 s (%d..%d per thread), worst wait %.1f ms", total,
+                fewest, most, (double)worst / 1e6);
+    cr_assert_eq(atomic_load(&overlaps), 0, "two holders at once");
+    cr_assert_eq(log.count, 0);
+    /* Each thread waits for the others' turns, about one round trip and a
+     * 0.2 ms hold each: a round of 8 takes a few ms.  Starving was seconds. */
+    cr_assert_geq(fewest * 10, most * 8, "fewest %d, most %d", fewest, most);
+    cr_assert_lt(worst, 250 * 1000000ull, "worst wait %.1f ms", (double)worst / 1e6);
+    lw_client_free(c);
+}
+
+/* A waiter that gives up in line, or an async waiter whose time is up,
+ * passes its turn to the next: the third in line gets the lock at the
+ * unlock, as if the second had never queued. */
+REDIS_TEST(hot, a_waiter_that_gives_up_passes_the_turn_on)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_lock *a = new_lock(c, "hot:turn"), *b = new_lock(c, "hot:turn"),
+                   *d = new_lock(c, "hot:turn");
+    struct outcome ob = {0}, od = {0};
+    uint64_t unlocked;
+
+    tally_init(&ob.tally);
+    tally_init(&od.tally);
+    cr_assert_eq(lw_acquire(a, 1, 0, 0, NULL), 0);
+    cr_assert_eq(lw_acquire_async(b, 2, 300, 0, on_outcome, &ob), 0); /* gives up */
+    sleep_ms(50);
+    cr_assert_eq(lw_acquire_async(d, 3, 10000, 0, on_outcome, &od), 0); /* behind b */
+    cr_assert_eq(tally_wait(&ob.tally, 1, 2000), 1);
+    cr_assert_eq(atomic_load(&ob.err), LW_ELOCKED);
+    sleep_ms(200);
+    unlocked = lw_clock_now();
+    cr_assert_eq(lw_unlock_owner(a, 1), 0);
+    cr_assert_eq(tally_wait(&od.tally, 1, 3000), 1, "the third never got it");
+    cr_assert_eq(atomic_load(&od.err), 0);
+    cr_log_info("the third got it %.1f ms after the unlock",
+                (double)(atomic_load(&od.at_ns) - unlocked) / 1e6);
+    cr_assert_lt(atomic_load(&od.at_ns) - unlocked, 500 * 1000000ull, "handed over, not polled");
+    cr_assert_eq(lw_unlock_owner(d, 3), 0);
+    tally_destroy(&ob.tally);
+    tally_destroy(&od.tally);
+    lw_lock_free(a);
+    lw_lock_free(b);
+    lw_lock_free(d);
+    lw_client_free(c);
+}
+
+/* The holder re-enters while others wait in line: it is not queued behind
+ * them (they wait for it), with the watchdog and with a lease of its own. */
+REDIS_TEST(hot, a_reentrant_acquire_does_not_queue_behind_waiters)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_lock *a = new_lock(c, "hot:re"), *b = new_lock(c, "hot:re");
+    struct outcome ob = {0};
+
+    tally_init(&ob.tally);
+    for (int lease = 0; lease <= 1; lease++) {
+        uint64_t lease_ms = lease ? 5000 : 0;
+
+        cr_assert_eq(lw_acquire(a, 1, 0, lease_ms, NULL), 0);
+        cr_assert_eq(lw_acquire_async(b, 2, 10000, 0, on_outcome, &ob), 0);
+        sleep_ms(100); /* b in line */
+        cr_assert_eq(lw_acquire(a, 1, 1000, lease_ms, NULL), 0, "the re-entry waited");
+        cr_assert_eq(lw_hold_count(a) >= 0, 1);
+        cr_assert_eq(lw_unlock_owner(a, 1), 0);
+        cr_assert_eq(lw_unlock_owner(a, 1), 0); /* the last: handed to b */
+        cr_assert_eq(tally_wait(&ob.tally, 1 + lease, 3000), 1 + lease);
+        cr_assert_eq(atomic_load(&ob.err), 0);
+        cr_assert_eq(lw_unlock_owner(b, 2), 0);
+    }
+    tally_destroy(&ob.tally);
+    lw_lock_free(a);
+    lw_lock_free(b);
+    lw_client_free(c);
+}
+
+/* Redisson's scripts, as RedissonLock sends them (tryLockInnerAsync, the
+ * renewal, unlockInnerAsync), from another client id: at every moment of
+ * a stream of hand-overs the lock is held by exactly one of our owners. */
+static const char redisson_try_lock[] =
+    "if ((redis.call('exists', KEYS[1]) == 0) or "
+    "(redis.call('hexists', KEYS[1], ARGV[2]) == 1)) then "
+    "redis.call('hincrby', KEYS[1], ARGV[2], 1); "
+    "redis.call('pexpire', KEYS[1], ARGV[1]); "
+    "return nil; end; "
+    "return redis.call('pttl', KEYS[1]);";
+static const char redisson_renew[] =
+    "if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then "
+    "redis.call('pexpire', KEYS[1], ARGV[1]); return 1; end; return 0;";
+static const char redisson_unlock[] =
+    "if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then return nil; end; "
+    "local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1); "
+    "if (counter > 0) then redis.call('pexpire', KEYS[1], ARGV[2]); return 0; "
+    "else redis.call('del', KEYS[1]); redis.call(ARGV[4], KEYS[2], ARGV[1]); return 1; end; "
+    "return nil;";
+
+struct observer {
+    uint64_t until_ns;
+    int looks, free_seen, two_fields, foreign_won, renewed, unlocked, no_ttl;
+};
+
+static void *observe(void *arg)
+{
+    struct observer *o = arg;
+    struct timeval tv = {5, 0};
+    redisContext *rc = redisConnectUnixWithTimeout(srv.unix_path, tv);
+
+    if (!rc || rc->err)
+        return NULL;
+    while (lw_clock_now() < o->until_ns) {
+        redisReply *r = redisCommand(rc, "EVAL %s 1 hot:one 30000 other-client:1",
+                                     redisson_try_lock);
+
+        o->looks++;
+        if (r && r->type == REDIS_REPLY_NIL) { /* it was free: we got in */
+            o->foreign_won++;
+            freeReplyObject(redisCommand(rc, "HDEL hot:one other-client:1"));
+        }
+        freeReplyObject(r);
+        r = redisCommand(rc, "EVAL %s 1 hot:one 30000 other-client:1", redisson_renew);
+        o->renewed += r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+        freeReplyObject(r);
+        r = redisCommand(rc, "EVAL %s 2 hot:one redisson_lock__channel:{hot:one} 0 30000 "
+                             "other-client:1 publish",
+                         redisson_unlock);
+        o->unlocked += r && r->type != REDIS_REPLY_NIL;
+        freeReplyObject(r);
+        r = redisCommand(rc, "HLEN hot:one");
+        if (r && r->type == REDIS_REPLY_INTEGER) {
+            o->free_seen += r->integer == 0;
+            o->two_fields += r->integer > 1;
+        }
+        freeReplyObject(r);
+        r = redisCommand(rc, "PTTL hot:one");
+        o->no_ttl += r && r->type == REDIS_REPLY_INTEGER && r->integer == -1;
+        freeReplyObject(r);
+    }
+    redisFree(rc);
+    return NULL;
+}
+
+REDIS_TEST(hot, redisson_sees_one_holder_at_every_hand_over)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct worker w[THREADS];
+    struct observer o = {.until_ns = lw_clock_now() + 2500 * 1000000ull};
+    struct lw_client_stats st;
+    pthread_t t;
+    int total = 0;
+
+    cr_assert_eq(pthread_create(&t, NULL, observe, &o), 0);
+    run_shared(c, w, 0, 2500);
+    pthread_join(t, NULL);
+    for (int i = 0; i < THREADS; i++) {
+        total += w[i].acquired;
+        cr_assert_eq(w[i].token_backwards, 0);
+        cr_assert_eq(w[i].errors, 0);
+    }
+    lw_client_get_stats(c, &st);
+    cr_log_info("%d acquisitions; Redisson looked %d times: free %d, two fields %d, won %d, "
+                "renewed %d, unlocked %d",
+                total, o.looks, o.free_seen, o.two_fields, o.foreign_won, o.renewed, o.unlocked);
+    cr_assert_gt(o.looks, 100);
+    cr_assert_eq(atomic_load(&overlaps), 0);
+    cr_assert_eq(o.two_fields, 0, "two holders in the hash");
+    cr_assert_eq(o.renewed, 0, "Redisson renewed a lock it does not hold");
+    cr_assert_eq(o.unlocked, 0, "Redisson unlocked a lock it does not hold");
+    cr_assert_eq(o.no_ttl, 0, "a hold without a lease");
+    /* While threads hold it in turn the lock is never free; it may be free
+     * at the very end, when the last one unlocked and nobody waits. */
+    cr_assert_leq(o.foreign_won, 1, "Redisson got in %d times", o.foreign_won);
+    lw_client_free(c);
+}
