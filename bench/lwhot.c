@@ -17,13 +17,17 @@
  *
  * What a run reports (every time is CLOCK_MONOTONIC):
  *   handoffs/s   acquires that returned inside the window, all threads,
- *                over the window's length
+ *                over the window's length; "vs 1 thread": against the
+ *                same mode's 1-thread run of the same invocation, the
+ *                baseline that saw the same machine
  *   wait         from calling lw_lock_acquire() to its return; every wait
  *                that overlaps the window is kept (those that returned in
  *                it, and those still waiting at its end, timed until they
  *                return after it), so a thread starved throughout still
  *                shows up; p50, p99, p99.9 and max, exact (every wait is
- *                kept and sorted)
+ *                kept and sorted).  A thread starved from the warm-up on
+ *                waits until the stop lets it in: its wait is then about
+ *                warm-up + window, a bound set by the run, not the lock
  *   fewest/most  acquires per thread inside the window, and fewest/most
  *                (1: even; 0: some thread never got it)
  *   CPU          over the window, % of a core: this process (the threads
@@ -570,11 +574,22 @@ static const char *fmt_checks(char *buf, size_t n, const struct run *r)
     return buf;
 }
 
+/* handoffs/s against the same mode's 1-thread run of this invocation (the
+ * baseline every row is compared with: it saw the same machine); -1 when
+ * there is none. */
+static double vs_one(const struct run *runs, unsigned n, const struct run *r)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (runs[i].threads == 1 && runs[i].mode == r->mode && runs[i].handoffs_s > 0)
+            return r->handoffs_s / runs[i].handoffs_s;
+    return -1;
+}
+
 static void print_table(const struct opts *o, const struct run *runs, unsigned n)
 {
-    printf("| threads | clients | handoffs/s | wait p50 | wait p99 | wait p99.9 | wait max | "
+    printf("| threads | clients | handoffs/s | vs 1 thread | wait p50 | wait p99 | wait p99.9 | wait max | "
            "fewest / most per thread | fewest/most | CPU: lwhot | Redis | others | checks |\n"
-           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for (int pass = 0; pass < 2; pass++) {
         /* Grouped by mode, in the order the threads were asked for. */
         enum mode m = pass == 0 ? MODE_SHARED : MODE_EACH;
@@ -584,7 +599,8 @@ static void print_table(const struct opts *o, const struct run *runs, unsigned n
         for (unsigned i = 0; i < n; i++) {
             const struct run *r = &runs[i];
             char hs[32], a[32], b[32], c[32], d[32], f[32], mo[32], chk[256], fm[80], rat[16];
-            char cs[16], cr[16], co[16];
+            char cs[16], cr[16], co[16], v1[16];
+            double ratio = vs_one(runs, n, r);
 
             if (r->mode != m)
                 continue;
@@ -597,9 +613,13 @@ static void print_table(const struct opts *o, const struct run *runs, unsigned n
                 snprintf(fm, sizeof fm, "—");
                 snprintf(rat, sizeof rat, "—");
             }
-            printf("| %u | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s%s |\n",
+            if (ratio < 0)
+                snprintf(v1, sizeof v1, "—");
+            else
+                snprintf(v1, sizeof v1, "%.2f", ratio);
+            printf("| %u | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s%s |\n",
                    r->threads, m == MODE_SHARED ? "1 shared" : (r->threads > 1 ? "1 each" : "1"),
-                   fmt_count(hs, sizeof hs, (uint64_t)(r->handoffs_s + 0.5)),
+                   fmt_count(hs, sizeof hs, (uint64_t)(r->handoffs_s + 0.5)), v1,
                    fmt_ms(a, sizeof a, r->p50), fmt_ms(b, sizeof b, r->p99),
                    fmt_ms(c, sizeof c, r->p999), fmt_ms(d, sizeof d, r->max), fm, rat,
                    fmt_pct(cs, sizeof cs, r->self_cpu), fmt_pct(cr, sizeof cr, r->redis_cpu),
@@ -628,7 +648,7 @@ static int write_json(const struct opts *o, const struct run *runs, unsigned n)
 
         fprintf(f,
                 "    {\"threads\": %u, \"mode\": \"%s\", \"clients\": %u, \"window_s\": %.3f, "
-                "\"acquires\": %" PRIu64 ", \"handoffs_per_s\": %.1f, "
+                "\"acquires\": %" PRIu64 ", \"handoffs_per_s\": %.1f, \"vs_one_thread\": %.3f, "
                 "\"waits\": %" PRIu64 ", \"wait_p50_ms\": %.3f, \"wait_p99_ms\": %.3f, "
                 "\"wait_p999_ms\": %.3f, \"wait_max_ms\": %.3f, "
                 "\"fewest\": %" PRIu64 ", \"most\": %" PRIu64 ", "
@@ -638,7 +658,7 @@ static int write_json(const struct opts *o, const struct run *runs, unsigned n)
                 "\"loadavg1\": %.2f, \"interrupted\": %s, "
                 "\"ok\": %s, \"checks\": \"%s\"}%s\n",
                 r->threads, mode_name(r->mode), r->mode == MODE_EACH ? r->threads : 1,
-                r->window_s, r->acquires, r->handoffs_s, r->nwaits, (double)r->p50 / 1e6,
+                r->window_s, r->acquires, r->handoffs_s, vs_one(runs, n, r), r->nwaits, (double)r->p50 / 1e6,
                 (double)r->p99 / 1e6, (double)r->p999 / 1e6, (double)r->max / 1e6, r->fewest,
                 r->most, r->acquires_total, r->counter_end, atomic_load(&r->overlaps),
                 atomic_load(&r->lost), atomic_load(&r->errors), r->self_cpu, r->redis_cpu,
