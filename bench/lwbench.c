@@ -7,7 +7,7 @@
  *           [--batch N] [--inflight N] [--duration-s S] [-r ADDRESS]
  *           [-c [SEEDS]] [--json FILE] [--plot FILE.png] [--sweep]
  *           [--tls] [--cacert FILE] [--cacertdir DIR] [--cert FILE]
- *           [--key FILE] [--sni NAME] [--insecure]
+ *           [--key FILE] [--sni NAME] [--insecure] [-v]
  *
  * -r takes HOST:PORT, redis[s]://... or redis[s]-sentinel://...#MASTER
  * (tools/redis_url.h); the TLS flags are redis-cli's (tools/tls_opts.h)
@@ -80,6 +80,8 @@ static const char usage_text[] =
     "  --plot FILE.png   with --sweep: lag and renewals/s against lock count (gnuplot)\n"
     "  --sweep           grow the lock count until renewals fall behind; report the\n"
     "                    largest count that held\n"
+    "  -v, --verbose     the library's log lines to stderr (connections lost and\n"
+    "                    made again, locks at risk, lost)\n"
     "  -h, --help\n"
     "\n"
     "TLS (as redis-cli's; the server is verified unless --insecure):\n"
@@ -131,6 +133,7 @@ static const struct option long_opts[] = {
     {"json", required_argument, NULL, O_JSON},
     {"plot", required_argument, NULL, O_PLOT},
     {"sweep", no_argument, NULL, O_SWEEP},
+    {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     TLS_LONG_OPTIONS,
     {NULL, 0, NULL, 0},
@@ -184,6 +187,12 @@ static int cluster_opt(int argc, char **argv, struct opts *o)
     return 0;
 }
 
+void lwbench_log(int level, const char *message, void *arg)
+{
+    (void)arg;
+    fprintf(stderr, "lwbench: %s: %s\n", lw_log_level_name(level), message);
+}
+
 /* The TLS flags together, with -r's scheme; $LWLOCK_SENTINEL_TLS; the
  * files named.  0, or 64 (said). */
 static int tls_args(struct opts *o)
@@ -208,7 +217,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
                        .tick_ms = LW_DEFAULT_TICK_MS, .slots = LW_DEFAULT_SLOTS,
                        .batch = LW_DEFAULT_RENEW_BATCH,
                        .inflight = LW_DEFAULT_RENEW_BATCHES_INFLIGHT, .duration_s = 30};
-    while ((opt = getopt_long(argc, argv, "hr:c::", long_opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "hvr:c::", long_opts, NULL)) != -1) {
         if (opt == 'h') {
             fputs(usage_text, stdout);
             return 1;
@@ -221,6 +230,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
             continue;
         if (opt == O_SWEEP)
             o->sweep = 1;
+        else if (opt == 'v')
+            o->verbose = 1;
         else if (opt == O_REDIS || opt == O_CLUSTER) {
             if ((rc = opt == O_REDIS ? redis_opt(optarg, o) : cluster_opt(argc, argv, o)))
                 return rc;
@@ -319,6 +330,7 @@ static int config_ok(const struct opts *o)
     int rc;
 
     client_config(o, &cfg);
+    cfg.log = NULL; /* a check of the settings: its connection is not the run's */
     if ((rc = lw_client_new(&cfg, &c)) == 0) {
         lw_client_free(c);
         return 1;

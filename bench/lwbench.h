@@ -51,6 +51,7 @@ struct opts {
                                    or without -r a private cluster */
     const char *json, *plot;    /* files, or NULL */
     int sweep;
+    int verbose;                /* -v: the library's log lines to stderr */
 };
 
 #define LWB_MAX_MASTERS 16
@@ -209,6 +210,10 @@ void cluster_counters(const struct target *t, unsigned i, struct master_counters
 int cluster_ceiling(const struct opts *o, struct target *t, const struct flood_keys *k,
                     struct run_result *r, char *why, size_t n);
 int cluster_delete(const struct target *t, const char *p, uint32_t count);
+
+/* lwbench.c: -v's log hook (lw_log_fn): "lwbench: LEVEL: message" on
+ * stderr. */
+void lwbench_log(int level, const char *message, void *arg);
 
 /* lwbench_run.c: the client's config from the options (server not set). */
 struct lw_client_config;

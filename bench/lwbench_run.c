@@ -82,6 +82,7 @@ void client_config(const struct opts *o, struct lw_client_config *cfg)
     cfg->password = o->url.password[0] ? o->url.password : NULL;
     cfg->db = o->url.db;
     cfg->tls = o->tls;
+    cfg->log = o->verbose ? lwbench_log : NULL;
     if (o->url.sentinels.n) {
         cfg->sentinels = o->url.sentinels.ptr;
         cfg->nsentinels = o->url.sentinels.n;

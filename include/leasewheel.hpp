@@ -35,14 +35,16 @@
  * it (an empty std::function: nothing).  unlock(std::error_code&) reports to
  * its argument instead.
  *
- * Threads.  on_lost (and the at-risk callback to come) runs on the
- * client's engine thread, or in ev_run() on the caller's loop with
- * lw_client_config::loop: keep it short, make no blocking call of the
- * client there (LW_EDEADLK), and do not destroy the client there.  It must
- * not throw (the trampoline is noexcept: std::terminate).  Every mutex
+ * Threads.  on_lost, on_risk and log run on the client's engine thread,
+ * or in ev_run() on the caller's loop with lw_client_config::loop (log
+ * also on the thread constructing the client): keep them short, make no
+ * blocking call of the client there (LW_EDEADLK), and do not destroy the
+ * client there.  They must not throw (the trampolines are noexcept:
+ * std::terminate).  Every mutex
  * member function may be called from any thread at once, except
  * set_unlock_error_handler() (set it before sharing the mutex) and the
- * destructor.
+ * destructor; set_max_hold() may be called at any time, and counts for
+ * the locks taken after it.
  *
  * Lifetimes.  Destroying a client stops renewing its locks (they expire
  * after their lease, without on_lost) and fails the calls still waiting
@@ -161,19 +163,32 @@ inline int set_ms(std::uint32_t &field, std::chrono::milliseconds ms) noexcept
 /*
  * on_lost: a watchdog lock was lost (lw_lost_fn): its name, the owner that
  * held it (lw_owner_self() of the thread that locked a mutex) and why
- * (enum lw_lost_reason; lw_lost_reason_name() spells it).  Runs on the
- * engine thread; must not throw.
+ * (enum lw_lost_reason, LW_LOST_HELD_TOO_LONG after max_hold;
+ * lw_lost_reason_name() spells it).  Runs on the engine thread; must not
+ * throw.
  */
 using lost_handler = std::function<void(std::string_view name, std::uint64_t owner, int reason)>;
 
 /*
- * AT-RISK CALLBACK (reserved).  The C API is to gain a callback for a
- * watchdog lock whose renewal is late but that is not lost yet.  When it
- * does, it comes here as an `at_risk_handler` std::function, an `on_at_risk`
- * member of options and of client::state beside on_lost, a second
- * constructor argument next to on_lost, and a trampoline beside
- * client::lost_trampoline.  Nothing of it exists yet.
+ * on_risk: a watchdog lock turned at risk (at_risk true: no renewal
+ * confirmed, less than half its lease sure to be left) or is safe again
+ * (false: a renewal was confirmed), with `left` of its lease sure to be
+ * left then (lw_risk_fn).  An at-risk lock either turns safe again or is
+ * lost (on_lost); `left` is its holder's time to prepare.  At most once
+ * per change of a lock's state.  Runs on the engine thread; must not
+ * throw.
  */
+using risk_handler = std::function<void(std::string_view name, std::uint64_t owner,
+                                        bool at_risk, std::chrono::milliseconds left)>;
+
+/*
+ * log: a line for the program's log (lw_log_fn), without a newline: its
+ * level (enum lw_log_level, lw_log_level_name() spells it) and the text,
+ * valid during the call only.  Rate-limited by kind (connections lost and
+ * made again, failovers, locks at risk, safe, lost).  Runs on the engine
+ * thread (or the one constructing the client); must not throw.
+ */
+using log_handler = std::function<void(int level, std::string_view message)>;
 
 /*
  * A client's settings, the common part of lw_client_config; what is left
@@ -194,8 +209,14 @@ struct options {
     std::chrono::milliseconds command_timeout{0};  /* 0: 3 s */
     std::chrono::milliseconds watchdog_timeout{0}; /* the watchdog lease; 0: 30 s */
     std::chrono::milliseconds tick{0};             /* the wheel's tick; 0: 100 ms */
+    /* A watchdog lock held this long is given up (on_lost with
+     * LW_LOST_HELD_TOO_LONG) and expires at the end of its lease; 0: never.
+     * A mutex may set its own (set_max_hold). */
+    std::chrono::milliseconds max_hold{0};
     lost_handler on_lost;                        /* may be empty */
-    /* (reserved: on_at_risk, see AT-RISK CALLBACK above) */
+    risk_handler on_risk;                        /* may be empty */
+    log_handler log;                             /* empty: no log */
+    int log_level = LW_LOG_INFO;                 /* the least severe level logged */
 };
 
 /* A client: its connections, its engine thread and its watchdog. */
@@ -213,16 +234,23 @@ public:
     client(const options &opts, std::error_code &ec) { open(opts, ec); }
 
     /* cfg as lw_client_new() takes it.  A non-empty on_lost replaces
-     * cfg.on_lost and cfg.lost_arg; an empty one leaves them. */
-    explicit client(const lw_client_config &cfg, lost_handler on_lost = {})
+     * cfg.on_lost and cfg.lost_arg, a non-empty on_risk cfg.on_risk and
+     * cfg.risk_arg; empty ones leave them (cfg.log is set in cfg). */
+    explicit client(const lw_client_config &cfg, lost_handler on_lost = {},
+                    risk_handler on_risk = {})
     {
         std::error_code ec;
-        open(cfg, std::move(on_lost), ec);
+        open(cfg, state{std::move(on_lost), std::move(on_risk), {}}, ec);
         detail::throw_if(ec, "leasewheel::client");
     }
     client(const lw_client_config &cfg, lost_handler on_lost, std::error_code &ec)
     {
-        open(cfg, std::move(on_lost), ec);
+        open(cfg, state{std::move(on_lost), {}, {}}, ec);
+    }
+    client(const lw_client_config &cfg, lost_handler on_lost, risk_handler on_risk,
+           std::error_code &ec)
+    {
+        open(cfg, state{std::move(on_lost), std::move(on_risk), {}}, ec);
     }
 
     client(const client &) = delete;
@@ -279,13 +307,27 @@ private:
      * stays put when the client moves. */
     struct state {
         lost_handler on_lost;
-        /* (reserved: on_at_risk, see AT-RISK CALLBACK above) */
+        risk_handler on_risk;
+        log_handler log;
     };
 
     static void lost_trampoline(const char *name, std::size_t len, std::uint64_t owner,
                                 int reason, void *arg) noexcept
     {
         static_cast<state *>(arg)->on_lost(std::string_view(name, len), owner, reason);
+    }
+
+    static void risk_trampoline(const char *name, std::size_t len, std::uint64_t owner,
+                                int at_risk, std::uint64_t left_ms, void *arg) noexcept
+    {
+        static_cast<state *>(arg)->on_risk(
+            std::string_view(name, len), owner, at_risk != 0,
+            std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(left_ms)));
+    }
+
+    static void log_trampoline(int level, const char *message, void *arg) noexcept
+    {
+        static_cast<state *>(arg)->log(level, std::string_view(message));
     }
 
     void open(const options &o, std::error_code &ec)
@@ -319,18 +361,35 @@ private:
             detail::assign(ec, rc);
             return;
         }
-        open(cfg, o.on_lost, ec);
+        if (o.max_hold.count() < 0) {
+            detail::assign(ec, LW_EINVAL);
+            return;
+        }
+        cfg.max_hold_ms = static_cast<std::uint64_t>(o.max_hold.count());
+        cfg.log_level = o.log_level;
+        open(cfg, state{o.on_lost, o.on_risk, o.log}, ec);
     }
 
-    void open(lw_client_config cfg, lost_handler on_lost, std::error_code &ec)
+    /* The non-empty handlers replace cfg's callbacks. */
+    void open(lw_client_config cfg, state handlers, std::error_code &ec)
     {
         std::unique_ptr<state> st;
         int rc;
 
-        if (on_lost) {
-            st.reset(new state{std::move(on_lost)});
-            cfg.on_lost = &client::lost_trampoline;
-            cfg.lost_arg = st.get();
+        if (handlers.on_lost || handlers.on_risk || handlers.log) {
+            st.reset(new state(std::move(handlers)));
+            if (st->on_lost) {
+                cfg.on_lost = &client::lost_trampoline;
+                cfg.lost_arg = st.get();
+            }
+            if (st->on_risk) {
+                cfg.on_risk = &client::risk_trampoline;
+                cfg.risk_arg = st.get();
+            }
+            if (st->log) {
+                cfg.log = &client::log_trampoline;
+                cfg.log_arg = st.get();
+            }
         }
         rc = lw_client_new(&cfg, &c_);
         detail::assign(ec, rc);
@@ -483,6 +542,26 @@ public:
         bool locked = is_locked(ec);
         detail::throw_if(ec, "leasewheel::mutex::is_locked");
         return locked;
+    }
+
+    /*
+     * Watchdog locks taken through this mutex from now on are given up
+     * after d held (on_lost: LW_LOST_HELD_TOO_LONG; the key expires at the
+     * end of its lease), instead of after the client's max_hold; 0: the
+     * client's.  LW_EINVAL for a negative d (or no lock), LW_ERANGE over
+     * LW_MAX_LEASE_MS * 1000 ms.
+     */
+    void set_max_hold(std::chrono::milliseconds d, std::error_code &ec) noexcept
+    {
+        detail::assign(ec, d.count() < 0 ? LW_EINVAL
+                                         : lw_lock_set_max_hold(
+                                               h_, static_cast<std::uint64_t>(d.count())));
+    }
+    void set_max_hold(std::chrono::milliseconds d)
+    {
+        std::error_code ec;
+        set_max_hold(d, ec);
+        detail::throw_if(ec, "leasewheel::mutex::set_max_hold");
     }
 
     /* Replace the unlock error handler (empty: none).  Not while other

@@ -1,7 +1,9 @@
 /*
  * tests/test_lwlock.c - the lwlock tool, run as a process against a real
  * redis-server: exit statuses, COMMAND's environment, mutual exclusion of
- * two lwlocks, lost locks and fixed leases, signals passed on, bad usage.
+ * two lwlocks, lost locks and fixed leases, signals passed on, bad usage;
+ * the warning signal of a lock at risk (through tests/fixtures/proxy.h,
+ * which makes the link go silent), --max-hold, -v's log lines.
  *
  * Each run's stdout and stderr go to files in the test's temporary
  * directory; stderr is copied to the test's own afterwards, so that a
@@ -17,6 +19,7 @@
 
 #include "lock_util.h"
 #include "proc_util.h"
+#include "proxy.h"
 #include "wait_child.h"
 
 static char addr[64];  /* 127.0.0.1:<the fixture's port> */
@@ -101,6 +104,24 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         ARGS("-s", "SIG", "n", "true"),   ARGS("", "true"),
         ARGS("--replicas", "-1", "n", "true"), ARGS("--replicas", "1001", "n", "true"),
         ARGS("--replicas", "one", "n", "true"), ARGS("--replicas"),
+        ARGS("--warn-signal", "BOGUS", "n", "true"), ARGS("--warn-signal", "0", "n", "true"),
+        ARGS("--warn-signal"),
+        ARGS("--max-hold", "0", "n", "true"), ARGS("--max-hold", "-5", "n", "true"),
+        ARGS("--max-hold", "1s", "n", "true"), ARGS("--max-hold", "2147483648", "n", "true"),
+        ARGS("--max-hold"), ARGS("-v5", "n", "true"),
+    };
+    const struct {
+        const char *const *args;
+        const char *says;
+    } said[] = {
+        /* The warning would be the loss's signal (-s's, TERM by default). */
+        {ARGS("--warn-signal", "TERM", "n", "true"), "also the signal for a lost lock"},
+        {ARGS("-s", "usr1", "--warn-signal", "SIGUSR1", "n", "true"), "SIGUSR1 is also"},
+        /* A fixed lease is never at risk, and is its own deadline. */
+        {ARGS("-l", "1000", "--warn-signal", "USR1", "n", "true"), "--warn-signal needs a renewed"},
+        {ARGS("--max-hold", "500", "-l", "1000", "n", "true"), "--max-hold needs a renewed"},
+        {ARGS("--max-hold", "5x", "n", "true"), "invalid max hold '5x'"},
+        {ARGS("--warn-signal", "SIGNAL", "n", "true"), "invalid warning signal 'SIGNAL'"},
     };
     int code;
 
@@ -111,6 +132,11 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         code = run(bad[i]);
         cr_assert_eq(code, 64, "case %zu (%s ...): %d", i, bad[i][0], code);
         cr_assert(stderr_has("lwlock: "), "case %zu: a message", i);
+    }
+    for (size_t i = 0; i < sizeof said / sizeof said[0]; i++) {
+        code = run(said[i].args);
+        cr_assert_eq(code, 64, "said case %zu: %d", i, code);
+        cr_assert(stderr_has(said[i].says), "said case %zu: no '%s'", i, said[i].says);
     }
     code = run_lwlock(ARGS("n", "true"), ARGS("LWLOCK_REDIS=nowhere"));
     cr_assert_eq(code, 64, "a bad LWLOCK_REDIS: %d", code);
@@ -405,6 +431,9 @@ Test(lwlock_usage, help_and_version, .init = make_dir, .fini = remove_test_dir, 
     cr_assert(strstr(slurp("out", buf, sizeof buf), "Usage: lwlock"));
     cr_assert_eq(run(ARGS("--help")), 0);
     cr_assert(strstr(slurp("out", buf, sizeof buf), "--watchdog"));
+    for (const char *const *f = ARGS("--warn-signal SIG", "--max-hold MS", "-v, --verbose");
+         *f; f++)
+        cr_assert(strstr(buf, *f), "no '%s' in the help", *f);
     /* The TLS flags, as redis-cli's. */
     for (const char *const *f = ARGS("--tls", "--cacert FILE", "--cacertdir DIR", "--cert FILE",
                                      "--key FILE", "--sni NAME", "--insecure", "rediss://",
@@ -775,4 +804,212 @@ LWLOCK_TEST(lease_running_out_during_the_release_is_not_a_loss)
     cr_assert_eq(run(ARGS("-r", addr, "-W", "1000", "job", "sh", "-c", script)), 0);
     cr_assert(stderr_has("expired while being released"));
     redis_server_signal(&srv, SIGCONT); /* in case the background shell did not */
+}
+
+/* ---- At risk, held too long, the log ---- */
+
+/* A COMMAND (sh -c) that appends each USR1 and TERM it gets to DIR/sigs,
+ * with the time (ms), in order; exits 0 at TERM, else 5 once DIR/done
+ * appears.  DIR/ready appears once its traps are set.  (Its short sleeps
+ * let sh run a trap within 50 ms.) */
+#define RECORDING                                                                         \
+    "trap 'echo USR1 $(date +%s%3N) >> \"$LWT_DIR/sigs\"' USR1; "                         \
+    "trap 'echo TERM $(date +%s%3N) >> \"$LWT_DIR/sigs\"; exit 0' TERM; "                 \
+    "touch \"$LWT_DIR/ready\"; "                                                           \
+    "while [ ! -e \"$LWT_DIR/done\" ]; do sleep 0.05; done; exit 5"
+
+/* The signals DIR/sigs has, names only, "USR1 TERM " say; the time of
+ * the first of each kind in *usr1 and *term (0: none). */
+static const char *signals_seen(char *names, size_t size, unsigned long long *usr1,
+                                unsigned long long *term)
+{
+    char buf[1024], sig[8];
+    unsigned long long t;
+    const char *p = slurp("sigs", buf, sizeof buf);
+    int n;
+
+    names[0] = 0;
+    *usr1 = *term = 0;
+    while (sscanf(p, "%7s %llu%n", sig, &t, &n) == 2) {
+        snprintf(names + strlen(names), size - strlen(names), "%s ", sig);
+        if (strcmp(sig, "USR1") == 0 && !*usr1)
+            *usr1 = t;
+        if (strcmp(sig, "TERM") == 0 && !*term)
+            *term = t;
+        p += n;
+    }
+    return names;
+}
+
+static void touch(const char *name)
+{
+    char path[512];
+    int fd = open(path_in_dir(name, path, sizeof path), O_WRONLY | O_CREAT, 0600);
+
+    cr_assert_geq(fd, 0);
+    close(fd);
+}
+
+/* A proxy in front of the fixture's Redis, and its address for -r. */
+static struct proxy *start_proxy(char *via, size_t size)
+{
+    struct proxy *px = proxy_start(srv.port);
+
+    cr_assert_not_null(px);
+    snprintf(via, size, "127.0.0.1:%d", proxy_port(px));
+    return px;
+}
+
+/*
+ * The link goes silent (the proxy holds every byte, closes nothing) and
+ * stays so: the lock turns at risk when less than half its 2 s lease is
+ * sure to be left, and COMMAND gets --warn-signal's USR1; then it is lost
+ * (expired, a tick before the lease can have run out), and COMMAND gets
+ * SIGTERM, the warning well before (it had the rest of the lease to
+ * prepare), and lwlock exits 79 with its one line, nothing for the warning.
+ */
+LWLOCK_TEST(warn_signal_comes_before_the_loss)
+{
+    char via[64], names[64];
+    struct proxy *px = start_proxy(via, sizeof via);
+    unsigned long long usr1, term;
+    pid_t pid = start_until_ready(ARGS("-W", "2000", "--warn-signal", "USR1", "-r", via,
+                                       "risky", "sh", "-c", RECORDING));
+    int code;
+
+    sleep_ms(800); /* renewed once at least */
+    cr_assert_eq(proxy_hold(px, 1), 0);
+    code = wait_child(pid, 10000);
+    proxy_stop(px);
+    echo_stderr();
+    cr_assert_eq(code, 79, "%d", code);
+    cr_assert_str_eq(signals_seen(names, sizeof names, &usr1, &term), "USR1 TERM ");
+    cr_assert_geq(term - usr1, 300, "the warning %llu ms before the loss", term - usr1);
+    cr_assert(stderr_has("lost (expired)") && stderr_one_line());
+}
+
+/*
+ * Silent for less than the lease: the warning once each time the lock
+ * turns at risk (the link is freed as soon as COMMAND has it), nothing
+ * when it is safe again, no loss; lwlock exits with COMMAND's status.
+ * Twice, the second episode warned as the first.
+ */
+LWLOCK_TEST(warn_signal_without_a_loss)
+{
+    char via[64], names[64], buf[512];
+    struct proxy *px = start_proxy(via, sizeof via);
+    unsigned long long usr1, term;
+    pid_t pid = start_until_ready(ARGS("-W", "3000", "--warn-signal", "usr1", "-r", via,
+                                       "risky", "sh", "-c", RECORDING));
+    uint64_t held[2];
+    int warned[2], code;
+
+    sleep_ms(1200); /* renewed once at least */
+    for (int i = 0; i < 2; i++) {
+        uint64_t t0 = now_ms();
+
+        cr_assert_eq(proxy_hold(px, 1), 0);
+        warned[i] = wait_until(strlen(slurp("sigs", buf, sizeof buf)) > 0 && (i == 0 ||
+                                   strchr(buf, '\n') != strrchr(buf, '\n')),
+                               5000);
+        cr_assert_eq(proxy_hold(px, 0), 0);
+        held[i] = now_ms() - t0;
+        sleep_ms(1500); /* renewed again: safe */
+    }
+    touch("done");
+    code = wait_child(pid, 10000);
+    proxy_stop(px);
+    echo_stderr();
+    cr_assert(warned[0] && warned[1], "warned: %d %d", warned[0], warned[1]);
+    cr_assert_lt(held[0], 3000, "silent %llu ms", (unsigned long long)held[0]);
+    cr_assert_lt(held[1], 3000, "silent %llu ms", (unsigned long long)held[1]);
+    cr_assert_eq(code, 5, "%d", code);
+    cr_assert_str_eq(signals_seen(names, sizeof names, &usr1, &term), "USR1 USR1 ");
+    cr_assert(!*slurp("err", buf, sizeof buf), "said: %s", buf);
+    cr_assert_eq(redis_int("EXISTS %s", "risky"), 0, "released");
+}
+
+/*
+ * --max-hold: the lock is given up after so long held; COMMAND gets
+ * SIGTERM (-s's signal), lwlock exits 79 saying "held too long", and the
+ * key stays in Redis, to expire at the end of its lease by itself.
+ */
+LWLOCK_TEST(max_hold_gives_the_lock_up)
+{
+    uint64_t t0 = now_ms(), took;
+    pid_t pid = start_lwlock(ARGS("--max-hold", "600", "-r", addr, "capped", "sh", "-c",
+                                  TRAPPING("TERM", "0")));
+    char buf[64], path[512];
+    int code = wait_child(pid, 10000);
+    long long ttl;
+
+    took = now_ms() - t0;
+    echo_stderr();
+    cr_assert_eq(code, 79, "%d", code);
+    cr_assert_str_eq(slurp("sig", buf, sizeof buf), "TERM\n");
+    cr_assert(took >= 600 && took < 3000, "ended after %llu ms", (unsigned long long)took);
+    cr_assert(stderr_has("held too long") && stderr_one_line());
+    cr_assert_eq(redis_int("EXISTS %s", "capped"), 1, "the key stays");
+    ttl = redis_int("PTTL %s", "capped");
+    cr_assert(ttl > 20000 && ttl <= 30000, "PTTL %lld: the watchdog lease, not renewed", ttl);
+
+    /* -s's signal, with -W's lease. */
+    unlink(path_in_dir("ready", path, sizeof path));
+    pid = start_until_ready(ARGS("--max-hold", "300", "-W", "2000", "-s", "USR1", "-r", addr,
+                                 "capped2", "sh", "-c", TRAPPING("USR1", "0")));
+    code = wait_child(pid, 10000);
+    echo_stderr();
+    cr_assert_eq(code, 79, "%d", code);
+    cr_assert_str_eq(slurp("sig", buf, sizeof buf), "USR1\n");
+    cr_assert(stderr_has("held too long"));
+    cr_assert_eq(redis_int("EXISTS %s", "capped2"), 1);
+    /* Within the hold: COMMAND's status, and released. */
+    cr_assert_eq(run(ARGS("--max-hold", "5000", "-r", addr, "capped3", "sh", "-c", "exit 4")), 4);
+    cr_assert_eq(redis_int("EXISTS %s", "capped3"), 0);
+}
+
+/* Kill lwlock's connections (CLIENT KILL TYPE normal: the command link;
+ * the fixture's own is skipped). */
+static void kill_clients(void)
+{
+    redisReply *r = redis_server_command(&srv, "CLIENT KILL TYPE normal");
+
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer >= 1, "killed none");
+    freeReplyObject(r);
+}
+
+/*
+ * -v: the library's log lines on stderr, "lwlock: LEVEL: ...": a
+ * connection killed (warn) and made again (info).  Without -v, nothing.
+ */
+LWLOCK_TEST(verbose_logs_the_connection_lost_and_restored)
+{
+    char restored[128], buf[8192];
+    pid_t pid;
+    int code;
+
+    /* Quiet: the same, without -v (the reconnect seen in CLIENT LIST's
+     * count coming back). */
+    pid = start_until_ready(ARGS("-r", addr, "logged", "sh", "-c", RECORDING));
+    kill_clients();
+    sleep_ms(500);
+    touch("done");
+    code = wait_child(pid, 10000);
+    echo_stderr();
+    cr_assert_eq(code, 5, "%d", code);
+    cr_assert(!*slurp("err", buf, sizeof buf), "said: %s", buf);
+
+    unlink(path_in_dir("ready", buf, sizeof buf));
+    unlink(path_in_dir("done", buf, sizeof buf));
+    pid = start_until_ready(ARGS("-v", "-r", addr, "logged", "sh", "-c", RECORDING));
+    kill_clients();
+    snprintf(restored, sizeof restored, "lwlock: info: %s: connection restored\n", addr);
+    cr_assert(wait_until(stderr_has(restored), 10000), "no '%s'", restored);
+    touch("done");
+    code = wait_child(pid, 10000);
+    echo_stderr();
+    cr_assert_eq(code, 5, "%d", code);
+    snprintf(restored, sizeof restored, "lwlock: warn: %s: ", addr);
+    cr_assert(stderr_has(restored), "no '%s'", restored);
+    cr_assert_eq(redis_int("EXISTS %s", "logged"), 0, "released");
 }

@@ -7,7 +7,10 @@
  * environment, release when it exits, exit with its status.  If the lock
  * is lost meanwhile (the watchdog found it gone, or a fixed lease ran out)
  * COMMAND is no longer protected: it gets a signal, and lwlock exits 79
- * once it is gone, so that a caller can tell.
+ * once it is gone, so that a caller can tell.  With --warn-signal COMMAND
+ * hears of it earlier, when the lock turns at risk (on_risk); with
+ * --max-hold the lock is given up after so long held (max_hold_ms), a loss
+ * like the others; with -v the library's log lines go to stderr.
  *
  * Structure.  Two threads run here: main, and the library's engine thread,
  * on which the acquire's completion and on_lost are called.  Everything
@@ -17,8 +20,10 @@
  *     SIGCHLD for COMMAND's exit) are blocked from the start - before the
  *     engine thread exists - and read from a signalfd: no handlers, and no
  *     mutable global state;
- *   - the engine thread's callbacks only write a small record to a pipe
- *     (the only safe, short thing to do there); main reads it;
+ *   - the engine thread's callbacks (the acquire's, on_lost, on_risk)
+ *     only write a small record to a pipe (the only safe, short thing to
+ *     do there); main reads it.  The log hook is the exception: it writes
+ *     its line to stderr itself, in one write(2);
  *   - a fixed lease's end is a timerfd.
  * The acquire is asynchronous so that a long wait stays interruptible.
  *
@@ -55,12 +60,15 @@
 /* What the engine thread tells main, one record per write(2): shorter than
  * PIPE_BUF, so records never interleave. */
 enum { EV_ACQUIRED = 1,
-       EV_LOST = 2 };
+       EV_LOST = 2,
+       EV_RISK = 3 };
 
 struct event {
     int kind;
-    int err;       /* EV_ACQUIRED: 0 or LW_E*; EV_LOST: the reason */
-    int64_t value; /* EV_ACQUIRED: the token; EV_LOST: when (lw_clock_now) */
+    int err;       /* EV_ACQUIRED: 0 or LW_E*; EV_LOST: the reason;
+                      EV_RISK: 1 at risk, 0 safe again */
+    int64_t value; /* EV_ACQUIRED: the token; EV_LOST: when (lw_clock_now);
+                      EV_RISK: the ms of lease left */
 };
 
 struct run {
@@ -75,19 +83,35 @@ struct run {
     pid_t child;
     uint64_t ended_ns; /* when COMMAND's exit was seen */
     int lost;
+    int at_risk; /* warned, and not safe again since */
 };
 
 static void report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* "lwlock: " text "\n" in one write(2): the engine thread's log lines
+ * (-v) go to stderr too, and lines must not interleave. */
+static void say_line(const char *text)
+{
+    char line[2048];
+    int n = snprintf(line, sizeof line - 1, "lwlock: %s", text);
+
+    if (n < 0)
+        return;
+    if ((size_t)n > sizeof line - 2)
+        n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    (void)!write(STDERR_FILENO, line, (size_t)n);
+}
+
 static void report(const char *fmt, ...)
 {
+    char text[2000];
     va_list ap;
 
-    fputs("lwlock: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    say_line(text);
 }
 
 /* ---- Descriptors, signals, the engine thread's messages ---- */
@@ -165,9 +189,10 @@ static int setup(struct run *r)
     return 0;
 }
 
-/* Engine thread: hand the record to main, nothing more.  At most two
- * records are ever written (the acquire's, one loss), so the pipe never
- * fills. */
+/* Engine thread: hand the record to main, nothing more.  The acquire's,
+ * one loss, and a pair of risk records at most per renewal period, which
+ * main reads as they come while COMMAND runs: the pipe (4096 records)
+ * never fills. */
 static void post(int fd, int kind, int err, int64_t value)
 {
     struct event ev = {kind, err, value};
@@ -186,6 +211,25 @@ static void on_lost(const char *name, size_t len, uint64_t owner, int reason, vo
     (void)len;
     (void)owner;
     post(*(const int *)arg, EV_LOST, reason, (int64_t)lw_clock_now());
+}
+
+static void on_risk(const char *name, size_t len, uint64_t owner, int at_risk, uint64_t left_ms,
+                    void *arg)
+{
+    (void)name;
+    (void)len;
+    (void)owner;
+    post(*(const int *)arg, EV_RISK, at_risk, (int64_t)left_ms);
+}
+
+/* -v: the library's line, "lwlock: LEVEL: message". */
+static void on_log(int level, const char *message, void *arg)
+{
+    char text[1900];
+
+    (void)arg;
+    snprintf(text, sizeof text, "%s: %s", lw_log_level_name(level), message);
+    say_line(text);
 }
 
 static int read_event(int fd, struct event *ev)
@@ -312,6 +356,13 @@ static int start_client(struct run *r)
     cfg.tick_ms = tick_for(r->opt.lease_ms ? r->opt.lease_ms : r->opt.watchdog_ms);
     cfg.on_lost = on_lost;
     cfg.lost_arg = &r->ev_wr; /* set before the engine thread starts, never changed */
+    if (r->opt.warn_sig) {
+        cfg.on_risk = on_risk;
+        cfg.risk_arg = &r->ev_wr;
+    }
+    cfg.max_hold_ms = r->opt.max_hold_ms;
+    if (r->opt.verbose)
+        cfg.log = on_log;
     if ((rc = lw_client_new(&cfg, &r->client)) == 0 &&
         (rc = lw_lock_new(r->client, r->opt.name, strlen(r->opt.name), &r->lock)) == 0)
         return 0;
@@ -536,6 +587,36 @@ static void lose(struct run *r, const char *why)
     kill(r->child, r->opt.lost_sig);
 }
 
+/* The lock turned at risk (at_risk 1) or safe again (0), with left_ms of
+ * its lease sure to be left: warn COMMAND once each time it turns at
+ * risk, while it is not lost. */
+static void risk(struct run *r, int at_risk, int64_t left_ms)
+{
+    char buf[24];
+
+    if (!at_risk || r->lost) {
+        r->at_risk = 0;
+        return;
+    }
+    if (r->at_risk)
+        return;
+    r->at_risk = 1;
+    if (r->opt.verbose)
+        report("lock %s at risk (%lld ms of its lease sure to be left): sending %s to %s",
+               r->opt.name, (long long)left_ms,
+               lwlock_signal_name(r->opt.warn_sig, buf, sizeof buf), r->opt.command[0]);
+    kill(r->child, r->opt.warn_sig);
+}
+
+/* A record from the engine thread while COMMAND runs. */
+static void on_event(struct run *r, const struct event *ev)
+{
+    if (ev->kind == EV_LOST)
+        lose(r, lw_lost_reason_name(ev->err));
+    else if (ev->kind == EV_RISK)
+        risk(r, ev->err, ev->value);
+}
+
 /* A signal for lwlock: passed on, or COMMAND's exit noted in *status. */
 static void on_signal(struct run *r, int sig, int *status)
 {
@@ -566,8 +647,8 @@ static int supervise(struct run *r)
             return -1;
         /* A loss seen in the same wake-up as the exit counts: which came
          * first cannot be told, and 79 is the safe answer. */
-        if (p[1].revents && read_event(r->ev_rd, &ev) == 0 && ev.kind == EV_LOST)
-            lose(r, lw_lost_reason_name(ev.err));
+        if (p[1].revents && read_event(r->ev_rd, &ev) == 0)
+            on_event(r, &ev);
         if (n == 3 && p[2].revents && read(r->timerfd, &expirations, sizeof expirations) > 0)
             lose(r, "the lease ended");
         if (p[0].revents && (sig = read_signal(r->sigfd)) != 0)

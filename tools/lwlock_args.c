@@ -47,6 +47,15 @@ static void usage(FILE *to)
           "  -l, --lease MS         a fixed lease instead, never renewed: a deadline for\n"
           "                         COMMAND, which is signalled when it ends (exit 79)\n"
           "  -s, --signal SIG       sent to COMMAND when the lock is lost (default TERM)\n"
+          "      --warn-signal SIG  sent to COMMAND when the lock turns at risk (renewals\n"
+          "                         unconfirmed: less than half its lease sure to be\n"
+          "                         left), once each time; nothing when it is safe again,\n"
+          "                         -s's signal if it is lost (default: no warning)\n"
+          "      --max-hold MS      give the lock up after MS held: COMMAND then gets\n"
+          "                         -s's signal and lwlock exits 79 (held too long); the\n"
+          "                         lock expires at the end of its lease\n"
+          "  -v, --verbose          the library's log lines to stderr (connections lost\n"
+          "                         and made again, the lock at risk, safe, lost)\n"
           "  -h, --help             show this help\n"
           "      --version          show the version\n"
           "\n"
@@ -188,7 +197,9 @@ static int parse_redis(const char *s, const char *what, struct lwlock_options *o
 }
 
 enum { OPT_VERSION = 256,
-       OPT_REPLICAS };
+       OPT_REPLICAS,
+       OPT_WARN_SIGNAL,
+       OPT_MAX_HOLD };
 
 static const struct option long_options[] = {
     {"redis", required_argument, NULL, 'r'},
@@ -198,6 +209,9 @@ static const struct option long_options[] = {
     {"watchdog", required_argument, NULL, 'W'},
     {"signal", required_argument, NULL, 's'},
     {"replicas", required_argument, NULL, OPT_REPLICAS},
+    {"warn-signal", required_argument, NULL, OPT_WARN_SIGNAL},
+    {"max-hold", required_argument, NULL, OPT_MAX_HOLD},
+    {"verbose", no_argument, NULL, 'v'},
     TLS_LONG_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -248,6 +262,18 @@ static int take_option(struct parse *p, int c, const char *arg)
         if ((o->lost_sig = parse_signal(arg)) < 0)
             return usage_error(p->err, "invalid signal '%s'", arg);
         return 0;
+    case OPT_WARN_SIGNAL:
+        if ((o->warn_sig = parse_signal(arg)) < 0)
+            return usage_error(p->err, "invalid warning signal '%s'", arg);
+        return 0;
+    case OPT_MAX_HOLD:
+        if (parse_number(arg, 1, MAX_MS, &v))
+            return usage_error(p->err, "invalid max hold '%s' (1 to %lld ms)", arg, MAX_MS);
+        o->max_hold_ms = (uint64_t)v;
+        return 0;
+    case 'v':
+        o->verbose = 1;
+        return 0;
     case OPT_REPLICAS:
         if (parse_number(arg, 0, LWLOCK_MAX_REPLICAS, &v))
             return usage_error(p->err, "invalid replicas '%s' (0 to %d)", arg,
@@ -278,7 +304,7 @@ static int take_options(struct parse *p, int argc, char **argv, FILE *out)
      * and print our own messages. */
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+:r:c:w:l:W:s:h", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:r:c:w:l:W:s:vh", long_options, NULL)) != -1) {
         if (c == 'h') {
             usage(out);
             return 0;
@@ -309,6 +335,18 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, struct lwloc
         return rc;
     if (p.seen_lease && p.seen_watchdog)
         return usage_error(err, "-l (a fixed lease) and -W (a renewed one) exclude each other");
+    /* A fixed lease is never renewed: never at risk, and its end is
+     * already the deadline. */
+    if (p.seen_lease && o->warn_sig)
+        return usage_error(err, "--warn-signal needs a renewed lease: a fixed one (-l) is "
+                                "never at risk, it ends");
+    if (p.seen_lease && o->max_hold_ms)
+        return usage_error(err, "--max-hold needs a renewed lease: a fixed one (-l) is "
+                                "already a deadline");
+    if (o->warn_sig && o->warn_sig == o->lost_sig)
+        return usage_error(err, "--warn-signal %s is also the signal for a lost lock (-s): "
+                                "COMMAND could not tell them apart",
+                           lwlock_signal_name(o->warn_sig, why, sizeof why));
     if (o->cluster.n && o->redis.sentinels.n)
         return usage_error(err, "-c (a cluster) and a redis-sentinel:// address exclude "
                                 "each other");

@@ -43,10 +43,16 @@ struct lwlock_options {
     long long wait_ms;          /* -1: forever, else 0..LWLOCK_MAX_MS */
     uint32_t lease_ms;          /* a fixed lease, or 0: the watchdog */
     uint32_t watchdog_ms;
-    int lost_sig;      /* 1..SIGRTMAX */
-    uint32_t replicas; /* --replicas: acquire_replicas, 0 when not given */
-    const char *name;  /* argv's NAME: 1..LW_LOCK_NAME_MAX bytes */
-    char **command;    /* COMMAND and its arguments in argv, NULL-terminated */
+    int lost_sig;         /* 1..SIGRTMAX */
+    int warn_sig;         /* --warn-signal: sent when the lock turns at risk;
+                             0: none (the default), else 1..SIGRTMAX and not
+                             lost_sig */
+    uint64_t max_hold_ms; /* --max-hold: given up after this long held
+                             (max_hold_ms); 0: no limit */
+    int verbose;          /* -v: the library's log lines to stderr */
+    uint32_t replicas;    /* --replicas: acquire_replicas, 0 when not given */
+    const char *name;     /* argv's NAME: 1..LW_LOCK_NAME_MAX bytes */
+    char **command;       /* COMMAND and its arguments in argv, NULL-terminated */
 };
 
 /*

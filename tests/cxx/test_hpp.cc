@@ -3,8 +3,12 @@
  * mutex in std::lock_guard, std::unique_lock (try_lock_for, try_lock_until
  * on steady_clock and system_clock) and std::scoped_lock (two mutexes, two
  * threads, opposite orders), fencing tokens, the error category with its
- * throwing and std::error_code overloads, unlock's error handler, and
- * on_lost when the key is deleted behind the watchdog's back.  Built with
+ * throwing and std::error_code overloads, unlock's error handler,
+ * on_lost when the key is deleted behind the watchdog's back, on_risk when
+ * the link goes silent (tests/fixtures/proxy.h) before and after the
+ * lock comes back safe and before it is lost, max_hold and set_max_hold
+ * (lost as held too long, the key left to its lease), and the log hook's
+ * lines for a killed connection and its return.  Built with
  * g++ and clang++ as C++17 and C++20 (tests/cxx/meson.build).  Prints each
  * failed check; exits 1 if any.
  */
@@ -22,12 +26,14 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <vector>
 #include <system_error>
 #include <thread>
 #include <type_traits>
 #include <utility>
 
 extern "C" {
+#include "proxy.h"        /* C, without extern "C" of its own */
 #include "redis_server.h" /* C, without extern "C" of its own */
 }
 
@@ -54,6 +60,13 @@ static_assert(std::is_same_v<decltype(std::declval<leasewheel::mutex &>().try_lo
                              bool>);
 static_assert(!std::is_copy_constructible_v<leasewheel::mutex> &&
               !std::is_move_constructible_v<leasewheel::mutex>);
+static_assert(std::is_constructible_v<leasewheel::client, const lw_client_config &,
+                                      leasewheel::lost_handler, leasewheel::risk_handler>);
+static_assert(std::is_constructible_v<leasewheel::client, const lw_client_config &,
+                                      leasewheel::lost_handler, leasewheel::risk_handler,
+                                      std::error_code &>);
+static_assert(noexcept(std::declval<leasewheel::mutex &>().set_max_hold(
+    std::declval<std::chrono::milliseconds>(), std::declval<std::error_code &>())));
 static_assert(!std::is_copy_constructible_v<leasewheel::client> &&
               std::is_nothrow_move_constructible_v<leasewheel::client> &&
               std::is_nothrow_move_assignable_v<leasewheel::client>);
@@ -374,6 +387,222 @@ static void lost(const redis_server *srv)
     s.m = nullptr;
 }
 
+/* One DEL, EXISTS, ...'s integer reply; -1 for anything else. */
+static long long redis_int(const redis_server *srv, const char *fmt, const char *key)
+{
+    redisReply *r = redis_server_command(srv, fmt, key);
+    long long n = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+/* Wait until cond() (at most ms); whether it came true. */
+template <class Cond>
+static bool wait_for(Cond cond, long long ms)
+{
+    auto t0 = clk::now();
+    while (!cond() && ms_since(t0) < ms)
+        std::this_thread::sleep_for(5ms);
+    return cond();
+}
+
+/*
+ * A 2 s watchdog lease on a 20 ms tick, through a proxy: the link goes
+ * silent (nothing closed), and on_risk says the lock is at risk, with at
+ * most half its lease left; the link back at once, and on_risk says it is
+ * safe again; silent again for good, at risk again, then lost (expired).
+ * In that order, each once, on the engine thread.
+ */
+static void risk(const redis_server *srv)
+{
+    struct event {
+        char what; /* 'r' at risk, 's' safe, 'l' lost */
+        long long left_ms;
+        int reason;
+    };
+    std::mutex mu;
+    std::vector<event> seen;
+    std::atomic<int> risks{0}, lost{0};
+    std::atomic<bool> names_ok{true}, owners_ok{true}, on_engine{true};
+    const std::thread::id main_id = std::this_thread::get_id();
+    const std::uint64_t me = lw_owner_self();
+    proxy *px = proxy_start(srv->port);
+
+    CHECK(px != nullptr);
+    if (!px)
+        return;
+    leasewheel::options o = opts_for(proxy_port(px));
+    o.watchdog_timeout = 2000ms;
+    o.tick = 20ms;
+    o.on_risk = [&](std::string_view name, std::uint64_t owner, bool at_risk,
+                    std::chrono::milliseconds left) {
+        std::lock_guard<std::mutex> g(mu);
+        names_ok = names_ok && name == "hpp:risk";
+        owners_ok = owners_ok && owner == me;
+        on_engine = on_engine && std::this_thread::get_id() != main_id;
+        seen.push_back({at_risk ? 'r' : 's', static_cast<long long>(left.count()), 0});
+        risks++;
+    };
+    o.on_lost = [&](std::string_view, std::uint64_t, int reason) {
+        std::lock_guard<std::mutex> g(mu);
+        seen.push_back({'l', 0, reason});
+        lost++;
+    };
+    {
+        leasewheel::client c(o);
+        leasewheel::mutex m(c, "hpp:risk");
+
+        m.lock();
+        std::this_thread::sleep_for(800ms); /* renewed once at least */
+        CHECK(proxy_hold(px, 1) == 0);
+        auto t0 = clk::now();
+        CHECK(wait_for([&] { return risks >= 1; }, 3000));
+        std::printf("at risk after %lld ms of silence\n", ms_since(t0));
+        CHECK(proxy_hold(px, 0) == 0);
+        CHECK(wait_for([&] { return risks >= 2; }, 3000));
+        CHECK(lost == 0 && m.is_held());
+        CHECK(c.stats().went_at_risk == 1 && c.stats().recovered == 1);
+
+        CHECK(proxy_hold(px, 1) == 0);
+        t0 = clk::now();
+        CHECK(wait_for([&] { return lost >= 1; }, 5000));
+        std::printf("lost after %lld ms of silence\n", ms_since(t0));
+        CHECK(proxy_hold(px, 0) == 0);
+        CHECK(!m.is_held());
+        std::lock_guard<std::mutex> g(mu);
+        CHECK(seen.size() == 4);
+        if (seen.size() == 4) {
+            CHECK(seen[0].what == 'r' && seen[1].what == 's' && seen[2].what == 'r' &&
+                  seen[3].what == 'l');
+            CHECK(seen[0].left_ms > 0 && seen[0].left_ms <= 1000);
+            CHECK(seen[2].left_ms > 0 && seen[2].left_ms <= 1000);
+            CHECK(seen[3].reason == LW_LOST_EXPIRED || seen[3].reason == LW_LOST_ERRORS);
+        }
+        CHECK(names_ok && owners_ok && on_engine);
+        m.set_unlock_error_handler(nullptr);
+        m.unlock();
+    }
+    proxy_stop(px);
+}
+
+/*
+ * The hold cap: a mutex's own (set_max_hold, on a client built from an
+ * lw_client_config with on_lost and on_risk) and the client's
+ * (options::max_hold).  The lock is given up as held too long, not before
+ * the cap, and its key is left in Redis to the end of its lease.
+ */
+static void max_hold(const redis_server *srv)
+{
+    std::atomic<int> calls{0}, reason{0};
+    auto on_lost = [&](std::string_view, std::uint64_t, int why) {
+        reason = why;
+        calls++;
+    };
+    lw_client_config cfg;
+    lw_client_config_init(&cfg);
+    cfg.port = srv->port;
+    cfg.tick_ms = 10;
+    leasewheel::client c(cfg, on_lost, [](std::string_view, std::uint64_t, bool,
+                                          std::chrono::milliseconds) {});
+    leasewheel::mutex m(c, "hpp:capped");
+    std::error_code ec;
+
+    m.set_max_hold(-1ms, ec);
+    CHECK(ec == LW_EINVAL);
+    m.set_max_hold(std::chrono::milliseconds(LW_MAX_LEASE_MS * 1000ll + 1), ec);
+    CHECK(ec == LW_ERANGE);
+    try {
+        m.set_max_hold(-5ms);
+        CHECK(!"set_max_hold(-5ms) did not throw");
+    } catch (const std::system_error &e) {
+        CHECK(e.code() == LW_EINVAL);
+    }
+    m.set_max_hold(300ms);
+    auto t0 = clk::now();
+    m.lock();
+    CHECK(wait_for([&] { return calls >= 1; }, 3000));
+    long long took = ms_since(t0);
+    std::printf("held too long after %lld ms\n", took);
+    CHECK(took >= 290 && calls == 1 && reason == LW_LOST_HELD_TOO_LONG);
+    CHECK(redis_int(srv, "EXISTS %s", "hpp:capped") == 1);
+    long long ttl = redis_int(srv, "PTTL %s", "hpp:capped");
+    CHECK(ttl > 20000 && ttl <= 30000); /* the lease it had, not renewed */
+    CHECK(c.stats().lost_held_too_long == 1 && c.stats().locks_held == 0);
+    m.unlock(ec); /* the field left in Redis: released early, or not held */
+    /* 0: the client's again (none): held past 300 ms. */
+    m.set_max_hold(0ms);
+    leasewheel::mutex free_one(c, "hpp:capped:0");
+    free_one.set_max_hold(0ms);
+    free_one.lock();
+    std::this_thread::sleep_for(400ms);
+    CHECK(free_one.is_held() && calls == 1);
+    free_one.unlock();
+
+    /* The client's cap, from the options; a negative one is refused. */
+    leasewheel::options o = opts_for(srv->port);
+    o.tick = 10ms;
+    o.max_hold = 200ms;
+    o.on_lost = on_lost;
+    leasewheel::client capped(o);
+    leasewheel::mutex mc(capped, "hpp:capped:client");
+    mc.lock();
+    CHECK(wait_for([&] { return calls >= 2; }, 3000));
+    CHECK(calls == 2 && reason == LW_LOST_HELD_TOO_LONG);
+    CHECK(capped.stats().lost_held_too_long == 1);
+    mc.unlock(ec);
+    o.max_hold = -1ms;
+    leasewheel::client bad(o, ec);
+    CHECK(ec == LW_EINVAL && !bad);
+}
+
+/*
+ * The log hook: a killed connection (CLIENT KILL) is a warn line, its
+ * return an info line, as std::string_views; a client logging from
+ * LW_LOG_WARN only does not get the info line.
+ */
+static void log_lines(const redis_server *srv)
+{
+    struct lines {
+        std::mutex mu;
+        std::vector<std::pair<int, std::string>> v;
+        bool has(int level, const char *text)
+        {
+            std::lock_guard<std::mutex> g(mu);
+            for (const auto &l : v)
+                if (l.first == level && l.second.find(text) != std::string::npos)
+                    return true;
+            return false;
+        }
+    } all, warn;
+    leasewheel::options o = opts_for(srv->port);
+    o.log = [&](int level, std::string_view message) {
+        std::lock_guard<std::mutex> g(all.mu);
+        all.v.emplace_back(level, std::string(message));
+    };
+    leasewheel::client c(o);
+    o.log = [&](int level, std::string_view message) {
+        std::lock_guard<std::mutex> g(warn.mu);
+        warn.v.emplace_back(level, std::string(message));
+    };
+    o.log_level = LW_LOG_WARN;
+    leasewheel::client w(o);
+    leasewheel::mutex m(c, "hpp:log"), mw(w, "hpp:log:warn");
+
+    CHECK(!m.is_locked() && !mw.is_locked()); /* both connected */
+    redisReply *r = redis_server_command(srv, "CLIENT KILL TYPE normal");
+    CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer >= 2);
+    if (r)
+        freeReplyObject(r);
+    CHECK(wait_for([&] { return all.has(LW_LOG_INFO, "connection restored"); }, 5000));
+    CHECK(all.has(LW_LOG_WARN, "LW_ECONNLOST"));
+    CHECK(wait_for([&] { return warn.has(LW_LOG_WARN, "LW_ECONNLOST"); }, 5000));
+    std::this_thread::sleep_for(300ms);
+    CHECK(!warn.has(LW_LOG_INFO, "connection restored"));
+    CHECK(!m.is_locked() && !mw.is_locked()); /* both back */
+}
+
 int main()
 {
     redis_server srv;
@@ -390,6 +619,9 @@ int main()
         scoped_lock_two(srv.port);
         unlock_failures(&srv);
         lost(&srv);
+        risk(&srv);
+        max_hold(&srv);
+        log_lines(&srv);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "unexpected exception: %s\n", e.what());
         failures++;

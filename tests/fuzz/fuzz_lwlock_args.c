@@ -167,6 +167,14 @@ static void check_go_on(const struct parsed *p, int argc, char **argv)
                "watchdog %u", o->watchdog_ms);
     FUZZ_CHECK(o->lost_sig >= 1 && o->lost_sig <= SIGRTMAX, "signal %d", o->lost_sig);
     FUZZ_CHECK(o->replicas <= LWLOCK_MAX_REPLICAS, "replicas %u", o->replicas);
+    FUZZ_CHECK(o->warn_sig == 0 || (o->warn_sig >= 1 && o->warn_sig <= SIGRTMAX &&
+                                    o->warn_sig != o->lost_sig),
+               "warning signal %d (lost %d)", o->warn_sig, o->lost_sig);
+    FUZZ_CHECK(o->max_hold_ms <= LWLOCK_MAX_MS, "max hold %llu",
+               (unsigned long long)o->max_hold_ms);
+    FUZZ_CHECK(!o->lease_ms || (!o->warn_sig && !o->max_hold_ms),
+               "a fixed lease with --warn-signal or --max-hold");
+    FUZZ_CHECK(o->verbose == 0 || o->verbose == 1, "verbose %d", o->verbose);
     check_tls(o, argc, argv);
     FUZZ_CHECK(p->out_len == 0 && p->err_len == 0, "printed something");
     check_signal_name(o->lost_sig);
