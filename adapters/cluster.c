@@ -711,11 +711,12 @@ static int link_error(struct lw_topology *t, struct link *l, struct lw_request *
 {
     struct cluster *c = of(t);
 
-    (void)l;
     if (req->route != LW_ROUTE_SLOT)
         return 0; /* by node or unrouted: the caller reads the error */
-    if (starts(reply->str, "MOVED ") || starts(reply->str, "ASK "))
+    if (starts(reply->str, "MOVED ") || starts(reply->str, "ASK ")) {
+        l->redirects++; /* counted on the node that answered it */
         return redirect(c, req, reply->str);
+    }
     if (!is_unsettled(reply->str))
         return 0;
     if (!starts(reply->str, "TRYAGAIN"))

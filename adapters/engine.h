@@ -452,7 +452,8 @@ int lw_engine_node_addr(const struct lw_engine *engine, unsigned node, const cha
 
 /*
  * lw_engine_node_stats - engine thread: one node's share of the counters:
- * sent, replies, error_replies, reconnects, script_reloads, and its
+ * sent, replies, error_replies, reconnects, script_reloads, redirects (the
+ * MOVED and ASK replies it sent, followed), and its
  * waiting and inflight now, its side lane's included; the other fields are
  * 0 (they are the engine's alone).  A node without a link (a replica)
  * reads all 0.  Returns 0, or

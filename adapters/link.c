@@ -625,6 +625,7 @@ static void add_stats(const struct link *l, struct lw_engine_stats *out)
     out->error_replies += l->error_replies;
     out->reconnects += l->conn.reconnects;
     out->script_reloads += l->script_reloads;
+    out->redirects += l->redirects;
     out->waiting += l->waiting.count;
     out->inflight += l->inflight.count;
 }

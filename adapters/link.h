@@ -74,6 +74,7 @@ struct link {
     int is_side;         /* this is a side lane */
     /* lw_engine_node_stats(): plain counters, read on the engine thread. */
     uint64_t sent, replies, error_replies, script_reloads;
+    uint64_t redirects; /* MOVED and ASK replies it received, followed */
 };
 
 struct link_set {

@@ -25,6 +25,9 @@ struct client_counters {
     _Atomic uint64_t acquires, holds_ended;
     _Atomic uint64_t acquire_wait[LW_LAG_BUCKETS];
     _Atomic uint64_t hold_time[LW_LAG_BUCKETS];
+    /* Not in lw_client_stats: the exact sums of the two histograms above,
+     * in microseconds (lw_client_format_metrics()'s _sum). */
+    _Atomic uint64_t acquire_wait_us, hold_time_us;
 };
 
 /* The renewal lag histogram's bucket for lag_ns (lw_lag_bucket_floor_ns()). */
@@ -54,6 +57,7 @@ static inline void stats_acquired(struct client_counters *k, uint64_t wait_ns)
 {
     count_add(&k->acquires, 1);
     count_add(&k->acquire_wait[lag_bucket(wait_ns)], 1);
+    count_add(&k->acquire_wait_us, wait_ns / 1000u);
 }
 
 /* A watchdog lock held for held_ns was unlocked or lost. */
@@ -61,6 +65,7 @@ static inline void stats_hold_ended(struct client_counters *k, uint64_t held_ns)
 {
     count_add(&k->holds_ended, 1);
     count_add(&k->hold_time[lag_bucket(held_ns)], 1);
+    count_add(&k->hold_time_us, held_ns / 1000u);
 }
 
 /* The watchdog holds one lock more (+1) or fewer (-1). */

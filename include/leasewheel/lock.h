@@ -441,7 +441,10 @@ LW_API int lw_client_last_error(const struct lw_client *client, char *buf, size_
  * Returns the length the whole text needs (without the NUL), as
  * snprintf() does: call again with a buffer that large when it was more
  * than len - 1.  LW_EINVAL for a NULL client, or buf NULL with len > 0.
- * Any thread; the figures are a snapshot, as lw_client_get_stats()'s.
+ * Any thread; the figures are a snapshot, as lw_client_get_stats()'s.  In
+ * a cluster the masters' figures are the engine thread's: called on
+ * another thread, it waits for the engine thread to read them (on the
+ * caller's loop, as a blocking call does: while the loop runs).
  */
 LW_API int lw_client_format_metrics(const struct lw_client *client, char *buf, size_t len);
 

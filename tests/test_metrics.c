@@ -1,0 +1,457 @@
+/*
+ * tests/test_metrics.c - lw_client_format_metrics(): its length contract
+ * (as snprintf's), and its text scraped over HTTP on loopback and read by
+ * Prometheus's own parser (check_metrics.py, Debian's
+ * python3-prometheus-client): from docs/examples/metrics_server.c, and
+ * from a client of the test's, whose lw_client_get_stats() taken just
+ * before and just after the formatting bound every figure; in a cluster,
+ * the per-node figures, asked for from a thread of the test's (a task on
+ * the engine thread) and from the engine thread itself.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "lock_util.h"
+#include "redis_cluster.h"
+#include "wait_child.h"
+
+extern char **environ;
+
+/* The text whole, in a buffer of the size it asked for. */
+static char *format_all(struct lw_client *c, int *len)
+{
+    int n = lw_client_format_metrics(c, NULL, 0);
+    char *buf;
+
+    cr_assert_gt(n, 0);
+    buf = malloc((size_t)n + 4096);
+    cr_assert(buf);
+    *len = lw_client_format_metrics(c, buf, (size_t)n + 4096);
+    cr_assert_lt(*len, n + 4096);
+    cr_assert_eq(strlen(buf), (size_t)*len);
+    return buf;
+}
+
+REDIS_TEST(metrics, length_contract)
+{
+    struct lw_client *c = new_client(30000, NULL);
+    struct lw_lock *l = new_lock(c, "contract");
+    char small[64], *full, *buf;
+    int n;
+
+    cr_assert_eq(lw_client_format_metrics(NULL, small, sizeof small), LW_EINVAL);
+    cr_assert_eq(lw_client_format_metrics(NULL, NULL, 0), LW_EINVAL);
+    cr_assert_eq(lw_client_format_metrics(c, NULL, 1), LW_EINVAL);
+    cr_assert_eq(lw_is_locked(l), 0); /* connected: the figures stand still */
+    full = format_all(c, &n);
+    cr_assert_eq(full[n - 1], '\n');
+    cr_assert(strstr(full, "\nleasewheel_locks_held 0\n"));
+    buf = malloc((size_t)n + 64);
+    cr_assert(buf);
+    /* Buffers too small, to one byte short, and just large enough: never
+     * a byte past len, always NUL-terminated, the length needed returned. */
+    size_t lens[] = {1, 2, 7, 63, 64, 500, (size_t)n / 2, (size_t)n - 1, (size_t)n,
+                     (size_t)n + 1};
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        size_t len = lens[i];
+
+        memset(buf, 'x', (size_t)n + 64);
+        cr_assert_eq(lw_client_format_metrics(c, buf, len), n, "len %zu", len);
+        cr_assert_eq(buf[len - 1], 0, "len %zu", len);
+        cr_assert_eq(strlen(buf), len - 1 < (size_t)n ? len - 1 : (size_t)n);
+        for (size_t j = len; j < (size_t)n + 64; j++)
+            cr_assert_eq(buf[j], 'x', "len %zu: byte %zu written", len, j);
+        /* The locks' families come first, and they do not move here. */
+        cr_assert_eq(memcmp(buf, full, len - 1 < 1000 ? len - 1 : 1000), 0);
+    }
+    memset(small, 'x', sizeof small);
+    cr_assert_eq(lw_client_format_metrics(c, small, 0), n);
+    cr_assert_eq(small[0], 'x', "len 0: nothing written");
+    free(buf);
+    free(full);
+    lw_lock_free(l);
+    lw_client_free(c);
+}
+
+/* --- the checker, and one scrape served ---------------------------------- */
+
+/* A listening socket on 127.0.0.1, on a free port. */
+static int listen_any(int *port)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    cr_assert_eq(listen(fd, 4), 0);
+    cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+struct checker {
+    pid_t pid;
+    int out; /* its stdout */
+};
+
+/* Start check_metrics.py on http://127.0.0.1:port/metrics. */
+static void checker_start(struct checker *ck, int port, int cluster)
+{
+    char url[64];
+    char *argv[] = {PYTHON_PATH, CHECK_METRICS_PATH, url, cluster ? "--cluster" : NULL, NULL};
+    posix_spawn_file_actions_t fa;
+    int p[2];
+
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/metrics", port);
+    cr_assert_eq(pipe(p), 0);
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+    posix_spawn_file_actions_addclose(&fa, p[0]);
+    posix_spawn_file_actions_addclose(&fa, p[1]);
+    cr_assert_eq(posix_spawn(&ck->pid, PYTHON_PATH, &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(p[1]);
+    ck->out = p[0];
+}
+
+/* Its output (it must pass), in a buffer to free. */
+static char *checker_finish(struct checker *ck)
+{
+    size_t cap = 1 << 16, got = 0;
+    char *out = malloc(cap);
+    ssize_t n;
+
+    cr_assert(out);
+    while ((n = read(ck->out, out + got, cap - 1 - got)) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0 && (got += (size_t)n) == cap - 1)
+            cr_assert(out = realloc(out, cap *= 2));
+    out[got] = 0;
+    close(ck->out);
+    cr_assert_eq(wait_child(ck->pid, 30000), 0, "check_metrics.py failed (stderr above)");
+    cr_assert(strstr(out, "\nok: "), "%s", out);
+    return out;
+}
+
+/* A sample's value in the checker's output: the line "key value". */
+static double sample(const char *out, const char *key)
+{
+    size_t len = strlen(key);
+
+    for (const char *at = out; (at = strstr(at, key)); at += len)
+        if ((at == out || at[-1] == '\n') && at[len] == ' ')
+            return strtod(at + len + 1, NULL);
+    cr_assert_fail("no sample %s in:\n%s", key, out);
+    return -1;
+}
+
+/* The figures the histograms count, from a snapshot. */
+static uint64_t lag_count(const struct lw_client_stats *s)
+{
+    uint64_t n = 0;
+
+    for (unsigned i = 0; i < LW_LAG_BUCKETS; i++)
+        n += s->renewal_lag[i];
+    return n;
+}
+
+/* Serve one GET /metrics on fd for c, with snapshots just before and just
+ * after the text was made. */
+static void serve_one(int fd, struct lw_client *c, struct lw_client_stats *before,
+                      struct lw_client_stats *after)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    char req[2048], head[160], *text;
+    size_t got = 0;
+    int conn, len;
+
+    cr_assert_eq(poll(&p, 1, 20000), 1, "no scrape came");
+    cr_assert_geq(conn = accept(fd, NULL, NULL), 0);
+    while (!memmem(req, got, "\r\n\r\n", 4)) {
+        ssize_t n = read(conn, req + got, sizeof req - got);
+
+        cr_assert_gt(n, 0);
+        got += (size_t)n;
+    }
+    cr_assert_eq(strncmp(req, "GET /metrics ", 13), 0);
+    lw_client_get_stats(c, before);
+    text = format_all(c, &len);
+    lw_client_get_stats(c, after);
+    snprintf(head, sizeof head,
+             "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
+             "Content-Length: %d\r\nConnection: close\r\n\r\n",
+             len);
+    cr_assert_eq(write(conn, head, strlen(head)), (ssize_t)strlen(head));
+    cr_assert_eq(write(conn, text, (size_t)len), (ssize_t)len);
+    close(conn);
+    free(text);
+}
+
+/* What the scrape said lies between the two snapshots. */
+#define cr_assert_between(v, lo, hi) \
+    cr_assert((double)(lo) <= (v) && (v) <= (double)(hi), "%s = %g, not in [%g, %g]", #v, (v), (double)(lo), (double)(hi))
+
+/* Each histogram's figures against the snapshots' counters. */
+static void check_histograms(const char *out, const struct lw_client_stats *b,
+                             const struct lw_client_stats *a)
+{
+    cr_assert_between(sample(out, "leasewheel_acquire_wait_seconds_count"), b->acquires,
+                      a->acquires);
+    cr_assert_between(sample(out, "leasewheel_hold_time_seconds_count"), b->holds_ended,
+                      a->holds_ended);
+    cr_assert_between(sample(out, "leasewheel_renewal_lag_seconds_count"), lag_count(b),
+                      lag_count(a));
+}
+
+REDIS_TEST(metrics, scrape_matches_stats)
+{
+    struct lw_client *c = new_client(600, NULL);
+    struct lw_lock *held[5], *churn = new_lock(c, "churn");
+    struct lw_client_stats b, a;
+    struct checker ck;
+    int port, fd = listen_any(&port);
+    char name[32], *out;
+    double v;
+
+    for (int i = 0; i < 5; i++) {
+        snprintf(name, sizeof name, "held:%d", i);
+        held[i] = new_lock(c, name);
+        cr_assert_eq(lw_lock_acquire(held[i], NULL), 0);
+    }
+    for (int i = 0; i < 10; i++) {
+        cr_assert_eq(lw_trylock(churn, 0, 0, NULL), 0);
+        cr_assert_eq(lw_unlock(churn), 0);
+    }
+    sleep_ms(700); /* renewals every 200 ms */
+    checker_start(&ck, port, 0);
+    serve_one(fd, c, &b, &a);
+    out = checker_finish(&ck);
+    close(fd);
+
+    cr_assert_eq(sample(out, "leasewheel_locks_held"), 5);
+    cr_assert_eq(b.locks_held, 5);
+    v = sample(out, "leasewheel_renewals_total{result=\"confirmed\"}");
+    cr_assert_between(v, b.renewals_confirmed, a.renewals_confirmed);
+    cr_assert_geq(v, 5, "every lock renewed at least once");
+    v = sample(out, "leasewheel_renewals_total{result=\"sent\"}");
+    cr_assert_between(v, b.renewals_sent, a.renewals_sent);
+    v = sample(out, "leasewheel_renew_calls_total");
+    cr_assert_between(v, b.renew_batches, a.renew_batches);
+    check_histograms(out, &b, &a);
+    cr_assert_eq(sample(out, "leasewheel_acquire_wait_seconds_count"), 15);
+    cr_assert_eq(sample(out, "leasewheel_hold_time_seconds_count"), 10);
+    cr_assert_eq(sample(out, "leasewheel_locks_lost_total{reason=\"expired\"}"), 0);
+    cr_assert_eq(sample(out, "leasewheel_locks_at_risk"), 0);
+    cr_assert_gt(sample(out, "leasewheel_commands_sent_total"), 15);
+    cr_assert_gt(sample(out, "leasewheel_acquire_wait_seconds_sum"), 0);
+    cr_assert_gt(sample(out, "leasewheel_hold_time_seconds_sum"), 0);
+    cr_assert_null(strstr(out, "leasewheel_node_"), "per node in a cluster only");
+    free(out);
+    lw_lock_free(churn);
+    for (int i = 0; i < 5; i++)
+        lw_lock_free(held[i]);
+    lw_client_free(c);
+}
+
+/* --- the example --------------------------------------------------------- */
+
+/* Its first line, "listening on 127.0.0.1:PORT": the port. */
+static int example_port(int out)
+{
+    struct pollfd p = {.fd = out, .events = POLLIN};
+    char line[128];
+    size_t got = 0;
+    int port = 0;
+
+    while (!memchr(line, '\n', got) && got < sizeof line - 1) {
+        ssize_t n;
+
+        cr_assert_eq(poll(&p, 1, 10000), 1, "metrics_server said nothing");
+        cr_assert_gt(n = read(out, line + got, sizeof line - 1 - got), 0);
+        got += (size_t)n;
+    }
+    line[got] = 0;
+    cr_assert_eq(sscanf(line, "listening on 127.0.0.1:%d", &port), 1, "%s", line);
+    return port;
+}
+
+REDIS_TEST(metrics, example_scraped)
+{
+    char redis_port[16];
+    char *argv[] = {METRICS_SERVER_PATH, redis_port, "0", "60", NULL};
+    posix_spawn_file_actions_t fa;
+    struct checker ck;
+    pid_t pid;
+    int p[2], port;
+    char *out;
+
+    snprintf(redis_port, sizeof redis_port, "%d", srv.port);
+    cr_assert_eq(pipe(p), 0);
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+    posix_spawn_file_actions_addclose(&fa, p[0]);
+    posix_spawn_file_actions_addclose(&fa, p[1]);
+    cr_assert_eq(posix_spawn(&pid, METRICS_SERVER_PATH, &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(p[1]);
+    port = example_port(p[0]);
+    sleep_ms(1500); /* a renewal a second */
+    checker_start(&ck, port, 0);
+    out = checker_finish(&ck);
+
+    /* Three held, and the fourth, taken and given back every 100 ms, may
+     * be held at that moment. */
+    cr_assert_geq(sample(out, "leasewheel_locks_held"), 3);
+    cr_assert_leq(sample(out, "leasewheel_locks_held"), 4);
+    cr_assert_geq(sample(out, "leasewheel_renewals_total{result=\"confirmed\"}"), 3);
+    cr_assert_geq(sample(out, "leasewheel_acquire_wait_seconds_count"), 5);
+    cr_assert_geq(sample(out, "leasewheel_hold_time_seconds_count"), 2);
+    cr_assert_eq(sample(out, "leasewheel_locks_lost_total{reason=\"errors\"}"), 0);
+    free(out);
+    kill(pid, SIGTERM);
+    cr_assert_eq(wait_child(pid, 10000), 0, "metrics_server did not stop cleanly");
+    close(p[0]);
+}
+
+/* --- a cluster ---------------------------------------------------------- */
+
+static struct redis_cluster cl;
+
+static void cluster_setup(void)
+{
+    cr_assert_eq(redis_cluster_start(&cl, 3, 0), 0, "the cluster did not start");
+}
+
+static void cluster_teardown(void)
+{
+    redis_cluster_stop(&cl);
+}
+
+/* On the engine thread (an async call's callback): the text, read there
+ * directly, not through a task it would wait for. */
+struct on_engine {
+    struct lw_client *client;
+    struct tally done;
+    _Atomic int len;
+    _Atomic int per_node;
+};
+
+static void format_on_engine(int err, int64_t value, void *arg)
+{
+    struct on_engine *oe = arg;
+    char *buf = malloc(1 << 16);
+
+    (void)err;
+    (void)value;
+    if (buf) {
+        atomic_store(&oe->len, lw_client_format_metrics(oe->client, buf, 1 << 16));
+        atomic_store(&oe->per_node, strstr(buf, "leasewheel_node_commands_sent_total{node=\"127.0.0.1:") != NULL);
+        free(buf);
+    }
+    tally_add(&oe->done, 0);
+}
+
+/* The sum of a per-node family's samples, and how many nodes it has. */
+static double node_sum(const char *out, const char *name, int *nodes)
+{
+    char key[96];
+    double sum = 0;
+
+    *nodes = 0;
+    snprintf(key, sizeof key, "\n%s{node=\"127.0.0.1:", name);
+    for (const char *at = out; (at = strstr(at, key)); at++) {
+        sum += strtod(strchr(at, '}') + 2, NULL);
+        ++*nodes;
+    }
+    return sum;
+}
+
+Test(metrics, cluster_per_node, .init = cluster_setup, .fini = cluster_teardown,
+     .timeout = 120)
+{
+    char seed[32];
+    const char *seeds[1] = {seed};
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_lock *held[12], *moved;
+    struct lw_client_stats b, a;
+    struct on_engine oe = {0};
+    struct checker ck;
+    int port, fd = listen_any(&port), nodes, slot, from, to;
+    char name[32], *out;
+    redisReply *r;
+
+    snprintf(seed, sizeof seed, "127.0.0.1:%d", cl.node[0].port);
+    lw_client_config_init(&cfg);
+    cfg.cluster_seeds = seeds;
+    cfg.cluster_nseeds = 1;
+    cfg.tick_ms = 10;
+    cfg.watchdog_timeout_ms = 600;
+    cfg.command_timeout_ms = 5000;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    for (int i = 0; i < 12; i++) { /* on every master, surely */
+        snprintf(name, sizeof name, "spread:%d", i);
+        held[i] = new_lock(c, name);
+        cr_assert_eq(lw_lock_acquire(held[i], NULL), 0);
+    }
+    /* A redirect: the slot of "moved" goes to another master behind the
+     * client's back; its next acquire is answered MOVED by the old one. */
+    cr_assert(r = redis_cluster_command(&cl, 0, "CLUSTER KEYSLOT moved"));
+    slot = (int)r->integer;
+    freeReplyObject(r);
+    cr_assert_geq(from = redis_cluster_slot_master(&cl, slot, -1), 0);
+    to = (from + 1) % 3;
+    moved = new_lock(c, "moved");
+    cr_assert_eq(lw_trylock(moved, 0, 0, NULL), 0);
+    cr_assert_eq(lw_unlock(moved), 0);
+    cr_assert_eq(redis_cluster_migrate_slot(&cl, slot, from, to, 10, NULL, NULL), 0);
+    cr_assert_eq(lw_trylock(moved, 0, 0, NULL), 0);
+    cr_assert_eq(lw_unlock(moved), 0);
+    sleep_ms(300);
+
+    /* From this thread: the nodes' figures through a task. */
+    checker_start(&ck, port, 1);
+    serve_one(fd, c, &b, &a);
+    out = checker_finish(&ck);
+    close(fd);
+    cr_assert_eq(sample(out, "leasewheel_locks_held"), 12);
+    cr_assert_eq(sample(out, "leasewheel_cluster_masters"), 3);
+    check_histograms(out, &b, &a);
+    cr_assert_leq(node_sum(out, "leasewheel_node_commands_sent_total", &nodes),
+                  sample(out, "leasewheel_commands_sent_total"));
+    cr_assert_eq(nodes, 3, "%s", out);
+    cr_assert_leq(node_sum(out, "leasewheel_node_replies_total", &nodes),
+                  sample(out, "leasewheel_replies_total"));
+    cr_assert_eq(nodes, 3);
+    cr_assert_geq(sample(out, "leasewheel_redirects_total"), 1);
+    cr_assert_eq(node_sum(out, "leasewheel_node_redirects_total", &nodes),
+                 sample(out, "leasewheel_redirects_total"));
+    snprintf(name, sizeof name, "127.0.0.1:%d", cl.node[from].port);
+    {
+        char key[96];
+
+        snprintf(key, sizeof key, "leasewheel_node_redirects_total{node=\"%s\"}", name);
+        cr_assert_geq(sample(out, key), 1, "the MOVED is counted on the node that said it");
+    }
+    free(out);
+
+    /* From the engine thread: read there, no task to wait for. */
+    tally_init(&oe.done);
+    oe.client = c;
+    cr_assert_eq(lw_is_locked_async(held[0], format_on_engine, &oe), 0);
+    cr_assert(tally_wait(&oe.done, 1, 10000), "the callback never ran");
+    cr_assert_gt(oe.len, 0);
+    cr_assert_lt(oe.len, 1 << 16);
+    cr_assert(oe.per_node);
+    tally_destroy(&oe.done);
+
+    lw_lock_free(moved);
+    for (int i = 0; i < 12; i++)
+        lw_lock_free(held[i]);
+    lw_client_free(c);
+}
