@@ -83,20 +83,20 @@ struct lw_client {
     struct client_counters count;
 
     /* Engine thread only. */
-    struct lw_pubsub *pubsub;     /* unlock messages (adapters/pubsub.h) */
-    int cluster;                  /* the engine is a cluster client */
-    int sentinel;                 /* the engine finds its master by Sentinel:
-                                     a switch is a failover, unsettled is
-                                     not failed */
-    struct lw_request flush_task; /* a watchdog flush asked for off a tick */
-    int flush_pending;            /* flush_task is submitted */
-    struct batch **open[2];       /* cluster: per node, the renew and drop
-                                     batches being filled */
-    unsigned open_cap;            /* nodes open[] has room for */
-    struct entry *entries;        /* by name; each heads a chain of owners */
-    struct channel *channels;     /* by channel name */
+    struct lw_pubsub *pubsub;       /* unlock messages (adapters/pubsub.h) */
+    int cluster;                    /* the engine is a cluster client */
+    int sentinel;                   /* the engine finds its master by Sentinel:
+                                       a switch is a failover, unsettled is
+                                       not failed */
+    struct lw_request flush_task;   /* a watchdog flush asked for off a tick */
+    int flush_pending;              /* flush_task is submitted */
+    struct batch **open[2];         /* cluster: per node, the renew and drop
+                                       batches being filled */
+    unsigned open_cap;              /* nodes open[] has room for */
+    struct entry *entries;          /* by name; each heads a chain of owners */
+    struct channel *channels;       /* by channel name */
     struct lease_hold *lease_holds; /* holds.c */
-    struct entry *renew_head;     /* due renewals waiting for a batch slot */
+    struct entry *renew_head;       /* due renewals waiting for a batch slot */
     struct entry *renew_tail;
     struct entry *drop_head; /* lost locks whose field is to be removed */
     struct entry *drop_tail;

@@ -92,5 +92,5 @@ void holds_shutdown(struct lw_client *c)
     struct lease_hold *h, *tmp;
 
     HASH_ITER(hh, c->lease_holds, h, tmp)
-        drop(c, h);
+    drop(c, h);
 }

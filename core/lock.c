@@ -454,7 +454,8 @@ static void handoff_reply(struct lw_client *c, struct op *op, const redisReply *
         watchdog_unlock_end(c, op->lock, op->owner, UNLOCK_UNKNOWN);
         op_complete(op, err ? err : LW_EREPLY, 0);
     } else {
-        int64_t left = handed ? 0 : status < 0 ? -1 : status;
+        int64_t left = handed ? 0 : status < 0 ? -1
+                                               : status;
 
         watchdog_unlock_end(c, op->lock, op->owner, left);
         holds_released(c, op->lock, op->owner, left);
