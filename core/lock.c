@@ -432,7 +432,8 @@ static void handed_over(struct lw_client *c, struct op *w, int64_t token, int64_
  * (handed over), {-1} (not ours), {-2, token, holds} (not ours but the
  * waiter's: a resent hand-over that ran already when resent).  Without a
  * waiter any more (it went, the client is closing), only the unlock
- * counts.  The unlock ends first, then the waiter. */
+ * counts.  The waiter is completed first: it carries the lock on, and
+ * its thread wakes while the unlocking one is still being told. */
 static void handoff_reply(struct lw_client *c, struct op *op, const redisReply *reply,
                           int err)
 {
@@ -450,6 +451,8 @@ static void handoff_reply(struct lw_client *c, struct op *op, const redisReply *
     op->handoff = NULL;
     if (w)
         w->handoff = NULL;
+    if (w && handed)
+        handed_over(c, w, token, holds, sent_ns);
     if (status == INT64_MIN) { /* failed: it may or may not have run */
         watchdog_unlock_end(c, op->lock, op->owner, UNLOCK_UNKNOWN);
         op_complete(op, err ? err : LW_EREPLY, 0);
@@ -461,9 +464,7 @@ static void handoff_reply(struct lw_client *c, struct op *op, const redisReply *
         holds_released(c, op->lock, op->owner, left);
         op_complete(op, left < 0 ? LW_ENOTOWNER : 0, left < 0 ? 0 : left);
     }
-    if (w && handed)
-        handed_over(c, w, token, holds, sent_ns);
-    else if (w)
+    if (w && !handed)
         waiters_unreserve(c, w);
 }
 

@@ -117,9 +117,14 @@ REDIS_TEST(hot, no_thread_of_a_client_starves)
     cr_assert_eq(atomic_load(&overlaps), 0, "two holders at once");
     cr_assert_eq(log.count, 0);
     /* Each thread waits for the others' turns, about one round trip and a
-     * 0.2 ms hold each: a round of 8 takes a few ms.  Starving was seconds. */
+     * 0.2 ms hold each: a round of 8 takes a few ms, and threads take
+     * turns (fewest/most near 1).  Starving was one acquire in seconds
+     * while another thread took thousands.  The bound on the worst wait
+     * leaves room for a shared 2-core machine's scheduler (and the
+     * sanitizers), which can hold a thread off for a few hundred ms;
+     * lwhot measures the waits themselves (docs/benchmarks.md). */
     cr_assert_geq(fewest * 10, most * 8, "fewest %d, most %d", fewest, most);
-    cr_assert_lt(worst, 250 * 1000000ull, "worst wait %.1f ms", (double)worst / 1e6);
+    cr_assert_lt(worst, 1000 * 1000000ull, "worst wait %.1f ms", (double)worst / 1e6);
     lw_client_free(c);
 }
 

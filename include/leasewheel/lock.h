@@ -47,7 +47,19 @@
  *
  * Waiting.  A lock held by somebody else is waited for on its pub/sub
  * channel (one subscription per name, shared by its waiters) and tried
- * again at each unlock message, or when the holder's lease runs out.
+ * again at an unlock message, or when the holder's lease runs out.
+ *
+ * Fairness.  Within one client, waiting is first come first served: an
+ * acquire for a name on which this client already has waiters queues
+ * behind them (unless its owner holds the lock: a reentrant acquire never
+ * waits), an unlock message wakes the oldest waiter only, and a waiter that
+ * gives up (its wait_ms ran out, an error) passes its turn to the next.
+ * When the last hold is released and a waiter of the same client is
+ * queued, the lock is handed to that waiter in the unlock's own script: it
+ * never becomes free in between, the token still increases, and no message
+ * is published.  Between clients there is no order: whichever client's
+ * attempt reaches Redis first after an unlock wins, as with Redisson's
+ * RLock.
  *
  * Threads.  Every function is thread-safe.  Blocking calls must not run on
  * the engine thread (inside callbacks): they return LW_EDEADLK there.
