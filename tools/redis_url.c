@@ -2,27 +2,14 @@
 #include "redis_url.h"
 
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "why.h"
+
 /* A URL's sentinels are kept in a struct redis_seeds. */
 _Static_assert(LW_MAX_SENTINELS <= LW_MAX_CLUSTER_SEEDS, "redis_seeds holds the sentinels");
-
-static int fail(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *why, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (n) {
-        va_start(ap, fmt);
-        vsnprintf(why, n, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* Digits only (no sign, blank or junk), value in min..max, of s[0..len). */
 static int parse_uint(const char *s, size_t len, long min, long max, long *out)
@@ -50,12 +37,12 @@ static int take_host(const char *s, size_t len, char *host, char *why, size_t n)
         len -= 2;
     }
     if (len == 0)
-        return fail(why, n, "no HOST");
+        return why_fail(why, n, "no HOST");
     if (len >= REDIS_URL_HOST_MAX)
-        return fail(why, n, "HOST longer than %d bytes", REDIS_URL_HOST_MAX - 1);
+        return why_fail(why, n, "HOST longer than %d bytes", REDIS_URL_HOST_MAX - 1);
     if (memchr(s, '[', len) || memchr(s, ']', len) || memchr(s, ',', len) ||
         memchr(s, '/', len) || memchr(s, '@', len))
-        return fail(why, n, "HOST '%.*s' holds a '[', ']', ',', '/' or '@'", (int)len, s);
+        return why_fail(why, n, "HOST '%.*s' holds a '[', ']', ',', '/' or '@'", (int)len, s);
     memcpy(host, s, len);
     host[len] = 0;
     return 0;
@@ -75,10 +62,10 @@ static int take_host_port(const char *s, size_t len, int default_port, char *hos
             break;
         }
     if (!colon && !default_port)
-        return fail(why, n, "no ':PORT' (expected HOST:PORT or redis://...)");
+        return why_fail(why, n, "no ':PORT' (expected HOST:PORT or redis://...)");
     if (colon && parse_uint(colon + 1, len - (size_t)(colon + 1 - s), 1, 65535, &p))
-        return fail(why, n, "PORT '%.*s' is not a number from 1 to 65535",
-                    (int)(len - (size_t)(colon + 1 - s)), colon + 1);
+        return why_fail(why, n, "PORT '%.*s' is not a number from 1 to 65535",
+                        (int)(len - (size_t)(colon + 1 - s)), colon + 1);
     if (take_host(s, colon ? (size_t)(colon - s) : len, host, why, n))
         return -1;
     *port = (int)p;
@@ -101,17 +88,17 @@ static int decode(const char *s, size_t len, char *out, const char *what, char *
 
         if (c == '%') {
             if (i + 2 >= len)
-                return fail(why, n, "%s: '%%' not followed by two hex digits", what);
+                return why_fail(why, n, "%s: '%%' not followed by two hex digits", what);
             int h = hex((unsigned char)s[i + 1]), l = hex((unsigned char)s[i + 2]);
             if (h < 0 || l < 0)
-                return fail(why, n, "%s: '%%' not followed by two hex digits", what);
+                return why_fail(why, n, "%s: '%%' not followed by two hex digits", what);
             c = h * 16 + l;
             i += 2;
         }
         if (c == 0)
-            return fail(why, n, "%s holds a NUL byte", what);
+            return why_fail(why, n, "%s holds a NUL byte", what);
         if (o + 1 >= REDIS_URL_CRED_MAX)
-            return fail(why, n, "%s longer than %d bytes", what, REDIS_URL_CRED_MAX - 1);
+            return why_fail(why, n, "%s longer than %d bytes", what, REDIS_URL_CRED_MAX - 1);
         out[o++] = (char)c;
     }
     out[o] = 0;
@@ -125,10 +112,10 @@ static int take_userinfo(const char *s, size_t len, struct redis_url *u, char *w
     const char *colon = memchr(s, ':', len);
 
     if (!colon)
-        return fail(why, n, "no ':' before '@': credentials are [USER]:PASSWORD@ (a "
-                            "password alone is ':PASSWORD@')");
+        return why_fail(why, n, "no ':' before '@': credentials are [USER]:PASSWORD@ (a "
+                                "password alone is ':PASSWORD@')");
     if (colon + 1 == s + len)
-        return fail(why, n, "empty PASSWORD after ':'");
+        return why_fail(why, n, "empty PASSWORD after ':'");
     return decode(s, (size_t)(colon - s), u->username, "USER", why, n) ||
                    decode(colon + 1, len - (size_t)(colon + 1 - s), u->password, "PASSWORD",
                           why, n)
@@ -147,13 +134,13 @@ static int parse_url(const char *scheme, const char *s, struct redis_url *u, cha
     if (at && take_userinfo(s, (size_t)(at - s), u, why, n))
         return -1;
     if (hlen == 0)
-        return fail(why, n, "no HOST after %s://", scheme);
+        return why_fail(why, n, "no HOST after %s://", scheme);
     if (take_host_port(host, hlen, REDIS_URL_DEFAULT_PORT, u->host, &u->port, why, n))
         return -1;
     if (slash && slash[1] && parse_uint(slash + 1, strlen(slash + 1), 0, 65535, &db))
-        return fail(why, n, "DB '%s' is not a number from 0 to 65535 (nor are query "
-                            "options supported)",
-                    slash + 1);
+        return why_fail(why, n, "DB '%s' is not a number from 0 to 65535 (nor are query "
+                                "options supported)",
+                        slash + 1);
     u->db = (int)db;
     return 0;
 }
@@ -166,14 +153,14 @@ static int take_master(const char *s, struct redis_url *u, char *why, size_t n)
     size_t len = strlen(s);
 
     if (len == 0)
-        return fail(why, n, "empty MASTER after '#'");
+        return why_fail(why, n, "empty MASTER after '#'");
     if (len >= REDIS_URL_MASTER_MAX)
-        return fail(why, n, "MASTER longer than %d bytes", REDIS_URL_MASTER_MAX - 1);
+        return why_fail(why, n, "MASTER longer than %d bytes", REDIS_URL_MASTER_MAX - 1);
     if (memchr(s, '@', len))
-        return fail(why, n, "MASTER holds an '@' (write a '#' in a password as %%23)");
+        return why_fail(why, n, "MASTER holds an '@' (write a '#' in a password as %%23)");
     for (size_t i = 0; i < len; i++)
         if (isspace((unsigned char)s[i]) || iscntrl((unsigned char)s[i]))
-            return fail(why, n, "MASTER '%s' holds a blank or a control character", s);
+            return why_fail(why, n, "MASTER '%s' holds a blank or a control character", s);
     memcpy(u->master, s, len + 1);
     return 0;
 }
@@ -193,10 +180,10 @@ static int take_sentinels(const char *s, size_t len, struct redis_url *u, char *
         int port;
 
         if (plen == 0)
-            return fail(why, n, "an empty sentinel (expected HOST[:PORT],HOST[:PORT],...)");
+            return why_fail(why, n, "an empty sentinel (expected HOST[:PORT],HOST[:PORT],...)");
         if (take_host_port(p, plen, REDIS_URL_DEFAULT_SENTINEL_PORT, host, &port, sub,
                            sizeof sub))
-            return fail(why, n, "sentinel '%.*s': %s", (int)plen, p, sub);
+            return why_fail(why, n, "sentinel '%.*s': %s", (int)plen, p, sub);
         if (list_add(&u->sentinels, host, port, LW_MAX_SENTINELS, "sentinels", why, n))
             return -1;
         if (!comma)
@@ -222,27 +209,27 @@ static int parse_sentinel_url(const char *scheme, const char *s, struct redis_ur
         if (*p == '@')
             at = p;
     if (!hash && strchr(s, '?'))
-        return fail(why, n, "query options are not supported (name the master with #MASTER, "
-                            "not ?sentinelMasterId=)");
+        return why_fail(why, n, "query options are not supported (name the master with #MASTER, "
+                                "not ?sentinelMasterId=)");
     if (!hash)
-        return fail(why, n, "no #MASTER (the name the sentinels know the master by: "
-                            "%s://HOST:PORT,...#MASTER)",
-                    scheme);
+        return why_fail(why, n, "no #MASTER (the name the sentinels know the master by: "
+                                "%s://HOST:PORT,...#MASTER)",
+                        scheme);
     if (take_master(hash + 1, u, why, n) ||
         (at && take_userinfo(s, (size_t)(at - s), u, why, n)))
         return -1;
     hosts = at ? at + 1 : s;
     if (memchr(hosts, '?', (size_t)(hash - hosts)))
-        return fail(why, n, "query options are not supported");
+        return why_fail(why, n, "query options are not supported");
     slash = memchr(hosts, '/', (size_t)(hash - hosts));
     if ((slash ? slash : hash) == hosts)
-        return fail(why, n, "no HOST after %s://", scheme);
+        return why_fail(why, n, "no HOST after %s://", scheme);
     if (take_sentinels(hosts, (size_t)((slash ? slash : hash) - hosts), u, why, n))
         return -1;
     if (slash && slash + 1 < hash &&
         parse_uint(slash + 1, (size_t)(hash - slash - 1), 0, 65535, &db))
-        return fail(why, n, "DB '%.*s' is not a number from 0 to 65535", (int)(hash - slash - 1),
-                    slash + 1);
+        return why_fail(why, n, "DB '%.*s' is not a number from 0 to 65535", (int)(hash - slash - 1),
+                        slash + 1);
     u->db = (int)db;
     return 0;
 }
@@ -274,9 +261,9 @@ int redis_url_parse(const char *s, struct redis_url *u, char *why, size_t n)
         return schemes[i].sentinel ? parse_sentinel_url(name, sep + 3, u, why, n)
                                    : parse_url(name, sep + 3, u, why, n);
     }
-    return fail(why, n, "unknown scheme '%.*s://' (expected redis://, rediss://, "
-                        "redis-sentinel:// or rediss-sentinel://)",
-                (int)(sep - s), s);
+    return why_fail(why, n, "unknown scheme '%.*s://' (expected redis://, rediss://, "
+                            "redis-sentinel:// or rediss-sentinel://)",
+                    (int)(sep - s), s);
 }
 
 /* One more "host:port" in s, unless there already; at most max of them. */
@@ -291,7 +278,7 @@ static int list_add(struct redis_seeds *s, const char *host, int port, unsigned 
         if (strcmp(s->addr[i], addr) == 0)
             return 0;
     if (s->n >= max)
-        return fail(why, n, "more than %u %s", max, what);
+        return why_fail(why, n, "more than %u %s", max, what);
     /* The string only: the rest stays as redis_seeds_parse() zeroed it,
      * so that equal seed lists are equal bytes (the fuzzer compares two
      * parses with memcmp; stack garbage after the NUL differed). */
@@ -319,13 +306,13 @@ int redis_seeds_parse(const char *list, struct redis_seeds *out, char *why, size
         int port;
 
         if (len == 0)
-            return fail(why, n, "an empty seed (expected HOST:PORT,HOST:PORT,...)");
+            return why_fail(why, n, "an empty seed (expected HOST:PORT,HOST:PORT,...)");
         if (len >= 7 && memmem(p, len, "://", 3))
-            return fail(why, n, "seed '%.*s': seeds are HOST:PORT (credentials go in -r "
-                                "redis://USER:PASSWORD@...)",
-                        (int)len, p);
+            return why_fail(why, n, "seed '%.*s': seeds are HOST:PORT (credentials go in -r "
+                                    "redis://USER:PASSWORD@...)",
+                            (int)len, p);
         if (take_host_port(p, len, 0, host, &port, sub, sizeof sub))
-            return fail(why, n, "seed '%.*s': %s", (int)len, p, sub);
+            return why_fail(why, n, "seed '%.*s': %s", (int)len, p, sub);
         if (redis_seeds_add(out, host, port, why, n))
             return -1;
         if (!comma)

@@ -3,25 +3,12 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int fail(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *why, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (n) {
-        va_start(ap, fmt);
-        vsnprintf(why, n, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
+#include "why.h"
 
 /* A name to send as SNI: one word, at most TLS_SNI_MAX bytes.  (Not
  * quoted in the message: it may hold control characters.) */
@@ -30,10 +17,10 @@ static int check_sni(const char *s, char *why, size_t n)
     size_t len = strlen(s);
 
     if (len > TLS_SNI_MAX)
-        return fail(why, n, "--sni NAME longer than %d bytes", TLS_SNI_MAX);
+        return why_fail(why, n, "--sni NAME longer than %d bytes", TLS_SNI_MAX);
     for (size_t i = 0; i < len; i++)
         if (isspace((unsigned char)s[i]) || iscntrl((unsigned char)s[i]))
-            return fail(why, n, "--sni NAME holds a blank or a control character");
+            return why_fail(why, n, "--sni NAME holds a blank or a control character");
     return 0;
 }
 
@@ -57,7 +44,7 @@ int tls_opt_take(struct lw_tls_config *t, int opt, const char *arg, char *why, s
     default: return 0;
     }
     if (!arg || !arg[0])
-        return fail(why, n, "%s needs a value, not ''", names[opt - TLS_OPT_CACERT]);
+        return why_fail(why, n, "%s needs a value, not ''", names[opt - TLS_OPT_CACERT]);
     if (opt == TLS_OPT_SNI && check_sni(arg, why, n))
         return -1;
     *field = arg;
@@ -83,12 +70,12 @@ int tls_opts_finish(struct lw_tls_config *t, int url_tls, char *why, size_t n)
     if (url_tls)
         t->enable = 1;
     if (flag && !t->enable)
-        return fail(why, n, "%s needs --tls (or a rediss:// or rediss-sentinel:// address)",
-                    flag);
+        return why_fail(why, n, "%s needs --tls (or a rediss:// or rediss-sentinel:// address)",
+                        flag);
     if (t->cert_file && !t->key_file)
-        return fail(why, n, "--cert needs --key (the certificate's private key)");
+        return why_fail(why, n, "--cert needs --key (the certificate's private key)");
     if (t->key_file && !t->cert_file)
-        return fail(why, n, "--key needs --cert (the certificate it is the key of)");
+        return why_fail(why, n, "--key needs --cert (the certificate it is the key of)");
     return 0;
 }
 
@@ -100,13 +87,13 @@ static int check_path(const char *flag, const char *path, int want_dir, char *wh
     if (!path)
         return 0;
     if (stat(path, &st))
-        return fail(why, n, "%s %s: %s", flag, path, strerror(errno));
+        return why_fail(why, n, "%s %s: %s", flag, path, strerror(errno));
     if (want_dir && !S_ISDIR(st.st_mode))
-        return fail(why, n, "%s %s: not a directory", flag, path);
+        return why_fail(why, n, "%s %s: not a directory", flag, path);
     if (!want_dir && S_ISDIR(st.st_mode))
-        return fail(why, n, "%s %s: a directory, not a file", flag, path);
+        return why_fail(why, n, "%s %s: a directory, not a file", flag, path);
     if (access(path, want_dir ? R_OK | X_OK : R_OK))
-        return fail(why, n, "%s %s: %s", flag, path, strerror(errno));
+        return why_fail(why, n, "%s %s: %s", flag, path, strerror(errno));
     return 0;
 }
 
@@ -126,6 +113,6 @@ int tls_sentinel_env(const char *value, char *why, size_t n)
         return 0;
     if (strcmp(value, "0") == 0)
         return 1;
-    return fail(why, n, "LWLOCK_SENTINEL_TLS must be 0 (plain sentinels) or unset (the "
-                        "sentinels as the master: TLS or not)");
+    return why_fail(why, n, "LWLOCK_SENTINEL_TLS must be 0 (plain sentinels) or unset (the "
+                            "sentinels as the master: TLS or not)");
 }
