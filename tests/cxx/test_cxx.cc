@@ -16,15 +16,7 @@ extern "C" {
 #include "redis_server.h" /* C, without extern "C" of its own */
 }
 
-static int failures;
-
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                              \
-        }                                                                            \
-    } while (0)
+#include "check.h"
 
 static std::atomic<int> lost_count{0};
 

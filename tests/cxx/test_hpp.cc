@@ -40,15 +40,7 @@ extern "C" {
 using namespace std::chrono_literals;
 using clk = std::chrono::steady_clock;
 
-static int failures;
-
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                              \
-        }                                                                            \
-    } while (0)
+#include "check.h"
 
 /* What the standard's lock types need, checked at compile time. */
 static_assert(noexcept(std::declval<leasewheel::mutex &>().unlock()), "unlock is noexcept");
