@@ -19,6 +19,11 @@
  *       lwlock's COMMAND: the critical section; lwlock's lost signal
  *       (SIGTERM) records "lost" and ends it.
  *
+ * With --cacert CA --cert CERT --key KEY (client and lwloop) the server is
+ * reached over mutual TLS: the client trusts CA and presents CERT (its
+ * config's tls), and lwlock runs with --tls --cacert CA --cert CERT --key
+ * KEY.
+ *
  * The log: one line per event, appended with a single write(2) to a file
  * opened O_APPEND (atomic for short lines, whichever process writes):
  *   <kind> <name> <holder-id> <round> <CLOCK_MONOTONIC ns> [<extra>]
@@ -33,8 +38,9 @@
  * intervals in the log.
  *
  * A client or lwloop contender ends after R rounds, D ms, or when the stop
- * file exists, and prints one "summary" line of counts on stdout.  Messages
- * go to stderr.
+ * file exists, and prints one "summary" line of counts on stdout; a client
+ * adds its connections' counts (lw_client_stats: reconnects, TLS
+ * handshakes, resumed sessions), an lwloop zeros.  Messages go to stderr.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -78,6 +84,7 @@ struct opts {
     const char *cluster;  /* lwloop: lwlock -c's seeds instead of -r */
     const char *redis;    /* lwloop: lwlock -r's address instead of --port */
     const char *stop;
+    const char *cacert, *cert, *key; /* TLS: all three, or none */
 };
 
 /* The log, opened once per process; shared by the engine thread's
@@ -201,6 +208,12 @@ static int take_opt(struct opts *o, const char *key, const char *val)
         o->cluster = val;
     else if (!strcmp(key, "--redis"))
         o->redis = val;
+    else if (!strcmp(key, "--cacert"))
+        o->cacert = val;
+    else if (!strcmp(key, "--cert"))
+        o->cert = val;
+    else if (!strcmp(key, "--key"))
+        o->key = val;
     else
         return -1;
     return 0;
@@ -219,6 +232,8 @@ static int parse(int argc, char **argv, struct opts *o)
             return usage("bad option");
     if (!o->log || !o->id || o->names < 1 || o->names > NAMES_MAX || o->hold_max_ms < 1)
         return usage("--log, --id, 1..16 --names and --hold-max-ms >= 1 are needed");
+    if (!o->cacert != !o->cert || !o->cacert != !o->key)
+        return usage("TLS needs all of --cacert, --cert and --key");
     log_fd = open(o->log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (log_fd < 0)
         return usage("cannot open the log");
@@ -230,14 +245,17 @@ static int parse(int argc, char **argv, struct opts *o)
 struct counts {
     long rounds, acquired, busy, errors, lost, lost_elsewhere, clashes, unlock_errors, other;
     int last_error;
+    struct lw_client_stats conns; /* a client's: its connections' counts */
 };
 
 static void print_summary(const struct opts *o, const struct counts *c)
 {
     printf("summary %s rounds %ld acquired %ld busy %ld errors %ld lost %ld "
-           "lost_elsewhere %ld clashes %ld unlock_errors %ld other %ld last_error %s\n",
+           "lost_elsewhere %ld clashes %ld unlock_errors %ld other %ld last_error %s "
+           "reconnects %" PRIu64 " tls_handshakes %" PRIu64 " tls_resumed %" PRIu64 "\n",
            o->id, c->rounds, c->acquired, c->busy, c->errors, c->lost, c->lost_elsewhere,
-           c->clashes, c->unlock_errors, c->other, lw_errname(c->last_error));
+           c->clashes, c->unlock_errors, c->other, lw_errname(c->last_error),
+           c->conns.reconnects, c->conns.tls_handshakes, c->conns.tls_resumed);
     fflush(stdout);
 }
 
@@ -367,6 +385,12 @@ static int new_client(const struct opts *o, struct holding *h, struct lw_client 
     cfg.watchdog_timeout_ms = (uint32_t)o->lease_ms;
     cfg.on_lost = on_lost;
     cfg.lost_arg = h;
+    if (o->cacert) {
+        cfg.tls.enable = 1;
+        cfg.tls.ca_file = o->cacert;
+        cfg.tls.cert_file = o->cert;
+        cfg.tls.key_file = o->key;
+    }
     if ((rc = lw_client_new(&cfg, out)))
         fprintf(stderr, "contender %s: lw_client_new: %s\n", o->id, lw_errname(rc));
     return rc;
@@ -417,6 +441,8 @@ static int run_client(const struct opts *o)
         client_round(&h, locks, &rng, &c);
     for (int i = 0; i < o->names; i++)
         lw_lock_free(locks[i]);
+    if (client)
+        lw_client_get_stats(client, &c.conns);
     lw_client_free(client);
     c.lost = atomic_load(&h.lost_total);
     c.lost_elsewhere = atomic_load(&h.lost_elsewhere);
@@ -426,11 +452,21 @@ static int run_client(const struct opts *o)
 
 /* ---- lwloop mode ---- */
 
-/* Child: lwlock NAME contender section ...; dies with us. */
+/* args (NULL-terminated) appended to argv at k: the new k. */
+static int append(const char **argv, int k, const char *const *args)
+{
+    while (*args)
+        argv[k++] = *args++;
+    return k;
+}
+
+/* Child: lwlock [TLS flags] NAME contender section ...; dies with us. */
 static void exec_lwlock(const struct opts *o, const char *self, const char *name, long round,
                         int hold_ms)
 {
     char addr[32], lease[16], wait[16], rnd[24], hold[16];
+    const char *argv[32] = {o->lwlock};
+    int k = 1;
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     snprintf(addr, sizeof addr, "127.0.0.1:%d", o->port);
@@ -438,10 +474,19 @@ static void exec_lwlock(const struct opts *o, const char *self, const char *name
     snprintf(wait, sizeof wait, "%d", o->wait_ms);
     snprintf(rnd, sizeof rnd, "%ld", round);
     snprintf(hold, sizeof hold, "%d", hold_ms);
-    execl(o->lwlock, o->lwlock, o->cluster ? "-c" : "-r",
-          o->cluster ? o->cluster : o->redis ? o->redis : addr, "-W",
-          lease, "-w", wait, name, self, "section", "--log", o->log, "--id", o->id, "--round",
-          rnd, "--hold-ms", hold, (char *)NULL);
+    if (o->cacert)
+        k = append(argv, k,
+                   (const char *[]){"--tls", "--cacert", o->cacert, "--cert", o->cert, "--key",
+                                    o->key, NULL});
+    k = append(argv, k,
+               (const char *[]){o->cluster ? "-c" : "-r",
+                                o->cluster ? o->cluster : o->redis ? o->redis
+                                                                   : addr,
+                                "-W",
+                                lease, "-w", wait, name, self, "section", "--log", o->log,
+                                "--id", o->id, "--round", rnd, "--hold-ms", hold, NULL});
+    argv[k] = NULL;
+    execv(o->lwlock, (char *const *)argv);
     _exit(127);
 }
 

@@ -20,9 +20,11 @@
 
 #define MAX_RECORDS 50000 /* a run writes a few thousand lines */
 
-/* The counts a contender printed at its end. */
+/* The counts a contender printed at its end; a client's connections'
+ * too (an lwloop's are 0). */
 struct summary {
     long rounds, acquired, busy, errors, lost, lost_elsewhere, clashes, unlock_errors, other;
+    long reconnects, tls_handshakes, tls_resumed;
 };
 
 /* Its summary line from the file at path: 1, or 0 when there is none. */
@@ -35,12 +37,14 @@ static inline int read_summary_file(const char *path, struct summary *s)
     if (f) {
         n = fscanf(f,
                    "summary %15s rounds %ld acquired %ld busy %ld errors %ld lost %ld "
-                   "lost_elsewhere %ld clashes %ld unlock_errors %ld other %ld",
+                   "lost_elsewhere %ld clashes %ld unlock_errors %ld other %ld last_error %*s "
+                   "reconnects %ld tls_handshakes %ld tls_resumed %ld",
                    id, &s->rounds, &s->acquired, &s->busy, &s->errors, &s->lost,
-                   &s->lost_elsewhere, &s->clashes, &s->unlock_errors, &s->other);
+                   &s->lost_elsewhere, &s->clashes, &s->unlock_errors, &s->other,
+                   &s->reconnects, &s->tls_handshakes, &s->tls_resumed);
         fclose(f);
     }
-    return n == 10;
+    return n == 13;
 }
 
 struct record {

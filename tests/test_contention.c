@@ -14,6 +14,14 @@
  * while the old one still believes it holds, until its next renewal tells
  * it: no client library prevents that (fencing tokens are for that); the
  * second test measures how long it lasts and checks the bound.
+ *
+ * Built again with LW_TEST_TLS (contention_tls, the first test only): the
+ * server serves TLS only and asks for client certificates
+ * (engine_util.h), every contender reaches it over mutual TLS (the library
+ * clients' config, lwlock's --tls --cacert --cert --key), and the faults
+ * are the ones that break connections, TLS's included: CLIENT KILL of
+ * normal and of pub/sub clients, and a restart that keeps the keys.  The
+ * test's own commands go over the server's unix socket.
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -35,6 +43,15 @@
 #define SHORT_FAULT_MS 400              /* renewals are only delayed */
 #define WAIT_EXIT_MS 30000 /* lwlock's wait (1 s) and command timeout (3 s), and more */
 #define MAX_SHOWN 8
+
+/* The contenders' last arguments: over TLS, the files they connect with. */
+#ifdef LW_TEST_TLS
+#define LAST_ARGS                                                                      \
+    "--cacert", certs.ca_file, "--cert", certs.client_cert, "--key", certs.client_key, \
+        (char *)NULL
+#else
+#define LAST_ARGS (char *)NULL
+#endif
 
 static char dir[256];      /* the test's temporary directory */
 static char log_path[300]; /* the shared log */
@@ -103,7 +120,7 @@ static void exec_contender(const struct contender *c)
           "--lease-ms", lease, "--wait-ms", wait, "--hold-max-ms", hold, "--idle-max-ms",
           idle, "--deadline-ms",
           "120000", "--stop", stop, "--log", log_path, "--id", c->id, "--lwlock", LWLOCK_PATH,
-          (char *)NULL);
+          LAST_ARGS);
     _exit(127);
 }
 
@@ -197,11 +214,65 @@ static int command_ok(const char *fmt, const char *arg)
     return ok;
 }
 
-static int fault_client_kill(void)
+/* Connections CLIENT KILL closed: normal ones, pub/sub ones. */
+static long killed_normal, killed_pubsub;
+
+static int kill_clients(const char *type, long *count)
 {
-    return command_ok("CLIENT KILL TYPE %s", "normal");
+    redisReply *r = redis_server_command(&srv, "CLIENT KILL TYPE %s", type);
+    int ok = r && r->type == REDIS_REPLY_INTEGER;
+
+    if (ok)
+        *count += r->integer;
+    freeReplyObject(r);
+    return ok;
 }
 
+static int fault_client_kill(void)
+{
+    return kill_clients("normal", &killed_normal);
+}
+
+#ifdef LW_TEST_TLS
+/* The pub/sub connections of waiters, killed once some client is
+ * subscribed (waiting for a held name; waited for up to 3 s). */
+static int fault_pubsub_kill(void)
+{
+    for (int i = 0; i < 300; i++) {
+        redisReply *r = redis_server_command(&srv, "CLIENT LIST TYPE %s", "pubsub");
+        int some = r && r->type == REDIS_REPLY_STRING && r->len > 0;
+
+        freeReplyObject(r);
+        if (some)
+            break;
+        sleep_ms(10);
+    }
+    return kill_clients("pubsub", &killed_pubsub);
+}
+
+/* A restart that keeps the keys: SHUTDOWN SAVE writes them, with their
+ * expiry times and the fencing counters, to the server's RDB file, from
+ * which it starts again on the same port.  Every connection is closed,
+ * the scripts are gone. */
+static int fault_restart_keeping(void)
+{
+    int port = srv.port, kept;
+    redisReply *r = redis_server_command(&srv, "SHUTDOWN %s", "SAVE");
+
+    /* No reply: the server closed the connection as it exited. */
+    if (r) {
+        fprintf(stderr, "SHUTDOWN SAVE: %s\n", r->type == REDIS_REPLY_ERROR ? r->str : "?");
+        freeReplyObject(r);
+        return 0;
+    }
+    if (redis_server_restart(&srv) != 0 || srv.port != port)
+        return 0;
+    r = redis_server_command(&srv, "DBSIZE");
+    kept = r && r->type == REDIS_REPLY_INTEGER && r->integer >= NAMES; /* the counters */
+    freeReplyObject(r);
+    return kept;
+}
+#else
 static int fault_stop_long(void)
 {
     if (redis_server_signal(&srv, SIGSTOP))
@@ -243,6 +314,7 @@ static int fault_script_flush(void)
 {
     return command_ok("SCRIPT %s", "FLUSH");
 }
+#endif
 
 static int fault_flushall(void)
 {
@@ -262,11 +334,21 @@ struct fault {
     int (*inject)(void);
 };
 
+#ifdef LW_TEST_TLS
+static const struct fault keeping_faults[] = {
+    {"client-kill", fault_client_kill},
+    {"pubsub-kill", fault_pubsub_kill},
+    {"restart-keeping", fault_restart_keeping},
+};
+#define KEEPING_REPS 3
+#else
 static const struct fault keeping_faults[] = {
     {"client-kill", fault_client_kill},   {"sigstop-long", fault_stop_long},
     {"pause-short", fault_pause_short},   {"pause-long", fault_pause_long},
     {"debug-sleep", fault_debug_sleep},   {"script-flush", fault_script_flush},
 };
+#define KEEPING_REPS 1
+#endif
 #define NKEEPING (int)(sizeof keeping_faults / sizeof keeping_faults[0])
 
 static const struct fault wiping_faults[] = {
@@ -437,13 +519,44 @@ static void report(const struct run *r, const struct fault *faults, int nfaults)
     cr_assert_eq(t.other, 0);
 }
 
+/* The connections the faults broke: CLIENT KILL's counts, and the
+ * library clients' reconnects (not lwlock's: each run is a process of its
+ * own).  Each client reconnected after every fault that closed its
+ * command connection (lw_client_stats counts no pub/sub reconnects). */
+static void connections(const struct run *r)
+{
+    int closing = count_faults(r->faults, r->nfaults, "client-kill") +
+                  count_faults(r->faults, r->nfaults, "restart-keeping");
+
+    fprintf(stderr, "contention: connections killed: %ld normal, %ld pub/sub\n", killed_normal,
+            killed_pubsub);
+    for (int i = 0; i < NCONTENDERS; i++) {
+        const struct summary *s = &r->sums[i];
+
+        if (contenders[i].id[0] != 'c')
+            continue;
+        fprintf(stderr, "contention: %s: %ld reconnects, %ld TLS handshakes (%ld resumed)\n",
+                contenders[i].id, s->reconnects, s->tls_handshakes, s->tls_resumed);
+        cr_assert_geq(s->reconnects, closing, "%s: fewer reconnects than faults", contenders[i].id);
+#ifdef LW_TEST_TLS
+        cr_assert_gt(s->tls_handshakes, s->reconnects, "%s: not over TLS", contenders[i].id);
+#endif
+    }
+    /* Both clients' command connections at least, each time. */
+    cr_assert_geq(killed_normal, 2 * count_faults(r->faults, r->nfaults, "client-kill"));
+#ifdef LW_TEST_TLS
+    cr_assert_geq(killed_pubsub, 1, "no waiter's subscription was killed");
+#endif
+}
+
 /* ---- The tests ---- */
 
 /* Faults that keep the keys: no two holders ever inside at once.  One
  * contender of each kind holds for a few ms and moves on quickly (many
  * hand-overs); the other holds for up to two leases, so that critical
  * sections span the faults (and the renewals, and losses, under them),
- * then idles as long, to leave its names free half the time. */
+ * then idles as long, to leave its names free half the time.  Over TLS
+ * each fault three times: the connections they break are the point. */
 CONTENTION_TEST(keeping_faults_never_let_two_in)
 {
     static const struct contender spec[NCONTENDERS] = {
@@ -457,7 +570,7 @@ CONTENTION_TEST(keeping_faults_never_let_two_in)
     size_t n;
     int regressions;
 
-    run(spec, keeping_faults, NKEEPING, 1, 1200, &r);
+    run(spec, keeping_faults, NKEEPING, KEEPING_REPS, 1200, &r);
     report(&r, keeping_faults, NKEEPING);
     n = find_overlaps(r.ivs, r.nivs, shown, MAX_SHOWN);
     regressions = token_regressions(r.ivs, r.nivs);
@@ -468,7 +581,8 @@ CONTENTION_TEST(keeping_faults_never_let_two_in)
     cr_assert_eq(n, 0, "%zu overlaps", n);
     cr_assert_eq(regressions, 0);
     for (int i = 0; i < NKEEPING; i++)
-        cr_assert_geq(count_faults(r.faults, r.nfaults, keeping_faults[i].name), 1);
+        cr_assert_eq(count_faults(r.faults, r.nfaults, keeping_faults[i].name), KEEPING_REPS);
+    connections(&r);
     cr_assert_geq(acquisitions(&r, 'c'), 20, "a run without work proves nothing");
     cr_assert_geq(acquisitions(&r, 'l'), 10, "a run without work proves nothing");
     free_run(&r);
