@@ -135,7 +135,6 @@ static SSL_CTX *make_ctx(const struct lw_tls *t, char *why, size_t n)
         return NULL;
     }
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     SSL_CTX_set_verify(ctx, c->insecure ? SSL_VERIFY_NONE : SSL_VERIFY_PEER, NULL);
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
     SSL_CTX_sess_set_new_cb(ctx, keep_session);
@@ -243,6 +242,10 @@ int tls_start(struct lw_tls *t, struct tls_conn *tc, int fd, const char *host, c
     /* A server that closes without close_notify (a restart) is a lost
      * connection, not a TLS failure. */
     SSL_set_options(ssl, SSL_OP_IGNORE_UNEXPECTED_EOF);
+    /* conn.c's writes: a retried write may come from a grown (moved)
+     * buffer, and a part written counts.  Set on each SSL, not only on
+     * our contexts, so that a caller's SSL_CTX works the same. */
+    SSL_set_mode(ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     if (!SSL_set_fd(ssl, fd) || !name_server(t, ssl, host)) {
         ssl_reason(why, n, "setting up the connection");
         SSL_free(ssl);
