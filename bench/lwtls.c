@@ -90,19 +90,31 @@
  * library's default 50 ms; --reconnect-min-ms).
  *
  * The run goes on until the kill + the lease + two ticks: a watchdog lock
- * that was not renewed by then has been given up (a lock is reported lost
- * before its lease from the last confirmed renewal runs out), so "no lock
- * lost" covers them all.  Also reported: the reconnect handshakes of the
- * command connections, resumed and full (lw_client_stats: tls_handshakes,
- * tls_resumed; the library does not count the pub/sub connections'), the
- * failed connection attempts (the library's log lines that say an
- * attempt failed), locks that went at risk (half their lease without a
- * confirmed renewal), and the CPU time this process and Redis spent from
+ * that was not renewed by then has run out in Redis, so "no lock lost"
+ * covers them all: then Redis is asked whether it still has each lock's
+ * hold (HEXISTS of its field, on lwtls's own connection), for a loop held
+ * up by long iterations may not have reported a loss yet.  Also reported:
+ * the reconnect handshakes of the command connections, resumed and full
+ * (lw_client_stats: tls_handshakes, tls_resumed; the library does not
+ * count the pub/sub connections'), the failed connection attempts (the
+ * library's log lines that say an attempt failed), locks that went at
+ * risk (half their lease without a confirmed renewal), the loop's longest
+ * iteration after the kill (its busy time, less the wait in the poll: how
+ * late a timer, a renewal's or a deadline's, could run, and how coarse the
+ * times above are), and the CPU time this process and Redis spent from
  * the kill until every client was renewing again.
  *
- * Checks (a failed one makes the exit status 1): no lock lost (on_lost
- * and the counters), every acquire succeeded, every client connected and
- * renewing again before the run's end, every lock still held at the end.
+ * Everything on the client side runs on the one thread: a storm's
+ * handshakes progress together, in rounds, the client's and the server's
+ * work taking turns, so the clients come back nearly all at once, when the
+ * whole herd's work is done.  A herd whose work takes longer than the
+ * connect timeout (2 s, connect + handshake + set-up) fails nearly all
+ * together (LW_ETIMEDOUT) and starts over after its back-off.
+ *
+ * Checks (a failed one makes the exit status 1): no lock lost (on_lost,
+ * the counters, and Redis at the end), every acquire succeeded, every
+ * client connected and renewing again before the run's end, every lock
+ * still held at the end.
  *
  * Progress goes to stderr, the tables to stdout.  Exit status: 0 every
  * check held, 1 one did not, 2 a failure (redis-server or openssl missing,
@@ -207,9 +219,11 @@ struct storm_result {
     long long killed_normal, killed_pubsub;   /* CLIENT KILL's replies; -1: failed */
     struct spread up, renew;                  /* over the clients that got there */
     uint64_t all_renewing_ns;                 /* from the kill; 0: not every client */
+    uint64_t longest_iteration_ns;            /* the loop's longest, after the kill */
     uint64_t reconnects, handshakes, resumed; /* command connections, since the kill */
     uint64_t failed_attempts;                 /* connection attempts that failed after the kill */
     uint64_t went_at_risk, lost, acquire_failed;
+    long long gone;                 /* locks whose hold Redis no longer has at the end; -1: unknown */
     uint64_t held_end;              /* locks_held at the end, all clients */
     double self_cpu_s, redis_cpu_s; /* from the kill until all renewing; -1: unknown */
     int ok;
@@ -326,6 +340,29 @@ static void run_once(struct ev_loop *loop, ev_timer *wake, uint64_t t)
     ev_timer_start(loop, wake);
     ev_run(loop, EVRUN_ONCE);
     ev_timer_stop(loop, wake);
+}
+
+/* When the loop's poll blocked (the last prepare watcher) and woke (the
+ * first check watcher): the iteration's busy time is the rest. */
+static struct {
+    uint64_t blocked, woke;
+} busy_mark;
+
+static void on_blocking(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+    (void)loop;
+    (void)w;
+    (void)revents;
+    busy_mark.blocked = now_ns();
+}
+
+static void on_woken(struct ev_loop *loop, ev_check *w, int revents)
+{
+    (void)loop;
+    (void)w;
+    (void)revents;
+    if (!busy_mark.woke)
+        busy_mark.woke = now_ns();
 }
 
 static void on_wake(struct ev_loop *loop, ev_timer *w, int revents)
@@ -671,6 +708,43 @@ static void on_acquired(int err, int64_t value, void *arg)
         fprintf(stderr, "lwtls: an acquire failed: %s\n", lw_strerror(err));
 }
 
+static void lock_name(char *buf, size_t n, unsigned index, unsigned client, unsigned lock)
+{
+    snprintf(buf, n, "lwtls:%d:%u:%u:%u", (int)getpid(), index, client, lock);
+}
+
+/*
+ * The locks whose hold is gone from Redis (HEXISTS of each lock's field,
+ * pipelined on lwtls's own connection), whatever their clients know: a
+ * loop held up by a long iteration can leave a lock expired in Redis and
+ * not yet reported lost.  -1 when Redis did not answer.
+ */
+static long long count_gone(redisContext *rc, const struct storm *st, unsigned index)
+{
+    unsigned locks = st->o->locks;
+    long long gone = 0;
+
+    for (unsigned i = 0; i < st->n; i++) {
+        const char *id = lw_client_id(st->cl[i].c);
+        char name[96];
+
+        for (unsigned j = 0; j < locks; j++) {
+            lock_name(name, sizeof name, index, i, j);
+            if (redisAppendCommand(rc, "HEXISTS %s %s:%u", name, id, OWNER) != REDIS_OK)
+                return -1;
+        }
+        for (unsigned j = 0; j < locks; j++) {
+            redisReply *r;
+
+            if (redisGetReply(rc, (void **)&r) != REDIS_OK || !r)
+                return -1;
+            gone += r->type != REDIS_REPLY_INTEGER || r->integer != 1;
+            freeReplyObject(r);
+        }
+    }
+    return gone;
+}
+
 /* Poll the clients with a connection restored and no renewal yet. */
 static void poll_pending(struct storm *st)
 {
@@ -708,6 +782,8 @@ static int run_storm(struct ev_loop *loop, const struct opts *o, enum run_kind k
     struct lw_client_config cfg;
     struct lw_client_stats s;
     ev_timer wake;
+    ev_prepare blocking;
+    ev_check woken;
     uint64_t period = (uint64_t)o->lease_ms * 1000000u / 3, gap = period / o->locks;
     uint64_t t0, end, *up = NULL, *renew = NULL;
     double self0 = 0, redis0 = -1;
@@ -715,6 +791,10 @@ static int run_storm(struct ev_loop *loop, const struct opts *o, enum run_kind k
     unsigned nup = 0, nrenew = 0;
 
     ev_init(&wake, on_wake);
+    ev_prepare_init(&blocking, on_blocking);
+    ev_set_priority(&blocking, EV_MINPRI);
+    ev_check_init(&woken, on_woken);
+    ev_set_priority(&woken, EV_MAXPRI);
     memset(res, 0, sizeof *res);
     res->clients = o->clients;
     res->locks = o->locks;
@@ -763,7 +843,7 @@ static int run_storm(struct ev_loop *loop, const struct opts *o, enum run_kind k
         for (unsigned j = 0; j < o->locks && !status; j++) {
             char name[96];
 
-            snprintf(name, sizeof name, "lwtls:%d:%u:%u:%u", (int)getpid(), index, i, j);
+            lock_name(name, sizeof name, index, i, j);
             if ((err = lw_lock_new(b->c, name, strlen(name), &b->locks[j])) != 0) {
                 fprintf(stderr, "lwtls: lw_lock_new: %s\n", lw_strerror(err));
                 status = 2;
@@ -836,10 +916,21 @@ static int run_storm(struct ev_loop *loop, const struct opts *o, enum run_kind k
             freeReplyObject(r);
     }
     end = st.kill_ns + (uint64_t)o->lease_ms * 1000000u + 2u * LW_DEFAULT_TICK_MS * 1000000u;
+    ev_prepare_start(loop, &blocking);
+    ev_check_start(loop, &woken);
     while (!interrupted && now_ns() < end) {
         /* Whatever a client does (a connection restored, a renewal
          * confirmed) happens in a loop iteration: poll after each. */
+        uint64_t busy, t = now_ns();
+
+        busy_mark.blocked = busy_mark.woke = 0;
         run_once(loop, &wake, end);
+        /* Busy: before the poll blocked, and after it woke. */
+        busy = now_ns() - t;
+        if (busy_mark.woke && busy_mark.blocked >= t && busy_mark.woke >= busy_mark.blocked)
+            busy -= busy_mark.woke - busy_mark.blocked;
+        if (busy > res->longest_iteration_ns)
+            res->longest_iteration_ns = busy;
         poll_pending(&st);
         if (!cpu_taken && st.renewing == st.n) {
             res->all_renewing_ns = now_ns() - st.kill_ns;
@@ -852,6 +943,9 @@ static int run_storm(struct ev_loop *loop, const struct opts *o, enum run_kind k
                     (double)res->all_renewing_ns / 1e6);
         }
     }
+
+    ev_prepare_stop(loop, &blocking);
+    ev_check_stop(loop, &woken);
 
     /* What came of it. */
     for (unsigned i = 0; i < st.n; i++) {
@@ -872,11 +966,15 @@ static int run_storm(struct ev_loop *loop, const struct opts *o, enum run_kind k
     }
     if (st.lost > res->lost)
         res->lost = st.lost;
+    if ((res->gone = count_gone(rc, &st, index)) < 0)
+        fprintf(stderr, "lwtls: Redis did not say which locks it still holds\n");
+    else if ((uint64_t)res->gone > res->lost)
+        res->lost = (uint64_t)res->gone;
     res->acquire_failed = st.acquire_failed;
     res->failed_attempts = st.failed_attempts;
     res->up = spread_of(up, nup);
     res->renew = spread_of(renew, nrenew);
-    res->ok = res->lost == 0 && res->acquire_failed == 0 && nup == st.n && nrenew == st.n &&
+    res->ok = res->lost == 0 && res->gone == 0 && res->acquire_failed == 0 && nup == st.n && nrenew == st.n &&
               res->held_end == (uint64_t)st.n * o->locks && !interrupted;
     run->done_storm = 1;
 
@@ -955,6 +1053,10 @@ static const char *fmt_checks(char *buf, size_t n, const struct storm_result *r,
     buf[0] = 0;
     if (r->lost)
         k += (size_t)snprintf(buf + k, n - k, "%" PRIu64 " locks lost; ", r->lost);
+    if (r->gone > 0 && k < n)
+        k += (size_t)snprintf(buf + k, n - k, "%lld gone from Redis; ", r->gone);
+    if (r->gone < 0 && k < n)
+        k += (size_t)snprintf(buf + k, n - k, "Redis not asked; ");
     if (r->acquire_failed && k < n)
         k += (size_t)snprintf(buf + k, n - k, "%" PRIu64 " acquires failed; ",
                               r->acquire_failed);
@@ -1016,14 +1118,14 @@ static void print_storm(const struct opts *o, const struct run *runs, unsigned n
            "%u ms; every connection killed at once; times from the kill, per client\n\n",
            o->clients, o->locks, o->lease_ms);
     printf("| run | cold start | killed | connected again p50 | p99 | all | renewing again p50 "
-           "| p99 | all | reconnect handshakes: resumed / full | failed attempts | at risk | CPU: "
-           "lwtls | Redis | checks |\n"
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+           "| p99 | all | reconnect handshakes: resumed / full | failed attempts | at risk | "
+           "longest iteration | CPU: lwtls | Redis | checks |\n"
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for (unsigned i = 0; i < n; i++) {
         const struct run *r = &runs[i];
         const struct storm_result *s = &r->storm;
-        char cold[32], a[32], b[32], c[32], d[32], e[32], f[32], hs[64], cs[32], cr[32],
-            chk[256];
+        char cold[32], a[32], b[32], c[32], d[32], e[32], f[32], hs[64], it[32], cs[32],
+            cr[32], chk[256];
 
         if (!r->done_storm)
             continue;
@@ -1033,12 +1135,13 @@ static void print_storm(const struct opts *o, const struct run *runs, unsigned n
             snprintf(hs, sizeof hs, "%" PRIu64 " / %" PRIu64, s->resumed,
                      s->handshakes - s->resumed);
         printf("| %s | %s | %lld + %lld | %s | %s | %s | %s | %s | %s | %s | %" PRIu64
-               " | %" PRIu64 " | %s | %s | %s |\n",
+               " | %" PRIu64 " | %s | %s | %s | %s |\n",
                run_names[r->kind], fmt_ms(cold, sizeof cold, s->cold_ns), s->killed_normal,
                s->killed_pubsub, fmt_ms(a, sizeof a, s->up.p50), fmt_ms(b, sizeof b, s->up.p99),
                fmt_all(c, sizeof c, &s->up, s->clients), fmt_ms(d, sizeof d, s->renew.p50),
                fmt_ms(e, sizeof e, s->renew.p99), fmt_all(f, sizeof f, &s->renew, s->clients),
-               hs, s->failed_attempts, s->went_at_risk, fmt_cpu(cs, sizeof cs, s->self_cpu_s),
+               hs, s->failed_attempts, s->went_at_risk,
+               fmt_ms(it, sizeof it, s->longest_iteration_ns), fmt_cpu(cs, sizeof cs, s->self_cpu_s),
                fmt_cpu(cr, sizeof cr, s->redis_cpu_s), fmt_checks(chk, sizeof chk, s, r->interrupted));
     }
 }
@@ -1090,11 +1193,12 @@ static int write_json(const struct opts *o, const struct run *runs, unsigned n)
                     ", \"all_renewing_ms\": %.3f, \"reconnects\": %" PRIu64
                     ", \"tls_handshakes\": %" PRIu64 ", \"tls_resumed\": %" PRIu64
                     ", \"failed_attempts\": %" PRIu64 ", \"went_at_risk\": %" PRIu64
-                    ", \"lost\": %" PRIu64
+                    ", \"lost\": %" PRIu64 ", \"gone_from_redis\": %lld"
                     ", \"acquire_failed\": %" PRIu64 ", \"held_end\": %" PRIu64
-                    ", \"self_cpu_s\": %.3f, \"redis_cpu_s\": %.3f, \"ok\": %s, \"checks\": \"%s\"}",
+                    ", \"longest_iteration_ms\": %.3f, \"self_cpu_s\": %.3f, \"redis_cpu_s\": %.3f, \"ok\": %s, \"checks\": \"%s\"}",
                     (double)s->all_renewing_ns / 1e6, s->reconnects, s->handshakes, s->resumed,
-                    s->failed_attempts, s->went_at_risk, s->lost, s->acquire_failed, s->held_end, s->self_cpu_s,
+                    s->failed_attempts, s->went_at_risk, s->lost, s->gone, s->acquire_failed,
+                    s->held_end, (double)s->longest_iteration_ns / 1e6, s->self_cpu_s,
                     s->redis_cpu_s, s->ok ? "true" : "false",
                     fmt_checks(chk, sizeof chk, s, r->interrupted));
         }
