@@ -1036,6 +1036,16 @@ static const char *fmt_cpu(char *buf, size_t n, double s)
     return buf;
 }
 
+/* One of a spread's quantiles, "—" when it is empty. */
+static const char *fmt_q(char *buf, size_t n, const struct spread *sp, uint64_t ns)
+{
+    if (!sp->n) {
+        snprintf(buf, n, "—");
+        return buf;
+    }
+    return fmt_ms(buf, n, ns);
+}
+
 /* A spread's "all" column: its max when every client got there. */
 static const char *fmt_all(char *buf, size_t n, const struct spread *sp, unsigned of)
 {
@@ -1137,9 +1147,10 @@ static void print_storm(const struct opts *o, const struct run *runs, unsigned n
         printf("| %s | %s | %lld + %lld | %s | %s | %s | %s | %s | %s | %s | %" PRIu64
                " | %" PRIu64 " | %s | %s | %s | %s |\n",
                run_names[r->kind], fmt_ms(cold, sizeof cold, s->cold_ns), s->killed_normal,
-               s->killed_pubsub, fmt_ms(a, sizeof a, s->up.p50), fmt_ms(b, sizeof b, s->up.p99),
-               fmt_all(c, sizeof c, &s->up, s->clients), fmt_ms(d, sizeof d, s->renew.p50),
-               fmt_ms(e, sizeof e, s->renew.p99), fmt_all(f, sizeof f, &s->renew, s->clients),
+               s->killed_pubsub, fmt_q(a, sizeof a, &s->up, s->up.p50),
+               fmt_q(b, sizeof b, &s->up, s->up.p99), fmt_all(c, sizeof c, &s->up, s->clients),
+               fmt_q(d, sizeof d, &s->renew, s->renew.p50), fmt_q(e, sizeof e, &s->renew, s->renew.p99),
+               fmt_all(f, sizeof f, &s->renew, s->clients),
                hs, s->failed_attempts, s->went_at_risk,
                fmt_ms(it, sizeof it, s->longest_iteration_ns), fmt_cpu(cs, sizeof cs, s->self_cpu_s),
                fmt_cpu(cr, sizeof cr, s->redis_cpu_s), fmt_checks(chk, sizeof chk, s, r->interrupted));
