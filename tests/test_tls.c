@@ -11,6 +11,8 @@
  *     insecure skips it, ca_dir serves as ca_file does;
  *   - a plain client at a TLS port and TLS at a plain port are refused
  *     within the connect timeout, never waited on;
+ *   - a caller's own SSL_CTX is used as it is (its trust, its client
+ *     certificate), with the name still checked;
  *   - reconnects resume the TLS session;
  *   - rotation: the client's files replaced on disk and the server
  *     restarted trusting only the new CA: the running client reconnects
@@ -23,6 +25,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <openssl/ssl.h>
 
 #include "lock_util.h"
 #include "tls_certs.h"
@@ -219,6 +223,49 @@ TLS_TEST(insecure_verifies_nothing)
     cfg.tls.insecure = 1;
     f = first_acquire(&cfg);
     cr_assert_eq(f.rc, 0, "%s (%s)", lw_errname(f.rc), f.why);
+}
+
+/* An SSL_CTX of the caller's, trusting ca_file and presenting the client
+ * certificate when with_cert. */
+static SSL_CTX *callers_ctx(const char *ca_file, int with_cert)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+
+    cr_assert(ctx);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    cr_assert_eq(SSL_CTX_load_verify_locations(ctx, ca_file, NULL), 1);
+    if (with_cert) {
+        cr_assert_eq(SSL_CTX_use_certificate_chain_file(ctx, certs.client_cert), 1);
+        cr_assert_eq(SSL_CTX_use_PrivateKey_file(ctx, certs.client_key, SSL_FILETYPE_PEM), 1);
+    }
+    return ctx;
+}
+
+/* tls.ssl_ctx: the caller's context decides trust and the certificate
+ * presented (the file settings are not used); the name is checked still. */
+TLS_TEST(a_context_of_the_callers_is_used_as_it_is)
+{
+    struct lw_client_config cfg;
+    SSL_CTX *good = callers_ctx(certs.ca_file, 1), *no_cert = callers_ctx(certs.ca_file, 0),
+            *other_ca = callers_ctx(certs.other_ca_file, 1);
+    struct first f;
+
+    client_config(&cfg, 3000, NULL);
+    cfg.command_timeout_ms = 10000;
+    cfg.tls.enable = 1;
+    cfg.tls.ssl_ctx = good;
+    f = first_acquire(&cfg);
+    cr_assert_eq(f.rc, 0, "%s (%s)", lw_errname(f.rc), f.why);
+    cfg.tls.server_name = "other.test";
+    expect_tls_failure(&cfg, "hostname mismatch");
+    cfg.tls.server_name = NULL;
+    cfg.tls.ssl_ctx = other_ca;
+    expect_tls_failure(&cfg, "certificate verify failed");
+    cfg.tls.ssl_ctx = no_cert;
+    expect_tls_failure(&cfg, "certificate required");
+    SSL_CTX_free(good);
+    SSL_CTX_free(no_cert);
+    SSL_CTX_free(other_ca);
 }
 
 TLS_TEST(a_plain_client_at_a_tls_port_is_refused)
