@@ -121,8 +121,10 @@ static void drop_stream(struct lw_conn *c)
  * attempt, then tell. */
 static void went_down(struct lw_conn *c, int err)
 {
-    if (err == LW_ETLS) /* nothing of it to be resumed */
-        tls_forget(&c->tls);
+    /* Nothing of a failed handshake is resumed; one that failed for
+     * offering a session is tried again at once, without. */
+    int again_now = err == LW_ETLS && tls_refused(&c->tls);
+
     drop_stream(c);
     c->state = CONN_DOWN;
     c->last_err = err;
@@ -130,7 +132,7 @@ static void went_down(struct lw_conn *c, int err)
         note_why(c, lw_strerror(err));
     report(c, err);
     ev_timer_stop(c->loop, &c->deadline);
-    ev_timer_set(&c->retry, backoff_next(&c->backoff) / 1000.0, 0.0);
+    ev_timer_set(&c->retry, again_now ? 0.0 : backoff_next(&c->backoff) / 1000.0, 0.0);
     ev_timer_start(c->loop, &c->retry);
     c->on_down(c->arg, err);
 }

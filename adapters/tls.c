@@ -24,6 +24,10 @@
  * they are taken from OpenSSL's new-session callback, into the
  * connection's struct tls_conn (SSL_set_app_data), not read back once.  A
  * caller's own SSL_CTX is not changed: its connections do not resume.
+ * A server that fails a handshake for the session offered to it (Redis
+ * with tls-session-caching no and client certificates required answers
+ * with an "internal error" alert) is offered none again by that
+ * connection, which tries again at once (tls_refused()).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -194,7 +198,7 @@ static int keep_session(SSL *ssl, SSL_SESSION *session)
 {
     struct tls_conn *tc = SSL_get_app_data(ssl);
 
-    if (!tc)
+    if (!tc || tc->no_resume)
         return 0;
     if (tc->session)
         SSL_SESSION_free(tc->session);
@@ -253,7 +257,8 @@ int tls_start(struct lw_tls *t, struct tls_conn *tc, int fd, const char *host, c
     }
     SSL_set_connect_state(ssl);
     SSL_set_app_data(ssl, tc);
-    if (reused && tc->session && tc->session_gen == t->generation)
+    tc->offered = reused && !tc->no_resume && tc->session && tc->session_gen == t->generation;
+    if (tc->offered)
         SSL_set_session(ssl, tc->session);
     tc->ssl = ssl;
     tc->ssl_gen = t->generation;
@@ -298,6 +303,7 @@ int tls_handshake(struct tls_conn *tc, char *why, size_t n)
 
     ERR_clear_error();
     if ((r = SSL_connect(tc->ssl)) == 1) {
+        tc->offered = 0;
         tc->handshakes++;
         tc->resumed += SSL_session_reused(tc->ssl) == 1;
         return 0;
@@ -354,6 +360,16 @@ void tls_forget(struct tls_conn *tc)
         SSL_SESSION_free(tc->session);
         tc->session = NULL;
     }
+}
+
+int tls_refused(struct tls_conn *tc)
+{
+    int offered = tc->offered;
+
+    tc->offered = 0;
+    tc->no_resume |= offered;
+    tls_forget(tc);
+    return offered;
 }
 
 static char *dup_or_null(const char *s, int *failed)
@@ -460,6 +476,12 @@ void tls_stop(struct tls_conn *tc)
 void tls_forget(struct tls_conn *tc)
 {
     (void)tc;
+}
+
+int tls_refused(struct tls_conn *tc)
+{
+    (void)tc;
+    return 0;
 }
 
 #endif

@@ -40,6 +40,8 @@ struct tls_conn {
     void *session;        /* SSL_SESSION * to resume, or NULL */
     uint64_t session_gen; /* the context generation it came from */
     uint64_t ssl_gen;     /* the generation ssl was made with */
+    int offered;          /* the handshake under way offers session */
+    int no_resume;        /* the server refused a session: offer none */
     uint64_t handshakes;  /* handshakes done */
     uint64_t resumed;     /* of which resumed a session */
 };
@@ -83,5 +85,13 @@ void tls_stop(struct tls_conn *tc);
 /* tls_forget - tls_stop(), and drop the session too (the next connect goes
  * elsewhere, or the connection is being freed). */
 void tls_forget(struct tls_conn *tc);
+
+/* tls_refused - the attempt failed with LW_ETLS: tls_forget(), and 1 when
+ * its handshake had offered a session.  Some servers fail a handshake that
+ * offers one instead of ignoring it (Redis with tls-session-caching no and
+ * client certificates required: an "internal error" alert); sessions are
+ * then no longer kept or offered on tc, and the caller may try again at
+ * once, with a full handshake. */
+int tls_refused(struct tls_conn *tc);
 
 #endif

@@ -13,7 +13,8 @@
  *     within the connect timeout, never waited on;
  *   - a caller's own SSL_CTX is used as it is (its trust, its client
  *     certificate), with the name still checked;
- *   - reconnects resume the TLS session;
+ *   - reconnects resume the TLS session; a server that fails a handshake
+ *     offering one (no session cache) is offered none again;
  *   - rotation: the client's files replaced on disk and the server
  *     restarted trusting only the new CA: the running client reconnects
  *     with the new files and its lock's renewals go on.
@@ -327,6 +328,54 @@ TLS_TEST(reconnects_resume_the_session)
     cr_assert_geq(st.reconnects, 5);
     cr_assert_geq(st.tls_resumed, 5, "%llu of %llu resumed", (unsigned long long)st.tls_resumed,
                   (unsigned long long)st.tls_handshakes);
+    lw_lock_free(l);
+    lw_client_free(c);
+}
+
+/* A server that fails a handshake offering a session (Redis without its
+ * session cache, client certificates required: an "internal error"
+ * alert): the client tries again at once without one, and offers none
+ * after, so each reconnect is one full handshake, not a failure and a
+ * back-off.  The back-off is made long so that waiting it would show. */
+TLS_TEST(a_server_that_refuses_sessions_is_offered_none_again)
+{
+    static const char *const no_cache[] = {"--tls-session-caching", "no", NULL};
+    struct fixture_tls tls = tls_certs_server_tls(&certs, TLS_CERTS_SERVER, "yes");
+    struct lw_client_config cfg;
+    struct lw_client *c;
+    struct lw_client_stats st;
+    struct lw_lock *l;
+    uint64_t worst = 0;
+    int64_t ttl;
+
+    redis_server_stop(&srv);
+    cr_assert_eq(redis_server_start_tls_args(&srv, NULL, &tls, no_cache), 0);
+    tls_config(&cfg, 3000, NULL);
+    cfg.reconnect_min_ms = 2000; /* the first back-off: 1 to 2 s, the next 2 to 4 */
+    cfg.reconnect_max_ms = 8000;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    l = new_lock(c, "tls:no-cache");
+    cr_assert_eq(lw_remaining_ttl(l, &ttl), 0); /* connected */
+    for (int i = 0; i < 3; i++) {
+        redisReply *r = redis_server_command(&srv, "CLIENT KILL TYPE normal");
+        uint64_t t0 = now_ms(), took;
+
+        cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer >= 1, "nothing killed");
+        freeReplyObject(r);
+        for (int j = 0; j < 200 && lw_remaining_ttl(l, &ttl) != 0; j++)
+            sleep_ms(20);
+        took = now_ms() - t0;
+        worst = took > worst ? took : worst;
+    }
+    lw_client_get_stats(c, &st);
+    cr_log_info("%llu reconnects, %llu handshakes, %llu resumed; worst %llu ms",
+                (unsigned long long)st.reconnects, (unsigned long long)st.tls_handshakes,
+                (unsigned long long)st.tls_resumed, (unsigned long long)worst);
+    cr_assert_geq(st.reconnects, 3);
+    cr_assert_eq(st.tls_resumed, 0);
+    /* A reconnect waits the first back-off only: a refused session's
+     * failure and the second back-off would add 2 s or more. */
+    cr_assert_lt(worst, 2000 + 800, "a refused session cost a back-off");
     lw_lock_free(l);
     lw_client_free(c);
 }
