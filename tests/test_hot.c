@@ -290,3 +290,45 @@ REDIS_TEST(hot, redisson_sees_one_holder_at_every_hand_over)
     cr_assert_leq(o.foreign_won, 1, "Redisson got in %d times", o.foreign_won);
     lw_client_free(c);
 }
+
+/* Two acquires of one owner in line (async calls, one thread): the first
+ * gets the lock, and its unlock hands it to the second, the same owner.
+ * The unlocker's hold ends and the waiter's begins in one step: the
+ * watchdog must renew the waiter's, not drop it with the unlocker's. */
+REDIS_TEST(hot, a_hand_over_to_the_same_owner_keeps_its_renewals)
+{
+    struct lost_log log;
+    struct lw_client *c = new_client(1000, &log);
+    struct lw_lock *a = new_lock(c, "hot:same"), *b = new_lock(c, "hot:same"),
+                   *d = new_lock(c, "hot:same");
+    struct outcome o1 = {0}, o2 = {0};
+    struct lw_client_stats st;
+
+    tally_init(&o1.tally);
+    tally_init(&o2.tally);
+    cr_assert_eq(lw_acquire(a, 9, 0, 0, NULL), 0);
+    cr_assert_eq(lw_acquire_async(b, 1, 10000, 0, on_outcome, &o1), 0);
+    sleep_ms(100); /* in line */
+    cr_assert_eq(lw_acquire_async(d, 1, 10000, 0, on_outcome, &o2), 0); /* behind it */
+    sleep_ms(50);
+    cr_assert_eq(lw_unlock_owner(a, 9), 0); /* handed to owner 1's first */
+    cr_assert_eq(tally_wait(&o1.tally, 1, 3000), 1);
+    cr_assert_eq(atomic_load(&o1.err), 0);
+    cr_assert_eq(lw_unlock_owner(b, 1), 0); /* handed to owner 1's second */
+    cr_assert_eq(tally_wait(&o2.tally, 1, 3000), 1);
+    cr_assert_eq(atomic_load(&o2.err), 0);
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.locks_held, 1, "the watchdog renews %llu locks",
+                 (unsigned long long)st.locks_held);
+    sleep_ms(2500); /* two and a half leases */
+    cr_assert_eq(redis_int("EXISTS %s", "hot:same"), 1, "the hold expired: nobody renewed it");
+    cr_assert_eq(log.count, 0);
+    cr_assert_eq(lw_unlock_owner(d, 1), 0);
+    cr_assert_eq(redis_int("EXISTS %s", "hot:same"), 0);
+    tally_destroy(&o1.tally);
+    tally_destroy(&o2.tally);
+    lw_lock_free(a);
+    lw_lock_free(b);
+    lw_lock_free(d);
+    lw_client_free(c);
+}
