@@ -313,9 +313,10 @@ static void acquire_got(struct lw_client *c, struct op *op, uint32_t holds, int 
 
 /*
  * An acquire sent again (cluster: its connection was lost, or the cluster
- * was moving) may have run more than once, each copy adding a hold: it is
- * the first acquire still, not a re-entry, when the owner held none
- * before.  The holds beyond the one it took are given back, when we know
+ * was moving) may have run more than once, each copy adding a hold, as may
+ * a waiter's after a hand-over to it that failed unanswered (that
+ * hand-over's hold): it is the first acquire still, not a re-entry, when
+ * the owner held none before.  The holds beyond the one it took are given back, when we know
  * how many the owner had: its watchdog lock's count, or none (an acquire
  * with a lease of its own keeps no count: its surplus, if any, stays).
  */
@@ -368,7 +369,7 @@ static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *
         reply->element[1]->type == REDIS_REPLY_INTEGER) {
         uint64_t sent_ns = lw_request_sent_ns(&op->req);
         uint32_t holds = (uint32_t)reply->element[1]->integer;
-        int resent = op->req.unsettled != 0;
+        int resent = op->req.unsettled != 0 || op->handoff_unknown;
 
         op->value = reply->element[0]->integer;
         if (resent && (op->trim = surplus_holds(c, op, holds))) {
@@ -457,6 +458,8 @@ static void handoff_reply(struct lw_client *c, struct op *op, const redisReply *
         w->handoff = NULL;
     if (status == INT64_MIN) { /* failed: it may or may not have run */
         watchdog_unlock_end(c, op->lock, op->owner, UNLOCK_UNKNOWN);
+        if (w) /* its next acquire may find the lock its own already */
+            w->handoff_unknown = 1;
     } else {
         watchdog_unlock_end(c, op->lock, op->owner, left);
         holds_released(c, op->lock, op->owner, left);

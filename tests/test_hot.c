@@ -15,6 +15,8 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -330,5 +332,62 @@ REDIS_TEST(hot, a_hand_over_to_the_same_owner_keeps_its_renewals)
     lw_lock_free(a);
     lw_lock_free(b);
     lw_lock_free(d);
+    lw_client_free(c);
+}
+
+/* DEBUG SLEEP on a connection of its own, in a thread: the server stops
+ * answering for arg's milliseconds. */
+static void *debug_sleep(void *arg)
+{
+    struct timeval tv = {5, 0};
+    redisContext *rc = redisConnectUnixWithTimeout(srv.unix_path, tv);
+    char secs[16];
+
+    snprintf(secs, sizeof secs, "%.3f", (double)(uintptr_t)arg / 1000.0);
+    if (rc && !rc->err)
+        freeReplyObject(redisCommand(rc, "DEBUG SLEEP %s", secs));
+    if (rc)
+        redisFree(rc);
+    return NULL;
+}
+
+/* A hand-over whose reply never came (the server held it past the command
+ * timeout) ran all the same: the waiter, trying for itself, finds the lock
+ * its own already.  It must end with the one hold it asked for, not two:
+ * with two, its unlock would leave the lock held, renewed for ever. */
+REDIS_TEST(hot, a_hand_over_without_a_reply_leaves_the_waiter_one_hold)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_lock *a, *b;
+    struct outcome ob = {0};
+    char field[LW_CLIENT_ID_MAX + 32];
+    pthread_t t;
+
+    client_config(&cfg, 3000, NULL);
+    cfg.command_timeout_ms = 600;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    a = new_lock(c, "hot:unknown");
+    b = new_lock(c, "hot:unknown");
+    snprintf(field, sizeof field, "%s:2", lw_client_id(c));
+    tally_init(&ob.tally);
+    cr_assert_eq(lw_acquire(a, 1, 0, 10000, NULL), 0);
+    cr_assert_eq(lw_acquire_async(b, 2, 30000, 0, on_outcome, &ob), 0);
+    sleep_ms(100); /* in line */
+    cr_assert_eq(pthread_create(&t, NULL, debug_sleep, (void *)(uintptr_t)900), 0);
+    sleep_ms(50);
+    /* The hand-over waits in the server's buffer, times out here (600 ms),
+     * and runs when the server wakes (900 ms). */
+    cr_assert_neq(lw_unlock_owner(a, 1), 0, "the hand-over's reply came in time");
+    pthread_join(t, NULL);
+    cr_assert_eq(tally_wait(&ob.tally, 1, 15000), 1);
+    cr_assert_eq(atomic_load(&ob.err), 0, "the waiter failed: %d", atomic_load(&ob.err));
+    cr_assert_eq(redis_int("HGET hot:unknown %s", field), 1, "the waiter holds %lld times",
+                 redis_int("HGET hot:unknown %s", field));
+    cr_assert_eq(lw_unlock_owner(b, 2), 0);
+    cr_assert_eq(redis_int("EXISTS %s", "hot:unknown"), 0, "its one unlock left it held");
+    tally_destroy(&ob.tally);
+    lw_lock_free(a);
+    lw_lock_free(b);
     lw_client_free(c);
 }
