@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client_private.h"
 #include "lock_util.h"
 
 #define THREADS 8
@@ -390,4 +391,36 @@ REDIS_TEST(hot, a_hand_over_without_a_reply_leaves_the_waiter_one_hold)
     lw_lock_free(a);
     lw_lock_free(b);
     lw_client_free(c);
+}
+
+/* A hand-over sent again (a cluster resends a command lost with its
+ * connection) after its first copy ran answers {-2, token, holds}, and the
+ * waiter's lease is counted from the copy that answered: that copy must
+ * set it, as a resent acquire's does.  The script alone, twice, half a
+ * lease apart. */
+REDIS_TEST(hot, a_resent_hand_over_sets_the_lease_it_is_counted_from)
+{
+    const char *script = lw_lock_scripts[SCRIPT_HANDOFF];
+    redisReply *r;
+    long long pttl;
+
+    freeReplyObject(redis_server_command(&srv, "HSET hot:resent id:1 1"));
+    r = redis_server_command(&srv, "EVAL %s 2 hot:resent redisson_lock_token:{hot:resent} id:1 "
+                                   "id:2 1000",
+                             script);
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 3);
+    cr_assert_eq(r->element[0]->integer, 0, "not handed over");
+    freeReplyObject(r);
+    sleep_ms(500);
+    r = redis_server_command(&srv, "EVAL %s 2 hot:resent redisson_lock_token:{hot:resent} id:1 "
+                                   "id:2 1000",
+                             script);
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 3);
+    cr_assert_eq(r->element[0]->integer, -2);
+    cr_assert_eq(r->element[1]->integer, 1, "the token moved");
+    cr_assert_eq(r->element[2]->integer, 1);
+    freeReplyObject(r);
+    pttl = redis_int("PTTL %s", "hot:resent");
+    cr_assert_gt(pttl, 900, "the lease the waiter counts on ends in %lld ms", pttl);
+    cr_assert_eq(redis_int("HGET hot:resent %s", "id:2"), 1);
 }
