@@ -441,3 +441,36 @@ REDIS_TEST(hot, a_resent_hand_over_sets_the_lease_it_is_counted_from)
     cr_assert_gt(pttl, 900, "the lease the waiter counts on ends in %lld ms", pttl);
     cr_assert_eq(redis_int("HGET hot:resent %s", "id:2"), 1);
 }
+
+/* The client freed while a hand-over is on the wire: the waiter ends in
+ * LW_ESHUTDOWN, the unlock too, each once. */
+REDIS_TEST(hot, freeing_the_client_during_a_hand_over)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_lock *a = new_lock(c, "hot:free"), *b = new_lock(c, "hot:free");
+    struct outcome ob = {0}, ou = {0};
+    pthread_t t;
+
+    tally_init(&ob.tally);
+    tally_init(&ou.tally);
+    cr_assert_eq(lw_acquire(a, 1, 0, 0, NULL), 0);
+    cr_assert_eq(lw_acquire_async(b, 2, 30000, 0, on_outcome, &ob), 0);
+    sleep_ms(100); /* in line */
+    cr_assert_eq(pthread_create(&t, NULL, debug_sleep, (void *)(uintptr_t)500), 0);
+    sleep_ms(50);
+    cr_assert_eq(lw_unlock_async(a, 1, on_outcome, &ou), 0);
+    sleep_ms(50); /* the hand-over on the wire */
+    cr_assert_eq(lw_client_free(c), 0);
+    cr_assert_eq(tally_wait(&ob.tally, 1, 100), 1);
+    cr_assert_eq(atomic_load(&ob.err), LW_ESHUTDOWN);
+    cr_assert_eq(tally_wait(&ou.tally, 1, 100), 1);
+    cr_assert_eq(atomic_load(&ou.err), LW_ESHUTDOWN);
+    pthread_join(t, NULL);
+    sleep_ms(50);
+    cr_assert_eq(tally_wait(&ob.tally, 2, 10), 1, "the waiter completed twice");
+    cr_assert_eq(tally_wait(&ou.tally, 2, 10), 1, "the unlock completed twice");
+    tally_destroy(&ob.tally);
+    tally_destroy(&ou.tally);
+    lw_lock_free(a);
+    lw_lock_free(b);
+}
