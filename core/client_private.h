@@ -169,6 +169,9 @@ struct op {
     _Atomic uint32_t completed;
     int undo_err;  /* OP_UNDO: the error it ends in */
     uint32_t trim; /* OP_TRIM: surplus holds still to give back */
+    /* A waiting acquire: a hand-over to it failed unanswered.  It may have
+     * run, and then a hold more than its owner had is that hand-over's. */
+    uint8_t handoff_unknown;
     /* A first acquire waiting for replicas (replicas.c); engine thread. */
     struct op *ack_next;  /* its WAIT's acquires */
     uint64_t ack_conn;    /* the connection the acquire ran on */

@@ -313,9 +313,10 @@ static void acquire_got(struct lw_client *c, struct op *op, uint32_t holds, int 
 
 /*
  * An acquire sent again (cluster: its connection was lost, or the cluster
- * was moving) may have run more than once, each copy adding a hold: it is
- * the first acquire still, not a re-entry, when the owner held none
- * before.  The holds beyond the one it took are given back, when we know
+ * was moving) may have run more than once, each copy adding a hold, as may
+ * a waiter's after a hand-over to it that failed unanswered (that
+ * hand-over's hold): it is the first acquire still, not a re-entry, when
+ * the owner held none before.  The holds beyond the one it took are given back, when we know
  * how many the owner had: its watchdog lock's count, or none (an acquire
  * with a lease of its own keeps no count: its surplus, if any, stays).
  */
@@ -368,7 +369,7 @@ static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *
         reply->element[1]->type == REDIS_REPLY_INTEGER) {
         uint64_t sent_ns = lw_request_sent_ns(&op->req);
         uint32_t holds = (uint32_t)reply->element[1]->integer;
-        int resent = op->req.unsettled != 0;
+        int resent = op->req.unsettled != 0 || op->handoff_unknown;
 
         op->value = reply->element[0]->integer;
         if (resent && (op->trim = surplus_holds(c, op, holds))) {
@@ -432,8 +433,10 @@ static void handed_over(struct lw_client *c, struct op *w, int64_t token, int64_
  * (handed over), {-1} (not ours), {-2, token, holds} (not ours but the
  * waiter's: a resent hand-over that ran already when resent).  Without a
  * waiter any more (it went, the client is closing), only the unlock
- * counts.  The waiter is completed first: it carries the lock on, and
- * its thread wakes while the unlocking one is still being told. */
+ * counts.  The waiter is completed before the unlock: it carries the lock
+ * on, and its thread wakes while the unlocking one is still being told;
+ * but the unlocker's hold is settled (watchdog, lease holds) before the
+ * waiter's begins, for the waiter may be the same owner. */
 static void handoff_reply(struct lw_client *c, struct op *op, const redisReply *reply,
                           int err)
 {
@@ -447,23 +450,26 @@ static void handoff_reply(struct lw_client *c, struct op *op, const redisReply *
     uint64_t sent_ns = lw_request_sent_ns(&op->req);
     int64_t token = handed && reply->elements >= 3 ? integer_of(e[1]) : 0;
     int64_t holds = handed && reply->elements >= 3 ? integer_of(e[2]) : 0;
+    int64_t left = handed ? 0 : status < 0 ? -1
+                                           : status;
 
     op->handoff = NULL;
     if (w)
         w->handoff = NULL;
-    if (w && handed)
-        handed_over(c, w, token, holds, sent_ns);
     if (status == INT64_MIN) { /* failed: it may or may not have run */
         watchdog_unlock_end(c, op->lock, op->owner, UNLOCK_UNKNOWN);
-        op_complete(op, err ? err : LW_EREPLY, 0);
+        if (w) /* its next acquire may find the lock its own already */
+            w->handoff_unknown = 1;
     } else {
-        int64_t left = handed ? 0 : status < 0 ? -1
-                                               : status;
-
         watchdog_unlock_end(c, op->lock, op->owner, left);
         holds_released(c, op->lock, op->owner, left);
-        op_complete(op, left < 0 ? LW_ENOTOWNER : 0, left < 0 ? 0 : left);
     }
+    if (w && handed)
+        handed_over(c, w, token, holds, sent_ns);
+    if (status == INT64_MIN)
+        op_complete(op, err ? err : LW_EREPLY, 0);
+    else
+        op_complete(op, left < 0 ? LW_ENOTOWNER : 0, left < 0 ? 0 : left);
     if (w && !handed)
         waiters_unreserve(c, w);
 }

@@ -64,10 +64,15 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * left (a partial unlock, lease untouched); {0, token, 1} when handed
      * over; {-1} when the releaser holds none (untouched); {-2, token,
      * holds} when it holds none but the waiter does: this call ran before
-     * (a resent one), or the waiter's owner holds the lock another way. */
+     * (a resent one), or the waiter's owner holds the lock another way.
+     * Then the waiter's lease is lengthened as a reentrant acquire's is:
+     * the client counts it from this call, not from the one that ran. */
     [SCRIPT_HANDOFF] =
         "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then "
         "  if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
+        "    if redis.call('pttl', KEYS[1]) < tonumber(ARGV[3]) then "
+        "      redis.call('pexpire', KEYS[1], ARGV[3]) "
+        "    end "
         "    return {-2, tonumber(redis.call('get', KEYS[2]) or '0'), "
         "            tonumber(redis.call('hget', KEYS[1], ARGV[2]))} "
         "  end "

@@ -15,9 +15,12 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "client_private.h"
 #include "lock_util.h"
 
 #define THREADS 8
@@ -226,6 +229,18 @@ static void *observe(void *arg)
 
     if (!rc || rc->err)
         return NULL;
+    /* Once the stream runs: before our first hold the lock is free, and
+     * while the first waiters subscribe one may be trying for itself when
+     * an unlock comes (only a waiter that waits is handed the lock). */
+    while (lw_clock_now() < o->until_ns) {
+        redisReply *r = redisCommand(rc, "EXISTS hot:one");
+        int held = r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+
+        freeReplyObject(r);
+        if (held)
+            break;
+    }
+    sleep_ms(200);
     while (lw_clock_now() < o->until_ns) {
         redisReply *r = redisCommand(rc, "EVAL %s 1 hot:one 30000 other-client:1",
                                      redisson_try_lock);
@@ -233,7 +248,12 @@ static void *observe(void *arg)
         o->looks++;
         if (r && r->type == REDIS_REPLY_NIL) { /* it was free: we got in */
             o->foreign_won++;
-            freeReplyObject(redisCommand(rc, "HDEL hot:one other-client:1"));
+            /* Out as Redisson goes, telling the waiters: a hold dropped
+             * unsaid would keep ours waiting out its 30 s PTTL. */
+            freeReplyObject(redisCommand(rc,
+                                         "EVAL %s 2 hot:one redisson_lock__channel:{hot:one} 0 "
+                                         "30000 other-client:1 publish",
+                                         redisson_unlock));
         }
         freeReplyObject(r);
         r = redisCommand(rc, "EVAL %s 1 hot:one 30000 other-client:1", redisson_renew);
@@ -289,4 +309,168 @@ REDIS_TEST(hot, redisson_sees_one_holder_at_every_hand_over)
      * at the very end, when the last one unlocked and nobody waits. */
     cr_assert_leq(o.foreign_won, 1, "Redisson got in %d times", o.foreign_won);
     lw_client_free(c);
+}
+
+/* Two acquires of one owner in line (async calls, one thread): the first
+ * gets the lock, and its unlock hands it to the second, the same owner.
+ * The unlocker's hold ends and the waiter's begins in one step: the
+ * watchdog must renew the waiter's, not drop it with the unlocker's. */
+REDIS_TEST(hot, a_hand_over_to_the_same_owner_keeps_its_renewals)
+{
+    struct lost_log log;
+    struct lw_client *c = new_client(1000, &log);
+    struct lw_lock *a = new_lock(c, "hot:same"), *b = new_lock(c, "hot:same"),
+                   *d = new_lock(c, "hot:same");
+    struct outcome o1 = {0}, o2 = {0};
+    struct lw_client_stats st;
+
+    tally_init(&o1.tally);
+    tally_init(&o2.tally);
+    cr_assert_eq(lw_acquire(a, 9, 0, 0, NULL), 0);
+    cr_assert_eq(lw_acquire_async(b, 1, 10000, 0, on_outcome, &o1), 0);
+    sleep_ms(100); /* in line */
+    cr_assert_eq(lw_acquire_async(d, 1, 10000, 0, on_outcome, &o2), 0); /* behind it */
+    sleep_ms(50);
+    cr_assert_eq(lw_unlock_owner(a, 9), 0); /* handed to owner 1's first */
+    cr_assert_eq(tally_wait(&o1.tally, 1, 3000), 1);
+    cr_assert_eq(atomic_load(&o1.err), 0);
+    cr_assert_eq(lw_unlock_owner(b, 1), 0); /* handed to owner 1's second */
+    cr_assert_eq(tally_wait(&o2.tally, 1, 3000), 1);
+    cr_assert_eq(atomic_load(&o2.err), 0);
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.locks_held, 1, "the watchdog renews %llu locks",
+                 (unsigned long long)st.locks_held);
+    sleep_ms(2500); /* two and a half leases */
+    cr_assert_eq(redis_int("EXISTS %s", "hot:same"), 1, "the hold expired: nobody renewed it");
+    cr_assert_eq(log.count, 0);
+    cr_assert_eq(lw_unlock_owner(d, 1), 0);
+    cr_assert_eq(redis_int("EXISTS %s", "hot:same"), 0);
+    tally_destroy(&o1.tally);
+    tally_destroy(&o2.tally);
+    lw_lock_free(a);
+    lw_lock_free(b);
+    lw_lock_free(d);
+    lw_client_free(c);
+}
+
+/* DEBUG SLEEP on a connection of its own, in a thread: the server stops
+ * answering for arg's milliseconds. */
+static void *debug_sleep(void *arg)
+{
+    struct timeval tv = {5, 0};
+    redisContext *rc = redisConnectUnixWithTimeout(srv.unix_path, tv);
+    char secs[16];
+
+    snprintf(secs, sizeof secs, "%.3f", (double)(uintptr_t)arg / 1000.0);
+    if (rc && !rc->err)
+        freeReplyObject(redisCommand(rc, "DEBUG SLEEP %s", secs));
+    if (rc)
+        redisFree(rc);
+    return NULL;
+}
+
+/* A hand-over whose reply never came (the server held it past the command
+ * timeout) ran all the same: the waiter, trying for itself, finds the lock
+ * its own already.  It must end with the one hold it asked for, not two:
+ * with two, its unlock would leave the lock held, renewed for ever. */
+REDIS_TEST(hot, a_hand_over_without_a_reply_leaves_the_waiter_one_hold)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_lock *a, *b;
+    struct outcome ob = {0};
+    char field[LW_CLIENT_ID_MAX + 32];
+    pthread_t t;
+
+    client_config(&cfg, 3000, NULL);
+    cfg.command_timeout_ms = 600;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    a = new_lock(c, "hot:unknown");
+    b = new_lock(c, "hot:unknown");
+    snprintf(field, sizeof field, "%s:2", lw_client_id(c));
+    tally_init(&ob.tally);
+    cr_assert_eq(lw_acquire(a, 1, 0, 10000, NULL), 0);
+    cr_assert_eq(lw_acquire_async(b, 2, 30000, 0, on_outcome, &ob), 0);
+    sleep_ms(100); /* in line */
+    cr_assert_eq(pthread_create(&t, NULL, debug_sleep, (void *)(uintptr_t)900), 0);
+    sleep_ms(50);
+    /* The hand-over waits in the server's buffer, times out here (600 ms),
+     * and runs when the server wakes (900 ms). */
+    cr_assert_neq(lw_unlock_owner(a, 1), 0, "the hand-over's reply came in time");
+    pthread_join(t, NULL);
+    cr_assert_eq(tally_wait(&ob.tally, 1, 15000), 1);
+    cr_assert_eq(atomic_load(&ob.err), 0, "the waiter failed: %d", atomic_load(&ob.err));
+    cr_assert_eq(redis_int("HGET hot:unknown %s", field), 1, "the waiter holds %lld times",
+                 redis_int("HGET hot:unknown %s", field));
+    cr_assert_eq(lw_unlock_owner(b, 2), 0);
+    cr_assert_eq(redis_int("EXISTS %s", "hot:unknown"), 0, "its one unlock left it held");
+    tally_destroy(&ob.tally);
+    lw_lock_free(a);
+    lw_lock_free(b);
+    lw_client_free(c);
+}
+
+/* A hand-over sent again (a cluster resends a command lost with its
+ * connection) after its first copy ran answers {-2, token, holds}, and the
+ * waiter's lease is counted from the copy that answered: that copy must
+ * set it, as a resent acquire's does.  The script alone, twice, half a
+ * lease apart. */
+REDIS_TEST(hot, a_resent_hand_over_sets_the_lease_it_is_counted_from)
+{
+    const char *script = lw_lock_scripts[SCRIPT_HANDOFF];
+    redisReply *r;
+    long long pttl;
+
+    freeReplyObject(redis_server_command(&srv, "HSET hot:resent id:1 1"));
+    r = redis_server_command(&srv, "EVAL %s 2 hot:resent redisson_lock_token:{hot:resent} id:1 "
+                                   "id:2 1000",
+                             script);
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 3);
+    cr_assert_eq(r->element[0]->integer, 0, "not handed over");
+    freeReplyObject(r);
+    sleep_ms(500);
+    r = redis_server_command(&srv, "EVAL %s 2 hot:resent redisson_lock_token:{hot:resent} id:1 "
+                                   "id:2 1000",
+                             script);
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 3);
+    cr_assert_eq(r->element[0]->integer, -2);
+    cr_assert_eq(r->element[1]->integer, 1, "the token moved");
+    cr_assert_eq(r->element[2]->integer, 1);
+    freeReplyObject(r);
+    pttl = redis_int("PTTL %s", "hot:resent");
+    cr_assert_gt(pttl, 900, "the lease the waiter counts on ends in %lld ms", pttl);
+    cr_assert_eq(redis_int("HGET hot:resent %s", "id:2"), 1);
+}
+
+/* The client freed while a hand-over is on the wire: the waiter ends in
+ * LW_ESHUTDOWN, the unlock too, each once. */
+REDIS_TEST(hot, freeing_the_client_during_a_hand_over)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_lock *a = new_lock(c, "hot:free"), *b = new_lock(c, "hot:free");
+    struct outcome ob = {0}, ou = {0};
+    pthread_t t;
+
+    tally_init(&ob.tally);
+    tally_init(&ou.tally);
+    cr_assert_eq(lw_acquire(a, 1, 0, 0, NULL), 0);
+    cr_assert_eq(lw_acquire_async(b, 2, 30000, 0, on_outcome, &ob), 0);
+    sleep_ms(100); /* in line */
+    cr_assert_eq(pthread_create(&t, NULL, debug_sleep, (void *)(uintptr_t)500), 0);
+    sleep_ms(50);
+    cr_assert_eq(lw_unlock_async(a, 1, on_outcome, &ou), 0);
+    sleep_ms(50); /* the hand-over on the wire */
+    cr_assert_eq(lw_client_free(c), 0);
+    cr_assert_eq(tally_wait(&ob.tally, 1, 100), 1);
+    cr_assert_eq(atomic_load(&ob.err), LW_ESHUTDOWN);
+    cr_assert_eq(tally_wait(&ou.tally, 1, 100), 1);
+    cr_assert_eq(atomic_load(&ou.err), LW_ESHUTDOWN);
+    pthread_join(t, NULL);
+    sleep_ms(50);
+    cr_assert_eq(tally_wait(&ob.tally, 2, 10), 1, "the waiter completed twice");
+    cr_assert_eq(tally_wait(&ou.tally, 2, 10), 1, "the unlock completed twice");
+    tally_destroy(&ob.tally);
+    tally_destroy(&ou.tally);
+    lw_lock_free(a);
+    lw_lock_free(b);
 }
