@@ -54,10 +54,11 @@
  * behind them (unless its owner holds the lock: a reentrant acquire never
  * waits), an unlock message wakes the oldest waiter only, and a waiter that
  * gives up (its wait_ms ran out, an error) passes its turn to the next.
- * When the last hold is released and a waiter of the same client is
- * queued, the lock is handed to that waiter in the unlock's own script: it
- * never becomes free in between, the token still increases, and no message
- * is published.  Between clients there is no order: whichever client's
+ * When the last hold is released and the oldest waiter of the same client
+ * is waiting (not at that moment sending an attempt of its own), the lock
+ * is handed to it in the unlock's own script: it never becomes free in
+ * between, the token still increases, and no message is published;
+ * otherwise the unlock frees it and the waiter tries, as any waiter does.  Between clients there is no order: whichever client's
  * attempt reaches Redis first after an unlock wins, as with Redisson's
  * RLock.
  *
