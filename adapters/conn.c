@@ -236,15 +236,21 @@ static void closed_by_server(struct lw_conn *c, const char *how)
 
 /* A TLS read or write failed with err (why said): during the handshake or
  * the set-up a TLS failure (a certificate refused), later a lost
- * connection. */
+ * connection.  Closed or reset after the handshake and before any reply,
+ * it is most likely a TLS 1.3 refusal whose alert was lost. */
 static void tls_failed(struct lw_conn *c, int err)
 {
     char saved[sizeof c->why];
+    const char *hint;
 
+    memcpy(saved, c->why, sizeof saved);
     if (err == LW_ETLS && c->state == CONN_READY) {
-        memcpy(saved, c->why, sizeof saved);
         snprintf(c->why, sizeof c->why, "TLS: %.*s", (int)sizeof c->why - 6, saved);
         err = LW_ECONNLOST;
+    } else if (err == LW_ECONNLOST && c->state == CONN_SETUP && !c->got_reply &&
+               (hint = tls_refusal_hint(&c->tls))) {
+        snprintf(c->why, sizeof c->why, "%.100s right after the TLS handshake: %s", saved, hint);
+        err = LW_ETLS;
     }
     conn_fail(c, err);
 }
@@ -297,7 +303,9 @@ static void read_and_dispatch(struct lw_conn *c)
 
     c->reading = 1;
     do {
-        more = read_some(c) > 0 && is_tls(c);
+        /* TLS: OpenSSL may hold more than it gave (read-ahead), which
+         * the socket's readiness will not tell; plain: the next event. */
+        more = read_some(c) > 0 && is_tls(c) && tls_pending(&c->tls);
         dispatch_replies(c, r);
     } while (more && c->reader == r);
     c->reading = 0;
@@ -311,36 +319,36 @@ static void read_and_dispatch(struct lw_conn *c)
  * socket took less than all of it. */
 static void write_out(struct lw_conn *c)
 {
-    ssize_t n;
+    size_t done = 0, len = sdslen(c->out);
+    ssize_t n = 0;
 
     c->unflushed = 0;
     c->write_wants_read = 0;
-    while (sdslen(c->out) > 0) {
+    /* TLS writes a record (16 kB at most) per call: what was written is
+     * cut off the buffer once, at the end, not after each call. */
+    while (done < len) {
         if (is_tls(c))
-            n = tls_write(&c->tls, c->out, sdslen(c->out), c->why, sizeof c->why);
-        else if ((n = send(c->fd, c->out, sdslen(c->out), MSG_NOSIGNAL)) < 0)
+            n = tls_write(&c->tls, c->out + done, len - done, c->why, sizeof c->why);
+        else if ((n = send(c->fd, c->out + done, len - done, MSG_NOSIGNAL)) < 0)
             n = errno == EAGAIN || errno == EINTR ? TLS_WANT_WRITE : -errno;
-        if (n == TLS_WANT_WRITE) {
-            ev_io_start(c->loop, &c->wio);
-            return;
-        }
-        if (n == TLS_WANT_READ) { /* the read watcher retries it */
-            c->write_wants_read = 1;
-            ev_io_stop(c->loop, &c->wio);
-            return;
-        }
-        if (n <= 0 && is_tls(c)) {
-            tls_failed(c, n == LW_ETLS ? LW_ETLS : LW_ECONNLOST);
-            return;
-        }
-        if (n <= 0) {
-            note_why(c, strerror((int)-n));
-            conn_fail(c, LW_ECONNLOST);
-            return;
-        }
-        sdsrange(c->out, n, -1);
+        if (n <= 0)
+            break;
+        done += (size_t)n;
     }
-    ev_io_stop(c->loop, &c->wio);
+    sdsrange(c->out, (ssize_t)done, -1);
+    if (done == len) {
+        ev_io_stop(c->loop, &c->wio);
+    } else if (n == TLS_WANT_WRITE) {
+        ev_io_start(c->loop, &c->wio);
+    } else if (n == TLS_WANT_READ) { /* the read watcher retries it */
+        c->write_wants_read = 1;
+        ev_io_stop(c->loop, &c->wio);
+    } else if (is_tls(c)) {
+        tls_failed(c, n == LW_ETLS ? LW_ETLS : LW_ECONNLOST);
+    } else {
+        note_why(c, strerror((int)-n));
+        conn_fail(c, LW_ECONNLOST);
+    }
 }
 
 static int append(struct lw_conn *c, const char *cmd, size_t len)

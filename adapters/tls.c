@@ -250,6 +250,9 @@ int tls_start(struct lw_tls *t, struct tls_conn *tc, int fd, const char *host, c
      * buffer, and a part written counts.  Set on each SSL, not only on
      * our contexts, so that a caller's SSL_CTX works the same. */
     SSL_set_mode(ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    /* Read what the socket has in one read(), not a record header and a
+     * body at a time: replies come as many small records. */
+    SSL_set_read_ahead(ssl, 1);
     if (!SSL_set_fd(ssl, fd) || !name_server(t, ssl, host)) {
         ssl_reason(why, n, "setting up the connection");
         SSL_free(ssl);
@@ -324,6 +327,21 @@ ssize_t tls_read(struct tls_conn *tc, char *buf, size_t len, char *why, size_t n
     if (SSL_get_error(tc->ssl, r) == SSL_ERROR_ZERO_RETURN)
         return 0;
     return io_error(tc, r, why, n);
+}
+
+int tls_pending(const struct tls_conn *tc)
+{
+    return SSL_has_pending(tc->ssl);
+}
+
+const char *tls_refusal_hint(const struct tls_conn *tc)
+{
+    if (!tc->ssl || SSL_version(tc->ssl) != TLS1_3_VERSION)
+        return NULL;
+    return SSL_get_certificate(tc->ssl)
+               ? "the server refused this client: its client certificate not trusted?"
+               : "the server refused this client: a client certificate required? (none "
+                 "was sent)";
 }
 
 ssize_t tls_write(struct tls_conn *tc, const char *buf, size_t len, char *why, size_t n)
@@ -459,6 +477,18 @@ ssize_t tls_read(struct tls_conn *tc, char *buf, size_t len, char *why, size_t n
     (void)buf;
     (void)len;
     return tls_handshake(tc, why, n);
+}
+
+int tls_pending(const struct tls_conn *tc)
+{
+    (void)tc;
+    return 0;
+}
+
+const char *tls_refusal_hint(const struct tls_conn *tc)
+{
+    (void)tc;
+    return NULL;
 }
 
 ssize_t tls_write(struct tls_conn *tc, const char *buf, size_t len, char *why, size_t n)

@@ -76,7 +76,21 @@ int tls_handshake(struct tls_conn *tc, char *why, size_t n);
  * called again with at least the bytes it did not take, at the same place
  * in the stream. */
 ssize_t tls_read(struct tls_conn *tc, char *buf, size_t len, char *why, size_t n);
+
+/* tls_pending - 1 when OpenSSL holds bytes it read from the socket that
+ * tls_read() has not returned yet: the socket's readiness will not say so,
+ * so read again before waiting for it. */
+int tls_pending(const struct tls_conn *tc);
+
 ssize_t tls_write(struct tls_conn *tc, const char *buf, size_t len, char *why, size_t n);
+
+/* tls_refusal_hint - why a connection closed or reset after its
+ * handshake, before any reply, most likely was, or NULL.  A TLS 1.3
+ * server checks the client's certificate after the client has finished
+ * its handshake and sent its first command; refusing it, the server sends
+ * an alert and closes, and the reset that closing on an unread command
+ * causes often loses the alert. */
+const char *tls_refusal_hint(const struct tls_conn *tc);
 
 /* tls_stop - the connection is over: free its SSL (the session, if any,
  * is kept for the next connect). */
