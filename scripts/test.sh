@@ -61,14 +61,16 @@ for variant in test asan tsan; do
     # 'long' (failovers, clusters and Sentinel), 'repeat' (tests run again
     # on the caller's loop) and 'once' (checks of the sources, the headers
     # and the exported symbols, the same in every build) in the plain build
-    # only, 'no_asan' (contention, over TLS too, and the cluster engine)
-    # plain and under TSan, and 'fixture' (the test fixtures' own tests) by
-    # hand only.
+    # only, 'no_asan' (contention and the cluster engine) plain and under
+    # TSan, 'no_tsan' (the fault matrix and contention over TLS) plain and
+    # under ASan, and 'fixture' (the test fixtures' own tests) by hand
+    # only.
     case $variant in
     test) skip=(--no-suite fixture --no-suite long) ;;
     asan) skip=(--no-suite fixture --no-suite long --no-suite repeat --no-suite once
                 --no-suite no_asan) ;;
-    tsan) skip=(--no-suite fixture --no-suite long --no-suite repeat --no-suite once) ;;
+    tsan) skip=(--no-suite fixture --no-suite long --no-suite repeat --no-suite once
+                --no-suite no_tsan) ;;
     esac
     meson test -C "$dir" --print-errorlogs --num-processes 1 "${skip[@]}" || status=1
     logs=("$dir/meson-logs/testlog.txt")
