@@ -1,8 +1,10 @@
 /*
  * bench/cli_util.h - small helpers shared by the command-line programs
- * lwbench and soak: number and address parsing, a plain connection to
- * the Redis they run on (the soak's: lwbench's own connections go through
- * the engine, which does TLS; see bench/lwbench.h), this process's RSS.
+ * lwbench, lwhot, lwtls and soak: number and address parsing, a plain
+ * connection to the Redis they run on (the soak's: lwbench's own
+ * connections go through the engine, which does TLS; see bench/lwbench.h),
+ * this process's RSS, and the clocks, quantiles and number formats of
+ * lwhot's and lwtls's reports.
  */
 #ifndef LW_BENCH_CLI_UTIL_H
 #define LW_BENCH_CLI_UTIL_H
@@ -31,5 +33,33 @@ int cli_reachable(const char *host, int port);
 
 /* This process's resident set, in bytes (0 when /proc cannot say). */
 double cli_rss_bytes(void);
+
+/* What lwhot and lwtls report with. */
+
+/* "0.5 0.4 0.3", /proc/loadavg's three averages, or "?", in buf[n]. */
+void cli_load_average(char *buf, size_t n);
+
+/* The monotonic clock, in ns. */
+uint64_t cli_now_ns(void);
+
+/* This process's CPU seconds, all its threads. */
+double cli_process_cpu_s(void);
+
+/* Redis's CPU seconds (sys + user, from INFO cpu) on rc, -1 when it cannot
+ * say. */
+double cli_redis_cpu_s(redisContext *rc);
+
+/* qsort()'s comparison of two uint64_t. */
+int cli_cmp_u64(const void *a, const void *b);
+
+/* The nearest-rank q-quantile of sorted v[n] (0 when n is 0). */
+uint64_t cli_quantile(const uint64_t *v, size_t n, double q);
+
+/* v with thousands separators, "12,345", in buf[n]; returns buf. */
+const char *cli_fmt_count(char *buf, size_t n, uint64_t v);
+
+/* ns as milliseconds, about three significant figures ("2.04 ms",
+ * "12.5 ms", "6,003 ms"), in buf[n]; returns buf. */
+const char *cli_fmt_ms(char *buf, size_t n, uint64_t ns);
 
 #endif

@@ -143,19 +143,11 @@ struct run {
 
 static sigset_t stop_signals;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Sleep until CLOCK_MONOTONIC reaches t; 1 when SIGINT or SIGTERM came. */
 static int sleep_until(uint64_t t)
 {
     for (;;) {
-        uint64_t now = now_ns();
+        uint64_t now = cli_now_ns();
         struct timespec ts;
 
         if (now >= t)
@@ -185,14 +177,6 @@ static double machine_busy_s(void)
     return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (double)hz;
 }
 
-static double process_cpu_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static double loadavg1(void)
 {
     FILE *f = fopen("/proc/loadavg", "r");
@@ -206,24 +190,6 @@ static double loadavg1(void)
     return l;
 }
 
-/* Redis's CPU seconds (sys + user), -1 when it cannot say. */
-static double redis_cpu_s(redisContext *rc)
-{
-    redisReply *r = rc ? redisCommand(rc, "INFO cpu") : NULL;
-    double s = -1;
-
-    if (r && r->type == REDIS_REPLY_STRING) {
-        const char *sys = strstr(r->str, "used_cpu_sys:");
-        const char *user = strstr(r->str, "used_cpu_user:");
-
-        if (sys && user)
-            s = strtod(sys + 13, NULL) + strtod(user + 14, NULL);
-    }
-    if (r)
-        freeReplyObject(r);
-    return s;
-}
-
 /* CPU seconds at one instant: this process, Redis, the whole machine. */
 struct cpu_sample {
     double self, redis, machine;
@@ -231,9 +197,9 @@ struct cpu_sample {
 
 static void cpu_sample(redisContext *rc, struct cpu_sample *c)
 {
-    c->redis = redis_cpu_s(rc);
+    c->redis = cli_redis_cpu_s(rc);
     c->machine = machine_busy_s();
-    c->self = process_cpu_s();
+    c->self = cli_process_cpu_s();
 }
 
 static void on_lost(const char *name, size_t len, uint64_t owner, int reason, void *arg)
@@ -276,10 +242,10 @@ static void *worker_main(void *arg)
 
     pthread_barrier_wait(&run->go);
     while (!atomic_load_explicit(&run->stop, memory_order_relaxed)) {
-        uint64_t t0 = now_ns(), t1, c;
+        uint64_t t0 = cli_now_ns(), t1, c;
         int rc = lw_lock_acquire(w->lock, NULL);
 
-        t1 = now_ns();
+        t1 = cli_now_ns();
         if (rc) {
             worker_fail(w, "lw_lock_acquire", rc);
             break;
@@ -307,27 +273,6 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-/* The nearest-rank q-quantile of sorted v[n]. */
-static uint64_t quantile(const uint64_t *v, size_t n, double q)
-{
-    size_t k = (size_t)(q * (double)n + 0.999999);
-
-    if (n == 0)
-        return 0;
-    if (k == 0)
-        k = 1;
-    if (k > n)
-        k = n;
-    return v[k - 1];
-}
-
 /* The workers' figures into run; -1 when the waits cannot be merged. */
 static int summarize(struct run *run, struct worker *w, unsigned n)
 {
@@ -350,11 +295,11 @@ static int summarize(struct run *run, struct worker *w, unsigned n)
         memcpy(all + k, w[i].waits, w[i].nwaits * sizeof *all);
         k += w[i].nwaits;
     }
-    qsort(all, total, sizeof *all, cmp_u64);
+    qsort(all, total, sizeof *all, cli_cmp_u64);
     run->nwaits = total;
-    run->p50 = quantile(all, total, 0.50);
-    run->p99 = quantile(all, total, 0.99);
-    run->p999 = quantile(all, total, 0.999);
+    run->p50 = cli_quantile(all, total, 0.50);
+    run->p99 = cli_quantile(all, total, 0.99);
+    run->p999 = cli_quantile(all, total, 0.999);
     run->max = total ? all[total - 1] : 0;
     free(all);
     run->handoffs_s = (double)run->acquires / run->window_s;
@@ -393,7 +338,7 @@ static int run_one(const struct opts *o, redisContext *rc, unsigned index, unsig
 
     memset(w, 0, sizeof w);
     snprintf(name, sizeof name, "lwhot:%d:%08lx:%u", (int)getpid(),
-             (unsigned long)(now_ns() & 0xffffffffu), index);
+             (unsigned long)(cli_now_ns() & 0xffffffffu), index);
     run->threads = threads;
     run->mode = mode;
     run->load = loadavg1();
@@ -445,7 +390,7 @@ static int run_one(const struct opts *o, redisContext *rc, unsigned index, unsig
     if (failed && started)
         return 2; /* they wait at the barrier for good: the caller exits */
     if (!failed) {
-        t0 = now_ns();
+        t0 = cli_now_ns();
         run->begin_ns = t0 + (uint64_t)(o->warmup_s * 1e9);
         run->end_ns = run->begin_ns + (uint64_t)(o->duration_s * 1e9);
         pthread_barrier_wait(&run->go);
@@ -455,7 +400,7 @@ static int run_one(const struct opts *o, redisContext *rc, unsigned index, unsig
         if (!run->interrupted && sleep_until(run->end_ns))
             run->interrupted = 1;
         cpu_sample(rc, &c1);
-        cut = run->interrupted ? now_ns() : run->end_ns;
+        cut = run->interrupted ? cli_now_ns() : run->end_ns;
         atomic_store(&run->stop, 1);
         if (join_all(w, threads)) {
             fprintf(stderr, "lwhot: the threads did not stop within %d s of the end\n",
@@ -499,38 +444,6 @@ static int run_one(const struct opts *o, redisContext *rc, unsigned index, unsig
     run->ok = run->counter_end == run->acquires_total && !atomic_load(&run->overlaps) &&
               !atomic_load(&run->lost) && !atomic_load(&run->errors) && run->still_locked == 0;
     return 0;
-}
-
-/* v with thousands separators: "12,345". */
-static const char *fmt_count(char *buf, size_t n, uint64_t v)
-{
-    char digits[32];
-    size_t len, k = 0;
-
-    snprintf(digits, sizeof digits, "%" PRIu64, v);
-    len = strlen(digits);
-    for (size_t i = 0; i < len && k + 2 < n; i++) {
-        if (i && (len - i) % 3 == 0)
-            buf[k++] = ',';
-        buf[k++] = digits[i];
-    }
-    buf[k] = 0;
-    return buf;
-}
-
-/* ns as milliseconds, about three significant figures. */
-static const char *fmt_ms(char *buf, size_t n, uint64_t ns)
-{
-    double ms = (double)ns / 1e6;
-    char c[24];
-
-    if (ms < 10)
-        snprintf(buf, n, "%.2f ms", ms);
-    else if (ms < 100)
-        snprintf(buf, n, "%.1f ms", ms);
-    else
-        snprintf(buf, n, "%s ms", fmt_count(c, sizeof c, (uint64_t)(ms + 0.5)));
-    return buf;
 }
 
 static const char *fmt_pct(char *buf, size_t n, double pct)
@@ -605,8 +518,8 @@ static void print_table(const struct opts *o, const struct run *runs, unsigned n
             if (r->mode != m)
                 continue;
             if (r->threads > 1) {
-                snprintf(fm, sizeof fm, "%s / %s", fmt_count(f, sizeof f, r->fewest),
-                         fmt_count(mo, sizeof mo, r->most));
+                snprintf(fm, sizeof fm, "%s / %s", cli_fmt_count(f, sizeof f, r->fewest),
+                         cli_fmt_count(mo, sizeof mo, r->most));
                 snprintf(rat, sizeof rat, "%.3f",
                          r->most ? (double)r->fewest / (double)r->most : 0.0);
             } else {
@@ -619,9 +532,9 @@ static void print_table(const struct opts *o, const struct run *runs, unsigned n
                 snprintf(v1, sizeof v1, "%.2f", ratio);
             printf("| %u | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s%s |\n",
                    r->threads, m == MODE_SHARED ? "1 shared" : (r->threads > 1 ? "1 each" : "1"),
-                   fmt_count(hs, sizeof hs, (uint64_t)(r->handoffs_s + 0.5)), v1,
-                   fmt_ms(a, sizeof a, r->p50), fmt_ms(b, sizeof b, r->p99),
-                   fmt_ms(c, sizeof c, r->p999), fmt_ms(d, sizeof d, r->max), fm, rat,
+                   cli_fmt_count(hs, sizeof hs, (uint64_t)(r->handoffs_s + 0.5)), v1,
+                   cli_fmt_ms(a, sizeof a, r->p50), cli_fmt_ms(b, sizeof b, r->p99),
+                   cli_fmt_ms(c, sizeof c, r->p999), cli_fmt_ms(d, sizeof d, r->max), fm, rat,
                    fmt_pct(cs, sizeof cs, r->self_cpu), fmt_pct(cr, sizeof cr, r->redis_cpu),
                    fmt_pct(co, sizeof co, r->others_cpu), fmt_checks(chk, sizeof chk, r),
                    r->interrupted ? " (interrupted)" : "");
@@ -775,16 +688,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
     return 0;
 }
 
-/* "0.5 0.4 0.3 1/100 123" -> "0.5 0.4 0.3". */
-static void trim_load(char *s)
-{
-    for (int fields = 0; *s; s++)
-        if (*s == ' ' && ++fields == 3) {
-            *s = 0;
-            break;
-        }
-}
-
 int main(int argc, char **argv)
 {
     static struct run runs[MAX_RUNS];
@@ -794,7 +697,6 @@ int main(int argc, char **argv)
     unsigned n = 0;
     char load[128] = "?";
     int status, stop = 0;
-    FILE *f;
 
     if ((status = parse_args(argc, argv, &o)) != 0)
         return status == 1 ? 0 : status;
@@ -818,13 +720,7 @@ int main(int argc, char **argv)
             redis_server_stop(&server);
         return 2;
     }
-    if ((f = fopen("/proc/loadavg", "r"))) {
-        if (!fgets(load, sizeof load, f))
-            snprintf(load, sizeof load, "?");
-        load[strcspn(load, "\n")] = 0;
-        trim_load(load);
-        fclose(f);
-    }
+    cli_load_average(load, sizeof load);
     printf("lwhot: Redis %s:%d (%s), watchdog lease %u ms, %g s measured after %g s of "
            "warm-up per run; load average at the start: %s\n\n",
            o.host, o.port, o.redis ? "given" : "private redis-server",
@@ -849,8 +745,8 @@ int main(int argc, char **argv)
             n++;
             stop = r->interrupted;
             fprintf(stderr, "lwhot:   %s handoffs/s, wait p99 %s, max %s: %s\n",
-                    fmt_count(hs, sizeof hs, (uint64_t)(r->handoffs_s + 0.5)),
-                    fmt_ms(p99, sizeof p99, r->p99), fmt_ms(mx, sizeof mx, r->max),
+                    cli_fmt_count(hs, sizeof hs, (uint64_t)(r->handoffs_s + 0.5)),
+                    cli_fmt_ms(p99, sizeof p99, r->p99), cli_fmt_ms(mx, sizeof mx, r->max),
                     fmt_checks(chk, sizeof chk, r));
         }
     print_table(&o, runs, n);
@@ -858,13 +754,7 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < n; i++)
         if (!runs[i].ok)
             status = 1;
-    if ((f = fopen("/proc/loadavg", "r"))) {
-        if (!fgets(load, sizeof load, f))
-            snprintf(load, sizeof load, "?");
-        load[strcspn(load, "\n")] = 0;
-        trim_load(load);
-        fclose(f);
-    }
+    cli_load_average(load, sizeof load);
     printf("\n%s; load average at the end: %s\n",
            status ? "CHECKS FAILED (see the checks column)"
                   : "checks: in every run the counter equals the acquires, no two threads were "

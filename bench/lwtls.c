@@ -247,69 +247,14 @@ static void on_signal(int sig)
     interrupted = 1;
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static double process_cpu_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Redis's CPU seconds (sys + user), -1 when it cannot say. */
-static double redis_cpu_s(redisContext *rc)
-{
-    redisReply *r = rc ? redisCommand(rc, "INFO cpu") : NULL;
-    double s = -1;
-
-    if (r && r->type == REDIS_REPLY_STRING) {
-        const char *sys = strstr(r->str, "used_cpu_sys:");
-        const char *user = strstr(r->str, "used_cpu_user:");
-
-        if (sys && user)
-            s = strtod(sys + 13, NULL) + strtod(user + 14, NULL);
-    }
-    if (r)
-        freeReplyObject(r);
-    return s;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-/* The nearest-rank q-quantile of sorted v[n]. */
-static uint64_t quantile(const uint64_t *v, size_t n, double q)
-{
-    size_t k = (size_t)(q * (double)n + 0.999999);
-
-    if (n == 0)
-        return 0;
-    if (k == 0)
-        k = 1;
-    if (k > n)
-        k = n;
-    return v[k - 1];
-}
-
 /* Sort v[n] and take its spread. */
 static struct spread spread_of(uint64_t *v, unsigned n)
 {
     struct spread s = {n, 0, 0, 0};
 
-    qsort(v, n, sizeof *v, cmp_u64);
-    s.p50 = quantile(v, n, 0.50);
-    s.p99 = quantile(v, n, 0.99);
+    qsort(v, n, sizeof *v, cli_cmp_u64);
+    s.p50 = cli_quantile(v, n, 0.50);
+    s.p99 = cli_quantile(v, n, 0.99);
     s.max = n ? v[n - 1] : 0;
     return s;
 }
@@ -319,7 +264,7 @@ static void run_until(struct ev_loop *loop, ev_timer *wake, uint64_t t)
 {
     uint64_t now;
 
-    while (!interrupted && (now = now_ns()) < t) {
+    while (!interrupted && (now = cli_now_ns()) < t) {
         ev_now_update(loop);
         ev_timer_stop(loop, wake);
         ev_timer_set(wake, (double)(t - now) / 1e9, 0.0);
@@ -332,7 +277,7 @@ static void run_until(struct ev_loop *loop, ev_timer *wake, uint64_t t)
 /* One loop iteration, woken by t at the latest. */
 static void run_once(struct ev_loop *loop, ev_timer *wake, uint64_t t)
 {
-    uint64_t now = now_ns();
+    uint64_t now = cli_now_ns();
 
     ev_now_update(loop);
     ev_timer_stop(loop, wake);
@@ -353,7 +298,7 @@ static void on_blocking(struct ev_loop *loop, ev_prepare *w, int revents)
     (void)loop;
     (void)w;
     (void)revents;
-    busy_mark.blocked = now_ns();
+    busy_mark.blocked = cli_now_ns();
 }
 
 static void on_woken(struct ev_loop *loop, ev_check *w, int revents)
@@ -362,7 +307,7 @@ static void on_woken(struct ev_loop *loop, ev_check *w, int revents)
     (void)w;
     (void)revents;
     if (!busy_mark.woke)
-        busy_mark.woke = now_ns();
+        busy_mark.woke = cli_now_ns();
 }
 
 static void on_wake(struct ev_loop *loop, ev_timer *w, int revents)
@@ -474,7 +419,7 @@ static void probe_up(void *arg)
 {
     struct probe *p = arg;
 
-    p->up_ns = now_ns();
+    p->up_ns = cli_now_ns();
     p->up = 1;
 }
 
@@ -511,7 +456,7 @@ static int probe_connect(struct ev_loop *loop, struct probe *p, uint64_t *ns, un
     uint64_t t0;
 
     p->up = p->down = 0;
-    t0 = now_ns();
+    t0 = cli_now_ns();
     conn_connect(&p->conn);
     while (!p->up && !p->down)
         ev_run(loop, EVRUN_ONCE);
@@ -656,7 +601,7 @@ static void on_log(int level, const char *message, void *arg)
     if (!strstr(message, "connection restored"))
         return;
     if (++b->restored == 2)
-        b->up_ns = now_ns() - st->kill_ns;
+        b->up_ns = cli_now_ns() - st->kill_ns;
     if (!b->polling && !b->renew_ns) {
         b->polling = 1;
         st->pending[st->npending++] = (unsigned)(b - st->cl);
@@ -691,7 +636,7 @@ static void on_answer(int err, int64_t value, void *arg)
     }
     b->answered = 1;
     if (++st->answered == st->n)
-        st->cold_end_ns = now_ns();
+        st->cold_end_ns = cli_now_ns();
 }
 
 static void on_acquired(int err, int64_t value, void *arg)
@@ -761,7 +706,7 @@ static void poll_pending(struct storm *st)
             b->cmd_up = 1;
             b->base_confirmed = s.renewals_confirmed;
         } else if (b->cmd_up && s.renewals_confirmed > b->base_confirmed) {
-            b->renew_ns = now_ns() - st->kill_ns;
+            b->renew_ns = cli_now_ns() - st->kill_ns;
             b->polling = 0;
             st->renewing++;
             continue;
@@ -827,7 +772,7 @@ static int run_storm(struct ev_loop *loop, const struct opts *o, enum run_kind k
     /* Cold start: WAVE clients at a time, a first call each, answered
      * before the next wave. */
     fprintf(stderr, "lwtls:   %u clients connecting, %u at a time...\n", st.n, WAVE);
-    st.start_ns = now_ns();
+    st.start_ns = cli_now_ns();
     end = st.start_ns + (uint64_t)COLD_LIMIT_S * 1000000000u;
     for (unsigned i = 0; i < st.n && !status && !interrupted && !st.answer_failed; i++) {
         struct bclient *b = &st.cl[i];
@@ -855,7 +800,7 @@ static int run_storm(struct ev_loop *loop, const struct opts *o, enum run_kind k
         }
         if ((i + 1) % WAVE && i + 1 < st.n)
             continue;
-        while (!status && !interrupted && st.answered + st.answer_failed <= i && now_ns() < end)
+        while (!status && !interrupted && st.answered + st.answer_failed <= i && cli_now_ns() < end)
             run_once(loop, &wake, end);
     }
     if (status || interrupted)
@@ -870,7 +815,7 @@ static int run_storm(struct ev_loop *loop, const struct opts *o, enum run_kind k
 
     /* The locks, in L groups spread over a renewal period. */
     fprintf(stderr, "lwtls:   %u locks...\n", st.n * o->locks);
-    t0 = now_ns();
+    t0 = cli_now_ns();
     for (unsigned j = 0; j < o->locks && !interrupted && !status; j++) {
         run_until(loop, &wake, t0 + j * gap);
         for (unsigned i = 0; i < st.n && !status; i++) {
@@ -883,7 +828,7 @@ static int run_storm(struct ev_loop *loop, const struct opts *o, enum run_kind k
         }
     }
     while (!status && !interrupted && st.acquired + st.acquire_failed < (uint64_t)st.n * o->locks)
-        run_once(loop, &wake, now_ns() + 100000000u);
+        run_once(loop, &wake, cli_now_ns() + 100000000u);
     /* Halfway to the next renewals (at once if the acquires took longer). */
     run_until(loop, &wake, t0 + period - gap / 2);
     if (status || interrupted)
@@ -899,11 +844,11 @@ static int run_storm(struct ev_loop *loop, const struct opts *o, enum run_kind k
         b->base_resumed = s.tls_resumed;
         b->base_risk = s.went_at_risk;
     }
-    redis0 = redis_cpu_s(rc);
-    self0 = process_cpu_s();
+    redis0 = cli_redis_cpu_s(rc);
+    self0 = cli_process_cpu_s();
     fprintf(stderr, "lwtls:   killing every connection...\n");
     st.after_kill = 1;
-    st.kill_ns = now_ns();
+    st.kill_ns = cli_now_ns();
     for (int t = 0; t < 2; t++) {
         redisReply *r = redisCommand(rc, t ? "CLIENT KILL TYPE pubsub" : "CLIENT KILL TYPE normal");
 
@@ -918,24 +863,24 @@ static int run_storm(struct ev_loop *loop, const struct opts *o, enum run_kind k
     end = st.kill_ns + (uint64_t)o->lease_ms * 1000000u + 2u * LW_DEFAULT_TICK_MS * 1000000u;
     ev_prepare_start(loop, &blocking);
     ev_check_start(loop, &woken);
-    while (!interrupted && now_ns() < end) {
+    while (!interrupted && cli_now_ns() < end) {
         /* Whatever a client does (a connection restored, a renewal
          * confirmed) happens in a loop iteration: poll after each. */
-        uint64_t busy, t = now_ns();
+        uint64_t busy, t = cli_now_ns();
 
         busy_mark.blocked = busy_mark.woke = 0;
         run_once(loop, &wake, end);
         /* Busy: before the poll blocked, and after it woke. */
-        busy = now_ns() - t;
+        busy = cli_now_ns() - t;
         if (busy_mark.woke && busy_mark.blocked >= t && busy_mark.woke >= busy_mark.blocked)
             busy -= busy_mark.woke - busy_mark.blocked;
         if (busy > res->longest_iteration_ns)
             res->longest_iteration_ns = busy;
         poll_pending(&st);
         if (!cpu_taken && st.renewing == st.n) {
-            res->all_renewing_ns = now_ns() - st.kill_ns;
-            res->self_cpu_s = process_cpu_s() - self0;
-            if (redis0 >= 0 && (res->redis_cpu_s = redis_cpu_s(rc)) >= 0)
+            res->all_renewing_ns = cli_now_ns() - st.kill_ns;
+            res->self_cpu_s = cli_process_cpu_s() - self0;
+            if (redis0 >= 0 && (res->redis_cpu_s = cli_redis_cpu_s(rc)) >= 0)
                 res->redis_cpu_s -= redis0;
             cpu_taken = 1;
             fprintf(stderr, "lwtls:   every client renewing again after %.0f ms; watching the "
@@ -995,38 +940,6 @@ out:
 
 /* --- the report ------------------------------------------------------------ */
 
-/* v with thousands separators: "12,345". */
-static const char *fmt_count(char *buf, size_t n, uint64_t v)
-{
-    char digits[32];
-    size_t len, k = 0;
-
-    snprintf(digits, sizeof digits, "%" PRIu64, v);
-    len = strlen(digits);
-    for (size_t i = 0; i < len && k + 2 < n; i++) {
-        if (i && (len - i) % 3 == 0)
-            buf[k++] = ',';
-        buf[k++] = digits[i];
-    }
-    buf[k] = 0;
-    return buf;
-}
-
-/* ns as milliseconds, about three significant figures. */
-static const char *fmt_ms(char *buf, size_t n, uint64_t ns)
-{
-    double ms = (double)ns / 1e6;
-    char c[24];
-
-    if (ms < 10)
-        snprintf(buf, n, "%.2f ms", ms);
-    else if (ms < 100)
-        snprintf(buf, n, "%.1f ms", ms);
-    else
-        snprintf(buf, n, "%s ms", fmt_count(c, sizeof c, (uint64_t)(ms + 0.5)));
-    return buf;
-}
-
 static const char *fmt_cpu(char *buf, size_t n, double s)
 {
     if (s < 0)
@@ -1043,14 +956,14 @@ static const char *fmt_q(char *buf, size_t n, const struct spread *sp, uint64_t 
         snprintf(buf, n, "—");
         return buf;
     }
-    return fmt_ms(buf, n, ns);
+    return cli_fmt_ms(buf, n, ns);
 }
 
 /* A spread's "all" column: its max when every client got there. */
 static const char *fmt_all(char *buf, size_t n, const struct spread *sp, unsigned of)
 {
     if (sp->n == of)
-        return fmt_ms(buf, n, sp->max);
+        return cli_fmt_ms(buf, n, sp->max);
     snprintf(buf, n, "%u of %u", sp->n, of);
     return buf;
 }
@@ -1115,8 +1028,8 @@ static void print_setup(const struct opts *o, const struct run *runs, unsigned n
                 snprintf(ref, sizeof ref, "%u", r->refused);
             }
             printf("| %s | %s | %u | %s | %s | %s | %s | %s |\n", run_names[r->kind],
-                   setup_label(r->kind, again), s->n, fmt_ms(a, sizeof a, s->p50),
-                   fmt_ms(b, sizeof b, s->p99), fmt_ms(c, sizeof c, s->max), res, ref);
+                   setup_label(r->kind, again), s->n, cli_fmt_ms(a, sizeof a, s->p50),
+                   cli_fmt_ms(b, sizeof b, s->p99), cli_fmt_ms(c, sizeof c, s->max), res, ref);
         }
     }
     printf("\n");
@@ -1146,13 +1059,13 @@ static void print_storm(const struct opts *o, const struct run *runs, unsigned n
                      s->handshakes - s->resumed);
         printf("| %s | %s | %lld + %lld | %s | %s | %s | %s | %s | %s | %s | %" PRIu64
                " | %" PRIu64 " | %s | %s | %s | %s |\n",
-               run_names[r->kind], fmt_ms(cold, sizeof cold, s->cold_ns), s->killed_normal,
+               run_names[r->kind], cli_fmt_ms(cold, sizeof cold, s->cold_ns), s->killed_normal,
                s->killed_pubsub, fmt_q(a, sizeof a, &s->up, s->up.p50),
                fmt_q(b, sizeof b, &s->up, s->up.p99), fmt_all(c, sizeof c, &s->up, s->clients),
                fmt_q(d, sizeof d, &s->renew, s->renew.p50), fmt_q(e, sizeof e, &s->renew, s->renew.p99),
                fmt_all(f, sizeof f, &s->renew, s->clients),
                hs, s->failed_attempts, s->went_at_risk,
-               fmt_ms(it, sizeof it, s->longest_iteration_ns), fmt_cpu(cs, sizeof cs, s->self_cpu_s),
+               cli_fmt_ms(it, sizeof it, s->longest_iteration_ns), fmt_cpu(cs, sizeof cs, s->self_cpu_s),
                fmt_cpu(cr, sizeof cr, s->redis_cpu_s), fmt_checks(chk, sizeof chk, s, r->interrupted));
     }
 }
@@ -1360,28 +1273,6 @@ static int raise_nofile(rlim_t need)
     return 0;
 }
 
-/* "0.5 0.4 0.3" of /proc/loadavg, or "?". */
-static void read_load(char *buf, size_t n)
-{
-    FILE *f = fopen("/proc/loadavg", "r");
-
-    snprintf(buf, n, "?");
-    if (!f)
-        return;
-    if (fgets(buf, (int)n, f)) {
-        char *s = buf;
-
-        for (int fields = 0; *s; s++)
-            if ((*s == ' ' && ++fields == 3) || *s == '\n') {
-                *s = 0;
-                break;
-            }
-    } else {
-        snprintf(buf, n, "?");
-    }
-    fclose(f);
-}
-
 /* One run: its server, the set-up samples, the storm.  0, or 2. */
 static int do_run(struct ev_loop *loop, const struct opts *o, enum run_kind k,
                   const struct tls_certs *certs, unsigned index, struct run *run)
@@ -1463,7 +1354,7 @@ int main(int argc, char **argv)
         tls_certs_remove(&certs);
         return 2;
     }
-    read_load(load, sizeof load);
+    cli_load_average(load, sizeof load);
     printf("lwtls: a private redis-server per run (TLS only on TCP for the tls runs, "
            "%s); load average at the start: %s\n\n",
            o.server_auth ? "server authentication only" : "mutual TLS: the clients present a "
@@ -1490,7 +1381,7 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < n; i++)
         if ((runs[i].done_storm && !runs[i].storm.ok) || runs[i].interrupted)
             status = 1;
-    read_load(load, sizeof load);
+    cli_load_average(load, sizeof load);
     printf("\n%s; load average at the end: %s\n",
            status ? "CHECKS FAILED (see the checks column)"
                   : "checks: no lock lost, every acquire succeeded, every client connected and "
