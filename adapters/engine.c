@@ -269,7 +269,11 @@ int lw_engine_submit(struct lw_engine *e, struct lw_request *req, lw_request_fn 
         atomic_fetch_sub(&e->callers, 1);
         return LW_ESHUTDOWN;
     }
-    if (is_engine_thread(e) && !req->task) {
+    /* On the engine thread (a lock's task step, the watchdog) a request
+     * goes straight to its route, unless no first connection can be had:
+     * then through the queue, so that take_submitted() fails it at once,
+     * as it does a caller's, and not from inside this call. */
+    if (is_engine_thread(e) && !req->task && !e->topo->ops->fails_at_once(e->topo)) {
         take_request(e, req, lw_clock_now() + e->links.command_timeout_ns);
         links_pump_all(&e->links);
     } else {

@@ -240,6 +240,36 @@ Test(misuse, no_sentinel_listening_refuses_at_once)
     cr_assert_eq(lw_client_free(c), 0);
 }
 
+/* Nothing listens, and the next attempt is seconds away: every call
+ * hears so at once, not when that attempt fails (an acquire's request,
+ * sent from its step on the engine thread, once waited for it). */
+Test(misuse, every_call_is_refused_at_once_between_attempts)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_lock *l;
+
+    lw_client_config_init(&cfg);
+    cfg.port = 1; /* nothing listens on 127.0.0.1:1 */
+    cfg.reconnect_min_ms = 3000;
+    cfg.reconnect_max_ms = 6000;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    cr_assert_eq(lw_lock_new(c, "x", 1, &l), 0);
+    sleep_ms(100); /* the first attempt refused; the next in 1.5-3 s */
+    for (int i = 0; i < 6; i++) {
+        uint64_t t0 = now_ms();
+        int rc = i % 3 == 0   ? lw_lock_acquire(l, NULL)
+                 : i % 3 == 1 ? lw_trylock(l, 0, 0, NULL)
+                              : lw_trylock(l, 200, 0, NULL);
+
+        cr_assert_eq(rc, LW_ECONNREFUSED, "call %d: %s", i, lw_strerror(rc));
+        cr_assert_lt(now_ms() - t0, 1000, "call %d took %llu ms", i,
+                     (unsigned long long)(now_ms() - t0));
+    }
+    lw_lock_free(l);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
 REDIS_TEST(misuse, a_database_redis_refuses_is_eredis)
 {
     struct lw_client_config cfg;
