@@ -217,40 +217,45 @@ static void dispatch_replies(struct lw_conn *c, redisReader *r)
 }
 
 /* The server closed (how: "closed", or the socket's error) the
- * connection.  Before it answered anything on it, that is a refusal (a TLS
- * port spoken to in plain text closes so), not a connection lost. */
+ * connection.  Before it answered anything on it, that is a refusal, not a
+ * connection lost: a TLS port spoken to in plain text closes so, and a
+ * TLS 1.3 server refusing the client's certificate, whose alert the
+ * reset of closing on an unread command often loses (tls_refusal_hint()). */
 static void closed_by_server(struct lw_conn *c, const char *how)
 {
     char what[sizeof c->why];
+    const char *hint = is_tls(c) ? tls_refusal_hint(&c->tls) : NULL;
 
-    if (c->state == CONN_SETUP && !c->got_reply) {
+    if (c->state != CONN_SETUP || c->got_reply) {
+        note_why(c, how);
+        conn_fail(c, LW_ECONNLOST);
+    } else if (hint) {
+        snprintf(what, sizeof what, "%.100s right after the TLS handshake: %s", how, hint);
+        note_why(c, what);
+        conn_fail(c, LW_ETLS);
+    } else {
         snprintf(what, sizeof what, "%.100s, before it answered anything%s", how,
                  is_tls(c) ? "" : " (a TLS port? TLS is off)");
         note_why(c, what);
         conn_fail(c, LW_ECONNECT);
-        return;
     }
-    note_why(c, how);
-    conn_fail(c, LW_ECONNLOST);
 }
 
-/* A TLS read or write failed with err (why said): during the handshake or
- * the set-up a TLS failure (a certificate refused), later a lost
- * connection.  Closed or reset after the handshake and before any reply,
- * it is most likely a TLS 1.3 refusal whose alert was lost. */
+/* A TLS read or write failed with err (why said): a TLS failure during
+ * the handshake or the set-up, a lost connection once set up; closed or
+ * reset, as closed_by_server() says. */
 static void tls_failed(struct lw_conn *c, int err)
 {
     char saved[sizeof c->why];
-    const char *hint;
 
     memcpy(saved, c->why, sizeof saved);
+    if (err == LW_ECONNLOST) {
+        closed_by_server(c, saved);
+        return;
+    }
     if (err == LW_ETLS && c->state == CONN_READY) {
         snprintf(c->why, sizeof c->why, "TLS: %.*s", (int)sizeof c->why - 6, saved);
         err = LW_ECONNLOST;
-    } else if (err == LW_ECONNLOST && c->state == CONN_SETUP && !c->got_reply &&
-               (hint = tls_refusal_hint(&c->tls))) {
-        snprintf(c->why, sizeof c->why, "%.100s right after the TLS handshake: %s", saved, hint);
-        err = LW_ETLS;
     }
     conn_fail(c, err);
 }
