@@ -252,7 +252,7 @@ static void on_recheck(struct ev_loop *loop, ev_timer *w, int revents)
 /* Where a channel is to be subscribed now, or NULL (no map yet, the mode
  * about to change, no memory).  Not sharded, in a cluster: the master of
  * slot 0, any master would do. */
-static struct node_sub *target(struct lw_pubsub *ps, const char *name, size_t len)
+static struct node_sub *sub_for_channel(struct lw_pubsub *ps, const char *name, size_t len)
 {
     unsigned slot;
     int node;
@@ -280,7 +280,7 @@ int lw_pubsub_subscribe(struct lw_pubsub *ps, const char *name, size_t len)
 
     if (r)
         return r->unsubscribing ? LW_ECONNLOST : 0; /* on its way already */
-    if (!(ns = target(ps, name, len)) || !lw_sub_is_up(ns->sub))
+    if (!(ns = sub_for_channel(ps, name, len)) || !lw_sub_is_up(ns->sub))
         return LW_ECONNLOST;
     rc = ns->sharded ? lw_sub_ssubscribe(ns->sub, name, len)
                      : lw_sub_subscribe(ns->sub, name, len);
@@ -328,8 +328,7 @@ static struct route *drop_routes(struct lw_pubsub *ps, const struct node_sub *ns
 {
     struct route *r, *tmp, *list = NULL;
 
-    HASH_ITER(hh, ps->routes, r, tmp)
-    {
+    HASH_ITER(hh, ps->routes, r, tmp) {
         if (ns && r->ns != ns)
             continue;
         unroute(ps, r);
@@ -460,8 +459,7 @@ static struct route *drop_moved(struct lw_pubsub *ps)
 {
     struct route *r, *tmp, *list = NULL;
 
-    HASH_ITER(hh, ps->routes, r, tmp)
-    {
+    HASH_ITER(hh, ps->routes, r, tmp) {
         int node = slot_node(ps, lw_keyslot(r->name, r->len));
 
         if (node < 0 || node == r->ns->node)

@@ -91,6 +91,7 @@ void holds_shutdown(struct lw_client *c)
 {
     struct lease_hold *h, *tmp;
 
-    HASH_ITER(hh, c->lease_holds, h, tmp)
-    drop(c, h);
+    HASH_ITER(hh, c->lease_holds, h, tmp) {
+        drop(c, h);
+    }
 }

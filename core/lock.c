@@ -316,9 +316,10 @@ static void acquire_got(struct lw_client *c, struct op *op, uint32_t holds, int 
  * was moving) may have run more than once, each copy adding a hold, as may
  * a waiter's after a hand-over to it that failed unanswered (that
  * hand-over's hold): it is the first acquire still, not a re-entry, when
- * the owner held none before.  The holds beyond the one it took are given back, when we know
- * how many the owner had: its watchdog lock's count, or none (an acquire
- * with a lease of its own keeps no count: its surplus, if any, stays).
+ * the owner held none before.  The holds beyond the one it took are given
+ * back, when we know how many the owner had: its watchdog lock's count, or
+ * none (an acquire with a lease of its own keeps no count: its surplus, if
+ * any, stays).
  */
 static uint32_t surplus_holds(struct lw_client *c, const struct op *op, uint32_t holds)
 {

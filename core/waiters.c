@@ -239,7 +239,7 @@ void waiters_on_event(void *arg, int event, const char *name, size_t len)
 
     if (event == LW_PS_UP) { /* channels not subscribed may be now */
         HASH_ITER(hh, c->channels, ch, tmp)
-        channel_sync(c, ch);
+            channel_sync(c, ch);
         return;
     }
     if (!(ch = find_channel(c, name, len)))
@@ -264,8 +264,7 @@ void waiters_shutdown(struct lw_client *c)
 {
     struct channel *ch, *tmp;
 
-    HASH_ITER(hh, c->channels, ch, tmp)
-    {
+    HASH_ITER(hh, c->channels, ch, tmp) {
         struct op *op = ch->head, *next;
 
         for (; op; op = next) {
@@ -275,8 +274,7 @@ void waiters_shutdown(struct lw_client *c)
         }
     }
     if (!c->wheel) {
-        HASH_ITER(hh, c->channels, ch, tmp)
-        {
+        HASH_ITER(hh, c->channels, ch, tmp) {
             HASH_DEL(c->channels, ch);
             free(ch);
         }

@@ -905,8 +905,7 @@ void watchdog_failover(struct lw_client *c, const uint8_t *slots)
     uint64_t now = lw_clock_now();
     struct entry *head, *tmp, *e;
 
-    HASH_ITER(hh, c->entries, head, tmp)
-    {
+    HASH_ITER(hh, c->entries, head, tmp) {
         for (e = head; e; e = e->next_owner)
             if (slots[e->slot / 8] & (1u << (e->slot % 8)))
                 check_after_failover(c, e, now);
@@ -932,8 +931,7 @@ void watchdog_shutdown(struct lw_client *c)
         release_if_unused(e);
     }
     c->drop_tail = NULL;
-    HASH_ITER(hh, c->entries, e, tmp)
-    {
+    HASH_ITER(hh, c->entries, e, tmp) {
         while (e->next_owner) {
             struct entry *next = e->next_owner;
 

@@ -58,9 +58,9 @@
  * is waiting (not at that moment sending an attempt of its own), the lock
  * is handed to it in the unlock's own script: it never becomes free in
  * between, the token still increases, and no message is published;
- * otherwise the unlock frees it and the waiter tries, as any waiter does.  Between clients there is no order: whichever client's
- * attempt reaches Redis first after an unlock wins, as with Redisson's
- * RLock.
+ * otherwise the unlock frees it and the waiter tries, as any waiter does.
+ * Between clients there is no order: whichever client's attempt reaches
+ * Redis first after an unlock wins, as with Redisson's RLock.
  *
  * Threads.  Every function is thread-safe.  Blocking calls must not run on
  * the engine thread (inside callbacks): they return LW_EDEADLK there.
