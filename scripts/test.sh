@@ -9,10 +9,20 @@ set -euo pipefail
 
 # Seconds each fuzzer runs (4 fuzzers): bounded, for CI's time budget.
 LW_FUZZ_SECONDS=${LW_FUZZ_SECONDS:-12}
+# Test executables run at once in each build.  The tests mostly wait (on
+# leases, reconnects, failovers): one at a time the plain build's used
+# under a third of two cores.  Each starts its own servers on free ports.
+LW_TEST_JOBS=${LW_TEST_JOBS:-2}
 LW_FUZZERS="request lock_name config lwlock_args"
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
 lw_install_deps
+
+# say WHAT: a phase's line on stderr, with the minutes:seconds since the
+# start, so that a run's log shows where CI's budget goes.
+say() {
+    printf '== [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2
+}
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:halt_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
@@ -51,12 +61,35 @@ lw_fuzz() {
     return 1
 }
 
+# The other builds compile while the plain build's tests run, at the
+# idle scheduling class: they take only what the waiting tests leave, so
+# that the tests' timing is not disturbed.  What they print goes to a log.
+lw_build_others() {
+    ninja -C build/asan && ninja -C build/tsan &&
+        ninja -C build/fuzz $(printf 'tests/fuzz/fuzz_%s ' $LW_FUZZERS) &&
+        ninja -C build/notls tests/test_tls_config
+}
+idle=(nice -n 19)
+chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0 nice -n 19)
+
 status=0 passed=0 failed=0
+say "test: build"
+ninja -C build/test >/dev/null
+(
+    "${idle[@]}" bash -c "$(declare -f lw_build_others); LW_FUZZERS='$LW_FUZZERS' lw_build_others"
+) >build/others-build.log 2>&1 &
+others=$!
 for variant in test asan tsan; do
     dir=build/$variant
-    echo "== $variant: build" >&2
-    ninja -C "$dir" >/dev/null
-    echo "== $variant: test" >&2
+    if [ "$variant" = asan ]; then
+        say "asan, tsan, fuzz, notls: waiting for their builds"
+        if ! wait "$others"; then
+            tail -n 40 build/others-build.log >&2
+            say "the sanitizer, fuzz or notls build failed (build/others-build.log)"
+            exit 1
+        fi
+    fi
+    say "$variant: test"
     # The three builds must fit CI's budget, so some suites run in fewer:
     # 'long' (failovers, clusters and Sentinel), 'repeat' (tests run again
     # on the caller's loop) and 'once' (checks of the sources, the headers
@@ -72,12 +105,14 @@ for variant in test asan tsan; do
     tsan) skip=(--no-suite fixture --no-suite long --no-suite repeat --no-suite once
                 --no-suite no_tsan) ;;
     esac
-    meson test -C "$dir" --print-errorlogs --num-processes 1 "${skip[@]}" || status=1
+    meson test -C "$dir" --print-errorlogs --num-processes "$LW_TEST_JOBS" "${skip[@]}" ||
+        status=1
     logs=("$dir/meson-logs/testlog.txt")
     # The long ones two at a time: they mostly wait for failovers and
     # timeouts (each has its own servers on free ports), and one at a time
     # they would take six minutes.
     if [ "$variant" = test ]; then
+        say "$variant: test, suite long"
         meson test -C "$dir" --print-errorlogs --num-processes 2 --suite long \
             --logbase testlog-long || status=1
         logs+=("$dir/meson-logs/testlog-long.txt")
@@ -96,7 +131,7 @@ for variant in test asan tsan; do
     # used from C and C++, and with CMake's find_package from C++17
     # (leasewheel.hpp).  One test in the tally.
     if [ "$variant" = test ]; then
-        echo "== $variant: installed use" >&2
+        say "$variant: installed use"
         if tests/installed.sh "$dir"; then
             passed=$((passed + 1))
         else
@@ -105,20 +140,19 @@ for variant in test asan tsan; do
     fi
 done
 # Without TLS, a config asking for it is LW_ENOTSUP (test_tls_config).
-echo "== notls: build and test" >&2
-if ninja -C build/notls tests/test_tls_config >/dev/null &&
-    meson test -C build/notls --no-rebuild --print-errorlogs tls_config >/dev/null; then
+say "notls: test"
+if meson test -C build/notls --no-rebuild --print-errorlogs tls_config >/dev/null; then
     passed=$((passed + $(grep -oE 'Passing: [0-9]+' build/notls/meson-logs/testlog.txt |
         awk '{p += $2} END {print p + 0}')))
 else
     status=1 failed=$((failed + 1))
     tail -n 30 build/notls/meson-logs/testlog.txt >&2 || true
 fi
-echo "== fuzz: build" >&2
-ninja -C build/fuzz $(printf 'tests/fuzz/fuzz_%s ' $LW_FUZZERS) >/dev/null
+say "fuzz"
 for name in $LW_FUZZERS; do
     lw_fuzz "$name" || { status=1 failed=$((failed + 1)); }
 done
 [ "$status" -ne 0 ] && [ "$failed" -eq 0 ] && failed=1
+say "done"
 echo "tests: $passed passed, $failed failed"
 exit "$status"
