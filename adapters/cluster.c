@@ -936,6 +936,11 @@ int cluster_new(const struct lw_engine_config *cfg, struct link_set *ls,
     c->t.on_change = cfg->on_topology;
     c->t.change_arg = cfg->topology_arg;
     *out = ls->topo = &c->t;
+    /* Each link has the configured cap, and all together twice that: a
+     * master that stopped answering holds at most half of what the engine
+     * lets out, until its commands time out.  No SELECT (links_select_db()):
+     * a cluster has only db 0. */
+    ls->max_inflight_all = 2 * ls->max_inflight;
     c->tconn.state = CONN_CLOSED; /* nothing to close or clear yet */
     c->rng = xorshift_seed((uint64_t)(uintptr_t)c ^ lw_clock_now());
     memset(c->map, 0xff, sizeof c->map); /* -1: unknown */

@@ -28,6 +28,7 @@
  * own set-up commands (SELECT, SCRIPT LOAD, ROLE, ASKING) are never
  * reported: nobody else waits on them.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -515,6 +516,21 @@ static void link_free(struct link *l)
     }
 }
 
+int links_select_db(struct link_set *ls)
+{
+    char db[16];
+    const char *argv[] = {"SELECT", db};
+    int n;
+
+    if (!ls->ep->db || ls->select_cmd)
+        return 0;
+    snprintf(db, sizeof db, "%d", ls->ep->db);
+    if ((n = redisFormatCommandArgv(&ls->select_cmd, 2, argv, NULL)) < 0)
+        return LW_ENOMEM;
+    ls->select_len = (size_t)n;
+    return 0;
+}
+
 void links_free(struct link_set *ls)
 {
     for (unsigned i = 0; i < ls->nlinks; i++)
@@ -522,6 +538,8 @@ void links_free(struct link_set *ls)
     free(ls->links);
     ls->links = NULL;
     ls->nlinks = 0;
+    redisFreeCommand(ls->select_cmd);
+    ls->select_cmd = NULL;
 }
 
 void link_connect(struct link *l)

@@ -117,8 +117,21 @@ struct lw_topology {
 int topology_check(const struct lw_engine_config *cfg);
 
 /*
+ * topology_check_host - after the whole config was checked: LW_ENOHOST
+ * when the topology's address is a name that can never resolve (one
+ * Redis under RFC 6761's .invalid), said at once without a query; else 0.
+ * (Seeds and sentinels are asked in the background: a name of theirs that
+ * does not resolve fails an attempt, as any other failure does.)
+ */
+int topology_check_host(const struct lw_engine_config *cfg);
+
+/*
  * topology_new - make the config's topology over the engine's link set
- * (its endpoint copied already), with its first links.  *out (and the
+ * (its endpoint copied already), with its first links.  What the links'
+ * set-up and caps take from the topology it sets on the set here: the cap
+ * on all links together (max_inflight_all, one link's unless raised),
+ * SELECT (links_select_db(), for nodes that have databases), ROLE
+ * (check_role).  *out (and the
  * set's topo, where the links report) is set as soon as the state exists,
  * so that even on failure its free entry frees what was made.  0 or
  * LW_ENOMEM.
@@ -129,6 +142,7 @@ int topology_new(const struct lw_engine_config *cfg, struct link_set *ls,
 /* The implementations' own, which topology_check() and topology_new()
  * choose between. */
 int single_check(const struct lw_engine_config *cfg);
+int single_check_host(const struct lw_engine_config *cfg);
 int single_new(const struct lw_engine_config *cfg, struct link_set *ls,
                struct lw_topology **out);
 int sentinel_check(const struct lw_engine_config *cfg);
