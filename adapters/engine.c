@@ -108,10 +108,9 @@ struct lw_engine {
  * request that cannot be written within the command timeout fails
  * (links_check_timeouts()), and one taken while no first connection can
  * be had fails at once (fails_at_once).  Its topology routes it. */
-static void take_request(struct lw_engine *e, struct lw_request *req, uint64_t deadline_ns)
+static void take_request(struct lw_engine *e, struct lw_request *req, uint64_t expires_ns)
 {
-    req->deadline_ns = deadline_ns;
-    req->expires_ns = deadline_ns;
+    req->expires_ns = expires_ns;
     e->topo->ops->route(e->topo, req, 0);
 }
 
@@ -120,12 +119,12 @@ static void take_request(struct lw_engine *e, struct lw_request *req, uint64_t d
 static void take_submitted(struct lw_engine *e, int task_err)
 {
     struct lw_mpsc_node *node = lw_mpsc_pop(&e->submitted);
-    uint64_t deadline_ns;
+    uint64_t expires_ns;
     int refused;
 
     if (!node)
         return;
-    deadline_ns = lw_clock_now() + e->links.command_timeout_ns;
+    expires_ns = lw_clock_now() + e->links.command_timeout_ns;
     /* Shutting down, everything fails with LW_ESHUTDOWN instead. */
     refused = task_err ? 0 : e->topo->ops->fails_at_once(e->topo);
     do {
@@ -136,7 +135,7 @@ static void take_submitted(struct lw_engine *e, int task_err)
             links_complete(&e->links, req, NULL, req->task ? task_err : refused);
             continue;
         }
-        take_request(e, req, deadline_ns);
+        take_request(e, req, expires_ns);
     } while ((node = lw_mpsc_pop(&e->submitted)));
 }
 

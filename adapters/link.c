@@ -161,7 +161,6 @@ static void write_request(struct link *l, struct lw_request *req, uint64_t now_n
     req->sent_seq = ++l->seq;
     req->sent_conn = l->conn_id;
     req->sent_ns = now_ns;
-    req->deadline_ns = now_ns + ls->command_timeout_ns;
     fifo_push(&l->inflight, req);
     ls->inflight_all++;
     l->sent++;
@@ -584,9 +583,10 @@ static void check_timeouts(struct link *l, uint64_t now_ns)
     /* The server has stopped answering: everything on the wire is late. */
     if (l->side)
         check_timeouts(l->side, now_ns);
-    if (l->inflight.head && l->inflight.head->deadline_ns + l->grace_ns <= now_ns)
+    if (l->inflight.head &&
+        l->inflight.head->sent_ns + l->ls->command_timeout_ns + l->grace_ns <= now_ns)
         conn_fail(&l->conn, LW_ETIMEDOUT);
-    while (l->waiting.head && l->waiting.head->deadline_ns <= now_ns) {
+    while (l->waiting.head && l->waiting.head->expires_ns <= now_ns) {
         struct lw_request *req = fifo_pop(&l->waiting);
         int err = wait_error(l, req);
 
