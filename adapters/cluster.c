@@ -84,7 +84,7 @@ struct cluster {
     ev_timer periodic, soon, reopen;
 
     struct fifo pending; /* no route yet (no map, no link) */
-    struct fifo backoff; /* unsettled: deadline_ns is the retry time */
+    struct fifo backoff; /* unsettled, until their retry_ns */
     struct xorshift rng; /* the back-off's jitter */
 };
 
@@ -177,7 +177,6 @@ static struct link *any_master(struct cluster *c)
  * is room. */
 static void to_link(struct link *l, struct lw_request *req, int front)
 {
-    req->deadline_ns = req->expires_ns;
     link_queue(l, req, front);
     link_pump(l);
 }
@@ -208,7 +207,6 @@ static void route(struct lw_topology *t, struct lw_request *req, int front)
         to_link(l, req, front);
         return;
     }
-    req->deadline_ns = req->expires_ns;
     fifo_push(&c->pending, req);
 }
 
@@ -264,9 +262,9 @@ static void retry_later(struct cluster *c, struct lw_request *req)
     }
     if (req->unsettled < UINT8_MAX)
         req->unsettled++;
-    req->deadline_ns = now + ms * 1000000ull;
-    if (req->deadline_ns > req->expires_ns)
-        req->deadline_ns = req->expires_ns;
+    req->retry_ns = now + ms * 1000000ull;
+    if (req->retry_ns > req->expires_ns)
+        req->retry_ns = req->expires_ns;
     fifo_push(&c->backoff, req);
 }
 
@@ -781,7 +779,7 @@ static void run_backoff(struct cluster *c, uint64_t now)
     while ((req = fifo_pop(&all))) {
         if (req->expires_ns <= now)
             links_complete(c->ls, req, NULL, LW_EUNSETTLED);
-        else if (req->deadline_ns <= now)
+        else if (req->retry_ns <= now)
             route(&c->t, req, 1);
         else
             fifo_push(&c->backoff, req);
@@ -936,6 +934,11 @@ int cluster_new(const struct lw_engine_config *cfg, struct link_set *ls,
     c->t.on_change = cfg->on_topology;
     c->t.change_arg = cfg->topology_arg;
     *out = ls->topo = &c->t;
+    /* Each link has the configured cap, and all together twice that: a
+     * master that stopped answering holds at most half of what the engine
+     * lets out, until its commands time out.  No SELECT (links_select_db()):
+     * a cluster has only db 0. */
+    ls->max_inflight_all = 2 * ls->max_inflight;
     c->tconn.state = CONN_CLOSED; /* nothing to close or clear yet */
     c->rng = xorshift_seed((uint64_t)(uintptr_t)c ^ lw_clock_now());
     memset(c->map, 0xff, sizeof c->map); /* -1: unknown */

@@ -59,7 +59,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include <ev.h>
@@ -109,10 +108,9 @@ struct lw_engine {
  * request that cannot be written within the command timeout fails
  * (links_check_timeouts()), and one taken while no first connection can
  * be had fails at once (fails_at_once).  Its topology routes it. */
-static void take_request(struct lw_engine *e, struct lw_request *req, uint64_t deadline_ns)
+static void take_request(struct lw_engine *e, struct lw_request *req, uint64_t expires_ns)
 {
-    req->deadline_ns = deadline_ns;
-    req->expires_ns = deadline_ns;
+    req->expires_ns = expires_ns;
     e->topo->ops->route(e->topo, req, 0);
 }
 
@@ -121,12 +119,12 @@ static void take_request(struct lw_engine *e, struct lw_request *req, uint64_t d
 static void take_submitted(struct lw_engine *e, int task_err)
 {
     struct lw_mpsc_node *node = lw_mpsc_pop(&e->submitted);
-    uint64_t deadline_ns;
+    uint64_t expires_ns;
     int refused;
 
     if (!node)
         return;
-    deadline_ns = lw_clock_now() + e->links.command_timeout_ns;
+    expires_ns = lw_clock_now() + e->links.command_timeout_ns;
     /* Shutting down, everything fails with LW_ESHUTDOWN instead. */
     refused = task_err ? 0 : e->topo->ops->fails_at_once(e->topo);
     do {
@@ -137,7 +135,7 @@ static void take_submitted(struct lw_engine *e, int task_err)
             links_complete(&e->links, req, NULL, req->task ? task_err : refused);
             continue;
         }
-        take_request(e, req, deadline_ns);
+        take_request(e, req, expires_ns);
     } while ((node = lw_mpsc_pop(&e->submitted)));
 }
 
@@ -351,15 +349,13 @@ static char *format(size_t *len, int argc, const char **argv)
     return cmd;
 }
 
-/* What every link shares: caps, timeouts, SELECT, the scripts.  In a
- * cluster each link has the configured cap, and all together twice that:
- * a master that stopped answering holds at most half of what the engine
- * lets out, until its commands time out.  (No SELECT in a cluster: it has
- * only db 0.) */
+/* What every link shares: caps, timeouts, the scripts.  All links
+ * together may have one link's cap in flight, unless the topology raises
+ * it when it makes its links (topology_new()); so too with SELECT, which
+ * the topology asks for when its nodes have databases. */
 static int init_links(struct lw_engine *e, const struct lw_engine_config *cfg)
 {
     struct link_set *ls = &e->links;
-    char db[16];
 
     ls->ep = &e->node;
     ls->closing = &e->closing;
@@ -367,12 +363,8 @@ static int init_links(struct lw_engine *e, const struct lw_engine_config *cfg)
     ls->side_grace_ns = cfg->side_block_ms * 1000000ull;
     ls->max_inflight = cfg->max_inflight;
     ls->refill_at = cfg->max_inflight / 2;
-    ls->max_inflight_all = cfg->nseeds ? 2 * cfg->max_inflight : cfg->max_inflight;
+    ls->max_inflight_all = cfg->max_inflight;
     atomic_init(&ls->status, LW_ETIMEDOUT); /* not connected yet */
-    snprintf(db, sizeof db, "%d", cfg->node.db);
-    if (cfg->node.db && !cfg->nseeds &&
-        !(ls->select_cmd = format(&ls->select_len, 2, (const char *[]){"SELECT", db})))
-        return LW_ENOMEM;
     ls->scripts = calloc(cfg->nscripts + 1, sizeof *ls->scripts);
     if (!ls->scripts)
         return LW_ENOMEM;
@@ -387,16 +379,6 @@ static int init_links(struct lw_engine *e, const struct lw_engine_config *cfg)
     return 0;
 }
 
-/* RFC 6761: names under .invalid never resolve; say so without a query. */
-static int is_invalid_name(const char *host)
-{
-    size_t n = strlen(host);
-
-    while (n && host[n - 1] == '.')
-        n--;
-    return n >= 8 && !strncasecmp(host + n - 8, ".invalid", 8);
-}
-
 static void free_engine(struct lw_engine *e)
 {
     struct link_set *ls = &e->links;
@@ -408,7 +390,6 @@ static void free_engine(struct lw_engine *e)
     for (unsigned i = 0; ls->scripts && i < ls->nscripts; i++)
         redisFreeCommand(ls->scripts[i].load_cmd);
     free(ls->scripts);
-    redisFreeCommand(ls->select_cmd);
     lw_endpoint_clear(&e->node);
     lw_report_destroy(&e->report);
     free(e);
@@ -478,11 +459,8 @@ int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out)
 
     if (!cfg || !out)
         return LW_EINVAL;
-    if ((rc = check_config(cfg)))
+    if ((rc = check_config(cfg)) || (rc = topology_check_host(cfg)))
         return rc;
-    if (!cfg->nseeds && !cfg->nsentinels && !cfg->node.unix_path &&
-        is_invalid_name(cfg->node.host))
-        return LW_ENOHOST;
     if (!(e = calloc(1, sizeof *e)))
         return LW_ENOMEM;
     lw_report_init(&e->report);

@@ -148,14 +148,15 @@ struct lw_request {
     uint8_t blocking;          /* a caller waits on `completed` */
     struct lw_mpsc_node qnode; /* the submission queue */
 
-    /* The engine: queues, the wire, the outcome. */
+    /* The engine (engine.c, link.c): queues, the wire, the outcome. */
     struct lw_request *next; /* the FIFO it waits in (waiting, in flight,
                                 held by the topology) */
-    uint64_t deadline_ns;    /* when its present wait ends: to be written
-                                (taken in + command timeout), or to be
-                                answered (written + command timeout), or,
-                                held for a retry, to be routed again */
-    uint64_t sent_ns;        /* when it was last written */
+    uint64_t expires_ns;     /* when its wait ends, set when the engine takes
+                                it in: taken in + command timeout.  Not
+                                written by then, it fails; the topology's
+                                retries give up then too */
+    uint64_t sent_ns;        /* when it was last written; it must be
+                                answered within the command timeout */
     uint64_t sent_seq;       /* the write's sequence number on its link */
     uint64_t sent_conn;      /* the connection it was last written on (a
                                 number unique in the engine, new for every
@@ -165,11 +166,10 @@ struct lw_request {
     _Atomic uint32_t completed;
 
     /* The topology (cluster.c): redirects and retries. */
-    uint64_t expires_ns; /* when retries give up: taken in + command
-                            timeout */
-    uint8_t redirects;   /* MOVED/ASK followed */
-    uint8_t unsettled;   /* unsettled retries so far */
-    uint8_t asking;      /* send ASKING first */
+    uint64_t retry_ns; /* held for a retry: when it is routed again */
+    uint8_t redirects; /* MOVED/ASK followed */
+    uint8_t unsettled; /* unsettled retries so far */
+    uint8_t asking;    /* send ASKING first */
 };
 
 #define LW_ENGINE_DEFAULT_MAX_INFLIGHT 4096u

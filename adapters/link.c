@@ -28,6 +28,7 @@
  * own set-up commands (SELECT, SCRIPT LOAD, ROLE, ASKING) are never
  * reported: nobody else waits on them.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,7 +161,6 @@ static void write_request(struct link *l, struct lw_request *req, uint64_t now_n
     req->sent_seq = ++l->seq;
     req->sent_conn = l->conn_id;
     req->sent_ns = now_ns;
-    req->deadline_ns = now_ns + ls->command_timeout_ns;
     fifo_push(&l->inflight, req);
     ls->inflight_all++;
     l->sent++;
@@ -515,6 +515,21 @@ static void link_free(struct link *l)
     }
 }
 
+int links_select_db(struct link_set *ls)
+{
+    char db[16];
+    const char *argv[] = {"SELECT", db};
+    int n;
+
+    if (!ls->ep->db || ls->select_cmd)
+        return 0;
+    snprintf(db, sizeof db, "%d", ls->ep->db);
+    if ((n = redisFormatCommandArgv(&ls->select_cmd, 2, argv, NULL)) < 0)
+        return LW_ENOMEM;
+    ls->select_len = (size_t)n;
+    return 0;
+}
+
 void links_free(struct link_set *ls)
 {
     for (unsigned i = 0; i < ls->nlinks; i++)
@@ -522,6 +537,8 @@ void links_free(struct link_set *ls)
     free(ls->links);
     ls->links = NULL;
     ls->nlinks = 0;
+    redisFreeCommand(ls->select_cmd);
+    ls->select_cmd = NULL;
 }
 
 void link_connect(struct link *l)
@@ -566,9 +583,10 @@ static void check_timeouts(struct link *l, uint64_t now_ns)
     /* The server has stopped answering: everything on the wire is late. */
     if (l->side)
         check_timeouts(l->side, now_ns);
-    if (l->inflight.head && l->inflight.head->deadline_ns + l->grace_ns <= now_ns)
+    if (l->inflight.head &&
+        l->inflight.head->sent_ns + l->ls->command_timeout_ns + l->grace_ns <= now_ns)
         conn_fail(&l->conn, LW_ETIMEDOUT);
-    while (l->waiting.head && l->waiting.head->deadline_ns <= now_ns) {
+    while (l->waiting.head && l->waiting.head->expires_ns <= now_ns) {
         struct lw_request *req = fifo_pop(&l->waiting);
         int err = wait_error(l, req);
 

@@ -89,7 +89,8 @@ struct link_set {
     uint32_t max_inflight_all; /* all links together */
     size_t inflight_all;       /* commands in flight on all links */
     int all_full;              /* max_inflight_all was reached */
-    char *select_cmd;          /* SELECT <db>, formatted, or NULL */
+    char *select_cmd;          /* SELECT <db>, formatted, or NULL
+                                  (links_select_db()) */
     size_t select_len;
     struct script *scripts;
     unsigned nscripts;
@@ -134,7 +135,13 @@ void links_note_queues(struct link_set *ls);
  * failed with err (shutdown). */
 void links_close(struct link_set *ls, int err);
 
-/* links_free - every link and the array (after links_close()). */
+/* links_select_db - every link's set-up selects the endpoint's db (none
+ * when it is 0): for a topology whose nodes have databases, when it is
+ * made.  0 or LW_ENOMEM. */
+int links_select_db(struct link_set *ls);
+
+/* links_free - every link and the array (after links_close()), and the
+ * SELECT. */
 void links_free(struct link_set *ls);
 
 /* links_conn_node - the node whose connection (either lane) is number

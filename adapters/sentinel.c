@@ -809,7 +809,8 @@ int sentinel_new(const struct lw_engine_config *cfg, struct link_set *ls,
     s->settle_ns = (uint64_t)(s->refresh_s * 1e9);
     if (s->settle_ns > cfg->node.command_timeout_ms * 500000ull)
         s->settle_ns = cfg->node.command_timeout_ms * 500000ull;
-    if ((rc = copy_sentinels(s, cfg)) || (rc = links_reserve(ls, 1)))
+    if ((rc = copy_sentinels(s, cfg)) || (rc = links_select_db(ls)) ||
+        (rc = links_reserve(ls, 1)))
         return rc;
     if (!(s->link = link_new(ls, 0, NULL, 0))) /* its address: link_where */
         return LW_ENOMEM;

@@ -4,6 +4,8 @@
  * request goes there.  Its link's reports are topology.c's one-link ones.
  */
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
 #include "link.h"
 #include "topology.h"
@@ -83,6 +85,21 @@ int single_check(const struct lw_engine_config *cfg)
     return lw_endpoint_check_address(&cfg->node);
 }
 
+/* RFC 6761: names under .invalid never resolve; say so without a query. */
+static int is_invalid_name(const char *host)
+{
+    size_t n = strlen(host);
+
+    while (n && host[n - 1] == '.')
+        n--;
+    return n >= 8 && !strncasecmp(host + n - 8, ".invalid", 8);
+}
+
+int single_check_host(const struct lw_engine_config *cfg)
+{
+    return !cfg->node.unix_path && is_invalid_name(cfg->node.host) ? LW_ENOHOST : 0;
+}
+
 int single_new(const struct lw_engine_config *cfg, struct link_set *ls,
                struct lw_topology **out)
 {
@@ -94,7 +111,7 @@ int single_new(const struct lw_engine_config *cfg, struct link_set *ls,
     s->t.ops = &single_ops;
     s->t.ls = ls;
     *out = ls->topo = &s->t;
-    if (links_reserve(ls, 1) || !(s->link = link_new(ls, 0, NULL, 0)))
+    if (links_select_db(ls) || links_reserve(ls, 1) || !(s->link = link_new(ls, 0, NULL, 0)))
         return LW_ENOMEM;
     return 0;
 }

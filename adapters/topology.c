@@ -16,13 +16,14 @@
 /* The implementations, by the config that asks for them. */
 struct kind {
     int (*check)(const struct lw_engine_config *cfg);
+    int (*check_host)(const struct lw_engine_config *cfg); /* NULL: 0 */
     int (*make)(const struct lw_engine_config *cfg, struct link_set *ls,
                 struct lw_topology **out);
 };
 
-static const struct kind single_kind = {single_check, single_new};
-static const struct kind sentinel_kind = {sentinel_check, sentinel_new};
-static const struct kind cluster_kind = {cluster_check, cluster_new};
+static const struct kind single_kind = {single_check, single_check_host, single_new};
+static const struct kind sentinel_kind = {sentinel_check, NULL, sentinel_new};
+static const struct kind cluster_kind = {cluster_check, NULL, cluster_new};
 
 static const struct kind *kind_of(const struct lw_engine_config *cfg)
 {
@@ -33,6 +34,13 @@ static const struct kind *kind_of(const struct lw_engine_config *cfg)
 int topology_check(const struct lw_engine_config *cfg)
 {
     return kind_of(cfg)->check(cfg);
+}
+
+int topology_check_host(const struct lw_engine_config *cfg)
+{
+    const struct kind *k = kind_of(cfg);
+
+    return k->check_host ? k->check_host(cfg) : 0;
 }
 
 int topology_new(const struct lw_engine_config *cfg, struct link_set *ls,

@@ -18,9 +18,11 @@
  * router (pubsub.c) asks the same questions of the same table, so one
  * interface tells both where a slot lives.
  *
- * Every entry runs on the engine thread, but the constructors.  An entry
- * that is NULL means "nothing to do" (for the link's reports: what a
- * single Redis does, said at each entry).
+ * Every entry runs on the engine thread, but the constructors.  Every
+ * entry must be set but these, which may be NULL (each says what NULL
+ * means, and its caller checks): tick, link_where, link_up, link_down,
+ * link_error, link_lost; and link_demoted, for a topology that never sets
+ * the link set's check_role.
  */
 #ifndef LW_ADAPTERS_TOPOLOGY_H
 #define LW_ADAPTERS_TOPOLOGY_H
@@ -49,7 +51,8 @@ struct lw_topology_ops {
     /* Why a request taken in now fails at once (no first connection can
      * be had: refused, no such socket, wrong password), or 0. */
     int (*fails_at_once)(const struct lw_topology *t);
-    /* Every tick: expire and retry what it holds, look after its maps. */
+    /* Every tick: expire and retry what it holds, look after its maps.
+     * NULL: nothing to do. */
     void (*tick)(struct lw_topology *t, uint64_t now_ns);
     /* Shutting down: fail what it holds with LW_ESHUTDOWN, close its own
      * connections (the links are the engine's to close). */
@@ -63,10 +66,11 @@ struct lw_topology_ops {
      * set, or 1 to hold the link until link_connect().  NULL: the address
      * it was made with. */
     int (*link_where)(struct lw_topology *t, struct link *l, const char **host, int *port);
-    /* l's set-up is done: requests flow. */
+    /* l's set-up is done: requests flow.  NULL: nothing to do. */
     void (*link_up)(struct lw_topology *t, struct link *l);
     /* l's connection attempt failed or its connection was lost (err), after
-     * its requests in flight were reported (link_lost). */
+     * its requests in flight were reported (link_lost).  NULL: nothing to
+     * do. */
     void (*link_down)(struct lw_topology *t, struct link *l, int err);
     /* A user's request answered with an error: 1 when the topology took it
      * over (a redirect, a retry, or completed it otherwise), 0 to complete
@@ -79,8 +83,9 @@ struct lw_topology_ops {
     /* Why a request that waited its whole time on l, which is not up,
      * fails. */
     int (*link_expired)(struct lw_topology *t, struct link *l, const struct lw_request *req);
-    /* l's node says it is no master (its ROLE in the set-up, asked when
-     * the set's check_role is set).  NULL: never asked. */
+    /* l's node says it is no master (its ROLE in the set-up, asked only
+     * when the set's check_role is set).  Required with check_role; NULL
+     * without, since it is never called. */
     void (*link_demoted)(struct lw_topology *t, struct link *l);
 
     /* --- The questions (also the pub/sub router's). --- */
@@ -117,8 +122,21 @@ struct lw_topology {
 int topology_check(const struct lw_engine_config *cfg);
 
 /*
+ * topology_check_host - after the whole config was checked: LW_ENOHOST
+ * when the topology's address is a name that can never resolve (one
+ * Redis under RFC 6761's .invalid), said at once without a query; else 0.
+ * (Seeds and sentinels are asked in the background: a name of theirs that
+ * does not resolve fails an attempt, as any other failure does.)
+ */
+int topology_check_host(const struct lw_engine_config *cfg);
+
+/*
  * topology_new - make the config's topology over the engine's link set
- * (its endpoint copied already), with its first links.  *out (and the
+ * (its endpoint copied already), with its first links.  What the links'
+ * set-up and caps take from the topology it sets on the set here: the cap
+ * on all links together (max_inflight_all, one link's unless raised),
+ * SELECT (links_select_db(), for nodes that have databases), ROLE
+ * (check_role).  *out (and the
  * set's topo, where the links report) is set as soon as the state exists,
  * so that even on failure its free entry frees what was made.  0 or
  * LW_ENOMEM.
@@ -129,6 +147,7 @@ int topology_new(const struct lw_engine_config *cfg, struct link_set *ls,
 /* The implementations' own, which topology_check() and topology_new()
  * choose between. */
 int single_check(const struct lw_engine_config *cfg);
+int single_check_host(const struct lw_engine_config *cfg);
 int single_new(const struct lw_engine_config *cfg, struct link_set *ls,
                struct lw_topology **out);
 int sentinel_check(const struct lw_engine_config *cfg);

@@ -555,11 +555,6 @@ static uint64_t deadline_after(uint64_t wait_ms)
     return now + wait_ms * 1000000u;
 }
 
-/* Format the op's command.  Its lock and kind are set.  Only the kinds
- * that publish read the publish command, which follows pub/sub state the
- * engine thread writes: they are formatted there (unlock and force-unlock
- * in their task step, an undo and a trim from a reply), while an acquire
- * or a query is formatted on the caller's thread. */
 /* The hand-over script: this owner's hold released, the lock given to
  * op->handoff's owner with its lease. */
 static int format_handoff(struct op *op, const char *field, size_t flen)
@@ -579,6 +574,11 @@ static int format_handoff(struct op *op, const char *field, size_t flen)
                               (size_t[]){lock->len, lock->token_len, flen, wlen, strlen(lease)});
 }
 
+/* Format the op's command.  Its lock and kind are set.  Only the kinds
+ * that publish read the publish command, which follows pub/sub state the
+ * engine thread writes: they are formatted there (unlock and force-unlock
+ * in their task step, an undo and a trim from a reply), while an acquire
+ * or a query is formatted on the caller's thread. */
 static int format_command(struct op *op)
 {
     const struct lw_lock *lock = op->lock;

@@ -5,8 +5,8 @@
  * benchmark's baseline for the wheel, with the same operations: schedule,
  * cancel, and take everything due.
  */
-#ifndef LW_BENCH_HEAP_H
-#define LW_BENCH_HEAP_H
+#ifndef LW_TESTS_HEAP_H
+#define LW_TESTS_HEAP_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,13 +1,13 @@
 /*
- * bench/cli_util.h - small helpers shared by the command-line programs
+ * tests/support/cli_util.h - small helpers shared by the command-line programs
  * lwbench, lwhot, lwtls and soak: number and address parsing, a plain
  * connection to the Redis they run on (the soak's: lwbench's own
  * connections go through the engine, which does TLS; see bench/lwbench.h),
  * this process's RSS, and the clocks, quantiles and number formats of
  * lwhot's and lwtls's reports.
  */
-#ifndef LW_BENCH_CLI_UTIL_H
-#define LW_BENCH_CLI_UTIL_H
+#ifndef LW_TESTS_CLI_UTIL_H
+#define LW_TESTS_CLI_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>

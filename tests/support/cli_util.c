@@ -1,4 +1,4 @@
-/* bench/cli_util.c - see cli_util.h. */
+/* tests/support/cli_util.c - see cli_util.h. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
