@@ -79,9 +79,9 @@ static void note_why(struct lw_conn *c, const char *what)
     snprintf(c->why, sizeof c->why, "%s", what);
 }
 
-/* Record the failure where the endpoint's owner reads it: "host:port:
- * why". */
-static void report(const struct lw_conn *c, int err)
+/* Record why where the endpoint's owner reads it, "host:port: why", and
+ * say it in the log as a line of kind at level. */
+static void report_at(const struct lw_conn *c, int err, int kind, int level)
 {
     char line[sizeof c->why + 300];
 
@@ -91,8 +91,14 @@ static void report(const struct lw_conn *c, int err)
         snprintf(line, sizeof line, "%s: %s", c->unix_path, c->why);
     else
         snprintf(line, sizeof line, "%s:%d: %s", c->host ? c->host : "?", c->port, c->why);
-    lw_report_set(c->ep->report, err,
-                  !c->ever_ready && conn_is_hard_failure(err) ? LOG_ERROR : LOG_WARN, line);
+    lw_report_set(c->ep->report, err, kind, level, line);
+}
+
+/* Record the failure: an error when it will not mend by waiting. */
+static void report(const struct lw_conn *c, int err)
+{
+    report_at(c, err, LOG_CONN_FAILED,
+              !c->ever_ready && conn_is_hard_failure(err) ? LOG_ERROR : LOG_WARN);
 }
 
 /* Let go of the socket: stop watching it, close it, forget what was to be
@@ -405,13 +411,26 @@ static void handshake(struct lw_conn *c)
     }
 }
 
+/* The TLS files changed on disk and do not load (tls_start() said why):
+ * the connection goes on with the previous ones, so nothing else would
+ * tell.  Recorded as LW_ETLS and logged as a warning, once per change of
+ * the files (tls.c tries them again only when they change again). */
+static void report_reload(struct lw_conn *c)
+{
+    report_at(c, LW_ETLS, LOG_TLS_FILES, LOG_WARN);
+    c->why[0] = 0; /* not this attempt's failure, should it fail */
+}
+
 /* Writable while CONNECTING: the connect is over; SO_ERROR says how. */
 static void connected(struct lw_conn *c)
 {
     int rc = socket_connected(c->fd, c->why, sizeof c->why);
 
-    if (!rc && is_tls(c))
+    if (!rc && is_tls(c)) {
         rc = tls_start(c->ep->tls_ctx, &c->tls, c->fd, c->host, c->why, sizeof c->why);
+        if (!rc && c->why[0])
+            report_reload(c);
+    }
     if (rc) {
         went_down(c, rc);
         return;

@@ -135,13 +135,13 @@ void lw_report_destroy(struct lw_report *r)
     pthread_mutex_destroy(&r->lock);
 }
 
-void lw_report_set(struct lw_report *r, int err, int level, const char *text)
+void lw_report_set(struct lw_report *r, int err, int kind, int level, const char *text)
 {
     pthread_mutex_lock(&r->lock);
     r->err = err;
     snprintf(r->text, sizeof r->text, "%s", text);
     pthread_mutex_unlock(&r->lock);
-    log_say(r->log, LOG_CONN_FAILED, level, "%s (%s)", text, lw_errname(err));
+    log_say(r->log, kind, level, "%s (%s)", text, lw_errname(err));
 }
 
 int lw_report_get(struct lw_report *r, char *buf, size_t len)

@@ -107,9 +107,9 @@ void lw_report_init(struct lw_report *r);
 void lw_report_destroy(struct lw_report *r);
 
 /* lw_report_set - record a failure: err and its line (copied, cut to fit),
- * and say it in the log at level (LOG_ERROR: it will not mend by waiting;
- * LOG_WARN else). */
-void lw_report_set(struct lw_report *r, int err, int level, const char *text);
+ * and say it in the log as a line of kind (log.h) at level (LOG_ERROR: it
+ * will not mend by waiting; LOG_WARN else). */
+void lw_report_set(struct lw_report *r, int err, int kind, int level, const char *text);
 
 /* lw_report_get - the latest failure's code (0: none yet), its line into
  * buf (len bytes, NUL-terminated; buf may be NULL when len is 0). */

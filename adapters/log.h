@@ -24,6 +24,8 @@ enum { LOG_ERROR = 0,
 enum log_kind {
     LOG_CONN_FAILED,   /* a connection attempt failed, or one was lost */
     LOG_CONN_RESTORED, /* a connection made again after a failure */
+    LOG_TLS_FILES,     /* TLS files changed and did not load: said once
+                          per change, so not under a flapping link's */
     LOG_FAILOVER,      /* a failover or a switch of master seen */
     LOG_TOPOLOGY,      /* a slot map read that changed */
     LOG_REDIRECTS,     /* MOVED and ASK replies, many in a second */

@@ -110,19 +110,32 @@ static int same_stamps(const struct stamp *a, const struct stamp *b)
 
 /* OpenSSL's reason for what failed, emptying its error queue: a system
  * error's own text where there is one (a file that would not open is a
- * system error under an X509 "system lib"), else the last error's. */
-static void ssl_reason(char *why, size_t n, const char *what)
+ * system error under an X509 "system lib"), else the last error's, or
+ * with `cause` the first's (loading a file, the later ones wrap it: "PEM
+ * lib" after "bad end line"). */
+static void ssl_reason_of(char *why, size_t n, const char *what, int cause)
 {
-    unsigned long e, sys = 0, last = 0;
+    unsigned long e, sys = 0, first = 0, last = 0;
     const char *reason = NULL;
 
-    while ((e = ERR_get_error()))
-        *(ERR_SYSTEM_ERROR(e) ? &sys : &last) = e;
+    while ((e = ERR_get_error())) {
+        if (ERR_SYSTEM_ERROR(e))
+            sys = e;
+        else if (!first)
+            first = last = e;
+        else
+            last = e;
+    }
     if (sys)
         reason = strerror(ERR_GET_REASON(sys));
     else if (last)
-        reason = ERR_reason_error_string(last);
+        reason = ERR_reason_error_string(cause ? first : last);
     snprintf(why, n, "%s%s%s", what, what[0] ? ": " : "", reason ? reason : "failed");
+}
+
+static void ssl_reason(char *why, size_t n, const char *what)
+{
+    ssl_reason_of(why, n, what, 0);
 }
 
 static int keep_session(SSL *ssl, SSL_SESSION *session);
@@ -157,7 +170,7 @@ static SSL_CTX *make_ctx(const struct lw_tls *t, char *why, size_t n)
          !SSL_CTX_check_private_key(ctx)))
         snprintf(what, sizeof what, "loading the key %s", c->key_file);
     if (what[0]) {
-        ssl_reason(why, n, what);
+        ssl_reason_of(why, n, what, 1);
         SSL_CTX_free(ctx);
         return NULL;
     }
@@ -165,11 +178,13 @@ static SSL_CTX *make_ctx(const struct lw_tls *t, char *why, size_t n)
 }
 
 /* The context to use now, made again when its files changed.  NULL with
- * why when none could be made.  A failed reload keeps the previous one
- * (why says so) and is not tried again until the files change again. */
+ * why when none could be made.  A failed reload keeps the previous one,
+ * says why (only then: the caller reports it once per change of the
+ * files) and is not tried again until the files change again. */
 static SSL_CTX *current_ctx(struct lw_tls *t, char *why, size_t n)
 {
     struct stamp now[F_COUNT];
+    char reason[256];
     SSL_CTX *ctx;
 
     if (t->cfg.ssl_ctx)
@@ -179,9 +194,11 @@ static SSL_CTX *current_ctx(struct lw_tls *t, char *why, size_t n)
         return t->ctx;
     if (t->have_failed && same_stamps(now, t->failed) && t->ctx)
         return t->ctx;
-    if (!(ctx = make_ctx(t, why, n))) {
+    if (!(ctx = make_ctx(t, reason, sizeof reason))) {
         memcpy(t->failed, now, sizeof now);
         t->have_failed = 1;
+        snprintf(why, n, "%s%s", t->ctx ? "TLS files not reloaded, the previous ones kept: " : "",
+                 reason);
         return t->ctx;
     }
     SSL_CTX_free(t->ctx); /* connections made with it hold their own reference */

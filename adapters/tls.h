@@ -61,7 +61,10 @@ void lw_tls_free(struct lw_tls *t);
  * name verified unless the config names another, and sent as SNI when it
  * is no IP address): loads or reloads the context when its files changed,
  * and resumes tc's session when it came from the same context.  0 (then
- * tls_handshake()), or LW_ETLS / LW_ENOMEM with why.
+ * tls_handshake()), or LW_ETLS / LW_ENOMEM with why.  0 with why not empty:
+ * the files changed and do not load (a key that does not match, a file
+ * half-written), so the previous context is used; said by the first
+ * connection after each change only, for the caller to report.
  */
 int tls_start(struct lw_tls *t, struct tls_conn *tc, int fd, const char *host, char *why,
               size_t n);

@@ -20,7 +20,9 @@
  * not.  Progress goes to stderr, the table to stdout.
  *
  * Exit status: 0 the run held (sweep: some count held), 1 it did not,
- * 2 a failure (Redis unreachable, ...), 64 bad usage.  SIGINT or SIGTERM
+ * 69 Redis did not answer or refused lwbench (a TLS failure, AUTH: as
+ * lwlock's 69, with one line on stderr saying why), 2 another failure (a
+ * private server that did not start, ...), 64 bad usage.  SIGINT or SIGTERM
  * end the run early; what was measured is still reported and the keys
  * deleted.
  */
@@ -107,7 +109,9 @@ static const char usage_text[] =
     "(PING, INFO, CLUSTER SLOTS, the ceiling's floods, deleting its keys).\n"
     "\n"
     "A run holds when every lock was acquired, none was lost, and renewal lag p99\n"
-    "stayed under lease/6.  Exit status: 0 held, 1 not held, 2 failure, 64 usage.\n";
+    "stayed under lease/6.  Exit status: 0 held, 1 not held, 69 Redis unreachable\n"
+    "or refusing lwbench (TLS, AUTH; one line on stderr says why), 2 another\n"
+    "failure, 64 usage.\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -361,10 +365,10 @@ int main(int argc, char **argv)
     sigaddset(&t.stop_signals, SIGINT);
     sigaddset(&t.stop_signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &t.stop_signals, NULL);
-    if (target_open(&t, &o, why, sizeof why)) {
+    if ((rc = target_open(&t, &o, why, sizeof why))) {
         fprintf(stderr, "lwbench: %s\n", why);
         target_close(&t);
-        return 2;
+        return rc == TARGET_UNAVAILABLE ? 69 : 2;
     }
     n = run_all(&o, &t, runs, &largest_held);
     target_close(&t);

@@ -126,6 +126,15 @@ struct run_result {
 };
 
 /* lwbench_target.c */
+/* target_open's failures: the Redis (given, or private) did not answer,
+ * refused lwbench or is not what was asked (a TLS handshake or certificate,
+ * AUTH, the DB, no sentinel naming the master, not a cluster): exit 69;
+ * lwbench's own (a private server that did not start, no certificates
+ * made): exit 2. */
+enum { TARGET_FAILED = -1,
+       TARGET_UNAVAILABLE = -2 };
+/* target_open - t's Redis, as o says, answering lwbench's own connections:
+ * 0, or TARGET_FAILED / TARGET_UNAVAILABLE with why (one line). */
 int target_open(struct target *t, const struct opts *o, char *why, size_t n);
 void target_close(struct target *t);
 /* --tls without a given Redis: a throwaway CA and server certificate (the
@@ -194,7 +203,9 @@ int measure_ceiling(const struct opts *o, struct target *t, const struct flood_k
                     struct ceiling *out, char *why, size_t n);
 
 /* lwbench_cluster.c */
-/* Start a private cluster or read a given one's masters and slot map. */
+/* Start a private cluster or read a given one's masters and slot map: 0,
+ * or TARGET_FAILED / TARGET_UNAVAILABLE (no seed answered, not a
+ * cluster...) with why. */
 int cluster_open(struct target *t, const struct opts *o, char *why, size_t n);
 void cluster_close(struct target *t);
 /* The masters index serving key name. */

@@ -192,7 +192,7 @@ int cluster_open(struct target *t, const struct opts *o, char *why, size_t n)
     for (unsigned i = 0; i < t->seeds.n; i++)
         t->seeds.ptr[i] = t->seeds.addr[i];
     if (read_topology(t, why, n))
-        return -1;
+        return TARGET_UNAVAILABLE;
     snprintf(t->host, sizeof t->host, "%s", t->masters[0].host);
     t->port = t->masters[0].port;
     return 0;

@@ -177,7 +177,7 @@ static int sentinel_open(struct target *t, const struct opts *o, char *why, size
             snprintf(why, n, "no sentinel answered (or took $LWLOCK_SENTINEL_PASSWORD): %s",
                      last);
     }
-    return -1;
+    return TARGET_UNAVAILABLE;
 }
 
 int target_private_tls(struct target *t, struct fixture_tls *ft, char *why, size_t n)
@@ -241,6 +241,7 @@ static int ping(const struct target *t, char *why, size_t n)
 int target_open(struct target *t, const struct opts *o, char *why, size_t n)
 {
     struct timespec now;
+    int rc;
 
     clock_gettime(CLOCK_REALTIME, &now);
     snprintf(t->prefix, sizeof t->prefix, "lwbench:%d:%08lx", (int)getpid(),
@@ -249,11 +250,11 @@ int target_open(struct target *t, const struct opts *o, char *why, size_t n)
     t->password = o->url.password[0] ? o->url.password : NULL;
     t->db = o->url.db;
     t->tls = o->tls; /* a private TLS server's CA instead: target_private_tls() */
-    if (o->cluster ? cluster_open(t, o, why, n) : single_open(t, o, why, n))
-        return -1;
+    if ((rc = o->cluster ? cluster_open(t, o, why, n) : single_open(t, o, why, n)))
+        return rc;
     if (ping(t, why, n)) {
         target_close(t);
-        return -1;
+        return TARGET_UNAVAILABLE;
     }
     return 0;
 }

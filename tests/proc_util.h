@@ -157,8 +157,14 @@ static inline int run_lwlock(const char *const *args, const char *const *env)
     "redis-cli -p \"$LWT_PORT\" EXISTS \"$LWLOCK_NAME\" > \"$LWT_DIR/exists\"; " \
     "echo \"$LWLOCK_NAME $LWLOCK_TOKEN\" > \"$LWT_DIR/env\""
 
-/* After a run whose COMMAND was LWLOCK_LOOK, on name whose master is node
- * m: COMMAND saw name held there; the token it saw. */
+/* LWLOCK_LOOK through the node's unix socket ($LWT_SOCK), plain text: for
+ * a node whose TCP port speaks TLS only. */
+#define LWLOCK_LOOK_UNIX                                                                \
+    "redis-cli -s \"$LWT_SOCK\" EXISTS \"$LWLOCK_NAME\" > \"$LWT_DIR/exists\"; " \
+    "echo \"$LWLOCK_NAME $LWLOCK_TOKEN\" > \"$LWT_DIR/env\""
+
+/* After a run whose COMMAND was LWLOCK_LOOK (or _UNIX), on name whose
+ * master is node m: COMMAND saw name held there; the token it saw. */
 static inline unsigned long long looked_token(const char *name, int m)
 {
     char buf[256], seen[64];
@@ -177,6 +183,15 @@ static inline int stderr_has(const char *text)
     char buf[8192];
 
     return strstr(slurp("err", buf, sizeof buf), text) != NULL;
+}
+
+/* Whether the last run's stderr is one line. */
+static inline int stderr_one_line(void)
+{
+    char buf[8192];
+    const char *nl = strchr(slurp("err", buf, sizeof buf), '\n');
+
+    return nl && nl[1] == 0;
 }
 
 /* A loopback port nobody listens on: one the kernel just handed out,

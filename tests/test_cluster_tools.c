@@ -13,7 +13,10 @@
  *     master, and every node kills its clients: never two holders at once,
  *     none lost, the lock handed over after each fault, and a holder
  *     inside across each fault keeps it;
- *   - lwbench --cluster starts its own cluster and reports every master.
+ *   - lwbench --cluster starts its own cluster and reports every master;
+ *   - over TLS (a TLS-only cluster, mutual TLS): lwlock -c --tls through
+ *     one seed takes the lock on every master; an unknown CA exits 69
+ *     with the reason on one line.
  *
  * Every child's stdout and stderr go to files of the test's directory;
  * lwlock's stderr is copied to the test's own.  Every wait has a deadline.
@@ -421,6 +424,56 @@ CLUSTER_TEST(lwlock_loops_never_overlap_through_failover_migration_and_kills)
     free(v.recs);
     free(v.ivs);
 }
+
+/* ---- Over TLS ---- */
+
+#if LW_HAVE_TLS
+static struct tls_certs certs;
+
+/* A TLS-only cluster of 3 masters (no replicas: quicker), clients asked
+ * for a certificate. */
+static void setup_tls(void)
+{
+    struct fixture_tls tls;
+
+    cr_assert_eq(tls_certs_make(&certs), 0, "no certificates");
+    tls = tls_certs_server_tls(&certs, TLS_CERTS_SERVER, "yes");
+    cr_assert_eq(redis_cluster_start_tls(&cl, 3, 0, &tls), 0, "the TLS cluster did not start");
+    make_dir();
+}
+
+static void teardown_tls(void)
+{
+    teardown();
+    tls_certs_remove(&certs);
+}
+
+/* -c --tls: every node over TLS, found through one seed; COMMAND sees its
+ * lock held on its master (through the node's plain unix socket). */
+Test(cluster_tools, lwlock_tls_through_one_seed_on_every_master, .init = setup_tls,
+     .fini = teardown_tls, .timeout = 180)
+{
+    char seed[64], name[32];
+    int code;
+
+    addr_of(0, seed, sizeof seed);
+    for (int m = 0; m < cl.masters; m++) {
+        name_on(m, "tls", name, sizeof name);
+        setenv("LWT_SOCK", cl.node[m].unix_path, 1);
+        code = lwlock(ARGS("-c", seed, "--tls", "--cacert", certs.ca_file, "--cert",
+                           certs.client_cert, "--key", certs.client_key, name, "sh", "-c",
+                           LWLOCK_LOOK_UNIX));
+        cr_assert_eq(code, 0, "%s on node %d: %d", name, m, code);
+        cr_assert_gt(looked_token(name, m), 0);
+        cr_assert_eq(node_int(m, "EXISTS %s", name), 0, "%s released", name);
+    }
+    code = lwlock(ARGS("-c", seed, "--tls", "--cacert", certs.other_ca_file, "--cert",
+                       certs.client_cert, "--key", certs.client_key, name, "touch", "ran"));
+    cr_assert_eq(code, 69, "an unknown CA: %d", code);
+    cr_assert(stderr_has("certificate verify failed") && stderr_one_line());
+    cr_assert_not(exists("ran"));
+}
+#endif
 
 /* ---- lwbench --cluster ---- */
 

@@ -3,7 +3,11 @@
  * redis-server: exit statuses, COMMAND's environment, mutual exclusion of
  * two lwlocks, lost locks and fixed leases, signals passed on, bad usage;
  * the warning signal of a lock at risk (through tests/fixtures/proxy.h,
- * which makes the link go silent), --max-hold, -v's log lines.
+ * which makes the link go silent), --max-hold, -v's log lines; against a
+ * TLS-only server (certificates made by tests/fixtures/tls_certs.h):
+ * verification failures exit 69 with the reason on one line, a plain
+ * lwlock at the TLS port too, within the connect timeout; --sni,
+ * --insecure, --cacertdir, mutual TLS and LWLOCK_REDIS=rediss://.
  *
  * Each run's stdout and stderr go to files in the test's temporary
  * directory; stderr is copied to the test's own afterwards, so that a
@@ -20,6 +24,7 @@
 #include "lock_util.h"
 #include "proc_util.h"
 #include "proxy.h"
+#include "tls_certs.h"
 #include "wait_child.h"
 
 static char addr[64];  /* 127.0.0.1:<the fixture's port> */
@@ -293,15 +298,6 @@ static void make_tls_files(void)
     cr_assert_eq(mkdir(path_in_dir("cadir", path, sizeof path), 0700), 0);
 }
 
-/* The last run's stderr is one line. */
-static int stderr_one_line(void)
-{
-    char buf[8192];
-    const char *nl = strchr(slurp("err", buf, sizeof buf), '\n');
-
-    return nl && nl[1] == 0;
-}
-
 /* The TLS flags (redis-cli's): each bad use is refused with 64 and a
  * message that says why, before anything runs. */
 Test(lwlock_usage, bad_tls_flags_say_why, .init = make_dir, .fini = remove_test_dir,
@@ -373,7 +369,7 @@ Test(lwlock_usage, bad_tls_flags_say_why, .init = make_dir, .fini = remove_test_
  * The TLS forms and flags that are good reach the client: where nobody
  * listens, lwlock exits 69 with one line naming the address (the
  * client's last error when it has one: the TLS reason, say), and COMMAND
- * does not run.  (The runs against TLS servers are the library's tests.)
+ * does not run.  (Against TLS servers: lwlock_tls, below.)
  */
 Test(lwlock_usage, tls_forms_reach_the_client, .init = make_dir, .fini = remove_test_dir,
      .timeout = 120)
@@ -602,6 +598,120 @@ LWLOCK_TEST(tls_at_a_plain_port_exits_69_saying_why)
     cr_assert_not(exists("ran"));
     cr_assert_eq(redis_int("EXISTS %s", "job"), 0);
 }
+
+/* ---- Against a TLS server ---- */
+
+#if LW_HAVE_TLS
+static struct tls_certs certs;
+
+/* A TLS-only server presenting `which`; client certificates optional, so
+ * that both kinds of client get in. */
+static void start_tls_server(enum tls_certs_server which)
+{
+    struct fixture_tls tls = tls_certs_server_tls(&certs, which, "optional");
+
+    cr_assert_eq(redis_server_start_tls(&srv, NULL, &tls), 0, "no TLS server");
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", srv.port);
+}
+
+static void setup_tls(void)
+{
+    cr_assert_eq(tls_certs_make(&certs), 0, "no certificates");
+    start_tls_server(TLS_CERTS_SERVER);
+    make_dir();
+}
+
+static void teardown_tls(void)
+{
+    remove_test_dir();
+    redis_server_stop(&srv);
+    tls_certs_remove(&certs);
+}
+
+#define LWLOCK_TLS_TEST(name) \
+    Test(lwlock_tls, name, .init = setup_tls, .fini = teardown_tls, .timeout = 120)
+
+/* lwlock args (and env) must exit 69 with one line on stderr naming the
+ * server and saying `says`, and not run COMMAND ("touch ran"). */
+static void expect_refused(const char *const *args, const char *const *env, const char *says)
+{
+    int code = run_lwlock(args, env);
+
+    cr_assert_eq(code, 69, "%d", code);
+    cr_assert(stderr_has(says), "no '%s'", says);
+    cr_assert(stderr_has(addr) && stderr_one_line(), "not one line naming %s", addr);
+    cr_assert_not(exists("ran"), "COMMAND ran");
+}
+
+/* lwlock args (and env) must take the lock and run COMMAND ("touch
+ * ran"); "ran" is removed again. */
+static void expect_ran(const char *const *args, const char *const *env)
+{
+    char path[512];
+    int code = run_lwlock(args, env);
+
+    cr_assert_eq(code, 0, "%d", code);
+    cr_assert(exists("ran"), "COMMAND did not run");
+    unlink(path_in_dir("ran", path, sizeof path));
+    cr_assert_eq(redis_int("EXISTS %s", "job"), 0, "released");
+}
+
+/* An unknown CA: refused with OpenSSL's reason; --insecure accepts it. */
+LWLOCK_TLS_TEST(unknown_ca_exits_69_and_insecure_accepts_it)
+{
+    expect_refused(ARGS("--tls", "--cacert", certs.other_ca_file, "-r", addr, "job", "touch",
+                        "ran"),
+                   NULL, "certificate verify failed");
+    cr_assert(stderr_has(lw_strerror(LW_ETLS)));
+    expect_ran(ARGS("--tls", "--insecure", "--cacert", certs.other_ca_file, "-r", addr, "job",
+                    "touch", "ran"),
+               NULL);
+}
+
+/* The CA as a hashed directory; mutual TLS with an address from
+ * LWLOCK_REDIS (rediss:// means --tls). */
+LWLOCK_TLS_TEST(cacertdir_and_lwlock_redis_rediss)
+{
+    char env[100];
+
+    expect_ran(ARGS("--tls", "--cacertdir", certs.ca_dir, "-r", addr, "job", "touch", "ran"),
+               NULL);
+    snprintf(env, sizeof env, "LWLOCK_REDIS=rediss://%s", addr);
+    expect_ran(ARGS("--cacert", certs.ca_file, "--cert", certs.client_cert, "--key",
+                    certs.client_key, "job", "touch", "ran"),
+               ARGS(env));
+    /* Without --cacert, the system's trust store: it knows no test CA. */
+    expect_refused(ARGS("job", "touch", "ran"), ARGS(env), "certificate verify failed");
+}
+
+/* A plain lwlock at the TLS port: refused within the connect timeout
+ * (lwlock's, the library's 2 s), never left waiting. */
+LWLOCK_TLS_TEST(a_plain_lwlock_at_a_tls_port_exits_69)
+{
+    uint64_t t0 = now_ms();
+
+    expect_refused(ARGS("-r", addr, "job", "touch", "ran"), NULL, "TLS port");
+    cr_assert_lt(now_ms() - t0, 2000 + 1500, "took %llu ms",
+                 (unsigned long long)(now_ms() - t0));
+}
+
+/* A server whose certificate's only name is redis.test: connecting to
+ * 127.0.0.1 fails its name check, --sni redis.test mends it, another
+ * name does not. */
+LWLOCK_TLS_TEST(sni_mends_a_host_name_mismatch)
+{
+    redis_server_stop(&srv);
+    start_tls_server(TLS_CERTS_NAMED);
+    expect_refused(ARGS("--tls", "--cacert", certs.ca_file, "-r", addr, "job", "touch", "ran"),
+                   NULL, "mismatch");
+    expect_ran(ARGS("--tls", "--cacert", certs.ca_file, "--sni", "redis.test", "-r", addr, "job",
+                    "touch", "ran"),
+               NULL);
+    expect_refused(ARGS("--tls", "--cacert", certs.ca_file, "--sni", "other.test", "-r", addr,
+                        "job", "touch", "ran"),
+                   NULL, "hostname mismatch");
+}
+#endif
 
 /* ---- Mutual exclusion ---- */
 

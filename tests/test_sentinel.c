@@ -18,7 +18,8 @@
  *
  * Built again with LW_TEST_TLS (sentinel_tls): data nodes and sentinels
  * serve TLS only, replicate and reach each other over TLS, and the client
- * reaches both with mutual TLS.
+ * reaches both with mutual TLS; one more test there gives the sentinels
+ * TLS settings of their own (sentinel_tls_own).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -886,3 +887,69 @@ SENTINEL_TEST(a_late_answer_never_switches_back, 150)
     redis_sentinel_signal_sentinel(&rs, 0, SIGCONT);
     redis_sentinel_signal_sentinel(&rs, 1, SIGCONT);
 }
+
+#ifdef LW_TEST_TLS
+/* One acquire and unlock of a client made from cfg: its result, and the
+ * client's last error in why; held, the lock must be on data node m. */
+static int acquire_once(const struct lw_client_config *cfg, int m, char *why, size_t n)
+{
+    struct lw_client *c = NULL;
+    struct lw_lock *l;
+    int rc;
+
+    cr_assert_eq(lw_client_new(cfg, &c), 0);
+    cr_assert_eq(lw_lock_new(c, "own", 3, &l), 0);
+    rc = lw_lock_acquire(l, NULL);
+    lw_client_last_error(c, why, n);
+    if (rc == 0) {
+        cr_assert(node_has(m, "own"), "not on the master");
+        cr_assert_eq(lw_unlock(l), 0);
+    }
+    lw_lock_free(l);
+    cr_assert_eq(lw_client_free(c), 0);
+    return rc;
+}
+
+/*
+ * The sentinels with TLS settings of their own (sentinel_tls_own): the CA
+ * as a hashed directory and the name "localhost" for them, the CA file and
+ * the address for the data nodes (the servers' certificate names both).
+ * The master is found and locked through them.  A wrong setting of the
+ * sentinels' alone (another name) fails with LW_ETLS, naming a sentinel;
+ * a wrong one of the data nodes' alone (an unknown CA) fails naming the
+ * master: each kind of connection takes its own settings.
+ */
+SENTINEL_TEST(sentinels_with_tls_settings_of_their_own, 60)
+{
+    struct lw_client_config cfg;
+    char why[256], master[32];
+    int m = redis_sentinel_master(&rs), rc;
+
+    cr_assert_geq(m, 0);
+    snprintf(master, sizeof master, "127.0.0.1:%d:", rs.data[m].port);
+    client_config(&cfg, 10000, NULL);
+    cfg.sentinel_tls_own = 1;
+    cfg.sentinel_tls = (struct lw_tls_config){.enable = 1,
+                                              .ca_dir = certs.ca_dir,
+                                              .server_name = "localhost",
+                                              .cert_file = certs.client_cert,
+                                              .key_file = certs.client_key};
+    rc = acquire_once(&cfg, m, why, sizeof why);
+    cr_assert_eq(rc, 0, "%s (%s)", lw_errname(rc), why);
+
+    cfg.sentinel_tls.server_name = "other.test";
+    rc = acquire_once(&cfg, m, why, sizeof why);
+    cr_assert_eq(rc, LW_ETLS, "%s (%s)", lw_errname(rc), why);
+    cr_assert(strstr(why, "hostname mismatch"), "%s", why);
+    cr_assert(strstr(why, addrs[0]) || strstr(why, addrs[1]) || strstr(why, addrs[2]),
+              "not a sentinel's: %s", why);
+    cr_log_info("a sentinel refused: %s", why);
+
+    cfg.sentinel_tls.server_name = "localhost";
+    cfg.tls.ca_file = certs.other_ca_file;
+    rc = acquire_once(&cfg, m, why, sizeof why);
+    cr_assert_eq(rc, LW_ETLS, "%s (%s)", lw_errname(rc), why);
+    cr_assert(strstr(why, "certificate verify failed") && strstr(why, master), "%s", why);
+    cr_log_info("the master refused: %s", why);
+}
+#endif

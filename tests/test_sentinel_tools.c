@@ -11,7 +11,10 @@
  *     leaves no key behind;
  *   - loops of lwlock (contender.c's lwloop mode, --redis URL) contend for
  *     one name through SENTINEL FAILOVERs and a kill -9 of the master:
- *     never two holders, and the lock changes hands after every fault.
+ *     never two holders, and the lock changes hands after every fault;
+ *   - over TLS (TLS-only data nodes and sentinels, mutual TLS): a
+ *     rediss-sentinel:// URL takes the lock on the master; an unknown CA
+ *     exits 69 with the reason on one line.
  *
  * Every child's stdout and stderr go to files of the test's directory;
  * lwlock's stderr is copied to the test's own.  Every wait has a deadline.
@@ -191,6 +194,58 @@ SENTINEL_TEST(lwlock_replicas_through_sentinel)
     cr_assert_eq(code, 0, "replicas back: %d", code);
     cr_assert(exists("ran"), "COMMAND ran in the test's directory");
 }
+
+/* ---- Over TLS ---- */
+
+#if LW_HAVE_TLS
+static struct tls_certs certs;
+
+/* Data nodes and sentinels TLS-only, clients asked for a certificate; url
+ * is rediss-sentinel://. */
+static void setup_tls(void)
+{
+    struct fixture_tls tls;
+    char addrs[256];
+
+    cr_assert_eq(tls_certs_make(&certs), 0, "no certificates");
+    tls = tls_certs_server_tls(&certs, TLS_CERTS_SERVER, "yes");
+    cr_assert_eq(redis_sentinel_start_tls(&rs, "mymaster", NULL, NULL, &tls), 0,
+                 "the TLS Sentinel setup did not start");
+    redis_sentinel_addrs(&rs, addrs, sizeof addrs);
+    snprintf(url, sizeof url, "rediss-sentinel://%s#mymaster", addrs);
+    make_test_dir("/tmp/lw-sentinel-tools-XXXXXX");
+}
+
+static void teardown_tls(void)
+{
+    teardown();
+    tls_certs_remove(&certs);
+}
+
+/* The sentinels and the master over TLS, the same settings for both
+ * (LWLOCK_SENTINEL_TLS unset); COMMAND sees its lock held on the master
+ * (through the node's plain unix socket). */
+Test(sentinel_tools, lwlock_through_a_rediss_sentinel_url, .init = setup_tls,
+     .fini = teardown_tls, .timeout = 150)
+{
+    int m = redis_sentinel_master(&rs), code;
+
+    cr_assert_geq(m, 0);
+    setenv("LWT_SOCK", rs.data[m].unix_path, 1);
+    code = run_lwlock(ARGS("-r", url, "--cacert", certs.ca_file, "--cert", certs.client_cert,
+                           "--key", certs.client_key, "job", "sh", "-c", LWLOCK_LOOK_UNIX),
+                      NULL);
+    cr_assert_eq(code, 0, "%d", code);
+    cr_assert_gt(looked_token("job", m), 0);
+    cr_assert_eq(node_int(m, "EXISTS %s", "job"), 0, "released");
+    code = run_lwlock(ARGS("-r", url, "--cacert", certs.other_ca_file, "--cert",
+                           certs.client_cert, "--key", certs.client_key, "job", "touch", "ran"),
+                      NULL);
+    cr_assert_eq(code, 69, "an unknown CA: %d", code);
+    cr_assert(stderr_has("certificate verify failed") && stderr_one_line());
+    cr_assert_not(exists("ran"));
+}
+#endif
 
 /* ---- Contention under failovers and a kill ---- */
 

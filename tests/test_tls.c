@@ -17,7 +17,11 @@
  *     offering one (no session cache) is offered none again;
  *   - rotation: the client's files replaced on disk and the server
  *     restarted trusting only the new CA: the running client reconnects
- *     with the new files and its lock's renewals go on.
+ *     with the new files and its lock's renewals go on;
+ *   - a rotation that fails (a key that does not match, a certificate
+ *     half-written) is reported once per change of the files, in
+ *     lw_client_last_error() and the log, and the previous files stay in
+ *     use.
  *
  * The faults (restart, SIGSTOP, CLIENT KILL, a partition...) are
  * test_fault_matrix.c's, built again over TLS (fault_matrix_tls).
@@ -299,6 +303,19 @@ TLS_TEST(tls_at_a_plain_port_is_refused_within_the_connect_timeout)
     cr_log_info("refused in %llu ms: %s", (unsigned long long)f.ms, f.why);
 }
 
+/* Kill the clients' connections (not the subscribers'), and wait until
+ * l's client answers again (up to 2 s). */
+static void kill_and_wait(struct lw_lock *l)
+{
+    redisReply *r = redis_server_command(&srv, "CLIENT KILL TYPE normal");
+    int64_t ttl;
+
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer >= 1, "nothing killed");
+    freeReplyObject(r);
+    for (int j = 0; j < 100 && lw_remaining_ttl(l, &ttl) != 0; j++)
+        sleep_ms(20); /* the call in flight at the kill fails: again */
+}
+
 /* Kill the client's command connection n times; each reconnect resumes. */
 TLS_TEST(reconnects_resume_the_session)
 {
@@ -313,14 +330,8 @@ TLS_TEST(reconnects_resume_the_session)
     cr_assert_eq(lw_client_new(&cfg, &c), 0);
     l = new_lock(c, "tls:resume");
     cr_assert_eq(lw_remaining_ttl(l, &ttl), 0); /* connected */
-    for (int i = 0; i < 5; i++) {
-        redisReply *r = redis_server_command(&srv, "CLIENT KILL TYPE normal");
-
-        cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer >= 1, "nothing killed");
-        freeReplyObject(r);
-        for (int j = 0; j < 100 && lw_remaining_ttl(l, &ttl) != 0; j++)
-            sleep_ms(20); /* the call in flight at the kill fails: again */
-    }
+    for (int i = 0; i < 5; i++)
+        kill_and_wait(l);
     lw_client_get_stats(c, &st);
     cr_log_info("%llu handshakes, %llu resumed, %llu reconnects",
                 (unsigned long long)st.tls_handshakes, (unsigned long long)st.tls_resumed,
@@ -427,6 +438,114 @@ TLS_TEST(rotated_files_are_used_without_a_restart)
     lw_client_get_stats(c, &before);
 
     sleep_ms(4000); /* more than a lease: renewals must have gone on */
+    lw_client_get_stats(c, &after);
+    cr_assert_eq(atomic_load(&log.count), 0, "lost: %s", lw_lost_reason_name(log.reason));
+    cr_assert_gt(after.renewals_confirmed, before.renewals_confirmed + 2, "%llu -> %llu",
+                 (unsigned long long)before.renewals_confirmed,
+                 (unsigned long long)after.renewals_confirmed);
+    cr_assert_eq(lw_is_held(l), 1);
+    cr_assert_eq(lw_unlock(l), 0);
+    lw_lock_free(l);
+    lw_client_free(c);
+}
+
+/* The log hook's lines. */
+static struct {
+    pthread_mutex_t lock;
+    int n;
+    char line[64][300];
+    int level[64];
+} logged = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void on_log(int level, const char *message, void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&logged.lock);
+    if (logged.n < 64) {
+        snprintf(logged.line[logged.n], sizeof logged.line[0], "%s", message);
+        logged.level[logged.n++] = level;
+    }
+    pthread_mutex_unlock(&logged.lock);
+}
+
+/* How many lines of the log said what, at level. */
+static int logged_times(const char *what, int level)
+{
+    int times = 0;
+
+    pthread_mutex_lock(&logged.lock);
+    for (int i = 0; i < logged.n; i++)
+        times += strstr(logged.line[i], what) && logged.level[i] == level;
+    pthread_mutex_unlock(&logged.lock);
+    return times;
+}
+
+/* Force a reconnect; the client's last error must then be LW_ETLS saying
+ * `want` (its reload failed) and the log must have said it once. */
+static void expect_reload_reported(struct lw_client *c, struct lw_lock *l, const char *want)
+{
+    char why[256] = "";
+    int err = 0;
+
+    kill_and_wait(l);
+    for (int i = 0; i < 100; i++) {
+        if ((err = lw_client_last_error(c, why, sizeof why)) == LW_ETLS && strstr(why, want))
+            break;
+        sleep_ms(20);
+    }
+    cr_assert_eq(err, LW_ETLS, "%s (%s)", lw_errname(err), why);
+    cr_assert(strstr(why, want), "reason \"%s\", not \"%s\"", why, want);
+    cr_assert(strstr(why, "previous ones kept"), "%s", why);
+    cr_assert_eq(logged_times(want, LW_LOG_WARN), 1, "not logged once as a warning: %s", why);
+    cr_log_info("reported: %s", why);
+}
+
+/*
+ * A rotation that fails: the client's key replaced by one that does not
+ * match its certificate, then its certificate by half of one.  The next
+ * connection after each change reports it (LW_ETLS and the reason, in
+ * lw_client_last_error() and the log, as a warning), and goes on with the
+ * previous files, as the lock's renewals do; a reconnect with the files
+ * unchanged says nothing more.
+ */
+TLS_TEST(a_reload_that_fails_is_reported_and_the_previous_files_kept)
+{
+    char cert[TLS_CERTS_PATH + 8], key[TLS_CERTS_PATH + 8];
+    struct lw_client_config cfg;
+    struct lost_log log;
+    struct lw_client *c;
+    struct lw_client_stats before, after;
+    struct lw_lock *l;
+    FILE *f;
+
+    snprintf(cert, sizeof cert, "%s/my-client.crt", certs.dir);
+    snprintf(key, sizeof key, "%s/my-client.key", certs.dir);
+    cr_assert_eq(tls_certs_replace(cert, certs.client_cert), 0);
+    cr_assert_eq(tls_certs_replace(key, certs.client_key), 0);
+    tls_config(&cfg, 1000, &log);
+    cfg.tls.cert_file = cert;
+    cfg.tls.key_file = key;
+    cfg.reconnect_min_ms = 20;
+    cfg.reconnect_max_ms = 200;
+    cfg.log = on_log;
+    logged.n = 0;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    l = new_lock(c, "tls:reload");
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+    lw_client_get_stats(c, &before);
+
+    cr_assert_eq(tls_certs_replace(key, certs.server_key), 0); /* another key */
+    expect_reload_reported(c, l, "key values mismatch");
+    kill_and_wait(l); /* the files unchanged: not said again */
+    sleep_ms(300);
+    cr_assert_eq(logged_times("key values mismatch", LW_LOG_WARN), 1);
+
+    cr_assert(f = fopen(cert, "w"));
+    cr_assert_eq(fputs("-----BEGIN CERTIFICATE-----\nMIIB\n", f) >= 0, 1); /* half written */
+    fclose(f);
+    expect_reload_reported(c, l, "loading the certificate");
+
+    sleep_ms(1500); /* more than a lease */
     lw_client_get_stats(c, &after);
     cr_assert_eq(atomic_load(&log.count), 0, "lost: %s", lw_lost_reason_name(log.reason));
     cr_assert_gt(after.renewals_confirmed, before.renewals_confirmed + 2, "%llu -> %llu",

@@ -439,7 +439,9 @@ LW_API int lw_client_free(struct lw_client *client);
  * failed (any of its connections: data nodes, subscribers, sentinels):
  * its LW_E* code, and in buf (len bytes, NUL-terminated, cut short if need
  * be) one line saying why, with the address, e.g. "127.0.0.1:6380: TLS:
- * certificate verify failed: unable to get local issuer certificate".  0
+ * certificate verify failed: unable to get local issuer certificate".  A
+ * rotation of TLS files that did not load is one too (LW_ETLS, though the
+ * connection went on with the previous files: leasewheel/tls.h).  0
  * and "" when no attempt has failed yet.  Kept until a later failure
  * replaces it.  Any thread; buf may be NULL when len is 0.
  */

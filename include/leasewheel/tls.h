@@ -23,9 +23,14 @@ extern "C" {
  *
  * Certificates on disk may be replaced while the client runs (a rotation):
  * before each new connection the files' size and times are looked at, and
- * changed files are loaded again (a file that does not load keeps the
- * previous ones in use, and LW_ETLS is recorded).  Connections already up
- * go on with what they were made with.  Reconnects resume the previous TLS
+ * changed files are loaded again.  Files that do not load (a key that does
+ * not match the certificate, a file half-written) leave the previous ones
+ * in use, and the connection goes on with them; the first connection after
+ * each such change records LW_ETLS with the reason for
+ * lw_client_last_error() and says it in the log as a warning ("TLS files
+ * not reloaded, the previous ones kept: loading the key ...: key values
+ * mismatch").  Connections already up go on with what they were made
+ * with.  Reconnects resume the previous TLS
  * session with the same server where it allows, so that a reconnect storm
  * does not cost a full handshake each.
  *
