@@ -271,6 +271,7 @@ static void free_client(struct lw_client *c)
     free(c->scratch_fields);
     free(c->open[0]);
     free(c->open[1]);
+    free(c->node_renew_calls);
     free(c);
 }
 

@@ -92,7 +92,10 @@ struct lw_client {
     int flush_pending;              /* flush_task is submitted */
     struct batch **open[2];         /* cluster: per node, the renew and drop
                                        batches being filled */
-    unsigned open_cap;              /* nodes open[] has room for */
+    uint64_t *node_renew_calls;     /* cluster: per node, renewal calls sent
+                                       (metrics.c reads them) */
+    unsigned open_cap;              /* nodes open[] and node_renew_calls
+                                       have room for */
     struct entry *entries;          /* by name; each heads a chain of owners */
     struct channel *channels;       /* by channel name */
     struct lease_hold *lease_holds; /* holds.c */

@@ -4,10 +4,11 @@
  *
  * What it reads is what lw_client_get_stats() reads (relaxed loads of
  * counters the engine thread writes), plus, in a cluster, each master's
- * share of the engine's counters: those are the engine thread's own, read
- * there by a task (directly when called on that thread).  Nothing is added
- * to the paths that count: the cost is the text, whatever the number of
- * locks held.
+ * share of the engine's counters and the watchdog's renewal calls to it:
+ * those are the engine thread's own, read there by a task (directly when
+ * called on that thread).  Nothing is added to the paths that count but an
+ * increment per renewal call to a node: the cost is the text, whatever the
+ * number of locks held.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -136,9 +137,11 @@ static double midpoint_sum_s(const uint64_t *b)
 struct node_figures {
     char addr[264]; /* "host:port" (or a unix socket's path) */
     struct lw_engine_stats st;
+    uint64_t renew_calls; /* the watchdog's, to this node */
 };
 
 struct nodes {
+    const struct lw_client *c;
     struct lw_engine *engine;
     struct node_figures *v; /* the nodes with a link that has sent */
     unsigned n;
@@ -161,6 +164,7 @@ static void read_nodes(struct nodes *ns)
         if (lw_engine_node_stats(ns->engine, i, &f->st) || f->st.sent == 0 ||
             lw_engine_node_addr(ns->engine, i, &host, &port))
             continue;
+        f->renew_calls = i < ns->c->open_cap ? ns->c->node_renew_calls[i] : 0;
         if (port)
             snprintf(f->addr, sizeof f->addr, "%s:%d", host, port);
         else
@@ -184,6 +188,7 @@ static void get_nodes(const struct lw_client *c, struct nodes *ns)
 {
     struct lw_request task;
 
+    ns->c = c;
     ns->engine = c->engine;
     if (lw_engine_on_thread(c->engine)) {
         read_nodes(ns);
@@ -206,7 +211,8 @@ static void put_label(struct out *o, const char *s)
             put(o, "%c", *s);
 }
 
-/* One per-node family: field's value for every node. */
+/* One per-node family: field's value (an offset in struct node_figures)
+ * for every node. */
 static void per_node(struct out *o, const struct nodes *ns, const char *name,
                      const char *type, const char *help, size_t field)
 {
@@ -214,8 +220,7 @@ static void per_node(struct out *o, const struct nodes *ns, const char *name,
     for (unsigned i = 0; i < ns->n; i++) {
         put(o, "leasewheel_%s{node=\"", name);
         put_label(o, ns->v[i].addr);
-        put(o, "\"} %" PRIu64 "\n",
-            *(const uint64_t *)((const char *)&ns->v[i].st + field));
+        put(o, "\"} %" PRIu64 "\n", *(const uint64_t *)((const char *)&ns->v[i] + field));
     }
 }
 
@@ -224,20 +229,22 @@ static void cluster_metrics(struct out *o, const struct nodes *ns)
     one(o, "cluster_masters", "gauge", "Masters serving slots by the current slot map.",
         ns->masters);
 #define NODE(name, type, help, field) \
-    per_node(o, ns, name, type, help, offsetof(struct lw_engine_stats, field))
+    per_node(o, ns, name, type, help, offsetof(struct node_figures, field))
     NODE("node_commands_sent_total", "counter",
-         "Commands written to the node, set-up commands included.", sent);
-    NODE("node_replies_total", "counter", "Replies read from the node.", replies);
+         "Commands written to the node, set-up commands included.", st.sent);
+    NODE("node_replies_total", "counter", "Replies read from the node.", st.replies);
     NODE("node_error_replies_total", "counter", "Redis error replies from the node.",
-         error_replies);
+         st.error_replies);
     NODE("node_redirects_total", "counter", "MOVED and ASK replies from the node, followed.",
-         redirects);
+         st.redirects);
     NODE("node_reconnects_total", "counter",
-         "Connections to the node made again after one was set up.", reconnects);
+         "Connections to the node made again after one was set up.", st.reconnects);
     NODE("node_commands_inflight", "gauge", "Commands on the wire to the node now.",
-         inflight);
+         st.inflight);
     NODE("node_requests_waiting", "gauge", "Requests waiting to be written to the node now.",
-         waiting);
+         st.waiting);
+    NODE("node_renew_calls_total", "counter",
+         "Renewal calls (batches of renewals) sent to the node.", renew_calls);
 #undef NODE
 }
 
@@ -354,13 +361,13 @@ int lw_client_format_metrics(const struct lw_client *c, char *buf, size_t len)
         return LW_EINVAL;
     if (len)
         buf[0] = 0;
+    /* The nodes first: the totals, read after, are never below their sum. */
+    if (c->engine && c->cluster)
+        get_nodes(c, &ns);
     lw_client_get_stats(c, &s);
     memset(&e, 0, sizeof e);
-    if (c->engine) {
+    if (c->engine)
         lw_engine_get_stats(c->engine, &e);
-        if (c->cluster)
-            get_nodes(c, &ns);
-    }
     lock_metrics(&o, &s);
     histograms(&o, c, &s);
     engine_metrics(&o, &s, &e);

@@ -668,10 +668,51 @@ static void format_keys(struct lw_client *c, const struct batch *b, const char *
     move_fields(c, b->n, b->n + 1);
 }
 
+/* Room for node in the per-node arrays: 0, or -1 (no memory; those grown
+ * already keep their room, unused until all have it). */
+static int node_room(struct lw_client *c, unsigned node)
+{
+    unsigned cap = node + 8;
+    uint64_t *calls;
+
+    if (node < c->open_cap)
+        return 0;
+    for (int k = 0; k < 2; k++) {
+        struct batch **a = realloc(c->open[k], cap * sizeof *a);
+
+        if (!a)
+            return -1;
+        memset(a + c->open_cap, 0, (cap - c->open_cap) * sizeof *a);
+        c->open[k] = a;
+    }
+    if (!(calls = realloc(c->node_renew_calls, cap * sizeof *calls)))
+        return -1;
+    memset(calls + c->open_cap, 0, (cap - c->open_cap) * sizeof *calls);
+    c->node_renew_calls = calls;
+    c->open_cap = cap;
+    return 0;
+}
+
+/* A cluster's renewal call, counted on the node it goes to: a node batch's
+ * own, or for one sent alone the node serving its slot now (a redirect
+ * may take it on: it stays counted there, as the first node's call). */
+static void count_node_call(struct lw_client *c, const struct batch *b)
+{
+    int node = b->node;
+
+    if (!c->cluster)
+        return;
+    if (node < 0)
+        node = lw_engine_slot_node(c->engine, b->entries[0]->slot);
+    if (node >= 0 && node_room(c, (unsigned)node) == 0)
+        c->node_renew_calls[node]++;
+}
+
 static void send_renew_batch(struct lw_client *c, struct batch *b)
 {
     format_keys(c, b, c->lease_str, c->lease_len);
     stats_batch_sent(&c->count, b->n);
+    count_node_call(c, b);
     submit_batch(c, b, b->node >= 0 ? SCRIPT_RENEW_NODE : SCRIPT_RENEW, 2 * b->n + 1,
                  on_batch_reply);
 }
@@ -781,19 +822,8 @@ enum { OPEN_RENEW,
 /* The open batch of kind for node, made on first use; NULL: no memory. */
 static struct batch *open_batch(struct lw_client *c, int kind, unsigned node)
 {
-    if (node >= c->open_cap) {
-        unsigned cap = node + 8;
-
-        for (int k = 0; k < 2; k++) {
-            struct batch **a = realloc(c->open[k], cap * sizeof *a);
-
-            if (!a)
-                return NULL;
-            memset(a + c->open_cap, 0, (cap - c->open_cap) * sizeof *a);
-            c->open[k] = a;
-        }
-        c->open_cap = cap;
-    }
+    if (node_room(c, node))
+        return NULL;
     if (!c->open[kind][node])
         c->open[kind][node] = new_batch(c->renew_batch, (int)node);
     return c->open[kind][node];

@@ -68,6 +68,7 @@ CLUSTER_FAMILIES = {
     "node_reconnects": "counter",
     "node_commands_inflight": "gauge",
     "node_requests_waiting": "gauge",
+    "node_renew_calls": "counter",
 }
 # The labels a family's samples have, and their values, when it has some.
 LABELS = {

@@ -6,7 +6,9 @@
  *     a short hold, unlock, every one acquires, and none waits longer than
  *     the others' holds and hand-overs ahead of it take;
  *   - the turn passes on: a waiter whose time is up, or whose call fails,
- *     while in line does not hold up the one behind it;
+ *     while in line does not hold up the one behind it, whether the lock is
+ *     this client's (its unlock hands over to the next that waits) or
+ *     another's (its unlock, told once, woke the one that left);
  *   - a hand-over is one step in Redis: the fencing token strictly
  *     increases with every holder, and Redisson's own scripts (tryLock,
  *     renew, unlock) see a lock held by exactly one of our owners at every
@@ -33,6 +35,9 @@ struct worker {
     unsigned hold_us;
     int acquired;
     uint64_t worst_wait_ns;
+    uint64_t worst_hold_ns;     /* acquired to unlock called */
+    uint64_t worst_handover_ns; /* the last holder's unlock called (or this
+                                   thread's acquire, if later) to acquired */
     uint64_t last_token;
     int token_backwards;
     int errors;
@@ -41,21 +46,29 @@ struct worker {
 static _Atomic int inside;  /* threads holding the lock now: never above 1 */
 static _Atomic int overlaps;
 static _Atomic uint64_t last_token;
+static _Atomic uint64_t unlock_called; /* when the last holder called unlock */
+
+static void raise_to(uint64_t *worst, uint64_t v)
+{
+    if (v > *worst)
+        *worst = v;
+}
 
 static void *work(void *arg)
 {
     struct worker *w = arg;
 
     while (lw_clock_now() < w->until_ns) {
-        uint64_t t0 = lw_clock_now(), token = 0, waited;
+        uint64_t t0 = lw_clock_now(), token = 0, got, from;
 
         if (lw_lock_acquire(w->lock, &token) != 0) {
             w->errors++;
             continue;
         }
-        waited = lw_clock_now() - t0;
-        if (waited > w->worst_wait_ns)
-            w->worst_wait_ns = waited;
+        got = lw_clock_now();
+        raise_to(&w->worst_wait_ns, got - t0);
+        from = atomic_load(&unlock_called);
+        raise_to(&w->worst_handover_ns, got - (from > t0 ? from : t0));
         if (atomic_fetch_add(&inside, 1) != 0)
             atomic_fetch_add(&overlaps, 1);
         /* Tokens of successive holders strictly increase. */
@@ -68,6 +81,9 @@ static void *work(void *arg)
         }
         atomic_fetch_sub(&inside, 1);
         w->acquired++;
+        from = lw_clock_now();
+        raise_to(&w->worst_hold_ns, from - got);
+        atomic_store(&unlock_called, from);
         if (lw_unlock(w->lock) != 0)
             w->errors++;
     }
@@ -83,6 +99,7 @@ static void run_shared(struct lw_client *c, struct worker *w, unsigned hold_us, 
     atomic_store(&inside, 0);
     atomic_store(&overlaps, 0);
     atomic_store(&last_token, 0);
+    atomic_store(&unlock_called, 0);
     for (int i = 0; i < THREADS; i++) {
         memset(&w[i], 0, sizeof w[i]);
         w[i].c = c;
@@ -98,13 +115,25 @@ static void run_shared(struct lw_client *c, struct worker *w, unsigned hold_us, 
         lw_lock_free(w[i].lock);
 }
 
+/* What thread i's worst wait may be: with no barging, the others ahead of
+ * it take one turn each (a hand-over to them, their hold), then the lock
+ * is handed to i; each at its worst. */
+static uint64_t turns_ahead_ns(const struct worker *w, int i)
+{
+    uint64_t ns = w[i].worst_handover_ns;
+
+    for (int j = 0; j < THREADS; j++)
+        if (j != i)
+            ns += w[j].worst_handover_ns + w[j].worst_hold_ns;
+    return ns;
+}
+
 REDIS_TEST(hot, no_thread_of_a_client_starves)
 {
     struct lost_log log;
     struct lw_client *c = new_client(3000, &log);
     struct worker w[THREADS];
     int fewest = 1 << 30, most = 0, total = 0;
-    uint64_t worst = 0;
 
     run_shared(c, w, 200, 3000);
     for (int i = 0; i < THREADS; i++) {
@@ -113,27 +142,39 @@ REDIS_TEST(hot, no_thread_of_a_client_starves)
         fewest = w[i].acquired < fewest ? w[i].acquired : fewest;
         most = w[i].acquired > most ? w[i].acquired : most;
         total += w[i].acquired;
-        worst = w[i].worst_wait_ns > worst ? w[i].worst_wait_ns : worst;
     }
-    cr_log_info("%d acquisitions in 3 s (%d..%d per thread), worst wait %.1f ms", total,
-                fewest, most, (double)worst / 1e6);
+    cr_log_info("%d acquisitions in 3 s (%d..%d per thread)", total, fewest, most);
     cr_assert_eq(atomic_load(&overlaps), 0, "two holders at once");
     cr_assert_eq(log.count, 0);
-    /* Each thread waits for the others' turns, about one round trip and a
-     * 0.2 ms hold each: a round of 8 takes a few ms, and threads take
-     * turns (fewest/most near 1).  Starving was one acquire in seconds
-     * while another thread took thousands.  The bound on the worst wait
-     * leaves room for a shared 2-core machine's scheduler (and the
-     * sanitizers), which can hold a thread off for a few hundred ms;
-     * lwhot measures the waits themselves (docs/benchmarks.md). */
+    /* Threads take turns (fewest/most near 1).  Starving was one acquire
+     * in seconds while another thread took thousands. */
     cr_assert_geq(fewest * 10, most * 8, "fewest %d, most %d", fewest, most);
-    cr_assert_lt(worst, 1000 * 1000000ull, "worst wait %.1f ms", (double)worst / 1e6);
+    /* And no thread waits longer than the others' turns ahead of it, as
+     * this run measured them.  Twice that, and 50 ms: the measures miss
+     * what the scheduler of a loaded 2-core machine (and the sanitizers)
+     * does between them, the path of the acquire into the line and out of
+     * it; a hiccup that stops a holder or the engine thread is in them.
+     * Starving was waits of seconds against turns of some 60 ms. */
+    for (int i = 0; i < THREADS; i++) {
+        uint64_t ahead = turns_ahead_ns(w, i);
+
+        cr_log_info("thread %d: %d acquisitions, worst wait %.1f ms (hold %.1f ms, hand-over "
+                    "%.1f ms); the others' turns ahead %.1f ms",
+                    i, w[i].acquired, (double)w[i].worst_wait_ns / 1e6,
+                    (double)w[i].worst_hold_ns / 1e6, (double)w[i].worst_handover_ns / 1e6,
+                    (double)ahead / 1e6);
+        cr_assert_leq(w[i].worst_wait_ns, 2 * ahead + 50 * 1000000ull,
+                      "thread %d waited %.1f ms, the others' turns ahead of it %.1f ms", i,
+                      (double)w[i].worst_wait_ns / 1e6, (double)ahead / 1e6);
+    }
     lw_client_free(c);
 }
 
 /* A waiter that gives up in line, or an async waiter whose time is up,
  * passes its turn to the next: the third in line gets the lock at the
- * unlock, as if the second had never queued. */
+ * unlock, as if the second had never queued.  The holder is of this
+ * client, so its unlock hands the lock to the first that still waits; for
+ * a holder of another client see first_waiter_gives_up(). */
 REDIS_TEST(hot, a_waiter_that_gives_up_passes_the_turn_on)
 {
     struct lw_client *c = new_client(3000, NULL);
@@ -309,6 +350,113 @@ REDIS_TEST(hot, redisson_sees_one_holder_at_every_hand_over)
      * at the very end, when the last one unlocked and nobody waits. */
     cr_assert_leq(o.foreign_won, 1, "Redisson got in %d times", o.foreign_won);
     lw_client_free(c);
+}
+
+/* Clients whose command the server holds back: a CLIENT PAUSE's. */
+static long long blocked_clients(void)
+{
+    redisReply *r = redis_server_command(&srv, "INFO clients");
+    const char *p = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "blocked_clients:") : NULL;
+    long long n = p ? atoll(p + strlen("blocked_clients:")) : -1;
+
+    freeReplyObject(r);
+    return n;
+}
+
+/* The replies to n commands sent as one write, none an error. */
+static void expect_replies(redisContext *rc, int n)
+{
+    for (int i = 0; i < n; i++) {
+        redisReply *r = NULL;
+
+        cr_assert_eq(redisGetReply(rc, (void **)&r), REDIS_OK);
+        cr_assert(r && r->type != REDIS_REPLY_ERROR, "reply %d: %s", i,
+                  r && r->type == REDIS_REPLY_ERROR ? r->str : "none");
+        freeReplyObject(r);
+    }
+}
+
+#define PAUSE_MS 1000
+
+/*
+ * The turn passes on where it matters: the lock is another client's, and
+ * its unlock wakes only this client's first waiter, which then leaves
+ * without the lock.  Nothing else will wake the second: the unlock was
+ * told once.  The other client (a connection of the test's, with
+ * Redisson's scripts) unlocks, then does `broken ? SET : tryLock` to the
+ * lock at once, and pauses the server's writes, in one write that Redis
+ * runs in one go.  The first waiter's attempt waits in the pause; behind
+ * it the other client's hold ends without a word (a DEL: a lease running
+ * out is not published either).  When the pause ends the attempt finds the
+ * lock held (its deadline has passed meanwhile: LW_ELOCKED) or not a lock
+ * (LW_EREPLY); the second must try at once and get it, not at its own
+ * deadline seconds later.
+ */
+static void first_waiter_gives_up(int broken, int expect_err)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_lock *l1 = new_lock(c, "hot:pass"), *l2 = new_lock(c, "hot:pass");
+    struct outcome o1 = {0}, o2 = {0};
+    struct timeval tv = {5, 0};
+    redisContext *rc = redisConnectUnixWithTimeout(srv.unix_path, tv);
+    redisReply *r;
+    uint64_t resumed;
+    int done = 0;
+
+    cr_assert(rc && !rc->err);
+    tally_init(&o1.tally);
+    tally_init(&o2.tally);
+    r = redisCommand(rc, "EVAL %s 1 hot:pass 30000 other-client:1", redisson_try_lock);
+    cr_assert(r && r->type == REDIS_REPLY_NIL, "the other client did not get the lock");
+    freeReplyObject(r);
+    cr_assert_eq(lw_acquire_async(l1, 1, 600, 0, on_outcome, &o1), 0);
+    sleep_ms(50);
+    cr_assert_eq(lw_acquire_async(l2, 2, 8000, 0, on_outcome, &o2), 0);
+    sleep_ms(100); /* both in line, the first's deadline 450 ms away */
+    redisAppendCommand(rc,
+                       "EVAL %s 2 hot:pass redisson_lock__channel:{hot:pass} 0 30000 "
+                       "other-client:1 publish",
+                       redisson_unlock);
+    if (broken)
+        redisAppendCommand(rc, "SET hot:pass broken");
+    else
+        redisAppendCommand(rc, "EVAL %s 1 hot:pass 30000 other-client:2", redisson_try_lock);
+    redisAppendCommand(rc, "CLIENT PAUSE %d WRITE", PAUSE_MS);
+    expect_replies(rc, 3);
+    resumed = lw_clock_now() + PAUSE_MS * 1000000ull;
+    cr_assert_eq(tally_wait(&o1.tally, 1, 0), 0, "the first waiter left before the unlock");
+    cr_assert(wait_until(blocked_clients() == 1, 500), "no attempt waits in the pause");
+    redisAppendCommand(rc, "DEL hot:pass"); /* runs after that attempt */
+    while (!done)
+        cr_assert_eq(redisBufferWrite(rc, &done), REDIS_OK);
+    cr_assert_eq(tally_wait(&o1.tally, 1, PAUSE_MS + 2000), 1);
+    cr_assert_eq(atomic_load(&o1.err), expect_err, "the first waiter: %d",
+                 atomic_load(&o1.err));
+    cr_assert_eq(tally_wait(&o2.tally, 1, 2000), 1, "the turn was not passed on");
+    cr_assert_eq(atomic_load(&o2.err), 0, "the second waiter: %d", atomic_load(&o2.err));
+    cr_log_info("the second got it %.1f ms after the first gave up, %.1f ms after the pause",
+                (double)(atomic_load(&o2.at_ns) - atomic_load(&o1.at_ns)) / 1e6,
+                ((double)atomic_load(&o2.at_ns) - (double)resumed) / 1e6);
+    cr_assert_lt(atomic_load(&o2.at_ns) - atomic_load(&o1.at_ns), 200 * 1000000ull,
+                 "the second waited for something else");
+    expect_replies(rc, 1);
+    cr_assert_eq(lw_unlock_owner(l2, 2), 0);
+    redisFree(rc);
+    tally_destroy(&o1.tally);
+    tally_destroy(&o2.tally);
+    lw_lock_free(l1);
+    lw_lock_free(l2);
+    lw_client_free(c);
+}
+
+REDIS_TEST(hot, a_woken_waiter_whose_time_ends_passes_the_turn_on)
+{
+    first_waiter_gives_up(0, LW_ELOCKED);
+}
+
+REDIS_TEST(hot, a_woken_waiter_whose_attempt_fails_passes_the_turn_on)
+{
+    first_waiter_gives_up(1, LW_EREPLY);
 }
 
 /* Two acquires of one owner in line (async calls, one thread): the first

@@ -339,6 +339,7 @@ struct on_engine {
     struct tally done;
     _Atomic int len;
     _Atomic int per_node;
+    char *text; /* handed to the test thread with done */
 };
 
 static void format_on_engine(int err, int64_t value, void *arg)
@@ -351,13 +352,14 @@ static void format_on_engine(int err, int64_t value, void *arg)
     if (buf) {
         atomic_store(&oe->len, lw_client_format_metrics(oe->client, buf, 1 << 16));
         atomic_store(&oe->per_node, strstr(buf, "leasewheel_node_commands_sent_total{node=\"127.0.0.1:") != NULL);
-        free(buf);
+        oe->text = buf;
     }
     tally_add(&oe->done, 0);
 }
 
-/* The sum of a per-node family's samples, and how many nodes it has. */
-static double node_sum(const char *out, const char *name, int *nodes)
+/* The sum of a per-node family's samples, how many nodes it has, and the
+ * least of them (least may be NULL). */
+static double node_sum_least(const char *out, const char *name, int *nodes, double *least)
 {
     char key[96];
     double sum = 0;
@@ -365,10 +367,19 @@ static double node_sum(const char *out, const char *name, int *nodes)
     *nodes = 0;
     snprintf(key, sizeof key, "\n%s{node=\"127.0.0.1:", name);
     for (const char *at = out; (at = strstr(at, key)); at++) {
-        sum += strtod(strchr(at, '}') + 2, NULL);
+        double v = strtod(strchr(at, '}') + 2, NULL);
+
+        sum += v;
+        if (least && (*nodes == 0 || v < *least))
+            *least = v;
         ++*nodes;
     }
     return sum;
+}
+
+static double node_sum(const char *out, const char *name, int *nodes)
+{
+    return node_sum_least(out, name, nodes, NULL);
 }
 
 Test(metrics, cluster_per_node, .init = cluster_setup, .fini = cluster_teardown,
@@ -438,6 +449,18 @@ Test(metrics, cluster_per_node, .init = cluster_setup, .fini = cluster_teardown,
         snprintf(key, sizeof key, "leasewheel_node_redirects_total{node=\"%s\"}", name);
         cr_assert_geq(sample(out, key), 1, "the MOVED is counted on the node that said it");
     }
+    /* The watchdog's renewal calls, by the node they went to: each master
+     * renews some of the 12 locks, and every call is counted on one (the
+     * nodes are read after the snapshot before, the total after them). */
+    {
+        double least = 0, calls = node_sum_least(out, "leasewheel_node_renew_calls_total",
+                                                 &nodes, &least);
+
+        cr_assert_eq(nodes, 3, "%s", out);
+        cr_assert_gt(least, 0, "a master with locks had no renewal calls");
+        cr_assert_geq(calls, (double)b.renew_batches);
+        cr_assert_leq(calls, sample(out, "leasewheel_renew_calls_total"));
+    }
     free(out);
 
     /* From the engine thread: read there, no task to wait for. */
@@ -448,6 +471,11 @@ Test(metrics, cluster_per_node, .init = cluster_setup, .fini = cluster_teardown,
     cr_assert_gt(oe.len, 0);
     cr_assert_lt(oe.len, 1 << 16);
     cr_assert(oe.per_node);
+    /* There the nodes and the total are read at one moment: equal. */
+    cr_assert_eq(node_sum(oe.text, "leasewheel_node_renew_calls_total", &nodes),
+                 sample(oe.text, "leasewheel_renew_calls_total"), "%s", oe.text);
+    cr_assert_eq(nodes, 3);
+    free(oe.text);
     tally_destroy(&oe.done);
 
     lw_lock_free(moved);

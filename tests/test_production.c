@@ -326,21 +326,78 @@ REDIS_TEST(production, the_log_says_a_killed_connection_and_its_return)
     cr_assert_eq(lw_client_new(&cfg, &c), LW_EINVAL);
 }
 
+/* Every at-risk and lost report, counted (on_risk, on_lost). */
+static _Atomic int went_at_risk, went_lost;
+
+static void count_risk(const char *name, size_t len, uint64_t owner, int at_risk,
+                       uint64_t left_ms, void *arg)
+{
+    (void)name;
+    (void)len;
+    (void)owner;
+    (void)left_ms;
+    (void)arg;
+    if (at_risk)
+        atomic_fetch_add(&went_at_risk, 1);
+}
+
+static void count_lost(const char *name, size_t len, uint64_t owner, int reason, void *arg)
+{
+    (void)name;
+    (void)len;
+    (void)owner;
+    (void)reason;
+    (void)arg;
+    atomic_fetch_add(&went_lost, 1);
+}
+
+/* Lines holding what: how many, and the sum of the N of their "(and N
+ * more like it, not logged)"; whether the last of them has one. */
+static int lines_with(const char *what, long *unsaid, int *last_says_more)
+{
+    int n = 0;
+
+    *unsaid = 0;
+    *last_says_more = 0;
+    pthread_mutex_lock(&logged.lock);
+    for (int i = 0; i < logged.n; i++) {
+        const char *more;
+
+        if (!strstr(logged.line[i], what))
+            continue;
+        n++;
+        more = strstr(logged.line[i], " (and ");
+        *last_says_more = more && strstr(more, " more like it, not logged)");
+        if (*last_says_more)
+            *unsaid += atol(more + strlen(" (and "));
+    }
+    pthread_mutex_unlock(&logged.lock);
+    return n;
+}
+
+/* 100 locks at risk, then lost, at once: a handful of lines each.  One more
+ * lock at risk and lost seconds later: its lines say how many went unsaid,
+ * and with them every report is accounted for. */
 REDIS_TEST(production, the_log_is_rate_limited)
 {
     struct proxy *p = proxy_start(srv.port);
     struct lw_client_config cfg;
     struct lw_client *c;
     struct tally acquired;
-    struct lw_lock *locks[100];
-    int risk_lines = 0, mentions_more = 0;
+    struct lw_lock *locks[100], *last;
+    int risk_lines, lost_lines, more;
+    long unsaid;
 
     cr_assert(p);
     client_config(&cfg, LEASE_MS, NULL);
     cfg.port = proxy_port(p);
     cfg.command_timeout_ms = 10000;
     cfg.log = on_log;
+    cfg.on_risk = count_risk;
+    cfg.on_lost = count_lost;
     logged.n = 0;
+    atomic_store(&went_at_risk, 0);
+    atomic_store(&went_lost, 0);
     cr_assert_eq(lw_client_new(&cfg, &c), 0);
     tally_init(&acquired);
     for (int i = 0; i < 100; i++) {
@@ -352,24 +409,39 @@ REDIS_TEST(production, the_log_is_rate_limited)
     }
     cr_assert_eq(tally_wait(&acquired, 100, 5000), 100);
     cr_assert_eq(proxy_hold(p, 1), 0); /* 100 locks at risk, then lost */
-    sleep_ms(2 * LEASE_MS);
-    pthread_mutex_lock(&logged.lock);
-    for (int i = 0; i < logged.n; i++) {
-        risk_lines += strstr(logged.line[i], "at risk") != NULL;
-        mentions_more += strstr(logged.line[i], "more like it") != NULL;
-    }
-    pthread_mutex_unlock(&logged.lock);
+    cr_assert(wait_until(atomic_load(&went_lost) == 100, 5 * LEASE_MS), "%d lost",
+              atomic_load(&went_lost));
+    risk_lines = lines_with(" at risk: ", &unsaid, &more);
     cr_log_info("%d lines in all, %d of them at-risk lines", logged.n, risk_lines);
     cr_assert_leq(risk_lines, 2 * 5, "100 locks at risk in %d lines", risk_lines);
     cr_assert_gt(risk_lines, 0);
     cr_assert_leq(logged.n, 30);
+
+    /* Seconds later, in a window of its own: the next lock's lines carry
+     * the count of those not said. */
+    cr_assert_eq(proxy_hold(p, 0), 0);
+    last = new_lock(c, "prod:many:last");
+    cr_assert_eq(lw_acquire(last, 1, 5000, 0, NULL), 0);
+    sleep_ms(LEASE_MS / 2); /* a renewal confirmed */
+    cr_assert_eq(proxy_hold(p, 1), 0);
+    cr_assert(wait_until(atomic_load(&went_lost) == 101, 5 * LEASE_MS), "never lost");
+    risk_lines = lines_with(" at risk: ", &unsaid, &more);
+    cr_assert(more, "the last at-risk line says no more like it");
+    cr_assert_eq(risk_lines + unsaid, atomic_load(&went_at_risk),
+                 "%d at-risk lines, %ld unsaid, %d at risk", risk_lines, unsaid,
+                 atomic_load(&went_at_risk));
+    lost_lines = lines_with(") lost: ", &unsaid, &more);
+    cr_assert(more, "the last lost line says no more like it");
+    cr_assert_eq(lost_lines + unsaid, 101, "%d lost lines, %ld unsaid", lost_lines, unsaid);
+    cr_log_info("at risk %d times in %d lines, lost 101 in %d", atomic_load(&went_at_risk),
+                risk_lines, lost_lines);
     cr_assert_eq(proxy_hold(p, 0), 0);
     for (int i = 0; i < 100; i++)
         lw_lock_free(locks[i]);
+    lw_lock_free(last);
     tally_destroy(&acquired);
     lw_client_free(c);
     proxy_stop(p);
-    (void)mentions_more;
 }
 
 /* A server without WAIT (serverless Redis, Valkey: here renamed away). */

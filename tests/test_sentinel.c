@@ -10,7 +10,8 @@
  * contending clients never overlap); a lock the new master
  * never got reported lost at once; Sentinel's CLIENT KILL of normal and
  * pub/sub connections (waiters still woken); a switchover with writes
- * paused first (nothing lost); contention under repeated failovers; and,
+ * paused first (nothing lost); a switch logged, with every held lock at
+ * risk until the new master answers for it; contention under repeated failovers; and,
  * measured, a lease shorter than the switch and min-replicas-to-write;
  * passwords on the data nodes and on the sentinels.
  * (The configuration checks are in test_misuse.)  Every wait is bounded;
@@ -592,6 +593,72 @@ SENTINEL_TEST(paused_switchover_loses_nothing, 150)
     cr_assert_eq(count_on(n, &h), NLOCKS);
     cr_assert_eq(log.count, 0);
     stats(c, &st);
+    cr_assert_eq(st.lost_failover, 0);
+    release_all(&h, 1);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* A switch's signs: the log says it (a warning naming both masters), and
+ * every held lock is at risk from the switch until the new master has
+ * answered for it, then safe again; none lost. */
+static struct {
+    _Atomic int risk, safe, warned;
+    _Atomic uint64_t least_left_ms;
+} seen;
+
+static void count_risk(const char *name, size_t len, uint64_t owner, int at_risk,
+                       uint64_t left_ms, void *arg)
+{
+    (void)name;
+    (void)len;
+    (void)owner;
+    (void)arg;
+    if (at_risk && left_ms < atomic_load(&seen.least_left_ms))
+        atomic_store(&seen.least_left_ms, left_ms);
+    atomic_fetch_add(at_risk ? &seen.risk : &seen.safe, 1);
+}
+
+static void note_switch_line(int level, const char *message, void *arg)
+{
+    (void)arg;
+    if (level == LW_LOG_WARN && strstr(message, "switched from"))
+        atomic_fetch_add(&seen.warned, 1);
+}
+
+SENTINEL_TEST(a_switch_is_logged_and_its_locks_at_risk_until_checked, 150)
+{
+    struct lw_client_config cfg;
+    struct lost_log log;
+    struct lw_client *c = NULL;
+    struct lw_client_stats st;
+    struct held h;
+    int m, n;
+
+    client_config(&cfg, 10000, &log);
+    memset(&seen, 0, sizeof seen);
+    atomic_store(&seen.least_left_ms, UINT64_MAX);
+    cfg.on_risk = count_risk;
+    cfg.log = note_switch_line;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    acquire_all(c, &h, "r", NLOCKS);
+    m = redis_sentinel_master(&rs);
+    cr_assert_eq(redis_sentinel_wait_synced(&rs, 5000), 0);
+    cr_assert_eq(redis_sentinel_failover(&rs), 0);
+    n = redis_sentinel_wait_master(&rs, m, 20000);
+    cr_assert_geq(n, 0, "the sentinels did not fail over");
+    cr_assert(wait_until((stats(c, &st), st.failovers >= 1), 10000), "switch not seen");
+    cr_assert(wait_until(atomic_load(&seen.warned) >= 1, 2000), "the switch not logged");
+    cr_assert(wait_until((stats(c, &st), st.at_risk == 0 && st.went_at_risk >= NLOCKS), 5000),
+              "%llu at risk, %llu went", (unsigned long long)st.at_risk,
+              (unsigned long long)st.went_at_risk);
+    cr_log_info("switch: %d at risk (the least %llu ms left), %d safe again",
+                atomic_load(&seen.risk), (unsigned long long)atomic_load(&seen.least_left_ms),
+                atomic_load(&seen.safe));
+    cr_assert_geq(atomic_load(&seen.risk), NLOCKS, "every held lock is re-checked");
+    cr_assert_gt(atomic_load(&seen.least_left_ms), 0);
+    cr_assert_eq(atomic_load(&seen.safe), atomic_load(&seen.risk));
+    cr_assert_eq(count_on(n, &h), NLOCKS);
+    cr_assert_eq(log.count, 0, "lost %d", log.count);
     cr_assert_eq(st.lost_failover, 0);
     release_all(&h, 1);
     cr_assert_eq(lw_client_free(c), 0);

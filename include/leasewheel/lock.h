@@ -59,6 +59,13 @@
  * is handed to it in the unlock's own script: it never becomes free in
  * between, the token still increases, and no message is published;
  * otherwise the unlock frees it and the waiter tries, as any waiter does.
+ * With acquire_replicas set there is no hand-over: every last unlock frees
+ * the lock and publishes, and the oldest waiter takes it with its own
+ * attempt, which its replicas then acknowledge.  A hand-over would be a
+ * first hold written by the unlock, on the main connection, where no WAIT
+ * could count it (WAIT counts its own connection's writes; acquires and
+ * their WAIT take a connection of their own).  The queue and its order
+ * stay; a turn costs the unlock, the attempt and the WAIT.
  * Between clients there is no order: whichever client's attempt reaches
  * Redis first after an unlock wins, as with Redisson's RLock.
  *
