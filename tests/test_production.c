@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "lock_util.h"
+#include "log_util.h"
 #include "proxy.h"
 
 #define LEASE_MS 1000u
@@ -251,36 +252,6 @@ REDIS_TEST(production, waits_and_holds_are_counted)
     lw_lock_free(lb);
     lw_client_free(a);
     lw_client_free(b);
-}
-
-/* The log hook's lines. */
-static struct {
-    pthread_mutex_t lock;
-    int n;
-    char line[64][200];
-    int level[64];
-} logged = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static void on_log(int level, const char *message, void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&logged.lock);
-    if (logged.n < 64) {
-        snprintf(logged.line[logged.n], sizeof logged.line[0], "%s", message);
-        logged.level[logged.n++] = level;
-    }
-    pthread_mutex_unlock(&logged.lock);
-}
-
-static int logged_with(const char *what, int level)
-{
-    int found = 0;
-
-    pthread_mutex_lock(&logged.lock);
-    for (int i = 0; i < logged.n && !found; i++)
-        found = strstr(logged.line[i], what) && logged.level[i] == level;
-    pthread_mutex_unlock(&logged.lock);
-    return found;
 }
 
 REDIS_TEST(production, the_log_says_a_killed_connection_and_its_return)

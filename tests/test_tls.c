@@ -34,6 +34,7 @@
 #include <openssl/ssl.h>
 
 #include "lock_util.h"
+#include "log_util.h"
 #include "tls_certs.h"
 
 static struct tls_certs certs;
@@ -316,6 +317,25 @@ static void kill_and_wait(struct lw_lock *l)
         sleep_ms(20); /* the call in flight at the kill fails: again */
 }
 
+/* After ms, l is still held and was renewed more than twice since
+ * `before`, with nothing lost; then l is unlocked, l and c freed. */
+static void renewed_over(struct lw_client *c, struct lw_lock *l, struct lost_log *log,
+                         const struct lw_client_stats *before, unsigned ms)
+{
+    struct lw_client_stats after;
+
+    sleep_ms(ms);
+    lw_client_get_stats(c, &after);
+    cr_assert_eq(atomic_load(&log->count), 0, "lost: %s", lw_lost_reason_name(log->reason));
+    cr_assert_gt(after.renewals_confirmed, before->renewals_confirmed + 2, "%llu -> %llu",
+                 (unsigned long long)before->renewals_confirmed,
+                 (unsigned long long)after.renewals_confirmed);
+    cr_assert_eq(lw_is_held(l), 1);
+    cr_assert_eq(lw_unlock(l), 0);
+    lw_lock_free(l);
+    lw_client_free(c);
+}
+
 /* Kill the client's command connection n times; each reconnect resumes. */
 TLS_TEST(reconnects_resume_the_session)
 {
@@ -404,7 +424,7 @@ TLS_TEST(rotated_files_are_used_without_a_restart)
     struct lw_client_config cfg;
     struct lost_log log;
     struct lw_client *c;
-    struct lw_client_stats before, after;
+    struct lw_client_stats before;
     struct fixture_tls tls2;
     struct lw_lock *l;
     redisReply *r;
@@ -437,47 +457,8 @@ TLS_TEST(rotated_files_are_used_without_a_restart)
     cr_assert_eq(redis_server_restart_tls(&srv, &tls2), 0);
     lw_client_get_stats(c, &before);
 
-    sleep_ms(4000); /* more than a lease: renewals must have gone on */
-    lw_client_get_stats(c, &after);
-    cr_assert_eq(atomic_load(&log.count), 0, "lost: %s", lw_lost_reason_name(log.reason));
-    cr_assert_gt(after.renewals_confirmed, before.renewals_confirmed + 2, "%llu -> %llu",
-                 (unsigned long long)before.renewals_confirmed,
-                 (unsigned long long)after.renewals_confirmed);
-    cr_assert_eq(lw_is_held(l), 1);
-    cr_assert_eq(lw_unlock(l), 0);
-    lw_lock_free(l);
-    lw_client_free(c);
-}
-
-/* The log hook's lines. */
-static struct {
-    pthread_mutex_t lock;
-    int n;
-    char line[64][300];
-    int level[64];
-} logged = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static void on_log(int level, const char *message, void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&logged.lock);
-    if (logged.n < 64) {
-        snprintf(logged.line[logged.n], sizeof logged.line[0], "%s", message);
-        logged.level[logged.n++] = level;
-    }
-    pthread_mutex_unlock(&logged.lock);
-}
-
-/* How many lines of the log said what, at level. */
-static int logged_times(const char *what, int level)
-{
-    int times = 0;
-
-    pthread_mutex_lock(&logged.lock);
-    for (int i = 0; i < logged.n; i++)
-        times += strstr(logged.line[i], what) && logged.level[i] == level;
-    pthread_mutex_unlock(&logged.lock);
-    return times;
+    /* more than a lease: renewals must have gone on */
+    renewed_over(c, l, &log, &before, 4000);
 }
 
 /* Force a reconnect; the client's last error must then be LW_ETLS saying
@@ -514,7 +495,7 @@ TLS_TEST(a_reload_that_fails_is_reported_and_the_previous_files_kept)
     struct lw_client_config cfg;
     struct lost_log log;
     struct lw_client *c;
-    struct lw_client_stats before, after;
+    struct lw_client_stats before;
     struct lw_lock *l;
     FILE *f;
 
@@ -545,14 +526,5 @@ TLS_TEST(a_reload_that_fails_is_reported_and_the_previous_files_kept)
     fclose(f);
     expect_reload_reported(c, l, "loading the certificate");
 
-    sleep_ms(1500); /* more than a lease */
-    lw_client_get_stats(c, &after);
-    cr_assert_eq(atomic_load(&log.count), 0, "lost: %s", lw_lost_reason_name(log.reason));
-    cr_assert_gt(after.renewals_confirmed, before.renewals_confirmed + 2, "%llu -> %llu",
-                 (unsigned long long)before.renewals_confirmed,
-                 (unsigned long long)after.renewals_confirmed);
-    cr_assert_eq(lw_is_held(l), 1);
-    cr_assert_eq(lw_unlock(l), 0);
-    lw_lock_free(l);
-    lw_client_free(c);
+    renewed_over(c, l, &log, &before, 1500); /* more than a lease */
 }
