@@ -94,10 +94,10 @@ for variant in test asan tsan; do
     # 'long' (failovers, clusters and Sentinel), 'repeat' (tests run again
     # on the caller's loop) and 'once' (checks of the sources, the headers
     # and the exported symbols, the same in every build) in the plain build
-    # only, 'no_asan' (contention and the cluster engine) plain and under
-    # TSan, 'no_tsan' (the fault matrix and contention over TLS) plain and
-    # under ASan, and 'fixture' (the test fixtures' own tests) by hand
-    # only.
+    # only (but its TLS cases, 'tls_long', under ASan too), 'no_asan'
+    # (contention and the cluster engine) plain and under TSan, 'no_tsan'
+    # (the fault matrix and contention over TLS) plain and under ASan, and
+    # 'fixture' (the test fixtures' own tests) by hand only.
     case $variant in
     test) skip=(--no-suite fixture --no-suite long) ;;
     asan) skip=(--no-suite fixture --no-suite long --no-suite repeat --no-suite once
@@ -108,12 +108,15 @@ for variant in test asan tsan; do
     meson test -C "$dir" --print-errorlogs --num-processes "$LW_TEST_JOBS" "${skip[@]}" ||
         status=1
     logs=("$dir/meson-logs/testlog.txt")
-    # The long ones two at a time: they mostly wait for failovers and
-    # timeouts (each has its own servers on free ports), and one at a time
-    # they would take six minutes.
-    if [ "$variant" = test ]; then
-        say "$variant: test, suite long"
-        meson test -C "$dir" --print-errorlogs --num-processes 2 --suite long \
+    # The long ones (clusters, Sentinel) in the plain build; under ASan
+    # those of them over TLS (suite tls_long), whose failure paths are
+    # OpenSSL's and ours together.
+    long=
+    [ "$variant" = test ] && long=long
+    [ "$variant" = asan ] && long=tls_long
+    if [ -n "$long" ]; then
+        say "$variant: test, suite $long"
+        meson test -C "$dir" --print-errorlogs --num-processes 2 --suite "$long" \
             --logbase testlog-long || status=1
         logs+=("$dir/meson-logs/testlog-long.txt")
     fi
