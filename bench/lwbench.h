@@ -3,8 +3,11 @@
  *
  * lwbench.c         options, the sweep, main
  * lwbench_target.c  the Redis it runs against: a private redis-server
- *                   (TLS-only with --tls) or a given one; lwbench's own
- *                   connections; Redis CPU from INFO; deleting its keys
+ *                   (TLS-only with --tls) or a given one; Redis CPU from
+ *                   INFO; deleting its keys
+ * lwbench_node.c    lwbench's own connections to a node, the deleter, a
+ *                   private server's certificates, naps, progress lines:
+ *                   what the files above and below call, calling none
  * lwbench_cluster.c --cluster: a private or given Redis Cluster, its
  *                   masters and slot map, per-master counters from INFO,
  *                   the cluster ceiling (per-master floods at once)
@@ -137,18 +140,26 @@ enum { TARGET_FAILED = -1,
  * 0, or TARGET_FAILED / TARGET_UNAVAILABLE with why (one line). */
 int target_open(struct target *t, const struct opts *o, char *why, size_t n);
 void target_close(struct target *t);
+/* Redis's CPU seconds so far (INFO cpu), or -1. */
+double target_cpu_s(const struct target *t);
+/* Delete "<p>:<i>" and its token keys for i < count.  0 or -1. */
+int target_delete(const struct target *t, const char *p, uint32_t count);
+
+/* lwbench_node.c */
 /* --tls without a given Redis: a throwaway CA and server certificate (the
  * fixtures' tls_certs, in a temporary directory target_close() removes),
  * the server settings into *ft, and t->tls trusting that CA alone. */
 struct fixture_tls;
 int target_private_tls(struct target *t, struct fixture_tls *ft, char *why, size_t n);
-/* Redis's CPU seconds so far (INFO cpu), or -1. */
-double target_cpu_s(const struct target *t);
-/* Delete "<p>:<i>" and its token keys for i < count.  0 or -1. */
-int target_delete(const struct target *t, const char *p, uint32_t count);
+/* An engine on host:port as username/password (either may be NULL), on
+ * db, with tls, that knows `scripts` (5 s to connect, command_timeout_ms
+ * per command).  0 or an LW_E* code. */
+struct lw_engine;
+int node_engine(const char *host, int port, const char *username, const char *password, int db,
+                const struct lw_tls_config *tls, const char *const *scripts, unsigned nscripts,
+                uint32_t max_inflight, uint32_t command_timeout_ms, struct lw_engine **e);
 /* A bare engine on host:port with t's credentials, DB and TLS that knows
  * `scripts`, a minute's command timeout.  0 or an LW_E* code. */
-struct lw_engine;
 int target_engine(const struct target *t, const char *host, int port,
                   const char *const *scripts, unsigned nscripts, uint32_t max_inflight,
                   struct lw_engine **e);

@@ -1,20 +1,16 @@
 /*
- * bench/lwbench_target.c - the Redis lwbench runs against, and the small
- * things around it: Redis's CPU, deleting what lwbench made, sleeping
- * until a signal, progress lines, a thread's CPU time.
+ * bench/lwbench_target.c - the Redis lwbench runs against: one server
+ * (given, named by its sentinels, or private), or a cluster
+ * (lwbench_cluster.c); its CPU, and deleting what lwbench made.
+ * Connections to a node are lwbench_node.c's.
  *
  * On a server it did not start, lwbench touches only keys under its own
  * prefix ("lwbench:<pid>:<random>") and deletes them when it is done.
  *
- * lwbench's own connections are engines (adapters/engine.h) with the
- * target's credentials, DB and TLS, one for each question as a blocking
- * hiredis connection was before: the engine does TLS, hiredis 0.14 does
- * not.  With --tls and no -r the private redis-server serves TLS only, with
- * a throwaway CA and certificate made at run time (tests/fixtures'
+ * With --tls and no -r the private redis-server serves TLS only, with a
+ * throwaway CA and certificate made at run time (tests/fixtures'
  * tls_certs), which lwbench and its client then trust.
  */
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,75 +22,6 @@
 #include "engine.h"
 #include "lwbench.h"
 #include "pipeline.h"
-
-/* An engine on host:port as whom, which DB, which TLS. */
-static int open_engine(const char *host, int port, const char *username, const char *password,
-                       int db, const struct lw_tls_config *tls, const char *const *scripts,
-                       unsigned nscripts, uint32_t max_inflight, uint32_t command_timeout_ms,
-                       struct lw_engine **e)
-{
-    struct lw_engine_config cfg;
-
-    lw_engine_config_init(&cfg);
-    cfg.node.host = host;
-    cfg.node.port = port;
-    cfg.node.username = username;
-    cfg.node.password = password;
-    cfg.node.db = db;
-    cfg.node.tls = *tls;
-    cfg.node.connect_timeout_ms = 5000; /* a TLS handshake on a busy machine */
-    cfg.node.command_timeout_ms = command_timeout_ms;
-    cfg.scripts = scripts;
-    cfg.nscripts = nscripts;
-    cfg.max_inflight = max_inflight;
-    return lw_engine_new(&cfg, e);
-}
-
-int target_engine(const struct target *t, const char *host, int port,
-                  const char *const *scripts, unsigned nscripts, uint32_t max_inflight,
-                  struct lw_engine **e)
-{
-    /* A minute: a busy shared machine is not a failure. */
-    return open_engine(host, port, t->username, t->password, t->db, &t->tls, scripts, nscripts,
-                       max_inflight, 60000, e);
-}
-
-int target_node(const struct target *t, const char *host, int port, struct lw_engine **e)
-{
-    return open_engine(host, port, t->username, t->password, t->db, &t->tls, NULL, 0,
-                       DELETE_CHUNK, 30000, e);
-}
-
-struct call_ctx {
-    node_reply_fn *fn;
-    void *arg;
-    int error_reply;
-};
-
-static void call_done(struct lw_request *req, const redisReply *r, int err, void *arg)
-{
-    struct call_ctx *c = arg;
-
-    (void)req;
-    if (err || !r)
-        return;
-    c->error_reply = r->type == REDIS_REPLY_ERROR;
-    if (c->fn)
-        c->fn(r, c->arg);
-}
-
-int node_call(struct lw_engine *e, node_reply_fn *fn, void *arg, int argc, const char **argv)
-{
-    struct call_ctx c = {fn, arg, 0};
-    struct lw_request req;
-    int rc;
-
-    lw_request_init(&req);
-    if ((rc = lw_request_command(&req, argc, argv, NULL)) == 0)
-        rc = lw_engine_call(e, &req, call_done, &c);
-    lw_request_clear(&req);
-    return rc ? rc : c.error_reply ? LW_EREDIS : 0;
-}
 
 /* The engine's last connection failure (its address and why) into buf,
  * or "". */
@@ -143,7 +70,7 @@ static int ask_sentinel(const struct target *t, const struct opts *o, unsigned j
     last[0] = 0;
     if (redis_addr_split(o->url.sentinels.addr[j], host, sizeof host, &port))
         return LW_EINVAL;
-    if ((rc = open_engine(host, port, o->sentinel_username, o->sentinel_password, 0,
+    if ((rc = node_engine(host, port, o->sentinel_username, o->sentinel_password, 0,
                           o->plain_sentinels ? &plain : &t->tls, NULL, 0, 16, 30000, &e)))
         return rc;
     rc = node_call(e, on_master_addr, m, 3,
@@ -178,20 +105,6 @@ static int sentinel_open(struct target *t, const struct opts *o, char *why, size
                      last);
     }
     return TARGET_UNAVAILABLE;
-}
-
-int target_private_tls(struct target *t, struct fixture_tls *ft, char *why, size_t n)
-{
-    progress("making a throwaway CA and server certificate for TLS");
-    if (tls_certs_make(&t->certs)) {
-        snprintf(why, n, "could not make certificates for a private TLS server (is openssl "
-                         "installed?)");
-        return -1;
-    }
-    /* The server asks no client certificate; lwbench trusts its CA. */
-    *ft = tls_certs_server_tls(&t->certs, TLS_CERTS_SERVER, "no");
-    t->tls = (struct lw_tls_config){.enable = 1, .ca_file = t->certs.ca_file};
-    return 0;
 }
 
 /* One Redis: -r's (or the master its sentinels name), or a private
@@ -318,79 +231,6 @@ double target_cpu_s(const struct target *t)
     return sum;
 }
 
-int key_name(char *buf, size_t n, const char *p, uint32_t i)
-{
-    return snprintf(buf, n, "%s:%u", p, i);
-}
-
-int deleter_open(struct deleter *d, const struct target *t, const char *host, int port)
-{
-    *d = (struct deleter){.bad = 0};
-    if (!(d->reqs = calloc(DELETE_CHUNK, sizeof *d->reqs)) || !(d->p = calloc(1, sizeof *d->p)) ||
-        target_node(t, host, port, &d->e)) {
-        lw_engine_free(d->e);
-        free(d->reqs);
-        free(d->p);
-        *d = (struct deleter){.bad = -1};
-        return -1;
-    }
-    return 0;
-}
-
-/* Send the queued DELs and wait for their replies (integers). */
-static void deleter_flush(struct deleter *d)
-{
-    if (!d->queued || d->bad)
-        return;
-    *d->p = (struct pipeline){.e = d->e, .reqs = d->reqs, .n = d->queued, .window = d->queued};
-    /* Not finished within a minute: the requests stay the engine's until
-     * deleter_close() frees it. */
-    if (pipe_run(d->p) < 0) {
-        d->bad = -1;
-        return;
-    }
-    if (atomic_load(&d->p->failed))
-        d->bad = -1;
-    for (uint32_t i = 0; i < d->queued; i++) {
-        lw_request_clear(&d->reqs[i]);
-        lw_request_init(&d->reqs[i]);
-    }
-    d->queued = 0;
-}
-
-void deleter_add(struct deleter *d, const char *p, uint32_t i)
-{
-    char name[128], token[136], redisson[160];
-
-    if (d->bad)
-        return;
-    /* The token key as it was named first, and as Redisson names it
-     * (prefix:{name}): one of them is there, both in the lock's slot. */
-    key_name(name, sizeof name, p, i);
-    snprintf(token, sizeof token, "{%s}:token", name);
-    snprintf(redisson, sizeof redisson, "redisson_lock_token:{%s}", name);
-    if (lw_request_command(&d->reqs[d->queued], 4,
-                           (const char *[]){"DEL", name, token, redisson}, NULL)) {
-        d->bad = -1;
-        return;
-    }
-    if (++d->queued == DELETE_CHUNK)
-        deleter_flush(d);
-}
-
-int deleter_close(struct deleter *d)
-{
-    int bad;
-
-    deleter_flush(d);
-    bad = d->bad;
-    lw_engine_free(d->e); /* first: it may still hold requests */
-    pipe_free_reqs(d->reqs, DELETE_CHUNK);
-    free(d->p);
-    *d = (struct deleter){.bad = bad};
-    return bad;
-}
-
 int target_delete(const struct target *t, const char *p, uint32_t count)
 {
     struct deleter d;
@@ -402,55 +242,4 @@ int target_delete(const struct target *t, const char *p, uint32_t count)
     for (uint32_t i = 0; i < count && !d.bad; i++)
         deleter_add(&d, p, i);
     return deleter_close(&d);
-}
-
-int nap(const struct target *t, double s)
-{
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    uint64_t end = lw_clock_now() + (uint64_t)(s * 1e9);
-
-    for (;;) {
-        uint64_t now;
-
-        if (sigtimedwait(&t->stop_signals, NULL, &ts) > 0)
-            return 1;
-        if (errno != EINTR || (now = lw_clock_now()) >= end)
-            return 0;
-        ts.tv_sec = (time_t)((end - now) / 1000000000u);
-        ts.tv_nsec = (long)((end - now) % 1000000000u);
-    }
-}
-
-void progress(const char *fmt, ...)
-{
-    static const char *const ends[] = {"\n", "\033[K\r"};
-    int tty = isatty(STDERR_FILENO);
-    va_list ap;
-
-    va_start(ap, fmt);
-    fputs("lwbench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs(ends[tty], stderr);
-    va_end(ap);
-}
-
-double thread_cpu_s(int tid)
-{
-    char path[64], buf[1024], *paren;
-    unsigned long long utime, stime;
-    FILE *f;
-    size_t got;
-
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
-    if (!(f = fopen(path, "r")))
-        return -1;
-    got = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[got] = 0;
-    /* After the command name's ')': state is field 3, utime 14, stime 15. */
-    if (!(paren = strrchr(buf, ')')) ||
-        sscanf(paren + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
-               &stime) != 2)
-        return -1;
-    return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
 }
