@@ -269,9 +269,7 @@ static void free_client(struct lw_client *c)
     free(c->scratch_argv);
     free(c->scratch_lens);
     free(c->scratch_fields);
-    free(c->open[0]);
-    free(c->open[1]);
-    free(c->node_renew_calls);
+    free(c->nodes);
     free(c);
 }
 

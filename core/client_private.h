@@ -58,6 +58,14 @@ struct lease_hold;
 struct batch;
 struct ack_wait;
 
+/* A cluster node's renewal batching: the renew and drop batches being
+ * filled for it, and the renewal calls sent to it (metrics.c reads them on
+ * the engine thread). */
+struct node_batches {
+    struct batch *open[2];
+    uint64_t renew_calls;
+};
+
 struct lw_client {
     _Atomic uint32_t refs;    /* lw_client_free() to come, plus one per handle */
     _Atomic int freed;        /* lw_client_free() has been called */
@@ -90,12 +98,8 @@ struct lw_client {
                                        not failed */
     struct lw_request flush_task;   /* a watchdog flush asked for off a tick */
     int flush_pending;              /* flush_task is submitted */
-    struct batch **open[2];         /* cluster: per node, the renew and drop
-                                       batches being filled */
-    uint64_t *node_renew_calls;     /* cluster: per node, renewal calls sent
-                                       (metrics.c reads them) */
-    unsigned open_cap;              /* nodes open[] and node_renew_calls
-                                       have room for */
+    struct node_batches *nodes;     /* cluster: by node (watchdog.c) */
+    unsigned nodes_cap;             /* nodes has room for */
     struct entry *entries;          /* by name; each heads a chain of owners */
     struct channel *channels;       /* by channel name */
     struct lease_hold *lease_holds; /* holds.c */

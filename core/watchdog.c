@@ -668,28 +668,19 @@ static void format_keys(struct lw_client *c, const struct batch *b, const char *
     move_fields(c, b->n, b->n + 1);
 }
 
-/* Room for node in the per-node arrays: 0, or -1 (no memory; those grown
- * already keep their room, unused until all have it). */
+/* Room for node in c->nodes: 0, or -1 (no memory). */
 static int node_room(struct lw_client *c, unsigned node)
 {
     unsigned cap = node + 8;
-    uint64_t *calls;
+    struct node_batches *grown;
 
-    if (node < c->open_cap)
+    if (node < c->nodes_cap)
         return 0;
-    for (int k = 0; k < 2; k++) {
-        struct batch **a = realloc(c->open[k], cap * sizeof *a);
-
-        if (!a)
-            return -1;
-        memset(a + c->open_cap, 0, (cap - c->open_cap) * sizeof *a);
-        c->open[k] = a;
-    }
-    if (!(calls = realloc(c->node_renew_calls, cap * sizeof *calls)))
+    if (!(grown = realloc(c->nodes, cap * sizeof *grown)))
         return -1;
-    memset(calls + c->open_cap, 0, (cap - c->open_cap) * sizeof *calls);
-    c->node_renew_calls = calls;
-    c->open_cap = cap;
+    memset(grown + c->nodes_cap, 0, (cap - c->nodes_cap) * sizeof *grown);
+    c->nodes = grown;
+    c->nodes_cap = cap;
     return 0;
 }
 
@@ -705,7 +696,7 @@ static void count_node_call(struct lw_client *c, const struct batch *b)
     if (node < 0)
         node = lw_engine_slot_node(c->engine, b->entries[0]->slot);
     if (node >= 0 && node_room(c, (unsigned)node) == 0)
-        c->node_renew_calls[node]++;
+        c->nodes[node].renew_calls++;
 }
 
 static void send_renew_batch(struct lw_client *c, struct batch *b)
@@ -824,16 +815,16 @@ static struct batch *open_batch(struct lw_client *c, int kind, unsigned node)
 {
     if (node_room(c, node))
         return NULL;
-    if (!c->open[kind][node])
-        c->open[kind][node] = new_batch(c->renew_batch, (int)node);
-    return c->open[kind][node];
+    if (!c->nodes[node].open[kind])
+        c->nodes[node].open[kind] = new_batch(c->renew_batch, (int)node);
+    return c->nodes[node].open[kind];
 }
 
 static void send_open(struct lw_client *c, int kind, unsigned node)
 {
-    struct batch *b = c->open[kind][node];
+    struct batch *b = c->nodes[node].open[kind];
 
-    c->open[kind][node] = NULL;
+    c->nodes[node].open[kind] = NULL;
     if (kind == OPEN_RENEW)
         send_renew_batch(c, b);
     else
@@ -845,8 +836,8 @@ static void send_open(struct lw_client *c, int kind, unsigned node)
 static void send_all_open(struct lw_client *c)
 {
     for (int kind = 0; kind < 2; kind++)
-        for (unsigned node = 0; node < c->open_cap; node++)
-            if (c->open[kind][node])
+        for (unsigned node = 0; node < c->nodes_cap; node++)
+            if (c->nodes[node].open[kind])
                 send_open(c, kind, node);
 }
 
