@@ -29,6 +29,7 @@
 #include "time_util.h"
 #include "lost_util.h"
 #include "race_util.h"
+#include "risk_util.h"
 
 #define NLOCKS 300
 
@@ -334,19 +335,9 @@ CLUSTER_LOCKS_TEST(graceful_failover_loses_nothing)
  * shard that failed over are at risk until the new master has answered
  * for them, then safe again; none lost. */
 static struct {
-    _Atomic int risk, safe, warned;
+    struct risk_log risks;
+    _Atomic int warned;
 } seen;
-
-static void count_risk(const char *name, size_t len, uint64_t owner, int at_risk,
-                       uint64_t left_ms, void *arg)
-{
-    (void)name;
-    (void)len;
-    (void)owner;
-    (void)left_ms;
-    (void)arg;
-    atomic_fetch_add(at_risk ? &seen.risk : &seen.safe, 1);
-}
 
 static void note_failover_line(int level, const char *message, void *arg)
 {
@@ -373,9 +364,11 @@ CLUSTER_LOCKS_TEST(a_failover_is_logged_and_its_locks_at_risk_until_checked)
     tls_client(&cfg);
     memset(&log, 0, sizeof log);
     memset(&seen, 0, sizeof seen);
+    risk_log_init(&seen.risks);
     cfg.on_lost = record_lost;
     cfg.lost_arg = &log;
-    cfg.on_risk = count_risk;
+    cfg.on_risk = record_risk;
+    cfg.risk_arg = &seen.risks;
     cfg.log = note_failover_line;
     cr_assert_eq(lw_client_new(&cfg, &c), 0);
     acquire_all(c, &h, "fl", NLOCKS);
@@ -385,10 +378,10 @@ CLUSTER_LOCKS_TEST(a_failover_is_logged_and_its_locks_at_risk_until_checked)
     cr_assert(wait_until((stats(c, &st), st.at_risk == 0 && st.went_at_risk > 0), 5000),
               "%llu at risk, %llu went", (unsigned long long)st.at_risk,
               (unsigned long long)st.went_at_risk);
-    cr_log_info("failover: %d at risk, %d safe again", atomic_load(&seen.risk),
-                atomic_load(&seen.safe));
-    cr_assert_gt(atomic_load(&seen.risk), NLOCKS / 10, "a shard's locks were re-checked");
-    cr_assert_eq(atomic_load(&seen.safe), atomic_load(&seen.risk));
+    cr_log_info("failover: %d at risk, %d safe again", atomic_load(&seen.risks.risk),
+                atomic_load(&seen.risks.safe));
+    cr_assert_gt(atomic_load(&seen.risks.risk), NLOCKS / 10, "a shard's locks were re-checked");
+    cr_assert_eq(atomic_load(&seen.risks.safe), atomic_load(&seen.risks.risk));
     cr_assert_eq(log.count, 0, "lost %d", log.count);
     release_all(&h, 1);
     cr_assert_eq(lw_client_free(c), 0);

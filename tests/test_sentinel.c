@@ -38,6 +38,7 @@
 #include "time_util.h"
 #include "lost_util.h"
 #include "race_util.h"
+#include "risk_util.h"
 
 #define NLOCKS 50
 
@@ -602,21 +603,9 @@ SENTINEL_TEST(paused_switchover_loses_nothing, 150)
  * every held lock is at risk from the switch until the new master has
  * answered for it, then safe again; none lost. */
 static struct {
-    _Atomic int risk, safe, warned;
-    _Atomic uint64_t least_left_ms;
+    struct risk_log risks;
+    _Atomic int warned;
 } seen;
-
-static void count_risk(const char *name, size_t len, uint64_t owner, int at_risk,
-                       uint64_t left_ms, void *arg)
-{
-    (void)name;
-    (void)len;
-    (void)owner;
-    (void)arg;
-    if (at_risk && left_ms < atomic_load(&seen.least_left_ms))
-        atomic_store(&seen.least_left_ms, left_ms);
-    atomic_fetch_add(at_risk ? &seen.risk : &seen.safe, 1);
-}
 
 static void note_switch_line(int level, const char *message, void *arg)
 {
@@ -636,8 +625,9 @@ SENTINEL_TEST(a_switch_is_logged_and_its_locks_at_risk_until_checked, 150)
 
     client_config(&cfg, 10000, &log);
     memset(&seen, 0, sizeof seen);
-    atomic_store(&seen.least_left_ms, UINT64_MAX);
-    cfg.on_risk = count_risk;
+    risk_log_init(&seen.risks);
+    cfg.on_risk = record_risk;
+    cfg.risk_arg = &seen.risks;
     cfg.log = note_switch_line;
     cr_assert_eq(lw_client_new(&cfg, &c), 0);
     acquire_all(c, &h, "r", NLOCKS);
@@ -652,11 +642,11 @@ SENTINEL_TEST(a_switch_is_logged_and_its_locks_at_risk_until_checked, 150)
               "%llu at risk, %llu went", (unsigned long long)st.at_risk,
               (unsigned long long)st.went_at_risk);
     cr_log_info("switch: %d at risk (the least %llu ms left), %d safe again",
-                atomic_load(&seen.risk), (unsigned long long)atomic_load(&seen.least_left_ms),
-                atomic_load(&seen.safe));
-    cr_assert_geq(atomic_load(&seen.risk), NLOCKS, "every held lock is re-checked");
-    cr_assert_gt(atomic_load(&seen.least_left_ms), 0);
-    cr_assert_eq(atomic_load(&seen.safe), atomic_load(&seen.risk));
+                atomic_load(&seen.risks.risk), (unsigned long long)atomic_load(&seen.risks.least_left_ms),
+                atomic_load(&seen.risks.safe));
+    cr_assert_geq(atomic_load(&seen.risks.risk), NLOCKS, "every held lock is re-checked");
+    cr_assert_gt(atomic_load(&seen.risks.least_left_ms), 0);
+    cr_assert_eq(atomic_load(&seen.risks.safe), atomic_load(&seen.risks.risk));
     cr_assert_eq(count_on(n, &h), NLOCKS);
     cr_assert_eq(log.count, 0, "lost %d", log.count);
     cr_assert_eq(st.lost_failover, 0);
