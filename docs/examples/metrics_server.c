@@ -2,6 +2,10 @@
  * docs/examples/metrics_server.c - the client's metrics for Prometheus, on
  * the server's own libev loop.
  *
+ * A demonstration, not a web server: it reads one request per connection
+ * into a fixed buffer and answers it, enough for Prometheus or curl to
+ * scrape; put the text behind your own server's handler.
+ *
  * A small HTTP server answers GET /metrics with
  * lw_client_format_metrics()'s text.  So that the numbers move, it holds
  * three locks (the watchdog renews them every second: a 3 s lease) and

@@ -1,0 +1,262 @@
+/*
+ * tests/test_examples.c - the programs of docs/examples/, each run against
+ * a private redis-server, their output checked for what they say they did:
+ * the README's first C and C++ programs; the leader stepping down when its
+ * lock is deleted behind its back, and a new term starting; the scheduler
+ * skipping a job held elsewhere and stopping the jobs whose locks are
+ * deleted; the C++ server's threads never two inside one account.
+ * (test_embedded runs libev_server.c, test_metrics metrics_server.c.)
+ */
+#include <criterion/criterion.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <leasewheel.h>
+
+#include "redis_server.h"
+#include "wait_child.h"
+
+extern char **environ;
+
+static struct redis_server srv;
+static char port[16];
+
+static void setup(void)
+{
+    cr_assert_eq(redis_server_start(&srv, NULL), 0, "redis-server did not start");
+    snprintf(port, sizeof port, "%d", srv.port);
+}
+
+static void teardown(void)
+{
+    redis_server_stop(&srv);
+}
+
+#define EXAMPLE_TEST(name) Test(examples, name, .init = setup, .fini = teardown, .timeout = 120)
+
+/* A running example: its stdout, read a line at a time. */
+struct example {
+    pid_t pid;
+    int out;
+    char buf[8192];
+    size_t len;
+};
+
+static void example_start(struct example *ex, char *const argv[])
+{
+    posix_spawn_file_actions_t fa;
+    int p[2];
+
+    memset(ex, 0, sizeof *ex);
+    cr_assert_eq(pipe(p), 0, "pipe");
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+    posix_spawn_file_actions_addclose(&fa, p[0]);
+    posix_spawn_file_actions_addclose(&fa, p[1]);
+    cr_assert_eq(posix_spawn(&ex->pid, argv[0], &fa, NULL, argv, environ), 0, "%s", argv[0]);
+    posix_spawn_file_actions_destroy(&fa);
+    close(p[1]);
+    ex->out = p[0];
+}
+
+/* Take the first whole line in ex->buf into line (size cap); 0 if none. */
+static int take_line(struct example *ex, char *line, size_t cap)
+{
+    char *nl = memchr(ex->buf, '\n', ex->len);
+    size_t n;
+
+    if (!nl)
+        return 0;
+    n = (size_t)(nl - ex->buf);
+    snprintf(line, cap, "%.*s", (int)n, ex->buf);
+    memmove(ex->buf, nl + 1, ex->len - n - 1);
+    ex->len -= n + 1;
+    return 1;
+}
+
+/*
+ * Read lines from any of the n examples until one has a line containing
+ * needle, for at most ms: the index of that example (the line in line),
+ * or a failed assertion.  Lines before it are skipped (and logged).
+ */
+static int expect_any(struct example **ex, int n, const char *needle, char *line, size_t cap,
+                      int ms)
+{
+    uint64_t until = lw_clock_now() + (uint64_t)ms * 1000000u;
+
+    for (;;) {
+        struct pollfd p[4];
+
+        for (int i = 0; i < n; i++)
+            while (take_line(ex[i], line, cap)) {
+                cr_log_info("example %d: %s", i, line);
+                if (strstr(line, needle))
+                    return i;
+            }
+        cr_assert_lt(lw_clock_now(), until, "no line with \"%s\" in %d ms", needle, ms);
+        for (int i = 0; i < n; i++)
+            p[i] = (struct pollfd){.fd = ex[i]->out, .events = POLLIN};
+        if (poll(p, (nfds_t)n, 100) <= 0)
+            continue;
+        for (int i = 0; i < n; i++)
+            if (p[i].revents) {
+                ssize_t got = read(ex[i]->out, ex[i]->buf + ex[i]->len,
+                                   sizeof ex[i]->buf - 1 - ex[i]->len);
+
+                cr_assert_gt(got, 0, "example %d ended before saying \"%s\"", i, needle);
+                ex[i]->len += (size_t)got;
+            }
+    }
+}
+
+static void expect(struct example *ex, const char *needle, char *line, size_t cap)
+{
+    expect_any(&ex, 1, needle, line, cap, 20000);
+}
+
+/* Stop it with SIGTERM (unless it ended on its own): its exit status. */
+static int example_end(struct example *ex, int term)
+{
+    int st;
+
+    if (term)
+        kill(ex->pid, SIGTERM);
+    st = wait_child(ex->pid, 20000);
+    close(ex->out);
+    return st;
+}
+
+static long long redis_int(const char *fmt, const char *key)
+{
+    redisReply *r = redis_server_command(&srv, fmt, key);
+    long long v;
+
+    cr_assert_not_null(r, "no reply to %s", fmt);
+    cr_assert(r->type == REDIS_REPLY_INTEGER || r->type == REDIS_REPLY_STRING,
+              "%s %s: not an integer", fmt, key);
+    /* A counter's GET is a string. */
+    v = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : r->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+/* The README's first program: the lock taken (token 1), released. */
+static void first_program(const char *path)
+{
+    char *argv[] = {(char *)path, port, NULL};
+    struct example ex;
+    char line[256];
+
+    example_start(&ex, argv);
+    expect(&ex, "holding orders:42, fencing token 1", line, sizeof line);
+    expect(&ex, "released orders:42", line, sizeof line);
+    cr_assert_eq(example_end(&ex, 0), 0, "%s failed", path);
+    cr_assert_eq(redis_int("EXISTS %s", "orders:42"), 0, "the lock is left");
+}
+
+EXAMPLE_TEST(first)
+{
+    first_program(FIRST_PATH);
+}
+
+#ifdef FIRST_CXX_PATH
+EXAMPLE_TEST(first_cxx)
+{
+    first_program(FIRST_CXX_PATH);
+}
+
+/* Four threads, 50 requests each, on three accounts: all served or
+ * turned away busy, never two threads inside one account. */
+EXAMPLE_TEST(cxx_server)
+{
+    char *argv[] = {CXX_SERVER_PATH, port, "4", "50", NULL};
+    struct example ex;
+    char line[256];
+
+    example_start(&ex, argv);
+    for (int i = 0; i < 3; i++) {
+        expect(&ex, "account:", line, sizeof line);
+        cr_assert(strstr(line, "at most 1 thread inside at once"), "%s", line);
+    }
+    expect(&ex, "served ", line, sizeof line);
+    cr_assert(strstr(line, " 0 failed"), "%s", line);
+    cr_assert_eq(example_end(&ex, 0), 0, "cxx_server failed: %s", line);
+}
+#endif
+
+/*
+ * Two leaders for one name, on a 3 s lease (renewed every second): one
+ * leads; its lock deleted behind its back, it steps down at its next
+ * renewal (lost: not owner), and a leader, either, starts term 2.  At
+ * SIGTERM the leader resigns and both exit 0, the lock released.
+ */
+EXAMPLE_TEST(leader)
+{
+    char *argv[] = {LEADER_PATH, port, "reports", "3000", NULL};
+    struct example a, b, *both[] = {&a, &b};
+    char line[256];
+    int lead;
+
+    example_start(&a, argv);
+    expect(&a, "leading (term 1)", line, sizeof line);
+    example_start(&b, argv);
+    expect(&b, "campaigning for leader:reports", line, sizeof line);
+
+    cr_assert_eq(redis_int("DEL %s", "leader:reports"), 1, "the leader's lock");
+    expect(&a, "stepped down after", line, sizeof line);
+    cr_assert(strstr(line, "lost (not owner)"), "%s", line);
+    lead = expect_any(both, 2, "leading (term 2)", line, sizeof line, 20000);
+    cr_assert_eq(redis_int("EXISTS %s", "leader:reports"), 1, "term 2's lock");
+
+    kill(both[lead]->pid, SIGTERM);
+    expect(both[lead], "resigned after", line, sizeof line);
+    cr_assert_eq(example_end(both[lead], 0), 0, "the leader failed");
+    /* The other one may take over meanwhile: then it resigns too. */
+    cr_assert_eq(example_end(both[!lead], 1), 0, "the other failed");
+    cr_assert_eq(redis_int("EXISTS %s", "leader:reports"), 0, "the lock is left");
+    cr_assert_geq(redis_int("GET %s", "redisson_lock_token:{leader:reports}"), 2, "terms");
+}
+
+/*
+ * Twenty jobs, one of whose locks another process holds (a Redisson-style
+ * hold by another owner field): 19 run.  Two of their locks deleted, those
+ * two jobs stop; at SIGTERM the 17 others finish and release their locks.
+ */
+EXAMPLE_TEST(scheduler)
+{
+    char *argv[] = {SCHEDULER_PATH, port, "20", "3000", NULL};
+    redisReply *r;
+    struct example ex;
+    char line[256];
+    int seen3 = 0, seen11 = 0;
+
+    r = redis_server_command(&srv, "HSET job:5 someone-else:1 1");
+    cr_assert_not_null(r, "HSET");
+    freeReplyObject(r);
+    cr_assert_eq(redis_int("PEXPIRE %s 60000", "job:5"), 1, "PEXPIRE");
+
+    example_start(&ex, argv);
+    expect(&ex, "19 jobs running, 1 held elsewhere", line, sizeof line);
+    cr_assert_eq(redis_int("DEL %s", "job:3"), 1, "job 3's lock");
+    cr_assert_eq(redis_int("DEL %s", "job:11"), 1, "job 11's lock");
+    while (!seen3 || !seen11) {
+        expect(&ex, "stopped after", line, sizeof line);
+        cr_assert(strstr(line, "lock lost (not owner)"), "%s", line);
+        seen3 |= strncmp(line, "job 3 ", 6) == 0;
+        seen11 |= strncmp(line, "job 11 ", 7) == 0;
+        cr_assert(strncmp(line, "job 3 ", 6) == 0 || strncmp(line, "job 11 ", 7) == 0,
+                  "another job stopped: %s", line);
+    }
+    cr_assert_eq(redis_int("EXISTS %s", "job:0"), 1, "job 0 still held");
+    kill(ex.pid, SIGTERM);
+    expect(&ex, "jobs finished", line, sizeof line);
+    cr_assert_str_eq(line, "17 jobs finished, 2 stopped by a lost lock");
+    cr_assert_eq(example_end(&ex, 0), 0, "scheduler failed");
+    cr_assert_eq(redis_int("EXISTS %s", "job:0"), 0, "job 0's lock released");
+    cr_assert_eq(redis_int("EXISTS %s", "job:5"), 1, "the other holder's lock untouched");
+}
