@@ -1,7 +1,7 @@
 /*
  * tests/test_examples.c - the programs of docs/examples/, each run against
  * a private redis-server, their output checked for what they say they did:
- * the README's first C and C++ programs; the leader stepping down when its
+ * the README's first C and C++ programs; the timing wheel alone; the leader stepping down when its
  * lock is deleted behind its back, and a new term starting; the scheduler
  * skipping a job held elsewhere and stopping the jobs whose locks are
  * deleted; the C++ server's threads never two inside one account.
@@ -259,4 +259,21 @@ EXAMPLE_TEST(scheduler)
     cr_assert_eq(example_end(&ex, 0), 0, "scheduler failed");
     cr_assert_eq(redis_int("EXISTS %s", "job:0"), 0, "job 0's lock released");
     cr_assert_eq(redis_int("EXISTS %s", "job:5"), 1, "the other holder's lock untouched");
+}
+
+/* The wheel alone (no Redis): three renewals, in the order they fall due. */
+EXAMPLE_TEST(wheel)
+{
+    char *argv[] = {WHEEL_PATH, NULL};
+    struct example ex;
+    char line[256];
+
+    example_start(&ex, argv);
+    expect(&ex, "renew ", line, sizeof line);
+    cr_assert_str_eq(line, "renew orders:42 (due at 10 ms)");
+    expect(&ex, "renew ", line, sizeof line);
+    cr_assert_str_eq(line, "renew stock:7 (due at 20 ms)");
+    expect(&ex, "renew ", line, sizeof line);
+    cr_assert_str_eq(line, "renew report:1 (due at 30 ms)");
+    cr_assert_eq(example_end(&ex, 0), 0, "wheel failed");
 }
