@@ -223,6 +223,40 @@ EXAMPLE_TEST(leader)
 }
 
 /*
+ * One leader on a 3 s lease (renewed every second); CLIENT PAUSE WRITE for
+ * 1.8 s holds its renewals back past half the lease, whatever the phase:
+ * it pauses ("at risk"), then resumes when the renewal held back is
+ * confirmed ("safe again").  Should the machine be slow enough for the
+ * lease to run out first, it steps down instead (lost: expired), which
+ * the example also handles; either way it says so.
+ */
+EXAMPLE_TEST(leader_at_risk)
+{
+    char *argv[] = {LEADER_PATH, port, "reports", "3000", NULL};
+    struct example a;
+    char line[256];
+    redisReply *r;
+
+    example_start(&a, argv);
+    expect(&a, "leading (term 1)", line, sizeof line);
+    r = redis_server_command(&srv, "CLIENT PAUSE 1800 WRITE");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "CLIENT PAUSE");
+    freeReplyObject(r);
+    expect(&a, "leader:reports at risk", line, sizeof line);
+    cr_assert(strstr(line, ": pausing"), "%s", line);
+    for (;;) {
+        expect(&a, "", line, sizeof line);
+        if (strstr(line, "safe again") || strstr(line, "stepped down"))
+            break;
+    }
+    if (strstr(line, "stepped down"))
+        cr_assert(strstr(line, "lost (expired)"), "%s", line);
+    else
+        cr_assert(strstr(line, ": resuming"), "%s", line);
+    cr_assert_eq(example_end(&a, 1), 0, "the leader failed");
+}
+
+/*
  * Twenty jobs, one of whose locks another process holds (a Redisson-style
  * hold by another owner field): 19 run.  Two of their locks deleted, those
  * two jobs stop; at SIGTERM the 17 others finish and release their locks.
