@@ -1,10 +1,12 @@
 /*
  * tests/test_examples.c - the programs of docs/examples/, each run against
  * a private redis-server, their output checked for what they say they did:
- * the README's first C and C++ programs; the timing wheel alone; the leader stepping down when its
- * lock is deleted behind its back, and a new term starting; the scheduler
- * skipping a job held elsewhere and stopping the jobs whose locks are
- * deleted; the C++ server's threads never two inside one account.
+ * the README's first C and C++ programs; the timing wheel alone; the
+ * leader pausing while its renewals are held back (on_risk) and stepping
+ * down when its lock is deleted behind its back (on_lost), a new term
+ * starting; the scheduler skipping a job held elsewhere and stopping the
+ * jobs whose locks are deleted; the C++ server's threads never two inside
+ * one account.
  * (test_embedded runs libev_server.c, test_metrics metrics_server.c.)
  */
 #include <criterion/criterion.h>
