@@ -291,7 +291,7 @@ EXAMPLE_TEST(scheduler)
     cr_assert_eq(redis_int("EXISTS %s", "job:0"), 1, "job 0 still held");
     kill(ex.pid, SIGTERM);
     expect(&ex, "jobs finished", line, sizeof line);
-    cr_assert_str_eq(line, "17 jobs finished, 2 stopped by a lost lock");
+    cr_assert_str_eq(line, "17 jobs finished, 2 stopped by a lost lock", "%s", line);
     cr_assert_eq(example_end(&ex, 0), 0, "scheduler failed");
     cr_assert_eq(redis_int("EXISTS %s", "job:0"), 0, "job 0's lock released");
     cr_assert_eq(redis_int("EXISTS %s", "job:5"), 1, "the other holder's lock untouched");
@@ -306,10 +306,10 @@ EXAMPLE_TEST(wheel)
 
     example_start(&ex, argv);
     expect(&ex, "renew ", line, sizeof line);
-    cr_assert_str_eq(line, "renew orders:42 (due at 10 ms)");
+    cr_assert_str_eq(line, "renew orders:42 (due at 10 ms)", "%s", line);
     expect(&ex, "renew ", line, sizeof line);
-    cr_assert_str_eq(line, "renew stock:7 (due at 20 ms)");
+    cr_assert_str_eq(line, "renew stock:7 (due at 20 ms)", "%s", line);
     expect(&ex, "renew ", line, sizeof line);
-    cr_assert_str_eq(line, "renew report:1 (due at 30 ms)");
+    cr_assert_str_eq(line, "renew report:1 (due at 30 ms)", "%s", line);
     cr_assert_eq(example_end(&ex, 0), 0, "wheel failed");
 }
