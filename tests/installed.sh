@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # installed.sh BUILD_DIR - leasewheel as a user gets it: install BUILD_DIR
 # (already built) into a temporary directory, build tests/installed/use.c
-# and use.cc with nothing but `pkg-config --cflags --libs leasewheel`, and
+# and use.cc, and the README's first programs (docs/examples/first.c and
+# first.cc), with nothing but `pkg-config --cflags --libs leasewheel`, and
 # use_hpp.cc (C++17, <leasewheel.hpp>) with CMake's find_package(leasewheel)
-# (tests/installed/CMakeLists.txt), and run the three against a private
+# (tests/installed/CMakeLists.txt), and run the five against a private
 # redis-server on a free loopback port.  Prints one PASS or FAIL line;
 # exits non-zero on failure.
 set -euo pipefail
@@ -49,6 +50,14 @@ version=$(meson introspect --projectinfo "$build" | sed -nE 's/.*"version": "([^
 # shellcheck disable=SC2086
 "${CXX:-c++}" -std=c++11 -Wall -Wextra -Wpedantic -Werror -o "$tmp/use_cxx" "$src/use.cc" \
     $cflags $libs
+# The README's first programs (docs/examples/first.c and first.cc), built
+# as the README says: with pkg-config alone.
+examples=$(cd "$src/../../docs/examples" && pwd)
+# shellcheck disable=SC2086
+"${CC:-cc}" -std=c11 -Wall -Wextra -Werror -o "$tmp/first" "$examples/first.c" $cflags $libs
+# shellcheck disable=SC2086
+"${CXX:-c++}" -std=c++17 -Wall -Wextra -Werror -o "$tmp/first_cxx" "$examples/first.cc" \
+    $cflags $libs
 
 # CMake: find_package(leasewheel VERSION EXACT) in the staged prefix (and
 # nowhere else), a C++17 consumer of leasewheel::leasewheel.
@@ -91,3 +100,5 @@ done
 timeout 60 "$tmp/use" "$port"
 timeout 60 "$tmp/use_cxx" "$port"
 timeout 60 "$tmp/cmake/use_hpp" "$port"
+timeout 60 "$tmp/first" "$port"
+timeout 60 "$tmp/first_cxx" "$port"
