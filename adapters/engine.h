@@ -206,7 +206,8 @@ struct lw_engine_config {
     lw_engine_topology_fn *on_topology; /* may be NULL */
     void *topology_arg;
     /* Redis Sentinel: nsentinels > 0 finds the master through them (see
-     * "Sentinel" below).  Not with seeds. */
+     * "Sentinel" below).  Not with seeds: a config with both is refused
+     * (LW_EINVAL), neither half dropped. */
     const char *const *sentinels; /* "host:port" each */
     unsigned nsentinels;          /* 0..LW_ENGINE_MAX_SENTINELS */
     const char *sentinel_master;  /* the master's name (required with them) */

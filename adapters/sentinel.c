@@ -110,8 +110,6 @@ int sentinel_check(const struct lw_engine_config *cfg)
 {
     int rc;
 
-    if (cfg->nseeds)
-        return LW_EINVAL; /* a cluster has no Sentinel */
     if (cfg->nsentinels > LW_ENGINE_MAX_SENTINELS)
         return LW_ERANGE;
     if (!cfg->sentinels || !cfg->sentinel_master || !cfg->sentinel_master[0])

@@ -117,7 +117,7 @@ struct lw_topology {
 /*
  * topology_check - the config's topology, by its fields (seeds: a cluster;
  * sentinels: Sentinel; else one Redis): its part of the config is sound.
- * 0, LW_EINVAL, LW_ERANGE.
+ * Seeds and sentinels together: LW_EINVAL.  0, LW_EINVAL, LW_ERANGE.
  */
 int topology_check(const struct lw_engine_config *cfg);
 
