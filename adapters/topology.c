@@ -10,6 +10,7 @@
  * such socket, a wrong password: conn_fails_at_once()) fails the requests
  * waiting on the link at once, instead of after the command timeout.
  */
+#include "engine.h"
 #include "link.h"
 #include "topology.h"
 

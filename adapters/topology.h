@@ -30,11 +30,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine.h"
+#include "request.h"
 
 struct link;
 struct link_set;
+struct lw_engine_config;
 struct lw_topology;
+struct lw_topology_change;
 
 struct lw_topology_ops {
     /* --- What the engine asks. --- */
@@ -109,8 +111,9 @@ struct lw_topology_ops {
 /* Each implementation's state starts with this. */
 struct lw_topology {
     const struct lw_topology_ops *ops;
-    struct link_set *ls;              /* the engine's links; NULL for a map only */
-    lw_engine_topology_fn *on_change; /* the engine config's on_topology */
+    struct link_set *ls; /* the engine's links; NULL for a map only */
+    void (*on_change)(const struct lw_topology_change *change,
+                      void *arg); /* the engine config's on_topology */
     void *change_arg;
 };
 

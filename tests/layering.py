@@ -8,6 +8,8 @@ never a topology by name.  Fails, naming the file and line, if
   - adapters/link.c, conn.c, pubsub.c or subscriber.c includes cluster.h or
     sentinel.h (a topology's own header, should one exist);
   - adapters/conn.c includes link.h, topology.h, engine.h or pubsub.h;
+  - adapters/fifo.h, link.h or topology.h includes engine.h (a request is
+    request.h's; the engine's interface is above them);
   - adapters/engine.c, link.c, conn.c, pubsub.c or subscriber.c names a
     cluster_* or sentinel_* identifier: a call, a call split from its `(`,
     a function's address (`&cluster_x`, `= cluster_x`), a type.  A
@@ -37,6 +39,9 @@ INCLUDES = {
     "conn.c": TOPOLOGY_HEADERS | ABOVE_CONN,
     "pubsub.c": TOPOLOGY_HEADERS,
     "subscriber.c": TOPOLOGY_HEADERS,
+    "fifo.h": {"engine.h"},
+    "link.h": {"engine.h"},
+    "topology.h": {"engine.h"},
 }
 NAMES = ["engine.c", "link.c", "conn.c", "pubsub.c", "subscriber.c"]
 
@@ -156,6 +161,8 @@ PLANTED = [
     ("conn.c", "#include <sentinel.h>\n", 1),
     ("pubsub.c", '#include "sentinel.h"\n', 1),
     ("subscriber.c", '#include "../adapters/cluster.h"\n', 1),
+    ("fifo.h", '#include "engine.h"\n', 1),
+    ("topology.h", '#include "engine.h"\n', 1),
     ("engine.c", "static void f(void) { cluster_route(0); }\n", 1),
     ("engine.c", "static void *p = &cluster_tick;\n", 1),
     ("link.c", "static void f(void)\n{\n    fn = sentinel_demoted;\n}\n", 3),
