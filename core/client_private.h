@@ -222,13 +222,16 @@ struct entry {
     char name[];
 };
 
-/* client.c */
-/* A handle keeps the client's memory (not its engine) alive. */
+/* refs.c: the client's memory. */
+/* A handle keeps the client's memory (not its engine) alive; the last
+ * reference frees it (client_free_memory()). */
 int client_ref(struct lw_client *c);
 void client_unref(struct lw_client *c);
+/* Free the client's own memory (no engine, no entries left). */
+void client_free_memory(struct lw_client *c);
 
-/* The command unlock scripts publish with: "publish", or "spublish" in
- * sharded pub/sub mode.  Engine thread. */
+/* publish.c: the command unlock scripts publish with: "publish", or
+ * "spublish" in sharded pub/sub mode.  Engine thread. */
 const char *client_publish_command(const struct lw_client *c);
 
 /* owner.c: the field "<client id>:<owner>" that names a hold. */
