@@ -130,12 +130,13 @@ struct lw_lock {
     char name[];
 };
 
-/* A call in progress, from the API call until its completion. */
-/* OP_UNDO: an acquire whose reply came too late, or that too few replicas
- * acknowledged, releasing the hold it took (the unlock script), to end in
- * undo_err (LW_ETIMEDOUT, LW_EREPLICAS).  OP_TRIM: an acquire sent again
- * that ran more than once, giving back the surplus holds (the unlock
- * script, one at a time) before it is handed over. */
+/* A call in progress, from the API call until its completion: an op of
+ * one of these kinds.  OP_UNDO: an acquire whose reply came too late, or
+ * that too few replicas acknowledged, releasing the hold it took (the
+ * unlock script), to end in undo_err (LW_ETIMEDOUT, LW_EREPLICAS).
+ * OP_TRIM: an acquire sent again that ran more than once, giving back the
+ * surplus holds (the unlock script, one at a time) before it is handed
+ * over. */
 enum op_kind { OP_ACQUIRE,
                OP_UNLOCK,
                OP_FORCE,
@@ -151,35 +152,52 @@ enum op_state { OPS_NEW,
                 OPS_HANDOFF }; /* a waiter an unlock of this client's is
                                   handing the lock to (op->handoff) */
 
+/* An op's fields, by feature.  lock.c owns the op and its states; each
+ * group says who else reads or writes it. */
 struct op {
+    /* The call: what was asked, and the command that asks it. */
     struct lw_request req; /* the command: formatted once, re-sent */
-    struct core_timer ct;  /* a waiting acquire's retry time */
     struct lw_lock *lock;
-    struct op *wnext, *wprev; /* channel waiters; engine thread */
-    struct op *handoff;       /* an unlock: the waiter it hands the lock to;
-                                 that waiter: the unlock (either NULL once
-                                 the other is done) */
-    struct channel *chan;     /* the channel it waits on, or NULL */
     uint64_t owner;
-    uint64_t lease_ms;         /* acquire: 0 for the watchdog */
-    uint64_t wait_deadline_ns; /* acquire: UINT64_MAX waits forever */
-    uint64_t start_ns;         /* acquire: when the call began */
-    uint64_t max_hold_ms;      /* acquire: its watchdog lock's cap, 0: none */
+    uint8_t kind; /* enum op_kind */
+
+    /* The outcome (op_complete()), and who is told: the callback, or a
+     * caller blocked on `completed`. */
     lw_done_fn *done;
     void *arg;
     int64_t value;
     int err;
-    uint8_t kind;
-    uint8_t state;    /* enum op_state */
-    uint8_t woken;    /* an unlock came while an attempt was out */
     uint8_t blocking; /* a caller waits on `completed` */
     _Atomic uint32_t completed;
-    int undo_err;  /* OP_UNDO: the error it ends in */
-    uint32_t trim; /* OP_TRIM: surplus holds still to give back */
+
+    /* An acquire's terms (waiters.c reads the deadline). */
+    uint64_t lease_ms;         /* 0 for the watchdog */
+    uint64_t wait_deadline_ns; /* UINT64_MAX waits forever */
+    uint64_t start_ns;         /* when the call began */
+    uint64_t max_hold_ms;      /* its watchdog lock's cap, 0: none */
+
+    /* An acquire waiting for its lock: its state, its retry time and its
+     * place in the channel's line (lock.c and waiters.c); engine thread. */
+    uint8_t state;            /* enum op_state */
+    uint8_t woken;            /* an unlock came while an attempt was out */
+    struct core_timer ct;     /* a waiting acquire's retry time */
+    struct channel *chan;     /* the channel it waits on, or NULL */
+    struct op *wnext, *wprev; /* channel waiters */
+
+    /* The hand-over between an unlock and a waiter (lock.c). */
+    struct op *handoff; /* an unlock: the waiter it hands the lock to;
+                           that waiter: the unlock (either NULL once the
+                           other is done) */
     /* A waiting acquire: a hand-over to it failed unanswered.  It may have
      * run, and then a hold more than its owner had is that hand-over's. */
     uint8_t handoff_unknown;
-    /* A first acquire waiting for replicas (replicas.c); engine thread. */
+
+    /* OP_UNDO and OP_TRIM (lock.c). */
+    int undo_err;  /* OP_UNDO: the error it ends in */
+    uint32_t trim; /* OP_TRIM: surplus holds still to give back */
+
+    /* A first acquire waiting for replicas (replicas.c; lock.c reads
+     * ack_holds and ack_sent_ns when it is acknowledged); engine thread. */
     struct op *ack_next;  /* its WAIT's acquires */
     uint64_t ack_conn;    /* the connection the acquire ran on */
     uint64_t ack_seq;     /* its write's sequence number there */
