@@ -9,6 +9,12 @@
 #include <unistd.h>
 
 #include "client_private.h"
+#include "holds.h"
+#include "owner.h"
+#include "refs.h"
+#include "replicas.h"
+#include "waiters.h"
+#include "watchdog.h"
 
 _Static_assert(LW_MAX_TIMEOUT_MS == LW_ENDPOINT_MAX_TIMEOUT_MS && LW_MAX_INFLIGHT == LW_ENGINE_MAX_INFLIGHT && LW_UNIX_PATH_MAX == LW_ENDPOINT_UNIX_PATH_MAX,
                "lock.h states the engine's limits");

@@ -25,6 +25,14 @@
 #include "client_private.h"
 #include "completion.h"
 #include "container.h"
+#include "holds.h"
+#include "ops.h"
+#include "owner.h"
+#include "publish.h"
+#include "refs.h"
+#include "replicas.h"
+#include "waiters.h"
+#include "watchdog.h"
 
 static void lock_unref(struct lw_lock *lock)
 {

@@ -9,6 +9,7 @@
  * the router.  Engine thread.
  */
 #include "client_private.h"
+#include "publish.h"
 
 /* Unlock messages go out the way waiters listen: the pub/sub router decides
  * whether they listen sharded (in a cluster: ON, or AUTO once the cluster

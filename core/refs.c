@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "client_private.h"
+#include "refs.h"
 
 void client_free_memory(struct lw_client *c)
 {
