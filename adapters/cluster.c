@@ -33,6 +33,7 @@
 
 #include "backoff.h"
 #include "counter.h"
+#include "engine.h"
 #include "link.h"
 #include "topology.h"
 

@@ -66,6 +66,7 @@
 #include "completion.h"
 #include "container.h"
 #include "counter.h"
+#include "engine.h"
 #include "link.h"
 #include "mpsc.h"
 #include "topology.h"

@@ -55,19 +55,10 @@
 
 #include "endpoint.h"
 #include "log.h"
+#include "request.h"
 
 struct ev_loop;
 struct lw_engine;
-struct lw_request;
-
-/*
- * The request's outcome, on the engine thread.  err is 0 and reply the
- * server's reply (valid only during the call; a Redis error reply is a
- * reply, of type REDIS_REPLY_ERROR), or err is an LW_E* code and reply NULL.
- * The callback may submit requests, including this one again.
- */
-typedef void lw_request_fn(struct lw_request *req, const redisReply *reply,
-                           int err, void *arg);
 
 /*
  * Called on the engine thread at every tick with the timers of
@@ -75,22 +66,6 @@ typedef void lw_request_fn(struct lw_request *req, const redisReply *reply,
  */
 typedef void lw_engine_tick_fn(struct lw_engine *engine, struct lw_timer_list *due,
                                void *arg);
-
-/* Where a request goes in a cluster (lw_request_route_*()). */
-enum { LW_ROUTE_ANY = 0,
-       LW_ROUTE_SLOT = 1,
-       LW_ROUTE_NODE = 2 };
-
-/*
- * Which of a node's connections a request takes (lw_request.lane).  MAIN
- * carries everything by default.  SIDE is a second connection to the same
- * node (same address, credentials, db and scripts), made when a first
- * request asks for it: for commands that block their connection (WAIT),
- * so that they never hold up what goes on MAIN (renewals).  A request
- * keeps its lane through redirects and retries.
- */
-enum { LW_LANE_MAIN = 0,
-       LW_LANE_SIDE = 1 };
 
 /* Cluster geometry. */
 #define LW_CLUSTER_SLOTS 16384u
@@ -122,55 +97,6 @@ struct lw_topology_change {
  * switch of master, as a failover of every slot (failovers 1).
  */
 typedef void lw_engine_topology_fn(const struct lw_topology_change *change, void *arg);
-
-/*
- * A request.  The caller owns it; zero it or lw_request_init() it.  Only
- * commands with one reply each: lw_request_command() refuses SUBSCRIBE and
- * its kin, and MONITOR.  Its fields, by who writes them:
- */
-struct lw_request {
-    /* The caller, before submitting (through the lw_request_*() calls). */
-    char *cmd; /* RESP; owned by whoever set it */
-    size_t len;
-    uint32_t script; /* 0: a plain command; i + 1: EVALSHA of script
-                        i, whose SHA the engine writes at sha_at */
-    uint32_t sha_at;
-    uint8_t task;      /* no command: lw_request_task() */
-    uint8_t lane;      /* LW_LANE_* */
-    uint8_t route;     /* cluster: LW_ROUTE_* */
-    uint8_t settle;    /* Sentinel: held back after a switch
-                          (lw_request_settle()) */
-    uint32_t route_to; /* cluster: the slot or node index */
-
-    /* lw_engine_submit() and lw_engine_call(). */
-    lw_request_fn *done;
-    void *arg;
-    uint8_t blocking;          /* a caller waits on `completed` */
-    struct lw_mpsc_node qnode; /* the submission queue */
-
-    /* The engine (engine.c, link.c): queues, the wire, the outcome. */
-    struct lw_request *next; /* the FIFO it waits in (waiting, in flight,
-                                held by the topology) */
-    uint64_t expires_ns;     /* when its wait ends, set when the engine takes
-                                it in: taken in + command timeout.  Not
-                                written by then, it fails; the topology's
-                                retries give up then too */
-    uint64_t sent_ns;        /* when it was last written; it must be
-                                answered within the command timeout */
-    uint64_t sent_seq;       /* the write's sequence number on its link */
-    uint64_t sent_conn;      /* the connection it was last written on (a
-                                number unique in the engine, new for every
-                                connection set up), 0 before */
-    uint8_t retried;         /* NOSCRIPT retry spent */
-    int err;                 /* the outcome, for lw_engine_call() */
-    _Atomic uint32_t completed;
-
-    /* The topology (cluster.c): redirects and retries. */
-    uint64_t retry_ns; /* held for a retry: when it is routed again */
-    uint8_t redirects; /* MOVED/ASK followed */
-    uint8_t unsettled; /* unsettled retries so far */
-    uint8_t asking;    /* send ASKING first */
-};
 
 #define LW_ENGINE_DEFAULT_MAX_INFLIGHT 4096u
 #define LW_ENGINE_MAX_TIMEOUT_MS LW_ENDPOINT_MAX_TIMEOUT_MS
@@ -206,7 +132,8 @@ struct lw_engine_config {
     lw_engine_topology_fn *on_topology; /* may be NULL */
     void *topology_arg;
     /* Redis Sentinel: nsentinels > 0 finds the master through them (see
-     * "Sentinel" below).  Not with seeds. */
+     * "Sentinel" below).  Not with seeds: a config with both is refused
+     * (LW_EINVAL), neither half dropped. */
     const char *const *sentinels; /* "host:port" each */
     unsigned nsentinels;          /* 0..LW_ENGINE_MAX_SENTINELS */
     const char *sentinel_master;  /* the master's name (required with them) */
@@ -269,60 +196,6 @@ int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out);
  * its own thread, on that thread; embedded, on any other thread).
  */
 int lw_engine_free(struct lw_engine *engine);
-
-/* lw_request_init - an empty request (the same as zeroing it). */
-void lw_request_init(struct lw_request *req);
-
-/*
- * lw_request_command - format argv as the request's command.  The buffer
- * is the request's: lw_request_clear() frees it.  Returns 0, LW_EINVAL
- * (argc < 1, a NULL argument, or a command without exactly one reply:
- * SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, their UNSUBSCRIBEs, MONITOR),
- * LW_ENOMEM.
- */
-int lw_request_command(struct lw_request *req, int argc, const char **argv,
-                       const size_t *argvlen);
-
-/*
- * lw_request_evalsha - format EVALSHA of script `script` with `nkeys` keys
- * followed by the other arguments (argv holds keys, then args).  The SHA is
- * filled in by the engine when it writes the command.  Returns as above;
- * LW_ERANGE when nkeys > argc.
- */
-int lw_request_evalsha(struct lw_request *req, int script, int nkeys, int argc,
-                       const char **argv, const size_t *argvlen);
-
-/*
- * lw_request_settle - Sentinel: after a switch of master, hold req back
- * for a while (the refresh period, at most half the command timeout)
- * before it goes to the new master, while commands without the mark (the
- * renewals that re-check held locks) go at once.  For acquires: other
- * clients that have not seen the switch yet may still take locks on the
- * old master, and learn they lost them only when they see it too.
- * Ignored outside Sentinel mode; kept across re-submissions.
- */
-void lw_request_settle(struct lw_request *req);
-
-/* lw_request_clear - free the command formatted by lw_request_command()
- * or lw_request_evalsha(). */
-void lw_request_clear(struct lw_request *req);
-
-/*
- * lw_request_task - make req a task: it carries no command, and submitting
- * it just runs its callback on the engine thread (reply NULL, err 0, or
- * LW_ESHUTDOWN when the engine is stopping), after the requests the same
- * thread submitted before it have been taken in.  How other layers get
- * their own work done on the engine thread.  A command already formatted
- * stays in req; clearing req->task (or formatting another) makes req a
- * command again.
- */
-void lw_request_task(struct lw_request *req);
-
-/*
- * lw_request_sent_ns - in a request's callback, when a reply came: when
- * the command (its last copy, after a NOSCRIPT retry) was written.
- */
-uint64_t lw_request_sent_ns(const struct lw_request *req);
 
 /*
  * lw_engine_submit - any thread: queue req; done(req, reply, err, arg) runs
@@ -424,11 +297,6 @@ void lw_engine_get_stats(const struct lw_engine *engine, struct lw_engine_stats 
  * its hash tag (the bytes between the first '{' and the first '}' after
  * it, when there are any), modulo LW_CLUSTER_SLOTS. */
 unsigned lw_keyslot(const void *key, size_t len);
-
-/* lw_request_route_slot, lw_request_route_node - set the request's route
- * (see above); before submitting it. */
-void lw_request_route_slot(struct lw_request *req, unsigned slot);
-void lw_request_route_node(struct lw_request *req, unsigned node);
 
 /* lw_engine_is_cluster - 1 when configured with seeds.  Engine thread. */
 int lw_engine_is_cluster(const struct lw_engine *engine);

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "engine.h"
+#include "request.h"
 
 struct fifo {
     struct lw_request *head;

@@ -34,6 +34,7 @@
 
 #include "completion.h"
 #include "counter.h"
+#include "engine.h"
 #include "link.h"
 #include "topology.h"
 

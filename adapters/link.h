@@ -27,10 +27,11 @@
 #include <stdint.h>
 
 #include "conn.h"
-#include "engine.h"
 #include "fifo.h"
 #include "log.h"
+#include "request.h"
 
+struct lw_engine_stats;
 struct lw_topology;
 
 /* A script: its SCRIPT LOAD, formatted once for every connection. */

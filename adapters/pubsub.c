@@ -537,16 +537,6 @@ int lw_pubsub_channel_node(const struct lw_pubsub *ps, const char *name, size_t 
     return r && r->ns ? r->ns->node : -1;
 }
 
-uint64_t lw_pubsub_reconnects(const struct lw_pubsub *ps)
-{
-    uint64_t n = ps->plain ? lw_sub_reconnects(ps->plain->sub) : 0;
-
-    for (unsigned i = 0; i < ps->nnodes; i++)
-        if (ps->nodes[i])
-            n += lw_sub_reconnects(ps->nodes[i]->sub);
-    return n;
-}
-
 int lw_pubsub_new(const struct lw_pubsub_config *cfg, struct lw_pubsub **out)
 {
     struct lw_pubsub *ps = calloc(1, sizeof *ps);

@@ -103,7 +103,4 @@ int lw_pubsub_is_sharded(const struct lw_pubsub *ps);
  * cluster is -2.  For tests and stats. */
 int lw_pubsub_channel_node(const struct lw_pubsub *ps, const char *channel, size_t len);
 
-/* lw_pubsub_reconnects - connections made after the first, all of them. */
-uint64_t lw_pubsub_reconnects(const struct lw_pubsub *ps);
-
 #endif

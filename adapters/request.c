@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "engine.h"
+#include "request.h"
 
 /* "EVALSHA <40 placeholder bytes>", filled in by the engine at write time. */
 static const char sha_placeholder[41] = "0000000000000000000000000000000000000000";

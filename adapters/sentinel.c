@@ -34,6 +34,7 @@
 
 #include "backoff.h"
 #include "counter.h"
+#include "engine.h"
 #include "link.h"
 #include "topology.h"
 
@@ -110,8 +111,6 @@ int sentinel_check(const struct lw_engine_config *cfg)
 {
     int rc;
 
-    if (cfg->nseeds)
-        return LW_EINVAL; /* a cluster has no Sentinel */
     if (cfg->nsentinels > LW_ENGINE_MAX_SENTINELS)
         return LW_ERANGE;
     if (!cfg->sentinels || !cfg->sentinel_master || !cfg->sentinel_master[0])

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "engine.h"
 #include "link.h"
 #include "topology.h"
 

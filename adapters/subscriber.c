@@ -238,11 +238,6 @@ void lw_sub_follow(struct lw_sub *sub, const char *host, int port)
     conn_connect(&sub->conn);            /* no back-off: it has somewhere to go */
 }
 
-uint64_t lw_sub_reconnects(const struct lw_sub *sub)
-{
-    return sub->conn.reconnects;
-}
-
 int lw_sub_new(const struct lw_sub_config *cfg, struct lw_sub **out)
 {
     struct lw_sub *sub = calloc(1, sizeof *sub);

@@ -94,7 +94,4 @@ int lw_sub_sunsubscribe(struct lw_sub *sub, const char *channel, size_t len);
  * subscriptions are lost: LW_SUB_DOWN when it was up). */
 void lw_sub_follow(struct lw_sub *sub, const char *host, int port);
 
-/* lw_sub_reconnects - connections made after the first. */
-uint64_t lw_sub_reconnects(const struct lw_sub *sub);
-
 #endif

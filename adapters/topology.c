@@ -10,6 +10,7 @@
  * such socket, a wrong password: conn_fails_at_once()) fails the requests
  * waiting on the link at once, instead of after the command timeout.
  */
+#include "engine.h"
 #include "link.h"
 #include "topology.h"
 
@@ -25,8 +26,27 @@ static const struct kind single_kind = {single_check, single_check_host, single_
 static const struct kind sentinel_kind = {sentinel_check, NULL, sentinel_new};
 static const struct kind cluster_kind = {cluster_check, NULL, cluster_new};
 
+/* Seeds and sentinels in one config ask for two topologies: refused, where
+ * choosing one would drop the other's settings without a word. */
+static int both_check(const struct lw_engine_config *cfg)
+{
+    (void)cfg;
+    return LW_EINVAL;
+}
+
+static int both_new(const struct lw_engine_config *cfg, struct link_set *ls,
+                    struct lw_topology **out)
+{
+    (void)cfg, (void)ls, (void)out;
+    return LW_EINVAL; /* never reached: both_check() refused the config */
+}
+
+static const struct kind both_kind = {both_check, NULL, both_new};
+
 static const struct kind *kind_of(const struct lw_engine_config *cfg)
 {
+    if (cfg->nseeds && cfg->nsentinels)
+        return &both_kind;
     return cfg->nseeds ? &cluster_kind : cfg->nsentinels ? &sentinel_kind
                                                          : &single_kind;
 }

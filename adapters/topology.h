@@ -30,11 +30,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine.h"
+#include "request.h"
 
 struct link;
 struct link_set;
+struct lw_engine_config;
 struct lw_topology;
+struct lw_topology_change;
 
 struct lw_topology_ops {
     /* --- What the engine asks. --- */
@@ -109,15 +111,16 @@ struct lw_topology_ops {
 /* Each implementation's state starts with this. */
 struct lw_topology {
     const struct lw_topology_ops *ops;
-    struct link_set *ls;              /* the engine's links; NULL for a map only */
-    lw_engine_topology_fn *on_change; /* the engine config's on_topology */
+    struct link_set *ls; /* the engine's links; NULL for a map only */
+    void (*on_change)(const struct lw_topology_change *change,
+                      void *arg); /* the engine config's on_topology */
     void *change_arg;
 };
 
 /*
  * topology_check - the config's topology, by its fields (seeds: a cluster;
  * sentinels: Sentinel; else one Redis): its part of the config is sound.
- * 0, LW_EINVAL, LW_ERANGE.
+ * Seeds and sentinels together: LW_EINVAL.  0, LW_EINVAL, LW_ERANGE.
  */
 int topology_check(const struct lw_engine_config *cfg);
 

@@ -49,7 +49,6 @@
  * would not stop, no memory), 64 bad usage.  SIGINT or SIGTERM end the run
  * in progress early (its rows are still printed) and skip the rest.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -65,6 +64,7 @@
 
 #include "cli_util.h"
 #include "redis_server.h"
+#include "tool_util.h"
 
 #define MAX_THREADS 64u
 #define MAX_RUNS 64u
@@ -319,25 +319,11 @@ static int join_all(struct worker *w, unsigned n)
     return 0;
 }
 
-/*
- * One run of `threads` threads in `mode` on a fresh lock name.  0 (run
- * filled in, checks in run->ok), or 2: a failure (said), after which the
- * program must exit at once (threads may still be running).
- */
-static int run_one(const struct opts *o, redisContext *rc, unsigned index, unsigned threads,
-                   enum mode mode, struct run *run)
+/* A fresh run: its name (a lock name of its own, in name[n]), counters 0. */
+static void run_init(struct run *run, unsigned index, unsigned threads, enum mode mode,
+                     char *name, size_t n)
 {
-    unsigned nclients = mode == MODE_EACH ? threads : 1, started = 0;
-    struct lw_client *clients[MAX_THREADS] = {0};
-    struct worker w[MAX_THREADS];
-    struct lw_client_config cfg;
-    char name[128];
-    struct cpu_sample c0, c1;
-    uint64_t t0, cut;
-    int failed = 0, err;
-
-    memset(w, 0, sizeof w);
-    snprintf(name, sizeof name, "lwhot:%d:%08lx:%u", (int)getpid(),
+    snprintf(name, n, "lwhot:%d:%08lx:%u", (int)getpid(),
              (unsigned long)(cli_now_ns() & 0xffffffffu), index);
     run->threads = threads;
     run->mode = mode;
@@ -348,6 +334,17 @@ static int run_one(const struct opts *o, redisContext *rc, unsigned index, unsig
     atomic_init(&run->overlaps, 0);
     atomic_init(&run->lost, 0);
     atomic_init(&run->errors, 0);
+}
+
+/* The run's clients (one shared, or one per thread) and a handle per
+ * thread on name; every client connected before the clock starts.  0, or
+ * -1 (said). */
+static int open_clients(const struct opts *o, struct run *run, const char *name,
+                        struct lw_client **clients, struct worker *w)
+{
+    int each = run->mode == MODE_EACH, err;
+    unsigned nclients = each ? run->threads : 1;
+    struct lw_client_config cfg;
 
     lw_client_config_init(&cfg);
     cfg.host = o->host;
@@ -356,76 +353,96 @@ static int run_one(const struct opts *o, redisContext *rc, unsigned index, unsig
         cfg.watchdog_timeout_ms = o->lease_ms;
     cfg.on_lost = on_lost;
     cfg.lost_arg = run;
-    for (unsigned i = 0; i < nclients && !failed; i++)
+    for (unsigned i = 0; i < nclients; i++)
         if ((err = lw_client_new(&cfg, &clients[i])) != 0) {
             fprintf(stderr, "lwhot: lw_client_new: %s\n", lw_strerror(err));
-            failed = 1;
+            return -1;
         }
-    for (unsigned i = 0; i < threads && !failed; i++) {
+    for (unsigned i = 0; i < run->threads; i++) {
         w[i].run = run;
-        if ((err = lw_lock_new(clients[mode == MODE_EACH ? i : 0], name, strlen(name),
-                               &w[i].lock)) != 0) {
+        if ((err = lw_lock_new(clients[each ? i : 0], name, strlen(name), &w[i].lock)) != 0) {
             fprintf(stderr, "lwhot: lw_lock_new: %s\n", lw_strerror(err));
-            failed = 1;
+            return -1;
         }
     }
-    /* Every client connected before the clock starts. */
-    for (unsigned i = 0; i < nclients && !failed; i++)
-        if ((err = lw_is_locked(w[mode == MODE_EACH ? i : 0].lock)) != 0) {
+    for (unsigned i = 0; i < nclients; i++)
+        if ((err = lw_is_locked(w[each ? i : 0].lock)) != 0) {
             char last[300];
 
             lw_client_last_error(clients[i], last, sizeof last);
             fprintf(stderr, "lwhot: Redis at %s:%d: %s%s%s\n", o->host, o->port,
                     err > 0 ? "the fresh lock name is held" : lw_strerror(err),
                     last[0] ? ": " : "", last);
-            failed = 1;
+            return -1;
         }
-    if (!failed && pthread_barrier_init(&run->go, NULL, threads + 1))
-        failed = 1;
-    for (unsigned i = 0; i < threads && !failed; i++, started++)
+    return 0;
+}
+
+/* The threads, started and waiting at the barrier: 0; -1 when the barrier
+ * could not be made (none started); 2 when a thread could not be started
+ * (said; those started wait at the barrier for good: the caller exits). */
+static int start_threads(struct run *run, struct worker *w)
+{
+    if (pthread_barrier_init(&run->go, NULL, run->threads + 1))
+        return -1;
+    for (unsigned i = 0; i < run->threads; i++)
         if (pthread_create(&w[i].tid, NULL, worker_main, &w[i])) {
             fprintf(stderr, "lwhot: pthread_create failed\n");
-            failed = 1;
-        }
-    if (failed && started)
-        return 2; /* they wait at the barrier for good: the caller exits */
-    if (!failed) {
-        t0 = cli_now_ns();
-        run->begin_ns = t0 + (uint64_t)(o->warmup_s * 1e9);
-        run->end_ns = run->begin_ns + (uint64_t)(o->duration_s * 1e9);
-        pthread_barrier_wait(&run->go);
-        if (sleep_until(run->begin_ns))
-            run->interrupted = 1;
-        cpu_sample(rc, &c0);
-        if (!run->interrupted && sleep_until(run->end_ns))
-            run->interrupted = 1;
-        cpu_sample(rc, &c1);
-        cut = run->interrupted ? cli_now_ns() : run->end_ns;
-        atomic_store(&run->stop, 1);
-        if (join_all(w, threads)) {
-            fprintf(stderr, "lwhot: the threads did not stop within %d s of the end\n",
-                    DRAIN_S);
             return 2;
         }
-        pthread_barrier_destroy(&run->go);
-        /* Interrupted: the window ends at the signal (the threads counted
-         * what returned before the stop, a few acquires more at most). */
-        run->window_s = cut > run->begin_ns ? (double)(cut - run->begin_ns) / 1e9 : 1e-9;
-        run->self_cpu = 100 * (c1.self - c0.self) / run->window_s;
-        run->redis_cpu = c0.redis >= 0 && c1.redis >= 0 ? 100 * (c1.redis - c0.redis) / run->window_s
-                                                        : -1;
-        /* Everyone else on the machine: busy less this process, less Redis
-         * when it is the private one (a given Redis may be elsewhere). */
-        run->others_cpu = -1;
-        if (c0.machine >= 0 && c1.machine >= 0 && (o->redis || run->redis_cpu >= 0))
-            run->others_cpu = 100 * (c1.machine - c0.machine) / run->window_s - run->self_cpu -
-                              (o->redis ? 0 : run->redis_cpu);
-        run->still_locked = lw_is_locked(w[0].lock);
-        if (summarize(run, w, threads)) {
-            fprintf(stderr, "lwhot: out of memory\n");
-            failed = 1;
-        }
+    return 0;
+}
+
+/* The CPU over the window from its two samples, in % of a core. */
+static void cpu_figures(const struct opts *o, struct run *run, const struct cpu_sample *c0,
+                        const struct cpu_sample *c1)
+{
+    run->self_cpu = 100 * (c1->self - c0->self) / run->window_s;
+    run->redis_cpu = c0->redis >= 0 && c1->redis >= 0
+                         ? 100 * (c1->redis - c0->redis) / run->window_s
+                         : -1;
+    /* Everyone else on the machine: busy less this process, less Redis
+     * when it is the private one (a given Redis may be elsewhere). */
+    run->others_cpu = -1;
+    if (c0->machine >= 0 && c1->machine >= 0 && (o->redis || run->redis_cpu >= 0))
+        run->others_cpu = 100 * (c1->machine - c0->machine) / run->window_s - run->self_cpu -
+                          (o->redis ? 0 : run->redis_cpu);
+}
+
+/* Let the threads go: the warm-up, then the window between two CPU
+ * samples; stop and join them.  0, or 2 when one would not stop (said). */
+static int measure(const struct opts *o, redisContext *rc, struct run *run, struct worker *w)
+{
+    struct cpu_sample c0, c1;
+    uint64_t cut;
+
+    run->begin_ns = cli_now_ns() + (uint64_t)(o->warmup_s * 1e9);
+    run->end_ns = run->begin_ns + (uint64_t)(o->duration_s * 1e9);
+    pthread_barrier_wait(&run->go);
+    if (sleep_until(run->begin_ns))
+        run->interrupted = 1;
+    cpu_sample(rc, &c0);
+    if (!run->interrupted && sleep_until(run->end_ns))
+        run->interrupted = 1;
+    cpu_sample(rc, &c1);
+    cut = run->interrupted ? cli_now_ns() : run->end_ns;
+    atomic_store(&run->stop, 1);
+    if (join_all(w, run->threads)) {
+        fprintf(stderr, "lwhot: the threads did not stop within %d s of the end\n", DRAIN_S);
+        return 2;
     }
+    pthread_barrier_destroy(&run->go);
+    /* Interrupted: the window ends at the signal (the threads counted
+     * what returned before the stop, a few acquires more at most). */
+    run->window_s = cut > run->begin_ns ? (double)(cut - run->begin_ns) / 1e9 : 1e-9;
+    cpu_figures(o, run, &c0, &c1);
+    return 0;
+}
+
+/* The handles and clients freed, the run's keys deleted. */
+static void close_run(redisContext *rc, const char *name, struct lw_client **clients,
+                      unsigned nclients, struct worker *w, unsigned threads)
+{
     for (unsigned i = 0; i < threads; i++) {
         lw_lock_free(w[i].lock);
         free(w[i].waits);
@@ -438,6 +455,40 @@ static int run_one(const struct opts *o, redisContext *rc, unsigned index, unsig
         if (r)
             freeReplyObject(r);
     }
+}
+
+/*
+ * One run of `threads` threads in `mode` on a fresh lock name.  0 (run
+ * filled in, checks in run->ok), or 2: a failure (said), after which the
+ * program must exit at once (threads may still be running).
+ */
+static int run_one(const struct opts *o, redisContext *rc, unsigned index, unsigned threads,
+                   enum mode mode, struct run *run)
+{
+    unsigned nclients = mode == MODE_EACH ? threads : 1;
+    struct lw_client *clients[MAX_THREADS] = {0};
+    struct worker w[MAX_THREADS];
+    char name[128];
+    int failed, started;
+
+    memset(w, 0, sizeof w);
+    run_init(run, index, threads, mode, name, sizeof name);
+    failed = open_clients(o, run, name, clients, w) != 0;
+    if (!failed && (started = start_threads(run, w)) != 0) {
+        if (started == 2)
+            return 2; /* they wait at the barrier for good: the caller exits */
+        failed = 1;
+    }
+    if (!failed) {
+        if (measure(o, rc, run, w))
+            return 2;
+        run->still_locked = lw_is_locked(w[0].lock);
+        if (summarize(run, w, threads)) {
+            fprintf(stderr, "lwhot: out of memory\n");
+            failed = 1;
+        }
+    }
+    close_run(rc, name, clients, nclients, w, threads);
     if (failed)
         return 2;
     run->counter_end = atomic_load(&run->counter);
@@ -463,28 +514,22 @@ static const char *mode_name(enum mode m)
 /* What failed in a run, or "ok". */
 static const char *fmt_checks(char *buf, size_t n, const struct run *r)
 {
-    size_t k = 0;
+    struct tool_checks c;
 
-    buf[0] = 0;
+    tool_checks_init(&c, buf, n);
     if (r->counter_end != r->acquires_total)
-        k += (size_t)snprintf(buf + k, n - k, "counter %" PRIu64 " != %" PRIu64 " acquires; ",
-                              r->counter_end, r->acquires_total);
-    if (atomic_load(&r->overlaps) && k < n)
-        k += (size_t)snprintf(buf + k, n - k, "%" PRIuFAST64 " overlaps; ",
-                              atomic_load(&r->overlaps));
-    if (atomic_load(&r->lost) && k < n)
-        k += (size_t)snprintf(buf + k, n - k, "%" PRIuFAST64 " lost; ", atomic_load(&r->lost));
-    if (atomic_load(&r->errors) && k < n)
-        k += (size_t)snprintf(buf + k, n - k, "%" PRIuFAST64 " calls failed (%s); ",
-                              atomic_load(&r->errors), lw_strerror(r->first_err));
-    if (r->still_locked && k < n)
-        k += (size_t)snprintf(buf + k, n - k, "%s; ",
-                              r->still_locked > 0 ? "left locked" : "lw_is_locked failed");
-    if (k == 0)
-        snprintf(buf, n, "ok");
-    else if (k >= 2 && k < n)
-        buf[k - 2] = 0;
-    return buf;
+        tool_checks_add(&c, "counter %" PRIu64 " != %" PRIu64 " acquires", r->counter_end,
+                        r->acquires_total);
+    if (atomic_load(&r->overlaps))
+        tool_checks_add(&c, "%" PRIuFAST64 " overlaps", atomic_load(&r->overlaps));
+    if (atomic_load(&r->lost))
+        tool_checks_add(&c, "%" PRIuFAST64 " lost", atomic_load(&r->lost));
+    if (atomic_load(&r->errors))
+        tool_checks_add(&c, "%" PRIuFAST64 " calls failed (%s)", atomic_load(&r->errors),
+                        lw_strerror(r->first_err));
+    if (r->still_locked)
+        tool_checks_add(&c, "%s", r->still_locked > 0 ? "left locked" : "lw_is_locked failed");
+    return tool_checks_end(&c);
 }
 
 /* handoffs/s against the same mode's 1-thread run of this invocation (the
@@ -544,12 +589,10 @@ static void print_table(const struct opts *o, const struct run *runs, unsigned n
 
 static int write_json(const struct opts *o, const struct run *runs, unsigned n)
 {
-    FILE *f = fopen(o->json, "w");
+    FILE *f = tool_json_open("lwhot", o->json);
 
-    if (!f) {
-        fprintf(stderr, "lwhot: %s: %s\n", o->json, strerror(errno));
+    if (!f)
         return -1;
-    }
     fprintf(f,
             "{\n  \"tool\": \"lwhot\",\n  \"redis\": \"%s\",\n  \"lease_ms\": %u,\n"
             "  \"duration_s\": %g,\n  \"warmup_s\": %g,\n  \"runs\": [\n",
@@ -580,19 +623,7 @@ static int write_json(const struct opts *o, const struct run *runs, unsigned n)
                 fmt_checks(chk, sizeof chk, r), i + 1 < n ? "," : "");
     }
     fprintf(f, "  ]\n}\n");
-    if (fclose(f)) {
-        fprintf(stderr, "lwhot: %s: %s\n", o->json, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-static int usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "lwhot: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(lwhot --help for the options)\n");
-    return 64;
+    return tool_json_close("lwhot", o->json, f);
 }
 
 /* "1,2,4": each in 1..MAX_THREADS; 0, or -1. */
@@ -647,7 +678,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         switch (opt) {
         case O_THREADS:
             if (parse_threads(optarg, o))
-                return usage_error("--threads: '%s' is not a list of counts 1..64 "
+                return tool_usage_error("lwhot", "--threads: '%s' is not a list of counts 1..64 "
                                    "(at most 32 of them)",
                                    optarg);
             break;
@@ -659,87 +690,84 @@ static int parse_args(int argc, char **argv, struct opts *o)
             else if (!strcmp(optarg, "both"))
                 o->modes = MODE_SHARED | MODE_EACH;
             else
-                return usage_error("--mode: '%s' is not shared, each or both", optarg);
+                return tool_usage_error("lwhot", "--mode: '%s' is not shared, each or both", optarg);
             break;
         case O_DURATION:
             if (cli_parse_seconds(optarg, 0.1, 3600, &o->duration_s))
-                return usage_error("--duration-s: '%s' is not 0.1..3600 seconds", optarg);
+                return tool_usage_error("lwhot", "--duration-s: '%s' is not 0.1..3600 seconds", optarg);
             break;
         case O_WARMUP:
             if (cli_parse_seconds(optarg, 0, 600, &o->warmup_s))
-                return usage_error("--warmup-s: '%s' is not 0..600 seconds", optarg);
+                return tool_usage_error("lwhot", "--warmup-s: '%s' is not 0..600 seconds", optarg);
             break;
         case O_LEASE:
             if (cli_parse_u32(optarg, LW_MIN_LEASE_MS, LW_MAX_LEASE_MS, &o->lease_ms))
-                return usage_error("--lease-ms: '%s' is out of range", optarg);
+                return tool_usage_error("lwhot", "--lease-ms: '%s' is out of range", optarg);
             break;
         case O_REDIS:
             if (cli_parse_host_port(optarg, o->host, sizeof o->host, &o->port))
-                return usage_error("--redis: '%s' is not HOST:PORT", optarg);
+                return tool_usage_error("lwhot", "--redis: '%s' is not HOST:PORT", optarg);
             o->redis = optarg;
             break;
         case O_JSON: o->json = optarg; break;
         case 'h': fputs(usage_text, stdout); return 1;
-        default: return usage_error("%s", "bad option");
+        default: return tool_usage_error("lwhot", "%s", "bad option");
         }
     }
     if (optind < argc)
-        return usage_error("unexpected argument '%s'", argv[optind]);
+        return tool_usage_error("lwhot", "unexpected argument '%s'", argv[optind]);
     return 0;
 }
 
-int main(int argc, char **argv)
+/* The Redis to run on, the given one or a private redis-server, and a
+ * plain connection to it in *rc; SIGINT and SIGTERM blocked in every
+ * thread (they inherit it), taken by sleep_until(): after the server
+ * started, which must not inherit it.  0, or 2 (said). */
+static int open_redis(struct opts *o, struct redis_server *server, redisContext **rc)
 {
-    static struct run runs[MAX_RUNS];
-    struct redis_server server = {0};
-    struct opts o;
-    redisContext *rc = NULL;
-    unsigned n = 0;
-    char load[128] = "?";
-    int status, stop = 0;
-
-    if ((status = parse_args(argc, argv, &o)) != 0)
-        return status == 1 ? 0 : status;
-    if (!o.redis) {
-        if (redis_server_start(&server, NULL)) {
+    if (!o->redis) {
+        if (redis_server_start(server, NULL)) {
             fprintf(stderr, "lwhot: could not start a private redis-server (is it installed?)\n");
             return 2;
         }
-        snprintf(o.host, sizeof o.host, "127.0.0.1");
-        o.port = server.port;
+        snprintf(o->host, sizeof o->host, "127.0.0.1");
+        o->port = server->port;
     }
-    /* Blocked in every thread (they inherit it), taken by sleep_until();
-     * after the server started, which must not inherit it. */
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGINT);
     sigaddset(&stop_signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
-    if (!(rc = cli_connect(o.host, o.port))) {
-        fprintf(stderr, "lwhot: Redis at %s:%d does not answer\n", o.host, o.port);
-        if (server.pid)
-            redis_server_stop(&server);
+    if (!(*rc = cli_connect(o->host, o->port))) {
+        fprintf(stderr, "lwhot: Redis at %s:%d does not answer\n", o->host, o->port);
+        if (server->pid)
+            redis_server_stop(server);
         return 2;
     }
-    cli_load_average(load, sizeof load);
-    printf("lwhot: Redis %s:%d (%s), watchdog lease %u ms, %g s measured after %g s of "
-           "warm-up per run; load average at the start: %s\n\n",
-           o.host, o.port, o.redis ? "given" : "private redis-server",
-           o.lease_ms ? o.lease_ms : LW_DEFAULT_WATCHDOG_TIMEOUT_MS, o.duration_s, o.warmup_s,
-           load);
-    fflush(stdout);
-    for (unsigned i = 0; i < o.nthreads && !stop; i++)
+    return 0;
+}
+
+/* Every run asked for, by thread count then mode, until a signal; how
+ * many were made.  A failed run exits at once: threads may still be in
+ * the library. */
+static unsigned run_all(const struct opts *o, redisContext *rc, struct redis_server *server,
+                        struct run *runs)
+{
+    unsigned n = 0;
+    int stop = 0;
+
+    for (unsigned i = 0; i < o->nthreads && !stop; i++)
         for (int m = MODE_SHARED; m <= MODE_EACH && !stop; m++) {
             struct run *r = &runs[n];
             char hs[32], p99[32], mx[32], chk[256];
 
-            if (!(o.modes & m))
+            if (!(o->modes & m))
                 continue;
-            fprintf(stderr, "lwhot: %u thread%s, %s...\n", o.threads[i],
-                    o.threads[i] > 1 ? "s" : "", m == MODE_SHARED ? "one shared client" : "a client each");
-            if (run_one(&o, rc, n, o.threads[i], (enum mode)m, r)) {
+            fprintf(stderr, "lwhot: %u thread%s, %s...\n", o->threads[i],
+                    o->threads[i] > 1 ? "s" : "", m == MODE_SHARED ? "one shared client" : "a client each");
+            if (run_one(o, rc, n, o->threads[i], (enum mode)m, r)) {
                 fflush(stdout);
-                if (server.pid)
-                    redis_server_stop(&server);
+                if (server->pid)
+                    redis_server_stop(server);
                 _exit(2); /* threads may still be in the library */
             }
             n++;
@@ -749,6 +777,31 @@ int main(int argc, char **argv)
                     cli_fmt_ms(p99, sizeof p99, r->p99), cli_fmt_ms(mx, sizeof mx, r->max),
                     fmt_checks(chk, sizeof chk, r));
         }
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    static struct run runs[MAX_RUNS];
+    struct redis_server server = {0};
+    struct opts o;
+    redisContext *rc = NULL;
+    unsigned n;
+    char load[128] = "?";
+    int status;
+
+    if ((status = parse_args(argc, argv, &o)) != 0)
+        return status == 1 ? 0 : status;
+    if (open_redis(&o, &server, &rc))
+        return 2;
+    cli_load_average(load, sizeof load);
+    printf("lwhot: Redis %s:%d (%s), watchdog lease %u ms, %g s measured after %g s of "
+           "warm-up per run; load average at the start: %s\n\n",
+           o.host, o.port, o.redis ? "given" : "private redis-server",
+           o.lease_ms ? o.lease_ms : LW_DEFAULT_WATCHDOG_TIMEOUT_MS, o.duration_s, o.warmup_s,
+           load);
+    fflush(stdout);
+    n = run_all(&o, rc, &server, runs);
     print_table(&o, runs, n);
     status = 0;
     for (unsigned i = 0; i < n; i++)

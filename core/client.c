@@ -9,6 +9,12 @@
 #include <unistd.h>
 
 #include "client_private.h"
+#include "holds.h"
+#include "owner.h"
+#include "refs.h"
+#include "replicas.h"
+#include "waiters.h"
+#include "watchdog.h"
 
 _Static_assert(LW_MAX_TIMEOUT_MS == LW_ENDPOINT_MAX_TIMEOUT_MS && LW_MAX_INFLIGHT == LW_ENGINE_MAX_INFLIGHT && LW_UNIX_PATH_MAX == LW_ENDPOINT_UNIX_PATH_MAX,
                "lock.h states the engine's limits");
@@ -174,20 +180,6 @@ static void random_id(char *out)
              b[13], b[14], b[15]);
 }
 
-/* Unlock messages go out the way waiters listen: the pub/sub router decides
- * whether they listen sharded (in a cluster: ON, or AUTO once the cluster
- * has said it has sharded pub/sub, as Redisson's shardedSubscriptionMode).
- * Before the router exists, the same rule from the configuration. */
-const char *client_publish_command(const struct lw_client *c)
-{
-    int sharded = c->pubsub ? lw_pubsub_is_sharded(c->pubsub)
-                            : c->cluster && c->sharded_pubsub != LW_SHARDED_OFF &&
-                                  (c->sharded_pubsub == LW_SHARDED_ON ||
-                                   lw_engine_sharded_pubsub(c->engine));
-
-    return sharded ? "spublish" : "publish";
-}
-
 static void flush_task_done(struct lw_request *req, const redisReply *reply, int err,
                             void *arg)
 {
@@ -262,15 +254,6 @@ static int alloc_scratch(struct lw_client *c, const struct lw_client_config *cfg
     c->scratch_lens = malloc((2 * cfg->renew_batch + 1) * sizeof *c->scratch_lens);
     c->scratch_fields = malloc((size_t)cfg->renew_batch * FIELD_MAX);
     return c->scratch_argv && c->scratch_lens && c->scratch_fields ? 0 : LW_ENOMEM;
-}
-
-static void free_client(struct lw_client *c)
-{
-    free(c->scratch_argv);
-    free(c->scratch_lens);
-    free(c->scratch_fields);
-    free(c->nodes);
-    free(c);
 }
 
 static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
@@ -406,19 +389,19 @@ int lw_client_new(const struct lw_client_config *given, struct lw_client **out)
         return LW_ENOMEM;
     atomic_init(&c->refs, 1);
     if ((rc = copy_config(c, cfg))) {
-        free_client(c);
+        client_free_memory(c);
         return rc;
     }
     c->embedded = cfg->loop != NULL;
     engine_config(cfg, c, &ec);
     if ((rc = lw_engine_new(&ec, &c->engine))) {
-        free_client(c);
+        client_free_memory(c);
         return rc;
     }
     c->wheel = lw_engine_wheel(c->engine);
     if ((rc = start_on_engine(c))) {
         lw_engine_free(c->engine);
-        free_client(c);
+        client_free_memory(c);
         return rc;
     }
     *out = c;
@@ -467,20 +450,6 @@ static int stop_on_engine(struct lw_client *c)
     lw_request_init(&task);
     lw_request_task(&task);
     return lw_engine_call(c->engine, &task, stop_client_task, c);
-}
-
-int client_ref(struct lw_client *c)
-{
-    if (atomic_load_explicit(&c->freed, memory_order_acquire))
-        return LW_ESHUTDOWN;
-    atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
-    return 0;
-}
-
-void client_unref(struct lw_client *c)
-{
-    if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1)
-        free_client(c);
 }
 
 int lw_client_free(struct lw_client *c)

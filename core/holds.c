@@ -13,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <uthash.h>
+
 #include "client_private.h"
+#include "holds.h"
 
 struct lease_hold {
     UT_hash_handle hh;

@@ -25,6 +25,14 @@
 #include "client_private.h"
 #include "completion.h"
 #include "container.h"
+#include "holds.h"
+#include "ops.h"
+#include "owner.h"
+#include "publish.h"
+#include "refs.h"
+#include "replicas.h"
+#include "waiters.h"
+#include "watchdog.h"
 
 static void lock_unref(struct lw_lock *lock)
 {
@@ -430,48 +438,77 @@ static void handed_over(struct lw_client *c, struct op *w, int64_t token, int64_
     acquire_got(c, w, holds > 0 ? (uint32_t)holds : 1, holds <= 1, sent_ns);
 }
 
-/* An unlock that was to hand over: its reply {holds left}, {0, token, 1}
- * (handed over), {-1} (not ours), {-2, token, holds} (not ours but the
- * waiter's: a resent hand-over that ran already when resent).  Without a
- * waiter any more (it went, the client is closing), only the unlock
- * counts.  The waiter is completed before the unlock: it carries the lock
- * on, and its thread wakes while the unlocking one is still being told;
- * but the unlocker's hold is settled (watchdog, lease holds) before the
- * waiter's begins, for the waiter may be the same owner. */
-static void handoff_reply(struct lw_client *c, struct op *op, const redisReply *reply,
-                          int err)
+/* The hand-over script's reply (scripts.c, SCRIPT_HANDOFF), by its shape:
+ *   {holds}             holds left: a partial unlock, nothing handed over;
+ *   {0, token, 1}       handed over: the waiter holds it once, with token;
+ *   {-1}                the releaser held none: nothing changed;
+ *   {-2, token, holds}  the releaser holds none but the waiter does: a
+ *                       resent hand-over that ran when first sent (handed
+ *                       over, when the request was resent), or the waiter's
+ *                       owner holding it another way (not handed over).
+ * Failed, or no array: status INT64_MIN, it may or may not have run. */
+struct handoff_result {
+    int64_t status;       /* the first element; INT64_MIN: failed */
+    int handed;           /* the waiter got the lock by this call */
+    int64_t token, holds; /* the waiter's, when handed */
+    int64_t left;         /* the releaser's holds left; -1: it held none */
+};
+
+static struct handoff_result handoff_decode(const redisReply *reply, int err, int resent)
 {
-    struct op *w = op->handoff;
     const redisReply *const *e = reply && !err && reply->type == REDIS_REPLY_ARRAY &&
                                          reply->elements >= 1
                                      ? (const redisReply *const *)reply->element
                                      : NULL;
-    int64_t status = e ? integer_of(e[0]) : INT64_MIN;
-    int handed = status == 0 || (status == -2 && op->req.unsettled);
+    struct handoff_result r = {.status = e ? integer_of(e[0]) : INT64_MIN};
+
+    r.handed = r.status == 0 || (r.status == -2 && resent);
+    r.token = r.handed && reply->elements >= 3 ? integer_of(e[1]) : 0;
+    r.holds = r.handed && reply->elements >= 3 ? integer_of(e[2]) : 0;
+    r.left = r.handed ? 0 : r.status < 0 ? -1
+                                         : r.status;
+    return r;
+}
+
+/* An unlock sent as the hand-over (format_handoff()): lw_request.script is
+ * a script's index + 1 (0: a plain command), and this one's reply has
+ * handoff_decode()'s shapes, not a plain unlock's integer. */
+static int sent_as_handoff(const struct op *op)
+{
+    return op->kind == OP_UNLOCK && op->req.script == SCRIPT_HANDOFF + 1;
+}
+
+/* An unlock that was to hand over, its reply decoded.  Without a waiter
+ * any more (it went, the client is closing), only the unlock counts.  The
+ * waiter is completed before the unlock: it carries the lock on, and its
+ * thread wakes while the unlocking one is still being told; but the
+ * unlocker's hold is settled (watchdog, lease holds) before the waiter's
+ * begins, for the waiter may be the same owner. */
+static void handoff_reply(struct lw_client *c, struct op *op, const redisReply *reply,
+                          int err)
+{
+    struct op *w = op->handoff;
+    struct handoff_result r = handoff_decode(reply, err, op->req.unsettled);
     uint64_t sent_ns = lw_request_sent_ns(&op->req);
-    int64_t token = handed && reply->elements >= 3 ? integer_of(e[1]) : 0;
-    int64_t holds = handed && reply->elements >= 3 ? integer_of(e[2]) : 0;
-    int64_t left = handed ? 0 : status < 0 ? -1
-                                           : status;
 
     op->handoff = NULL;
     if (w)
         w->handoff = NULL;
-    if (status == INT64_MIN) { /* failed: it may or may not have run */
+    if (r.status == INT64_MIN) { /* failed: it may or may not have run */
         watchdog_unlock_end(c, op->lock, op->owner, UNLOCK_UNKNOWN);
         if (w) /* its next acquire may find the lock its own already */
             w->handoff_unknown = 1;
     } else {
-        watchdog_unlock_end(c, op->lock, op->owner, left);
-        holds_released(c, op->lock, op->owner, left);
+        watchdog_unlock_end(c, op->lock, op->owner, r.left);
+        holds_released(c, op->lock, op->owner, r.left);
     }
-    if (w && handed)
-        handed_over(c, w, token, holds, sent_ns);
-    if (status == INT64_MIN)
+    if (w && r.handed)
+        handed_over(c, w, r.token, r.holds, sent_ns);
+    if (r.status == INT64_MIN)
         op_complete(op, err ? err : LW_EREPLY, 0);
     else
-        op_complete(op, left < 0 ? LW_ENOTOWNER : 0, left < 0 ? 0 : left);
-    if (w && !handed)
+        op_complete(op, r.left < 0 ? LW_ENOTOWNER : 0, r.left < 0 ? 0 : r.left);
+    if (w && !r.handed)
         waiters_unreserve(c, w);
 }
 
@@ -490,7 +527,7 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
             release_begin(c, op);
         return;
     }
-    if (op->kind == OP_UNLOCK && op->req.script == SCRIPT_HANDOFF + 1) {
+    if (sent_as_handoff(op)) {
         handoff_reply(c, op, reply, err);
         return;
     }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "client_private.h"
+#include "owner.h"
 
 uint64_t lw_owner_self(void)
 {

@@ -30,6 +30,8 @@
 #include <string.h>
 
 #include "client_private.h"
+#include "ops.h"
+#include "replicas.h"
 
 struct ack_wait {
     struct lw_request req; /* WAIT <replicas> <timeout> */

@@ -45,7 +45,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <uthash.h>
+
 #include "client_private.h"
+#include "ops.h"
+#include "waiters.h"
 
 enum channel_state { CH_IDLE,
                      CH_SUBSCRIBING,

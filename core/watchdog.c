@@ -66,8 +66,48 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <uthash.h>
+
 #include "client_private.h"
 #include "container.h"
+#include "owner.h"
+#include "publish.h"
+#include "watchdog.h"
+
+/* A watchdog lock: one per (name, owner) held with lease 0. */
+enum entry_state {
+    ENTRY_SCHEDULED, /* timer: the next renewal */
+    ENTRY_RETRY,     /* timer: the retry after a failed renewal */
+    ENTRY_QUEUED,    /* due, waiting for a batch slot; timer: give up */
+    ENTRY_SENT,      /* in a batch on the wire; timer: give up */
+};
+
+struct entry {
+    struct core_timer ct;
+    UT_hash_handle hh;        /* in client->entries when the chain's head */
+    struct entry *next_owner; /* same name, another owner */
+    struct entry *renew_next; /* the renew queue */
+    struct entry *drop_next;  /* the drop queue */
+    uint64_t owner;
+    uint64_t valid_until_ns; /* the lease surely lasts until then */
+    uint64_t due_ns;         /* when the next renewal falls due */
+    uint64_t held_since_ns;  /* the first acquire was sent then */
+    uint64_t cap_at_ns;      /* given up then (max hold); UINT64_MAX: never */
+    uint32_t holds;          /* the hold count in Redis, as we know it */
+    uint8_t state;           /* enum entry_state */
+    uint8_t failures;        /* renewal failures in a row */
+    uint8_t dead;            /* out of the map; freed when unreferenced */
+    uint8_t unlocking;       /* last-hold unlocks on the wire: no renewals */
+    uint8_t dropping;        /* in the drop queue or a drop call */
+    uint8_t failover_check;  /* cluster: its slot failed over; the next
+                                reply says whether the new master has it */
+    uint8_t recheck_after;   /* a renewal was on the wire at the failover:
+                                its answer came from the old master */
+    uint8_t at_risk;         /* on_risk said so; no renewal confirmed since */
+    uint16_t slot;           /* cluster slot of the name */
+    uint32_t len;
+    char name[];
+};
 
 struct batch {
     struct lw_request req;

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""layering.py SOURCE_ROOT - the transport's calls go one way
-(docs/design.md, "Who calls whom in adapters/"): the engine and the links
+"""layering.py SOURCE_ROOT - calls between files go one way, in adapters/
+and in core/.
+
+In adapters/ (docs/design.md, "Who calls whom in adapters/"): the engine and the links
 reach a topology only through its table (adapters/topology.h), a connection
 knows nothing above it, and the pub/sub router asks the engine's topology,
 never a topology by name.  Fails, naming the file and line, if
@@ -8,11 +10,24 @@ never a topology by name.  Fails, naming the file and line, if
   - adapters/link.c, conn.c, pubsub.c or subscriber.c includes cluster.h or
     sentinel.h (a topology's own header, should one exist);
   - adapters/conn.c includes link.h, topology.h, engine.h or pubsub.h;
+  - adapters/fifo.h, link.h or topology.h includes engine.h (a request is
+    request.h's; the engine's interface is above them);
   - adapters/engine.c, link.c, conn.c, pubsub.c or subscriber.c names a
     cluster_* or sentinel_* identifier: a call, a call split from its `(`,
     a function's address (`&cluster_x`, `= cluster_x`), a type.  A
     member (`->sentinel_master`, `.cluster_x`) is a field, not a name of
     the topology's, and comments and string literals do not count.
+
+In core/ (docs/design.md, "Who calls whom in core/"): the files are in
+layers, CORE_LAYERS below, top to bottom, and a file calls down only.
+Fails, naming the file and line, if
+
+  - a core/*.c file names a function (or data) that another core/ file
+    defines, not static, when that file is in its own layer or one above
+    (a member, a comment or a literal does not count), but for the calls
+    up that UP_CALLS lists, each with its reason in design.md;
+  - a core/*.c file is in no layer (a new file is placed by hand, where
+    its calls say).
 
 Comments are stripped here, by a scanner of C's comments and literals that
 keeps every newline, so line numbers are the source's, whatever the
@@ -22,8 +37,9 @@ by reading nothing.
 
 layering.py --self-check SOURCE_ROOT - the check itself works: on a copy of
 the real files it passes, and it fails, at the right line, on each kind of
-violation planted in the copy (and on a missing or empty file); comments,
-strings and members planted the same way do not fail it."""
+violation planted in the copy (and on a missing or empty file, and on a
+core/ file in no layer); comments, strings, members and calls down planted
+the same way do not fail it."""
 import os
 import re
 import shutil
@@ -37,8 +53,29 @@ INCLUDES = {
     "conn.c": TOPOLOGY_HEADERS | ABOVE_CONN,
     "pubsub.c": TOPOLOGY_HEADERS,
     "subscriber.c": TOPOLOGY_HEADERS,
+    "fifo.h": {"engine.h"},
+    "link.h": {"engine.h"},
+    "topology.h": {"engine.h"},
 }
 NAMES = ["engine.c", "link.c", "conn.c", "pubsub.c", "subscriber.c"]
+
+# core/, top to bottom: the client (start, stop, the engine's hooks) and
+# its metrics; the lock calls and their ops; an acquire waiting in line
+# and for replicas; the held locks (the watchdog, lease holds); the
+# leaves, which call nothing of core/.
+CORE_LAYERS = [
+    ["client.c", "metrics.c"],
+    ["lock.c"],
+    ["waiters.c", "replicas.c"],
+    ["watchdog.c", "holds.c"],
+    ["publish.c", "refs.c", "owner.c", "stats.c", "scripts.c", "error.c", "version.c"],
+]
+# The calls up that are meant (design.md says why): a waiter is an acquire
+# op, woken or ended in lock.c's states; a WAIT's reply ends its acquires.
+UP_CALLS = {
+    "waiters.c": {"op_attempt", "op_complete"},
+    "replicas.c": {"acquire_acked"},
+}
 
 # On the stripped line, that it is an include; on the source's, what it
 # includes (the stripper empties a quoted name, as any literal).
@@ -112,8 +149,13 @@ def is_member(code, pos):
 
 
 def check(root, out):
-    """Every rule on root's adapters/; the failures written to out.
-    True when none."""
+    """Every rule on root's adapters/ and core/; the failures written to
+    out.  True when none."""
+    ok = check_adapters(root, out)
+    return check_core(root, out) and ok
+
+
+def check_adapters(root, out):
     ok = True
     files = sorted(set(INCLUDES) | set(NAMES))
     for name in files:
@@ -145,31 +187,113 @@ def check(root, out):
     return ok
 
 
+IDENT_RE = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]*")
+CALLED_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+DATA_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[[^\]]*\]\s*)*=")
+
+
+def definitions(code):
+    """The names a file defines at file scope: (not static, static).  A
+    function is a head ending in `)` followed by its body; data, a head
+    with an `=`.  Preprocessor lines are not heads."""
+    public, local = set(), set()
+    depth, start = 0, 0
+    for i, ch in enumerate(code):
+        if depth == 0 and ch in "{;":
+            head = "\n".join(line for line in code[start:i].split("\n")
+                             if not line.lstrip().startswith("#"))
+            m = (CALLED_RE.search(head) if ch == "{" and head.rstrip().endswith(")")
+                 else DATA_RE.search(head) if "=" in head else None)
+            if m and not re.match(r"\s*(typedef|_Static_assert)\b", head):
+                static = re.search(r"(?<![A-Za-z0-9_])static(?![A-Za-z0-9_])", head)
+                (local if static else public).add(m.group(1))
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        if depth == 0 and ch in "};":
+            start = i + 1
+    return public, local
+
+
+def check_core(root, out):
+    ok = True
+    layer_of = {name: n for n, layer in enumerate(CORE_LAYERS) for name in layer}
+    try:
+        present = sorted(f for f in os.listdir(os.path.join(root, "core")) if f.endswith(".c"))
+    except OSError as e:
+        out.write(f"layering: core/: cannot be checked: {e}\n")
+        return False
+    for name in present:
+        if name not in layer_of:
+            out.write(f"layering: core/{name} is in no layer of CORE_LAYERS: place it "
+                      "where its calls say (tests/layering.py)\n")
+            ok = False
+    files, owner = {}, {}
+    for name in layer_of:
+        rel = "core/" + name
+        try:
+            files[name] = code_of(os.path.join(root, rel))
+        except Unreadable as e:
+            out.write(f"layering: {rel}: cannot be checked: {e}\n")
+            ok = False
+            continue
+        for defined in definitions(files[name][1])[0]:
+            owner.setdefault(defined, name)
+    for name, (text, code) in sorted(files.items()):
+        own = set().union(*definitions(code))
+        lines = text.split("\n")
+        for m in IDENT_RE.finditer(code):
+            other = owner.get(m.group(0))
+            if (other is None or other == name or m.group(0) in own or
+                    is_member(code, m.start()) or layer_of[other] > layer_of[name] or
+                    m.group(0) in UP_CALLS.get(name, ())):
+                continue
+            no = line_at(code, m.start())
+            out.write(f"core/{name}:{no}: {lines[no - 1].strip()}\n")
+            out.write(f"layering: core/{name} names {m.group(0)}, core/{other}'s, which is "
+                      f"not in a layer below it: calls in core/ go down\n")
+            ok = False
+    return ok
+
+
 # --- the self-check ----------------------------------------------------------
 
 # (file, text appended, the line of it that must be reported, or None when
 # the check must still pass)
 PLANTED = [
-    ("link.c", '#include "cluster.h"\n', 1),
-    ("link.c", '#include "conn.h" /* not "cluster.h" */\n// #include "cluster.h"\n', None),
-    ("conn.c", '#  include "topology.h"\n', 1),
-    ("conn.c", "#include <sentinel.h>\n", 1),
-    ("pubsub.c", '#include "sentinel.h"\n', 1),
-    ("subscriber.c", '#include "../adapters/cluster.h"\n', 1),
-    ("engine.c", "static void f(void) { cluster_route(0); }\n", 1),
-    ("engine.c", "static void *p = &cluster_tick;\n", 1),
-    ("link.c", "static void f(void)\n{\n    fn = sentinel_demoted;\n}\n", 3),
-    ("link.c", "static void f(void)\n{\n    sentinel_demoted\n        (l);\n}\n", 3),
-    ("pubsub.c", "static int f(void) { return cluster_slot_node(t, 1); }\n", 1),
-    ("subscriber.c", "static void f(void) { sentinel_ask(s); }\n", 1),
-    ("conn.c", "static struct cluster_node *n;\n", 1),
-    ("engine.c", "/* cluster_route(x) */\n// sentinel_ask(s);\n", None),
-    ("engine.c", '/* a\n * cluster_route(x)\n */\n', None),
-    ("engine.c", 'static const char *s = "cluster_route(x) /*";\n', None),
-    ("engine.c", "static int c = '\"'; /* \" cluster_x( */\n", None),
-    ("link.c", "static int f(void) { return t->cluster_x + cfg.sentinel_master; }\n", None),
-    ("pubsub.c", "static int f(void) { return t->\n    sentinel_x; }\n", None),
-    ("engine.c", "static int lw_cluster_slots, my_sentinel_x;\n", None),
+    ("adapters/link.c", '#include "cluster.h"\n', 1),
+    ("adapters/link.c", '#include "conn.h" /* not "cluster.h" */\n// #include "cluster.h"\n', None),
+    ("adapters/conn.c", '#  include "topology.h"\n', 1),
+    ("adapters/conn.c", "#include <sentinel.h>\n", 1),
+    ("adapters/pubsub.c", '#include "sentinel.h"\n', 1),
+    ("adapters/subscriber.c", '#include "../adapters/cluster.h"\n', 1),
+    ("adapters/fifo.h", '#include "engine.h"\n', 1),
+    ("adapters/topology.h", '#include "engine.h"\n', 1),
+    ("adapters/engine.c", "static void f(void) { cluster_route(0); }\n", 1),
+    ("adapters/engine.c", "static void *p = &cluster_tick;\n", 1),
+    ("adapters/link.c", "static void f(void)\n{\n    fn = sentinel_demoted;\n}\n", 3),
+    ("adapters/link.c", "static void f(void)\n{\n    sentinel_demoted\n        (l);\n}\n", 3),
+    ("adapters/pubsub.c", "static int f(void) { return cluster_slot_node(t, 1); }\n", 1),
+    ("adapters/subscriber.c", "static void f(void) { sentinel_ask(s); }\n", 1),
+    ("adapters/conn.c", "static struct cluster_node *n;\n", 1),
+    ("adapters/engine.c", "/* cluster_route(x) */\n// sentinel_ask(s);\n", None),
+    ("adapters/engine.c", '/* a\n * cluster_route(x)\n */\n', None),
+    ("adapters/engine.c", 'static const char *s = "cluster_route(x) /*";\n', None),
+    ("adapters/engine.c", "static int c = '\"'; /* \" cluster_x( */\n", None),
+    ("adapters/link.c", "static int f(void) { return t->cluster_x + cfg.sentinel_master; }\n", None),
+    ("adapters/pubsub.c", "static int f(void) { return t->\n    sentinel_x; }\n", None),
+    ("adapters/engine.c", "static int lw_cluster_slots, my_sentinel_x;\n", None),
+    ("core/watchdog.c", "static void f(struct op *op) { op_complete(op, 0, 0); }\n", 1),
+    ("core/holds.c", "static int f(struct lw_client *c)\n{\n    return watchdog_renews(c, 0, 0);\n}\n", 3),
+    ("core/publish.c", "static void (*p)(struct lw_client *) = watchdog_flush;\n", 1),
+    ("core/waiters.c", "static void f(struct op *op) { acquire_acked(op, 0); }\n", 1),
+    ("core/refs.c", "static void f(struct lw_client *c) { client_publish_command(c); }\n", 1),
+    ("core/lock.c", "static void f(struct lw_client *c) { lw_client_free(c); }\n", 1),
+    ("core/lock.c", "static void f(struct lw_client *c) { client_unref(c); }\n", None),
+    ("core/watchdog.c", "/* op_complete(op, 0, 0) */\nstatic const char *s = \"op_attempt(\";\n", None),
+    ("core/holds.c", "static int f(struct x *x) { return x->op_attempt + x->watchdog_flush; }\n", None),
+    ("core/owner.c", "static int op_complete(int x) { return x; }\nstatic int g(void) { return op_complete(1); }\n", None),
 ]
 
 
@@ -190,11 +314,15 @@ def self_check(root):
     try:
         copy = os.path.join(tmp, "src")
         os.makedirs(os.path.join(copy, "adapters"))
+        os.makedirs(os.path.join(copy, "core"))
+        real = (["adapters/" + name for name in set(INCLUDES) | set(NAMES)] +
+                ["core/" + name for layer in CORE_LAYERS for name in layer])
 
         def fresh():
-            for name in set(INCLUDES) | set(NAMES):
-                shutil.copy(os.path.join(root, "adapters", name),
-                            os.path.join(copy, "adapters", name))
+            for name in os.listdir(os.path.join(copy, "core")):
+                os.remove(os.path.join(copy, "core", name))
+            for rel in real:
+                shutil.copy(os.path.join(root, rel), os.path.join(copy, rel))
 
         fresh()
         ok, said = run_check(copy)
@@ -202,7 +330,7 @@ def self_check(root):
             failures.append("the real files fail:\n" + said)
         for name, planted, report in PLANTED:
             fresh()
-            path = os.path.join(copy, "adapters", name)
+            path = os.path.join(copy, name)
             with open(path, encoding="utf-8") as f:
                 base = f.read()
             if not base.endswith("\n"):
@@ -210,32 +338,40 @@ def self_check(root):
             with open(path, "w", encoding="utf-8") as f:
                 f.write(base + planted)
             ok, said = run_check(copy)
-            where = f"adapters/{name}:{base.count(chr(10)) + report}:" if report else None
+            where = f"{name}:{base.count(chr(10)) + report}:" if report else None
             if report is None and not ok:
                 failures.append(f"{name} + {planted!r} fails, and must not:\n{said}")
             elif report is not None and (ok or where not in said):
                 failures.append(f"{name} + {planted!r} is not caught at {where}:\n{said}")
-        for name, how in [("engine.c", None), ("link.c", "/* all comment */\n"),
-                          ("pubsub.c", "int x; /* never closed\n"),
-                          ("conn.c", 'static const char *s = "never closed;\n')]:
+        for name, how in [("adapters/engine.c", None), ("adapters/link.c", "/* all comment */\n"),
+                          ("adapters/pubsub.c", "int x; /* never closed\n"),
+                          ("adapters/conn.c", 'static const char *s = "never closed;\n'),
+                          ("core/lock.c", None), ("core/owner.c", "// all comment\n")]:
             fresh()
-            path = os.path.join(copy, "adapters", name)
+            path = os.path.join(copy, name)
             if how is None:
                 os.remove(path)
             else:
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(how)
             ok, said = run_check(copy)
-            if ok or f"adapters/{name}: cannot be checked" not in said:
+            if ok or f"{name}: cannot be checked" not in said:
                 failures.append(f"{name} {'missing' if how is None else repr(how)} "
                                 f"is not refused:\n{said}")
+        fresh()
+        with open(os.path.join(copy, "core", "new.c"), "w", encoding="utf-8") as f:
+            f.write("int new_x(void) { return 0; }\n")
+        ok, said = run_check(copy)
+        if ok or "core/new.c is in no layer" not in said:
+            failures.append(f"core/new.c, in no layer, is not refused:\n{said}")
     finally:
         shutil.rmtree(tmp)
     for f in failures:
         sys.stderr.write("layering self-check: " + f + "\n")
     if failures:
         return 1
-    print(f"layering self-check: OK ({len(PLANTED)} planted cases, 4 unreadable files)")
+    print(f"layering self-check: OK ({len(PLANTED)} planted cases, 6 unreadable files, "
+          "a core/ file in no layer)")
     return 0
 
 

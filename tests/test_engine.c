@@ -441,3 +441,36 @@ REDIS_TEST(engine, request_queued_without_wakeup_is_taken_by_the_tick)
     lw_engine_free(e);
     lw_request_clear(&ping);
 }
+
+/* Cluster seeds and sentinels in one config ask for two topologies: the
+ * config is refused, neither half dropped (the sentinels were, before).
+ * Either alone is accepted, so the refusal is the pair's. */
+Test(engine, seeds_with_sentinels_is_refused)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e = NULL;
+    const char *nodes[] = {"127.0.0.1:1"};
+
+    lw_engine_config_init(&cfg);
+    cfg.seeds = nodes;
+    cfg.nseeds = 1;
+    cfg.sentinels = nodes;
+    cfg.nsentinels = 1;
+    cfg.sentinel_master = "mymaster";
+    cr_assert_eq(lw_engine_new(&cfg, &e), LW_EINVAL);
+    cr_assert_null(e);
+
+    cfg.nsentinels = 0;
+    cfg.sentinels = NULL;
+    cfg.sentinel_master = NULL;
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0, "seeds alone");
+    lw_engine_free(e);
+    e = NULL;
+    cfg.seeds = NULL;
+    cfg.nseeds = 0;
+    cfg.sentinels = nodes;
+    cfg.nsentinels = 1;
+    cfg.sentinel_master = "mymaster";
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0, "sentinels alone");
+    lw_engine_free(e);
+}

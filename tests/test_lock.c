@@ -9,6 +9,7 @@
 
 #include "client_private.h"
 #include "lock_util.h"
+#include "ops.h" /* holder_retry_at() */
 
 REDIS_TEST(lock, reentrant_counts_and_wire_format)
 {

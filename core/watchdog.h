@@ -1,0 +1,40 @@
+/*
+ * core/watchdog.h - watchdog.c's calls: the watchdog's entries started,
+ * held back and stopped by the lock calls, flushed and stopped by the
+ * client.
+ */
+#ifndef LW_CORE_WATCHDOG_H
+#define LW_CORE_WATCHDOG_H
+
+#include <stdint.h>
+
+struct lw_client;
+struct lw_lock;
+
+/* A lease of lease_ms set by a command sent at sent_ns lasts at least
+ * until then (less a clock-drift allowance). */
+uint64_t lease_valid_until(uint64_t lease_ms, uint64_t sent_ns);
+/* Whether the watchdog renews (name, owner) already. */
+int watchdog_renews(struct lw_client *c, const struct lw_lock *lock, uint64_t owner);
+
+/* watchdog_holds - the hold count of owner's watchdog lock, 0 when it
+ * has none. */
+uint32_t watchdog_holds(struct lw_client *c, const struct lw_lock *lock, uint64_t owner);
+/* An acquire succeeded: note the hold count; with watch, start renewing,
+ * to be given up max_hold_ms after sent_ns (0: never). */
+void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                       uint32_t holds, uint64_t sent_ns, int watch, uint64_t max_hold_ms);
+/* An unlock is about to be sent: hold renewals back if it is the last hold.
+ * Its reply: the holds left (0: released), -1 (not the owner's), or
+ * UNLOCK_UNKNOWN (failed: it may not have run; renewing resumes). */
+#define UNLOCK_UNKNOWN INT64_MIN
+void watchdog_unlock_begin(struct lw_client *c, const struct lw_lock *lock, uint64_t owner);
+void watchdog_unlock_end(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                         int64_t holds_left);
+void watchdog_forget(struct lw_client *c, const struct lw_lock *lock);
+void watchdog_flush(struct lw_client *c);
+void watchdog_shutdown(struct lw_client *c);
+/* Cluster: slots failed over (a bitmap): re-check their locks at once. */
+void watchdog_failover(struct lw_client *c, const uint8_t *slots);
+
+#endif
