@@ -37,6 +37,7 @@
 #include <leasewheel/lock.h>
 
 #include "cli_util.h"
+#include "duration.h"
 #include "lwbench.h"
 #include "redis_url.h"
 #include "tls_opts.h"
@@ -55,11 +56,13 @@ static const char usage_text[] =
     "  --locks N         locks to hold (default 200000; with --sweep, the first count)\n"
     "  --lease-ms MS     watchdog lease (default 30000); renewed every lease/3\n"
     "  --tick-ms MS      the wheel's tick (default 100)\n"
+    "                    (both take a unit too: 30s, 250ms; a bare number is ms)\n"
     "  --slots N         the wheel's slots (default 512)\n"
     "  --batch N         keys per renewal call (default 100, at most 1000)\n"
     "  --inflight N      renewal calls unanswered at once (default 64)\n"
     "  --duration-s S    how long to hold them (default 30); measured over whole\n"
-    "                    renewal periods when S holds at least one\n"
+    "                    renewal periods when S holds at least one.  A bare\n"
+    "                    number is seconds (0.5 too); or with a unit: 90s, 2m\n"
     "  -r, --redis ADDRESS\n"
     "                    a running Redis, HOST:PORT or\n"
     "                    redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (only keys under\n"
@@ -85,7 +88,9 @@ static const char usage_text[] =
     "  -v, --verbose     the library's log lines to stderr (connections lost and\n"
     "                    made again, locks at risk, lost)\n"
     "  -h, --help\n"
-    "\n"
+    "\n";
+/* In two: C99 promises string literals of 4095 bytes only. */
+static const char usage_tls_text[] =
     "TLS (as redis-cli's; the server is verified unless --insecure):\n"
     "  --tls             connect over TLS (a rediss -r implies it); with -c, to\n"
     "                    every node.  Without -r or seeds the private redis-server\n"
@@ -121,8 +126,18 @@ static int usage_error(const char *fmt, const char *arg)
     return 64;
 }
 
-enum { O_LOCKS = 256, O_LEASE, O_TICK, O_SLOTS, O_BATCH, O_INFLIGHT, O_DURATION, O_JSON,
-       O_PLOT, O_SWEEP, O_REDIS = 'r', O_CLUSTER = 'c' };
+enum { O_LOCKS = 256,
+       O_LEASE,
+       O_TICK,
+       O_SLOTS,
+       O_BATCH,
+       O_INFLIGHT,
+       O_DURATION,
+       O_JSON,
+       O_PLOT,
+       O_SWEEP,
+       O_REDIS = 'r',
+       O_CLUSTER = 'c' };
 
 static const struct option long_opts[] = {
     {"locks", required_argument, NULL, O_LOCKS},
@@ -143,17 +158,43 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* A duration option in ms (duration.h: a bare number is ms) within
+ * min..max into *out; 0, or -1. */
+static int duration_ms(const char *arg, uint32_t min, uint32_t max, uint32_t *out)
+{
+    uint64_t ms;
+
+    if (duration_parse(arg, 1, min, max, &ms))
+        return -1;
+    *out = (uint32_t)ms;
+    return 0;
+}
+
+/* --duration-s: seconds, a fraction allowed ("0.5"), or a duration with
+ * its unit ("90s", "2m", "500ms"): 0.1 s to a day. */
+static int duration_s(const char *arg, double *out)
+{
+    uint64_t ms;
+
+    if (cli_parse_seconds(arg, 0.1, 86400, out) == 0)
+        return 0;
+    if (duration_parse(arg, 1000, 100, 86400000, &ms))
+        return -1;
+    *out = (double)ms / 1000;
+    return 0;
+}
+
 /* One numeric option into its field; 0, or -1 when out of range. */
 static int numeric_opt(int opt, const char *arg, struct opts *o)
 {
     switch (opt) {
     case O_LOCKS: return cli_parse_u32(arg, 1, MAX_LOCKS, &o->locks);
-    case O_LEASE: return cli_parse_u32(arg, LW_MIN_LEASE_MS, LW_MAX_LEASE_MS, &o->lease_ms);
-    case O_TICK: return cli_parse_u32(arg, 1, LW_MAX_TICK_MS, &o->tick_ms);
+    case O_LEASE: return duration_ms(arg, LW_MIN_LEASE_MS, LW_MAX_LEASE_MS, &o->lease_ms);
+    case O_TICK: return duration_ms(arg, 1, LW_MAX_TICK_MS, &o->tick_ms);
     case O_SLOTS: return cli_parse_u32(arg, 1, LW_MAX_SLOTS, &o->slots);
     case O_BATCH: return cli_parse_u32(arg, 1, LW_MAX_RENEW_BATCH, &o->batch);
     case O_INFLIGHT: return cli_parse_u32(arg, 1, 4096, &o->inflight);
-    default: return cli_parse_seconds(arg, 0.1, 86400, &o->duration_s);
+    default: return duration_s(arg, &o->duration_s);
     }
 }
 
@@ -217,13 +258,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
     char why[300];
     int opt, rc;
 
-    *o = (struct opts){.locks = 200000, .lease_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS,
-                       .tick_ms = LW_DEFAULT_TICK_MS, .slots = LW_DEFAULT_SLOTS,
-                       .batch = LW_DEFAULT_RENEW_BATCH,
-                       .inflight = LW_DEFAULT_RENEW_BATCHES_INFLIGHT, .duration_s = 30};
+    *o = (struct opts){.locks = 200000, .lease_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS, .tick_ms = LW_DEFAULT_TICK_MS, .slots = LW_DEFAULT_SLOTS, .batch = LW_DEFAULT_RENEW_BATCH, .inflight = LW_DEFAULT_RENEW_BATCHES_INFLIGHT, .duration_s = 30};
     while ((opt = getopt_long(argc, argv, "hvr:c::", long_opts, NULL)) != -1) {
         if (opt == 'h') {
             fputs(usage_text, stdout);
+            fputs(usage_tls_text, stdout);
             return 1;
         }
         if (opt == '?')
@@ -242,7 +281,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
         } else if (opt == O_JSON || opt == O_PLOT)
             *(opt == O_JSON ? &o->json : &o->plot) = optarg;
         else if (numeric_opt(opt, optarg, o)) {
-            return usage_error("%s: not a number in range for its option", optarg);
+            return usage_error("%s: not a number (or a duration: 250ms, 30s, 5m) in range "
+                               "for its option",
+                               optarg);
         }
     }
     if (optind < argc)
@@ -375,5 +416,6 @@ int main(int argc, char **argv)
     if (n == 0)
         return 2;
     rc = report(&o, &t, runs, n, largest_held);
-    return rc ? rc : (o.sweep ? largest_held > 0 : runs[0].held) ? 0 : 1;
+    return rc ? rc : (o.sweep ? largest_held > 0 : runs[0].held) ? 0
+                                                                 : 1;
 }

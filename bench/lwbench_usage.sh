@@ -52,6 +52,14 @@ expect "--key needs --cert" -r 'rediss://:hunter2@127.0.0.1:1' --key /dev/null
 expect "--cacert /nonexistent/ca.pem: No such file" --tls --cacert /nonexistent/ca.pem
 expect "--cacertdir /dev/null: not a directory" --tls --cacertdir /dev/null
 expect "--sni NAME holds a blank" --tls --sni 'a b'
+# Durations: a unit, or a bare number in the option's own unit; the
+# lease must still be 3 ticks (so these are refused after parsing).
+expect "duration" --lease-ms 3x
+expect "duration" --tick-ms 1.5s
+expect "duration" --duration-s 1m1h
+expect "duration" --lease-ms 25d
+expect "at least 3 ticks" --lease-ms 1s --tick-ms 500ms
+expect "at least 3 ticks" --lease-ms 30 --tick-ms 1s
 export LWLOCK_SENTINEL_TLS=1
 expect "LWLOCK_SENTINEL_TLS must be 0" -r 'rediss-sentinel://h#m'
 unset LWLOCK_SENTINEL_TLS

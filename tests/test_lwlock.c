@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "duration.h"
 #include "lock_util.h"
 #include "proc_util.h"
 #include "proxy.h"
@@ -94,26 +95,50 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
      .timeout = 120)
 {
     const char *const *bad[] = {
-        ARGS("-x", "n", "true"),          ARGS("--bogus", "n", "true"),
-        ARGS("n"),                        ARGS("-w"),
-        ARGS("-w", "abc", "n", "true"),   ARGS("-w", "-2", "n", "true"),
-        ARGS("-w", "5x", "n", "true"),    ARGS("-w", " 5", "n", "true"),
+        ARGS("-x", "n", "true"),
+        ARGS("--bogus", "n", "true"),
+        ARGS("n"),
+        ARGS("-w"),
+        ARGS("-w", "abc", "n", "true"),
+        ARGS("-w", "-2", "n", "true"),
+        ARGS("-w", "5x", "n", "true"),
+        ARGS("-w", " 5", "n", "true"),
         ARGS("-w", "99999999999", "n", "true"),
-        ARGS("-l", "5", "n", "true"),     ARGS("-l", "0", "n", "true"),
-        ARGS("-W", "-1", "n", "true"),    ARGS("-W", "2147483648", "n", "true"),
+        ARGS("-l", "5", "n", "true"),
+        ARGS("-l", "0", "n", "true"),
+        ARGS("-W", "-1", "n", "true"),
+        ARGS("-W", "2147483648", "n", "true"),
         ARGS("-l", "1000", "-W", "1000", "n", "true"),
-        ARGS("-r", "localhost", "n", "true"), ARGS("-r", "localhost:0", "n", "true"),
-        ARGS("-r", "localhost:65536", "n", "true"), ARGS("-r", ":6379", "n", "true"),
+        ARGS("-r", "localhost", "n", "true"),
+        ARGS("-r", "localhost:0", "n", "true"),
+        ARGS("-r", "localhost:65536", "n", "true"),
+        ARGS("-r", ":6379", "n", "true"),
         ARGS("-r", "localhost:port", "n", "true"),
-        ARGS("-s", "BOGUS", "n", "true"), ARGS("-s", "0", "n", "true"),
-        ARGS("-s", "SIG", "n", "true"),   ARGS("", "true"),
-        ARGS("--replicas", "-1", "n", "true"), ARGS("--replicas", "1001", "n", "true"),
-        ARGS("--replicas", "one", "n", "true"), ARGS("--replicas"),
-        ARGS("--warn-signal", "BOGUS", "n", "true"), ARGS("--warn-signal", "0", "n", "true"),
+        ARGS("-s", "BOGUS", "n", "true"),
+        ARGS("-s", "0", "n", "true"),
+        ARGS("-s", "SIG", "n", "true"),
+        ARGS("", "true"),
+        ARGS("--replicas", "-1", "n", "true"),
+        ARGS("--replicas", "1001", "n", "true"),
+        ARGS("--replicas", "one", "n", "true"),
+        ARGS("--replicas"),
+        ARGS("--warn-signal", "BOGUS", "n", "true"),
+        ARGS("--warn-signal", "0", "n", "true"),
         ARGS("--warn-signal"),
-        ARGS("--max-hold", "0", "n", "true"), ARGS("--max-hold", "-5", "n", "true"),
-        ARGS("--max-hold", "1s", "n", "true"), ARGS("--max-hold", "2147483648", "n", "true"),
-        ARGS("--max-hold"), ARGS("-v5", "n", "true"),
+        ARGS("--max-hold", "0", "n", "true"),
+        ARGS("--max-hold", "-5", "n", "true"),
+        ARGS("--max-hold", "1.5s", "n", "true"),
+        ARGS("--max-hold", "2147483648", "n", "true"),
+        ARGS("--max-hold", "25d", "n", "true"),
+        ARGS("-w", "1m1h", "n", "true"),
+        ARGS("-w", "30S", "n", "true"),
+        ARGS("-w", "1s1s", "n", "true"),
+        ARGS("-w", "s", "n", "true"),
+        ARGS("-W", "9ms", "n", "true"),
+        ARGS("-l", "1 s", "n", "true"),
+        ARGS("-w", "-1s", "n", "true"),
+        ARGS("--max-hold"),
+        ARGS("-v5", "n", "true"),
     };
     const struct {
         const char *const *args;
@@ -125,7 +150,11 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         /* A fixed lease is never at risk, and is its own deadline. */
         {ARGS("-l", "1000", "--warn-signal", "USR1", "n", "true"), "--warn-signal needs a renewed"},
         {ARGS("--max-hold", "500", "-l", "1000", "n", "true"), "--max-hold needs a renewed"},
-        {ARGS("--max-hold", "5x", "n", "true"), "invalid max hold '5x'"},
+        {ARGS("--max-hold", "5x", "n", "true"),
+         "invalid --max-hold '5x': 1ms to 24d20h31m23s647ms (250ms, 30s"},
+        {ARGS("-w", "2x", "n", "true"), "invalid -w/--wait '2x': -1, or 0ms to 24d20h31m23s647ms"},
+        {ARGS("--watchdog=25d", "n", "true"), "invalid -W/--watchdog '25d': 10ms to"},
+        {ARGS("-l", "5", "n", "true"), "a bare number is ms"},
         {ARGS("--warn-signal", "SIGNAL", "n", "true"), "invalid warning signal 'SIGNAL'"},
     };
     int code;
@@ -427,7 +456,8 @@ Test(lwlock_usage, help_and_version, .init = make_dir, .fini = remove_test_dir, 
     cr_assert(strstr(slurp("out", buf, sizeof buf), "Usage: lwlock"));
     cr_assert_eq(run(ARGS("--help")), 0);
     cr_assert(strstr(slurp("out", buf, sizeof buf), "--watchdog"));
-    for (const char *const *f = ARGS("--warn-signal SIG", "--max-hold MS", "-v, --verbose");
+    for (const char *const *f = ARGS("--warn-signal SIG", "--max-hold DURATION", "-v, --verbose",
+                                     "-w, --wait DURATION", "250ms, 30s, 5m");
          *f; f++)
         cr_assert(strstr(buf, *f), "no '%s' in the help", *f);
     /* The TLS flags, as redis-cli's. */
@@ -436,6 +466,77 @@ Test(lwlock_usage, help_and_version, .init = make_dir, .fini = remove_test_dir, 
                                      "rediss-sentinel://", "LWLOCK_SENTINEL_TLS=0");
          *f; f++)
         cr_assert(strstr(buf, *f), "no '%s' in the help", *f);
+}
+
+/* The durations both tools take (tools/duration.h). */
+Test(lwlock_usage, durations_with_units)
+{
+    static const struct {
+        const char *s;
+        uint64_t ms;
+    } good[] = {
+        {"0", 0},
+        {"250", 250},
+        {"250ms", 250},
+        {"30s", 30000},
+        {"5m", 300000},
+        {"1h", 3600000},
+        {"1d", 86400000},
+        {"1h30m", 5400000},
+        {"1m30s", 90000},
+        {"2s500ms", 2500},
+        {"1d1h1m1s1ms", 90061001},
+        {"24d20h31m23s647ms", 2147483647},
+        {"2147483647", 2147483647},
+    };
+    static const char *const bad[] = {
+        "",
+        "ms",
+        "1.5s",
+        "1 s",
+        " 1s",
+        "1s ",
+        "-1",
+        "+1s",
+        "1S",
+        "1sec",
+        "1m1h",
+        "1s1s",
+        "1ms1s",
+        "1y",
+        "2147483648",
+        "24d20h31m23s648ms",
+        "25d",
+        "99999999999999999999999",
+        "1hh",
+        "1h1",
+    };
+    char buf[64];
+    uint64_t ms;
+
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        ms = 7;
+        cr_assert_eq(duration_parse(good[i].s, 1, 0, LW_MAX_LEASE_MS, &ms), 0, "'%s'", good[i].s);
+        cr_assert_eq(ms, good[i].ms, "'%s': %llu", good[i].s, (unsigned long long)ms);
+        /* What the messages print reads back. */
+        cr_assert_eq(duration_parse(duration_format(ms, buf, sizeof buf), 1, 0, LW_MAX_LEASE_MS,
+                                    &ms),
+                     0, "'%s'", buf);
+        cr_assert_eq(ms, good[i].ms, "'%s' formatted as '%s'", good[i].s, buf);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ms = 7;
+        cr_assert_eq(duration_parse(bad[i], 1, 0, LW_MAX_LEASE_MS, &ms), -1, "'%s'", bad[i]);
+        cr_assert_eq(ms, 7, "'%s' set the value", bad[i]);
+    }
+    /* The bounds, and a bare number in seconds (lwbench's --duration-s). */
+    cr_assert_eq(duration_parse("9ms", 1, 10, 100, &ms), -1);
+    cr_assert_eq(duration_parse("101", 1, 10, 100, &ms), -1);
+    cr_assert_eq(duration_parse("90", 1000, 0, 86400000, &ms), 0);
+    cr_assert_eq(ms, 90000);
+    cr_assert_eq(duration_parse("86401", 1000, 0, 86400000, &ms), -1);
+    cr_assert_str_eq(duration_format(0, buf, sizeof buf), "0ms");
+    cr_assert_str_eq(duration_range(10, 3600000, buf, sizeof buf), "10ms to 1h");
 }
 
 /* ---- Exit statuses ---- */
@@ -505,6 +606,31 @@ LWLOCK_TEST(held_elsewhere_exits_75)
     cr_assert_lt(now_ms() - t0, 5000);
     cr_assert_not(exists("ran"), "COMMAND never ran");
     cr_assert_eq(redis_int("HGET %s other:1", "busy"), 1, "the holder is untouched");
+}
+
+/* Durations with units reach the lock: -w waits so long, -W is the
+ * lease Redis sees while COMMAND runs, -l's fixed one too. */
+LWLOCK_TEST(durations_with_units_reach_the_lock)
+{
+    char cmd[256], buf[64];
+    uint64_t t0;
+    long pttl;
+    int code;
+
+    hold_elsewhere("busy", 20000);
+    t0 = now_ms();
+    code = run(ARGS("-w", "400ms", "-r", addr, "busy", "touch", "ran"));
+    cr_assert_eq(code, 75, "-w 400ms: %d", code);
+    cr_assert_geq(now_ms() - t0, 400, "waited %llu ms", (unsigned long long)(now_ms() - t0));
+    cr_assert_not(exists("ran"));
+
+    snprintf(cmd, sizeof cmd, "redis-cli -p %d PTTL unitjob > \"$LWT_DIR/pttl\"", srv.port);
+    for (const char *const *lease = ARGS("-W", "2m", "-l", "2m"); *lease; lease += 2) {
+        code = run(ARGS(lease[0], lease[1], "-r", addr, "unitjob", "sh", "-c", cmd));
+        cr_assert_eq(code, 0, "%s 2m: %d", lease[0], code);
+        pttl = atol(slurp("pttl", buf, sizeof buf));
+        cr_assert(pttl > 60000 && pttl <= 120000, "%s 2m: PTTL %ld", lease[0], pttl);
+    }
 }
 
 /* redis://: the DB is the one the lock lives in; the password is sent. */

@@ -12,6 +12,8 @@
 
 #include <leasewheel.h>
 
+#include "duration.h"
+
 #ifndef LWLOCK_VERSION
 #define LWLOCK_VERSION "unknown"
 #endif
@@ -41,17 +43,19 @@ static void usage(FILE *to)
           "      --replicas N       the acquire counts only once N replicas have it\n"
           "                         (WAIT, 1 s at most); else the lock is given back\n"
           "                         and lwlock exits 69 (default 0: do not wait)\n"
-          "  -w, --wait MS          wait at most MS for the lock: 0 tries once (default),\n"
-          "                         -1 waits as long as it takes\n"
-          "  -W, --watchdog MS      the lease, renewed while COMMAND runs (default 30000)\n"
-          "  -l, --lease MS         a fixed lease instead, never renewed: a deadline for\n"
+          "  -w, --wait DURATION    wait at most so long for the lock: 0 tries once\n"
+          "                         (default), -1 waits as long as it takes\n"
+          "  -W, --watchdog DURATION\n"
+          "                         the lease, renewed while COMMAND runs (default 30s)\n"
+          "  -l, --lease DURATION   a fixed lease instead, never renewed: a deadline for\n"
           "                         COMMAND, which is signalled when it ends (exit 79)\n"
           "  -s, --signal SIG       sent to COMMAND when the lock is lost (default TERM)\n"
           "      --warn-signal SIG  sent to COMMAND when the lock turns at risk (renewals\n"
           "                         unconfirmed: less than half its lease sure to be\n"
           "                         left), once each time; nothing when it is safe again,\n"
           "                         -s's signal if it is lost (default: no warning)\n"
-          "      --max-hold MS      give the lock up after MS held: COMMAND then gets\n"
+          "      --max-hold DURATION\n"
+          "                         give the lock up after so long held: COMMAND then gets\n"
           "                         -s's signal and lwlock exits 79 (held too long); the\n"
           "                         lock expires at the end of its lease\n"
           "  -v, --verbose          the library's log lines to stderr (connections lost\n"
@@ -59,7 +63,12 @@ static void usage(FILE *to)
           "  -h, --help             show this help\n"
           "      --version          show the version\n"
           "\n"
-          "TLS (as redis-cli's; the server is verified unless --insecure):\n"
+          "A DURATION is a whole number with a unit, ms, s, m, h or d (250ms, 30s, 5m,\n"
+          "1h, 1d, 1h30m), or a bare number of milliseconds; at most 24d20h31m23s647ms.\n"
+          "\n",
+          to);
+    /* In two: C99 promises string literals of 4095 bytes only. */
+    fputs("TLS (as redis-cli's; the server is verified unless --insecure):\n"
           "      --tls              connect over TLS (a rediss address implies it);\n"
           "                         with -c, to every node\n"
           "      --cacert FILE      trust the CA certificates in FILE (PEM)\n"
@@ -225,12 +234,29 @@ struct parse {
     int seen_lease, seen_watchdog;
 };
 
+/* A duration option's value (duration.h: a bare number is ms) within
+ * min_ms..MAX_MS into *ms: 0, or -1 after a message naming the option,
+ * its range and the forms. */
+static int duration_opt(struct parse *p, const char *opt, const char *arg, uint64_t min_ms,
+                        uint64_t *ms)
+{
+    char range[100];
+
+    if (duration_parse(arg, 1, min_ms, MAX_MS, ms) == 0)
+        return 0;
+    usage_error(p->err, "invalid %s '%s': %s%s (%s; a bare number is ms)", opt, arg,
+                strcmp(opt, "-w/--wait") ? "" : "-1, or ",
+                duration_range(min_ms, MAX_MS, range, sizeof range), DURATION_FORMS);
+    return -1;
+}
+
 /* One option with its value; 0, or an exit status. */
 static int take_option(struct parse *p, int c, const char *arg)
 {
     struct lwlock_options *o = p->o;
     char why[400];
     long long v;
+    uint64_t u;
 
     switch (tls_opt_take(&o->tls, c, arg, why, sizeof why)) {
     case 1:
@@ -246,17 +272,20 @@ static int take_option(struct parse *p, int c, const char *arg)
             return usage_error(p->err, "invalid cluster seeds '%s': %s", arg, why);
         return 0;
     case 'w':
-        if (parse_number(arg, -1, MAX_MS, &v))
-            return usage_error(p->err, "invalid wait '%s' (-1, or 0 to %lld ms)", arg, MAX_MS);
-        o->wait_ms = v;
+        if (strcmp(arg, "-1") == 0) {
+            o->wait_ms = -1;
+            return 0;
+        }
+        if (duration_opt(p, "-w/--wait", arg, 0, &u))
+            return EXIT_USAGE;
+        o->wait_ms = (long long)u;
         return 0;
     case 'l':
     case 'W':
-        if (parse_number(arg, LW_MIN_LEASE_MS, MAX_MS, &v))
-            return usage_error(p->err, "invalid %s '%s' (%u to %lld ms)",
-                               c == 'l' ? "lease" : "watchdog", arg, LW_MIN_LEASE_MS, MAX_MS);
+        if (duration_opt(p, c == 'l' ? "-l/--lease" : "-W/--watchdog", arg, LW_MIN_LEASE_MS, &u))
+            return EXIT_USAGE;
         *(c == 'l' ? &p->seen_lease : &p->seen_watchdog) = 1;
-        *(c == 'l' ? &o->lease_ms : &o->watchdog_ms) = (uint32_t)v;
+        *(c == 'l' ? &o->lease_ms : &o->watchdog_ms) = (uint32_t)u;
         return 0;
     case 's':
         if ((o->lost_sig = parse_signal(arg)) < 0)
@@ -267,9 +296,9 @@ static int take_option(struct parse *p, int c, const char *arg)
             return usage_error(p->err, "invalid warning signal '%s'", arg);
         return 0;
     case OPT_MAX_HOLD:
-        if (parse_number(arg, 1, MAX_MS, &v))
-            return usage_error(p->err, "invalid max hold '%s' (1 to %lld ms)", arg, MAX_MS);
-        o->max_hold_ms = (uint64_t)v;
+        if (duration_opt(p, "--max-hold", arg, 1, &u))
+            return EXIT_USAGE;
+        o->max_hold_ms = u;
         return 0;
     case 'v':
         o->verbose = 1;
