@@ -136,6 +136,11 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         ARGS("-w", "s", "n", "true"),
         ARGS("-W", "9ms", "n", "true"),
         ARGS("-l", "1 s", "n", "true"),
+        ARGS("-E", "256", "n", "true"),
+        ARGS("-E", "-1", "n", "true"),
+        ARGS("-E", "x", "n", "true"),
+        ARGS("-E"),
+        ARGS("-q5", "n", "true"),
         ARGS("-w", "-1s", "n", "true"),
         ARGS("--max-hold"),
         ARGS("-v5", "n", "true"),
@@ -457,7 +462,8 @@ Test(lwlock_usage, help_and_version, .init = make_dir, .fini = remove_test_dir, 
     cr_assert_eq(run(ARGS("--help")), 0);
     cr_assert(strstr(slurp("out", buf, sizeof buf), "--watchdog"));
     for (const char *const *f = ARGS("--warn-signal SIG", "--max-hold DURATION", "-v, --verbose",
-                                     "-w, --wait DURATION", "250ms, 30s, 5m");
+                                     "-w, --wait DURATION", "250ms, 30s, 5m", "-n, --nonblock",
+                                     "-E, --conflict-exit-code N", "-q, --quiet");
          *f; f++)
         cr_assert(strstr(buf, *f), "no '%s' in the help", *f);
     /* The TLS flags, as redis-cli's. */
@@ -606,6 +612,36 @@ LWLOCK_TEST(held_elsewhere_exits_75)
     cr_assert_lt(now_ms() - t0, 5000);
     cr_assert_not(exists("ran"), "COMMAND never ran");
     cr_assert_eq(redis_int("HGET %s other:1", "busy"), 1, "the holder is untouched");
+}
+
+/* For cron on many machines: -q says nothing when the lock is merely
+ * held by another, -E picks the status then, -n is -w 0; a real failure
+ * (Redis unreachable) is still said, with its own status. */
+LWLOCK_TEST(quiet_contention_for_cron)
+{
+    char buf[256], unreachable[64];
+    int code;
+
+    hold_elsewhere("cronjob", 20000);
+    code = run(ARGS("-q", "-E", "0", "-r", addr, "cronjob", "touch", "ran"));
+    cr_assert_eq(code, 0, "-q -E 0: %d", code);
+    cr_assert_str_eq(slurp("err", buf, sizeof buf), "", "-q said '%s'", buf);
+    code = run(ARGS("--quiet", "--conflict-exit-code=3", "-w", "200ms", "-r", addr, "cronjob",
+                    "touch", "ran"));
+    cr_assert_eq(code, 3, "--conflict-exit-code=3 after a wait: %d", code);
+    cr_assert_str_eq(slurp("err", buf, sizeof buf), "");
+    /* Without -q the line is there; -n is -w 0 even after a -w. */
+    code = run(ARGS("-w", "-1", "-n", "-E", "42", "-r", addr, "cronjob", "touch", "ran"));
+    cr_assert_eq(code, 42, "-n -E 42: %d", code);
+    cr_assert(stderr_has("lwlock: cronjob: "));
+    cr_assert_not(exists("ran"), "COMMAND never ran");
+    /* Free: -E plays no part, COMMAND's status is lwlock's. */
+    cr_assert_eq(run(ARGS("-q", "-E", "0", "-r", addr, "freejob", "sh", "-c", "exit 5")), 5);
+    /* Unreachable: still said, and 69 whatever -E. */
+    snprintf(unreachable, sizeof unreachable, "127.0.0.1:%d", closed_port());
+    code = run(ARGS("-q", "-E", "0", "-r", unreachable, "cronjob", "touch", "ran"));
+    cr_assert_eq(code, 69, "-q, unreachable: %d", code);
+    cr_assert(stderr_has("lwlock: cannot "));
 }
 
 /* Durations with units reach the lock: -w waits so long, -W is the

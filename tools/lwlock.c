@@ -380,9 +380,10 @@ static int acquire_failed(const struct run *r, int err)
 {
     char at[600], why[600];
 
-    if (err == LW_ELOCKED) {
-        report("%s: %s", r->opt.name, lw_strerror(err));
-        return EXIT_LOCKED;
+    if (err == LW_ELOCKED) { /* -q: the loser of a race says nothing */
+        if (!r->opt.quiet)
+            report("%s: %s", r->opt.name, lw_strerror(err));
+        return EXIT_LOCKED; /* main() makes it -E's */
     }
     report("cannot acquire %s at %s: %s%s", r->opt.name, where(r, at, sizeof at),
            lw_strerror(err), reason(r, err, why, sizeof why));
@@ -744,6 +745,8 @@ int main(int argc, char **argv)
     if ((rc = setup(&r)) == 0 && (rc = start_client(&r)) == 0 &&
         (rc = acquire(&r, &token)) == 0)
         rc = run_command(&r, token);
+    else if (rc == EXIT_LOCKED) /* not acquired: -E's status, which may be 0 */
+        rc = r.opt.conflict_exit;
     teardown(&r);
     return rc;
 }

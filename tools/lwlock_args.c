@@ -45,6 +45,13 @@ static void usage(FILE *to)
           "                         and lwlock exits 69 (default 0: do not wait)\n"
           "  -w, --wait DURATION    wait at most so long for the lock: 0 tries once\n"
           "                         (default), -1 waits as long as it takes\n"
+          "  -n, --nonblock         try once, do not wait: -w 0\n"
+          "  -E, --conflict-exit-code N\n"
+          "                         the exit status when the lock is not acquired within\n"
+          "                         the wait (held by another), 0 to 255 (default 75)\n"
+          "  -q, --quiet            say nothing when the lock is held by another (cron:\n"
+          "                         the machines that lose stay silent); real failures\n"
+          "                         are still said\n"
           "  -W, --watchdog DURATION\n"
           "                         the lease, renewed while COMMAND runs (default 30s)\n"
           "  -l, --lease DURATION   a fixed lease instead, never renewed: a deadline for\n"
@@ -91,7 +98,7 @@ static void usage(FILE *to)
           "COMMAND.  The lock is released when COMMAND exits.\n"
           "\n"
           "Exit status: COMMAND's own (128+N if killed by signal N), or\n"
-          "  64 bad usage                    75 lock not acquired within the wait\n"
+          "  64 bad usage                    75 lock not acquired within the wait (-E)\n"
           "  69 Redis unreachable or failing 79 lock lost while COMMAND ran\n"
           "  71 system error (fork, memory)  126/127 COMMAND not executable/found\n",
           to);
@@ -221,6 +228,9 @@ static const struct option long_options[] = {
     {"warn-signal", required_argument, NULL, OPT_WARN_SIGNAL},
     {"max-hold", required_argument, NULL, OPT_MAX_HOLD},
     {"verbose", no_argument, NULL, 'v'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"nonblock", no_argument, NULL, 'n'},
+    {"conflict-exit-code", required_argument, NULL, 'E'},
     TLS_LONG_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -303,6 +313,17 @@ static int take_option(struct parse *p, int c, const char *arg)
     case 'v':
         o->verbose = 1;
         return 0;
+    case 'q':
+        o->quiet = 1;
+        return 0;
+    case 'n':
+        o->wait_ms = 0;
+        return 0;
+    case 'E':
+        if (parse_number(arg, 0, 255, &v))
+            return usage_error(p->err, "invalid -E/--conflict-exit-code '%s' (0 to 255)", arg);
+        o->conflict_exit = (int)v;
+        return 0;
     case OPT_REPLICAS:
         if (parse_number(arg, 0, LWLOCK_MAX_REPLICAS, &v))
             return usage_error(p->err, "invalid replicas '%s' (0 to %d)", arg,
@@ -320,6 +341,7 @@ static int default_options(struct lwlock_options *o, const char *env, FILE *err)
     memset(o, 0, sizeof *o);
     o->watchdog_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS;
     o->lost_sig = SIGTERM;
+    o->conflict_exit = EXIT_LOCKED;
     return parse_redis(env && *env ? env : DEFAULT_REDIS, "LWLOCK_REDIS", o, err);
 }
 
@@ -333,7 +355,7 @@ static int take_options(struct parse *p, int argc, char **argv, FILE *out)
      * and print our own messages. */
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+:r:c:w:l:W:s:vh", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:r:c:w:l:W:s:E:nqvh", long_options, NULL)) != -1) {
         if (c == 'h') {
             usage(out);
             return 0;

@@ -50,6 +50,10 @@ struct lwlock_options {
     uint64_t max_hold_ms; /* --max-hold: given up after this long held
                              (max_hold_ms); 0: no limit */
     int verbose;          /* -v: the library's log lines to stderr */
+    int quiet;            /* -q: nothing said when the lock is merely held
+                             by another (real failures are still said) */
+    int conflict_exit;    /* -E: the status when the lock is not acquired
+                             within the wait, 0..255 (default EXIT_LOCKED) */
     uint32_t replicas;    /* --replicas: acquire_replicas, 0 when not given */
     const char *name;     /* argv's NAME: 1..LW_LOCK_NAME_MAX bytes */
     char **command;       /* COMMAND and its arguments in argv, NULL-terminated */

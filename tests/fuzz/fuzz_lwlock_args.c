@@ -175,6 +175,8 @@ static void check_go_on(const struct parsed *p, int argc, char **argv)
     FUZZ_CHECK(!o->lease_ms || (!o->warn_sig && !o->max_hold_ms),
                "a fixed lease with --warn-signal or --max-hold");
     FUZZ_CHECK(o->verbose == 0 || o->verbose == 1, "verbose %d", o->verbose);
+    FUZZ_CHECK(o->quiet == 0 || o->quiet == 1, "quiet %d", o->quiet);
+    FUZZ_CHECK(o->conflict_exit >= 0 && o->conflict_exit <= 255, "-E %d", o->conflict_exit);
     check_tls(o, argc, argv);
     FUZZ_CHECK(p->out_len == 0 && p->err_len == 0, "printed something");
     check_signal_name(o->lost_sig);
@@ -221,7 +223,8 @@ static int same(const struct parsed *a, const struct parsed *b)
             !memcmp(a->o.cluster.addr, b->o.cluster.addr, sizeof a->o.cluster.addr) &&
             a->o.wait_ms == b->o.wait_ms && a->o.lease_ms == b->o.lease_ms &&
             a->o.watchdog_ms == b->o.watchdog_ms && a->o.lost_sig == b->o.lost_sig &&
-            a->o.replicas == b->o.replicas && !memcmp(&a->o.tls, &b->o.tls, sizeof a->o.tls) &&
+            a->o.replicas == b->o.replicas && a->o.conflict_exit == b->o.conflict_exit &&
+            a->o.quiet == b->o.quiet && !memcmp(&a->o.tls, &b->o.tls, sizeof a->o.tls) &&
             a->o.name == b->o.name && a->o.command == b->o.command);
 }
 
