@@ -141,6 +141,8 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         ARGS("-E", "x", "n", "true"),
         ARGS("-E"),
         ARGS("-q5", "n", "true"),
+        ARGS("--prefix", "", "n", "true"),
+        ARGS("--prefix"),
         ARGS("-w", "-1s", "n", "true"),
         ARGS("--max-hold"),
         ARGS("-v5", "n", "true"),
@@ -176,6 +178,16 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         code = run(said[i].args);
         cr_assert_eq(code, 64, "said case %zu: %d", i, code);
         cr_assert(stderr_has(said[i].says), "said case %zu: no '%s'", i, said[i].says);
+    }
+    {
+        char name[LW_LOCK_NAME_MAX];
+
+        memset(name, 'n', sizeof name - 1);
+        name[sizeof name - 1] = 0;
+        cr_assert_eq(run(ARGS("--prefix", "ab", name, "true")), 64, "PREFIX:NAME too long");
+        cr_assert(stderr_has("PREFIX:NAME must be at most"));
+        cr_assert_eq(run_lwlock(ARGS(name, "true"), ARGS("LWLOCK_PREFIX=a")), 64);
+        cr_assert(stderr_has("PREFIX:NAME must be at most"));
     }
     code = run_lwlock(ARGS("n", "true"), ARGS("LWLOCK_REDIS=nowhere"));
     cr_assert_eq(code, 64, "a bad LWLOCK_REDIS: %d", code);
@@ -642,6 +654,34 @@ LWLOCK_TEST(quiet_contention_for_cron)
     code = run(ARGS("-q", "-E", "0", "-r", unreachable, "cronjob", "touch", "ran"));
     cr_assert_eq(code, 69, "-q, unreachable: %d", code);
     cr_assert(stderr_has("lwlock: cannot "));
+}
+
+/* --prefix P (or $LWLOCK_PREFIX): the lock is P:NAME in Redis, and
+ * COMMAND's LWLOCK_NAME says so; --prefix wins over the environment. */
+LWLOCK_TEST(prefix_names_the_key)
+{
+    char cmd[256], buf[256], env[300];
+    int code;
+
+    snprintf(cmd, sizeof cmd,
+             "{ redis-cli -p %d EXISTS team:job; echo \"$LWLOCK_NAME\"; } > \"$LWT_DIR/seen\"",
+             srv.port);
+    code = run(ARGS("--prefix", "team", "-r", addr, "job", "sh", "-c", cmd));
+    cr_assert_eq(code, 0, "--prefix: %d", code);
+    cr_assert_str_eq(slurp("seen", buf, sizeof buf), "1\nteam:job\n");
+    snprintf(env, sizeof env, "LWLOCK_REDIS=%s", addr);
+    code = run_lwlock(ARGS("job", "sh", "-c", cmd), ARGS(env, "LWLOCK_PREFIX=team"));
+    cr_assert_eq(code, 0, "LWLOCK_PREFIX: %d", code);
+    cr_assert_str_eq(slurp("seen", buf, sizeof buf), "1\nteam:job\n");
+    code = run_lwlock(ARGS("--prefix=other", "job", "sh", "-c", cmd),
+                      ARGS(env, "LWLOCK_PREFIX=team"));
+    cr_assert_eq(code, 0, "--prefix over LWLOCK_PREFIX: %d", code);
+    cr_assert_str_eq(slurp("seen", buf, sizeof buf), "0\nother:job\n");
+    cr_assert_eq(redis_int("EXISTS %s", "team:job"), 0, "released");
+    /* Held under the prefixed name: the message names it. */
+    hold_elsewhere("team:busy", 20000);
+    cr_assert_eq(run(ARGS("--prefix", "team", "-r", addr, "busy", "true")), 75);
+    cr_assert(stderr_has("lwlock: team:busy: "));
 }
 
 /* Durations with units reach the lock: -w waits so long, -W is the

@@ -364,7 +364,7 @@ static int start_client(struct run *r)
     if (r->opt.verbose)
         cfg.log = on_log;
     if ((rc = lw_client_new(&cfg, &r->client)) == 0 &&
-        (rc = lw_lock_new(r->client, r->opt.name, strlen(r->opt.name), &r->lock)) == 0)
+        (rc = lw_lock_new(r->client, r->opt.key, strlen(r->opt.key), &r->lock)) == 0)
         return 0;
     if (rc == LW_ENOTSUP && r->opt.tls.enable)
         report("cannot use Redis at %s over TLS: this leasewheel was built without TLS",
@@ -382,10 +382,10 @@ static int acquire_failed(const struct run *r, int err)
 
     if (err == LW_ELOCKED) { /* -q: the loser of a race says nothing */
         if (!r->opt.quiet)
-            report("%s: %s", r->opt.name, lw_strerror(err));
+            report("%s: %s", r->opt.key, lw_strerror(err));
         return EXIT_LOCKED; /* main() makes it -E's */
     }
-    report("cannot acquire %s at %s: %s%s", r->opt.name, where(r, at, sizeof at),
+    report("cannot acquire %s at %s: %s%s", r->opt.key, where(r, at, sizeof at),
            lw_strerror(err), reason(r, err, why, sizeof why));
     return err == LW_ENOMEM ? EXIT_OSERR : EXIT_UNAVAILABLE;
 }
@@ -408,7 +408,7 @@ static int interrupted(struct run *r, int sig)
         ev.err == 0)
         lw_unlock_owner(r->lock, r->owner);
     report("interrupted by %s while acquiring %s", lwlock_signal_name(sig, buf, sizeof buf),
-           r->opt.name);
+           r->opt.key);
     return 128 + sig;
 }
 
@@ -547,7 +547,7 @@ static void exec_command(const struct run *r, char **env, int errfd)
  * an exit status. */
 static int spawn(struct run *r, uint64_t token)
 {
-    char **env = command_env(r->opt.name, token);
+    char **env = command_env(r->opt.key, token);
     int p[2], err;
     pid_t pid;
 
@@ -583,7 +583,7 @@ static void lose(struct run *r, const char *why)
     if (r->lost)
         return;
     r->lost = 1;
-    report("lock %s lost (%s): sending %s to %s", r->opt.name, why,
+    report("lock %s lost (%s): sending %s to %s", r->opt.key, why,
            lwlock_signal_name(r->opt.lost_sig, buf, sizeof buf), r->opt.command[0]);
     kill(r->child, r->opt.lost_sig);
 }
@@ -604,7 +604,7 @@ static void risk(struct run *r, int at_risk, int64_t left_ms)
     r->at_risk = 1;
     if (r->opt.verbose)
         report("lock %s at risk (%lld ms of its lease sure to be left): sending %s to %s",
-               r->opt.name, (long long)left_ms,
+               r->opt.key, (long long)left_ms,
                lwlock_signal_name(r->opt.warn_sig, buf, sizeof buf), r->opt.command[0]);
     kill(r->child, r->opt.warn_sig);
 }
@@ -683,16 +683,16 @@ static int release(struct run *r, int status)
     if (rc == LW_ENOTOWNER && lost_after_end(r)) {
         /* The unlock waited on Redis past the lease: COMMAND had ended
          * under the lock, nothing ran unprotected. */
-        report("%s expired while being released, after %s ended", r->opt.name,
+        report("%s expired while being released, after %s ended", r->opt.key,
                r->opt.command[0]);
         return status;
     }
     if (rc == LW_ENOTOWNER) { /* gone before COMMAND ended, unnoticed till now */
-        report("%s was lost before %s ended", r->opt.name, r->opt.command[0]);
+        report("%s was lost before %s ended", r->opt.key, r->opt.command[0]);
         return EXIT_LOST;
     }
     if (rc)
-        report("cannot release %s: %s (it expires after its lease)", r->opt.name, lw_strerror(rc));
+        report("cannot release %s: %s (it expires after its lease)", r->opt.key, lw_strerror(rc));
     return status;
 }
 
@@ -737,7 +737,8 @@ int main(int argc, char **argv)
     uint64_t token = 0;
     int rc;
 
-    rc = lwlock_parse_args(argc, argv, getenv("LWLOCK_REDIS"), &r.opt, stdout, stderr);
+    rc = lwlock_parse_args(argc, argv, getenv("LWLOCK_REDIS"), getenv("LWLOCK_PREFIX"), &r.opt,
+                           stdout, stderr);
     if (rc < 0)
         rc = lwlock_check_env_files(&r.opt, getenv("LWLOCK_SENTINEL_TLS"), stderr);
     if (rc >= 0)

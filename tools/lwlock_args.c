@@ -65,6 +65,9 @@ static void usage(FILE *to)
           "                         give the lock up after so long held: COMMAND then gets\n"
           "                         -s's signal and lwlock exits 79 (held too long); the\n"
           "                         lock expires at the end of its lease\n"
+          "      --prefix PREFIX    the lock is PREFIX:NAME in Redis, so that a team's\n"
+          "                         locks share a namespace (default: $LWLOCK_PREFIX,\n"
+          "                         else none)\n"
           "  -v, --verbose          the library's log lines to stderr (connections lost\n"
           "                         and made again, the lock at risk, safe, lost)\n"
           "  -h, --help             show this help\n"
@@ -93,8 +96,8 @@ static void usage(FILE *to)
           "settings of their own are the library's config (sentinel_tls), not lwlock's.\n"
           "A TLS failure exits 69, saying why; COMMAND is not run.\n"
           "\n"
-          "COMMAND runs with LWLOCK_NAME and LWLOCK_TOKEN (the lock's fencing token) in\n"
-          "its environment.  SIGINT, SIGTERM and SIGHUP sent to lwlock are passed on to\n"
+          "COMMAND runs with LWLOCK_NAME (the lock's name in Redis, PREFIX:NAME with a\n"
+          "prefix) and LWLOCK_TOKEN (the lock's fencing token) in its environment.  SIGINT, SIGTERM and SIGHUP sent to lwlock are passed on to\n"
           "COMMAND.  The lock is released when COMMAND exits.\n"
           "\n"
           "Exit status: COMMAND's own (128+N if killed by signal N), or\n"
@@ -215,7 +218,8 @@ static int parse_redis(const char *s, const char *what, struct lwlock_options *o
 enum { OPT_VERSION = 256,
        OPT_REPLICAS,
        OPT_WARN_SIGNAL,
-       OPT_MAX_HOLD };
+       OPT_MAX_HOLD,
+       OPT_PREFIX };
 
 static const struct option long_options[] = {
     {"redis", required_argument, NULL, 'r'},
@@ -227,6 +231,7 @@ static const struct option long_options[] = {
     {"replicas", required_argument, NULL, OPT_REPLICAS},
     {"warn-signal", required_argument, NULL, OPT_WARN_SIGNAL},
     {"max-hold", required_argument, NULL, OPT_MAX_HOLD},
+    {"prefix", required_argument, NULL, OPT_PREFIX},
     {"verbose", no_argument, NULL, 'v'},
     {"quiet", no_argument, NULL, 'q'},
     {"nonblock", no_argument, NULL, 'n'},
@@ -316,6 +321,9 @@ static int take_option(struct parse *p, int c, const char *arg)
     case 'q':
         o->quiet = 1;
         return 0;
+    case OPT_PREFIX:
+        o->prefix = arg;
+        return 0;
     case 'n':
         o->wait_ms = 0;
         return 0;
@@ -375,8 +383,25 @@ static int take_options(struct parse *p, int argc, char **argv, FILE *out)
     return -1;
 }
 
-int lwlock_parse_args(int argc, char **argv, const char *env_redis, struct lwlock_options *o,
-                      FILE *out, FILE *err)
+/* o->key from the prefix and NAME: -1, or the usage status. */
+static int make_key(struct lwlock_options *o, const char *name, FILE *err)
+{
+    int n;
+
+    if (name[0] == 0 || strlen(name) > LW_LOCK_NAME_MAX)
+        return usage_error(err, "NAME must be 1 to %u bytes", LW_LOCK_NAME_MAX);
+    if (o->prefix && !o->prefix[0])
+        return usage_error(err, "an empty --prefix (or LWLOCK_PREFIX): leave it out instead");
+    n = snprintf(o->key, sizeof o->key, "%s%s%s", o->prefix ? o->prefix : "",
+                 o->prefix ? ":" : "", name);
+    if (n < 0 || (size_t)n >= sizeof o->key)
+        return usage_error(err, "PREFIX:NAME must be at most %u bytes", LW_LOCK_NAME_MAX);
+    o->name = name;
+    return -1;
+}
+
+int lwlock_parse_args(int argc, char **argv, const char *env_redis, const char *env_prefix,
+                      struct lwlock_options *o, FILE *out, FILE *err)
 {
     struct parse p = {o, err, 0, 0};
     char why[300];
@@ -408,11 +433,12 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, struct lwloc
         return usage_error(err, "%s", why);
     if (optind >= argc)
         return usage_error(err, "missing NAME");
-    if (argv[optind][0] == 0 || strlen(argv[optind]) > LW_LOCK_NAME_MAX)
-        return usage_error(err, "NAME must be 1 to %u bytes", LW_LOCK_NAME_MAX);
+    if (!o->prefix && env_prefix && env_prefix[0])
+        o->prefix = env_prefix;
+    if ((rc = make_key(o, argv[optind], err)) >= 0)
+        return rc;
     if (optind + 1 >= argc)
         return usage_error(err, "missing COMMAND");
-    o->name = argv[optind];
     o->command = argv + optind + 1;
     return -1;
 }

@@ -40,7 +40,7 @@ static void parse(int argc, char **argv, const char *env, struct parsed *p)
     FILE *err = open_memstream(&p->err, &p->err_len);
 
     FUZZ_CHECK(out && err, "open_memstream");
-    p->rc = lwlock_parse_args(argc, argv, env, &p->o, out, err);
+    p->rc = lwlock_parse_args(argc, argv, env, NULL, &p->o, out, err);
     fclose(out);
     fclose(err);
 }
@@ -141,6 +141,13 @@ static void check_go_on(const struct parsed *p, int argc, char **argv)
     FUZZ_CHECK(k < argc - 1 && o->command == argv + k + 1, "NAME/COMMAND not from argv");
     FUZZ_CHECK(o->name[0] && strlen(o->name) <= LW_LOCK_NAME_MAX, "NAME of %zu bytes",
                strlen(o->name));
+    FUZZ_CHECK(o->prefix ? o->prefix[0] && in_argv(o->prefix, argc, argv) &&
+                               strlen(o->prefix) + 1 + strlen(o->name) == strlen(o->key) &&
+                               !strncmp(o->key, o->prefix, strlen(o->prefix)) &&
+                               !strcmp(o->key + strlen(o->prefix) + 1, o->name)
+                         : !strcmp(o->key, o->name),
+               "key '%s' of prefix '%s' and NAME '%s'", o->key, o->prefix ? o->prefix : "",
+               o->name);
     if (o->redis.sentinels.n)
         check_sentinels(o);
     else
@@ -225,7 +232,7 @@ static int same(const struct parsed *a, const struct parsed *b)
             a->o.watchdog_ms == b->o.watchdog_ms && a->o.lost_sig == b->o.lost_sig &&
             a->o.replicas == b->o.replicas && a->o.conflict_exit == b->o.conflict_exit &&
             a->o.quiet == b->o.quiet && !memcmp(&a->o.tls, &b->o.tls, sizeof a->o.tls) &&
-            a->o.name == b->o.name && a->o.command == b->o.command);
+            a->o.name == b->o.name && a->o.prefix == b->o.prefix && a->o.command == b->o.command);
 }
 
 /* A parse that returns inside "-hw5" (at -h), the argv then freed: what
