@@ -33,6 +33,7 @@ enum script_id {
     SCRIPT_RENEW_NODE, /* no KEYS; ARGV names..., lease ms, fields... */
     SCRIPT_DROP_NODE,  /* no KEYS; ARGV names..., publish command, fields... */
     SCRIPT_HANDOFF,    /* KEYS name, token key; ARGV field, waiter's field, lease ms */
+    SCRIPT_MIN_HOLD,   /* KEYS name;            ARGV field, ms */
     SCRIPT_COUNT
 };
 extern const char *const lw_lock_scripts[SCRIPT_COUNT];

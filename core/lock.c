@@ -405,7 +405,9 @@ static void acquire_begin(struct lw_client *c, struct op *op)
  * client's waiters queue for hands it to the first of them. */
 static void release_begin(struct lw_client *c, struct op *op)
 {
-    if (op->kind == OP_UNLOCK && (op->handoff = waiters_handoff(c, op->lock)))
+    /* Not an unlock that leaves the lock to expire (lease_ms set): the
+     * lock stays taken until then, nothing to hand over. */
+    if (op->kind == OP_UNLOCK && !op->lease_ms && (op->handoff = waiters_handoff(c, op->lock)))
         op->handoff->handoff = op;
     if (format_op(op)) {
         if (op->handoff)
@@ -601,6 +603,12 @@ static int format_command(struct op *op)
     case OP_UNLOCK:
         if (op->handoff) /* to the first waiter, with its lease */
             return format_handoff(op, field, flen);
+        if (op->lease_ms) { /* lw_unlock_after */
+            snprintf(lease, sizeof lease, "%llu", (unsigned long long)op->lease_ms);
+            return lw_request_evalsha(&op->req, SCRIPT_MIN_HOLD, 1, 3,
+                                      (const char *[]){lock->name, field, lease},
+                                      (size_t[]){lock->len, flen, strlen(lease)});
+        }
         /* fall through */
     case OP_UNDO:
     case OP_TRIM:
@@ -764,6 +772,14 @@ int lw_trylock(struct lw_lock *lock, uint64_t wait_ms, uint64_t lease_ms, uint64
 int lw_unlock_owner(struct lw_lock *lock, uint64_t owner)
 {
     return run_blocking(lock, OP_UNLOCK, owner, 0, 0, NULL);
+}
+
+int lw_unlock_after(struct lw_lock *lock, uint64_t owner, uint64_t after_ms)
+{
+    if (after_ms == 0 || after_ms > LW_MAX_LEASE_MS)
+        return LW_ERANGE;
+    /* An unlock whose lease_ms says how long the last hold leaves it. */
+    return run_blocking(lock, OP_UNLOCK, owner, 0, after_ms, NULL);
 }
 
 int lw_unlock(struct lw_lock *lock)

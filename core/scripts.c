@@ -85,6 +85,20 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "redis.call('pexpire', KEYS[1], ARGV[3]) "
         "return {0, redis.call('incr', KEYS[2]), 1}",
 
+    /* Release one hold, but the last leaves the lock to expire ARGV[2] ms
+     * from now instead of deleting it (lw_unlock_after: a minimum hold,
+     * ShedLock's lockAtLeastFor): the key and the field stay, so that
+     * Redisson and every other client see it held until then.  Nothing
+     * is published: the lock did not become free.  -1: not ours
+     * (untouched); else the holds left, 0 for the last. */
+    [SCRIPT_MIN_HOLD] =
+        "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return -1 end "
+        "if tonumber(redis.call('hget', KEYS[1], ARGV[1])) > 1 then "
+        "  return redis.call('hincrby', KEYS[1], ARGV[1], -1) "
+        "end "
+        "redis.call('pexpire', KEYS[1], ARGV[2]) "
+        "return 0",
+
     /* Delete whoever holds it.  1 when it was locked. */
     [SCRIPT_FORCE] =
         "if redis.call('del', KEYS[1]) == 1 then "

@@ -128,6 +128,47 @@ REDIS_TEST(lock, unlock_by_non_owner_leaves_lock_untouched)
     lw_client_free(b);
 }
 
+/* lw_unlock_after: the last hold leaves the lock to expire so long after
+ * (a minimum hold), held by the same field meanwhile and no longer
+ * renewed; an earlier hold is released as lw_unlock's is. */
+REDIS_TEST(lock, unlock_after_leaves_it_to_expire)
+{
+    struct lw_client *c = new_client(30000, NULL);
+    struct lw_lock *l = new_lock(c, "atleast");
+    struct lw_client_stats st;
+    uint64_t other = lw_owner_self() + 1, t0;
+    char field[128];
+
+    cr_assert_eq(lw_unlock_after(l, lw_owner_self(), 500), LW_ENOTOWNER, "not held");
+    cr_assert_eq(lw_unlock_after(l, lw_owner_self(), 0), LW_ERANGE);
+    cr_assert_eq(lw_unlock_after(l, lw_owner_self(), LW_MAX_LEASE_MS + 1ull), LW_ERANGE);
+
+    /* Two holds: the first goes as an unlock's, the lease untouched. */
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+    cr_assert_eq(lw_unlock_after(l, lw_owner_self(), 800), 0);
+    cr_assert_eq(lw_hold_count(l), 1);
+    cr_assert_gt(redis_int("PTTL %s", "atleast"), 29000);
+
+    /* The last: still there, our field with one hold, 800 ms to live. */
+    t0 = now_ms();
+    cr_assert_eq(lw_unlock_after(l, lw_owner_self(), 800), 0);
+    cr_assert_leq(redis_int("PTTL %s", "atleast"), 800);
+    snprintf(field, sizeof field, "%s:%llu", lw_client_id(c),
+             (unsigned long long)lw_owner_self());
+    cr_assert_eq(redis_int("HGET atleast %s", field), 1);
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.locks_held, 0, "the watchdog let it go");
+    cr_assert_eq(lw_acquire(l, other, 0, 0, NULL), LW_ELOCKED, "held until it expires");
+    cr_assert(wait_until(redis_int("EXISTS %s", "atleast") == 0, 3000));
+    cr_assert_geq(now_ms() - t0, 700, "gone before its time");
+    cr_assert_eq(lw_acquire(l, other, 0, 0, NULL), 0, "free after");
+    cr_assert_eq(lw_unlock_after(l, lw_owner_self(), 500), LW_ENOTOWNER, "another's");
+    cr_assert_eq(lw_unlock_owner(l, other), 0);
+    lw_lock_free(l);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
 REDIS_TEST(lock, force_unlock_ttl_and_explicit_lease)
 {
     struct lw_client *c = new_client(30000, NULL);

@@ -628,6 +628,24 @@ LW_API int lw_acquire(struct lw_lock *lock, uint64_t owner, uint64_t wait_ms, ui
                       uint64_t *token);
 LW_API int lw_unlock_owner(struct lw_lock *lock, uint64_t owner);
 
+/*
+ * lw_unlock_after - release one hold of owner's, as lw_unlock_owner(),
+ * except that the last one does not free the lock: it is left to expire
+ * after_ms from now (1..LW_MAX_LEASE_MS), and the watchdog no longer
+ * renews it.  Until then every client (Redisson's too) sees it held by
+ * owner, as before; waiters get it when it expires, not before.  A
+ * minimum hold (ShedLock's lockAtLeastFor): a job that ran on one machine
+ * keeps others that start a little later from running it again, e.g.
+ * lwlock's --min-hold.
+ *
+ * The key keeps owner's field (one hold) until it expires: an acquire by
+ * the same owner in this client meanwhile is a reentrant one.  Returns as
+ * lw_unlock_owner() does (LW_ENOTOWNER: owner held none, nothing touched),
+ * or LW_ERANGE for after_ms 0 or too large.  Blocking; not on the engine
+ * thread (LW_EDEADLK).
+ */
+LW_API int lw_unlock_after(struct lw_lock *lock, uint64_t owner, uint64_t after_ms);
+
 #ifdef __cplusplus
 }
 #endif
