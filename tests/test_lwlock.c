@@ -143,6 +143,9 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         ARGS("-q5", "n", "true"),
         ARGS("--prefix", "", "n", "true"),
         ARGS("--prefix"),
+        ARGS("--min-hold", "0", "n", "true"),
+        ARGS("--min-hold", "1x", "n", "true"),
+        ARGS("--min-hold"),
         ARGS("-w", "-1s", "n", "true"),
         ARGS("--max-hold"),
         ARGS("-v5", "n", "true"),
@@ -475,7 +478,8 @@ Test(lwlock_usage, help_and_version, .init = make_dir, .fini = remove_test_dir, 
     cr_assert(strstr(slurp("out", buf, sizeof buf), "--watchdog"));
     for (const char *const *f = ARGS("--warn-signal SIG", "--max-hold DURATION", "-v, --verbose",
                                      "-w, --wait DURATION", "250ms, 30s, 5m", "-n, --nonblock",
-                                     "-E, --conflict-exit-code N", "-q, --quiet");
+                                     "-E, --conflict-exit-code N", "-q, --quiet",
+                                     "--min-hold DURATION", "--prefix PREFIX");
          *f; f++)
         cr_assert(strstr(buf, *f), "no '%s' in the help", *f);
     /* The TLS flags, as redis-cli's. */
@@ -682,6 +686,72 @@ LWLOCK_TEST(prefix_names_the_key)
     hold_elsewhere("team:busy", 20000);
     cr_assert_eq(run(ARGS("--prefix", "team", "-r", addr, "busy", "true")), 75);
     cr_assert(stderr_has("lwlock: team:busy: "));
+}
+
+/* RedissonLock's tryLockInnerAsync, as Redisson sends it (tests/test_hot.c
+ * has it too): nil when it got the lock, else the holder's PTTL. */
+static const char redisson_try_lock[] =
+    "if ((redis.call('exists', KEYS[1]) == 0) or "
+    "(redis.call('hexists', KEYS[1], ARGV[2]) == 1)) then "
+    "redis.call('hincrby', KEYS[1], ARGV[2], 1); "
+    "redis.call('pexpire', KEYS[1], ARGV[1]); "
+    "return nil; end; "
+    "return redis.call('pttl', KEYS[1]);";
+
+/* Redisson's tryLock on name as another client: -1 when it got the lock
+ * (nil), else the holder's PTTL it was told. */
+static long long redisson_tries(const char *name)
+{
+    redisReply *r = redis_server_command(&srv, "EVAL %s 1 %s 30000 redisson-0-0-0:1",
+                                         redisson_try_lock, name);
+    long long v;
+
+    cr_assert_not_null(r);
+    cr_assert(r->type == REDIS_REPLY_NIL || r->type == REDIS_REPLY_INTEGER, "reply type %d",
+              r->type);
+    v = r->type == REDIS_REPLY_NIL ? -1 : r->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+/*
+ * --min-hold (ShedLock's lockAtLeastFor): a COMMAND that ends sooner
+ * leaves the lock held until so long after it was acquired.  A second
+ * lwlock started right after is refused, and Redisson (EXISTS, its
+ * tryLock) sees it held; once the time is up the second one gets it.
+ */
+LWLOCK_TEST(min_hold_keeps_a_quick_job_held)
+{
+    uint64_t t0 = now_ms();
+    long long pttl;
+    int code;
+
+    code = run(ARGS("--min-hold", "2s", "-r", addr, "nightly", "true"));
+    cr_assert_eq(code, 0, "the first: %d", code);
+    cr_assert_lt(now_ms() - t0, 1500, "lwlock waited out the min-hold itself");
+    code = run(ARGS("-r", addr, "nightly", "touch", "ran"));
+    cr_assert_eq(code, 75, "the late one: %d", code);
+    cr_assert_not(exists("ran"));
+    cr_assert_eq(redis_int("EXISTS %s", "nightly"), 1, "Redisson's isLocked");
+    pttl = redisson_tries("nightly");
+    cr_assert(pttl > 0 && pttl <= 2000, "Redisson's tryLock: PTTL %lld", pttl);
+    cr_assert(wait_until(redis_int("EXISTS %s", "nightly") == 0, 5000), "never expired");
+    cr_assert_geq(now_ms() - t0, 1900, "expired after %llu ms",
+                  (unsigned long long)(now_ms() - t0));
+    code = run(ARGS("-r", addr, "nightly", "touch", "ran"));
+    cr_assert_eq(code, 0, "after the min-hold: %d", code);
+    cr_assert(exists("ran"));
+
+    /* A COMMAND that runs past it: released at once, as without. */
+    code = run(ARGS("--min-hold", "100ms", "--max-hold", "1m", "-r", addr, "nightly", "sleep",
+                    "0.3"));
+    cr_assert_eq(code, 0, "%d", code);
+    cr_assert_eq(redis_int("EXISTS %s", "nightly"), 0, "released at once");
+    cr_assert_eq(redisson_tries("nightly"), -1, "Redisson gets it");
+
+    /* At least, at most: the one no longer than the other. */
+    cr_assert_eq(run(ARGS("--min-hold", "2m", "--max-hold", "1m", "-r", addr, "n", "true")), 64);
+    cr_assert(stderr_has("--min-hold is longer than --max-hold"));
 }
 
 /* Durations with units reach the lock: -w waits so long, -W is the

@@ -10,7 +10,10 @@
  * once it is gone, so that a caller can tell.  With --warn-signal COMMAND
  * hears of it earlier, when the lock turns at risk (on_risk); with
  * --max-hold the lock is given up after so long held (max_hold_ms), a loss
- * like the others; with -v the library's log lines go to stderr.
+ * like the others; with --min-hold a COMMAND that ends sooner leaves the
+ * lock to expire that long after it was taken (lw_unlock_after), so that
+ * the same job started late elsewhere finds it held; with -v the
+ * library's log lines go to stderr.
  *
  * Structure.  Two threads run here: main, and the library's engine thread,
  * on which the acquire's completion and on_lost are called.  Everything
@@ -81,7 +84,8 @@ struct run {
     struct lw_lock *lock;
     uint64_t owner;
     pid_t child;
-    uint64_t ended_ns; /* when COMMAND's exit was seen */
+    uint64_t acquired_ns; /* when the acquire's success arrived */
+    uint64_t ended_ns;    /* when COMMAND's exit was seen */
     int lost;
     int at_risk; /* warned, and not safe again since */
 };
@@ -433,6 +437,7 @@ static int acquire(struct run *r, uint64_t *token)
             if (ev.err)
                 return acquire_failed(r, ev.err);
             *token = (uint64_t)ev.value;
+            r->acquired_ns = lw_clock_now();
             return 0;
         }
     }
@@ -672,6 +677,23 @@ static int lost_after_end(const struct run *r)
     return 0;
 }
 
+/*
+ * The unlock: at once, or with --min-hold, when COMMAND ended before it,
+ * left to expire min_hold_ms after the acquire (counted from its success
+ * here, a round trip after Redis took it: never shorter than asked).
+ */
+static int unlock(struct run *r)
+{
+    uint64_t held_ms = (lw_clock_now() - r->acquired_ns) / 1000000u;
+
+    if (r->opt.min_hold_ms <= held_ms)
+        return lw_unlock_owner(r->lock, r->owner);
+    if (r->opt.verbose)
+        report("%s stays held %llu ms more (--min-hold)", r->opt.key,
+               (unsigned long long)(r->opt.min_hold_ms - held_ms));
+    return lw_unlock_after(r->lock, r->owner, r->opt.min_hold_ms - held_ms);
+}
+
 /* COMMAND ended with status: release the lock, unless lost. */
 static int release(struct run *r, int status)
 {
@@ -679,7 +701,7 @@ static int release(struct run *r, int status)
 
     if (r->lost)
         return EXIT_LOST;
-    rc = lw_unlock_owner(r->lock, r->owner);
+    rc = unlock(r);
     if (rc == LW_ENOTOWNER && lost_after_end(r)) {
         /* The unlock waited on Redis past the lease: COMMAND had ended
          * under the lock, nothing ran unprotected. */

@@ -68,6 +68,12 @@ static void usage(FILE *to)
           "      --prefix PREFIX    the lock is PREFIX:NAME in Redis, so that a team's\n"
           "                         locks share a namespace (default: $LWLOCK_PREFIX,\n"
           "                         else none)\n"
+          "      --min-hold DURATION\n"
+          "                         when COMMAND ends sooner, the lock is not released\n"
+          "                         but left to expire so long after it was acquired,\n"
+          "                         so that a machine whose cron fires late finds it\n"
+          "                         held (choose it longer than the spread of the\n"
+          "                         machines' clocks and start times)\n"
           "  -v, --verbose          the library's log lines to stderr (connections lost\n"
           "                         and made again, the lock at risk, safe, lost)\n"
           "  -h, --help             show this help\n"
@@ -97,8 +103,10 @@ static void usage(FILE *to)
           "A TLS failure exits 69, saying why; COMMAND is not run.\n"
           "\n"
           "COMMAND runs with LWLOCK_NAME (the lock's name in Redis, PREFIX:NAME with a\n"
-          "prefix) and LWLOCK_TOKEN (the lock's fencing token) in its environment.  SIGINT, SIGTERM and SIGHUP sent to lwlock are passed on to\n"
-          "COMMAND.  The lock is released when COMMAND exits.\n"
+          "prefix) and LWLOCK_TOKEN (the lock's fencing token) in its environment.\n"
+          "SIGINT, SIGTERM and SIGHUP sent to lwlock are passed on to COMMAND.  The\n"
+          "lock is released when COMMAND exits (with --min-hold, at the earliest so\n"
+          "long after it was acquired).\n"
           "\n"
           "Exit status: COMMAND's own (128+N if killed by signal N), or\n"
           "  64 bad usage                    75 lock not acquired within the wait (-E)\n"
@@ -219,7 +227,8 @@ enum { OPT_VERSION = 256,
        OPT_REPLICAS,
        OPT_WARN_SIGNAL,
        OPT_MAX_HOLD,
-       OPT_PREFIX };
+       OPT_PREFIX,
+       OPT_MIN_HOLD };
 
 static const struct option long_options[] = {
     {"redis", required_argument, NULL, 'r'},
@@ -231,6 +240,7 @@ static const struct option long_options[] = {
     {"replicas", required_argument, NULL, OPT_REPLICAS},
     {"warn-signal", required_argument, NULL, OPT_WARN_SIGNAL},
     {"max-hold", required_argument, NULL, OPT_MAX_HOLD},
+    {"min-hold", required_argument, NULL, OPT_MIN_HOLD},
     {"prefix", required_argument, NULL, OPT_PREFIX},
     {"verbose", no_argument, NULL, 'v'},
     {"quiet", no_argument, NULL, 'q'},
@@ -314,6 +324,11 @@ static int take_option(struct parse *p, int c, const char *arg)
         if (duration_opt(p, "--max-hold", arg, 1, &u))
             return EXIT_USAGE;
         o->max_hold_ms = u;
+        return 0;
+    case OPT_MIN_HOLD:
+        if (duration_opt(p, "--min-hold", arg, 1, &u))
+            return EXIT_USAGE;
+        o->min_hold_ms = u;
         return 0;
     case 'v':
         o->verbose = 1;
@@ -419,6 +434,9 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, const char *
     if (p.seen_lease && o->max_hold_ms)
         return usage_error(err, "--max-hold needs a renewed lease: a fixed one (-l) is "
                                 "already a deadline");
+    if (o->min_hold_ms && o->max_hold_ms && o->min_hold_ms > o->max_hold_ms)
+        return usage_error(err, "--min-hold is longer than --max-hold: a run is held at "
+                                "least the one and at most the other");
     if (o->warn_sig && o->warn_sig == o->lost_sig)
         return usage_error(err, "--warn-signal %s is also the signal for a lost lock (-s): "
                                 "COMMAND could not tell them apart",

@@ -43,23 +43,27 @@ struct lwlock_options {
     long long wait_ms;          /* -1: forever, else 0..LWLOCK_MAX_MS */
     uint32_t lease_ms;          /* a fixed lease, or 0: the watchdog */
     uint32_t watchdog_ms;
-    int lost_sig;                   /* 1..SIGRTMAX */
-    int warn_sig;                   /* --warn-signal: sent when the lock turns at risk;
-                                       0: none (the default), else 1..SIGRTMAX and not
-                                       lost_sig */
-    uint64_t max_hold_ms;           /* --max-hold: given up after this long held
-                                       (max_hold_ms); 0: no limit */
-    int verbose;                    /* -v: the library's log lines to stderr */
-    int quiet;                      /* -q: nothing said when the lock is merely held
-                                       by another (real failures are still said) */
-    int conflict_exit;              /* -E: the status when the lock is not acquired
-                                       within the wait, 0..255 (default EXIT_LOCKED) */
-    uint32_t replicas;              /* --replicas: acquire_replicas, 0 when not given */
-    const char *name;               /* argv's NAME: 1..LW_LOCK_NAME_MAX bytes */
-    const char *prefix;             /* --prefix or $LWLOCK_PREFIX, NULL when none */
-    char key[LW_LOCK_NAME_MAX + 1]; /* the lock's name in Redis: "PREFIX:NAME",
-                                       or NAME without a prefix */
-    char **command;                 /* COMMAND and its arguments in argv, NULL-terminated */
+    int lost_sig;         /* 1..SIGRTMAX */
+    int warn_sig;         /* --warn-signal: sent when the lock turns at risk;
+                             0: none (the default), else 1..SIGRTMAX and not
+                             lost_sig */
+    uint64_t max_hold_ms; /* --max-hold: given up after this long held
+                             (max_hold_ms); 0: no limit */
+    uint64_t min_hold_ms; /* --min-hold: a COMMAND that ends sooner leaves
+                             the lock to expire this long after it was
+                             acquired (lw_unlock_after); 0: released at
+                             once; at most max_hold_ms when both given */
+    int verbose;          /* -v: the library's log lines to stderr */
+    int quiet;            /* -q: nothing said when the lock is merely held
+                             by another (real failures are still said) */
+    int conflict_exit;    /* -E: the status when the lock is not acquired
+                             within the wait, 0..255 (default EXIT_LOCKED) */
+    uint32_t replicas;    /* --replicas: acquire_replicas, 0 when not given */
+    const char *name;     /* argv's NAME: 1..LW_LOCK_NAME_MAX bytes */
+    const char *prefix;   /* --prefix or $LWLOCK_PREFIX, NULL when none */
+    /* The lock's name in Redis: "PREFIX:NAME", or NAME without a prefix. */
+    char key[LW_LOCK_NAME_MAX + 1];
+    char **command; /* COMMAND and its arguments in argv, NULL-terminated */
 };
 
 /*

@@ -183,6 +183,10 @@ static void check_go_on(const struct parsed *p, int argc, char **argv)
                "a fixed lease with --warn-signal or --max-hold");
     FUZZ_CHECK(o->verbose == 0 || o->verbose == 1, "verbose %d", o->verbose);
     FUZZ_CHECK(o->quiet == 0 || o->quiet == 1, "quiet %d", o->quiet);
+    FUZZ_CHECK(o->min_hold_ms <= LWLOCK_MAX_MS &&
+                   (!o->max_hold_ms || o->min_hold_ms <= o->max_hold_ms),
+               "min hold %llu, max hold %llu", (unsigned long long)o->min_hold_ms,
+               (unsigned long long)o->max_hold_ms);
     FUZZ_CHECK(o->conflict_exit >= 0 && o->conflict_exit <= 255, "-E %d", o->conflict_exit);
     check_tls(o, argc, argv);
     FUZZ_CHECK(p->out_len == 0 && p->err_len == 0, "printed something");
@@ -231,7 +235,8 @@ static int same(const struct parsed *a, const struct parsed *b)
             a->o.wait_ms == b->o.wait_ms && a->o.lease_ms == b->o.lease_ms &&
             a->o.watchdog_ms == b->o.watchdog_ms && a->o.lost_sig == b->o.lost_sig &&
             a->o.replicas == b->o.replicas && a->o.conflict_exit == b->o.conflict_exit &&
-            a->o.quiet == b->o.quiet && !memcmp(&a->o.tls, &b->o.tls, sizeof a->o.tls) &&
+            a->o.quiet == b->o.quiet &&
+            a->o.min_hold_ms == b->o.min_hold_ms && !memcmp(&a->o.tls, &b->o.tls, sizeof a->o.tls) &&
             a->o.name == b->o.name && a->o.prefix == b->o.prefix && a->o.command == b->o.command);
 }
 
