@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "client_private.h"
 #include "lock_util.h"
@@ -126,6 +127,44 @@ REDIS_TEST(lock, unlock_by_non_owner_leaves_lock_untouched)
     lw_lock_free(lb);
     lw_client_free(a);
     lw_client_free(b);
+}
+
+/* client_id_host: the id says which host and process, "<host>-<pid>-"
+ * and 8 hex digits, no ':'; two clients still differ; the default stays a
+ * random UUID; anything but 0 or 1 is refused. */
+REDIS_TEST(lock, client_id_names_the_host_and_process)
+{
+    struct lw_client_config cfg;
+    struct lw_client *a, *b;
+    char host[256] = "", prefix[300];
+    const char *id;
+
+    client_config(&cfg, 30000, NULL);
+    cfg.client_id_host = 2;
+    cr_assert_eq(lw_client_new(&cfg, &a), LW_EINVAL);
+    cfg.client_id_host = 1;
+    cr_assert_eq(lw_client_new(&cfg, &a), 0);
+    cr_assert_eq(lw_client_new(&cfg, &b), 0);
+    cr_assert_eq(gethostname(host, sizeof host - 1), 0);
+    for (char *p = host; *p; p++)
+        if (*p <= ' ' || *p > '~' || *p == ':')
+            *p = '-';
+    snprintf(prefix, sizeof prefix, "%s-%ld-", host, (long)getpid());
+    id = lw_client_id(a);
+    cr_assert(strlen(id) <= LW_CLIENT_ID_MAX && !strchr(id, ':'), "'%s'", id);
+    if (strlen(prefix) + 8 <= LW_CLIENT_ID_MAX) /* else the host name was cut */
+        cr_assert(strncmp(id, prefix, strlen(prefix)) == 0 &&
+                      strspn(id + strlen(prefix), "0123456789abcdef") == 8 &&
+                      strlen(id) == strlen(prefix) + 8,
+                  "'%s' is not '%sxxxxxxxx'", id, prefix);
+    cr_assert_str_neq(id, lw_client_id(b));
+    lw_client_free(b);
+    lw_client_free(a);
+    /* The default: a UUID, as before. */
+    client_config(&cfg, 30000, NULL);
+    cr_assert_eq(lw_client_new(&cfg, &a), 0);
+    cr_assert_eq(strlen(lw_client_id(a)), 36);
+    lw_client_free(a);
 }
 
 /* lw_unlock_after: the last hold leaves the lock to expire so long after

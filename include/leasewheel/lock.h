@@ -214,7 +214,8 @@ struct lw_client_config {
     uint32_t reconnect_max_ms;       /* default 5000 */
     uint32_t max_inflight;           /* commands on the wire at once, default 4096,
                                         1..LW_MAX_INFLIGHT */
-    const char *client_id;           /* the field's prefix; NULL: a random UUID */
+    const char *client_id;           /* the field's prefix; NULL: a random UUID
+                                        (or see client_id_host) */
     uint32_t watchdog_timeout_ms;    /* the lease of watchdog locks, default 30000;
                                         at least 3 ticks */
     uint32_t renew_batch;            /* keys per renewal call, 1..LW_MAX_RENEW_BATCH */
@@ -300,6 +301,14 @@ struct lw_client_config {
     void *log_arg;
     int log_level; /* the least severe level passed to log: default
                       LW_LOG_INFO */
+    /* Added in 0.4: who holds a lock. */
+    int client_id_host; /* 0 (default): a NULL client_id is a random UUID.
+                           1: "<host>-<pid>-<random>" instead (the host
+                           name cut to fit LW_CLIENT_ID_MAX, its ':'s and
+                           blanks made '-'; 8 hex digits of randomness),
+                           so that the lock's hash says which machine and
+                           process holds it.  Ignored when client_id is
+                           set */
 };
 
 /*
