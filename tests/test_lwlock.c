@@ -754,6 +754,27 @@ LWLOCK_TEST(min_hold_keeps_a_quick_job_held)
     cr_assert(stderr_has("--min-hold is longer than --max-hold"));
 }
 
+/* The lock's field says which host and lwlock process hold it:
+ * "<host>-<pid>-<random>:<owner>". */
+LWLOCK_TEST(field_names_the_host_and_process)
+{
+    char cmd[256], fields[256], ppid[32], host[256] = "", want[320];
+
+    snprintf(cmd, sizeof cmd,
+             "redis-cli -p %d HKEYS whojob > \"$LWT_DIR/fields\"; echo $PPID > \"$LWT_DIR/ppid\"",
+             srv.port);
+    cr_assert_eq(run(ARGS("-r", addr, "whojob", "sh", "-c", cmd)), 0);
+    cr_assert_eq(gethostname(host, sizeof host - 1), 0);
+    slurp("ppid", ppid, sizeof ppid);
+    ppid[strcspn(ppid, "\n")] = 0;
+    snprintf(want, sizeof want, "%s-%s-", host, ppid);
+    slurp("fields", fields, sizeof fields);
+    if (strlen(want) + 8 <= LW_CLIENT_ID_MAX && !strchr(host, ':'))
+        cr_assert(strncmp(fields, want, strlen(want)) == 0, "field '%s', not '%s...'", fields,
+                  want);
+    cr_assert_eq(strchr(fields, ':'), strrchr(fields, ':'), "one ':' in '%s'", fields);
+}
+
 /* Durations with units reach the lock: -w waits so long, -W is the
  * lease Redis sees while COMMAND runs, -l's fixed one too. */
 LWLOCK_TEST(durations_with_units_reach_the_lock)

@@ -356,6 +356,8 @@ static int start_client(struct run *r)
     cfg.tls = r->opt.tls;
     cfg.sentinel_tls_own = r->opt.redis.sentinels.n && r->opt.plain_sentinels;
     cfg.acquire_replicas = r->opt.replicas;
+    /* HGETALL NAME says which machine and process holds it. */
+    cfg.client_id_host = 1;
     cfg.watchdog_timeout_ms = r->opt.watchdog_ms;
     cfg.tick_ms = tick_for(r->opt.lease_ms ? r->opt.lease_ms : r->opt.watchdog_ms);
     cfg.on_lost = on_lost;
