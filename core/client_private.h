@@ -34,6 +34,7 @@ enum script_id {
     SCRIPT_DROP_NODE,  /* no KEYS; ARGV names..., publish command, fields... */
     SCRIPT_HANDOFF,    /* KEYS name, token key; ARGV field, waiter's field, lease ms */
     SCRIPT_MIN_HOLD,   /* KEYS name;            ARGV field, ms */
+    SCRIPT_STATUS,     /* KEYS name, {name}:timeout */
     SCRIPT_COUNT
 };
 extern const char *const lw_lock_scripts[SCRIPT_COUNT];
@@ -145,7 +146,8 @@ enum op_kind { OP_ACQUIRE,
                OP_COUNT,
                OP_TTL,
                OP_UNDO,
-               OP_TRIM };
+               OP_TRIM,
+               OP_STATUS }; /* lw_name_status: arg is the struct to fill */
 enum op_state { OPS_NEW,
                 OPS_INFLIGHT,
                 OPS_WAITING,
@@ -237,6 +239,9 @@ const char *client_publish_command(const struct lw_client *c);
 int check_client_id(const char *id);
 /* "<host>-<pid>-<random>" into out[LW_CLIENT_ID_MAX + 1] (client_id_host). */
 void host_client_id(char *out);
+
+/* status.c: SCRIPT_STATUS's reply into *out; 0 or LW_EREPLY. */
+int status_decode(const redisReply *reply, struct lw_name_status *out);
 /* The field for owner into buf (FIELD_MAX bytes); its length. */
 size_t client_field(const struct lw_client *c, uint64_t owner, char *buf);
 #define FIELD_MAX (LW_CLIENT_ID_MAX + 22)

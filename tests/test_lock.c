@@ -167,6 +167,55 @@ REDIS_TEST(lock, client_id_names_the_host_and_process)
     lw_client_free(a);
 }
 
+/* lw_name_status: free, our own lock with its field and holds, and more
+ * holders than the struct keeps (counted all the same). */
+REDIS_TEST(lock, name_status_reads_without_taking)
+{
+    struct lw_client *c = new_client(30000, NULL);
+    struct lw_lock *l = new_lock(c, "seen");
+    struct lw_name_status st;
+    char field[128];
+    redisReply *r;
+
+    cr_assert_eq(lw_name_status(l, NULL), LW_EINVAL);
+    cr_assert_eq(lw_name_status(l, &st), 0);
+    cr_assert_eq(st.kind, LW_NAME_FREE);
+    cr_assert_eq(st.ttl_ms, -2);
+    cr_assert_eq(st.nholders, 0);
+    cr_assert_eq(redis_int("EXISTS %s", "seen"), 0);
+
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+    cr_assert_eq(lw_name_status(l, &st), 0);
+    snprintf(field, sizeof field, "%s:%llu", lw_client_id(c),
+             (unsigned long long)lw_owner_self());
+    cr_assert_eq(st.kind, LW_NAME_LOCK);
+    cr_assert_str_eq(st.type, "hash");
+    cr_assert(st.ttl_ms > 29000 && st.ttl_ms <= 30000, "ttl %lld", (long long)st.ttl_ms);
+    cr_assert_eq(st.nholders, 1);
+    cr_assert_str_eq(st.holders[0].id, field);
+    cr_assert_eq(st.holders[0].count, 2);
+    cr_assert_eq(lw_unlock(l), 0);
+    cr_assert_eq(lw_unlock(l), 0);
+
+    /* 20 readers: 16 kept, 20 counted. */
+    for (int i = 0; i < 20; i++) {
+        snprintf(field, sizeof field, "reader-%d:1", i);
+        r = redis_server_command(&srv, "HSET seen %s 1", field);
+        cr_assert_not_null(r);
+        freeReplyObject(r);
+    }
+    r = redis_server_command(&srv, "HSET seen mode read");
+    freeReplyObject(r);
+    cr_assert_eq(lw_name_status(l, &st), 0);
+    cr_assert_eq(st.kind, LW_NAME_READ);
+    cr_assert_eq(st.ttl_ms, -1);
+    cr_assert_eq(st.nholders, 20);
+    cr_assert(strncmp(st.holders[LW_STATUS_HOLDERS - 1].id, "reader-", 7) == 0);
+    lw_lock_free(l);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
 /* lw_unlock_after: the last hold leaves the lock to expire so long after
  * (a minimum hold), held by the same field meanwhile and no longer
  * renewed; an earlier hold is released as lw_unlock's is. */
