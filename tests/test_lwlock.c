@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "duration.h"
@@ -146,6 +147,9 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         ARGS("--min-hold", "0", "n", "true"),
         ARGS("--min-hold", "1x", "n", "true"),
         ARGS("--min-hold"),
+        ARGS("--status", "n", "true"),
+        ARGS("--json", "n", "true"),
+        ARGS("--status"),
         ARGS("-w", "-1s", "n", "true"),
         ARGS("--max-hold"),
         ARGS("-v5", "n", "true"),
@@ -479,7 +483,8 @@ Test(lwlock_usage, help_and_version, .init = make_dir, .fini = remove_test_dir, 
     for (const char *const *f = ARGS("--warn-signal SIG", "--max-hold DURATION", "-v, --verbose",
                                      "-w, --wait DURATION", "250ms, 30s, 5m", "-n, --nonblock",
                                      "-E, --conflict-exit-code N", "-q, --quiet",
-                                     "--min-hold DURATION", "--prefix PREFIX");
+                                     "--min-hold DURATION", "--prefix PREFIX", "--status",
+                                     "--json");
          *f; f++)
         cr_assert(strstr(buf, *f), "no '%s' in the help", *f);
     /* The TLS flags, as redis-cli's. */
@@ -773,6 +778,116 @@ LWLOCK_TEST(field_names_the_host_and_process)
         cr_assert(strncmp(fields, want, strlen(want)) == 0, "field '%s', not '%s...'", fields,
                   want);
     cr_assert_eq(strchr(fields, ':'), strrchr(fields, ':'), "one ':' in '%s'", fields);
+}
+
+/* Run `lwlock -r addr --status [--json] name`: its exit status; its
+ * stdout in out[n]. */
+static int status_of(const char *name, int json, char *out, size_t n)
+{
+    int code = json ? run(ARGS("-r", addr, "--status", "--json", name))
+                    : run(ARGS("-r", addr, "--status", name));
+
+    slurp("out", out, n);
+    return code;
+}
+
+static void redis_do(const char *cmd)
+{
+    redisReply *r = redis_server_command(&srv, cmd);
+
+    cr_assert(r && r->type != REDIS_REPLY_ERROR, "%s: %s", cmd, r ? r->str : "no reply");
+    freeReplyObject(r);
+}
+
+/*
+ * --status: free, a lock (lwlock's own, seen from its COMMAND), the read
+ * and the write side of Redisson's read-write lock and its permit
+ * semaphore (written in Redisson's layout, shared notes: a hash with
+ * "mode"; a count beside the zset {NAME}:timeout of raw 16-byte ids), and
+ * a key of another type; as text and as JSON.  Taking nothing.
+ */
+LWLOCK_TEST(status_says_who_holds_what)
+{
+    char out[4096], cmd[300], host[256] = "";
+    int code;
+
+    cr_assert_eq(status_of("nothing", 0, out, sizeof out), 0);
+    cr_assert_str_eq(out, "nothing: free\n");
+    cr_assert_eq(status_of("nothing", 1, out, sizeof out), 0);
+    cr_assert(strstr(out, "\"state\": \"free\", \"kind\": \"free\"") &&
+                  strstr(out, "\"ttl_ms\": -2"), "%s", out);
+    cr_assert_eq(redis_int("EXISTS %s", "nothing"), 0, "--status took nothing");
+
+    /* Held by an lwlock: its COMMAND asks. */
+    snprintf(cmd, sizeof cmd,
+             "%s -r %s --status held > \"$LWT_DIR/st\"; echo $? >> \"$LWT_DIR/st\"",
+             LWLOCK_PATH, addr);
+    cr_assert_eq(run(ARGS("-r", addr, "held", "sh", "-c", cmd)), 0);
+    slurp("st", out, sizeof out);
+    gethostname(host, sizeof host - 1);
+    cr_assert(strncmp(out, "held: held as a lock, ", 22) == 0 && strstr(out, " ms left\n  ") &&
+                  strstr(out, host) && strstr(out, "  1 hold\n1\n"),
+              "%s", out);
+
+    /* Redisson's read lock: two readers. */
+    redis_do("HSET rw mode read 3f1c-uuid:12 2 77aa-uuid:5 1");
+    redis_do("PEXPIRE rw 20000");
+    cr_assert_eq(status_of("rw", 0, out, sizeof out), 1);
+    cr_assert(strstr(out, "rw: held as a read lock (read-write lock), ") &&
+                  strstr(out, "  3f1c-uuid:12  2 holds\n  77aa-uuid:5  1 hold\n"),
+              "%s", out);
+    cr_assert_eq(status_of("rw", 1, out, sizeof out), 1);
+    cr_assert(strstr(out, "\"kind\": \"read\"") &&
+                  strstr(out, "{\"id\": \"3f1c-uuid:12\", \"count\": 2, \"ttl_ms\": ") &&
+                  strstr(out, "\"holders_total\": 2}"),
+              "%s", out);
+    /* ... and its write lock. */
+    redis_do("HSET rww mode write 3f1c-uuid:12:write 1");
+    cr_assert_eq(status_of("rww", 0, out, sizeof out), 1);
+    cr_assert(strstr(out, "rww: held as a write lock (read-write lock), no expiry\n"
+                          "  3f1c-uuid:12:write  1 hold\n"),
+              "%s", out);
+
+    /* Redisson's expirable permits: 2 available, one taken for a minute
+     * (its id 16 raw bytes: shown as hex), one that never expires. */
+    redis_do("SET sem 2");
+    {
+        redisReply *r = redis_server_command(
+            &srv, "ZADD {sem}:timeout %lld %b 922337203685477 %s",
+            (long long)time(NULL) * 1000 + 60000, "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a"
+                                                   "\x0b\x0c\x0d\x0e\x0f\xff",
+            (size_t)16, "0123456789abcdef0123456789abcdef");
+
+        cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 2);
+        freeReplyObject(r);
+    }
+    cr_assert_eq(status_of("sem", 0, out, sizeof out), 1);
+    cr_assert(strstr(out, "sem: permits, 2 available, 2 taken, no expiry\n") &&
+                  strstr(out, "  0102030405060708090a0b0c0d0e0fff  ") &&
+                  strstr(out, "  0123456789abcdef0123456789abcdef  never expires\n"),
+              "%s", out);
+    cr_assert_eq(status_of("sem", 1, out, sizeof out), 1);
+    cr_assert(strstr(out, "\"kind\": \"permits\"") && strstr(out, "\"permits\": 2") &&
+                  strstr(out, "\"ttl_ms\": -1}"),
+              "%s", out);
+    /* None taken: free to take. */
+    redis_do("SET sem2 5");
+    cr_assert_eq(status_of("sem2", 0, out, sizeof out), 0);
+    cr_assert_str_eq(out, "sem2: permits, 5 available, 0 taken, no expiry\n");
+
+    /* Not a lock. */
+    redis_do("RPUSH alist x");
+    cr_assert_eq(status_of("alist", 0, out, sizeof out), 1);
+    cr_assert_str_eq(out, "alist: not a lock (a list)\n");
+
+    /* With a prefix, the prefixed name; unreachable: 69. */
+    code = run(ARGS("-r", addr, "--prefix", "team", "--status", "x"));
+    cr_assert_eq(code, 0);
+    cr_assert_str_eq(slurp("out", out, sizeof out), "team:x: free\n");
+    snprintf(cmd, sizeof cmd, "127.0.0.1:%d", closed_port());
+    code = run(ARGS("-r", cmd, "--status", "x"));
+    cr_assert_eq(code, 69, "unreachable: %d", code);
+    cr_assert(stderr_has("lwlock: cannot read x at "));
 }
 
 /* Durations with units reach the lock: -w waits so long, -W is the

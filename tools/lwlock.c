@@ -57,6 +57,7 @@
 #include <leasewheel.h>
 
 #include "lwlock_args.h"
+#include "lwlock_status.h"
 
 #define MAX_INHERITED 64 /* descriptors passed on to COMMAND */
 
@@ -755,6 +756,21 @@ static void teardown(struct run *r)
     close_fd(r->timerfd);
 }
 
+/* --status: what NAME holds, taking nothing.  0 free, EXIT_HELD, or 69
+ * (71) with a message. */
+static int show_status(struct run *r)
+{
+    struct lw_name_status st;
+    char at[600], why[600];
+    int rc = lw_name_status(r->lock, &st);
+
+    if (rc == 0)
+        return lwlock_print_status(r->opt.key, &st, r->opt.json, stdout);
+    report("cannot read %s at %s: %s%s", r->opt.key, where(r, at, sizeof at), lw_strerror(rc),
+           reason(r, rc, why, sizeof why));
+    return rc == LW_ENOMEM ? EXIT_OSERR : EXIT_UNAVAILABLE;
+}
+
 int main(int argc, char **argv)
 {
     struct run r = {.sigfd = -1, .ev_rd = -1, .ev_wr = -1, .timerfd = -1};
@@ -767,8 +783,9 @@ int main(int argc, char **argv)
         rc = lwlock_check_env_files(&r.opt, getenv("LWLOCK_SENTINEL_TLS"), stderr);
     if (rc >= 0)
         return rc;
-    if ((rc = setup(&r)) == 0 && (rc = start_client(&r)) == 0 &&
-        (rc = acquire(&r, &token)) == 0)
+    if ((rc = setup(&r)) == 0 && (rc = start_client(&r)) == 0 && r.opt.status)
+        rc = show_status(&r);
+    else if (rc == 0 && (rc = acquire(&r, &token)) == 0)
         rc = run_command(&r, token);
     else if (rc == EXIT_LOCKED) /* not acquired: -E's status, which may be 0 */
         rc = r.opt.conflict_exit;

@@ -24,7 +24,9 @@
 static void usage(FILE *to)
 {
     fputs("Usage: lwlock [options] NAME COMMAND [ARG...]\n"
-          "Hold the Redis lock NAME while COMMAND runs (flock(1) across machines).\n"
+          "       lwlock [options] --status [--json] NAME\n"
+          "Hold the Redis lock NAME while COMMAND runs (flock(1) across machines), or\n"
+          "say who holds it.\n"
           "\n"
           "  -r, --redis ADDRESS    the Redis server: HOST:PORT or\n"
           "                         redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]\n"
@@ -73,7 +75,13 @@ static void usage(FILE *to)
           "                         but left to expire so long after it was acquired,\n"
           "                         so that a machine whose cron fires late finds it\n"
           "                         held (choose it longer than the spread of the\n"
-          "                         machines' clocks and start times)\n"
+          "                         machines' clocks and start times)\n",
+          to);
+    fputs("      --status           take nothing: say whether NAME is free or held, as\n"
+          "                         which kind (lock; read or write of a read-write\n"
+          "                         lock; permits), by whom (the ids as stored) and\n"
+          "                         for how long; exit 0 free, 1 held, 69 unreachable\n"
+          "      --json             --status's answer as one JSON object\n"
           "  -v, --verbose          the library's log lines to stderr (connections lost\n"
           "                         and made again, the lock at risk, safe, lost)\n"
           "  -h, --help             show this help\n"
@@ -83,7 +91,7 @@ static void usage(FILE *to)
           "1h, 1d, 1h30m), or a bare number of milliseconds; at most 24d20h31m23s647ms.\n"
           "\n",
           to);
-    /* In two: C99 promises string literals of 4095 bytes only. */
+    /* In parts: C99 promises string literals of 4095 bytes only. */
     fputs("TLS (as redis-cli's; the server is verified unless --insecure):\n"
           "      --tls              connect over TLS (a rediss address implies it);\n"
           "                         with -c, to every node\n"
@@ -228,7 +236,9 @@ enum { OPT_VERSION = 256,
        OPT_WARN_SIGNAL,
        OPT_MAX_HOLD,
        OPT_PREFIX,
-       OPT_MIN_HOLD };
+       OPT_MIN_HOLD,
+       OPT_STATUS,
+       OPT_JSON };
 
 static const struct option long_options[] = {
     {"redis", required_argument, NULL, 'r'},
@@ -242,6 +252,8 @@ static const struct option long_options[] = {
     {"max-hold", required_argument, NULL, OPT_MAX_HOLD},
     {"min-hold", required_argument, NULL, OPT_MIN_HOLD},
     {"prefix", required_argument, NULL, OPT_PREFIX},
+    {"status", no_argument, NULL, OPT_STATUS},
+    {"json", no_argument, NULL, OPT_JSON},
     {"verbose", no_argument, NULL, 'v'},
     {"quiet", no_argument, NULL, 'q'},
     {"nonblock", no_argument, NULL, 'n'},
@@ -338,6 +350,12 @@ static int take_option(struct parse *p, int c, const char *arg)
         return 0;
     case OPT_PREFIX:
         o->prefix = arg;
+        return 0;
+    case OPT_STATUS:
+        o->status = 1;
+        return 0;
+    case OPT_JSON:
+        o->json = 1;
         return 0;
     case 'n':
         o->wait_ms = 0;
@@ -455,6 +473,12 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, const char *
         o->prefix = env_prefix;
     if ((rc = make_key(o, argv[optind], err)) >= 0)
         return rc;
+    if (o->json && !o->status)
+        return usage_error(err, "--json goes with --status");
+    if (o->status && optind + 1 < argc)
+        return usage_error(err, "--status takes NAME only, no COMMAND");
+    if (o->status)
+        return -1;
     if (optind + 1 >= argc)
         return usage_error(err, "missing COMMAND");
     o->command = argv + optind + 1;

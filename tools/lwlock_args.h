@@ -17,6 +17,7 @@
 
 /* Exit statuses besides COMMAND's own (sysexits.h where one fits). */
 enum {
+    EXIT_HELD = 1,         /* --status: NAME is held (0: free) */
     EXIT_USAGE = 64,       /* EX_USAGE */
     EXIT_UNAVAILABLE = 69, /* EX_UNAVAILABLE: Redis unreachable or failing */
     EXIT_OSERR = 71,       /* EX_OSERR: fork, pipe, memory */
@@ -63,7 +64,10 @@ struct lwlock_options {
     const char *prefix;   /* --prefix or $LWLOCK_PREFIX, NULL when none */
     /* The lock's name in Redis: "PREFIX:NAME", or NAME without a prefix. */
     char key[LW_LOCK_NAME_MAX + 1];
-    char **command; /* COMMAND and its arguments in argv, NULL-terminated */
+    char **command; /* COMMAND and its arguments in argv, NULL-terminated;
+                       NULL with --status */
+    int status;     /* --status: say who holds NAME, take nothing */
+    int json;       /* --json: --status's answer as JSON */
 };
 
 /*
