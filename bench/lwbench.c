@@ -87,7 +87,17 @@ static const char usage_text[] =
     "                    largest count that held\n"
     "  -v, --verbose     the library's log lines to stderr (connections lost and\n"
     "                    made again, locks at risk, lost)\n"
-    "  -h, --help\n"
+    "  --no-ceiling      skip the ceiling's floods (each drives Redis to 100% of a\n"
+    "                    core for a few seconds: on a shared Redis, say); the\n"
+    "                    table then has no ceiling, ratio or capacity estimate\n"
+    "  -h, --help        this help (the Redis address is -r, as lwlock's, not\n"
+    "                    redis-cli's -h)\n"
+    "  --version         lwbench's version\n"
+    "\n"
+    "LWLOCK_REDIS, when set and there is no -r, is the address (with a password\n"
+    "in a redis:// URL), as lwlock reads it; against a Redis lwbench did not start\n"
+    "it says so before the ceiling floods it.  The capacity estimate gives the\n"
+    "ceiling's figure and the 70% of it to plan for (docs/tuning.md).\n"
     "\n";
 /* In two: C99 promises string literals of 4095 bytes only. */
 static const char usage_tls_text[] =
@@ -136,6 +146,8 @@ enum { O_LOCKS = 256,
        O_JSON,
        O_PLOT,
        O_SWEEP,
+       O_NO_CEILING,
+       O_VERSION,
        O_REDIS = 'r',
        O_CLUSTER = 'c' };
 
@@ -152,6 +164,8 @@ static const struct option long_opts[] = {
     {"json", required_argument, NULL, O_JSON},
     {"plot", required_argument, NULL, O_PLOT},
     {"sweep", no_argument, NULL, O_SWEEP},
+    {"no-ceiling", no_argument, NULL, O_NO_CEILING},
+    {"version", no_argument, NULL, O_VERSION},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     TLS_LONG_OPTIONS,
@@ -198,20 +212,36 @@ static int numeric_opt(int opt, const char *arg, struct opts *o)
     }
 }
 
-/* -r's value. */
-static int redis_opt(const char *arg, struct opts *o)
+/* -r's value (or $LWLOCK_REDIS's, what says which). */
+static int redis_from(const char *arg, const char *what, struct opts *o)
 {
     char why[300], shown[600];
 
     if (redis_url_parse(arg, &o->url, why, sizeof why)) {
         /* Not the password: it would stay in the terminal or the log. */
         redis_url_redact(arg, shown, sizeof shown);
-        fprintf(stderr, "lwbench: invalid Redis address '%s': %s\n", shown, why);
+        fprintf(stderr, "lwbench: invalid %s '%s': %s\n", what, shown, why);
         return usage_error("%s", "(-r HOST:PORT, redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or "
                            "redis-sentinel://[[USER]:PASSWORD@]HOST[:PORT],...[/DB]#MASTER)");
     }
     o->redis = arg;
     return 0;
+}
+
+static int redis_opt(const char *arg, struct opts *o)
+{
+    return redis_from(arg, "Redis address", o);
+}
+
+/* Without -r (or --cluster's seeds), $LWLOCK_REDIS as lwlock reads it:
+ * the address, with the password a redis:// URL carries. */
+static int env_redis(struct opts *o)
+{
+    const char *env = getenv("LWLOCK_REDIS");
+
+    if (o->redis || o->seeds.n || !env || !env[0])
+        return 0;
+    return redis_from(env, "LWLOCK_REDIS", o);
 }
 
 /* --cluster, with its seeds when given: "--cluster=S", "-cS", or the next
@@ -271,8 +301,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
             return usage_error("%s", why);
         if (rc)
             continue;
+        if (opt == O_VERSION) {
+            puts("lwbench " LWBENCH_VERSION);
+            return 1;
+        }
         if (opt == O_SWEEP)
             o->sweep = 1;
+        else if (opt == O_NO_CEILING)
+            o->no_ceiling = 1;
         else if (opt == 'v')
             o->verbose = 1;
         else if (opt == O_REDIS || opt == O_CLUSTER) {
@@ -288,6 +324,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
     }
     if (optind < argc)
         return usage_error("unexpected argument %s", argv[optind]);
+    if ((rc = env_redis(o)))
+        return rc;
     if (o->plot && (!o->sweep || strchr(o->plot, '\'')))
         return usage_error("--plot %s: needs --sweep, and a file name without quotes",
                            o->plot);
@@ -411,6 +449,12 @@ int main(int argc, char **argv)
         target_close(&t);
         return rc == TARGET_UNAVAILABLE ? 69 : 2;
     }
+    if (!t.private_server && !o.no_ceiling)
+        fprintf(stderr,
+                "lwbench: after each run, the ceiling floods %s with the renew script: "
+                "its CPU goes to 100%% of a core for a few seconds (--no-ceiling skips the "
+                "floods)\n",
+                t.cluster ? "every master of the cluster" : "this Redis");
     n = run_all(&o, &t, runs, &largest_held);
     target_close(&t);
     if (n == 0)

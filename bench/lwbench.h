@@ -55,7 +55,13 @@ struct opts {
     const char *json, *plot;    /* files, or NULL */
     int sweep;
     int verbose;                /* -v: the library's log lines to stderr */
+    int no_ceiling;             /* --no-ceiling: no floods (a shared Redis):
+                                   no ceiling, ratio or capacity estimate */
 };
+
+/* The share of the ceiling to plan for (docs/tuning.md): past it, the
+ * client falls behind in bursts before the ceiling's rate is reached. */
+#define LWB_PLANNING_SHARE 0.70
 
 #define LWB_MAX_MASTERS 16
 

@@ -361,7 +361,7 @@ int sizing_run(const struct opts *o, struct target *t, uint32_t locks, unsigned 
     r->held = rc == 0 && !r->interrupted && r->acquired == locks && r->lost == 0 &&
               r->lag_p99_ns <= (uint64_t)o->lease_ms * 1000000u / 6;
     free_handles(handles, locks);
-    if (rc == 0 && !r->interrupted) {
+    if (rc == 0 && !r->interrupted && !o->no_ceiling) {
         struct flood_keys k = {prefix, field, locks, r->lost || r->acquired < locks};
 
         if (t->cluster) {
