@@ -87,6 +87,9 @@ static const char usage_text[] =
     "                    largest count that held\n"
     "  -v, --verbose     the library's log lines to stderr (connections lost and\n"
     "                    made again, locks at risk, lost)\n"
+    "  --clients N       split the locks between N clients (default 1, at most\n"
+    "                    256), each with its own engine thread and connections,\n"
+    "                    as N processes would be: a fleet's short batches\n"
     "  --no-ceiling      skip the ceiling's floods (each drives Redis to 100% of a\n"
     "                    core for a few seconds: on a shared Redis, say); the\n"
     "                    table then has no ceiling, ratio or capacity estimate\n"
@@ -147,6 +150,7 @@ enum { O_LOCKS = 256,
        O_PLOT,
        O_SWEEP,
        O_NO_CEILING,
+       O_CLIENTS,
        O_VERSION,
        O_REDIS = 'r',
        O_CLUSTER = 'c' };
@@ -165,6 +169,7 @@ static const struct option long_opts[] = {
     {"plot", required_argument, NULL, O_PLOT},
     {"sweep", no_argument, NULL, O_SWEEP},
     {"no-ceiling", no_argument, NULL, O_NO_CEILING},
+    {"clients", required_argument, NULL, O_CLIENTS},
     {"version", no_argument, NULL, O_VERSION},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -208,6 +213,7 @@ static int numeric_opt(int opt, const char *arg, struct opts *o)
     case O_SLOTS: return cli_parse_u32(arg, 1, LW_MAX_SLOTS, &o->slots);
     case O_BATCH: return cli_parse_u32(arg, 1, LW_MAX_RENEW_BATCH, &o->batch);
     case O_INFLIGHT: return cli_parse_u32(arg, 1, 4096, &o->inflight);
+    case O_CLIENTS: return cli_parse_u32(arg, 1, LWB_MAX_CLIENTS, &o->clients);
     default: return duration_s(arg, &o->duration_s);
     }
 }
@@ -288,7 +294,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
     char why[300];
     int opt, rc;
 
-    *o = (struct opts){.locks = 200000, .lease_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS, .tick_ms = LW_DEFAULT_TICK_MS, .slots = LW_DEFAULT_SLOTS, .batch = LW_DEFAULT_RENEW_BATCH, .inflight = LW_DEFAULT_RENEW_BATCHES_INFLIGHT, .duration_s = 30};
+    *o = (struct opts){.locks = 200000, .lease_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS, .tick_ms = LW_DEFAULT_TICK_MS, .slots = LW_DEFAULT_SLOTS, .batch = LW_DEFAULT_RENEW_BATCH, .inflight = LW_DEFAULT_RENEW_BATCHES_INFLIGHT, .duration_s = 30,
+                       .clients = 1};
     while ((opt = getopt_long(argc, argv, "hvr:c::", long_opts, NULL)) != -1) {
         if (opt == 'h') {
             fputs(usage_text, stdout);
@@ -342,6 +349,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         return usage_error("%s", "a cluster has only DB 0 (drop /DB from the -r URL)");
     if ((rc = tls_args(o)))
         return rc;
+    if (o->locks < o->clients)
+        return usage_error("%s: at least one lock per client", "--clients");
     if ((uint64_t)o->lease_ms < 3ull * o->tick_ms)
         return usage_error("%s: the lease must be at least 3 ticks", "--lease-ms");
     return 0;

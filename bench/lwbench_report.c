@@ -26,6 +26,9 @@ static void print_config(const struct opts *o, const struct target *t)
                o->lease_ms, o->lease_ms / 3.0, o->tick_ms, o->slots, o->batch, o->inflight,
                t->nmasters, t->private_server ? " (private, 1 replica each)" : "",
                o->tls.enable ? " over TLS" : "");
+        if (o->clients > 1)
+            printf("%u clients split the locks; engine: their threads' CPU summed\n",
+                   o->clients);
         return;
     }
     printf("lwbench: lease %u ms (renewed every %.0f ms), tick %u ms, %u slots, "
@@ -33,6 +36,10 @@ static void print_config(const struct opts *o, const struct target *t)
            o->lease_ms, o->lease_ms / 3.0, o->tick_ms, o->slots, o->batch, o->inflight,
            t->host, t->port, t->private_server ? " (private)" : "",
            o->tls.enable ? " over TLS" : "");
+    if (o->clients > 1)
+        printf("%u clients, each with its own engine thread and connections, split the locks;"
+               " engine: their threads' CPU summed\n",
+               o->clients);
 }
 
 static void print_row(const struct opts *o, const struct run_result *r)
@@ -195,6 +202,7 @@ int report_json(const char *path, const struct opts *o, const struct target *t,
             SINGLE_WINDOW, t->cluster ? ", \"cluster\": true" : "",
             o->tls.enable ? ", \"tls\": true" : "",
             o->no_ceiling ? ", \"ceiling_measured\": false" : "");
+    fprintf(f, "  \"clients\": %u,\n", o->clients);
     fprintf(f, "  \"largest_held\": %u,\n  \"runs\": [\n", largest_held);
     for (unsigned i = 0; i < nruns; i++)
         json_run(f, &runs[i], t, i + 1 == nruns);

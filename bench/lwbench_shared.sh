@@ -4,7 +4,8 @@
 # --no-ceiling skips them (the table says so, with no ratio and no
 # capacity estimate); the capacity estimate gives the ceiling's figure and
 # the 70% to plan for; LWLOCK_REDIS gives the address and the password;
-# --version, and -h is the help (the address is -r).  One redis-server
+# --version, and -h is the help (the address is -r); --clients N splits
+# the locks between N clients.  One redis-server
 # with a password, started here.
 # $1: the lwbench to run.
 lwbench=$1
@@ -52,6 +53,23 @@ grep -q "capacity estimate at" "$work/out" && fail "--no-ceiling with an estimat
 tail -n +5 "$work/out" | head -1 | grep -q " -  *-  *-  *-\$" ||
     fail "--no-ceiling's row has figures: $(cat "$work/out")"
 [ "$(redis-cli -p "$port" -a 'p@ss' --no-auth-warning DBSIZE)" = 0 ] || fail "keys left behind"
+
+# --clients: the locks split between 3 clients, held, the ceiling
+# measured on them all the same, nothing left behind.
+"$lwbench" -r "redis://:p%40ss@127.0.0.1:$port" --clients 3 $run --json "$work/c.json" \
+    >"$work/out" 2>"$work/err"
+code=$?
+[ "$code" = 0 ] || fail "--clients 3: status $code: $(cat "$work/out" "$work/err")"
+grep -q "^3 clients, each with its own engine thread" "$work/out" ||
+    fail "--clients 3 not said: $(cat "$work/out")"
+grep -q '"clients": 3,' "$work/c.json" || fail "--clients 3 not in the JSON"
+grep -q "plan for at most" "$work/out" || fail "--clients 3: no ceiling: $(cat "$work/out")"
+[ "$(redis-cli -p "$port" -a 'p@ss' --no-auth-warning DBSIZE)" = 0 ] ||
+    fail "--clients 3 left keys behind"
+err=$("$lwbench" --clients 5 --locks 4 2>&1 >/dev/null)
+[ $? = 64 ] || fail "--clients 5 --locks 4 accepted"
+err=$("$lwbench" --clients 257 2>&1 >/dev/null)
+[ $? = 64 ] || fail "--clients 257 accepted"
 
 # A bad LWLOCK_REDIS is a usage error naming it, without the password.
 err=$(LWLOCK_REDIS='redis://:hunter2@127.0.0.1/x' "$lwbench" 2>&1 >/dev/null)
