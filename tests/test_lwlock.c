@@ -731,17 +731,19 @@ LWLOCK_TEST(min_hold_keeps_a_quick_job_held)
     long long pttl;
     int code;
 
-    code = run(ARGS("--min-hold", "2s", "-r", addr, "nightly", "true"));
+    code = run(ARGS("--min-hold", "3s", "-r", addr, "nightly", "true"));
     cr_assert_eq(code, 0, "the first: %d", code);
-    cr_assert_lt(now_ms() - t0, 1500, "lwlock waited out the min-hold itself");
+    /* lwlock did not wait the min-hold out itself: the key outlives it. */
+    pttl = redis_int("PTTL %s", "nightly");
+    cr_assert(pttl > 0 && pttl <= 3000, "left with PTTL %lld", pttl);
     code = run(ARGS("-r", addr, "nightly", "touch", "ran"));
     cr_assert_eq(code, 75, "the late one: %d", code);
     cr_assert_not(exists("ran"));
     cr_assert_eq(redis_int("EXISTS %s", "nightly"), 1, "Redisson's isLocked");
     pttl = redisson_tries("nightly");
-    cr_assert(pttl > 0 && pttl <= 2000, "Redisson's tryLock: PTTL %lld", pttl);
-    cr_assert(wait_until(redis_int("EXISTS %s", "nightly") == 0, 5000), "never expired");
-    cr_assert_geq(now_ms() - t0, 1900, "expired after %llu ms",
+    cr_assert(pttl > 0 && pttl <= 3000, "Redisson's tryLock: PTTL %lld", pttl);
+    cr_assert(wait_until(redis_int("EXISTS %s", "nightly") == 0, 8000), "never expired");
+    cr_assert_geq(now_ms() - t0, 2900, "expired after %llu ms",
                   (unsigned long long)(now_ms() - t0));
     code = run(ARGS("-r", addr, "nightly", "touch", "ran"));
     cr_assert_eq(code, 0, "after the min-hold: %d", code);
