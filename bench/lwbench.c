@@ -218,6 +218,33 @@ static int numeric_opt(int opt, const char *arg, struct opts *o)
     }
 }
 
+/* A numeric option's bad value: 64, after a message naming the option
+ * and its range. */
+static int numeric_error(int opt, const char *arg)
+{
+    static const struct {
+        int opt;
+        const char *name, *range;
+    } ranges[] = {
+        {O_LOCKS, "--locks", "1 to 50000000"},
+        {O_LEASE, "--lease-ms", "10ms to 24d20h31m23s647ms: 250ms, 30s, 1h30m; a bare number is ms"},
+        {O_TICK, "--tick-ms", "1ms to 1m: 10ms, 1s; a bare number is ms"},
+        {O_SLOTS, "--slots", "1 to 65536"},
+        {O_BATCH, "--batch", "1 to 1000"},
+        {O_INFLIGHT, "--inflight", "1 to 4096"},
+        {O_CLIENTS, "--clients", "1 to 256"},
+        {O_DURATION, "--duration-s", "0.1 to 86400 seconds, or 100ms to 1d: 90s, 2m, 1h30m"},
+    };
+
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+        if (ranges[i].opt == opt) {
+            fprintf(stderr, "lwbench: invalid %s '%s' (%s)\n(lwbench --help for the options)\n",
+                    ranges[i].name, arg, ranges[i].range);
+            return 64;
+        }
+    return usage_error("%s: not a number in range for its option", arg);
+}
+
 /* -r's value (or $LWLOCK_REDIS's, what says which). */
 static int redis_from(const char *arg, const char *what, struct opts *o)
 {
@@ -323,11 +350,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 return rc;
         } else if (opt == O_JSON || opt == O_PLOT)
             *(opt == O_JSON ? &o->json : &o->plot) = optarg;
-        else if (numeric_opt(opt, optarg, o)) {
-            return usage_error("%s: not a number (or a duration: 250ms, 30s, 5m) in range "
-                               "for its option",
-                               optarg);
-        }
+        else if (numeric_opt(opt, optarg, o))
+            return numeric_error(opt, optarg);
     }
     if (optind < argc)
         return usage_error("unexpected argument %s", argv[optind]);
