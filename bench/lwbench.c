@@ -37,6 +37,7 @@
 #include <leasewheel/lock.h>
 
 #include "cli_util.h"
+#include "duration.h"
 #include "lwbench.h"
 #include "redis_url.h"
 #include "tls_opts.h"
@@ -55,11 +56,13 @@ static const char usage_text[] =
     "  --locks N         locks to hold (default 200000; with --sweep, the first count)\n"
     "  --lease-ms MS     watchdog lease (default 30000); renewed every lease/3\n"
     "  --tick-ms MS      the wheel's tick (default 100)\n"
+    "                    (both take a unit too: 30s, 250ms; a bare number is ms)\n"
     "  --slots N         the wheel's slots (default 512)\n"
     "  --batch N         keys per renewal call (default 100, at most 1000)\n"
     "  --inflight N      renewal calls unanswered at once (default 64)\n"
     "  --duration-s S    how long to hold them (default 30); measured over whole\n"
-    "                    renewal periods when S holds at least one\n"
+    "                    renewal periods when S holds at least one.  A bare\n"
+    "                    number is seconds (0.5 too); or with a unit: 90s, 2m\n"
     "  -r, --redis ADDRESS\n"
     "                    a running Redis, HOST:PORT or\n"
     "                    redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (only keys under\n"
@@ -84,8 +87,23 @@ static const char usage_text[] =
     "                    largest count that held\n"
     "  -v, --verbose     the library's log lines to stderr (connections lost and\n"
     "                    made again, locks at risk, lost)\n"
-    "  -h, --help\n"
+    "  --clients N       split the locks between N clients (default 1, at most\n"
+    "                    256), each with its own engine thread and connections,\n"
+    "                    as N processes would be: a fleet's short batches\n"
+    "  --no-ceiling      skip the ceiling's floods (each drives Redis to 100% of a\n"
+    "                    core for a few seconds: on a shared Redis, say); the\n"
+    "                    table then has no ceiling, ratio or capacity estimate\n"
+    "  -h, --help        this help (the Redis address is -r, as lwlock's, not\n"
+    "                    redis-cli's -h)\n"
+    "  --version         lwbench's version\n"
     "\n"
+    "LWLOCK_REDIS, when set and there is no -r, is the address (with a password\n"
+    "in a redis:// URL), as lwlock reads it; against a Redis lwbench did not start\n"
+    "it says so before the ceiling floods it.  The capacity estimate gives the\n"
+    "ceiling's figure and the 70% of it to plan for (docs/tuning.md).\n"
+    "\n";
+/* In two: C99 promises string literals of 4095 bytes only. */
+static const char usage_tls_text[] =
     "TLS (as redis-cli's; the server is verified unless --insecure):\n"
     "  --tls             connect over TLS (a rediss -r implies it); with -c, to\n"
     "                    every node.  Without -r or seeds the private redis-server\n"
@@ -121,8 +139,21 @@ static int usage_error(const char *fmt, const char *arg)
     return 64;
 }
 
-enum { O_LOCKS = 256, O_LEASE, O_TICK, O_SLOTS, O_BATCH, O_INFLIGHT, O_DURATION, O_JSON,
-       O_PLOT, O_SWEEP, O_REDIS = 'r', O_CLUSTER = 'c' };
+enum { O_LOCKS = 256,
+       O_LEASE,
+       O_TICK,
+       O_SLOTS,
+       O_BATCH,
+       O_INFLIGHT,
+       O_DURATION,
+       O_JSON,
+       O_PLOT,
+       O_SWEEP,
+       O_NO_CEILING,
+       O_CLIENTS,
+       O_VERSION,
+       O_REDIS = 'r',
+       O_CLUSTER = 'c' };
 
 static const struct option long_opts[] = {
     {"locks", required_argument, NULL, O_LOCKS},
@@ -137,40 +168,113 @@ static const struct option long_opts[] = {
     {"json", required_argument, NULL, O_JSON},
     {"plot", required_argument, NULL, O_PLOT},
     {"sweep", no_argument, NULL, O_SWEEP},
+    {"no-ceiling", no_argument, NULL, O_NO_CEILING},
+    {"clients", required_argument, NULL, O_CLIENTS},
+    {"version", no_argument, NULL, O_VERSION},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     TLS_LONG_OPTIONS,
     {NULL, 0, NULL, 0},
 };
 
+/* A duration option in ms (duration.h: a bare number is ms) within
+ * min..max into *out; 0, or -1. */
+static int duration_ms(const char *arg, uint32_t min, uint32_t max, uint32_t *out)
+{
+    uint64_t ms;
+
+    if (duration_parse(arg, 1, min, max, &ms))
+        return -1;
+    *out = (uint32_t)ms;
+    return 0;
+}
+
+/* --duration-s: seconds, a fraction allowed ("0.5"), or a duration with
+ * its unit ("90s", "2m", "500ms"): 0.1 s to a day. */
+static int duration_s(const char *arg, double *out)
+{
+    uint64_t ms;
+
+    if (cli_parse_seconds(arg, 0.1, 86400, out) == 0)
+        return 0;
+    if (duration_parse(arg, 1000, 100, 86400000, &ms))
+        return -1;
+    *out = (double)ms / 1000;
+    return 0;
+}
+
 /* One numeric option into its field; 0, or -1 when out of range. */
 static int numeric_opt(int opt, const char *arg, struct opts *o)
 {
     switch (opt) {
     case O_LOCKS: return cli_parse_u32(arg, 1, MAX_LOCKS, &o->locks);
-    case O_LEASE: return cli_parse_u32(arg, LW_MIN_LEASE_MS, LW_MAX_LEASE_MS, &o->lease_ms);
-    case O_TICK: return cli_parse_u32(arg, 1, LW_MAX_TICK_MS, &o->tick_ms);
+    case O_LEASE: return duration_ms(arg, LW_MIN_LEASE_MS, LW_MAX_LEASE_MS, &o->lease_ms);
+    case O_TICK: return duration_ms(arg, 1, LW_MAX_TICK_MS, &o->tick_ms);
     case O_SLOTS: return cli_parse_u32(arg, 1, LW_MAX_SLOTS, &o->slots);
     case O_BATCH: return cli_parse_u32(arg, 1, LW_MAX_RENEW_BATCH, &o->batch);
     case O_INFLIGHT: return cli_parse_u32(arg, 1, 4096, &o->inflight);
-    default: return cli_parse_seconds(arg, 0.1, 86400, &o->duration_s);
+    case O_CLIENTS: return cli_parse_u32(arg, 1, LWB_MAX_CLIENTS, &o->clients);
+    default: return duration_s(arg, &o->duration_s);
     }
 }
 
-/* -r's value. */
-static int redis_opt(const char *arg, struct opts *o)
+/* A numeric option's bad value: 64, after a message naming the option
+ * and its range. */
+static int numeric_error(int opt, const char *arg)
+{
+    static const struct {
+        int opt;
+        const char *name, *range;
+    } ranges[] = {
+        {O_LOCKS, "--locks", "1 to 50000000"},
+        {O_LEASE, "--lease-ms", "10ms to 24d20h31m23s647ms: 250ms, 30s, 1h30m; a bare number is ms"},
+        {O_TICK, "--tick-ms", "1ms to 1m: 10ms, 1s; a bare number is ms"},
+        {O_SLOTS, "--slots", "1 to 65536"},
+        {O_BATCH, "--batch", "1 to 1000"},
+        {O_INFLIGHT, "--inflight", "1 to 4096"},
+        {O_CLIENTS, "--clients", "1 to 256"},
+        {O_DURATION, "--duration-s", "0.1 to 86400 seconds, or 100ms to 1d: 90s, 2m, 1h30m"},
+    };
+
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+        if (ranges[i].opt == opt) {
+            fprintf(stderr, "lwbench: invalid %s '%s' (%s)\n(lwbench --help for the options)\n",
+                    ranges[i].name, arg, ranges[i].range);
+            return 64;
+        }
+    return usage_error("%s: not a number in range for its option", arg);
+}
+
+/* -r's value (or $LWLOCK_REDIS's, what says which). */
+static int redis_from(const char *arg, const char *what, struct opts *o)
 {
     char why[300], shown[600];
 
     if (redis_url_parse(arg, &o->url, why, sizeof why)) {
         /* Not the password: it would stay in the terminal or the log. */
         redis_url_redact(arg, shown, sizeof shown);
-        fprintf(stderr, "lwbench: invalid Redis address '%s': %s\n", shown, why);
+        fprintf(stderr, "lwbench: invalid %s '%s': %s\n", what, shown, why);
         return usage_error("%s", "(-r HOST:PORT, redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or "
                            "redis-sentinel://[[USER]:PASSWORD@]HOST[:PORT],...[/DB]#MASTER)");
     }
     o->redis = arg;
     return 0;
+}
+
+static int redis_opt(const char *arg, struct opts *o)
+{
+    return redis_from(arg, "Redis address", o);
+}
+
+/* Without -r (or --cluster's seeds), $LWLOCK_REDIS as lwlock reads it:
+ * the address, with the password a redis:// URL carries. */
+static int env_redis(struct opts *o)
+{
+    const char *env = getenv("LWLOCK_REDIS");
+
+    if (o->redis || o->seeds.n || !env || !env[0])
+        return 0;
+    return redis_from(env, "LWLOCK_REDIS", o);
 }
 
 /* --cluster, with its seeds when given: "--cluster=S", "-cS", or the next
@@ -217,13 +321,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
     char why[300];
     int opt, rc;
 
-    *o = (struct opts){.locks = 200000, .lease_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS,
-                       .tick_ms = LW_DEFAULT_TICK_MS, .slots = LW_DEFAULT_SLOTS,
-                       .batch = LW_DEFAULT_RENEW_BATCH,
-                       .inflight = LW_DEFAULT_RENEW_BATCHES_INFLIGHT, .duration_s = 30};
+    *o = (struct opts){.locks = 200000, .lease_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS, .tick_ms = LW_DEFAULT_TICK_MS, .slots = LW_DEFAULT_SLOTS, .batch = LW_DEFAULT_RENEW_BATCH, .inflight = LW_DEFAULT_RENEW_BATCHES_INFLIGHT, .duration_s = 30,
+                       .clients = 1};
     while ((opt = getopt_long(argc, argv, "hvr:c::", long_opts, NULL)) != -1) {
         if (opt == 'h') {
             fputs(usage_text, stdout);
+            fputs(usage_tls_text, stdout);
             return 1;
         }
         if (opt == '?')
@@ -232,8 +335,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
             return usage_error("%s", why);
         if (rc)
             continue;
+        if (opt == O_VERSION) {
+            puts("lwbench " LWBENCH_VERSION);
+            return 1;
+        }
         if (opt == O_SWEEP)
             o->sweep = 1;
+        else if (opt == O_NO_CEILING)
+            o->no_ceiling = 1;
         else if (opt == 'v')
             o->verbose = 1;
         else if (opt == O_REDIS || opt == O_CLUSTER) {
@@ -241,12 +350,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 return rc;
         } else if (opt == O_JSON || opt == O_PLOT)
             *(opt == O_JSON ? &o->json : &o->plot) = optarg;
-        else if (numeric_opt(opt, optarg, o)) {
-            return usage_error("%s: not a number in range for its option", optarg);
-        }
+        else if (numeric_opt(opt, optarg, o))
+            return numeric_error(opt, optarg);
     }
     if (optind < argc)
         return usage_error("unexpected argument %s", argv[optind]);
+    if ((rc = env_redis(o)))
+        return rc;
     if (o->plot && (!o->sweep || strchr(o->plot, '\'')))
         return usage_error("--plot %s: needs --sweep, and a file name without quotes",
                            o->plot);
@@ -263,6 +373,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         return usage_error("%s", "a cluster has only DB 0 (drop /DB from the -r URL)");
     if ((rc = tls_args(o)))
         return rc;
+    if (o->locks < o->clients)
+        return usage_error("%s: at least one lock per client", "--clients");
     if ((uint64_t)o->lease_ms < 3ull * o->tick_ms)
         return usage_error("%s: the lease must be at least 3 ticks", "--lease-ms");
     return 0;
@@ -370,10 +482,17 @@ int main(int argc, char **argv)
         target_close(&t);
         return rc == TARGET_UNAVAILABLE ? 69 : 2;
     }
+    if (!t.private_server && !o.no_ceiling)
+        fprintf(stderr,
+                "lwbench: after each run, the ceiling floods %s with the renew script: "
+                "its CPU goes to 100%% of a core for a few seconds (--no-ceiling skips the "
+                "floods)\n",
+                t.cluster ? "every master of the cluster" : "this Redis");
     n = run_all(&o, &t, runs, &largest_held);
     target_close(&t);
     if (n == 0)
         return 2;
     rc = report(&o, &t, runs, n, largest_held);
-    return rc ? rc : (o.sweep ? largest_held > 0 : runs[0].held) ? 0 : 1;
+    return rc ? rc : (o.sweep ? largest_held > 0 : runs[0].held) ? 0
+                                                                 : 1;
 }

@@ -55,9 +55,18 @@ struct opts {
     const char *json, *plot;    /* files, or NULL */
     int sweep;
     int verbose;                /* -v: the library's log lines to stderr */
+    uint32_t clients;           /* --clients: clients splitting the locks,
+                                   1..LWB_MAX_CLIENTS, default 1 */
+    int no_ceiling;             /* --no-ceiling: no floods (a shared Redis):
+                                   no ceiling, ratio or capacity estimate */
 };
 
+/* The share of the ceiling to plan for (docs/tuning.md): past it, the
+ * client falls behind in bursts before the ceiling's rate is reached. */
+#define LWB_PLANNING_SHARE 0.70
+
 #define LWB_MAX_MASTERS 16
+#define LWB_MAX_CLIENTS 256 /* --clients: each an engine thread */
 
 /* A cluster master: where it is. */
 struct master {

@@ -26,6 +26,9 @@ static void print_config(const struct opts *o, const struct target *t)
                o->lease_ms, o->lease_ms / 3.0, o->tick_ms, o->slots, o->batch, o->inflight,
                t->nmasters, t->private_server ? " (private, 1 replica each)" : "",
                o->tls.enable ? " over TLS" : "");
+        if (o->clients > 1)
+            printf("%u clients split the locks; engine: their threads' CPU summed\n",
+                   o->clients);
         return;
     }
     printf("lwbench: lease %u ms (renewed every %.0f ms), tick %u ms, %u slots, "
@@ -33,17 +36,40 @@ static void print_config(const struct opts *o, const struct target *t)
            o->lease_ms, o->lease_ms / 3.0, o->tick_ms, o->slots, o->batch, o->inflight,
            t->host, t->port, t->private_server ? " (private)" : "",
            o->tls.enable ? " over TLS" : "");
+    if (o->clients > 1)
+        printf("%u clients, each with its own engine thread and connections, split the locks;"
+               " engine: their threads' CPU summed\n",
+               o->clients);
 }
 
-static void print_row(const struct run_result *r)
+static void print_row(const struct opts *o, const struct run_result *r)
 {
     const struct ceiling *c = &r->ceiling;
 
-    printf("%9u %4s %6llu %10.0f %10.0f %6.1f %6.1f %6.1f %6.0f %4.1f %9.0f %9.0f %6.3f %6.2f\n",
-           r->locks, r->held ? "yes" : "NO", (unsigned long long)r->lost, r->needed,
-           r->achieved, ms(r->lag_p50_ns), ms(r->lag_p99_ns), ms(r->lag_max_ns),
-           r->engine_cpu_pct, r->redis_cpu_pct / 100, c->batched, c->single,
-           ratio(r->achieved, c->batched), ratio(r->achieved, c->single));
+    printf("%9u %4s %6llu %10.0f %10.0f %6.1f %6.1f %6.1f %6.0f %4.1f", r->locks,
+           r->held ? "yes" : "NO", (unsigned long long)r->lost, r->needed, r->achieved,
+           ms(r->lag_p50_ns), ms(r->lag_p99_ns), ms(r->lag_max_ns), r->engine_cpu_pct,
+           r->redis_cpu_pct / 100);
+    if (o->no_ceiling) /* not measured: no figure, no ratio */
+        printf(" %9s %9s %6s %6s\n", "-", "-", "-", "-");
+    else
+        printf(" %9.0f %9.0f %6.3f %6.2f\n", c->batched, c->single,
+               ratio(r->achieved, c->batched), ratio(r->achieved, c->single));
+}
+
+/* The capacity the largest run's ceiling implies, and the share of it to
+ * plan for; or why there is none. */
+static void print_capacity(const struct opts *o, const struct run_result *big)
+{
+    double at_ceiling = big->ceiling.batched * o->lease_ms / 3000.0;
+
+    if (o->no_ceiling) {
+        printf("ceiling: not measured (--no-ceiling): no ratio, no capacity estimate\n");
+        return;
+    }
+    printf("capacity estimate at this lease: %.0f locks at the ceiling (ceiling x lease/3,"
+           " %u-lock run);\nplan for at most %.0f (%.0f%% of it, docs/tuning.md)\n",
+           at_ceiling, big->locks, at_ceiling * LWB_PLANNING_SHARE, LWB_PLANNING_SHARE * 100);
 }
 
 /* The run with the most locks: its ceiling is the one nearest capacity. */
@@ -89,10 +115,13 @@ void report_table(const struct opts *o, const struct target *t, const struct run
     printf("%9s %4s %6s %10s %10s %6s %6s %6s %6s %4s %9s %9s %6s %6s\n", "", "", "", "", "",
            "ms", "ms", "ms", "%core", "core", "", "", "", "");
     for (unsigned i = 0; i < nruns; i++)
-        print_row(&runs[i]);
+        print_row(o, &runs[i]);
     for (unsigned i = 0; t->cluster && i < nruns; i++)
         print_masters(&runs[i], t);
-    if (t->cluster)
+    if (o->no_ceiling)
+        printf("\nengine: the engine thread; memory: %.0f bytes of client RSS per lock.\n",
+               big->bytes_per_lock);
+    else if (t->cluster)
         printf("\nceiling: the renew script flooded on the run's own locks on every master at"
                " once, %u keys per\ncall, %u calls in flight per master, the masters' rates"
                " summed; 1-key: one key per call,\n%u in flight per master.  renewed/s and"
@@ -108,8 +137,7 @@ void report_table(const struct opts *o, const struct target *t, const struct run
     if (o->sweep)
         printf("largest lock count held: %u (none lost, lag p99 under lease/6)\n",
                largest_held);
-    printf("capacity estimate at this lease: %.0f locks (ceiling x lease/3, %u-lock run)\n",
-           big->ceiling.batched * o->lease_ms / 3000.0, big->locks);
+    print_capacity(o, big);
 }
 
 /* Cluster: "cluster": {...} inside a run's object. */
@@ -168,11 +196,13 @@ int report_json(const char *path, const struct opts *o, const struct target *t,
     fprintf(f,
             "{\n  \"config\": {\"lease_ms\": %u, \"tick_ms\": %u, \"slots\": %u, \"batch\": %u, "
             "\"inflight\": %u, \"duration_s\": %.1f, \"redis\": \"%s:%d\", "
-            "\"private_server\": %s, \"sweep\": %s, \"single_key_inflight\": %u%s%s},\n",
+            "\"private_server\": %s, \"sweep\": %s, \"single_key_inflight\": %u%s%s%s},\n",
             o->lease_ms, o->tick_ms, o->slots, o->batch, o->inflight, o->duration_s, t->host,
             t->port, t->private_server ? "true" : "false", o->sweep ? "true" : "false",
             SINGLE_WINDOW, t->cluster ? ", \"cluster\": true" : "",
-            o->tls.enable ? ", \"tls\": true" : "");
+            o->tls.enable ? ", \"tls\": true" : "",
+            o->no_ceiling ? ", \"ceiling_measured\": false" : "");
+    fprintf(f, "  \"clients\": %u,\n", o->clients);
     fprintf(f, "  \"largest_held\": %u,\n  \"runs\": [\n", largest_held);
     for (unsigned i = 0; i < nruns; i++)
         json_run(f, &runs[i], t, i + 1 == nruns);

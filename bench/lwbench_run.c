@@ -15,8 +15,15 @@
  * process's RSS growth over the acquiring.  Lost locks are counted from
  * on_lost over the whole run.
  *
+ * With --clients N the locks are split between N clients, each with its
+ * own engine thread and connections, as N processes would be: the short
+ * renewal batches of many small clients are measured.  Their counters
+ * are summed (the lag histograms too), the engine CPU is their threads'
+ * sum.
+ *
  * Then the ceiling, on the run's locks (lwbench_ceiling.c), and the keys
- * are deleted.
+ * are deleted.  With several clients the locks carry several owner
+ * fields, so the ceiling writes them again under the first client's.
  *
  * A run holds when every lock was acquired, none was lost, and renewals
  * kept up: lag p99 under lease/6, half the slack a renewal has before the
@@ -39,11 +46,22 @@
 #define ACQUIRE_WINDOW 1000u
 #define STALL_LIMIT_NS (60ull * 1000000000ull) /* no acquire done for this long */
 
+struct run_ctx;
+
+/* One client of the run: its engine thread, found from the first acquire
+ * callback, which runs on it. */
+struct run_client {
+    struct run_ctx *x;
+    struct lw_client *c;
+    _Atomic int engine_tid;
+};
+
 struct run_ctx {
     _Atomic uint32_t acquired, failed, done;
     _Atomic uint64_t lost;
-    _Atomic int engine_tid;
     _Atomic int first_err;
+    unsigned nclients;
+    struct run_client clients[LWB_MAX_CLIENTS];
 };
 
 static void on_lost(const char *name, size_t len, uint64_t owner, int reason, void *arg)
@@ -56,11 +74,13 @@ static void on_lost(const char *name, size_t len, uint64_t owner, int reason, vo
 
 static void on_acquired(int err, int64_t value, void *arg)
 {
-    struct run_ctx *x = arg;
+    struct run_client *rc = arg;
+    struct run_ctx *x = rc->x;
     int none = 0;
 
     (void)value;
-    atomic_compare_exchange_strong(&x->engine_tid, &none, (int)syscall(SYS_gettid));
+    atomic_compare_exchange_strong(&rc->engine_tid, &none, (int)syscall(SYS_gettid));
+    none = 0;
     if (err) {
         atomic_fetch_add(&x->failed, 1);
         atomic_compare_exchange_strong(&x->first_err, &none, err);
@@ -142,6 +162,12 @@ static void acquire_progress(const struct run_ctx *x, uint32_t locks, uint64_t s
              (unsigned long long)atomic_load(&x->lost));
 }
 
+/* The client lock i of n belongs to: the locks split in equal runs. */
+static struct run_client *client_of(struct run_ctx *x, uint32_t i, uint32_t n)
+{
+    return &x->clients[(uint64_t)i * x->nclients / n];
+}
+
 /* Issue the acquires and wait for them all.  0, 1 interrupted, -1 stuck. */
 static int acquire_all(struct lw_lock **locks, uint32_t n, struct run_ctx *x,
                        const struct target *t)
@@ -149,10 +175,12 @@ static int acquire_all(struct lw_lock **locks, uint32_t n, struct run_ctx *x,
     uint64_t start = lw_clock_now(), last = start;
 
     for (uint32_t i = 0; i < n; i++) {
+        struct run_client *rc = client_of(x, i, n);
+
         if (acquire_slot(x, i))
             return -1;
-        if (lw_acquire_async(locks[i], 1, 0, 0, on_acquired, x))
-            on_acquired(LW_ENOMEM, 0, x);
+        if (lw_acquire_async(locks[i], 1, 0, 0, on_acquired, rc))
+            on_acquired(LW_ENOMEM, 0, rc);
         acquire_progress(x, n, start, &last);
         if ((i & 1023u) == 0 && nap(t, 0))
             return 1;
@@ -165,7 +193,7 @@ static int acquire_all(struct lw_lock **locks, uint32_t n, struct run_ctx *x,
     return atomic_load(&x->done) < n ? -1 : 0;
 }
 
-static int make_handles(struct lw_client *c, const struct target *t, unsigned step,
+static int make_handles(struct run_ctx *x, const struct target *t, unsigned step,
                         struct lw_lock **locks, uint32_t n, char *prefix, size_t plen)
 {
     char name[128];
@@ -173,7 +201,7 @@ static int make_handles(struct lw_client *c, const struct target *t, unsigned st
     snprintf(prefix, plen, "%s:r%u", t->prefix, step);
     for (uint32_t i = 0; i < n; i++) {
         key_name(name, sizeof name, prefix, i);
-        if (lw_lock_new(c, name, strlen(name), &locks[i]))
+        if (lw_lock_new(client_of(x, i, n)->c, name, strlen(name), &locks[i]))
             return -1;
     }
     return 0;
@@ -187,11 +215,47 @@ struct sample {
     struct master_counters masters[LWB_MAX_MASTERS]; /* cluster */
 };
 
-static void take_sample(struct lw_client *c, const struct target *t, int tid, struct sample *s)
+/* The clients' counters summed into *sum (those lwbench reads; the worst
+ * lag the worst of them). */
+static void stats_sum(struct run_ctx *x, struct lw_client_stats *sum)
+{
+    struct lw_client_stats st;
+
+    memset(sum, 0, sizeof *sum);
+    for (unsigned i = 0; i < x->nclients; i++) {
+        lw_client_get_stats(x->clients[i].c, &st);
+        sum->locks_held += st.locks_held;
+        sum->renewals_sent += st.renewals_sent;
+        sum->renewals_confirmed += st.renewals_confirmed;
+        sum->renew_batches += st.renew_batches;
+        if (st.worst_renewal_lag_ns > sum->worst_renewal_lag_ns)
+            sum->worst_renewal_lag_ns = st.worst_renewal_lag_ns;
+        for (unsigned b = 0; b < LW_LAG_BUCKETS; b++)
+            sum->renewal_lag[b] += st.renewal_lag[b];
+    }
+}
+
+/* The engine threads' CPU seconds, summed; -1 when one cannot be read. */
+static double engines_cpu_s(struct run_ctx *x)
+{
+    double sum = 0;
+
+    for (unsigned i = 0; i < x->nclients; i++) {
+        int tid = atomic_load(&x->clients[i].engine_tid);
+        double s = tid ? thread_cpu_s(tid) : 0; /* 0: it had no lock */
+
+        if (s < 0)
+            return -1;
+        sum += s;
+    }
+    return sum;
+}
+
+static void take_sample(struct run_ctx *x, const struct target *t, struct sample *s)
 {
     s->at_ns = lw_clock_now();
-    lw_client_get_stats(c, &s->st);
-    s->engine_cpu = thread_cpu_s(tid);
+    stats_sum(x, &s->st);
+    s->engine_cpu = engines_cpu_s(x);
     s->redis_cpu = target_cpu_s(t);
     for (unsigned i = 0; t->cluster && i < t->nmasters; i++)
         cluster_counters(t, i, &s->masters[i]);
@@ -266,12 +330,11 @@ static double window_s(const struct opts *o)
 }
 
 /* Hold for the window, a progress line a second.  1 when interrupted. */
-static int hold(struct lw_client *c, const struct target *t, const struct run_ctx *x,
-                double seconds, uint64_t start_ns)
+static int hold(const struct target *t, struct run_ctx *x, double seconds, uint64_t start_ns)
 {
     struct lw_client_stats prev, now;
 
-    lw_client_get_stats(c, &prev);
+    stats_sum(x, &prev);
     for (;;) {
         double left = seconds - (double)(lw_clock_now() - start_ns) / 1e9;
 
@@ -279,7 +342,7 @@ static int hold(struct lw_client *c, const struct target *t, const struct run_ct
             return 0;
         if (nap(t, left < 1 ? left : 1))
             return 1;
-        lw_client_get_stats(c, &now);
+        stats_sum(x, &now);
         progress("holding %llu locks: %llu renewals in the last second, lag max ever %.1f ms, "
                  "lost %llu, %.0f s left",
                  (unsigned long long)now.locks_held,
@@ -297,10 +360,9 @@ static void free_handles(struct lw_lock **locks, uint32_t n)
     free(locks);
 }
 
-/* Acquire, hold and measure into r; the client is the caller's. */
-static int acquire_and_hold(const struct opts *o, struct target *t, struct lw_client *c,
-                            struct lw_lock **locks, struct run_ctx *x, struct run_result *r,
-                            char *why, size_t n)
+/* Acquire, hold and measure into r; the clients are the caller's. */
+static int acquire_and_hold(const struct opts *o, struct target *t, struct lw_lock **locks,
+                            struct run_ctx *x, struct run_result *r, char *why, size_t n)
 {
     struct sample a, b;
     double rss0 = cli_rss_bytes();
@@ -316,7 +378,7 @@ static int acquire_and_hold(const struct opts *o, struct target *t, struct lw_cl
     r->bytes_per_lock = r->acquired ? (cli_rss_bytes() - rss0) / r->acquired : 0;
     if (rc == 1 || r->acquired == 0) {
         char last[512];
-        int have_last = lw_client_last_error(c, last, sizeof last) && last[0];
+        int have_last = lw_client_last_error(x->clients[0].c, last, sizeof last) && last[0];
 
         r->interrupted = rc == 1;
         /* And why the connection failed (TLS, ...), when the client knows. */
@@ -326,43 +388,67 @@ static int acquire_and_hold(const struct opts *o, struct target *t, struct lw_cl
                      have_last ? last : "", have_last ? ")" : "");
         return r->interrupted ? 0 : -1;
     }
-    take_sample(c, t, atomic_load(&x->engine_tid), &a);
-    r->interrupted = hold(c, t, x, window_s(o), a.at_ns);
-    take_sample(c, t, atomic_load(&x->engine_tid), &b);
+    take_sample(x, t, &a);
+    r->interrupted = hold(t, x, window_s(o), a.at_ns);
+    take_sample(x, t, &b);
     measure(&a, &b, r);
     if (t->cluster)
         measure_masters(t, &a, &b, r);
     return 0;
 }
 
+/* The run's clients, o->clients of them: 0, or an LW_E* code (those made
+ * are in x, for free_clients()). */
+static int new_clients(const struct opts *o, const struct target *t, struct run_ctx *x)
+{
+    int rc;
+
+    for (x->nclients = 0; x->nclients < o->clients; x->nclients++) {
+        struct run_client *c = &x->clients[x->nclients];
+
+        c->x = x;
+        if ((rc = new_client(o, t, x, &c->c)))
+            return rc;
+    }
+    return 0;
+}
+
+static void free_clients(struct run_ctx *x)
+{
+    for (unsigned i = 0; i < x->nclients; i++)
+        lw_client_free(x->clients[i].c);
+}
+
 int sizing_run(const struct opts *o, struct target *t, uint32_t locks, unsigned step,
                struct run_result *r, char *why, size_t n)
 {
-    struct run_ctx x = {0};
-    struct lw_client *c = NULL;
+    struct run_ctx *x = calloc(1, sizeof *x);
     struct lw_lock **handles = calloc(locks, sizeof *handles);
-    char prefix[96], field[LW_CLIENT_ID_MAX + 24];
+    char prefix[96], field[LW_CLIENT_ID_MAX + 24] = "";
     int rc = -1, erc = 0;
 
     memset(r, 0, sizeof *r);
     r->locks = locks;
     r->needed = locks / (o->lease_ms / 3000.0);
-    if (!handles || (erc = new_client(o, t, &x, &c))) {
-        snprintf(why, n, "client: %s", handles ? lw_strerror(erc) : "out of memory");
-    } else if (make_handles(c, t, step, handles, locks, prefix, sizeof prefix)) {
+    if (!x || !handles || (erc = new_clients(o, t, x))) {
+        snprintf(why, n, "client: %s", x && handles ? lw_strerror(erc) : "out of memory");
+    } else if (make_handles(x, t, step, handles, locks, prefix, sizeof prefix)) {
         snprintf(why, n, "out of memory making %u lock handles", locks);
     } else {
-        rc = acquire_and_hold(o, t, c, handles, &x, r, why, n);
+        rc = acquire_and_hold(o, t, handles, x, r, why, n);
     }
-    if (c)
-        snprintf(field, sizeof field, "%s:1", lw_client_id(c)); /* owner 1 */
-    lw_client_free(c); /* renewals stop; the locks stay, for the ceiling */
-    r->lost = atomic_load(&x.lost);
+    if (x && x->nclients) /* owner 1 of the first client */
+        snprintf(field, sizeof field, "%s:1", lw_client_id(x->clients[0].c));
+    if (x)
+        free_clients(x); /* renewals stop; the locks stay, for the ceiling */
+    free_handles(handles, locks);
+    r->lost = x ? atomic_load(&x->lost) : 0;
     r->held = rc == 0 && !r->interrupted && r->acquired == locks && r->lost == 0 &&
               r->lag_p99_ns <= (uint64_t)o->lease_ms * 1000000u / 6;
-    free_handles(handles, locks);
-    if (rc == 0 && !r->interrupted) {
-        struct flood_keys k = {prefix, field, locks, r->lost || r->acquired < locks};
+    if (rc == 0 && !r->interrupted && !o->no_ceiling) {
+        /* Several clients: several owner fields; written again as one. */
+        struct flood_keys k = {prefix, field, locks,
+                               r->lost || r->acquired < locks || o->clients > 1};
 
         if (t->cluster) {
             count_masters(t, prefix, locks, r);
@@ -372,9 +458,10 @@ int sizing_run(const struct opts *o, struct target *t, uint32_t locks, unsigned 
         }
     }
     progress("deleting the run's keys");
-    if (c && target_delete(t, prefix, locks) && rc == 0) {
+    if (field[0] && target_delete(t, prefix, locks) && rc == 0) {
         snprintf(why, n, "could not delete the run's keys");
         rc = -1;
     }
+    free(x);
     return rc;
 }

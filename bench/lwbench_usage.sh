@@ -52,6 +52,16 @@ expect "--key needs --cert" -r 'rediss://:hunter2@127.0.0.1:1' --key /dev/null
 expect "--cacert /nonexistent/ca.pem: No such file" --tls --cacert /nonexistent/ca.pem
 expect "--cacertdir /dev/null: not a directory" --tls --cacertdir /dev/null
 expect "--sni NAME holds a blank" --tls --sni 'a b'
+# Durations: a unit, or a bare number in the option's own unit; the
+# lease must still be 3 ticks (so these are refused after parsing).
+expect "invalid --lease-ms '3x' (10ms to 24d20h31m23s647ms" --lease-ms 3x
+expect "invalid --tick-ms '1.5s' (1ms to 1m" --tick-ms 1.5s
+expect "invalid --duration-s '1m1h'" --duration-s 1m1h
+expect "invalid --lease-ms '25d'" --lease-ms 25d
+expect "invalid --clients '0' (1 to 256)" --clients 0
+expect "invalid --locks 'many'" --locks many
+expect "at least 3 ticks" --lease-ms 1s --tick-ms 500ms
+expect "at least 3 ticks" --lease-ms 30 --tick-ms 1s
 export LWLOCK_SENTINEL_TLS=1
 expect "LWLOCK_SENTINEL_TLS must be 0" -r 'rediss-sentinel://h#m'
 unset LWLOCK_SENTINEL_TLS

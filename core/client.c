@@ -127,6 +127,8 @@ static int check_config(const struct lw_client_config *cfg)
 {
     int rc;
 
+    if (cfg->client_id_host != 0 && cfg->client_id_host != 1)
+        return LW_EINVAL;
     if ((rc = check_client_id(cfg->client_id)) ||
         (rc = check_count(cfg->tick_ms, LW_MAX_TICK_MS)) ||
         (rc = check_count(cfg->slots, LW_MAX_SLOTS)) ||
@@ -260,6 +262,8 @@ static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
 {
     if (cfg->client_id)
         snprintf(c->id, sizeof c->id, "%s", cfg->client_id);
+    else if (cfg->client_id_host)
+        host_client_id(c->id);
     else
         random_id(c->id);
     c->id_len = strlen(c->id);

@@ -35,6 +35,8 @@ enum script_id {
     SCRIPT_RENEW_NODE, /* no KEYS; ARGV names..., lease ms, fields... */
     SCRIPT_DROP_NODE,  /* no KEYS; ARGV names..., publish command, fields... */
     SCRIPT_HANDOFF,    /* KEYS name, token key; ARGV field, waiter's field, lease ms */
+    SCRIPT_MIN_HOLD,   /* KEYS name;            ARGV field, ms */
+    SCRIPT_STATUS,     /* KEYS name, {name}:timeout */
     SCRIPT_COUNT
 };
 extern const char *const lw_lock_scripts[SCRIPT_COUNT];
@@ -147,7 +149,8 @@ enum op_kind { OP_ACQUIRE,
                OP_COUNT,
                OP_TTL,
                OP_UNDO,
-               OP_TRIM };
+               OP_TRIM,
+               OP_STATUS }; /* lw_name_status: arg is the struct to fill */
 enum op_state { OPS_NEW,
                 OPS_INFLIGHT,
                 OPS_WAITING,

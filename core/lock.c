@@ -31,6 +31,7 @@
 #include "publish.h"
 #include "refs.h"
 #include "replicas.h"
+#include "status.h"
 #include "waiters.h"
 #include "watchdog.h"
 
@@ -413,7 +414,9 @@ static void acquire_begin(struct lw_client *c, struct op *op)
  * client's waiters queue for hands it to the first of them. */
 static void release_begin(struct lw_client *c, struct op *op)
 {
-    if (op->kind == OP_UNLOCK && (op->handoff = waiters_handoff(c, op->lock)))
+    /* Not an unlock that leaves the lock to expire (lease_ms set): the
+     * lock stays taken until then, nothing to hand over. */
+    if (op->kind == OP_UNLOCK && !op->lease_ms && (op->handoff = waiters_handoff(c, op->lock)))
         op->handoff->handoff = op;
     if (format_op(op)) {
         if (op->handoff)
@@ -545,7 +548,9 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
         op_complete(op, err ? err : LW_EREPLY, 0);
         return;
     }
-    if (op->kind == OP_ACQUIRE) {
+    if (op->kind == OP_STATUS) {
+        op_complete(op, status_decode(reply, op->arg), 0);
+    } else if (op->kind == OP_ACQUIRE) {
         acquire_reply(c, op, reply);
     } else if (op->kind == OP_UNLOCK) {
         int64_t left = integer_of(reply);
@@ -611,6 +616,28 @@ static int format_handoff(struct op *op, const char *field, size_t flen)
                               (size_t[]){lock->len, lock->token_len, flen, wlen, strlen(lease)});
 }
 
+/* lw_name_status's command: the name and Redisson's suffixName(name,
+ * "timeout"), "name:timeout" when the name has a '{' else
+ * "{name}:timeout" (a permit semaphore's zset), in the name's slot. */
+static int format_status(struct op *op)
+{
+    const struct lw_lock *lock = op->lock;
+    int tagged = memchr(lock->name, '{', lock->len) != NULL;
+    size_t n = lock->len + sizeof "{}:timeout";
+    char *timeout = malloc(n);
+    int rc, len;
+
+    if (!timeout)
+        return LW_ENOMEM;
+    len = snprintf(timeout, n, tagged ? "%.*s:timeout" : "{%.*s}:timeout", (int)lock->len,
+                   lock->name);
+    rc = lw_request_evalsha(&op->req, SCRIPT_STATUS, 2, 2,
+                            (const char *[]){lock->name, timeout},
+                            (size_t[]){lock->len, (size_t)len});
+    free(timeout);
+    return rc;
+}
+
 /* Format the op's command.  Its lock and kind are set.  Only the kinds
  * that publish read the publish command, which follows pub/sub state the
  * engine thread writes: they are formatted there (unlock and force-unlock
@@ -638,6 +665,12 @@ static int format_command(struct op *op)
     case OP_UNLOCK:
         if (op->handoff) /* to the first waiter, with its lease */
             return format_handoff(op, field, flen);
+        if (op->lease_ms) { /* lw_unlock_after */
+            snprintf(lease, sizeof lease, "%llu", (unsigned long long)op->lease_ms);
+            return lw_request_evalsha(&op->req, SCRIPT_MIN_HOLD, 1, 3,
+                                      (const char *[]){lock->name, field, lease},
+                                      (size_t[]){lock->len, flen, strlen(lease)});
+        }
         /* fall through */
     case OP_UNDO:
     case OP_TRIM:
@@ -651,6 +684,7 @@ static int format_command(struct op *op)
         return lw_request_evalsha(&op->req, SCRIPT_FORCE, 2, 3,
                                   (const char *[]){lock->name, lock->channel, publish},
                                   (size_t[]){lock->len, lock->channel_len, strlen(publish)});
+    case OP_STATUS: return format_status(op);
     case OP_IS_LOCKED: cmd[0] = "EXISTS"; break;
     case OP_IS_HELD: cmd[0] = "HEXISTS"; break;
     case OP_COUNT: cmd[0] = "HGET"; break;
@@ -801,6 +835,38 @@ int lw_trylock(struct lw_lock *lock, uint64_t wait_ms, uint64_t lease_ms, uint64
 int lw_unlock_owner(struct lw_lock *lock, uint64_t owner)
 {
     return run_blocking(lock, OP_UNLOCK, owner, 0, 0, NULL);
+}
+
+int lw_unlock_after(struct lw_lock *lock, uint64_t owner, uint64_t after_ms)
+{
+    if (after_ms == 0 || after_ms > LW_MAX_LEASE_MS)
+        return LW_ERANGE;
+    /* An unlock whose lease_ms says how long the last hold leaves it. */
+    return run_blocking(lock, OP_UNLOCK, owner, 0, after_ms, NULL);
+}
+
+int lw_name_status(struct lw_lock *lock, struct lw_name_status *out)
+{
+    struct op op;
+    int rc;
+
+    if (!out)
+        return LW_EINVAL;
+    /* run_blocking()'s steps, with the struct to fill as the op's arg. */
+    memset(&op, 0, sizeof op);
+    if (lock && !client_gone(lock) && lw_engine_on_thread(lock->client->engine))
+        return LW_EDEADLK;
+    op.arg = out;
+    if ((rc = prepare_op(&op, lock, OP_STATUS, 0, 0, 0)) == 0) {
+        op.blocking = 1;
+        lw_completion_reset(&op.completed);
+        if ((rc = start_op(&op)) == 0) {
+            lw_completion_wait(&op.completed);
+            rc = op.err;
+        }
+    }
+    lw_request_clear(&op.req);
+    return rc;
 }
 
 int lw_unlock(struct lw_lock *lock)

@@ -7,7 +7,9 @@
  * hold one.  Everything that formats the field, or checks what goes into it,
  * is here.
  */
+#include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "client_private.h"
@@ -30,6 +32,40 @@ int check_client_id(const char *id)
     if (n == 0)
         return LW_EINVAL;
     return n > LW_CLIENT_ID_MAX || strchr(id, ':') ? LW_ERANGE : 0;
+}
+
+/* 32 random bits; the clock and the pid when the kernel has no entropy
+ * to give (the id must still differ between processes, not be secret). */
+static uint32_t random_bits(void)
+{
+    uint32_t r;
+
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) == (ssize_t)sizeof r)
+        return r;
+    return (uint32_t)(lw_clock_now() ^ ((uint64_t)getpid() << 16));
+}
+
+/*
+ * "<host>-<pid>-<8 hex digits>" into out[LW_CLIENT_ID_MAX + 1]: who holds
+ * a lock, readable in its hash (client_id_host).  The host name is cut so
+ * that the pid and the random part always fit, and anything in it that
+ * is not printable ASCII, a blank or a ':' (the field's separator)
+ * becomes '-'.
+ */
+void host_client_id(char *out)
+{
+    char host[256] = "";
+    int tail;
+
+    if (gethostname(host, sizeof host - 1) || !host[0])
+        snprintf(host, sizeof host, "unknown");
+    for (char *p = host; *p; p++)
+        if (*p <= ' ' || *p > '~' || *p == ':')
+            *p = '-';
+    /* "-<pid>-xxxxxxxx": at most 1 + 10 + 1 + 8 bytes. */
+    tail = snprintf(NULL, 0, "-%ld-%08x", (long)getpid(), 0u);
+    snprintf(out, LW_CLIENT_ID_MAX + 1, "%.*s-%ld-%08x", (int)LW_CLIENT_ID_MAX - tail, host,
+             (long)getpid(), random_bits());
 }
 
 /* "<id>:<owner>", NUL-terminated: once per renewal, so no snprintf. */

@@ -14,6 +14,8 @@ struct lw_client;
 
 /* 0, or why the configured id (NULL: none) cannot start a field. */
 int check_client_id(const char *id);
+/* "<host>-<pid>-<random>" into out[LW_CLIENT_ID_MAX + 1] (client_id_host). */
+void host_client_id(char *out);
 /* The field for owner into buf (FIELD_MAX bytes); its length. */
 size_t client_field(const struct lw_client *c, uint64_t owner, char *buf);
 #define FIELD_MAX (LW_CLIENT_ID_MAX + 22)

@@ -85,6 +85,46 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "redis.call('pexpire', KEYS[1], ARGV[3]) "
         "return {0, redis.call('incr', KEYS[2]), 1}",
 
+    /* Release one hold, but the last leaves the lock to expire ARGV[2] ms
+     * from now instead of deleting it (lw_unlock_after: a minimum hold,
+     * ShedLock's lockAtLeastFor): the key and the field stay, so that
+     * Redisson and every other client see it held until then.  Nothing
+     * is published: the lock did not become free.  -1: not ours
+     * (untouched); else the holds left, 0 for the last. */
+    [SCRIPT_MIN_HOLD] =
+        "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return -1 end "
+        "if tonumber(redis.call('hget', KEYS[1], ARGV[1])) > 1 then "
+        "  return redis.call('hincrby', KEYS[1], ARGV[1], -1) "
+        "end "
+        "redis.call('pexpire', KEYS[1], ARGV[2]) "
+        "return 0",
+
+    /* What the name holds, read only (lw_name_status; status.c decodes
+     * it): {type} when free or of another type; {type, pttl, hgetall} for
+     * a hash; {type, pttl, count, {id, ms left or -1, ...}} for a string,
+     * a semaphore whose permits are the zset KEYS[2] scored by expiry in
+     * epoch ms (922337203685477: never), measured against Redis's clock.
+     * The TYPE reply is a status, a table {ok = ...} in Lua. */
+    [SCRIPT_STATUS] =
+        "local t = redis.call('type', KEYS[1]) "
+        "t = type(t) == 'table' and t['ok'] or t "
+        "if t == 'none' then return {t} end "
+        "local r = {t, redis.call('pttl', KEYS[1])} "
+        "if t == 'hash' then "
+        "  r[3] = redis.call('hgetall', KEYS[1]) "
+        "elseif t == 'string' then "
+        "  local now = redis.call('time') "
+        "  local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) "
+        "  local z = redis.call('zrange', KEYS[2], 0, -1, 'WITHSCORES') "
+        "  for i = 2, #z, 2 do "
+        "    local at = tonumber(z[i]) "
+        "    z[i] = at >= 922337203685477 and '-1' or string.format('%d', at - ms) "
+        "  end "
+        "  r[3] = redis.call('get', KEYS[1]) "
+        "  r[4] = z "
+        "end "
+        "return r",
+
     /* Delete whoever holds it.  1 when it was locked. */
     [SCRIPT_FORCE] =
         "if redis.call('del', KEYS[1]) == 1 then "

@@ -6,7 +6,7 @@
 LW_PACKAGES="gcc g++ python3 meson ninja-build pkg-config cmake \
 libhiredis-dev libev-dev libcriterion-dev libbenchmark-dev \
 redis-server gnuplot-nox uthash-dev clang libclang-rt-14-dev clang-format \
-libssl-dev openssl python3-prometheus-client"
+libssl-dev openssl python3-prometheus-client mandoc"
 
 lw_install_deps() {
     local missing="" pkg sudo=""

@@ -192,6 +192,43 @@ CLUSTER_TEST(lwlock_through_one_seed_on_every_master)
     cr_assert_not(exists("ran"));
 }
 
+/* --status and --min-hold through a seed that is a replica: the status
+ * script's two keys ({NAME}:timeout beside NAME) are in one slot; the
+ * min-hold's PEXPIRE reaches the name's master. */
+CLUSTER_TEST(lwlock_status_and_min_hold_on_a_cluster)
+{
+    char seed[64], name[32], tkey[64], out[2048];
+    int rep = redis_cluster_replica_of(&cl, 0), code;
+
+    cr_assert_geq(rep, 0);
+    addr_of(rep, seed, sizeof seed);
+    name_on(2, "sem", name, sizeof name);
+    snprintf(tkey, sizeof tkey, "{%s}:timeout", name);
+    node_ok(2, "SET %s 2", name);
+    {
+        redisReply *r = redis_cluster_command(&cl, 2, "ZADD %s 922337203685477 permit-1", tkey);
+
+        cr_assert(r && r->type == REDIS_REPLY_INTEGER, "ZADD: %s", r ? r->str : "no answer");
+        freeReplyObject(r);
+    }
+    code = lwlock(ARGS("-c", seed, "--status", name));
+    cr_assert_eq(code, 1, "--status on permits: %d", code);
+    slurp("out", out, sizeof out);
+    cr_assert(strstr(out, "permits, 2 available, 1 taken") && strstr(out, "permit-1  never"),
+              "%s", out);
+
+    name_on(1, "atleast", name, sizeof name);
+    cr_assert_eq(lwlock(ARGS("-c", seed, "--min-hold", "5s", name, "true")), 0);
+    cr_assert_gt(node_int(1, "PTTL %s", name), 0, "left held on its master");
+    code = lwlock(ARGS("-c", seed, "--status", "--json", name));
+    cr_assert_eq(code, 1, "--status after the min-hold's run: %d", code);
+    slurp("out", out, sizeof out);
+    cr_assert(strstr(out, "\"kind\": \"lock\"") && strstr(out, "\"holders_total\": 1"), "%s",
+              out);
+    cr_assert_eq(lwlock(ARGS("-c", seed, name, "touch", "ran")), 75, "refused meanwhile");
+    cr_assert_not(exists("ran"));
+}
+
 /* With -c, -r or LWLOCK_REDIS give only the user and password (lwlock
  * --help): its HOST:PORT is not used, and its DB must be 0. */
 CLUSTER_TEST(lwlock_redis_gives_the_clusters_credentials)

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "client_private.h"
 #include "lock_util.h"
@@ -127,6 +128,134 @@ REDIS_TEST(lock, unlock_by_non_owner_leaves_lock_untouched)
     lw_lock_free(lb);
     lw_client_free(a);
     lw_client_free(b);
+}
+
+/* client_id_host: the id says which host and process, "<host>-<pid>-"
+ * and 8 hex digits, no ':'; two clients still differ; the default stays a
+ * random UUID; anything but 0 or 1 is refused. */
+REDIS_TEST(lock, client_id_names_the_host_and_process)
+{
+    struct lw_client_config cfg;
+    struct lw_client *a, *b;
+    char host[256] = "", prefix[300];
+    const char *id;
+
+    client_config(&cfg, 30000, NULL);
+    cfg.client_id_host = 2;
+    cr_assert_eq(lw_client_new(&cfg, &a), LW_EINVAL);
+    cfg.client_id_host = 1;
+    cr_assert_eq(lw_client_new(&cfg, &a), 0);
+    cr_assert_eq(lw_client_new(&cfg, &b), 0);
+    cr_assert_eq(gethostname(host, sizeof host - 1), 0);
+    for (char *p = host; *p; p++)
+        if (*p <= ' ' || *p > '~' || *p == ':')
+            *p = '-';
+    snprintf(prefix, sizeof prefix, "%s-%ld-", host, (long)getpid());
+    id = lw_client_id(a);
+    cr_assert(strlen(id) <= LW_CLIENT_ID_MAX && !strchr(id, ':'), "'%s'", id);
+    if (strlen(prefix) + 8 <= LW_CLIENT_ID_MAX) /* else the host name was cut */
+        cr_assert(strncmp(id, prefix, strlen(prefix)) == 0 &&
+                      strspn(id + strlen(prefix), "0123456789abcdef") == 8 &&
+                      strlen(id) == strlen(prefix) + 8,
+                  "'%s' is not '%sxxxxxxxx'", id, prefix);
+    cr_assert_str_neq(id, lw_client_id(b));
+    lw_client_free(b);
+    lw_client_free(a);
+    /* The default: a UUID, as before. */
+    client_config(&cfg, 30000, NULL);
+    cr_assert_eq(lw_client_new(&cfg, &a), 0);
+    cr_assert_eq(strlen(lw_client_id(a)), 36);
+    lw_client_free(a);
+}
+
+/* lw_name_status: free, our own lock with its field and holds, and more
+ * holders than the struct keeps (counted all the same). */
+REDIS_TEST(lock, name_status_reads_without_taking)
+{
+    struct lw_client *c = new_client(30000, NULL);
+    struct lw_lock *l = new_lock(c, "seen");
+    struct lw_name_status st;
+    char field[128];
+    redisReply *r;
+
+    cr_assert_eq(lw_name_status(l, NULL), LW_EINVAL);
+    cr_assert_eq(lw_name_status(l, &st), 0);
+    cr_assert_eq(st.kind, LW_NAME_FREE);
+    cr_assert_eq(st.ttl_ms, -2);
+    cr_assert_eq(st.nholders, 0);
+    cr_assert_eq(redis_int("EXISTS %s", "seen"), 0);
+
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+    cr_assert_eq(lw_name_status(l, &st), 0);
+    snprintf(field, sizeof field, "%s:%llu", lw_client_id(c),
+             (unsigned long long)lw_owner_self());
+    cr_assert_eq(st.kind, LW_NAME_LOCK);
+    cr_assert_str_eq(st.type, "hash");
+    cr_assert(st.ttl_ms > 29000 && st.ttl_ms <= 30000, "ttl %lld", (long long)st.ttl_ms);
+    cr_assert_eq(st.nholders, 1);
+    cr_assert_str_eq(st.holders[0].id, field);
+    cr_assert_eq(st.holders[0].count, 2);
+    cr_assert_eq(lw_unlock(l), 0);
+    cr_assert_eq(lw_unlock(l), 0);
+
+    /* 20 readers: 16 kept, 20 counted. */
+    for (int i = 0; i < 20; i++) {
+        snprintf(field, sizeof field, "reader-%d:1", i);
+        r = redis_server_command(&srv, "HSET seen %s 1", field);
+        cr_assert_not_null(r);
+        freeReplyObject(r);
+    }
+    r = redis_server_command(&srv, "HSET seen mode read");
+    freeReplyObject(r);
+    cr_assert_eq(lw_name_status(l, &st), 0);
+    cr_assert_eq(st.kind, LW_NAME_READ);
+    cr_assert_eq(st.ttl_ms, -1);
+    cr_assert_eq(st.nholders, 20);
+    cr_assert(strncmp(st.holders[LW_STATUS_HOLDERS - 1].id, "reader-", 7) == 0);
+    lw_lock_free(l);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* lw_unlock_after: the last hold leaves the lock to expire so long after
+ * (a minimum hold), held by the same field meanwhile and no longer
+ * renewed; an earlier hold is released as lw_unlock's is. */
+REDIS_TEST(lock, unlock_after_leaves_it_to_expire)
+{
+    struct lw_client *c = new_client(30000, NULL);
+    struct lw_lock *l = new_lock(c, "atleast");
+    struct lw_client_stats st;
+    uint64_t other = lw_owner_self() + 1, t0;
+    char field[128];
+
+    cr_assert_eq(lw_unlock_after(l, lw_owner_self(), 500), LW_ENOTOWNER, "not held");
+    cr_assert_eq(lw_unlock_after(l, lw_owner_self(), 0), LW_ERANGE);
+    cr_assert_eq(lw_unlock_after(l, lw_owner_self(), LW_MAX_LEASE_MS + 1ull), LW_ERANGE);
+
+    /* Two holds: the first goes as an unlock's, the lease untouched. */
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+    cr_assert_eq(lw_unlock_after(l, lw_owner_self(), 800), 0);
+    cr_assert_eq(lw_hold_count(l), 1);
+    cr_assert_gt(redis_int("PTTL %s", "atleast"), 29000);
+
+    /* The last: still there, our field with one hold, 800 ms to live. */
+    t0 = now_ms();
+    cr_assert_eq(lw_unlock_after(l, lw_owner_self(), 800), 0);
+    cr_assert_leq(redis_int("PTTL %s", "atleast"), 800);
+    snprintf(field, sizeof field, "%s:%llu", lw_client_id(c),
+             (unsigned long long)lw_owner_self());
+    cr_assert_eq(redis_int("HGET atleast %s", field), 1);
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.locks_held, 0, "the watchdog let it go");
+    cr_assert_eq(lw_acquire(l, other, 0, 0, NULL), LW_ELOCKED, "held until it expires");
+    cr_assert(wait_until(redis_int("EXISTS %s", "atleast") == 0, 3000));
+    cr_assert_geq(now_ms() - t0, 700, "gone before its time");
+    cr_assert_eq(lw_acquire(l, other, 0, 0, NULL), 0, "free after");
+    cr_assert_eq(lw_unlock_after(l, lw_owner_self(), 500), LW_ENOTOWNER, "another's");
+    cr_assert_eq(lw_unlock_owner(l, other), 0);
+    lw_lock_free(l);
+    cr_assert_eq(lw_client_free(c), 0);
 }
 
 REDIS_TEST(lock, force_unlock_ttl_and_explicit_lease)

@@ -19,8 +19,10 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "duration.h"
 #include "lock_util.h"
 #include "proc_util.h"
 #include "proxy.h"
@@ -94,26 +96,63 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
      .timeout = 120)
 {
     const char *const *bad[] = {
-        ARGS("-x", "n", "true"),          ARGS("--bogus", "n", "true"),
-        ARGS("n"),                        ARGS("-w"),
-        ARGS("-w", "abc", "n", "true"),   ARGS("-w", "-2", "n", "true"),
-        ARGS("-w", "5x", "n", "true"),    ARGS("-w", " 5", "n", "true"),
+        ARGS("-x", "n", "true"),
+        ARGS("--bogus", "n", "true"),
+        ARGS("n"),
+        ARGS("-w"),
+        ARGS("-w", "abc", "n", "true"),
+        ARGS("-w", "-2", "n", "true"),
+        ARGS("-w", "5x", "n", "true"),
+        ARGS("-w", " 5", "n", "true"),
         ARGS("-w", "99999999999", "n", "true"),
-        ARGS("-l", "5", "n", "true"),     ARGS("-l", "0", "n", "true"),
-        ARGS("-W", "-1", "n", "true"),    ARGS("-W", "2147483648", "n", "true"),
+        ARGS("-l", "5", "n", "true"),
+        ARGS("-l", "0", "n", "true"),
+        ARGS("-W", "-1", "n", "true"),
+        ARGS("-W", "2147483648", "n", "true"),
         ARGS("-l", "1000", "-W", "1000", "n", "true"),
-        ARGS("-r", "localhost", "n", "true"), ARGS("-r", "localhost:0", "n", "true"),
-        ARGS("-r", "localhost:65536", "n", "true"), ARGS("-r", ":6379", "n", "true"),
+        ARGS("-r", "localhost", "n", "true"),
+        ARGS("-r", "localhost:0", "n", "true"),
+        ARGS("-r", "localhost:65536", "n", "true"),
+        ARGS("-r", ":6379", "n", "true"),
         ARGS("-r", "localhost:port", "n", "true"),
-        ARGS("-s", "BOGUS", "n", "true"), ARGS("-s", "0", "n", "true"),
-        ARGS("-s", "SIG", "n", "true"),   ARGS("", "true"),
-        ARGS("--replicas", "-1", "n", "true"), ARGS("--replicas", "1001", "n", "true"),
-        ARGS("--replicas", "one", "n", "true"), ARGS("--replicas"),
-        ARGS("--warn-signal", "BOGUS", "n", "true"), ARGS("--warn-signal", "0", "n", "true"),
+        ARGS("-s", "BOGUS", "n", "true"),
+        ARGS("-s", "0", "n", "true"),
+        ARGS("-s", "SIG", "n", "true"),
+        ARGS("", "true"),
+        ARGS("--replicas", "-1", "n", "true"),
+        ARGS("--replicas", "1001", "n", "true"),
+        ARGS("--replicas", "one", "n", "true"),
+        ARGS("--replicas"),
+        ARGS("--warn-signal", "BOGUS", "n", "true"),
+        ARGS("--warn-signal", "0", "n", "true"),
         ARGS("--warn-signal"),
-        ARGS("--max-hold", "0", "n", "true"), ARGS("--max-hold", "-5", "n", "true"),
-        ARGS("--max-hold", "1s", "n", "true"), ARGS("--max-hold", "2147483648", "n", "true"),
-        ARGS("--max-hold"), ARGS("-v5", "n", "true"),
+        ARGS("--max-hold", "0", "n", "true"),
+        ARGS("--max-hold", "-5", "n", "true"),
+        ARGS("--max-hold", "1.5s", "n", "true"),
+        ARGS("--max-hold", "2147483648", "n", "true"),
+        ARGS("--max-hold", "25d", "n", "true"),
+        ARGS("-w", "1m1h", "n", "true"),
+        ARGS("-w", "30S", "n", "true"),
+        ARGS("-w", "1s1s", "n", "true"),
+        ARGS("-w", "s", "n", "true"),
+        ARGS("-W", "9ms", "n", "true"),
+        ARGS("-l", "1 s", "n", "true"),
+        ARGS("-E", "256", "n", "true"),
+        ARGS("-E", "-1", "n", "true"),
+        ARGS("-E", "x", "n", "true"),
+        ARGS("-E"),
+        ARGS("-q5", "n", "true"),
+        ARGS("--prefix", "", "n", "true"),
+        ARGS("--prefix"),
+        ARGS("--min-hold", "0", "n", "true"),
+        ARGS("--min-hold", "1x", "n", "true"),
+        ARGS("--min-hold"),
+        ARGS("--status", "n", "true"),
+        ARGS("--json", "n", "true"),
+        ARGS("--status"),
+        ARGS("-w", "-1s", "n", "true"),
+        ARGS("--max-hold"),
+        ARGS("-v5", "n", "true"),
     };
     const struct {
         const char *const *args;
@@ -125,7 +164,11 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         /* A fixed lease is never at risk, and is its own deadline. */
         {ARGS("-l", "1000", "--warn-signal", "USR1", "n", "true"), "--warn-signal needs a renewed"},
         {ARGS("--max-hold", "500", "-l", "1000", "n", "true"), "--max-hold needs a renewed"},
-        {ARGS("--max-hold", "5x", "n", "true"), "invalid max hold '5x'"},
+        {ARGS("--max-hold", "5x", "n", "true"),
+         "invalid --max-hold '5x': 1ms to 24d20h31m23s647ms (250ms, 30s"},
+        {ARGS("-w", "2x", "n", "true"), "invalid -w/--wait '2x': -1, or 0ms to 24d20h31m23s647ms"},
+        {ARGS("--watchdog=25d", "n", "true"), "invalid -W/--watchdog '25d': 10ms to"},
+        {ARGS("-l", "5", "n", "true"), "a bare number is ms"},
         {ARGS("--warn-signal", "SIGNAL", "n", "true"), "invalid warning signal 'SIGNAL'"},
     };
     int code;
@@ -142,6 +185,16 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         code = run(said[i].args);
         cr_assert_eq(code, 64, "said case %zu: %d", i, code);
         cr_assert(stderr_has(said[i].says), "said case %zu: no '%s'", i, said[i].says);
+    }
+    {
+        char name[LW_LOCK_NAME_MAX];
+
+        memset(name, 'n', sizeof name - 1);
+        name[sizeof name - 1] = 0;
+        cr_assert_eq(run(ARGS("--prefix", "ab", name, "true")), 64, "PREFIX:NAME too long");
+        cr_assert(stderr_has("PREFIX:NAME must be at most"));
+        cr_assert_eq(run_lwlock(ARGS(name, "true"), ARGS("LWLOCK_PREFIX=a")), 64);
+        cr_assert(stderr_has("PREFIX:NAME must be at most"));
     }
     code = run_lwlock(ARGS("n", "true"), ARGS("LWLOCK_REDIS=nowhere"));
     cr_assert_eq(code, 64, "a bad LWLOCK_REDIS: %d", code);
@@ -427,7 +480,11 @@ Test(lwlock_usage, help_and_version, .init = make_dir, .fini = remove_test_dir, 
     cr_assert(strstr(slurp("out", buf, sizeof buf), "Usage: lwlock"));
     cr_assert_eq(run(ARGS("--help")), 0);
     cr_assert(strstr(slurp("out", buf, sizeof buf), "--watchdog"));
-    for (const char *const *f = ARGS("--warn-signal SIG", "--max-hold MS", "-v, --verbose");
+    for (const char *const *f = ARGS("--warn-signal SIG", "--max-hold DURATION", "-v, --verbose",
+                                     "-w, --wait DURATION", "250ms, 30s, 5m", "-n, --nonblock",
+                                     "-E, --conflict-exit-code N", "-q, --quiet",
+                                     "--min-hold DURATION", "--prefix PREFIX", "--status",
+                                     "--json");
          *f; f++)
         cr_assert(strstr(buf, *f), "no '%s' in the help", *f);
     /* The TLS flags, as redis-cli's. */
@@ -436,6 +493,77 @@ Test(lwlock_usage, help_and_version, .init = make_dir, .fini = remove_test_dir, 
                                      "rediss-sentinel://", "LWLOCK_SENTINEL_TLS=0");
          *f; f++)
         cr_assert(strstr(buf, *f), "no '%s' in the help", *f);
+}
+
+/* The durations both tools take (tools/duration.h). */
+Test(lwlock_usage, durations_with_units)
+{
+    static const struct {
+        const char *s;
+        uint64_t ms;
+    } good[] = {
+        {"0", 0},
+        {"250", 250},
+        {"250ms", 250},
+        {"30s", 30000},
+        {"5m", 300000},
+        {"1h", 3600000},
+        {"1d", 86400000},
+        {"1h30m", 5400000},
+        {"1m30s", 90000},
+        {"2s500ms", 2500},
+        {"1d1h1m1s1ms", 90061001},
+        {"24d20h31m23s647ms", 2147483647},
+        {"2147483647", 2147483647},
+    };
+    static const char *const bad[] = {
+        "",
+        "ms",
+        "1.5s",
+        "1 s",
+        " 1s",
+        "1s ",
+        "-1",
+        "+1s",
+        "1S",
+        "1sec",
+        "1m1h",
+        "1s1s",
+        "1ms1s",
+        "1y",
+        "2147483648",
+        "24d20h31m23s648ms",
+        "25d",
+        "99999999999999999999999",
+        "1hh",
+        "1h1",
+    };
+    char buf[64];
+    uint64_t ms;
+
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        ms = 7;
+        cr_assert_eq(duration_parse(good[i].s, 1, 0, LW_MAX_LEASE_MS, &ms), 0, "'%s'", good[i].s);
+        cr_assert_eq(ms, good[i].ms, "'%s': %llu", good[i].s, (unsigned long long)ms);
+        /* What the messages print reads back. */
+        cr_assert_eq(duration_parse(duration_format(ms, buf, sizeof buf), 1, 0, LW_MAX_LEASE_MS,
+                                    &ms),
+                     0, "'%s'", buf);
+        cr_assert_eq(ms, good[i].ms, "'%s' formatted as '%s'", good[i].s, buf);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ms = 7;
+        cr_assert_eq(duration_parse(bad[i], 1, 0, LW_MAX_LEASE_MS, &ms), -1, "'%s'", bad[i]);
+        cr_assert_eq(ms, 7, "'%s' set the value", bad[i]);
+    }
+    /* The bounds, and a bare number in seconds (lwbench's --duration-s). */
+    cr_assert_eq(duration_parse("9ms", 1, 10, 100, &ms), -1);
+    cr_assert_eq(duration_parse("101", 1, 10, 100, &ms), -1);
+    cr_assert_eq(duration_parse("90", 1000, 0, 86400000, &ms), 0);
+    cr_assert_eq(ms, 90000);
+    cr_assert_eq(duration_parse("86401", 1000, 0, 86400000, &ms), -1);
+    cr_assert_str_eq(duration_format(0, buf, sizeof buf), "0ms");
+    cr_assert_str_eq(duration_range(10, 3600000, buf, sizeof buf), "10ms to 1h");
 }
 
 /* ---- Exit statuses ---- */
@@ -505,6 +633,288 @@ LWLOCK_TEST(held_elsewhere_exits_75)
     cr_assert_lt(now_ms() - t0, 5000);
     cr_assert_not(exists("ran"), "COMMAND never ran");
     cr_assert_eq(redis_int("HGET %s other:1", "busy"), 1, "the holder is untouched");
+}
+
+/* For cron on many machines: -q says nothing when the lock is merely
+ * held by another, -E picks the status then, -n is -w 0; a real failure
+ * (Redis unreachable) is still said, with its own status. */
+LWLOCK_TEST(quiet_contention_for_cron)
+{
+    char buf[256], unreachable[64];
+    int code;
+
+    hold_elsewhere("cronjob", 20000);
+    code = run(ARGS("-q", "-E", "0", "-r", addr, "cronjob", "touch", "ran"));
+    cr_assert_eq(code, 0, "-q -E 0: %d", code);
+    cr_assert_str_eq(slurp("err", buf, sizeof buf), "", "-q said '%s'", buf);
+    code = run(ARGS("--quiet", "--conflict-exit-code=3", "-w", "200ms", "-r", addr, "cronjob",
+                    "touch", "ran"));
+    cr_assert_eq(code, 3, "--conflict-exit-code=3 after a wait: %d", code);
+    cr_assert_str_eq(slurp("err", buf, sizeof buf), "");
+    /* Without -q the line is there; -n is -w 0 even after a -w. */
+    code = run(ARGS("-w", "-1", "-n", "-E", "42", "-r", addr, "cronjob", "touch", "ran"));
+    cr_assert_eq(code, 42, "-n -E 42: %d", code);
+    cr_assert(stderr_has("lwlock: cronjob: "));
+    cr_assert_not(exists("ran"), "COMMAND never ran");
+    /* Free: -E plays no part, COMMAND's status is lwlock's. */
+    cr_assert_eq(run(ARGS("-q", "-E", "0", "-r", addr, "freejob", "sh", "-c", "exit 5")), 5);
+    /* Unreachable: still said, and 69 whatever -E. */
+    snprintf(unreachable, sizeof unreachable, "127.0.0.1:%d", closed_port());
+    code = run(ARGS("-q", "-E", "0", "-r", unreachable, "cronjob", "touch", "ran"));
+    cr_assert_eq(code, 69, "-q, unreachable: %d", code);
+    cr_assert(stderr_has("lwlock: cannot "));
+}
+
+/* --prefix P (or $LWLOCK_PREFIX): the lock is P:NAME in Redis, and
+ * COMMAND's LWLOCK_NAME says so; --prefix wins over the environment. */
+LWLOCK_TEST(prefix_names_the_key)
+{
+    char cmd[256], buf[256], env[300];
+    int code;
+
+    snprintf(cmd, sizeof cmd,
+             "{ redis-cli -p %d EXISTS team:job; echo \"$LWLOCK_NAME\"; } > \"$LWT_DIR/seen\"",
+             srv.port);
+    code = run(ARGS("--prefix", "team", "-r", addr, "job", "sh", "-c", cmd));
+    cr_assert_eq(code, 0, "--prefix: %d", code);
+    cr_assert_str_eq(slurp("seen", buf, sizeof buf), "1\nteam:job\n");
+    snprintf(env, sizeof env, "LWLOCK_REDIS=%s", addr);
+    code = run_lwlock(ARGS("job", "sh", "-c", cmd), ARGS(env, "LWLOCK_PREFIX=team"));
+    cr_assert_eq(code, 0, "LWLOCK_PREFIX: %d", code);
+    cr_assert_str_eq(slurp("seen", buf, sizeof buf), "1\nteam:job\n");
+    code = run_lwlock(ARGS("--prefix=other", "job", "sh", "-c", cmd),
+                      ARGS(env, "LWLOCK_PREFIX=team"));
+    cr_assert_eq(code, 0, "--prefix over LWLOCK_PREFIX: %d", code);
+    cr_assert_str_eq(slurp("seen", buf, sizeof buf), "0\nother:job\n");
+    cr_assert_eq(redis_int("EXISTS %s", "team:job"), 0, "released");
+    /* Held under the prefixed name: the message names it. */
+    hold_elsewhere("team:busy", 20000);
+    cr_assert_eq(run(ARGS("--prefix", "team", "-r", addr, "busy", "true")), 75);
+    cr_assert(stderr_has("lwlock: team:busy: "));
+}
+
+/* RedissonLock's tryLockInnerAsync, as Redisson sends it (tests/test_hot.c
+ * has it too): nil when it got the lock, else the holder's PTTL. */
+static const char redisson_try_lock[] =
+    "if ((redis.call('exists', KEYS[1]) == 0) or "
+    "(redis.call('hexists', KEYS[1], ARGV[2]) == 1)) then "
+    "redis.call('hincrby', KEYS[1], ARGV[2], 1); "
+    "redis.call('pexpire', KEYS[1], ARGV[1]); "
+    "return nil; end; "
+    "return redis.call('pttl', KEYS[1]);";
+
+/* Redisson's tryLock on name as another client: -1 when it got the lock
+ * (nil), else the holder's PTTL it was told. */
+static long long redisson_tries(const char *name)
+{
+    redisReply *r = redis_server_command(&srv, "EVAL %s 1 %s 30000 redisson-0-0-0:1",
+                                         redisson_try_lock, name);
+    long long v;
+
+    cr_assert_not_null(r);
+    cr_assert(r->type == REDIS_REPLY_NIL || r->type == REDIS_REPLY_INTEGER, "reply type %d",
+              r->type);
+    v = r->type == REDIS_REPLY_NIL ? -1 : r->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+/*
+ * --min-hold (ShedLock's lockAtLeastFor): a COMMAND that ends sooner
+ * leaves the lock held until so long after it was acquired.  A second
+ * lwlock started right after is refused, and Redisson (EXISTS, its
+ * tryLock) sees it held; once the time is up the second one gets it.
+ */
+LWLOCK_TEST(min_hold_keeps_a_quick_job_held)
+{
+    uint64_t t0 = now_ms();
+    long long pttl;
+    int code;
+
+    code = run(ARGS("--min-hold", "3s", "-r", addr, "nightly", "true"));
+    cr_assert_eq(code, 0, "the first: %d", code);
+    /* lwlock did not wait the min-hold out itself: the key outlives it. */
+    pttl = redis_int("PTTL %s", "nightly");
+    cr_assert(pttl > 0 && pttl <= 3000, "left with PTTL %lld", pttl);
+    code = run(ARGS("-r", addr, "nightly", "touch", "ran"));
+    cr_assert_eq(code, 75, "the late one: %d", code);
+    cr_assert_not(exists("ran"));
+    cr_assert_eq(redis_int("EXISTS %s", "nightly"), 1, "Redisson's isLocked");
+    pttl = redisson_tries("nightly");
+    cr_assert(pttl > 0 && pttl <= 3000, "Redisson's tryLock: PTTL %lld", pttl);
+    cr_assert(wait_until(redis_int("EXISTS %s", "nightly") == 0, 8000), "never expired");
+    cr_assert_geq(now_ms() - t0, 2900, "expired after %llu ms",
+                  (unsigned long long)(now_ms() - t0));
+    code = run(ARGS("-r", addr, "nightly", "touch", "ran"));
+    cr_assert_eq(code, 0, "after the min-hold: %d", code);
+    cr_assert(exists("ran"));
+
+    /* A COMMAND that runs past it: released at once, as without. */
+    code = run(ARGS("--min-hold", "100ms", "--max-hold", "1m", "-r", addr, "nightly", "sleep",
+                    "0.3"));
+    cr_assert_eq(code, 0, "%d", code);
+    cr_assert_eq(redis_int("EXISTS %s", "nightly"), 0, "released at once");
+    cr_assert_eq(redisson_tries("nightly"), -1, "Redisson gets it");
+
+    /* At least, at most: the one no longer than the other. */
+    cr_assert_eq(run(ARGS("--min-hold", "2m", "--max-hold", "1m", "-r", addr, "n", "true")), 64);
+    cr_assert(stderr_has("--min-hold is longer than --max-hold"));
+}
+
+/* The lock's field says which host and lwlock process hold it:
+ * "<host>-<pid>-<random>:<owner>". */
+LWLOCK_TEST(field_names_the_host_and_process)
+{
+    char cmd[256], fields[256], ppid[32], host[256] = "", want[320];
+
+    snprintf(cmd, sizeof cmd,
+             "redis-cli -p %d HKEYS whojob > \"$LWT_DIR/fields\"; echo $PPID > \"$LWT_DIR/ppid\"",
+             srv.port);
+    cr_assert_eq(run(ARGS("-r", addr, "whojob", "sh", "-c", cmd)), 0);
+    cr_assert_eq(gethostname(host, sizeof host - 1), 0);
+    slurp("ppid", ppid, sizeof ppid);
+    ppid[strcspn(ppid, "\n")] = 0;
+    snprintf(want, sizeof want, "%s-%s-", host, ppid);
+    slurp("fields", fields, sizeof fields);
+    if (strlen(want) + 8 <= LW_CLIENT_ID_MAX && !strchr(host, ':'))
+        cr_assert(strncmp(fields, want, strlen(want)) == 0, "field '%s', not '%s...'", fields,
+                  want);
+    cr_assert_eq(strchr(fields, ':'), strrchr(fields, ':'), "one ':' in '%s'", fields);
+}
+
+/* Run `lwlock -r addr --status [--json] name`: its exit status; its
+ * stdout in out[n]. */
+static int status_of(const char *name, int json, char *out, size_t n)
+{
+    int code = json ? run(ARGS("-r", addr, "--status", "--json", name))
+                    : run(ARGS("-r", addr, "--status", name));
+
+    slurp("out", out, n);
+    return code;
+}
+
+static void redis_do(const char *cmd)
+{
+    redisReply *r = redis_server_command(&srv, cmd);
+
+    cr_assert(r && r->type != REDIS_REPLY_ERROR, "%s: %s", cmd, r ? r->str : "no reply");
+    freeReplyObject(r);
+}
+
+/*
+ * --status: free, a lock (lwlock's own, seen from its COMMAND), the read
+ * and the write side of Redisson's read-write lock and its permit
+ * semaphore (written in Redisson's layout, shared notes: a hash with
+ * "mode"; a count beside the zset {NAME}:timeout of raw 16-byte ids), and
+ * a key of another type; as text and as JSON.  Taking nothing.
+ */
+LWLOCK_TEST(status_says_who_holds_what)
+{
+    char out[4096], cmd[300], host[256] = "";
+    int code;
+
+    cr_assert_eq(status_of("nothing", 0, out, sizeof out), 0);
+    cr_assert_str_eq(out, "nothing: free\n");
+    cr_assert_eq(status_of("nothing", 1, out, sizeof out), 0);
+    cr_assert(strstr(out, "\"state\": \"free\", \"kind\": \"free\"") &&
+                  strstr(out, "\"ttl_ms\": -2"), "%s", out);
+    cr_assert_eq(redis_int("EXISTS %s", "nothing"), 0, "--status took nothing");
+
+    /* Held by an lwlock: its COMMAND asks. */
+    snprintf(cmd, sizeof cmd,
+             "%s -r %s --status held > \"$LWT_DIR/st\"; echo $? >> \"$LWT_DIR/st\"",
+             LWLOCK_PATH, addr);
+    cr_assert_eq(run(ARGS("-r", addr, "held", "sh", "-c", cmd)), 0);
+    slurp("st", out, sizeof out);
+    gethostname(host, sizeof host - 1);
+    cr_assert(strncmp(out, "held: held as a lock, ", 22) == 0 && strstr(out, " ms left\n  ") &&
+                  strstr(out, host) && strstr(out, "  1 hold\n1\n"),
+              "%s", out);
+
+    /* Redisson's read lock: two readers. */
+    redis_do("HSET rw mode read 3f1c-uuid:12 2 77aa-uuid:5 1");
+    redis_do("PEXPIRE rw 20000");
+    cr_assert_eq(status_of("rw", 0, out, sizeof out), 1);
+    cr_assert(strstr(out, "rw: held as a read lock (read-write lock), ") &&
+                  strstr(out, "  3f1c-uuid:12  2 holds\n  77aa-uuid:5  1 hold\n"),
+              "%s", out);
+    cr_assert_eq(status_of("rw", 1, out, sizeof out), 1);
+    cr_assert(strstr(out, "\"kind\": \"read\"") &&
+                  strstr(out, "{\"id\": \"3f1c-uuid:12\", \"count\": 2, \"ttl_ms\": ") &&
+                  strstr(out, "\"holders_total\": 2}"),
+              "%s", out);
+    /* ... and its write lock. */
+    redis_do("HSET rww mode write 3f1c-uuid:12:write 1");
+    cr_assert_eq(status_of("rww", 0, out, sizeof out), 1);
+    cr_assert(strstr(out, "rww: held as a write lock (read-write lock), no expiry\n"
+                          "  3f1c-uuid:12:write  1 hold\n"),
+              "%s", out);
+
+    /* Redisson's expirable permits: 2 available, one taken for a minute
+     * (its id 16 raw bytes: shown as hex), one that never expires. */
+    redis_do("SET sem 2");
+    {
+        redisReply *r = redis_server_command(
+            &srv, "ZADD {sem}:timeout %lld %b 922337203685477 %s",
+            (long long)time(NULL) * 1000 + 60000, "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a"
+                                                   "\x0b\x0c\x0d\x0e\x0f\xff",
+            (size_t)16, "0123456789abcdef0123456789abcdef");
+
+        cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == 2);
+        freeReplyObject(r);
+    }
+    cr_assert_eq(status_of("sem", 0, out, sizeof out), 1);
+    cr_assert(strstr(out, "sem: permits, 2 available, 2 taken, no expiry\n") &&
+                  strstr(out, "  0102030405060708090a0b0c0d0e0fff  ") &&
+                  strstr(out, "  0123456789abcdef0123456789abcdef  never expires\n"),
+              "%s", out);
+    cr_assert_eq(status_of("sem", 1, out, sizeof out), 1);
+    cr_assert(strstr(out, "\"kind\": \"permits\"") && strstr(out, "\"permits\": 2") &&
+                  strstr(out, "\"ttl_ms\": -1}"),
+              "%s", out);
+    /* None taken: free to take. */
+    redis_do("SET sem2 5");
+    cr_assert_eq(status_of("sem2", 0, out, sizeof out), 0);
+    cr_assert_str_eq(out, "sem2: permits, 5 available, 0 taken, no expiry\n");
+
+    /* Not a lock. */
+    redis_do("RPUSH alist x");
+    cr_assert_eq(status_of("alist", 0, out, sizeof out), 1);
+    cr_assert_str_eq(out, "alist: not a lock (a list)\n");
+
+    /* With a prefix, the prefixed name; unreachable: 69. */
+    code = run(ARGS("-r", addr, "--prefix", "team", "--status", "x"));
+    cr_assert_eq(code, 0);
+    cr_assert_str_eq(slurp("out", out, sizeof out), "team:x: free\n");
+    snprintf(cmd, sizeof cmd, "127.0.0.1:%d", closed_port());
+    code = run(ARGS("-r", cmd, "--status", "x"));
+    cr_assert_eq(code, 69, "unreachable: %d", code);
+    cr_assert(stderr_has("lwlock: cannot read x at "));
+}
+
+/* Durations with units reach the lock: -w waits so long, -W is the
+ * lease Redis sees while COMMAND runs, -l's fixed one too. */
+LWLOCK_TEST(durations_with_units_reach_the_lock)
+{
+    char cmd[256], buf[64];
+    uint64_t t0;
+    long pttl;
+    int code;
+
+    hold_elsewhere("busy", 20000);
+    t0 = now_ms();
+    code = run(ARGS("-w", "400ms", "-r", addr, "busy", "touch", "ran"));
+    cr_assert_eq(code, 75, "-w 400ms: %d", code);
+    cr_assert_geq(now_ms() - t0, 400, "waited %llu ms", (unsigned long long)(now_ms() - t0));
+    cr_assert_not(exists("ran"));
+
+    snprintf(cmd, sizeof cmd, "redis-cli -p %d PTTL unitjob > \"$LWT_DIR/pttl\"", srv.port);
+    for (const char *const *lease = ARGS("-W", "2m", "-l", "2m"); *lease; lease += 2) {
+        code = run(ARGS(lease[0], lease[1], "-r", addr, "unitjob", "sh", "-c", cmd));
+        cr_assert_eq(code, 0, "%s 2m: %d", lease[0], code);
+        pttl = atol(slurp("pttl", buf, sizeof buf));
+        cr_assert(pttl > 60000 && pttl <= 120000, "%s 2m: PTTL %ld", lease[0], pttl);
+    }
 }
 
 /* redis://: the DB is the one the lock lives in; the password is sent. */

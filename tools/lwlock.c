@@ -10,7 +10,10 @@
  * once it is gone, so that a caller can tell.  With --warn-signal COMMAND
  * hears of it earlier, when the lock turns at risk (on_risk); with
  * --max-hold the lock is given up after so long held (max_hold_ms), a loss
- * like the others; with -v the library's log lines go to stderr.
+ * like the others; with --min-hold a COMMAND that ends sooner leaves the
+ * lock to expire that long after it was taken (lw_unlock_after), so that
+ * the same job started late elsewhere finds it held; with -v the
+ * library's log lines go to stderr.
  *
  * Structure.  Two threads run here: main, and the library's engine thread,
  * on which the acquire's completion and on_lost are called.  Everything
@@ -54,6 +57,7 @@
 #include <leasewheel.h>
 
 #include "lwlock_args.h"
+#include "lwlock_status.h"
 
 #define MAX_INHERITED 64 /* descriptors passed on to COMMAND */
 
@@ -81,7 +85,8 @@ struct run {
     struct lw_lock *lock;
     uint64_t owner;
     pid_t child;
-    uint64_t ended_ns; /* when COMMAND's exit was seen */
+    uint64_t acquired_ns; /* when the acquire's success arrived */
+    uint64_t ended_ns;    /* when COMMAND's exit was seen */
     int lost;
     int at_risk; /* warned, and not safe again since */
 };
@@ -352,6 +357,8 @@ static int start_client(struct run *r)
     cfg.tls = r->opt.tls;
     cfg.sentinel_tls_own = r->opt.redis.sentinels.n && r->opt.plain_sentinels;
     cfg.acquire_replicas = r->opt.replicas;
+    /* HGETALL NAME says which machine and process holds it. */
+    cfg.client_id_host = 1;
     cfg.watchdog_timeout_ms = r->opt.watchdog_ms;
     cfg.tick_ms = tick_for(r->opt.lease_ms ? r->opt.lease_ms : r->opt.watchdog_ms);
     cfg.on_lost = on_lost;
@@ -364,7 +371,7 @@ static int start_client(struct run *r)
     if (r->opt.verbose)
         cfg.log = on_log;
     if ((rc = lw_client_new(&cfg, &r->client)) == 0 &&
-        (rc = lw_lock_new(r->client, r->opt.name, strlen(r->opt.name), &r->lock)) == 0)
+        (rc = lw_lock_new(r->client, r->opt.key, strlen(r->opt.key), &r->lock)) == 0)
         return 0;
     if (rc == LW_ENOTSUP && r->opt.tls.enable)
         report("cannot use Redis at %s over TLS: this leasewheel was built without TLS",
@@ -380,11 +387,12 @@ static int acquire_failed(const struct run *r, int err)
 {
     char at[600], why[600];
 
-    if (err == LW_ELOCKED) {
-        report("%s: %s", r->opt.name, lw_strerror(err));
-        return EXIT_LOCKED;
+    if (err == LW_ELOCKED) { /* -q: the loser of a race says nothing */
+        if (!r->opt.quiet)
+            report("%s: %s", r->opt.key, lw_strerror(err));
+        return EXIT_LOCKED; /* main() makes it -E's */
     }
-    report("cannot acquire %s at %s: %s%s", r->opt.name, where(r, at, sizeof at),
+    report("cannot acquire %s at %s: %s%s", r->opt.key, where(r, at, sizeof at),
            lw_strerror(err), reason(r, err, why, sizeof why));
     return err == LW_ENOMEM ? EXIT_OSERR : EXIT_UNAVAILABLE;
 }
@@ -407,7 +415,7 @@ static int interrupted(struct run *r, int sig)
         ev.err == 0)
         lw_unlock_owner(r->lock, r->owner);
     report("interrupted by %s while acquiring %s", lwlock_signal_name(sig, buf, sizeof buf),
-           r->opt.name);
+           r->opt.key);
     return 128 + sig;
 }
 
@@ -432,6 +440,7 @@ static int acquire(struct run *r, uint64_t *token)
             if (ev.err)
                 return acquire_failed(r, ev.err);
             *token = (uint64_t)ev.value;
+            r->acquired_ns = lw_clock_now();
             return 0;
         }
     }
@@ -546,7 +555,7 @@ static void exec_command(const struct run *r, char **env, int errfd)
  * an exit status. */
 static int spawn(struct run *r, uint64_t token)
 {
-    char **env = command_env(r->opt.name, token);
+    char **env = command_env(r->opt.key, token);
     int p[2], err;
     pid_t pid;
 
@@ -582,7 +591,7 @@ static void lose(struct run *r, const char *why)
     if (r->lost)
         return;
     r->lost = 1;
-    report("lock %s lost (%s): sending %s to %s", r->opt.name, why,
+    report("lock %s lost (%s): sending %s to %s", r->opt.key, why,
            lwlock_signal_name(r->opt.lost_sig, buf, sizeof buf), r->opt.command[0]);
     kill(r->child, r->opt.lost_sig);
 }
@@ -603,7 +612,7 @@ static void risk(struct run *r, int at_risk, int64_t left_ms)
     r->at_risk = 1;
     if (r->opt.verbose)
         report("lock %s at risk (%lld ms of its lease sure to be left): sending %s to %s",
-               r->opt.name, (long long)left_ms,
+               r->opt.key, (long long)left_ms,
                lwlock_signal_name(r->opt.warn_sig, buf, sizeof buf), r->opt.command[0]);
     kill(r->child, r->opt.warn_sig);
 }
@@ -671,6 +680,23 @@ static int lost_after_end(const struct run *r)
     return 0;
 }
 
+/*
+ * The unlock: at once, or with --min-hold, when COMMAND ended before it,
+ * left to expire min_hold_ms after the acquire (counted from its success
+ * here, a round trip after Redis took it: never shorter than asked).
+ */
+static int unlock(struct run *r)
+{
+    uint64_t held_ms = (lw_clock_now() - r->acquired_ns) / 1000000u;
+
+    if (r->opt.min_hold_ms <= held_ms)
+        return lw_unlock_owner(r->lock, r->owner);
+    if (r->opt.verbose)
+        report("%s stays held %llu ms more (--min-hold)", r->opt.key,
+               (unsigned long long)(r->opt.min_hold_ms - held_ms));
+    return lw_unlock_after(r->lock, r->owner, r->opt.min_hold_ms - held_ms);
+}
+
 /* COMMAND ended with status: release the lock, unless lost. */
 static int release(struct run *r, int status)
 {
@@ -678,20 +704,20 @@ static int release(struct run *r, int status)
 
     if (r->lost)
         return EXIT_LOST;
-    rc = lw_unlock_owner(r->lock, r->owner);
+    rc = unlock(r);
     if (rc == LW_ENOTOWNER && lost_after_end(r)) {
         /* The unlock waited on Redis past the lease: COMMAND had ended
          * under the lock, nothing ran unprotected. */
-        report("%s expired while being released, after %s ended", r->opt.name,
+        report("%s expired while being released, after %s ended", r->opt.key,
                r->opt.command[0]);
         return status;
     }
     if (rc == LW_ENOTOWNER) { /* gone before COMMAND ended, unnoticed till now */
-        report("%s was lost before %s ended", r->opt.name, r->opt.command[0]);
+        report("%s was lost before %s ended", r->opt.key, r->opt.command[0]);
         return EXIT_LOST;
     }
     if (rc)
-        report("cannot release %s: %s (it expires after its lease)", r->opt.name, lw_strerror(rc));
+        report("cannot release %s: %s (it expires after its lease)", r->opt.key, lw_strerror(rc));
     return status;
 }
 
@@ -730,20 +756,39 @@ static void teardown(struct run *r)
     close_fd(r->timerfd);
 }
 
+/* --status: what NAME holds, taking nothing.  0 free, EXIT_HELD, or 69
+ * (71) with a message. */
+static int show_status(struct run *r)
+{
+    struct lw_name_status st;
+    char at[600], why[600];
+    int rc = lw_name_status(r->lock, &st);
+
+    if (rc == 0)
+        return lwlock_print_status(r->opt.key, &st, r->opt.json, stdout);
+    report("cannot read %s at %s: %s%s", r->opt.key, where(r, at, sizeof at), lw_strerror(rc),
+           reason(r, rc, why, sizeof why));
+    return rc == LW_ENOMEM ? EXIT_OSERR : EXIT_UNAVAILABLE;
+}
+
 int main(int argc, char **argv)
 {
     struct run r = {.sigfd = -1, .ev_rd = -1, .ev_wr = -1, .timerfd = -1};
     uint64_t token = 0;
     int rc;
 
-    rc = lwlock_parse_args(argc, argv, getenv("LWLOCK_REDIS"), &r.opt, stdout, stderr);
+    rc = lwlock_parse_args(argc, argv, getenv("LWLOCK_REDIS"), getenv("LWLOCK_PREFIX"), &r.opt,
+                           stdout, stderr);
     if (rc < 0)
         rc = lwlock_check_env_files(&r.opt, getenv("LWLOCK_SENTINEL_TLS"), stderr);
     if (rc >= 0)
         return rc;
-    if ((rc = setup(&r)) == 0 && (rc = start_client(&r)) == 0 &&
-        (rc = acquire(&r, &token)) == 0)
+    if ((rc = setup(&r)) == 0 && (rc = start_client(&r)) == 0 && r.opt.status)
+        rc = show_status(&r);
+    else if (rc == 0 && (rc = acquire(&r, &token)) == 0)
         rc = run_command(&r, token);
+    else if (rc == EXIT_LOCKED) /* not acquired: -E's status, which may be 0 */
+        rc = r.opt.conflict_exit;
     teardown(&r);
     return rc;
 }

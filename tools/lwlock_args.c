@@ -12,6 +12,8 @@
 
 #include <leasewheel.h>
 
+#include "duration.h"
+
 #ifndef LWLOCK_VERSION
 #define LWLOCK_VERSION "unknown"
 #endif
@@ -22,7 +24,9 @@
 static void usage(FILE *to)
 {
     fputs("Usage: lwlock [options] NAME COMMAND [ARG...]\n"
-          "Hold the Redis lock NAME while COMMAND runs (flock(1) across machines).\n"
+          "       lwlock [options] --status [--json] NAME\n"
+          "Hold the Redis lock NAME while COMMAND runs (flock(1) across machines), or\n"
+          "say who holds it.\n"
           "\n"
           "  -r, --redis ADDRESS    the Redis server: HOST:PORT or\n"
           "                         redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]\n"
@@ -41,25 +45,54 @@ static void usage(FILE *to)
           "      --replicas N       the acquire counts only once N replicas have it\n"
           "                         (WAIT, 1 s at most); else the lock is given back\n"
           "                         and lwlock exits 69 (default 0: do not wait)\n"
-          "  -w, --wait MS          wait at most MS for the lock: 0 tries once (default),\n"
-          "                         -1 waits as long as it takes\n"
-          "  -W, --watchdog MS      the lease, renewed while COMMAND runs (default 30000)\n"
-          "  -l, --lease MS         a fixed lease instead, never renewed: a deadline for\n"
+          "  -w, --wait DURATION    wait at most so long for the lock: 0 tries once\n"
+          "                         (default), -1 waits as long as it takes\n"
+          "  -n, --nonblock         try once, do not wait: -w 0\n"
+          "  -E, --conflict-exit-code N\n"
+          "                         the exit status when the lock is not acquired within\n"
+          "                         the wait (held by another), 0 to 255 (default 75)\n"
+          "  -q, --quiet            say nothing when the lock is held by another (cron:\n"
+          "                         the machines that lose stay silent); real failures\n"
+          "                         are still said\n"
+          "  -W, --watchdog DURATION\n"
+          "                         the lease, renewed while COMMAND runs (default 30s)\n"
+          "  -l, --lease DURATION   a fixed lease instead, never renewed: a deadline for\n"
           "                         COMMAND, which is signalled when it ends (exit 79)\n"
           "  -s, --signal SIG       sent to COMMAND when the lock is lost (default TERM)\n"
           "      --warn-signal SIG  sent to COMMAND when the lock turns at risk (renewals\n"
           "                         unconfirmed: less than half its lease sure to be\n"
           "                         left), once each time; nothing when it is safe again,\n"
           "                         -s's signal if it is lost (default: no warning)\n"
-          "      --max-hold MS      give the lock up after MS held: COMMAND then gets\n"
+          "      --max-hold DURATION\n"
+          "                         give the lock up after so long held: COMMAND then gets\n"
           "                         -s's signal and lwlock exits 79 (held too long); the\n"
           "                         lock expires at the end of its lease\n"
+          "      --prefix PREFIX    the lock is PREFIX:NAME in Redis, so that a team's\n"
+          "                         locks share a namespace (default: $LWLOCK_PREFIX,\n"
+          "                         else none)\n"
+          "      --min-hold DURATION\n"
+          "                         when COMMAND ends sooner, the lock is not released\n"
+          "                         but left to expire so long after it was acquired,\n"
+          "                         so that a machine whose cron fires late finds it\n"
+          "                         held (choose it longer than the spread of the\n"
+          "                         machines' clocks and start times)\n",
+          to);
+    fputs("      --status           take nothing: say whether NAME is free or held, as\n"
+          "                         which kind (lock; read or write of a read-write\n"
+          "                         lock; permits), by whom (the ids as stored) and\n"
+          "                         for how long; exit 0 free, 1 held, 69 unreachable\n"
+          "      --json             --status's answer as one JSON object\n"
           "  -v, --verbose          the library's log lines to stderr (connections lost\n"
           "                         and made again, the lock at risk, safe, lost)\n"
           "  -h, --help             show this help\n"
           "      --version          show the version\n"
           "\n"
-          "TLS (as redis-cli's; the server is verified unless --insecure):\n"
+          "A DURATION is a whole number with a unit, ms, s, m, h or d (250ms, 30s, 5m,\n"
+          "1h, 1d, 1h30m), or a bare number of milliseconds; at most 24d20h31m23s647ms.\n"
+          "\n",
+          to);
+    /* In parts: C99 promises string literals of 4095 bytes only. */
+    fputs("TLS (as redis-cli's; the server is verified unless --insecure):\n"
           "      --tls              connect over TLS (a rediss address implies it);\n"
           "                         with -c, to every node\n"
           "      --cacert FILE      trust the CA certificates in FILE (PEM)\n"
@@ -77,12 +110,14 @@ static void usage(FILE *to)
           "settings of their own are the library's config (sentinel_tls), not lwlock's.\n"
           "A TLS failure exits 69, saying why; COMMAND is not run.\n"
           "\n"
-          "COMMAND runs with LWLOCK_NAME and LWLOCK_TOKEN (the lock's fencing token) in\n"
-          "its environment.  SIGINT, SIGTERM and SIGHUP sent to lwlock are passed on to\n"
-          "COMMAND.  The lock is released when COMMAND exits.\n"
+          "COMMAND runs with LWLOCK_NAME (the lock's name in Redis, PREFIX:NAME with a\n"
+          "prefix) and LWLOCK_TOKEN (the lock's fencing token) in its environment.\n"
+          "SIGINT, SIGTERM and SIGHUP sent to lwlock are passed on to COMMAND.  The\n"
+          "lock is released when COMMAND exits (with --min-hold, at the earliest so\n"
+          "long after it was acquired).\n"
           "\n"
           "Exit status: COMMAND's own (128+N if killed by signal N), or\n"
-          "  64 bad usage                    75 lock not acquired within the wait\n"
+          "  64 bad usage                    75 lock not acquired within the wait (-E)\n"
           "  69 Redis unreachable or failing 79 lock lost while COMMAND ran\n"
           "  71 system error (fork, memory)  126/127 COMMAND not executable/found\n",
           to);
@@ -199,7 +234,11 @@ static int parse_redis(const char *s, const char *what, struct lwlock_options *o
 enum { OPT_VERSION = 256,
        OPT_REPLICAS,
        OPT_WARN_SIGNAL,
-       OPT_MAX_HOLD };
+       OPT_MAX_HOLD,
+       OPT_PREFIX,
+       OPT_MIN_HOLD,
+       OPT_STATUS,
+       OPT_JSON };
 
 static const struct option long_options[] = {
     {"redis", required_argument, NULL, 'r'},
@@ -211,7 +250,14 @@ static const struct option long_options[] = {
     {"replicas", required_argument, NULL, OPT_REPLICAS},
     {"warn-signal", required_argument, NULL, OPT_WARN_SIGNAL},
     {"max-hold", required_argument, NULL, OPT_MAX_HOLD},
+    {"min-hold", required_argument, NULL, OPT_MIN_HOLD},
+    {"prefix", required_argument, NULL, OPT_PREFIX},
+    {"status", no_argument, NULL, OPT_STATUS},
+    {"json", no_argument, NULL, OPT_JSON},
     {"verbose", no_argument, NULL, 'v'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"nonblock", no_argument, NULL, 'n'},
+    {"conflict-exit-code", required_argument, NULL, 'E'},
     TLS_LONG_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -225,12 +271,29 @@ struct parse {
     int seen_lease, seen_watchdog;
 };
 
+/* A duration option's value (duration.h: a bare number is ms) within
+ * min_ms..MAX_MS into *ms: 0, or -1 after a message naming the option,
+ * its range and the forms. */
+static int duration_opt(struct parse *p, const char *opt, const char *arg, uint64_t min_ms,
+                        uint64_t *ms)
+{
+    char range[100];
+
+    if (duration_parse(arg, 1, min_ms, MAX_MS, ms) == 0)
+        return 0;
+    usage_error(p->err, "invalid %s '%s': %s%s (%s; a bare number is ms)", opt, arg,
+                strcmp(opt, "-w/--wait") ? "" : "-1, or ",
+                duration_range(min_ms, MAX_MS, range, sizeof range), DURATION_FORMS);
+    return -1;
+}
+
 /* One option with its value; 0, or an exit status. */
 static int take_option(struct parse *p, int c, const char *arg)
 {
     struct lwlock_options *o = p->o;
     char why[400];
     long long v;
+    uint64_t u;
 
     switch (tls_opt_take(&o->tls, c, arg, why, sizeof why)) {
     case 1:
@@ -246,17 +309,20 @@ static int take_option(struct parse *p, int c, const char *arg)
             return usage_error(p->err, "invalid cluster seeds '%s': %s", arg, why);
         return 0;
     case 'w':
-        if (parse_number(arg, -1, MAX_MS, &v))
-            return usage_error(p->err, "invalid wait '%s' (-1, or 0 to %lld ms)", arg, MAX_MS);
-        o->wait_ms = v;
+        if (strcmp(arg, "-1") == 0) {
+            o->wait_ms = -1;
+            return 0;
+        }
+        if (duration_opt(p, "-w/--wait", arg, 0, &u))
+            return EXIT_USAGE;
+        o->wait_ms = (long long)u;
         return 0;
     case 'l':
     case 'W':
-        if (parse_number(arg, LW_MIN_LEASE_MS, MAX_MS, &v))
-            return usage_error(p->err, "invalid %s '%s' (%u to %lld ms)",
-                               c == 'l' ? "lease" : "watchdog", arg, LW_MIN_LEASE_MS, MAX_MS);
+        if (duration_opt(p, c == 'l' ? "-l/--lease" : "-W/--watchdog", arg, LW_MIN_LEASE_MS, &u))
+            return EXIT_USAGE;
         *(c == 'l' ? &p->seen_lease : &p->seen_watchdog) = 1;
-        *(c == 'l' ? &o->lease_ms : &o->watchdog_ms) = (uint32_t)v;
+        *(c == 'l' ? &o->lease_ms : &o->watchdog_ms) = (uint32_t)u;
         return 0;
     case 's':
         if ((o->lost_sig = parse_signal(arg)) < 0)
@@ -267,12 +333,37 @@ static int take_option(struct parse *p, int c, const char *arg)
             return usage_error(p->err, "invalid warning signal '%s'", arg);
         return 0;
     case OPT_MAX_HOLD:
-        if (parse_number(arg, 1, MAX_MS, &v))
-            return usage_error(p->err, "invalid max hold '%s' (1 to %lld ms)", arg, MAX_MS);
-        o->max_hold_ms = (uint64_t)v;
+        if (duration_opt(p, "--max-hold", arg, 1, &u))
+            return EXIT_USAGE;
+        o->max_hold_ms = u;
+        return 0;
+    case OPT_MIN_HOLD:
+        if (duration_opt(p, "--min-hold", arg, 1, &u))
+            return EXIT_USAGE;
+        o->min_hold_ms = u;
         return 0;
     case 'v':
         o->verbose = 1;
+        return 0;
+    case 'q':
+        o->quiet = 1;
+        return 0;
+    case OPT_PREFIX:
+        o->prefix = arg;
+        return 0;
+    case OPT_STATUS:
+        o->status = 1;
+        return 0;
+    case OPT_JSON:
+        o->json = 1;
+        return 0;
+    case 'n':
+        o->wait_ms = 0;
+        return 0;
+    case 'E':
+        if (parse_number(arg, 0, 255, &v))
+            return usage_error(p->err, "invalid -E/--conflict-exit-code '%s' (0 to 255)", arg);
+        o->conflict_exit = (int)v;
         return 0;
     case OPT_REPLICAS:
         if (parse_number(arg, 0, LWLOCK_MAX_REPLICAS, &v))
@@ -291,6 +382,7 @@ static int default_options(struct lwlock_options *o, const char *env, FILE *err)
     memset(o, 0, sizeof *o);
     o->watchdog_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS;
     o->lost_sig = SIGTERM;
+    o->conflict_exit = EXIT_LOCKED;
     return parse_redis(env && *env ? env : DEFAULT_REDIS, "LWLOCK_REDIS", o, err);
 }
 
@@ -304,7 +396,7 @@ static int take_options(struct parse *p, int argc, char **argv, FILE *out)
      * and print our own messages. */
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+:r:c:w:l:W:s:vh", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:r:c:w:l:W:s:E:nqvh", long_options, NULL)) != -1) {
         if (c == 'h') {
             usage(out);
             return 0;
@@ -324,8 +416,25 @@ static int take_options(struct parse *p, int argc, char **argv, FILE *out)
     return -1;
 }
 
-int lwlock_parse_args(int argc, char **argv, const char *env_redis, struct lwlock_options *o,
-                      FILE *out, FILE *err)
+/* o->key from the prefix and NAME: -1, or the usage status. */
+static int make_key(struct lwlock_options *o, const char *name, FILE *err)
+{
+    int n;
+
+    if (name[0] == 0 || strlen(name) > LW_LOCK_NAME_MAX)
+        return usage_error(err, "NAME must be 1 to %u bytes", LW_LOCK_NAME_MAX);
+    if (o->prefix && !o->prefix[0])
+        return usage_error(err, "an empty --prefix (or LWLOCK_PREFIX): leave it out instead");
+    n = snprintf(o->key, sizeof o->key, "%s%s%s", o->prefix ? o->prefix : "",
+                 o->prefix ? ":" : "", name);
+    if (n < 0 || (size_t)n >= sizeof o->key)
+        return usage_error(err, "PREFIX:NAME must be at most %u bytes", LW_LOCK_NAME_MAX);
+    o->name = name;
+    return -1;
+}
+
+int lwlock_parse_args(int argc, char **argv, const char *env_redis, const char *env_prefix,
+                      struct lwlock_options *o, FILE *out, FILE *err)
 {
     struct parse p = {o, err, 0, 0};
     char why[300];
@@ -343,6 +452,9 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, struct lwloc
     if (p.seen_lease && o->max_hold_ms)
         return usage_error(err, "--max-hold needs a renewed lease: a fixed one (-l) is "
                                 "already a deadline");
+    if (o->min_hold_ms && o->max_hold_ms && o->min_hold_ms > o->max_hold_ms)
+        return usage_error(err, "--min-hold is longer than --max-hold: a run is held at "
+                                "least the one and at most the other");
     if (o->warn_sig && o->warn_sig == o->lost_sig)
         return usage_error(err, "--warn-signal %s is also the signal for a lost lock (-s): "
                                 "COMMAND could not tell them apart",
@@ -357,11 +469,18 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, struct lwloc
         return usage_error(err, "%s", why);
     if (optind >= argc)
         return usage_error(err, "missing NAME");
-    if (argv[optind][0] == 0 || strlen(argv[optind]) > LW_LOCK_NAME_MAX)
-        return usage_error(err, "NAME must be 1 to %u bytes", LW_LOCK_NAME_MAX);
+    if (!o->prefix && env_prefix && env_prefix[0])
+        o->prefix = env_prefix;
+    if ((rc = make_key(o, argv[optind], err)) >= 0)
+        return rc;
+    if (o->json && !o->status)
+        return usage_error(err, "--json goes with --status");
+    if (o->status && optind + 1 < argc)
+        return usage_error(err, "--status takes NAME only, no COMMAND");
+    if (o->status)
+        return -1;
     if (optind + 1 >= argc)
         return usage_error(err, "missing COMMAND");
-    o->name = argv[optind];
     o->command = argv + optind + 1;
     return -1;
 }

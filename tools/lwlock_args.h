@@ -17,6 +17,7 @@
 
 /* Exit statuses besides COMMAND's own (sysexits.h where one fits). */
 enum {
+    EXIT_HELD = 1,         /* --status: NAME is held (0: free) */
     EXIT_USAGE = 64,       /* EX_USAGE */
     EXIT_UNAVAILABLE = 69, /* EX_UNAVAILABLE: Redis unreachable or failing */
     EXIT_OSERR = 71,       /* EX_OSERR: fork, pipe, memory */
@@ -49,16 +50,31 @@ struct lwlock_options {
                              lost_sig */
     uint64_t max_hold_ms; /* --max-hold: given up after this long held
                              (max_hold_ms); 0: no limit */
+    uint64_t min_hold_ms; /* --min-hold: a COMMAND that ends sooner leaves
+                             the lock to expire this long after it was
+                             acquired (lw_unlock_after); 0: released at
+                             once; at most max_hold_ms when both given */
     int verbose;          /* -v: the library's log lines to stderr */
+    int quiet;            /* -q: nothing said when the lock is merely held
+                             by another (real failures are still said) */
+    int conflict_exit;    /* -E: the status when the lock is not acquired
+                             within the wait, 0..255 (default EXIT_LOCKED) */
     uint32_t replicas;    /* --replicas: acquire_replicas, 0 when not given */
     const char *name;     /* argv's NAME: 1..LW_LOCK_NAME_MAX bytes */
-    char **command;       /* COMMAND and its arguments in argv, NULL-terminated */
+    const char *prefix;   /* --prefix or $LWLOCK_PREFIX, NULL when none */
+    /* The lock's name in Redis: "PREFIX:NAME", or NAME without a prefix. */
+    char key[LW_LOCK_NAME_MAX + 1];
+    char **command; /* COMMAND and its arguments in argv, NULL-terminated;
+                       NULL with --status */
+    int status;     /* --status: say who holds NAME, take nothing */
+    int json;       /* --json: --status's answer as JSON */
 };
 
 /*
  * lwlock_parse_args - read argv (argv[0] the program, argv[argc] NULL) into
  * *o.  env_redis is $LWLOCK_REDIS (NULL or "": unset), the address when
- * there is no -r.  Returns -1 to go on, or the status to exit with: 0
+ * there is no -r; env_prefix $LWLOCK_PREFIX (likewise), the prefix when
+ * there is no --prefix.  Returns -1 to go on, or the status to exit with: 0
  * after --help or --version (printed to out), EXIT_USAGE after a message
  * on err.  argv is not reordered: options end at NAME.
  *
@@ -68,8 +84,8 @@ struct lwlock_options {
  * takes as "initialise everything" (optind = 1 only rewinds the index).
  * So: not thread-safe, and no other getopt user may interleave with it.
  */
-int lwlock_parse_args(int argc, char **argv, const char *env_redis, struct lwlock_options *o,
-                      FILE *out, FILE *err);
+int lwlock_parse_args(int argc, char **argv, const char *env_redis, const char *env_prefix,
+                      struct lwlock_options *o, FILE *out, FILE *err);
 
 /*
  * lwlock_check_env_files - after lwlock_parse_args() returned -1: what it

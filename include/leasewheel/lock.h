@@ -214,7 +214,8 @@ struct lw_client_config {
     uint32_t reconnect_max_ms;       /* default 5000 */
     uint32_t max_inflight;           /* commands on the wire at once, default 4096,
                                         1..LW_MAX_INFLIGHT */
-    const char *client_id;           /* the field's prefix; NULL: a random UUID */
+    const char *client_id;           /* the field's prefix; NULL: a random UUID
+                                        (or see client_id_host) */
     uint32_t watchdog_timeout_ms;    /* the lease of watchdog locks, default 30000;
                                         at least 3 ticks */
     uint32_t renew_batch;            /* keys per renewal call, 1..LW_MAX_RENEW_BATCH */
@@ -300,6 +301,14 @@ struct lw_client_config {
     void *log_arg;
     int log_level; /* the least severe level passed to log: default
                       LW_LOG_INFO */
+    /* Added in 0.4: who holds a lock. */
+    int client_id_host; /* 0 (default): a NULL client_id is a random UUID.
+                           1: "<host>-<pid>-<random>" instead (the host
+                           name cut to fit LW_CLIENT_ID_MAX, its ':'s and
+                           blanks made '-'; 8 hex digits of randomness),
+                           so that the lock's hash says which machine and
+                           process holds it.  Ignored when client_id is
+                           set */
 };
 
 /*
@@ -627,6 +636,77 @@ LW_API int lw_remaining_ttl_async(struct lw_lock *lock, lw_done_fn *done, void *
 LW_API int lw_acquire(struct lw_lock *lock, uint64_t owner, uint64_t wait_ms, uint64_t lease_ms,
                       uint64_t *token);
 LW_API int lw_unlock_owner(struct lw_lock *lock, uint64_t owner);
+
+/*
+ * lw_unlock_after - release one hold of owner's, as lw_unlock_owner(),
+ * except that the last one does not free the lock: it is left to expire
+ * after_ms from now (1..LW_MAX_LEASE_MS), and the watchdog no longer
+ * renews it.  Until then every client (Redisson's too) sees it held by
+ * owner, as before; waiters get it when it expires, not before.  A
+ * minimum hold (ShedLock's lockAtLeastFor): a job that ran on one machine
+ * keeps others that start a little later from running it again, e.g.
+ * lwlock's --min-hold.
+ *
+ * The key keeps owner's field (one hold) until it expires: an acquire by
+ * the same owner in this client meanwhile is a reentrant one.  Returns as
+ * lw_unlock_owner() does (LW_ENOTOWNER: owner held none, nothing touched),
+ * or LW_ERANGE for after_ms 0 or too large.  Blocking; not on the engine
+ * thread (LW_EDEADLK).
+ */
+LW_API int lw_unlock_after(struct lw_lock *lock, uint64_t owner, uint64_t after_ms);
+
+/*
+ * What a name holds in Redis, read without taking anything (lwlock
+ * --status): free, or which kind of lock, by whom, for how long.  The
+ * kinds are Redisson's layouts: an RLock (ours too) is a hash of
+ * "<client id>:<owner>" -> holds; a read-write lock the same hash with a
+ * "mode" field ("read": the fields are readers, "write": the writer's
+ * field ends in ":write", and may be followed by its own reads); an
+ * RPermitExpirableSemaphore a string (the permits available) beside the
+ * zset "{NAME}:timeout" of the permits taken (id -> expiry).
+ */
+enum lw_name_kind {
+    LW_NAME_FREE = 0,    /* no key */
+    LW_NAME_LOCK = 1,    /* a lock (hash without "mode") */
+    LW_NAME_READ = 2,    /* a read-write lock held for reading */
+    LW_NAME_WRITE = 3,   /* ... held for writing */
+    LW_NAME_PERMITS = 4, /* a semaphore of expirable permits */
+    LW_NAME_OTHER = 5,   /* a key of another type: not a lock (type says) */
+};
+
+#define LW_STATUS_HOLDERS 16  /* holders reported; nholders counts all */
+#define LW_STATUS_ID_MAX 127u /* bytes of a holder's id kept */
+
+struct lw_name_holder {
+    char id[LW_STATUS_ID_MAX + 1]; /* the field as stored ("<client id>:
+                                      <owner>[:write]"); a permit's id as
+                                      hex when it is not printable (Redisson
+                                      stores 16 raw bytes).  Cut to fit */
+    int64_t count;                 /* holds; a permit: 1 */
+    int64_t ttl_ms;                /* a permit: ms until it expires by
+                                      Redis's clock (-1: never); else the
+                                      key's, as ttl_ms below */
+};
+
+struct lw_name_status {
+    int kind;          /* enum lw_name_kind */
+    int64_t ttl_ms;    /* the key's PTTL: -1 none set, -2 free */
+    int64_t permits;   /* LW_NAME_PERMITS: available now */
+    unsigned nholders; /* holders, all; the first LW_STATUS_HOLDERS
+                          (in Redis's order) in holders[] */
+    struct lw_name_holder holders[LW_STATUS_HOLDERS];
+    char type[16]; /* Redis's TYPE of the key ("hash", ...), "" free */
+};
+
+/*
+ * lw_name_status - what the lock's name holds now (see enum
+ * lw_name_kind), into *out, in one read-only script: nothing is taken or
+ * changed.  A permit past its expiry still shows (Redisson reclaims them
+ * lazily), with a ttl_ms <= 0.  0, or the errors of a query (LW_ETIMEDOUT,
+ * LW_ECONNLOST, ...); LW_EINVAL for a NULL argument.  Blocking; not on the
+ * engine thread (LW_EDEADLK).
+ */
+LW_API int lw_name_status(struct lw_lock *lock, struct lw_name_status *out);
 
 #ifdef __cplusplus
 }

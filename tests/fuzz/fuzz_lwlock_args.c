@@ -40,7 +40,7 @@ static void parse(int argc, char **argv, const char *env, struct parsed *p)
     FILE *err = open_memstream(&p->err, &p->err_len);
 
     FUZZ_CHECK(out && err, "open_memstream");
-    p->rc = lwlock_parse_args(argc, argv, env, &p->o, out, err);
+    p->rc = lwlock_parse_args(argc, argv, env, NULL, &p->o, out, err);
     fclose(out);
     fclose(err);
 }
@@ -138,9 +138,20 @@ static void check_go_on(const struct parsed *p, int argc, char **argv)
 
     while (k < argc && argv[k] != o->name)
         k++;
-    FUZZ_CHECK(k < argc - 1 && o->command == argv + k + 1, "NAME/COMMAND not from argv");
+    if (o->status) /* --status NAME: no COMMAND */
+        FUZZ_CHECK(k == argc - 1 && !o->command, "--status with a COMMAND");
+    else
+        FUZZ_CHECK(k < argc - 1 && o->command == argv + k + 1, "NAME/COMMAND not from argv");
+    FUZZ_CHECK(!o->json || o->status, "--json without --status");
     FUZZ_CHECK(o->name[0] && strlen(o->name) <= LW_LOCK_NAME_MAX, "NAME of %zu bytes",
                strlen(o->name));
+    FUZZ_CHECK(o->prefix ? o->prefix[0] && in_argv(o->prefix, argc, argv) &&
+                               strlen(o->prefix) + 1 + strlen(o->name) == strlen(o->key) &&
+                               !strncmp(o->key, o->prefix, strlen(o->prefix)) &&
+                               !strcmp(o->key + strlen(o->prefix) + 1, o->name)
+                         : !strcmp(o->key, o->name),
+               "key '%s' of prefix '%s' and NAME '%s'", o->key, o->prefix ? o->prefix : "",
+               o->name);
     if (o->redis.sentinels.n)
         check_sentinels(o);
     else
@@ -175,6 +186,12 @@ static void check_go_on(const struct parsed *p, int argc, char **argv)
     FUZZ_CHECK(!o->lease_ms || (!o->warn_sig && !o->max_hold_ms),
                "a fixed lease with --warn-signal or --max-hold");
     FUZZ_CHECK(o->verbose == 0 || o->verbose == 1, "verbose %d", o->verbose);
+    FUZZ_CHECK(o->quiet == 0 || o->quiet == 1, "quiet %d", o->quiet);
+    FUZZ_CHECK(o->min_hold_ms <= LWLOCK_MAX_MS &&
+                   (!o->max_hold_ms || o->min_hold_ms <= o->max_hold_ms),
+               "min hold %llu, max hold %llu", (unsigned long long)o->min_hold_ms,
+               (unsigned long long)o->max_hold_ms);
+    FUZZ_CHECK(o->conflict_exit >= 0 && o->conflict_exit <= 255, "-E %d", o->conflict_exit);
     check_tls(o, argc, argv);
     FUZZ_CHECK(p->out_len == 0 && p->err_len == 0, "printed something");
     check_signal_name(o->lost_sig);
@@ -221,8 +238,11 @@ static int same(const struct parsed *a, const struct parsed *b)
             !memcmp(a->o.cluster.addr, b->o.cluster.addr, sizeof a->o.cluster.addr) &&
             a->o.wait_ms == b->o.wait_ms && a->o.lease_ms == b->o.lease_ms &&
             a->o.watchdog_ms == b->o.watchdog_ms && a->o.lost_sig == b->o.lost_sig &&
-            a->o.replicas == b->o.replicas && !memcmp(&a->o.tls, &b->o.tls, sizeof a->o.tls) &&
-            a->o.name == b->o.name && a->o.command == b->o.command);
+            a->o.replicas == b->o.replicas && a->o.conflict_exit == b->o.conflict_exit &&
+            a->o.quiet == b->o.quiet &&
+            a->o.min_hold_ms == b->o.min_hold_ms && a->o.status == b->o.status &&
+            a->o.json == b->o.json && !memcmp(&a->o.tls, &b->o.tls, sizeof a->o.tls) &&
+            a->o.name == b->o.name && a->o.prefix == b->o.prefix && a->o.command == b->o.command);
 }
 
 /* A parse that returns inside "-hw5" (at -h), the argv then freed: what

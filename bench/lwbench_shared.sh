@@ -1,0 +1,85 @@
+#!/bin/sh
+# lwbench pointed at a Redis it did not start (a shared one): it says
+# before the ceiling floods it that they drive it to 100% of a core, and
+# --no-ceiling skips them (the table says so, with no ratio and no
+# capacity estimate); the capacity estimate gives the ceiling's figure and
+# the 70% to plan for; LWLOCK_REDIS gives the address and the password;
+# --version, and -h is the help (the address is -r); --clients N splits
+# the locks between N clients.  One redis-server
+# with a password, started here.
+# $1: the lwbench to run.
+lwbench=$1
+work=$(mktemp -d) || exit 1
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+fails=0
+fail() { echo "$*" >&2; fails=1; }
+
+port=$(python3 -I -S -c 'import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --requirepass 'p@ss' \
+    --dir "$work" >"$work/redis.log" 2>&1 &
+pid=$!
+i=0
+until redis-cli -p "$port" -a 'p@ss' --no-auth-warning PING 2>/dev/null | grep -q PONG; do
+    i=$((i + 1))
+    [ "$i" -lt 100 ] || { echo "redis-server did not start" >&2; cat "$work/redis.log" >&2; exit 1; }
+    sleep 0.1
+done
+run="--locks 300 --lease-ms 3s --tick-ms 10ms --duration-s 1"
+
+# The address and password from LWLOCK_REDIS; the warning, the 70%.
+LWLOCK_REDIS="redis://:p%40ss@127.0.0.1:$port" "$lwbench" $run >"$work/out" 2>"$work/err"
+code=$?
+[ "$code" = 0 ] || fail "LWLOCK_REDIS run: status $code: $(cat "$work/err")"
+grep -q "Redis 127.0.0.1:$port" "$work/out" || fail "not the given Redis: $(cat "$work/out")"
+grep -q "(private)" "$work/out" && fail "a private server: $(cat "$work/out")"
+grep -q "ceiling floods this Redis.*100% of a core" "$work/err" ||
+    fail "no warning before the floods: $(cat "$work/err")"
+grep -q "plan for at most [0-9]* (70% of it" "$work/out" ||
+    fail "no planning figure: $(cat "$work/out")"
+grep -q "capacity estimate at this lease: [0-9]* locks at the ceiling" "$work/out" ||
+    fail "no capacity estimate: $(cat "$work/out")"
+grep -q "p@ss\\|p%40ss" "$work/out" "$work/err" && fail "the password is shown"
+
+# --no-ceiling: no floods, no warning, no ratio, said so.
+"$lwbench" -r "redis://:p%40ss@127.0.0.1:$port" --no-ceiling $run >"$work/out" 2>"$work/err"
+code=$?
+[ "$code" = 0 ] || fail "--no-ceiling: status $code: $(cat "$work/err")"
+grep -q "floods" "$work/err" && fail "--no-ceiling still warns: $(cat "$work/err")"
+grep -q "ceiling: not measured (--no-ceiling): no ratio, no capacity estimate" "$work/out" ||
+    fail "--no-ceiling not said: $(cat "$work/out")"
+grep -q "capacity estimate at" "$work/out" && fail "--no-ceiling with an estimate"
+tail -n +5 "$work/out" | head -1 | grep -q " -  *-  *-  *-\$" ||
+    fail "--no-ceiling's row has figures: $(cat "$work/out")"
+[ "$(redis-cli -p "$port" -a 'p@ss' --no-auth-warning DBSIZE)" = 0 ] || fail "keys left behind"
+
+# --clients: the locks split between 3 clients, held, the ceiling
+# measured on them all the same, nothing left behind.
+"$lwbench" -r "redis://:p%40ss@127.0.0.1:$port" --clients 3 $run --json "$work/c.json" \
+    >"$work/out" 2>"$work/err"
+code=$?
+[ "$code" = 0 ] || fail "--clients 3: status $code: $(cat "$work/out" "$work/err")"
+grep -q "^3 clients, each with its own engine thread" "$work/out" ||
+    fail "--clients 3 not said: $(cat "$work/out")"
+grep -q '"clients": 3,' "$work/c.json" || fail "--clients 3 not in the JSON"
+grep -q "plan for at most" "$work/out" || fail "--clients 3: no ceiling: $(cat "$work/out")"
+[ "$(redis-cli -p "$port" -a 'p@ss' --no-auth-warning DBSIZE)" = 0 ] ||
+    fail "--clients 3 left keys behind"
+err=$("$lwbench" --clients 5 --locks 4 2>&1 >/dev/null)
+[ $? = 64 ] || fail "--clients 5 --locks 4 accepted"
+err=$("$lwbench" --clients 257 2>&1 >/dev/null)
+[ $? = 64 ] || fail "--clients 257 accepted"
+
+# A bad LWLOCK_REDIS is a usage error naming it, without the password.
+err=$(LWLOCK_REDIS='redis://:hunter2@127.0.0.1/x' "$lwbench" 2>&1 >/dev/null)
+code=$?
+[ "$code" = 64 ] || fail "bad LWLOCK_REDIS: status $code"
+case $err in *"invalid LWLOCK_REDIS"*) ;; *) fail "bad LWLOCK_REDIS: $err" ;; esac
+case $err in *hunter2*) fail "bad LWLOCK_REDIS shows the password: $err" ;; esac
+
+# --version; -h is the help, which says the address is -r.
+"$lwbench" --version | grep -q "^lwbench [0-9]" || fail "--version"
+"$lwbench" -h | grep -q "the Redis address is -r" || fail "-h is not the help"
+"$lwbench" --help | grep -q -- "--no-ceiling" || fail "--help lacks --no-ceiling"
+exit $fails

@@ -1,0 +1,122 @@
+/*
+ * core/status.c - what a name holds, decoded (lw_name_status).
+ *
+ * SCRIPT_STATUS (scripts.c) reads the name in one step and replies with
+ * the raw material: the key's TYPE and PTTL, and a hash's fields or a
+ * semaphore's count and permits.  Here that reply becomes a struct
+ * lw_name_status: which of Redisson's kinds it is (a hash's "mode" field
+ * tells a read-write lock from a plain one; a string is a permit
+ * semaphore's count), and who holds it.  Only the first LW_STATUS_HOLDERS
+ * holders are kept; nholders counts them all.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client_private.h"
+#include "status.h"
+
+/* A bulk string's or an integer's value; 0 for anything else. */
+static int64_t number_of(const redisReply *r)
+{
+    if (r->type == REDIS_REPLY_INTEGER)
+        return r->integer;
+    if (r->type == REDIS_REPLY_STRING)
+        return strtoll(r->str, NULL, 10);
+    return 0;
+}
+
+static int printable(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < ' ' || (unsigned char)s[i] > '~')
+            return 0;
+    return 1;
+}
+
+/* A holder's id as stored, or as hex when it is not printable (a permit's
+ * 16 raw bytes); cut to fit. */
+static void copy_id(char *out, const redisReply *r)
+{
+    size_t max = LW_STATUS_ID_MAX, n = r->type == REDIS_REPLY_STRING ? r->len : 0;
+
+    if (printable(r->str, n)) {
+        n = n < max ? n : max;
+        memcpy(out, r->str, n);
+        out[n] = 0;
+        return;
+    }
+    out[0] = 0;
+    for (size_t i = 0; i < n && 2 * i + 2 <= max; i++)
+        snprintf(out + 2 * i, 3, "%02x", (unsigned char)r->str[i]);
+}
+
+static void add_holder(struct lw_name_status *out, const redisReply *id, int64_t count,
+                       int64_t ttl_ms)
+{
+    struct lw_name_holder *h;
+
+    if (out->nholders++ >= LW_STATUS_HOLDERS)
+        return;
+    h = &out->holders[out->nholders - 1];
+    copy_id(h->id, id);
+    h->count = count;
+    h->ttl_ms = ttl_ms;
+}
+
+/* A hash: a lock, or a read-write lock by its "mode". */
+static int decode_hash(const redisReply *fields, struct lw_name_status *out)
+{
+    if (fields->type != REDIS_REPLY_ARRAY || fields->elements % 2)
+        return LW_EREPLY;
+    out->kind = LW_NAME_LOCK;
+    for (size_t i = 0; i < fields->elements; i += 2) {
+        const redisReply *f = fields->element[i], *v = fields->element[i + 1];
+
+        if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
+            return LW_EREPLY;
+        if (strcmp(f->str, "mode") == 0)
+            out->kind = strcmp(v->str, "write") == 0 ? LW_NAME_WRITE : LW_NAME_READ;
+        else
+            add_holder(out, f, number_of(v), out->ttl_ms);
+    }
+    return 0;
+}
+
+/* A string beside its zset of permits: a permit semaphore. */
+static int decode_permits(const redisReply *count, const redisReply *permits,
+                          struct lw_name_status *out)
+{
+    if (permits->type != REDIS_REPLY_ARRAY || permits->elements % 2)
+        return LW_EREPLY;
+    out->kind = LW_NAME_PERMITS;
+    out->permits = number_of(count);
+    for (size_t i = 0; i < permits->elements; i += 2)
+        add_holder(out, permits->element[i], 1, number_of(permits->element[i + 1]));
+    return 0;
+}
+
+int status_decode(const redisReply *reply, struct lw_name_status *out)
+{
+    const redisReply *type;
+
+    memset(out, 0, sizeof *out);
+    out->ttl_ms = -2;
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
+        (type = reply->element[0])->type != REDIS_REPLY_STRING)
+        return LW_EREPLY;
+    snprintf(out->type, sizeof out->type, "%s", type->str);
+    if (strcmp(type->str, "none") == 0) {
+        out->type[0] = 0;
+        return 0; /* LW_NAME_FREE */
+    }
+    if (reply->elements < 2)
+        return LW_EREPLY;
+    out->ttl_ms = number_of(reply->element[1]);
+    if (strcmp(type->str, "hash") == 0 && reply->elements == 3)
+        return decode_hash(reply->element[2], out);
+    if (strcmp(type->str, "string") == 0 && reply->elements == 4)
+        return decode_permits(reply->element[2], reply->element[3], out);
+    out->kind = LW_NAME_OTHER;
+    return 0;
+}

@@ -1,0 +1,17 @@
+/*
+ * tools/lwlock_status.h - lwlock --status: what NAME holds, as text or
+ * JSON (lw_name_status()).
+ */
+#ifndef LW_TOOLS_LWLOCK_STATUS_H
+#define LW_TOOLS_LWLOCK_STATUS_H
+
+#include <stdio.h>
+
+#include <leasewheel.h>
+
+/* Print st for the lock named key to out, as text or (json) one JSON
+ * object and a newline.  Returns the exit status: 0 free, EXIT_HELD
+ * otherwise. */
+int lwlock_print_status(const char *key, const struct lw_name_status *st, int json, FILE *out);
+
+#endif
