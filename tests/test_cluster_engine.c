@@ -551,6 +551,30 @@ CLUSTER_TEST(graceful_failover_reported)
     cr_assert_eq(topo.failovers, 1);
 }
 
+/* A field of node i's INFO replication as a number, or -1. */
+static long long repl_field(int i, const char *field)
+{
+    redisReply *r = redis_cluster_command(&cl, i, "INFO replication");
+    const char *at;
+    long long v = -1;
+
+    if (r && r->type == REDIS_REPLY_STRING && (at = strstr(r->str, field)))
+        v = atoll(at + strlen(field));
+    freeReplyObject(r);
+    return v;
+}
+
+/* Master m's replica has processed everything m has written so far (10 s
+ * at most): killing m then loses nothing.  Offsets, not WAIT: WAIT counts
+ * only its own connection's writes, and the engine wrote on another. */
+static int replica_caught_up(int m)
+{
+    int r = redis_cluster_replica_of(&cl, m);
+    long long want = repl_field(m, "master_repl_offset:");
+
+    return r >= 0 && want > 0 && wait_until(repl_field(r, "slave_repl_offset:") >= want, 10000);
+}
+
 /* kill -9 a master: requests routed to the other masters keep succeeding
  * meanwhile; its own slot's requests resume on the replica. */
 CLUSTER_TEST(killed_master_holds_up_only_its_node)
@@ -569,7 +593,7 @@ CLUSTER_TEST(killed_master_holds_up_only_its_node)
     slot = (int)lw_keyslot(dead_key, strlen(dead_key));
     dead_node = ask(e, (unsigned)slot).node;
     cr_assert_eq(call_key(e, &g, "SET", dead_key, "kept"), 0);
-    sleep_ms(200); /* let the replica have it */
+    cr_assert(replica_caught_up(2), "node 2's replica did not get the key in 10 s");
     cr_assert_eq(redis_cluster_signal(&cl, 2, SIGKILL), 0);
     t0 = now_s();
     /* For 3 s (the failover takes about 2.4 s): every call to the other
