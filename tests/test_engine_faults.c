@@ -608,7 +608,7 @@ REDIS_TEST(faults, slow_host_name_delays_only_its_connection)
  * attempt at the deadline with LW_ECONNECT (as a DNS that does not answer
  * always did: EAI_AGAIN), which fails requests at once before a first
  * connection; the lookup's thread is let go. */
-Test(faults, host_name_not_resolved_in_time_is_econnect, .timeout = 60)
+Test(faults, host_name_not_resolved_in_time_is_econnect)
 {
     struct lw_engine_config cfg;
     struct lw_engine *e;
