@@ -27,6 +27,7 @@
  * attempt, not per command, so it costs nothing that matters.
  */
 #include <errno.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@
 #include <leasewheel/wheel.h>
 
 #include "conn.h"
+#include "resolve.h"
 #include "socket.h"
 
 #define READ_CHUNK 16384 /* as hiredis reads */
@@ -101,11 +103,14 @@ static void report(const struct lw_conn *c, int err)
               !c->ever_ready && conn_is_hard_failure(err) ? LOG_ERROR : LOG_WARN);
 }
 
-/* Let go of the socket: stop watching it, close it, forget what was to be
- * written; the reader is freed unless the read loop is using it (it frees
+/* Let go of the socket (or give up the lookup that was to lead to one):
+ * stop watching it, close it, forget what was to be written; the reader is freed unless the read loop is using it (it frees
  * it on return).  The TLS session stays, to be resumed. */
 static void drop_stream(struct lw_conn *c)
 {
+    if (c->lookup)
+        resolve_cancel(c->lookup);
+    c->lookup = NULL;
     ev_io_stop(c->loop, &c->rio);
     ev_io_stop(c->loop, &c->wio);
     tls_stop(&c->tls);
@@ -531,12 +536,10 @@ int conn_held(const struct lw_conn *c)
     return c->state == CONN_DOWN && !ev_is_active(&c->retry);
 }
 
-/* The socket, the reader and the buffer of a new attempt: 0, or LW_E*. */
-static int open_stream(struct lw_conn *c)
+/* The socket connecting (rc 0: else rc, its failure) gets its reader,
+ * its buffer, and a watch for the connect's end: 0, or LW_E*. */
+static int stream_opened(struct lw_conn *c, int rc)
 {
-    const char *at = c->unix_path ? c->unix_path : c->host;
-    int rc = socket_open(at, c->unix_path ? 0 : c->port, &c->fd, c->why, sizeof c->why);
-
     if (rc)
         return rc;
     c->reader = redisReaderCreate();
@@ -545,7 +548,50 @@ static int open_stream(struct lw_conn *c)
         note_why(c, lw_strerror(LW_ENOMEM));
         return LW_ENOMEM;
     }
+    ev_io_set(&c->rio, c->fd, EV_READ);
+    ev_io_set(&c->wio, c->fd, EV_WRITE);
+    ev_io_start(c->loop, &c->wio);
     return 0;
+}
+
+/* The host name's lookup answered (on the loop's thread): connect to its
+ * addresses, or the attempt failed as the lookup says. */
+static void on_resolved(void *arg, int err, struct addrinfo *all, const char *why)
+{
+    struct lw_conn *c = arg;
+
+    c->lookup = NULL;
+    if (err) {
+        note_why(c, why);
+    } else {
+        err = stream_opened(c, socket_open_addrs(all, &c->fd, c->why, sizeof c->why));
+        freeaddrinfo(all);
+    }
+    if (err)
+        went_down(c, err);
+}
+
+/* Start a new attempt's socket: at once to a unix socket or a numeric
+ * address; to a name once its lookup, started here, answers
+ * (on_resolved).  0, or LW_E*. */
+static int open_stream(struct lw_conn *c)
+{
+    struct addrinfo *all;
+    int rc;
+
+    if (c->unix_path)
+        return stream_opened(c, socket_open_unix(c->unix_path, &c->fd, c->why, sizeof c->why));
+    rc = resolve_numeric(c->host, c->port, &all);
+    if (rc == 1)
+        return resolve_start(&c->lookup, c->loop, c->ep->resolve, c->host, c->port, on_resolved,
+                             c, c->why, sizeof c->why);
+    if (rc) {
+        note_why(c, lw_strerror(rc));
+        return rc;
+    }
+    rc = socket_open_addrs(all, &c->fd, c->why, sizeof c->why);
+    freeaddrinfo(all);
+    return stream_opened(c, rc);
 }
 
 void conn_connect(struct lw_conn *c)
@@ -563,15 +609,10 @@ void conn_connect(struct lw_conn *c)
     c->why[0] = 0;
     c->got_reply = 0;
     ev_prepare_start(c->loop, &c->flush);
-    if ((err = open_stream(c))) {
-        went_down(c, err);
-        return;
-    }
-    ev_io_set(&c->rio, c->fd, EV_READ);
-    ev_io_set(&c->wio, c->fd, EV_WRITE);
-    ev_io_start(c->loop, &c->wio);
     ev_timer_set(&c->deadline, c->ep->connect_timeout_ms / 1000.0, 0.0);
-    ev_timer_start(c->loop, &c->deadline);
+    ev_timer_start(c->loop, &c->deadline); /* the lookup counts too */
+    if ((err = open_stream(c)))
+        went_down(c, err);
 }
 
 /* A user's command is appended: count it when its reply comes during
@@ -630,7 +671,9 @@ static void on_flush(struct ev_loop *loop, ev_prepare *w, int revents)
 
 /* The connect, handshake and set-up took too long.  A handshake that got
  * no answer is a TLS failure: a plain server waits for a line that a TLS
- * greeting never ends. */
+ * greeting never ends.  A lookup that got no answer fails as a name whose
+ * DNS does not answer always did (getaddrinfo()'s EAI_AGAIN, in the end):
+ * LW_ECONNECT. */
 static void on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct lw_conn *c = w->data;
@@ -639,6 +682,13 @@ static void on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
 
     (void)loop;
     (void)revents;
+    if (c->lookup) {
+        snprintf(what, sizeof what, "the host name's lookup took over %u ms",
+                 c->ep->connect_timeout_ms);
+        note_why(c, what);
+        conn_fail(c, LW_ECONNECT);
+        return;
+    }
     snprintf(what, sizeof what, "%s took over %u ms%s",
              handshaking ? "the TLS handshake" : "connect and set-up", c->ep->connect_timeout_ms,
              handshaking ? " (not a TLS port?)" : "");

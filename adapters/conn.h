@@ -12,12 +12,17 @@
  *           (backoff.h)         failure,            deadline, EOF
  *                               deadline
  *
+ * CONNECTING starts with the host name's lookup when the address is a
+ * name (resolve.h: on a thread of its own, so that a slow DNS answer holds
+ * up this connection only, never the loop); a numeric address or a unix
+ * socket connects at once.
+ *
  * SETUP pipelines AUTH (with a password or a user name), the user's own
  * set-up commands (on_setup) and a PING; the PING's reply makes the
  * connection READY, so the user's set-up has been answered by then.  One
  * deadline, the connect timeout, covers CONNECTING, HANDSHAKE and SETUP
- * together.  Any failure closes the socket and tries again after the
- * back-off.
+ * together, the lookup included.  Any failure closes the socket (or gives
+ * the lookup up) and tries again after the back-off.
  *
  * Everything a connection needs to know of where and how comes from its
  * endpoint (endpoint.h): credentials, timeouts, back-off, TLS.  The I/O is
@@ -32,7 +37,8 @@
  * a report, recorded there with the address.
  *
  * A connection knows nothing of engines, wheels, topologies or requests:
- * one object per address, all of it on the loop's thread.
+ * one object per address, all of it on the loop's thread (but for a
+ * lookup's, which holds nothing of the connection's: resolve.h).
  */
 #ifndef LW_ADAPTERS_CONN_H
 #define LW_ADAPTERS_CONN_H
@@ -110,6 +116,8 @@ struct lw_conn {
     conn_where_fn *where;
     void *where_arg;
 
+    struct resolve *lookup;   /* CONNECTING: the host name's lookup in
+                                 flight (resolve.h), or NULL */
     int fd;                   /* the socket, or -1 */
     struct tls_conn tls;      /* with TLS: the session, and its SSL while
                                  connected */

@@ -36,6 +36,7 @@
 #define LW_ENDPOINT_MAX_TIMEOUT_MS 3600000u /* one hour */
 #define LW_ENDPOINT_UNIX_PATH_MAX 107u      /* bytes: a sockaddr_un's, less the NUL */
 
+struct addrinfo;
 struct lw_tls;
 
 /*
@@ -73,6 +74,11 @@ struct lw_endpoint {
     /* Set by the owner of a copy, or NULL: */
     struct lw_report *report; /* where its connections say why they
                                  failed; not the endpoint's own */
+    /* Tests only, else NULL: what looks host names up instead of
+     * getaddrinfo() (resolve.h; on the lookup's own thread, answering
+     * with getaddrinfo()'s own results).  Kept by lw_endpoint_copy(). */
+    int (*resolve)(const char *node, const char *service, const struct addrinfo *hints,
+                   struct addrinfo **res);
 };
 
 /* lw_endpoint_init - the defaults: 127.0.0.1:6379, db 0, no credentials,

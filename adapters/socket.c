@@ -1,8 +1,9 @@
 /*
  * adapters/socket.c - opening a non-blocking socket to Redis (see
  * socket.h).  What hiredis 0.14's redisConnectNonBlock() did for us until
- * the connection did its own I/O: the same address order and options, and
- * close-on-exec from socket() on (hiredis could only set it after).
+ * the connection did its own I/O: the same options, and close-on-exec from
+ * socket() on (hiredis could only set it after).  The addresses come
+ * resolved (resolve.h), in hiredis's order.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -46,7 +47,7 @@ static int start_connect(int family, const struct sockaddr *addr, socklen_t len,
     return 0;
 }
 
-static int open_unix(const char *path, int *fd, char *why, size_t n)
+int socket_open_unix(const char *path, int *fd, char *why, size_t n)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     int err;
@@ -61,39 +62,15 @@ static int open_unix(const char *path, int *fd, char *why, size_t n)
     return 0;
 }
 
-/* The addresses of host, IPv4 ones if it has any, else IPv6. */
-static int resolve(const char *host, int port, struct addrinfo **out, char *why, size_t n)
+int socket_open_addrs(const struct addrinfo *all, int *fd, char *why, size_t n)
 {
-    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
-    char service[8];
-    int rc;
+    const struct addrinfo *a;
+    int err = EHOSTUNREACH;
 
-    snprintf(service, sizeof service, "%d", port);
-    if ((rc = getaddrinfo(host, service, &hints, out)) == 0)
-        return 0;
-    hints.ai_family = AF_INET6;
-    if ((rc = getaddrinfo(host, service, &hints, out)) == 0)
-        return 0;
-    snprintf(why, n, "%s", gai_strerror(rc));
-    if (rc == EAI_MEMORY)
-        return LW_ENOMEM;
-    return rc == EAI_NONAME || rc == EAI_NODATA ? LW_ENOHOST : LW_ECONNECT;
-}
-
-int socket_open(const char *host, int port, int *fd, char *why, size_t n)
-{
-    struct addrinfo *all, *a;
-    int rc, err = EHOSTUNREACH;
-
-    if (port == 0)
-        return open_unix(host, fd, why, n);
-    if ((rc = resolve(host, port, &all, why, n)))
-        return rc;
     /* The first address that starts connecting; an unreachable one is
      * skipped, any other failure is the answer. */
     for (a = all; a && err == EHOSTUNREACH; a = a->ai_next)
         err = start_connect(a->ai_family, a->ai_addr, a->ai_addrlen, fd);
-    freeaddrinfo(all);
     return err ? connect_failed(err, why, n) : 0;
 }
 

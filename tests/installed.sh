@@ -82,20 +82,23 @@ for exe in "$tmp/use" "$tmp/cmake/use_hpp"; do
 done
 
 # redis-server on 127.0.0.1 only, no persistence; a port that turns out to
-# be taken makes it exit, and the next one is tried.
+# be taken makes it exit, and the next one is tried.  Up when the server
+# answering is ours (INFO's process_id): with tests running two at a time,
+# another test's server may hold the port and answer while ours exits.
 for _ in $(seq 10); do
     port=$((20000 + RANDOM % 40000))
     redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
         --dir "$tmp" --logfile "$tmp/redis.log" &
     pid=$!
     for _ in $(seq 50); do
-        [ "$(redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null)" = PONG ] && break 2
+        redis-cli -h 127.0.0.1 -p "$port" INFO server 2>/dev/null | tr -d '\r' |
+            grep -qx "process_id:$pid" && break 2
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
     done
     stop_server
 done
-[ -n "$pid" ] || { echo "redis-server did not start"; exit 1; }
+[ -n "$pid" ] || { echo "redis-server did not start; its log:"; cat "$tmp/redis.log"; exit 1; }
 
 timeout 60 "$tmp/use" "$port"
 timeout 60 "$tmp/use_cxx" "$port"

@@ -7,6 +7,7 @@
  * reported as one, and a killed master holding up only its own node's
  * requests. Every wait is bounded; every server is stopped by pid.
  */
+#include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -551,6 +552,30 @@ CLUSTER_TEST(graceful_failover_reported)
     cr_assert_eq(topo.failovers, 1);
 }
 
+/* A field of node i's INFO replication as a number, or -1. */
+static long long repl_field(int i, const char *field)
+{
+    redisReply *r = redis_cluster_command(&cl, i, "INFO replication");
+    const char *at;
+    long long v = -1;
+
+    if (r && r->type == REDIS_REPLY_STRING && (at = strstr(r->str, field)))
+        v = atoll(at + strlen(field));
+    freeReplyObject(r);
+    return v;
+}
+
+/* Master m's replica has processed everything m has written so far (10 s
+ * at most): killing m then loses nothing.  Offsets, not WAIT: WAIT counts
+ * only its own connection's writes, and the engine wrote on another. */
+static int replica_caught_up(int m)
+{
+    int r = redis_cluster_replica_of(&cl, m);
+    long long want = repl_field(m, "master_repl_offset:");
+
+    return r >= 0 && want > 0 && wait_until(repl_field(r, "slave_repl_offset:") >= want, 10000);
+}
+
 /* kill -9 a master: requests routed to the other masters keep succeeding
  * meanwhile; its own slot's requests resume on the replica. */
 CLUSTER_TEST(killed_master_holds_up_only_its_node)
@@ -569,7 +594,7 @@ CLUSTER_TEST(killed_master_holds_up_only_its_node)
     slot = (int)lw_keyslot(dead_key, strlen(dead_key));
     dead_node = ask(e, (unsigned)slot).node;
     cr_assert_eq(call_key(e, &g, "SET", dead_key, "kept"), 0);
-    sleep_ms(200); /* let the replica have it */
+    cr_assert(replica_caught_up(2), "node 2's replica did not get the key in 10 s");
     cr_assert_eq(redis_cluster_signal(&cl, 2, SIGKILL), 0);
     t0 = now_s();
     /* For 3 s (the failover takes about 2.4 s): every call to the other
@@ -643,4 +668,111 @@ Test(cluster_engine, refused_seeds_fail_at_once)
     cr_assert_eq(call(e, &g, LW_ROUTE_SLOT, 5, "PING", NULL, NULL, NULL), LW_ECONNREFUSED);
     cr_assert_lt(now_s() - t0, 2.0);
     lw_engine_free(e);
+}
+
+/*
+ * getaddrinfo()'s stand-in (struct lw_endpoint's resolve, a test hook):
+ * "slow.test" answers as 127.0.0.1 after 3 s, any other name as
+ * getaddrinfo(); dns_running counts the lookups under way.
+ */
+static _Atomic int dns_running;
+
+static int slow_getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
+                            struct addrinfo **res)
+{
+    int rc;
+
+    dns_running++;
+    if (!strcmp(node, "slow.test")) {
+        sleep_ms(3000);
+        node = "127.0.0.1";
+    }
+    rc = getaddrinfo(node, service, hints, res);
+    dns_running--;
+    return rc;
+}
+
+/* Kill node i's connection whose last command was cmd (CLIENT LIST's
+ * cmd=...): 1 when one was found and killed. */
+static int kill_client_by_cmd(int i, const char *cmd)
+{
+    redisReply *r = redis_cluster_command(&cl, i, "CLIENT LIST");
+    const char *line, *at;
+    long long id = -1;
+    char want[64];
+
+    snprintf(want, sizeof want, " cmd=%s ", cmd);
+    for (line = r && r->type == REDIS_REPLY_STRING ? r->str : NULL; line && id < 0;
+         line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        const char *end = strchr(line, '\n');
+
+        at = strstr(line, want);
+        if (at && (!end || at < end) && !strncmp(line, "id=", 3))
+            id = atoll(line + 3);
+    }
+    freeReplyObject(r);
+    if (id < 0)
+        return 0;
+    r = redis_cluster_command(&cl, i, "CLIENT KILL ID %lld", id);
+    id = r && r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+    freeReplyObject(r);
+    return id == 1;
+}
+
+/*
+ * A slow host name holds up only its own connection: the engine's map
+ * connection is moved to a seed whose name takes 3 s to resolve (its
+ * connection to the first seed killed), and meanwhile every master
+ * (linked by the numeric addresses the map gave) answers at once.
+ */
+CLUSTER_TEST(slow_host_name_holds_up_only_its_connection)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+    char seed0[32], seed1[32];
+    const char *two[2] = {seed0, seed1};
+    int nodes[3];
+    struct got g;
+    double worst = 0;
+    int calls = 0;
+
+    snprintf(seed0, sizeof seed0, "127.0.0.1:%d", cl.node[0].port);
+    snprintf(seed1, sizeof seed1, "slow.test:%d", cl.node[1].port);
+    lw_engine_config_init(&cfg);
+    cfg.seeds = two;
+    cfg.nseeds = 2;
+    cfg.node.command_timeout_ms = 5000;
+    cfg.node.connect_timeout_ms = 5000;
+    cfg.node.resolve = slow_getaddrinfo;
+    cfg.topology_refresh_ms = 3600000; /* the map is read once, from seed0 */
+    cfg.wheel.tick_ns = 10 * 1000000ull;
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    for (int m = 0; m < 3; m++) {
+        char key[32];
+
+        key_on(m, "s", key, sizeof key);
+        nodes[m] = ask(e, lw_keyslot(key, strlen(key))).node;
+        cr_assert_eq(call(e, &g, LW_ROUTE_NODE, (unsigned)nodes[m], "PING", NULL, NULL, NULL), 0);
+    }
+    cr_assert_eq(dns_running, 0, "a name was looked up before the map connection moved");
+    cr_assert(kill_client_by_cmd(0, "cluster|shards"), "no map connection on node 0");
+    cr_assert(wait_until(dns_running == 1, 2000), "the map connection did not move to slow.test");
+    /* The lookup takes 3 s: PING every master meanwhile. */
+    while (dns_running == 1 && calls < 1000) {
+        for (int m = 0; m < 3; m++) {
+            double c0 = now_s();
+
+            cr_assert_eq(call(e, &g, LW_ROUTE_NODE, (unsigned)nodes[m], "PING", NULL, NULL, NULL),
+                         0);
+            cr_assert_str_eq(g.str, "PONG");
+            if (now_s() - c0 > worst)
+                worst = now_s() - c0;
+            calls++;
+        }
+        sleep_ms(20);
+    }
+    cr_assert_gt(calls, 30, "%d PINGs during the lookup", calls);
+    cr_assert_lt(worst, 0.5, "a master waited %.3f s during another connection's lookup", worst);
+    lw_engine_free(e);
+    cr_assert(wait_until(dns_running == 0, 5000), "the lookup's thread is still running");
 }

@@ -265,6 +265,23 @@ static void send_only(redisContext *rc, const char *cmd)
     cr_assert(done);
 }
 
+/* Node i is busy (running a DEBUG SLEEP): a PING on a new connection gets
+ * no answer within 100 ms. */
+static int asleep(int i)
+{
+    redisContext *rc = connect_node(i);
+    redisReply *r;
+
+    if (!rc)
+        return 0;
+    redisSetTimeout(rc, (struct timeval){0, 100000});
+    r = redisCommand(rc, "PING");
+    if (r)
+        freeReplyObject(r);
+    redisFree(rc);
+    return !r;
+}
+
 /* The id of the one client of node i whose last command was cmd, or -1. */
 static long long client_id_by_cmd(redisContext *rc, const char *cmd)
 {
@@ -325,7 +342,13 @@ Test(cluster_replicas, resent_first_acquire_is_no_reentry, .timeout = 120)
     cr_assert_gt(side, 0, "no side connection found");
     lw_client_get_stats(c, &before);
     send_only(sleeper, "DEBUG SLEEP 0.6");
-    sleep_ms(100);
+    {
+        int slept = 0;
+
+        for (uint64_t until = now_ms() + 2000; !(slept = asleep(m)) && now_ms() < until;)
+            sleep_ms(5);
+        cr_assert(slept, "master %d never seen in its DEBUG SLEEP", m);
+    }
     cr_assert_eq(lw_acquire_async(l, lw_owner_self(), 0, 0, on_done, &o), 0);
     sleep_ms(150); /* written: it waits in the sleeping master's socket */
     snprintf(kill, sizeof kill, "CLIENT KILL ID %lld", side);

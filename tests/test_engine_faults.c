@@ -3,10 +3,12 @@
  * bad addresses and passwords, bad configuration, shutdown with requests
  * outstanding.  Nothing may hang: every wait below is bounded.
  */
+#include <netdb.h>
 #include <signal.h>
 #include <stdlib.h>
 
 #include "engine_util.h"
+#include "time_util.h"
 
 static uint64_t ms_since(uint64_t start_ns)
 {
@@ -497,4 +499,179 @@ REDIS_TEST(faults, free_from_callback_is_edeadlk)
     cr_assert_eq(lw_request_command(&req, 1, mon, NULL), LW_EINVAL);
     cr_assert_null(req.cmd);
     cr_assert_eq(lw_engine_free(f.engine), 0);
+}
+
+/* --- host names looked up off the engine thread --- */
+
+/*
+ * getaddrinfo()'s stand-in (struct lw_endpoint's resolve, a test hook):
+ * "slow.test" answers as 127.0.0.1 after SLOW_DNS_MS; "never.test" does
+ * not answer before the test lets it go (10 s at most), then fails as a
+ * DNS that does not answer does; any other name as getaddrinfo().  It
+ * counts its calls and the ones still running, so that a test sees every
+ * lookup thread done before it ends.
+ */
+enum { SLOW_DNS_MS = 3000 };
+
+static _Atomic int dns_calls, dns_running, dns_let_go;
+
+static int test_getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
+                            struct addrinfo **res)
+{
+    int rc;
+
+    dns_calls++;
+    dns_running++;
+    if (!strcmp(node, "slow.test")) {
+        sleep_ms(SLOW_DNS_MS);
+        node = "127.0.0.1";
+    }
+    for (int i = 0; !strcmp(node, "never.test") && !dns_let_go && i < 1000; i++)
+        sleep_ms(10);
+    rc = strcmp(node, "never.test") ? getaddrinfo(node, service, hints, res) : EAI_AGAIN;
+    dns_running--;
+    return rc;
+}
+
+static void dns_reset(void)
+{
+    dns_calls = 0;
+    dns_let_go = 0;
+}
+
+/* Every lookup thread is done (they free what they hold). */
+static void dns_wait_done(void)
+{
+    dns_let_go = 1;
+    cr_assert(wait_until(dns_running == 0, 2 * SLOW_DNS_MS), "a lookup is still running");
+}
+
+/* A timer on the engine's wheel that sets itself again for the next tick
+ * each time it fires, as the watchdog's renewals do; the longest gap
+ * between two of its firings.  Engine thread; read once the engine is
+ * gone. */
+static struct {
+    struct lw_timer timer;
+    uint64_t last_ns, worst_ns, count;
+} beat;
+
+static void on_beat(struct lw_engine *e, struct lw_timer_list *due, void *arg)
+{
+    uint64_t now = lw_clock_now();
+
+    (void)arg;
+    while (lw_timer_list_pop(due) == &beat.timer) {
+        if (beat.last_ns && now - beat.last_ns > beat.worst_ns)
+            beat.worst_ns = now - beat.last_ns;
+        beat.last_ns = now;
+        beat.count++;
+        lw_wheel_schedule(lw_engine_wheel(e), &beat.timer, now + 10 * 1000000ull);
+    }
+}
+
+/*
+ * A name whose lookup takes 3 s delays its own connection, not the
+ * engine: its thread goes on, the wheel ticking every 10 ms meanwhile
+ * (the tick is what renews locks, on every node's connection; a lookup on
+ * the engine thread stopped it for the whole 3 s).  The PING waits for
+ * the lookup, then succeeds.
+ */
+REDIS_TEST(faults, slow_host_name_delays_only_its_connection)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+    uint64_t start;
+
+    dns_reset();
+    memset(&beat, 0, sizeof beat);
+    engine_config(&cfg);
+    cfg.node.host = "slow.test";
+    cfg.node.resolve = test_getaddrinfo;
+    cfg.node.connect_timeout_ms = 2 * SLOW_DNS_MS;
+    cfg.on_tick = on_beat;
+    start = lw_clock_now();
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(lw_wheel_schedule_remote(lw_engine_wheel(e), &beat.timer, start), 0);
+    cr_assert_eq(ping(e), 0);
+    cr_assert_geq(ms_since(start), SLOW_DNS_MS - 50, "the PING did not wait for the lookup");
+    lw_engine_free(e);
+    /* Every 10-20 ms (the next tick after 10 ms); at least one per 100 ms
+     * on average, none more than 500 ms after the last. */
+    cr_assert_geq(beat.count, SLOW_DNS_MS / 100, "%llu beats in 3 s",
+                  (unsigned long long)beat.count);
+    cr_assert_lt(beat.worst_ns / 1000000u, 500, "the engine stood still %llu ms",
+                 (unsigned long long)(beat.worst_ns / 1000000u));
+    dns_wait_done();
+}
+
+/* A name that does not resolve within the connect timeout fails the
+ * attempt at the deadline with LW_ECONNECT (as a DNS that does not answer
+ * always did: EAI_AGAIN), which fails requests at once before a first
+ * connection; the lookup's thread is let go. */
+Test(faults, host_name_not_resolved_in_time_is_econnect)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+    uint64_t start;
+    char why[256];
+
+    dns_reset();
+    lw_engine_config_init(&cfg);
+    cfg.node.host = "never.test";
+    cfg.node.resolve = test_getaddrinfo;
+    cfg.node.connect_timeout_ms = 300;
+    cfg.node.command_timeout_ms = 10000;
+    start = lw_clock_now();
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(ping(e), LW_ECONNECT);
+    cr_assert_lt(ms_since(start), 300 + 700, "%llu ms", (unsigned long long)ms_since(start));
+    cr_assert_eq(lw_engine_status(e), LW_ECONNECT);
+    cr_assert_eq(lw_engine_last_error(e, why, sizeof why), LW_ECONNECT);
+    cr_assert(strstr(why, "never.test") && strstr(why, "lookup took over 300 ms"), "%s", why);
+    lw_engine_free(e);
+    dns_wait_done();
+}
+
+/* Freed while a lookup is under way: the request fails LW_ESHUTDOWN, the
+ * lookup's thread finishes on its own and frees its answer (ASan's leak
+ * check sees it). */
+REDIS_TEST(faults, free_during_host_name_lookup)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+    struct lw_request req;
+    struct tally tally;
+
+    dns_reset();
+    engine_config(&cfg);
+    cfg.node.host = "slow.test";
+    cfg.node.resolve = test_getaddrinfo;
+    cfg.node.connect_timeout_ms = 2 * SLOW_DNS_MS;
+    tally_init(&tally);
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    set_cmd(&req, "PING");
+    cr_assert_eq(lw_engine_submit(e, &req, count_done, &tally), 0);
+    cr_assert(wait_until(dns_running == 1, 2000), "no lookup started");
+    lw_engine_free(e);
+    cr_assert_eq(tally_wait(&tally, 1, 1000), 1);
+    cr_assert_eq(tally.last_err, LW_ESHUTDOWN);
+    lw_request_clear(&req);
+    tally_destroy(&tally);
+    dns_wait_done();
+}
+
+/* A numeric address is never looked up: no call to the resolver. */
+REDIS_TEST(faults, numeric_address_is_not_looked_up)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+
+    dns_reset();
+    engine_config(&cfg);
+    cfg.node.host = "127.0.0.1";
+    cfg.node.resolve = test_getaddrinfo;
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(ping(e), 0);
+    lw_engine_free(e);
+    cr_assert_eq(dns_calls, 0);
 }
