@@ -20,6 +20,7 @@
 #include <leasewheel/wheel.h>
 
 #include "engine.h"
+#include "kind.h"
 #include "stats.h"
 #include "pubsub.h"
 
@@ -33,6 +34,12 @@ enum script_id {
     SCRIPT_RENEW_NODE, /* no KEYS; ARGV names..., lease ms, fields... */
     SCRIPT_DROP_NODE,  /* no KEYS; ARGV names..., publish command, fields... */
     SCRIPT_HANDOFF,    /* KEYS name, token key; ARGV field, waiter's field, lease ms */
+
+    /* Read holds (kind_read.c).  KEYS per hold: its name and timeout keys;
+     * ARGV lease ms, per hold: field, count. */
+    SCRIPT_RENEW_READ,
+    /* No KEYS; ARGV names..., lease ms, per name: field, count. */
+    SCRIPT_RENEW_READ_NODE,
     SCRIPT_COUNT
 };
 extern const char *const lw_lock_scripts[SCRIPT_COUNT];
@@ -58,11 +65,11 @@ struct lease_hold;
 struct batch;
 struct ack_wait;
 
-/* A cluster node's renewal batching: the renew and drop batches being
- * filled for it, and the renewal calls sent to it (metrics.c reads them on
- * the engine thread). */
+/* A cluster node's renewal batching (one Redis: node 0's): the renew and
+ * drop batches of each kind being filled for it, and the renewal calls
+ * sent to it (metrics.c reads them on the engine thread). */
 struct node_batches {
-    struct batch *open[2];
+    struct batch *open[KIND_COUNT][2];
     uint64_t renew_calls;
 };
 
@@ -98,7 +105,7 @@ struct lw_client {
                                        not failed */
     struct lw_request flush_task;   /* a watchdog flush asked for off a tick */
     int flush_pending;              /* flush_task is submitted */
-    struct node_batches *nodes;     /* cluster: by node (watchdog.c) */
+    struct node_batches *nodes;     /* by node (watchdog.c); one Redis: 0 */
     unsigned nodes_cap;             /* nodes has room for */
     struct entry *entries;          /* by name; each heads a chain of owners */
     struct channel *channels;       /* by channel name */
@@ -108,9 +115,8 @@ struct lw_client {
     struct entry *drop_head; /* lost locks whose field is to be removed */
     struct entry *drop_tail;
     uint32_t batches_inflight; /* renewal and drop calls unanswered */
-    const char **scratch_argv; /* a batch's arguments, while formatting */
-    size_t *scratch_lens;
-    char *scratch_fields;
+    /* A batch's arguments, while formatting (kind.c). */
+    struct batch_args *args;
     int closing;           /* lw_client_free() has begun */
     int in_callback;       /* depth of done and on_lost calls running */
     int flushing;          /* inside watchdog_flush() */
@@ -125,6 +131,7 @@ struct lw_lock {
     char *token_key; /* redisson_lock_token:{name} */
     size_t token_len;
     unsigned slot;                /* the cluster slot of name and both keys */
+    uint8_t kind;                 /* enum lease_kind_id */
     _Atomic uint64_t max_hold_ms; /* lw_lock_set_max_hold(); 0: the client's */
     size_t len;
     char name[];
@@ -187,7 +194,7 @@ struct op {
     uint32_t ack_holds;   /* the hold count it hands over */
 };
 
-/* A watchdog lock: one per (name, owner) held with lease 0. */
+/* A watchdog lease: one per (name, owner, kind) held with lease 0. */
 enum entry_state {
     ENTRY_SCHEDULED, /* timer: the next renewal */
     ENTRY_RETRY,     /* timer: the retry after a failed renewal */
@@ -217,6 +224,7 @@ struct entry {
     uint8_t recheck_after;   /* a renewal was on the wire at the failover:
                                 its answer came from the old master */
     uint8_t at_risk;         /* on_risk said so; no renewal confirmed since */
+    uint8_t kind;            /* enum lease_kind_id: what renews it */
     uint16_t slot;           /* cluster slot of the name */
     uint32_t len;
     char name[];

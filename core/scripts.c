@@ -163,5 +163,56 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "  end "
     "end "
     "return dropped",
+
+    /* Renew read holds of read-write locks (kind_read.c), Redisson's
+     * layout: per hold, KEYS the hash and its timeout keys 1..count, ARGV
+     * its field and count.  Each timeout key to the lease, the hash to
+     * max(PTTL, lease): another reader may hold a longer one.  1 renewed,
+     * 0 the field is gone (or the key is of another type). */
+    [SCRIPT_RENEW_READ] =
+        "local renewed = {} "
+        "local k = 1 "
+        "for i = 2, #ARGV, 2 do "
+        "  local holds = tonumber(ARGV[i + 1]) "
+        "  if type(redis.pcall('hget', KEYS[k], ARGV[i])) == 'string' then "
+        "    for j = 1, holds do redis.call('pexpire', KEYS[k + j], ARGV[1]) end "
+        "    if redis.call('pttl', KEYS[k]) < tonumber(ARGV[1]) then "
+        "      redis.call('pexpire', KEYS[k], ARGV[1]) "
+        "    end "
+        "    renewed[#renewed + 1] = 1 "
+        "  else "
+        "    renewed[#renewed + 1] = 0 "
+        "  end "
+        "  k = k + 1 + holds "
+        "end "
+        "return renewed",
+
+    /* Cluster: read holds of one node, the names in ARGV (n names, the
+     * lease, per name its field and count); the timeout keys' names built
+     * by Redisson's suffixName rule.  -1: not served here, as above. */
+    [SCRIPT_RENEW_READ_NODE] =
+        "local n = (#ARGV - 1) / 3 "
+        "local lease = ARGV[n + 1] "
+        "local renewed = {} "
+        "for i = 1, n do "
+        "  local name, field = ARGV[i], ARGV[n + 2 * i] "
+        "  local r = redis.pcall('hget', name, field) "
+        "  if type(r) == 'string' then "
+        "    local prefix = name "
+        "    if not string.find(name, '{', 1, true) then prefix = '{' .. name .. '}' end "
+        "    for j = 1, tonumber(ARGV[n + 2 * i + 1]) do "
+        "      redis.call('pexpire', prefix .. ':' .. field .. ':rwlock_timeout:' .. j, lease) "
+        "    end "
+        "    if redis.call('pttl', name) < tonumber(lease) then "
+        "      redis.call('pexpire', name, lease) "
+        "    end "
+        "    renewed[i] = 1 "
+        "  elseif type(r) == 'table' and not string.find(r.err, 'WRONGTYPE', 1, true) then "
+        "    renewed[i] = -1 "
+        "  else "
+        "    renewed[i] = 0 "
+        "  end "
+        "end "
+        "return renewed",
 };
 /* clang-format on */
