@@ -30,15 +30,20 @@ enum script_id {
     SCRIPT_UNLOCK,     /* KEYS name, channel;   ARGV field, publish command */
     SCRIPT_FORCE,      /* KEYS name, channel;   ARGV publish command */
     SCRIPT_RENEW,      /* KEYS names...;        ARGV lease ms, fields... */
-    SCRIPT_DROP,       /* KEYS names...;        ARGV publish command, fields... */
+    SCRIPT_DROP,       /* KEYS names...;        ARGV publish command, id, owners... */
     SCRIPT_RENEW_NODE, /* no KEYS; ARGV names..., lease ms, fields... */
-    SCRIPT_DROP_NODE,  /* no KEYS; ARGV names..., publish command, fields... */
+    SCRIPT_DROP_NODE,  /* no KEYS; ARGV names..., publish command, id, owners... */
     SCRIPT_HANDOFF,    /* KEYS name, token key; ARGV field, waiter's field, lease ms */
 
-    /* Read holds (kind_read.c).  KEYS per hold: its name and timeout keys;
-     * ARGV lease ms, per hold: field, count. */
+    /* The watchdog's batches (kind_*.c): the client id once a call, an
+     * owner per entry.  KEYS names...; ARGV lease ms, id, owners... */
+    SCRIPT_RENEW_OWNERS,
+    /* No KEYS; ARGV names..., lease ms, id, owners... */
+    SCRIPT_RENEW_OWNERS_NODE,
+    /* Read holds.  KEYS per hold: its name and timeout keys; ARGV lease
+     * ms, id, per hold: owner, count. */
     SCRIPT_RENEW_READ,
-    /* No KEYS; ARGV names..., lease ms, per name: field, count. */
+    /* No KEYS; ARGV names..., lease ms, id, per name: owner, count. */
     SCRIPT_RENEW_READ_NODE,
     SCRIPT_COUNT
 };
@@ -245,6 +250,10 @@ int check_client_id(const char *id);
 /* The field for owner into buf (FIELD_MAX bytes); its length. */
 size_t client_field(const struct lw_client *c, uint64_t owner, char *buf);
 #define FIELD_MAX (LW_CLIENT_ID_MAX + 22)
+/* owner in decimal into buf (OWNER_MAX bytes); its length.  A batch sends
+ * this, its scripts put "<client id>:" in front. */
+size_t owner_digits(uint64_t owner, char *buf);
+#define OWNER_MAX 21
 
 /* lock.c */
 /* When a waiter retries, told the holder has pttl ms left (-1: no TTL). */

@@ -19,9 +19,11 @@
  *
  * A batch on the wire is, for either script of a pair: the entries' keys
  * (in KEYS, or first in ARGV for a node script), then the call's own
- * arguments (renewals: the lease in ms; drops: the publish command), then
- * the entries' arguments.  A kind's scripts read that layout; put() says
- * what an entry adds to each part.
+ * arguments (renewals: the lease in ms; drops: the publish command; then
+ * the client id), then the entries' arguments, where a hold's field
+ * "<client id>:<owner>" goes as the owner alone (the script puts the id
+ * in front: ~40 bytes less a renewal).  A kind's scripts read that
+ * layout; put() says what an entry adds to each part.
  *
  * A kind is one file (kind_lock.c, kind_read.c, kind_write.c) holding its
  * table, and one line in lw_kinds[] (kind.c).  Its scripts are in

@@ -13,9 +13,10 @@
  * ReadLockTask since 4.4).
  *
  * A batch entry, with the names in KEYS: the name and its timeout keys
- * 1..holds (every key the script touches is declared), then the field and
- * the hold count as arguments.  In a cluster node's batch (no keys
- * declared: names of many slots): the name, then the field and the count;
+ * 1..holds (every key the script touches is declared), then the owner and
+ * the hold count as arguments (the script builds the field from the
+ * client id and the owner).  In a cluster node's batch (no keys declared:
+ * names of many slots): the name, then the owner and the count;
  * the script builds the timeout keys' names.  The reply: 1 renewed, 0 the
  * field is gone (lost), -1 not served by that node.  A lost read hold is
  * not dropped: its keys end with their lease.
@@ -49,11 +50,12 @@ static void put_read(const struct lw_client *c, const struct entry *e, int node,
 {
     char field[FIELD_MAX], holds[12];
     size_t len = client_field(c, e->owner, field);
+    size_t id_len = c->id_len + 1; /* the owner follows "<id>:" */
 
     batch_key(a, e->name, e->len);
     if (!node)
         put_timeout_keys(e, field, len, a);
-    batch_arg_copy(a, field, len);
+    batch_arg_copy(a, field + id_len, len - id_len);
     batch_arg_copy(a, holds, (size_t)snprintf(holds, sizeof holds, "%u", e->holds));
 }
 

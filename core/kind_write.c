@@ -4,7 +4,8 @@
  * a lock, with a `mode` field, and its hold the field
  * "<client id>:<owner>:write": renewed by the locks' own scripts (Redisson's
  * write locks are renewed by its RLock watchdog the same way), with that
- * field.  A lost write hold is not dropped: the write lock's release must
+ * field (sent as "<owner>:write", the script putting "<client id>:" in
+ * front).  A lost write hold is not dropped: the write lock's release must
  * turn `mode` back to read when the owner still reads, which the locks'
  * drop does not know; its lease ends it.
  */
@@ -17,20 +18,21 @@
 static void put_write(const struct lw_client *c, const struct entry *e, int node,
                       struct batch_args *a)
 {
-    char field[FIELD_MAX + sizeof WRITE_SUFFIX];
-    size_t len = client_field(c, e->owner, field);
+    char owner[OWNER_MAX + sizeof WRITE_SUFFIX];
+    size_t len = owner_digits(e->owner, owner);
 
+    (void)c;
     (void)node;
-    memcpy(field + len, WRITE_SUFFIX, sizeof WRITE_SUFFIX - 1);
+    memcpy(owner + len, WRITE_SUFFIX, sizeof WRITE_SUFFIX - 1);
     batch_key(a, e->name, e->len);
-    batch_arg_copy(a, field, len + sizeof WRITE_SUFFIX - 1);
+    batch_arg_copy(a, owner, len + sizeof WRITE_SUFFIX - 1);
 }
 
 const struct lease_kind lw_kind_write = {
     .noun = "write lock",
     .label = "write",
-    .renew = SCRIPT_RENEW,
-    .renew_node = SCRIPT_RENEW_NODE,
+    .renew = SCRIPT_RENEW_OWNERS,
+    .renew_node = SCRIPT_RENEW_OWNERS_NODE,
     .drop = SCRIPT_NONE,
     .drop_node = SCRIPT_NONE,
     .put = put_write,

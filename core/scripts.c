@@ -95,7 +95,9 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
 
     /* Renew many locks in one call: KEYS[i] with field ARGV[i + 1].  One
      * result per key, 1 renewed or 0 not ours; a key of the wrong type
-     * counts as not ours instead of failing the whole batch. */
+     * counts as not ours instead of failing the whole batch.  The layout
+     * of 0.3 and lwbench's ceiling flood; the watchdog sends
+     * SCRIPT_RENEW_OWNERS, the client id once a call. */
     [SCRIPT_RENEW] =
         "local renewed = {} "
         "for i = 1, #KEYS do "
@@ -108,14 +110,15 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "end "
         "return renewed",
 
-    /* Locks given up as lost, many in one call: KEYS[i] with field
-     * ARGV[i + 1].  Remove our field where it is still there, so that nobody
-     * waits for a lease we no longer renew.  Returns how many were. */
+    /* Locks given up as lost, many in one call: KEYS[i] with owner
+     * ARGV[i + 2], its field ARGV[2] .. ':' .. owner (ARGV[2]: the client
+     * id).  Remove our field where it is still there, so that nobody waits
+     * for a lease we no longer renew.  Returns how many were. */
     [SCRIPT_DROP] =
         LUA_CHANNEL_OF
     "local dropped = 0 "
     "for i = 1, #KEYS do "
-    "  if redis.pcall('hdel', KEYS[i], ARGV[i + 1]) == 1 then "
+    "  if redis.pcall('hdel', KEYS[i], ARGV[2] .. ':' .. ARGV[i + 2]) == 1 then "
     "    dropped = dropped + 1 "
     "    if redis.call('exists', KEYS[i]) == 0 then "
     "      redis.call(ARGV[1], channel(KEYS[i]), '0') "
@@ -148,14 +151,14 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "return renewed",
 
     /* Cluster: drops of one node, the names in ARGV as above (n names, the
-     * publish command, n fields).  A name not served here is skipped: its
-     * lease ends the field anyway. */
+     * publish command, the client id, n owners).  A name not served here is
+     * skipped: its lease ends the field anyway. */
     [SCRIPT_DROP_NODE] =
         LUA_CHANNEL_OF
-    "local n = (#ARGV - 1) / 2 "
+    "local n = (#ARGV - 2) / 2 "
     "local dropped = 0 "
     "for i = 1, n do "
-    "  if redis.pcall('hdel', ARGV[i], ARGV[n + 1 + i]) == 1 then "
+    "  if redis.pcall('hdel', ARGV[i], ARGV[n + 2] .. ':' .. ARGV[n + 2 + i]) == 1 then "
     "    dropped = dropped + 1 "
     "    if redis.call('exists', ARGV[i]) == 0 then "
     "      redis.call(ARGV[n + 1], channel(ARGV[i]), '0') "
@@ -164,17 +167,52 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "end "
     "return dropped",
 
+    /* Renew many locks in one call, the watchdog's: KEYS[i] with owner
+     * ARGV[i + 2], its field built here, ARGV[2] .. ':' .. owner (ARGV[2]:
+     * the client id, sent once a call instead of in every field).  One
+     * result per key, as SCRIPT_RENEW's. */
+    [SCRIPT_RENEW_OWNERS] =
+        "local renewed = {} "
+        "for i = 1, #KEYS do "
+        "  if redis.pcall('hexists', KEYS[i], ARGV[2] .. ':' .. ARGV[i + 2]) == 1 then "
+        "    redis.call('pexpire', KEYS[i], ARGV[1]) "
+        "    renewed[i] = 1 "
+        "  else "
+        "    renewed[i] = 0 "
+        "  end "
+        "end "
+        "return renewed",
+
+    /* Cluster: SCRIPT_RENEW_NODE with the client id once (n names, the
+     * lease, the client id, n owners). */
+    [SCRIPT_RENEW_OWNERS_NODE] =
+        "local n = (#ARGV - 2) / 2 "
+        "local renewed = {} "
+        "for i = 1, n do "
+        "  local r = redis.pcall('hexists', ARGV[i], ARGV[n + 2] .. ':' .. ARGV[n + 2 + i]) "
+        "  if r == 1 then "
+        "    redis.call('pexpire', ARGV[i], ARGV[n + 1]) "
+        "    renewed[i] = 1 "
+        "  elseif type(r) == 'table' and not string.find(r.err, 'WRONGTYPE', 1, true) then "
+        "    renewed[i] = -1 "
+        "  else "
+        "    renewed[i] = 0 "
+        "  end "
+        "end "
+        "return renewed",
+
     /* Renew read holds of read-write locks (kind_read.c), Redisson's
      * layout: per hold, KEYS the hash and its timeout keys 1..count, ARGV
-     * its field and count.  Each timeout key to the lease, the hash to
+     * its owner and count after the lease and the client id (the field:
+     * id .. ':' .. owner).  Each timeout key to the lease, the hash to
      * max(PTTL, lease): another reader may hold a longer one.  1 renewed,
      * 0 the field is gone (or the key is of another type). */
     [SCRIPT_RENEW_READ] =
         "local renewed = {} "
         "local k = 1 "
-        "for i = 2, #ARGV, 2 do "
+        "for i = 3, #ARGV, 2 do "
         "  local holds = tonumber(ARGV[i + 1]) "
-        "  if type(redis.pcall('hget', KEYS[k], ARGV[i])) == 'string' then "
+        "  if type(redis.pcall('hget', KEYS[k], ARGV[2] .. ':' .. ARGV[i])) == 'string' then "
         "    for j = 1, holds do redis.call('pexpire', KEYS[k + j], ARGV[1]) end "
         "    if redis.call('pttl', KEYS[k]) < tonumber(ARGV[1]) then "
         "      redis.call('pexpire', KEYS[k], ARGV[1]) "
@@ -188,19 +226,21 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "return renewed",
 
     /* Cluster: read holds of one node, the names in ARGV (n names, the
-     * lease, per name its field and count); the timeout keys' names built
-     * by Redisson's suffixName rule.  -1: not served here, as above. */
+     * lease, the client id, per name its owner and count); the timeout
+     * keys' names built by Redisson's suffixName rule.  -1: not served
+     * here, as above. */
     [SCRIPT_RENEW_READ_NODE] =
-        "local n = (#ARGV - 1) / 3 "
+        "local n = (#ARGV - 2) / 3 "
         "local lease = ARGV[n + 1] "
         "local renewed = {} "
         "for i = 1, n do "
-        "  local name, field = ARGV[i], ARGV[n + 2 * i] "
+        "  local name = ARGV[i] "
+        "  local field = ARGV[n + 2] .. ':' .. ARGV[n + 1 + 2 * i] "
         "  local r = redis.pcall('hget', name, field) "
         "  if type(r) == 'string' then "
         "    local prefix = name "
         "    if not string.find(name, '{', 1, true) then prefix = '{' .. name .. '}' end "
-        "    for j = 1, tonumber(ARGV[n + 2 * i + 1]) do "
+        "    for j = 1, tonumber(ARGV[n + 2 + 2 * i]) do "
         "      redis.call('pexpire', prefix .. ':' .. field .. ':rwlock_timeout:' .. j, lease) "
         "    end "
         "    if redis.call('pttl', name) < tonumber(lease) then "

@@ -627,8 +627,10 @@ static struct batch *new_batch(uint32_t n, int node, uint8_t kind)
 }
 
 /* b's call into c->args: its entries' keys (as its kind puts them), the
- * call's own argument (arg), its entries' arguments.  The argument count,
- * or -1 (no memory). */
+ * call's own argument (arg) and the client id, its entries' arguments
+ * (an owner each, the scripts building the field "<id>:<owner>": the id
+ * once a call, not in every field).  The argument count, or -1 (no
+ * memory). */
 static int format_batch(struct lw_client *c, const struct batch *b, const char *arg,
                         size_t arg_len)
 {
@@ -638,6 +640,7 @@ static int format_batch(struct lw_client *c, const struct batch *b, const char *
     for (uint32_t i = 0; i < b->n; i++)
         kind->put(c, b->entries[i], b->node >= 0, c->args);
     batch_call(c->args, arg, arg_len);
+    batch_call(c->args, c->id, c->id_len);
     return batch_assemble(c->args);
 }
 

@@ -101,6 +101,7 @@ static redisReply *run_batch(redisContext *rc, struct lw_client *c, uint8_t kind
     for (uint32_t i = 0; i < n; i++)
         k->put(c, e[i], node, a);
     batch_call(a, c->lease_str, c->lease_len);
+    batch_call(a, c->id, c->id_len);
     cr_assert_geq(nargs = batch_assemble(a), 0);
     keys = node ? 0 : (int)a->keys.n;
     argv = calloc((size_t)nargs + 3, sizeof *argv);
@@ -271,7 +272,8 @@ REDIS_TEST(kinds, read_batch_declares_its_timeout_keys)
     field_of(c, 7, ours);
     lw_kind_read.put(c, e, 0, a);
     batch_call(a, c->lease_str, c->lease_len);
-    cr_assert_eq(n = batch_assemble(a), 4 + 1 + 2);
+    batch_call(a, c->id, c->id_len);
+    cr_assert_eq(n = batch_assemble(a), 4 + 2 + 2);
     cr_assert_eq(a->keys.n, 4);
     cr_assert_eq(a->lens[0], 5);
     cr_assert_eq(memcmp(a->argv[0], "books", 5), 0);
@@ -281,9 +283,76 @@ REDIS_TEST(kinds, read_batch_declares_its_timeout_keys)
         cr_assert_eq(memcmp(a->argv[i], key, a->lens[i]), 0);
     }
     cr_assert_eq(memcmp(a->argv[4], "30000", 5), 0);
-    cr_assert_eq(memcmp(a->argv[5], ours, strlen(ours)), 0);
-    cr_assert_eq(memcmp(a->argv[6], "3", 1), 0);
+    cr_assert_eq(a->lens[5], c->id_len);
+    cr_assert_eq(memcmp(a->argv[5], c->id, c->id_len), 0);
+    cr_assert_eq(a->lens[6], 1);
+    cr_assert_eq(memcmp(a->argv[6], "7", 1), 0);
+    cr_assert_eq(memcmp(a->argv[7], "3", 1), 0);
     free(e);
     batch_args_free(a);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* RESP bytes of one argument: $<len>\r\n<bytes>\r\n. */
+static size_t resp_bytes(size_t len)
+{
+    char digits[24];
+
+    return 1 + (size_t)snprintf(digits, sizeof digits, "%zu", len) + 2 + len + 2;
+}
+
+/* The lock batch sends the client id once and an owner per lock: the
+ * field Redis keeps is still Redisson's "<client id>:<owner>" (a hash
+ * set as Redisson's tryLock sets it is renewed; one of another owner, or
+ * another client id, is not), and a renewal costs its name and an owner,
+ * not its name and the whole field. */
+REDIS_TEST(kinds, lock_batch_sends_the_client_id_once)
+{
+    struct lw_client *c = new_client(30000, NULL);
+    redisContext *rc = connect_srv();
+    struct batch_args *a = batch_args_new();
+    char field[FIELD_MAX], name[32];
+    struct entry *e[100];
+    size_t bytes = 0;
+    redisReply *r;
+    int n;
+
+    field_of(c, 7, field);
+    freeReplyObject(redisCommand(rc, "HSET mine %s 1", field));
+    freeReplyObject(redisCommand(rc, "PEXPIRE mine 1000"));
+    freeReplyObject(redisCommand(rc, "HSET other-owner %s:8 1", c->id));
+    freeReplyObject(redisCommand(rc, "HSET other-client x%s 1", field));
+    e[0] = make_entry("mine", 7, 1, KIND_LOCK);
+    e[1] = make_entry("other-owner", 7, 1, KIND_LOCK);
+    e[2] = make_entry("other-client", 7, 1, KIND_LOCK);
+    for (int node = 0; node < 2; node++) {
+        r = run_batch(rc, c, KIND_LOCK, e, 3, node);
+        cr_assert_eq(r->element[0]->integer, 1);
+        cr_assert_eq(r->element[1]->integer, 0);
+        cr_assert_eq(r->element[2]->integer, 0);
+        freeReplyObject(r);
+        cr_assert_gt(pttl(rc, "mine"), 29000);
+    }
+    for (int i = 0; i < 3; i++)
+        free(e[i]);
+
+    /* 100 renewals of 10-byte names by owners of 7 digits. */
+    for (int i = 0; i < 100; i++) {
+        snprintf(name, sizeof name, "lock:%05d", i);
+        e[i] = make_entry(name, 1234567, 1, KIND_LOCK);
+        lw_kind_lock.put(c, e[i], 0, a);
+    }
+    batch_call(a, c->lease_str, c->lease_len);
+    batch_call(a, c->id, c->id_len);
+    cr_assert_eq(n = batch_assemble(a), 202);
+    for (int i = 0; i < n; i++)
+        bytes += resp_bytes(a->lens[i]);
+    cr_log_info("a renewal of a 10-byte name: %.1f bytes of arguments", bytes / 100.0);
+    cr_assert_lt(bytes, 100 * (resp_bytes(10) + resp_bytes(7)) + 200,
+                 "a renewal sends its name and its owner, no more");
+    for (int i = 0; i < 100; i++)
+        free(e[i]);
+    batch_args_free(a);
+    redisFree(rc);
     cr_assert_eq(lw_client_free(c), 0);
 }
