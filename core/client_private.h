@@ -45,6 +45,15 @@ enum script_id {
     SCRIPT_RENEW_READ,
     /* No KEYS; ARGV names..., lease ms, id, per name: owner, count. */
     SCRIPT_RENEW_READ_NODE,
+
+    /* Read-write locks (Redisson's RReadWriteLock layout; scripts.c). */
+    SCRIPT_READ_LOCK,    /* KEYS name, timeout prefix; ARGV lease ms, field, write field */
+    SCRIPT_READ_UNLOCK,  /* KEYS name, channel, timeout prefix, {name};
+                            ARGV field, publish command */
+    SCRIPT_WRITE_LOCK,   /* KEYS name, token key; ARGV lease ms, write field, field */
+    SCRIPT_WRITE_UNLOCK, /* KEYS name, channel; ARGV write field, publish command */
+    SCRIPT_RW_FORCE,     /* KEYS name, channel; ARGV mode, publish command, message */
+    SCRIPT_RW_IS_LOCKED, /* KEYS name; ARGV mode */
     SCRIPT_COUNT
 };
 extern const char *const lw_lock_scripts[SCRIPT_COUNT];
@@ -53,6 +62,7 @@ extern const char *const lw_lock_scripts[SCRIPT_COUNT];
  * prefix_name()). */
 #define CHANNEL_PREFIX "redisson_lock__channel"
 #define TOKEN_PREFIX "redisson_lock_token"
+#define RW_CHANNEL_PREFIX "redisson_rwlock"
 
 struct lw_client;
 

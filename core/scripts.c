@@ -29,13 +29,15 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * reentrant acquire only lengthens it: a short explicit lease must not
      * cut the watchdog's short).  A first acquire increments the fencing
      * counter; a reentrant one reads it.  Returns {token, holds}, or the
-     * holder's PTTL when held by another. */
+     * holder's PTTL when held by another; {-1}: the name is a read-write
+     * lock's (a `mode` field), not to be touched. */
     [SCRIPT_LOCK] =
         "if redis.call('exists', KEYS[1]) == 0 then "
         "  redis.call('hincrby', KEYS[1], ARGV[2], 1) "
         "  redis.call('pexpire', KEYS[1], ARGV[1]) "
         "  return {redis.call('incr', KEYS[2]), 1} "
         "end "
+        "if redis.call('hexists', KEYS[1], 'mode') == 1 then return {-1} end "
         "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
         "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
         "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
@@ -254,5 +256,131 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "  end "
         "end "
         "return renewed",
+
+    /* Read-write locks, in Redisson's layout (RedissonReadLock,
+     * RedissonWriteLock): the hash at the name with `mode` read or write,
+     * a reader's field "<id>:<owner>" = its holds, each hold i with the key
+     * "<timeout prefix>:<i>" ("{name}:<field>:rwlock_timeout:<i>") holding
+     * that hold's lease, a writer's field "<id>:<owner>:write".  Replies as
+     * the lock's scripts': {token, holds}, the PTTL, {-1} for a name that
+     * holds a plain lock (no `mode`: nothing is added to it, where
+     * Redisson's scripts add `mode` to an RLock hash). */
+
+    /* Read acquire: free, or read, or write held by the caller (a
+     * downgrade): one hold more, its timeout key, the hash to max(PTTL,
+     * lease).  Reads have no token (0). */
+    [SCRIPT_READ_LOCK] =
+        "local mode = redis.call('hget', KEYS[1], 'mode') "
+        "if mode == false then "
+        "  if redis.call('exists', KEYS[1]) == 1 then return {-1} end "
+        "  redis.call('hset', KEYS[1], 'mode', 'read') "
+        "  redis.call('hset', KEYS[1], ARGV[2], 1) "
+        "  redis.call('set', KEYS[2] .. ':1', 1, 'px', ARGV[1]) "
+        "  redis.call('pexpire', KEYS[1], ARGV[1]) "
+        "  return {0, 1} "
+        "end "
+        "if mode == 'read' or (mode == 'write' and "
+        "    redis.call('hexists', KEYS[1], ARGV[3]) == 1) then "
+        "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
+        "  redis.call('set', KEYS[2] .. ':' .. holds, 1, 'px', ARGV[1]) "
+        "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
+        "    redis.call('pexpire', KEYS[1], ARGV[1]) "
+        "  end "
+        "  return {0, holds} "
+        "end "
+        "return redis.call('pttl', KEYS[1])",
+
+    /* Read release, as Redisson's: the released hold's timeout key goes,
+     * then the hash lives as long as the longest timeout key of any reader
+     * (or stays for its writer); with none, it goes and `0` is published.
+     * The holds left, or -1 (not ours). */
+    [SCRIPT_READ_UNLOCK] =
+        "local mode = redis.call('hget', KEYS[1], 'mode') "
+        "if mode == false or redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return -1 end "
+        "local left = redis.call('hincrby', KEYS[1], ARGV[1], -1) "
+        "if left == 0 then redis.call('hdel', KEYS[1], ARGV[1]) end "
+        "redis.call('del', KEYS[3] .. ':' .. (left + 1)) "
+        "if redis.call('hlen', KEYS[1]) > 1 then "
+        "  local longest = -3 "
+        "  for _, field in ipairs(redis.call('hkeys', KEYS[1])) do "
+        "    local n = tonumber(redis.call('hget', KEYS[1], field)) "
+        "    if type(n) == 'number' then "
+        "      for i = n, 1, -1 do "
+        "        longest = math.max(longest, "
+        "          redis.call('pttl', KEYS[4] .. ':' .. field .. ':rwlock_timeout:' .. i)) "
+        "      end "
+        "    end "
+        "  end "
+        "  if longest > 0 then "
+        "    redis.call('pexpire', KEYS[1], longest) "
+        "    return left "
+        "  end "
+        "  if mode == 'write' then return left end "
+        "end "
+        "redis.call('del', KEYS[1]) "
+        "redis.call(ARGV[2], KEYS[2], '0') "
+        "return left",
+
+    /* Write acquire: free, or the caller's own re-entry (the lease only
+     * lengthened, as a lock's).  A first one takes the name's next fencing
+     * token.  {-3}: the caller reads this lock (no upgrade: it would wait on
+     * itself). */
+    [SCRIPT_WRITE_LOCK] =
+        "local mode = redis.call('hget', KEYS[1], 'mode') "
+        "if mode == false then "
+        "  if redis.call('exists', KEYS[1]) == 1 then return {-1} end "
+        "  redis.call('hset', KEYS[1], 'mode', 'write') "
+        "  redis.call('hset', KEYS[1], ARGV[2], 1) "
+        "  redis.call('pexpire', KEYS[1], ARGV[1]) "
+        "  return {redis.call('incr', KEYS[2]), 1} "
+        "end "
+        "if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
+        "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
+        "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
+        "    redis.call('pexpire', KEYS[1], ARGV[1]) "
+        "  end "
+        "  return {tonumber(redis.call('get', KEYS[2]) or '0'), holds} "
+        "end "
+        "if redis.call('hexists', KEYS[1], ARGV[3]) == 1 then return {-3} end "
+        "return redis.call('pttl', KEYS[1])",
+
+    /* Write release: at the last hold the field goes; the hash too when
+     * only `mode` is left, else `mode` turns read (the owner still reads).
+     * `1` is published either way (Redisson publishes nothing in the
+     * second case, leaving its waiters on their timers).  The holds left,
+     * or -1 (not ours).  A partial release leaves the lease alone. */
+    [SCRIPT_WRITE_UNLOCK] =
+        "if redis.call('hget', KEYS[1], 'mode') ~= 'write' or "
+        "   redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return -1 end "
+        "local left = redis.call('hincrby', KEYS[1], ARGV[1], -1) "
+        "if left > 0 then return left end "
+        "redis.call('hdel', KEYS[1], ARGV[1]) "
+        "if redis.call('hlen', KEYS[1]) == 1 then "
+        "  redis.call('del', KEYS[1]) "
+        "else "
+        "  redis.call('hset', KEYS[1], 'mode', 'read') "
+        "end "
+        "redis.call(ARGV[2], KEYS[2], '1') "
+        "return 0",
+
+    /* Force-release a read-write lock held in mode ARGV[1], as Redisson's
+     * forceUnlock: delete it and publish ARGV[3].  1 when it was. */
+    [SCRIPT_RW_FORCE] =
+        "if redis.call('hget', KEYS[1], 'mode') == ARGV[1] then "
+        "  redis.call('del', KEYS[1]) "
+        "  redis.call(ARGV[2], KEYS[2], ARGV[3]) "
+        "  return 1 "
+        "end "
+        "return 0",
+
+    /* Whether the read (ARGV[1] 'read') or write lock is held, as
+     * Redisson's isLocked: the read lock also when the writer reads. */
+    [SCRIPT_RW_IS_LOCKED] =
+        "local mode = redis.call('hget', KEYS[1], 'mode') "
+        "if mode == ARGV[1] then return 1 end "
+        "if ARGV[1] == 'read' and mode == 'write' and redis.call('hlen', KEYS[1]) > 2 then "
+        "  return 1 "
+        "end "
+        "return 0",
 };
 /* clang-format on */

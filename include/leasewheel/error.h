@@ -51,6 +51,10 @@ enum lw_error {
                              server has not (WAIT, for acquire_replicas:
                              serverless Redis); lw_client_last_error()
                              says which */
+    LW_EWRONGKIND = -22,  /* the name holds a lock of another kind: a read or
+                             write lock asked of a plain lock's hash (no
+                             `mode` field), or a lock of a read-write
+                             lock's; nothing was changed */
 };
 
 /*
