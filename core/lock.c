@@ -456,8 +456,10 @@ static void release_begin(struct lw_client *c, struct op *op)
     }
     if (op->kind == OP_UNLOCK)
         watchdog_unlock_begin(c, op->lock, op->owner);
-    else
+    else if (op->lock->kind == KIND_LOCK)
         watchdog_forget(c, op->lock);
+    /* A read-write lock's force-unlock frees it only in its own mode: its
+     * entries are forgotten when the reply says it did (forget_forced()). */
     op_attempt(op);
 }
 
@@ -558,6 +560,8 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
         holds_released(c, op->lock, op->owner, left);
         op_complete(op, left < 0 ? LW_ENOTOWNER : 0, left < 0 ? 0 : left);
     } else {
+        if (op->kind == OP_FORCE && op->lock->kind != KIND_LOCK && integer_of(reply) == 1)
+            watchdog_forget(c, op->lock); /* every hold of the name is gone */
         op_complete(op, 0, integer_of(reply));
     }
 }

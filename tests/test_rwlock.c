@@ -409,3 +409,29 @@ REDIS_TEST(rwlock, writer_not_starved_by_its_clients_readers)
     lw_lock_free(w);
     cr_assert_eq(lw_client_free(c), 0);
 }
+
+/* A force-unlock of the other mode frees nothing, and the holds it did
+ * not free go on being renewed (they are not forgotten by the client). */
+REDIS_TEST(rwlock, force_unlock_of_the_other_mode_keeps_the_holds)
+{
+    struct lost_log lost;
+    struct lw_client *c = new_client(1000, &lost);
+    struct lw_lock *r = read_lock(c, "pad"), *w = write_lock(c, "pad");
+    struct lw_client_stats st;
+    uint64_t confirmed;
+
+    cr_assert_eq(lw_lock_acquire(r, NULL), 0);
+    cr_assert_eq(lw_force_unlock(w), 0, "not held for writing: nothing to free");
+    lw_client_get_stats(c, &st);
+    confirmed = st.renewals_confirmed;
+    cr_assert(wait_until((lw_client_get_stats(c, &st), st.renewals_confirmed >= confirmed + 6),
+                         10000),
+              "the read hold is still renewed");
+    cr_assert_eq(atomic_load(&lost.count), 0);
+    cr_assert_eq(lw_is_held(r), 1);
+    cr_assert_eq(lw_force_unlock(r), 1);
+    cr_assert_eq(redis_int("EXISTS %s", "pad"), 0);
+    lw_lock_free(r);
+    lw_lock_free(w);
+    cr_assert_eq(lw_client_free(c), 0);
+}
