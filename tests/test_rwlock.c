@@ -435,3 +435,23 @@ REDIS_TEST(rwlock, force_unlock_of_the_other_mode_keeps_the_holds)
     lw_lock_free(w);
     cr_assert_eq(lw_client_free(c), 0);
 }
+
+/* Lease holds (not the watchdog's) of one owner, read and write of one
+ * name, are kept apart: releasing the write lock leaves the read hold
+ * known, and its release is that of a read. */
+REDIS_TEST(rwlock, lease_holds_of_both_modes)
+{
+    struct lw_client *c = new_client(30000, NULL);
+    struct lw_lock *r = read_lock(c, "leased"), *w = write_lock(c, "leased");
+
+    cr_assert_eq(lw_lock_lease(w, 20000, NULL), 0);
+    cr_assert_eq(lw_lock_lease(r, 20000, NULL), 0);
+    cr_assert_eq(lw_unlock(w), 0);
+    cr_assert_eq(lw_is_held(r), 1);
+    cr_assert_eq(lw_is_held(w), 0);
+    cr_assert_eq(lw_unlock(r), 0);
+    cr_assert_eq(redis_int("EXISTS %s", "leased"), 0);
+    lw_lock_free(r);
+    lw_lock_free(w);
+    cr_assert_eq(lw_client_free(c), 0);
+}
