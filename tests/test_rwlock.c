@@ -455,3 +455,29 @@ REDIS_TEST(rwlock, lease_holds_of_both_modes)
     lw_lock_free(w);
     cr_assert_eq(lw_client_free(c), 0);
 }
+
+/* Readers of this client waiting behind another client's writer all get
+ * in when it leaves (one message: each reader that gets in wakes the
+ * next), long before the holder's lease (30 s) would have them retry. */
+REDIS_TEST(rwlock, waiting_readers_all_woken_by_a_write_release)
+{
+    struct lw_client *a = new_client(30000, NULL), *b = new_client(30000, NULL);
+    struct lw_lock *aw = write_lock(a, "news"), *br = read_lock(b, "news");
+    struct outcome got;
+
+    cr_assert_eq(lw_lock_acquire(aw, NULL), 0);
+    tally_init(&got.tally);
+    for (uint64_t owner = 1; owner <= 5; owner++)
+        cr_assert_eq(lw_acquire_async(br, owner, LW_WAIT_FOREVER, 0, on_outcome, &got), 0);
+    cr_assert_eq(tally_wait(&got.tally, 1, 300), 0, "the readers wait for the writer");
+    cr_assert_eq(lw_unlock(aw), 0);
+    cr_assert_eq(tally_wait(&got.tally, 5, 10000), 5, "all five readers got in");
+    cr_assert_eq(redis_int("HLEN %s", "news"), 6, "mode and five readers");
+    for (uint64_t owner = 1; owner <= 5; owner++)
+        cr_assert_eq(lw_unlock_owner(br, owner), 0);
+    tally_destroy(&got.tally);
+    lw_lock_free(aw);
+    lw_lock_free(br);
+    cr_assert_eq(lw_client_free(a), 0);
+    cr_assert_eq(lw_client_free(b), 0);
+}
