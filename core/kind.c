@@ -59,7 +59,7 @@ static struct batch_arg *list_push(struct batch_args *a, struct arg_list *l)
     return &l->v[l->n++];
 }
 
-static void push_ref(struct batch_args *a, struct arg_list *l, const char *p, size_t len)
+void batch_push_ref(struct batch_args *a, struct arg_list *l, const char *p, size_t len)
 {
     struct batch_arg *arg = list_push(a, l);
 
@@ -88,7 +88,7 @@ static int grow_text(struct batch_args *a, size_t len)
     return 1;
 }
 
-static void push_copy(struct batch_args *a, struct arg_list *l, const char *p, size_t len)
+void batch_push_copy(struct batch_args *a, struct arg_list *l, const char *p, size_t len)
 {
     struct batch_arg *arg;
 
@@ -99,31 +99,6 @@ static void push_copy(struct batch_args *a, struct arg_list *l, const char *p, s
     arg->off = a->text_len;
     arg->len = len;
     a->text_len += len;
-}
-
-void batch_key(struct batch_args *a, const char *p, size_t len)
-{
-    push_ref(a, &a->keys, p, len);
-}
-
-void batch_key_copy(struct batch_args *a, const char *p, size_t len)
-{
-    push_copy(a, &a->keys, p, len);
-}
-
-void batch_call(struct batch_args *a, const char *p, size_t len)
-{
-    push_ref(a, &a->call, p, len);
-}
-
-void batch_arg(struct batch_args *a, const char *p, size_t len)
-{
-    push_ref(a, &a->entry, p, len);
-}
-
-void batch_arg_copy(struct batch_args *a, const char *p, size_t len)
-{
-    push_copy(a, &a->entry, p, len);
 }
 
 void batch_key_cat(struct batch_args *a, const char *const *parts, const size_t *lens, int n)

@@ -34,6 +34,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <hiredis/hiredis.h>
 
@@ -97,12 +98,64 @@ void batch_args_free(struct batch_args *a);
 void batch_args_clear(struct batch_args *a);
 /* Add a key, a call argument or an entry argument, by reference (bytes
  * that outlive the batch's submission: an entry's name, the client's
- * strings), or copied (key_copy(), arg_copy()). */
-void batch_key(struct batch_args *a, const char *p, size_t len);
-void batch_key_copy(struct batch_args *a, const char *p, size_t len);
-void batch_call(struct batch_args *a, const char *p, size_t len);
-void batch_arg(struct batch_args *a, const char *p, size_t len);
-void batch_arg_copy(struct batch_args *a, const char *p, size_t len);
+ * strings), or copied (key_copy(), arg_copy()).  Once per renewal: the
+ * common case (room enough) inline, the growing in kind.c. */
+void batch_push_ref(struct batch_args *a, struct arg_list *l, const char *p, size_t len);
+void batch_push_copy(struct batch_args *a, struct arg_list *l, const char *p, size_t len);
+
+static inline void batch_ref(struct batch_args *a, struct arg_list *l, const char *p,
+                             size_t len)
+{
+    if (l->n < l->cap) {
+        struct batch_arg *arg = &l->v[l->n++];
+
+        arg->ref = p;
+        arg->len = len;
+    } else {
+        batch_push_ref(a, l, p, len);
+    }
+}
+
+static inline void batch_copy(struct batch_args *a, struct arg_list *l, const char *p,
+                              size_t len)
+{
+    if (l->n < l->cap && a->text_len + len <= a->text_cap) {
+        struct batch_arg *arg = &l->v[l->n++];
+
+        memcpy(a->text + a->text_len, p, len);
+        arg->ref = NULL;
+        arg->off = a->text_len;
+        arg->len = len;
+        a->text_len += len;
+    } else {
+        batch_push_copy(a, l, p, len);
+    }
+}
+
+static inline void batch_key(struct batch_args *a, const char *p, size_t len)
+{
+    batch_ref(a, &a->keys, p, len);
+}
+
+static inline void batch_key_copy(struct batch_args *a, const char *p, size_t len)
+{
+    batch_copy(a, &a->keys, p, len);
+}
+
+static inline void batch_call(struct batch_args *a, const char *p, size_t len)
+{
+    batch_ref(a, &a->call, p, len);
+}
+
+static inline void batch_arg(struct batch_args *a, const char *p, size_t len)
+{
+    batch_ref(a, &a->entry, p, len);
+}
+
+static inline void batch_arg_copy(struct batch_args *a, const char *p, size_t len)
+{
+    batch_copy(a, &a->entry, p, len);
+}
 /* A key made of n parts, copied. */
 void batch_key_cat(struct batch_args *a, const char *const *parts, const size_t *lens, int n);
 /* Keys, call arguments, entry arguments into a->argv/lens; their count,
