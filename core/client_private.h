@@ -22,6 +22,7 @@
 #include <leasewheel/wheel.h>
 
 #include "engine.h"
+#include "kind.h"
 #include "stats.h"
 #include "pubsub.h"
 
@@ -31,12 +32,32 @@ enum script_id {
     SCRIPT_UNLOCK,     /* KEYS name, channel;   ARGV field, publish command */
     SCRIPT_FORCE,      /* KEYS name, channel;   ARGV publish command */
     SCRIPT_RENEW,      /* KEYS names...;        ARGV lease ms, fields... */
-    SCRIPT_DROP,       /* KEYS names...;        ARGV publish command, fields... */
+    SCRIPT_DROP,       /* KEYS names...;        ARGV publish command, id, owners... */
     SCRIPT_RENEW_NODE, /* no KEYS; ARGV names..., lease ms, fields... */
-    SCRIPT_DROP_NODE,  /* no KEYS; ARGV names..., publish command, fields... */
+    SCRIPT_DROP_NODE,  /* no KEYS; ARGV names..., publish command, id, owners... */
     SCRIPT_HANDOFF,    /* KEYS name, token key; ARGV field, waiter's field, lease ms */
     SCRIPT_MIN_HOLD,   /* KEYS name;            ARGV field, ms */
     SCRIPT_STATUS,     /* KEYS name, {name}:timeout */
+
+    /* The watchdog's batches (kind_*.c): the client id once a call, an
+     * owner per entry.  KEYS names...; ARGV lease ms, id, owners... */
+    SCRIPT_RENEW_OWNERS,
+    /* No KEYS; ARGV names..., lease ms, id, owners... */
+    SCRIPT_RENEW_OWNERS_NODE,
+    /* Read holds.  KEYS per hold: its name and timeout keys; ARGV lease
+     * ms, id, per hold: owner, count. */
+    SCRIPT_RENEW_READ,
+    /* No KEYS; ARGV names..., lease ms, id, per name: owner, count. */
+    SCRIPT_RENEW_READ_NODE,
+
+    /* Read-write locks (Redisson's RReadWriteLock layout; scripts.c). */
+    SCRIPT_READ_LOCK,    /* KEYS name, timeout prefix; ARGV lease ms, field, write field */
+    SCRIPT_READ_UNLOCK,  /* KEYS name, channel, timeout prefix, {name};
+                            ARGV field, publish command */
+    SCRIPT_WRITE_LOCK,   /* KEYS name, token key; ARGV lease ms, write field, field */
+    SCRIPT_WRITE_UNLOCK, /* KEYS name, channel; ARGV write field, publish command */
+    SCRIPT_RW_FORCE,     /* KEYS name, channel; ARGV mode, publish command, message */
+    SCRIPT_RW_IS_LOCKED, /* KEYS name; ARGV mode */
     SCRIPT_COUNT
 };
 extern const char *const lw_lock_scripts[SCRIPT_COUNT];
@@ -45,6 +66,7 @@ extern const char *const lw_lock_scripts[SCRIPT_COUNT];
  * prefix_name()). */
 #define CHANNEL_PREFIX "redisson_lock__channel"
 #define TOKEN_PREFIX "redisson_lock_token"
+#define RW_CHANNEL_PREFIX "redisson_rwlock"
 
 struct lw_client;
 
@@ -62,11 +84,11 @@ struct lease_hold;
 struct batch;
 struct ack_wait;
 
-/* A cluster node's renewal batching: the renew and drop batches being
- * filled for it, and the renewal calls sent to it (metrics.c reads them on
- * the engine thread). */
+/* A cluster node's renewal batching (one Redis: node 0's): the renew and
+ * drop batches of each kind being filled for it, and the renewal calls
+ * sent to it (metrics.c reads them on the engine thread). */
 struct node_batches {
-    struct batch *open[2];
+    struct batch *open[KIND_COUNT][2];
     uint64_t renew_calls;
 };
 
@@ -102,7 +124,7 @@ struct lw_client {
                                        not failed */
     struct lw_request flush_task;   /* a watchdog flush asked for off a tick */
     int flush_pending;              /* flush_task is submitted */
-    struct node_batches *nodes;     /* cluster: by node (watchdog.c) */
+    struct node_batches *nodes;     /* by node (watchdog.c); one Redis: 0 */
     unsigned nodes_cap;             /* nodes has room for */
     struct entry *entries;          /* by name; each heads a chain of owners */
     struct channel *channels;       /* by channel name */
@@ -112,9 +134,8 @@ struct lw_client {
     struct entry *drop_head; /* lost locks whose field is to be removed */
     struct entry *drop_tail;
     uint32_t batches_inflight; /* renewal and drop calls unanswered */
-    const char **scratch_argv; /* a batch's arguments, while formatting */
-    size_t *scratch_lens;
-    char *scratch_fields;
+    /* A batch's arguments, while formatting (kind.c). */
+    struct batch_args *args;
     int closing;           /* lw_client_free() has begun */
     int in_callback;       /* depth of done and on_lost calls running */
     int flushing;          /* inside watchdog_flush() */
@@ -129,6 +150,7 @@ struct lw_lock {
     char *token_key; /* redisson_lock_token:{name} */
     size_t token_len;
     unsigned slot;                /* the cluster slot of name and both keys */
+    uint8_t kind;                 /* enum lease_kind_id */
     _Atomic uint64_t max_hold_ms; /* lw_lock_set_max_hold(); 0: the client's */
     size_t len;
     char name[];

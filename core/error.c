@@ -21,7 +21,8 @@ static const struct error_text error_texts[] = {
     [-LW_ECONNLOST] = {"LW_ECONNLOST", "connection to Redis lost"},
     [-LW_EREDIS] = {"LW_EREDIS", "Redis refused a connection set-up command"},
     [-LW_ECONNECT] = {"LW_ECONNECT", "cannot connect to Redis"},
-    [-LW_EDEADLK] = {"LW_EDEADLK", "blocking call on the engine's own thread"},
+    [-LW_EDEADLK] = {"LW_EDEADLK", "would deadlock: a blocking call on the engine's own "
+                                   "thread, or a write lock asked by an owner that reads it"},
     [-LW_ENOTOWNER] = {"LW_ENOTOWNER", "lock not held by this owner"},
     [-LW_ELOCKED] = {"LW_ELOCKED", "lock held by another owner"},
     [-LW_ELEASE] = {"LW_ELEASE", "lease shorter than three wheel ticks"},
@@ -33,6 +34,9 @@ static const struct error_text error_texts[] = {
     [-LW_ETLS] = {"LW_ETLS", "TLS handshake or certificate verification failed"},
     [-LW_ENOTSUP] = {"LW_ENOTSUP", "not supported here: by this build of the library (TLS), "
                                    "or by the Redis server (WAIT)"},
+    [-LW_EWRONGKIND] = {"LW_EWRONGKIND",
+                        "the name holds a lock of another kind (a plain lock, or a "
+                        "read-write lock)"},
 };
 
 static const struct error_text *find_error(int err)

@@ -23,20 +23,23 @@ struct lease_hold {
     uint64_t until_ns; /* its lease surely ends by then */
     uint32_t holds;
     size_t key_len;
-    char key[]; /* the owner (8 bytes), then the lock's name */
+    char key[]; /* the owner (8 bytes), the lock's kind (1), its name */
 };
 
-/* The record's key for (lock, owner), in buf (FIELD-sized room). */
+/* The record's key for (lock, owner), in buf (KEY_MAX): a read and a write
+ * hold of one name and owner are two records. */
+#define KEY_MAX (sizeof(uint64_t) + 1 + LW_LOCK_NAME_MAX)
 static size_t make_key(char *buf, const struct lw_lock *lock, uint64_t owner)
 {
     memcpy(buf, &owner, sizeof owner);
-    memcpy(buf + sizeof owner, lock->name, lock->len);
-    return sizeof owner + lock->len;
+    buf[sizeof owner] = (char)lock->kind;
+    memcpy(buf + sizeof owner + 1, lock->name, lock->len);
+    return sizeof owner + 1 + lock->len;
 }
 
 static struct lease_hold *find(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
 {
-    char key[sizeof(uint64_t) + LW_LOCK_NAME_MAX];
+    char key[KEY_MAX];
     size_t len = make_key(key, lock, owner);
     struct lease_hold *h = NULL;
 
@@ -56,7 +59,7 @@ void holds_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t ow
     struct lease_hold *h = find(c, lock, owner);
 
     if (!h) {
-        if (!(h = calloc(1, sizeof *h + sizeof owner + lock->len)))
+        if (!(h = calloc(1, sizeof *h + sizeof owner + 1 + lock->len)))
             return; /* then its acquires are sent, never queued: still safe */
         h->key_len = make_key(h->key, lock, owner);
         HASH_ADD(hh, c->lease_holds, key, h->key_len, h);

@@ -19,5 +19,9 @@ void host_client_id(char *out);
 /* The field for owner into buf (FIELD_MAX bytes); its length. */
 size_t client_field(const struct lw_client *c, uint64_t owner, char *buf);
 #define FIELD_MAX (LW_CLIENT_ID_MAX + 22)
+/* owner in decimal into buf (OWNER_MAX bytes); its length.  A batch sends
+ * this, its scripts put "<client id>:" in front. */
+size_t owner_digits(uint64_t owner, char *buf);
+#define OWNER_MAX 21
 
 #endif

@@ -11,13 +11,12 @@
 #include <stdlib.h>
 
 #include "client_private.h"
+#include "kind.h"
 #include "refs.h"
 
 void client_free_memory(struct lw_client *c)
 {
-    free(c->scratch_argv);
-    free(c->scratch_lens);
-    free(c->scratch_fields);
+    batch_args_free(c->args);
     free(c->nodes);
     free(c);
 }

@@ -32,6 +32,10 @@
  *     wake-up is lost; one that got it leaves the next a retry timer a
  *     lease away, in case that lock ends without a word (a lease running
  *     out);
+ *   - readers share: a read acquire that got the lock wakes the next
+ *     waiter at once when that one reads too (a write release's message
+ *     so wakes the client's waiting readers one after the other, up to the
+ *     first writer in line);
  *   - a hand-over: an unlock by this client of a lock whose first waiter
  *     waits (waiters_handoff()) moves the lock to that waiter in the same
  *     script (lock.c): the waiter never has to hear of the unlock.
@@ -198,7 +202,10 @@ void waiters_leave(struct lw_client *c, struct op *op, int acquired)
     op->wnext = op->wprev = NULL;
     stats_waiters(&c->count, -1);
     next = ch->head;
-    if (was_first && next && acquired && next->state == OPS_WAITING && c->wheel) {
+    if (was_first && next && acquired && op->lock->kind == KIND_READ &&
+        next->lock->kind == KIND_READ && c->wheel) {
+        wake_first(c, ch); /* readers share: the next reader's turn is now */
+    } else if (was_first && next && acquired && next->state == OPS_WAITING && c->wheel) {
         /* Its turn comes with that lock's unlock (a hand-over, or a
          * message); should that lock end unsaid (its lease run out), a try
          * a lease from now. */

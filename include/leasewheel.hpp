@@ -76,15 +76,24 @@
 #include <utility>
 #include <vector>
 
-namespace leasewheel {
+namespace leasewheel
+{
 
-namespace detail {
+namespace detail
+{
 
-class category_impl final : public std::error_category {
-public:
-    const char *name() const noexcept override { return "leasewheel"; }
+class category_impl final : public std::error_category
+{
+  public:
+    const char *name() const noexcept override
+    {
+        return "leasewheel";
+    }
 
-    std::string message(int ev) const override { return lw_strerror(ev); }
+    std::string message(int ev) const override
+    {
+        return lw_strerror(ev);
+    }
 
     /* The nearest portable condition, where one fits; else its own. */
     std::error_condition default_error_condition(int ev) const noexcept override
@@ -115,7 +124,8 @@ inline const std::error_category &category() noexcept
     return c;
 }
 
-namespace detail {
+namespace detail
+{
 
 inline void assign(std::error_code &ec, int rc) noexcept
 {
@@ -197,14 +207,14 @@ using log_handler = std::function<void(int level, std::string_view message)>;
  * from an lw_client_config.
  */
 struct options {
-    std::string host;                            /* "": 127.0.0.1 */
-    int port = 0;                                /* 0: 6379 */
-    std::string unix_path;                       /* a unix socket instead */
-    std::string username;                        /* ACL user; "": the default user */
-    std::string password;                        /* "": no AUTH */
+    std::string host;      /* "": 127.0.0.1 */
+    int port = 0;          /* 0: 6379 */
+    std::string unix_path; /* a unix socket instead */
+    std::string username;  /* ACL user; "": the default user */
+    std::string password;  /* "": no AUTH */
     int db = 0;
-    std::string client_id;                       /* "": a random UUID */
-    std::vector<std::string> cluster_seeds;      /* "host:port"; any: Redis Cluster */
+    std::string client_id;                         /* "": a random UUID */
+    std::vector<std::string> cluster_seeds;        /* "host:port"; any: Redis Cluster */
     std::chrono::milliseconds connect_timeout{0};  /* 0: 2 s */
     std::chrono::milliseconds command_timeout{0};  /* 0: 3 s */
     std::chrono::milliseconds watchdog_timeout{0}; /* the watchdog lease; 0: 30 s */
@@ -213,15 +223,16 @@ struct options {
      * LW_LOST_HELD_TOO_LONG) and expires at the end of its lease; 0: never.
      * A mutex may set its own (set_max_hold). */
     std::chrono::milliseconds max_hold{0};
-    lost_handler on_lost;                        /* may be empty */
-    risk_handler on_risk;                        /* may be empty */
-    log_handler log;                             /* empty: no log */
-    int log_level = LW_LOG_INFO;                 /* the least severe level logged */
+    lost_handler on_lost;        /* may be empty */
+    risk_handler on_risk;        /* may be empty */
+    log_handler log;             /* empty: no log */
+    int log_level = LW_LOG_INFO; /* the least severe level logged */
 };
 
 /* A client: its connections, its engine thread and its watchdog. */
-class client {
-public:
+class client
+{
+  public:
     /* No client: a place to move one into. */
     client() noexcept = default;
 
@@ -231,7 +242,10 @@ public:
         open(opts, ec);
         detail::throw_if(ec, "leasewheel::client");
     }
-    client(const options &opts, std::error_code &ec) { open(opts, ec); }
+    client(const options &opts, std::error_code &ec)
+    {
+        open(opts, ec);
+    }
 
     /* cfg as lw_client_new() takes it.  A non-empty on_lost replaces
      * cfg.on_lost and cfg.lost_arg, a non-empty on_risk cfg.on_risk and
@@ -255,7 +269,10 @@ public:
 
     client(const client &) = delete;
     client &operator=(const client &) = delete;
-    client(client &&o) noexcept : c_(std::exchange(o.c_, nullptr)), st_(std::move(o.st_)) {}
+    client(client &&o) noexcept
+        : c_(std::exchange(o.c_, nullptr)), st_(std::move(o.st_))
+    {
+    }
     client &operator=(client &&o) noexcept
     {
         if (this != &o) {
@@ -265,7 +282,10 @@ public:
         }
         return *this;
     }
-    ~client() { close_or_leak(); }
+    ~client()
+    {
+        close_or_leak();
+    }
 
     /* lw_client_free() now; the client is then empty.  LW_EDEADLK on the
      * engine thread (in a callback), where the client is left as it was. */
@@ -286,8 +306,14 @@ public:
         detail::throw_if(ec, "leasewheel::client::close");
     }
 
-    explicit operator bool() const noexcept { return c_ != nullptr; }
-    lw_client *native_handle() const noexcept { return c_; }
+    explicit operator bool() const noexcept
+    {
+        return c_ != nullptr;
+    }
+    lw_client *native_handle() const noexcept
+    {
+        return c_;
+    }
     /* The client id: the owner fields' prefix in Redis. */
     std::string_view id() const noexcept
     {
@@ -302,7 +328,7 @@ public:
         return s;
     }
 
-private:
+  private:
     /* What the C callbacks reach through their arg: heap-held, so that it
      * stays put when the client moves. */
     struct state {
@@ -423,27 +449,39 @@ private:
  * A distributed lock under one name, owned by the calling thread
  * (TimedLockable).  Not copyable or movable, as std::mutex.
  */
-class mutex {
-public:
+class mutex
+{
+  public:
     /* Reports a failed unlock(): the mutex and the error.  Runs on the
      * thread that called unlock(); must not throw. */
     using error_handler = std::function<void(const mutex &, std::error_code)>;
 
-    mutex(client &c, std::string_view name) : name_(name)
+    mutex(client &c, std::string_view name)
+        : name_(name)
     {
         std::error_code ec;
         open(c, ec);
         detail::throw_if(ec, "leasewheel::mutex");
     }
     /* On failure the mutex is unusable: every call fails with LW_EINVAL. */
-    mutex(client &c, std::string_view name, std::error_code &ec) : name_(name) { open(c, ec); }
+    mutex(client &c, std::string_view name, std::error_code &ec)
+        : name_(name)
+    {
+        open(c, ec);
+    }
 
     mutex(const mutex &) = delete;
     mutex &operator=(const mutex &) = delete;
-    ~mutex() { lw_lock_free(h_); }
+    ~mutex()
+    {
+        lw_lock_free(h_);
+    }
 
     /* Wait as long as it takes; the watchdog renews it. */
-    void lock(std::error_code &ec) noexcept { acquire(LW_WAIT_FOREVER, ec); }
+    void lock(std::error_code &ec) noexcept
+    {
+        acquire(LW_WAIT_FOREVER, ec);
+    }
     void lock()
     {
         std::error_code ec;
@@ -452,7 +490,10 @@ public:
     }
 
     /* One try (a round trip to Redis): false when another owner holds it. */
-    bool try_lock(std::error_code &ec) noexcept { return acquire(0, ec); }
+    bool try_lock(std::error_code &ec) noexcept
+    {
+        return acquire(0, ec);
+    }
     bool try_lock()
     {
         std::error_code ec;
@@ -519,15 +560,24 @@ public:
         }
     }
     /* Release one hold; a failure goes to ec only. */
-    void unlock(std::error_code &ec) noexcept { detail::assign(ec, lw_unlock(h_)); }
+    void unlock(std::error_code &ec) noexcept
+    {
+        detail::assign(ec, lw_unlock(h_));
+    }
 
     /* The fencing token of the calling thread's current hold (the lock's
      * counter as of its first acquire: reentrant locks see the same).
      * Meaningful to the holder only; 0 before any. */
-    std::uint64_t token() const noexcept { return token_.load(std::memory_order_relaxed); }
+    std::uint64_t token() const noexcept
+    {
+        return token_.load(std::memory_order_relaxed);
+    }
 
     /* Whether the calling thread holds it; whether anybody does. */
-    bool is_held(std::error_code &ec) const noexcept { return query(lw_is_held(h_), ec); }
+    bool is_held(std::error_code &ec) const noexcept
+    {
+        return query(lw_is_held(h_), ec);
+    }
     bool is_held() const
     {
         std::error_code ec;
@@ -535,7 +585,10 @@ public:
         detail::throw_if(ec, "leasewheel::mutex::is_held");
         return held;
     }
-    bool is_locked(std::error_code &ec) const noexcept { return query(lw_is_locked(h_), ec); }
+    bool is_locked(std::error_code &ec) const noexcept
+    {
+        return query(lw_is_locked(h_), ec);
+    }
     bool is_locked() const
     {
         std::error_code ec;
@@ -566,7 +619,10 @@ public:
 
     /* Replace the unlock error handler (empty: none).  Not while other
      * threads use the mutex. */
-    void set_unlock_error_handler(error_handler h) { on_unlock_error_ = std::move(h); }
+    void set_unlock_error_handler(error_handler h)
+    {
+        on_unlock_error_ = std::move(h);
+    }
 
     /* The last error unlock() reported (by any thread), cleared. */
     std::error_code take_unlock_error() noexcept
@@ -575,8 +631,14 @@ public:
         return rc ? std::error_code(rc, category()) : std::error_code();
     }
 
-    const std::string &name() const noexcept { return name_; }
-    lw_lock *native_handle() const noexcept { return h_; }
+    const std::string &name() const noexcept
+    {
+        return name_;
+    }
+    lw_lock *native_handle() const noexcept
+    {
+        return h_;
+    }
 
     /* The default unlock error handler: one line on stderr. */
     static void print_unlock_error(const mutex &m, std::error_code ec) noexcept
@@ -585,7 +647,7 @@ public:
                      static_cast<int>(m.name().size()), m.name().data(), lw_strerror(ec.value()));
     }
 
-private:
+  private:
     void open(client &c, std::error_code &ec)
     {
         detail::assign(ec, lw_lock_new(c.native_handle(), name_.data(), name_.size(), &h_));
@@ -619,13 +681,216 @@ private:
     error_handler on_unlock_error_{&mutex::print_unlock_error};
 };
 
+/*
+ * A distributed read-write lock under one name (SharedTimedLockable), in
+ * Redisson's RReadWriteLock format (lw_read_lock_new(),
+ * lw_write_lock_new()), owned by the calling thread: lock() and unlock()
+ * hold the write lock, alone; lock_shared() and unlock_shared() the read
+ * lock, shared with other readers.  For std::unique_lock and
+ * std::shared_lock.  The writer may read too (a downgrade); a reader's
+ * waiting lock() fails with LW_EDEADLK (it would wait on itself: no
+ * upgrade), its try_lock() returns false.  A name that holds a plain lock
+ * fails with LW_EWRONGKIND.  Not copyable or movable, as
+ * std::shared_mutex.
+ */
+class shared_mutex
+{
+  public:
+    shared_mutex(client &c, std::string_view name)
+        : name_(name)
+    {
+        std::error_code ec;
+        open(c, ec);
+        detail::throw_if(ec, "leasewheel::shared_mutex");
+    }
+    /* On failure the mutex is unusable: every call fails with LW_EINVAL. */
+    shared_mutex(client &c, std::string_view name, std::error_code &ec)
+        : name_(name)
+    {
+        open(c, ec);
+    }
+
+    shared_mutex(const shared_mutex &) = delete;
+    shared_mutex &operator=(const shared_mutex &) = delete;
+    ~shared_mutex()
+    {
+        lw_lock_free(r_);
+        lw_lock_free(w_);
+    }
+
+    /* The write lock: as leasewheel::mutex's calls. */
+    void lock(std::error_code &ec) noexcept
+    {
+        acquire(w_, LW_WAIT_FOREVER, ec);
+    }
+    void lock()
+    {
+        checked(w_, LW_WAIT_FOREVER, "leasewheel::shared_mutex::lock");
+    }
+    bool try_lock(std::error_code &ec) noexcept
+    {
+        return acquire(w_, 0, ec);
+    }
+    bool try_lock()
+    {
+        return checked(w_, 0, "leasewheel::shared_mutex::try_lock");
+    }
+    template <class Rep, class Period>
+    bool try_lock_for(const std::chrono::duration<Rep, Period> &d)
+    {
+        return checked(w_, detail::wait_ms(d), "leasewheel::shared_mutex::try_lock_for");
+    }
+    template <class Clock, class Duration>
+    bool try_lock_until(const std::chrono::time_point<Clock, Duration> &t)
+    {
+        std::error_code ec;
+        bool got = acquire_until(w_, t, ec);
+        detail::throw_if(ec, "leasewheel::shared_mutex::try_lock_until");
+        return got;
+    }
+    /* Release one write hold; a failure is kept for take_unlock_error(). */
+    void unlock() noexcept
+    {
+        release(w_);
+    }
+
+    /* The read lock, the same way. */
+    void lock_shared(std::error_code &ec) noexcept
+    {
+        acquire(r_, LW_WAIT_FOREVER, ec);
+    }
+    void lock_shared()
+    {
+        checked(r_, LW_WAIT_FOREVER, "leasewheel::shared_mutex::lock_shared");
+    }
+    bool try_lock_shared(std::error_code &ec) noexcept
+    {
+        return acquire(r_, 0, ec);
+    }
+    bool try_lock_shared()
+    {
+        return checked(r_, 0, "leasewheel::shared_mutex::try_lock_shared");
+    }
+    template <class Rep, class Period>
+    bool try_lock_shared_for(const std::chrono::duration<Rep, Period> &d)
+    {
+        return checked(r_, detail::wait_ms(d), "leasewheel::shared_mutex::try_lock_shared_for");
+    }
+    template <class Clock, class Duration>
+    bool try_lock_shared_until(const std::chrono::time_point<Clock, Duration> &t)
+    {
+        std::error_code ec;
+        bool got = acquire_until(r_, t, ec);
+        detail::throw_if(ec, "leasewheel::shared_mutex::try_lock_shared_until");
+        return got;
+    }
+    void unlock_shared() noexcept
+    {
+        release(r_);
+    }
+
+    /* The fencing token of the calling thread's last write acquire (reads
+     * have none); meaningful to the writer only, 0 before any. */
+    std::uint64_t token() const noexcept
+    {
+        return token_.load(std::memory_order_relaxed);
+    }
+
+    /* The last error unlock() or unlock_shared() met (by any thread),
+     * cleared. */
+    std::error_code take_unlock_error() noexcept
+    {
+        int rc = last_unlock_error_.exchange(0, std::memory_order_relaxed);
+        return rc ? std::error_code(rc, category()) : std::error_code();
+    }
+
+    const std::string &name() const noexcept
+    {
+        return name_;
+    }
+    lw_lock *native_read_handle() const noexcept
+    {
+        return r_;
+    }
+    lw_lock *native_write_handle() const noexcept
+    {
+        return w_;
+    }
+
+  private:
+    void open(client &c, std::error_code &ec)
+    {
+        detail::assign(ec, lw_read_lock_new(c.native_handle(), name_.data(), name_.size(), &r_));
+        if (!ec)
+            detail::assign(ec, lw_write_lock_new(c.native_handle(), name_.data(), name_.size(),
+                                                 &w_));
+        if (ec) {
+            lw_lock_free(r_);
+            r_ = w_ = nullptr;
+        }
+    }
+
+    /* LW_WAIT_FOREVER: wait as long as it takes; else try for wait_ms. */
+    bool acquire(lw_lock *h, std::uint64_t wait_ms, std::error_code &ec) noexcept
+    {
+        std::uint64_t tok = 0;
+        int rc = wait_ms == LW_WAIT_FOREVER ? lw_lock_acquire(h, &tok)
+                                            : lw_trylock(h, wait_ms, 0, &tok);
+
+        if (rc == 0 && h == w_)
+            token_.store(tok, std::memory_order_relaxed);
+        detail::assign(ec, rc == LW_ELOCKED ? 0 : rc);
+        return rc == 0;
+    }
+
+    bool checked(lw_lock *h, std::uint64_t wait_ms, const char *what)
+    {
+        std::error_code ec;
+        bool got = acquire(h, wait_ms, ec);
+        detail::throw_if(ec, what);
+        return got;
+    }
+
+    /* As leasewheel::mutex::try_lock_until(). */
+    template <class Clock, class Duration>
+    bool acquire_until(lw_lock *h, const std::chrono::time_point<Clock, Duration> &t,
+                       std::error_code &ec) noexcept
+    {
+        for (;;) {
+            const auto now = Clock::now();
+            const std::uint64_t ms = now < t ? detail::wait_ms(t - now) : 0;
+
+            if (acquire(h, ms, ec))
+                return true;
+            if (ec || ms == 0 || !(Clock::now() < t))
+                return false;
+        }
+    }
+
+    void release(lw_lock *h) noexcept
+    {
+        int rc = lw_unlock(h);
+
+        if (rc < 0)
+            last_unlock_error_.store(rc, std::memory_order_relaxed);
+    }
+
+    std::string name_;
+    lw_lock *r_ = nullptr;
+    lw_lock *w_ = nullptr;
+    std::atomic<std::uint64_t> token_{0};
+    std::atomic<int> last_unlock_error_{0};
+};
+
 } // namespace leasewheel
 
 /* LW_E* codes as std::error_codes of leasewheel::category(), so that
  * `ec == LW_ELOCKED` compares as one expects. */
-namespace std {
+namespace std
+{
 template <>
-struct is_error_code_enum<lw_error> : true_type {};
+struct is_error_code_enum<lw_error> : true_type {
+};
 } // namespace std
 
 inline std::error_code make_error_code(lw_error e) noexcept

@@ -68,7 +68,10 @@ CORE_LAYERS = [
     ["lock.c"],
     ["waiters.c", "replicas.c"],
     ["watchdog.c", "holds.c"],
+    ["kinds.c"],
+    ["kind_lock.c", "kind_read.c", "kind_write.c"],
     ["publish.c", "refs.c", "owner.c", "status.c", "stats.c", "scripts.c", "error.c", "version.c"],
+    ["kind.c"],
 ]
 # The calls up that are meant (design.md says why): a waiter is an acquire
 # op, woken or ended in lock.c's states; a WAIT's reply ends its acquires.

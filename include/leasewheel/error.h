@@ -30,7 +30,9 @@ enum lw_error {
     LW_EREDIS = -11,      /* Redis answered a set-up command (SELECT, SCRIPT LOAD)
                              with an error */
     LW_ECONNECT = -12,    /* cannot connect to Redis for another reason */
-    LW_EDEADLK = -13,     /* a blocking call on the thread that runs the engine */
+    LW_EDEADLK = -13,     /* a blocking call on the thread that runs the engine;
+                             or a waiting write acquire by an owner that
+                             holds the read lock (no upgrade) */
     LW_ENOTOWNER = -14,   /* unlock by an owner that does not hold the lock */
     LW_ELOCKED = -15,     /* try-lock: another owner held the lock all the wait */
     LW_ELEASE = -16,      /* a lease shorter than three ticks of the client's wheel */
@@ -51,6 +53,10 @@ enum lw_error {
                              server has not (WAIT, for acquire_replicas:
                              serverless Redis); lw_client_last_error()
                              says which */
+    LW_EWRONGKIND = -22,  /* the name holds a lock of another kind: a read or
+                             write lock asked of a plain lock's hash (no
+                             `mode` field), or a lock of a read-write
+                             lock's; nothing was changed */
 };
 
 /*

@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 #include <system_error>
@@ -496,8 +497,7 @@ static void max_hold(const redis_server *srv)
     lw_client_config_init(&cfg);
     cfg.port = srv->port;
     cfg.tick_ms = 10;
-    leasewheel::client c(cfg, on_lost, [](std::string_view, std::uint64_t, bool,
-                                          std::chrono::milliseconds) {});
+    leasewheel::client c(cfg, on_lost, [](std::string_view, std::uint64_t, bool, std::chrono::milliseconds) {});
     leasewheel::mutex m(c, "hpp:capped");
     std::error_code ec;
 
@@ -554,6 +554,41 @@ static void max_hold(const redis_server *srv)
  * return an info line, as std::string_views; a client logging from
  * LW_LOG_WARN only does not get the info line.
  */
+/* leasewheel::shared_mutex with std::shared_lock and std::unique_lock:
+ * readers of two clients share it, a writer waits for them and is alone,
+ * the writer may read (a downgrade), a reader may not write (LW_EDEADLK). */
+static void shared_mutex_locks(int port)
+{
+    leasewheel::client a(opts_for(port)), b(opts_for(port));
+    leasewheel::shared_mutex ma(a, "hpp:rw"), mb(b, "hpp:rw");
+
+    {
+        std::shared_lock<leasewheel::shared_mutex> ra(ma);
+        std::shared_lock<leasewheel::shared_mutex> rb(mb, 200ms);
+        CHECK(ra.owns_lock() && rb.owns_lock());
+        rb.unlock();
+        std::unique_lock<leasewheel::shared_mutex> w(mb, 200ms);
+        CHECK(!w.owns_lock()); /* a reader holds it */
+    }
+    {
+        std::unique_lock<leasewheel::shared_mutex> w(ma);
+        CHECK(ma.token() > 0);
+        CHECK(!mb.try_lock_shared());
+        std::shared_lock<leasewheel::shared_mutex> down(ma, std::try_to_lock);
+        CHECK(down.owns_lock()); /* the writer reads too */
+    }
+    CHECK(mb.try_lock());
+    mb.unlock();
+    {
+        std::shared_lock<leasewheel::shared_mutex> r(ma);
+        std::error_code ec;
+        ma.lock(ec);
+        CHECK(ec == LW_EDEADLK);
+        CHECK(!ma.try_lock());
+    }
+    CHECK(!ma.take_unlock_error());
+}
+
 static void log_lines(const redis_server *srv)
 {
     struct lines {
@@ -613,6 +648,7 @@ int main()
         lost(&srv);
         risk(&srv);
         max_hold(&srv);
+        shared_mutex_locks(srv.port);
         log_lines(&srv);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "unexpected exception: %s\n", e.what());

@@ -13,7 +13,12 @@
  * prefixName: "redisson_lock_token:{<name>}", or "redisson_lock_token:<name>"
  * for a name with a '{'),
  * which the library never deletes, is deleted by the fuzzer so that every
- * input starts on an empty database (and the token is always 1).
+ * input starts on an empty database (and the token is always 1).  The
+ * read-write lock of the same name follows (lw_read_lock_new(),
+ * lw_write_lock_new()): two read holds without a token, each with its
+ * timeout key "{<name>}:<field>:rwlock_timeout:<i>" (or "<name>:..." for a
+ * name with a '{'), no upgrade, released; then the write lock, with the
+ * name's next token (2).
  */
 #include <string.h>
 
@@ -24,7 +29,7 @@
 
 static struct redis_server srv;
 static struct lw_client *client;
-static redisContext *redis;    /* the fuzzer's own look at the keys */
+static redisContext *redis; /* the fuzzer's own look at the keys */
 
 static void stop(void)
 {
@@ -131,6 +136,62 @@ static void lock_unlock(struct lw_lock *lock, const void *name, size_t len)
     FUZZ_CHECK((rc = lw_unlock(lock)) == LW_ENOTOWNER, "unlock unheld: %s", lw_errname(rc));
 }
 
+/* Whether read hold i's timeout key is there: Redisson's suffixName of
+ * the name and this thread's field, then ":rwlock_timeout:<i>". */
+static int timeout_key_exists(const void *name, size_t len, int i)
+{
+    char tail[200];
+    int tagged = memchr(name, '{', len) != NULL;
+    int n = snprintf(tail, sizeof tail, ":%s:%llu:rwlock_timeout:%d", lw_client_id(client),
+                     (unsigned long long)lw_owner_self(), i);
+    char *key = malloc(len + 2 + (size_t)n), *p = key;
+    long long v;
+
+    FUZZ_CHECK(key, "out of memory");
+    if (!tagged)
+        *p++ = '{';
+    memcpy(p, name, len);
+    p += len;
+    if (!tagged)
+        *p++ = '}';
+    memcpy(p, tail, (size_t)n);
+    p += n;
+    v = key_int("EXISTS", key, (size_t)(p - key));
+    free(key);
+    return v == 1;
+}
+
+/* The read-write lock of the name: read twice, no upgrade, released; then
+ * the write lock. */
+static void read_write(const void *name, size_t len)
+{
+    struct lw_lock *r = NULL, *w = NULL;
+    uint64_t token = 9;
+    int rc;
+
+    FUZZ_CHECK(lw_read_lock_new(client, name, len, &r) == 0, "read handle");
+    FUZZ_CHECK(lw_write_lock_new(client, name, len, &w) == 0, "write handle");
+    for (int i = 1; i <= 2; i++) {
+        FUZZ_CHECK((rc = lw_trylock(r, 0, 0, &token)) == 0, "read %d: %s", i, lw_errname(rc));
+        FUZZ_CHECK(token == 0, "a read's token %llu", (unsigned long long)token);
+        FUZZ_CHECK(timeout_key_exists(name, len, i), "no timeout key %d", i);
+    }
+    FUZZ_CHECK(lw_hold_count(r) == 2 && field_count(name, len) == 2, "two read holds");
+    FUZZ_CHECK((rc = lw_trylock(w, 0, 0, NULL)) == LW_ELOCKED, "upgrade: %s", lw_errname(rc));
+    for (int i = 2; i >= 1; i--) {
+        FUZZ_CHECK((rc = lw_unlock(r)) == 0, "read unlock: %s", lw_errname(rc));
+        FUZZ_CHECK(!timeout_key_exists(name, len, i), "timeout key %d left", i);
+    }
+    FUZZ_CHECK(key_int("EXISTS", name, len) == 0, "the hash left after the readers");
+    FUZZ_CHECK((rc = lw_trylock(w, 0, 0, &token)) == 0, "write: %s", lw_errname(rc));
+    FUZZ_CHECK(token == 2, "write token %llu", (unsigned long long)token);
+    FUZZ_CHECK(lw_is_held(w) == 1 && lw_is_locked(w) == 1, "write held");
+    FUZZ_CHECK((rc = lw_unlock(w)) == 0, "write unlock: %s", lw_errname(rc));
+    FUZZ_CHECK(key_int("EXISTS", name, len) == 0, "the hash left after the writer");
+    lw_lock_free(r);
+    lw_lock_free(w);
+}
+
 /* The token counter deleted; it must have been there. */
 static void drop_token(const void *name, size_t len)
 {
@@ -166,6 +227,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     FUZZ_CHECK(rc == 0, "%zu bytes: %s", size, lw_errname(rc));
     lock_unlock(lock, data, size);
+    read_write(data, size);
     drop_token(data, size);
     lw_lock_free(lock);
     return 0;
