@@ -354,6 +354,20 @@ static void engine_config(const struct lw_client_config *cfg, struct lw_client *
     ec->side_block_ms = cfg->acquire_replicas ? cfg->acquire_replicas_timeout_ms : 0;
 }
 
+/* A pub/sub event goes to the lock waiters or to the permit waiters, by
+ * the channel's prefix; a connection that came up concerns both. */
+static void on_pubsub_event(void *arg, int event, const char *channel, size_t len)
+{
+    static const char sem_prefix[] = "redisson_sc:";
+    size_t plen = sizeof sem_prefix - 1;
+    int permits = channel && len >= plen && memcmp(channel, sem_prefix, plen) == 0;
+
+    if (!channel || permits)
+        permit_waiters_on_event(arg, event, channel, len);
+    if (!channel || !permits)
+        waiters_on_event(arg, event, channel, len);
+}
+
 /* Engine thread: the subscribers live on the engine's loop, and connect
  * with its endpoint where its topology says. */
 static int start_subscriber(struct lw_client *c)
@@ -361,7 +375,7 @@ static int start_subscriber(struct lw_client *c)
     struct lw_pubsub_config pc = {
         .engine = c->engine,
         .sharded = c->sharded_pubsub,
-        .on_event = waiters_on_event,
+        .on_event = on_pubsub_event,
         .arg = c,
     };
 
@@ -433,6 +447,7 @@ static void stop_client(struct lw_client *c)
     c->closing = 1;
     replicas_shutdown(c);
     waiters_shutdown(c);
+    permit_waiters_shutdown(c);
     watchdog_shutdown(c);
     lw_pubsub_free(c->pubsub);
     c->pubsub = NULL;
@@ -498,6 +513,7 @@ int lw_client_free(struct lw_client *c)
     c->wheel = NULL;
     replicas_shutdown(c);
     waiters_shutdown(c);
+    permit_waiters_shutdown(c);
     watchdog_shutdown(c);
     holds_shutdown(c);
     atomic_store_explicit(&c->freed, 1, memory_order_release);

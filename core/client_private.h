@@ -33,6 +33,13 @@ enum script_id {
     SCRIPT_RENEW_NODE, /* no KEYS; ARGV names..., lease ms, fields... */
     SCRIPT_DROP_NODE,  /* no KEYS; ARGV names..., publish command, fields... */
     SCRIPT_HANDOFF,    /* KEYS name, token key; ARGV field, waiter's field, lease ms */
+    /* Semaphores (semaphore.c): KEYS name, {name}:timeout, channel. */
+    SCRIPT_SEM_ACQUIRE, /* ARGV n, expiry ms, now ms, publish command, ids... */
+    SCRIPT_SEM_RELEASE, /* ARGV now ms, publish command, ids... */
+    SCRIPT_SEM_TRY_SET, /* ARGV permits, publish command */
+    SCRIPT_SEM_SET,     /* ARGV permits, now ms, publish command */
+    SCRIPT_SEM_ADD,     /* ARGV delta, publish command */
+    SCRIPT_SEM_COUNTS,  /* ARGV now ms, publish command */
     SCRIPT_COUNT
 };
 extern const char *const lw_lock_scripts[SCRIPT_COUNT];
@@ -57,6 +64,7 @@ struct channel;
 struct lease_hold;
 struct batch;
 struct ack_wait;
+struct sem_channel;
 
 /* A cluster node's renewal batching: the renew and drop batches being
  * filled for it, and the renewal calls sent to it (metrics.c reads them on
@@ -111,10 +119,11 @@ struct lw_client {
     const char **scratch_argv; /* a batch's arguments, while formatting */
     size_t *scratch_lens;
     char *scratch_fields;
-    int closing;           /* lw_client_free() has begun */
-    int in_callback;       /* depth of done and on_lost calls running */
-    int flushing;          /* inside watchdog_flush() */
-    struct ack_wait *acks; /* WAITs sent or to send (replicas.c) */
+    int closing;                      /* lw_client_free() has begun */
+    int in_callback;                  /* depth of done and on_lost calls running */
+    int flushing;                     /* inside watchdog_flush() */
+    struct ack_wait *acks;            /* WAITs sent or to send (replicas.c) */
+    struct sem_channel *sem_channels; /* permit waiters (permit_waiters.c) */
 };
 
 struct lw_lock {
@@ -275,6 +284,11 @@ struct op *waiters_handoff(struct lw_client *c, const struct lw_lock *lock);
 void waiters_unreserve(struct lw_client *c, struct op *op);
 void waiters_on_event(void *arg, int event, const char *channel, size_t len);
 void waiters_shutdown(struct lw_client *c);
+
+/* permit_waiters.c: acquires waiting for permits (see
+ * semaphore_private.h for the rest). */
+void permit_waiters_on_event(void *arg, int event, const char *channel, size_t len);
+void permit_waiters_shutdown(struct lw_client *c);
 
 /* holds.c: lease locks (not the watchdog's) this client's owners hold. */
 void holds_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,

@@ -22,6 +22,24 @@
     "  end "                                       \
     "  return '" CHANNEL_PREFIX ":{' .. k .. '}' " \
     "end "
+
+/* Semaphores (semaphore.c), in Redisson's RPermitExpirableSemaphore layout:
+ * KEYS[1] the available count (a string), KEYS[2] the acquired permits (a
+ * zset: id -> expiry in epoch ms, by the sender's clock), KEYS[3] the
+ * channel.  reclaim() moves every permit expired by `now` back to the
+ * count and publishes the count when it is above 0, as Redisson's scripts
+ * do before an acquire: expiry is lazy, and every client does it for
+ * every other.  ZREM goes in chunks: unpack() has a stack limit. */
+#define LUA_SEM_RECLAIM                                                         \
+    "local function reclaim(now, publish) "                                     \
+    "  local ids = redis.call('zrangebyscore', KEYS[2], 0, now) "               \
+    "  if #ids == 0 then return end "                                           \
+    "  for i = 1, #ids, 1000 do "                                               \
+    "    redis.call('zrem', KEYS[2], unpack(ids, i, math.min(i + 999, #ids))) " \
+    "  end "                                                                    \
+    "  local value = redis.call('incrby', KEYS[1], #ids) "                      \
+    "  if value > 0 then redis.call(publish, KEYS[3], value) end "              \
+    "end "
 #include "client_private.h"
 
 const char *const lw_lock_scripts[SCRIPT_COUNT] = {
@@ -163,5 +181,83 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "  end "
     "end "
     "return dropped",
+
+    /* Acquire n permits, all or none: {-1} when the semaphore does not
+     * exist (its count was never set: failing beats waiting for ever);
+     * {1, available after} when acquired, the ids scored with their
+     * expiry and the zset given the count's TTL, if any (as Redisson's);
+     * {0, nearest expiry} when too few are free: the expiry in epoch ms
+     * of the permit due first, -1 when there is none or it never
+     * expires. */
+    [SCRIPT_SEM_ACQUIRE] =
+        LUA_SEM_RECLAIM
+    "if redis.call('exists', KEYS[1]) == 0 then return {-1} end "
+    "reclaim(ARGV[3], ARGV[4]) "
+    "local n = tonumber(ARGV[1]) "
+    "if tonumber(redis.call('get', KEYS[1])) >= n then "
+    "  local left = redis.call('decrby', KEYS[1], n) "
+    "  for i = 5, #ARGV do redis.call('zadd', KEYS[2], ARGV[2], ARGV[i]) end "
+    "  local ttl = redis.call('pttl', KEYS[1]) "
+    "  if ttl > 0 then redis.call('pexpire', KEYS[2], ttl) end "
+    "  return {1, left} "
+    "end "
+    "local near = redis.call('zrange', KEYS[2], 0, 0, 'WITHSCORES') "
+    "if near[1] and near[2] ~= '922337203685477' then return {0, tonumber(near[2])} end "
+    "return {0, -1}",
+
+    /* Release permits, all or none.  Expired ones are reclaimed first, so
+     * an id past its expiry is gone by the check: -1 when any id is not
+     * there (unknown, released, expired), nothing released; else the
+     * count released, added to the count and the count published. */
+    [SCRIPT_SEM_RELEASE] =
+        LUA_SEM_RECLAIM
+    "reclaim(ARGV[1], ARGV[2]) "
+    "for i = 3, #ARGV do "
+    "  if redis.call('zscore', KEYS[2], ARGV[i]) == false then return -1 end "
+    "end "
+    "local removed = redis.call('zrem', KEYS[2], unpack(ARGV, 3)) "
+    "local value = redis.call('incrby', KEYS[1], removed) "
+    "redis.call(ARGV[2], KEYS[3], value) "
+    "return removed",
+
+    /* Create the semaphore with ARGV[1] permits if absent: 1, else 0. */
+    [SCRIPT_SEM_TRY_SET] =
+        "if redis.call('exists', KEYS[1]) == 1 then return 0 end "
+        "redis.call('set', KEYS[1], ARGV[1]) "
+        "redis.call(ARGV[2], KEYS[3], ARGV[1]) "
+        "return 1",
+
+    /* Make available + acquired = ARGV[1] (created so when absent), after
+     * reclaiming; the total is published when it changed, as Redisson's
+     * setPermits does. */
+    [SCRIPT_SEM_SET] =
+        LUA_SEM_RECLAIM
+    "if redis.call('exists', KEYS[1]) == 0 then "
+    "  redis.call('set', KEYS[1], ARGV[1]) "
+    "  redis.call(ARGV[3], KEYS[3], ARGV[1]) "
+    "  return 1 "
+    "end "
+    "reclaim(ARGV[2], ARGV[3]) "
+    "local total = redis.call('zcard', KEYS[2]) + tonumber(redis.call('get', KEYS[1])) "
+    "if total ~= tonumber(ARGV[1]) then "
+    "  redis.call('incrby', KEYS[1], tonumber(ARGV[1]) - total) "
+    "  redis.call(ARGV[3], KEYS[3], ARGV[1]) "
+    "end "
+    "return 0",
+
+    /* Add ARGV[1] (may be negative) to the count, created at it when
+     * absent; a positive delta is published.  The count after. */
+    [SCRIPT_SEM_ADD] =
+        "local value = redis.call('incrby', KEYS[1], ARGV[1]) "
+        "if tonumber(ARGV[1]) > 0 then redis.call(ARGV[2], KEYS[3], ARGV[1]) end "
+        "return value",
+
+    /* {-1} when absent; else, after reclaiming, {1, available,
+     * acquired}. */
+    [SCRIPT_SEM_COUNTS] =
+        LUA_SEM_RECLAIM
+    "if redis.call('exists', KEYS[1]) == 0 then return {-1} end "
+    "reclaim(ARGV[1], ARGV[2]) "
+    "return {1, tonumber(redis.call('get', KEYS[1])), redis.call('zcard', KEYS[2])}",
 };
 /* clang-format on */

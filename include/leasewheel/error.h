@@ -51,6 +51,10 @@ enum lw_error {
                              server has not (WAIT, for acquire_replicas:
                              serverless Redis); lw_client_last_error()
                              says which */
+    LW_ENOSEM = -22,      /* the semaphore does not exist: its permits were
+                             never set (lw_semaphore_try_set()) */
+    LW_ENOPERMIT = -23,   /* a permit released is unknown, released already
+                             or expired: nothing was released */
 };
 
 /*
