@@ -256,19 +256,9 @@ static void on_tick(struct lw_engine *engine, struct lw_timer_list *due, void *a
     watchdog_flush(c);
 }
 
-static int alloc_scratch(struct lw_client *c, const struct lw_client_config *cfg)
-{
-    c->scratch_argv = malloc((2 * cfg->renew_batch + 1) * sizeof *c->scratch_argv);
-    c->scratch_lens = malloc((2 * cfg->renew_batch + 1) * sizeof *c->scratch_lens);
-    c->scratch_fields = malloc((size_t)cfg->renew_batch * FIELD_MAX);
-    return c->scratch_argv && c->scratch_lens && c->scratch_fields ? 0 : LW_ENOMEM;
-}
-
 static void free_client(struct lw_client *c)
 {
-    free(c->scratch_argv);
-    free(c->scratch_lens);
-    free(c->scratch_fields);
+    batch_args_free(c->args);
     free(c->nodes);
     free(c);
 }
@@ -296,7 +286,8 @@ static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
     c->max_hold_ms = cfg->max_hold_ms;
     c->replicas = cfg->acquire_replicas;
     c->replicas_timeout_ms = cfg->acquire_replicas_timeout_ms;
-    return alloc_scratch(c, cfg);
+    c->args = batch_args_new();
+    return c->args ? 0 : LW_ENOMEM;
 }
 
 /* Every connection the client opens, from the config, once: the data

@@ -20,6 +20,7 @@
 #include <leasewheel/wheel.h>
 
 #include "engine.h"
+#include "kind.h"
 #include "stats.h"
 #include "pubsub.h"
 
@@ -29,9 +30,9 @@ enum script_id {
     SCRIPT_UNLOCK,     /* KEYS name, channel;   ARGV field, publish command */
     SCRIPT_FORCE,      /* KEYS name, channel;   ARGV publish command */
     SCRIPT_RENEW,      /* KEYS names...;        ARGV lease ms, fields... */
-    SCRIPT_DROP,       /* KEYS names...;        ARGV publish command, fields... */
+    SCRIPT_DROP,       /* KEYS names...;        ARGV publish command, id, owners... */
     SCRIPT_RENEW_NODE, /* no KEYS; ARGV names..., lease ms, fields... */
-    SCRIPT_DROP_NODE,  /* no KEYS; ARGV names..., publish command, fields... */
+    SCRIPT_DROP_NODE,  /* no KEYS; ARGV names..., publish command, id, owners... */
     SCRIPT_HANDOFF,    /* KEYS name, token key; ARGV field, waiter's field, lease ms */
     /* Semaphores (semaphore.c): KEYS name, {name}:timeout, channel. */
     SCRIPT_SEM_ACQUIRE, /* ARGV n, expiry ms, now ms, publish command, ids... */
@@ -40,6 +41,26 @@ enum script_id {
     SCRIPT_SEM_SET,     /* ARGV permits, now ms, publish command */
     SCRIPT_SEM_ADD,     /* ARGV delta, publish command */
     SCRIPT_SEM_COUNTS,  /* ARGV now ms, publish command */
+
+    /* The watchdog's batches (kind_*.c): the client id once a call, an
+     * owner per entry.  KEYS names...; ARGV lease ms, id, owners... */
+    SCRIPT_RENEW_OWNERS,
+    /* No KEYS; ARGV names..., lease ms, id, owners... */
+    SCRIPT_RENEW_OWNERS_NODE,
+    /* Read holds.  KEYS per hold: its name and timeout keys; ARGV lease
+     * ms, id, per hold: owner, count. */
+    SCRIPT_RENEW_READ,
+    /* No KEYS; ARGV names..., lease ms, id, per name: owner, count. */
+    SCRIPT_RENEW_READ_NODE,
+
+    /* Read-write locks (Redisson's RReadWriteLock layout; scripts.c). */
+    SCRIPT_READ_LOCK,    /* KEYS name, timeout prefix; ARGV lease ms, field, write field */
+    SCRIPT_READ_UNLOCK,  /* KEYS name, channel, timeout prefix, {name};
+                            ARGV field, publish command */
+    SCRIPT_WRITE_LOCK,   /* KEYS name, token key; ARGV lease ms, write field, field */
+    SCRIPT_WRITE_UNLOCK, /* KEYS name, channel; ARGV write field, publish command */
+    SCRIPT_RW_FORCE,     /* KEYS name, channel; ARGV mode, publish command, message */
+    SCRIPT_RW_IS_LOCKED, /* KEYS name; ARGV mode */
     SCRIPT_COUNT
 };
 extern const char *const lw_lock_scripts[SCRIPT_COUNT];
@@ -48,6 +69,7 @@ extern const char *const lw_lock_scripts[SCRIPT_COUNT];
  * prefix_name()). */
 #define CHANNEL_PREFIX "redisson_lock__channel"
 #define TOKEN_PREFIX "redisson_lock_token"
+#define RW_CHANNEL_PREFIX "redisson_rwlock"
 
 struct lw_client;
 
@@ -66,11 +88,11 @@ struct batch;
 struct ack_wait;
 struct sem_channel;
 
-/* A cluster node's renewal batching: the renew and drop batches being
- * filled for it, and the renewal calls sent to it (metrics.c reads them on
- * the engine thread). */
+/* A cluster node's renewal batching (one Redis: node 0's): the renew and
+ * drop batches of each kind being filled for it, and the renewal calls
+ * sent to it (metrics.c reads them on the engine thread). */
 struct node_batches {
-    struct batch *open[2];
+    struct batch *open[KIND_COUNT][2];
     uint64_t renew_calls;
 };
 
@@ -106,7 +128,7 @@ struct lw_client {
                                        not failed */
     struct lw_request flush_task;   /* a watchdog flush asked for off a tick */
     int flush_pending;              /* flush_task is submitted */
-    struct node_batches *nodes;     /* cluster: by node (watchdog.c) */
+    struct node_batches *nodes;     /* by node (watchdog.c); one Redis: 0 */
     unsigned nodes_cap;             /* nodes has room for */
     struct entry *entries;          /* by name; each heads a chain of owners */
     struct channel *channels;       /* by channel name */
@@ -116,13 +138,12 @@ struct lw_client {
     struct entry *drop_head; /* lost locks whose field is to be removed */
     struct entry *drop_tail;
     uint32_t batches_inflight; /* renewal and drop calls unanswered */
-    const char **scratch_argv; /* a batch's arguments, while formatting */
-    size_t *scratch_lens;
-    char *scratch_fields;
-    int closing;                      /* lw_client_free() has begun */
-    int in_callback;                  /* depth of done and on_lost calls running */
-    int flushing;                     /* inside watchdog_flush() */
-    struct ack_wait *acks;            /* WAITs sent or to send (replicas.c) */
+    /* A batch's arguments, while formatting (kind.c). */
+    struct batch_args *args;
+    int closing;           /* lw_client_free() has begun */
+    int in_callback;       /* depth of done and on_lost calls running */
+    int flushing;          /* inside watchdog_flush() */
+    struct ack_wait *acks; /* WAITs sent or to send (replicas.c) */
     struct sem_channel *sem_channels; /* permit waiters (permit_waiters.c) */
 };
 
@@ -134,6 +155,7 @@ struct lw_lock {
     char *token_key; /* redisson_lock_token:{name} */
     size_t token_len;
     unsigned slot;                /* the cluster slot of name and both keys */
+    uint8_t kind;                 /* enum lease_kind_id */
     _Atomic uint64_t max_hold_ms; /* lw_lock_set_max_hold(); 0: the client's */
     size_t len;
     char name[];
@@ -196,7 +218,7 @@ struct op {
     uint32_t ack_holds;   /* the hold count it hands over */
 };
 
-/* A watchdog lock: one per (name, owner) held with lease 0. */
+/* A watchdog lease: one per (name, owner, kind) held with lease 0. */
 enum entry_state {
     ENTRY_SCHEDULED, /* timer: the next renewal */
     ENTRY_RETRY,     /* timer: the retry after a failed renewal */
@@ -226,6 +248,7 @@ struct entry {
     uint8_t recheck_after;   /* a renewal was on the wire at the failover:
                                 its answer came from the old master */
     uint8_t at_risk;         /* on_risk said so; no renewal confirmed since */
+    uint8_t kind;            /* enum lease_kind_id: what renews it */
     uint16_t slot;           /* cluster slot of the name */
     uint32_t len;
     char name[];
@@ -246,6 +269,10 @@ int check_client_id(const char *id);
 /* The field for owner into buf (FIELD_MAX bytes); its length. */
 size_t client_field(const struct lw_client *c, uint64_t owner, char *buf);
 #define FIELD_MAX (LW_CLIENT_ID_MAX + 22)
+/* owner in decimal into buf (OWNER_MAX bytes); its length.  A batch sends
+ * this, its scripts put "<client id>:" in front. */
+size_t owner_digits(uint64_t owner, char *buf);
+#define OWNER_MAX 21
 
 /* lock.c */
 /* When a waiter retries, told the holder has pttl ms left (-1: no TTL). */

@@ -33,6 +33,9 @@ static const struct error_text error_texts[] = {
     [-LW_ETLS] = {"LW_ETLS", "TLS handshake or certificate verification failed"},
     [-LW_ENOTSUP] = {"LW_ENOTSUP", "not supported here: by this build of the library (TLS), "
                                    "or by the Redis server (WAIT)"},
+    [-LW_EWRONGKIND] = {"LW_EWRONGKIND",
+                        "the name holds a lock of another kind (a plain lock, or a "
+                        "read-write lock)"},
     [-LW_ENOSEM] = {"LW_ENOSEM", "the semaphore does not exist (its permits were never set)"},
     [-LW_ENOPERMIT] = {"LW_ENOPERMIT", "no such permit: unknown, released already or expired"},
 };

@@ -70,7 +70,12 @@ static char *prefix_name(const char *prefix, const char *name, size_t len, size_
     return s;
 }
 
-int lw_lock_new(struct lw_client *c, const void *name, size_t len, struct lw_lock **out)
+/* A handle of kind (enum lease_kind_id): a lock, or the read or the write
+ * lock of a read-write lock.  Read-write locks have their own channel,
+ * Redisson's redisson_rwlock:{name}; a write lock's fencing tokens come
+ * from the name's counter, as a lock's. */
+static int lock_new(struct lw_client *c, const void *name, size_t len, uint8_t kind,
+                    struct lw_lock **out)
 {
     struct lw_lock *lock;
 
@@ -90,7 +95,9 @@ int lw_lock_new(struct lw_client *c, const void *name, size_t len, struct lw_loc
     memcpy(lock->name, name, len);
     atomic_init(&lock->refs, 1);
     lock->slot = lw_keyslot(name, len);
-    lock->channel = prefix_name(CHANNEL_PREFIX, name, len, &lock->channel_len);
+    lock->kind = kind;
+    lock->channel = prefix_name(kind == KIND_LOCK ? CHANNEL_PREFIX : RW_CHANNEL_PREFIX, name,
+                                len, &lock->channel_len);
     lock->token_key = prefix_name(TOKEN_PREFIX, name, len, &lock->token_len);
     if (!lock->channel || !lock->token_key) {
         lock_unref(lock);
@@ -98,6 +105,21 @@ int lw_lock_new(struct lw_client *c, const void *name, size_t len, struct lw_loc
     }
     *out = lock;
     return 0;
+}
+
+int lw_lock_new(struct lw_client *c, const void *name, size_t len, struct lw_lock **out)
+{
+    return lock_new(c, name, len, KIND_LOCK, out);
+}
+
+int lw_read_lock_new(struct lw_client *c, const void *name, size_t len, struct lw_lock **out)
+{
+    return lock_new(c, name, len, KIND_READ, out);
+}
+
+int lw_write_lock_new(struct lw_client *c, const void *name, size_t len, struct lw_lock **out)
+{
+    return lock_new(c, name, len, KIND_WRITE, out);
 }
 
 int lw_lock_set_max_hold(struct lw_lock *lock, uint64_t max_hold_ms)
@@ -363,6 +385,21 @@ static void trim_reply(struct lw_client *c, struct op *op, const redisReply *rep
     acquire_got(c, op, (uint32_t)left, 1, op->ack_sent_ns);
 }
 
+/* An acquire the script refused: {-1} the name holds a lock of another
+ * kind; {-3} a write lock asked by an owner that reads it, which would
+ * wait on itself (no upgrade): LW_EDEADLK, unless it was only a try. */
+static void acquire_refused(struct lw_client *c, struct op *op, int64_t why)
+{
+    int err = LW_EREPLY;
+
+    if (why == -1)
+        err = LW_EWRONGKIND;
+    else if (why == -3)
+        err = lw_clock_now() < op->wait_deadline_ns ? LW_EDEADLK : LW_ELOCKED;
+    (void)c;
+    op_complete(op, err, 0); /* leaves the name's queue, if in it */
+}
+
 static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *reply)
 {
     if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
@@ -384,6 +421,8 @@ static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *
                     holds == 1 || (resent && !watchdog_renews(c, op->lock, op->owner)), sent_ns);
     } else if (reply->type == REDIS_REPLY_INTEGER) {
         acquire_held(c, op, reply->integer);
+    } else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 1) {
+        acquire_refused(c, op, integer_of(reply->element[0]));
     } else {
         op_complete(op, LW_EREPLY, 0);
     }
@@ -405,7 +444,9 @@ static void acquire_begin(struct lw_client *c, struct op *op)
  * client's waiters queue for hands it to the first of them. */
 static void release_begin(struct lw_client *c, struct op *op)
 {
-    if (op->kind == OP_UNLOCK && (op->handoff = waiters_handoff(c, op->lock)))
+    /* A read-write lock is not handed over: readers share it. */
+    if (op->kind == OP_UNLOCK && op->lock->kind == KIND_LOCK &&
+        (op->handoff = waiters_handoff(c, op->lock)))
         op->handoff->handoff = op;
     if (format_op(op)) {
         if (op->handoff)
@@ -415,8 +456,10 @@ static void release_begin(struct lw_client *c, struct op *op)
     }
     if (op->kind == OP_UNLOCK)
         watchdog_unlock_begin(c, op->lock, op->owner);
-    else
+    else if (op->lock->kind == KIND_LOCK)
         watchdog_forget(c, op->lock);
+    /* A read-write lock's force-unlock frees it only in its own mode: its
+     * entries are forgotten when the reply says it did (forget_forced()). */
     op_attempt(op);
 }
 
@@ -517,6 +560,8 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
         holds_released(c, op->lock, op->owner, left);
         op_complete(op, left < 0 ? LW_ENOTOWNER : 0, left < 0 ? 0 : left);
     } else {
+        if (op->kind == OP_FORCE && op->lock->kind != KIND_LOCK && integer_of(reply) == 1)
+            watchdog_forget(c, op->lock); /* every hold of the name is gone */
         op_complete(op, 0, integer_of(reply));
     }
 }
@@ -574,6 +619,113 @@ static int format_handoff(struct op *op, const char *field, size_t flen)
                               (size_t[]){lock->len, lock->token_len, flen, wlen, strlen(lease)});
 }
 
+/* The lease an acquire asks for, as a script argument, into buf (24). */
+static void lease_arg(const struct op *op, char *buf)
+{
+    const struct lw_client *c = op->lock->client;
+
+    if (op->lease_ms)
+        snprintf(buf, 24, "%llu", (unsigned long long)op->lease_ms);
+    else
+        memcpy(buf, c->lease_str, c->lease_len + 1);
+}
+
+/* "{name}" ("name" when it has a '{': its own hash tag), then, with field,
+ * ":<field>:rwlock_timeout": the prefix of a reader's timeout keys, by
+ * Redisson's suffixName rule.  Into buf (LW_LOCK_NAME_MAX + FIELD_MAX +
+ * 20); its length. */
+static size_t timeout_prefix(const struct lw_lock *lock, const char *field, size_t flen,
+                             char *buf)
+{
+    int tagged = memchr(lock->name, '{', lock->len) != NULL;
+    size_t n = 0;
+
+    if (!tagged)
+        buf[n++] = '{';
+    memcpy(buf + n, lock->name, lock->len);
+    n += lock->len;
+    if (!tagged)
+        buf[n++] = '}';
+    if (field) {
+        n += (size_t)sprintf(buf + n, ":%.*s:rwlock_timeout", (int)flen, field);
+    }
+    return n;
+}
+
+/* A read lock's acquire and release (the read-write lock's scripts). */
+static int format_read(struct op *op, const char *field, size_t flen)
+{
+    const struct lw_lock *lock = op->lock;
+    char lease[24], wfield[FIELD_MAX + 8], tag[LW_LOCK_NAME_MAX + 3];
+    char *prefix = malloc(LW_LOCK_NAME_MAX + FIELD_MAX + 24);
+    size_t plen, tlen = timeout_prefix(lock, NULL, 0, tag);
+    const char *publish;
+    int rc;
+
+    if (!prefix)
+        return LW_ENOMEM;
+    plen = timeout_prefix(lock, field, flen, prefix);
+    if (op->kind == OP_ACQUIRE) {
+        lease_arg(op, lease);
+        memcpy(wfield, field, flen);
+        memcpy(wfield + flen, ":write", 6);
+        rc = lw_request_evalsha(&op->req, SCRIPT_READ_LOCK, 2, 5,
+                                (const char *[]){lock->name, prefix, lease, field, wfield},
+                                (size_t[]){lock->len, plen, strlen(lease), flen, flen + 6});
+    } else {
+        publish = client_publish_command(lock->client);
+        rc = lw_request_evalsha(
+            &op->req, SCRIPT_READ_UNLOCK, 4, 6,
+            (const char *[]){lock->name, lock->channel, prefix, tag, field, publish},
+            (size_t[]){lock->len, lock->channel_len, plen, tlen, flen, strlen(publish)});
+    }
+    free(prefix);
+    return rc;
+}
+
+/* A read-write lock's command (op->lock a read or a write lock), field
+ * its owner's field ("...:write" for the write lock). */
+static int format_rw(struct op *op, const char *field, size_t flen)
+{
+    const struct lw_lock *lock = op->lock;
+    int write = lock->kind == KIND_WRITE;
+    const char *mode = write ? "write" : "read", *publish;
+    char lease[24];
+
+    switch (op->kind) {
+    case OP_ACQUIRE:
+        if (!write)
+            return format_read(op, field, flen);
+        lease_arg(op, lease);
+        return lw_request_evalsha(
+            &op->req, SCRIPT_WRITE_LOCK, 2, 5,
+            (const char *[]){lock->name, lock->token_key, lease, field, field},
+            (size_t[]){lock->len, lock->token_len, strlen(lease), flen, flen - 6});
+    case OP_UNLOCK:
+    case OP_UNDO:
+    case OP_TRIM:
+        if (!write)
+            return format_read(op, field, flen);
+        publish = client_publish_command(lock->client);
+        return lw_request_evalsha(&op->req, SCRIPT_WRITE_UNLOCK, 2, 4,
+                                  (const char *[]){lock->name, lock->channel, field, publish},
+                                  (size_t[]){lock->len, lock->channel_len, flen,
+                                             strlen(publish)});
+    case OP_FORCE:
+        publish = client_publish_command(lock->client);
+        return lw_request_evalsha(
+            &op->req, SCRIPT_RW_FORCE, 2, 5,
+            (const char *[]){lock->name, lock->channel, mode, publish, write ? "1" : "0"},
+            (size_t[]){lock->len, lock->channel_len, strlen(mode), strlen(publish), 1});
+    case OP_IS_LOCKED:
+        return lw_request_evalsha(&op->req, SCRIPT_RW_IS_LOCKED, 1, 2,
+                                  (const char *[]){lock->name, mode},
+                                  (size_t[]){lock->len, strlen(mode)});
+    default:
+        return 1; /* a plain command: the caller's */
+    }
+}
+
 /* Format the op's command.  Its lock and kind are set.  Only the kinds
  * that publish read the publish command, which follows pub/sub state the
  * engine thread writes: they are formatted there (unlock and force-unlock
@@ -583,12 +735,19 @@ static int format_command(struct op *op)
 {
     const struct lw_lock *lock = op->lock;
     const struct lw_client *c = lock->client;
-    char field[FIELD_MAX], lease[24];
+    char field[FIELD_MAX + 8], lease[24];
     size_t flen = client_field(c, op->owner, field);
     const char *cmd[3] = {NULL, lock->name, field};
     size_t lens[3] = {0, lock->len, flen};
     const char *publish;
+    int rc;
 
+    if (lock->kind == KIND_WRITE) {
+        memcpy(field + flen, ":write", 7);
+        lens[2] = flen += 6;
+    }
+    if (lock->kind != KIND_LOCK && (rc = format_rw(op, field, flen)) != 1)
+        return rc;
     switch (op->kind) {
     case OP_ACQUIRE:
         if (op->lease_ms)

@@ -31,14 +31,12 @@ int check_client_id(const char *id)
     return n > LW_CLIENT_ID_MAX || strchr(id, ':') ? LW_ERANGE : 0;
 }
 
-/* "<id>:<owner>", NUL-terminated: once per renewal, so no snprintf. */
-size_t client_field(const struct lw_client *c, uint64_t owner, char *buf)
+/* owner in decimal, NUL-terminated: once per renewal, so no snprintf. */
+size_t owner_digits(uint64_t owner, char *buf)
 {
     char digits[20];
-    size_t n = 0, len = c->id_len + 1;
+    size_t n = 0, len = 0;
 
-    memcpy(buf, c->id, c->id_len);
-    buf[c->id_len] = ':';
     do {
         digits[n++] = (char)('0' + owner % 10);
         owner /= 10;
@@ -47,4 +45,12 @@ size_t client_field(const struct lw_client *c, uint64_t owner, char *buf)
         buf[len++] = digits[--n];
     buf[len] = 0;
     return len;
+}
+
+/* "<id>:<owner>", NUL-terminated. */
+size_t client_field(const struct lw_client *c, uint64_t owner, char *buf)
+{
+    memcpy(buf, c->id, c->id_len);
+    buf[c->id_len] = ':';
+    return c->id_len + 1 + owner_digits(owner, buf + c->id_len + 1);
 }

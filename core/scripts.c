@@ -47,13 +47,15 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * reentrant acquire only lengthens it: a short explicit lease must not
      * cut the watchdog's short).  A first acquire increments the fencing
      * counter; a reentrant one reads it.  Returns {token, holds}, or the
-     * holder's PTTL when held by another. */
+     * holder's PTTL when held by another; {-1}: the name is a read-write
+     * lock's (a `mode` field), not to be touched. */
     [SCRIPT_LOCK] =
         "if redis.call('exists', KEYS[1]) == 0 then "
         "  redis.call('hincrby', KEYS[1], ARGV[2], 1) "
         "  redis.call('pexpire', KEYS[1], ARGV[1]) "
         "  return {redis.call('incr', KEYS[2]), 1} "
         "end "
+        "if redis.call('hexists', KEYS[1], 'mode') == 1 then return {-1} end "
         "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
         "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
         "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
@@ -113,7 +115,9 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
 
     /* Renew many locks in one call: KEYS[i] with field ARGV[i + 1].  One
      * result per key, 1 renewed or 0 not ours; a key of the wrong type
-     * counts as not ours instead of failing the whole batch. */
+     * counts as not ours instead of failing the whole batch.  The layout
+     * of 0.3 and lwbench's ceiling flood; the watchdog sends
+     * SCRIPT_RENEW_OWNERS, the client id once a call. */
     [SCRIPT_RENEW] =
         "local renewed = {} "
         "for i = 1, #KEYS do "
@@ -126,14 +130,15 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "end "
         "return renewed",
 
-    /* Locks given up as lost, many in one call: KEYS[i] with field
-     * ARGV[i + 1].  Remove our field where it is still there, so that nobody
-     * waits for a lease we no longer renew.  Returns how many were. */
+    /* Locks given up as lost, many in one call: KEYS[i] with owner
+     * ARGV[i + 2], its field ARGV[2] .. ':' .. owner (ARGV[2]: the client
+     * id).  Remove our field where it is still there, so that nobody waits
+     * for a lease we no longer renew.  Returns how many were. */
     [SCRIPT_DROP] =
         LUA_CHANNEL_OF
     "local dropped = 0 "
     "for i = 1, #KEYS do "
-    "  if redis.pcall('hdel', KEYS[i], ARGV[i + 1]) == 1 then "
+    "  if redis.pcall('hdel', KEYS[i], ARGV[2] .. ':' .. ARGV[i + 2]) == 1 then "
     "    dropped = dropped + 1 "
     "    if redis.call('exists', KEYS[i]) == 0 then "
     "      redis.call(ARGV[1], channel(KEYS[i]), '0') "
@@ -166,14 +171,14 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "return renewed",
 
     /* Cluster: drops of one node, the names in ARGV as above (n names, the
-     * publish command, n fields).  A name not served here is skipped: its
-     * lease ends the field anyway. */
+     * publish command, the client id, n owners).  A name not served here is
+     * skipped: its lease ends the field anyway. */
     [SCRIPT_DROP_NODE] =
         LUA_CHANNEL_OF
-    "local n = (#ARGV - 1) / 2 "
+    "local n = (#ARGV - 2) / 2 "
     "local dropped = 0 "
     "for i = 1, n do "
-    "  if redis.pcall('hdel', ARGV[i], ARGV[n + 1 + i]) == 1 then "
+    "  if redis.pcall('hdel', ARGV[i], ARGV[n + 2] .. ':' .. ARGV[n + 2 + i]) == 1 then "
     "    dropped = dropped + 1 "
     "    if redis.call('exists', ARGV[i]) == 0 then "
     "      redis.call(ARGV[n + 1], channel(ARGV[i]), '0') "
@@ -259,5 +264,218 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "if redis.call('exists', KEYS[1]) == 0 then return {-1} end "
     "reclaim(ARGV[1], ARGV[2]) "
     "return {1, tonumber(redis.call('get', KEYS[1])), redis.call('zcard', KEYS[2])}",
+    /* Renew many locks in one call, the watchdog's: KEYS[i] with owner
+     * ARGV[i + 2], its field built here, ARGV[2] .. ':' .. owner (ARGV[2]:
+     * the client id, sent once a call instead of in every field).  One
+     * result per key, as SCRIPT_RENEW's. */
+    [SCRIPT_RENEW_OWNERS] =
+        "local renewed = {} "
+        "for i = 1, #KEYS do "
+        "  if redis.pcall('hexists', KEYS[i], ARGV[2] .. ':' .. ARGV[i + 2]) == 1 then "
+        "    redis.call('pexpire', KEYS[i], ARGV[1]) "
+        "    renewed[i] = 1 "
+        "  else "
+        "    renewed[i] = 0 "
+        "  end "
+        "end "
+        "return renewed",
+
+    /* Cluster: SCRIPT_RENEW_NODE with the client id once (n names, the
+     * lease, the client id, n owners). */
+    [SCRIPT_RENEW_OWNERS_NODE] =
+        "local n = (#ARGV - 2) / 2 "
+        "local renewed = {} "
+        "for i = 1, n do "
+        "  local r = redis.pcall('hexists', ARGV[i], ARGV[n + 2] .. ':' .. ARGV[n + 2 + i]) "
+        "  if r == 1 then "
+        "    redis.call('pexpire', ARGV[i], ARGV[n + 1]) "
+        "    renewed[i] = 1 "
+        "  elseif type(r) == 'table' and not string.find(r.err, 'WRONGTYPE', 1, true) then "
+        "    renewed[i] = -1 "
+        "  else "
+        "    renewed[i] = 0 "
+        "  end "
+        "end "
+        "return renewed",
+
+    /* Renew read holds of read-write locks (kind_read.c), Redisson's
+     * layout: per hold, KEYS the hash and its timeout keys 1..count, ARGV
+     * its owner and count after the lease and the client id (the field:
+     * id .. ':' .. owner).  Each timeout key to the lease, the hash to
+     * max(PTTL, lease): another reader may hold a longer one.  1 renewed,
+     * 0 the field is gone (or the key is of another type). */
+    [SCRIPT_RENEW_READ] =
+        "local renewed = {} "
+        "local k = 1 "
+        "for i = 3, #ARGV, 2 do "
+        "  local holds = tonumber(ARGV[i + 1]) "
+        "  if type(redis.pcall('hget', KEYS[k], ARGV[2] .. ':' .. ARGV[i])) == 'string' then "
+        "    for j = 1, holds do redis.call('pexpire', KEYS[k + j], ARGV[1]) end "
+        "    if redis.call('pttl', KEYS[k]) < tonumber(ARGV[1]) then "
+        "      redis.call('pexpire', KEYS[k], ARGV[1]) "
+        "    end "
+        "    renewed[#renewed + 1] = 1 "
+        "  else "
+        "    renewed[#renewed + 1] = 0 "
+        "  end "
+        "  k = k + 1 + holds "
+        "end "
+        "return renewed",
+
+    /* Cluster: read holds of one node, the names in ARGV (n names, the
+     * lease, the client id, per name its owner and count); the timeout
+     * keys' names built by Redisson's suffixName rule.  -1: not served
+     * here, as above. */
+    [SCRIPT_RENEW_READ_NODE] =
+        "local n = (#ARGV - 2) / 3 "
+        "local lease = ARGV[n + 1] "
+        "local renewed = {} "
+        "for i = 1, n do "
+        "  local name = ARGV[i] "
+        "  local field = ARGV[n + 2] .. ':' .. ARGV[n + 1 + 2 * i] "
+        "  local r = redis.pcall('hget', name, field) "
+        "  if type(r) == 'string' then "
+        "    local prefix = name "
+        "    if not string.find(name, '{', 1, true) then prefix = '{' .. name .. '}' end "
+        "    for j = 1, tonumber(ARGV[n + 2 + 2 * i]) do "
+        "      redis.call('pexpire', prefix .. ':' .. field .. ':rwlock_timeout:' .. j, lease) "
+        "    end "
+        "    if redis.call('pttl', name) < tonumber(lease) then "
+        "      redis.call('pexpire', name, lease) "
+        "    end "
+        "    renewed[i] = 1 "
+        "  elseif type(r) == 'table' and not string.find(r.err, 'WRONGTYPE', 1, true) then "
+        "    renewed[i] = -1 "
+        "  else "
+        "    renewed[i] = 0 "
+        "  end "
+        "end "
+        "return renewed",
+
+    /* Read-write locks, in Redisson's layout (RedissonReadLock,
+     * RedissonWriteLock): the hash at the name with `mode` read or write,
+     * a reader's field "<id>:<owner>" = its holds, each hold i with the key
+     * "<timeout prefix>:<i>" ("{name}:<field>:rwlock_timeout:<i>") holding
+     * that hold's lease, a writer's field "<id>:<owner>:write".  Replies as
+     * the lock's scripts': {token, holds}, the PTTL, {-1} for a name that
+     * holds a plain lock (no `mode`: nothing is added to it, where
+     * Redisson's scripts add `mode` to an RLock hash). */
+
+    /* Read acquire: free, or read, or write held by the caller (a
+     * downgrade): one hold more, its timeout key, the hash to max(PTTL,
+     * lease).  Reads have no token (0). */
+    [SCRIPT_READ_LOCK] =
+        "local mode = redis.call('hget', KEYS[1], 'mode') "
+        "if mode == false then "
+        "  if redis.call('exists', KEYS[1]) == 1 then return {-1} end "
+        "  redis.call('hset', KEYS[1], 'mode', 'read') "
+        "  redis.call('hset', KEYS[1], ARGV[2], 1) "
+        "  redis.call('set', KEYS[2] .. ':1', 1, 'px', ARGV[1]) "
+        "  redis.call('pexpire', KEYS[1], ARGV[1]) "
+        "  return {0, 1} "
+        "end "
+        "if mode == 'read' or (mode == 'write' and "
+        "    redis.call('hexists', KEYS[1], ARGV[3]) == 1) then "
+        "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
+        "  redis.call('set', KEYS[2] .. ':' .. holds, 1, 'px', ARGV[1]) "
+        "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
+        "    redis.call('pexpire', KEYS[1], ARGV[1]) "
+        "  end "
+        "  return {0, holds} "
+        "end "
+        "return redis.call('pttl', KEYS[1])",
+
+    /* Read release, as Redisson's: the released hold's timeout key goes,
+     * then the hash lives as long as the longest timeout key of any reader
+     * (or stays for its writer); with none, it goes and `0` is published.
+     * The holds left, or -1 (not ours). */
+    [SCRIPT_READ_UNLOCK] =
+        "local mode = redis.call('hget', KEYS[1], 'mode') "
+        "if mode == false or redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return -1 end "
+        "local left = redis.call('hincrby', KEYS[1], ARGV[1], -1) "
+        "if left == 0 then redis.call('hdel', KEYS[1], ARGV[1]) end "
+        "redis.call('del', KEYS[3] .. ':' .. (left + 1)) "
+        "if redis.call('hlen', KEYS[1]) > 1 then "
+        "  local longest = -3 "
+        "  for _, field in ipairs(redis.call('hkeys', KEYS[1])) do "
+        "    local n = tonumber(redis.call('hget', KEYS[1], field)) "
+        "    if type(n) == 'number' then "
+        "      for i = n, 1, -1 do "
+        "        longest = math.max(longest, "
+        "          redis.call('pttl', KEYS[4] .. ':' .. field .. ':rwlock_timeout:' .. i)) "
+        "      end "
+        "    end "
+        "  end "
+        "  if longest > 0 then "
+        "    redis.call('pexpire', KEYS[1], longest) "
+        "    return left "
+        "  end "
+        "  if mode == 'write' then return left end "
+        "end "
+        "redis.call('del', KEYS[1]) "
+        "redis.call(ARGV[2], KEYS[2], '0') "
+        "return left",
+
+    /* Write acquire: free, or the caller's own re-entry (the lease only
+     * lengthened, as a lock's).  A first one takes the name's next fencing
+     * token.  {-3}: the caller reads this lock (no upgrade: it would wait on
+     * itself). */
+    [SCRIPT_WRITE_LOCK] =
+        "local mode = redis.call('hget', KEYS[1], 'mode') "
+        "if mode == false then "
+        "  if redis.call('exists', KEYS[1]) == 1 then return {-1} end "
+        "  redis.call('hset', KEYS[1], 'mode', 'write') "
+        "  redis.call('hset', KEYS[1], ARGV[2], 1) "
+        "  redis.call('pexpire', KEYS[1], ARGV[1]) "
+        "  return {redis.call('incr', KEYS[2]), 1} "
+        "end "
+        "if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
+        "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
+        "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
+        "    redis.call('pexpire', KEYS[1], ARGV[1]) "
+        "  end "
+        "  return {tonumber(redis.call('get', KEYS[2]) or '0'), holds} "
+        "end "
+        "if redis.call('hexists', KEYS[1], ARGV[3]) == 1 then return {-3} end "
+        "return redis.call('pttl', KEYS[1])",
+
+    /* Write release: at the last hold the field goes; the hash too when
+     * only `mode` is left, else `mode` turns read (the owner still reads).
+     * `1` is published either way (Redisson publishes nothing in the
+     * second case, leaving its waiters on their timers).  The holds left,
+     * or -1 (not ours).  A partial release leaves the lease alone. */
+    [SCRIPT_WRITE_UNLOCK] =
+        "if redis.call('hget', KEYS[1], 'mode') ~= 'write' or "
+        "   redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return -1 end "
+        "local left = redis.call('hincrby', KEYS[1], ARGV[1], -1) "
+        "if left > 0 then return left end "
+        "redis.call('hdel', KEYS[1], ARGV[1]) "
+        "if redis.call('hlen', KEYS[1]) == 1 then "
+        "  redis.call('del', KEYS[1]) "
+        "else "
+        "  redis.call('hset', KEYS[1], 'mode', 'read') "
+        "end "
+        "redis.call(ARGV[2], KEYS[2], '1') "
+        "return 0",
+
+    /* Force-release a read-write lock held in mode ARGV[1], as Redisson's
+     * forceUnlock: delete it and publish ARGV[3].  1 when it was. */
+    [SCRIPT_RW_FORCE] =
+        "if redis.call('hget', KEYS[1], 'mode') == ARGV[1] then "
+        "  redis.call('del', KEYS[1]) "
+        "  redis.call(ARGV[2], KEYS[2], ARGV[3]) "
+        "  return 1 "
+        "end "
+        "return 0",
+
+    /* Whether the read (ARGV[1] 'read') or write lock is held, as
+     * Redisson's isLocked: the read lock also when the writer reads. */
+    [SCRIPT_RW_IS_LOCKED] =
+        "local mode = redis.call('hget', KEYS[1], 'mode') "
+        "if mode == ARGV[1] then return 1 end "
+        "if ARGV[1] == 'read' and mode == 'write' and redis.call('hlen', KEYS[1]) > 2 then "
+        "  return 1 "
+        "end "
+        "return 0",
 };
 /* clang-format on */

@@ -1,7 +1,7 @@
 /*
  * core/watchdog.c - renewing the leases of the locks held with lease 0.
  *
- * An entry per (name, owner) sits on the engine's wheel.  Its timer means
+ * An entry per (name, owner, kind) sits on the engine's wheel.  Its timer means
  * one of three things, by the entry's state:
  *
  *   SCHEDULED  the next renewal: due lease/3 after the last renewal (or
@@ -40,25 +40,33 @@
  * get in.  A loss reported later (the engine thread was held up) is counted
  * in lost_late and worst_lost_late_ns.
  *
- * Each tick's due entries join a FIFO; watchdog_flush() cuts it into
- * batches of renew_batch keys, one EVALSHA each, sent back to back while
- * fewer than renew_batches_inflight are unanswered.  Locks lost for errors
- * or expiry have their field removed ("dropped") the same way, in batches
- * of their own behind the renewals, within the same cap.  A renewal
- * batch's reply holds a 1 or a 0 per key.  A failed batch (timeout, lost
- * connection) fails only its own entries: each retries at the next tick,
- * and a second failure in a row loses it.
+ * Entries are of several kinds (kind.h: a lock, a read hold, a write
+ * hold of a read-write lock), and everything here is the same for all of
+ * them but what goes on the wire: a batch holds entries of one kind, and
+ * its kind says which script renews it, what each entry puts in it and
+ * how each entry's answer reads.
  *
- * In a cluster (flush_cluster()) the due entries are grouped by the node
- * serving their slot instead, one call per node with the names in ARGV; a
- * name the node no longer serves comes back as -1 and is re-sent alone,
- * routed by its slot.  A call that fails because the cluster is moving
+ * Each tick's due entries join a FIFO; watchdog_flush() cuts it into
+ * batches of up to renew_batch entries (one open batch per kind, sent when
+ * full and at the end of the flush), one EVALSHA each, sent back to back
+ * while fewer than renew_batches_inflight are unanswered.  Leases lost for
+ * errors or expiry have their hold removed ("dropped") the same way, in
+ * batches of their own behind the renewals, within the same cap (a kind
+ * may have no drop: its lease ends it).  A renewal batch's reply holds a 1
+ * or a 0 per entry.  A failed batch (timeout, lost connection) fails only
+ * its own entries: each retries at the next tick, and a second failure in
+ * a row loses it.
+ *
+ * In a cluster the due entries are grouped by the node serving their slot
+ * as well, one call per node and kind with the names in ARGV; a name the
+ * node no longer serves comes back as -1 and is re-sent alone, routed by
+ * its slot.  A call that fails because the cluster is moving
  * fails nobody (unsettled()): its entries retry at the next tick.  After a
  * failover, the entries of the slots concerned are asked at once
  * (watchdog_failover()), and a 0 then is LW_LOST_FAILOVER.
  *
- * Entries are found by name (uthash) then by owner along a short chain:
- * force-unlock finds every owner of a name at once.  An entry leaves the
+ * Entries are found by name (uthash) then by owner and kind along a short
+ * chain: force-unlock finds every owner of a name at once.  An entry leaves the
  * map as soon as it is unlocked or lost (`dead`), but its memory waits
  * until neither the FIFO nor a batch on the wire points at it.
  */
@@ -73,8 +81,9 @@ struct batch {
     struct lw_request req;
     struct lw_client *client;
     uint32_t n;
-    int node; /* cluster: the node it goes to; -1 routed by
-                 the slot of its one entry (or one Redis) */
+    uint8_t kind; /* its entries' (enum lease_kind_id) */
+    int node;     /* cluster: the node it goes to; -1 routed by
+                     the slot of its one entry (or one Redis) */
     struct entry *entries[];
 };
 
@@ -131,15 +140,16 @@ static void tell_risk(struct lw_client *c, struct entry *e, int at_risk, uint64_
 {
     uint64_t left = e->valid_until_ns > now_ns ? (e->valid_until_ns - now_ns) / 1000000u : 0;
     struct lw_logger *log = c->engine ? lw_engine_logger(c->engine) : NULL;
+    const char *noun = lw_kinds[e->kind]->noun;
 
     if (at_risk)
         log_say(log, LOG_LOCK_RISK, LOG_WARN,
-                "lock %.*s (owner %llu) at risk: no renewal confirmed, %llu ms of its lease "
+                "%s %.*s (owner %llu) at risk: no renewal confirmed, %llu ms of its lease "
                 "sure to be left",
-                (int)(e->len > 200 ? 200 : e->len), e->name, (unsigned long long)e->owner,
+                noun, (int)(e->len > 200 ? 200 : e->len), e->name, (unsigned long long)e->owner,
                 (unsigned long long)left);
     else
-        log_say(log, LOG_LOCK_SAFE, LOG_INFO, "lock %.*s (owner %llu) safe again: renewed",
+        log_say(log, LOG_LOCK_SAFE, LOG_INFO, "%s %.*s (owner %llu) safe again: renewed", noun,
                 (int)(e->len > 200 ? 200 : e->len), e->name, (unsigned long long)e->owner);
     if (!c->on_risk)
         return;
@@ -159,15 +169,17 @@ static void note_risk(struct lw_client *c, struct entry *e, uint64_t now_ns, int
     tell_risk(c, e, 1, now_ns);
 }
 
-static struct entry **find_slot(struct lw_client *c, const char *name, size_t len,
-                                uint64_t owner, struct entry **head)
+/* lock's entry for owner (of the lock's kind: an owner may hold a read
+ * and a write lease of one name), or NULL; *head the name's chain. */
+static struct entry **find_slot(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                                struct entry **head)
 {
     struct entry **slot;
 
     *head = NULL;
-    HASH_FIND(hh, c->entries, name, len, *head);
+    HASH_FIND(hh, c->entries, lock->name, lock->len, *head);
     for (slot = head; *slot; slot = &(*slot)->next_owner)
-        if ((*slot)->owner == owner)
+        if ((*slot)->owner == owner && (*slot)->kind == lock->kind)
             return slot;
     return NULL;
 }
@@ -284,14 +296,16 @@ static uint64_t loss_late_ns(const struct entry *e)
 }
 
 /* e is lost for reason: on_lost, then its field dropped, but for a lock
- * not ours any more (nothing to drop) or held too long (its lease is the
- * holder's time to stop: it must run out, not be cut short). */
+ * not ours any more (nothing to drop), held too long (its lease is the
+ * holder's time to stop: it must run out, not be cut short), or of a kind
+ * that has no drop. */
 static void lose(struct lw_client *c, struct entry *e, int reason)
 {
     if (c->engine)
         log_say(lw_engine_logger(c->engine), LOG_LOCK_LOST, LOG_ERROR,
-                "lock %.*s (owner %llu) lost: %s", (int)(e->len > 200 ? 200 : e->len), e->name,
-                (unsigned long long)e->owner, lw_lost_reason_name(reason));
+                "%s %.*s (owner %llu) lost: %s", lw_kinds[e->kind]->noun,
+                (int)(e->len > 200 ? 200 : e->len), e->name, (unsigned long long)e->owner,
+                lw_lost_reason_name(reason));
     stats_lost(&c->count, reason, loss_late_ns(e));
     stop_watching(c, e, 1);
     /* The owner first: the drop is only tidying up. */
@@ -300,7 +314,8 @@ static void lose(struct lw_client *c, struct entry *e, int reason)
         c->on_lost(e->name, e->len, e->owner, reason, c->lost_arg);
         c->in_callback--;
     }
-    if (reason != LW_LOST_NOT_OWNER && reason != LW_LOST_HELD_TOO_LONG && !c->closing)
+    if (reason != LW_LOST_NOT_OWNER && reason != LW_LOST_HELD_TOO_LONG && !c->closing &&
+        lw_kinds[e->kind]->drop != SCRIPT_NONE)
         queue_drop(c, e);
     release_if_unused(e);
 }
@@ -311,12 +326,12 @@ int watchdog_renews(struct lw_client *c, const struct lw_lock *lock, uint64_t ow
 {
     struct entry *head;
 
-    return find_slot(c, lock->name, lock->len, owner, &head) != NULL;
+    return find_slot(c, lock, owner, &head) != NULL;
 }
 
 uint32_t watchdog_holds(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
 {
-    struct entry *head, **slot = find_slot(c, lock->name, lock->len, owner, &head);
+    struct entry *head, **slot = find_slot(c, lock, owner, &head);
 
     return slot ? (*slot)->holds : 0;
 }
@@ -324,7 +339,7 @@ uint32_t watchdog_holds(struct lw_client *c, const struct lw_lock *lock, uint64_
 void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
                        uint32_t holds, uint64_t sent_ns, int watch, uint64_t max_hold_ms)
 {
-    struct entry *head, **slot = find_slot(c, lock->name, lock->len, owner, &head), *e;
+    struct entry *head, **slot = find_slot(c, lock, owner, &head), *e;
 
     if (slot) {
         (*slot)->holds = holds;
@@ -333,6 +348,7 @@ void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t
     if (!watch || c->closing || !(e = calloc(1, sizeof *e + lock->len + 1)))
         return; /* not renewed: it expires after one lease */
     e->ct.fire = entry_timer_fired;
+    e->kind = lock->kind;
     e->owner = owner;
     e->holds = holds;
     e->len = (uint32_t)lock->len;
@@ -354,7 +370,7 @@ void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t
 
 void watchdog_unlock_begin(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
 {
-    struct entry *head, **slot = find_slot(c, lock->name, lock->len, owner, &head);
+    struct entry *head, **slot = find_slot(c, lock, owner, &head);
 
     /* Still held after this unlock: keep renewing.  The last hold: no
      * renewal may follow the unlock onto the wire. */
@@ -365,7 +381,7 @@ void watchdog_unlock_begin(struct lw_client *c, const struct lw_lock *lock, uint
 void watchdog_unlock_end(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
                          int64_t holds_left)
 {
-    struct entry *head, **slot = find_slot(c, lock->name, lock->len, owner, &head), *e;
+    struct entry *head, **slot = find_slot(c, lock, owner, &head), *e;
 
     if (!slot)
         return;
@@ -494,12 +510,12 @@ static void renewal_confirmed(struct lw_client *c, struct entry *e, uint64_t sen
 
 static void send_alone(struct lw_client *c, struct entry *e, uint64_t now_ns);
 
-/* One key's answer: 1 renewed, 0 gone or not ours, -1 (a node batch) not
- * served by that node any more. */
+/* One entry's answer, as its kind reads it: 1 renewed, 0 gone or not
+ * ours, -1 (a node batch) not served by that node any more. */
 static void settle(struct lw_client *c, struct entry *e, const redisReply *r,
                    uint64_t sent_ns, uint64_t now_ns)
 {
-    long long v = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+    int v = lw_kinds[e->kind]->renewed(r);
 
     if (v == 1)
         renewal_confirmed(c, e, sent_ns, now_ns);
@@ -598,53 +614,52 @@ static struct entry *pop_due(struct lw_client *c, uint64_t now_ns)
     return NULL;
 }
 
-/* e's name as key i of a batch, its field as field i: the fields start
- * after the widest batch's keys and the lease, until move_fields(). */
-static void put_key(struct lw_client *c, uint32_t i, const struct entry *e)
-{
-    char *field = c->scratch_fields + (size_t)i * FIELD_MAX;
-
-    c->scratch_argv[i] = e->name;
-    c->scratch_lens[i] = e->len;
-    c->scratch_argv[c->renew_batch + 1 + i] = field;
-    c->scratch_lens[c->renew_batch + 1 + i] = client_field(c, e->owner, field);
-}
-
-/* Close the gap: the n fields move to `at`, just after the batch's own. */
-static void move_fields(struct lw_client *c, uint32_t n, uint32_t at)
-{
-    memmove(c->scratch_argv + at, c->scratch_argv + c->renew_batch + 1,
-            n * sizeof *c->scratch_argv);
-    memmove(c->scratch_lens + at, c->scratch_lens + c->renew_batch + 1,
-            n * sizeof *c->scratch_lens);
-}
-
-static struct batch *new_batch(uint32_t n, int node)
+static struct batch *new_batch(uint32_t n, int node, uint8_t kind)
 {
     struct batch *b = malloc(sizeof(struct batch) + n * sizeof(struct entry *));
 
     if (b) {
         b->n = 0;
         b->node = node;
+        b->kind = kind;
     }
     return b;
 }
 
-/* One call for the batch's keys, nargs arguments in all, formatted in the
- * scratch arrays: the last thing done with b (a failed write completes it
- * at once).  A node batch declares no keys (its names are in ARGV) and goes
- * to its node; any other goes by the slot of its first key, which in a
- * cluster is its only one. */
-static void submit_batch(struct lw_client *c, struct batch *b, int script, uint32_t nargs,
-                         lw_request_fn *done)
+/* b's call into c->args: its entries' keys (as its kind puts them), the
+ * call's own argument (arg) and the client id, its entries' arguments
+ * (an owner each, the scripts building the field "<id>:<owner>": the id
+ * once a call, not in every field).  The argument count, or -1 (no
+ * memory). */
+static int format_batch(struct lw_client *c, const struct batch *b, const char *arg,
+                        size_t arg_len)
 {
-    int nkeys = b->node >= 0 ? 0 : (int)b->n;
+    const struct lease_kind *kind = lw_kinds[b->kind];
+
+    batch_args_clear(c->args);
+    for (uint32_t i = 0; i < b->n; i++)
+        kind->put(c, b->entries[i], b->node >= 0, c->args);
+    batch_call(c->args, arg, arg_len);
+    batch_call(c->args, c->id, c->id_len);
+    return batch_assemble(c->args);
+}
+
+/* One call of script for b, formatted by format_batch(): the last thing
+ * done with b (a failed write completes it at once).  A node batch
+ * declares no keys (its names are in ARGV) and goes to its node; any other
+ * goes by the slot of its first key, which in a cluster is its only
+ * entry's. */
+static void submit_batch(struct lw_client *c, struct batch *b, int script, const char *arg,
+                         size_t arg_len, lw_request_fn *done)
+{
+    int nargs = format_batch(c, b, arg, arg_len);
+    int nkeys = b->node >= 0 ? 0 : (int)c->args->keys.n;
 
     b->client = c;
     lw_request_init(&b->req);
     c->batches_inflight++;
-    if (lw_request_evalsha(&b->req, script, nkeys, (int)nargs, c->scratch_argv,
-                           c->scratch_lens) != 0) {
+    if (nargs < 0 || lw_request_evalsha(&b->req, script, nkeys, nargs, c->args->argv,
+                                        c->args->lens) != 0) {
         done(&b->req, NULL, LW_ENOMEM, b);
         return;
     }
@@ -654,18 +669,6 @@ static void submit_batch(struct lw_client *c, struct batch *b, int script, uint3
         lw_request_route_slot(&b->req, b->entries[0]->slot);
     if (lw_engine_submit(c->engine, &b->req, done, b) != 0)
         done(&b->req, NULL, LW_ENOMEM, b);
-}
-
-/* Names, then one argument (arg), then fields: the layout of every batch
- * script. */
-static void format_keys(struct lw_client *c, const struct batch *b, const char *arg,
-                        size_t arg_len)
-{
-    for (uint32_t i = 0; i < b->n; i++)
-        put_key(c, i, b->entries[i]);
-    c->scratch_argv[b->n] = arg;
-    c->scratch_lens[b->n] = arg_len;
-    move_fields(c, b->n, b->n + 1);
 }
 
 /* Room for node in c->nodes: 0, or -1 (no memory). */
@@ -701,10 +704,11 @@ static void count_node_call(struct lw_client *c, const struct batch *b)
 
 static void send_renew_batch(struct lw_client *c, struct batch *b)
 {
-    format_keys(c, b, c->lease_str, c->lease_len);
+    const struct lease_kind *kind = lw_kinds[b->kind];
+
     stats_batch_sent(&c->count, b->n);
     count_node_call(c, b);
-    submit_batch(c, b, b->node >= 0 ? SCRIPT_RENEW_NODE : SCRIPT_RENEW, 2 * b->n + 1,
+    submit_batch(c, b, b->node >= 0 ? kind->renew_node : kind->renew, c->lease_str, c->lease_len,
                  on_batch_reply);
 }
 
@@ -712,7 +716,7 @@ static void send_renew_batch(struct lw_client *c, struct batch *b)
  * its slot, so that the engine follows MOVED and ASK for it. */
 static void send_alone(struct lw_client *c, struct entry *e, uint64_t now_ns)
 {
-    struct batch *b = new_batch(1, -1);
+    struct batch *b = new_batch(1, -1, e->kind);
 
     if (!b) {
         retry_next_tick(c, e, now_ns);
@@ -729,24 +733,6 @@ static void add_renewal(struct lw_client *c, struct batch *b, struct entry *e, u
     b->entries[b->n++] = e;
     e->state = ENTRY_SENT;
     stats_renewal_lag(&c->count, now_ns > e->due_ns ? now_ns - e->due_ns : 0);
-}
-
-/* Format and send one batch of renewals.  0 when there was nothing. */
-static int send_renewals(struct lw_client *c, uint64_t now_ns)
-{
-    struct batch *b = new_batch(c->renew_batch, -1);
-    struct entry *e;
-
-    if (!b)
-        return 0; /* the entries stay queued; their expiry timers still run */
-    while (b->n < c->renew_batch && (e = pop_due(c, now_ns)))
-        add_renewal(c, b, e, now_ns);
-    if (b->n == 0) {
-        free(b);
-        return 0;
-    }
-    send_renew_batch(c, b);
-    return 1;
 }
 
 static void on_drop_reply(struct lw_request *req, const redisReply *reply, int err, void *arg)
@@ -769,10 +755,10 @@ static void on_drop_reply(struct lw_request *req, const redisReply *reply, int e
 
 static void send_drop_batch(struct lw_client *c, struct batch *b)
 {
+    const struct lease_kind *kind = lw_kinds[b->kind];
     const char *publish = client_publish_command(c);
 
-    format_keys(c, b, publish, strlen(publish));
-    submit_batch(c, b, b->node >= 0 ? SCRIPT_DROP_NODE : SCRIPT_DROP, 2 * b->n + 1,
+    submit_batch(c, b, b->node >= 0 ? kind->drop_node : kind->drop, publish, strlen(publish),
                  on_drop_reply);
 }
 
@@ -785,77 +771,73 @@ static struct entry *pop_drop(struct lw_client *c)
     return e;
 }
 
-/* Format and send one batch of drops.  0 when there was nothing. */
-static int send_drops(struct lw_client *c)
-{
-    struct batch *b;
-    struct entry *e;
-
-    if (!c->drop_head || !(b = new_batch(c->renew_batch, -1)))
-        return 0;
-    while (b->n < c->renew_batch && (e = pop_drop(c)))
-        b->entries[b->n++] = e;
-    send_drop_batch(c, b);
-    return 1;
-}
-
-/* ---- Clusters: one call per node ----
+/* ---- Batches: by node, then by kind ----
  *
- * A script's declared keys must share a slot, and grouping a tick's due
- * renewals by slot gives a key or two per call once locks spread over
- * 16384 slots.  So each tick's due entries are grouped by the node serving
- * their slot, into open batches (one per node and kind) sent when full and
- * at the end of the flush, with scripts that take the names in ARGV. */
+ * Each tick's due entries go into open batches, one per node, kind and
+ * purpose (renew or drop), each sent when full and at the end of the
+ * flush: a batch holds entries of one kind (one script), and a tick's
+ * entries of every kind still go out in full batches.  One Redis is node
+ * 0, its batches declaring their names as KEYS (routed by slot: the
+ * engine has one node).  In a cluster the entries are grouped by the
+ * node serving their slot: a script's declared keys must share a slot, and
+ * grouping a tick's due renewals by slot gives a key or two per call once
+ * locks spread over 16384 slots, so node batches go with scripts that take
+ * the names in ARGV. */
 
 enum { OPEN_RENEW,
        OPEN_DROP };
 
-/* The open batch of kind for node, made on first use; NULL: no memory. */
-static struct batch *open_batch(struct lw_client *c, int kind, unsigned node)
+/* The open batch of purpose and kind for node, made on first use; NULL:
+ * no memory. */
+static struct batch *open_batch(struct lw_client *c, int purpose, uint8_t kind, unsigned node)
 {
+    struct batch **open;
+
     if (node_room(c, node))
         return NULL;
-    if (!c->nodes[node].open[kind])
-        c->nodes[node].open[kind] = new_batch(c->renew_batch, (int)node);
-    return c->nodes[node].open[kind];
+    open = &c->nodes[node].open[kind][purpose];
+    if (!*open)
+        *open = new_batch(c->renew_batch, c->cluster ? (int)node : -1, kind);
+    return *open;
 }
 
-static void send_open(struct lw_client *c, int kind, unsigned node)
+static void send_open(struct lw_client *c, int purpose, uint8_t kind, unsigned node)
 {
-    struct batch *b = c->nodes[node].open[kind];
+    struct batch *b = c->nodes[node].open[kind][purpose];
 
-    c->nodes[node].open[kind] = NULL;
-    if (kind == OPEN_RENEW)
+    c->nodes[node].open[kind][purpose] = NULL;
+    if (purpose == OPEN_RENEW)
         send_renew_batch(c, b);
     else
         send_drop_batch(c, b);
 }
 
-/* Send every batch still open: at most one per node and kind, so a flush
- * may pass the in-flight cap by the number of nodes. */
+/* Send every batch still open: at most one per node, kind and purpose, so
+ * a flush may pass the in-flight cap by that many. */
 static void send_all_open(struct lw_client *c)
 {
-    for (int kind = 0; kind < 2; kind++)
+    for (int purpose = 0; purpose < 2; purpose++)
         for (unsigned node = 0; node < c->nodes_cap; node++)
-            if (c->nodes[node].open[kind])
-                send_open(c, kind, node);
+            for (uint8_t kind = 0; kind < KIND_COUNT; kind++)
+                if (c->nodes[node].open[kind][purpose])
+                    send_open(c, purpose, kind, node);
 }
 
-/* e into its node's open batch of kind; a batch filled is sent.  0, or -1
- * when the node is not known (or no memory). */
-static int add_to_node(struct lw_client *c, int kind, struct entry *e, uint64_t now_ns)
+/* e into its node's open batch of purpose; a batch filled is sent.  0, or
+ * -1 when the node is not known (or no memory). */
+static int add_to_node(struct lw_client *c, int purpose, struct entry *e, uint64_t now_ns)
 {
-    int node = lw_engine_slot_node(c->engine, e->slot);
+    int node = c->cluster ? lw_engine_slot_node(c->engine, e->slot) : 0;
     struct batch *b;
 
-    if (node < 0 || !(b = open_batch(c, kind, (unsigned)node)))
+    if (node < 0 || !(b = open_batch(c, purpose, e->kind, (unsigned)node)))
         return -1;
-    if (kind == OPEN_RENEW)
+    if (purpose == OPEN_RENEW)
         add_renewal(c, b, e, now_ns);
     else
         b->entries[b->n++] = e;
     if (b->n == c->renew_batch)
-        send_open(c, kind, (unsigned)node);
+        send_open(c, purpose, e->kind, (unsigned)node);
     return 0;
 }
 
@@ -863,10 +845,12 @@ static int add_to_node(struct lw_client *c, int kind, struct entry *e, uint64_t 
  * every master has its own pipeline and round trip, and a cap shared by
  * three left each a third of the calls one Redis gets (lwbench: the lag
  * climbed past a third of the cluster's ceiling with 64, and stayed at a
- * millisecond with 64 per master). */
-static void flush_cluster(struct lw_client *c, uint64_t now_ns)
+ * millisecond with 64 per master).  Renewals go first; drops only fill
+ * what in-flight room is left. */
+static void flush_batches(struct lw_client *c, uint64_t now_ns)
 {
-    uint64_t max = (uint64_t)c->batches_max * lw_engine_master_count(c->engine);
+    uint64_t masters = c->cluster ? lw_engine_master_count(c->engine) : 1;
+    uint64_t max = (uint64_t)c->batches_max * masters;
     struct entry *e;
 
     while (!c->closing && c->batches_inflight < max && (e = pop_due(c, now_ns)))
@@ -883,18 +867,10 @@ static void flush_cluster(struct lw_client *c, uint64_t now_ns)
 
 void watchdog_flush(struct lw_client *c)
 {
-    uint64_t now = lw_clock_now();
-
     /* A batch whose write fails completes inside submit_batch(): it must
-     * not start a flush of its own, or failures would nest.  Renewals go
-     * first; drops only fill what in-flight room is left. */
+     * not start a flush of its own, or failures would nest. */
     c->flushing = 1;
-    if (c->cluster)
-        flush_cluster(c, now);
-    else
-        while (!c->closing && c->batches_inflight < c->batches_max &&
-               ((c->renew_head && send_renewals(c, now)) || send_drops(c)))
-            ;
+    flush_batches(c, lw_clock_now());
     c->flushing = 0;
 }
 

@@ -51,9 +51,13 @@ enum lw_error {
                              server has not (WAIT, for acquire_replicas:
                              serverless Redis); lw_client_last_error()
                              says which */
-    LW_ENOSEM = -22,      /* the semaphore does not exist: its permits were
+    LW_EWRONGKIND = -22,  /* the name holds a lock of another kind: a read or
+                             write lock asked of a plain lock's hash (no
+                             `mode` field), or a lock of a read-write
+                             lock's; nothing was changed */
+    LW_ENOSEM = -23,      /* the semaphore does not exist: its permits were
                              never set (lw_semaphore_try_set()) */
-    LW_ENOPERMIT = -23,   /* a permit released is unknown, released already
+    LW_ENOPERMIT = -24,   /* a permit released is unknown, released already
                              or expired: nothing was released */
 };
 

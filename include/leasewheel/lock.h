@@ -527,6 +527,43 @@ LW_API uint64_t lw_owner_self(void);
 LW_API int lw_lock_new(struct lw_client *client, const void *name, size_t len,
                        struct lw_lock **out);
 
+/*
+ * lw_read_lock_new, lw_write_lock_new - a handle for the read lock or the
+ * write lock of the read-write lock named by the len bytes at name, as
+ * Redisson's RReadWriteLock.readLock() and writeLock(), in its format on
+ * the wire (a hash at the name with a `mode` field; a reader's hold the
+ * field "<client id>:<owner>" with one key per hold,
+ * "{name}:<field>:rwlock_timeout:<i>"; a writer's "<client id>:<owner>:write";
+ * the channel redisson_rwlock:{name}).  Readers share it; a writer holds
+ * it alone.  Every call below works on these handles as on a lock's:
+ * blocking, try, lease and async acquires, unlock, force-unlock, and the
+ * queries, with these differences:
+ *   - a read acquire's token is 0 (reads have none); a write acquire's is
+ *     the name's fencing token, from the same counter as a lock's;
+ *   - the owner that holds the write lock may take the read lock too (a
+ *     downgrade: releasing the write lock then leaves it reading); the
+ *     owner that holds the read lock may not take the write lock (no
+ *     upgrade): a waiting acquire of it fails at once with LW_EDEADLK, a
+ *     try without wait with LW_ELOCKED;
+ *   - on a name that holds a plain lock (a hash without `mode`), read and
+ *     write acquires fail with LW_EWRONGKIND and change nothing; so do a
+ *     lock's acquires on a read-write lock's name;
+ *   - lw_force_unlock() of the read lock frees it only when held for
+ *     reading, of the write lock only when held for writing (1: it was);
+ *   - lw_is_locked() of the read lock: held for reading (also when the
+ *     writer reads); of the write lock: held for writing.
+ *   - lw_is_held() and lw_hold_count() count the owner's read holds or
+ *     write holds; lw_remaining_ttl() is the hash's.
+ * Watchdog read holds are renewed with every own timeout key, and the hash
+ * to the longer of its TTL and the lease; on_lost and on_risk report them
+ * by name and owner, and the log says "read lock" or "write lock".
+ * Returns as lw_lock_new().
+ */
+LW_API int lw_read_lock_new(struct lw_client *client, const void *name, size_t len,
+                            struct lw_lock **out);
+LW_API int lw_write_lock_new(struct lw_client *client, const void *name, size_t len,
+                             struct lw_lock **out);
+
 /* lw_lock_free - drop the handle (calls still pending keep it alive until
  * they end).  NULL ignored. */
 LW_API void lw_lock_free(struct lw_lock *lock);
@@ -556,7 +593,10 @@ LW_API int lw_lock_set_max_hold(struct lw_lock *lock, uint64_t max_hold_ms);
  *   LW_ENOTSUP    acquire_replicas set, and the server has no WAIT
  *                 (serverless Redis): the hold was given back
  *   LW_ESHUTDOWN  the client is being freed
- *   LW_EDEADLK    called on the engine thread
+ *   LW_EDEADLK    called on the engine thread; or a waiting write acquire
+ *                 by an owner holding the read lock (lw_write_lock_new())
+ *   LW_EWRONGKIND the name holds a lock of another kind (a plain lock, or a
+ *                 read-write lock): nothing was changed
  *
  * token (may be NULL) receives the fencing token: the lock name's counter
  * as of this owner's first acquire, so reentrant acquires see the same.

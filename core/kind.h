@@ -1,0 +1,115 @@
+/*
+ * core/kind.h - the kinds of lease the watchdog renews, as a table.
+ *
+ * The watchdog (watchdog.c) keeps one wheel of entries, one renewal FIFO,
+ * one in-flight cap, at-risk, hold caps and lost reporting for every lease
+ * it renews, and cuts batches (one kind each) per node in a cluster.  What
+ * differs between a plain lock, a read hold and a write hold of a
+ * read-write lock is only what goes on the wire and what comes back, and
+ * that is what a kind says:
+ *
+ *   renew, renew_node  the scripts renewing a batch of its entries: with
+ *                      the names declared in KEYS (one Redis, or one entry
+ *                      routed by its slot), or a cluster node's batch with
+ *                      the names in ARGV (names from any slot of the node);
+ *   drop, drop_node    the scripts removing the holds of lost entries
+ *                      (SCRIPT_NONE: none, the lease ends them);
+ *   put                an entry's keys and arguments in a batch;
+ *   renewed            an entry's answer in a renewal's reply.
+ *
+ * A batch on the wire is, for either script of a pair: the entries' keys
+ * (in KEYS, or first in ARGV for a node script), then the call's own
+ * arguments (renewals: the lease in ms; drops: the publish command; then
+ * the client id), then the entries' arguments, where a hold's field
+ * "<client id>:<owner>" goes as the owner alone (the script puts the id
+ * in front: ~40 bytes less a renewal).  A kind's scripts read that
+ * layout; put() says what an entry adds to each part.
+ *
+ * A kind is one file (kind_lock.c, kind_read.c, kind_write.c) holding its
+ * table, and one line in lw_kinds[] (kind.c).  Its scripts are in
+ * scripts.c's table, with the others the engine loads.
+ */
+#ifndef LW_CORE_KIND_H
+#define LW_CORE_KIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hiredis/hiredis.h>
+
+struct lw_client;
+struct entry;
+
+/* The kinds, lw_kinds[]'s order (struct lw_lock's and struct entry's
+ * `kind`).  A plain lock is 0: a handle made zeroed is a lock. */
+enum lease_kind_id { KIND_LOCK,
+                     KIND_READ,
+                     KIND_WRITE,
+                     KIND_COUNT };
+
+/* A kind without a drop script. */
+#define SCRIPT_NONE 0xff
+
+/* One argument of a batch: its bytes by reference (valid until the batch
+ * is submitted), or copied into the batch's text at `off` (ref NULL). */
+struct batch_arg {
+    const char *ref;
+    size_t off;
+    size_t len;
+};
+
+struct arg_list {
+    struct batch_arg *v;
+    uint32_t n, cap;
+};
+
+/* A batch's arguments while it is formatted, grown on demand and kept
+ * between batches (client->args).  `failed`: out of memory on the way. */
+struct batch_args {
+    struct arg_list keys, call, entry;
+    char *text;
+    size_t text_len, text_cap;
+    const char **argv; /* the call's arguments, assembled */
+    size_t *lens;
+    uint32_t argv_cap;
+    int failed;
+};
+
+struct lease_kind {
+    const char *noun;                           /* in the log: "lock", "read lock", "write lock" */
+    const char *label;                          /* short: "lock", "read", "write" */
+    uint8_t renew, renew_node, drop, drop_node; /* enum script_id */
+    /* e's keys (batch_key()) and arguments (batch_arg()) in a batch; node:
+     * a cluster node's batch (its node script's layout). */
+    void (*put)(const struct lw_client *c, const struct entry *e, int node,
+                struct batch_args *a);
+    /* e's answer in a renewal reply: 1 renewed, 0 lost (gone, not ours),
+     * -1 (a node batch) its node serves it no more: sent again alone. */
+    int (*renewed)(const redisReply *r);
+};
+
+extern const struct lease_kind lw_kind_lock, lw_kind_read, lw_kind_write;
+extern const struct lease_kind *const lw_kinds[KIND_COUNT];
+
+/* kind.c: building a batch's arguments. */
+struct batch_args *batch_args_new(void);
+void batch_args_free(struct batch_args *a);
+void batch_args_clear(struct batch_args *a);
+/* Add a key, a call argument or an entry argument, by reference (bytes
+ * that outlive the batch's submission: an entry's name, the client's
+ * strings), or copied (key_copy(), arg_copy()). */
+void batch_key(struct batch_args *a, const char *p, size_t len);
+void batch_key_copy(struct batch_args *a, const char *p, size_t len);
+void batch_call(struct batch_args *a, const char *p, size_t len);
+void batch_arg(struct batch_args *a, const char *p, size_t len);
+void batch_arg_copy(struct batch_args *a, const char *p, size_t len);
+/* A key made of n parts, copied. */
+void batch_key_cat(struct batch_args *a, const char *const *parts, const size_t *lens, int n);
+/* Keys, call arguments, entry arguments into a->argv/lens; their count,
+ * or -1 (out of memory, now or on the way). */
+int batch_assemble(struct batch_args *a);
+
+/* The common answers: an integer 1, 0 or -1 (anything else: 0). */
+int kind_renewed_integer(const redisReply *r);
+
+#endif

@@ -1,0 +1,33 @@
+/*
+ * core/kind_lock.c - a plain lock (Redisson's RLock) as a lease kind: its
+ * hash at the name, its hold the field "<client id>:<owner>".  A batch
+ * entry is the name (a key) and the field (an argument); the reply, 1
+ * renewed or 0 not ours (-1 from a node batch: not served there).  The
+ * field goes as the owner alone, the script putting the client id (an
+ * argument of the call) in front.  A lost
+ * lock's field is dropped, and "0" published on its lock channel when that
+ * frees it.
+ */
+#include "client_private.h"
+
+static void put_lock(const struct lw_client *c, const struct entry *e, int node,
+                     struct batch_args *a)
+{
+    char owner[OWNER_MAX];
+
+    (void)c;
+    (void)node; /* the same entry either way */
+    batch_key(a, e->name, e->len);
+    batch_arg_copy(a, owner, owner_digits(e->owner, owner));
+}
+
+const struct lease_kind lw_kind_lock = {
+    .noun = "lock",
+    .label = "lock",
+    .renew = SCRIPT_RENEW_OWNERS,
+    .renew_node = SCRIPT_RENEW_OWNERS_NODE,
+    .drop = SCRIPT_DROP,
+    .drop_node = SCRIPT_DROP_NODE,
+    .put = put_lock,
+    .renewed = kind_renewed_integer,
+};

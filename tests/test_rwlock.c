@@ -1,0 +1,437 @@
+/*
+ * tests/test_rwlock.c - read-write locks (lw_read_lock_new(),
+ * lw_write_lock_new()) against a real redis-server, interleaved with
+ * Redisson's own read-write lock scripts (redisson_rw.h, verbatim, their
+ * SHA1s checked at SCRIPT LOAD): the format on the wire, sharing and
+ * exclusion, downgrade, no upgrade, the other kind refused, wake-ups by
+ * message, renewal, force-unlock seen as lost.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "client_private.h"
+#include "fixture_util.h"
+#include "lock_util.h"
+#include "redisson_rw.h"
+
+static redisContext *connect_srv(void)
+{
+    redisContext *rc = fixture_connect_at(srv.port, srv.unix_path, NULL, 2000);
+
+    cr_assert(rc && !rc->err, "no connection to the fixture");
+    return rc;
+}
+
+static void load_redisson(redisContext *rc)
+{
+    static const char *const scripts[][2] = {
+        {RS_READ_LOCK, RS_READ_LOCK_SHA},
+        {RS_READ_UNLOCK, RS_READ_UNLOCK_SHA},
+        {RS_READ_IS_LOCKED, RS_READ_IS_LOCKED_SHA},
+        {RS_WRITE_LOCK, RS_WRITE_LOCK_SHA},
+        {RS_WRITE_UNLOCK, RS_WRITE_UNLOCK_SHA},
+    };
+
+    for (size_t i = 0; i < sizeof scripts / sizeof *scripts; i++) {
+        redisReply *r = redisCommand(rc, "SCRIPT LOAD %s", scripts[i][0]);
+
+        cr_assert(r && r->type == REDIS_REPLY_STRING);
+        cr_assert_str_eq(r->str, scripts[i][1], "a Redisson script is not verbatim");
+        freeReplyObject(r);
+    }
+}
+
+/* Redisson's read tryLock for field with lease_ms: nil (acquired) or the
+ * PTTL, as -1000 - PTTL... returned as: 1 acquired, 0 not. */
+static int redisson_read_lock(redisContext *rc, const char *name, const char *field,
+                              int lease_ms)
+{
+    char prefix[300], wfield[200];
+    redisReply *r;
+    int got;
+
+    snprintf(prefix, sizeof prefix, "{%s}:%s:rwlock_timeout", name, field);
+    snprintf(wfield, sizeof wfield, "%s:write", field);
+    r = redisCommand(rc, "EVALSHA %s 2 %s %s %d %s %s", RS_READ_LOCK_SHA, name, prefix,
+                     lease_ms, field, wfield);
+    cr_assert(r && r->type != REDIS_REPLY_ERROR);
+    got = r->type == REDIS_REPLY_NIL;
+    freeReplyObject(r);
+    return got;
+}
+
+static int redisson_write_lock(redisContext *rc, const char *name, const char *field,
+                               int lease_ms)
+{
+    redisReply *r = redisCommand(rc, "EVALSHA %s 1 %s %d %s:write", RS_WRITE_LOCK_SHA, name,
+                                 lease_ms, field);
+    int got;
+
+    cr_assert(r && r->type != REDIS_REPLY_ERROR);
+    got = r->type == REDIS_REPLY_NIL;
+    freeReplyObject(r);
+    return got;
+}
+
+/* Redisson's read unlock: 0 still locked, 1 freed, -1 nil (not held). */
+static long long redisson_read_unlock(redisContext *rc, const char *name, const char *field)
+{
+    char prefix[300], channel[300], tag[300], latch[300];
+    redisReply *r;
+    long long v;
+
+    snprintf(prefix, sizeof prefix, "{%s}:%s:rwlock_timeout", name, field);
+    snprintf(channel, sizeof channel, "redisson_rwlock:{%s}", name);
+    snprintf(tag, sizeof tag, "{%s}", name);
+    snprintf(latch, sizeof latch, "redisson_unlock_latch:{%s}:%032x", name, (unsigned)rand());
+    r = redisCommand(rc, "EVALSHA %s 5 %s %s %s %s %s 0 %s publish 30000", RS_READ_UNLOCK_SHA,
+                     name, channel, prefix, tag, latch, field);
+    cr_assert(r && r->type != REDIS_REPLY_ERROR);
+    v = r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+    freeReplyObject(r);
+    return v;
+}
+
+static long long redisson_read_is_locked(redisContext *rc, const char *name)
+{
+    redisReply *r = redisCommand(rc, "EVALSHA %s 1 %s", RS_READ_IS_LOCKED_SHA, name);
+    long long v = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+
+    freeReplyObject(r);
+    return v;
+}
+
+static struct lw_lock *read_lock(struct lw_client *c, const char *name)
+{
+    struct lw_lock *l = NULL;
+
+    cr_assert_eq(lw_read_lock_new(c, name, strlen(name), &l), 0);
+    return l;
+}
+
+static struct lw_lock *write_lock(struct lw_client *c, const char *name)
+{
+    struct lw_lock *l = NULL;
+
+    cr_assert_eq(lw_write_lock_new(c, name, strlen(name), &l), 0);
+    return l;
+}
+
+static void own_field(struct lw_client *c, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s:%llu", lw_client_id(c), (unsigned long long)lw_owner_self());
+}
+
+/* A subscriber to the name's channel, and the next message on it (NULL
+ * when none within ms). */
+static redisContext *subscribe(const char *name)
+{
+    redisContext *sub = connect_srv();
+    redisReply *r = redisCommand(sub, "SUBSCRIBE redisson_rwlock:{%s}", name);
+
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY);
+    freeReplyObject(r);
+    return sub;
+}
+
+static int next_message(redisContext *sub, int ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    redisReply *r = NULL;
+    int msg = -1;
+
+    redisSetTimeout(sub, tv);
+    if (redisGetReply(sub, (void **)&r) == REDIS_OK && r && r->type == REDIS_REPLY_ARRAY &&
+        r->elements == 3 && r->element[2]->type == REDIS_REPLY_STRING)
+        msg = atoi(r->element[2]->str);
+    freeReplyObject(r);
+    return msg;
+}
+
+/* Readers share, in Redisson's layout: mode, the field's count, one
+ * timeout key per hold; Redisson's isLocked sees it and its writer is kept
+ * out; the last read release deletes it and publishes 0. */
+REDIS_TEST(rwlock, readers_share_in_redissons_format)
+{
+    struct lw_client *c = new_client(30000, NULL);
+    struct lw_lock *r = read_lock(c, "books");
+    redisContext *rc = connect_srv(), *sub = subscribe("books");
+    char field[128], key[256];
+    uint64_t token = 99;
+
+    load_redisson(rc);
+    own_field(c, field, sizeof field);
+    cr_assert_eq(lw_lock_acquire(r, &token), 0);
+    cr_assert_eq(token, 0, "reads have no token");
+    cr_assert_eq(lw_lock_acquire(r, NULL), 0);
+    cr_assert_eq(lw_hold_count(r), 2);
+    cr_assert_eq(lw_is_held(r), 1);
+    cr_assert_eq(lw_is_locked(r), 1);
+    cr_assert_eq(redis_int("HGET books %s", field), 2);
+    {
+        redisReply *m = redis_server_command(&srv, "HGET books mode");
+
+        cr_assert(m && m->type == REDIS_REPLY_STRING);
+        cr_assert_str_eq(m->str, "read");
+        freeReplyObject(m);
+    }
+    for (int i = 1; i <= 2; i++) {
+        snprintf(key, sizeof key, "{books}:%s:rwlock_timeout:%d", field, i);
+        cr_assert_gt(redis_int("PTTL %s", key), 29000);
+    }
+    cr_assert_eq(redisson_read_is_locked(rc, "books"), 1);
+    cr_assert(redisson_read_lock(rc, "books", "redisson-reader:1", 30000), "readers share");
+    cr_assert_not(redisson_write_lock(rc, "books", "redisson-writer:1", 30000));
+    cr_assert_eq(redisson_read_unlock(rc, "books", "redisson-reader:1"), 0);
+
+    cr_assert_eq(lw_unlock(r), 0);
+    cr_assert_eq(redis_int("EXISTS %s", "books"), 1);
+    cr_assert_eq(lw_unlock(r), 0);
+    cr_assert_eq(redis_int("EXISTS %s", "books"), 0);
+    cr_assert_eq(next_message(sub, 2000), 0, "the last reader publishes 0");
+    cr_assert_eq(lw_unlock(r), LW_ENOTOWNER);
+    redisFree(sub);
+    redisFree(rc);
+    lw_lock_free(r);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* A Redisson reader with a 1 s lease leaves while ours holds on the
+ * watchdog: its unlock (Redisson's scan of every reader's timeout keys)
+ * must keep the hash for ours.  Then a Redisson reader whose keys are left
+ * to expire does not keep the lock once ours leaves: a writer gets in. */
+REDIS_TEST(rwlock, redisson_readers_leave_and_expire_around_ours)
+{
+    struct lw_client *c = new_client(30000, NULL);
+    struct lw_lock *r = read_lock(c, "shelf"), *w = write_lock(c, "shelf");
+    redisContext *rc = connect_srv();
+
+    load_redisson(rc);
+    cr_assert(redisson_read_lock(rc, "shelf", "redisson-reader:1", 1000));
+    cr_assert_eq(lw_lock_acquire(r, NULL), 0);
+    cr_assert_eq(redisson_read_unlock(rc, "shelf", "redisson-reader:1"), 0);
+    cr_assert_gt(redis_int("PTTL %s", "shelf"), 28000, "the hash kept to our lease");
+
+    cr_assert(redisson_read_lock(rc, "shelf", "redisson-reader:2", 300));
+    cr_assert(wait_until(redis_int("EXISTS %s", "{shelf}:redisson-reader:2:rwlock_timeout:1") == 0,
+                         3000));
+    cr_assert_eq(lw_unlock(r), 0);
+    cr_assert_eq(redis_int("EXISTS %s", "shelf"), 0, "an expired reader does not keep it");
+    cr_assert_eq(lw_trylock(w, 0, 0, NULL), 0);
+    cr_assert_eq(lw_unlock(w), 0);
+    redisFree(rc);
+    lw_lock_free(r);
+    lw_lock_free(w);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* The writer may read too (a downgrade); its write release then leaves it
+ * reading, publishing 1.  A reader may not write (no upgrade): a waiting
+ * write acquire fails at once with LW_EDEADLK, a try with LW_ELOCKED. */
+REDIS_TEST(rwlock, downgrade_allowed_upgrade_refused)
+{
+    struct lw_client *c = new_client(30000, NULL);
+    struct lw_lock *r = read_lock(c, "doc"), *w = write_lock(c, "doc");
+    redisContext *sub = subscribe("doc");
+    uint64_t t1 = 0, t2 = 0, start;
+
+    cr_assert_eq(lw_lock_acquire(w, &t1), 0);
+    cr_assert_gt(t1, 0, "a write acquire takes a fencing token");
+    cr_assert_eq(lw_trylock(r, 0, 0, NULL), 0, "the writer may read");
+    cr_assert_eq(lw_is_locked(w), 1);
+    cr_assert_eq(lw_unlock(w), 0);
+    cr_assert_eq(next_message(sub, 2000), 1, "a write release publishes 1");
+    cr_assert_eq(lw_is_locked(w), 0);
+    cr_assert_eq(lw_is_held(r), 1, "still reading after the downgrade");
+
+    start = now_ms();
+    cr_assert_eq(lw_trylock(w, 10000, 0, NULL), LW_EDEADLK);
+    cr_assert_lt(now_ms() - start, 5000, "refused at once, not after the wait");
+    cr_assert_eq(lw_trylock(w, 0, 0, NULL), LW_ELOCKED);
+    cr_assert_eq(lw_unlock(r), 0);
+    cr_assert_eq(lw_lock_acquire(w, &t2), 0);
+    cr_assert_gt(t2, t1);
+    cr_assert_eq(lw_unlock(w), 0);
+    redisFree(sub);
+    lw_lock_free(r);
+    lw_lock_free(w);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* A plain lock's name refuses read and write acquires, a read-write
+ * lock's refuses a lock's, and nothing is added to either hash. */
+REDIS_TEST(rwlock, the_other_kind_is_refused)
+{
+    struct lw_client *c = new_client(30000, NULL);
+    struct lw_lock *plain = new_lock(c, "plain"), *pr = read_lock(c, "plain"),
+                   *pw = write_lock(c, "plain");
+    struct lw_lock *rw = read_lock(c, "rw"), *rwl = new_lock(c, "rw");
+
+    cr_assert_eq(lw_lock_acquire(plain, NULL), 0);
+    cr_assert_eq(lw_trylock(pr, 1000, 0, NULL), LW_EWRONGKIND);
+    cr_assert_eq(lw_trylock(pw, 1000, 0, NULL), LW_EWRONGKIND);
+    cr_assert_eq(redis_int("HLEN %s", "plain"), 1, "no mode added to a plain lock");
+    cr_assert_eq(lw_unlock(pr), LW_ENOTOWNER);
+    cr_assert_eq(lw_unlock(plain), 0);
+
+    cr_assert_eq(lw_lock_acquire(rw, NULL), 0);
+    cr_assert_eq(lw_trylock(rwl, 1000, 0, NULL), LW_EWRONGKIND);
+    cr_assert_eq(redis_int("HLEN %s", "rw"), 2);
+    cr_assert_eq(lw_unlock(rw), 0);
+    lw_lock_free(plain);
+    lw_lock_free(pr);
+    lw_lock_free(pw);
+    lw_lock_free(rw);
+    lw_lock_free(rwl);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* Waiters wake on the channel's messages, not on the holder's lease (30
+ * s, far past the test's bounds): a reader waiting for a writer, a writer
+ * waiting for readers, in both directions through another client. */
+REDIS_TEST(rwlock, waiters_wake_on_messages)
+{
+    struct lw_client *a = new_client(30000, NULL), *b = new_client(30000, NULL);
+    struct lw_lock *aw = write_lock(a, "queue"), *ar = read_lock(a, "queue");
+    struct lw_lock *br = read_lock(b, "queue"), *bw = write_lock(b, "queue");
+    struct outcome got;
+
+    cr_assert_eq(lw_lock_acquire(aw, NULL), 0);
+    tally_init(&got.tally);
+    cr_assert_eq(lw_acquire_async(br, 7, LW_WAIT_FOREVER, 0, on_outcome, &got), 0);
+    cr_assert_eq(tally_wait(&got.tally, 1, 300), 0, "the reader waits for the writer");
+    cr_assert_eq(lw_unlock(aw), 0);
+    cr_assert_eq(tally_wait(&got.tally, 1, 10000), 1, "woken by the write release's 1");
+    cr_assert_eq(atomic_load(&got.err), 0);
+    tally_destroy(&got.tally);
+
+    tally_init(&got.tally);
+    cr_assert_eq(lw_acquire_async(aw, 8, LW_WAIT_FOREVER, 0, on_outcome, &got), 0);
+    cr_assert_eq(tally_wait(&got.tally, 1, 300), 0, "the writer waits for the reader");
+    cr_assert_eq(lw_unlock_owner(br, 7), 0);
+    cr_assert_eq(tally_wait(&got.tally, 1, 10000), 1, "woken by the read release's 0");
+    cr_assert_eq(atomic_load(&got.err), 0);
+    cr_assert_eq(lw_unlock_owner(aw, 8), 0);
+    tally_destroy(&got.tally);
+    (void)ar;
+    (void)bw;
+    lw_lock_free(aw);
+    lw_lock_free(ar);
+    lw_lock_free(br);
+    lw_lock_free(bw);
+    cr_assert_eq(lw_client_free(a), 0);
+    cr_assert_eq(lw_client_free(b), 0);
+}
+
+/* Read holds on the watchdog outlive their lease, every timeout key with
+ * them; a force-unlock by another client is seen as lost. */
+REDIS_TEST(rwlock, read_holds_renewed_and_force_unlock_seen_as_lost)
+{
+    struct lost_log lost;
+    struct lw_client *a = new_client(1000, &lost), *b = new_client(30000, NULL);
+    struct lw_lock *r = read_lock(a, "feed"), *force = read_lock(b, "feed");
+    struct lw_client_stats st;
+    char field[128], key[256];
+
+    own_field(a, field, sizeof field);
+    cr_assert_eq(lw_lock_acquire(r, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(r, NULL), 0);
+    cr_assert(wait_until((lw_client_get_stats(a, &st), st.renewals_confirmed >= 6), 10000));
+    cr_assert_eq(atomic_load(&lost.count), 0);
+    for (int i = 1; i <= 2; i++) {
+        snprintf(key, sizeof key, "{feed}:%s:rwlock_timeout:%d", field, i);
+        cr_assert_gt(redis_int("PTTL %s", key), 0, "timeout key %d renewed", i);
+    }
+    cr_assert_eq(lw_force_unlock(force), 1);
+    cr_assert(wait_until(atomic_load(&lost.count) == 1, 5000), "the reader is told");
+    cr_assert_eq(atomic_load(&lost.reason), LW_LOST_NOT_OWNER);
+    lw_lock_free(r);
+    lw_lock_free(force);
+    cr_assert_eq(lw_client_free(a), 0);
+    cr_assert_eq(lw_client_free(b), 0);
+}
+
+/* 15 threads of one client read without a pause between them, so the
+ * name is never free of readers; a writer of the same client still gets
+ * in: while it waits, the client's new read acquires queue behind it. */
+struct reader_loop {
+    struct lw_lock *lock;
+    _Atomic int *stop;
+    _Atomic int reads;
+};
+
+static void *reader_thread(void *arg)
+{
+    struct reader_loop *rl = arg;
+
+    for (int i = 0; i < 100000 && !atomic_load(rl->stop); i++) {
+        if (lw_lock_acquire(rl->lock, NULL) != 0)
+            break;
+        sleep_ms(2);
+        atomic_fetch_add(&rl->reads, 1);
+        if (lw_unlock(rl->lock) != 0)
+            break;
+    }
+    return NULL;
+}
+
+REDIS_TEST(rwlock, writer_not_starved_by_its_clients_readers)
+{
+    struct lw_client *c = new_client(30000, NULL);
+    struct lw_lock *r = read_lock(c, "hot"), *w = write_lock(c, "hot");
+    _Atomic int stop = 0;
+    struct reader_loop rl[15];
+    pthread_t th[15];
+    int before = 0, after = 0;
+    uint64_t start;
+
+    for (int i = 0; i < 15; i++) {
+        rl[i] = (struct reader_loop){.lock = r, .stop = &stop};
+        cr_assert_eq(pthread_create(&th[i], NULL, reader_thread, &rl[i]), 0);
+    }
+    cr_assert(wait_until(atomic_load(&rl[14].reads) > 5, 10000), "the readers run");
+    for (int i = 0; i < 15; i++)
+        before += atomic_load(&rl[i].reads);
+    start = now_ms();
+    cr_assert_eq(lw_trylock(w, 20000, 0, NULL), 0, "the writer got in");
+    cr_log_info("writer waited %llu ms behind 15 readers",
+                (unsigned long long)(now_ms() - start));
+    cr_assert_eq(redis_int("HLEN %s", "hot"), 2, "alone: mode and its field");
+    cr_assert_eq(lw_unlock(w), 0);
+    cr_assert(wait_until(atomic_load(&rl[0].reads) + atomic_load(&rl[14].reads) > 0, 5000));
+    atomic_store(&stop, 1);
+    for (int i = 0; i < 15; i++) {
+        pthread_join(th[i], NULL);
+        after += atomic_load(&rl[i].reads);
+    }
+    cr_assert_gt(after, before, "the readers went on after the writer");
+    lw_lock_free(r);
+    lw_lock_free(w);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* A force-unlock of the other mode frees nothing, and the holds it did
+ * not free go on being renewed (they are not forgotten by the client). */
+REDIS_TEST(rwlock, force_unlock_of_the_other_mode_keeps_the_holds)
+{
+    struct lost_log lost;
+    struct lw_client *c = new_client(1000, &lost);
+    struct lw_lock *r = read_lock(c, "pad"), *w = write_lock(c, "pad");
+    struct lw_client_stats st;
+    uint64_t confirmed;
+
+    cr_assert_eq(lw_lock_acquire(r, NULL), 0);
+    cr_assert_eq(lw_force_unlock(w), 0, "not held for writing: nothing to free");
+    lw_client_get_stats(c, &st);
+    confirmed = st.renewals_confirmed;
+    cr_assert(wait_until((lw_client_get_stats(c, &st), st.renewals_confirmed >= confirmed + 6),
+                         10000),
+              "the read hold is still renewed");
+    cr_assert_eq(atomic_load(&lost.count), 0);
+    cr_assert_eq(lw_is_held(r), 1);
+    cr_assert_eq(lw_force_unlock(r), 1);
+    cr_assert_eq(redis_int("EXISTS %s", "pad"), 0);
+    lw_lock_free(r);
+    lw_lock_free(w);
+    cr_assert_eq(lw_client_free(c), 0);
+}
