@@ -39,6 +39,7 @@ static void config_defaults(struct lw_client_config *cfg)
     cfg->slots = LW_DEFAULT_SLOTS;
     cfg->acquire_replicas_timeout_ms = LW_DEFAULT_REPLICAS_TIMEOUT_MS;
     cfg->log_level = LW_LOG_INFO;
+    cfg->permit_clock_skew_ms = LW_DEFAULT_PERMIT_CLOCK_SKEW_MS;
 }
 
 void lw_client_config_init_size(struct lw_client_config *cfg, size_t size)
@@ -284,6 +285,10 @@ static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
     c->on_risk = cfg->on_risk;
     c->risk_arg = cfg->risk_arg;
     c->max_hold_ms = cfg->max_hold_ms;
+    /* A quarter of the lease at most: the permit must still be provably
+     * valid for a while after each renewal. */
+    c->permit_skew_ms = cfg->permit_clock_skew_ms < c->lease_ms / 4 ? cfg->permit_clock_skew_ms
+                                                                    : c->lease_ms / 4;
     c->replicas = cfg->acquire_replicas;
     c->replicas_timeout_ms = cfg->acquire_replicas_timeout_ms;
     c->args = batch_args_new();

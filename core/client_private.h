@@ -17,6 +17,7 @@
 #include <uthash.h>
 
 #include <leasewheel/lock.h>
+#include <leasewheel/semaphore.h>
 #include <leasewheel/wheel.h>
 
 #include "engine.h"
@@ -41,6 +42,11 @@ enum script_id {
     SCRIPT_SEM_SET,     /* ARGV permits, now ms, publish command */
     SCRIPT_SEM_ADD,     /* ARGV delta, publish command */
     SCRIPT_SEM_COUNTS,  /* ARGV now ms, publish command */
+    /* Permits (kind_permit.c).  KEYS per permit: name, timeout key; ARGV
+     * lease ms, id, per permit: id, expiry, publish command. */
+    SCRIPT_RENEW_PERMIT,
+    /* No KEYS; ARGV names..., lease ms, id, per name: id, expiry, publish. */
+    SCRIPT_RENEW_PERMIT_NODE,
 
     /* The watchdog's batches (kind_*.c): the client id once a call, an
      * owner per entry.  KEYS names...; ARGV lease ms, id, owners... */
@@ -140,11 +146,12 @@ struct lw_client {
     uint32_t batches_inflight; /* renewal and drop calls unanswered */
     /* A batch's arguments, while formatting (kind.c). */
     struct batch_args *args;
-    int closing;           /* lw_client_free() has begun */
-    int in_callback;       /* depth of done and on_lost calls running */
-    int flushing;          /* inside watchdog_flush() */
-    struct ack_wait *acks; /* WAITs sent or to send (replicas.c) */
+    int closing;                      /* lw_client_free() has begun */
+    int in_callback;                  /* depth of done and on_lost calls running */
+    int flushing;                     /* inside watchdog_flush() */
+    struct ack_wait *acks;            /* WAITs sent or to send (replicas.c) */
     struct sem_channel *sem_channels; /* permit waiters (permit_waiters.c) */
+    uint64_t permit_skew_ms;          /* permit_clock_skew_ms, as used */
 };
 
 struct lw_lock {
@@ -349,6 +356,31 @@ void watchdog_unlock_end(struct lw_client *c, const struct lw_lock *lock, uint64
 void watchdog_forget(struct lw_client *c, const struct lw_lock *lock);
 void watchdog_flush(struct lw_client *c);
 void watchdog_shutdown(struct lw_client *c);
+/* Permits (semaphore.c), renewed with lease 0: an entry per permit, named
+ * by its semaphore, owned by its tag (permit_tag()), its id's 16 bytes
+ * after the name's NUL.  Acquired by a command sent at sent_ns; a release
+ * about to be sent holds renewals back (begin) until it is answered (end:
+ * gone 1 when the permit is no longer there, released or not; 0 when the
+ * release may not have run: renewing resumes). */
+void watchdog_permit_acquired(struct lw_client *c, const char *name, size_t len, unsigned slot,
+                              const uint8_t *id, uint64_t sent_ns);
+void watchdog_permit_release_begin(struct lw_client *c, const char *name, size_t len,
+                                   const uint8_t *id);
+void watchdog_permit_release_end(struct lw_client *c, const char *name, size_t len,
+                                 const uint8_t *id, int gone);
+
+/* The tag of a permit's 16 bytes (lw_permit_owner()): its first 8,
+ * big-endian; the watchdog's owner for it. */
+#define PERMIT_ID_LEN LW_PERMIT_ID_LEN
+static inline uint64_t permit_tag(const uint8_t *id)
+{
+    uint64_t v = 0;
+
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | id[i];
+    return v;
+}
+
 /* Cluster: slots failed over (a bitmap): re-check their locks at once. */
 void watchdog_failover(struct lw_client *c, const uint8_t *slots);
 

@@ -40,6 +40,38 @@
     "  local value = redis.call('incrby', KEYS[1], #ids) "                      \
     "  if value > 0 then redis.call(publish, KEYS[3], value) end "              \
     "end "
+
+/* One permit's renewal (kind_permit.c): reclaim the semaphore's expired
+ * permits by the renewal's "now" (expiry - lease) as Redisson's scripts do,
+ * then move the id to its new expiry if it is still there and not
+ * expired.  1 renewed, 0 lost (or a key of another type), -1 not served by
+ * this node (a cluster's refusal, through pcall). */
+#define LUA_RENEW_PERMIT                                                             \
+    "local function renew_permit(name, timeout, id, expiry, publish, lease) "        \
+    "  local now = tonumber(expiry) - tonumber(lease) "                              \
+    "  local s = redis.pcall('zscore', timeout, id) "                                \
+    "  if type(s) == 'table' then "                                                  \
+    "    if string.find(s.err, 'WRONGTYPE', 1, true) then return 0 end "             \
+    "    return -1 "                                                                 \
+    "  end "                                                                         \
+    "  local ids = redis.call('zrangebyscore', timeout, 0, now) "                    \
+    "  if #ids > 0 then "                                                            \
+    "    for i = 1, #ids, 1000 do "                                                  \
+    "      redis.call('zrem', timeout, unpack(ids, i, math.min(i + 999, #ids))) "    \
+    "    end "                                                                       \
+    "    local value = redis.pcall('incrby', name, #ids) "                           \
+    "    if type(value) == 'number' and value > 0 then "                             \
+    "      local ch = name "                                                         \
+    "      if not string.find(name, '{', 1, true) then ch = '{' .. name .. '}' end " \
+    "      redis.call(publish, 'redisson_sc:' .. ch, value) "                        \
+    "    end "                                                                       \
+    "  end "                                                                         \
+    "  if s and tonumber(s) > now then "                                             \
+    "    redis.call('zadd', timeout, 'XX', expiry, id) "                             \
+    "    return 1 "                                                                  \
+    "  end "                                                                         \
+    "  return 0 "                                                                    \
+    "end "
 #include "client_private.h"
 
 const char *const lw_lock_scripts[SCRIPT_COUNT] = {
@@ -477,5 +509,35 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "  return 1 "
         "end "
         "return 0",
+
+    /* Renew permits (kind_permit.c): KEYS per permit its semaphore's name
+     * and timeout key; ARGV the lease, the client id (unused), then per
+     * permit its id, new expiry and the publish command.  1 renewed, 0 lost
+     * (gone, expired: reclaimed here; or a key of another type). */
+    [SCRIPT_RENEW_PERMIT] =
+        LUA_RENEW_PERMIT
+    "local renewed = {} "
+    "for i = 1, #KEYS / 2 do "
+    "  local j = 2 + 3 * (i - 1) "
+    "  renewed[i] = renew_permit(KEYS[2 * i - 1], KEYS[2 * i], ARGV[j + 1], ARGV[j + 2], "
+    "                            ARGV[j + 3], ARGV[1]) "
+    "end "
+    "return renewed",
+
+    /* Cluster: permits of one node: ARGV n names, the lease, the client id,
+     * per permit id, expiry, publish command.  -1: not served here. */
+    [SCRIPT_RENEW_PERMIT_NODE] =
+        LUA_RENEW_PERMIT
+    "local n = (#ARGV - 2) / 4 "
+    "local renewed = {} "
+    "for i = 1, n do "
+    "  local name = ARGV[i] "
+    "  local j = n + 2 + 3 * (i - 1) "
+    "  local tag = name "
+    "  if not string.find(name, '{', 1, true) then tag = '{' .. name .. '}' end "
+    "  renewed[i] = renew_permit(name, tag .. ':timeout', ARGV[j + 1], ARGV[j + 2], "
+    "                            ARGV[j + 3], ARGV[n + 1]) "
+    "end "
+    "return renewed",
 };
 /* clang-format on */

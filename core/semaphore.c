@@ -156,6 +156,11 @@ int lw_permit_from_hex(const char *hex, struct lw_permit *out)
     return 0;
 }
 
+uint64_t lw_permit_owner(const struct lw_permit *permit)
+{
+    return permit_tag(permit->id);
+}
+
 /* n fresh ids from the kernel's generator: two clients drawing the same
  * 128 bits would share a permit, so no weaker fallback. */
 static int random_ids(struct lw_permit *permits, unsigned n)
@@ -241,6 +246,12 @@ static int format_script(struct sem_op *op, int script, int nargs, const char **
     return rc;
 }
 
+/* The lease an acquire asks for: its own, or the watchdog's. */
+static uint64_t op_lease_ms(const struct sem_op *op)
+{
+    return op->lease_ms ? op->lease_ms : op->sem->client->lease_ms;
+}
+
 static int format_op(struct sem_op *op)
 {
     const char *publish = client_publish_command(op->sem->client);
@@ -253,7 +264,7 @@ static int format_op(struct sem_op *op)
     switch (op->kind) {
     case SOP_ACQUIRE:
         snprintf(a, sizeof a, "%u", op->n);
-        snprintf(b, sizeof b, "%lld", (long long)(t + (int64_t)op->lease_ms));
+        snprintf(b, sizeof b, "%lld", (long long)(t + (int64_t)op_lease_ms(op)));
         return format_script(op, SCRIPT_SEM_ACQUIRE, 4, (const char *[]){a, b, now, publish},
                              op->n);
     case SOP_RELEASE:
@@ -350,19 +361,46 @@ static void acquire_short(struct lw_client *c, struct sem_op *op, int64_t neares
 }
 
 /* The permits are ours, unless the reply came when less than a tick of
- * their lease is sure to be left: then they go back (SOP_UNDO). */
+ * their lease is sure to be left: then they go back (SOP_UNDO).  With
+ * lease 0 the watchdog renews each from now on. */
 static void acquire_got(struct lw_client *c, struct sem_op *op)
 {
     uint64_t sent_ns = lw_request_sent_ns(&op->req);
+    uint64_t until = lease_valid_until(op_lease_ms(op), sent_ns);
 
-    if (lw_clock_now() + c->tick_ns >= lease_valid_until(op->lease_ms, sent_ns)) {
+    /* A renewed permit is held to the watchdog's standard (valid_until
+     * less the skew allowance); an explicit lease is the caller's. */
+    if (op->lease_ms == 0)
+        until -= c->permit_skew_ms * 1000000u;
+    if (lw_clock_now() + c->tick_ns >= until) {
         if (op->chan)
             permit_waiters_leave(c, op);
         op->kind = SOP_UNDO;
         sem_attempt(op);
         return;
     }
+    if (op->lease_ms == 0)
+        for (unsigned i = 0; i < op->n; i++)
+            watchdog_permit_acquired(c, op->sem->name, op->sem->len, op->sem->slot,
+                                     op->permits[i].id, sent_ns);
     sem_complete(op, 0, op->n);
+}
+
+/* A release is about to be sent (begin) or was answered (end: rc 0
+ * released, LW_ENOPERMIT gone anyway, else unknown): the watchdog holds
+ * the permits' renewals back meanwhile, and forgets them once they are
+ * gone. */
+static void release_watchdog(struct lw_client *c, struct sem_op *op, int begin, int rc)
+{
+    for (unsigned i = 0; i < op->n; i++) {
+        const uint8_t *id = op->permits[i].id;
+
+        if (begin)
+            watchdog_permit_release_begin(c, op->sem->name, op->sem->len, id);
+        else
+            watchdog_permit_release_end(c, op->sem->name, op->sem->len, id,
+                                        rc == 0 || rc == LW_ENOPERMIT);
+    }
 }
 
 static void acquire_reply(struct lw_client *c, struct sem_op *op, const redisReply *reply)
@@ -397,6 +435,12 @@ static void counts_reply(struct sem_op *op, const redisReply *reply)
         sem_complete(op, 0, integer_of(reply->element[op->kind == SOP_AVAILABLE ? 1 : 2]));
 }
 
+static void release_begin(struct lw_client *c, struct sem_op *op)
+{
+    release_watchdog(c, op, 1, 0);
+    sem_attempt(op);
+}
+
 static void acquire_begin(struct lw_client *c, struct sem_op *op)
 {
     if (!permit_waiters_queue(c, op))
@@ -414,6 +458,8 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
             sem_complete(op, err, 0);
         else if (op->kind == SOP_ACQUIRE)
             acquire_begin(c, op);
+        else if (op->kind == SOP_RELEASE)
+            release_begin(c, op);
         else
             sem_attempt(op);
         return;
@@ -423,16 +469,17 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
         return;
     }
     if (err || reply->type == REDIS_REPLY_ERROR) {
+        if (op->kind == SOP_RELEASE) /* it may or may not have run */
+            release_watchdog(c, op, 0, err ? err : LW_EREPLY);
         sem_complete(op, err ? err : LW_EREPLY, 0);
         return;
     }
     switch (op->kind) {
     case SOP_ACQUIRE: acquire_reply(c, op, reply); break;
     case SOP_RELEASE:
-        if (integer_of(reply) < 0)
-            sem_complete(op, LW_ENOPERMIT, 0);
-        else
-            sem_complete(op, 0, op->n);
+        err = integer_of(reply) < 0 ? LW_ENOPERMIT : 0;
+        release_watchdog(c, op, 0, err);
+        sem_complete(op, err, err ? 0 : op->n);
         break;
     case SOP_AVAILABLE:
     case SOP_ACQUIRED: counts_reply(op, reply); break;
@@ -470,11 +517,11 @@ static uint64_t deadline_after(uint64_t wait_ms)
 static int check_acquire(const struct lw_client *c, unsigned n, uint64_t lease_ms,
                          const struct lw_permit *permits)
 {
-    if (!permits || n == 0 || lease_ms == 0)
+    if (!permits || n == 0)
         return LW_EINVAL;
     if (n > LW_MAX_PERMITS_AT_ONCE || lease_ms > LW_MAX_LEASE_MS)
         return LW_ERANGE;
-    if (lease_ms < LW_MIN_LEASE_MS || lease_ms * 1000000u < 3 * c->tick_ns)
+    if (lease_ms != 0 && (lease_ms < LW_MIN_LEASE_MS || lease_ms * 1000000u < 3 * c->tick_ns))
         return LW_ELEASE;
     return 0;
 }

@@ -712,7 +712,10 @@ class permit
  * is in Redis, and why every permit has a lease).  acquire() waits as long
  * as it takes; try_acquire_for() and try_acquire_until() return an empty
  * permit when none came in time.  Each permit lasts `lease` unless
- * released first.  Any member may be called from any thread at once.
+ * released first; a lease of 0 (the default) means the client's watchdog
+ * renews it until it is released (or lost: on_lost names the semaphore and
+ * lw_permit_owner(&p.id())).  Any member may be called from any thread at
+ * once.
  */
 class semaphore
 {
@@ -776,7 +779,7 @@ class semaphore
     {
         return take(LW_WAIT_FOREVER, lease, ec);
     }
-    permit acquire(std::chrono::milliseconds lease)
+    permit acquire(std::chrono::milliseconds lease = std::chrono::milliseconds(0))
     {
         std::error_code ec;
         permit p = acquire(lease, ec);
@@ -794,7 +797,7 @@ class semaphore
     }
     template <class Rep, class Period>
     permit try_acquire_for(const std::chrono::duration<Rep, Period> &d,
-                           std::chrono::milliseconds lease)
+                           std::chrono::milliseconds lease = std::chrono::milliseconds(0))
     {
         std::error_code ec;
         permit p = try_acquire_for(d, lease, ec);
@@ -818,7 +821,7 @@ class semaphore
     }
     template <class Clock, class Duration>
     permit try_acquire_until(const std::chrono::time_point<Clock, Duration> &t,
-                             std::chrono::milliseconds lease)
+                             std::chrono::milliseconds lease = std::chrono::milliseconds(0))
     {
         std::error_code ec;
         permit p = try_acquire_until(t, lease, ec);
@@ -850,7 +853,7 @@ class semaphore
                 std::error_code &ec) noexcept
     {
         lw_permit id{};
-        int rc = lease.count() <= 0
+        int rc = lease.count() < 0
                      ? LW_EINVAL
                      : lw_permit_acquire(h_.get(), 1, wait_ms,
                                          static_cast<std::uint64_t>(lease.count()), &id);

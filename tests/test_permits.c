@@ -7,6 +7,7 @@
  * all or none, the missing semaphore, release by id from any thread.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -303,7 +304,6 @@ REDIS_TEST(permits, missing_semaphore_fails_at_once)
     cr_assert_eq(lw_semaphore_available(s, &v), LW_ENOSEM);
     cr_assert_eq(lw_semaphore_acquired(s, &v), LW_ENOSEM);
     cr_assert_eq(lw_permit_acquire(s, 0, 0, 10000, &p), LW_EINVAL);
-    cr_assert_eq(lw_permit_acquire(s, 1, 0, 0, &p), LW_EINVAL);
     cr_assert_eq(lw_permit_acquire(s, 1, 0, 5, &p), LW_ELEASE);
     cr_assert_eq(lw_semaphore_add(s, 1, &v), 0);
     cr_assert_eq(lw_permit_acquire(s, 1, 0, 10000, &p), 0);
@@ -455,5 +455,147 @@ REDIS_TEST(permits, release_by_another_thread)
     cr_assert_eq(lw_permit_release(call.sem, &call.permit, 1), LW_ENOPERMIT);
 
     lw_semaphore_free(call.sem);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* ---- The permit watchdog ---- */
+
+/* on_lost for permits: how many, and the last one's name, owner, reason. */
+struct permit_lost {
+    _Atomic int count;
+    _Atomic int reason;
+    _Atomic uint64_t owner;
+    char name[64];
+};
+
+static void record_permit_lost(const char *name, size_t len, uint64_t owner, int reason,
+                               void *arg)
+{
+    struct permit_lost *l = arg;
+
+    if (len < sizeof l->name) {
+        memcpy(l->name, name, len);
+        l->name[len] = 0;
+    }
+    atomic_store(&l->owner, owner);
+    atomic_store(&l->reason, reason);
+    atomic_fetch_add(&l->count, 1);
+}
+
+/* A client renewing a 300 ms watchdog lease every 100 ms, with a 20 ms
+ * clock-skew allowance. */
+static struct lw_client *watchdog_client(struct permit_lost *lost)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+
+    client_config(&cfg, 300, NULL);
+    cfg.permit_clock_skew_ms = 20;
+    memset(lost, 0, sizeof *lost);
+    cfg.on_lost = record_permit_lost;
+    cfg.lost_arg = lost;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    return c;
+}
+
+static uint64_t confirmed(struct lw_client *c)
+{
+    struct lw_client_stats st;
+
+    lw_client_get_stats(c, &st);
+    return st.renewals_confirmed;
+}
+
+/* n more renewals confirmed than now, within 5 s. */
+static int renewed_more(struct lw_client *c, uint64_t n)
+{
+    uint64_t base = confirmed(c);
+
+    return wait_until(confirmed(c) >= base + n, 5000);
+}
+
+/* A Redisson permit past its lease is reclaimed, by Redisson's own count,
+ * while ours, acquired with lease 0, is renewed past many of its leases. */
+REDIS_TEST(permit_watchdog, renewed_while_redissons_expires)
+{
+    struct permit_lost lost;
+    struct lw_client *c = watchdog_client(&lost);
+    struct lw_semaphore *s = new_sem(c);
+    struct lw_permit mine, theirs;
+    long long first;
+
+    cr_assert_eq(rs_try_set(2), 1);
+    cr_assert_eq(lw_permit_from_hex("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", &theirs), 0);
+    cr_assert_eq(rs_try_acquire(&theirs, 300), 1);
+    cr_assert_eq(lw_permit_acquire(s, 1, 0, 0, &mine), 0);
+    first = score_of(&mine);
+    cr_assert_leq(first, epoch_ms() + 300);
+    cr_assert(renewed_more(c, 12), "renewals stopped"); /* 4 leases */
+    cr_assert_eq(rs_available(), 1, "Redisson's expired permit was not reclaimed");
+    cr_assert_eq(score_of(&theirs), -1);
+    cr_assert_gt(score_of(&mine), first, "never renewed");
+    cr_assert_gt(score_of(&mine), epoch_ms());
+    cr_assert_gt(rs_lease_left(&mine), 0, "Redisson reads it as expired");
+    cr_assert_eq(atomic_load(&lost.count), 0);
+    cr_assert_eq(lw_permit_release(s, &mine, 1), 0);
+    cr_assert_eq(rs_available(), 2);
+    cr_assert_eq(atomic_load(&lost.count), 0, "a released permit reported lost");
+
+    lw_semaphore_free(s);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* Released by somebody else (Redisson's release of our id): on_lost names
+ * the semaphore and the permit, and later renewals never add it back. */
+REDIS_TEST(permit_watchdog, released_by_another_is_lost_not_readded)
+{
+    struct permit_lost lost;
+    struct lw_client *c = watchdog_client(&lost);
+    struct lw_semaphore *s = new_sem(c);
+    struct lw_permit mine, other;
+
+    cr_assert_eq(lw_semaphore_try_set(s, 2), 1);
+    cr_assert_eq(lw_permit_acquire(s, 1, 0, 0, &mine), 0);
+    cr_assert_eq(lw_permit_acquire(s, 1, 0, 0, &other), 0);
+    cr_assert_eq(rs_release(&mine), 1);
+    cr_assert(wait_until(atomic_load(&lost.count) == 1, 5000), "never reported lost");
+    cr_assert_eq(atomic_load(&lost.reason), LW_LOST_NOT_OWNER);
+    cr_assert_str_eq(lost.name, SEM);
+    cr_assert_eq(atomic_load(&lost.owner), lw_permit_owner(&mine));
+    cr_assert(renewed_more(c, 6), "the other permit's renewals stopped");
+    cr_assert_eq(score_of(&mine), -1, "a lost permit was added back");
+    cr_assert_gt(score_of(&other), epoch_ms());
+    cr_assert_eq(atomic_load(&lost.count), 1);
+    cr_assert_eq(lw_permit_release(s, &mine, 1), LW_ENOPERMIT);
+    cr_assert_eq(available(s), 1);
+
+    lw_semaphore_free(s);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* Redis stopped past the lease (SIGSTOP): the permit is reported lost;
+ * once Redis runs again, it is reclaimed (by the clock, at the latest a
+ * lease after a renewal caught in the stall) and never added back. */
+REDIS_TEST(permit_watchdog, stalled_past_lease_is_lost_not_readded)
+{
+    struct permit_lost lost;
+    struct lw_client *c = watchdog_client(&lost);
+    struct lw_semaphore *s = new_sem(c);
+    struct lw_permit mine, fresh;
+
+    cr_assert_eq(lw_semaphore_try_set(s, 2), 1);
+    cr_assert_eq(lw_permit_acquire(s, 1, 0, 0, &mine), 0);
+    cr_assert(renewed_more(c, 2));
+    cr_assert_eq(redis_server_signal(&srv, SIGSTOP), 0);
+    cr_assert(wait_until(atomic_load(&lost.count) == 1, 5000), "never reported lost");
+    cr_assert_eq(redis_server_signal(&srv, SIGCONT), 0);
+    cr_assert_eq(lw_permit_acquire(s, 1, 5000, 0, &fresh), 0);
+    cr_assert(wait_until(available(s) == 1, 5000), "the lost permit never came back");
+    cr_assert(renewed_more(c, 6), "the fresh permit's renewals stopped");
+    cr_assert_eq(score_of(&mine), -1, "a lost permit was added back");
+    cr_assert_eq(available(s), 1);
+    cr_assert_eq(atomic_load(&lost.count), 1);
+
+    lw_semaphore_free(s);
     cr_assert_eq(lw_client_free(c), 0);
 }

@@ -32,6 +32,19 @@
  * permits early.  Keep the clients' clocks synchronised (NTP); the
  * semaphore is no safer than the largest difference between them.
  *
+ * The permit watchdog.  A permit acquired with lease 0 gets the client's
+ * watchdog lease (watchdog_timeout_ms) and is renewed every third of it,
+ * in the same batches as the locks: each renewal first reclaims the
+ * semaphore's expired permits (by this client's clock), then moves the
+ * permit's expiry to now + lease only if it is still there and not
+ * expired.  A permit found gone (released by someone else, or reclaimed
+ * after a stall) is lost: on_lost says so (name: the semaphore's, owner:
+ * lw_permit_owner() of the permit, reason LW_LOST_NOT_OWNER), and it is
+ * never added back.  Renewals that fail, a lease running out, max_hold_ms,
+ * on_risk: as for locks.  valid_until is a lock's less
+ * permit_clock_skew_ms (lw_client_config): a permit is reported lost
+ * before a client whose clock runs that much ahead may reclaim it.
+ *
  * Waiting.  An acquire that finds too few permits waits on the channel:
  * a release or reclaim wakes this client's oldest waiter, and each waiter
  * that gets its permits and leaves some over wakes the next.  It also
@@ -78,6 +91,11 @@ LW_API char *lw_permit_hex(const struct lw_permit *permit, char *out);
 /* lw_permit_from_hex - parse 32 hex characters (either case; a Redisson
  * permit id).  Returns 0, LW_EINVAL (NULL, or not 32 hex characters). */
 LW_API int lw_permit_from_hex(const char *hex, struct lw_permit *out);
+
+/* lw_permit_owner - the value on_lost and on_risk pass as `owner` for
+ * this permit (with the semaphore's name as `name`): its first 8 bytes,
+ * big-endian. */
+LW_API uint64_t lw_permit_owner(const struct lw_permit *permit);
 
 /*
  * lw_semaphore_new - a handle for the semaphore named by the len bytes at
@@ -126,12 +144,13 @@ LW_API int lw_semaphore_acquired(struct lw_semaphore *sem, int64_t *out);
  * lw_permit_acquire - acquire n permits (1..LW_MAX_PERMITS_AT_ONCE), all
  * or none, waiting at most wait_ms (0: try once; LW_WAIT_FOREVER), each
  * for lease_ms (at least 3 ticks and LW_MIN_LEASE_MS, at most
- * LW_MAX_LEASE_MS).  permits[0..n-1] receive their ids.  Returns 0, or
- * LW_ELOCKED (too few permits free all the wait), LW_ENOSEM (the semaphore
- * does not exist: at once, without waiting), LW_EINVAL (NULL, n 0, lease
- * 0: permits renewed by the watchdog are not there yet), LW_ERANGE (n or
- * lease too large), LW_ELEASE, LW_EREPLY, transport errors, LW_ESHUTDOWN,
- * LW_EDEADLK.
+ * LW_MAX_LEASE_MS), or with lease_ms 0 held until released: the watchdog
+ * renews each permit (see "The permit watchdog" above).  permits[0..n-1]
+ * receive their ids.  Returns 0, or LW_ELOCKED (too few permits free all
+ * the wait), LW_ENOSEM (the semaphore does not exist: at once, without
+ * waiting), LW_EINVAL (NULL, n 0), LW_ERANGE (n or lease too large),
+ * LW_ELEASE, LW_ETIMEDOUT (answered too late to be of use: the permits
+ * were given back), LW_EREPLY, transport errors, LW_ESHUTDOWN, LW_EDEADLK.
  */
 LW_API int lw_permit_acquire(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms,
                              uint64_t lease_ms, struct lw_permit *permits);

@@ -636,6 +636,11 @@ static void semaphore_permits(int port)
     CHECK(!rel && !z);
     z.release(rel); /* none: nothing to do */
     CHECK(!rel);
+    {
+        leasewheel::permit renewed = s.acquire(); /* lease 0: the watchdog's */
+        CHECK(renewed && s.available() == 0); /* x holds the other */
+    }
+    CHECK(s.available() == 1);
     static_assert(!std::is_copy_constructible_v<leasewheel::permit> &&
                   std::is_nothrow_move_constructible_v<leasewheel::permit>);
 }
