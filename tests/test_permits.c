@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "client_private.h"
 #include "lock_util.h"
 #include "redisson_semaphore.h"
 
@@ -598,4 +599,66 @@ REDIS_TEST(permit_watchdog, stalled_past_lease_is_lost_not_readded)
 
     lw_semaphore_free(s);
     cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* The renewal scripts themselves, both layouts (names in KEYS: an entry
+ * sent alone; in ARGV: a node's batch, which one Redis uses too), on a
+ * name with a hash tag of its own: per permit 1 renewed, 0 gone; the
+ * expired Redisson permit reclaimed to the count on the way. */
+REDIS_TEST(permit_watchdog, renewal_scripts_both_layouts)
+{
+    static const char name[] = "{q}jobs", timeout[] = "{q}jobs:timeout";
+    struct lw_permit mine, gone, old;
+    char exp_s[24];
+    long long expiry = epoch_ms() + 60000;
+    redisReply *r;
+
+    snprintf(exp_s, sizeof exp_s, "%lld", expiry);
+    memset(&mine, 1, sizeof mine);
+    memset(&gone, 2, sizeof gone);
+    memset(&old, 3, sizeof old);
+    for (int layout = 0; layout < 2; layout++) {
+        redisContext *ctx = redisConnectUnix(srv.unix_path);
+        const char *argv[16];
+        size_t lens[16];
+        int argc = 0;
+
+        cr_assert(ctx && !ctx->err);
+        freeReplyObject(redisCommand(ctx, "SET %s 0", name));
+        freeReplyObject(redisCommand(ctx, "ZADD %s %lld %b %lld %b", timeout, epoch_ms() + 1000,
+                                     mine.id, (size_t)16, epoch_ms() - 10, old.id, (size_t)16));
+#define ARG(s, n) (argv[argc] = (s), lens[argc++] = (n))
+        ARG("EVAL", 4);
+        if (layout == 0) {
+            ARG(lw_lock_scripts[SCRIPT_RENEW_PERMIT], strlen(lw_lock_scripts[SCRIPT_RENEW_PERMIT]));
+            ARG("4", 1);
+            ARG(name, strlen(name)), ARG(timeout, strlen(timeout));
+            ARG(name, strlen(name)), ARG(timeout, strlen(timeout));
+        } else {
+            ARG(lw_lock_scripts[SCRIPT_RENEW_PERMIT_NODE],
+                strlen(lw_lock_scripts[SCRIPT_RENEW_PERMIT_NODE]));
+            ARG("0", 1);
+            ARG(name, strlen(name)), ARG(name, strlen(name));
+        }
+        ARG("60000", 5), ARG("client-id", 9); /* now = expiry - lease */
+        ARG((const char *)mine.id, 16), ARG(exp_s, strlen(exp_s)), ARG("publish", 7);
+        ARG((const char *)gone.id, 16), ARG(exp_s, strlen(exp_s)), ARG("publish", 7);
+#undef ARG
+        r = redisCommandArgv(ctx, argc, argv, lens);
+        cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2, "layout %d", layout);
+        cr_assert_eq(r->element[0]->integer, 1, "layout %d: not renewed", layout);
+        cr_assert_eq(r->element[1]->integer, 0, "layout %d: a gone id renewed", layout);
+        freeReplyObject(r);
+        r = redisCommand(ctx, "ZSCORE %s %b", timeout, mine.id, (size_t)16);
+        cr_assert_eq(atoll(r->str), expiry);
+        freeReplyObject(r);
+        r = redisCommand(ctx, "ZCARD %s", timeout);
+        cr_assert_eq(r->integer, 1, "the expired permit stayed, or the gone one was added");
+        freeReplyObject(r);
+        r = redisCommand(ctx, "GET %s", name);
+        cr_assert_str_eq(r->str, "1", "the expired permit was not given back");
+        freeReplyObject(r);
+        freeReplyObject(redisCommand(ctx, "DEL %s %s", name, timeout));
+        redisFree(ctx);
+    }
 }
