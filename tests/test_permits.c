@@ -662,3 +662,32 @@ REDIS_TEST(permit_watchdog, renewal_scripts_both_layouts)
         redisFree(ctx);
     }
 }
+
+/* max_hold_ms caps a permit as a lock: lost as held too long, no longer
+ * renewed, and back in the count once its last lease has run out. */
+REDIS_TEST(permit_watchdog, max_hold_caps_a_permit)
+{
+    struct permit_lost lost;
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_semaphore *s;
+    struct lw_permit mine;
+
+    client_config(&cfg, 300, NULL);
+    memset(&lost, 0, sizeof lost);
+    cfg.on_lost = record_permit_lost;
+    cfg.lost_arg = &lost;
+    cfg.max_hold_ms = 500;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    s = new_sem(c);
+    cr_assert_eq(lw_semaphore_try_set(s, 1), 1);
+    cr_assert_eq(lw_permit_acquire(s, 1, 0, 0, &mine), 0);
+    cr_assert(wait_until(atomic_load(&lost.count) == 1, 5000), "never given up");
+    cr_assert_eq(atomic_load(&lost.reason), LW_LOST_HELD_TOO_LONG);
+    cr_assert_eq(atomic_load(&lost.owner), lw_permit_owner(&mine));
+    cr_assert(wait_until(available(s) == 1, 5000), "its lease was renewed on");
+    cr_assert_eq(score_of(&mine), -1);
+
+    lw_semaphore_free(s);
+    cr_assert_eq(lw_client_free(c), 0);
+}
