@@ -180,11 +180,17 @@ static int random_ids(struct lw_permit *permits, unsigned n)
 
 /* ---- Ending an op (engine thread) ---- */
 
+static void release_watchdog(struct lw_client *c, struct sem_op *op, int begin, int rc);
+
 void sem_complete(struct sem_op *op, int err, int64_t value)
 {
     struct lw_semaphore *sem = op->sem;
     struct lw_client *c = sem->client;
 
+    if (op->held_back) { /* however the release ended */
+        op->held_back = 0;
+        release_watchdog(c, op, 0, err);
+    }
     if (op->chan)
         permit_waiters_leave(c, op);
     op->state = SOPS_NEW;
@@ -438,6 +444,7 @@ static void counts_reply(struct sem_op *op, const redisReply *reply)
 static void release_begin(struct lw_client *c, struct sem_op *op)
 {
     release_watchdog(c, op, 1, 0);
+    op->held_back = 1; /* sem_complete() lets them go */
     sem_attempt(op);
 }
 
@@ -469,8 +476,6 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
         return;
     }
     if (err || reply->type == REDIS_REPLY_ERROR) {
-        if (op->kind == SOP_RELEASE) /* it may or may not have run */
-            release_watchdog(c, op, 0, err ? err : LW_EREPLY);
         sem_complete(op, err ? err : LW_EREPLY, 0);
         return;
     }
@@ -478,7 +483,6 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
     case SOP_ACQUIRE: acquire_reply(c, op, reply); break;
     case SOP_RELEASE:
         err = integer_of(reply) < 0 ? LW_ENOPERMIT : 0;
-        release_watchdog(c, op, 0, err);
         sem_complete(op, err, err ? 0 : op->n);
         break;
     case SOP_AVAILABLE:

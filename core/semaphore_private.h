@@ -70,6 +70,8 @@ struct sem_op {
     uint8_t state;
     uint8_t woken; /* a message came while an attempt was out */
     uint8_t blocking;
+    uint8_t held_back; /* a release: the watchdog holds its permits'
+                          renewals back until it completes */
     _Atomic uint32_t completed;
 };
 

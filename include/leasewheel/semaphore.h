@@ -44,6 +44,8 @@
  * on_risk: as for locks.  valid_until is a lock's less
  * permit_clock_skew_ms (lw_client_config): a permit is reported lost
  * before a client whose clock runs that much ahead may reclaim it.
+ * Renewed permits count with the watchdog's locks in the client's stats
+ * (locks_held, renewals_*, lost_*).
  *
  * Waiting.  An acquire that finds too few permits waits on the channel:
  * a release or reclaim wakes this client's oldest waiter, and each waiter
