@@ -601,10 +601,11 @@ REDIS_TEST(permit_watchdog, stalled_past_lease_is_lost_not_readded)
     cr_assert_eq(lw_client_free(c), 0);
 }
 
-/* The renewal scripts themselves, both layouts (names in KEYS: an entry
- * sent alone; in ARGV: a node's batch, which one Redis uses too), on a
- * name with a hash tag of its own: per permit 1 renewed, 0 gone; the
- * expired Redisson permit reclaimed to the count on the way. */
+/* The renewal scripts themselves, both layouts (names in KEYS: one
+ * Redis's batches, and a cluster's entry sent alone; names in ARGV: a
+ * cluster node's batch, which the tests above do not reach), on a name
+ * with a hash tag of its own: per permit 1 renewed, 0 gone; the expired
+ * Redisson permit reclaimed to the count on the way. */
 REDIS_TEST(permit_watchdog, renewal_scripts_both_layouts)
 {
     static const char name[] = "{q}jobs", timeout[] = "{q}jobs:timeout";
