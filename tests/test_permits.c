@@ -4,7 +4,8 @@
  * own RPermitExpirableSemaphore scripts (redisson_semaphore.h, each
  * checked against its SHA1 before use): the layout as Redisson reads it,
  * each side reclaiming the other's expired permits, wake-ups by message,
- * all or none, the missing semaphore, release by id from any thread.
+ * all or none, the missing semaphore, release by id from any thread; the
+ * permit watchdog (renewal, loss, max hold), on one Redis and a cluster.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 
 #include "client_private.h"
 #include "lock_util.h"
+#include "redis_cluster.h"
 #include "redisson_semaphore.h"
 
 #define SEM "jobs"
@@ -690,5 +692,69 @@ REDIS_TEST(permit_watchdog, max_hold_caps_a_permit)
     cr_assert_eq(score_of(&mine), -1);
 
     lw_semaphore_free(s);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* ---- In a cluster ---- */
+
+static struct redis_cluster cl;
+
+static void cluster_setup(void)
+{
+    cr_assert_eq(redis_cluster_start(&cl, 3, 0), 0, "the cluster did not start");
+}
+
+static void cluster_teardown(void)
+{
+    redis_cluster_stop(&cl);
+}
+
+/* Semaphores on every master: each call routed by its name's slot, and
+ * the permits renewed in node batches (the names in ARGV) for many
+ * leases, none lost; released, they are back. */
+Test(permit_cluster, renewed_on_every_master, .init = cluster_setup, .fini = cluster_teardown,
+     .timeout = 120)
+{
+    enum { N = 12 };
+    struct permit_lost lost;
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_semaphore *s[N];
+    struct lw_permit p[N];
+    char seed[32], name[16];
+    const char *seeds[1] = {seed};
+    int64_t v;
+
+    snprintf(seed, sizeof seed, "127.0.0.1:%d", cl.node[0].port);
+    lw_client_config_init(&cfg);
+    cfg.cluster_seeds = seeds;
+    cfg.cluster_nseeds = 1;
+    cfg.tick_ms = 10;
+    cfg.watchdog_timeout_ms = 300;
+    cfg.permit_clock_skew_ms = 20;
+    cfg.command_timeout_ms = 5000;
+    memset(&lost, 0, sizeof lost);
+    cfg.on_lost = record_permit_lost;
+    cfg.lost_arg = &lost;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "sem%d", i);
+        cr_assert_eq(lw_semaphore_new(c, name, strlen(name), &s[i]), 0);
+        cr_assert_eq(lw_semaphore_try_set(s[i], 1), 1);
+        cr_assert_eq(lw_permit_acquire(s[i], 1, 0, 0, &p[i]), 0);
+    }
+    cr_assert(renewed_more(c, 4 * N), "renewals stopped"); /* over a lease each */
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(lw_semaphore_acquired(s[i], &v), 0);
+        cr_assert_eq(v, 1, "sem%d's permit expired", i);
+    }
+    cr_assert_eq(atomic_load(&lost.count), 0);
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(lw_permit_release(s[i], &p[i], 1), 0);
+        cr_assert_eq(lw_semaphore_available(s[i], &v), 0);
+        cr_assert_eq(v, 1);
+        lw_semaphore_free(s[i]);
+    }
+    cr_assert_eq(atomic_load(&lost.count), 0);
     cr_assert_eq(lw_client_free(c), 0);
 }
