@@ -613,7 +613,7 @@ REDIS_TEST(permit_watchdog, renewal_scripts_both_layouts)
     static const char name[] = "{q}jobs", timeout[] = "{q}jobs:timeout";
     struct lw_permit mine, gone, old;
     char exp_s[24];
-    long long expiry = epoch_ms() + 60000;
+    long long base = epoch_ms(), expiry = base + 60000; /* the scripts' now: base */
     redisReply *r;
 
     snprintf(exp_s, sizeof exp_s, "%lld", expiry);
@@ -628,8 +628,8 @@ REDIS_TEST(permit_watchdog, renewal_scripts_both_layouts)
 
         cr_assert(ctx && !ctx->err);
         freeReplyObject(redisCommand(ctx, "SET %s 0", name));
-        freeReplyObject(redisCommand(ctx, "ZADD %s %lld %b %lld %b", timeout, epoch_ms() + 1000,
-                                     mine.id, (size_t)16, epoch_ms() - 10, old.id, (size_t)16));
+        freeReplyObject(redisCommand(ctx, "ZADD %s %lld %b %lld %b", timeout, base + 1000,
+                                     mine.id, (size_t)16, base - 1000, old.id, (size_t)16));
 #define ARG(s, n) (argv[argc] = (s), lens[argc++] = (n))
         ARG("EVAL", 4);
         if (layout == 0) {
