@@ -13,6 +13,7 @@
 #include "owner.h"
 #include "refs.h"
 #include "replicas.h"
+#include "semaphore_private.h"
 #include "waiters.h"
 #include "watchdog.h"
 
@@ -45,6 +46,7 @@ static void config_defaults(struct lw_client_config *cfg)
     cfg->slots = LW_DEFAULT_SLOTS;
     cfg->acquire_replicas_timeout_ms = LW_DEFAULT_REPLICAS_TIMEOUT_MS;
     cfg->log_level = LW_LOG_INFO;
+    cfg->permit_clock_skew_ms = LW_DEFAULT_PERMIT_CLOCK_SKEW_MS;
 }
 
 void lw_client_config_init_size(struct lw_client_config *cfg, size_t size)
@@ -273,6 +275,10 @@ static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
     c->on_risk = cfg->on_risk;
     c->risk_arg = cfg->risk_arg;
     c->max_hold_ms = cfg->max_hold_ms;
+    /* A quarter of the lease at most: the permit must still be provably
+     * valid for a while after each renewal. */
+    c->permit_skew_ms = cfg->permit_clock_skew_ms < c->lease_ms / 4 ? cfg->permit_clock_skew_ms
+                                                                    : c->lease_ms / 4;
     c->replicas = cfg->acquire_replicas;
     c->replicas_timeout_ms = cfg->acquire_replicas_timeout_ms;
     c->args = batch_args_new();
@@ -334,6 +340,20 @@ static void engine_config(const struct lw_client_config *cfg, struct lw_client *
     ec->side_block_ms = cfg->acquire_replicas ? cfg->acquire_replicas_timeout_ms : 0;
 }
 
+/* A pub/sub event goes to the lock waiters or to the permit waiters, by
+ * the channel's prefix; a connection that came up concerns both. */
+static void on_pubsub_event(void *arg, int event, const char *channel, size_t len)
+{
+    static const char sem_prefix[] = "redisson_sc:";
+    size_t plen = sizeof sem_prefix - 1;
+    int permits = channel && len >= plen && memcmp(channel, sem_prefix, plen) == 0;
+
+    if (!channel || permits)
+        permit_waiters_on_event(arg, event, channel, len);
+    if (!channel || !permits)
+        waiters_on_event(arg, event, channel, len);
+}
+
 /* Engine thread: the subscribers live on the engine's loop, and connect
  * with its endpoint where its topology says. */
 static int start_subscriber(struct lw_client *c)
@@ -341,7 +361,7 @@ static int start_subscriber(struct lw_client *c)
     struct lw_pubsub_config pc = {
         .engine = c->engine,
         .sharded = c->sharded_pubsub,
-        .on_event = waiters_on_event,
+        .on_event = on_pubsub_event,
         .arg = c,
     };
 
@@ -413,6 +433,7 @@ static void stop_client(struct lw_client *c)
     c->closing = 1;
     replicas_shutdown(c);
     waiters_shutdown(c);
+    permit_waiters_shutdown(c);
     watchdog_shutdown(c);
     lw_pubsub_free(c->pubsub);
     c->pubsub = NULL;
@@ -464,6 +485,7 @@ int lw_client_free(struct lw_client *c)
     c->wheel = NULL;
     replicas_shutdown(c);
     waiters_shutdown(c);
+    permit_waiters_shutdown(c);
     watchdog_shutdown(c);
     holds_shutdown(c);
     atomic_store_explicit(&c->freed, 1, memory_order_release);

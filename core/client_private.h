@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include <leasewheel/lock.h>
+#include <leasewheel/semaphore.h>
 #include <leasewheel/wheel.h>
 
 #include "engine.h"
@@ -38,6 +39,18 @@ enum script_id {
     SCRIPT_HANDOFF,    /* KEYS name, token key; ARGV field, waiter's field, lease ms */
     SCRIPT_MIN_HOLD,   /* KEYS name;            ARGV field, ms */
     SCRIPT_STATUS,     /* KEYS name, {name}:timeout */
+    /* Semaphores (semaphore.c): KEYS name, {name}:timeout, channel. */
+    SCRIPT_SEM_ACQUIRE, /* ARGV n, expiry ms, now ms, publish command, ids... */
+    SCRIPT_SEM_RELEASE, /* ARGV now ms, publish command, ids... */
+    SCRIPT_SEM_TRY_SET, /* ARGV permits, publish command */
+    SCRIPT_SEM_SET,     /* ARGV permits, now ms, publish command */
+    SCRIPT_SEM_ADD,     /* ARGV delta, publish command */
+    SCRIPT_SEM_COUNTS,  /* ARGV now ms, publish command */
+    /* Permits (kind_permit.c).  KEYS per permit: name, timeout key; ARGV
+     * lease ms, id, per permit: id, expiry, publish command. */
+    SCRIPT_RENEW_PERMIT,
+    /* No KEYS; ARGV names..., lease ms, id, per name: id, expiry, publish. */
+    SCRIPT_RENEW_PERMIT_NODE,
 
     /* The watchdog's batches (kind_*.c): the client id once a call, an
      * owner per entry.  KEYS names...; ARGV lease ms, id, owners... */
@@ -83,6 +96,7 @@ struct channel;
 struct lease_hold;
 struct batch;
 struct ack_wait;
+struct sem_channel;
 
 /* A cluster node's renewal batching (one Redis: node 0's): the renew and
  * drop batches of each kind being filled for it, and the renewal calls
@@ -136,10 +150,12 @@ struct lw_client {
     uint32_t batches_inflight; /* renewal and drop calls unanswered */
     /* A batch's arguments, while formatting (kind.c). */
     struct batch_args *args;
-    int closing;           /* lw_client_free() has begun */
-    int in_callback;       /* depth of done and on_lost calls running */
-    int flushing;          /* inside watchdog_flush() */
-    struct ack_wait *acks; /* WAITs sent or to send (replicas.c) */
+    int closing;                      /* lw_client_free() has begun */
+    int in_callback;                  /* depth of done and on_lost calls running */
+    int flushing;                     /* inside watchdog_flush() */
+    struct ack_wait *acks;            /* WAITs sent or to send (replicas.c) */
+    struct sem_channel *sem_channels; /* permit waiters (permit_waiters.c) */
+    uint64_t permit_skew_ms;          /* permit_clock_skew_ms, as used */
 };
 
 struct lw_lock {

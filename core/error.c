@@ -37,6 +37,8 @@ static const struct error_text error_texts[] = {
     [-LW_EWRONGKIND] = {"LW_EWRONGKIND",
                         "the name holds a lock of another kind (a plain lock, or a "
                         "read-write lock)"},
+    [-LW_ENOSEM] = {"LW_ENOSEM", "the semaphore does not exist (its permits were never set)"},
+    [-LW_ENOPERMIT] = {"LW_ENOPERMIT", "no such permit: unknown, released already or expired"},
 };
 
 static const struct error_text *find_error(int err)

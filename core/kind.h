@@ -25,8 +25,9 @@
  * in front: ~40 bytes less a renewal).  A kind's scripts read that
  * layout; put() says what an entry adds to each part.
  *
- * A kind is one file (kind_lock.c, kind_read.c, kind_write.c) holding its
- * table, and one line in lw_kinds[] (kinds.c).  Its scripts are in
+ * A kind is one file (kind_lock.c, kind_read.c, kind_write.c,
+ * kind_permit.c) holding its table, and one line in lw_kinds[] (kinds.c).
+ * Its scripts are in
  * scripts.c's table, with the others the engine loads.
  */
 #ifndef LW_CORE_KIND_H
@@ -46,6 +47,7 @@ struct entry;
 enum lease_kind_id { KIND_LOCK,
                      KIND_READ,
                      KIND_WRITE,
+                     KIND_PERMIT,
                      KIND_COUNT };
 
 /* A kind without a drop script. */
@@ -87,9 +89,13 @@ struct lease_kind {
     /* e's answer in a renewal reply: 1 renewed, 0 lost (gone, not ours),
      * -1 (a node batch) its node serves it no more: sent again alone. */
     int (*renewed)(const redisReply *r);
+    /* Its expiry is judged by the clients' clocks, not by Redis's (a
+     * permit's score): valid_until is less the client's clock-skew
+     * allowance (permit_clock_skew_ms). */
+    uint8_t client_clocks;
 };
 
-extern const struct lease_kind lw_kind_lock, lw_kind_read, lw_kind_write;
+extern const struct lease_kind lw_kind_lock, lw_kind_read, lw_kind_write, lw_kind_permit;
 extern const struct lease_kind *const lw_kinds[KIND_COUNT];
 
 /* kind.c: building a batch's arguments. */

@@ -12,4 +12,5 @@ const struct lease_kind *const lw_kinds[KIND_COUNT] = {
     [KIND_LOCK] = &lw_kind_lock,
     [KIND_READ] = &lw_kind_read,
     [KIND_WRITE] = &lw_kind_write,
+    [KIND_PERMIT] = &lw_kind_permit,
 };

@@ -22,6 +22,56 @@
     "  end "                                       \
     "  return '" CHANNEL_PREFIX ":{' .. k .. '}' " \
     "end "
+
+/* Semaphores (semaphore.c), in Redisson's RPermitExpirableSemaphore layout:
+ * KEYS[1] the available count (a string), KEYS[2] the acquired permits (a
+ * zset: id -> expiry in epoch ms, by the sender's clock), KEYS[3] the
+ * channel.  reclaim() moves every permit expired by `now` back to the
+ * count and publishes the count when it is above 0, as Redisson's scripts
+ * do before an acquire: expiry is lazy, and every client does it for
+ * every other.  ZREM goes in chunks: unpack() has a stack limit. */
+#define LUA_SEM_RECLAIM                                                         \
+    "local function reclaim(now, publish) "                                     \
+    "  local ids = redis.call('zrangebyscore', KEYS[2], 0, now) "               \
+    "  if #ids == 0 then return end "                                           \
+    "  for i = 1, #ids, 1000 do "                                               \
+    "    redis.call('zrem', KEYS[2], unpack(ids, i, math.min(i + 999, #ids))) " \
+    "  end "                                                                    \
+    "  local value = redis.call('incrby', KEYS[1], #ids) "                      \
+    "  if value > 0 then redis.call(publish, KEYS[3], value) end "              \
+    "end "
+
+/* One permit's renewal (kind_permit.c): reclaim the semaphore's expired
+ * permits by the renewal's "now" (expiry - lease) as Redisson's scripts do,
+ * then move the id to its new expiry if it is still there and not
+ * expired.  1 renewed, 0 lost (or a key of another type), -1 not served by
+ * this node (a cluster's refusal, through pcall). */
+#define LUA_RENEW_PERMIT                                                             \
+    "local function renew_permit(name, timeout, id, expiry, publish, lease) "        \
+    "  local now = tonumber(expiry) - tonumber(lease) "                              \
+    "  local s = redis.pcall('zscore', timeout, id) "                                \
+    "  if type(s) == 'table' then "                                                  \
+    "    if string.find(s.err, 'WRONGTYPE', 1, true) then return 0 end "             \
+    "    return -1 "                                                                 \
+    "  end "                                                                         \
+    "  local ids = redis.call('zrangebyscore', timeout, 0, now) "                    \
+    "  if #ids > 0 then "                                                            \
+    "    for i = 1, #ids, 1000 do "                                                  \
+    "      redis.call('zrem', timeout, unpack(ids, i, math.min(i + 999, #ids))) "    \
+    "    end "                                                                       \
+    "    local value = redis.pcall('incrby', name, #ids) "                           \
+    "    if type(value) == 'number' and value > 0 then "                             \
+    "      local ch = name "                                                         \
+    "      if not string.find(name, '{', 1, true) then ch = '{' .. name .. '}' end " \
+    "      redis.call(publish, 'redisson_sc:' .. ch, value) "                        \
+    "    end "                                                                       \
+    "  end "                                                                         \
+    "  if s and tonumber(s) > now then "                                             \
+    "    redis.call('zadd', timeout, 'XX', expiry, id) "                             \
+    "    return 1 "                                                                  \
+    "  end "                                                                         \
+    "  return 0 "                                                                    \
+    "end "
 #include "client_private.h"
 
 const char *const lw_lock_scripts[SCRIPT_COUNT] = {
@@ -209,6 +259,83 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "end "
     "return dropped",
 
+    /* Acquire n permits, all or none: {-1} when the semaphore does not
+     * exist (its count was never set: failing beats waiting for ever);
+     * {1, available after} when acquired, the ids scored with their
+     * expiry and the zset given the count's TTL, if any (as Redisson's);
+     * {0, nearest expiry} when too few are free: the expiry in epoch ms
+     * of the permit due first, -1 when there is none or it never
+     * expires. */
+    [SCRIPT_SEM_ACQUIRE] =
+        LUA_SEM_RECLAIM
+    "if redis.call('exists', KEYS[1]) == 0 then return {-1} end "
+    "reclaim(ARGV[3], ARGV[4]) "
+    "local n = tonumber(ARGV[1]) "
+    "if tonumber(redis.call('get', KEYS[1])) >= n then "
+    "  local left = redis.call('decrby', KEYS[1], n) "
+    "  for i = 5, #ARGV do redis.call('zadd', KEYS[2], ARGV[2], ARGV[i]) end "
+    "  local ttl = redis.call('pttl', KEYS[1]) "
+    "  if ttl > 0 then redis.call('pexpire', KEYS[2], ttl) end "
+    "  return {1, left} "
+    "end "
+    "local near = redis.call('zrange', KEYS[2], 0, 0, 'WITHSCORES') "
+    "if near[1] and near[2] ~= '922337203685477' then return {0, tonumber(near[2])} end "
+    "return {0, -1}",
+
+    /* Release permits, all or none.  Expired ones are reclaimed first, so
+     * an id past its expiry is gone by the check: -1 when any id is not
+     * there (unknown, released, expired), nothing released; else the
+     * count released, added to the count and the count published. */
+    [SCRIPT_SEM_RELEASE] =
+        LUA_SEM_RECLAIM
+    "reclaim(ARGV[1], ARGV[2]) "
+    "for i = 3, #ARGV do "
+    "  if redis.call('zscore', KEYS[2], ARGV[i]) == false then return -1 end "
+    "end "
+    "local removed = redis.call('zrem', KEYS[2], unpack(ARGV, 3)) "
+    "local value = redis.call('incrby', KEYS[1], removed) "
+    "redis.call(ARGV[2], KEYS[3], value) "
+    "return removed",
+
+    /* Create the semaphore with ARGV[1] permits if absent: 1, else 0. */
+    [SCRIPT_SEM_TRY_SET] =
+        "if redis.call('exists', KEYS[1]) == 1 then return 0 end "
+        "redis.call('set', KEYS[1], ARGV[1]) "
+        "redis.call(ARGV[2], KEYS[3], ARGV[1]) "
+        "return 1",
+
+    /* Make available + acquired = ARGV[1] (created so when absent), after
+     * reclaiming; the total is published when it changed, as Redisson's
+     * setPermits does. */
+    [SCRIPT_SEM_SET] =
+        LUA_SEM_RECLAIM
+    "if redis.call('exists', KEYS[1]) == 0 then "
+    "  redis.call('set', KEYS[1], ARGV[1]) "
+    "  redis.call(ARGV[3], KEYS[3], ARGV[1]) "
+    "  return 1 "
+    "end "
+    "reclaim(ARGV[2], ARGV[3]) "
+    "local total = redis.call('zcard', KEYS[2]) + tonumber(redis.call('get', KEYS[1])) "
+    "if total ~= tonumber(ARGV[1]) then "
+    "  redis.call('incrby', KEYS[1], tonumber(ARGV[1]) - total) "
+    "  redis.call(ARGV[3], KEYS[3], ARGV[1]) "
+    "end "
+    "return 0",
+
+    /* Add ARGV[1] (may be negative) to the count, created at it when
+     * absent; a positive delta is published.  The count after. */
+    [SCRIPT_SEM_ADD] =
+        "local value = redis.call('incrby', KEYS[1], ARGV[1]) "
+        "if tonumber(ARGV[1]) > 0 then redis.call(ARGV[2], KEYS[3], ARGV[1]) end "
+        "return value",
+
+    /* {-1} when absent; else, after reclaiming, {1, available,
+     * acquired}. */
+    [SCRIPT_SEM_COUNTS] =
+        LUA_SEM_RECLAIM
+    "if redis.call('exists', KEYS[1]) == 0 then return {-1} end "
+    "reclaim(ARGV[1], ARGV[2]) "
+    "return {1, tonumber(redis.call('get', KEYS[1])), redis.call('zcard', KEYS[2])}",
     /* Renew many locks in one call, the watchdog's: KEYS[i] with owner
      * ARGV[i + 2], its field built here, ARGV[2] .. ':' .. owner (ARGV[2]:
      * the client id, sent once a call instead of in every field).  One
@@ -422,5 +549,35 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "  return 1 "
         "end "
         "return 0",
+
+    /* Renew permits (kind_permit.c): KEYS per permit its semaphore's name
+     * and timeout key; ARGV the lease, the client id (unused), then per
+     * permit its id, new expiry and the publish command.  1 renewed, 0 lost
+     * (gone, expired: reclaimed here; or a key of another type). */
+    [SCRIPT_RENEW_PERMIT] =
+        LUA_RENEW_PERMIT
+    "local renewed = {} "
+    "for i = 1, #KEYS / 2 do "
+    "  local j = 2 + 3 * (i - 1) "
+    "  renewed[i] = renew_permit(KEYS[2 * i - 1], KEYS[2 * i], ARGV[j + 1], ARGV[j + 2], "
+    "                            ARGV[j + 3], ARGV[1]) "
+    "end "
+    "return renewed",
+
+    /* Cluster: permits of one node: ARGV n names, the lease, the client id,
+     * per permit id, expiry, publish command.  -1: not served here. */
+    [SCRIPT_RENEW_PERMIT_NODE] =
+        LUA_RENEW_PERMIT
+    "local n = (#ARGV - 2) / 4 "
+    "local renewed = {} "
+    "for i = 1, n do "
+    "  local name = ARGV[i] "
+    "  local j = n + 2 + 3 * (i - 1) "
+    "  local tag = name "
+    "  if not string.find(name, '{', 1, true) then tag = '{' .. name .. '}' end "
+    "  renewed[i] = renew_permit(name, tag .. ':timeout', ARGV[j + 1], ARGV[j + 2], "
+    "                            ARGV[j + 3], ARGV[n + 1]) "
+    "end "
+    "return renewed",
 };
 /* clang-format on */

@@ -110,6 +110,17 @@ static uint64_t valid_until(const struct lw_client *c, uint64_t sent_ns)
     return lease_valid_until(c->lease_ms, sent_ns);
 }
 
+/* e's lease surely lasts until then, renewed by a command sent at
+ * sent_ns: less the skew allowance for a kind whose expiry the clients'
+ * clocks judge (permits). */
+static uint64_t entry_valid_until(const struct lw_client *c, const struct entry *e,
+                                  uint64_t sent_ns)
+{
+    uint64_t until = valid_until(c, sent_ns);
+
+    return lw_kinds[e->kind]->client_clocks ? until - c->permit_skew_ms * 1000000u : until;
+}
+
 /* The last moment to notice that e's lease is running out: a timer set
  * then fires by valid_until at the latest. */
 static uint64_t give_up_at(const struct lw_client *c, const struct entry *e)
@@ -328,6 +339,11 @@ static void lose(struct lw_client *c, struct entry *e, int reason)
 
 static void entry_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t now_ns);
 
+static struct entry *new_entry(const char *name, size_t len, const void *extra,
+                               size_t extra_len);
+static void start_entry(struct lw_client *c, struct entry *e, struct entry *head,
+                        uint64_t sent_ns, uint64_t max_hold_ms);
+
 int watchdog_renews(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
 {
     struct entry *head;
@@ -351,16 +367,37 @@ void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t
         (*slot)->holds = holds;
         return; /* reentrant: the entry renews it already */
     }
-    if (!watch || c->closing || !(e = calloc(1, sizeof *e + lock->len + 1)))
+    if (!watch || c->closing || !(e = new_entry(lock->name, lock->len, NULL, 0)))
         return; /* not renewed: it expires after one lease */
-    e->ct.fire = entry_timer_fired;
     e->kind = lock->kind;
     e->owner = owner;
     e->holds = holds;
-    e->len = (uint32_t)lock->len;
     e->slot = (uint16_t)lock->slot;
-    memcpy(e->name, lock->name, lock->len);
-    e->valid_until_ns = valid_until(c, sent_ns);
+    start_entry(c, e, head, sent_ns, max_hold_ms);
+}
+
+/* A zeroed entry named name, extra bytes after the name's NUL. */
+static struct entry *new_entry(const char *name, size_t len, const void *extra,
+                               size_t extra_len)
+{
+    struct entry *e = calloc(1, sizeof *e + len + 1 + extra_len);
+
+    if (e) {
+        e->ct.fire = entry_timer_fired;
+        e->len = (uint32_t)len;
+        memcpy(e->name, name, len);
+        if (extra_len)
+            memcpy(e->name + len + 1, extra, extra_len);
+    }
+    return e;
+}
+
+/* Start renewing e (its kind, owner, holds and slot set), acquired by a
+ * command sent at sent_ns; head: its name's chain, or NULL. */
+static void start_entry(struct lw_client *c, struct entry *e, struct entry *head,
+                        uint64_t sent_ns, uint64_t max_hold_ms)
+{
+    e->valid_until_ns = entry_valid_until(c, e, sent_ns);
     e->held_since_ns = sent_ns;
     e->cap_at_ns = max_hold_ms ? sent_ns + max_hold_ms * 1000000u : UINT64_MAX;
     e->state = ENTRY_SCHEDULED;
@@ -412,6 +449,60 @@ void watchdog_forget(struct lw_client *c, const struct lw_lock *lock)
             return;
         retire(c, head, 1);
     }
+}
+
+/* ---- Permits (semaphore.c): an entry per permit, named by its semaphore,
+ * owned by the permit's tag, its 16 bytes after the name's NUL ---- */
+
+static struct entry *find_permit(struct lw_client *c, const char *name, size_t len,
+                                 const uint8_t *id, struct entry **head)
+{
+    uint64_t tag = permit_tag(id);
+    struct entry *e;
+
+    *head = NULL;
+    HASH_FIND(hh, c->entries, name, len, *head);
+    for (e = *head; e; e = e->next_owner)
+        if (e->kind == KIND_PERMIT && e->owner == tag &&
+            memcmp(e->name + e->len + 1, id, PERMIT_ID_LEN) == 0)
+            return e;
+    return NULL;
+}
+
+void watchdog_permit_acquired(struct lw_client *c, const char *name, size_t len, unsigned slot,
+                              const uint8_t *id, uint64_t sent_ns)
+{
+    struct entry *head, *e = find_permit(c, name, len, id, &head);
+
+    if (e || c->closing || !(e = new_entry(name, len, id, PERMIT_ID_LEN)))
+        return; /* not renewed: it expires after one lease */
+    e->kind = KIND_PERMIT;
+    e->owner = permit_tag(id);
+    e->holds = 1;
+    e->slot = (uint16_t)slot;
+    start_entry(c, e, head, sent_ns, c->max_hold_ms);
+}
+
+void watchdog_permit_release_begin(struct lw_client *c, const char *name, size_t len,
+                                   const uint8_t *id)
+{
+    struct entry *head, *e = find_permit(c, name, len, id, &head);
+
+    if (e) /* no renewal may follow the release onto the wire */
+        e->unlocking++;
+}
+
+void watchdog_permit_release_end(struct lw_client *c, const char *name, size_t len,
+                                 const uint8_t *id, int gone)
+{
+    struct entry *head, *e = find_permit(c, name, len, id, &head);
+
+    if (!e)
+        return;
+    if (e->unlocking)
+        e->unlocking--;
+    if (gone)
+        retire(c, e, 1);
 }
 
 static void enqueue(struct lw_client *c, struct entry *e, uint64_t now_ns)
@@ -497,7 +588,7 @@ static void renewal_confirmed(struct lw_client *c, struct entry *e, uint64_t sen
 {
     stats_renewal_confirmed(&c->count);
     e->failures = 0;
-    e->valid_until_ns = valid_until(c, sent_ns);
+    e->valid_until_ns = entry_valid_until(c, e, sent_ns);
     e->state = ENTRY_SCHEDULED;
     if (e->recheck_after) { /* the old master answered: ask the new one */
         e->recheck_after = 0;

@@ -6,7 +6,10 @@
 #ifndef LW_CORE_WATCHDOG_H
 #define LW_CORE_WATCHDOG_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include <leasewheel/semaphore.h>
 
 struct lw_client;
 struct lw_lock;
@@ -36,5 +39,30 @@ void watchdog_flush(struct lw_client *c);
 void watchdog_shutdown(struct lw_client *c);
 /* Cluster: slots failed over (a bitmap): re-check their locks at once. */
 void watchdog_failover(struct lw_client *c, const uint8_t *slots);
+
+/* Permits (semaphore.c), renewed with lease 0: an entry per permit, named
+ * by its semaphore, owned by its tag (permit_tag()), its id's 16 bytes
+ * after the name's NUL.  Acquired by a command sent at sent_ns; a release
+ * about to be sent holds renewals back (begin) until it is answered (end:
+ * gone 1 when the permit is no longer there, released or not; 0 when the
+ * release may not have run: renewing resumes). */
+void watchdog_permit_acquired(struct lw_client *c, const char *name, size_t len, unsigned slot,
+                              const uint8_t *id, uint64_t sent_ns);
+void watchdog_permit_release_begin(struct lw_client *c, const char *name, size_t len,
+                                   const uint8_t *id);
+void watchdog_permit_release_end(struct lw_client *c, const char *name, size_t len,
+                                 const uint8_t *id, int gone);
+
+/* The tag of a permit's 16 bytes (lw_permit_owner()): its first 8,
+ * big-endian; the watchdog's owner for it. */
+#define PERMIT_ID_LEN LW_PERMIT_ID_LEN
+static inline uint64_t permit_tag(const uint8_t *id)
+{
+    uint64_t v = 0;
+
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | id[i];
+    return v;
+}
 
 #endif

@@ -8,6 +8,10 @@
  *                        TimedLockable requirements: std::lock_guard,
  *                        std::unique_lock, std::scoped_lock and std::lock
  *                        take it as they take a std::timed_mutex.
+ *   leasewheel::semaphore one semaphore of expiring permits on a client
+ *                        (<leasewheel/semaphore.h>); its acquires return
+ *   leasewheel::permit   a movable RAII permit: released when destroyed,
+ *                        from whichever thread holds it then.
  *   leasewheel::category() the std::error_category of the LW_E* codes
  *                        (name "leasewheel", messages from lw_strerror()).
  *
@@ -880,6 +884,249 @@ class shared_mutex
     lw_lock *w_ = nullptr;
     std::atomic<std::uint64_t> token_{0};
     std::atomic<int> last_unlock_error_{0};
+};
+
+class semaphore;
+
+/*
+ * A permit of a semaphore, or none (default-constructed, moved from, or
+ * released).  Move-only; it may move to another thread, which then
+ * releases it.  It keeps the semaphore's handle alive, so it may outlive
+ * the leasewheel::semaphore it came from (not the client: a release after
+ * the client is gone fails with LW_ESHUTDOWN, and the permit expires at
+ * the end of its lease).  Destruction releases it; a failed release (the
+ * permit expired: LW_ENOPERMIT; a transport error) is dropped there:
+ * release(std::error_code&) says it.
+ */
+class permit
+{
+  public:
+    permit() noexcept = default;
+    permit(permit &&o) noexcept
+        : sem_(std::move(o.sem_)), id_(o.id_)
+    {
+    }
+    permit &operator=(permit &&o) noexcept
+    {
+        if (this != &o) {
+            release_quietly();
+            sem_ = std::move(o.sem_);
+            id_ = o.id_;
+        }
+        return *this;
+    }
+    permit(const permit &) = delete;
+    permit &operator=(const permit &) = delete;
+    ~permit()
+    {
+        release_quietly();
+    }
+
+    /* Whether it holds a permit. */
+    explicit operator bool() const noexcept
+    {
+        return sem_ != nullptr;
+    }
+
+    /* Its id; its 32 hex characters, as Redisson shows ids ("" for none). */
+    const lw_permit &id() const noexcept
+    {
+        return id_;
+    }
+    std::string hex() const
+    {
+        char buf[LW_PERMIT_HEX_LEN + 1];
+        return sem_ ? std::string(lw_permit_hex(&id_, buf)) : std::string();
+    }
+
+    /* Release it now (nothing for none).  Either way it holds none after. */
+    void release(std::error_code &ec) noexcept
+    {
+        ec.clear();
+        if (sem_)
+            detail::assign(ec, lw_permit_release(sem_.get(), &id_, 1));
+        sem_.reset();
+    }
+    void release()
+    {
+        std::error_code ec;
+        release(ec);
+        detail::throw_if(ec, "leasewheel::permit::release");
+    }
+
+  private:
+    friend class semaphore;
+    permit(std::shared_ptr<lw_semaphore> sem, const lw_permit &id) noexcept
+        : sem_(std::move(sem)), id_(id)
+    {
+    }
+    void release_quietly() noexcept
+    {
+        std::error_code ec;
+        release(ec);
+    }
+
+    std::shared_ptr<lw_semaphore> sem_;
+    lw_permit id_{};
+};
+
+/*
+ * One semaphore of expiring permits (<leasewheel/semaphore.h> says what
+ * is in Redis, and why every permit has a lease).  acquire() waits as long
+ * as it takes; try_acquire_for() and try_acquire_until() return an empty
+ * permit when none came in time.  Each permit lasts `lease` unless
+ * released first; a lease of 0 (the default) means the client's watchdog
+ * renews it until it is released (or lost: on_lost names the semaphore and
+ * lw_permit_owner(&p.id())).  Any member may be called from any thread at
+ * once.
+ */
+class semaphore
+{
+  public:
+    semaphore(client &c, std::string_view name)
+        : name_(name)
+    {
+        std::error_code ec;
+        open(c, ec);
+        detail::throw_if(ec, "leasewheel::semaphore");
+    }
+    /* On failure every call fails with LW_EINVAL. */
+    semaphore(client &c, std::string_view name, std::error_code &ec)
+        : name_(name)
+    {
+        open(c, ec);
+    }
+
+    /* Create it with n permits if it does not exist: true when created. */
+    bool try_set_permits(std::int64_t n, std::error_code &ec) noexcept
+    {
+        int rc = lw_semaphore_try_set(h_.get(), n);
+        detail::assign(ec, rc);
+        return rc == 1;
+    }
+    bool try_set_permits(std::int64_t n)
+    {
+        std::error_code ec;
+        bool set = try_set_permits(n, ec);
+        detail::throw_if(ec, "leasewheel::semaphore::try_set_permits");
+        return set;
+    }
+    /* Make available + acquired = n. */
+    void set_permits(std::int64_t n, std::error_code &ec) noexcept
+    {
+        detail::assign(ec, lw_semaphore_set(h_.get(), n));
+    }
+    void set_permits(std::int64_t n)
+    {
+        std::error_code ec;
+        set_permits(n, ec);
+        detail::throw_if(ec, "leasewheel::semaphore::set_permits");
+    }
+    /* The permits available now (expired ones reclaimed first). */
+    std::int64_t available(std::error_code &ec) const noexcept
+    {
+        std::int64_t v = 0;
+        detail::assign(ec, lw_semaphore_available(h_.get(), &v));
+        return v;
+    }
+    std::int64_t available() const
+    {
+        std::error_code ec;
+        std::int64_t v = available(ec);
+        detail::throw_if(ec, "leasewheel::semaphore::available");
+        return v;
+    }
+
+    /* Wait as long as it takes. */
+    permit acquire(std::chrono::milliseconds lease, std::error_code &ec) noexcept
+    {
+        return take(LW_WAIT_FOREVER, lease, ec);
+    }
+    permit acquire(std::chrono::milliseconds lease = std::chrono::milliseconds(0))
+    {
+        std::error_code ec;
+        permit p = acquire(lease, ec);
+        detail::throw_if(ec, "leasewheel::semaphore::acquire");
+        return p;
+    }
+
+    /* Wait at most d (rounded up to whole ms): an empty permit when none
+     * came. */
+    template <class Rep, class Period>
+    permit try_acquire_for(const std::chrono::duration<Rep, Period> &d,
+                           std::chrono::milliseconds lease, std::error_code &ec) noexcept
+    {
+        return take(detail::wait_ms(d), lease, ec);
+    }
+    template <class Rep, class Period>
+    permit try_acquire_for(const std::chrono::duration<Rep, Period> &d,
+                           std::chrono::milliseconds lease = std::chrono::milliseconds(0))
+    {
+        std::error_code ec;
+        permit p = try_acquire_for(d, lease, ec);
+        detail::throw_if(ec, "leasewheel::semaphore::try_acquire_for");
+        return p;
+    }
+
+    /* Wait until t at most (as mutex::try_lock_until() does). */
+    template <class Clock, class Duration>
+    permit try_acquire_until(const std::chrono::time_point<Clock, Duration> &t,
+                             std::chrono::milliseconds lease, std::error_code &ec) noexcept
+    {
+        for (;;) {
+            const auto now = Clock::now();
+            const std::uint64_t ms = now < t ? detail::wait_ms(t - now) : 0;
+            permit p = take(ms, lease, ec);
+
+            if (p || ec || ms == 0 || !(Clock::now() < t))
+                return p;
+        }
+    }
+    template <class Clock, class Duration>
+    permit try_acquire_until(const std::chrono::time_point<Clock, Duration> &t,
+                             std::chrono::milliseconds lease = std::chrono::milliseconds(0))
+    {
+        std::error_code ec;
+        permit p = try_acquire_until(t, lease, ec);
+        detail::throw_if(ec, "leasewheel::semaphore::try_acquire_until");
+        return p;
+    }
+
+    const std::string &name() const noexcept
+    {
+        return name_;
+    }
+    lw_semaphore *native_handle() const noexcept
+    {
+        return h_.get();
+    }
+
+  private:
+    void open(client &c, std::error_code &ec)
+    {
+        lw_semaphore *h = nullptr;
+
+        detail::assign(ec, lw_semaphore_new(c.native_handle(), name_.data(), name_.size(), &h));
+        if (!ec)
+            h_.reset(h, lw_semaphore_free);
+    }
+
+    /* One permit for lease, waiting wait_ms; empty when none came. */
+    permit take(std::uint64_t wait_ms, std::chrono::milliseconds lease,
+                std::error_code &ec) noexcept
+    {
+        lw_permit id{};
+        int rc = lease.count() < 0
+                     ? LW_EINVAL
+                     : lw_permit_acquire(h_.get(), 1, wait_ms,
+                                         static_cast<std::uint64_t>(lease.count()), &id);
+
+        detail::assign(ec, rc == LW_ELOCKED ? 0 : rc);
+        return rc == 0 ? permit(h_, id) : permit();
+    }
+
+    std::string name_;
+    std::shared_ptr<lw_semaphore> h_;
 };
 
 } // namespace leasewheel

@@ -65,19 +65,21 @@ NAMES = ["engine.c", "link.c", "conn.c", "pubsub.c", "subscriber.c"]
 # leaves, which call nothing of core/.
 CORE_LAYERS = [
     ["client.c", "metrics.c"],
-    ["lock.c"],
-    ["waiters.c", "replicas.c"],
+    ["lock.c", "semaphore.c"],
+    ["waiters.c", "replicas.c", "permit_waiters.c"],
     ["watchdog.c", "holds.c"],
     ["kinds.c"],
-    ["kind_lock.c", "kind_read.c", "kind_write.c"],
+    ["kind_lock.c", "kind_read.c", "kind_write.c", "kind_permit.c"],
     ["publish.c", "refs.c", "owner.c", "status.c", "stats.c", "scripts.c", "error.c", "version.c"],
     ["kind.c"],
 ]
 # The calls up that are meant (design.md says why): a waiter is an acquire
-# op, woken or ended in lock.c's states; a WAIT's reply ends its acquires.
+# op, woken or ended in lock.c's states (a permit waiter in semaphore.c's);
+# a WAIT's reply ends its acquires.
 UP_CALLS = {
     "waiters.c": {"op_attempt", "op_complete"},
     "replicas.c": {"acquire_acked"},
+    "permit_waiters.c": {"sem_attempt", "sem_complete"},
 }
 
 # On the stripped line, that it is an include; on the source's, what it

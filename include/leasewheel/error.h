@@ -57,6 +57,10 @@ enum lw_error {
                              write lock asked of a plain lock's hash (no
                              `mode` field), or a lock of a read-write
                              lock's; nothing was changed */
+    LW_ENOSEM = -23,      /* the semaphore does not exist: its permits were
+                             never set (lw_semaphore_try_set()) */
+    LW_ENOPERMIT = -24,   /* a permit released is unknown, released already
+                             or expired: nothing was released */
 };
 
 /*

@@ -124,6 +124,7 @@ struct lw_lock;
 #define LW_MAX_SENTINELS 64u
 #define LW_DEFAULT_REPLICAS_TIMEOUT_MS 1000u
 #define LW_MAX_ACQUIRE_REPLICAS 64u /* acquire_replicas */
+#define LW_DEFAULT_PERMIT_CLOCK_SKEW_MS 1000u
 
 /* Why a lock was lost (on_lost, stats). */
 enum lw_lost_reason {
@@ -309,6 +310,15 @@ struct lw_client_config {
                            so that the lock's hash says which machine and
                            process holds it.  Ignored when client_id is
                            set */
+    /* Added in 0.4: permits (<leasewheel/semaphore.h>). */
+    uint32_t permit_clock_skew_ms; /* how far another client's clock may run
+                                      ahead of ours: a permit's valid_until
+                                      is that much earlier than a lock's
+                                      would be (permits expire by the
+                                      clients' clocks, not Redis's).
+                                      Default LW_DEFAULT_PERMIT_CLOCK_SKEW_MS;
+                                      at most a quarter of
+                                      watchdog_timeout_ms is used */
 };
 
 /*

@@ -630,6 +630,56 @@ static void log_lines(const redis_server *srv)
     CHECK(!m.is_locked() && !mw.is_locked()); /* both back */
 }
 
+/* A semaphore of two permits: RAII permits that release on destruction,
+ * move to another thread and are released there; timed tries that give
+ * up with an empty permit, and one that a release ends early. */
+static void semaphore_permits(int port)
+{
+    leasewheel::client c(opts_for(port));
+    leasewheel::semaphore s(c, "hpp:sem");
+    std::error_code ec;
+
+    CHECK(!s.try_acquire_for(10ms, 10s, ec) && ec == LW_ENOSEM); /* not created */
+    CHECK(s.try_set_permits(2) && !s.try_set_permits(5));
+    {
+        leasewheel::permit a = s.acquire(10s);
+        leasewheel::permit b = s.try_acquire_for(100ms, 10s);
+        CHECK(a && b && a.hex().size() == LW_PERMIT_HEX_LEN && a.hex() != b.hex());
+        CHECK(s.available() == 0);
+        leasewheel::permit none = s.try_acquire_for(50ms, 10s);
+        CHECK(!none && none.hex().empty());
+        none = std::move(b);
+        CHECK(none && !b);
+        std::thread t([p = std::move(none)]() mutable { p.release(); });
+        t.join();
+        CHECK(s.available() == 1);
+    }
+    CHECK(s.available() == 2); /* a's destructor released it */
+    leasewheel::permit x = s.acquire(10s), y = s.acquire(10s);
+    auto t0 = clk::now();
+    std::thread later([&y] {
+        std::this_thread::sleep_for(200ms);
+        y.release();
+    });
+    leasewheel::permit z = s.try_acquire_until(clk::now() + 10s, 10s);
+    later.join();
+    CHECK(z && ms_since(t0) < 9000);
+    std::error_code rel;
+    leasewheel::permit w = s.try_acquire_until(std::chrono::system_clock::now() + 50ms, 10s);
+    CHECK(!w);
+    z.release(rel);
+    CHECK(!rel && !z);
+    z.release(rel); /* none: nothing to do */
+    CHECK(!rel);
+    {
+        leasewheel::permit renewed = s.acquire(); /* lease 0: the watchdog's */
+        CHECK(renewed && s.available() == 0); /* x holds the other */
+    }
+    CHECK(s.available() == 1);
+    static_assert(!std::is_copy_constructible_v<leasewheel::permit> &&
+                  std::is_nothrow_move_constructible_v<leasewheel::permit>);
+}
+
 int main()
 {
     redis_server srv;
@@ -650,6 +700,7 @@ int main()
         max_hold(&srv);
         shared_mutex_locks(srv.port);
         log_lines(&srv);
+        semaphore_permits(srv.port);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "unexpected exception: %s\n", e.what());
         failures++;

@@ -1,0 +1,70 @@
+/*
+ * core/kind_permit.c - a permit of a semaphore (Redisson's
+ * RPermitExpirableSemaphore, core/semaphore.c) as a lease kind.
+ *
+ * A permit is a member of the zset "{name}:timeout" scored with its
+ * expiry in epoch ms.  Its entry is named by the semaphore, its owner is
+ * the permit's tag (lw_permit_owner(): what on_lost and on_risk report),
+ * and the permit's 16 bytes follow the name's NUL in the entry.
+ *
+ * A batch entry, with the names in KEYS: the semaphore's name and its
+ * timeout key; then the id, the new expiry (now + lease, by this client's
+ * clock: the renewal's "now" is expiry - lease) and the publish command
+ * as arguments.  In a cluster node's batch: the name only, the script
+ * builds the timeout key and the channel.  Per entry the script reclaims
+ * the expired permits (as every Redisson script does, publishing the
+ * count), then moves the id's score to the new expiry only if it is still
+ * there and not expired: an id gone (released by someone, or reclaimed
+ * after a stall) answers 0, is lost, and is never added back.  A lost
+ * permit is not dropped: its score ends it.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "client_private.h"
+#include "entry.h"
+#include "owner.h"
+#include "publish.h"
+#include "watchdog.h"
+
+static int64_t epoch_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void put_permit(const struct lw_client *c, const struct entry *e, int node,
+                       struct batch_args *a)
+{
+    const char *publish = client_publish_command(c);
+    int tagged = memchr(e->name, '{', e->len) != NULL;
+    const char *parts[4] = {"{", e->name, "}", ":timeout"};
+    size_t lens[4] = {1, e->len, 1, 8};
+    char expiry[24];
+
+    if (tagged)
+        lens[0] = lens[2] = 0;
+    batch_key(a, e->name, e->len);
+    if (!node)
+        batch_key_cat(a, parts, lens, 4);
+    batch_arg(a, e->name + e->len + 1, PERMIT_ID_LEN);
+    batch_arg_copy(a, expiry,
+                   (size_t)snprintf(expiry, sizeof expiry, "%lld",
+                                    (long long)(epoch_ms() + (int64_t)c->lease_ms)));
+    batch_arg(a, publish, strlen(publish));
+}
+
+const struct lease_kind lw_kind_permit = {
+    .noun = "permit",
+    .label = "permit",
+    .renew = SCRIPT_RENEW_PERMIT,
+    .renew_node = SCRIPT_RENEW_PERMIT_NODE,
+    .drop = SCRIPT_NONE,
+    .drop_node = SCRIPT_NONE,
+    .put = put_permit,
+    .renewed = kind_renewed_integer,
+    .client_clocks = 1,
+};

@@ -1,0 +1,721 @@
+/*
+ * core/semaphore.c - semaphore handles and the calls on them
+ * (<leasewheel/semaphore.h> says what they promise).
+ *
+ * Every call is a sem_op.  The calling thread checks the arguments (and
+ * for an acquire draws the permits' ids: 16 bytes each from getrandom());
+ * the engine thread does the rest.  Unlike a lock's op, a sem_op is
+ * formatted again before every attempt, on the engine thread: its scripts
+ * carry the time of the attempt in epoch ms (expiry is judged by the
+ * sender's clock: a retried acquire must not claim an old "now", nor
+ * score its permits from it) and the publish command, which follows the
+ * pub/sub mode the engine thread keeps.
+ *
+ * An acquire that finds too few permits waits in this client's line for
+ * the name (permit_waiters.c) and tries again when woken, or at the
+ * nearest expiry its attempt was answered, or gives up at its deadline.
+ * One answered when less than a tick of its lease is sure to be left
+ * gives its permits back (SOP_UNDO) and fails with LW_ETIMEDOUT: Redis
+ * ran it late, and another client may reclaim them any moment.
+ *
+ * Rule for the engine thread, as in lock.c: lw_engine_submit() there may
+ * complete the request at once, so it is the last thing done with an op.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "completion.h"
+#include "container.h"
+#include "publish.h"
+#include "refs.h"
+#include "semaphore_private.h"
+#include "watchdog.h"
+
+/* ---- Handles ---- */
+
+static void sem_unref(struct lw_semaphore *sem)
+{
+    if (atomic_fetch_sub_explicit(&sem->refs, 1, memory_order_acq_rel) == 1) {
+        client_unref(sem->client);
+        free(sem->timeout_key);
+        free(sem->channel);
+        free(sem);
+    }
+}
+
+static int client_gone(const struct lw_semaphore *sem)
+{
+    return atomic_load_explicit(&sem->client->freed, memory_order_acquire);
+}
+
+/*
+ * "<pre><name><post>" with the name in braces unless it has a '{' of its
+ * own: Redisson's prefixName (pre "redisson_sc:", post "") and suffixName
+ * (pre "", post ":timeout").  Either way every key of the semaphore hashes
+ * to the name's slot.  In a new buffer.
+ */
+static char *tagged_name(const char *pre, const char *name, size_t len, const char *post,
+                         size_t *out_len)
+{
+    int tagged = memchr(name, '{', len) != NULL;
+    size_t npre = strlen(pre), npost = strlen(post);
+    size_t n = npre + len + npost + (tagged ? 0 : 2);
+    char *s = malloc(n + 1), *p = s;
+
+    if (!s)
+        return NULL;
+    memcpy(p, pre, npre);
+    p += npre;
+    if (!tagged)
+        *p++ = '{';
+    memcpy(p, name, len);
+    p += len;
+    if (!tagged)
+        *p++ = '}';
+    memcpy(p, post, npost);
+    p[npost] = '\0';
+    *out_len = n;
+    return s;
+}
+
+int lw_semaphore_new(struct lw_client *c, const void *name, size_t len,
+                     struct lw_semaphore **out)
+{
+    struct lw_semaphore *sem;
+
+    if (!c || !name || !out || len == 0)
+        return LW_EINVAL;
+    if (len > LW_LOCK_NAME_MAX)
+        return LW_ERANGE;
+    if (!(sem = calloc(1, sizeof *sem + len + 1)))
+        return LW_ENOMEM;
+    if (client_ref(c)) {
+        free(sem);
+        return LW_ESHUTDOWN;
+    }
+    sem->client = c;
+    sem->len = len;
+    memcpy(sem->name, name, len);
+    atomic_init(&sem->refs, 1);
+    sem->slot = lw_keyslot(name, len);
+    sem->channel = tagged_name(SEM_CHANNEL_PREFIX ":", name, len, "", &sem->channel_len);
+    sem->timeout_key = tagged_name("", name, len, ":" SEM_TIMEOUT_SUFFIX, &sem->timeout_len);
+    if (!sem->channel || !sem->timeout_key) {
+        sem_unref(sem);
+        return LW_ENOMEM;
+    }
+    *out = sem;
+    return 0;
+}
+
+void lw_semaphore_free(struct lw_semaphore *sem)
+{
+    if (sem)
+        sem_unref(sem);
+}
+
+/* ---- Permit ids ---- */
+
+char *lw_permit_hex(const struct lw_permit *permit, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+
+    for (unsigned i = 0; i < LW_PERMIT_ID_LEN; i++) {
+        out[2 * i] = digits[permit->id[i] >> 4];
+        out[2 * i + 1] = digits[permit->id[i] & 15];
+    }
+    out[LW_PERMIT_HEX_LEN] = '\0';
+    return out;
+}
+
+static int hex_digit(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+int lw_permit_from_hex(const char *hex, struct lw_permit *out)
+{
+    struct lw_permit p;
+
+    if (!hex || !out || strlen(hex) != LW_PERMIT_HEX_LEN)
+        return LW_EINVAL;
+    for (unsigned i = 0; i < LW_PERMIT_ID_LEN; i++) {
+        int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+
+        if (hi < 0 || lo < 0)
+            return LW_EINVAL;
+        p.id[i] = (uint8_t)(hi << 4 | lo);
+    }
+    *out = p;
+    return 0;
+}
+
+uint64_t lw_permit_owner(const struct lw_permit *permit)
+{
+    return permit_tag(permit->id);
+}
+
+/* n fresh ids from the kernel's generator: two clients drawing the same
+ * 128 bits would share a permit, so no weaker fallback. */
+static int random_ids(struct lw_permit *permits, unsigned n)
+{
+    uint8_t *b = permits->id;
+    size_t want = (size_t)n * LW_PERMIT_ID_LEN, got = 0;
+
+    while (got < want) {
+        ssize_t r = getrandom(b + got, want - got, 0);
+
+        if (r <= 0)
+            return LW_ENOTSUP;
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+/* ---- Ending an op (engine thread) ---- */
+
+static void release_watchdog(struct lw_client *c, struct sem_op *op, int begin, int rc);
+
+void sem_complete(struct sem_op *op, int err, int64_t value)
+{
+    struct lw_semaphore *sem = op->sem;
+    struct lw_client *c = sem->client;
+
+    if (op->held_back) { /* however the release ended */
+        op->held_back = 0;
+        release_watchdog(c, op, 0, err);
+    }
+    if (op->chan)
+        permit_waiters_leave(c, op);
+    op->state = SOPS_NEW;
+    if (op->blocking) {
+        op->err = err;
+        op->value = value;
+        sem_unref(sem);                       /* the caller still holds its handle */
+        lw_completion_signal(&op->completed); /* op may be gone after this */
+        return;
+    }
+    if (op->done) {
+        c->in_callback++;
+        op->done(err, value, op->arg);
+        c->in_callback--;
+    }
+    lw_request_clear(&op->req);
+    free(op->own);
+    free(op);
+    sem_unref(sem);
+}
+
+/* ---- Formatting (engine thread, before every attempt) ---- */
+
+static int64_t epoch_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+#define SEM_ARGS_MAX (3 + 4 + LW_MAX_PERMITS_AT_ONCE)
+
+/* The script with the semaphore's three keys, args[] after them, then the
+ * n permit ids of the op (n may be 0). */
+static int format_script(struct sem_op *op, int script, int nargs, const char **args,
+                         unsigned n)
+{
+    const struct lw_semaphore *sem = op->sem;
+    const char **argv = malloc(SEM_ARGS_MAX * sizeof *argv);
+    size_t *lens = malloc(SEM_ARGS_MAX * sizeof *lens);
+    int argc = 0, rc;
+
+    if (!argv || !lens) {
+        free(argv);
+        free(lens);
+        return LW_ENOMEM;
+    }
+    argv[argc] = sem->name, lens[argc++] = sem->len;
+    argv[argc] = sem->timeout_key, lens[argc++] = sem->timeout_len;
+    argv[argc] = sem->channel, lens[argc++] = sem->channel_len;
+    for (int i = 0; i < nargs; i++)
+        argv[argc] = args[i], lens[argc++] = strlen(args[i]);
+    for (unsigned i = 0; i < n; i++)
+        argv[argc] = (const char *)op->permits[i].id, lens[argc++] = LW_PERMIT_ID_LEN;
+    rc = lw_request_evalsha(&op->req, script, 3, argc, argv, lens);
+    free(argv);
+    free(lens);
+    return rc;
+}
+
+/* The lease an acquire asks for: its own, or the watchdog's. */
+static uint64_t op_lease_ms(const struct sem_op *op)
+{
+    return op->lease_ms ? op->lease_ms : op->sem->client->lease_ms;
+}
+
+static int format_op(struct sem_op *op)
+{
+    const char *publish = client_publish_command(op->sem->client);
+    char now[24], a[24], b[24];
+    int64_t t = epoch_ms();
+
+    lw_request_clear(&op->req);
+    snprintf(now, sizeof now, "%lld", (long long)t);
+    snprintf(a, sizeof a, "%lld", (long long)op->amount);
+    switch (op->kind) {
+    case SOP_ACQUIRE:
+        snprintf(a, sizeof a, "%u", op->n);
+        snprintf(b, sizeof b, "%lld", (long long)(t + (int64_t)op_lease_ms(op)));
+        return format_script(op, SCRIPT_SEM_ACQUIRE, 4, (const char *[]){a, b, now, publish},
+                             op->n);
+    case SOP_RELEASE:
+    case SOP_UNDO:
+        return format_script(op, SCRIPT_SEM_RELEASE, 2, (const char *[]){now, publish}, op->n);
+    case SOP_TRY_SET:
+        return format_script(op, SCRIPT_SEM_TRY_SET, 2, (const char *[]){a, publish}, 0);
+    case SOP_SET:
+        return format_script(op, SCRIPT_SEM_SET, 3, (const char *[]){a, now, publish}, 0);
+    case SOP_ADD:
+        return format_script(op, SCRIPT_SEM_ADD, 2, (const char *[]){a, publish}, 0);
+    default:
+        return format_script(op, SCRIPT_SEM_COUNTS, 2, (const char *[]){now, publish}, 0);
+    }
+}
+
+static void on_reply(struct lw_request *req, const redisReply *reply, int err, void *arg);
+
+void sem_attempt(struct sem_op *op)
+{
+    struct lw_client *c = op->sem->client;
+    int rc;
+
+    if (c->closing) {
+        sem_complete(op, LW_ESHUTDOWN, 0);
+        return;
+    }
+    if ((rc = format_op(op))) {
+        sem_complete(op, rc, 0);
+        return;
+    }
+    lw_request_route_slot(&op->req, op->sem->slot);
+    if (op->kind == SOP_ACQUIRE)
+        lw_request_settle(&op->req); /* Sentinel: not at once after a switch */
+    op->state = SOPS_INFLIGHT;
+    op->woken = 0;
+    if ((rc = lw_engine_submit(c->engine, &op->req, on_reply, op)))
+        sem_complete(op, rc, 0);
+}
+
+/* ---- Replies (engine thread) ---- */
+
+static int64_t integer_of(const redisReply *r)
+{
+    if (r->type == REDIS_REPLY_INTEGER)
+        return r->integer;
+    if (r->type == REDIS_REPLY_STRING)
+        return strtoll(r->str, NULL, 10);
+    return 0;
+}
+
+/* When a waiter answered `nearest` (epoch ms; -1 none) tries again on its
+ * own: then, or at its deadline if that comes first. */
+static uint64_t retry_at(uint64_t now_ns, int64_t nearest, uint64_t deadline_ns)
+{
+    int64_t ms;
+
+    if (nearest < 0)
+        return deadline_ns;
+    ms = nearest - epoch_ms();
+    if (ms < 1)
+        ms = 1;
+    if ((uint64_t)ms >= (deadline_ns - now_ns) / 1000000u)
+        return deadline_ns;
+    return now_ns + (uint64_t)ms * 1000000u;
+}
+
+/* Too few permits were free; nearest is the expiry due first. */
+static void acquire_short(struct lw_client *c, struct sem_op *op, int64_t nearest)
+{
+    uint64_t now = lw_clock_now(), at;
+    int live;
+
+    if (now >= op->wait_deadline_ns) {
+        sem_complete(op, LW_ELOCKED, 0);
+        return;
+    }
+    if (op->woken) { /* a release came while this attempt was out */
+        sem_attempt(op);
+        return;
+    }
+    if (!op->chan && (live = permit_waiters_join(c, op)) != 0) {
+        if (live < 0)
+            sem_complete(op, LW_ENOMEM, 0);
+        else
+            sem_attempt(op);
+        return;
+    }
+    op->state = SOPS_WAITING;
+    at = permit_waiters_first(op) ? retry_at(now, nearest, op->wait_deadline_ns)
+                                  : op->wait_deadline_ns;
+    if (at != UINT64_MAX)
+        lw_wheel_schedule(c->wheel, &op->ct.timer, at);
+}
+
+/* The permits are ours, unless the reply came when less than a tick of
+ * their lease is sure to be left: then they go back (SOP_UNDO).  With
+ * lease 0 the watchdog renews each from now on. */
+static void acquire_got(struct lw_client *c, struct sem_op *op)
+{
+    uint64_t sent_ns = lw_request_sent_ns(&op->req);
+    uint64_t until = lease_valid_until(op_lease_ms(op), sent_ns);
+
+    /* A renewed permit is held to the watchdog's standard (valid_until
+     * less the skew allowance); an explicit lease is the caller's. */
+    if (op->lease_ms == 0)
+        until -= c->permit_skew_ms * 1000000u;
+    if (lw_clock_now() + c->tick_ns >= until) {
+        if (op->chan)
+            permit_waiters_leave(c, op);
+        op->kind = SOP_UNDO;
+        sem_attempt(op);
+        return;
+    }
+    if (op->lease_ms == 0)
+        for (unsigned i = 0; i < op->n; i++)
+            watchdog_permit_acquired(c, op->sem->name, op->sem->len, op->sem->slot,
+                                     op->permits[i].id, sent_ns);
+    sem_complete(op, 0, op->n);
+}
+
+/* A release is about to be sent (begin) or was answered (end: rc 0
+ * released, LW_ENOPERMIT gone anyway, else unknown): the watchdog holds
+ * the permits' renewals back meanwhile, and forgets them once they are
+ * gone. */
+static void release_watchdog(struct lw_client *c, struct sem_op *op, int begin, int rc)
+{
+    for (unsigned i = 0; i < op->n; i++) {
+        const uint8_t *id = op->permits[i].id;
+
+        if (begin)
+            watchdog_permit_release_begin(c, op->sem->name, op->sem->len, id);
+        else
+            watchdog_permit_release_end(c, op->sem->name, op->sem->len, id,
+                                        rc == 0 || rc == LW_ENOPERMIT);
+    }
+}
+
+static void acquire_reply(struct lw_client *c, struct sem_op *op, const redisReply *reply)
+{
+    int64_t status;
+
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1) {
+        sem_complete(op, LW_EREPLY, 0);
+        return;
+    }
+    status = integer_of(reply->element[0]);
+    if (status < 0)
+        sem_complete(op, LW_ENOSEM, 0);
+    else if (status == 1)
+        acquire_got(c, op);
+    else if (reply->elements >= 2)
+        acquire_short(c, op, integer_of(reply->element[1]));
+    else
+        sem_complete(op, LW_EREPLY, 0);
+}
+
+/* {-1} or {1, available, acquired}. */
+static void counts_reply(struct sem_op *op, const redisReply *reply)
+{
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1)
+        sem_complete(op, LW_EREPLY, 0);
+    else if (integer_of(reply->element[0]) < 0)
+        sem_complete(op, LW_ENOSEM, 0);
+    else if (reply->elements < 3)
+        sem_complete(op, LW_EREPLY, 0);
+    else
+        sem_complete(op, 0, integer_of(reply->element[op->kind == SOP_AVAILABLE ? 1 : 2]));
+}
+
+static void release_begin(struct lw_client *c, struct sem_op *op)
+{
+    release_watchdog(c, op, 1, 0);
+    op->held_back = 1; /* sem_complete() lets them go */
+    sem_attempt(op);
+}
+
+static void acquire_begin(struct lw_client *c, struct sem_op *op)
+{
+    if (!permit_waiters_queue(c, op))
+        sem_attempt(op);
+}
+
+static void on_reply(struct lw_request *req, const redisReply *reply, int err, void *arg)
+{
+    struct sem_op *op = arg;
+    struct lw_client *c = op->sem->client;
+
+    if (req->task) { /* the first step, on the engine thread */
+        req->task = 0;
+        if (err)
+            sem_complete(op, err, 0);
+        else if (op->kind == SOP_ACQUIRE)
+            acquire_begin(c, op);
+        else if (op->kind == SOP_RELEASE)
+            release_begin(c, op);
+        else
+            sem_attempt(op);
+        return;
+    }
+    if (op->kind == SOP_UNDO) { /* given back or not, the acquire failed */
+        sem_complete(op, LW_ETIMEDOUT, 0);
+        return;
+    }
+    if (err || reply->type == REDIS_REPLY_ERROR) {
+        sem_complete(op, err ? err : LW_EREPLY, 0);
+        return;
+    }
+    switch (op->kind) {
+    case SOP_ACQUIRE: acquire_reply(c, op, reply); break;
+    case SOP_RELEASE:
+        err = integer_of(reply) < 0 ? LW_ENOPERMIT : 0;
+        sem_complete(op, err, err ? 0 : op->n);
+        break;
+    case SOP_AVAILABLE:
+    case SOP_ACQUIRED: counts_reply(op, reply); break;
+    default: sem_complete(op, 0, integer_of(reply)); break;
+    }
+}
+
+/* A waiting acquire's timer: a permit's expiry, or the wait's end. */
+static void op_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t now_ns)
+{
+    struct sem_op *op = lw_container_of(t, struct sem_op, ct);
+
+    (void)c;
+    if (op->state != SOPS_WAITING)
+        return;
+    if (now_ns >= op->wait_deadline_ns) {
+        sem_complete(op, LW_ELOCKED, 0);
+    } else {
+        op->state = SOPS_INFLIGHT;
+        sem_attempt(op);
+    }
+}
+
+/* ---- Starting an op (calling thread) ---- */
+
+static uint64_t deadline_after(uint64_t wait_ms)
+{
+    uint64_t now = lw_clock_now();
+
+    if (wait_ms == LW_WAIT_FOREVER || wait_ms > (UINT64_MAX - now) / 1000000u)
+        return UINT64_MAX;
+    return now + wait_ms * 1000000u;
+}
+
+static int check_acquire(const struct lw_client *c, unsigned n, uint64_t lease_ms,
+                         const struct lw_permit *permits)
+{
+    if (!permits || n == 0)
+        return LW_EINVAL;
+    if (n > LW_MAX_PERMITS_AT_ONCE || lease_ms > LW_MAX_LEASE_MS)
+        return LW_ERANGE;
+    if (lease_ms != 0 && (lease_ms < LW_MIN_LEASE_MS || lease_ms * 1000000u < 3 * c->tick_ns))
+        return LW_ELEASE;
+    return 0;
+}
+
+/* Fill in op (zeroed, kind, n, amount, permits set) and hand it to the
+ * engine thread as a task. */
+static int start_op(struct sem_op *op, struct lw_semaphore *sem, uint64_t wait_ms)
+{
+    int rc;
+
+    if (!sem)
+        return LW_EINVAL;
+    if (client_gone(sem))
+        return LW_ESHUTDOWN;
+    op->sem = sem;
+    op->ct.fire = op_timer_fired;
+    op->start_ns = lw_clock_now();
+    op->wait_deadline_ns = deadline_after(wait_ms);
+    atomic_fetch_add_explicit(&sem->refs, 1, memory_order_relaxed);
+    lw_request_task(&op->req);
+    op->state = SOPS_INFLIGHT;
+    rc = lw_engine_submit(sem->client->engine, &op->req, on_reply, op);
+    if (rc)
+        sem_unref(sem);
+    return rc;
+}
+
+/* A blocking call: op on the stack, set up by the caller but for sem. */
+static int run_blocking(struct lw_semaphore *sem, struct sem_op *op, uint64_t wait_ms,
+                        int64_t *value)
+{
+    int rc;
+
+    if (sem && !client_gone(sem) && lw_engine_on_thread(sem->client->engine))
+        return LW_EDEADLK;
+    op->blocking = 1;
+    lw_completion_reset(&op->completed);
+    if ((rc = start_op(op, sem, wait_ms)) == 0) {
+        lw_completion_wait(&op->completed);
+        rc = op->err;
+        if (value)
+            *value = op->value;
+    }
+    lw_request_clear(&op->req);
+    return rc;
+}
+
+static struct sem_op *new_async(int kind, lw_done_fn *done, void *arg)
+{
+    struct sem_op *op = calloc(1, sizeof *op);
+
+    if (op) {
+        op->kind = (uint8_t)kind;
+        op->done = done;
+        op->arg = arg;
+    }
+    return op;
+}
+
+static int run_async(struct lw_semaphore *sem, struct sem_op *op, uint64_t wait_ms)
+{
+    int rc = start_op(op, sem, wait_ms);
+
+    if (rc) {
+        lw_request_clear(&op->req);
+        free(op->own);
+        free(op);
+    }
+    return rc;
+}
+
+/* ---- The API ---- */
+
+/* A set-up call or a query, blocking: kind with amount; its value. */
+static int simple_call(struct lw_semaphore *sem, int kind, int64_t amount, int64_t *value)
+{
+    struct sem_op op;
+
+    memset(&op, 0, sizeof op); /* {0} would set an atomic from an int */
+    op.kind = (uint8_t)kind;
+    op.amount = amount;
+    return run_blocking(sem, &op, 0, value);
+}
+
+int lw_semaphore_try_set(struct lw_semaphore *sem, int64_t permits)
+{
+    int64_t v = 0;
+    int rc = simple_call(sem, SOP_TRY_SET, permits, &v);
+
+    return rc ? rc : (int)v;
+}
+
+int lw_semaphore_set(struct lw_semaphore *sem, int64_t permits)
+{
+    return simple_call(sem, SOP_SET, permits, NULL);
+}
+
+int lw_semaphore_add(struct lw_semaphore *sem, int64_t delta, int64_t *available)
+{
+    return simple_call(sem, SOP_ADD, delta, available);
+}
+
+int lw_semaphore_available(struct lw_semaphore *sem, int64_t *out)
+{
+    if (!out)
+        return LW_EINVAL;
+    return simple_call(sem, SOP_AVAILABLE, 0, out);
+}
+
+int lw_semaphore_acquired(struct lw_semaphore *sem, int64_t *out)
+{
+    if (!out)
+        return LW_EINVAL;
+    return simple_call(sem, SOP_ACQUIRED, 0, out);
+}
+
+int lw_permit_acquire(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms, uint64_t lease_ms,
+                      struct lw_permit *permits)
+{
+    struct sem_op op;
+    int rc;
+
+    if (!sem)
+        return LW_EINVAL;
+    if ((rc = check_acquire(sem->client, n, lease_ms, permits)) ||
+        (rc = random_ids(permits, n)))
+        return rc;
+    memset(&op, 0, sizeof op);
+    op.kind = SOP_ACQUIRE;
+    op.n = n;
+    op.lease_ms = lease_ms;
+    op.permits = permits;
+    return run_blocking(sem, &op, wait_ms, NULL);
+}
+
+int lw_permit_release(struct lw_semaphore *sem, const struct lw_permit *permits, unsigned n)
+{
+    struct sem_op op;
+
+    if (!permits || n == 0)
+        return LW_EINVAL;
+    if (n > LW_MAX_PERMITS_AT_ONCE)
+        return LW_ERANGE;
+    memset(&op, 0, sizeof op);
+    op.kind = SOP_RELEASE;
+    op.n = n;
+    op.permits = (struct lw_permit *)permits; /* only read */
+    return run_blocking(sem, &op, 0, NULL);
+}
+
+int lw_permit_acquire_async(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms,
+                            uint64_t lease_ms, struct lw_permit *permits, lw_done_fn *done,
+                            void *arg)
+{
+    struct sem_op *op;
+    int rc;
+
+    if (!sem)
+        return LW_EINVAL;
+    if ((rc = check_acquire(sem->client, n, lease_ms, permits)) ||
+        (rc = random_ids(permits, n)))
+        return rc;
+    if (!(op = new_async(SOP_ACQUIRE, done, arg)))
+        return LW_ENOMEM;
+    op->n = n;
+    op->lease_ms = lease_ms;
+    op->permits = permits;
+    return run_async(sem, op, wait_ms);
+}
+
+int lw_permit_release_async(struct lw_semaphore *sem, const struct lw_permit *permits,
+                            unsigned n, lw_done_fn *done, void *arg)
+{
+    struct sem_op *op;
+
+    if (!permits || n == 0)
+        return LW_EINVAL;
+    if (n > LW_MAX_PERMITS_AT_ONCE)
+        return LW_ERANGE;
+    if (!(op = new_async(SOP_RELEASE, done, arg)))
+        return LW_ENOMEM;
+    if (!(op->own = malloc((size_t)n * sizeof *permits))) {
+        free(op);
+        return LW_ENOMEM;
+    }
+    memcpy(op->own, permits, (size_t)n * sizeof *permits);
+    op->n = n;
+    op->permits = op->own;
+    return run_async(sem, op, 0);
+}

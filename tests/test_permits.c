@@ -1,0 +1,760 @@
+/*
+ * tests/test_permits.c - semaphores whose permits expire
+ * (<leasewheel/semaphore.h>), on a real Redis, interleaved with Redisson's
+ * own RPermitExpirableSemaphore scripts (redisson_semaphore.h, each
+ * checked against its SHA1 before use): the layout as Redisson reads it,
+ * each side reclaiming the other's expired permits, wake-ups by message,
+ * all or none, the missing semaphore, release by id from any thread; the
+ * permit watchdog (renewal, loss, max hold), on one Redis and a cluster.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "client_private.h"
+#include "lock_util.h"
+#include "redis_cluster.h"
+#include "redisson_semaphore.h"
+
+#define SEM "jobs"
+#define SEM_TIMEOUT "{jobs}:timeout"
+#define SEM_CHANNEL "redisson_sc:{jobs}"
+#define NEVER "922337203685477"
+
+/* ---- Redisson's side: its scripts, by EVAL on the test's own connection ---- */
+
+static long long epoch_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* EVAL script (after SCRIPT LOAD has answered its SHA1) with nkeys keys
+ * and then args: each a string, or a permit's 16 bytes when its len is
+ * given. */
+static redisReply *rs_eval(const char *script, const char *sha, int argc, const char **argv,
+                           const size_t *lens)
+{
+    redisContext *ctx = redisConnectUnix(srv.unix_path);
+    const char *full[16];
+    size_t full_lens[16];
+    redisReply *r;
+
+    cr_assert(ctx && !ctx->err, "no connection to the server");
+    r = redisCommand(ctx, "SCRIPT LOAD %s", script);
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "SCRIPT LOAD failed");
+    cr_assert_str_eq(r->str, sha, "Redisson's script is not the one quoted");
+    freeReplyObject(r);
+    full[0] = "EVAL", full_lens[0] = 4;
+    full[1] = script, full_lens[1] = strlen(script);
+    for (int i = 0; i < argc; i++) {
+        full[2 + i] = argv[i];
+        full_lens[2 + i] = lens && lens[i] ? lens[i] : strlen(argv[i]);
+    }
+    r = redisCommandArgv(ctx, argc + 2, full, full_lens);
+    cr_assert(r, "EVAL failed");
+    redisFree(ctx);
+    return r;
+}
+
+static long long reply_int(redisReply *r)
+{
+    long long v = r->type == REDIS_REPLY_INTEGER  ? r->integer
+                  : r->type == REDIS_REPLY_STRING ? atoll(r->str)
+                                                  : -1000;
+
+    freeReplyObject(r);
+    return v;
+}
+
+static int rs_try_set(int n)
+{
+    char s[16];
+
+    snprintf(s, sizeof s, "%d", n);
+    return (int)reply_int(rs_eval(RS_TRY_SET, RS_TRY_SET_SHA, 5,
+                                  (const char *[]){"2", SEM, SEM_CHANNEL, s, "publish"}, NULL));
+}
+
+static long long rs_available(void)
+{
+    char now[24];
+
+    snprintf(now, sizeof now, "%lld", epoch_ms());
+    return reply_int(rs_eval(RS_AVAILABLE, RS_AVAILABLE_SHA, 6,
+                             (const char *[]){"3", SEM, SEM_TIMEOUT, SEM_CHANNEL, now, "publish"},
+                             NULL));
+}
+
+/* Redisson's tryAcquire of one permit with id for lease_ms: 1 acquired,
+ * 0 not. */
+static int rs_try_acquire(const struct lw_permit *id, long long lease_ms)
+{
+    char expiry[24], now[24];
+    redisReply *r;
+    int got;
+
+    snprintf(expiry, sizeof expiry, "%lld", epoch_ms() + lease_ms);
+    snprintf(now, sizeof now, "%lld", epoch_ms());
+    r = rs_eval(RS_TRY_ACQUIRE, RS_TRY_ACQUIRE_SHA, 10,
+                (const char *[]){"3", SEM, SEM_TIMEOUT, SEM_CHANNEL, "1", expiry, now, NEVER,
+                                 "publish", (const char *)id->id},
+                (size_t[]){0, 0, 0, 0, 0, 0, 0, 0, 0, LW_PERMIT_ID_LEN});
+    got = (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) &&
+          strcmp(r->str, "OK") == 0;
+    freeReplyObject(r);
+    return got;
+}
+
+/* Redisson's release of one id: 1 released, 0 not (or expired). */
+static int rs_release(const struct lw_permit *id)
+{
+    char now[24];
+
+    snprintf(now, sizeof now, "%lld", epoch_ms());
+    return (int)reply_int(rs_eval(
+        RS_RELEASE, RS_RELEASE_SHA, 8,
+        (const char *[]){"3", SEM, SEM_CHANNEL, SEM_TIMEOUT, (const char *)id->id, "1", now,
+                         "publish"},
+        (size_t[]){0, 0, 0, 0, LW_PERMIT_ID_LEN, 0, 0, 0}));
+}
+
+/* Redisson's getLeaseTime: ms left, -1 never, 0 unknown. */
+static long long rs_lease_left(const struct lw_permit *id)
+{
+    char now[24];
+
+    snprintf(now, sizeof now, "%lld", epoch_ms());
+    return reply_int(rs_eval(RS_GET_LEASE_TIME, RS_GET_LEASE_TIME_SHA, 8,
+                             (const char *[]){"3", SEM, SEM_TIMEOUT, SEM_CHANNEL,
+                                              (const char *)id->id, NEVER, now, "publish"},
+                             (size_t[]){0, 0, 0, 0, LW_PERMIT_ID_LEN, 0, 0, 0}));
+}
+
+/* Redisson's updateLeaseTime to now + lease_ms: 1 updated, 0 not there. */
+static int rs_update_lease(const struct lw_permit *id, long long lease_ms)
+{
+    char expiry[24], now[24];
+
+    snprintf(expiry, sizeof expiry, "%lld", epoch_ms() + lease_ms);
+    snprintf(now, sizeof now, "%lld", epoch_ms());
+    return (int)reply_int(rs_eval(RS_UPDATE_LEASE, RS_UPDATE_LEASE_SHA, 8,
+                                  (const char *[]){"3", SEM, SEM_TIMEOUT, SEM_CHANNEL,
+                                                   (const char *)id->id, expiry, now, "publish"},
+                                  (size_t[]){0, 0, 0, 0, LW_PERMIT_ID_LEN, 0, 0, 0}));
+}
+
+/* The score of id in the zset, as Redis has it (-1: not there). */
+static long long score_of(const struct lw_permit *id)
+{
+    redisReply *r = redis_server_command(&srv, "ZSCORE %s %b", SEM_TIMEOUT, id->id,
+                                         (size_t)LW_PERMIT_ID_LEN);
+    long long v = r && r->type == REDIS_REPLY_STRING ? atoll(r->str) : -1;
+
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+/* How many connections are subscribed to the semaphore's channel. */
+static long long subscribers(void)
+{
+    redisReply *r = redis_server_command(&srv, "PUBSUB NUMSUB %s", SEM_CHANNEL);
+    long long n = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 ? r->element[1]->integer
+                                                                        : -1;
+
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+static struct lw_semaphore *new_sem(struct lw_client *c)
+{
+    struct lw_semaphore *s = NULL;
+
+    cr_assert_eq(lw_semaphore_new(c, SEM, strlen(SEM), &s), 0);
+    return s;
+}
+
+static int64_t available(struct lw_semaphore *s)
+{
+    int64_t v = -1000;
+
+    cr_assert_eq(lw_semaphore_available(s, &v), 0);
+    return v;
+}
+
+static int64_t acquired(struct lw_semaphore *s)
+{
+    int64_t v = -1000;
+
+    cr_assert_eq(lw_semaphore_acquired(s, &v), 0);
+    return v;
+}
+
+/* ---- The tests ---- */
+
+/* Every Redisson script the tests use is the one its SHA1 names. */
+REDIS_TEST(permits, redissons_scripts_are_the_quoted_ones)
+{
+    const char *scripts[][2] = {{RS_TRY_ACQUIRE, RS_TRY_ACQUIRE_SHA},
+                                {RS_RELEASE, RS_RELEASE_SHA},
+                                {RS_AVAILABLE, RS_AVAILABLE_SHA},
+                                {RS_UPDATE_LEASE, RS_UPDATE_LEASE_SHA},
+                                {RS_TRY_SET, RS_TRY_SET_SHA},
+                                {RS_ADD, RS_ADD_SHA},
+                                {RS_SET, RS_SET_SHA},
+                                {RS_GET_LEASE_TIME, RS_GET_LEASE_TIME_SHA}};
+
+    for (size_t i = 0; i < sizeof scripts / sizeof scripts[0]; i++) {
+        redisReply *r = redis_server_command(&srv, "SCRIPT LOAD %s", scripts[i][0]);
+
+        cr_assert(r && r->type == REDIS_REPLY_STRING);
+        cr_assert_str_eq(r->str, scripts[i][1]);
+        freeReplyObject(r);
+    }
+}
+
+/* Our permits as Redisson reads them, and Redisson's as we do: the count,
+ * the zset of 16-byte ids scored with their expiry in epoch ms, leases
+ * read and changed by Redisson, releases across the two. */
+REDIS_TEST(permits, layout_and_ids_as_redisson_reads_them)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_semaphore *s = new_sem(c);
+    struct lw_permit mine, theirs, parsed;
+    char hex[LW_PERMIT_HEX_LEN + 1];
+    long long before = epoch_ms(), left;
+
+    cr_assert_eq(lw_semaphore_try_set(s, 3), 1);
+    cr_assert_eq(lw_semaphore_try_set(s, 5), 0, "an existing semaphore keeps its count");
+    cr_assert_eq(rs_available(), 3);
+    cr_assert_eq(lw_permit_acquire(s, 1, 0, 60000, &mine), 0);
+    cr_assert_eq(redis_int("GET %s", SEM), 2);
+    cr_assert_geq(score_of(&mine), before + 60000);
+    cr_assert_leq(score_of(&mine), epoch_ms() + 60000);
+    cr_assert_eq(rs_available(), 2);
+    left = rs_lease_left(&mine);
+    cr_assert(left > 55000 && left <= 60000, "Redisson reads %lld ms left", left);
+    cr_assert_eq(rs_update_lease(&mine, 120000), 1);
+    cr_assert_gt(rs_lease_left(&mine), 115000);
+
+    /* The id's hex form is Redisson's: 32 lowercase characters. */
+    lw_permit_hex(&mine, hex);
+    cr_assert_eq(strlen(hex), 32);
+    cr_assert_eq(strspn(hex, "0123456789abcdef"), 32);
+    cr_assert_eq(lw_permit_from_hex(hex, &parsed), 0);
+    cr_assert_eq(memcmp(&parsed, &mine, sizeof mine), 0);
+    cr_assert_eq(lw_permit_from_hex("xyz", &parsed), LW_EINVAL);
+
+    /* Redisson's permit, counted and released by us; ours by Redisson. */
+    cr_assert_eq(lw_permit_from_hex("00112233445566778899aabbccddeeff", &theirs), 0);
+    cr_assert_eq(rs_try_acquire(&theirs, 60000), 1);
+    cr_assert_eq(available(s), 1);
+    cr_assert_eq(acquired(s), 2);
+    cr_assert_eq(lw_permit_release(s, &theirs, 1), 0);
+    cr_assert_eq(rs_release(&mine), 1);
+    cr_assert_eq(rs_available(), 3);
+    cr_assert_eq(acquired(s), 0);
+    cr_assert_eq(lw_permit_release(s, &mine, 1), LW_ENOPERMIT, "released twice");
+    cr_assert_eq(available(s), 3);
+
+    lw_semaphore_free(s);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* Set-up: set makes available + acquired = N, add may be negative; a
+ * count set by Redisson is ours too. */
+REDIS_TEST(permits, set_and_add)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_semaphore *s = new_sem(c);
+    struct lw_permit p[2];
+    int64_t v = 0;
+
+    cr_assert_eq(rs_try_set(4), 1);
+    cr_assert_eq(lw_permit_acquire(s, 2, 0, 60000, p), 0);
+    cr_assert_eq(lw_semaphore_set(s, 5), 0);
+    cr_assert_eq(available(s), 3);
+    cr_assert_eq(acquired(s), 2);
+    cr_assert_eq(lw_semaphore_add(s, -4, &v), 0);
+    cr_assert_eq(v, -1);
+    cr_assert_eq(rs_available(), -1, "Redisson reads the same negative count");
+    cr_assert_eq(lw_permit_release(s, p, 2), 0);
+    cr_assert_eq(available(s), 1);
+    cr_assert_eq(lw_semaphore_set(s, 2), 0);
+    cr_assert_eq(available(s), 2);
+
+    lw_semaphore_free(s);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* An acquire on a semaphore nobody created fails at once, even one that
+ * would wait for ever; so do the queries.  add creates it. */
+REDIS_TEST(permits, missing_semaphore_fails_at_once)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_semaphore *s = new_sem(c);
+    struct lw_permit p;
+    int64_t v;
+    uint64_t t0 = now_ms();
+
+    cr_assert_eq(lw_permit_acquire(s, 1, LW_WAIT_FOREVER, 10000, &p), LW_ENOSEM);
+    cr_assert_lt(now_ms() - t0, 5000);
+    cr_assert_eq(lw_semaphore_available(s, &v), LW_ENOSEM);
+    cr_assert_eq(lw_semaphore_acquired(s, &v), LW_ENOSEM);
+    cr_assert_eq(lw_permit_acquire(s, 0, 0, 10000, &p), LW_EINVAL);
+    cr_assert_eq(lw_permit_acquire(s, 1, 0, 5, &p), LW_ELEASE);
+    cr_assert_eq(lw_semaphore_add(s, 1, &v), 0);
+    cr_assert_eq(lw_permit_acquire(s, 1, 0, 10000, &p), 0);
+
+    lw_semaphore_free(s);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* n permits are taken all or none: too few free, nothing is taken. */
+REDIS_TEST(permits, n_permits_all_or_none)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_semaphore *s = new_sem(c);
+    struct lw_permit a[2], b[2];
+
+    cr_assert_eq(lw_semaphore_try_set(s, 3), 1);
+    cr_assert_eq(lw_permit_acquire(s, 2, 0, 60000, a), 0);
+    cr_assert_neq(memcmp(&a[0], &a[1], sizeof a[0]), 0);
+    cr_assert_eq(lw_permit_acquire(s, 2, 50, 60000, b), LW_ELOCKED);
+    cr_assert_eq(available(s), 1);
+    cr_assert_eq(acquired(s), 2);
+    cr_assert_eq(score_of(&b[0]), -1);
+    cr_assert_eq(lw_permit_release(s, a, 2), 0);
+    cr_assert_eq(lw_permit_acquire(s, 2, 0, 60000, b), 0);
+    /* A release of several with one unknown releases none. */
+    cr_assert_eq(lw_permit_release(s, (struct lw_permit[]){b[0], a[0]}, 2), LW_ENOPERMIT);
+    cr_assert_eq(acquired(s), 2);
+
+    lw_semaphore_free(s);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* A Redisson permit past its lease is reclaimed by our acquire, which
+ * waited for its expiry (the timer at the nearest expiry: an expiry
+ * publishes nothing), and it is gone from the zset. */
+REDIS_TEST(permits, redisson_permit_past_lease_reclaimed)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_semaphore *s = new_sem(c);
+    struct lw_permit theirs, mine;
+    uint64_t t0;
+
+    cr_assert_eq(rs_try_set(1), 1);
+    cr_assert_eq(lw_permit_from_hex("ffeeddccbbaa99887766554433221100", &theirs), 0);
+    cr_assert_eq(rs_try_acquire(&theirs, 300), 1);
+    cr_assert_eq(lw_permit_acquire(s, 1, 0, 60000, &mine), LW_ELOCKED);
+    t0 = now_ms();
+    cr_assert_eq(lw_permit_acquire(s, 1, 10000, 60000, &mine), 0);
+    cr_assert_lt(now_ms() - t0, 5000, "waited for the deadline, not the expiry");
+    cr_assert_eq(score_of(&theirs), -1);
+    cr_assert_eq(rs_release(&theirs), 0, "Redisson's release of a reclaimed permit");
+    cr_assert_eq(rs_available(), 0);
+    cr_assert_eq(acquired(s), 1);
+
+    lw_semaphore_free(s);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* Our permit past its lease: Redisson's acquire reclaims it, and our
+ * release of it then fails without giving it back twice. */
+REDIS_TEST(permits, expired_permit_released_once)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_semaphore *s = new_sem(c);
+    struct lw_permit mine, theirs;
+
+    cr_assert_eq(lw_semaphore_try_set(s, 1), 1);
+    cr_assert_eq(lw_permit_acquire(s, 1, 0, 100, &mine), 0);
+    cr_assert_eq(lw_permit_from_hex("0123456789abcdef0123456789abcdef", &theirs), 0);
+    cr_assert(wait_until(rs_try_acquire(&theirs, 60000), 5000), "never reclaimed");
+    cr_assert_eq(lw_permit_release(s, &mine, 1), LW_ENOPERMIT);
+    cr_assert_eq(available(s), 0);
+    cr_assert_eq(rs_release(&theirs), 1);
+    cr_assert_eq(available(s), 1);
+
+    lw_semaphore_free(s);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* Waiters are woken by the release's message, not their timers (the
+ * permits held have a minute of lease): one release, one waiter served;
+ * two, both; the oldest first. */
+REDIS_TEST(permits, waiters_woken_by_message)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_semaphore *s = new_sem(c);
+    struct lw_permit held[2], w[3];
+    struct outcome o[3];
+    uint64_t t0;
+
+    cr_assert_eq(lw_semaphore_try_set(s, 2), 1);
+    cr_assert_eq(lw_permit_acquire(s, 2, 0, 60000, held), 0);
+    for (int i = 0; i < 3; i++) {
+        memset(&o[i], 0, sizeof o[i]);
+        tally_init(&o[i].tally);
+        cr_assert_eq(lw_permit_acquire_async(s, 1, 30000, 60000, &w[i], on_outcome, &o[i]), 0);
+    }
+    /* The three answered "too few" (their attempts were pipelined ahead
+     * of the subscription, which the first one's reply asked for). */
+    cr_assert(wait_until(subscribers() == 1, 5000), "never subscribed");
+    t0 = now_ms();
+    cr_assert_eq(rs_release(&held[0]), 1);
+    cr_assert_eq(tally_wait(&o[0].tally, 1, 5000), 1, "the oldest waiter was not woken");
+    cr_assert_lt(now_ms() - t0, 5000);
+    cr_assert_eq(atomic_load(&o[0].err), 0);
+    cr_assert_eq(tally_wait(&o[1].tally, 1, 100), 0, "one permit served two waiters");
+    cr_assert_eq(lw_permit_release(s, &held[1], 1), 0);
+    cr_assert_eq(tally_wait(&o[1].tally, 1, 5000), 1);
+    cr_assert_eq(atomic_load(&o[1].err), 0);
+    cr_assert_eq(lw_permit_release(s, w, 2), 0);
+    cr_assert_eq(tally_wait(&o[2].tally, 1, 5000), 1);
+    cr_assert_eq(atomic_load(&o[2].err), 0);
+    cr_assert_eq(available(s), 1);
+
+    for (int i = 0; i < 3; i++)
+        tally_destroy(&o[i].tally);
+    lw_semaphore_free(s);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+struct release_call {
+    struct lw_semaphore *sem;
+    struct lw_permit permit;
+    int rc;
+};
+
+static void *release_thread(void *arg)
+{
+    struct release_call *call = arg;
+
+    call->rc = lw_permit_release(call->sem, &call->permit, 1);
+    return NULL;
+}
+
+/* A permit is a value: acquired on one thread, released on another. */
+REDIS_TEST(permits, release_by_another_thread)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct release_call call = {0};
+    pthread_t t;
+
+    call.sem = new_sem(c);
+    cr_assert_eq(lw_semaphore_try_set(call.sem, 1), 1);
+    cr_assert_eq(lw_permit_acquire(call.sem, 1, 0, 60000, &call.permit), 0);
+    cr_assert_eq(pthread_create(&t, NULL, release_thread, &call), 0);
+    pthread_join(t, NULL);
+    cr_assert_eq(call.rc, 0);
+    cr_assert_eq(available(call.sem), 1);
+    cr_assert_eq(lw_permit_release(call.sem, &call.permit, 1), LW_ENOPERMIT);
+
+    lw_semaphore_free(call.sem);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* ---- The permit watchdog ---- */
+
+/* on_lost for permits: how many, and the last one's name, owner, reason. */
+struct permit_lost {
+    _Atomic int count;
+    _Atomic int reason;
+    _Atomic uint64_t owner;
+    char name[64];
+};
+
+static void record_permit_lost(const char *name, size_t len, uint64_t owner, int reason,
+                               void *arg)
+{
+    struct permit_lost *l = arg;
+
+    if (len < sizeof l->name) {
+        memcpy(l->name, name, len);
+        l->name[len] = 0;
+    }
+    atomic_store(&l->owner, owner);
+    atomic_store(&l->reason, reason);
+    atomic_fetch_add(&l->count, 1);
+}
+
+/* A client renewing a 300 ms watchdog lease every 100 ms, with a 20 ms
+ * clock-skew allowance. */
+static struct lw_client *watchdog_client(struct permit_lost *lost)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+
+    client_config(&cfg, 300, NULL);
+    cfg.permit_clock_skew_ms = 20;
+    memset(lost, 0, sizeof *lost);
+    cfg.on_lost = record_permit_lost;
+    cfg.lost_arg = lost;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    return c;
+}
+
+static uint64_t confirmed(struct lw_client *c)
+{
+    struct lw_client_stats st;
+
+    lw_client_get_stats(c, &st);
+    return st.renewals_confirmed;
+}
+
+/* n more renewals confirmed than now, within 5 s. */
+static int renewed_more(struct lw_client *c, uint64_t n)
+{
+    uint64_t base = confirmed(c);
+
+    return wait_until(confirmed(c) >= base + n, 5000);
+}
+
+/* A Redisson permit past its lease is reclaimed, by Redisson's own count,
+ * while ours, acquired with lease 0, is renewed past many of its leases. */
+REDIS_TEST(permit_watchdog, renewed_while_redissons_expires)
+{
+    struct permit_lost lost;
+    struct lw_client *c = watchdog_client(&lost);
+    struct lw_semaphore *s = new_sem(c);
+    struct lw_permit mine, theirs;
+    long long first;
+
+    cr_assert_eq(rs_try_set(2), 1);
+    cr_assert_eq(lw_permit_from_hex("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", &theirs), 0);
+    cr_assert_eq(rs_try_acquire(&theirs, 300), 1);
+    cr_assert_eq(lw_permit_acquire(s, 1, 0, 0, &mine), 0);
+    first = score_of(&mine);
+    cr_assert_leq(first, epoch_ms() + 300);
+    cr_assert(renewed_more(c, 12), "renewals stopped"); /* 4 leases */
+    cr_assert_eq(rs_available(), 1, "Redisson's expired permit was not reclaimed");
+    cr_assert_eq(score_of(&theirs), -1);
+    cr_assert_gt(score_of(&mine), first, "never renewed");
+    cr_assert_gt(score_of(&mine), epoch_ms());
+    cr_assert_gt(rs_lease_left(&mine), 0, "Redisson reads it as expired");
+    cr_assert_eq(atomic_load(&lost.count), 0);
+    cr_assert_eq(lw_permit_release(s, &mine, 1), 0);
+    cr_assert_eq(rs_available(), 2);
+    cr_assert_eq(atomic_load(&lost.count), 0, "a released permit reported lost");
+
+    lw_semaphore_free(s);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* Released by somebody else (Redisson's release of our id): on_lost names
+ * the semaphore and the permit, and later renewals never add it back. */
+REDIS_TEST(permit_watchdog, released_by_another_is_lost_not_readded)
+{
+    struct permit_lost lost;
+    struct lw_client *c = watchdog_client(&lost);
+    struct lw_semaphore *s = new_sem(c);
+    struct lw_permit mine, other;
+
+    cr_assert_eq(lw_semaphore_try_set(s, 2), 1);
+    cr_assert_eq(lw_permit_acquire(s, 1, 0, 0, &mine), 0);
+    cr_assert_eq(lw_permit_acquire(s, 1, 0, 0, &other), 0);
+    cr_assert_eq(rs_release(&mine), 1);
+    cr_assert(wait_until(atomic_load(&lost.count) == 1, 5000), "never reported lost");
+    cr_assert_eq(atomic_load(&lost.reason), LW_LOST_NOT_OWNER);
+    cr_assert_str_eq(lost.name, SEM);
+    cr_assert_eq(atomic_load(&lost.owner), lw_permit_owner(&mine));
+    cr_assert(renewed_more(c, 6), "the other permit's renewals stopped");
+    cr_assert_eq(score_of(&mine), -1, "a lost permit was added back");
+    cr_assert_gt(score_of(&other), epoch_ms());
+    cr_assert_eq(atomic_load(&lost.count), 1);
+    cr_assert_eq(lw_permit_release(s, &mine, 1), LW_ENOPERMIT);
+    cr_assert_eq(available(s), 1);
+
+    lw_semaphore_free(s);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* Redis stopped past the lease (SIGSTOP): the permit is reported lost;
+ * once Redis runs again, it is reclaimed (by the clock, at the latest a
+ * lease after a renewal caught in the stall) and never added back. */
+REDIS_TEST(permit_watchdog, stalled_past_lease_is_lost_not_readded)
+{
+    struct permit_lost lost;
+    struct lw_client *c = watchdog_client(&lost);
+    struct lw_semaphore *s = new_sem(c);
+    struct lw_permit mine, fresh;
+
+    cr_assert_eq(lw_semaphore_try_set(s, 2), 1);
+    cr_assert_eq(lw_permit_acquire(s, 1, 0, 0, &mine), 0);
+    cr_assert(renewed_more(c, 2));
+    cr_assert_eq(redis_server_signal(&srv, SIGSTOP), 0);
+    cr_assert(wait_until(atomic_load(&lost.count) == 1, 5000), "never reported lost");
+    cr_assert_eq(redis_server_signal(&srv, SIGCONT), 0);
+    cr_assert_eq(lw_permit_acquire(s, 1, 5000, 0, &fresh), 0);
+    cr_assert(wait_until(available(s) == 1, 5000), "the lost permit never came back");
+    cr_assert(renewed_more(c, 6), "the fresh permit's renewals stopped");
+    cr_assert_eq(score_of(&mine), -1, "a lost permit was added back");
+    cr_assert_eq(available(s), 1);
+    cr_assert_eq(atomic_load(&lost.count), 1);
+
+    lw_semaphore_free(s);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* The renewal scripts themselves, both layouts (names in KEYS: one
+ * Redis's batches, and a cluster's entry sent alone; names in ARGV: a
+ * cluster node's batch, which the tests above do not reach), on a name
+ * with a hash tag of its own: per permit 1 renewed, 0 gone; the expired
+ * Redisson permit reclaimed to the count on the way. */
+REDIS_TEST(permit_watchdog, renewal_scripts_both_layouts)
+{
+    static const char name[] = "{q}jobs", timeout[] = "{q}jobs:timeout";
+    struct lw_permit mine, gone, old;
+    char exp_s[24];
+    long long base = epoch_ms(), expiry = base + 60000; /* the scripts' now: base */
+    redisReply *r;
+
+    snprintf(exp_s, sizeof exp_s, "%lld", expiry);
+    memset(&mine, 1, sizeof mine);
+    memset(&gone, 2, sizeof gone);
+    memset(&old, 3, sizeof old);
+    for (int layout = 0; layout < 2; layout++) {
+        redisContext *ctx = redisConnectUnix(srv.unix_path);
+        const char *argv[16];
+        size_t lens[16];
+        int argc = 0;
+
+        cr_assert(ctx && !ctx->err);
+        freeReplyObject(redisCommand(ctx, "SET %s 0", name));
+        freeReplyObject(redisCommand(ctx, "ZADD %s %lld %b %lld %b", timeout, base + 1000,
+                                     mine.id, (size_t)16, base - 1000, old.id, (size_t)16));
+#define ARG(s, n) (argv[argc] = (s), lens[argc++] = (n))
+        ARG("EVAL", 4);
+        if (layout == 0) {
+            ARG(lw_lock_scripts[SCRIPT_RENEW_PERMIT], strlen(lw_lock_scripts[SCRIPT_RENEW_PERMIT]));
+            ARG("4", 1);
+            ARG(name, strlen(name)), ARG(timeout, strlen(timeout));
+            ARG(name, strlen(name)), ARG(timeout, strlen(timeout));
+        } else {
+            ARG(lw_lock_scripts[SCRIPT_RENEW_PERMIT_NODE],
+                strlen(lw_lock_scripts[SCRIPT_RENEW_PERMIT_NODE]));
+            ARG("0", 1);
+            ARG(name, strlen(name)), ARG(name, strlen(name));
+        }
+        ARG("60000", 5), ARG("client-id", 9); /* now = expiry - lease */
+        ARG((const char *)mine.id, 16), ARG(exp_s, strlen(exp_s)), ARG("publish", 7);
+        ARG((const char *)gone.id, 16), ARG(exp_s, strlen(exp_s)), ARG("publish", 7);
+#undef ARG
+        r = redisCommandArgv(ctx, argc, argv, lens);
+        cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2, "layout %d", layout);
+        cr_assert_eq(r->element[0]->integer, 1, "layout %d: not renewed", layout);
+        cr_assert_eq(r->element[1]->integer, 0, "layout %d: a gone id renewed", layout);
+        freeReplyObject(r);
+        r = redisCommand(ctx, "ZSCORE %s %b", timeout, mine.id, (size_t)16);
+        cr_assert_eq(atoll(r->str), expiry);
+        freeReplyObject(r);
+        r = redisCommand(ctx, "ZCARD %s", timeout);
+        cr_assert_eq(r->integer, 1, "the expired permit stayed, or the gone one was added");
+        freeReplyObject(r);
+        r = redisCommand(ctx, "GET %s", name);
+        cr_assert_str_eq(r->str, "1", "the expired permit was not given back");
+        freeReplyObject(r);
+        freeReplyObject(redisCommand(ctx, "DEL %s %s", name, timeout));
+        redisFree(ctx);
+    }
+}
+
+/* max_hold_ms caps a permit as a lock: lost as held too long, no longer
+ * renewed, and back in the count once its last lease has run out. */
+REDIS_TEST(permit_watchdog, max_hold_caps_a_permit)
+{
+    struct permit_lost lost;
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_semaphore *s;
+    struct lw_permit mine;
+
+    client_config(&cfg, 300, NULL);
+    memset(&lost, 0, sizeof lost);
+    cfg.on_lost = record_permit_lost;
+    cfg.lost_arg = &lost;
+    cfg.max_hold_ms = 500;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    s = new_sem(c);
+    cr_assert_eq(lw_semaphore_try_set(s, 1), 1);
+    cr_assert_eq(lw_permit_acquire(s, 1, 0, 0, &mine), 0);
+    cr_assert(wait_until(atomic_load(&lost.count) == 1, 5000), "never given up");
+    cr_assert_eq(atomic_load(&lost.reason), LW_LOST_HELD_TOO_LONG);
+    cr_assert_eq(atomic_load(&lost.owner), lw_permit_owner(&mine));
+    cr_assert(wait_until(available(s) == 1, 5000), "its lease was renewed on");
+    cr_assert_eq(score_of(&mine), -1);
+
+    lw_semaphore_free(s);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* ---- In a cluster ---- */
+
+static struct redis_cluster cl;
+
+static void cluster_setup(void)
+{
+    cr_assert_eq(redis_cluster_start(&cl, 3, 0), 0, "the cluster did not start");
+}
+
+static void cluster_teardown(void)
+{
+    redis_cluster_stop(&cl);
+}
+
+/* Semaphores on every master: each call routed by its name's slot, and
+ * the permits renewed in node batches (the names in ARGV) for many
+ * leases, none lost; released, they are back. */
+Test(permit_cluster, renewed_on_every_master, .init = cluster_setup, .fini = cluster_teardown,
+     .timeout = 120)
+{
+    enum { N = 12 };
+    struct permit_lost lost;
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_semaphore *s[N];
+    struct lw_permit p[N];
+    char seed[32], name[16];
+    const char *seeds[1] = {seed};
+    int64_t v;
+
+    snprintf(seed, sizeof seed, "127.0.0.1:%d", cl.node[0].port);
+    lw_client_config_init(&cfg);
+    cfg.cluster_seeds = seeds;
+    cfg.cluster_nseeds = 1;
+    cfg.tick_ms = 10;
+    cfg.watchdog_timeout_ms = 300;
+    cfg.permit_clock_skew_ms = 20;
+    cfg.command_timeout_ms = 5000;
+    memset(&lost, 0, sizeof lost);
+    cfg.on_lost = record_permit_lost;
+    cfg.lost_arg = &lost;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "sem%d", i);
+        cr_assert_eq(lw_semaphore_new(c, name, strlen(name), &s[i]), 0);
+        cr_assert_eq(lw_semaphore_try_set(s[i], 1), 1);
+        cr_assert_eq(lw_permit_acquire(s[i], 1, 0, 0, &p[i]), 0);
+    }
+    cr_assert(renewed_more(c, 4 * N), "renewals stopped"); /* over a lease each */
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(lw_semaphore_acquired(s[i], &v), 0);
+        cr_assert_eq(v, 1, "sem%d's permit expired", i);
+    }
+    cr_assert_eq(atomic_load(&lost.count), 0);
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(lw_permit_release(s[i], &p[i], 1), 0);
+        cr_assert_eq(lw_semaphore_available(s[i], &v), 0);
+        cr_assert_eq(v, 1);
+        lw_semaphore_free(s[i]);
+    }
+    cr_assert_eq(atomic_load(&lost.count), 0);
+    cr_assert_eq(lw_client_free(c), 0);
+}
