@@ -493,7 +493,8 @@ CLUSTER_LOCKS_TEST(clusterdown_window_loses_nothing_on_healthy_shards)
             on_dead ? dead_lost++ : healthy_lost++;
     }
     cr_log_info("CLUSTERDOWN, 6 s lease: lost %d of %d on healthy shards, %d of %d on the "
-                "dead master's", healthy_lost, healthy, dead_lost, h.n - healthy);
+                "dead master's",
+                healthy_lost, healthy, dead_lost, h.n - healthy);
     cr_assert_eq(healthy_lost, 0);
     release_all(&h, 0);
     cr_assert_eq(lw_client_free(c), 0);
@@ -582,4 +583,52 @@ CLUSTER_LOCKS_TEST(contention_never_lets_two_holders_in)
     }
     sleep_ms(1000);
     race_stop(t, "contention");
+}
+
+/* Read and write holds of read-write locks on every master, on the
+ * watchdog: renewed in node batches of their own kind (the read holds'
+ * timeout keys built by the node script), none lost, every hash and
+ * timeout key alive after several leases. */
+#define NRW 60
+CLUSTER_LOCKS_TEST(read_and_write_holds_renewed_on_all_masters)
+{
+    struct lost_log log;
+    struct lw_client *c = new_client(0, 1500, &log);
+    struct lw_lock *r[NRW], *w[NRW];
+    char name[64], key[200];
+    struct lw_client_stats st;
+
+    for (int i = 0; i < NRW; i++) {
+        snprintf(name, sizeof name, "rw-read:%d", i);
+        cr_assert_eq(lw_read_lock_new(c, name, strlen(name), &r[i]), 0);
+        cr_assert_eq(lw_lock_acquire(r[i], NULL), 0);
+        snprintf(name, sizeof name, "rw-write:%d", i);
+        cr_assert_eq(lw_write_lock_new(c, name, strlen(name), &w[i]), 0);
+        cr_assert_eq(lw_lock_acquire(w[i], NULL), 0);
+    }
+    sleep_ms(4500); /* three leases */
+    stats(c, &st);
+    cr_assert_eq(log.count, 0, "lost %d", log.count);
+    cr_assert_geq(st.renewals_confirmed, 2 * 3 * NRW);
+    read_slot_map(redis_cluster_slot_master(&cl, 0, -1));
+    for (int i = 0; i < NRW; i++) {
+        redisReply *rep;
+
+        snprintf(name, sizeof name, "rw-read:%d", i);
+        snprintf(key, sizeof key, "{%s}:%s:%llu:rwlock_timeout:1", name, lw_client_id(c),
+                 (unsigned long long)lw_owner_self());
+        rep = redis_cluster_command(&cl, node_of(name), "PTTL %s", key);
+        cr_assert(rep && rep->type == REDIS_REPLY_INTEGER && rep->integer > 0,
+                  "%s's timeout key renewed", name);
+        freeReplyObject(rep);
+        snprintf(name, sizeof name, "rw-write:%d", i);
+        rep = redis_cluster_command(&cl, node_of(name), "PTTL %s", name);
+        cr_assert(rep && rep->type == REDIS_REPLY_INTEGER && rep->integer > 0);
+        freeReplyObject(rep);
+        cr_assert_eq(lw_unlock(r[i]), 0);
+        cr_assert_eq(lw_unlock(w[i]), 0);
+        lw_lock_free(r[i]);
+        lw_lock_free(w[i]);
+    }
+    cr_assert_eq(lw_client_free(c), 0);
 }
