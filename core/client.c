@@ -331,6 +331,11 @@ static void engine_config(const struct lw_client_config *cfg, struct lw_client *
     lw_engine_config_init(ec);
     client_endpoints(cfg, ec);
     ec->max_inflight = cfg->max_inflight;
+    /* Renewals are urgent: as many slots as the watchdog sends calls at
+     * once stay theirs, up to half the pipeline. */
+    ec->urgent_reserve = cfg->renew_batches_inflight < cfg->max_inflight / 2
+                             ? cfg->renew_batches_inflight
+                             : cfg->max_inflight / 2;
     ec->scripts = lw_lock_scripts;
     ec->nscripts = SCRIPT_COUNT;
     ec->wheel.tick_ns = c->tick_ns;
