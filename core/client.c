@@ -254,6 +254,7 @@ static void on_tick(struct lw_engine *engine, struct lw_timer_list *due, void *a
         ct->fire(c, ct, now);
     }
     watchdog_flush(c);
+    admission_check(c, now);
 }
 
 static int alloc_scratch(struct lw_client *c, const struct lw_client_config *cfg)
@@ -286,6 +287,7 @@ static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
                                     (unsigned long long)c->lease_ms);
     c->renew_batch = cfg->renew_batch;
     c->batches_max = cfg->renew_batches_inflight;
+    admission_init(c);
     c->cluster = cfg->cluster_nseeds > 0;
     c->sentinel = cfg->nsentinels > 0;
     c->sharded_pubsub = cfg->sharded_pubsub;
@@ -436,6 +438,7 @@ int lw_client_new(const struct lw_client_config *given, struct lw_client **out)
 static void stop_client(struct lw_client *c)
 {
     c->closing = 1;
+    admission_shutdown(c);
     replicas_shutdown(c);
     waiters_shutdown(c);
     watchdog_shutdown(c);
@@ -501,6 +504,7 @@ int lw_client_free(struct lw_client *c)
      * left is memory only (the wheel went with the engine). */
     c->engine = NULL;
     c->wheel = NULL;
+    admission_shutdown(c);
     replicas_shutdown(c);
     waiters_shutdown(c);
     watchdog_shutdown(c);

@@ -66,6 +66,17 @@ struct node_batches {
     uint64_t renew_calls;
 };
 
+/* Admission (admission.c): first acquires of watchdog locks held back
+ * while the renewals are behind.  Engine thread. */
+struct admission {
+    struct op *head, *tail; /* held back, oldest first (op->admit_next) */
+    uint64_t close_ns;      /* a renewal backlog over this closes it */
+    uint64_t open_ns;       /* under this, it opens again */
+    struct core_timer ct;   /* every tick while closed */
+    int closed;
+    uint64_t refused; /* refused in this closing, for the log */
+};
+
 struct lw_client {
     _Atomic uint32_t refs;    /* lw_client_free() to come, plus one per handle */
     _Atomic int freed;        /* lw_client_free() has been called */
@@ -115,6 +126,7 @@ struct lw_client {
     int in_callback;       /* depth of done and on_lost calls running */
     int flushing;          /* inside watchdog_flush() */
     struct ack_wait *acks; /* WAITs sent or to send (replicas.c) */
+    struct admission admit;
 };
 
 struct lw_lock {
@@ -180,11 +192,12 @@ struct op {
      * run, and then a hold more than its owner had is that hand-over's. */
     uint8_t handoff_unknown;
     /* A first acquire waiting for replicas (replicas.c); engine thread. */
-    struct op *ack_next;  /* its WAIT's acquires */
-    uint64_t ack_conn;    /* the connection the acquire ran on */
-    uint64_t ack_seq;     /* its write's sequence number there */
-    uint64_t ack_sent_ns; /* when the acquire was sent */
-    uint32_t ack_holds;   /* the hold count it hands over */
+    struct op *ack_next;   /* its WAIT's acquires */
+    uint64_t ack_conn;     /* the connection the acquire ran on */
+    uint64_t ack_seq;      /* its write's sequence number there */
+    uint64_t ack_sent_ns;  /* when the acquire was sent */
+    uint32_t ack_holds;    /* the hold count it hands over */
+    struct op *admit_next; /* held back by admission.c */
 };
 
 /* A watchdog lock: one per (name, owner) held with lease 0. */
@@ -284,7 +297,25 @@ void holds_released(struct lw_client *c, const struct lw_lock *lock, uint64_t ow
 int holds_has(struct lw_client *c, const struct lw_lock *lock, uint64_t owner, uint64_t now_ns);
 void holds_shutdown(struct lw_client *c);
 
+/* admission.c: held locks first. */
+/* The bounds, from the lease and the tick (lw_client_new()). */
+void admission_init(struct lw_client *c);
+/* A first acquire of a watchdog lock, at its start: 0 to go on and send
+ * it; 1 when admission took it (held back until admitted, then
+ * acquire_admitted(); or failed with LW_EOVERLOAD, its wait being over). */
+int admission_holds(struct lw_client *c, struct op *op);
+/* Every tick with due timers: read the renewal backlog, close or open. */
+void admission_check(struct lw_client *c, uint64_t now_ns);
+/* Closing: what is held back fails with LW_ESHUTDOWN. */
+void admission_shutdown(struct lw_client *c);
+
+/* lock.c: a held-back acquire admitted: it goes on as from its start. */
+void acquire_admitted(struct op *op);
+
 /* watchdog.c */
+/* How long the oldest due renewal not yet sent has waited (0: none
+ * waits). */
+uint64_t watchdog_backlog_ns(const struct lw_client *c, uint64_t now_ns);
 /* A lease of lease_ms set by a command sent at sent_ns lasts at least
  * until then (less a clock-drift allowance). */
 uint64_t lease_valid_until(uint64_t lease_ms, uint64_t sent_ns);

@@ -33,6 +33,7 @@ static const struct error_text error_texts[] = {
     [-LW_ETLS] = {"LW_ETLS", "TLS handshake or certificate verification failed"},
     [-LW_ENOTSUP] = {"LW_ENOTSUP", "not supported here: by this build of the library (TLS), "
                                    "or by the Redis server (WAIT)"},
+    [-LW_EOVERLOAD] = {"LW_EOVERLOAD", "the client's Redis cannot renew more locks now"},
 };
 
 static const struct error_text *find_error(int err)

@@ -935,6 +935,13 @@ void watchdog_failover(struct lw_client *c, const uint8_t *slots)
     }
 }
 
+uint64_t watchdog_backlog_ns(const struct lw_client *c, uint64_t now_ns)
+{
+    const struct entry *e = c->renew_head;
+
+    return e && now_ns > e->due_ns ? now_ns - e->due_ns : 0;
+}
+
 /* Stop renewing (engine thread, closing); or, once the engine is gone
  * (c->wheel NULL), free what is left. */
 void watchdog_shutdown(struct lw_client *c)

@@ -51,6 +51,10 @@ enum lw_error {
                              server has not (WAIT, for acquire_replicas:
                              serverless Redis); lw_client_last_error()
                              says which */
+    LW_EOVERLOAD = -22,   /* the client's Redis cannot renew more locks now:
+                             its renewals were behind for the whole wait of
+                             a first acquire, which was never sent (see
+                             "Admission" in leasewheel/lock.h) */
 };
 
 /*
