@@ -127,6 +127,7 @@ struct lw_client {
     int flushing;          /* inside watchdog_flush() */
     struct ack_wait *acks; /* WAITs sent or to send (replicas.c) */
     struct admission admit;
+    uint64_t first_renewals; /* new watchdog locks so far (watchdog.c) */
 };
 
 struct lw_lock {
@@ -313,6 +314,9 @@ void admission_shutdown(struct lw_client *c);
 void acquire_admitted(struct op *op);
 
 /* watchdog.c */
+/* How early the first renewal of the seq-th new lock comes: its share of
+ * the renewal period, in [0, period_ns). */
+uint64_t watchdog_first_early_ns(uint64_t seq, uint64_t period_ns);
 /* How long the oldest due renewal not yet sent has waited (0: none
  * waits). */
 uint64_t watchdog_backlog_ns(const struct lw_client *c, uint64_t now_ns);

@@ -307,6 +307,36 @@ static void lose(struct lw_client *c, struct entry *e, int reason)
 
 static void entry_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t now_ns);
 
+/*
+ * Smooth renewals.  Locks acquired in a burst would come due in the same
+ * burst every lease/3, however the Redis copes with it.  So a new lock's
+ * first renewal comes early by a share of the period: the n-th first
+ * acquire's share is the fractional part of n times the golden ratio (a
+ * Weyl sequence), which any run of consecutive n spreads evenly over
+ * [0, 1).  Each renewal after it falls due lease/3 after the one before was
+ * sent, so the lock keeps its phase: a burst's renewals stay spread over
+ * the period from then on.  No renewal comes later than without it.  The
+ * cost: a lock's first period is shorter, by half a period on average, so
+ * each first acquire costs half a renewal more on average (a lock held
+ * for less than lease/3 is renewed once with a probability of its hold
+ * over lease/3, instead of never).
+ */
+uint64_t watchdog_first_early_ns(uint64_t seq, uint64_t period_ns)
+{
+    uint64_t share = (seq * 0x9E3779B97F4A7C15ull) >> 32; /* of 2^32: 2^64 / phi */
+
+    /* period * share / 2^32, in two halves that cannot overflow */
+    return (period_ns >> 32) * share + (((period_ns & 0xFFFFFFFFu) * share) >> 32);
+}
+
+/* A new lock's first renewal, early by its share of the period. */
+static void schedule_first_renewal(struct lw_client *c, struct entry *e, uint64_t sent_ns)
+{
+    uint64_t early = watchdog_first_early_ns(c->first_renewals++, lease_ns(c) / 3);
+
+    schedule_renewal(c, e, sent_ns - early);
+}
+
 int watchdog_renews(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
 {
     struct entry *head;
@@ -342,7 +372,7 @@ void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t
     e->held_since_ns = sent_ns;
     e->cap_at_ns = max_hold_ms ? sent_ns + max_hold_ms * 1000000u : UINT64_MAX;
     e->state = ENTRY_SCHEDULED;
-    schedule_renewal(c, e, sent_ns);
+    schedule_first_renewal(c, e, sent_ns);
     if (head) {
         e->next_owner = head->next_owner;
         head->next_owner = e;
