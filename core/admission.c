@@ -22,13 +22,20 @@
  *
  * The bounds.  A lock turns at risk when its proven lease falls under
  * half the lease, a backlog of about lease/6; it is lost at about 2/3 of
- * the lease.  Admission closes at half the way to at risk, a backlog of
- * lease/12, and opens again under lease/48: a quarter of that, so that the
- * client does not flap between the two while its held set sits near the
- * Redis's capacity (it opens only once the renewals have room again, and
- * what it admits then must push the backlog over four times as far before
- * it closes again).  Both are at least a tick or two: the backlog is read
- * once a tick, and a renewal retried at the next tick lags one.
+ * the lease.  Admission closes at a backlog of lease/30, a fifth of the
+ * way to at risk, because the signal comes late: acquires go on while the
+ * backlog builds up to the bound, and the locks they add must still fit
+ * (with renewals smoothed, each new lock asks its 3/lease renewals a
+ * second at once, so the backlog grows with the square of the time since
+ * the held set passed the Redis's capacity, and what is admitted past it
+ * grows with the square root of the bound).  It opens again once the
+ * backlog has stayed under lease/120 for a whole renewal period (lease/3):
+ * by then every lock held has been renewed with room to spare, so the
+ * held set fits, and the client does not flap (a mere dip under the bound
+ * would let in another wave of acquires on top of a held set that is
+ * already all the Redis can carry).  Both bounds are at least a tick or
+ * two: the backlog is read once a tick, and a renewal retried at the next
+ * tick lags one.
  *
  * While closed, a timer runs every tick (a tick without due timers would
  * not call the hook), and held-back acquires whose wait is over fail with
@@ -57,8 +64,9 @@ void admission_init(struct lw_client *c)
 {
     uint64_t lease = c->lease_ms * 1000000u;
 
-    c->admit.close_ns = max_u64(lease / 12, 2 * c->tick_ns);
-    c->admit.open_ns = max_u64(lease / 48, c->tick_ns);
+    c->admit.close_ns = max_u64(lease / 30, 2 * c->tick_ns);
+    c->admit.open_ns = max_u64(lease / 120, c->tick_ns);
+    c->admit.quiet_ns = lease / 3;
     c->admit.ct.fire = admission_timer_fired;
 }
 
@@ -128,10 +136,11 @@ static void open_admission(struct lw_client *c, uint64_t backlog_ns)
     c->admit.closed = 0;
     stats_overloaded(&c->count, 0);
     log_say(logger(c), LOG_OVERLOAD, LOG_INFO,
-            "renewals caught up (%llu ms behind, under %llu ms): first acquires admitted "
-            "again (%llu refused meanwhile)",
+            "renewals caught up (%llu ms behind, under %llu ms for %llu ms): first acquires "
+            "admitted again (%llu refused meanwhile)",
             (unsigned long long)(backlog_ns / 1000000u),
             (unsigned long long)(c->admit.open_ns / 1000000u),
+            (unsigned long long)(c->admit.quiet_ns / 1000000u),
             (unsigned long long)c->admit.refused);
     if (c->wheel)
         lw_wheel_cancel(c->wheel, &c->admit.ct.timer);
@@ -165,9 +174,14 @@ void admission_check(struct lw_client *c, uint64_t now_ns)
     if (lw_engine_status(c->engine) == 0)
         backlog = watchdog_backlog_ns(c, now_ns);
     stats_backlog(&c->count, backlog);
+    if (backlog >= c->admit.open_ns)
+        c->admit.quiet_since_ns = 0;
+    else if (!c->admit.quiet_since_ns)
+        c->admit.quiet_since_ns = now_ns;
     if (!c->admit.closed && backlog > c->admit.close_ns)
         close_admission(c, backlog);
-    else if (c->admit.closed && backlog < c->admit.open_ns)
+    else if (c->admit.closed && c->admit.quiet_since_ns &&
+             now_ns - c->admit.quiet_since_ns >= c->admit.quiet_ns)
         open_admission(c, backlog);
     if (!c->admit.closed)
         return;

@@ -71,8 +71,10 @@ struct node_batches {
 struct admission {
     struct op *head, *tail; /* held back, oldest first (op->admit_next) */
     uint64_t close_ns;      /* a renewal backlog over this closes it */
-    uint64_t open_ns;       /* under this, it opens again */
-    struct core_timer ct;   /* every tick while closed */
+    uint64_t open_ns;       /* under this for quiet_ns, it opens again */
+    uint64_t quiet_ns;
+    uint64_t quiet_since_ns; /* the backlog under open_ns since, or 0 */
+    struct core_timer ct;    /* every tick while closed */
     int closed;
     uint64_t refused; /* refused in this closing, for the log */
 };

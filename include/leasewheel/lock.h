@@ -74,9 +74,10 @@
  * them wait longer, until leases run out.  So the client watches how long
  * the oldest renewal that fell due has waited to be sent (its backlog,
  * read at every tick with renewals due).  When that passes
- * max(watchdog_timeout / 12, 2 ticks), the client is overloaded: first
- * acquires of watchdog locks are not sent, and wait in the client for
- * the backlog to fall back under max(watchdog_timeout / 48, 1 tick).  An
+ * max(watchdog_timeout / 30, 2 ticks), the client is overloaded: first
+ * acquires of watchdog locks are not sent, and wait in the client until
+ * the backlog has stayed under max(watchdog_timeout / 120, 1 tick) for a
+ * whole renewal period (watchdog_timeout / 3).  An
  * acquire whose wait time (wait_ms; 0 for a single try) runs out while it
  * waits so fails with LW_EOVERLOAD: "the client's Redis cannot renew more
  * locks now"; it was never sent, so nothing is to be given back.  Never
