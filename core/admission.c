@@ -33,7 +33,12 @@
  * by then every lock held has been renewed with room to spare, so the
  * held set fits, and the client does not flap (a mere dip under the bound
  * would let in another wave of acquires on top of a held set that is
- * already all the Redis can carry).  Both bounds are at least a tick or
+ * already all the Redis can carry).  A client that closes again soon
+ * after it opened (within 8 renewal periods) waits twice as long before it
+ * opens the next time, up to 16 periods: a Redis whose capacity comes and
+ * goes (a shared machine, another load on it) would otherwise have the
+ * held set ratchet up to its best moments, each opening letting in what
+ * only a quiet moment could carry.  Both bounds are at least a tick or
  * two: the backlog is read once a tick, and a renewal retried at the next
  * tick lags one.
  *
@@ -45,6 +50,8 @@
 #include <stdio.h>
 
 #include "client_private.h"
+
+#define ADMIT_MAX_STRIKES 4u /* the quiet wait doubles up to 16 periods */
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
 {
@@ -118,6 +125,11 @@ static void close_admission(struct lw_client *c, uint64_t backlog_ns)
 
     c->admit.closed = 1;
     c->admit.refused = 0;
+    /* Closed again soon after it opened: wait longer before the next. */
+    if (c->admit.opened_ns && lw_clock_now() - c->admit.opened_ns < 8 * c->admit.quiet_ns)
+        c->admit.strikes += c->admit.strikes < ADMIT_MAX_STRIKES;
+    else
+        c->admit.strikes = 0;
     stats_overloaded(&c->count, 1);
     st.locks_held = count_get(&c->count.locks_held);
     log_say(logger(c), LOG_OVERLOAD, LOG_WARN,
@@ -134,13 +146,14 @@ static void open_admission(struct lw_client *c, uint64_t backlog_ns)
     struct op *op = take_held(&c->admit), *next;
 
     c->admit.closed = 0;
+    c->admit.opened_ns = lw_clock_now();
     stats_overloaded(&c->count, 0);
     log_say(logger(c), LOG_OVERLOAD, LOG_INFO,
             "renewals caught up (%llu ms behind, under %llu ms for %llu ms): first acquires "
             "admitted again (%llu refused meanwhile)",
             (unsigned long long)(backlog_ns / 1000000u),
             (unsigned long long)(c->admit.open_ns / 1000000u),
-            (unsigned long long)(c->admit.quiet_ns / 1000000u),
+            (unsigned long long)((c->admit.quiet_ns << c->admit.strikes) / 1000000u),
             (unsigned long long)c->admit.refused);
     if (c->wheel)
         lw_wheel_cancel(c->wheel, &c->admit.ct.timer);
@@ -181,7 +194,7 @@ void admission_check(struct lw_client *c, uint64_t now_ns)
     if (!c->admit.closed && backlog > c->admit.close_ns)
         close_admission(c, backlog);
     else if (c->admit.closed && c->admit.quiet_since_ns &&
-             now_ns - c->admit.quiet_since_ns >= c->admit.quiet_ns)
+             now_ns - c->admit.quiet_since_ns >= c->admit.quiet_ns << c->admit.strikes)
         open_admission(c, backlog);
     if (!c->admit.closed)
         return;
