@@ -329,12 +329,32 @@ uint64_t watchdog_first_early_ns(uint64_t seq, uint64_t period_ns)
     return (period_ns >> 32) * share + (((period_ns & 0xFFFFFFFFu) * share) >> 32);
 }
 
-/* A new lock's first renewal, early by its share of the period. */
+/*
+ * The grid first renewals are rounded down to: a sixteenth of the period,
+ * at most 100 ms, in whole ticks.  Spread to the tick, a light load had
+ * every tick renew a few locks in part-filled calls, each tick a write and
+ * a read of its own (lwbench, 30000 locks at a 3 s lease: 1.3-1.5 times
+ * the engine's CPU per renewal); a grid point gathers a sixteenth of a
+ * burst into full calls, and any second still holds many grid points.
+ */
+static uint64_t first_renewal_grid_ns(const struct lw_client *c)
+{
+    uint64_t period = lease_ns(c) / 3, grid = period / 16;
+
+    if (grid > 100000000u)
+        grid = 100000000u;
+    return grid > c->tick_ns ? grid - grid % c->tick_ns : c->tick_ns;
+}
+
+/* A new lock's first renewal, early by its share of the period, rounded
+ * down to the grid (earlier still), and not before the acquire. */
 static void schedule_first_renewal(struct lw_client *c, struct entry *e, uint64_t sent_ns)
 {
-    uint64_t early = watchdog_first_early_ns(c->first_renewals++, lease_ns(c) / 3);
+    uint64_t period = lease_ns(c) / 3;
+    uint64_t due = sent_ns + period - watchdog_first_early_ns(c->first_renewals++, period);
 
-    schedule_renewal(c, e, sent_ns - early);
+    due -= due % first_renewal_grid_ns(c);
+    schedule_renewal(c, e, (due > sent_ns ? due : sent_ns) - period);
 }
 
 int watchdog_renews(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
