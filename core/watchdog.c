@@ -334,8 +334,10 @@ uint64_t watchdog_first_early_ns(uint64_t seq, uint64_t period_ns)
  * at most 100 ms, in whole ticks.  Spread to the tick, a light load had
  * every tick renew a few locks in part-filled calls, each tick a write and
  * a read of its own (lwbench, 30000 locks at a 3 s lease: 1.3-1.5 times
- * the engine's CPU per renewal); a grid point gathers a sixteenth of a
- * burst into full calls, and any second still holds many grid points.
+ * the engine's CPU per renewal); a grid point is meant to gather a
+ * sixteenth of a burst into full calls, and any second still holds many
+ * grid points.  Measured, the first renewals sit on the grid but the calls
+ * stayed part-filled (docs/benchmarks.md, "Under capacity"): why is open.
  */
 static uint64_t first_renewal_grid_ns(const struct lw_client *c)
 {
