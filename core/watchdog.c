@@ -319,8 +319,9 @@ static void entry_timer_fired(struct lw_client *c, struct core_timer *t, uint64_
  * acquire's share is the fractional part of n times the golden ratio (a
  * Weyl sequence), which any run of consecutive n spreads evenly over
  * [0, 1).  Each renewal after it falls due lease/3 after the one before was
- * sent, so the lock keeps its phase: a burst's renewals stay spread over
- * the period from then on.  No renewal comes later than without it.  The
+ * sent (rounded down to the grid, as every one: renewal_grid_ns()), so the
+ * lock keeps its phase: a burst's renewals stay spread over the period
+ * from then on.  No renewal comes later than without it.  The
  * cost: a lock's first period is shorter, by half a period on average, so
  * each first acquire costs half a renewal more on average (a lock held
  * for less than lease/3 is renewed once with a probability of its hold
