@@ -213,9 +213,9 @@ static void route(struct lw_topology *t, struct lw_request *req, int front)
 
 /* Route again what waits on l but belongs elsewhere now; fail node-routed
  * requests of a node that is no longer a master. */
-static void reroute_link(struct cluster *c, struct link *l)
+static void reroute_queue(struct cluster *c, struct link *l, struct fifo *q)
 {
-    struct fifo all = fifo_take(&l->waiting);
+    struct fifo all = fifo_take(q);
     struct lw_request *req;
     int is_master = c->nodes[l->node].master;
 
@@ -224,10 +224,16 @@ static void reroute_link(struct cluster *c, struct link *l)
                                                 : is_master;
 
         if (stays || req->asking)
-            fifo_push(&l->waiting, req);
+            fifo_push(q, req);
         else
             route(&c->t, req, 0);
     }
+}
+
+static void reroute_link(struct cluster *c, struct link *l)
+{
+    reroute_queue(c, l, &l->urgent);
+    reroute_queue(c, l, &l->waiting);
 }
 
 static void reroute_all(struct cluster *c)

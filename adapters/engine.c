@@ -328,7 +328,8 @@ static int check_config(const struct lw_engine_config *cfg)
         return LW_ERANGE;
     if (cfg->max_inflight == 0)
         return LW_EINVAL;
-    if (cfg->max_inflight > LW_ENGINE_MAX_INFLIGHT || cfg->nscripts > LW_ENGINE_MAX_SCRIPTS)
+    if (cfg->max_inflight > LW_ENGINE_MAX_INFLIGHT || cfg->nscripts > LW_ENGINE_MAX_SCRIPTS ||
+        cfg->urgent_reserve >= cfg->max_inflight)
         return LW_ERANGE;
     if (cfg->nscripts && !cfg->scripts)
         return LW_EINVAL;
@@ -363,7 +364,8 @@ static int init_links(struct lw_engine *e, const struct lw_engine_config *cfg)
     ls->command_timeout_ns = cfg->node.command_timeout_ms * 1000000ull;
     ls->side_grace_ns = cfg->side_block_ms * 1000000ull;
     ls->max_inflight = cfg->max_inflight;
-    ls->refill_at = cfg->max_inflight / 2;
+    ls->reserve = cfg->urgent_reserve;
+    ls->refill_at = (cfg->max_inflight - cfg->urgent_reserve) / 2;
     ls->max_inflight_all = cfg->max_inflight;
     atomic_init(&ls->status, LW_ETIMEDOUT); /* not connected yet */
     ls->scripts = calloc(cfg->nscripts + 1, sizeof *ls->scripts);

@@ -20,9 +20,20 @@
  * commands on the wire; the rest wait their turn in order (back-pressure).
  *
  * Order.  Requests from one thread reach Redis, and complete, in the order
- * that thread submitted them, but for one exception: a command answered
+ * that thread submitted them, but for two exceptions: a command answered
  * NOSCRIPT is sent again behind its SCRIPT LOAD, so it reaches Redis, and
- * completes, after commands submitted later.
+ * completes, after commands submitted later; and an urgent request
+ * (lw_request_urgent(): the watchdog's renewals) is written before every
+ * request without the mark that waits on its connection, whenever they
+ * were submitted.
+ *
+ * Urgent requests.  Past what one Redis can serve, what waits to be
+ * written waits longer and longer; renewals must not wait behind acquires.
+ * Each connection keeps its urgent requests in a FIFO of their own,
+ * written first, and `urgent_reserve` of its `max_inflight` slots are
+ * theirs: other requests stop at max_inflight - urgent_reserve in flight,
+ * and urgent ones do not wait for a full pipeline to drain by half (they
+ * go whenever a slot is free).
  *
  * Failures.  Nothing hangs and nothing is dropped silently:
  *   - a command without a reply `command_timeout_ms` after it was written
@@ -111,6 +122,8 @@ struct lw_engine_config {
                                      cluster), timeouts, back-off */
     uint32_t max_inflight;        /* commands written but not answered, per
                                      link; 1..MAX */
+    uint32_t urgent_reserve;      /* of those, the slots only urgent requests
+                                     may take; 0 (default)..max_inflight - 1 */
     const char *const *scripts;   /* Lua bodies; script i is lw_request_evalsha(i) */
     unsigned nscripts;            /* 0..LW_ENGINE_MAX_SCRIPTS */
     struct lw_wheel_config wheel; /* the engine's wheel: its tick paces timeouts */

@@ -102,8 +102,10 @@ void links_note_queues(struct link_set *ls)
 
     for (unsigned i = 0; i < ls->nlinks; i++)
         if (ls->links[i])
-            waiting += ls->links[i]->waiting.count +
-                       (ls->links[i]->side ? ls->links[i]->side->waiting.count : 0);
+            waiting += ls->links[i]->waiting.count + ls->links[i]->urgent.count +
+                       (ls->links[i]->side ? ls->links[i]->side->waiting.count +
+                                                 ls->links[i]->side->urgent.count
+                                           : 0);
     atomic_store_explicit(&ls->count.inflight, ls->inflight_all, memory_order_relaxed);
     atomic_store_explicit(&ls->count.waiting, waiting, memory_order_relaxed);
 }
@@ -170,27 +172,37 @@ static void write_request(struct link *l, struct lw_request *req, uint64_t now_n
 }
 
 /*
- * Write waiting requests while the pipeline has room.  Once it has been
- * full, wait until half of it has drained before topping it up: the server
- * still has the other half to work on, and one write of many commands costs
- * both sides fewer system calls and wake-ups than many writes of one.
- * Until it fills, requests are written at once.  The same holds for the
- * cap on all links together.
+ * Write waiting requests while the pipeline has room: the urgent ones
+ * first, up to the whole cap, whenever a slot is free; then the others,
+ * up to the cap less the urgent ones' reserve.  Once that has been
+ * reached, the others wait until half of it has drained before topping it
+ * up: the server still has the other half to work on, and one write of
+ * many commands costs both sides fewer system calls and wake-ups than many
+ * writes of one.  Until it fills, requests are written at once.  The same
+ * holds for the cap on all links together.
  */
 void link_pump(struct link *l)
 {
     struct link_set *ls = l->ls;
+    uint32_t cap = ls->max_inflight - ls->reserve;
+    size_t cap_all = ls->max_inflight_all - ls->reserve;
     uint64_t now_ns;
 
     if (l->pipeline_full && l->inflight.count <= ls->refill_at)
         l->pipeline_full = 0;
-    if (conn_is_ready(&l->conn) && l->waiting.head && !l->pipeline_full && !ls->all_full) {
+    if (conn_is_ready(&l->conn) &&
+        (l->urgent.head || (l->waiting.head && !l->pipeline_full && !ls->all_full))) {
         now_ns = lw_clock_now();
-        while (conn_is_ready(&l->conn) && l->waiting.head &&
+        while (conn_is_ready(&l->conn) && l->urgent.head &&
                l->inflight.count < ls->max_inflight && ls->inflight_all < ls->max_inflight_all)
+            write_request(l, fifo_pop(&l->urgent), now_ns);
+        while (!l->pipeline_full && !ls->all_full && conn_is_ready(&l->conn) &&
+               l->waiting.head && l->inflight.count < cap && ls->inflight_all < cap_all)
             write_request(l, fifo_pop(&l->waiting), now_ns);
-        l->pipeline_full = l->inflight.count >= ls->max_inflight;
-        ls->all_full = ls->inflight_all >= ls->max_inflight_all;
+        if (l->inflight.count >= cap)
+            l->pipeline_full = 1;
+        if (ls->inflight_all >= cap_all)
+            ls->all_full = 1;
     }
     if (l->side)
         link_pump(l->side);
@@ -346,9 +358,10 @@ void link_fail_inflight(struct link *l, int err)
 
 void link_fail_waiting(struct link *l, int err)
 {
+    links_fail_all(l->ls, &l->urgent, err);
     links_fail_all(l->ls, &l->waiting, err);
     if (l->side)
-        links_fail_all(l->ls, &l->side->waiting, err);
+        link_fail_waiting(l->side, err);
 }
 
 /* NOSCRIPT: load the script again (unless a load already follows this
@@ -497,13 +510,17 @@ static struct link *lane_of(struct link *l, const struct lw_request *req)
 void link_queue(struct link *l, struct lw_request *req, int front)
 {
     struct link *to = lane_of(l, req);
+    struct fifo *q;
 
-    if (!to)
+    if (!to) {
         links_complete(l->ls, req, NULL, LW_ENOMEM);
-    else if (front)
-        fifo_push_front(&to->waiting, req);
+        return;
+    }
+    q = req->urgent ? &to->urgent : &to->waiting;
+    if (front)
+        fifo_push_front(q, req);
     else
-        fifo_push(&to->waiting, req);
+        fifo_push(q, req);
 }
 
 static void link_free(struct link *l)
@@ -579,6 +596,20 @@ static int wait_error(struct link *l, const struct lw_request *req)
     return ops(l)->link_expired(l->ls->topo, l, req);
 }
 
+/* Fail the requests of q (in deadline order) that waited their whole
+ * time to be written. */
+static void expire_waiting(struct link *l, struct fifo *q, uint64_t now_ns)
+{
+    while (q->head && q->head->expires_ns <= now_ns) {
+        struct lw_request *req = fifo_pop(q);
+        int err = wait_error(l, req);
+
+        if (err == LW_EUNSETTLED) /* its master refused or lost the connection */
+            count_add(&l->ls->count.unsettled, 1);
+        links_complete(l->ls, req, NULL, err);
+    }
+}
+
 static void check_timeouts(struct link *l, uint64_t now_ns)
 {
     /* The server has stopped answering: everything on the wire is late. */
@@ -587,14 +618,8 @@ static void check_timeouts(struct link *l, uint64_t now_ns)
     if (l->inflight.head &&
         l->inflight.head->sent_ns + l->ls->command_timeout_ns + l->grace_ns <= now_ns)
         conn_fail(&l->conn, LW_ETIMEDOUT);
-    while (l->waiting.head && l->waiting.head->expires_ns <= now_ns) {
-        struct lw_request *req = fifo_pop(&l->waiting);
-        int err = wait_error(l, req);
-
-        if (err == LW_EUNSETTLED) /* its master refused or lost the connection */
-            count_add(&l->ls->count.unsettled, 1);
-        links_complete(l->ls, req, NULL, err);
-    }
+    expire_waiting(l, &l->urgent, now_ns);
+    expire_waiting(l, &l->waiting, now_ns);
 }
 
 void links_check_timeouts(struct link_set *ls, uint64_t now_ns)
@@ -613,6 +638,7 @@ static void link_close(struct link *l, int err)
     conn_close(&l->conn);
     all = take_inflight(l);
     links_fail_all(l->ls, &all, err);
+    links_fail_all(l->ls, &l->urgent, err);
     links_fail_all(l->ls, &l->waiting, err);
 }
 
@@ -645,7 +671,7 @@ static void add_stats(const struct link *l, struct lw_engine_stats *out)
     out->reconnects += l->conn.reconnects;
     out->script_reloads += l->script_reloads;
     out->redirects += l->redirects;
-    out->waiting += l->waiting.count;
+    out->waiting += l->waiting.count + l->urgent.count;
     out->inflight += l->inflight.count;
 }
 

@@ -10,6 +10,10 @@
  * that may be a redirect, a request lost with its connection, a node that
  * says it is no master.  It knows no topology by name.
  *
+ * Urgent requests (the watchdog's renewals) wait in a FIFO of their own,
+ * written before the other one, and may take the slots the set reserves
+ * for them (engine.h, "Urgent requests").
+ *
  * Every node has one main link; a request with lane LW_LANE_SIDE goes to
  * the node's side link instead, a second connection made on first use
  * (link_queue()).  Links are indexed by node in the set; a node without a
@@ -60,6 +64,7 @@ struct link {
     unsigned node; /* its node index (0 outside a cluster) */
     struct lw_conn conn;
     struct fifo waiting;  /* routed here, not yet written */
+    struct fifo urgent;   /* the same, urgent: written first */
     struct fifo inflight; /* written, reply pending, in write order */
     struct link_script *scripts;
     uint64_t seq;        /* commands written so far */
@@ -85,6 +90,7 @@ struct link_set {
     uint64_t command_timeout_ns;
     uint64_t side_grace_ns;    /* side links' extra time (side_block_ms) */
     uint32_t max_inflight;     /* per link */
+    uint32_t reserve;          /* of which urgent requests' alone */
     uint32_t refill_at;        /* a pipeline that was full is topped up once
                                   no more than this many are in flight */
     uint32_t max_inflight_all; /* all links together */
@@ -165,8 +171,9 @@ struct link *link_new(struct link_set *ls, unsigned node, const char *host, int 
 void link_connect(struct link *l);
 
 /* link_queue - req waits on l's node, on its lane (the side link made and
- * connecting on first use), last or first; written by the next pump.  Out
- * of memory, req completes with LW_ENOMEM. */
+ * connecting on first use), last or first among the requests of its kind
+ * (urgent or not); written by the next pump.  Out of memory, req completes
+ * with LW_ENOMEM. */
 void link_queue(struct link *l, struct lw_request *req, int front);
 
 /* link_pump - write l's waiting requests (and its side link's) while the
@@ -194,7 +201,8 @@ void link_drop(struct link *l);
  * to is not the master any more, so no reply of its may confirm them). */
 void link_fail_inflight(struct link *l, int err);
 
-/* link_fail_waiting - fail the requests waiting on l (both lanes). */
+/* link_fail_waiting - fail the requests waiting on l (both lanes, urgent
+ * or not). */
 void link_fail_waiting(struct link *l, int err);
 
 #endif

@@ -33,6 +33,7 @@ enum log_kind {
     LOG_LOCK_RISK,     /* a lock at risk */
     LOG_LOCK_SAFE,     /* a lock safe again */
     LOG_LOCK_LOST,     /* a lock lost */
+    LOG_OVERLOAD,      /* first acquires held back, or admitted again */
     LOG_KIND_COUNT
 };
 

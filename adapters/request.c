@@ -23,6 +23,11 @@ void lw_request_settle(struct lw_request *req)
     req->settle = 1;
 }
 
+void lw_request_urgent(struct lw_request *req)
+{
+    req->urgent = 1;
+}
+
 void lw_request_task(struct lw_request *req)
 {
     req->task = 1;

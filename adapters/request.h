@@ -63,6 +63,7 @@ struct lw_request {
     uint8_t route;     /* cluster: LW_ROUTE_* */
     uint8_t settle;    /* Sentinel: held back after a switch
                           (lw_request_settle()) */
+    uint8_t urgent;    /* written before what is not (lw_request_urgent()) */
     uint32_t route_to; /* cluster: the slot or node index */
 
     /* lw_engine_submit() and lw_engine_call(). */
@@ -127,6 +128,14 @@ int lw_request_evalsha(struct lw_request *req, int script, int nkeys, int argc,
  * Ignored outside Sentinel mode; kept across re-submissions.
  */
 void lw_request_settle(struct lw_request *req);
+
+/*
+ * lw_request_urgent - req is written before every request without the mark
+ * waiting on its connection, and may take the urgent_reserve slots (see
+ * "Urgent requests" in engine.h).  For the watchdog's renewals: a held lock
+ * comes before a lock still to take.  Kept across re-submissions.
+ */
+void lw_request_urgent(struct lw_request *req);
 
 /* lw_request_clear - free the command formatted by lw_request_command()
  * or lw_request_evalsha(). */

@@ -91,8 +91,10 @@ void one_link_down(struct lw_topology *t, struct link *l, int err)
     if (!l->is_side)
         atomic_store_explicit(&t->ls->status, err, memory_order_relaxed);
     if (!atomic_load_explicit(t->ls->closing, memory_order_relaxed) &&
-        (fail = conn_fails_at_once(&l->conn)))
+        (fail = conn_fails_at_once(&l->conn))) {
+        links_fail_all(t->ls, &l->urgent, fail);
         links_fail_all(t->ls, &l->waiting, fail);
+    }
 }
 
 int one_link_expired(struct lw_topology *t, struct link *l, const struct lw_request *req)

@@ -20,6 +20,8 @@
  * not.  Progress goes to stderr, the table to stdout.
  *
  * Exit status: 0 the run held (sweep: some count held), 1 it did not,
+ * (a run whose acquires admission refused past the Redis's capacity, and
+ * that kept every lock it got, held: 0, and a sweep stops there),
  * 69 Redis did not answer or refused lwbench (a TLS failure, AUTH: as
  * lwlock's 69, with one line on stderr saying why), 2 another failure (a
  * private server that did not start, ...), 64 bad usage.  SIGINT or SIGTERM
@@ -43,7 +45,7 @@
 #include "tls_opts.h"
 
 #define MAX_STEPS 24
-#define SWEEP_PRECISION 0.05    /* bisect until the bracket is this narrow */
+#define SWEEP_PRECISION 0.05 /* bisect until the bracket is this narrow */
 #define MAX_LOCKS 50000000u
 
 static const char usage_text[] =
@@ -124,12 +126,19 @@ static const char usage_tls_text[] =
     "LWLOCK_SENTINEL_TLS=0 reaches them without TLS (sentinels with TLS settings of\n"
     "their own: the library's sentinel_tls).  The table's first line says\n"
     "\"over TLS\" when the run is: the client's connections and lwbench's own\n"
-    "(PING, INFO, CLUSTER SLOTS, the ceiling's floods, deleting its keys).\n"
+    "(PING, INFO, CLUSTER SLOTS, the ceiling's floods, deleting its keys).\n";
+
+/* The end of --help, apart, for the same reason. */
+static const char usage_status[] =
     "\n"
     "A run holds when every lock was acquired, none was lost, and renewal lag p99\n"
-    "stayed under lease/6.  Exit status: 0 held, 1 not held, 69 Redis unreachable\n"
-    "or refusing lwbench (TLS, AUTH; one line on stderr says why), 2 another\n"
-    "failure, 64 usage.\n";
+    "stayed under lease/6.  Asked for more locks than the Redis can renew, the\n"
+    "client refuses the extra acquires (LW_EOVERLOAD) and keeps what it holds:\n"
+    "the run then says how many it held and refused, and holds if none of\n"
+    "those it held was lost (exit 0; the count held is the client's measured\n"
+    "capacity at this lease).  Exit status: 0 held, 1 not held, 69 Redis\n"
+    "unreachable or refusing lwbench (TLS, AUTH; one line on stderr says why),\n"
+    "2 another failure, 64 usage.\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -255,7 +264,7 @@ static int redis_from(const char *arg, const char *what, struct opts *o)
         redis_url_redact(arg, shown, sizeof shown);
         fprintf(stderr, "lwbench: invalid %s '%s': %s\n", what, shown, why);
         return usage_error("%s", "(-r HOST:PORT, redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or "
-                           "redis-sentinel://[[USER]:PASSWORD@]HOST[:PORT],...[/DB]#MASTER)");
+                                 "redis-sentinel://[[USER]:PASSWORD@]HOST[:PORT],...[/DB]#MASTER)");
     }
     o->redis = arg;
     return 0;
@@ -321,12 +330,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
     char why[300];
     int opt, rc;
 
-    *o = (struct opts){.locks = 200000, .lease_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS, .tick_ms = LW_DEFAULT_TICK_MS, .slots = LW_DEFAULT_SLOTS, .batch = LW_DEFAULT_RENEW_BATCH, .inflight = LW_DEFAULT_RENEW_BATCHES_INFLIGHT, .duration_s = 30,
-                       .clients = 1};
+    *o = (struct opts){.locks = 200000, .lease_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS, .tick_ms = LW_DEFAULT_TICK_MS, .slots = LW_DEFAULT_SLOTS, .batch = LW_DEFAULT_RENEW_BATCH, .inflight = LW_DEFAULT_RENEW_BATCHES_INFLIGHT, .duration_s = 30, .clients = 1};
     while ((opt = getopt_long(argc, argv, "hvr:c::", long_opts, NULL)) != -1) {
         if (opt == 'h') {
             fputs(usage_text, stdout);
             fputs(usage_tls_text, stdout);
+            fputs(usage_status, stdout);
             return 1;
         }
         if (opt == '?')
@@ -412,6 +421,10 @@ static unsigned run_all(const struct opts *o, struct target *t, struct run_resul
         n++;
         if (r->interrupted)
             break;
+        if (r->held && r->refused) { /* at capacity: more would be refused too */
+            *largest_held = r->acquired;
+            break;
+        }
         if (r->held && locks > *largest_held)
             *largest_held = locks;
         else if (!r->held && (!failed || locks < failed))

@@ -119,6 +119,8 @@ struct ceiling {
 #define SINGLE_KEYS_MAX 200000u /* formatted single-key calls kept at once
                                    (in a cluster: over all masters) */
 
+#define SERIES_MAX 600u /* seconds of renewals per second kept */
+
 struct run_result {
     struct ceiling ceiling;     /* measured on this run's locks */
     uint32_t locks, acquired;
@@ -131,7 +133,16 @@ struct run_result {
     double redis_cpu_pct;
     double bytes_per_lock;      /* client RSS growth per lock acquired */
     double keys_per_call;
-    int held;                   /* all acquired, none lost, not behind */
+    uint32_t refused;           /* acquires refused by admission
+                                   (LW_EOVERLOAD): the Redis could renew no
+                                   more; `acquired` is then the client's
+                                   measured capacity at this lease */
+    uint32_t skipped;           /* not asked for once one was refused */
+    uint64_t overloads;         /* times admission closed */
+    double per_s[SERIES_MAX];   /* renewals sent in each second of the hold */
+    unsigned nper_s;
+    int held;                   /* all acquired (or refused by admission),
+                                   none lost, not behind */
     int interrupted;
     unsigned nmasters;          /* cluster: masters[0..nmasters) */
     struct master_result masters[LWB_MAX_MASTERS];

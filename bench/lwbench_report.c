@@ -72,6 +72,48 @@ static void print_capacity(const struct opts *o, const struct run_result *big)
            at_ceiling, big->locks, at_ceiling * LWB_PLANNING_SHARE, LWB_PLANNING_SHARE * 100);
 }
 
+/* The renewals sent per second over the hold: mean and max. */
+static void series_stats(const struct run_result *r, double *mean, double *max)
+{
+    double sum = 0;
+
+    *mean = *max = 0;
+    for (unsigned i = 0; i < r->nper_s; i++) {
+        sum += r->per_s[i];
+        if (r->per_s[i] > *max)
+            *max = r->per_s[i];
+    }
+    if (r->nper_s)
+        *mean = sum / r->nper_s;
+}
+
+/* The capacity estimate at this lease: the ceiling x lease/3. */
+static double estimate(const struct opts *o, const struct run_result *r)
+{
+    return r->ceiling.batched * o->lease_ms / 3000.0;
+}
+
+/* A run's refusals, its measured capacity, and how evenly it renewed. */
+static void print_run_notes(const struct opts *o, const struct run_result *r)
+{
+    double mean, max;
+
+    series_stats(r, &mean, &max);
+    if (r->nper_s)
+        printf("%u locks: renewals sent per second over the hold: mean %.0f, max %.0f "
+               "(max/mean %.2f, %u one-second windows)\n",
+               r->locks, mean, max, ratio(max, mean), r->nper_s);
+    if (!r->refused)
+        return;
+    printf("%u locks asked for: %u held, %u refused (LW_EOVERLOAD: renewals behind, admission "
+           "closed %llu times; %u more not asked for), %llu lost\n"
+           "  measured capacity at this lease: %u locks held; ceiling x lease/3 estimate %.0f "
+           "(held/estimate %.2f)\n",
+           r->locks, r->acquired, r->refused, (unsigned long long)r->overloads, r->skipped,
+           (unsigned long long)r->lost, r->acquired, estimate(o, r),
+           ratio(r->acquired, estimate(o, r)));
+}
+
 /* The run with the most locks: its ceiling is the one nearest capacity. */
 static const struct run_result *largest_run(const struct run_result *runs, unsigned n)
 {
@@ -116,6 +158,9 @@ void report_table(const struct opts *o, const struct target *t, const struct run
            "ms", "ms", "ms", "%core", "core", "", "", "", "");
     for (unsigned i = 0; i < nruns; i++)
         print_row(o, &runs[i]);
+    printf("\n");
+    for (unsigned i = 0; i < nruns; i++)
+        print_run_notes(o, &runs[i]);
     for (unsigned i = 0; t->cluster && i < nruns; i++)
         print_masters(&runs[i], t);
     if (o->no_ceiling)
@@ -127,7 +172,8 @@ void report_table(const struct opts *o, const struct target *t, const struct run
                " summed; 1-key: one key per call,\n%u in flight per master.  renewed/s and"
                " calls/s per master: its PEXPIREs and EVALSHAs\n(INFO commandstats); redis: the"
                " masters' CPU, in cores.  engine: the engine thread;\nmemory: %.0f bytes of"
-               " client RSS per lock.\n", o->batch, o->inflight, SINGLE_WINDOW,
+               " client RSS per lock.\n",
+               o->batch, o->inflight, SINGLE_WINDOW,
                big->bytes_per_lock);
     else
         printf("\nceiling: the renew script flooded on the run's own locks, %u keys per call,"
@@ -160,7 +206,25 @@ static void json_masters(FILE *f, const struct run_result *r, const struct targe
     fprintf(f, "     ]}");
 }
 
-static void json_run(FILE *f, const struct run_result *r, const struct target *t, int last)
+/* ,"refused": ..., the measured capacity and the renewals per second. */
+static void json_refusals(FILE *f, const struct opts *o, const struct run_result *r)
+{
+    double mean, max;
+
+    series_stats(r, &mean, &max);
+    fprintf(f,
+            ",\n     \"refused\": %u, \"skipped\": %u, \"overloads\": %llu, \"held_locks\": %u, "
+            "\"measured_capacity_locks\": %u, \"capacity_estimate_locks\": %.0f,\n"
+            "     \"renewals_per_s_max_over_mean\": %.3f, \"renewals_per_s\": [",
+            r->refused, r->skipped, (unsigned long long)r->overloads, r->acquired,
+            r->refused ? r->acquired : 0, estimate(o, r), ratio(max, mean));
+    for (unsigned i = 0; i < r->nper_s; i++)
+        fprintf(f, "%s%.0f", i ? ", " : "", r->per_s[i]);
+    fprintf(f, "]");
+}
+
+static void json_run(FILE *f, const struct opts *o, const struct run_result *r,
+                     const struct target *t, int last)
 {
     const struct ceiling *c = &r->ceiling;
 
@@ -181,6 +245,7 @@ static void json_run(FILE *f, const struct run_result *r, const struct target *t
             ratio(r->achieved, c->single), ms(r->lag_p50_ns), ms(r->lag_p99_ns),
             ms(r->lag_max_ns), r->engine_cpu_pct, r->redis_cpu_pct, r->bytes_per_lock,
             r->keys_per_call, c->batched, c->single, c->redis_cpu_pct);
+    json_refusals(f, o, r);
     if (t->cluster)
         json_masters(f, r, t);
     fprintf(f, "}%s\n", last ? "" : ",");
@@ -205,7 +270,7 @@ int report_json(const char *path, const struct opts *o, const struct target *t,
     fprintf(f, "  \"clients\": %u,\n", o->clients);
     fprintf(f, "  \"largest_held\": %u,\n  \"runs\": [\n", largest_held);
     for (unsigned i = 0; i < nruns; i++)
-        json_run(f, &runs[i], t, i + 1 == nruns);
+        json_run(f, o, &runs[i], t, i + 1 == nruns);
     fprintf(f, "  ]\n}\n");
     return fclose(f) ? -1 : 0;
 }

@@ -27,7 +27,22 @@
  *
  * A run holds when every lock was acquired, none was lost, and renewals
  * kept up: lag p99 under lease/6, half the slack a renewal has before the
- * lease runs out.
+ * lease runs out.  Past what the Redis can renew, the client's admission
+ * refuses acquires (LW_EOVERLOAD, counted apart): the run then holds when
+ * every lock was acquired or refused so, and the locks it holds are the
+ * client's measured capacity at this lease.  Refusals are no failure: a
+ * client asked for too much that keeps what it holds is what the library
+ * promises.
+ *
+ * Acquires wait for admission: each may wait a lease (the client holds it
+ * back while renewals are behind, and sends it once they have caught up
+ * for a renewal period).  Once one has waited that long in vain, the Redis
+ * is full: the rest are not asked for (counted as skipped), so that a run
+ * asked for twice what the Redis can renew ends in seconds, without a
+ * storm of refusals taking CPU from the Redis and the engine.
+ *
+ * Renewals per second: the renewals sent in each second of the hold, for
+ * how evenly a burst's renewals spread (max over mean).
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -57,7 +72,8 @@ struct run_client {
 };
 
 struct run_ctx {
-    _Atomic uint32_t acquired, failed, done;
+    _Atomic uint32_t acquired, failed, refused, done, skipped;
+    _Atomic int full; /* an acquire waited its whole wait for admission */
     _Atomic uint64_t lost;
     _Atomic int first_err;
     unsigned nclients;
@@ -81,7 +97,10 @@ static void on_acquired(int err, int64_t value, void *arg)
     (void)value;
     atomic_compare_exchange_strong(&rc->engine_tid, &none, (int)syscall(SYS_gettid));
     none = 0;
-    if (err) {
+    if (err == LW_EOVERLOAD) {
+        atomic_fetch_add(&x->refused, 1);
+        atomic_store(&x->full, 1);
+    } else if (err) {
         atomic_fetch_add(&x->failed, 1);
         atomic_compare_exchange_strong(&x->first_err, &none, err);
     } else {
@@ -157,9 +176,9 @@ static void acquire_progress(const struct run_ctx *x, uint32_t locks, uint64_t s
     if (now - *last < 1000000000u)
         return;
     *last = now;
-    progress("acquiring %u/%u (%.0f/s), lost %llu", atomic_load(&x->acquired), locks,
-             atomic_load(&x->done) / ((double)(now - start) / 1e9),
-             (unsigned long long)atomic_load(&x->lost));
+    progress("acquiring %u/%u (%.0f/s), refused %u, lost %llu", atomic_load(&x->acquired),
+             locks, atomic_load(&x->done) / ((double)(now - start) / 1e9),
+             atomic_load(&x->refused), (unsigned long long)atomic_load(&x->lost));
 }
 
 /* The client lock i of n belongs to: the locks split in equal runs. */
@@ -170,16 +189,21 @@ static struct run_client *client_of(struct run_ctx *x, uint32_t i, uint32_t n)
 
 /* Issue the acquires and wait for them all.  0, 1 interrupted, -1 stuck. */
 static int acquire_all(struct lw_lock **locks, uint32_t n, struct run_ctx *x,
-                       const struct target *t)
+                       const struct target *t, uint64_t admission_wait_ms)
 {
     uint64_t start = lw_clock_now(), last = start;
 
     for (uint32_t i = 0; i < n; i++) {
         struct run_client *rc = client_of(x, i, n);
 
+        if (atomic_load(&x->full)) { /* the Redis is full: ask for no more */
+            atomic_store(&x->skipped, n - i);
+            n = i;
+            break;
+        }
         if (acquire_slot(x, i))
             return -1;
-        if (lw_acquire_async(locks[i], 1, 0, 0, on_acquired, rc))
+        if (lw_acquire_async(locks[i], 1, admission_wait_ms, 0, on_acquired, rc))
             on_acquired(LW_ENOMEM, 0, rc);
         acquire_progress(x, n, start, &last);
         if ((i & 1023u) == 0 && nap(t, 0))
@@ -228,6 +252,7 @@ static void stats_sum(struct run_ctx *x, struct lw_client_stats *sum)
         sum->renewals_sent += st.renewals_sent;
         sum->renewals_confirmed += st.renewals_confirmed;
         sum->renew_batches += st.renew_batches;
+        sum->overloads += st.overloads;
         if (st.worst_renewal_lag_ns > sum->worst_renewal_lag_ns)
             sum->worst_renewal_lag_ns = st.worst_renewal_lag_ns;
         for (unsigned b = 0; b < LW_LAG_BUCKETS; b++)
@@ -310,7 +335,8 @@ static void measure(const struct sample *a, struct sample *b, struct run_result 
     r->window_s = s;
     r->achieved = (double)(b->st.renewals_confirmed - a->st.renewals_confirmed) / s;
     r->keys_per_call = batches ? (double)(b->st.renewals_sent - a->st.renewals_sent) /
-                                     (double)batches : 0;
+                                     (double)batches
+                               : 0;
     r->engine_cpu_pct = pct(a->engine_cpu, b->engine_cpu, s);
     r->redis_cpu_pct = pct(a->redis_cpu, b->redis_cpu, s);
     for (unsigned i = 0; i < LW_LAG_BUCKETS; i++)
@@ -329,10 +355,13 @@ static double window_s(const struct opts *o)
                                    : o->duration_s;
 }
 
-/* Hold for the window, a progress line a second.  1 when interrupted. */
-static int hold(const struct target *t, struct run_ctx *x, double seconds, uint64_t start_ns)
+/* Hold for the window, a progress line a second, and the renewals sent
+ * in each whole second into r.  1 when interrupted. */
+static int hold(const struct target *t, struct run_ctx *x, double seconds, uint64_t start_ns,
+                struct run_result *r)
 {
     struct lw_client_stats prev, now;
+    uint64_t prev_ns = lw_clock_now();
 
     stats_sum(x, &prev);
     for (;;) {
@@ -343,6 +372,10 @@ static int hold(const struct target *t, struct run_ctx *x, double seconds, uint6
         if (nap(t, left < 1 ? left : 1))
             return 1;
         stats_sum(x, &now);
+        if (left >= 1 && r->nper_s < SERIES_MAX)
+            r->per_s[r->nper_s++] = (double)(now.renewals_sent - prev.renewals_sent) /
+                                    ((double)(lw_clock_now() - prev_ns) / 1e9);
+        prev_ns = lw_clock_now();
         progress("holding %llu locks: %llu renewals in the last second, lag max ever %.1f ms, "
                  "lost %llu, %.0f s left",
                  (unsigned long long)now.locks_held,
@@ -367,7 +400,7 @@ static int acquire_and_hold(const struct opts *o, struct target *t, struct lw_lo
     struct sample a, b;
     double rss0 = cli_rss_bytes();
     uint64_t t0 = lw_clock_now();
-    int rc = acquire_all(locks, r->locks, x, t);
+    int rc = acquire_all(locks, r->locks, x, t, o->lease_ms < 20000 ? o->lease_ms : 20000);
 
     if (rc < 0) {
         snprintf(why, n, "acquiring stalled (%u of %u done)", atomic_load(&x->done), r->locks);
@@ -389,9 +422,10 @@ static int acquire_and_hold(const struct opts *o, struct target *t, struct lw_lo
         return r->interrupted ? 0 : -1;
     }
     take_sample(x, t, &a);
-    r->interrupted = hold(t, x, window_s(o), a.at_ns);
+    r->interrupted = hold(t, x, window_s(o), a.at_ns, r);
     take_sample(x, t, &b);
     measure(&a, &b, r);
+    r->overloads = b.st.overloads;
     if (t->cluster)
         measure_masters(t, &a, &b, r);
     return 0;
@@ -443,7 +477,10 @@ int sizing_run(const struct opts *o, struct target *t, uint32_t locks, unsigned 
         free_clients(x); /* renewals stop; the locks stay, for the ceiling */
     free_handles(handles, locks);
     r->lost = x ? atomic_load(&x->lost) : 0;
-    r->held = rc == 0 && !r->interrupted && r->acquired == locks && r->lost == 0 &&
+    r->refused = x ? atomic_load(&x->refused) : 0;
+    r->skipped = x ? atomic_load(&x->skipped) : 0;
+    r->held = rc == 0 && !r->interrupted && r->acquired + r->refused + r->skipped == locks &&
+              r->lost == 0 &&
               r->lag_p99_ns <= (uint64_t)o->lease_ms * 1000000u / 6;
     if (rc == 0 && !r->interrupted && !o->no_ceiling) {
         /* Several clients: several owner fields; written again as one. */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "client_private.h"
+#include "admission.h"
 #include "holds.h"
 #include "owner.h"
 #include "refs.h"
@@ -250,6 +251,7 @@ static void on_tick(struct lw_engine *engine, struct lw_timer_list *due, void *a
         ct->fire(c, ct, now);
     }
     watchdog_flush(c);
+    admission_check(c, now);
 }
 
 static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
@@ -267,6 +269,7 @@ static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
                                     (unsigned long long)c->lease_ms);
     c->renew_batch = cfg->renew_batch;
     c->batches_max = cfg->renew_batches_inflight;
+    admission_init(c);
     c->cluster = cfg->cluster_nseeds > 0;
     c->sentinel = cfg->nsentinels > 0;
     c->sharded_pubsub = cfg->sharded_pubsub;
@@ -317,6 +320,11 @@ static void engine_config(const struct lw_client_config *cfg, struct lw_client *
     lw_engine_config_init(ec);
     client_endpoints(cfg, ec);
     ec->max_inflight = cfg->max_inflight;
+    /* Renewals are urgent: as many slots as the watchdog sends calls at
+     * once stay theirs, up to half the pipeline. */
+    ec->urgent_reserve = cfg->renew_batches_inflight < cfg->max_inflight / 2
+                             ? cfg->renew_batches_inflight
+                             : cfg->max_inflight / 2;
     ec->scripts = lw_lock_scripts;
     ec->nscripts = SCRIPT_COUNT;
     ec->wheel.tick_ns = c->tick_ns;
@@ -431,6 +439,7 @@ int lw_client_new(const struct lw_client_config *given, struct lw_client **out)
 static void stop_client(struct lw_client *c)
 {
     c->closing = 1;
+    admission_shutdown(c);
     replicas_shutdown(c);
     waiters_shutdown(c);
     permit_waiters_shutdown(c);
@@ -483,6 +492,7 @@ int lw_client_free(struct lw_client *c)
      * left is memory only (the wheel went with the engine). */
     c->engine = NULL;
     c->wheel = NULL;
+    admission_shutdown(c);
     replicas_shutdown(c);
     waiters_shutdown(c);
     permit_waiters_shutdown(c);

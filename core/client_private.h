@@ -106,6 +106,22 @@ struct node_batches {
     uint64_t renew_calls;
 };
 
+/* Admission (admission.c): first acquires of watchdog locks held back
+ * while the renewals are behind.  Engine thread. */
+struct admission {
+    struct op *head, *tail; /* held back, oldest first (op->admit_next) */
+    uint64_t close_ns;      /* a renewal backlog over this closes it */
+    uint64_t open_ns;       /* under this for quiet_ns, it opens again */
+    uint64_t quiet_ns;
+    uint64_t quiet_since_ns; /* the backlog under open_ns since, or 0 */
+    uint64_t opened_ns;      /* it last opened then (0: never closed) */
+    unsigned strikes;        /* closed again soon after opening: the quiet
+                                wait is quiet_ns << strikes */
+    struct core_timer ct;    /* every tick while closed */
+    int closed;
+    uint64_t refused; /* refused in this closing, for the log */
+};
+
 struct lw_client {
     _Atomic uint32_t refs;    /* lw_client_free() to come, plus one per handle */
     _Atomic int freed;        /* lw_client_free() has been called */
@@ -156,6 +172,8 @@ struct lw_client {
     struct ack_wait *acks;            /* WAITs sent or to send (replicas.c) */
     struct sem_channel *sem_channels; /* permit waiters (permit_waiters.c) */
     uint64_t permit_skew_ms;          /* permit_clock_skew_ms, as used */
+    struct admission admit;           /* admission.c */
+    uint64_t first_renewals;          /* new watchdog locks so far (watchdog.c) */
 };
 
 struct lw_lock {
@@ -246,6 +264,9 @@ struct op {
     uint64_t ack_seq;     /* its write's sequence number there */
     uint64_t ack_sent_ns; /* when the acquire was sent */
     uint32_t ack_holds;   /* the hold count it hands over */
+
+    /* A first acquire held back by admission (admission.c). */
+    struct op *admit_next;
 };
 
 #endif

@@ -39,6 +39,7 @@ static const struct error_text error_texts[] = {
                         "read-write lock)"},
     [-LW_ENOSEM] = {"LW_ENOSEM", "the semaphore does not exist (its permits were never set)"},
     [-LW_ENOPERMIT] = {"LW_ENOPERMIT", "no such permit: unknown, released already or expired"},
+    [-LW_EOVERLOAD] = {"LW_EOVERLOAD", "the client's Redis cannot renew more locks now"},
 };
 
 static const struct error_text *find_error(int err)

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "client_private.h"
+#include "admission.h"
 #include "completion.h"
 #include "container.h"
 #include "holds.h"
@@ -437,13 +438,33 @@ static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *
     }
 }
 
+/* Whether op's owner holds its lock already (re-entering). */
+static int reentry(struct lw_client *c, const struct op *op)
+{
+    return watchdog_renews(c, op->lock, op->owner) ||
+           holds_has(c, op->lock, op->owner, lw_clock_now());
+}
+
 /* An acquire's first step, on the engine thread: behind this client's
  * waiters for the name, if it has any, unless its owner holds the lock
- * (re-entering: the waiters wait for it); else sent. */
+ * (re-entering: the waiters wait for it); else sent.  A first acquire of
+ * a watchdog lock may be held back first, while the renewals are behind
+ * (admission.c). */
 static void acquire_begin(struct lw_client *c, struct op *op)
 {
-    if (watchdog_renews(c, op->lock, op->owner) ||
-        holds_has(c, op->lock, op->owner, lw_clock_now()) || !waiters_queue(c, op))
+    int again = reentry(c, op);
+
+    if (!again && op->lease_ms == 0 && admission_holds(c, op))
+        return;
+    if (again || !waiters_queue(c, op))
+        op_attempt(op);
+}
+
+void acquire_admitted(struct op *op)
+{
+    struct lw_client *c = op->lock->client;
+
+    if (reentry(c, op) || !waiters_queue(c, op))
         op_attempt(op);
 }
 

@@ -294,6 +294,17 @@ static void lock_metrics(struct out *o, const struct lw_client_stats *s)
     put(o, "leasewheel_acquires_given_back_total{reason=\"too_late\"} %" PRIu64 "\n"
            "leasewheel_acquires_given_back_total{reason=\"replicas\"} %" PRIu64 "\n",
         s->acquired_too_late, s->replicas_refused);
+    one(o, "overloaded", "gauge",
+        "1 while first acquires are held back: the renewals are behind (admission).",
+        s->overloaded);
+    one(o, "overloads_total", "counter", "Times first acquires began to be held back.",
+        s->overloads);
+    one(o, "acquires_refused_overload_total", "counter",
+        "First acquires that failed with LW_EOVERLOAD: held back their whole wait.",
+        s->overload_refused);
+    seconds(o, "renewal_backlog_seconds",
+            "How long the oldest due renewal not yet sent had waited, at the last look.",
+            s->renewal_backlog_ns);
 }
 
 static void engine_metrics(struct out *o, const struct lw_client_stats *s,

@@ -18,4 +18,8 @@ void op_complete(struct op *op, int err, int64_t value);
  * caller's), LW_EREPLICAS (give it back) or LW_ESHUTDOWN. */
 void acquire_acked(struct op *op, int err);
 
+/* A held-back acquire admitted (admission.c): it goes on as from its
+ * start. */
+void acquire_admitted(struct op *op);
+
 #endif

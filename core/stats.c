@@ -45,6 +45,10 @@ static void get_stats(const struct lw_client *c, struct lw_client_stats *out)
     out->lost_held_too_long = count_get(&k->lost_held_too_long);
     out->acquires = count_get(&k->acquires);
     out->holds_ended = count_get(&k->holds_ended);
+    out->overloaded = count_get(&k->overloaded);
+    out->overloads = count_get(&k->overloads);
+    out->overload_refused = count_get(&k->overload_refused);
+    out->renewal_backlog_ns = count_get(&k->backlog_ns);
     for (unsigned i = 0; i < LW_LAG_BUCKETS; i++) {
         out->acquire_wait[i] = count_get(&k->acquire_wait[i]);
         out->hold_time[i] = count_get(&k->hold_time[i]);

@@ -28,6 +28,7 @@ struct client_counters {
     /* Not in lw_client_stats: the exact sums of the two histograms above,
      * in microseconds (lw_client_format_metrics()'s _sum). */
     _Atomic uint64_t acquire_wait_us, hold_time_us;
+    _Atomic uint64_t overloaded, overloads, overload_refused, backlog_ns;
 };
 
 /* The renewal lag histogram's bucket for lag_ns (lw_lag_bucket_floor_ns()). */
@@ -127,6 +128,27 @@ static inline void stats_waiters(struct client_counters *k, int delta)
 static inline void stats_subscriptions(struct client_counters *k, uint64_t n)
 {
     count_set(&k->subscriptions, n);
+}
+
+/* Admission: first acquires held back from now on (on 1), or no longer
+ * (0). */
+static inline void stats_overloaded(struct client_counters *k, int on)
+{
+    count_set(&k->overloaded, on ? 1 : 0);
+    if (on)
+        count_add(&k->overloads, 1);
+}
+
+/* A first acquire failed with LW_EOVERLOAD. */
+static inline void stats_overload_refused(struct client_counters *k)
+{
+    count_add(&k->overload_refused, 1);
+}
+
+/* The renewal backlog at the last look. */
+static inline void stats_backlog(struct client_counters *k, uint64_t backlog_ns)
+{
+    count_set(&k->backlog_ns, backlog_ns);
 }
 
 #endif

@@ -40,6 +40,13 @@ void watchdog_shutdown(struct lw_client *c);
 /* Cluster: slots failed over (a bitmap): re-check their locks at once. */
 void watchdog_failover(struct lw_client *c, const uint8_t *slots);
 
+/* How early the first renewal of the seq-th new lock comes: its share of
+ * the renewal period, in [0, period_ns). */
+uint64_t watchdog_first_early_ns(uint64_t seq, uint64_t period_ns);
+/* How long the oldest due renewal not yet sent has waited (0: none
+ * waits). */
+uint64_t watchdog_backlog_ns(const struct lw_client *c, uint64_t now_ns);
+
 /* Permits (semaphore.c), renewed with lease 0: an entry per permit, named
  * by its semaphore, owned by its tag (permit_tag()), its id's 16 bytes
  * after the name's NUL.  Acquired by a command sent at sent_ns; a release

@@ -66,7 +66,7 @@ NAMES = ["engine.c", "link.c", "conn.c", "pubsub.c", "subscriber.c"]
 CORE_LAYERS = [
     ["client.c", "metrics.c"],
     ["lock.c", "semaphore.c"],
-    ["waiters.c", "replicas.c", "permit_waiters.c"],
+    ["waiters.c", "replicas.c", "permit_waiters.c", "admission.c"],
     ["watchdog.c", "holds.c"],
     ["kinds.c"],
     ["kind_lock.c", "kind_read.c", "kind_write.c", "kind_permit.c"],
@@ -75,11 +75,13 @@ CORE_LAYERS = [
 ]
 # The calls up that are meant (design.md says why): a waiter is an acquire
 # op, woken or ended in lock.c's states (a permit waiter in semaphore.c's);
-# a WAIT's reply ends its acquires.
+# a WAIT's reply ends its acquires; admission lets a held-back acquire go on
+# or ends it.
 UP_CALLS = {
     "waiters.c": {"op_attempt", "op_complete"},
     "replicas.c": {"acquire_acked"},
     "permit_waiters.c": {"sem_attempt", "sem_complete"},
+    "admission.c": {"op_complete", "acquire_admitted"},
 }
 
 # On the stripped line, that it is an include; on the source's, what it

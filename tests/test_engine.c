@@ -20,8 +20,8 @@ struct sender {
     struct lw_request *reqs;
     struct tally *tally;
     char key[16];
-    long next;      /* engine thread: index of the next completion expected */
-    long disorder;  /* completions that came out of order or wrong */
+    long next;     /* engine thread: index of the next completion expected */
+    long disorder; /* completions that came out of order or wrong */
     int submit_errors;
 };
 
@@ -473,4 +473,97 @@ Test(engine, seeds_with_sentinels_is_refused)
     cfg.sentinel_master = "mymaster";
     cr_assert_eq(lw_engine_new(&cfg, &e), 0, "sentinels alone");
     lw_engine_free(e);
+}
+
+/* --- urgent requests (renewals) are written before others waiting --- */
+
+#include "proxy.h"
+
+static void tally_done(struct lw_request *req, const redisReply *reply, int err, void *arg)
+{
+    (void)req;
+    (void)reply;
+    tally_add(arg, err);
+}
+
+/* Wait (2 s at most) until the engine has `inflight` commands on the wire
+ * and `waiting` more queued. */
+static int queues_reach(struct lw_engine *e, uint64_t inflight, uint64_t waiting)
+{
+    struct lw_engine_stats st;
+
+    for (int i = 0; i < 2000; i++) {
+        lw_engine_get_stats(e, &st);
+        if (st.inflight == inflight && st.waiting == waiting)
+            return 1;
+        nap_ms(1);
+    }
+    return 0;
+}
+
+/*
+ * Six plain RPUSHes are queued, then an urgent one, while the server
+ * answers nothing (a proxy holds every byte): the pipeline of four keeps
+ * two slots for urgent requests, so two plain ones go on the wire and four
+ * wait; the urgent one, queued last, is written at once, into a reserved
+ * slot.  The server's list then says the order the commands reached it.
+ */
+REDIS_TEST(engine, urgent_requests_are_written_before_others_waiting)
+{
+    struct proxy *p = proxy_start(srv.port);
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+    struct lw_request plain[6], urgent;
+    struct tally tally;
+    char name[8];
+    redisReply *list;
+    const char *expect[] = {"p0", "p1", "u", "p2", "p3", "p4", "p5"};
+
+    cr_assert(p, "no proxy");
+    tally_init(&tally);
+    engine_config(&cfg);
+    cfg.node.port = proxy_port(p);
+    cfg.max_inflight = 4;
+    cfg.urgent_reserve = 2;
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(ping_until_up(e, 100), 0);
+    cr_assert_eq(proxy_hold(p, 1), 0);
+    for (int i = 0; i < 6; i++) {
+        snprintf(name, sizeof name, "p%d", i);
+        set_cmd(&plain[i], "RPUSH", "order", name);
+        cr_assert_eq(lw_engine_submit(e, &plain[i], tally_done, &tally), 0);
+    }
+    cr_assert(queues_reach(e, 2, 4), "the plain requests took the reserved slots");
+    set_cmd(&urgent, "RPUSH", "order", "u");
+    lw_request_urgent(&urgent);
+    cr_assert_eq(lw_engine_submit(e, &urgent, tally_done, &tally), 0);
+    cr_assert(queues_reach(e, 3, 4), "the urgent request was not written at once");
+    cr_assert_eq(proxy_hold(p, 0), 0);
+    cr_assert_eq(tally_wait(&tally, 7, 10000), 7);
+    cr_assert_eq(tally.failed, 0);
+
+    list = redis_server_command(&srv, "LRANGE order 0 -1");
+    cr_assert(list && list->type == REDIS_REPLY_ARRAY && list->elements == 7);
+    for (size_t i = 0; i < 7; i++)
+        cr_expect_str_eq(list->element[i]->str, expect[i], "command %zu reached Redis as %s",
+                         i, list->element[i]->str);
+    freeReplyObject(list);
+    lw_engine_free(e);
+    for (int i = 0; i < 6; i++)
+        lw_request_clear(&plain[i]);
+    lw_request_clear(&urgent);
+    tally_destroy(&tally);
+    proxy_stop(p);
+}
+
+/* A reserve as large as the pipeline leaves nothing for other requests. */
+Test(engine, urgent_reserve_must_leave_room)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e = NULL;
+
+    lw_engine_config_init(&cfg);
+    cfg.max_inflight = 4;
+    cfg.urgent_reserve = 4;
+    cr_assert_eq(lw_engine_new(&cfg, &e), LW_ERANGE);
 }

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 
 #include "client_private.h"
+#include "entry.h"
+#include "watchdog.h"
 #include "lock_util.h"
 
 /* Each lag falls in the bucket whose edges surround it, and the buckets
@@ -430,4 +432,112 @@ REDIS_TEST(watchdog, many_losses_are_dropped_in_few_calls)
     for (int i = 0; i < 300; i++)
         lw_lock_free(locks[i]);
     lw_client_free(c);
+}
+
+/* --- smooth renewals: a burst's first renewals spread over the period --- */
+
+/* Counts of offsets (each under period) in `bins` equal windows of the
+ * period: the fullest window over the mean. */
+static double fullest_over_mean(const uint64_t *offsets, size_t n, uint64_t period, unsigned bins)
+{
+    unsigned count[64] = {0}, most = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        unsigned b = (unsigned)(offsets[i] / (period / bins + (period % bins != 0)));
+
+        cr_assert_lt(b, bins);
+        if (++count[b] > most)
+            most = count[b];
+    }
+    return most / ((double)n / bins);
+}
+
+/* 200,000 new locks in a row (from wherever the count is), a 30 s lease:
+ * their first renewals come early by shares that fill every second of the
+ * 10 s period alike, and none comes later than lease/3. */
+Test(watchdog, first_renewals_of_a_burst_spread_over_the_period)
+{
+    static uint64_t early[200000];
+    const uint64_t period = 10000 * 1000000ull;
+
+    for (uint64_t start = 0; start < 3000000; start += 1234567) {
+        for (size_t i = 0; i < 200000; i++) {
+            early[i] = watchdog_first_early_ns(start + i, period);
+            cr_assert_lt(early[i], period);
+        }
+        cr_assert_leq(fullest_over_mean(early, 200000, period, 10), 1.01);
+        cr_assert_leq(fullest_over_mean(early, 200000, period, 50), 1.02);
+    }
+}
+
+struct due_times {
+    uint64_t *due;  /* every entry's next renewal */
+    uint64_t *sent; /* and when its last acquire or renewal was sent */
+    size_t n;
+};
+
+/* On the engine thread: every entry's next renewal, and its last send
+ * (valid_until less the lease and its drift allowance). */
+static void read_due_times(struct lw_request *req, const redisReply *reply, int err, void *arg)
+{
+    struct lw_client *c = ((void **)arg)[0];
+    struct due_times *d = ((void **)arg)[1];
+    uint64_t lease = c->lease_ms * 1000000u, drift = lease / 100 + 2000000u;
+    struct entry *head, *tmp;
+
+    (void)req;
+    (void)reply;
+    (void)err;
+    HASH_ITER(hh, c->entries, head, tmp) {
+        for (struct entry *e = head; e; e = e->next_owner, d->n++) {
+            d->due[d->n] = e->due_ns;
+            d->sent[d->n] = e->valid_until_ns + drift - lease;
+        }
+    }
+}
+
+/* A burst of 2,000 acquires on a 30 s lease: the wheel holds their
+ * renewals spread over the 10 s period (counts, not time: each one's
+ * place in the period, from the burst's start), and none due later than
+ * a third of the lease after the lock's last send.  (A lock whose first
+ * renewal came early in the burst has been renewed since: it keeps its
+ * place.) */
+REDIS_TEST(watchdog, a_burst_of_locks_comes_due_spread_over_the_period)
+{
+    enum { N = 2000 };
+    const uint64_t period = 10000 * 1000000ull;
+    struct lw_client *c = new_client(30000, NULL);
+    struct lw_lock *locks[N];
+    struct tally t;
+    struct lw_request task;
+    struct due_times d = {calloc(N, sizeof(uint64_t)), calloc(N, sizeof(uint64_t)), 0};
+    void *args[2] = {c, &d};
+    uint64_t start = lw_clock_now();
+
+    tally_init(&t);
+    for (int i = 0; i < N; i++) {
+        char name[32];
+
+        snprintf(name, sizeof name, "burst:%d", i);
+        locks[i] = new_lock(c, name);
+        cr_assert_eq(lw_acquire_async(locks[i], 1, 0, 0, count_outcome, &t), 0);
+    }
+    cr_assert_eq(tally_wait(&t, N, 60000), N);
+    cr_assert_eq(t.failed, 0);
+    lw_request_init(&task);
+    lw_request_task(&task);
+    cr_assert_eq(lw_engine_call(c->engine, &task, read_due_times, args), 0);
+    cr_assert_eq(d.n, N);
+    for (size_t i = 0; i < d.n; i++) {
+        cr_assert_leq(d.due[i], d.sent[i] + period, "entry %zu due %lld ms after lease/3", i,
+                      (long long)(d.due[i] - d.sent[i] - period) / 1000000);
+        d.due[i] = (d.due[i] - start) % period; /* its place in the period */
+    }
+    cr_assert_leq(fullest_over_mean(d.due, d.n, period, 10), 1.2);
+    for (int i = 0; i < N; i++)
+        lw_lock_free(locks[i]);
+    lw_client_free(c);
+    free(d.due);
+    free(d.sent);
+    tally_destroy(&t);
 }

@@ -61,6 +61,10 @@ enum lw_error {
                              never set (lw_semaphore_try_set()) */
     LW_ENOPERMIT = -24,   /* a permit released is unknown, released already
                              or expired: nothing was released */
+    LW_EOVERLOAD = -25,   /* the client's Redis cannot renew more locks now:
+                             its renewals were behind for the whole wait of
+                             a first acquire, which was never sent (see
+                             "Admission" in leasewheel/lock.h) */
 };
 
 /*

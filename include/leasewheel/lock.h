@@ -69,6 +69,28 @@
  * Between clients there is no order: whichever client's attempt reaches
  * Redis first after an unlock wins, as with Redisson's RLock.
  *
+ * Admission.  Held locks come first.  A Redis renews only so many locks a
+ * second; past that, renewals wait, and every lock acquired then makes
+ * them wait longer, until leases run out.  So the client watches how long
+ * the oldest renewal that fell due has waited to be sent (its backlog,
+ * read at every tick with renewals due).  When that passes
+ * max(watchdog_timeout / 30, 2 ticks), the client is overloaded: first
+ * acquires of watchdog locks are not sent, and wait in the client until
+ * the backlog has stayed under max(watchdog_timeout / 120, 1 tick) for a
+ * whole renewal period (watchdog_timeout / 3; twice that, up to 16 times,
+ * each time it closes again within 8 periods of opening).  An
+ * acquire whose wait time (wait_ms; 0 for a single try) runs out while it
+ * waits so fails with LW_EOVERLOAD: "the client's Redis cannot renew more
+ * locks now"; it was never sent, so nothing is to be given back.  Never
+ * held back: re-entries (the owner holds the lock: no more renewals),
+ * unlocks, queries, locks with a lease of their own (never renewed), and
+ * an acquire already waiting for an unlock.  Renewals themselves go before
+ * acquires on every connection.  While no connection is up the client is
+ * never overloaded: calls fail with the connection's error, as before.
+ * Stats: overloaded, overloads, overload_refused, renewal_backlog_ns; a
+ * log line (warn) when it begins, (info) when it ends.  Why these bounds,
+ * and what to do when it fires: docs/design.md, docs/tuning.md.
+ *
  * Threads.  Every function is thread-safe.  Blocking calls must not run on
  * the engine thread (inside callbacks): they return LW_EDEADLK there.
  * Callbacks (done, on_lost) run on the engine thread; keep them short.
@@ -408,6 +430,15 @@ struct lw_client_stats {
                                               (first acquire to the unlock or
                                               the loss); the last bucket takes
                                               everything over 2^35 us (9.5 h) */
+    /* Added in 0.3: admission (see "Admission" above). */
+    uint64_t overloaded;         /* 1 while first acquires are held back */
+    uint64_t overloads;          /* times they began to be */
+    uint64_t overload_refused;   /* first acquires that failed with
+                                    LW_EOVERLOAD */
+    uint64_t renewal_backlog_ns; /* how long the oldest due renewal not yet
+                                    sent had waited, at the last look (a
+                                    tick with renewals due, or every tick
+                                    while overloaded) */
 };
 
 /*
@@ -611,6 +642,9 @@ LW_API int lw_lock_set_max_hold(struct lw_lock *lock, uint64_t max_hold_ms);
  *                 first acquire in time; the hold was given back
  *   LW_ENOTSUP    acquire_replicas set, and the server has no WAIT
  *                 (serverless Redis): the hold was given back
+ *   LW_EOVERLOAD  a first acquire of a watchdog lock waited its whole
+ *                 wait time for the client's renewals to catch up (see
+ *                 "Admission" above); it was never sent
  *   LW_ESHUTDOWN  the client is being freed
  *   LW_EDEADLK    called on the engine thread; or a waiting write acquire
  *                 by an owner holding the read lock (lw_write_lock_new())
