@@ -313,7 +313,9 @@ static const char redisson_unlock[] =
     "return nil;";
 
 struct observer {
+    struct lw_client *c;
     uint64_t until_ns;
+    int line_formed; /* every thread but the holder seen in line */
     int looks, free_seen, two_fields, foreign_won, renewed, unlocked, no_ttl;
 };
 
@@ -325,9 +327,11 @@ static void *observe(void *arg)
 
     if (!rc || rc->err)
         return NULL;
-    /* Once the stream runs: before our first hold the lock is free, and
-     * while the first waiters subscribe one may be trying for itself when
-     * an unlock comes (only a waiter that waits is handed the lock). */
+    /* Once the stream runs, with its line formed: before our first hold
+     * the lock is free, and while the first waiters subscribe one may be
+     * trying for itself when an unlock comes (only a waiter that waits is
+     * handed the lock).  Once all but the holder have waited in line,
+     * every unlock hands the lock over. */
     while (lw_clock_now() < o->until_ns) {
         redisReply *r = redisCommand(rc, "EXISTS hot:one");
         int held = r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
@@ -336,7 +340,8 @@ static void *observe(void *arg)
         if (held)
             break;
     }
-    sleep_ms(200);
+    while (lw_clock_now() < o->until_ns && !(o->line_formed = waiting(o->c) >= THREADS - 1))
+        sleep_ms(1);
     while (lw_clock_now() < o->until_ns) {
         redisReply *r = redisCommand(rc, "EVAL %s 1 hot:one 30000 other-client:1",
                                      redisson_try_lock);
@@ -378,7 +383,7 @@ REDIS_TEST(hot, redisson_sees_one_holder_at_every_hand_over)
 {
     struct lw_client *c = new_client(3000, NULL);
     struct worker w[THREADS];
-    struct observer o = {.until_ns = lw_clock_now() + 2500 * 1000000ull};
+    struct observer o = {.c = c, .until_ns = lw_clock_now() + 2500 * 1000000ull};
     struct lw_client_stats st;
     pthread_t t;
     int total = 0;
@@ -395,6 +400,7 @@ REDIS_TEST(hot, redisson_sees_one_holder_at_every_hand_over)
     cr_log_info("%d acquisitions; Redisson looked %d times: free %d, two fields %d, won %d, "
                 "renewed %d, unlocked %d",
                 total, o.looks, o.free_seen, o.two_fields, o.foreign_won, o.renewed, o.unlocked);
+    cr_assert(o.line_formed, "never %d threads in line", THREADS - 1);
     cr_assert_gt(o.looks, 100);
     cr_assert_eq(atomic_load(&overlaps), 0);
     cr_assert_eq(o.two_fields, 0, "two holders in the hash");
