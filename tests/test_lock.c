@@ -567,6 +567,7 @@ REDIS_TEST(lock, async_calls_and_free_with_waiters)
     struct lw_client *a = new_client(30000, NULL), *b = new_client(30000, NULL);
     struct lw_lock *la = new_lock(a, "async"), *lb = new_lock(b, "async");
     struct outcome o, w;
+    struct lw_client_stats st;
 
     tally_init(&o.tally);
     tally_init(&w.tally);
@@ -588,7 +589,8 @@ REDIS_TEST(lock, async_calls_and_free_with_waiters)
     for (int i = 0; i < 3; i++)
         cr_assert_eq(lw_acquire_async(lb, 100 + i, LW_WAIT_FOREVER, 0, on_outcome, &w), 0);
     lw_lock_free(lb); /* the pending calls keep the handle alive */
-    sleep_ms(100);
+    cr_assert(wait_until((lw_client_get_stats(b, &st), st.waiters == 3), 5000),
+              "the three never in line");
     cr_assert_eq(lw_client_free(b), 0);
     cr_assert_eq(tally_wait(&w.tally, 3, 1000), 3);
     cr_assert_eq(w.tally.failed, 3);
