@@ -495,8 +495,8 @@ REDIS_TEST(lock, a_held_up_engine_thread_shows_in_the_stats)
     cr_assert_eq(lw_acquire_async(l, 1, 0, 0, sleep_150ms, &done), 0);
     cr_assert_eq(tally_wait(&done, 1, 5000), 1);
     cr_assert_eq(done.failed, 0);
-    sleep_ms(30); /* the next tick runs, and sees how late it is */
-    lw_client_get_stats(c, &st);
+    /* The next tick runs, and sees how late it is. */
+    wait_until((lw_client_get_stats(c, &st), st.worst_tick_late_ns >= 100 * 1000000ull), 2000);
     cr_assert_geq(st.worst_tick_late_ns, 100 * 1000000ull, "%.1f ms",
                   (double)st.worst_tick_late_ns / 1e6);
     cr_assert_lt(st.worst_tick_late_ns, 5000 * 1000000ull);
@@ -623,12 +623,15 @@ REDIS_TEST(lock, trylock_deadline_holds_under_unlock_traffic)
 {
     struct lw_client *a = new_client(30000, NULL), *b = new_client(30000, NULL);
     struct lw_lock *la = new_lock(a, "busy"), *lb = new_lock(b, "busy");
+    struct lw_client_stats st;
     pthread_t t;
     uint64_t t0;
     int rc;
 
     pthread_create(&t, NULL, churn, la);
-    sleep_ms(100);
+    /* The traffic under way: a's first acquires done. */
+    cr_assert(wait_until((lw_client_get_stats(a, &st), st.acquires >= 2), 5000),
+              "no unlock traffic");
     for (int i = 0; i < 5; i++) {
         t0 = now_ms();
         rc = lw_trylock(lb, 200, 0, NULL);
