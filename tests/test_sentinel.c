@@ -203,6 +203,7 @@ static void monitor_afresh(int j, int i)
 SENTINEL_TEST(discovery_through_one_sentinel_and_the_role_check, 150)
 {
     struct lost_log log, log2;
+    struct lw_client_stats st;
     struct lw_client *c, *c2;
     struct lw_lock *l, *l2;
     int m = redis_sentinel_master(&rs), replica = m == 1 ? 2 : 1, rc;
@@ -228,7 +229,7 @@ SENTINEL_TEST(discovery_through_one_sentinel_and_the_role_check, 150)
     r = redis_sentinel_command(&rs, m, "CLIENT KILL TYPE normal");
     if (r)
         freeReplyObject(r);
-    sleep_ms(1500);
+    cr_assert(wait_until((stats(c, &st), st.reconnects >= 1), 10000), "no reconnect");
     cr_assert_eq(lw_lock_new(c, "zero", 4, &l2), 0);
     cr_assert_eq(lw_trylock(l2, 1000, 0, NULL), 0);
     cr_assert(node_has(m, "zero"));
