@@ -212,7 +212,7 @@ REDIS_TEST(metrics, scrape_matches_stats)
 {
     struct lw_client *c = new_client(600, NULL);
     struct lw_lock *held[5], *churn = new_lock(c, "churn");
-    struct lw_client_stats b, a;
+    struct lw_client_stats b, a, st;
     struct checker ck;
     int port, fd = listen_any(&port);
     char name[32], *out;
@@ -227,7 +227,9 @@ REDIS_TEST(metrics, scrape_matches_stats)
         cr_assert_eq(lw_trylock(churn, 0, 0, NULL), 0);
         cr_assert_eq(lw_unlock(churn), 0);
     }
-    sleep_ms(700); /* renewals every 200 ms */
+    /* Renewals every 200 ms: each lock renewed at least once. */
+    cr_assert(wait_until((lw_client_get_stats(c, &st), st.renewals_confirmed >= 5), 5000),
+              "%llu renewals", (unsigned long long)st.renewals_confirmed);
     checker_start(&ck, port, 0);
     serve_one(fd, c, &b, &a);
     out = checker_finish(&ck);

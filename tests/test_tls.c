@@ -464,7 +464,9 @@ TLS_TEST(rotated_files_are_used_without_a_restart)
     cr_assert_eq(lw_client_new(&cfg, &c), 0);
     l = new_lock(c, "tls:rotate");
     cr_assert_eq(lw_lock_acquire(l, NULL), 0);
-    sleep_ms(1500); /* a renewal or two on the first generation */
+    /* A renewal on the first generation. */
+    cr_assert(wait_until((lw_client_get_stats(c, &before), before.renewals_confirmed >= 1), 5000),
+              "no renewal on the first generation");
 
     cr_assert_eq(tls_certs_make_gen2(&certs), 0);
     cr_assert_eq(tls_certs_replace(ca, certs.ca2_file), 0);
