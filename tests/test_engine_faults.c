@@ -395,6 +395,17 @@ REDIS_TEST(faults, free_while_never_connected)
 /* --- a callback that resubmits after a failure: the request waits for the
  *     next connection instead of being written to the dead one --- */
 
+/* Clients blocked in the server (a BLPOP's), from INFO; -1 on no answer. */
+static long long blocked_clients(void)
+{
+    redisReply *r = redis_server_command(&srv, "INFO clients");
+    const char *p = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "blocked_clients:") : NULL;
+    long long n = p ? atoll(p + strlen("blocked_clients:")) : -1;
+
+    freeReplyObject(r);
+    return n;
+}
+
 struct again {
     struct lw_engine *engine;
     struct tally *tally;
@@ -448,8 +459,7 @@ REDIS_TEST(faults, resubmit_from_failure_callback_waits_for_reconnect)
     a2 = (struct again){.engine = e, .tally = &tally};
     set_cmd(&killed, "BLPOP", "never", "0");
     cr_assert_eq(lw_engine_submit(e, &killed, resubmit_once, &a2), 0);
-    struct timespec ts = {0, 50 * 1000000L};
-    nanosleep(&ts, NULL);
+    cr_assert(wait_until(blocked_clients() >= 1, 5000), "the BLPOP never blocked");
     cr_assert_eq(redis_server_signal(&srv, SIGKILL), 0);
     cr_assert_eq(tally_wait(&tally, 2, 10000), 2);
     cr_assert_eq(a2.first_err, LW_ECONNLOST, "%s", lw_errname(a2.first_err));

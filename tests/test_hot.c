@@ -170,6 +170,60 @@ REDIS_TEST(hot, no_thread_of_a_client_starves)
     lw_client_free(c);
 }
 
+/* Subscribers of the lock's channel on the server (-1: no answer). */
+static long long subscribers(const char *name)
+{
+    redisReply *r =
+        redis_server_command(&srv, "PUBSUB NUMSUB redisson_lock__channel:{%s}", name);
+    long long n = -1;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_INTEGER)
+        n = r->element[1]->integer;
+    freeReplyObject(r);
+    return n;
+}
+
+static uint64_t waiting(struct lw_client *c)
+{
+    struct lw_client_stats st;
+
+    lw_client_get_stats(c, &st);
+    return st.waiters;
+}
+
+/* 1 once n acquires of c wait in line (the client's count) and the
+ * lock's channel is subscribed on the server, within 5 s. */
+static int in_line(struct lw_client *c, const char *name, uint64_t n)
+{
+    return wait_until(waiting(c) >= n && subscribers(name) >= 1, 5000);
+}
+
+/* A PING on a new connection: 1 answered within 100 ms, 0 not (the
+ * server asleep), -1 no connection (that says nothing). */
+static int answers_in_100ms(void)
+{
+    struct timeval tv = {0, 100000};
+    redisContext *rc = redisConnectUnixWithTimeout(srv.unix_path, tv);
+    redisReply *r;
+    int ok = -1;
+
+    if (rc && !rc->err && redisSetTimeout(rc, tv) == REDIS_OK) {
+        r = redisCommand(rc, "PING");
+        ok = r && r->type == REDIS_REPLY_STATUS;
+        freeReplyObject(r);
+    }
+    if (rc)
+        redisFree(rc);
+    return ok;
+}
+
+/* 1 once the server is seen asleep (a DEBUG SLEEP's), within 2 s. */
+static int server_asleep(void)
+{
+    return wait_until(answers_in_100ms() == 0, 2000);
+}
+
 /* A waiter that gives up in line, or an async waiter whose time is up,
  * passes its turn to the next: the third in line gets the lock at the
  * unlock, as if the second had never queued.  The holder is of this
@@ -187,11 +241,12 @@ REDIS_TEST(hot, a_waiter_that_gives_up_passes_the_turn_on)
     tally_init(&od.tally);
     cr_assert_eq(lw_acquire(a, 1, 0, 0, NULL), 0);
     cr_assert_eq(lw_acquire_async(b, 2, 300, 0, on_outcome, &ob), 0); /* gives up */
-    sleep_ms(50);
+    cr_assert(in_line(c, "hot:turn", 1), "b never in line");
     cr_assert_eq(lw_acquire_async(d, 3, 10000, 0, on_outcome, &od), 0); /* behind b */
+    cr_assert(in_line(c, "hot:turn", 2), "d never in line");
     cr_assert_eq(tally_wait(&ob.tally, 1, 2000), 1);
     cr_assert_eq(atomic_load(&ob.err), LW_ELOCKED);
-    sleep_ms(200);
+    cr_assert(wait_until(waiting(c) == 1, 2000), "d not alone in line");
     unlocked = lw_clock_now();
     cr_assert_eq(lw_unlock_owner(a, 1), 0);
     cr_assert_eq(tally_wait(&od.tally, 1, 3000), 1, "the third never got it");
@@ -222,7 +277,7 @@ REDIS_TEST(hot, a_reentrant_acquire_does_not_queue_behind_waiters)
 
         cr_assert_eq(lw_acquire(a, 1, 0, lease_ms, NULL), 0);
         cr_assert_eq(lw_acquire_async(b, 2, 10000, 0, on_outcome, &ob), 0);
-        sleep_ms(100); /* b in line */
+        cr_assert(in_line(c, "hot:re", 1), "b never in line");
         cr_assert_eq(lw_acquire(a, 1, 1000, lease_ms, NULL), 0, "the re-entry waited");
         cr_assert_eq(lw_hold_count(a) >= 0, 1);
         cr_assert_eq(lw_unlock_owner(a, 1), 0);
@@ -258,7 +313,9 @@ static const char redisson_unlock[] =
     "return nil;";
 
 struct observer {
+    struct lw_client *c;
     uint64_t until_ns;
+    int line_formed; /* every thread but the holder seen in line */
     int looks, free_seen, two_fields, foreign_won, renewed, unlocked, no_ttl;
 };
 
@@ -270,9 +327,11 @@ static void *observe(void *arg)
 
     if (!rc || rc->err)
         return NULL;
-    /* Once the stream runs: before our first hold the lock is free, and
-     * while the first waiters subscribe one may be trying for itself when
-     * an unlock comes (only a waiter that waits is handed the lock). */
+    /* Once the stream runs, with its line formed: before our first hold
+     * the lock is free, and while the first waiters subscribe one may be
+     * trying for itself when an unlock comes (only a waiter that waits is
+     * handed the lock).  Once all but the holder have waited in line,
+     * every unlock hands the lock over. */
     while (lw_clock_now() < o->until_ns) {
         redisReply *r = redisCommand(rc, "EXISTS hot:one");
         int held = r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
@@ -281,7 +340,8 @@ static void *observe(void *arg)
         if (held)
             break;
     }
-    sleep_ms(200);
+    while (lw_clock_now() < o->until_ns && !(o->line_formed = waiting(o->c) >= THREADS - 1))
+        sleep_ms(1);
     while (lw_clock_now() < o->until_ns) {
         redisReply *r = redisCommand(rc, "EVAL %s 1 hot:one 30000 other-client:1",
                                      redisson_try_lock);
@@ -323,7 +383,7 @@ REDIS_TEST(hot, redisson_sees_one_holder_at_every_hand_over)
 {
     struct lw_client *c = new_client(3000, NULL);
     struct worker w[THREADS];
-    struct observer o = {.until_ns = lw_clock_now() + 2500 * 1000000ull};
+    struct observer o = {.c = c, .until_ns = lw_clock_now() + 2500 * 1000000ull};
     struct lw_client_stats st;
     pthread_t t;
     int total = 0;
@@ -340,6 +400,7 @@ REDIS_TEST(hot, redisson_sees_one_holder_at_every_hand_over)
     cr_log_info("%d acquisitions; Redisson looked %d times: free %d, two fields %d, won %d, "
                 "renewed %d, unlocked %d",
                 total, o.looks, o.free_seen, o.two_fields, o.foreign_won, o.renewed, o.unlocked);
+    cr_assert(o.line_formed, "never %d threads in line", THREADS - 1);
     cr_assert_gt(o.looks, 100);
     cr_assert_eq(atomic_load(&overlaps), 0);
     cr_assert_eq(o.two_fields, 0, "two holders in the hash");
@@ -410,9 +471,10 @@ static void first_waiter_gives_up(int broken, int expect_err)
     cr_assert(r && r->type == REDIS_REPLY_NIL, "the other client did not get the lock");
     freeReplyObject(r);
     cr_assert_eq(lw_acquire_async(l1, 1, 600, 0, on_outcome, &o1), 0);
-    sleep_ms(50);
+    cr_assert(in_line(c, "hot:pass", 1), "the first never in line");
     cr_assert_eq(lw_acquire_async(l2, 2, 8000, 0, on_outcome, &o2), 0);
-    sleep_ms(100); /* both in line, the first's deadline 450 ms away */
+    cr_assert(in_line(c, "hot:pass", 2), "the second never in line");
+    /* Both in line, the first's deadline still ahead (asserted below). */
     redisAppendCommand(rc,
                        "EVAL %s 2 hot:pass redisson_lock__channel:{hot:pass} 0 30000 "
                        "other-client:1 publish",
@@ -476,9 +538,9 @@ REDIS_TEST(hot, a_hand_over_to_the_same_owner_keeps_its_renewals)
     tally_init(&o2.tally);
     cr_assert_eq(lw_acquire(a, 9, 0, 0, NULL), 0);
     cr_assert_eq(lw_acquire_async(b, 1, 10000, 0, on_outcome, &o1), 0);
-    sleep_ms(100); /* in line */
+    cr_assert(in_line(c, "hot:same", 1), "b never in line");
     cr_assert_eq(lw_acquire_async(d, 1, 10000, 0, on_outcome, &o2), 0); /* behind it */
-    sleep_ms(50);
+    cr_assert(in_line(c, "hot:same", 2), "d never in line");
     cr_assert_eq(lw_unlock_owner(a, 9), 0); /* handed to owner 1's first */
     cr_assert_eq(tally_wait(&o1.tally, 1, 3000), 1);
     cr_assert_eq(atomic_load(&o1.err), 0);
@@ -539,9 +601,9 @@ REDIS_TEST(hot, a_hand_over_without_a_reply_leaves_the_waiter_one_hold)
     tally_init(&ob.tally);
     cr_assert_eq(lw_acquire(a, 1, 0, 10000, NULL), 0);
     cr_assert_eq(lw_acquire_async(b, 2, 30000, 0, on_outcome, &ob), 0);
-    sleep_ms(100); /* in line */
+    cr_assert(in_line(c, "hot:unknown", 1), "b never in line");
     cr_assert_eq(pthread_create(&t, NULL, debug_sleep, (void *)(uintptr_t)900), 0);
-    sleep_ms(50);
+    cr_assert(server_asleep(), "the server never slept");
     /* The hand-over waits in the server's buffer, times out here (600 ms),
      * and runs when the server wakes (900 ms). */
     cr_assert_neq(lw_unlock_owner(a, 1), 0, "the hand-over's reply came in time");
@@ -603,11 +665,14 @@ REDIS_TEST(hot, freeing_the_client_during_a_hand_over)
     tally_init(&ou.tally);
     cr_assert_eq(lw_acquire(a, 1, 0, 0, NULL), 0);
     cr_assert_eq(lw_acquire_async(b, 2, 30000, 0, on_outcome, &ob), 0);
-    sleep_ms(100); /* in line */
+    cr_assert(in_line(c, "hot:free", 1), "b never in line");
     cr_assert_eq(pthread_create(&t, NULL, debug_sleep, (void *)(uintptr_t)500), 0);
-    sleep_ms(50);
+    cr_assert(server_asleep(), "the server never slept");
     cr_assert_eq(lw_unlock_async(a, 1, on_outcome, &ou), 0);
-    sleep_ms(50); /* the hand-over on the wire */
+    /* The hand-over on the wire: nothing outside sees it while the server
+     * sleeps (client stats count no writes); 50 ms of a local write is
+     * ample, and the sleep has 350 ms more. */
+    sleep_ms(50);
     cr_assert_eq(lw_client_free(c), 0);
     cr_assert_eq(tally_wait(&ob.tally, 1, 100), 1);
     cr_assert_eq(atomic_load(&ob.err), LW_ESHUTDOWN);

@@ -495,8 +495,8 @@ REDIS_TEST(lock, a_held_up_engine_thread_shows_in_the_stats)
     cr_assert_eq(lw_acquire_async(l, 1, 0, 0, sleep_150ms, &done), 0);
     cr_assert_eq(tally_wait(&done, 1, 5000), 1);
     cr_assert_eq(done.failed, 0);
-    sleep_ms(30); /* the next tick runs, and sees how late it is */
-    lw_client_get_stats(c, &st);
+    /* The next tick runs, and sees how late it is. */
+    wait_until((lw_client_get_stats(c, &st), st.worst_tick_late_ns >= 100 * 1000000ull), 2000);
     cr_assert_geq(st.worst_tick_late_ns, 100 * 1000000ull, "%.1f ms",
                   (double)st.worst_tick_late_ns / 1e6);
     cr_assert_lt(st.worst_tick_late_ns, 5000 * 1000000ull);
@@ -567,6 +567,7 @@ REDIS_TEST(lock, async_calls_and_free_with_waiters)
     struct lw_client *a = new_client(30000, NULL), *b = new_client(30000, NULL);
     struct lw_lock *la = new_lock(a, "async"), *lb = new_lock(b, "async");
     struct outcome o, w;
+    struct lw_client_stats st;
 
     tally_init(&o.tally);
     tally_init(&w.tally);
@@ -588,7 +589,8 @@ REDIS_TEST(lock, async_calls_and_free_with_waiters)
     for (int i = 0; i < 3; i++)
         cr_assert_eq(lw_acquire_async(lb, 100 + i, LW_WAIT_FOREVER, 0, on_outcome, &w), 0);
     lw_lock_free(lb); /* the pending calls keep the handle alive */
-    sleep_ms(100);
+    cr_assert(wait_until((lw_client_get_stats(b, &st), st.waiters == 3), 5000),
+              "the three never in line");
     cr_assert_eq(lw_client_free(b), 0);
     cr_assert_eq(tally_wait(&w.tally, 3, 1000), 3);
     cr_assert_eq(w.tally.failed, 3);
@@ -621,12 +623,15 @@ REDIS_TEST(lock, trylock_deadline_holds_under_unlock_traffic)
 {
     struct lw_client *a = new_client(30000, NULL), *b = new_client(30000, NULL);
     struct lw_lock *la = new_lock(a, "busy"), *lb = new_lock(b, "busy");
+    struct lw_client_stats st;
     pthread_t t;
     uint64_t t0;
     int rc;
 
     pthread_create(&t, NULL, churn, la);
-    sleep_ms(100);
+    /* The traffic under way: a's first acquires done. */
+    cr_assert(wait_until((lw_client_get_stats(a, &st), st.acquires >= 2), 5000),
+              "no unlock traffic");
     for (int i = 0; i < 5; i++) {
         t0 = now_ms();
         rc = lw_trylock(lb, 200, 0, NULL);

@@ -1380,6 +1380,28 @@ static struct proxy *start_proxy(char *via, size_t size)
     return px;
 }
 
+/* 1 once key (a lock lwlock holds) is seen renewed n times within ms: its
+ * PTTL, falling between renewals, jumps up by over 100 ms on the least
+ * seen since the last jump. */
+static int renewals_seen(const char *key, int n, long ms)
+{
+    uint64_t until = now_ms() + (uint64_t)ms;
+    long long least = -1;
+
+    while (n > 0 && now_ms() < until) {
+        long long p = redis_int("PTTL %s", key);
+
+        if (p > 0 && least > 0 && p > least + 100) {
+            n--;
+            least = p;
+        } else if (p > 0 && (least < 0 || p < least)) {
+            least = p;
+        }
+        sleep_ms(5);
+    }
+    return n == 0;
+}
+
 /*
  * The link goes silent (the proxy holds every byte, closes nothing) and
  * stays so: the lock turns at risk when less than half its 2 s lease is
@@ -1397,7 +1419,7 @@ LWLOCK_TEST(warn_signal_comes_before_the_loss)
                                        "risky", "sh", "-c", RECORDING));
     int code;
 
-    sleep_ms(800); /* renewed once at least */
+    cr_assert(renewals_seen("risky", 1, 5000), "never renewed");
     cr_assert_eq(proxy_hold(px, 1), 0);
     code = wait_child(pid, 10000);
     proxy_stop(px);
@@ -1424,7 +1446,7 @@ LWLOCK_TEST(warn_signal_without_a_loss)
     uint64_t held[2];
     int warned[2], code;
 
-    sleep_ms(1200); /* renewed once at least */
+    cr_assert(renewals_seen("risky", 1, 5000), "never renewed");
     for (int i = 0; i < 2; i++) {
         uint64_t t0 = now_ms();
 
@@ -1434,7 +1456,9 @@ LWLOCK_TEST(warn_signal_without_a_loss)
                                5000);
         cr_assert_eq(proxy_hold(px, 0), 0);
         held[i] = now_ms() - t0;
-        sleep_ms(1500); /* renewed again: safe */
+        /* Renewed again: safe.  Two renewals seen: the second comes a
+         * third of a lease after the first, whose reply is in by then. */
+        cr_assert(renewals_seen("risky", 2, 10000), "not renewed after the silence");
     }
     touch("done");
     code = wait_child(pid, 10000);
@@ -1498,6 +1522,22 @@ static void kill_clients(void)
     freeReplyObject(r);
 }
 
+/* Normal clients connected to the server, the fixture's own (the one
+ * asking) included; -1 on no answer. */
+static int normal_clients(void)
+{
+    redisReply *r = redis_server_command(&srv, "CLIENT LIST TYPE normal");
+    int n = -1;
+
+    if (r && r->type == REDIS_REPLY_STRING) {
+        n = 0;
+        for (const char *p = r->str; (p = strchr(p, '\n')) != NULL; p++)
+            n++;
+    }
+    freeReplyObject(r);
+    return n;
+}
+
 /*
  * -v: the library's log lines on stderr, "lwlock: LEVEL: ...": a
  * connection killed (warn) and made again (info).  Without -v, nothing.
@@ -1512,7 +1552,7 @@ LWLOCK_TEST(verbose_logs_the_connection_lost_and_restored)
      * count coming back). */
     pid = start_until_ready(ARGS("-r", addr, "logged", "sh", "-c", RECORDING));
     kill_clients();
-    sleep_ms(500);
+    cr_assert(wait_until(normal_clients() >= 2, 10000), "lwlock never connected again");
     touch("done");
     code = wait_child(pid, 10000);
     echo_stderr();

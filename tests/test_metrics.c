@@ -150,6 +150,15 @@ static double sample(const char *out, const char *key)
     return -1;
 }
 
+/* The example's scrape has the counts its test asserts: renewals, acquires
+ * and holds ended. */
+static int example_counted(const char *out)
+{
+    return sample(out, "leasewheel_renewals_total{result=\"confirmed\"}") >= 3 &&
+           sample(out, "leasewheel_acquire_wait_seconds_count") >= 5 &&
+           sample(out, "leasewheel_hold_time_seconds_count") >= 2;
+}
+
 /* The figures the histograms count, from a snapshot. */
 static uint64_t lag_count(const struct lw_client_stats *s)
 {
@@ -212,7 +221,7 @@ REDIS_TEST(metrics, scrape_matches_stats)
 {
     struct lw_client *c = new_client(600, NULL);
     struct lw_lock *held[5], *churn = new_lock(c, "churn");
-    struct lw_client_stats b, a;
+    struct lw_client_stats b, a, st;
     struct checker ck;
     int port, fd = listen_any(&port);
     char name[32], *out;
@@ -227,7 +236,9 @@ REDIS_TEST(metrics, scrape_matches_stats)
         cr_assert_eq(lw_trylock(churn, 0, 0, NULL), 0);
         cr_assert_eq(lw_unlock(churn), 0);
     }
-    sleep_ms(700); /* renewals every 200 ms */
+    /* Renewals every 200 ms: each lock renewed at least once. */
+    cr_assert(wait_until((lw_client_get_stats(c, &st), st.renewals_confirmed >= 5), 5000),
+              "%llu renewals", (unsigned long long)st.renewals_confirmed);
     checker_start(&ck, port, 0);
     serve_one(fd, c, &b, &a);
     out = checker_finish(&ck);
@@ -300,9 +311,16 @@ REDIS_TEST(metrics, example_scraped)
     posix_spawn_file_actions_destroy(&fa);
     close(p[1]);
     port = example_port(p[0]);
-    sleep_ms(1500); /* a renewal a second */
-    checker_start(&ck, port, 0);
-    out = checker_finish(&ck);
+    /* A renewal a second: scraped until the counts asserted below are in
+     * (at most 40 scrapes, 250 ms apart). */
+    for (int i = 0;; i++) {
+        checker_start(&ck, port, 0);
+        out = checker_finish(&ck);
+        if (example_counted(out) || i == 40)
+            break;
+        free(out);
+        sleep_ms(250);
+    }
 
     /* Three held, and the fourth, taken and given back every 100 ms, may
      * be held at that moment. */

@@ -231,7 +231,10 @@ Test(misuse, no_sentinel_listening_refuses_at_once)
     cfg.reconnect_min_ms = 20;
     cr_assert_eq(lw_client_new(&cfg, &c), 0);
     cr_assert_eq(lw_lock_new(c, "x", 1, &l), 0);
-    sleep_ms(200); /* a round of refusals */
+    /* A round of refusals (seen once one is; the other follows at once:
+     * a refused connect to 127.0.0.1 is immediate). */
+    cr_assert(wait_until(lw_client_last_error(c, NULL, 0) == LW_ECONNREFUSED, 5000),
+              "no refusal");
     t0 = now_ms();
     rc = lw_trylock(l, 0, 0, NULL);
     cr_assert_eq(rc, LW_ECONNREFUSED, "%s", lw_strerror(rc));
@@ -255,7 +258,9 @@ Test(misuse, every_call_is_refused_at_once_between_attempts)
     cfg.reconnect_max_ms = 6000;
     cr_assert_eq(lw_client_new(&cfg, &c), 0);
     cr_assert_eq(lw_lock_new(c, "x", 1, &l), 0);
-    sleep_ms(100); /* the first attempt refused; the next in 1.5-3 s */
+    /* The first attempt refused; the next in 1.5-3 s. */
+    cr_assert(wait_until(lw_client_last_error(c, NULL, 0) == LW_ECONNREFUSED, 1000),
+              "the first attempt not refused");
     for (int i = 0; i < 6; i++) {
         uint64_t t0 = now_ms();
         int rc = i % 3 == 0   ? lw_lock_acquire(l, NULL)

@@ -258,6 +258,24 @@ struct blocked_acquire {
     _Atomic int done;
 };
 
+/* The id of the client blocked in WAIT on the master, or 0.  Blocked
+ * (flags=b) now: cmd= names a client's last command, so the side
+ * connection says cmd=wait from its previous acquire on, blocked or not. */
+static long long waiting_client(void)
+{
+    redisReply *r = redis_server_command(&srv, "CLIENT LIST");
+    long long id = 0;
+    char *line, *save = NULL;
+
+    for (line = r && r->type == REDIS_REPLY_STRING ? strtok_r(r->str, "\n", &save) : NULL;
+         line; line = strtok_r(NULL, "\n", &save))
+        if (strstr(line, " flags=b ") && strstr(line, " cmd=wait ") && !strncmp(line, "id=", 3))
+            id = atoll(line + 3);
+    if (r)
+        freeReplyObject(r);
+    return id;
+}
+
 static void *acquire_thread(void *arg)
 {
     struct blocked_acquire *b = arg;
@@ -293,7 +311,8 @@ PAIR_TEST(a_blocked_wait_holds_no_renewal_up)
     cr_assert_eq(redis_server_signal(&rep, SIGSTOP), 0);
     before = stats_of(c);
     cr_assert_eq(pthread_create(&t, NULL, acquire_thread, &b), 0);
-    sleep_ms(20); /* its WAIT is out */
+    /* Its WAIT is out (or, on a slow day, over already). */
+    cr_assert(wait_until(waiting_client() != 0 || atomic_load(&b.done), 5000), "no WAIT seen");
     while (!atomic_load(&b.done)) {
         uint64_t t0 = lw_clock_now();
 
@@ -402,7 +421,8 @@ PAIR_TEST(free_while_waiting_for_replicas)
         tally_init(&o[i].tally);
         cr_assert_eq(lw_acquire_async(l, 10 + (uint64_t)i, 0, 0, on_outcome, &o[i]), 0);
     }
-    sleep_ms(50);
+    /* An acquire waits for the replica (the replica stopped: for ever). */
+    cr_assert(wait_until(waiting_client() != 0, 5000), "no WAIT seen");
     cr_assert_eq(lw_client_free(c), 0);
     for (int i = 0; i < 4; i++) {
         cr_assert_eq(tally_wait(&o[i].tally, 1, 1000), 1);
@@ -410,24 +430,6 @@ PAIR_TEST(free_while_waiting_for_replicas)
     }
     redis_server_signal(&rep, SIGCONT);
     lw_lock_free(l);
-}
-
-/* The id of the client blocked in WAIT on the master, or 0.  Blocked
- * (flags=b) now: cmd= names a client's last command, so the side
- * connection says cmd=wait from its previous acquire on, blocked or not. */
-static long long waiting_client(void)
-{
-    redisReply *r = redis_server_command(&srv, "CLIENT LIST");
-    long long id = 0;
-    char *line, *save = NULL;
-
-    for (line = r && r->type == REDIS_REPLY_STRING ? strtok_r(r->str, "\n", &save) : NULL;
-         line; line = strtok_r(NULL, "\n", &save))
-        if (strstr(line, " flags=b ") && strstr(line, " cmd=wait ") && !strncmp(line, "id=", 3))
-            id = atoll(line + 3);
-    if (r)
-        freeReplyObject(r);
-    return id;
 }
 
 /* The side connection is lost under a blocked WAIT: the acquire is not

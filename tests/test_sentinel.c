@@ -157,6 +157,15 @@ static int node_has(int i, const char *key)
     return has;
 }
 
+/* After a switch every held lock is at risk until the new master has
+ * answered for it: 1 once n locks went at risk and none is any more. */
+static int rechecked(struct lw_client *c, uint64_t n)
+{
+    struct lw_client_stats st;
+
+    return wait_until((stats(c, &st), st.went_at_risk >= n && st.at_risk == 0), 10000);
+}
+
 static int count_on(int node, const struct held *h)
 {
     int n = 0;
@@ -194,6 +203,7 @@ static void monitor_afresh(int j, int i)
 SENTINEL_TEST(discovery_through_one_sentinel_and_the_role_check, 150)
 {
     struct lost_log log, log2;
+    struct lw_client_stats st;
     struct lw_client *c, *c2;
     struct lw_lock *l, *l2;
     int m = redis_sentinel_master(&rs), replica = m == 1 ? 2 : 1, rc;
@@ -219,7 +229,7 @@ SENTINEL_TEST(discovery_through_one_sentinel_and_the_role_check, 150)
     r = redis_sentinel_command(&rs, m, "CLIENT KILL TYPE normal");
     if (r)
         freeReplyObject(r);
-    sleep_ms(1500);
+    cr_assert(wait_until((stats(c, &st), st.reconnects >= 1), 10000), "no reconnect");
     cr_assert_eq(lw_lock_new(c, "zero", 4, &l2), 0);
     cr_assert_eq(lw_trylock(l2, 1000, 0, NULL), 0);
     cr_assert(node_has(m, "zero"));
@@ -282,7 +292,7 @@ SENTINEL_TEST(killed_master_keeps_replicated_locks, 150)
                 (unsigned long long)seen_ms, (unsigned long long)named_ms,
                 (unsigned long long)acquired_ms);
     cr_assert(node_has(n, "after"));
-    sleep_ms(500); /* the re-check of every held lock */
+    cr_assert(rechecked(c, NLOCKS), "the held locks never re-checked");
     cr_assert_eq(count_on(n, &h), NLOCKS);
     cr_assert_eq(log.count, 0, "no replicated lock lost");
     stats(c, &st);
@@ -398,6 +408,29 @@ SENTINEL_TEST(readonly_and_role_keep_the_client_off_a_demoted_node, 150)
     cr_assert_eq(lw_client_free(c), 0);
 }
 
+/* Subscribers of lock name's channel on data node i (-1: no answer). */
+static long long subscribed(int i, const char *name)
+{
+    redisReply *r = redis_sentinel_command(&rs, i, "PUBSUB NUMSUB redisson_lock__channel:{%s}", name);
+    long long n = -1;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_INTEGER)
+        n = r->element[1]->integer;
+    freeReplyObject(r);
+    return n;
+}
+
+/* 1 when data node i answers a PING (a paused one does not, in time). */
+static int answers(int i)
+{
+    redisReply *r = redis_sentinel_command(&rs, i, "PING");
+    int ok = r && r->type == REDIS_REPLY_STATUS;
+
+    freeReplyObject(r);
+    return ok;
+}
+
 /* An acquire on its own thread, timed. */
 struct attempt {
     struct lw_lock *lock;
@@ -435,11 +468,19 @@ SENTINEL_TEST(a_reply_from_the_demoted_master_never_counts, 150)
     cr_assert_eq(lw_lock_new(c, "paused", 6, &a.lock), 0);
     cr_assert_eq(lw_trylock(a.lock, 0, 0, NULL), 0); /* connected, scripts loaded */
     cr_assert_eq(lw_unlock(a.lock), 0);
+    /* The pause outlasts the sentinels' 1 s down-after: raised first, so
+     * that they never see the paused master down and fail it over on
+     * their own (a second switch, or INPROG for ours).  Ours is the only
+     * failover. */
+    cr_assert_eq(redis_sentinel_set_down_after(&rs, 60000), 0);
     r = redis_sentinel_command(&rs, m, "CLIENT PAUSE 4000 ALL");
     cr_assert(r && r->type == REDIS_REPLY_STATUS);
     freeReplyObject(r);
     t0 = now_ms();
     pthread_create(&t, NULL, try_once, &a);
+    /* The acquire on its way: nothing outside can see it in the paused
+     * master (our own commands wait there too); the switch takes the
+     * sentinels over a second, 100 ms of a local write is ample. */
     sleep_ms(100);
     cr_assert_eq(redis_sentinel_failover(&rs), 0);
     pthread_join(t, NULL);
@@ -451,8 +492,12 @@ SENTINEL_TEST(a_reply_from_the_demoted_master_never_counts, 150)
     n = redis_sentinel_wait_master(&rs, m, 20000);
     cr_assert_geq(n, 0);
     /* The pause ends (the old master, still master, drops the command of
-     * a client that left while paused): nothing of it counts here. */
-    sleep_ms(4200 - (now_ms() - t0 < 4200 ? now_ms() - t0 : 4200));
+     * a client that left while paused): nothing of it counts here.  It
+     * has ended when the old master answers; then a look of 200 ms for a
+     * late reply to reach the client (an absence: no condition to wait
+     * for). */
+    cr_assert(wait_until(answers(m), 20000), "the old master never answered again");
+    sleep_ms(200);
     cr_log_info("after the pause the old master has the key: %d", node_has(m, "paused"));
     cr_assert(!node_has(n, "paused"));
     cr_assert_eq(lw_hold_count(a.lock), 0);
@@ -535,6 +580,7 @@ SENTINEL_TEST(client_kill_still_wakes_waiters, 150)
     struct lw_client *a = new_client(30000, &log), *b = new_client(30000, NULL);
     struct lw_lock *la, *lb;
     struct waiter w = {0};
+    struct lw_client_stats st;
     pthread_t t;
     int m = redis_sentinel_master(&rs);
     uint64_t t0;
@@ -545,14 +591,15 @@ SENTINEL_TEST(client_kill_still_wakes_waiters, 150)
     cr_assert_eq(lw_lock_acquire(la, NULL), 0);
     w.lock = lb;
     pthread_create(&t, NULL, wait_for_lock, &w);
-    sleep_ms(300);
+    cr_assert(wait_until((stats(b, &st), st.waiters >= 1 && subscribed(m, "w") >= 1), 5000),
+              "b never in line");
     r = redis_sentinel_command(&rs, m, "CLIENT KILL TYPE normal");
     cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer >= 2);
     freeReplyObject(r);
     r = redis_sentinel_command(&rs, m, "CLIENT KILL TYPE pubsub");
     cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer >= 1);
     freeReplyObject(r);
-    sleep_ms(500); /* both back, the channel subscribed again */
+    cr_assert(wait_until(subscribed(m, "w") >= 1, 5000), "the channel never subscribed again");
     cr_assert_eq(atomic_load(&w.done), 0);
     t0 = now_ms();
     cr_assert_eq(lw_unlock(la), 0);
@@ -582,6 +629,10 @@ SENTINEL_TEST(paused_switchover_loses_nothing, 150)
     redisReply *r;
 
     acquire_all(c, &h, "p", NLOCKS);
+    /* Writes paused hold up the sentinels' hello PUBLISH on the master,
+     * and their PINGs behind it on that connection, longer than the 1 s
+     * down-after: raised, so that ours is the only failover. */
+    cr_assert_eq(redis_sentinel_set_down_after(&rs, 60000), 0);
     r = redis_sentinel_command(&rs, m, "CLIENT PAUSE 5000 WRITE");
     cr_assert(r && r->type == REDIS_REPLY_STATUS);
     freeReplyObject(r);
@@ -590,7 +641,7 @@ SENTINEL_TEST(paused_switchover_loses_nothing, 150)
     n = redis_sentinel_wait_master(&rs, m, 20000);
     cr_assert_geq(n, 0);
     cr_assert(wait_until((stats(c, &st), st.failovers >= 1), 10000), "switch not seen");
-    sleep_ms(1000); /* the re-check, and a renewal on the new master */
+    cr_assert(rechecked(c, NLOCKS), "the held locks never re-checked");
     cr_assert_eq(count_on(n, &h), NLOCKS);
     cr_assert_eq(log.count, 0);
     stats(c, &st);
@@ -749,9 +800,10 @@ SENTINEL_TEST(min_replicas_to_write_shortens_the_window, 150)
     n = redis_sentinel_wait_master(&rs, m, 20000);
     cr_assert_geq(n, 0);
     cr_assert(wait_until((stats(c, &st), st.failovers >= 1), 10000), "switch not seen");
-    sleep_ms(1000);
+    cr_assert(rechecked(c, 10), "the held locks never re-checked");
     cr_log_info("min-replicas-to-write 1, max-lag 2: the old master took writes until "
-                "%llu ms after SENTINEL FAILOVER", (unsigned long long)writable_ms);
+                "%llu ms after SENTINEL FAILOVER",
+                (unsigned long long)writable_ms);
     cr_assert_gt(writable_ms, 0, "the old master never refused a write");
     cr_assert_eq(count_on(n, &h), 10);
     cr_assert_eq(log.count, 0);
@@ -918,7 +970,8 @@ SENTINEL_TEST(a_late_answer_never_switches_back, 150)
     monitor_afresh(2, old);
     r = redis_sentinel_ask(&rs, 2, "SENTINEL get-master-addr-by-name mymaster");
     cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-              atoi(r->element[1]->str) == rs.data[old].port, "sentinel 2 names the old master");
+                  atoi(r->element[1]->str) == rs.data[old].port,
+              "sentinel 2 names the old master");
     freeReplyObject(r);
     /* The client asks every 200 ms: two commands a question, and our INFO. */
     calls = sentinel_commands(2);

@@ -135,6 +135,19 @@ static void *wait_for_lock(void *arg)
     return NULL;
 }
 
+/* Subscribers of tls:lock's channel on the server (-1: no answer). */
+static long long subscribers(void)
+{
+    redisReply *r = redis_server_command(&srv, "PUBSUB NUMSUB redisson_lock__channel:{tls:lock}");
+    long long n = -1;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_INTEGER)
+        n = r->element[1]->integer;
+    freeReplyObject(r);
+    return n;
+}
+
 TLS_TEST(lock_renew_wake_unlock)
 {
     struct lw_client_config cfg;
@@ -144,6 +157,7 @@ TLS_TEST(lock_renew_wake_unlock)
     struct waiter w = {0};
     pthread_t t;
     struct lw_lock *la;
+    uint64_t t0, unlocked_ms;
 
     tls_config(&cfg, 600, &log);
     cr_assert_eq(lw_client_new(&cfg, &a), 0);
@@ -160,13 +174,19 @@ TLS_TEST(lock_renew_wake_unlock)
                   (unsigned long long)st.renewals_confirmed);
     cr_assert_eq(atomic_load(&log.count), 0, "lost: %s", lw_lost_reason_name(log.reason));
     cr_assert_eq(lw_is_held(la), 1);
+    t0 = now_ms();
     cr_assert_eq(pthread_create(&t, NULL, wait_for_lock, &w), 0);
-    sleep_ms(300); /* b waits on the lock's channel */
+    /* b waits on the lock's channel: in line, the channel subscribed. */
+    cr_assert(wait_until((lw_client_get_stats(b, &st), st.waiters == 1 && subscribers() >= 1),
+                         5000),
+              "b never waited on the channel");
+    unlocked_ms = now_ms() - t0;
     cr_assert_eq(lw_unlock(la), 0);
     pthread_join(t, NULL);
     cr_assert_eq(w.rc, 0, "%s", lw_errname(w.rc));
     /* Woken by the message, not by the lease running out (600 ms). */
-    cr_assert_lt(w.waited_ms, 300 + 400, "waited %llu ms", (unsigned long long)w.waited_ms);
+    cr_assert_lt(w.waited_ms, unlocked_ms + 400, "waited %llu ms, unlocked at %llu ms",
+                 (unsigned long long)w.waited_ms, (unsigned long long)unlocked_ms);
     lw_client_get_stats(a, &st);
     cr_assert_gt(st.tls_handshakes, 0);
     lw_lock_free(la);
@@ -444,7 +464,9 @@ TLS_TEST(rotated_files_are_used_without_a_restart)
     cr_assert_eq(lw_client_new(&cfg, &c), 0);
     l = new_lock(c, "tls:rotate");
     cr_assert_eq(lw_lock_acquire(l, NULL), 0);
-    sleep_ms(1500); /* a renewal or two on the first generation */
+    /* A renewal on the first generation. */
+    cr_assert(wait_until((lw_client_get_stats(c, &before), before.renewals_confirmed >= 1), 5000),
+              "no renewal on the first generation");
 
     cr_assert_eq(tls_certs_make_gen2(&certs), 0);
     cr_assert_eq(tls_certs_replace(ca, certs.ca2_file), 0);

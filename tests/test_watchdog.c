@@ -202,6 +202,16 @@ REDIS_TEST(watchdog, server_stopped_past_the_lease_is_lost_expired)
 
 /* An acquire of lease_ms that Redis runs only after pause_ms (stopped):
  * its outcome.  The client is connected already. */
+/* 1 when the server answers a PING (a paused one, only at the end). */
+static int server_answers(void)
+{
+    redisReply *r = redis_server_command(&srv, "PING");
+    int ok = r && r->type == REDIS_REPLY_STATUS;
+
+    freeReplyObject(r);
+    return ok;
+}
+
 static int acquire_answered_late(struct lw_lock *l, uint64_t owner, uint64_t lease_ms,
                                  long pause_ms)
 {
@@ -420,7 +430,12 @@ REDIS_TEST(watchdog, many_losses_are_dropped_in_few_calls)
      * wants its field dropped.  The calls queue in Redis until the end. */
     freeReplyObject(redis_server_command(&srv, "CLIENT PAUSE 1500 ALL"));
     cr_assert(wait_until(atomic_load(&lost.count) == 300, 3000));
-    sleep_ms(1000); /* the pause is over and the queued calls answered */
+    /* The pause is over (the server answers us) and the queued calls
+     * answered (none on the wire). */
+    cr_assert(wait_until(server_answers() && (lw_engine_get_stats(c->engine, &es1),
+                                              es1.inflight == 0),
+                         5000),
+              "%llu calls still on the wire", (unsigned long long)es1.inflight);
     lw_client_get_stats(c, &st1);
     lw_engine_get_stats(c->engine, &es1);
     cr_assert_eq(st1.lost_expired, 300);
