@@ -157,6 +157,7 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         ARGS("--write", "--read", "n", "true"),
         ARGS("--read", "--status", "n"),
         ARGS("--read=x", "n", "true"),
+        ARGS("--write", "--min-hold", "1s", "n", "true"),
     };
     const struct {
         const char *const *args;

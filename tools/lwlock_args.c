@@ -78,7 +78,8 @@ static void usage(FILE *to)
           "                         but left to expire so long after it was acquired,\n"
           "                         so that a machine whose cron fires late finds it\n"
           "                         held (choose it longer than the spread of the\n"
-          "                         machines' clocks and start times)\n",
+          "                         machines' clocks and start times); not with --read\n"
+          "                         or --write\n",
           to);
     fputs("      --status           take nothing: say whether NAME is free or held, as\n"
           "                         which kind (lock; read or write of a read-write\n"
@@ -491,6 +492,11 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, const char *
         return rc;
     if (o->json && !o->status)
         return usage_error(err, "--json goes with --status");
+    /* The library's lw_unlock_after() leaves only a lock to expire: a
+     * read or write hold would be released at once, silently. */
+    if (o->min_hold_ms && o->kind != LWLOCK_PLAIN)
+        return usage_error(err, "--min-hold is for a lock: a read or write lock cannot yet "
+                                "be left to expire (it would be released at once)");
     if (o->status && o->kind != LWLOCK_PLAIN)
         return usage_error(err, "--status says what NAME holds, of any kind: no --read or "
                                 "--write");
