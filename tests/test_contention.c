@@ -125,7 +125,8 @@ static void exec_contender(const struct contender *c)
     snprintf(stop, sizeof stop, "%s/stop", dir);
     /* No --kind: --names once more, which changes nothing. */
     execl(CONTENDER_PATH, CONTENDER_PATH, c->mode, "--port", port, "--names", names,
-          c->kind ? "--kind" : "--names", c->kind ? c->kind : names, "--lease-ms", lease, "--wait-ms", wait, "--hold-max-ms", hold, "--idle-max-ms",
+          c->kind ? "--kind" : "--names", c->kind ? c->kind : names, "--lease-ms", lease,
+          "--wait-ms", wait, "--hold-max-ms", hold, "--idle-max-ms",
           idle, "--deadline-ms",
           "120000", "--stop", stop, "--log", log_path, "--id", c->id, "--lwlock", LWLOCK_PATH,
           LAST_ARGS);
