@@ -3,7 +3,7 @@
  * and one Redis carry at a given lease, and with which tick, slots, batch
  * and in-flight cap.
  *
- *   lwbench [--locks N] [--lease-ms MS] [--tick-ms MS] [--slots N]
+ *   lwbench [--locks N] [--kind lock|read|write] [--lease-ms MS] [--tick-ms MS] [--slots N]
  *           [--batch N] [--inflight N] [--duration-s S] [-r ADDRESS]
  *           [-c [SEEDS]] [--json FILE] [--plot FILE.png] [--sweep]
  *           [--tls] [--cacert FILE] [--cacertdir DIR] [--cert FILE]
@@ -56,6 +56,11 @@ static const char usage_text[] =
     "ceiling (a raw pipelined flood of the same renew script).\n"
     "\n"
     "  --locks N         locks to hold (default 200000; with --sweep, the first count)\n"
+    "  --kind KIND       which locks: lock (default), read (read holds of read-write\n"
+    "                    locks, Redisson's RReadWriteLock: each renewal also renews\n"
+    "                    the hold's timeout key) or write (their write holds); the\n"
+    "                    ceiling floods that kind's renew script.  With --cluster,\n"
+    "                    read and write need --no-ceiling\n"
     "  --lease-ms MS     watchdog lease (default 30000); renewed every lease/3\n"
     "  --tick-ms MS      the wheel's tick (default 100)\n"
     "                    (both take a unit too: 30s, 250ms; a bare number is ms)\n"
@@ -160,6 +165,7 @@ enum { O_LOCKS = 256,
        O_SWEEP,
        O_NO_CEILING,
        O_CLIENTS,
+       O_KIND,
        O_VERSION,
        O_REDIS = 'r',
        O_CLUSTER = 'c' };
@@ -179,6 +185,7 @@ static const struct option long_opts[] = {
     {"sweep", no_argument, NULL, O_SWEEP},
     {"no-ceiling", no_argument, NULL, O_NO_CEILING},
     {"clients", required_argument, NULL, O_CLIENTS},
+    {"kind", required_argument, NULL, O_KIND},
     {"version", no_argument, NULL, O_VERSION},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -304,6 +311,22 @@ static int cluster_opt(int argc, char **argv, struct opts *o)
     return 0;
 }
 
+const char *lwb_kind_name(enum lwb_kind kind)
+{
+    return kind == LWB_KIND_READ ? "read" : kind == LWB_KIND_WRITE ? "write" : "lock";
+}
+
+/* --kind's value: 0, or -1 when it names no kind. */
+static int kind_opt(const char *arg, struct opts *o)
+{
+    for (enum lwb_kind k = LWB_KIND_LOCK; k <= LWB_KIND_WRITE; k++)
+        if (!strcmp(arg, lwb_kind_name(k))) {
+            o->kind = k;
+            return 0;
+        }
+    return -1;
+}
+
 void lwbench_log(int level, const char *message, void *arg)
 {
     (void)arg;
@@ -352,6 +375,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->sweep = 1;
         else if (opt == O_NO_CEILING)
             o->no_ceiling = 1;
+        else if (opt == O_KIND) {
+            if (kind_opt(optarg, o))
+                return usage_error("invalid --kind '%s' (lock, read or write)", optarg);
+        }
         else if (opt == 'v')
             o->verbose = 1;
         else if (opt == O_REDIS || opt == O_CLUSTER) {
@@ -382,6 +409,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
         return usage_error("%s", "a cluster has only DB 0 (drop /DB from the -r URL)");
     if ((rc = tls_args(o)))
         return rc;
+    if (o->cluster && o->kind != LWB_KIND_LOCK && !o->no_ceiling)
+        return usage_error("--kind %s with --cluster: the cluster ceiling floods locks only "
+                           "(add --no-ceiling)",
+                           lwb_kind_name(o->kind));
     if (o->locks < o->clients)
         return usage_error("%s: at least one lock per client", "--clients");
     if ((uint64_t)o->lease_ms < 3ull * o->tick_ms)

@@ -35,8 +35,19 @@
 #include "redis_url.h"
 #include "tls_opts.h"
 
+/* --kind: which locks a run holds. */
+enum lwb_kind {
+    LWB_KIND_LOCK = 0, /* lw_lock_new(): Redisson's RLock */
+    LWB_KIND_READ,     /* lw_read_lock_new(): read holds of read-write locks */
+    LWB_KIND_WRITE,    /* lw_write_lock_new(): their write holds */
+};
+
+/* "lock", "read" or "write". */
+const char *lwb_kind_name(enum lwb_kind kind);
+
 struct opts {
     uint32_t locks;
+    enum lwb_kind kind;         /* --kind, default LWB_KIND_LOCK */
     uint32_t lease_ms, tick_ms, slots, batch, inflight;
     double duration_s;
     const char *redis;          /* -r as given, or NULL: a private server */
@@ -162,8 +173,10 @@ int target_open(struct target *t, const struct opts *o, char *why, size_t n);
 void target_close(struct target *t);
 /* Redis's CPU seconds so far (INFO cpu), or -1. */
 double target_cpu_s(const struct target *t);
-/* Delete "<p>:<i>" and its token keys for i < count.  0 or -1. */
-int target_delete(const struct target *t, const char *p, uint32_t count);
+/* Delete "<p>:<i>" and its token keys for i < count; with read_holds
+ * (read-write locks held for reading) every reader's timeout keys the
+ * hash names too.  0 or -1. */
+int target_delete(const struct target *t, const char *p, uint32_t count, int read_holds);
 
 /* lwbench_node.c */
 /* --tls without a given Redis: a throwaway CA and server certificate (the
@@ -203,6 +216,8 @@ struct deleter {
     struct pipeline *p;
     uint32_t queued;
     int bad;                    /* a DEL failed, or a chunk never finished */
+    int read_holds;             /* set after deleter_open(): delete the
+                                   readers' timeout keys too */
 };
 /* 0, or -1 (nothing left to close). */
 int deleter_open(struct deleter *d, const struct target *t, const char *host, int port);
@@ -221,14 +236,17 @@ void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A thread's CPU seconds so far, from /proc, or -1. */
 double thread_cpu_s(int tid);
 
-/* lwbench_ceiling.c: flood the locks "<prefix>:<i>", i < count, whose
- * owner field is `field`; with remake, HSET them first (some were lost).
- * 0, or -1 with why filled in. */
+/* lwbench_ceiling.c: flood the locks "<prefix>:<i>", i < count, of kind,
+ * held by owner 1 of the client `id` (its owner field `field`,
+ * "<id>:1"); with remake, write them first as that holder (some were
+ * lost).  0, or -1 with why filled in. */
 struct flood_keys {
     const char *prefix;
     const char *field;
     uint32_t count;
     int remake;
+    const char *id;
+    enum lwb_kind kind;
 };
 int measure_ceiling(const struct opts *o, struct target *t, const struct flood_keys *k,
                     struct ceiling *out, char *why, size_t n);
@@ -251,7 +269,7 @@ void cluster_counters(const struct target *t, unsigned i, struct master_counters
  * locks it serves.  Fills r->masters[].ceiling and r->ceiling. */
 int cluster_ceiling(const struct opts *o, struct target *t, const struct flood_keys *k,
                     struct run_result *r, char *why, size_t n);
-int cluster_delete(const struct target *t, const char *p, uint32_t count);
+int cluster_delete(const struct target *t, const char *p, uint32_t count, int read_holds);
 
 /* lwbench.c: -v's log hook (lw_log_fn): "lwbench: LEVEL: message" on
  * stderr. */

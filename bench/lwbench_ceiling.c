@@ -7,7 +7,9 @@
  * fields Redis works on are those of the run.  (On a few thousand short
  * keys that stay in cache the flood is much faster than on a million.)
  * The client is gone by then: nothing else renews.  The flood uses the
- * watchdog's renew script, formatted as the watchdog formats it:
+ * watchdog's renew script of the run's kind (--kind: locks and write
+ * holds SCRIPT_RENEW_OWNERS, read holds SCRIPT_RENEW_READ with each
+ * hold's timeout key), formatted as the watchdog formats it:
  *
  *   batched  opts.batch keys per EVALSHA, opts.inflight calls unanswered
  *            (the watchdog's shape and cap), over every lock of the run;
@@ -23,6 +25,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <leasewheel/lock.h>
 
@@ -34,49 +37,128 @@
 #define WARMUP_SECONDS 0.5
 #define LEASE "30000"            /* long enough that no key expires meanwhile */
 
-/* HSET each key field 1: the locks as the run held them (the lease is set
- * by the flood's first renewal). */
+/* The owner the flood renews, after the client id: the run's owner 1,
+ * and a write hold's field suffix (kind_write.c). */
+static const char *flood_owner(const struct flood_keys *k)
+{
+    return k->kind == LWB_KIND_WRITE ? "1:write" : "1";
+}
+
+/* Lock i's name, and with a read hold its one timeout key: Redisson's
+ * "{name}:<field>:rwlock_timeout:1" ("name:..." when the name has a '{'),
+ * as kind_read.c names it. */
+static void lock_keys(const struct flood_keys *k, uint32_t i, char *name, size_t nlen,
+                      char *timeout, size_t tlen)
+{
+    key_name(name, nlen, k->prefix, i);
+    if (k->kind == LWB_KIND_READ)
+        snprintf(timeout, tlen, strchr(name, '{') ? "%s:%s:1:rwlock_timeout:1"
+                                                  : "{%s}:%s:1:rwlock_timeout:1",
+                 name, k->id);
+}
+
+/* The commands that write lock i again as the run held it (the lease is
+ * set by the flood's first renewal): into reqs, 1 or 2 of them; how many,
+ * or -1. */
+static int remake_lock(const struct flood_keys *k, uint32_t i, struct lw_request *reqs)
+{
+    char name[128], timeout[512], field[LW_CLIENT_ID_MAX + 16];
+
+    lock_keys(k, i, name, sizeof name, timeout, sizeof timeout);
+    snprintf(field, sizeof field, "%s:%s", k->id, flood_owner(k));
+    if (k->kind == LWB_KIND_LOCK)
+        return lw_request_command(&reqs[0], 4, (const char *[]){"HSET", name, field, "1"},
+                                  NULL)
+                   ? -1
+                   : 1;
+    if (lw_request_command(&reqs[0], 6,
+                           (const char *[]){"HSET", name, "mode",
+                                            k->kind == LWB_KIND_READ ? "read" : "write", field,
+                                            "1"},
+                           NULL))
+        return -1;
+    if (k->kind == LWB_KIND_WRITE)
+        return 1;
+    /* SETRANGE, not SET: the pipeline takes integer replies (the value
+     * is "1" either way, as Redisson's). */
+    return lw_request_command(&reqs[1], 4, (const char *[]){"SETRANGE", timeout, "0", "1"},
+                              NULL)
+               ? -1
+               : 2;
+}
+
+/* Write every lock again as the run held it: some were lost, or other
+ * clients' holds are there. */
 static int remake_locks(struct lw_engine *e, const struct flood_keys *k)
 {
-    struct lw_request *reqs = calloc(k->count, sizeof *reqs);
-    struct pipeline p = {.e = e, .reqs = reqs, .n = k->count, .window = SINGLE_WINDOW};
-    char name[128];
-    int rc = reqs ? 0 : -1;
+    uint32_t max = 2 * k->count, n = 0;
+    struct lw_request *reqs = calloc(max, sizeof *reqs);
+    struct pipeline p = {.e = e, .reqs = reqs, .window = SINGLE_WINDOW};
+    int rc = reqs ? 0 : -1, made;
 
     for (uint32_t i = 0; rc == 0 && i < k->count; i++) {
-        key_name(name, sizeof name, k->prefix, i);
-        rc = lw_request_command(&reqs[i], 4, (const char *[]){"HSET", name, k->field, "1"},
-                                NULL);
+        if ((made = remake_lock(k, i, reqs + n)) < 0)
+            rc = -1;
+        else
+            n += (uint32_t)made;
     }
+    p.n = n;
     if (rc == 0 && (pipe_run(&p) < 0 || atomic_load(&p.failed)))
         rc = -1;
-    pipe_free_reqs(reqs, k->count);
+    pipe_free_reqs(reqs, max);
     return rc;
 }
 
-/* ncalls renew calls of batch keys each, over `keys` keys in turn: keys,
- * then the lease, then the fields. */
+/* Scratch for formatting one call of batch locks. */
+struct call_args {
+    const char **argv;
+    char (*names)[128];
+    char (*timeouts)[512];
+};
+
+/* One renew call of the kind's script, as the watchdog formats it
+ * (kind_lock.c, kind_write.c: SCRIPT_RENEW_OWNERS, KEYS the names, ARGV
+ * the lease, the client id, an owner per name; kind_read.c:
+ * SCRIPT_RENEW_READ, KEYS each name and its timeout key, ARGV the lease,
+ * the client id, per name the owner and the hold count 1) over the locks
+ * first.. (mod keys). */
+static int format_call(const struct flood_keys *k, uint32_t keys, uint64_t first,
+                       uint32_t batch, struct call_args *c, struct lw_request *req)
+{
+    int read = k->kind == LWB_KIND_READ;
+    uint32_t nkeys = read ? 2 * batch : batch, per = read ? 2 : 1;
+    const char **argv = c->argv;
+
+    for (uint32_t i = 0; i < batch; i++) {
+        lock_keys(k, (uint32_t)((first + i) % keys), c->names[i], sizeof c->names[i],
+                  c->timeouts[i], sizeof c->timeouts[i]);
+        argv[per * i] = c->names[i];
+        if (read)
+            argv[per * i + 1] = c->timeouts[i];
+        argv[nkeys + 2 + per * i] = flood_owner(k);
+        if (read)
+            argv[nkeys + 3 + per * i] = "1";
+    }
+    argv[nkeys] = LEASE;
+    argv[nkeys + 1] = k->id;
+    return lw_request_evalsha(req, read ? SCRIPT_RENEW_READ : SCRIPT_RENEW_OWNERS, (int)nkeys,
+                              (int)(2 * nkeys + 2), argv, NULL);
+}
+
+/* ncalls renew calls of batch locks each, over `keys` locks in turn. */
 static struct lw_request *format_renewals(const struct flood_keys *k, uint32_t keys,
                                           uint32_t batch, uint32_t ncalls)
 {
     struct lw_request *reqs = calloc(ncalls, sizeof *reqs);
-    const char **argv = calloc(2u * batch + 1u, sizeof *argv);
-    char (*names)[128] = calloc(batch, sizeof *names);
-    int rc = reqs && argv && names ? 0 : -1;
+    struct call_args c = {calloc(4u * batch + 2u, sizeof *c.argv), calloc(batch, sizeof *c.names),
+                          calloc(batch, sizeof *c.timeouts)};
+    int rc = reqs && c.argv && c.names && c.timeouts ? 0 : -1;
 
-    for (uint32_t c = 0; rc == 0 && c < ncalls; c++) {
-        for (uint32_t i = 0; i < batch; i++) {
-            key_name(names[i], sizeof names[i], k->prefix,
-                     (uint32_t)(((uint64_t)c * batch + i) % keys));
-            argv[i] = names[i];
-            argv[batch + 1 + i] = k->field;
-        }
-        argv[batch] = LEASE;
-        rc = lw_request_evalsha(&reqs[c], SCRIPT_RENEW, (int)batch, (int)(2 * batch + 1), argv,
-                                NULL);
-    }
-    free(names);
-    free(argv);
+    for (uint32_t i = 0; rc == 0 && i < ncalls; i++)
+        rc = format_call(k, keys, (uint64_t)i * batch, batch, &c, &reqs[i]);
+    free(c.names);
+    free(c.timeouts);
+    free(c.argv);
     if (rc) {
         pipe_free_reqs(reqs, ncalls);
         return NULL;

@@ -461,7 +461,7 @@ out:
 
 /* ---- Deleting ---- */
 
-int cluster_delete(const struct target *t, const char *p, uint32_t count)
+int cluster_delete(const struct target *t, const char *p, uint32_t count, int read_holds)
 {
     struct deleter d[LWB_MAX_MASTERS];
     char name[128];
@@ -470,6 +470,8 @@ int cluster_delete(const struct target *t, const char *p, uint32_t count)
     for (unsigned m = 0; m < t->nmasters; m++)
         if (deleter_open(&d[m], t, t->masters[m].host, t->masters[m].port))
             bad = -1;
+        else
+            d[m].read_holds = read_holds;
     for (uint32_t i = 0; !bad && i < count; i++) {
         unsigned m;
 

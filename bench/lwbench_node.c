@@ -148,6 +148,26 @@ static void deleter_flush(struct deleter *d)
     d->queued = 0;
 }
 
+/* A read-write lock's hash with its readers' timeout keys (Redisson's
+ * "{name}:<field>:rwlock_timeout:<i>", i up to the field's hold count;
+ * "name:..." when the name has a '{'), and KEYS[2], KEYS[3]: every key
+ * in the lock's slot.  The number deleted. */
+static const char delete_read_holds[] =
+    "local n = 0 "
+    "if redis.call('type', KEYS[1]).ok == 'hash' then "
+    "  local tag = string.find(KEYS[1], '{', 1, true) and KEYS[1] or '{' .. KEYS[1] .. '}' "
+    "  local h = redis.call('hgetall', KEYS[1]) "
+    "  for i = 1, #h, 2 do "
+    "    local holds = tonumber(h[i + 1]) "
+    "    if h[i] ~= 'mode' and holds then "
+    "      for j = 1, holds do "
+    "        n = n + redis.call('del', tag .. ':' .. h[i] .. ':rwlock_timeout:' .. j) "
+    "      end "
+    "    end "
+    "  end "
+    "end "
+    "return n + redis.call('del', KEYS[1], KEYS[2], KEYS[3])";
+
 void deleter_add(struct deleter *d, const char *p, uint32_t i)
 {
     char name[128], token[136], redisson[160];
@@ -159,8 +179,13 @@ void deleter_add(struct deleter *d, const char *p, uint32_t i)
     key_name(name, sizeof name, p, i);
     snprintf(token, sizeof token, "{%s}:token", name);
     snprintf(redisson, sizeof redisson, "redisson_lock_token:{%s}", name);
-    if (lw_request_command(&d->reqs[d->queued], 4,
-                           (const char *[]){"DEL", name, token, redisson}, NULL)) {
+    if (d->read_holds
+            ? lw_request_command(&d->reqs[d->queued], 6,
+                                 (const char *[]){"EVAL", delete_read_holds, "3", name, token,
+                                                  redisson},
+                                 NULL)
+            : lw_request_command(&d->reqs[d->queued], 4,
+                                 (const char *[]){"DEL", name, token, redisson}, NULL)) {
         d->bad = -1;
         return;
     }

@@ -21,9 +21,10 @@ static double ratio(double a, double b)
 static void print_config(const struct opts *o, const struct target *t)
 {
     if (t->cluster) {
-        printf("lwbench: lease %u ms (renewed every %.0f ms), tick %u ms, %u slots, "
+        printf("lwbench: %s%s, lease %u ms (renewed every %.0f ms), tick %u ms, %u slots, "
                "batch %u, %u calls in flight; Redis Cluster of %u masters%s%s\n",
-               o->lease_ms, o->lease_ms / 3.0, o->tick_ms, o->slots, o->batch, o->inflight,
+               o->kind == LWB_KIND_LOCK ? "locks" : lwb_kind_name(o->kind),
+               o->kind == LWB_KIND_LOCK ? "" : " holds of read-write locks", o->lease_ms, o->lease_ms / 3.0, o->tick_ms, o->slots, o->batch, o->inflight,
                t->nmasters, t->private_server ? " (private, 1 replica each)" : "",
                o->tls.enable ? " over TLS" : "");
         if (o->clients > 1)
@@ -31,9 +32,10 @@ static void print_config(const struct opts *o, const struct target *t)
                    o->clients);
         return;
     }
-    printf("lwbench: lease %u ms (renewed every %.0f ms), tick %u ms, %u slots, "
+    printf("lwbench: %s%s, lease %u ms (renewed every %.0f ms), tick %u ms, %u slots, "
            "batch %u, %u calls in flight; Redis %s:%d%s%s\n",
-           o->lease_ms, o->lease_ms / 3.0, o->tick_ms, o->slots, o->batch, o->inflight,
+           o->kind == LWB_KIND_LOCK ? "locks" : lwb_kind_name(o->kind),
+           o->kind == LWB_KIND_LOCK ? "" : " holds of read-write locks", o->lease_ms, o->lease_ms / 3.0, o->tick_ms, o->slots, o->batch, o->inflight,
            t->host, t->port, t->private_server ? " (private)" : "",
            o->tls.enable ? " over TLS" : "");
     if (o->clients > 1)
@@ -267,7 +269,7 @@ int report_json(const char *path, const struct opts *o, const struct target *t,
             SINGLE_WINDOW, t->cluster ? ", \"cluster\": true" : "",
             o->tls.enable ? ", \"tls\": true" : "",
             o->no_ceiling ? ", \"ceiling_measured\": false" : "");
-    fprintf(f, "  \"clients\": %u,\n", o->clients);
+    fprintf(f, "  \"clients\": %u,\n  \"kind\": \"%s\",\n", o->clients, lwb_kind_name(o->kind));
     fprintf(f, "  \"largest_held\": %u,\n  \"runs\": [\n", largest_held);
     for (unsigned i = 0; i < nruns; i++)
         json_run(f, o, &runs[i], t, i + 1 == nruns);

@@ -217,15 +217,21 @@ static int acquire_all(struct lw_lock **locks, uint32_t n, struct run_ctx *x,
     return atomic_load(&x->done) < n ? -1 : 0;
 }
 
-static int make_handles(struct run_ctx *x, const struct target *t, unsigned step,
-                        struct lw_lock **locks, uint32_t n, char *prefix, size_t plen)
+static int make_handles(const struct opts *o, struct run_ctx *x, const struct target *t,
+                        unsigned step, struct lw_lock **locks, uint32_t n, char *prefix,
+                        size_t plen)
 {
+    int (*const make[])(struct lw_client *, const void *, size_t, struct lw_lock **) = {
+        [LWB_KIND_LOCK] = lw_lock_new,
+        [LWB_KIND_READ] = lw_read_lock_new,
+        [LWB_KIND_WRITE] = lw_write_lock_new,
+    };
     char name[128];
 
     snprintf(prefix, plen, "%s:r%u", t->prefix, step);
     for (uint32_t i = 0; i < n; i++) {
         key_name(name, sizeof name, prefix, i);
-        if (lw_lock_new(client_of(x, i, n)->c, name, strlen(name), &locks[i]))
+        if (make[o->kind](client_of(x, i, n)->c, name, strlen(name), &locks[i]))
             return -1;
     }
     return 0;
@@ -458,7 +464,7 @@ int sizing_run(const struct opts *o, struct target *t, uint32_t locks, unsigned 
 {
     struct run_ctx *x = calloc(1, sizeof *x);
     struct lw_lock **handles = calloc(locks, sizeof *handles);
-    char prefix[96], field[LW_CLIENT_ID_MAX + 24] = "";
+    char prefix[96], field[LW_CLIENT_ID_MAX + 24] = "", id[LW_CLIENT_ID_MAX + 1] = "";
     int rc = -1, erc = 0;
 
     memset(r, 0, sizeof *r);
@@ -466,13 +472,15 @@ int sizing_run(const struct opts *o, struct target *t, uint32_t locks, unsigned 
     r->needed = locks / (o->lease_ms / 3000.0);
     if (!x || !handles || (erc = new_clients(o, t, x))) {
         snprintf(why, n, "client: %s", x && handles ? lw_strerror(erc) : "out of memory");
-    } else if (make_handles(x, t, step, handles, locks, prefix, sizeof prefix)) {
+    } else if (make_handles(o, x, t, step, handles, locks, prefix, sizeof prefix)) {
         snprintf(why, n, "out of memory making %u lock handles", locks);
     } else {
         rc = acquire_and_hold(o, t, handles, x, r, why, n);
     }
-    if (x && x->nclients) /* owner 1 of the first client */
-        snprintf(field, sizeof field, "%s:1", lw_client_id(x->clients[0].c));
+    if (x && x->nclients) { /* owner 1 of the first client */
+        snprintf(id, sizeof id, "%s", lw_client_id(x->clients[0].c));
+        snprintf(field, sizeof field, "%s:1", id);
+    }
     if (x)
         free_clients(x); /* renewals stop; the locks stay, for the ceiling */
     free_handles(handles, locks);
@@ -485,7 +493,7 @@ int sizing_run(const struct opts *o, struct target *t, uint32_t locks, unsigned 
     if (rc == 0 && !r->interrupted && !o->no_ceiling) {
         /* Several clients: several owner fields; written again as one. */
         struct flood_keys k = {prefix, field, locks,
-                               r->lost || r->acquired < locks || o->clients > 1};
+                               r->lost || r->acquired < locks || o->clients > 1, id, o->kind};
 
         if (t->cluster) {
             count_masters(t, prefix, locks, r);
@@ -495,7 +503,7 @@ int sizing_run(const struct opts *o, struct target *t, uint32_t locks, unsigned 
         }
     }
     progress("deleting the run's keys");
-    if (field[0] && target_delete(t, prefix, locks) && rc == 0) {
+    if (field[0] && target_delete(t, prefix, locks, o->kind == LWB_KIND_READ) && rc == 0) {
         snprintf(why, n, "could not delete the run's keys");
         rc = -1;
     }

@@ -5,7 +5,7 @@
 # capacity estimate); the capacity estimate gives the ceiling's figure and
 # the 70% to plan for; LWLOCK_REDIS gives the address and the password;
 # --version, and -h is the help (the address is -r); --clients N splits
-# the locks between N clients.  One redis-server
+# the locks between N clients; --kind read holds read-write locks.  One redis-server
 # with a password, started here.
 # $1: the lwbench to run.
 lwbench=$1
@@ -71,6 +71,24 @@ err=$("$lwbench" --clients 5 --locks 4 2>&1 >/dev/null)
 err=$("$lwbench" --clients 257 2>&1 >/dev/null)
 [ $? = 64 ] || fail "--clients 257 accepted"
 
+# --kind read: read holds of read-write locks, split between 2 clients,
+# held with none lost, their own renew script flooded, nothing left
+# behind (the readers' timeout keys neither).
+"$lwbench" -r "redis://:p%40ss@127.0.0.1:$port" --kind read --clients 2 $run \
+    --json "$work/r.json" >"$work/out" 2>"$work/err"
+code=$?
+[ "$code" = 0 ] || fail "--kind read: status $code: $(cat "$work/out" "$work/err")"
+grep -q "^lwbench: read holds of read-write locks" "$work/out" ||
+    fail "--kind read not said: $(cat "$work/out")"
+grep -q '"kind": "read",' "$work/r.json" || fail "--kind read not in the JSON"
+grep -q '"lost": 0,' "$work/r.json" || fail "--kind read lost locks: $(cat "$work/r.json")"
+grep -q "plan for at most" "$work/out" || fail "--kind read: no ceiling: $(cat "$work/out")"
+[ "$(redis-cli -p "$port" -a 'p@ss' --no-auth-warning DBSIZE)" = 0 ] ||
+    fail "--kind read left keys behind: $(redis-cli -p "$port" -a 'p@ss' --no-auth-warning \
+        --scan | head -3)"
+err=$("$lwbench" --kind readers 2>&1 >/dev/null)
+[ $? = 64 ] || fail "--kind readers accepted"
+
 # A bad LWLOCK_REDIS is a usage error naming it, without the password.
 err=$(LWLOCK_REDIS='redis://:hunter2@127.0.0.1/x' "$lwbench" 2>&1 >/dev/null)
 code=$?
@@ -82,4 +100,5 @@ case $err in *hunter2*) fail "bad LWLOCK_REDIS shows the password: $err" ;; esac
 "$lwbench" --version | grep -q "^lwbench [0-9]" || fail "--version"
 "$lwbench" -h | grep -q "the Redis address is -r" || fail "-h is not the help"
 "$lwbench" --help | grep -q -- "--no-ceiling" || fail "--help lacks --no-ceiling"
+"$lwbench" --help | grep -q -- "--kind KIND" || fail "--help lacks --kind"
 exit $fails

@@ -231,14 +231,15 @@ double target_cpu_s(const struct target *t)
     return sum;
 }
 
-int target_delete(const struct target *t, const char *p, uint32_t count)
+int target_delete(const struct target *t, const char *p, uint32_t count, int read_holds)
 {
     struct deleter d;
 
     if (t->cluster)
-        return cluster_delete(t, p, count);
+        return cluster_delete(t, p, count, read_holds);
     if (deleter_open(&d, t, t->host, t->port))
         return -1;
+    d.read_holds = read_holds;
     for (uint32_t i = 0; i < count && !d.bad; i++)
         deleter_add(&d, p, i);
     return deleter_close(&d);

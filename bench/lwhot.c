@@ -9,9 +9,14 @@
  *         [--warmup-s S] [--lease-ms MS] [--redis HOST:PORT] [--json FILE]
  *
  * Public API only (it links the shared library, as a user's program does).
- * Two modes: "shared", T threads sharing one lw_client, each with its own
+ * Three modes: "shared", T threads sharing one lw_client, each with its own
  * lw_lock handle on the name (the owner is the thread, the default); and
- * "each", one lw_client per thread.  For each T and mode, one run: a
+ * "each", one lw_client per thread; and "rw" (not in "both"), a read-write
+ * lock of one shared client: thread 0 takes the write lock, the T-1 others
+ * the read lock, each reader adding to the counter atomically (readers
+ * share) and the writer with a load and a store; the writer's own waits
+ * are reported apart (is it starved by the readers?).  For each T and
+ * mode, one run: a
  * warm-up, then the measured window, then the threads are told to stop and
  * joined (within DRAIN_S, or the program gives up: exit 2).
  *
@@ -80,7 +85,10 @@ static const char usage_text[] =
     "  --threads LIST    thread counts, comma-separated (default 1,2,4,8,16; at\n"
     "                    most 64 each)\n"
     "  --mode MODE       shared: the threads share one client (each its own\n"
-    "                    handle); each: one client per thread; both (default)\n"
+    "                    handle); each: one client per thread; both (default);\n"
+    "                    rw: a read-write lock of one shared client, thread 1\n"
+    "                    writing and the others reading (--threads 16: 15\n"
+    "                    readers, 1 writer), the writer's waits reported apart\n"
     "  --duration-s S    the measured window of each run (default 5)\n"
     "  --warmup-s S      looping before the window, not measured (default 1)\n"
     "  --lease-ms MS     the watchdog's lease (default: the library's, 30000)\n"
@@ -94,12 +102,13 @@ static const char usage_text[] =
     "Exit status: 0 every check held, 1 one did not, 2 failure, 64 usage.\n";
 
 enum mode { MODE_SHARED = 1,
-            MODE_EACH = 2 };
+            MODE_EACH = 2,
+            MODE_RW = 4 };
 
 struct opts {
     uint32_t threads[MAX_RUNS];
     unsigned nthreads;
-    int modes; /* MODE_SHARED | MODE_EACH */
+    int modes; /* MODE_SHARED | MODE_EACH, or MODE_RW */
     double duration_s, warmup_s;
     uint32_t lease_ms; /* 0: the library's */
     const char *redis, *json;
@@ -118,6 +127,7 @@ struct worker {
     uint64_t in_window; /* acquires that returned inside the window */
     uint64_t total;     /* every acquire */
     int err;            /* the first failed call's code, 0 */
+    int reader;         /* MODE_RW: holds the read lock (thread 0 writes) */
 };
 
 struct run {
@@ -127,7 +137,8 @@ struct run {
     /* shared while they run */
     atomic_int stop;
     atomic_uint_fast64_t counter; /* incremented under the lock */
-    atomic_int inside;
+    atomic_int inside;         /* lock or write lock holders inside */
+    atomic_int readers_inside; /* MODE_RW: read lock holders inside */
     atomic_uint_fast64_t overlaps, lost, errors;
     /* the results */
     unsigned threads;
@@ -137,6 +148,7 @@ struct run {
     uint64_t acquires, acquires_total, counter_end, nwaits;
     uint64_t p50, p99, p999, max; /* ns */
     uint64_t fewest, most;
+    uint64_t writer_acquires, writer_p50, writer_p99, writer_max; /* MODE_RW, ns */
     int still_locked, interrupted, first_err;
     int ok;
 };
@@ -250,13 +262,23 @@ static void *worker_main(void *arg)
             worker_fail(w, "lw_lock_acquire", rc);
             break;
         }
-        /* The critical section: a load and a store, not one atomic add, so
-         * that two threads inside at once would lose an increment. */
-        if (atomic_fetch_add(&run->inside, 1) != 0)
-            atomic_fetch_add(&run->overlaps, 1);
-        c = atomic_load_explicit(&run->counter, memory_order_relaxed);
-        atomic_store_explicit(&run->counter, c + 1, memory_order_relaxed);
-        atomic_fetch_sub(&run->inside, 1);
+        if (w->reader) {
+            /* Readers share: an atomic add, and no writer inside. */
+            atomic_fetch_add(&run->readers_inside, 1);
+            if (atomic_load(&run->inside) != 0)
+                atomic_fetch_add(&run->overlaps, 1);
+            atomic_fetch_add(&run->counter, 1);
+            atomic_fetch_sub(&run->readers_inside, 1);
+        } else {
+            /* The critical section: a load and a store, not one atomic
+             * add, so that anyone else inside at once (a reader's add
+             * too) would lose an increment. */
+            if (atomic_fetch_add(&run->inside, 1) != 0 || atomic_load(&run->readers_inside))
+                atomic_fetch_add(&run->overlaps, 1);
+            c = atomic_load_explicit(&run->counter, memory_order_relaxed);
+            atomic_store_explicit(&run->counter, c + 1, memory_order_relaxed);
+            atomic_fetch_sub(&run->inside, 1);
+        }
         w->total++;
         if (t1 >= run->begin_ns && t1 < run->end_ns)
             w->in_window++;
@@ -271,6 +293,23 @@ static void *worker_main(void *arg)
         }
     }
     return NULL;
+}
+
+/* MODE_RW: the writer's (thread 0's) waits apart; -1 without memory. */
+static int summarize_writer(struct run *run, const struct worker *w)
+{
+    uint64_t *mine = malloc((w->nwaits ? w->nwaits : 1) * sizeof *mine);
+
+    if (!mine)
+        return -1;
+    memcpy(mine, w->waits, w->nwaits * sizeof *mine);
+    qsort(mine, w->nwaits, sizeof *mine, cli_cmp_u64);
+    run->writer_acquires = w->in_window;
+    run->writer_p50 = cli_quantile(mine, w->nwaits, 0.50);
+    run->writer_p99 = cli_quantile(mine, w->nwaits, 0.99);
+    run->writer_max = w->nwaits ? mine[w->nwaits - 1] : 0;
+    free(mine);
+    return 0;
 }
 
 /* The workers' figures into run; -1 when the waits cannot be merged. */
@@ -289,6 +328,8 @@ static int summarize(struct run *run, struct worker *w, unsigned n)
         if (w[i].err && !run->first_err)
             run->first_err = w[i].err;
     }
+    if (run->mode == MODE_RW && summarize_writer(run, &w[0]))
+        return -1;
     if (!(all = malloc((total ? total : 1) * sizeof *all)))
         return -1;
     for (unsigned i = 0; i < n; i++) {
@@ -331,6 +372,7 @@ static void run_init(struct run *run, unsigned index, unsigned threads, enum mod
     atomic_init(&run->stop, 0);
     atomic_init(&run->counter, 0);
     atomic_init(&run->inside, 0);
+    atomic_init(&run->readers_inside, 0);
     atomic_init(&run->overlaps, 0);
     atomic_init(&run->lost, 0);
     atomic_init(&run->errors, 0);
@@ -359,9 +401,18 @@ static int open_clients(const struct opts *o, struct run *run, const char *name,
             return -1;
         }
     for (unsigned i = 0; i < run->threads; i++) {
+        struct lw_client *c = clients[each ? i : 0];
+
         w[i].run = run;
-        if ((err = lw_lock_new(clients[each ? i : 0], name, strlen(name), &w[i].lock)) != 0) {
-            fprintf(stderr, "lwhot: lw_lock_new: %s\n", lw_strerror(err));
+        w[i].reader = run->mode == MODE_RW && i > 0;
+        if (run->mode != MODE_RW)
+            err = lw_lock_new(c, name, strlen(name), &w[i].lock);
+        else if (w[i].reader)
+            err = lw_read_lock_new(c, name, strlen(name), &w[i].lock);
+        else
+            err = lw_write_lock_new(c, name, strlen(name), &w[i].lock);
+        if (err) {
+            fprintf(stderr, "lwhot: making a lock handle: %s\n", lw_strerror(err));
             return -1;
         }
     }
@@ -483,6 +534,8 @@ static int run_one(const struct opts *o, redisContext *rc, unsigned index, unsig
         if (measure(o, rc, run, w))
             return 2;
         run->still_locked = lw_is_locked(w[0].lock);
+        if (run->still_locked == 0 && mode == MODE_RW && threads > 1)
+            run->still_locked = lw_is_locked(w[1].lock); /* the read lock */
         if (summarize(run, w, threads)) {
             fprintf(stderr, "lwhot: out of memory\n");
             failed = 1;
@@ -508,7 +561,25 @@ static const char *fmt_pct(char *buf, size_t n, double pct)
 
 static const char *mode_name(enum mode m)
 {
-    return m == MODE_SHARED ? "shared" : "each";
+    return m == MODE_SHARED ? "shared" : m == MODE_EACH ? "each" : "rw";
+}
+
+/* MODE_RW's runs: the writer's waits, apart from the table's (which are
+ * every thread's, mostly the readers'). */
+static void print_writers(const struct run *runs, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        const struct run *r = &runs[i];
+        char a[32], b[32], c[32], k[32];
+
+        if (r->mode != MODE_RW)
+            continue;
+        printf("\nrw, %u threads (1 writer, %u readers, one client): the writer acquired %s "
+               "times in the window, waiting p50 %s, p99 %s, max %s\n",
+               r->threads, r->threads - 1, cli_fmt_count(k, sizeof k, r->writer_acquires),
+               cli_fmt_ms(a, sizeof a, r->writer_p50), cli_fmt_ms(b, sizeof b, r->writer_p99),
+               cli_fmt_ms(c, sizeof c, r->writer_max));
+    }
 }
 
 /* What failed in a run, or "ok". */
@@ -548,9 +619,9 @@ static void print_table(const struct opts *o, const struct run *runs, unsigned n
     printf("| threads | clients | handoffs/s | vs 1 thread | wait p50 | wait p99 | wait p99.9 | wait max | "
            "fewest / most per thread | fewest/most | CPU: lwhot | Redis | others | checks |\n"
            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
-    for (int pass = 0; pass < 2; pass++) {
+    for (int pass = 0; pass < 3; pass++) {
         /* Grouped by mode, in the order the threads were asked for. */
-        enum mode m = pass == 0 ? MODE_SHARED : MODE_EACH;
+        enum mode m = pass == 0 ? MODE_SHARED : pass == 1 ? MODE_EACH : MODE_RW;
 
         if (!(o->modes & m))
             continue;
@@ -576,7 +647,9 @@ static void print_table(const struct opts *o, const struct run *runs, unsigned n
             else
                 snprintf(v1, sizeof v1, "%.2f", ratio);
             printf("| %u | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s%s |\n",
-                   r->threads, m == MODE_SHARED ? "1 shared" : (r->threads > 1 ? "1 each" : "1"),
+                   r->threads,
+                   m == MODE_EACH ? (r->threads > 1 ? "1 each" : "1")
+                                  : (m == MODE_RW ? "1 shared, rw" : "1 shared"),
                    cli_fmt_count(hs, sizeof hs, (uint64_t)(r->handoffs_s + 0.5)), v1,
                    cli_fmt_ms(a, sizeof a, r->p50), cli_fmt_ms(b, sizeof b, r->p99),
                    cli_fmt_ms(c, sizeof c, r->p999), cli_fmt_ms(d, sizeof d, r->max), fm, rat,
@@ -611,6 +684,8 @@ static int write_json(const struct opts *o, const struct run *runs, unsigned n)
                 "\"acquires_total\": %" PRIu64 ", \"counter\": %" PRIu64 ", "
                 "\"overlaps\": %" PRIuFAST64 ", \"lost\": %" PRIuFAST64 ", \"errors\": %" PRIuFAST64
                 ", \"self_cpu_pct\": %.1f, \"redis_cpu_pct\": %.1f, \"others_cpu_pct\": %.1f, "
+                "\"writer_acquires\": %" PRIu64 ", \"writer_wait_p50_ms\": %.3f, "
+                "\"writer_wait_p99_ms\": %.3f, \"writer_wait_max_ms\": %.3f, "
                 "\"loadavg1\": %.2f, \"interrupted\": %s, "
                 "\"ok\": %s, \"checks\": \"%s\"}%s\n",
                 r->threads, mode_name(r->mode), r->mode == MODE_EACH ? r->threads : 1,
@@ -618,7 +693,8 @@ static int write_json(const struct opts *o, const struct run *runs, unsigned n)
                 (double)r->p99 / 1e6, (double)r->p999 / 1e6, (double)r->max / 1e6, r->fewest,
                 r->most, r->acquires_total, r->counter_end, atomic_load(&r->overlaps),
                 atomic_load(&r->lost), atomic_load(&r->errors), r->self_cpu, r->redis_cpu,
-                r->others_cpu, r->load,
+                r->others_cpu, r->writer_acquires, (double)r->writer_p50 / 1e6,
+                (double)r->writer_p99 / 1e6, (double)r->writer_max / 1e6, r->load,
                 r->interrupted ? "true" : "false", r->ok ? "true" : "false",
                 fmt_checks(chk, sizeof chk, r), i + 1 < n ? "," : "");
     }
@@ -689,8 +765,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 o->modes = MODE_EACH;
             else if (!strcmp(optarg, "both"))
                 o->modes = MODE_SHARED | MODE_EACH;
+            else if (!strcmp(optarg, "rw"))
+                o->modes = MODE_RW;
             else
-                return tool_usage_error("lwhot", "--mode: '%s' is not shared, each or both", optarg);
+                return tool_usage_error("lwhot", "--mode: '%s' is not shared, each, both or rw",
+                                        optarg);
             break;
         case O_DURATION:
             if (cli_parse_seconds(optarg, 0.1, 3600, &o->duration_s))
@@ -756,14 +835,17 @@ static unsigned run_all(const struct opts *o, redisContext *rc, struct redis_ser
     int stop = 0;
 
     for (unsigned i = 0; i < o->nthreads && !stop; i++)
-        for (int m = MODE_SHARED; m <= MODE_EACH && !stop; m++) {
+        for (int m = MODE_SHARED; m <= MODE_RW && !stop; m <<= 1) {
             struct run *r = &runs[n];
             char hs[32], p99[32], mx[32], chk[256];
 
             if (!(o->modes & m))
                 continue;
             fprintf(stderr, "lwhot: %u thread%s, %s...\n", o->threads[i],
-                    o->threads[i] > 1 ? "s" : "", m == MODE_SHARED ? "one shared client" : "a client each");
+                    o->threads[i] > 1 ? "s" : "",
+                    m == MODE_SHARED ? "one shared client"
+                    : m == MODE_EACH ? "a client each"
+                                     : "one shared client, 1 writing, the others reading");
             if (run_one(o, rc, n, o->threads[i], (enum mode)m, r)) {
                 fflush(stdout);
                 if (server->pid)
@@ -803,6 +885,7 @@ int main(int argc, char **argv)
     fflush(stdout);
     n = run_all(&o, rc, &server, runs);
     print_table(&o, runs, n);
+    print_writers(runs, n);
     status = 0;
     for (unsigned i = 0; i < n; i++)
         if (!runs[i].ok)

@@ -14,10 +14,12 @@
  *       each round runs `lwlock -r 127.0.0.1:P -W L -w W NAME contender
  *       section ...` (with --cluster `lwlock -c SEEDS ...` instead of -r;
  *       with --redis, -r ADDRESS as given, e.g. a redis-sentinel:// URL)
- *       and waits for it (bounded).
+ *       and waits for it (bounded).  With --kind read or --kind write,
+ *       lwlock --read or --write: the read-write lock NAME.
  *   contender section --log FILE --id ID --round K --hold-ms H
  *       lwlock's COMMAND: the critical section; lwlock's lost signal
- *       (SIGTERM) records "lost" and ends it.
+ *       (SIGTERM) records "lost" and ends it.  Without LWLOCK_TOKEN (a
+ *       reader: readers share) it logs token 0 and takes no marker.
  *
  * With --cacert CA --cert CERT --key KEY (client and lwloop) the server is
  * reached over mutual TLS: the client trusts CA and presents CERT (its
@@ -83,6 +85,8 @@ struct opts {
     const char *lwlock;
     const char *cluster;  /* lwloop: lwlock -c's seeds instead of -r */
     const char *redis;    /* lwloop: lwlock -r's address instead of --port */
+    const char *kind;     /* lwloop: "read" or "write" (--read, --write), or
+                             NULL: a lock */
     const char *stop;
     const char *cacert, *cert, *key; /* TLS: all three, or none */
 };
@@ -208,6 +212,8 @@ static int take_opt(struct opts *o, const char *key, const char *val)
         o->cluster = val;
     else if (!strcmp(key, "--redis"))
         o->redis = val;
+    else if (!strcmp(key, "--kind") && (!strcmp(val, "read") || !strcmp(val, "write")))
+        o->kind = val;
     else if (!strcmp(key, "--cacert"))
         o->cacert = val;
     else if (!strcmp(key, "--cert"))
@@ -474,6 +480,8 @@ static void exec_lwlock(const struct opts *o, const char *self, const char *name
     snprintf(wait, sizeof wait, "%d", o->wait_ms);
     snprintf(rnd, sizeof rnd, "%ld", round);
     snprintf(hold, sizeof hold, "%d", hold_ms);
+    if (o->kind)
+        argv[k++] = !strcmp(o->kind, "read") ? "--read" : "--write";
     if (o->cacert)
         k = append(argv, k,
                    (const char *[]){"--tls", "--cacert", o->cacert, "--cert", o->cert, "--key",
@@ -590,7 +598,7 @@ static int run_section(const struct opts *o)
     struct sigaction sa = {.sa_handler = on_term};
     int n;
 
-    if (!name || !token)
+    if (!name)
         return usage("section runs under lwlock (LWLOCK_NAME, LWLOCK_TOKEN)");
     n = snprintf(lost_prefix, sizeof lost_prefix, "lost %s %s %d ", name, o->id, o->round);
     if (n <= 0 || (size_t)n >= sizeof lost_prefix)
@@ -599,10 +607,10 @@ static int run_section(const struct opts *o)
     marker_path(o, name, marker_file, sizeof marker_file);
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
-    record("enter", name, o->id, o->round, atoll(token));
+    record("enter", name, o->id, o->round, token ? atoll(token) : 0);
     /* The marker and its flag change together, as the handler sees them. */
     block_term(SIG_BLOCK);
-    have_marker = take_marker(o, name, o->round);
+    have_marker = token ? take_marker(o, name, o->round) : 0;
     block_term(SIG_UNBLOCK);
     sleep_ms(o->hold_ms);
     /* From here the handler must not unlink a marker that may be the next

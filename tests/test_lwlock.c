@@ -153,6 +153,11 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         ARGS("-w", "-1s", "n", "true"),
         ARGS("--max-hold"),
         ARGS("-v5", "n", "true"),
+        ARGS("--read", "--write", "n", "true"),
+        ARGS("--write", "--read", "n", "true"),
+        ARGS("--read", "--status", "n"),
+        ARGS("--read=x", "n", "true"),
+        ARGS("--write", "--min-hold", "1s", "n", "true"),
     };
     const struct {
         const char *const *args;
@@ -1572,4 +1577,105 @@ LWLOCK_TEST(verbose_logs_the_connection_lost_and_restored)
     snprintf(restored, sizeof restored, "lwlock: warn: %s: ", addr);
     cr_assert(stderr_has(restored), "no '%s'", restored);
     cr_assert_eq(redis_int("EXISTS %s", "logged"), 0, "released");
+}
+
+/* ---- Read-write locks: --read, --write ---- */
+
+/* COMMAND for a holder that waits for the file $1 (a bounded wait) after
+ * saying it runs with the file $2; it prints $LWLOCK_TOKEN, or "none". */
+static const char hold_until[] =
+    "echo \"${LWLOCK_TOKEN-none}\" > \"$LWT_DIR/token.$2\"; touch \"$LWT_DIR/$2\"; i=0; "
+    "while [ ! -e \"$LWT_DIR/$1\" ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i + 1)); done";
+
+/* lwlock with kind (--read or --write) and wait around hold_until: started,
+ * and waited for until its COMMAND runs when `running` is set. */
+static pid_t start_holder(const char *kind, const char *wait, const char *go, const char *tag,
+                          int running)
+{
+    pid_t pid = start_lwlock(ARGS(kind, "-w", wait, "-r", addr, "rw", "sh", "-c", hold_until,
+                                  "sh", go, tag));
+
+    if (running && !wait_until(exists(tag), 10000)) {
+        wait_child(pid, 0);
+        echo_stderr();
+        cr_assert(0, "%s %s never ran", kind, tag);
+    }
+    return pid;
+}
+
+static void touch_file(const char *name)
+{
+    char path[512];
+    int fd = open(path_in_dir(name, path, sizeof path), O_WRONLY | O_CREAT, 0600);
+
+    cr_assert_geq(fd, 0);
+    close(fd);
+}
+
+/* Readers share the lock; a writer is refused while they read, waits for
+ * them (-w) and then holds it alone; LWLOCK_TOKEN is a write's only. */
+LWLOCK_TEST(readers_share_a_writer_waits_and_excludes)
+{
+    char buf[64];
+    pid_t r1 = start_holder("--read", "0", "go1", "r1", 1), r2, w;
+    int code;
+
+    r2 = start_holder("--read", "0", "go1", "r2", 1);
+    cr_assert_str_eq(slurp("token.r1", buf, sizeof buf), "none\n", "no LWLOCK_TOKEN for a read");
+    code = run(ARGS("--write", "-r", addr, "rw", "touch", "ran"));
+    cr_assert_eq(code, 75, "--write while read: %d", code);
+    cr_assert(stderr_has("lwlock: rw: "));
+    /* A waiting writer: subscribed, not running, until both readers leave. */
+    w = start_holder("--write", "20s", "go2", "w", 0);
+    cr_assert(wait_until(subscribers("redisson_rwlock:{rw}") >= 1, 10000), "writer waits");
+    cr_assert_not(exists("w"), "the writer ran beside readers");
+    touch_file("go1");
+    cr_assert_eq(wait_child(r1, 10000), 0);
+    cr_assert_eq(wait_child(r2, 10000), 0);
+    cr_assert(wait_until(exists("w"), 10000), "the writer got it after the readers");
+    cr_assert_gt(strtoull(slurp("token.w", buf, sizeof buf), NULL, 10), 0, "token '%s'", buf);
+    /* Held for writing: readers and writers are refused, -n, -E, -q. */
+    code = run(ARGS("--read", "-n", "-r", addr, "rw", "touch", "ran"));
+    cr_assert_eq(code, 75, "--read while written: %d", code);
+    code = run(ARGS("--read", "-q", "-E", "9", "-r", addr, "rw", "touch", "ran"));
+    cr_assert_eq(code, 9, "--read -q -E 9: %d", code);
+    cr_assert_str_eq(slurp("err", buf, sizeof buf), "", "-q said '%s'", buf);
+    code = run(ARGS("--write", "-n", "-E", "0", "-r", addr, "rw", "touch", "ran"));
+    cr_assert_eq(code, 0, "--write -n -E 0: %d", code);
+    code = run(ARGS("-w", "100ms", "--read", "-r", addr, "rw", "touch", "ran"));
+    cr_assert_eq(code, 75, "--read -w 100ms: %d", code);
+    cr_assert_not(exists("ran"), "COMMAND ran beside the writer");
+    touch_file("go2");
+    cr_assert_eq(wait_child(w, 10000), 0);
+    echo_stderr();
+    cr_assert_eq(redis_int("EXISTS %s", "rw"), 0, "released");
+    cr_assert_eq(run(ARGS("--write", "-r", addr, "rw", "sh", "-c", "exit 4")), 4);
+}
+
+/* A lock of the other kind under NAME: refused with 65 and one line,
+ * COMMAND not run, the holder untouched. */
+LWLOCK_TEST(the_other_kind_is_refused)
+{
+    redisReply *r;
+    char buf[512];
+    int code;
+
+    hold_elsewhere("plain", 20000);
+    for (int i = 0; i < 2; i++) {
+        code = run(ARGS(i ? "--write" : "--read", "-w", "5s", "-r", addr, "plain", "touch", "ran"));
+        cr_assert_eq(code, 65, "%s on a lock: %d", i ? "--write" : "--read", code);
+        slurp("err", buf, sizeof buf);
+        cr_assert(strstr(buf, "another kind"), "said '%s'", buf);
+        cr_assert_eq(strchr(buf, '\n'), buf + strlen(buf) - 1, "one line: '%s'", buf);
+    }
+    cr_assert_eq(redis_int("HLEN %s", "plain"), 1, "the lock untouched");
+    r = redis_server_command(&srv, "HSET rwheld mode read other:1 1");
+    cr_assert_not_null(r);
+    freeReplyObject(r);
+    cr_assert_eq(redis_int("PEXPIRE %s 20000", "rwheld"), 1);
+    code = run(ARGS("-w", "5s", "-r", addr, "rwheld", "touch", "ran"));
+    cr_assert_eq(code, 65, "a lock on a read-write lock: %d", code);
+    cr_assert(stderr_has("another kind"));
+    cr_assert_not(exists("ran"), "COMMAND ran");
+    cr_assert_eq(redis_int("HLEN %s", "rwheld"), 2, "the read-write lock untouched");
 }

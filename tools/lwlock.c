@@ -321,6 +321,21 @@ static const char *reason(const struct run *r, int err, char *buf, size_t size)
     return buf;
 }
 
+/* The handle of the lock --read, --write or neither asks for. */
+static int new_lock(struct run *r)
+{
+    const char *key = r->opt.key;
+
+    switch (r->opt.kind) {
+    case LWLOCK_READ:
+        return lw_read_lock_new(r->client, key, strlen(key), &r->lock);
+    case LWLOCK_WRITE:
+        return lw_write_lock_new(r->client, key, strlen(key), &r->lock);
+    default:
+        return lw_lock_new(r->client, key, strlen(key), &r->lock);
+    }
+}
+
 /* $name, or NULL when unset or empty. */
 static const char *env(const char *name)
 {
@@ -371,7 +386,7 @@ static int start_client(struct run *r)
     if (r->opt.verbose)
         cfg.log = on_log;
     if ((rc = lw_client_new(&cfg, &r->client)) == 0 &&
-        (rc = lw_lock_new(r->client, r->opt.key, strlen(r->opt.key), &r->lock)) == 0)
+        (rc = new_lock(r)) == 0)
         return 0;
     if (rc == LW_ENOTSUP && r->opt.tls.enable)
         report("cannot use Redis at %s over TLS: this leasewheel was built without TLS",
@@ -391,6 +406,12 @@ static int acquire_failed(const struct run *r, int err)
         if (!r->opt.quiet)
             report("%s: %s", r->opt.key, lw_strerror(err));
         return EXIT_LOCKED; /* main() makes it -E's */
+    }
+    if (err == LW_EWRONGKIND) {
+        report("%s holds a lock of another kind: %s", r->opt.key,
+               r->opt.kind == LWLOCK_PLAIN ? "a read-write lock (try --read or --write)"
+                                           : "a plain lock (not --read nor --write)");
+        return EXIT_WRONGKIND;
     }
     report("cannot acquire %s at %s: %s%s", r->opt.key, where(r, at, sizeof at),
            lw_strerror(err), reason(r, err, why, sizeof why));
@@ -470,21 +491,24 @@ static int has_prefix(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* lwlock's environment with LWLOCK_NAME and LWLOCK_TOKEN set: built before
- * fork(), since the child of a threaded process must not allocate.  The
- * two strings are the array's last entries, freed with it. */
-static char **command_env(const char *name, uint64_t token)
+/* lwlock's environment with LWLOCK_NAME and LWLOCK_TOKEN set (the token
+ * left out when token is NULL: a read lock has none, and one inherited
+ * from an outer lwlock must not pass for it): built before fork(), since
+ * the child of a threaded process must not allocate.  The strings made
+ * are the array's last entries, freed with it (free_env). */
+static char **command_env(const char *name, const uint64_t *token)
 {
     extern char **environ;
     size_t n = 0, k = 0;
-    char **env, *vname, *vtoken;
+    char **env, *vname, *vtoken = NULL;
 
     while (environ[n])
         n++;
     env = malloc((n + 3) * sizeof *env);
     vname = malloc(strlen(name) + sizeof "LWLOCK_NAME=");
-    vtoken = malloc(sizeof "LWLOCK_TOKEN=" + 20);
-    if (!env || !vname || !vtoken) {
+    if (token)
+        vtoken = malloc(sizeof "LWLOCK_TOKEN=" + 20);
+    if (!env || !vname || (token && !vtoken)) {
         free(env);
         free(vname);
         free(vtoken);
@@ -494,21 +518,24 @@ static char **command_env(const char *name, uint64_t token)
         if (!has_prefix(environ[i], "LWLOCK_NAME=") && !has_prefix(environ[i], "LWLOCK_TOKEN="))
             env[k++] = environ[i];
     sprintf(vname, "LWLOCK_NAME=%s", name);
-    sprintf(vtoken, "LWLOCK_TOKEN=%" PRIu64, token);
     env[k++] = vname;
-    env[k++] = vtoken;
+    if (token) {
+        sprintf(vtoken, "LWLOCK_TOKEN=%" PRIu64, *token);
+        env[k++] = vtoken;
+    }
     env[k] = NULL;
     return env;
 }
 
-static void free_env(char **env)
+/* made: the strings command_env() made, 1 or 2. */
+static void free_env(char **env, size_t made)
 {
     size_t n = 0;
 
     while (env[n])
         n++;
-    free(env[n - 2]);
-    free(env[n - 1]);
+    for (size_t i = n - made; i < n; i++)
+        free(env[i]);
     free(env);
 }
 
@@ -555,14 +582,16 @@ static void exec_command(const struct run *r, char **env, int errfd)
  * an exit status. */
 static int spawn(struct run *r, uint64_t token)
 {
-    char **env = command_env(r->opt.key, token);
+    int with_token = r->opt.kind != LWLOCK_READ;
+    char **env = command_env(r->opt.key, with_token ? &token : NULL);
+    size_t made = with_token ? 2 : 1;
     int p[2], err;
     pid_t pid;
 
     if (!env || pipe2(p, O_CLOEXEC)) {
         report("cannot start %s: %s", r->opt.command[0], strerror(env ? errno : ENOMEM));
         if (env)
-            free_env(env);
+            free_env(env, made);
         return EXIT_OSERR;
     }
     pid = fork();
@@ -570,7 +599,7 @@ static int spawn(struct run *r, uint64_t token)
         exec_command(r, env, p[1]);
     err = errno;
     close(p[1]);
-    free_env(env);
+    free_env(env, made);
     if (pid < 0) {
         close(p[0]);
         report("fork: %s", strerror(err));

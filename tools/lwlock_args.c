@@ -23,11 +23,14 @@
 
 static void usage(FILE *to)
 {
-    fputs("Usage: lwlock [options] NAME COMMAND [ARG...]\n"
+    fputs("Usage: lwlock [options] [--read | --write] NAME COMMAND [ARG...]\n"
           "       lwlock [options] --status [--json] NAME\n"
           "Hold the Redis lock NAME while COMMAND runs (flock(1) across machines), or\n"
           "say who holds it.\n"
           "\n"
+          "      --read             hold the read lock of the read-write lock NAME\n"
+          "                         (Redisson's RReadWriteLock): readers share it\n"
+          "      --write            hold its write lock: alone, no reader nor writer\n"
           "  -r, --redis ADDRESS    the Redis server: HOST:PORT or\n"
           "                         redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]\n"
           "                         (default: $LWLOCK_REDIS, else " DEFAULT_REDIS "),\n"
@@ -75,7 +78,8 @@ static void usage(FILE *to)
           "                         but left to expire so long after it was acquired,\n"
           "                         so that a machine whose cron fires late finds it\n"
           "                         held (choose it longer than the spread of the\n"
-          "                         machines' clocks and start times)\n",
+          "                         machines' clocks and start times); not with --read\n"
+          "                         or --write\n",
           to);
     fputs("      --status           take nothing: say whether NAME is free or held, as\n"
           "                         which kind (lock; read or write of a read-write\n"
@@ -111,7 +115,8 @@ static void usage(FILE *to)
           "A TLS failure exits 69, saying why; COMMAND is not run.\n"
           "\n"
           "COMMAND runs with LWLOCK_NAME (the lock's name in Redis, PREFIX:NAME with a\n"
-          "prefix) and LWLOCK_TOKEN (the lock's fencing token) in its environment.\n"
+          "prefix) and LWLOCK_TOKEN (the lock's fencing token; none with --read) in its\n"
+          "environment.\n"
           "SIGINT, SIGTERM and SIGHUP sent to lwlock are passed on to COMMAND.  The\n"
           "lock is released when COMMAND exits (with --min-hold, at the earliest so\n"
           "long after it was acquired).\n"
@@ -119,7 +124,9 @@ static void usage(FILE *to)
           "Exit status: COMMAND's own (128+N if killed by signal N), or\n"
           "  64 bad usage                    75 lock not acquired within the wait (-E)\n"
           "  69 Redis unreachable or failing 79 lock lost while COMMAND ran\n"
-          "  71 system error (fork, memory)  126/127 COMMAND not executable/found\n",
+          "  71 system error (fork, memory)  126/127 COMMAND not executable/found\n"
+          "  65 NAME holds a lock of another kind (a plain lock asked with --read or\n"
+          "     --write, a read-write lock without them); COMMAND is not run\n",
           to);
 }
 
@@ -238,7 +245,9 @@ enum { OPT_VERSION = 256,
        OPT_PREFIX,
        OPT_MIN_HOLD,
        OPT_STATUS,
-       OPT_JSON };
+       OPT_JSON,
+       OPT_READ,
+       OPT_WRITE };
 
 static const struct option long_options[] = {
     {"redis", required_argument, NULL, 'r'},
@@ -253,6 +262,8 @@ static const struct option long_options[] = {
     {"min-hold", required_argument, NULL, OPT_MIN_HOLD},
     {"prefix", required_argument, NULL, OPT_PREFIX},
     {"status", no_argument, NULL, OPT_STATUS},
+    {"read", no_argument, NULL, OPT_READ},
+    {"write", no_argument, NULL, OPT_WRITE},
     {"json", no_argument, NULL, OPT_JSON},
     {"verbose", no_argument, NULL, 'v'},
     {"quiet", no_argument, NULL, 'q'},
@@ -356,6 +367,12 @@ static int take_option(struct parse *p, int c, const char *arg)
         return 0;
     case OPT_JSON:
         o->json = 1;
+        return 0;
+    case OPT_READ:
+    case OPT_WRITE:
+        if (o->kind != LWLOCK_PLAIN && o->kind != (c == OPT_READ ? LWLOCK_READ : LWLOCK_WRITE))
+            return usage_error(p->err, "--read and --write exclude each other");
+        o->kind = c == OPT_READ ? LWLOCK_READ : LWLOCK_WRITE;
         return 0;
     case 'n':
         o->wait_ms = 0;
@@ -475,6 +492,14 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, const char *
         return rc;
     if (o->json && !o->status)
         return usage_error(err, "--json goes with --status");
+    /* The library's lw_unlock_after() leaves only a lock to expire: a
+     * read or write hold would be released at once, silently. */
+    if (o->min_hold_ms && o->kind != LWLOCK_PLAIN)
+        return usage_error(err, "--min-hold is for a lock: a read or write lock cannot yet "
+                                "be left to expire (it would be released at once)");
+    if (o->status && o->kind != LWLOCK_PLAIN)
+        return usage_error(err, "--status says what NAME holds, of any kind: no --read or "
+                                "--write");
     if (o->status && optind + 1 < argc)
         return usage_error(err, "--status takes NAME only, no COMMAND");
     if (o->status)

@@ -19,6 +19,9 @@
 enum {
     EXIT_HELD = 1,         /* --status: NAME is held (0: free) */
     EXIT_USAGE = 64,       /* EX_USAGE */
+    EXIT_WRONGKIND = 65,   /* EX_DATAERR: NAME holds a lock of another kind
+                              (a plain lock asked as --read/--write, or a
+                              read-write lock asked as a lock) */
     EXIT_UNAVAILABLE = 69, /* EX_UNAVAILABLE: Redis unreachable or failing */
     EXIT_OSERR = 71,       /* EX_OSERR: fork, pipe, memory */
     EXIT_LOCKED = 75,      /* EX_TEMPFAIL: not acquired within the wait */
@@ -30,6 +33,13 @@ enum {
 #define LWLOCK_DEFAULT_REDIS "127.0.0.1:6379"
 #define LWLOCK_MAX_MS 2147483647LL /* LW_MAX_LEASE_MS: about 24.8 days */
 #define LWLOCK_MAX_REPLICAS 1000   /* --replicas: more is surely a typo */
+
+/* Which lock of NAME lwlock holds. */
+enum lwlock_kind {
+    LWLOCK_PLAIN = 0, /* a lock (Redisson's RLock) */
+    LWLOCK_READ,      /* --read: the read lock of a read-write lock */
+    LWLOCK_WRITE,     /* --write: its write lock */
+};
 
 struct lwlock_options {
     struct redis_url redis;     /* -r or $LWLOCK_REDIS: the server (or the
@@ -64,10 +74,11 @@ struct lwlock_options {
     const char *prefix;   /* --prefix or $LWLOCK_PREFIX, NULL when none */
     /* The lock's name in Redis: "PREFIX:NAME", or NAME without a prefix. */
     char key[LW_LOCK_NAME_MAX + 1];
-    char **command; /* COMMAND and its arguments in argv, NULL-terminated;
-                       NULL with --status */
-    int status;     /* --status: say who holds NAME, take nothing */
-    int json;       /* --json: --status's answer as JSON */
+    char **command;        /* COMMAND and its arguments in argv, NULL-terminated;
+                              NULL with --status */
+    enum lwlock_kind kind; /* --read, --write, else LWLOCK_PLAIN */
+    int status;            /* --status: say who holds NAME, take nothing */
+    int json;              /* --json: --status's answer as JSON */
 };
 
 /*

@@ -143,6 +143,8 @@ static void check_go_on(const struct parsed *p, int argc, char **argv)
     else
         FUZZ_CHECK(k < argc - 1 && o->command == argv + k + 1, "NAME/COMMAND not from argv");
     FUZZ_CHECK(!o->json || o->status, "--json without --status");
+    FUZZ_CHECK(!o->status || o->kind == LWLOCK_PLAIN, "--status with --read or --write");
+    FUZZ_CHECK(!o->min_hold_ms || o->kind == LWLOCK_PLAIN, "--min-hold with --read or --write");
     FUZZ_CHECK(o->name[0] && strlen(o->name) <= LW_LOCK_NAME_MAX, "NAME of %zu bytes",
                strlen(o->name));
     FUZZ_CHECK(o->prefix ? o->prefix[0] && in_argv(o->prefix, argc, argv) &&
@@ -241,6 +243,7 @@ static int same(const struct parsed *a, const struct parsed *b)
             a->o.replicas == b->o.replicas && a->o.conflict_exit == b->o.conflict_exit &&
             a->o.quiet == b->o.quiet &&
             a->o.min_hold_ms == b->o.min_hold_ms && a->o.status == b->o.status &&
+            a->o.kind == b->o.kind &&
             a->o.json == b->o.json && !memcmp(&a->o.tls, &b->o.tls, sizeof a->o.tls) &&
             a->o.name == b->o.name && a->o.prefix == b->o.prefix && a->o.command == b->o.command);
 }
