@@ -1021,6 +1021,10 @@ int lw_unlock_after(struct lw_lock *lock, uint64_t owner, uint64_t after_ms)
 {
     if (after_ms == 0 || after_ms > LW_MAX_LEASE_MS)
         return LW_ERANGE;
+    /* A read-write lock's release has Redisson's script, which frees a
+     * last hold at once: no minimum hold for it. */
+    if (lock && lock->kind != KIND_LOCK)
+        return LW_EINVAL;
     /* An unlock whose lease_ms says how long the last hold leaves it. */
     return run_blocking(lock, OP_UNLOCK, owner, 0, after_ms, NULL);
 }

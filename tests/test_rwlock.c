@@ -258,6 +258,26 @@ REDIS_TEST(rwlock, downgrade_allowed_upgrade_refused)
     cr_assert_eq(lw_client_free(c), 0);
 }
 
+/* No minimum hold for a read-write lock: lw_unlock_after() refuses its
+ * handles and leaves the hold as it was. */
+REDIS_TEST(rwlock, unlock_after_refused_for_read_and_write)
+{
+    struct lw_client *c = new_client(30000, NULL);
+    struct lw_lock *r = read_lock(c, "shelf"), *w = write_lock(c, "shelf2");
+
+    cr_assert_eq(lw_lock_acquire(r, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(w, NULL), 0);
+    cr_assert_eq(lw_unlock_after(r, lw_owner_self(), 5000), LW_EINVAL);
+    cr_assert_eq(lw_unlock_after(w, lw_owner_self(), 5000), LW_EINVAL);
+    cr_assert_eq(lw_is_held(r), 1, "the read hold is untouched");
+    cr_assert_eq(lw_is_held(w), 1, "the write hold is untouched");
+    cr_assert_eq(lw_unlock(r), 0);
+    cr_assert_eq(lw_unlock(w), 0);
+    lw_lock_free(r);
+    lw_lock_free(w);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
 /* A plain lock's name refuses read and write acquires, a read-write
  * lock's refuses a lock's, and nothing is added to either hash. */
 REDIS_TEST(rwlock, the_other_kind_is_refused)

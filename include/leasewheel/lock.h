@@ -734,8 +734,10 @@ LW_API int lw_unlock_owner(struct lw_lock *lock, uint64_t owner);
  * The key keeps owner's field (one hold) until it expires: an acquire by
  * the same owner in this client meanwhile is a reentrant one.  Returns as
  * lw_unlock_owner() does (LW_ENOTOWNER: owner held none, nothing touched),
- * or LW_ERANGE for after_ms 0 or too large.  Blocking; not on the engine
- * thread (LW_EDEADLK).
+ * or LW_ERANGE for after_ms 0 or too large.  A plain lock's only: a read
+ * or write lock's handle is LW_EINVAL, nothing touched (its release is
+ * Redisson's, which frees the last hold at once).  Blocking; not on the
+ * engine thread (LW_EDEADLK).
  */
 LW_API int lw_unlock_after(struct lw_lock *lock, uint64_t owner, uint64_t after_ms);
 
