@@ -14,10 +14,12 @@
  *       each round runs `lwlock -r 127.0.0.1:P -W L -w W NAME contender
  *       section ...` (with --cluster `lwlock -c SEEDS ...` instead of -r;
  *       with --redis, -r ADDRESS as given, e.g. a redis-sentinel:// URL)
- *       and waits for it (bounded).
+ *       and waits for it (bounded).  With --permits N, lwlock --permits N:
+ *       one permit of the semaphore NAME (created with N).
  *   contender section --log FILE --id ID --round K --hold-ms H
  *       lwlock's COMMAND: the critical section; lwlock's lost signal
- *       (SIGTERM) records "lost" and ends it.
+ *       (SIGTERM) records "lost" and ends it.  Without LWLOCK_TOKEN (a
+ *       permit: N may be inside) it logs token 0 and takes no marker.
  *
  * With --cacert CA --cert CERT --key KEY (client and lwloop) the server is
  * reached over mutual TLS: the client trusts CA and presents CERT (its
@@ -78,6 +80,7 @@ struct opts {
     int hold_max_ms;
     int idle_max_ms;
     int round;
+    int permits; /* lwloop: lwlock --permits N; 0: a lock */
     const char *log;
     const char *id;
     const char *lwlock;
@@ -191,6 +194,7 @@ static int take_opt(struct opts *o, const char *key, const char *val)
         {"--hold-max-ms", offsetof(struct opts, hold_max_ms)},
         {"--idle-max-ms", offsetof(struct opts, idle_max_ms)},
         {"--round", offsetof(struct opts, round)},
+        {"--permits", offsetof(struct opts, permits)},
     };
 
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
@@ -464,7 +468,7 @@ static int append(const char **argv, int k, const char *const *args)
 static void exec_lwlock(const struct opts *o, const char *self, const char *name, long round,
                         int hold_ms)
 {
-    char addr[32], lease[16], wait[16], rnd[24], hold[16];
+    char addr[32], lease[16], wait[16], rnd[24], hold[16], permits[16];
     const char *argv[32] = {o->lwlock};
     int k = 1;
 
@@ -474,6 +478,9 @@ static void exec_lwlock(const struct opts *o, const char *self, const char *name
     snprintf(wait, sizeof wait, "%d", o->wait_ms);
     snprintf(rnd, sizeof rnd, "%ld", round);
     snprintf(hold, sizeof hold, "%d", hold_ms);
+    snprintf(permits, sizeof permits, "%d", o->permits);
+    if (o->permits)
+        k = append(argv, k, (const char *[]){"--permits", permits, NULL});
     if (o->cacert)
         k = append(argv, k,
                    (const char *[]){"--tls", "--cacert", o->cacert, "--cert", o->cert, "--key",
@@ -590,7 +597,7 @@ static int run_section(const struct opts *o)
     struct sigaction sa = {.sa_handler = on_term};
     int n;
 
-    if (!name || !token)
+    if (!name)
         return usage("section runs under lwlock (LWLOCK_NAME, LWLOCK_TOKEN)");
     n = snprintf(lost_prefix, sizeof lost_prefix, "lost %s %s %d ", name, o->id, o->round);
     if (n <= 0 || (size_t)n >= sizeof lost_prefix)
@@ -599,10 +606,10 @@ static int run_section(const struct opts *o)
     marker_path(o, name, marker_file, sizeof marker_file);
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
-    record("enter", name, o->id, o->round, atoll(token));
+    record("enter", name, o->id, o->round, token ? atoll(token) : 0);
     /* The marker and its flag change together, as the handler sees them. */
     block_term(SIG_BLOCK);
-    have_marker = take_marker(o, name, o->round);
+    have_marker = token ? take_marker(o, name, o->round) : 0;
     block_term(SIG_UNBLOCK);
     sleep_ms(o->hold_ms);
     /* From here the handler must not unlink a marker that may be the next

@@ -15,6 +15,11 @@
  * it: no client library prevents that (fencing tokens are for that); the
  * second test measures how long it lasts and checks the bound.
  *
+ * The permits test runs lwlock --permits loops on one semaphore through a
+ * stopped server, killed connections and a restart that keeps the keys:
+ * never more sections inside at once than permits, and at some moment
+ * more than one (the permits are really shared).
+ *
  * Built again with LW_TEST_TLS (contention_tls, the first test only): the
  * server serves TLS only and asks for client certificates
  * (engine_util.h), every contender reaches it over mutual TLS (the library
@@ -93,12 +98,14 @@ struct contender {
     int wait_ms;      /* how long an acquire waits for a held name */
     int idle_max_ms;  /* between rounds: 0..idle_max_ms */
     pid_t pid;
+    int permits; /* lwloop: lwlock --permits N on one name; 0: locks */
 };
 
 /* Child: contender MODE ... with stdout and stderr to files of dir. */
 static void exec_contender(const struct contender *c)
 {
-    char port[16], names[16], lease[16], wait[16], hold[16], idle[16], stop[300], out[300];
+    char port[16], names[16], lease[16], wait[16], hold[16], idle[16], stop[300], out[300],
+        permits[16];
     int fd;
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -110,7 +117,8 @@ static void exec_contender(const struct contender *c)
         }
     }
     snprintf(port, sizeof port, "%d", srv.port);
-    snprintf(names, sizeof names, "%d", NAMES);
+    snprintf(names, sizeof names, "%d", c->permits ? 1 : NAMES);
+    snprintf(permits, sizeof permits, "%d", c->permits);
     snprintf(lease, sizeof lease, "%d", LEASE_MS);
     snprintf(wait, sizeof wait, "%d", c->wait_ms);
     snprintf(hold, sizeof hold, "%d", c->hold_max_ms);
@@ -118,7 +126,7 @@ static void exec_contender(const struct contender *c)
     snprintf(stop, sizeof stop, "%s/stop", dir);
     execl(CONTENDER_PATH, CONTENDER_PATH, c->mode, "--port", port, "--names", names,
           "--lease-ms", lease, "--wait-ms", wait, "--hold-max-ms", hold, "--idle-max-ms",
-          idle, "--deadline-ms",
+          idle, "--permits", permits, "--deadline-ms",
           "120000", "--stop", stop, "--log", log_path, "--id", c->id, "--lwlock", LWLOCK_PATH,
           LAST_ARGS);
     _exit(127);
@@ -233,7 +241,6 @@ static int fault_client_kill(void)
     return kill_clients("normal", &killed_normal);
 }
 
-#ifdef LW_TEST_TLS
 /* The pub/sub connections of waiters, killed once some client is
  * subscribed (waiting for a held name; waited for up to 3 s). */
 static int fault_pubsub_kill(void)
@@ -254,7 +261,7 @@ static int fault_pubsub_kill(void)
  * expiry times and the fencing counters, to the server's RDB file, from
  * which it starts again on the same port.  Every connection is closed,
  * the scripts are gone. */
-static int fault_restart_keeping(void)
+static int restart_keeping(long long min_keys)
 {
     int port = srv.port, kept;
     redisReply *r = redis_server_command(&srv, "SHUTDOWN %s", "SAVE");
@@ -268,11 +275,25 @@ static int fault_restart_keeping(void)
     if (redis_server_restart(&srv) != 0 || srv.port != port)
         return 0;
     r = redis_server_command(&srv, "DBSIZE");
-    kept = r && r->type == REDIS_REPLY_INTEGER && r->integer >= NAMES; /* the counters */
+    kept = r && r->type == REDIS_REPLY_INTEGER && r->integer >= min_keys;
     freeReplyObject(r);
     return kept;
 }
+
+#ifdef LW_TEST_TLS
+/* The fencing counters at least are kept. */
+static int fault_restart_keeping(void)
+{
+    return restart_keeping(NAMES);
+}
 #else
+/* Some key is kept (the semaphore's count: permits draw no fencing
+ * token). */
+static int fault_restart_keeping_some(void)
+{
+    return restart_keeping(1);
+}
+
 static int fault_stop_long(void)
 {
     if (redis_server_signal(&srv, SIGSTOP))
@@ -784,3 +805,81 @@ CONTENTION_TEST(wiping_faults_overlap_until_the_next_renewal)
     cr_assert_geq(acquisitions(&r, 'l'), 10, "a run without work proves nothing");
     free_run(&r);
 }
+
+/* ---- Permits through lwlock ---- */
+
+#ifndef LW_TEST_TLS
+#define PERMITS 2
+
+static const struct fault permit_faults[] = {
+    {"client-kill", fault_client_kill},
+    {"pubsub-kill", fault_pubsub_kill},
+    {"sigstop-long", fault_stop_long},
+    {"restart-keeping", fault_restart_keeping_some},
+};
+#define NPERMIT_FAULTS (int)(sizeof permit_faults / sizeof permit_faults[0])
+
+struct edge {
+    uint64_t at;
+    int delta; /* +1 enter, -1 leave */
+};
+
+/* Leaving first at a tie: a section that ends as another starts is not
+ * inside with it. */
+static int by_time_leave_first(const void *a, const void *b)
+{
+    const struct edge *x = a, *y = b;
+
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    return x->delta - y->delta;
+}
+
+/* The most sections of different holder-rounds inside at once (one name). */
+static int most_inside(const struct interval *ivs, size_t n)
+{
+    struct edge *e = calloc(2 * n + 1, sizeof *e);
+    int inside = 0, most = 0;
+
+    cr_assert_not_null(e);
+    for (size_t i = 0; i < n; i++) {
+        e[2 * i] = (struct edge){ivs[i].start, 1};
+        e[2 * i + 1] = (struct edge){ivs[i].end, -1};
+    }
+    qsort(e, 2 * n, sizeof *e, by_time_leave_first);
+    for (size_t i = 0; i < 2 * n; i++)
+        if ((inside += e[i].delta) > most)
+            most = inside;
+    free(e);
+    return most;
+}
+
+/* Four loops of lwlock --permits 2 on one semaphore while Redis is stopped
+ * past the lease, its connections (commands and subscriptions) killed,
+ * and it restarts keeping its keys: never three inside at once, and two
+ * at some moment (else the test proves nothing about sharing).  Two hold
+ * briefly and often; two for up to two leases, across the faults. */
+CONTENTION_TEST(permits_never_more_inside_than_permits)
+{
+    static const struct contender spec[NCONTENDERS] = {
+        {"l0", "lwloop", 300, 1000, 0, 0, PERMITS},
+        {"l1", "lwloop", 20, 1000, 100, 0, PERMITS},
+        {"l2", "lwloop", 2 * LEASE_MS, 1000, LEASE_MS, 0, PERMITS},
+        {"l3", "lwloop", 2 * LEASE_MS, 1000, 2 * LEASE_MS, 0, PERMITS},
+    };
+    struct run r;
+    int most;
+
+    run(spec, permit_faults, NPERMIT_FAULTS, 1, 1200, &r);
+    report(&r, permit_faults, NPERMIT_FAULTS);
+    most = most_inside(r.ivs, r.nivs);
+    fprintf(stderr, "contention: permits: %zu sections, at most %d inside at once (%d permits)\n",
+            r.nivs, most, PERMITS);
+    cr_assert_leq(most, PERMITS, "%d sections inside at once with %d permits", most, PERMITS);
+    cr_assert_geq(most, 2, "the permits were never used at once");
+    for (int i = 0; i < NPERMIT_FAULTS; i++)
+        cr_assert_eq(count_faults(r.faults, r.nfaults, permit_faults[i].name), 1);
+    cr_assert_geq(acquisitions(&r, 'l'), 10, "a run without work proves nothing");
+    free_run(&r);
+}
+#endif
