@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include <leasewheel/lock.h>
+#include <leasewheel/semaphore.h>
 
 #include "cli_util.h"
 #include "duration.h"
@@ -102,6 +103,17 @@ static const char usage_text[] =
     "it says so before the ceiling floods it.  The capacity estimate gives the\n"
     "ceiling's figure and the 70% of it to plan for (docs/tuning.md).\n"
     "\n";
+/* What is held: its own block, so that other kinds slot in. */
+static const char usage_kind_text[] =
+    "What is held:\n"
+    "  --kind KIND       lock (default): watchdog locks; permit: permits of\n"
+    "                    semaphores whose permits expire (Redisson's\n"
+    "                    RPermitExpirableSemaphore), renewed by the same watchdog;\n"
+    "                    --locks then counts permits, and the ceiling floods the\n"
+    "                    permit renewal script (one Redis or Sentinel, no --cluster)\n"
+    "  --per-semaphore N with --kind permit: permits of one semaphore (default 100,\n"
+    "                    at most 1000): --locks 100000 holds 1000 semaphores' permits\n"
+    "\n";
 /* In two: C99 promises string literals of 4095 bytes only. */
 static const char usage_tls_text[] =
     "TLS (as redis-cli's; the server is verified unless --insecure):\n"
@@ -152,6 +164,8 @@ enum { O_LOCKS = 256,
        O_NO_CEILING,
        O_CLIENTS,
        O_VERSION,
+       O_KIND,
+       O_PER_SEMAPHORE,
        O_REDIS = 'r',
        O_CLUSTER = 'c' };
 
@@ -171,6 +185,9 @@ static const struct option long_opts[] = {
     {"no-ceiling", no_argument, NULL, O_NO_CEILING},
     {"clients", required_argument, NULL, O_CLIENTS},
     {"version", no_argument, NULL, O_VERSION},
+    /* What is held */
+    {"kind", required_argument, NULL, O_KIND},
+    {"per-semaphore", required_argument, NULL, O_PER_SEMAPHORE},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     TLS_LONG_OPTIONS,
@@ -315,6 +332,34 @@ static int tls_args(struct opts *o)
     return 0;
 }
 
+/* --kind and --per-semaphore: 0, or 64 (said). */
+static int kind_opt(int opt, const char *arg, struct opts *o)
+{
+    if (opt == O_PER_SEMAPHORE) {
+        if (cli_parse_u32(arg, 1, LW_MAX_PERMITS_AT_ONCE, &o->per_semaphore) == 0)
+            return 0;
+        return usage_error("invalid --per-semaphore '%s' (1 to 1000)", arg);
+    }
+    if (!strcmp(arg, "lock"))
+        o->kind = LWB_KIND_LOCK;
+    else if (!strcmp(arg, "permit"))
+        o->kind = LWB_KIND_PERMIT;
+    else
+        return usage_error("--kind %s: lock or permit", arg);
+    return 0;
+}
+
+/* What goes with --kind permit: 0, or 64 (said). */
+static int check_kind(const struct opts *o)
+{
+    if (o->kind != LWB_KIND_PERMIT)
+        return 0;
+    if (o->cluster)
+        return usage_error("%s: --kind permit runs on one Redis (or Sentinel's master)",
+                           "--cluster");
+    return 0;
+}
+
 /* 0 to run, 1 help shown, 64 bad usage (said). */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
@@ -322,10 +367,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
     int opt, rc;
 
     *o = (struct opts){.locks = 200000, .lease_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS, .tick_ms = LW_DEFAULT_TICK_MS, .slots = LW_DEFAULT_SLOTS, .batch = LW_DEFAULT_RENEW_BATCH, .inflight = LW_DEFAULT_RENEW_BATCHES_INFLIGHT, .duration_s = 30,
-                       .clients = 1};
+                       .clients = 1, .per_semaphore = LWB_DEFAULT_PER_SEMAPHORE};
     while ((opt = getopt_long(argc, argv, "hvr:c::", long_opts, NULL)) != -1) {
         if (opt == 'h') {
             fputs(usage_text, stdout);
+            fputs(usage_kind_text, stdout);
             fputs(usage_tls_text, stdout);
             return 1;
         }
@@ -339,7 +385,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
             puts("lwbench " LWBENCH_VERSION);
             return 1;
         }
-        if (opt == O_SWEEP)
+        if (opt == O_KIND || opt == O_PER_SEMAPHORE) {
+            if ((rc = kind_opt(opt, optarg, o)))
+                return rc;
+        } else if (opt == O_SWEEP)
             o->sweep = 1;
         else if (opt == O_NO_CEILING)
             o->no_ceiling = 1;
@@ -371,7 +420,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     }
     if (o->cluster && o->url.db)
         return usage_error("%s", "a cluster has only DB 0 (drop /DB from the -r URL)");
-    if ((rc = tls_args(o)))
+    if ((rc = tls_args(o)) || (rc = check_kind(o)))
         return rc;
     if (o->locks < o->clients)
         return usage_error("%s: at least one lock per client", "--clients");

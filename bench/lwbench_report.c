@@ -18,6 +18,15 @@ static double ratio(double a, double b)
     return b > 0 ? a / b : 0;
 }
 
+/* --kind permit: what the table's "locks" are. */
+static void print_kind(const struct opts *o)
+{
+    if (o->kind == LWB_KIND_PERMIT)
+        printf("kind permit: the \"locks\" are permits, %u to a semaphore; the ceiling floods "
+               "the permit renewal script\n",
+               o->per_semaphore);
+}
+
 static void print_config(const struct opts *o, const struct target *t)
 {
     if (t->cluster) {
@@ -40,6 +49,7 @@ static void print_config(const struct opts *o, const struct target *t)
         printf("%u clients, each with its own engine thread and connections, split the locks;"
                " engine: their threads' CPU summed\n",
                o->clients);
+    print_kind(o);
 }
 
 static void print_row(const struct opts *o, const struct run_result *r)
@@ -203,6 +213,9 @@ int report_json(const char *path, const struct opts *o, const struct target *t,
             o->tls.enable ? ", \"tls\": true" : "",
             o->no_ceiling ? ", \"ceiling_measured\": false" : "");
     fprintf(f, "  \"clients\": %u,\n", o->clients);
+    fprintf(f, "  \"kind\": \"%s\",\n", o->kind == LWB_KIND_PERMIT ? "permit" : "lock");
+    if (o->kind == LWB_KIND_PERMIT)
+        fprintf(f, "  \"per_semaphore\": %u,\n", o->per_semaphore);
     fprintf(f, "  \"largest_held\": %u,\n  \"runs\": [\n", largest_held);
     for (unsigned i = 0; i < nruns; i++)
         json_run(f, &runs[i], t, i + 1 == nruns);
