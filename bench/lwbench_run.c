@@ -26,7 +26,8 @@
  * fields, so the ceiling writes them again under the first client's.
  *
  * With --kind permit the run holds permits instead (lwbench_permit.c):
- * each semaphore's permits taken in one acquire, the same measurements
+ * each semaphore's permits taken in one acquire, the acquires spread over
+ * a renewal period (see acquire_permits()), the same measurements
  * (the client's counters count permits with locks), the permits' own
  * ceiling.
  *
@@ -218,10 +219,29 @@ static void on_permits(int err, int64_t value, void *arg)
     atomic_fetch_add(&x->done, 1);
 }
 
-/* Every semaphore's permits in one acquire each, at most ACQUIRE_WINDOW
- * permits outstanding.  0, 1 interrupted, -1 stuck. */
-static int acquire_permits(const struct permit_handles *ph, struct run_ctx *x,
-                           const struct target *t)
+/* Until start + j/n of a renewal period (lease/3). */
+static void pace(uint64_t start, uint32_t lease_ms, uint32_t j, uint32_t n)
+{
+    uint64_t due = start + (uint64_t)lease_ms * 1000000u / 3u * j / n;
+
+    while (lw_clock_now() < due) {
+        struct timespec ts = {0, 1000000};
+
+        nanosleep(&ts, NULL);
+    }
+}
+
+/*
+ * Every semaphore's permits in one acquire each, at most ACQUIRE_WINDOW
+ * permits outstanding, the acquires spread over one renewal period.  A
+ * semaphore's 100 permits are taken in one call, so that all of them
+ * would otherwise be taken within a fraction of a second (locks, one per
+ * call, take seconds): their renewals would then all fall due in the
+ * same few ticks, every period, a burst no deployment whose permits are
+ * taken at different moments sends.  0, 1 interrupted, -1 stuck.
+ */
+static int acquire_permits(const struct permit_handles *ph, uint32_t lease_ms,
+                           struct run_ctx *x, const struct target *t)
 {
     uint32_t window = ACQUIRE_WINDOW / ph->per ? ACQUIRE_WINDOW / ph->per : 1;
     uint64_t start = lw_clock_now(), last = start;
@@ -229,6 +249,7 @@ static int acquire_permits(const struct permit_handles *ph, struct run_ctx *x,
     for (uint32_t j = 0; j < ph->nsems; j++) {
         struct run_client *rc = client_of(x, j, ph->nsems);
 
+        pace(start, lease_ms, j, ph->nsems);
         if (acquire_slot(x, j, window))
             return -1;
         if (lw_permit_acquire_async(ph->sems[j], permits_of(ph, j), 0, 0, &ph->ids[j * ph->per],
@@ -421,7 +442,7 @@ static int acquire_and_hold(const struct opts *o, struct target *t, struct lw_lo
     struct sample a, b;
     double rss0 = cli_rss_bytes();
     uint64_t t0 = lw_clock_now();
-    int rc = ph ? acquire_permits(ph, x, t) : acquire_all(locks, r->locks, x, t);
+    int rc = ph ? acquire_permits(ph, o->lease_ms, x, t) : acquire_all(locks, r->locks, x, t);
 
     if (rc < 0) {
         snprintf(why, n, "acquiring stalled (%u of %u done)", atomic_load(&x->done), r->locks);
