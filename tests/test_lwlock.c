@@ -1377,6 +1377,18 @@ LWLOCK_TEST(lost_permit_signals_command)
     cr_assert(stderr_has("permit of lostsem lost"));
     cr_assert_eq(redis_int("GET %s", "lostsem"), 1, "the lost permit was not given back");
     cr_assert_eq(redis_int("EXISTS %s", "{lostsem}:timeout"), 0, "and never added back");
+
+    /* A fixed lease (-l) ends: 79 too; the expired permit stays in the zset
+     * until an acquire reclaims it, and --status says it expired. */
+    code = run(ARGS("-l", "300ms", "--permits", "1", "-r", addr, "fixed", "sleep", "3"));
+    cr_assert_eq(code, 79, "-l 300ms: %d", code);
+    cr_assert(stderr_has("permit of fixed lost (the lease ended)"));
+    code = run(ARGS("-r", addr, "--status", "fixed"));
+    cr_assert_eq(code, 1, "--status: %d", code);
+    cr_assert(strstr(slurp("out", buf, sizeof buf), " ms ago (given back at the next acquire)\n"),
+              "%s", buf);
+    cr_assert_eq(run(ARGS("-r", addr, "-n", "--permits", "1", "fixed", "true")), 0,
+                 "the expired permit was reclaimed");
 }
 
 /* SIGTERM to lwlock reaches COMMAND; lwlock exits as COMMAND did and
