@@ -3,7 +3,7 @@
  * and one Redis carry at a given lease, and with which tick, slots, batch
  * and in-flight cap.
  *
- *   lwbench [--locks N] [--kind lock|read|write] [--lease-ms MS] [--tick-ms MS] [--slots N]
+ *   lwbench [--locks N] [--kind lock|read|write|permit] [--lease-ms MS] [--tick-ms MS] [--slots N]
  *           [--batch N] [--inflight N] [--duration-s S] [-r ADDRESS]
  *           [-c [SEEDS]] [--json FILE] [--plot FILE.png] [--sweep]
  *           [--tls] [--cacert FILE] [--cacertdir DIR] [--cert FILE]
@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include <leasewheel/lock.h>
+#include <leasewheel/semaphore.h>
 
 #include "cli_util.h"
 #include "duration.h"
@@ -56,11 +57,6 @@ static const char usage_text[] =
     "ceiling (a raw pipelined flood of the same renew script).\n"
     "\n"
     "  --locks N         locks to hold (default 200000; with --sweep, the first count)\n"
-    "  --kind KIND       which locks: lock (default), read (read holds of read-write\n"
-    "                    locks, Redisson's RReadWriteLock: each renewal also renews\n"
-    "                    the hold's timeout key) or write (their write holds); the\n"
-    "                    ceiling floods that kind's renew script.  With --cluster,\n"
-    "                    read and write need --no-ceiling\n"
     "  --lease-ms MS     watchdog lease (default 30000); renewed every lease/3\n"
     "  --tick-ms MS      the wheel's tick (default 100)\n"
     "                    (both take a unit too: 30s, 250ms; a bare number is ms)\n"
@@ -108,6 +104,20 @@ static const char usage_text[] =
     "in a redis:// URL), as lwlock reads it; against a Redis lwbench did not start\n"
     "it says so before the ceiling floods it.  The capacity estimate gives the\n"
     "ceiling's figure and the 70% of it to plan for (docs/tuning.md).\n"
+    "\n";
+/* What is held: its own block, so that other kinds slot in. */
+static const char usage_kind_text[] =
+    "What is held:\n"
+    "  --kind KIND       lock (default): watchdog locks; read: read holds of\n"
+    "                    read-write locks (Redisson's RReadWriteLock: each renewal\n"
+    "                    also renews the hold's timeout key); write: their write\n"
+    "                    holds; permit: permits of semaphores whose permits expire\n"
+    "                    (Redisson's RPermitExpirableSemaphore), --locks then\n"
+    "                    counting permits (one Redis or Sentinel, no --cluster).\n"
+    "                    The ceiling floods that kind's renew script; with\n"
+    "                    --cluster, read and write need --no-ceiling\n"
+    "  --per-semaphore N with --kind permit: permits of one semaphore (default 100,\n"
+    "                    at most 1000): --locks 100000 holds 1000 semaphores' permits\n"
     "\n";
 /* In two: C99 promises string literals of 4095 bytes only. */
 static const char usage_tls_text[] =
@@ -165,8 +175,9 @@ enum { O_LOCKS = 256,
        O_SWEEP,
        O_NO_CEILING,
        O_CLIENTS,
-       O_KIND,
        O_VERSION,
+       O_KIND,
+       O_PER_SEMAPHORE,
        O_REDIS = 'r',
        O_CLUSTER = 'c' };
 
@@ -185,8 +196,10 @@ static const struct option long_opts[] = {
     {"sweep", no_argument, NULL, O_SWEEP},
     {"no-ceiling", no_argument, NULL, O_NO_CEILING},
     {"clients", required_argument, NULL, O_CLIENTS},
-    {"kind", required_argument, NULL, O_KIND},
     {"version", no_argument, NULL, O_VERSION},
+    /* What is held */
+    {"kind", required_argument, NULL, O_KIND},
+    {"per-semaphore", required_argument, NULL, O_PER_SEMAPHORE},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     TLS_LONG_OPTIONS,
@@ -313,18 +326,9 @@ static int cluster_opt(int argc, char **argv, struct opts *o)
 
 const char *lwb_kind_name(enum lwb_kind kind)
 {
-    return kind == LWB_KIND_READ ? "read" : kind == LWB_KIND_WRITE ? "write" : "lock";
-}
+    static const char *const name[] = {"lock", "read", "write", "permit"};
 
-/* --kind's value: 0, or -1 when it names no kind. */
-static int kind_opt(const char *arg, struct opts *o)
-{
-    for (enum lwb_kind k = LWB_KIND_LOCK; k <= LWB_KIND_WRITE; k++)
-        if (!strcmp(arg, lwb_kind_name(k))) {
-            o->kind = k;
-            return 0;
-        }
-    return -1;
+    return name[kind];
 }
 
 void lwbench_log(int level, const char *message, void *arg)
@@ -347,16 +351,45 @@ static int tls_args(struct opts *o)
     return 0;
 }
 
+/* --kind and --per-semaphore: 0, or 64 (said). */
+static int kind_opt(int opt, const char *arg, struct opts *o)
+{
+    if (opt == O_PER_SEMAPHORE) {
+        if (cli_parse_u32(arg, 1, LW_MAX_PERMITS_AT_ONCE, &o->per_semaphore) == 0)
+            return 0;
+        return usage_error("invalid --per-semaphore '%s' (1 to 1000)", arg);
+    }
+    for (enum lwb_kind k = LWB_KIND_LOCK; k <= LWB_KIND_PERMIT; k++)
+        if (!strcmp(arg, lwb_kind_name(k))) {
+            o->kind = k;
+            return 0;
+        }
+    return usage_error("invalid --kind '%s' (lock, read, write or permit)", arg);
+}
+
+/* What goes with --kind permit: 0, or 64 (said). */
+static int check_kind(const struct opts *o)
+{
+    if (o->kind != LWB_KIND_PERMIT)
+        return 0;
+    if (o->cluster)
+        return usage_error("%s: --kind permit runs on one Redis (or Sentinel's master)",
+                           "--cluster");
+    return 0;
+}
+
 /* 0 to run, 1 help shown, 64 bad usage (said). */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     char why[300];
     int opt, rc;
 
-    *o = (struct opts){.locks = 200000, .lease_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS, .tick_ms = LW_DEFAULT_TICK_MS, .slots = LW_DEFAULT_SLOTS, .batch = LW_DEFAULT_RENEW_BATCH, .inflight = LW_DEFAULT_RENEW_BATCHES_INFLIGHT, .duration_s = 30, .clients = 1};
+    *o = (struct opts){.locks = 200000, .lease_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS, .tick_ms = LW_DEFAULT_TICK_MS, .slots = LW_DEFAULT_SLOTS, .batch = LW_DEFAULT_RENEW_BATCH, .inflight = LW_DEFAULT_RENEW_BATCHES_INFLIGHT, .duration_s = 30,
+                       .clients = 1, .per_semaphore = LWB_DEFAULT_PER_SEMAPHORE};
     while ((opt = getopt_long(argc, argv, "hvr:c::", long_opts, NULL)) != -1) {
         if (opt == 'h') {
             fputs(usage_text, stdout);
+            fputs(usage_kind_text, stdout);
             fputs(usage_tls_text, stdout);
             fputs(usage_status, stdout);
             return 1;
@@ -371,14 +404,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
             puts("lwbench " LWBENCH_VERSION);
             return 1;
         }
-        if (opt == O_SWEEP)
+        if (opt == O_KIND || opt == O_PER_SEMAPHORE) {
+            if ((rc = kind_opt(opt, optarg, o)))
+                return rc;
+        } else if (opt == O_SWEEP)
             o->sweep = 1;
         else if (opt == O_NO_CEILING)
             o->no_ceiling = 1;
-        else if (opt == O_KIND) {
-            if (kind_opt(optarg, o))
-                return usage_error("invalid --kind '%s' (lock, read or write)", optarg);
-        }
         else if (opt == 'v')
             o->verbose = 1;
         else if (opt == O_REDIS || opt == O_CLUSTER) {
@@ -407,7 +439,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     }
     if (o->cluster && o->url.db)
         return usage_error("%s", "a cluster has only DB 0 (drop /DB from the -r URL)");
-    if ((rc = tls_args(o)))
+    if ((rc = tls_args(o)) || (rc = check_kind(o)))
         return rc;
     if (o->cluster && o->kind != LWB_KIND_LOCK && !o->no_ceiling)
         return usage_error("--kind %s with --cluster: the cluster ceiling floods locks only "

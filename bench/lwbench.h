@@ -15,6 +15,8 @@
  *                   renew script
  * lwbench_run.c     one sizing run: acquire N watchdog locks, hold them,
  *                   measure
+ * lwbench_permit.c  --kind permit: the run's semaphores, the ceiling of the
+ *                   permit renewal script, deleting them
  * lwbench_report.c  the table, JSON and the gnuplot plot
  *
  * lwbench's own connections (PING, INFO, CLUSTER SLOTS, the sentinels'
@@ -40,9 +42,11 @@ enum lwb_kind {
     LWB_KIND_LOCK = 0, /* lw_lock_new(): Redisson's RLock */
     LWB_KIND_READ,     /* lw_read_lock_new(): read holds of read-write locks */
     LWB_KIND_WRITE,    /* lw_write_lock_new(): their write holds */
+    LWB_KIND_PERMIT,   /* lw_permit_acquire(): permits of semaphores
+                          (--locks counts them, --per-semaphore to one) */
 };
 
-/* "lock", "read" or "write". */
+/* "lock", "read", "write" or "permit". */
 const char *lwb_kind_name(enum lwb_kind kind);
 
 struct opts {
@@ -70,7 +74,11 @@ struct opts {
                                    1..LWB_MAX_CLIENTS, default 1 */
     int no_ceiling;             /* --no-ceiling: no floods (a shared Redis):
                                    no ceiling, ratio or capacity estimate */
+    uint32_t per_semaphore;     /* --per-semaphore: permits of one semaphore
+                                   (--kind permit) */
 };
+
+#define LWB_DEFAULT_PER_SEMAPHORE 100u
 
 /* The share of the ceiling to plan for (docs/tuning.md): past it, the
  * client falls behind in bursts before the ceiling's rate is reached. */
@@ -281,6 +289,33 @@ void client_config(const struct opts *o, struct lw_client_config *cfg);
 /* 0 (r filled in, held or not), or -1 with why filled in. */
 int sizing_run(const struct opts *o, struct target *t, uint32_t locks, unsigned step,
                struct run_result *r, char *why, size_t n);
+
+/* lwbench_permit.c: --kind permit.  The run's permits, `per` to a
+ * semaphore "<prefix>:<j>" (the last may have fewer), semaphore j made by
+ * client j * nclients / nsems. */
+struct lw_semaphore;
+struct lw_permit;
+struct lw_client;
+struct permit_handles {
+    char prefix[96];
+    uint32_t permits, per, nsems;
+    struct lw_semaphore **sems; /* nsems */
+    struct lw_permit *ids;      /* permits: those of semaphore j from j * per */
+};
+/* The semaphore j's share of the permits. */
+uint32_t permits_of(const struct permit_handles *ph, uint32_t j);
+/* Handles for every semaphore, each created with its permits (try-set):
+ * 0, or an LW_E* code. */
+int permit_semaphores(struct permit_handles *ph, struct lw_client *const *clients,
+                      unsigned nclients);
+/* Free the handles and ids (the keys stay). */
+void permit_handles_free(struct permit_handles *ph);
+/* The ceiling on the run's permits: SCRIPT_RENEW_PERMIT_NODE flooded, as
+ * the watchdog sends it to one Redis.  0, or -1 with why. */
+int permit_ceiling(const struct opts *o, struct target *t, const struct permit_handles *ph,
+                   struct ceiling *out, char *why, size_t n);
+/* Delete the semaphores' keys.  0 or -1. */
+int permit_delete(const struct target *t, const struct permit_handles *ph);
 
 /* lwbench_report.c */
 void report_table(const struct opts *o, const struct target *t, const struct run_result *runs,

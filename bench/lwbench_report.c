@@ -18,13 +18,30 @@ static double ratio(double a, double b)
     return b > 0 ? a / b : 0;
 }
 
+/* --kind permit: what the table's "locks" are. */
+static void print_kind(const struct opts *o)
+{
+    if (o->kind == LWB_KIND_PERMIT)
+        printf("kind permit: the \"locks\" are permits, %u to a semaphore; the ceiling floods "
+               "the permit renewal script\n",
+               o->per_semaphore);
+}
+
+/* What the run holds, for the table's first line. */
+static const char *what_held(const struct opts *o)
+{
+    static const char *const held[] = {"locks", "read holds of read-write locks",
+                                       "write holds of read-write locks", "permits"};
+
+    return held[o->kind];
+}
+
 static void print_config(const struct opts *o, const struct target *t)
 {
     if (t->cluster) {
-        printf("lwbench: %s%s, lease %u ms (renewed every %.0f ms), tick %u ms, %u slots, "
+        printf("lwbench: %s, lease %u ms (renewed every %.0f ms), tick %u ms, %u slots, "
                "batch %u, %u calls in flight; Redis Cluster of %u masters%s%s\n",
-               o->kind == LWB_KIND_LOCK ? "locks" : lwb_kind_name(o->kind),
-               o->kind == LWB_KIND_LOCK ? "" : " holds of read-write locks", o->lease_ms, o->lease_ms / 3.0, o->tick_ms, o->slots, o->batch, o->inflight,
+               what_held(o), o->lease_ms, o->lease_ms / 3.0, o->tick_ms, o->slots, o->batch, o->inflight,
                t->nmasters, t->private_server ? " (private, 1 replica each)" : "",
                o->tls.enable ? " over TLS" : "");
         if (o->clients > 1)
@@ -32,16 +49,16 @@ static void print_config(const struct opts *o, const struct target *t)
                    o->clients);
         return;
     }
-    printf("lwbench: %s%s, lease %u ms (renewed every %.0f ms), tick %u ms, %u slots, "
+    printf("lwbench: %s, lease %u ms (renewed every %.0f ms), tick %u ms, %u slots, "
            "batch %u, %u calls in flight; Redis %s:%d%s%s\n",
-           o->kind == LWB_KIND_LOCK ? "locks" : lwb_kind_name(o->kind),
-           o->kind == LWB_KIND_LOCK ? "" : " holds of read-write locks", o->lease_ms, o->lease_ms / 3.0, o->tick_ms, o->slots, o->batch, o->inflight,
+           what_held(o), o->lease_ms, o->lease_ms / 3.0, o->tick_ms, o->slots, o->batch, o->inflight,
            t->host, t->port, t->private_server ? " (private)" : "",
            o->tls.enable ? " over TLS" : "");
     if (o->clients > 1)
         printf("%u clients, each with its own engine thread and connections, split the locks;"
                " engine: their threads' CPU summed\n",
                o->clients);
+    print_kind(o);
 }
 
 static void print_row(const struct opts *o, const struct run_result *r)
@@ -270,6 +287,8 @@ int report_json(const char *path, const struct opts *o, const struct target *t,
             o->tls.enable ? ", \"tls\": true" : "",
             o->no_ceiling ? ", \"ceiling_measured\": false" : "");
     fprintf(f, "  \"clients\": %u,\n  \"kind\": \"%s\",\n", o->clients, lwb_kind_name(o->kind));
+    if (o->kind == LWB_KIND_PERMIT)
+        fprintf(f, "  \"per_semaphore\": %u,\n", o->per_semaphore);
     fprintf(f, "  \"largest_held\": %u,\n  \"runs\": [\n", largest_held);
     for (unsigned i = 0; i < nruns; i++)
         json_run(f, o, &runs[i], t, i + 1 == nruns);

@@ -25,6 +25,12 @@
  * are deleted.  With several clients the locks carry several owner
  * fields, so the ceiling writes them again under the first client's.
  *
+ * With --kind permit the run holds permits instead (lwbench_permit.c):
+ * each semaphore's permits taken in one acquire, the acquires spread over
+ * a renewal period (see acquire_permits()), the same measurements
+ * (the client's counters count permits with locks), the permits' own
+ * ceiling.
+ *
  * A run holds when every lock was acquired, none was lost, and renewals
  * kept up: lag p99 under lease/6, half the slack a renewal has before the
  * lease runs out.  Past what the Redis can renew, the client's admission
@@ -53,6 +59,7 @@
 #include <unistd.h>
 
 #include <leasewheel/lock.h>
+#include <leasewheel/semaphore.h>
 #include <leasewheel/wheel.h>
 
 #include "cli_util.h"
@@ -150,13 +157,13 @@ static int new_client(const struct opts *o, const struct target *t, struct run_c
     return lw_client_new(&cfg, c);
 }
 
-/* Wait while ACQUIRE_WINDOW acquires are out; 0, or -1 when stuck. */
-static int acquire_slot(struct run_ctx *x, uint32_t issued)
+/* Wait while `window` acquires are out; 0, or -1 when stuck. */
+static int acquire_slot(struct run_ctx *x, uint32_t issued, uint32_t window)
 {
     uint64_t since = lw_clock_now();
     uint32_t seen = atomic_load(&x->done);
 
-    while (issued - atomic_load(&x->done) >= ACQUIRE_WINDOW) {
+    while (issued - atomic_load(&x->done) >= window) {
         struct timespec ts = {0, 100000};
 
         nanosleep(&ts, NULL);
@@ -201,7 +208,7 @@ static int acquire_all(struct lw_lock **locks, uint32_t n, struct run_ctx *x,
             n = i;
             break;
         }
-        if (acquire_slot(x, i))
+        if (acquire_slot(x, i, ACQUIRE_WINDOW))
             return -1;
         if (lw_acquire_async(locks[i], 1, admission_wait_ms, 0, on_acquired, rc))
             on_acquired(LW_ENOMEM, 0, rc);
@@ -215,6 +222,73 @@ static int acquire_all(struct lw_lock **locks, uint32_t n, struct run_ctx *x,
         acquire_progress(x, n, start, &last);
     }
     return atomic_load(&x->done) < n ? -1 : 0;
+}
+
+/* --kind permit: a semaphore's acquire of all its permits ended; value is
+ * how many (x->done counts the calls). */
+static void on_permits(int err, int64_t value, void *arg)
+{
+    struct run_client *rc = arg;
+    struct run_ctx *x = rc->x;
+    int none = 0;
+
+    atomic_compare_exchange_strong(&rc->engine_tid, &none, (int)syscall(SYS_gettid));
+    none = 0;
+    if (err) {
+        atomic_fetch_add(&x->failed, 1);
+        atomic_compare_exchange_strong(&x->first_err, &none, err);
+    } else {
+        atomic_fetch_add(&x->acquired, (uint32_t)value);
+    }
+    atomic_fetch_add(&x->done, 1);
+}
+
+/* Until start + j/n of a renewal period (lease/3). */
+static void pace(uint64_t start, uint32_t lease_ms, uint32_t j, uint32_t n)
+{
+    uint64_t due = start + (uint64_t)lease_ms * 1000000u / 3u * j / n;
+
+    while (lw_clock_now() < due) {
+        struct timespec ts = {0, 1000000};
+
+        nanosleep(&ts, NULL);
+    }
+}
+
+/*
+ * Every semaphore's permits in one acquire each, at most ACQUIRE_WINDOW
+ * permits outstanding, the acquires spread over one renewal period.  A
+ * semaphore's 100 permits are taken in one call, so that all of them
+ * would otherwise be taken within a fraction of a second (locks, one per
+ * call, take seconds): their renewals would then all fall due in the
+ * same few ticks, every period, a burst no deployment whose permits are
+ * taken at different moments sends.  0, 1 interrupted, -1 stuck.
+ */
+static int acquire_permits(const struct permit_handles *ph, uint32_t lease_ms,
+                           struct run_ctx *x, const struct target *t)
+{
+    uint32_t window = ACQUIRE_WINDOW / ph->per ? ACQUIRE_WINDOW / ph->per : 1;
+    uint64_t start = lw_clock_now(), last = start;
+
+    for (uint32_t j = 0; j < ph->nsems; j++) {
+        struct run_client *rc = client_of(x, j, ph->nsems);
+
+        pace(start, lease_ms, j, ph->nsems);
+        if (acquire_slot(x, j, window))
+            return -1;
+        if (lw_permit_acquire_async(ph->sems[j], permits_of(ph, j), 0, 0, &ph->ids[j * ph->per],
+                                    on_permits, rc))
+            on_permits(LW_ENOMEM, 0, rc);
+        acquire_progress(x, ph->permits, start, &last);
+        if ((j & 63u) == 0 && nap(t, 0))
+            return 1;
+    }
+    for (int s = 0; s < 600 && atomic_load(&x->done) < ph->nsems; s++) {
+        if (nap(t, 0.1))
+            return 1;
+        acquire_progress(x, ph->permits, start, &last);
+    }
+    return atomic_load(&x->done) < ph->nsems ? -1 : 0;
 }
 
 static int make_handles(const struct opts *o, struct run_ctx *x, const struct target *t,
@@ -401,12 +475,14 @@ static void free_handles(struct lw_lock **locks, uint32_t n)
 
 /* Acquire, hold and measure into r; the clients are the caller's. */
 static int acquire_and_hold(const struct opts *o, struct target *t, struct lw_lock **locks,
-                            struct run_ctx *x, struct run_result *r, char *why, size_t n)
+                            const struct permit_handles *ph, struct run_ctx *x,
+                            struct run_result *r, char *why, size_t n)
 {
     struct sample a, b;
     double rss0 = cli_rss_bytes();
     uint64_t t0 = lw_clock_now();
-    int rc = acquire_all(locks, r->locks, x, t, o->lease_ms < 20000 ? o->lease_ms : 20000);
+    int rc = ph ? acquire_permits(ph, o->lease_ms, x, t)
+                : acquire_all(locks, r->locks, x, t, o->lease_ms < 20000 ? o->lease_ms : 20000);
 
     if (rc < 0) {
         snprintf(why, n, "acquiring stalled (%u of %u done)", atomic_load(&x->done), r->locks);
@@ -459,8 +535,56 @@ static void free_clients(struct run_ctx *x)
         lw_client_free(x->clients[i].c);
 }
 
-int sizing_run(const struct opts *o, struct target *t, uint32_t locks, unsigned step,
-               struct run_result *r, char *why, size_t n)
+/* Whether the run held: everything acquired, none lost, lag p99 under
+ * lease/6. */
+static int held(const struct opts *o, int rc, const struct run_result *r, uint32_t count)
+{
+    return rc == 0 && !r->interrupted && r->acquired == count && r->lost == 0 &&
+           r->lag_p99_ns <= (uint64_t)o->lease_ms * 1000000u / 6;
+}
+
+/* --kind permit's run: `permits` of them over semaphores, as sizing_run()
+ * for locks. */
+static int permit_run(const struct opts *o, struct target *t, uint32_t permits, unsigned step,
+                      struct run_result *r, char *why, size_t n)
+{
+    struct run_ctx *x = calloc(1, sizeof *x);
+    struct permit_handles ph = {.permits = permits, .per = o->per_semaphore};
+    struct lw_client *clients[LWB_MAX_CLIENTS];
+    int rc = -1, erc = 0;
+
+    memset(r, 0, sizeof *r);
+    r->locks = permits;
+    r->needed = permits / (o->lease_ms / 3000.0);
+    snprintf(ph.prefix, sizeof ph.prefix, "%s:p%u", t->prefix, step);
+    if (!x || (erc = new_clients(o, t, x))) {
+        snprintf(why, n, "client: %s", x ? lw_strerror(erc) : "out of memory");
+    } else {
+        for (unsigned i = 0; i < x->nclients; i++)
+            clients[i] = x->clients[i].c;
+        if ((erc = permit_semaphores(&ph, clients, x->nclients)))
+            snprintf(why, n, "making %u semaphores: %s", ph.nsems, lw_strerror(erc));
+        else
+            rc = acquire_and_hold(o, t, NULL, &ph, x, r, why, n);
+    }
+    if (x)
+        free_clients(x); /* renewals stop; the permits stay, for the ceiling */
+    r->lost = x ? atomic_load(&x->lost) : 0;
+    r->held = held(o, rc, r, permits);
+    if (rc == 0 && !r->interrupted && !o->no_ceiling)
+        rc = permit_ceiling(o, t, &ph, &r->ceiling, why, n);
+    progress("deleting the run's keys");
+    if (ph.nsems && permit_delete(t, &ph) && rc == 0) {
+        snprintf(why, n, "could not delete the run's keys");
+        rc = -1;
+    }
+    permit_handles_free(&ph);
+    free(x);
+    return rc;
+}
+
+static int lock_run(const struct opts *o, struct target *t, uint32_t locks, unsigned step,
+                    struct run_result *r, char *why, size_t n)
 {
     struct run_ctx *x = calloc(1, sizeof *x);
     struct lw_lock **handles = calloc(locks, sizeof *handles);
@@ -475,7 +599,7 @@ int sizing_run(const struct opts *o, struct target *t, uint32_t locks, unsigned 
     } else if (make_handles(o, x, t, step, handles, locks, prefix, sizeof prefix)) {
         snprintf(why, n, "out of memory making %u lock handles", locks);
     } else {
-        rc = acquire_and_hold(o, t, handles, x, r, why, n);
+        rc = acquire_and_hold(o, t, handles, NULL, x, r, why, n);
     }
     if (x && x->nclients) { /* owner 1 of the first client */
         snprintf(id, sizeof id, "%s", lw_client_id(x->clients[0].c));
@@ -509,4 +633,12 @@ int sizing_run(const struct opts *o, struct target *t, uint32_t locks, unsigned 
     }
     free(x);
     return rc;
+}
+
+int sizing_run(const struct opts *o, struct target *t, uint32_t count, unsigned step,
+               struct run_result *r, char *why, size_t n)
+{
+    if (o->kind == LWB_KIND_PERMIT)
+        return permit_run(o, t, count, step, r, why, n);
+    return lock_run(o, t, count, step, r, why, n);
 }

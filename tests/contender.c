@@ -15,11 +15,14 @@
  *       section ...` (with --cluster `lwlock -c SEEDS ...` instead of -r;
  *       with --redis, -r ADDRESS as given, e.g. a redis-sentinel:// URL)
  *       and waits for it (bounded).  With --kind read or --kind write,
- *       lwlock --read or --write: the read-write lock NAME.
+ *       lwlock --read or --write: the read-write lock NAME.  With
+ *       --permits N, lwlock --permits N: one permit of the semaphore NAME
+ *       (created with N).
  *   contender section --log FILE --id ID --round K --hold-ms H
  *       lwlock's COMMAND: the critical section; lwlock's lost signal
  *       (SIGTERM) records "lost" and ends it.  Without LWLOCK_TOKEN (a
- *       reader: readers share) it logs token 0 and takes no marker.
+ *       reader: readers share; a permit: N may be inside) it logs token 0
+ *       and takes no marker.
  *
  * With --cacert CA --cert CERT --key KEY (client and lwloop) the server is
  * reached over mutual TLS: the client trusts CA and presents CERT (its
@@ -80,6 +83,7 @@ struct opts {
     int hold_max_ms;
     int idle_max_ms;
     int round;
+    int permits; /* lwloop: lwlock --permits N; 0: a lock */
     const char *log;
     const char *id;
     const char *lwlock;
@@ -195,6 +199,7 @@ static int take_opt(struct opts *o, const char *key, const char *val)
         {"--hold-max-ms", offsetof(struct opts, hold_max_ms)},
         {"--idle-max-ms", offsetof(struct opts, idle_max_ms)},
         {"--round", offsetof(struct opts, round)},
+        {"--permits", offsetof(struct opts, permits)},
     };
 
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
@@ -470,7 +475,7 @@ static int append(const char **argv, int k, const char *const *args)
 static void exec_lwlock(const struct opts *o, const char *self, const char *name, long round,
                         int hold_ms)
 {
-    char addr[32], lease[16], wait[16], rnd[24], hold[16];
+    char addr[32], lease[16], wait[16], rnd[24], hold[16], permits[16];
     const char *argv[32] = {o->lwlock};
     int k = 1;
 
@@ -482,6 +487,9 @@ static void exec_lwlock(const struct opts *o, const char *self, const char *name
     snprintf(hold, sizeof hold, "%d", hold_ms);
     if (o->kind)
         argv[k++] = !strcmp(o->kind, "read") ? "--read" : "--write";
+    snprintf(permits, sizeof permits, "%d", o->permits);
+    if (o->permits)
+        k = append(argv, k, (const char *[]){"--permits", permits, NULL});
     if (o->cacert)
         k = append(argv, k,
                    (const char *[]){"--tls", "--cacert", o->cacert, "--cert", o->cert, "--key",

@@ -18,7 +18,10 @@
  * The third runs lwlock --read and --write loops on read-write locks
  * through a stopped server, killed connections and a restart that keeps
  * the keys: no writer's section overlaps another section, and readers'
- * sections do overlap (they share).
+ * sections do overlap (they share).  The fourth runs lwlock --permits loops on one semaphore through a
+ * stopped server, killed connections and a restart that keeps the keys:
+ * never more sections inside at once than permits, and at some moment
+ * more than one (the permits are really shared).
  *
  * Built again with LW_TEST_TLS (contention_tls, the first test only): the
  * server serves TLS only and asks for client certificates
@@ -100,12 +103,14 @@ struct contender {
     pid_t pid;
     const char *kind; /* lwloop: "read" or "write" (a read-write lock), NULL:
                          a lock */
+    int permits; /* lwloop: lwlock --permits N on one name; 0: locks */
 };
 
 /* Child: contender MODE ... with stdout and stderr to files of dir. */
 static void exec_contender(const struct contender *c)
 {
-    char port[16], names[16], lease[16], wait[16], hold[16], idle[16], stop[300], out[300];
+    char port[16], names[16], lease[16], wait[16], hold[16], idle[16], stop[300], out[300],
+        permits[16];
     int fd;
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -117,17 +122,19 @@ static void exec_contender(const struct contender *c)
         }
     }
     snprintf(port, sizeof port, "%d", srv.port);
-    snprintf(names, sizeof names, "%d", NAMES);
+    snprintf(names, sizeof names, "%d", c->permits ? 1 : NAMES);
+    snprintf(permits, sizeof permits, "%d", c->permits);
     snprintf(lease, sizeof lease, "%d", LEASE_MS);
     snprintf(wait, sizeof wait, "%d", c->wait_ms);
     snprintf(hold, sizeof hold, "%d", c->hold_max_ms);
     snprintf(idle, sizeof idle, "%d", c->idle_max_ms);
     snprintf(stop, sizeof stop, "%s/stop", dir);
-    /* No --kind: --names once more, which changes nothing. */
+    /* No --kind: --names once more, which changes nothing; --permits 0: a
+     * lock. */
     execl(CONTENDER_PATH, CONTENDER_PATH, c->mode, "--port", port, "--names", names,
           c->kind ? "--kind" : "--names", c->kind ? c->kind : names, "--lease-ms", lease,
-          "--wait-ms", wait, "--hold-max-ms", hold, "--idle-max-ms",
-          idle, "--deadline-ms",
+          "--wait-ms", wait, "--hold-max-ms", hold, "--idle-max-ms", idle, "--permits", permits,
+          "--deadline-ms",
           "120000", "--stop", stop, "--log", log_path, "--id", c->id, "--lwlock", LWLOCK_PATH,
           LAST_ARGS);
     _exit(127);
@@ -288,8 +295,8 @@ static int fault_restart_keeping(void)
     return restart_keeping(NAMES);
 }
 #else
-/* Some key is kept: readers draw no token, a writer may not have come by
- * every name yet. */
+/* Some key is kept: readers and permits draw no token, a writer may not
+ * have come by every name yet (the semaphore's count is kept). */
 static int fault_restart_keeping_some(void)
 {
     return restart_keeping(1);
@@ -810,13 +817,14 @@ CONTENTION_TEST(wiping_faults_overlap_until_the_next_renewal)
 /* ---- Read-write locks through lwlock ---- */
 
 #ifndef LW_TEST_TLS
-static const struct fault rw_faults[] = {
+/* The faults that keep some key (the read-write and the permits tests). */
+static const struct fault some_faults[] = {
     {"client-kill", fault_client_kill},
     {"pubsub-kill", fault_pubsub_kill},
     {"sigstop-long", fault_stop_long},
     {"restart-keeping", fault_restart_keeping_some},
 };
-#define NRW (int)(sizeof rw_faults / sizeof rw_faults[0])
+#define NSOME (int)(sizeof some_faults / sizeof some_faults[0])
 
 /* lw*: lwlock --write; lr*: lwlock --read. */
 static int is_writer(const struct interval *iv)
@@ -895,8 +903,8 @@ CONTENTION_TEST(rw_writers_alone_readers_together)
     struct run r;
     int regressions;
 
-    run(spec, rw_faults, NRW, 2, 1200, &r);
-    report(&r, rw_faults, NRW);
+    run(spec, some_faults, NSOME, 2, 1200, &r);
+    report(&r, some_faults, NSOME);
     rw_overlaps(r.ivs, r.nivs, shown, MAX_SHOWN, &bad, &shared);
     regressions = writer_token_regressions(r.ivs, r.nivs);
     fprintf(stderr,
@@ -908,10 +916,80 @@ CONTENTION_TEST(rw_writers_alone_readers_together)
     cr_assert_eq(bad, 0, "%zu overlaps with a writer", bad);
     cr_assert_geq(shared, 1, "no two readers were ever inside together");
     cr_assert_eq(regressions, 0);
-    for (int i = 0; i < NRW; i++)
-        cr_assert_eq(count_faults(r.faults, r.nfaults, rw_faults[i].name), 2);
+    for (int i = 0; i < NSOME; i++)
+        cr_assert_eq(count_faults(r.faults, r.nfaults, some_faults[i].name), 2);
     cr_assert_geq(acquisitions_of(&r, 0), 10, "a run without readers proves nothing");
     cr_assert_geq(acquisitions_of(&r, 1), 5, "a run without writers proves nothing");
+    free_run(&r);
+}
+#endif
+
+/* ---- Permits through lwlock ---- */
+
+#ifndef LW_TEST_TLS
+#define PERMITS 2
+
+struct edge {
+    uint64_t at;
+    int delta; /* +1 enter, -1 leave */
+};
+
+/* Leaving first at a tie: a section that ends as another starts is not
+ * inside with it. */
+static int by_time_leave_first(const void *a, const void *b)
+{
+    const struct edge *x = a, *y = b;
+
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    return x->delta - y->delta;
+}
+
+/* The most sections of different holder-rounds inside at once (one name). */
+static int most_inside(const struct interval *ivs, size_t n)
+{
+    struct edge *e = calloc(2 * n + 1, sizeof *e);
+    int inside = 0, most = 0;
+
+    cr_assert_not_null(e);
+    for (size_t i = 0; i < n; i++) {
+        e[2 * i] = (struct edge){ivs[i].start, 1};
+        e[2 * i + 1] = (struct edge){ivs[i].end, -1};
+    }
+    qsort(e, 2 * n, sizeof *e, by_time_leave_first);
+    for (size_t i = 0; i < 2 * n; i++)
+        if ((inside += e[i].delta) > most)
+            most = inside;
+    free(e);
+    return most;
+}
+
+/* Four loops of lwlock --permits 2 on one semaphore while Redis is stopped
+ * past the lease, its connections (commands and subscriptions) killed,
+ * and it restarts keeping its keys: never three inside at once, and two
+ * at some moment (else the test proves nothing about sharing).  Two hold
+ * briefly and often; two for up to two leases, across the faults. */
+CONTENTION_TEST(permits_never_more_inside_than_permits)
+{
+    static const struct contender spec[NCONTENDERS] = {
+        {"l0", "lwloop", 300, 1000, 0, 0, NULL, PERMITS},
+        {"l1", "lwloop", 20, 1000, 100, 0, NULL, PERMITS},
+        {"l2", "lwloop", 2 * LEASE_MS, 1000, LEASE_MS, 0, NULL, PERMITS},
+        {"l3", "lwloop", 2 * LEASE_MS, 1000, 2 * LEASE_MS, 0, NULL, PERMITS},
+    };
+    struct run r;
+    int most;
+
+    run(spec, some_faults, NSOME, 1, 1200, &r);
+    report(&r, some_faults, NSOME);
+    most = most_inside(r.ivs, r.nivs);
+    fprintf(stderr, "contention: permits: %zu sections, at most %d inside at once (%d permits)\n",
+            r.nivs, most, PERMITS);
+    cr_assert_leq(most, PERMITS, "%d sections inside at once with %d permits", most, PERMITS);
+    cr_assert_geq(most, 2, "the permits were never used at once");
+    for (int i = 0; i < NSOME; i++)
+        cr_assert_eq(count_faults(r.faults, r.nfaults, some_faults[i].name), 1);
+    cr_assert_geq(acquisitions(&r, 'l'), 10, "a run without work proves nothing");
     free_run(&r);
 }
 #endif

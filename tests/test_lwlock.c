@@ -2,6 +2,8 @@
  * tests/test_lwlock.c - the lwlock tool, run as a process against a real
  * redis-server: exit statuses, COMMAND's environment, mutual exclusion of
  * two lwlocks, lost locks and fixed leases, signals passed on, bad usage;
+ * permits of a semaphore (--permits: two at once, a third refused or
+ * waiting, the id in the zset, a lost permit; --set-permits);
  * the warning signal of a lock at risk (through tests/fixtures/proxy.h,
  * which makes the link go silent), --max-hold, -v's log lines; against a
  * TLS-only server (certificates made by tests/fixtures/tls_certs.h):
@@ -1213,6 +1215,187 @@ LWLOCK_TEST(lost_lock_sends_the_chosen_signal)
     cr_assert_lt(now_ms() - t0, 5000);
 }
 
+/* ---- Permits (--permits, --set-permits) ---- */
+
+Test(lwlock_usage, permits_bad_usage_exits_64, .init = make_dir, .fini = remove_test_dir,
+     .timeout = 60)
+{
+    const char *const *bad[] = {
+        ARGS("--permits", "0", "n", "true"),
+        ARGS("--permits", "-1", "n", "true"),
+        ARGS("--permits", "two", "n", "true"),
+        ARGS("--permits", "1000000001", "n", "true"),
+        ARGS("--permits"),
+        ARGS("--permits", "2", "n"),
+        ARGS("--set-permits", "-1", "n"),
+        ARGS("--set-permits", "3", "n", "true"),
+        ARGS("--set-permits", "3"),
+        ARGS("--permits", "2", "--set-permits", "3", "n"),
+        ARGS("--permits", "2", "--min-hold", "1s", "n", "true"),
+        ARGS("--permits", "2", "--replicas", "1", "n", "true"),
+        ARGS("--permits", "2", "--status", "n"),
+        ARGS("--set-permits", "2", "--status", "n"),
+    };
+
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int code = run(bad[i]);
+
+        cr_assert_eq(code, 64, "case %zu: %d", i, code);
+        cr_assert(stderr_has("lwlock: "), "case %zu: no message", i);
+    }
+}
+
+/* A COMMAND that says it is in (in.$1, and its LWLOCK_PERMIT in permit.$1)
+ * and stays until $LWT_DIR/go.$1 exists (at most 20 s). */
+#define PERMIT_HOLDER                                                                      \
+    "echo \"$LWLOCK_NAME $LWLOCK_PERMIT ${LWLOCK_TOKEN-none}\" > \"$LWT_DIR/permit.$1\"; " \
+    "touch \"$LWT_DIR/in.$1\"; i=0; "                                                      \
+    "while [ ! -e \"$LWT_DIR/go.$1\" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done"
+
+static pid_t start_permit_holder(const char *sem, const char *id, const char *wait)
+{
+    return start_lwlock(ARGS("-r", addr, "-w", wait, "--permits", "2", sem, "sh", "-c",
+                             PERMIT_HOLDER, "sh", id));
+}
+
+static void let_out(const char *id)
+{
+    char name[16], path[512];
+    int fd;
+
+    snprintf(name, sizeof name, "go.%s", id);
+    fd = open(path_in_dir(name, path, sizeof path), O_WRONLY | O_CREAT, 0600);
+    cr_assert_geq(fd, 0);
+    close(fd);
+}
+
+/* The permit a holder saw: LWLOCK_NAME and 32 hex digits, no token; it
+ * is in the semaphore's zset as 16 raw bytes while COMMAND runs. */
+static void check_permit_seen(const char *sem, const char *id)
+{
+    char file[16], buf[256], name[64], hex[64], token[32];
+    struct lw_permit p;
+    redisReply *r;
+
+    snprintf(file, sizeof file, "permit.%s", id);
+    cr_assert_eq(sscanf(slurp(file, buf, sizeof buf), "%63s %63s %31s", name, hex, token), 3,
+                 "'%s'", buf);
+    cr_assert_str_eq(name, sem);
+    cr_assert_eq(strlen(hex), 32, "LWLOCK_PERMIT '%s'", hex);
+    cr_assert_eq(strspn(hex, "0123456789abcdef"), 32, "LWLOCK_PERMIT '%s'", hex);
+    cr_assert_str_eq(token, "none", "a permit has no fencing token");
+    cr_assert_eq(lw_permit_from_hex(hex, &p), 0);
+    snprintf(name, sizeof name, "{%s}:timeout", sem);
+    r = redis_server_command(&srv, "ZSCORE %s %b", name, p.id, sizeof p.id);
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "permit %s not in %s", hex, name);
+    freeReplyObject(r);
+}
+
+static int wait_in(const char *id)
+{
+    char name[16];
+
+    snprintf(name, sizeof name, "in.%s", id);
+    return wait_until(exists(name), 10000);
+}
+
+/* N = 2: two COMMANDs run at once, a third is refused (-n: 75) or waits
+ * until one leaves; the semaphore is created with 2 and keeps its count. */
+LWLOCK_TEST(permits_two_at_once_third_waits)
+{
+    pid_t a = start_permit_holder("pool", "a", "0"), b = start_permit_holder("pool", "b", "0"), c;
+    int code;
+
+    cr_assert(wait_in("a") && wait_in("b"), "both permits held at once");
+    check_permit_seen("pool", "a");
+    check_permit_seen("pool", "b");
+    cr_assert_eq(redis_int("GET %s", "pool"), 0);
+    cr_assert_eq(redis_int("ZCARD %s", "{pool}:timeout"), 2);
+
+    code = run(ARGS("-r", addr, "-n", "--permits", "2", "pool", "touch", "ran"));
+    cr_assert_eq(code, 75, "-n with none free: %d", code);
+    cr_assert(stderr_has("lwlock: pool: no permit free"));
+    cr_assert_not(exists("ran"));
+    code = run(ARGS("-r", addr, "-q", "-E", "3", "-w", "200ms", "--permits", "2", "pool", "true"));
+    cr_assert_eq(code, 3, "-q -E 3 -w 200ms: %d", code);
+
+    c = start_permit_holder("pool", "c", "20s");
+    cr_assert_not(wait_until(exists("in.c"), 300), "a third got in with none free");
+    let_out("a");
+    cr_assert_eq(wait_child(a, 10000), 0);
+    cr_assert(wait_in("c"), "the waiter got the permit given back");
+    let_out("b");
+    let_out("c");
+    cr_assert_eq(wait_child(b, 10000), 0);
+    cr_assert_eq(wait_child(c, 10000), 0);
+    echo_stderr();
+    cr_assert_eq(redis_int("GET %s", "pool"), 2, "every permit given back");
+    cr_assert_eq(redis_int("ZCARD %s", "{pool}:timeout"), 0);
+}
+
+/* An existing semaphore keeps its count; --set-permits sets the total
+ * (available + acquired), creating it; --prefix names it. */
+LWLOCK_TEST(set_permits_sets_the_total)
+{
+    pid_t a;
+    int code;
+
+    cr_assert_eq(run(ARGS("-r", addr, "--set-permits", "5", "jobs")), 0);
+    cr_assert_eq(redis_int("GET %s", "jobs"), 5);
+    cr_assert_eq(run(ARGS("-r", addr, "--permits", "2", "jobs", "true")), 0);
+    cr_assert_eq(redis_int("GET %s", "jobs"), 5, "--permits 2 left an existing count alone");
+
+    a = start_lwlock(ARGS("-r", addr, "--permits", "5", "jobs", "sh", "-c", PERMIT_HOLDER, "sh",
+                          "a"));
+    cr_assert(wait_in("a"));
+    cr_assert_eq(redis_int("GET %s", "jobs"), 4);
+    cr_assert_eq(run(ARGS("-r", addr, "--set-permits", "3", "jobs")), 0);
+    cr_assert_eq(redis_int("GET %s", "jobs"), 2, "3 in all, one of them acquired");
+    let_out("a");
+    code = wait_child(a, 10000);
+    echo_stderr();
+    cr_assert_eq(code, 0);
+    cr_assert_eq(redis_int("GET %s", "jobs"), 3);
+
+    cr_assert_eq(run(ARGS("-r", addr, "--prefix", "team", "--set-permits", "0", "jobs")), 0);
+    cr_assert_eq(redis_int("GET %s", "team:jobs"), 0);
+    code = run(ARGS("-r", addr, "-n", "--prefix", "team", "--permits", "4", "jobs", "true"));
+    cr_assert_eq(code, 75, "0 permits: %d", code);
+}
+
+/* The permit taken from the zset while COMMAND runs: the watchdog finds
+ * it gone, COMMAND gets the signal, lwlock exits 79 and nothing is given
+ * back twice. */
+LWLOCK_TEST(lost_permit_signals_command)
+{
+    pid_t pid = start_until_ready(ARGS("-W", "300", "--permits", "2", "-r", addr, "lostsem", "sh",
+                                       "-c", TRAPPING("TERM", "0")));
+    char buf[512];
+    int code;
+
+    cr_assert_eq(redis_int("ZCARD %s", "{lostsem}:timeout"), 1);
+    cr_assert_eq(redis_int("DEL %s", "{lostsem}:timeout"), 1);
+    code = wait_child(pid, 5000);
+    echo_stderr();
+    cr_assert_eq(code, 79, "%d", code);
+    cr_assert_str_eq(slurp("sig", buf, sizeof buf), "TERM\n");
+    cr_assert(stderr_has("permit of lostsem lost"));
+    cr_assert_eq(redis_int("GET %s", "lostsem"), 1, "the lost permit was not given back");
+    cr_assert_eq(redis_int("EXISTS %s", "{lostsem}:timeout"), 0, "and never added back");
+
+    /* A fixed lease (-l) ends: 79 too; the expired permit stays in the zset
+     * until an acquire reclaims it, and --status says it expired. */
+    code = run(ARGS("-l", "300ms", "--permits", "1", "-r", addr, "fixed", "sleep", "3"));
+    cr_assert_eq(code, 79, "-l 300ms: %d", code);
+    cr_assert(stderr_has("permit of fixed lost (the lease ended)"));
+    code = run(ARGS("-r", addr, "--status", "fixed"));
+    cr_assert_eq(code, 1, "--status: %d", code);
+    cr_assert(strstr(slurp("out", buf, sizeof buf), " ms ago (given back at the next acquire)\n"),
+              "%s", buf);
+    cr_assert_eq(run(ARGS("-r", addr, "-n", "--permits", "1", "fixed", "true")), 0,
+                 "the expired permit was reclaimed");
+}
+
 /* SIGTERM to lwlock reaches COMMAND; lwlock exits as COMMAND did and
  * releases the lock. */
 LWLOCK_TEST(sigterm_is_passed_on)
@@ -1589,7 +1772,7 @@ static const char hold_until[] =
 
 /* lwlock with kind (--read or --write) and wait around hold_until: started,
  * and waited for until its COMMAND runs when `running` is set. */
-static pid_t start_holder(const char *kind, const char *wait, const char *go, const char *tag,
+static pid_t start_rw_holder(const char *kind, const char *wait, const char *go, const char *tag,
                           int running)
 {
     pid_t pid = start_lwlock(ARGS(kind, "-w", wait, "-r", addr, "rw", "sh", "-c", hold_until,
@@ -1617,16 +1800,16 @@ static void touch_file(const char *name)
 LWLOCK_TEST(readers_share_a_writer_waits_and_excludes)
 {
     char buf[64];
-    pid_t r1 = start_holder("--read", "0", "go1", "r1", 1), r2, w;
+    pid_t r1 = start_rw_holder("--read", "0", "go1", "r1", 1), r2, w;
     int code;
 
-    r2 = start_holder("--read", "0", "go1", "r2", 1);
+    r2 = start_rw_holder("--read", "0", "go1", "r2", 1);
     cr_assert_str_eq(slurp("token.r1", buf, sizeof buf), "none\n", "no LWLOCK_TOKEN for a read");
     code = run(ARGS("--write", "-r", addr, "rw", "touch", "ran"));
     cr_assert_eq(code, 75, "--write while read: %d", code);
     cr_assert(stderr_has("lwlock: rw: "));
     /* A waiting writer: subscribed, not running, until both readers leave. */
-    w = start_holder("--write", "20s", "go2", "w", 0);
+    w = start_rw_holder("--write", "20s", "go2", "w", 0);
     cr_assert(wait_until(subscribers("redisson_rwlock:{rw}") >= 1, 10000), "writer waits");
     cr_assert_not(exists("w"), "the writer ran beside readers");
     touch_file("go1");

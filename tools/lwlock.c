@@ -15,6 +15,11 @@
  * the same job started late elsewhere finds it held; with -v the
  * library's log lines go to stderr.
  *
+ * With --permits N, one permit of the semaphore NAME is held instead of
+ * the lock (created with N permits if absent), renewed or fixed as a lock
+ * is, lost the same way; COMMAND sees LWLOCK_PERMIT (the permit's id in
+ * hex) instead of LWLOCK_TOKEN.  --set-permits N sets the total and exits.
+ *
  * Structure.  Two threads run here: main, and the library's engine thread,
  * on which the acquire's completion and on_lost are called.  Everything
  * main waits for arrives on a file descriptor, so that one poll() serves
@@ -84,6 +89,8 @@ struct run {
     struct lw_client *client;
     struct lw_lock *lock;
     uint64_t owner;
+    struct lw_semaphore *sem; /* --permits, --set-permits: instead of lock */
+    struct lw_permit permit;  /* --permits: the one held */
     pid_t child;
     uint64_t acquired_ns; /* when the acquire's success arrived */
     uint64_t ended_ns;    /* when COMMAND's exit was seen */
@@ -344,6 +351,23 @@ static const char *env(const char *name)
     return v && v[0] ? v : NULL;
 }
 
+/* The lock, or with permits the semaphore (created with --permits' N when
+ * absent: an existing one keeps its count). */
+static int new_handle(struct run *r)
+{
+    const char *key = r->opt.key;
+    int rc;
+
+    if (!r->opt.permits && r->opt.set_permits < 0)
+        return new_lock(r);
+    if ((rc = lw_semaphore_new(r->client, key, strlen(key), &r->sem)) || !r->opt.permits)
+        return rc;
+    rc = lw_semaphore_try_set(r->sem, r->opt.permits);
+    if (rc == 1 && r->opt.verbose)
+        report("created the semaphore %s with %lld permits", key, r->opt.permits);
+    return rc < 0 ? rc : 0;
+}
+
 static int start_client(struct run *r)
 {
     char at[600], why[600];
@@ -385,8 +409,7 @@ static int start_client(struct run *r)
     cfg.max_hold_ms = r->opt.max_hold_ms;
     if (r->opt.verbose)
         cfg.log = on_log;
-    if ((rc = lw_client_new(&cfg, &r->client)) == 0 &&
-        (rc = new_lock(r)) == 0)
+    if ((rc = lw_client_new(&cfg, &r->client)) == 0 && (rc = new_handle(r)) == 0)
         return 0;
     if (rc == LW_ENOTSUP && r->opt.tls.enable)
         report("cannot use Redis at %s over TLS: this leasewheel was built without TLS",
@@ -404,7 +427,8 @@ static int acquire_failed(const struct run *r, int err)
 
     if (err == LW_ELOCKED) { /* -q: the loser of a race says nothing */
         if (!r->opt.quiet)
-            report("%s: %s", r->opt.key, lw_strerror(err));
+            report("%s: %s", r->opt.key,
+                   r->sem ? "no permit free within the wait" : lw_strerror(err));
         return EXIT_LOCKED; /* main() makes it -E's */
     }
     if (err == LW_EWRONGKIND) {
@@ -416,6 +440,12 @@ static int acquire_failed(const struct run *r, int err)
     report("cannot acquire %s at %s: %s%s", r->opt.key, where(r, at, sizeof at),
            lw_strerror(err), reason(r, err, why, sizeof why));
     return err == LW_ENOMEM ? EXIT_OSERR : EXIT_UNAVAILABLE;
+}
+
+/* The lock or permit given back at once, whatever the answer. */
+static int let_go(struct run *r)
+{
+    return r->sem ? lw_permit_release(r->sem, &r->permit, 1) : lw_unlock_owner(r->lock, r->owner);
 }
 
 /*
@@ -434,7 +464,7 @@ static int interrupted(struct run *r, int sig)
 
     if (poll(&p, 1, 0) == 1 && read_event(r->ev_rd, &ev) == 0 && ev.kind == EV_ACQUIRED &&
         ev.err == 0)
-        lw_unlock_owner(r->lock, r->owner);
+        let_go(r);
     report("interrupted by %s while acquiring %s", lwlock_signal_name(sig, buf, sizeof buf),
            r->opt.key);
     return 128 + sig;
@@ -449,7 +479,11 @@ static int acquire(struct run *r, uint64_t *token)
     int rc, sig;
 
     r->owner = lw_owner_self();
-    rc = lw_acquire_async(r->lock, r->owner, wait, r->opt.lease_ms, on_acquired, &r->ev_wr);
+    if (r->sem) /* the ids land in r->permit, which outlives the client */
+        rc = lw_permit_acquire_async(r->sem, 1, wait, r->opt.lease_ms, &r->permit, on_acquired,
+                                     &r->ev_wr);
+    else
+        rc = lw_acquire_async(r->lock, r->owner, wait, r->opt.lease_ms, on_acquired, &r->ev_wr);
     if (rc)
         return acquire_failed(r, rc);
     for (;;) {
@@ -491,38 +525,57 @@ static int has_prefix(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* lwlock's environment with LWLOCK_NAME and LWLOCK_TOKEN set (the token
- * left out when token is NULL: a read lock has none, and one inherited
- * from an outer lwlock must not pass for it): built before fork(), since
- * the child of a threaded process must not allocate.  The strings made
- * are the array's last entries, freed with it (free_env). */
-static char **command_env(const char *name, const uint64_t *token)
+/* Set by lwlock for COMMAND: never passed on from lwlock's own
+ * environment (a nested lwlock's would mislead). */
+static int ours(const char *var)
+{
+    return has_prefix(var, "LWLOCK_NAME=") || has_prefix(var, "LWLOCK_TOKEN=") ||
+           has_prefix(var, "LWLOCK_PERMIT=");
+}
+
+/* Whether COMMAND gets a second variable beside LWLOCK_NAME: a permit's
+ * LWLOCK_PERMIT, or a lock's (a write lock's) LWLOCK_TOKEN; a read lock
+ * has neither, and one inherited from an outer lwlock must not pass for
+ * it. */
+static int env_second(const struct run *r)
+{
+    return r->sem || r->opt.kind != LWLOCK_READ;
+}
+
+/* lwlock's environment with LWLOCK_NAME set, and LWLOCK_TOKEN or
+ * LWLOCK_PERMIT when env_second(): built before fork(), since the child
+ * of a threaded process must not allocate.  The strings made (1 +
+ * env_second()) are the array's last entries, freed with it (free_env). */
+static char **command_env(const struct run *r, uint64_t token)
 {
     extern char **environ;
+    const char *name = r->opt.key;
     size_t n = 0, k = 0;
-    char **env, *vname, *vtoken = NULL;
+    char **env, *vname, *vsecond = NULL, hex[LW_PERMIT_HEX_LEN + 1];
 
     while (environ[n])
         n++;
     env = malloc((n + 3) * sizeof *env);
     vname = malloc(strlen(name) + sizeof "LWLOCK_NAME=");
-    if (token)
-        vtoken = malloc(sizeof "LWLOCK_TOKEN=" + 20);
-    if (!env || !vname || (token && !vtoken)) {
+    if (env_second(r))
+        vsecond = malloc(sizeof "LWLOCK_PERMIT=" + LW_PERMIT_HEX_LEN + 20);
+    if (!env || !vname || (env_second(r) && !vsecond)) {
         free(env);
         free(vname);
-        free(vtoken);
+        free(vsecond);
         return NULL;
     }
     for (size_t i = 0; i < n; i++)
-        if (!has_prefix(environ[i], "LWLOCK_NAME=") && !has_prefix(environ[i], "LWLOCK_TOKEN="))
+        if (!ours(environ[i]))
             env[k++] = environ[i];
     sprintf(vname, "LWLOCK_NAME=%s", name);
     env[k++] = vname;
-    if (token) {
-        sprintf(vtoken, "LWLOCK_TOKEN=%" PRIu64, *token);
-        env[k++] = vtoken;
-    }
+    if (r->sem)
+        sprintf(vsecond, "LWLOCK_PERMIT=%s", lw_permit_hex(&r->permit, hex));
+    else if (vsecond)
+        sprintf(vsecond, "LWLOCK_TOKEN=%" PRIu64, token);
+    if (vsecond)
+        env[k++] = vsecond;
     env[k] = NULL;
     return env;
 }
@@ -582,9 +635,8 @@ static void exec_command(const struct run *r, char **env, int errfd)
  * an exit status. */
 static int spawn(struct run *r, uint64_t token)
 {
-    int with_token = r->opt.kind != LWLOCK_READ;
-    char **env = command_env(r->opt.key, with_token ? &token : NULL);
-    size_t made = with_token ? 2 : 1;
+    char **env = command_env(r, token);
+    size_t made = 1 + (size_t)env_second(r);
     int p[2], err;
     pid_t pid;
 
@@ -612,6 +664,12 @@ static int spawn(struct run *r, uint64_t token)
     return 0;
 }
 
+/* What lwlock holds, for messages: "lock NAME", "permit of NAME". */
+static const char *held(const struct run *r)
+{
+    return r->sem ? "permit of" : "lock";
+}
+
 /* The lock is gone: COMMAND runs unprotected from now on. */
 static void lose(struct run *r, const char *why)
 {
@@ -620,7 +678,7 @@ static void lose(struct run *r, const char *why)
     if (r->lost)
         return;
     r->lost = 1;
-    report("lock %s lost (%s): sending %s to %s", r->opt.key, why,
+    report("%s %s lost (%s): sending %s to %s", held(r), r->opt.key, why,
            lwlock_signal_name(r->opt.lost_sig, buf, sizeof buf), r->opt.command[0]);
     kill(r->child, r->opt.lost_sig);
 }
@@ -640,8 +698,8 @@ static void risk(struct run *r, int at_risk, int64_t left_ms)
         return;
     r->at_risk = 1;
     if (r->opt.verbose)
-        report("lock %s at risk (%lld ms of its lease sure to be left): sending %s to %s",
-               r->opt.key, (long long)left_ms,
+        report("%s %s at risk (%lld ms of its lease sure to be left): sending %s to %s",
+               held(r), r->opt.key, (long long)left_ms,
                lwlock_signal_name(r->opt.warn_sig, buf, sizeof buf), r->opt.command[0]);
     kill(r->child, r->opt.warn_sig);
 }
@@ -718,8 +776,8 @@ static int unlock(struct run *r)
 {
     uint64_t held_ms = (lw_clock_now() - r->acquired_ns) / 1000000u;
 
-    if (r->opt.min_hold_ms <= held_ms)
-        return lw_unlock_owner(r->lock, r->owner);
+    if (r->opt.min_hold_ms <= held_ms) /* always, with a permit */
+        return let_go(r);
     if (r->opt.verbose)
         report("%s stays held %llu ms more (--min-hold)", r->opt.key,
                (unsigned long long)(r->opt.min_hold_ms - held_ms));
@@ -734,6 +792,8 @@ static int release(struct run *r, int status)
     if (r->lost)
         return EXIT_LOST;
     rc = unlock(r);
+    if (rc == LW_ENOPERMIT) /* released or reclaimed: a permit's "not ours" */
+        rc = LW_ENOTOWNER;
     if (rc == LW_ENOTOWNER && lost_after_end(r)) {
         /* The unlock waited on Redis past the lease: COMMAND had ended
          * under the lock, nothing ran unprotected. */
@@ -755,14 +815,14 @@ static int run_command(struct run *r, uint64_t token)
     int rc, status;
 
     if ((r->opt.lease_ms && (rc = arm_lease_timer(r))) || (rc = spawn(r, token))) {
-        lw_unlock_owner(r->lock, r->owner);
+        let_go(r);
         return rc;
     }
     if ((status = supervise(r)) < 0) {
         /* Nothing left to wait with: COMMAND must not outlive the lock. */
         kill(r->child, SIGKILL);
         waitpid(r->child, NULL, 0);
-        lw_unlock_owner(r->lock, r->owner);
+        let_go(r);
         return EXIT_OSERR;
     }
     return release(r, status);
@@ -778,6 +838,7 @@ static void close_fd(int fd)
 static void teardown(struct run *r)
 {
     lw_lock_free(r->lock);
+    lw_semaphore_free(r->sem);
     lw_client_free(r->client);
     close_fd(r->sigfd);
     close_fd(r->ev_rd);
@@ -800,6 +861,20 @@ static int show_status(struct run *r)
     return rc == LW_ENOMEM ? EXIT_OSERR : EXIT_UNAVAILABLE;
 }
 
+/* --set-permits N: available + acquired = N.  0, or 69 (71) with a
+ * message. */
+static int set_permits(struct run *r)
+{
+    char at[600], why[600];
+    int rc = lw_semaphore_set(r->sem, r->opt.set_permits);
+
+    if (rc == 0)
+        return 0;
+    report("cannot set the permits of %s at %s: %s%s", r->opt.key, where(r, at, sizeof at),
+           lw_strerror(rc), reason(r, rc, why, sizeof why));
+    return rc == LW_ENOMEM ? EXIT_OSERR : EXIT_UNAVAILABLE;
+}
+
 int main(int argc, char **argv)
 {
     struct run r = {.sigfd = -1, .ev_rd = -1, .ev_wr = -1, .timerfd = -1};
@@ -814,6 +889,8 @@ int main(int argc, char **argv)
         return rc;
     if ((rc = setup(&r)) == 0 && (rc = start_client(&r)) == 0 && r.opt.status)
         rc = show_status(&r);
+    else if (rc == 0 && r.opt.set_permits >= 0)
+        rc = set_permits(&r);
     else if (rc == 0 && (rc = acquire(&r, &token)) == 0)
         rc = run_command(&r, token);
     else if (rc == EXIT_LOCKED) /* not acquired: -E's status, which may be 0 */

@@ -21,10 +21,28 @@
 #define DEFAULT_REDIS LWLOCK_DEFAULT_REDIS
 #define MAX_MS LWLOCK_MAX_MS
 
+/* The permits' block of --help: their own, so that other kinds' options
+ * stay apart from them. */
+static void usage_permits(FILE *to)
+{
+    fputs("      --permits N        hold one permit of the semaphore NAME instead of a\n"
+          "                         lock (at most so many COMMANDs at once, across\n"
+          "                         machines), creating NAME with N permits if it does\n"
+          "                         not exist (an existing one keeps its count); the\n"
+          "                         permit is renewed (-W) or fixed (-l) as a lock is;\n"
+          "                         COMMAND sees LWLOCK_PERMIT (its id, 32 hex digits);\n"
+          "                         not with --min-hold, --replicas or --status\n"
+          "      --set-permits N    set the semaphore NAME's total (available plus\n"
+          "                         acquired) to N, creating it; no COMMAND\n",
+          to);
+}
+
 static void usage(FILE *to)
 {
     fputs("Usage: lwlock [options] [--read | --write] NAME COMMAND [ARG...]\n"
           "       lwlock [options] --status [--json] NAME\n"
+          "       lwlock [options] --permits N NAME COMMAND [ARG...]\n"
+          "       lwlock [options] --set-permits N NAME\n"
           "Hold the Redis lock NAME while COMMAND runs (flock(1) across machines), or\n"
           "say who holds it.\n"
           "\n"
@@ -81,6 +99,7 @@ static void usage(FILE *to)
           "                         machines' clocks and start times); not with --read\n"
           "                         or --write\n",
           to);
+    usage_permits(to);
     fputs("      --status           take nothing: say whether NAME is free or held, as\n"
           "                         which kind (lock; read or write of a read-write\n"
           "                         lock; permits), by whom (the ids as stored) and\n"
@@ -247,7 +266,9 @@ enum { OPT_VERSION = 256,
        OPT_STATUS,
        OPT_JSON,
        OPT_READ,
-       OPT_WRITE };
+       OPT_WRITE,
+       OPT_PERMITS,
+       OPT_SET_PERMITS };
 
 static const struct option long_options[] = {
     {"redis", required_argument, NULL, 'r'},
@@ -269,6 +290,9 @@ static const struct option long_options[] = {
     {"quiet", no_argument, NULL, 'q'},
     {"nonblock", no_argument, NULL, 'n'},
     {"conflict-exit-code", required_argument, NULL, 'E'},
+    /* Permits */
+    {"permits", required_argument, NULL, OPT_PERMITS},
+    {"set-permits", required_argument, NULL, OPT_SET_PERMITS},
     TLS_LONG_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -298,6 +322,19 @@ static int duration_opt(struct parse *p, const char *opt, const char *arg, uint6
     return -1;
 }
 
+/* --permits N (1..) or --set-permits N (0..): 0, or the usage status. */
+static int take_permits(struct parse *p, int c, const char *arg)
+{
+    long long v;
+
+    if (parse_number(arg, c == OPT_PERMITS, LWLOCK_MAX_PERMITS, &v))
+        return usage_error(p->err, "invalid %s '%s' (%d to %lld)",
+                           c == OPT_PERMITS ? "--permits" : "--set-permits", arg,
+                           c == OPT_PERMITS, LWLOCK_MAX_PERMITS);
+    *(c == OPT_PERMITS ? &p->o->permits : &p->o->set_permits) = v;
+    return 0;
+}
+
 /* One option with its value; 0, or an exit status. */
 static int take_option(struct parse *p, int c, const char *arg)
 {
@@ -312,6 +349,8 @@ static int take_option(struct parse *p, int c, const char *arg)
     case -1:
         return usage_error(p->err, "%s", why);
     }
+    if (c == OPT_PERMITS || c == OPT_SET_PERMITS)
+        return take_permits(p, c, arg);
     switch (c) {
     case 'r':
         return parse_redis(arg, "Redis address", o, p->err);
@@ -400,6 +439,7 @@ static int default_options(struct lwlock_options *o, const char *env, FILE *err)
     o->watchdog_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS;
     o->lost_sig = SIGTERM;
     o->conflict_exit = EXIT_LOCKED;
+    o->set_permits = -1;
     return parse_redis(env && *env ? env : DEFAULT_REDIS, "LWLOCK_REDIS", o, err);
 }
 
@@ -450,6 +490,29 @@ static int make_key(struct lwlock_options *o, const char *name, FILE *err)
     return -1;
 }
 
+/*
+ * What goes with --permits and --set-permits: -1, or the usage status.
+ * --min-hold is refused with --permits: a permit left to expire would
+ * keep one of N slots taken for the rest of the time, not say "this job
+ * ran"; --replicas: the semaphore's calls do not wait for replicas.
+ */
+static int check_permits(const struct lwlock_options *o, FILE *err)
+{
+    if (o->permits && o->set_permits >= 0)
+        return usage_error(err, "--permits and --set-permits exclude each other");
+    if (!o->permits && o->set_permits < 0)
+        return -1;
+    if (o->status)
+        return usage_error(err, "--status takes no --permits or --set-permits (it says who "
+                                "holds permits of NAME already)");
+    if (o->permits && o->min_hold_ms)
+        return usage_error(err, "--min-hold does not go with --permits: a permit is "
+                                "released when COMMAND ends");
+    if (o->replicas)
+        return usage_error(err, "--replicas does not go with permits");
+    return -1;
+}
+
 int lwlock_parse_args(int argc, char **argv, const char *env_redis, const char *env_prefix,
                       struct lwlock_options *o, FILE *out, FILE *err)
 {
@@ -476,6 +539,8 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, const char *
         return usage_error(err, "--warn-signal %s is also the signal for a lost lock (-s): "
                                 "COMMAND could not tell them apart",
                            lwlock_signal_name(o->warn_sig, why, sizeof why));
+    if ((rc = check_permits(o, err)) >= 0)
+        return rc;
     if (o->cluster.n && o->redis.sentinels.n)
         return usage_error(err, "-c (a cluster) and a redis-sentinel:// address exclude "
                                 "each other");
@@ -500,10 +565,15 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, const char *
     if (o->status && o->kind != LWLOCK_PLAIN)
         return usage_error(err, "--status says what NAME holds, of any kind: no --read or "
                                 "--write");
-    if (o->status && optind + 1 < argc)
-        return usage_error(err, "--status takes NAME only, no COMMAND");
-    if (o->status)
+    if ((o->permits || o->set_permits >= 0) && o->kind != LWLOCK_PLAIN)
+        return usage_error(err, "--permits and --set-permits are a semaphore's: no --read "
+                                "or --write");
+    if (o->status || o->set_permits >= 0) {
+        if (optind + 1 < argc)
+            return usage_error(err, "%s takes NAME only, no COMMAND",
+                               o->status ? "--status" : "--set-permits");
         return -1;
+    }
     if (optind + 1 >= argc)
         return usage_error(err, "missing COMMAND");
     o->command = argv + optind + 1;

@@ -31,8 +31,9 @@ enum {
 };
 
 #define LWLOCK_DEFAULT_REDIS "127.0.0.1:6379"
-#define LWLOCK_MAX_MS 2147483647LL /* LW_MAX_LEASE_MS: about 24.8 days */
-#define LWLOCK_MAX_REPLICAS 1000   /* --replicas: more is surely a typo */
+#define LWLOCK_MAX_MS 2147483647LL      /* LW_MAX_LEASE_MS: about 24.8 days */
+#define LWLOCK_MAX_REPLICAS 1000        /* --replicas: more is surely a typo */
+#define LWLOCK_MAX_PERMITS 1000000000LL /* --permits, --set-permits */
 
 /* Which lock of NAME lwlock holds. */
 enum lwlock_kind {
@@ -79,6 +80,12 @@ struct lwlock_options {
     enum lwlock_kind kind; /* --read, --write, else LWLOCK_PLAIN */
     int status;            /* --status: say who holds NAME, take nothing */
     int json;              /* --json: --status's answer as JSON */
+    /* Permits (a semaphore whose permits expire) instead of a lock. */
+    long long permits;     /* --permits N: hold one permit of the semaphore
+                              NAME (PREFIX:NAME), created with N when absent;
+                              0: a lock, as without it */
+    long long set_permits; /* --set-permits N: set the total, no COMMAND;
+                              -1 when not given */
 };
 
 /*

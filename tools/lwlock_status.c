@@ -39,6 +39,20 @@ static void print_ttl(int64_t ttl_ms, FILE *out)
         fputs(", no expiry", out);
 }
 
+/* A permit's time left: -1 is the status script's "never" (Redisson's
+ * score 922337203685477); other negative values are past its expiry by
+ * Redis's clock: it still counts as taken until an acquire or a renewal
+ * reclaims it.  (One expired exactly 1 ms ago reads as never.) */
+static void print_permit_ttl(int64_t ttl_ms, FILE *out)
+{
+    if (ttl_ms == -1)
+        fputs("never expires\n", out);
+    else if (ttl_ms < 0)
+        fprintf(out, "expired %" PRId64 " ms ago (given back at the next acquire)\n", -ttl_ms);
+    else
+        fprintf(out, "%" PRId64 " ms left\n", ttl_ms);
+}
+
 static void print_text(const char *key, const struct lw_name_status *st, FILE *out)
 {
     static const char *const held_as[] = {
@@ -68,10 +82,7 @@ static void print_text(const char *key, const struct lw_name_status *st, FILE *o
 
         if (st->kind == LW_NAME_PERMITS) {
             fprintf(out, "  %s  ", h->id);
-            if (h->ttl_ms < 0)
-                fputs("never expires\n", out);
-            else
-                fprintf(out, "%" PRId64 " ms left\n", h->ttl_ms);
+            print_permit_ttl(h->ttl_ms, out);
         } else {
             fprintf(out, "  %s  %" PRId64 " hold%s\n", h->id, h->count, h->count == 1 ? "" : "s");
         }

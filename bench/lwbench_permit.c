@@ -1,0 +1,263 @@
+/*
+ * bench/lwbench_permit.c - --kind permit: the run holds permits of
+ * semaphores (Redisson's RPermitExpirableSemaphore, <leasewheel/
+ * semaphore.h>) instead of locks, renewed by the same watchdog as a kind
+ * of its own.
+ *
+ * The permits are spread over semaphores of --per-semaphore each
+ * ("<prefix>:<j>", with the zset "{<prefix>:<j>}:timeout" of their ids),
+ * so that a renewal's reclaim (ZRANGEBYSCORE over the semaphore's zset)
+ * works on a zset of realistic size, not on one zset of every permit.
+ *
+ * The ceiling.  As for locks (lwbench_ceiling.c): the watchdog's renewal
+ * script flooded on the run's own permits once the client is gone, in the
+ * layout the watchdog sends to one Redis (SCRIPT_RENEW_PERMIT_NODE: the
+ * names in ARGV, then the lease, the client id, and per permit its id, new
+ * expiry and publish command), batched and one permit per call.  The
+ * permits are scored again first (ZADD), far enough ahead that none
+ * expires during the floods: the run's scores ran out with the client.
+ * A request is formatted once and re-sent; its "now" (expiry - lease) is
+ * the moment it was formatted, so a re-sent renewal finds its permit
+ * unexpired and renews it again, as the watchdog's next renewal would.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <leasewheel/semaphore.h>
+
+#include "client_private.h"
+#include "lwbench.h"
+#include "pipeline.h"
+
+#define FLOOD_SECONDS 2.0
+#define WARMUP_SECONDS 0.5
+#define LEASE_MS 30000 /* no permit expires during the floods */
+#define SCORE_AHEAD_MS 60000
+
+uint32_t permits_of(const struct permit_handles *ph, uint32_t j)
+{
+    uint32_t from = j * ph->per;
+
+    return ph->permits - from < ph->per ? ph->permits - from : ph->per;
+}
+
+int permit_semaphores(struct permit_handles *ph, struct lw_client *const *clients,
+                      unsigned nclients)
+{
+    char name[128];
+    int rc;
+
+    ph->nsems = (ph->permits + ph->per - 1) / ph->per;
+    ph->sems = calloc(ph->nsems, sizeof *ph->sems);
+    ph->ids = calloc(ph->permits, sizeof *ph->ids);
+    if (!ph->sems || !ph->ids)
+        return LW_ENOMEM;
+    for (uint32_t j = 0; j < ph->nsems; j++) {
+        struct lw_client *c = clients[(uint64_t)j * nclients / ph->nsems];
+
+        key_name(name, sizeof name, ph->prefix, j);
+        if ((rc = lw_semaphore_new(c, name, strlen(name), &ph->sems[j])) ||
+            (rc = lw_semaphore_try_set(ph->sems[j], permits_of(ph, j))) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+void permit_handles_free(struct permit_handles *ph)
+{
+    for (uint32_t j = 0; ph->sems && j < ph->nsems; j++)
+        lw_semaphore_free(ph->sems[j]);
+    free(ph->sems);
+    free(ph->ids);
+    ph->sems = NULL;
+    ph->ids = NULL;
+}
+
+static int64_t epoch_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* "{name}:timeout" of semaphore j into buf. */
+static void timeout_key(const struct permit_handles *ph, uint32_t j, char *buf, size_t n)
+{
+    char name[128];
+
+    key_name(name, sizeof name, ph->prefix, j);
+    snprintf(buf, n, "{%s}:timeout", name);
+}
+
+/* Every permit scored SCORE_AHEAD_MS from now: one ZADD per semaphore. */
+static int rescore(struct lw_engine *e, const struct permit_handles *ph)
+{
+    struct lw_request *reqs = calloc(ph->nsems, sizeof *reqs);
+    const char **argv = calloc(2u + 2u * ph->per, sizeof *argv);
+    size_t *lens = calloc(2u + 2u * ph->per, sizeof *lens);
+    struct pipeline p = {.e = e, .reqs = reqs, .n = ph->nsems, .window = SINGLE_WINDOW};
+    char key[160], score[24];
+    int rc = reqs && argv && lens ? 0 : -1;
+
+    snprintf(score, sizeof score, "%lld", (long long)(epoch_ms() + SCORE_AHEAD_MS));
+    for (uint32_t j = 0; rc == 0 && j < ph->nsems; j++) {
+        uint32_t k = permits_of(ph, j);
+
+        timeout_key(ph, j, key, sizeof key);
+        argv[0] = "ZADD", lens[0] = 4;
+        argv[1] = key, lens[1] = strlen(key);
+        for (uint32_t i = 0; i < k; i++) {
+            argv[2 + 2 * i] = score, lens[2 + 2 * i] = strlen(score);
+            argv[3 + 2 * i] = (const char *)ph->ids[j * ph->per + i].id;
+            lens[3 + 2 * i] = LW_PERMIT_ID_LEN;
+        }
+        rc = lw_request_command(&reqs[j], (int)(2 + 2 * k), argv, lens);
+    }
+    if (rc == 0 && (pipe_run(&p) < 0 || atomic_load(&p.failed)))
+        rc = -1;
+    pipe_free_reqs(reqs, ph->nsems);
+    free(argv);
+    free(lens);
+    return rc;
+}
+
+/* One call renewing `batch` permits from permit `first` on (in turn over
+ * `count`): names, lease, client id, then id, expiry, publish each. */
+static int format_call(struct lw_request *req, const struct permit_handles *ph, uint64_t first,
+                       uint32_t batch, uint32_t count, const char *expiry)
+{
+    const char **argv = calloc(2u + 4u * batch, sizeof *argv);
+    size_t *lens = calloc(2u + 4u * batch, sizeof *lens);
+    char(*names)[128] = calloc(batch, sizeof *names);
+    static const char lease[] = "30000";
+    int rc = argv && lens && names ? 0 : -1;
+
+    for (uint32_t i = 0; rc == 0 && i < batch; i++) {
+        uint32_t at = (uint32_t)((first + i) % count);
+        uint32_t j = batch + 2 + 3 * i;
+
+        key_name(names[i], sizeof names[i], ph->prefix, at / ph->per);
+        argv[i] = names[i], lens[i] = strlen(names[i]);
+        argv[j] = (const char *)ph->ids[at].id, lens[j] = LW_PERMIT_ID_LEN;
+        argv[j + 1] = expiry, lens[j + 1] = strlen(expiry);
+        argv[j + 2] = "publish", lens[j + 2] = 7;
+    }
+    argv[batch] = lease, lens[batch] = sizeof lease - 1;
+    argv[batch + 1] = "lwbench", lens[batch + 1] = 7;
+    if (rc == 0)
+        rc = lw_request_evalsha(req, SCRIPT_RENEW_PERMIT_NODE, 0, (int)(2 + 4 * batch), argv,
+                                lens);
+    free(argv);
+    free(lens);
+    free(names);
+    return rc;
+}
+
+static struct lw_request *format_renewals(const struct permit_handles *ph, uint32_t count,
+                                          uint32_t batch, uint32_t ncalls)
+{
+    struct lw_request *reqs = calloc(ncalls, sizeof *reqs);
+    char expiry[24];
+    int rc = reqs ? 0 : -1;
+
+    snprintf(expiry, sizeof expiry, "%lld", (long long)(epoch_ms() + LEASE_MS));
+    for (uint32_t c = 0; rc == 0 && c < ncalls; c++)
+        rc = format_call(&reqs[c], ph, (uint64_t)c * batch, batch, count, expiry);
+    if (rc) {
+        pipe_free_reqs(reqs, ncalls);
+        return NULL;
+    }
+    return reqs;
+}
+
+/* Permits renewed per second by a flood of batch-permit calls over the
+ * first `count` permits, window unanswered (as lwbench_ceiling.c's). */
+static double flood(struct lw_engine *e, struct target *t, const struct permit_handles *ph,
+                    uint32_t count, uint32_t batch, uint32_t window, double *redis_cpu,
+                    char *why, size_t n)
+{
+    uint32_t ncalls = (count + batch - 1) / batch;
+    struct pipeline p = {.e = e, .window = window, .ones = batch, .zeros_ok = 1};
+    uint64_t d0, d1, t0, t1;
+    double cpu0, cpu1;
+
+    p.n = ncalls > 2 * window + 2 ? ncalls : 2 * window + 2;
+    if (!(p.reqs = format_renewals(ph, count, batch, p.n))) {
+        snprintf(why, n, "out of memory formatting the permit flood");
+        return -1;
+    }
+    pipe_start(&p);
+    nap(t, WARMUP_SECONDS);
+    cpu0 = target_cpu_s(t);
+    d0 = atomic_load(&p.done), t0 = lw_clock_now();
+    nap(t, FLOOD_SECONDS);
+    d1 = atomic_load(&p.done), t1 = lw_clock_now();
+    cpu1 = target_cpu_s(t);
+    if (pipe_stop(&p) || atomic_load(&p.failed)) {
+        pipe_why(&p, why, n);
+        pipe_free_reqs(p.reqs, p.n);
+        return -1;
+    }
+    pipe_free_reqs(p.reqs, p.n);
+    *redis_cpu = cpu0 >= 0 && cpu1 >= 0 ? 100.0 * (cpu1 - cpu0) / ((double)(t1 - t0) / 1e9) : -1;
+    return (double)(d1 - d0) * batch / ((double)(t1 - t0) / 1e9);
+}
+
+int permit_ceiling(const struct opts *o, struct target *t, const struct permit_handles *ph,
+                   struct ceiling *out, char *why, size_t n)
+{
+    uint32_t single = ph->permits < SINGLE_KEYS_MAX ? ph->permits : SINGLE_KEYS_MAX;
+    struct lw_engine *e = NULL;
+    double single_cpu;
+    int rc = -1;
+
+    if (target_engine(t, t->host, t->port, lw_lock_scripts, SCRIPT_COUNT, SINGLE_WINDOW, &e)) {
+        snprintf(why, n, "ceiling: could not start an engine");
+        return -1;
+    }
+    progress("ceiling: scoring the permits again");
+    if (rescore(e, ph)) {
+        snprintf(why, n, "ceiling: could not score the permits again");
+        goto out;
+    }
+    progress("ceiling: permit renew flood, %u permits per call, %u calls in flight", o->batch,
+             o->inflight);
+    out->batched = flood(e, t, ph, ph->permits, o->batch, o->inflight, &out->redis_cpu_pct,
+                         why, n);
+    if (out->batched < 0)
+        goto out;
+    progress("ceiling: single-permit flood, %u calls in flight", SINGLE_WINDOW);
+    if ((out->single = flood(e, t, ph, single, 1, SINGLE_WINDOW, &single_cpu, why, n)) < 0)
+        goto out;
+    rc = 0;
+out:
+    lw_engine_free(e);
+    return rc;
+}
+
+int permit_delete(const struct target *t, const struct permit_handles *ph)
+{
+    struct lw_request *reqs = calloc(ph->nsems, sizeof *reqs);
+    struct lw_engine *e = NULL;
+    struct pipeline p = {.reqs = reqs, .n = ph->nsems, .window = SINGLE_WINDOW};
+    char name[128], key[160];
+    int rc = reqs ? 0 : -1;
+
+    for (uint32_t j = 0; rc == 0 && j < ph->nsems; j++) {
+        key_name(name, sizeof name, ph->prefix, j);
+        timeout_key(ph, j, key, sizeof key);
+        rc = lw_request_command(&reqs[j], 3, (const char *[]){"DEL", name, key}, NULL);
+    }
+    if (rc == 0 && target_engine(t, t->host, t->port, lw_lock_scripts, SCRIPT_COUNT,
+                                 SINGLE_WINDOW, &e))
+        rc = -1;
+    p.e = e;
+    if (rc == 0 && (pipe_run(&p) < 0 || atomic_load(&p.failed)))
+        rc = -1;
+    lw_engine_free(e);
+    pipe_free_reqs(reqs, ph->nsems);
+    return rc;
+}
