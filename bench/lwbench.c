@@ -42,6 +42,7 @@
 #include "cli_util.h"
 #include "duration.h"
 #include "lwbench.h"
+#include "tool_util.h"
 #include "redis_url.h"
 #include "tls_opts.h"
 
@@ -157,10 +158,7 @@ static const char usage_status[] =
 
 static int usage_error(const char *fmt, const char *arg)
 {
-    fprintf(stderr, "lwbench: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(lwbench --help for the options)\n");
-    return 64;
+    return tool_usage_error("lwbench", fmt, arg);
 }
 
 enum { O_LOCKS = 256,
@@ -503,10 +501,8 @@ static int report(const struct opts *o, const struct target *t, const struct run
     int rc = 0;
 
     report_table(o, t, runs, n, largest_held);
-    if (o->json && report_json(o->json, o, t, runs, n, largest_held)) {
-        fprintf(stderr, "lwbench: could not write %s\n", o->json);
-        rc = 2;
-    }
+    if (o->json && report_json(o->json, o, t, runs, n, largest_held))
+        rc = 2; /* said */
     if (o->plot && report_plot(o->plot, o, runs, n)) {
         fprintf(stderr, "lwbench: gnuplot could not draw %s\n", o->plot);
         rc = 2;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lwbench.h"
+#include "tool_util.h"
 
 static double ms(uint64_t ns)
 {
@@ -273,7 +274,7 @@ static void json_run(FILE *f, const struct opts *o, const struct run_result *r,
 int report_json(const char *path, const struct opts *o, const struct target *t,
                 const struct run_result *runs, unsigned nruns, uint32_t largest_held)
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = tool_json_open("lwbench", path);
 
     if (!f)
         return -1;
@@ -293,7 +294,7 @@ int report_json(const char *path, const struct opts *o, const struct target *t,
     for (unsigned i = 0; i < nruns; i++)
         json_run(f, o, &runs[i], t, i + 1 == nruns);
     fprintf(f, "  ]\n}\n");
-    return fclose(f) ? -1 : 0;
+    return tool_json_close("lwbench", path, f);
 }
 
 static int by_locks(const void *a, const void *b)

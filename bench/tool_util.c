@@ -1,11 +1,5 @@
 /*
  * bench/tool_util.c - see tool_util.h.
- *
- * lwbench could adopt these later: its usage errors are its own
- * usage_error() (64, and "(lwbench --help ...)"), which tool_usage_error()
- * with "lwbench" says the same way; its --json file is opened and closed
- * in lwbench_report.c, which tool_json_open() and tool_json_close() can
- * take; it would link tool_util.c as lwhot and lwtls do (bench/meson.build).
  */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,12 +1,10 @@
 /*
- * bench/tool_util.h - what the measuring tools lwhot and lwtls say the same
- * way, beyond tests/support/cli_util.h: a usage error (status 64), the
+ * bench/tool_util.h - what the measuring tools lwbench, lwhot and lwtls
+ * say the same way, beyond tests/support/cli_util.h: a usage error (64), the
  * --json file opened and closed with its errors said, and the line of
  * failed checks ("3 locks lost; interrupted", or "ok").
  *
  * Each takes the tool's name, which starts every message ("lwhot: ...").
- * lwbench says the same things its own way (bench/lwbench.c); it could
- * move to these (see the header of tool_util.c).
  */
 #ifndef LW_BENCH_TOOL_UTIL_H
 #define LW_BENCH_TOOL_UTIL_H
