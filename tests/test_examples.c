@@ -6,7 +6,8 @@
  * down when its lock is deleted behind its back (on_lost), a new term
  * starting; the scheduler skipping a job held elsewhere and stopping the
  * jobs whose locks are deleted; the C++ server's threads never two inside
- * one account.
+ * one account; two readers sharing a read-write lock before a writer; three
+ * workers on a semaphore of two permits.
  * (test_embedded runs libev_server.c, test_metrics metrics_server.c.)
  */
 #include <criterion/criterion.h>
@@ -312,4 +313,91 @@ EXAMPLE_TEST(wheel)
     expect(&ex, "renew ", line, sizeof line);
     cr_assert_str_eq(line, "renew report:1 (due at 30 ms)", "%s", line);
     cr_assert_eq(example_end(&ex, 0), 0, "wheel failed");
+}
+
+/* Its whole output until it exits (at most 20 s), into out (cap bytes). */
+static void read_all(struct example *ex, char *out, size_t cap)
+{
+    uint64_t until = lw_clock_now() + 20000000000u;
+    size_t len = 0;
+
+    for (;;) {
+        struct pollfd p = {.fd = ex->out, .events = POLLIN};
+        ssize_t got;
+
+        cr_assert_lt(lw_clock_now(), until, "no end of output in 20 s: %.*s", (int)len, out);
+        if (poll(&p, 1, 100) <= 0)
+            continue;
+        got = read(ex->out, out + len, cap - 1 - len);
+        cr_assert_geq(got, 0, "read");
+        if (got == 0)
+            break;
+        len += (size_t)got;
+    }
+    out[len] = '\0';
+    cr_log_info("%s", out);
+}
+
+/* Where needle is in out (a failed assertion if nowhere). */
+static const char *at(const char *out, const char *needle)
+{
+    const char *p = strstr(out, needle);
+
+    cr_assert_not_null(p, "no \"%s\" in:\n%s", needle, out);
+    return p;
+}
+
+/*
+ * Two readers share report:7; the first is refused the write lock (no
+ * upgrade); the writer finds it busy, gets it only after both readers
+ * said they release, downgrades, and leaves it free.
+ */
+EXAMPLE_TEST(rwlock)
+{
+    char *argv[] = {RWLOCK_PATH, port, NULL};
+    struct example ex;
+    char out[4096];
+    const char *holding;
+
+    example_start(&ex, argv);
+    read_all(&ex, out, sizeof out);
+    cr_assert_eq(example_end(&ex, 0), 0, "rwlock failed:\n%s", out);
+    at(out, "reader 1 reading\n");
+    at(out, "reader 2 reading\n");
+    at(out, "reader 1: no upgrade (LW_EDEADLK)\n");
+    holding = at(out, "writer: holding report:7 alone, fencing token 1\n");
+    cr_assert_lt(at(out, "writer: 2 readers hold report:7, waiting\n"), holding, "%s", out);
+    cr_assert_lt(at(out, "reader 1 done, releasing\n"), holding, "%s", out);
+    cr_assert_lt(at(out, "reader 2 done, releasing\n"), holding, "%s", out);
+    cr_assert_lt(holding, at(out, "writer: took the read lock too (a downgrade)\n"), "%s", out);
+    at(out, "writer: released the write lock, still reading\n");
+    at(out, "released report:7\n");
+    cr_assert_eq(redis_int("EXISTS %s", "report:7"), 0, "the lock is left");
+}
+
+/*
+ * Three workers on 2 permits: all got in, never more than two at once;
+ * worker 1's permit released by the main thread; both permits back.
+ */
+EXAMPLE_TEST(permits)
+{
+    char *argv[] = {PERMITS_PATH, port, NULL};
+    struct example ex;
+    char out[4096];
+
+    example_start(&ex, argv);
+    read_all(&ex, out, sizeof out);
+    cr_assert_eq(example_end(&ex, 0), 0, "permits failed:\n%s", out);
+    at(out, "renders created with 2 permits\n");
+    for (int i = 1; i <= 3; i++) {
+        char line[32];
+
+        snprintf(line, sizeof line, "worker %d inside (", i);
+        at(out, line);
+    }
+    cr_assert_null(strstr(out, "(3 inside)"), "%s", out);
+    cr_assert_lt(at(out, "(1 inside)"), at(out, "main released worker 1's permit "), "%s", out);
+    at(out, ": ok\n");
+    at(out, "3 workers done, at most 2 inside at once, 2 permits available\n");
+    cr_assert_eq(redis_int("ZCARD %s", "{renders}:timeout"), 0, "a permit is left");
 }
