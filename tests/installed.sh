@@ -5,7 +5,8 @@
 # first.cc), with nothing but `pkg-config --cflags --libs leasewheel`, and
 # use_hpp.cc (C++17, <leasewheel.hpp>) with CMake's find_package(leasewheel)
 # (tests/installed/CMakeLists.txt), and run the five against a private
-# redis-server on a free loopback port.  Prints one PASS or FAIL line;
+# redis-server on a free loopback port, and the installed lwlock against
+# it as cron would run it.  Prints one PASS or FAIL line;
 # exits non-zero on failure.
 set -euo pipefail
 build=$1
@@ -105,3 +106,18 @@ timeout 60 "$tmp/use_cxx" "$port"
 timeout 60 "$tmp/cmake/use_hpp" "$port"
 timeout 60 "$tmp/first" "$port"
 timeout 60 "$tmp/first_cxx" "$port"
+
+# The installed lwlock, as an operator runs it from cron (its page
+# installed beside it): a free name's --status --json; then, while one
+# lwlock holds cron:job (a prefix, a lease with a unit), --status says it
+# is held (exit 1) and a second lwlock with -n -q -E 3 exits 3 in silence.
+lwlock=$(find "$tmp/root" -path '*/bin/lwlock' | head -n 1)
+[ -n "$lwlock" ] && [ -n "$(find "$tmp/root" -name lwlock.1)" ] ||
+    { echo "lwlock or lwlock.1 not installed"; exit 1; }
+addr=127.0.0.1:$port
+timeout 30 "$lwlock" -r "$addr" --prefix cron --status --json job | grep -q '"state": "free"'
+timeout 60 "$lwlock" -r "$addr" --prefix cron -W 3s job sh -c '
+    "$0" -r "$1" --status cron:job >/dev/null; [ $? -eq 1 ] || exit 10
+    err=$("$0" -r "$1" -n -q -E 3 cron:job true 2>&1); rc=$?
+    [ "$rc" -eq 3 ] && [ -z "$err" ] || exit 11' "$lwlock" "$addr"
+echo "lwlock: --status, --prefix, -W 3s, -n -q -E from the installed path"
