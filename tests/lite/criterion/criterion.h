@@ -79,6 +79,8 @@ void lite_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define cr_expect_leq(a, b, ...) cr_assert_leq(a, b, __VA_ARGS__)
 #define cr_expect_gt(a, b, ...) cr_assert_gt(a, b, __VA_ARGS__)
 #define cr_expect_geq(a, b, ...) cr_assert_geq(a, b, __VA_ARGS__)
+#define cr_expect_str_eq(a, b, ...) cr_assert_str_eq(a, b, __VA_ARGS__)
+#define cr_expect_str_neq(a, b, ...) cr_assert_str_neq(a, b, __VA_ARGS__)
 #define cr_log_info(...) lite_log(__VA_ARGS__)
 
 #endif
