@@ -322,13 +322,6 @@ static int cluster_opt(int argc, char **argv, struct opts *o)
     return 0;
 }
 
-const char *lwb_kind_name(enum lwb_kind kind)
-{
-    static const char *const name[] = {"lock", "read", "write", "permit"};
-
-    return name[kind];
-}
-
 void lwbench_log(int level, const char *message, void *arg)
 {
     (void)arg;

@@ -46,8 +46,13 @@ enum lwb_kind {
                           (--locks counts them, --per-semaphore to one) */
 };
 
-/* "lock", "read", "write" or "permit". */
-const char *lwb_kind_name(enum lwb_kind kind);
+/* "lock", "read", "write" or "permit": --kind's words, the JSON's. */
+static inline const char *lwb_kind_name(enum lwb_kind kind)
+{
+    static const char *const name[] = {"lock", "read", "write", "permit"};
+
+    return name[kind];
+}
 
 struct opts {
     uint32_t locks;
