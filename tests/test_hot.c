@@ -319,11 +319,22 @@ struct observer {
     int looks, free_seen, two_fields, foreign_won, renewed, unlocked, no_ttl;
 };
 
+/* The name's fencing counter: one more at every acquire and hand-over. */
+static long long token_now(redisContext *rc)
+{
+    redisReply *r = redisCommand(rc, "GET redisson_lock_token:{hot:one}");
+    long long v = r && r->type == REDIS_REPLY_STRING ? atoll(r->str) : 0;
+
+    freeReplyObject(r);
+    return v;
+}
+
 static void *observe(void *arg)
 {
     struct observer *o = arg;
     struct timeval tv = {5, 0};
     redisContext *rc = redisConnectUnixWithTimeout(srv.unix_path, tv);
+    long long start;
 
     if (!rc || rc->err)
         return NULL;
@@ -340,7 +351,14 @@ static void *observe(void *arg)
         if (held)
             break;
     }
-    while (lw_clock_now() < o->until_ns && !(o->line_formed = waiting(o->c) >= THREADS - 1))
+    while (lw_clock_now() < o->until_ns &&
+           !(o->line_formed = waiting(o->c) >= THREADS - 1 && subscribers("hot:one") >= 1))
+        sleep_ms(1);
+    /* And a whole round of turns since (the fencing counter moved on by
+     * THREADS): the waiters' first tries, which a channel just subscribed
+     * sets off, are over, and each waits to be handed the lock. */
+    start = token_now(rc);
+    while (lw_clock_now() < o->until_ns && token_now(rc) < start + THREADS)
         sleep_ms(1);
     while (lw_clock_now() < o->until_ns) {
         redisReply *r = redisCommand(rc, "EVAL %s 1 hot:one 30000 other-client:1",
