@@ -126,7 +126,13 @@ REDIS_TEST(production, a_silent_link_is_at_risk_before_lost)
     cr_assert_eq(st.went_at_risk, 1);
     cr_assert_eq(st.at_risk, 0, "a lost lock is at risk no more");
     cr_assert_eq(st.recovered, 0);
-    cr_assert_eq(st.lost_late, 0);
+    /* Reported by valid_until, unless the host held the engine thread up
+     * (seen under TSan): then later by up to the hold-up, which the engine
+     * measures as its tick's lateness, plus the tick's work before the
+     * report, as test_watchdog's expiry test allows. */
+    cr_assert_leq(st.worst_lost_late_ns, st.worst_tick_late_ns + 1000000u,
+                  "lost %.1f ms late; the engine thread held up %.1f ms",
+                  (double)st.worst_lost_late_ns / 1e6, (double)st.worst_tick_late_ns / 1e6);
     cr_assert_eq(proxy_hold(p, 0), 0);
     lw_lock_free(l);
     lw_client_free(c);
