@@ -138,13 +138,16 @@ static void check_go_on(const struct parsed *p, int argc, char **argv)
 
     while (k < argc && argv[k] != o->name)
         k++;
-    if (o->status) /* --status NAME: no COMMAND */
-        FUZZ_CHECK(k == argc - 1 && !o->command, "--status with a COMMAND");
+    if (o->status || o->set_permits >= 0) /* --status, --set-permits: NAME, no COMMAND */
+        FUZZ_CHECK(k == argc - 1 && !o->command, "--status or --set-permits with a COMMAND");
     else
         FUZZ_CHECK(k < argc - 1 && o->command == argv + k + 1, "NAME/COMMAND not from argv");
     FUZZ_CHECK(!o->json || o->status, "--json without --status");
     FUZZ_CHECK(!o->status || o->kind == LWLOCK_PLAIN, "--status with --read or --write");
     FUZZ_CHECK(!o->min_hold_ms || o->kind == LWLOCK_PLAIN, "--min-hold with --read or --write");
+    FUZZ_CHECK(!o->min_hold_ms || !o->permits, "--min-hold with --permits");
+    FUZZ_CHECK((!o->permits && o->set_permits < 0) || o->kind == LWLOCK_PLAIN,
+               "--permits or --set-permits with --read or --write");
     FUZZ_CHECK(o->name[0] && strlen(o->name) <= LW_LOCK_NAME_MAX, "NAME of %zu bytes",
                strlen(o->name));
     FUZZ_CHECK(o->prefix ? o->prefix[0] && in_argv(o->prefix, argc, argv) &&
