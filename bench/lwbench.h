@@ -249,6 +249,11 @@ void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A thread's CPU seconds so far, from /proc, or -1. */
 double thread_cpu_s(int tid);
 
+/* flood_order - the lock a flood renews j-th of keys locks: each once per
+ * pass of keys, in a scattered order, as a watchdog's renewals come due
+ * (lwbench_ceiling.c says why). */
+uint32_t flood_order(uint64_t j, uint32_t keys);
+
 /* lwbench_ceiling.c: flood the locks "<prefix>:<i>", i < count, of kind,
  * held by owner 1 of the client `id` (its owner field `field`,
  * "<id>:1"); with remake, write them first as that holder (some were

@@ -15,9 +15,10 @@
  *            (the watchdog's shape and cap), over every lock of the run;
  *   single   one key per EVALSHA, SINGLE_WINDOW calls unanswered (what a
  *            watchdog without batching could do at best), over the first
- *            SINGLE_KEYS_MAX locks.
+ *            SINGLE_KEYS_MAX locks;
  *
- * A flood is measured in its steady state, after a warm-up, for
+ * both in a scattered order of the locks (flood_order(), below), as the
+ * watchdog's renewals come due.  A flood is measured in its steady state, after a warm-up, for
  * FLOOD_SECONDS.  Its requests are formatted once and re-sent, so it
  * bounds from above a watchdog that formats each batch as it goes.  Locks
  * the run lost are made again first, or the flood would renew fewer keys
@@ -116,6 +117,41 @@ struct call_args {
     char (*timeouts)[512];
 };
 
+/*
+ * The order a flood renews the locks in: scattered, as a watchdog's are.
+ * lwbench makes its locks one after another, so that they lie in Redis's
+ * memory in the order of their numbers; a flood in that order walks
+ * memory almost in sequence, which a watchdog never does (its renewals
+ * come due in the order the locks were taken, spread further by the
+ * first renewal's golden-ratio share: core/watchdog.c), and in a
+ * watchdog's order each key costs Redis a cache miss or more (a quarter
+ * fewer keys a second: docs/benchmarks.md).  The flood's j-th lock is
+ * lock j * stride (mod keys), stride coprime to keys and near keys/phi:
+ * every lock once per pass, neighbours far apart.
+ */
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t r = a % b;
+
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+uint32_t flood_order(uint64_t j, uint32_t keys)
+{
+    uint64_t stride;
+
+    if (keys < 2)
+        return 0;
+    stride = (uint64_t)((double)keys * 0.6180339887) | 1u;
+    while (gcd_u64(stride, keys) != 1)
+        stride += 2;
+    return (uint32_t)(j % keys * (stride % keys) % keys);
+}
+
 /* One renew call of the kind's script, as the watchdog formats it
  * (kind_lock.c, kind_write.c: SCRIPT_RENEW_OWNERS, KEYS the names, ARGV
  * the lease, the client id, an owner per name; kind_read.c:
@@ -130,7 +166,7 @@ static int format_call(const struct flood_keys *k, uint32_t keys, uint64_t first
     const char **argv = c->argv;
 
     for (uint32_t i = 0; i < batch; i++) {
-        lock_keys(k, (uint32_t)((first + i) % keys), c->names[i], sizeof c->names[i],
+        lock_keys(k, flood_order(first + i, keys), c->names[i], sizeof c->names[i],
                   c->timeouts[i], sizeof c->timeouts[i]);
         argv[per * i] = c->names[i];
         if (read)

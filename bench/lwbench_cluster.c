@@ -298,7 +298,8 @@ static int remake(struct flood *f, const struct flood_keys *k)
     return rc;
 }
 
-/* f's flood: calls of batch keys over its first `keys` locks in turn, more
+/* f's flood: calls of batch keys over its first `keys` locks in turn
+ * (scattered: flood_order()), more
  * calls than the window so that none is re-sent while on the wire. */
 static int format_flood(struct flood *f, const struct flood_keys *k, uint32_t keys,
                         uint32_t batch, uint32_t window)
@@ -317,7 +318,7 @@ static int format_flood(struct flood *f, const struct flood_keys *k, uint32_t ke
     for (uint32_t c = 0; rc == 0 && c < f->p.n; c++) {
         for (uint32_t i = 0; i < batch; i++) {
             key_name(names[i], sizeof names[i], k->prefix,
-                     f->idx[(uint32_t)(((uint64_t)c * batch + i) % keys)]);
+                     f->idx[flood_order((uint64_t)c * batch + i, keys)]);
             argv[1 + 2 * i] = names[i];
             argv[2 + 2 * i] = k->field;
         }
