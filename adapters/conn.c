@@ -40,6 +40,7 @@
 #include <leasewheel/wheel.h>
 
 #include "conn.h"
+#include "replies.h"
 #include "resolve.h"
 #include "socket.h"
 
@@ -124,7 +125,7 @@ static void drop_stream(struct lw_conn *c)
     if (c->reader && c->reading)
         c->dead_reader = c->reader;
     else if (c->reader)
-        redisReaderFree(c->reader);
+        replies_reader_free(c->reader);
     c->reader = NULL;
 }
 
@@ -223,7 +224,7 @@ static void dispatch_replies(struct lw_conn *c, redisReader *r)
             setup_reply(c, reply);
         else
             c->on_reply(c->arg, reply);
-        freeReplyObject(reply);
+        replies_done(r);
     }
 }
 
@@ -326,7 +327,7 @@ static void read_and_dispatch(struct lw_conn *c)
     } while (more && c->reader == r);
     c->reading = 0;
     if (c->dead_reader) {
-        redisReaderFree(c->dead_reader);
+        replies_reader_free(c->dead_reader);
         c->dead_reader = NULL;
     }
 }
@@ -542,7 +543,7 @@ static int stream_opened(struct lw_conn *c, int rc)
 {
     if (rc)
         return rc;
-    c->reader = redisReaderCreate();
+    c->reader = replies_reader_new();
     c->out = sdsempty();
     if (!c->reader || !c->out) {
         note_why(c, lw_strerror(LW_ENOMEM));
