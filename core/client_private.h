@@ -159,6 +159,7 @@ struct lw_client {
     struct entry *entries;          /* by name; each heads a chain of owners */
     struct channel *channels;       /* by channel name */
     struct lease_hold *lease_holds; /* holds.c */
+    uint64_t unsure_swept_ns;       /* holds.c: dead unsure marks dropped then */
     struct entry *renew_head;       /* due renewals waiting for a batch slot */
     struct entry *renew_tail;
     struct entry *drop_head; /* lost locks whose field is to be removed */

@@ -8,6 +8,18 @@
  * A record is made by an acquire, changed by an unlock's reply, and dead
  * once its lease has run out (a lease lock ends by itself): an old record
  * only makes an acquire be sent instead of queued, never the reverse.
+ *
+ * A watchdog acquire that failed unanswered (its connection lost, its
+ * reply timed out) may have run all the same: then a hold is in Redis that
+ * the caller was told it does not have and nothing renews, a lease lock
+ * of its own.  Its record is marked unsure (no count: maybe none).  Should
+ * the same owner acquire the lock again within that lease, Redis adds to
+ * that hold and answers with one more than the caller holds: the reply
+ * takes the mark (holds_take_unsure()) and gives the surplus back.  Left
+ * there, the caller's unlock would leave the hold behind, renewed by the
+ * watchdog for nobody, and every acquire after it a re-entry with the same
+ * fencing token.
+ *
  * Engine thread only.
  */
 #include <stdlib.h>
@@ -20,8 +32,10 @@
 
 struct lease_hold {
     UT_hash_handle hh;
-    uint64_t until_ns; /* its lease surely ends by then */
-    uint32_t holds;
+    uint64_t until_ns;        /* its lease surely ends by then */
+    uint64_t unsure_until_ns; /* 0, or until then an acquire that failed
+                                 unanswered may have left a hold */
+    uint32_t holds;           /* 0: only an unsure mark */
     size_t key_len;
     char key[]; /* the owner (8 bytes), the lock's kind (1), its name */
 };
@@ -53,20 +67,75 @@ static void drop(struct lw_client *c, struct lease_hold *h)
     free(h);
 }
 
-void holds_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
-                    uint32_t holds, uint64_t until_ns)
+/* The record of (lock, owner), made when there is none; NULL without
+ * memory. */
+static struct lease_hold *get(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
 {
     struct lease_hold *h = find(c, lock, owner);
 
-    if (!h) {
-        if (!(h = calloc(1, sizeof *h + sizeof owner + 1 + lock->len)))
-            return; /* then its acquires are sent, never queued: still safe */
+    if (!h && (h = calloc(1, sizeof *h + sizeof owner + 1 + lock->len))) {
         h->key_len = make_key(h->key, lock, owner);
         HASH_ADD(hh, c->lease_holds, key, h->key_len, h);
     }
+    return h;
+}
+
+void holds_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                    uint32_t holds, uint64_t until_ns)
+{
+    struct lease_hold *h = get(c, lock, owner);
+
+    if (!h)
+        return; /* then its acquires are sent, never queued: still safe */
     h->holds = holds;
     if (until_ns > h->until_ns)
         h->until_ns = until_ns;
+}
+
+/* Drop the records that are only an unsure mark past its time: marks of
+ * names the owner never acquired again.  At most once a lease, so that a
+ * burst of unanswered acquires (a connection lost with thousands in
+ * flight) costs one pass. */
+static void sweep_unsure(struct lw_client *c, uint64_t now_ns)
+{
+    struct lease_hold *h, *tmp;
+
+    if (now_ns < c->unsure_swept_ns + c->lease_ms * 1000000u)
+        return;
+    c->unsure_swept_ns = now_ns;
+    HASH_ITER(hh, c->lease_holds, h, tmp) {
+        if (!h->holds && h->unsure_until_ns <= now_ns)
+            drop(c, h);
+    }
+}
+
+void holds_unsure(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                  uint64_t until_ns)
+{
+    struct lease_hold *h;
+
+    sweep_unsure(c, lw_clock_now());
+    h = get(c, lock, owner);
+
+    if (!h)
+        return; /* a surplus hold, if any, stays: as before the mark */
+    if (until_ns > h->unsure_until_ns)
+        h->unsure_until_ns = until_ns;
+}
+
+int holds_take_unsure(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                      uint64_t now_ns)
+{
+    struct lease_hold *h = find(c, lock, owner);
+    int unsure;
+
+    if (!h || !h->unsure_until_ns)
+        return 0;
+    unsure = now_ns < h->unsure_until_ns;
+    h->unsure_until_ns = 0;
+    if (!h->holds)
+        drop(c, h);
+    return unsure;
 }
 
 void holds_released(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
@@ -74,10 +143,12 @@ void holds_released(struct lw_client *c, const struct lw_lock *lock, uint64_t ow
 {
     struct lease_hold *h = find(c, lock, owner);
 
-    if (!h)
-        return;
+    if (!h || !h->holds)
+        return; /* none with a lease of its own: an unsure mark stays */
     if (holds_left > 0)
         h->holds = (uint32_t)holds_left;
+    else if (h->unsure_until_ns)
+        h->holds = 0;
     else
         drop(c, h);
 }
@@ -86,11 +157,16 @@ int holds_has(struct lw_client *c, const struct lw_lock *lock, uint64_t owner, u
 {
     struct lease_hold *h = find(c, lock, owner);
 
-    if (h && now_ns >= h->until_ns) {
-        drop(c, h); /* its lease has run out */
-        h = NULL;
+    if (!h || !h->holds)
+        return 0; /* an unsure mark is no hold the client knows of */
+    if (now_ns >= h->until_ns) {
+        if (h->unsure_until_ns)
+            h->holds = 0; /* its lease has run out; the mark stays */
+        else
+            drop(c, h);
+        return 0;
     }
-    return h != NULL;
+    return 1;
 }
 
 void holds_shutdown(struct lw_client *c)

@@ -347,17 +347,19 @@ static void acquire_got(struct lw_client *c, struct op *op, uint32_t holds, int 
  * An acquire sent again (cluster: its connection was lost, or the cluster
  * was moving) may have run more than once, each copy adding a hold, as may
  * a waiter's after a hand-over to it that failed unanswered (that
- * hand-over's hold): it is the first acquire still, not a re-entry, when
- * the owner held none before.  The holds beyond the one it took are given
- * back, when we know how many the owner had: its watchdog lock's count, or
- * none (an acquire with a lease of its own keeps no count: its surplus, if
- * any, stays).
+ * hand-over's hold), or the owner's acquire before this one, which failed
+ * unanswered (holds.c's unsure mark): it is the first acquire still, not a
+ * re-entry, when the owner held none before.  The holds beyond the one it
+ * took are given back, when we know how many the owner had: its watchdog
+ * lock's count, or none (an acquire with a lease of its own keeps no
+ * count, nor does one of an owner that holds the lock with a lease too:
+ * their surplus, if any, stays).
  */
 static uint32_t surplus_holds(struct lw_client *c, const struct op *op, uint32_t holds)
 {
     uint32_t expect;
 
-    if (op->lease_ms)
+    if (op->lease_ms || holds_has(c, op->lock, op->owner, lw_clock_now()))
         return 0;
     expect = watchdog_holds(c, op->lock, op->owner) + 1;
     return holds > expect ? holds - expect : 0;
@@ -410,6 +412,22 @@ static void acquire_refused(struct lw_client *c, struct op *op, int64_t why)
     op_complete(op, err, 0); /* leaves the name's queue, if in it */
 }
 
+/* A watchdog acquire ended unanswered once written, or the undo or trim
+ * after one that was answered: it may have left a hold that nobody
+ * renews, for a lease from now (Redis may run a request later than the
+ * client gives up on it: two), or for as long as the owner's entry is
+ * renewed when it held the lock already. */
+static void acquire_unanswered(struct lw_client *c, const struct op *op)
+{
+    uint64_t until = watchdog_renews(c, op->lock, op->owner)
+                         ? UINT64_MAX
+                         : lw_clock_now() + 2 * c->lease_ms * 1000000u;
+
+    if (op->lease_ms || (op->kind == OP_ACQUIRE && !op->req.sent_conn))
+        return; /* a lease of its own ends it; never written, never run */
+    holds_unsure(c, op->lock, op->owner, until);
+}
+
 static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *reply)
 {
     if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
@@ -417,7 +435,10 @@ static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *
         reply->element[1]->type == REDIS_REPLY_INTEGER) {
         uint64_t sent_ns = lw_request_sent_ns(&op->req);
         uint32_t holds = (uint32_t)reply->element[1]->integer;
-        int resent = op->req.unsettled != 0 || op->handoff_unknown;
+        /* An earlier acquire of the owner's that may have run unanswered
+         * counts as this one sent before. */
+        int unsure = !op->lease_ms && holds_take_unsure(c, op->lock, op->owner, lw_clock_now());
+        int resent = op->req.unsettled != 0 || op->handoff_unknown || unsure;
 
         op->value = reply->element[0]->integer;
         if (resent && (op->trim = surplus_holds(c, op, holds))) {
@@ -599,16 +620,22 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
         return;
     }
     if (op->kind == OP_UNDO) { /* done or not, the acquire failed */
+        if (err)
+            acquire_unanswered(c, op);
         op_complete(op, op->undo_err, 0);
         return;
     }
     if (op->kind == OP_TRIM) {
+        if (err)
+            acquire_unanswered(c, op);
         trim_reply(c, op, err ? NULL : reply);
         return;
     }
     if (err || reply->type == REDIS_REPLY_ERROR) {
         if (op->kind == OP_UNLOCK) /* it may or may not have run */
             watchdog_unlock_end(c, op->lock, op->owner, UNLOCK_UNKNOWN);
+        else if (op->kind == OP_ACQUIRE && err)
+            acquire_unanswered(c, op);
         op_complete(op, err ? err : LW_EREPLY, 0);
         return;
     }

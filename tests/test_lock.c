@@ -11,6 +11,7 @@
 #include "client_private.h"
 #include "lock_util.h"
 #include "ops.h" /* holder_retry_at() */
+#include "proxy.h"
 
 REDIS_TEST(lock, reentrant_counts_and_wire_format)
 {
@@ -107,6 +108,72 @@ REDIS_TEST(lock, fencing_token_keeps_increasing)
     lw_lock_free(lb);
     cr_assert_eq(lw_client_free(a), 0);
     cr_assert_eq(lw_client_free(b), 0);
+}
+
+/* The clients Redis holds back (a CLIENT PAUSE's too), from INFO; -1 on
+ * no answer. */
+static long blocked_clients(void)
+{
+    redisReply *r = redis_server_command(&srv, "INFO %s", "clients");
+    const char *at = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "blocked_clients:") : NULL;
+    long n = at ? atol(at + strlen("blocked_clients:")) : -1;
+
+    freeReplyObject(r);
+    return n;
+}
+
+/*
+ * An acquire that ran in Redis but whose reply was lost with its
+ * connection: the caller is told it failed, and a hold is left that
+ * nothing renews.  The same owner's next acquire within that hold's lease
+ * finds it (a re-entry to Redis, two holds and the old token) and must
+ * give it back: else its unlock leaves one hold, which the watchdog then
+ * renews for nobody, and each acquire after it gets the same token.  The
+ * reply is lost for sure: Redis holds the acquire back (CLIENT PAUSE
+ * WRITE) while the proxy between them stops forwarding, runs it once let
+ * go, and the proxy then drops the connection with the reply in it.
+ */
+REDIS_TEST(lock, an_acquire_whose_reply_was_lost_leaves_no_hold_behind)
+{
+    struct proxy *p = proxy_start(srv.port);
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_lock *l;
+    struct outcome lost = {0};
+    uint64_t before = 0, token = 0, next = 0;
+
+    cr_assert_not_null(p);
+    client_config(&cfg, 5000, NULL); /* the left hold outlives the test's steps */
+    cfg.port = proxy_port(p);
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    l = new_lock(c, "unanswered");
+    cr_assert_eq(lw_trylock(l, 0, 0, &before), 0);
+    cr_assert_eq(lw_unlock(l), 0);
+    tally_init(&lost.tally);
+    freeReplyObject(redis_server_command(&srv, "CLIENT PAUSE %s WRITE", "5000"));
+    cr_assert_eq(lw_acquire_async(l, lw_owner_self(), 0, 0, on_outcome, &lost), 0);
+    cr_assert(wait_until(blocked_clients() == 1, 3000), "the acquire never reached Redis");
+    cr_assert_eq(proxy_hold(p, 1), 0);
+    freeReplyObject(redis_server_command(&srv, "CLIENT UNPAUSE"));
+    cr_assert(wait_until(redis_int("EXISTS %s", "unanswered") == 1, 3000), "it never ran");
+    cr_assert_eq(proxy_drop(p, 1), 0);
+    cr_assert_eq(proxy_hold(p, 0), 0);
+    cr_assert_eq(tally_wait(&lost.tally, 1, 5000), 1);
+    cr_assert_neq(atomic_load(&lost.err), 0, "the reply came through");
+    /* Its hold is there, with a token of its own; the same owner again. */
+    cr_assert_eq(redis_int("GET %s", "redisson_lock_token:{unanswered}"), (long long)before + 1);
+    cr_assert_eq(lw_trylock(l, 0, 0, &token), 0);
+    cr_assert_eq(token, before + 1, "the token the lost acquire drew, unseen till now");
+    cr_assert_eq(lw_hold_count(l), 1, "the lost acquire's hold was given back");
+    cr_assert_eq(lw_unlock(l), 0);
+    cr_assert_eq(redis_int("EXISTS %s", "unanswered"), 0, "a hold left behind");
+    cr_assert_eq(lw_trylock(l, 0, 0, &next), 0);
+    cr_assert_gt(next, token, "a fresh acquire, not a re-entry");
+    cr_assert_eq(lw_unlock(l), 0);
+    lw_lock_free(l);
+    tally_destroy(&lost.tally);
+    cr_assert_eq(lw_client_free(c), 0);
+    proxy_stop(p);
 }
 
 REDIS_TEST(lock, unlock_by_non_owner_leaves_lock_untouched)
