@@ -25,7 +25,10 @@
  *     its keys alive, and is not taken up again when the link heals;
  *   - a dead leasewheel reader that Redisson keeps alive (<= 4.3) holds a
  *     writer off only while that Redisson reader reads, and for at most
- *     one Redisson lease after it leaves.
+ *     one Redisson lease after it leaves;
+ *   - a hold of ours lost while another reader kept the hash alive leaves
+ *     its field behind: the same owner reading again starts afresh from
+ *     it, and its release leaves nothing renewed.
  * Each test takes 2 to 4 s.
  */
 #include <stdlib.h>
@@ -504,5 +507,74 @@ REDIS_TEST(rw_renewals, redisson_3_44_batch_bug_leaves_our_holds_renewed)
     lw_lock_free(wl);
     cr_assert_eq(lw_client_free(c), 0);
     cr_assert_eq(lw_client_free(w), 0);
+    redisFree(rc);
+}
+
+/*
+ * A hold of ours lost while a Redisson reader (>= 4.4) keeps the hash
+ * alive: cut off past our lease, our timeout key expires, but our field
+ * stays in the hash (nobody removes a dead reader's field).  The same
+ * owner reads again once the link is back, then releases: nothing of the
+ * old hold may survive that.  Redis must show no field of ours, our
+ * client must renew nothing, and when the Redisson reader leaves the lock
+ * is free (a writer gets in at once) instead of being kept by a field
+ * our watchdog would go on renewing.
+ */
+REDIS_TEST(rw_renewals, a_read_hold_lost_under_a_live_hash_is_not_revived)
+{
+    const char *names[1] = {"atlas"};
+    const char *args[2] = {"1", RS_FIELD};
+    struct proxy *p = proxy_start(srv.port);
+    struct lw_client_config cfg;
+    struct lw_client_stats st;
+    struct lost_log log;
+    struct lw_client *c = NULL, *w = new_client(LEASE_MS, NULL);
+    redisContext *rc = connect_srv();
+    struct lw_lock *l, *wl;
+    char ours[128], key[300];
+    long long res[1];
+    int rc_w;
+
+    cr_assert(p, "no proxy");
+    client_config(&cfg, LEASE_MS, &log);
+    cfg.port = proxy_port(p);
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    load_all(rc);
+    own_field(c, ours, sizeof ours);
+    timeout_key(key, sizeof key, "atlas", ours, 1);
+    redisson_read_lock(rc, "atlas", RS_FIELD, RS_LEASE_MS);
+    l = read_lock(c, "atlas");
+    wl = write_lock(w, "atlas");
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+
+    cr_assert_eq(proxy_hold(p, 1), 0);
+    cr_assert(wait_until((redisson_renew(rc, RS_READ_RENEW_SHA, names, 1, RS_LEASE_MS, args, 2,
+                                         res),
+                          sleep_ms(100),
+                          atomic_load(&log.count) >= 1 && pttl_of(rc, key) < 0),
+                         3 * LEASE_MS),
+              "lost: %d, our key's PTTL %lld", atomic_load(&log.count), pttl_of(rc, key));
+    redisson_renew(rc, RS_READ_RENEW_SHA, names, 1, RS_LEASE_MS, args, 2, res);
+    cr_assert_eq(proxy_hold(p, 0), 0);
+
+    /* Read again by the same owner, and released. */
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+    cr_assert_eq(lw_hold_count(l), 1, "one acquire is one hold");
+    cr_assert_eq(lw_unlock(l), 0);
+    cr_assert_eq(lw_hold_count(l), 0, "released, yet a hold of ours is left in the hash");
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.locks_held, 0, "our watchdog still renews a hold");
+
+    /* The Redisson reader leaves: the lock is free. */
+    redisson_renew(rc, RS_READ_RENEW_SHA, names, 1, RS_LEASE_MS, args, 2, res);
+    cr_assert_eq(redisson_read_unlock(rc, "atlas", RS_FIELD), 1, "the lock was kept");
+    cr_assert_eq(rc_w = lw_trylock(wl, 0, 0, NULL), 0, "%s", lw_strerror(rc_w));
+    cr_assert_eq(lw_unlock(wl), 0);
+    cr_assert_eq(atomic_load(&log.count), 1);
+    lw_lock_free(l);
+    lw_lock_free(wl);
+    cr_assert_eq(lw_client_free(c), 0);
+    cr_assert_eq(lw_client_free(w), 0);
+    proxy_stop(p);
     redisFree(rc);
 }
