@@ -275,13 +275,13 @@ REDIS_TEST(rw_renewals, redisson_4_4_renews_only_its_own_fields)
     }
     cr_assert(ours_to_lease(rc, timeout_key(key, sizeof key, "books", ours, 2)));
 
-    /* A shorter Redisson lease cuts the hash (600 ms: longer than our
-     * renewals' 400 ms apart, or it would expire first; one of ours may
-     * come between the two commands); our next renewal mends it. */
-    redisson_renew(rc, RS_READ_RENEW_SHA, names, 2, 600, args, 4, res);
+    /* A shorter Redisson lease cuts the hash (900 ms: well past our next
+     * renewal, 400 ms at most away, or it would expire first; one of ours
+     * may come between the two commands); our next renewal mends it. */
+    redisson_renew(rc, RS_READ_RENEW_SHA, names, 2, 900, args, 4, res);
     cut = pttl_of(rc, "books");
-    cr_assert(cut <= 600 || cut > 1000, "PTTL %lld: neither cut nor renewed by us since", cut);
-    cr_assert(wait_until(pttl_of(rc, "books") > 800, LEASE_MS),
+    cr_assert(cut <= 900 || cut > 1100, "PTTL %lld: neither cut nor renewed by us since", cut);
+    cr_assert(wait_until(pttl_of(rc, "books") > 950, LEASE_MS),
               "our renewal did not restore the hash");
     /* Our renewals never stretch the Redisson reader's key. */
     redisson_renew(rc, RS_READ_RENEW_SHA, names, 2, 800, args, 4, res);
@@ -358,10 +358,14 @@ REDIS_TEST(rw_renewals, redisson_4_0_keeps_our_cut_off_reader_alive_for_one_leas
               "the cut-off hold was not reported lost");
     lost_ms = atomic_load(&log.at_ns) / 1000000u - t0;
     cr_assert_eq(atomic_load(&log.reason), LW_LOST_EXPIRED);
-    cr_assert_leq(lost_ms, LEASE_MS + 200, "reported %llu ms after the cut",
-                  (unsigned long long)lost_ms);
-    cr_assert_gt(pttl_of(rc, key), 0, "Redisson 4.0-4.3 kept our dead hold's key alive");
     lw_client_get_stats(c, &st);
+    /* By the lease after the last renewal, give or take how late the
+     * engine's tick ever ran (a sanitizer's build runs it late). */
+    cr_assert_leq(lost_ms, LEASE_MS + 50 + st.worst_tick_late_ns / 1000000u,
+                  "reported %llu ms after the cut (ticks up to %llu ms late)",
+                  (unsigned long long)lost_ms,
+                  (unsigned long long)(st.worst_tick_late_ns / 1000000u));
+    cr_assert_gt(pttl_of(rc, key), 0, "Redisson 4.0-4.3 kept our dead hold's key alive");
     cr_assert_eq(st.locks_held, 0, "the lost hold is no longer renewed");
 
     /* The Redisson reader leaves: our dead key holds the hash a while. */
@@ -376,7 +380,7 @@ REDIS_TEST(rw_renewals, redisson_4_0_keeps_our_cut_off_reader_alive_for_one_leas
                 "the Redisson reader left",
                 (unsigned long long)lost_ms,
                 (unsigned long long)writer_ms);
-    cr_assert_leq(writer_ms, RS_LEASE_MS + 500);
+    cr_assert_leq(writer_ms, RS_LEASE_MS + 1000, "a writer waits one Redisson lease, not more");
 
     /* Healed: what the partition held arrives, and changes nothing. */
     cr_assert_eq(proxy_hold(p, 0), 0);
@@ -432,7 +436,7 @@ REDIS_TEST(rw_renewals, redisson_3_43_keeps_our_dead_reader_for_one_lease_after_
     cr_assert_eq(rc_w, 0, "%s", lw_strerror(rc_w));
     cr_log_info("<= 3.43: the writer got in %llu ms after the Redisson reader left",
                 (unsigned long long)writer_ms);
-    cr_assert_leq(writer_ms, RS_LEASE_MS + 500);
+    cr_assert_leq(writer_ms, RS_LEASE_MS + 1000, "a writer waits one Redisson lease, not more");
     cr_assert_eq(lw_unlock(wl), 0);
     lw_lock_free(wl);
     cr_assert_eq(lw_client_free(w), 0);
