@@ -98,6 +98,19 @@ struct batch;
 struct ack_wait;
 struct sem_channel;
 
+/* A first acquire waiting for replicas (replicas.c), in its op (a lock's
+ * struct op, a semaphore's struct sem_op): where the acquire ran, and
+ * what ends the wait.  acked() gets 0 (acknowledged), LW_EREPLICAS (too
+ * few replicas, an error, a WAIT that ran elsewhere: give it back),
+ * LW_ENOTSUP (the server has no WAIT: give it back) or LW_ESHUTDOWN.
+ * Engine thread. */
+struct replica_ack {
+    struct replica_ack *next; /* the other acquires of its WAIT */
+    uint64_t conn;            /* the connection the acquire ran on */
+    uint64_t seq;             /* its write's sequence number there */
+    void (*acked)(struct replica_ack *ack, int err);
+};
+
 /* A cluster node's renewal batching (one Redis: node 0's): the renew and
  * drop batches of each kind being filled for it, and the renewal calls
  * sent to it (metrics.c reads them on the engine thread). */
@@ -260,9 +273,7 @@ struct op {
 
     /* A first acquire waiting for replicas (replicas.c; lock.c reads
      * ack_holds and ack_sent_ns when it is acknowledged); engine thread. */
-    struct op *ack_next;  /* its WAIT's acquires */
-    uint64_t ack_conn;    /* the connection the acquire ran on */
-    uint64_t ack_seq;     /* its write's sequence number there */
+    struct replica_ack ack;
     uint64_t ack_sent_ns; /* when the acquire was sent */
     uint32_t ack_holds;   /* the hold count it hands over */
 

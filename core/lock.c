@@ -314,8 +314,12 @@ static void acquire_done(struct lw_client *c, struct op *op, uint32_t holds, uin
     op_complete(op, 0, op->value);
 }
 
-void acquire_acked(struct op *op, int err)
+/* A first acquire's WAIT is over (replicas.c): err 0 (acknowledged: the
+ * lock is the caller's), LW_EREPLICAS or LW_ENOTSUP (give it back), or
+ * LW_ESHUTDOWN. */
+static void acquire_acked(struct replica_ack *ack, int err)
 {
+    struct op *op = lw_container_of(ack, struct op, ack);
     struct lw_client *c = op->lock->client;
 
     if (err == LW_ESHUTDOWN) {
@@ -337,7 +341,9 @@ static void acquire_got(struct lw_client *c, struct op *op, uint32_t holds, int 
 {
     if (c->replicas && first && !acquired_too_late(c, op, sent_ns)) {
         op->ack_holds = holds;
-        replicas_wait(c, op, sent_ns);
+        op->ack_sent_ns = sent_ns;
+        op->ack.acked = acquire_acked;
+        replicas_wait(c, &op->ack, &op->req);
     } else {
         acquire_done(c, op, holds, sent_ns);
     }

@@ -1,7 +1,7 @@
 /*
  * core/ops.h - lock.c's calls on ops, for the files that hold them: a
- * waiter woken or ended (waiters.c), an acquire acknowledged by replicas
- * (replicas.c), and when a waiter retries.
+ * waiter woken or ended (waiters.c), a held-back acquire admitted
+ * (admission.c), and when a waiter retries.
  */
 #ifndef LW_CORE_OPS_H
 #define LW_CORE_OPS_H
@@ -14,9 +14,6 @@ struct op;
 uint64_t holder_retry_at(uint64_t now_ns, int64_t pttl, uint64_t deadline_ns);
 void op_attempt(struct op *op);
 void op_complete(struct op *op, int err, int64_t value);
-/* A first acquire's WAIT is over: err 0 (acknowledged: the lock is the
- * caller's), LW_EREPLICAS (give it back) or LW_ESHUTDOWN. */
-void acquire_acked(struct op *op, int err);
 
 /* A held-back acquire admitted (admission.c): it goes on as from its
  * start. */

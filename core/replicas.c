@@ -4,9 +4,10 @@
  *
  * WAIT counts the writes of the connection it is sent on, and blocks that
  * connection for up to its timeout.  So acquires that wait go over the
- * engine's side lane (a second connection per master: lock.c sets the
- * lane), and their WAIT follows them there; renewals and everything else
- * stay on the main connection, which a WAIT never holds up.
+ * engine's side lane (a second connection per master: lock.c and
+ * semaphore.c set the lane), and their WAIT follows them there; renewals
+ * and everything else stay on the main connection, which a WAIT never
+ * holds up.
  *
  * One WAIT answers for many acquires.  Every acquire whose reply came
  * before a WAIT was written ran before it on the server, so a WAIT covers
@@ -23,34 +24,38 @@
  * slot: an acquire that followed an ASK ran on a node its slot does not
  * name yet), and a node-routed request is never sent again on another
  * connection.  Such a WAIT, an error, or too few replicas: every acquire
- * it answers for is given back (lock.c) and fails with LW_EREPLICAS.
+ * it answers for is given back and fails with LW_EREPLICAS.
+ *
+ * The acquires are a lock's (lock.c) or a semaphore's (semaphore.c): each
+ * waits as the struct replica_ack in its op, whose acked() ends the wait
+ * in its own file's states; this file only groups them by connection and
+ * sends the WAITs.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client_private.h"
-#include "ops.h"
 #include "replicas.h"
 
 struct ack_wait {
     struct lw_request req; /* WAIT <replicas> <timeout> */
     struct lw_client *c;
-    struct ack_wait *next; /* c->acks */
-    struct op *ops;        /* the acquires it answers for */
-    uint64_t conn;         /* the connection they ran on */
+    struct ack_wait *next;    /* c->acks */
+    struct replica_ack *acks; /* the acquires it answers for */
+    uint64_t conn;            /* the connection they ran on */
     int submitted;
 };
 
-/* Whether w answers for op: the same connection, and w goes out after
- * the acquire (not yet sent, not yet written, or written after it). */
-static int covers(const struct ack_wait *w, const struct op *op)
+/* Whether w answers for the acquire: the same connection, and w goes out
+ * after it (not yet sent, not yet written, or written after it). */
+static int covers(const struct ack_wait *w, const struct replica_ack *ack)
 {
-    if (w->conn != op->ack_conn)
+    if (w->conn != ack->conn)
         return 0;
     if (!w->submitted || w->req.sent_conn == 0)
         return 1;
-    return w->req.sent_conn == w->conn && w->req.sent_seq > op->ack_seq;
+    return w->req.sent_conn == w->conn && w->req.sent_seq > ack->seq;
 }
 
 static void unlink_wait(struct lw_client *c, struct ack_wait *w)
@@ -66,15 +71,15 @@ static void unlink_wait(struct lw_client *c, struct ack_wait *w)
 /* End every acquire w answers for, and w. */
 static void settle(struct lw_client *c, struct ack_wait *w, int err)
 {
-    struct op *op = w->ops, *next;
+    struct replica_ack *ack = w->acks, *next;
 
     unlink_wait(c, w);
     lw_request_clear(&w->req);
     free(w);
-    for (; op; op = next) {
-        next = op->ack_next;
-        op->ack_next = NULL;
-        acquire_acked(op, err);
+    for (; ack; ack = next) {
+        next = ack->next;
+        ack->next = NULL;
+        ack->acked(ack, err);
     }
 }
 
@@ -129,9 +134,9 @@ static void submit_wait(struct lw_client *c, struct ack_wait *w)
         on_wait(&w->req, NULL, rc, w);
 }
 
-/* A WAIT for op's connection, to the node it is to (node); NULL when out
- * of memory. */
-static struct ack_wait *new_wait(struct lw_client *c, const struct op *op, int node)
+/* A WAIT for the acquire's connection, to the node it is to (node); NULL
+ * when out of memory. */
+static struct ack_wait *new_wait(struct lw_client *c, const struct replica_ack *ack, int node)
 {
     struct ack_wait *w = calloc(1, sizeof *w);
     char n[16], ms[16];
@@ -148,41 +153,41 @@ static struct ack_wait *new_wait(struct lw_client *c, const struct op *op, int n
     lw_request_route_node(&w->req, (unsigned)node);
     w->req.lane = LW_LANE_SIDE;
     w->c = c;
-    w->conn = op->ack_conn;
+    w->conn = ack->conn;
     w->next = c->acks;
     c->acks = w;
     return w;
 }
 
-void replicas_wait(struct lw_client *c, struct op *op, uint64_t sent_ns)
+void replicas_wait(struct lw_client *c, struct replica_ack *ack, const struct lw_request *req)
 {
     struct ack_wait *w;
     int busy = 0, node;
 
-    op->ack_conn = op->req.sent_conn;
-    op->ack_seq = op->req.sent_seq;
-    op->ack_sent_ns = sent_ns;
+    ack->conn = req->sent_conn;
+    ack->seq = req->sent_seq;
+    ack->next = NULL;
     if (c->closing) {
-        acquire_acked(op, LW_ESHUTDOWN);
+        ack->acked(ack, LW_ESHUTDOWN);
         return;
     }
     for (w = c->acks; w; w = w->next) {
-        if (covers(w, op)) { /* one that is out, or gathers behind one */
-            op->ack_next = w->ops;
-            w->ops = op;
+        if (covers(w, ack)) { /* one that is out, or gathers behind one */
+            ack->next = w->acks;
+            w->acks = ack;
             return;
         }
-        busy |= w->conn == op->ack_conn; /* out, but too early for op */
+        busy |= w->conn == ack->conn; /* out, but too early for this one */
     }
     /* The node whose connection ran the acquire: after a redirect (ASK
      * above all) not the one its slot names.  None: that connection is
      * gone already, and a WAIT elsewhere would count nothing of ours. */
-    if ((node = lw_engine_conn_node(c->engine, op->ack_conn)) < 0 ||
-        !(w = new_wait(c, op, node))) {
-        acquire_acked(op, LW_EREPLICAS); /* or out of memory: not acknowledged */
+    if ((node = lw_engine_conn_node(c->engine, ack->conn)) < 0 ||
+        !(w = new_wait(c, ack, node))) {
+        ack->acked(ack, LW_EREPLICAS); /* or out of memory: not acknowledged */
         return;
     }
-    w->ops = op;
+    w->acks = ack;
     if (!busy)
         submit_wait(c, w);
 }

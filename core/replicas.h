@@ -8,11 +8,13 @@
 #include <stdint.h>
 
 struct lw_client;
-struct op;
+struct lw_request;
+struct replica_ack;
 
-/* The acquire op (its reply read, token in op->value) waits for
- * c->replicas replicas; acquire_acked() tells how it went. */
-void replicas_wait(struct lw_client *c, struct op *op, uint64_t sent_ns);
+/* The acquire that req carried, answered (and good), waits for
+ * c->replicas replicas: ack->acked (set by the caller) tells how it went,
+ * perhaps before this returns.  req must have taken the side lane. */
+void replicas_wait(struct lw_client *c, struct replica_ack *ack, const struct lw_request *req);
 /* Closing: acquires whose WAIT is not yet sent end in LW_ESHUTDOWN. */
 void replicas_shutdown(struct lw_client *c);
 

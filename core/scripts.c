@@ -435,7 +435,13 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
 
     /* Read acquire: free, or read, or write held by the caller (a
      * downgrade): one hold more, its timeout key, the hash to max(PTTL,
-     * lease).  Reads have no token (0). */
+     * lease).  Reads have no token (0).  The caller's field whose timeout
+     * keys have all expired holds nothing: its holds were lost (and
+     * reported) while other readers kept the hash alive, and nobody
+     * removes a dead reader's field.  It is dropped first, so that this
+     * is a first hold again: counting on from it would leave the count
+     * above the keys, a field our watchdog would renew after the caller's
+     * last release, holding the lock for ever. */
     [SCRIPT_READ_LOCK] =
         "local mode = redis.call('hget', KEYS[1], 'mode') "
         "if mode == false then "
@@ -448,6 +454,14 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "end "
         "if mode == 'read' or (mode == 'write' and "
         "    redis.call('hexists', KEYS[1], ARGV[3]) == 1) then "
+        "  local held = tonumber(redis.call('hget', KEYS[1], ARGV[2])) "
+        "  if held then "
+        "    local alive = false "
+        "    for i = 1, held do "
+        "      if redis.call('exists', KEYS[2] .. ':' .. i) == 1 then alive = true break end "
+        "    end "
+        "    if not alive then redis.call('hdel', KEYS[1], ARGV[2]) end "
+        "  end "
         "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
         "  redis.call('set', KEYS[2] .. ':' .. holds, 1, 'px', ARGV[1]) "
         "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "

@@ -16,7 +16,10 @@
  * nearest expiry its attempt was answered, or gives up at its deadline.
  * One answered when less than a tick of its lease is sure to be left
  * gives its permits back (SOP_UNDO) and fails with LW_ETIMEDOUT: Redis
- * ran it late, and another client may reclaim them any moment.
+ * ran it late, and another client may reclaim them any moment.  With
+ * acquire_replicas, an acquire goes over the side lane and its permits
+ * are the caller's only once a WAIT there counted enough replicas
+ * (replicas.c); else they go back the same way (LW_EREPLICAS).
  *
  * Rule for the engine thread, as in lock.c: lw_engine_submit() there may
  * complete the request at once, so it is the last thing done with an op.
@@ -31,6 +34,7 @@
 #include "container.h"
 #include "publish.h"
 #include "refs.h"
+#include "replicas.h"
 #include "semaphore_private.h"
 #include "watchdog.h"
 
@@ -308,6 +312,9 @@ void sem_attempt(struct sem_op *op)
     lw_request_route_slot(&op->req, op->sem->slot);
     if (op->kind == SOP_ACQUIRE)
         lw_request_settle(&op->req); /* Sentinel: not at once after a switch */
+    /* An acquire that replicas must acknowledge goes where its WAIT will
+     * follow it (replicas.c); giving permits back waits for nothing. */
+    op->req.lane = op->kind == SOP_ACQUIRE && c->replicas ? LW_LANE_SIDE : LW_LANE_MAIN;
     op->state = SOPS_INFLIGHT;
     op->woken = 0;
     if ((rc = lw_engine_submit(c->engine, &op->req, on_reply, op)))
@@ -369,30 +376,79 @@ static void acquire_short(struct lw_client *c, struct sem_op *op, int64_t neares
         lw_wheel_schedule(c->wheel, &op->ct.timer, at);
 }
 
-/* The permits are ours, unless the reply came when less than a tick of
- * their lease is sure to be left: then they go back (SOP_UNDO).  With
- * lease 0 the watchdog renews each from now on. */
-static void acquire_got(struct lw_client *c, struct sem_op *op)
+/* Whether an acquire sent at sent_ns comes too late to be of use: less
+ * than a tick of its lease is sure to be left.  A renewed permit is held
+ * to the watchdog's standard (valid_until less the skew allowance); an
+ * explicit lease is the caller's. */
+static int acquired_too_late(const struct lw_client *c, const struct sem_op *op,
+                             uint64_t sent_ns)
 {
-    uint64_t sent_ns = lw_request_sent_ns(&op->req);
     uint64_t until = lease_valid_until(op_lease_ms(op), sent_ns);
 
-    /* A renewed permit is held to the watchdog's standard (valid_until
-     * less the skew allowance); an explicit lease is the caller's. */
     if (op->lease_ms == 0)
         until -= c->permit_skew_ms * 1000000u;
-    if (lw_clock_now() + c->tick_ns >= until) {
-        if (op->chan)
-            permit_waiters_leave(c, op);
-        op->kind = SOP_UNDO;
-        sem_attempt(op);
-        return;
-    }
+    return lw_clock_now() + c->tick_ns >= until;
+}
+
+/* The acquire's permits go back (SOP_UNDO), and it fails with err. */
+static void give_back(struct lw_client *c, struct sem_op *op, int err)
+{
+    if (op->chan)
+        permit_waiters_leave(c, op);
+    op->kind = SOP_UNDO;
+    op->undo_err = err;
+    sem_attempt(op);
+}
+
+/* The permits are the caller's.  With lease 0 the watchdog renews each
+ * from now on. */
+static void acquire_done(struct lw_client *c, struct sem_op *op, uint64_t sent_ns)
+{
     if (op->lease_ms == 0)
         for (unsigned i = 0; i < op->n; i++)
             watchdog_permit_acquired(c, op->sem->name, op->sem->len, op->sem->slot,
                                      op->permits[i].id, sent_ns);
     sem_complete(op, 0, op->n);
+}
+
+/* The acquire's WAIT is over (replicas.c), as for a lock's (lock.c): at
+ * shutdown the permits are left to their lease; refused, they go back;
+ * acknowledged, they are the caller's unless the WAIT took too long. */
+static void acquire_acked(struct replica_ack *ack, int err)
+{
+    struct sem_op *op = lw_container_of(ack, struct sem_op, ack);
+    struct lw_client *c = op->sem->client;
+
+    if (err == LW_ESHUTDOWN) {
+        sem_complete(op, err, 0);
+    } else if (err == LW_ENOTSUP) { /* the server has no WAIT */
+        give_back(c, op, LW_ENOTSUP);
+    } else if (err) {
+        stats_replicas_refused(&c->count);
+        give_back(c, op, LW_EREPLICAS);
+    } else if (acquired_too_late(c, op, op->ack_sent_ns)) {
+        give_back(c, op, LW_ETIMEDOUT);
+    } else {
+        acquire_done(c, op, op->ack_sent_ns);
+    }
+}
+
+/* The permits are ours, unless the reply came too late to be of use:
+ * then they go back.  With acquire_replicas, once enough replicas have
+ * them. */
+static void acquire_got(struct lw_client *c, struct sem_op *op)
+{
+    uint64_t sent_ns = lw_request_sent_ns(&op->req);
+
+    if (acquired_too_late(c, op, sent_ns)) {
+        give_back(c, op, LW_ETIMEDOUT);
+    } else if (c->replicas) {
+        op->ack_sent_ns = sent_ns;
+        op->ack.acked = acquire_acked;
+        replicas_wait(c, &op->ack, &op->req);
+    } else {
+        acquire_done(c, op, sent_ns);
+    }
 }
 
 /* A release is about to be sent (begin) or was answered (end: rc 0
@@ -475,7 +531,7 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
         return;
     }
     if (op->kind == SOP_UNDO) { /* given back or not, the acquire failed */
-        sem_complete(op, LW_ETIMEDOUT, 0);
+        sem_complete(op, op->undo_err, 0);
         return;
     }
     if (err || reply->type == REDIS_REPLY_ERROR) {

@@ -3,7 +3,8 @@
  * and permit_waiters.c (acquires waiting on a semaphore's channel) share.
  *
  * A semaphore call is a struct sem_op, as a lock call is a struct op
- * (client_private.h), but simpler: no owners, no hand-over, no replicas.
+ * (client_private.h), but simpler: no owners, no hand-over.  An acquire
+ * waits for replicas (acquire_replicas) as a lock's does (replicas.c).
  * Every sem_op begins as a task on the engine thread and is formatted
  * there before each attempt: its scripts publish (the command depends on
  * the pub/sub mode, which the engine thread follows) and carry the time
@@ -35,7 +36,8 @@ struct lw_semaphore {
 
 enum sem_op_kind { SOP_ACQUIRE,
                    SOP_RELEASE,
-                   SOP_UNDO, /* an acquire answered too late: its permits go back */
+                   SOP_UNDO, /* an acquire answered too late, or not acknowledged by
+                 enough replicas: its permits go back */
                    SOP_TRY_SET,
                    SOP_SET,
                    SOP_ADD,
@@ -72,6 +74,10 @@ struct sem_op {
     uint8_t blocking;
     uint8_t held_back; /* a release: the watchdog holds its permits'
                           renewals back until it completes */
+    int undo_err;      /* SOP_UNDO: the error the acquire ends in */
+    /* An acquire waiting for replicas (replicas.c). */
+    struct replica_ack ack;
+    uint64_t ack_sent_ns; /* when the acquire was sent */
     _Atomic uint32_t completed;
 };
 

@@ -75,11 +75,10 @@ CORE_LAYERS = [
 ]
 # The calls up that are meant (design.md says why): a waiter is an acquire
 # op, woken or ended in lock.c's states (a permit waiter in semaphore.c's);
-# a WAIT's reply ends its acquires; admission lets a held-back acquire go on
-# or ends it.
+# admission lets a held-back acquire go on or ends it.  (A WAIT's reply
+# ends its acquires through the callback each carries.)
 UP_CALLS = {
     "waiters.c": {"op_attempt", "op_complete"},
-    "replicas.c": {"acquire_acked"},
     "permit_waiters.c": {"sem_attempt", "sem_complete"},
     "admission.c": {"op_complete", "acquire_admitted"},
 }
@@ -300,7 +299,7 @@ PLANTED = [
     ("core/watchdog.c", "static void f(struct op *op) { op_complete(op, 0, 0); }\n", 1),
     ("core/holds.c", "static int f(struct lw_client *c)\n{\n    return watchdog_renews(c, 0, 0);\n}\n", 3),
     ("core/publish.c", "static void (*p)(struct lw_client *) = watchdog_flush;\n", 1),
-    ("core/waiters.c", "static void f(struct op *op) { acquire_acked(op, 0); }\n", 1),
+    ("core/waiters.c", "static void f(struct sem_op *op) { sem_attempt(op); }\n", 1),
     ("core/refs.c", "static void f(struct lw_client *c) { client_publish_command(c); }\n", 1),
     ("core/lock.c", "static void f(struct lw_client *c) { lw_client_free(c); }\n", 1),
     ("core/lock.c", "static void f(struct lw_client *c) { client_unref(c); }\n", None),

@@ -4,8 +4,9 @@
  * locks on every master through one seed; held locks kept through a reshard,
  * a slot migrated by hand (ASK, TRYAGAIN), a graceful failover and a killed
  * master, and the CLUSTERDOWN window on a lease too short for the dead
- * master's shard; a lock the replica never got
- * reported lost to the failover; and contention that never lets two
+ * master's shard; a lock and a read hold the replica never got
+ * reported lost to the failover (and those it got renewed on the new
+ * master); and contention that never lets two
  * holders in.  Every wait is bounded; every node is stopped by pid.
  *
  * Built again with LW_TEST_TLS (cluster_locks_tls): every node serves TLS
@@ -509,24 +510,29 @@ CLUSTER_LOCKS_TEST(clusterdown_window_loses_nothing_on_healthy_shards)
  * master is killed and the replica let go on (SIGCONT).  The fixture sets
  * cluster-replica-validity-factor 0, so a replica cut off for however long
  * may still be promoted, without the write.  The client must tell the
- * holder LW_LOST_FAILOVER soon after it sees the failover.
+ * holder LW_LOST_FAILOVER soon after it sees the failover, for a lock and
+ * for a read hold alike; the replicated ones go on being renewed.
  */
 CLUSTER_LOCKS_TEST(unreplicated_lock_is_reported_lost_to_the_failover)
 {
     struct lost_log log;
     struct lw_client *c = new_client(0, 10000, &log);
-    struct lw_lock *kept = NULL, *gone = NULL;
+    struct lw_lock *kept = NULL, *gone = NULL, *rkept = NULL, *rgone = NULL;
     struct lw_client_stats st;
     int m, r, slot;
-    uint64_t t0, seen_ms, lost_ms;
+    uint64_t t0, seen_ms, lost_ms, confirmed;
+    char key[160];
     redisReply *rep;
 
     cr_assert_eq(lw_lock_new(c, "{u}kept", 7, &kept), 0);
     cr_assert_eq(lw_lock_new(c, "{u}gone", 7, &gone), 0);
+    cr_assert_eq(lw_read_lock_new(c, "{u}rkept", 8, &rkept), 0);
+    cr_assert_eq(lw_read_lock_new(c, "{u}rgone", 8, &rgone), 0);
     slot = (int)lw_keyslot("u", 1);
     m = redis_cluster_slot_master(&cl, slot, -1);
     r = redis_cluster_replica_of(&cl, m);
     cr_assert_geq(r, 0);
+    cr_assert_eq(lw_lock_acquire(rkept, NULL), 0);
     cr_assert_eq(lw_lock_acquire(kept, NULL), 0);
     cr_assert(wait_replicated(m, r, 5000), "kept not replicated");
 
@@ -534,6 +540,7 @@ CLUSTER_LOCKS_TEST(unreplicated_lock_is_reported_lost_to_the_failover)
     rep = redis_cluster_command(&cl, m, "CLIENT KILL TYPE replica");
     cr_assert(rep && rep->type == REDIS_REPLY_INTEGER && rep->integer == 1);
     freeReplyObject(rep);
+    cr_assert_eq(lw_lock_acquire(rgone, NULL), 0);
     cr_assert_eq(lw_lock_acquire(gone, NULL), 0);
     cr_assert_eq(redis_cluster_signal(&cl, m, SIGKILL), 0);
     cr_assert_eq(redis_cluster_signal(&cl, r, SIGCONT), 0);
@@ -541,19 +548,34 @@ CLUSTER_LOCKS_TEST(unreplicated_lock_is_reported_lost_to_the_failover)
     cr_assert_eq(redis_cluster_wait_slot_master(&cl, slot, m, 20000), r, "no promotion");
     cr_assert(wait_until((stats(c, &st), st.failovers >= 1), 15000), "failover not seen");
     seen_ms = now_ms() - t0;
-    cr_assert(wait_until(log.count >= 1, 5000), "the lost lock was not reported");
+    cr_assert(wait_until(log.count >= 2, 5000), "the lost lock and read hold were not reported");
     lost_ms = now_ms() - t0;
     cr_log_info("unreplicated: failover seen after %llu ms, lost reported after %llu ms",
                 (unsigned long long)seen_ms, (unsigned long long)lost_ms);
     sleep_ms(200);
-    cr_assert_eq(log.count, 1);
-    cr_assert_eq(log.by_reason[LW_LOST_FAILOVER], 1);
+    cr_assert_eq(log.count, 2);
+    cr_assert_eq(log.by_reason[LW_LOST_FAILOVER], 2);
     stats(c, &st);
-    cr_assert_eq(st.lost_failover, 1);
+    cr_assert_eq(st.lost_failover, 2);
     cr_assert_eq(lw_is_held(kept), 1, "the replicated lock is kept");
+    cr_assert_eq(lw_is_held(rkept), 1, "the replicated read hold is kept");
+    /* The kept read hold, on the new master, is renewed there. */
+    snprintf(key, sizeof key, "{u}rkept:%s:%llu:rwlock_timeout:1", lw_client_id(c),
+             (unsigned long long)lw_owner_self());
+    rep = redis_cluster_command(&cl, r, "PTTL %s", key);
+    cr_assert(rep && rep->type == REDIS_REPLY_INTEGER && rep->integer > 0,
+              "the read hold's key is on the new master");
+    freeReplyObject(rep);
+    confirmed = st.renewals_confirmed;
+    cr_assert(wait_until((stats(c, &st), st.renewals_confirmed >= confirmed + 4), 10000),
+              "the kept ones not renewed on the new master");
+    cr_assert_eq(log.count, 2);
     cr_assert_eq(lw_unlock(kept), 0);
+    cr_assert_eq(lw_unlock(rkept), 0);
     lw_lock_free(kept);
     lw_lock_free(gone);
+    lw_lock_free(rkept);
+    lw_lock_free(rgone);
     cr_assert_eq(lw_client_free(c), 0);
 }
 

@@ -3,7 +3,7 @@
  * (acquire_replicas, WAIT on the side lane): a master and a replica of
  * it, both private servers (tests/fixtures/redis_server.h).  The replica is
  * cut off with SIGSTOP, which WAIT cannot tell from a replica that is slow
- * or far away.
+ * or far away.  Read, write and permit acquires wait as a lock's do.
  *
  * Built twice, as test_lock is: with every client on the caller's loop
  * too (LW_TEST_EMBEDDED, see lock_util.h).
@@ -325,7 +325,8 @@ PAIR_TEST(a_blocked_wait_holds_no_renewal_up)
     after = stats_of(c);
     renewed = after.renewals_confirmed - before.renewals_confirmed;
     cr_log_info("during a %u ms WAIT: worst query %.2f ms, %llu renewals confirmed, "
-                "worst renewal lag %.2f ms", WAIT_MS, worst_ns / 1e6,
+                "worst renewal lag %.2f ms",
+                WAIT_MS, worst_ns / 1e6,
                 (unsigned long long)renewed, after.worst_renewal_lag_ns / 1e6);
     cr_assert_eq(atomic_load(&b.rc), LW_EREPLICAS, "%s", lw_errname(atomic_load(&b.rc)));
     cr_assert_lt(worst_ns, WAIT_MS * 1000000ull / 4, "a query waited behind the WAIT");
@@ -462,5 +463,89 @@ PAIR_TEST(side_connection_lost_under_wait)
     cr_assert_eq(lw_lock_acquire(b.lock, NULL), 0, "the side connection did not come back");
     cr_assert_eq(lw_unlock(b.lock), 0);
     lw_lock_free(b.lock);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* A read or write lock's handle, or a semaphore's, named name. */
+static struct lw_lock *rw_handle(struct lw_client *c, const char *name, int write)
+{
+    struct lw_lock *l = NULL;
+
+    if (write)
+        cr_assert_eq(lw_write_lock_new(c, name, strlen(name), &l), 0);
+    else
+        cr_assert_eq(lw_read_lock_new(c, name, strlen(name), &l), 0);
+    return l;
+}
+
+/* Read and write acquires wait for the replica as a lock's do: with it
+ * up, what they wrote is on it when they return; with it cut off, they
+ * fail with LW_EREPLICAS after the WAIT and leave nothing on the master. */
+PAIR_TEST(read_and_write_acquires_wait_for_the_replica)
+{
+    struct lw_client *c = replicas_client(5000, 1, NULL);
+    struct lw_lock *w = rw_handle(c, "rep-w", 1), *r = rw_handle(c, "rep-r", 0);
+    struct lw_lock *w2 = rw_handle(c, "rep-w2", 1), *r2 = rw_handle(c, "rep-r2", 0);
+    char key[160];
+    uint64_t token = 0, t0;
+    int rc;
+
+    cr_assert_eq(rc = lw_lock_acquire(w, &token), 0, "%s", lw_strerror(rc));
+    cr_assert_gt(token, 0);
+    cr_assert_eq(on_replica("EXISTS %s", "rep-w"), 1, "the write acquire is not on the replica");
+    cr_assert_eq(rc = lw_lock_acquire(r, NULL), 0, "%s", lw_strerror(rc));
+    snprintf(key, sizeof key, "{rep-r}:%s:%llu:rwlock_timeout:1", lw_client_id(c),
+             (unsigned long long)lw_owner_self());
+    cr_assert_eq(on_replica("EXISTS %s", key), 1, "the read hold's key is not on the replica");
+    cr_assert_eq(lw_unlock(w), 0);
+    cr_assert_eq(lw_unlock(r), 0);
+
+    cr_assert_eq(redis_server_signal(&rep, SIGSTOP), 0);
+    t0 = now_ms();
+    cr_assert_eq(rc = lw_lock_acquire(w2, NULL), LW_EREPLICAS, "%s", lw_strerror(rc));
+    cr_assert_geq(now_ms() - t0, WAIT_MS - 20);
+    cr_assert_eq(redis_int("EXISTS %s", "rep-w2"), 0, "the write hold was not given back");
+    cr_assert_eq(rc = lw_trylock(r2, 100, 0, NULL), LW_EREPLICAS, "%s", lw_strerror(rc));
+    cr_assert_eq(redis_int("EXISTS %s", "rep-r2"), 0, "the read hold was not given back");
+    cr_assert_eq(stats_of(c).replicas_refused, 2);
+    cr_assert_eq(stats_of(c).locks_held, 0);
+    cr_assert_eq(redis_server_signal(&rep, SIGCONT), 0);
+    lw_lock_free(w);
+    lw_lock_free(r);
+    lw_lock_free(w2);
+    lw_lock_free(r2);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* A permit acquire waits for the replica too: its permit is on the
+ * replica when it returns; with the replica cut off it fails with
+ * LW_EREPLICAS and its permits are given back. */
+PAIR_TEST(permit_acquire_waits_for_the_replica)
+{
+    struct lw_client *c = replicas_client(5000, 1, NULL);
+    struct lw_semaphore *sem = NULL;
+    struct lw_permit p[2];
+    int64_t n = -1;
+    uint64_t t0;
+    int rc;
+
+    cr_assert_eq(lw_semaphore_new(c, "rep-s", 5, &sem), 0);
+    cr_assert_eq(lw_semaphore_try_set(sem, 3), 1);
+    cr_assert_eq(rc = lw_permit_acquire(sem, 1, 0, 0, p), 0, "%s", lw_strerror(rc));
+    cr_assert_eq(on_replica("ZCARD %s", "{rep-s}:timeout"), 1,
+                 "the permit is not on the replica");
+
+    cr_assert_eq(redis_server_signal(&rep, SIGSTOP), 0);
+    t0 = now_ms();
+    cr_assert_eq(rc = lw_permit_acquire(sem, 2, 0, 2000, p), LW_EREPLICAS, "%s",
+                 lw_strerror(rc));
+    cr_assert_geq(now_ms() - t0, WAIT_MS - 20);
+    cr_assert_eq(redis_int("ZCARD %s", "{rep-s}:timeout"), 1, "the permits were not given back");
+    cr_assert_eq(lw_semaphore_available(sem, &n), 0);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(stats_of(c).replicas_refused, 1);
+    cr_assert_eq(stats_of(c).locks_held, 1, "the first permit, renewed");
+    cr_assert_eq(redis_server_signal(&rep, SIGCONT), 0);
+    lw_semaphore_free(sem);
     cr_assert_eq(lw_client_free(c), 0);
 }

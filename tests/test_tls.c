@@ -4,7 +4,8 @@
  * openssl at run time).
  *
  *   - mutual TLS: a lock, the watchdog renewing it over several leases, a
- *     waiter woken by pub/sub over TLS, unlock;
+ *     waiter woken by pub/sub over TLS, unlock; a read hold, a write hold
+ *     and a permit renewed and released the same way;
  *   - verification fails with LW_ETLS and OpenSSL's reason, at once (well
  *     before the command timeout): an unknown CA, a host name mismatch (and
  *     server_name mending it), no client certificate where one is required;
@@ -193,6 +194,67 @@ TLS_TEST(lock_renew_wake_unlock)
     lw_lock_free(w.lock);
     lw_client_free(a);
     lw_client_free(b);
+}
+
+/* The other kinds over TLS: a read hold, a write hold and a permit, each
+ * renewed by the watchdog over three leases and more, then released. */
+TLS_TEST(read_write_and_permit_renewed_and_released)
+{
+    struct lw_client_config cfg;
+    struct lost_log log;
+    struct lw_client *c;
+    struct lw_client_stats st;
+    struct lw_lock *rl, *wl;
+    struct lw_semaphore *sem;
+    struct lw_permit permit;
+    int64_t n = -1;
+    uint64_t token = 0, t0;
+    char key[200];
+
+    tls_config(&cfg, 600, &log);
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    cr_assert_eq(lw_read_lock_new(c, "tls:rw", 6, &rl), 0);
+    cr_assert_eq(lw_write_lock_new(c, "tls:w", 5, &wl), 0);
+    cr_assert_eq(lw_semaphore_new(c, "tls:sem", 7, &sem), 0);
+    t0 = now_ms();
+    cr_assert_eq(lw_lock_acquire(rl, NULL), 0);
+    cr_assert_eq(lw_lock_acquire(wl, &token), 0);
+    cr_assert_gt(token, 0, "a write hold's fencing token");
+    cr_assert_eq(lw_semaphore_try_set(sem, 2), 1);
+    cr_assert_eq(lw_permit_acquire(sem, 1, 0, 0, &permit), 0);
+    /* Each is renewed every 200 ms: after 2 s, nine times or so. */
+    cr_assert(wait_until((lw_client_get_stats(c, &st),
+                          now_ms() - t0 >= 2000 && st.renewals_confirmed >= 3 * 6),
+                         6000),
+              "%llu renewals", (unsigned long long)st.renewals_confirmed);
+    cr_assert_eq(atomic_load(&log.count), 0, "lost: %s", lw_lost_reason_name(log.reason));
+    snprintf(key, sizeof key, "{tls:rw}:%s:%llu:rwlock_timeout:1", lw_client_id(c),
+             (unsigned long long)lw_owner_self());
+    cr_assert_gt(redis_int("PTTL %s", key), 0, "the read hold's timeout key is renewed");
+    cr_assert_gt(redis_int("PTTL %s", "tls:rw"), 0);
+    cr_assert_gt(redis_int("PTTL %s", "tls:w"), 0);
+    cr_assert_eq(lw_is_held(rl), 1);
+    cr_assert_eq(lw_is_held(wl), 1);
+    cr_assert_eq(lw_semaphore_acquired(sem, &n), 0);
+    cr_assert_eq(n, 1, "the permit, renewed, is still acquired");
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.locks_held, 3);
+    cr_assert_gt(st.tls_handshakes, 0);
+
+    cr_assert_eq(lw_unlock(rl), 0);
+    cr_assert_eq(lw_unlock(wl), 0);
+    cr_assert_eq(lw_permit_release(sem, &permit, 1), 0);
+    cr_assert_eq(redis_int("EXISTS %s", "tls:rw"), 0);
+    cr_assert_eq(redis_int("EXISTS %s", key), 0);
+    cr_assert_eq(redis_int("EXISTS %s", "tls:w"), 0);
+    cr_assert_eq(lw_semaphore_available(sem, &n), 0);
+    cr_assert_eq(n, 2);
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.locks_held, 0);
+    lw_lock_free(rl);
+    lw_lock_free(wl);
+    lw_semaphore_free(sem);
+    lw_client_free(c);
 }
 
 TLS_TEST(unknown_ca_is_refused_at_once)

@@ -287,11 +287,12 @@ struct lw_client_config {
     const char *sentinel_password;        /* AUTH for the sentinels, or NULL (the data
                                              nodes use username and password) */
     uint32_t acquire_replicas;            /* 0 (default): off.  N: a first acquire
-                                             (not a re-entry) must be acknowledged by
-                                             N replicas (WAIT) within
-                                             acquire_replicas_timeout_ms, else the
-                                             hold is given back and the call fails
-                                             with LW_EREPLICAS.  In a cluster, per
+                                             (not a re-entry; of a lock, a read or
+                                             write lock, or permits) must be
+                                             acknowledged by N replicas (WAIT)
+                                             within acquire_replicas_timeout_ms,
+                                             else the hold is given back and the
+                                             call fails with LW_EREPLICAS.  In a cluster, per
                                              master.  Renewals never wait.  At most
                                              LW_MAX_ACQUIRE_REPLICAS.  Acquires then
                                              go over a second connection per master,

@@ -152,7 +152,10 @@ LW_API int lw_semaphore_acquired(struct lw_semaphore *sem, int64_t *out);
  * the wait), LW_ENOSEM (the semaphore does not exist: at once, without
  * waiting), LW_EINVAL (NULL, n 0), LW_ERANGE (n or lease too large),
  * LW_ELEASE, LW_ETIMEDOUT (answered too late to be of use: the permits
- * were given back), LW_EREPLY, transport errors, LW_ESHUTDOWN, LW_EDEADLK.
+ * were given back), LW_EREPLICAS and LW_ENOTSUP (acquire_replicas set:
+ * too few replicas acknowledged the acquire, or the server has no WAIT;
+ * the permits were given back, as a lock's acquire gives its hold back),
+ * LW_EREPLY, transport errors, LW_ESHUTDOWN, LW_EDEADLK.
  */
 LW_API int lw_permit_acquire(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms,
                              uint64_t lease_ms, struct lw_permit *permits);
