@@ -349,17 +349,19 @@ static void engine_config(const struct lw_client_config *cfg, struct lw_client *
 }
 
 /* A pub/sub event goes to the lock waiters or to the permit waiters, by
- * the channel's prefix; a connection that came up concerns both. */
-static void on_pubsub_event(void *arg, int event, const char *channel, size_t len)
+ * the channel's prefix; a connection that came up concerns both.  A
+ * message's payload (msg) goes with it: it says who may get in. */
+static void on_pubsub_event(void *arg, int event, const char *channel, size_t len,
+                            const char *msg, size_t msg_len)
 {
     static const char sem_prefix[] = "redisson_sc:";
     size_t plen = sizeof sem_prefix - 1;
     int permits = channel && len >= plen && memcmp(channel, sem_prefix, plen) == 0;
 
     if (!channel || permits)
-        permit_waiters_on_event(arg, event, channel, len);
+        permit_waiters_on_event(arg, event, channel, len, msg, msg_len);
     if (!channel || !permits)
-        waiters_on_event(arg, event, channel, len);
+        waiters_on_event(arg, event, channel, len, msg, msg_len);
 }
 
 /* Engine thread: the subscribers live on the engine's loop, and connect

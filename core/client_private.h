@@ -244,6 +244,7 @@ struct op {
     struct core_timer ct;     /* a waiting acquire's retry time */
     struct channel *chan;     /* the channel it waits on, or NULL */
     struct op *wnext, *wprev; /* channel waiters */
+    struct op *wake_next;     /* in a batch woken at once (waiters.c) */
 
     /* The hand-over between an unlock and a waiter (lock.c). */
     struct op *handoff; /* an unlock: the waiter it hands the lock to;

@@ -195,7 +195,7 @@ void sem_complete(struct sem_op *op, int err, int64_t value)
         release_watchdog(c, op, 0, err);
     }
     if (op->chan)
-        permit_waiters_leave(c, op);
+        permit_waiters_leave(c, op, -1);
     op->state = SOPS_NEW;
     if (op->blocking) {
         op->err = err;
@@ -363,16 +363,17 @@ static void acquire_short(struct lw_client *c, struct sem_op *op, int64_t neares
         return;
     }
     op->state = SOPS_WAITING;
-    at = permit_waiters_first(op) ? retry_at(now, nearest, op->wait_deadline_ns)
-                                  : op->wait_deadline_ns;
+    op->expiry_ns = retry_at(now, nearest, op->wait_deadline_ns);
+    at = permit_waiters_first(op) ? op->expiry_ns : op->wait_deadline_ns;
     if (at != UINT64_MAX)
         lw_wheel_schedule(c->wheel, &op->ct.timer, at);
 }
 
 /* The permits are ours, unless the reply came when less than a tick of
  * their lease is sure to be left: then they go back (SOP_UNDO).  With
- * lease 0 the watchdog renews each from now on. */
-static void acquire_got(struct lw_client *c, struct sem_op *op)
+ * lease 0 the watchdog renews each from now on.  `left` were free after
+ * them: the waiters behind that they serve try now. */
+static void acquire_got(struct lw_client *c, struct sem_op *op, int64_t left)
 {
     uint64_t sent_ns = lw_request_sent_ns(&op->req);
     uint64_t until = lease_valid_until(op_lease_ms(op), sent_ns);
@@ -383,11 +384,13 @@ static void acquire_got(struct lw_client *c, struct sem_op *op)
         until -= c->permit_skew_ms * 1000000u;
     if (lw_clock_now() + c->tick_ns >= until) {
         if (op->chan)
-            permit_waiters_leave(c, op);
+            permit_waiters_leave(c, op, -1);
         op->kind = SOP_UNDO;
         sem_attempt(op);
         return;
     }
+    if (op->chan)
+        permit_waiters_leave(c, op, left);
     if (op->lease_ms == 0)
         for (unsigned i = 0; i < op->n; i++)
             watchdog_permit_acquired(c, op->sem->name, op->sem->len, op->sem->slot,
@@ -424,7 +427,7 @@ static void acquire_reply(struct lw_client *c, struct sem_op *op, const redisRep
     if (status < 0)
         sem_complete(op, LW_ENOSEM, 0);
     else if (status == 1)
-        acquire_got(c, op);
+        acquire_got(c, op, reply->elements >= 2 ? integer_of(reply->element[1]) : -1);
     else if (reply->elements >= 2)
         acquire_short(c, op, integer_of(reply->element[1]));
     else

@@ -54,6 +54,7 @@ struct sem_op {
     struct lw_semaphore *sem;
     struct sem_op *wnext, *wprev; /* its channel's waiters; engine thread */
     struct sem_channel *chan;     /* the channel it waits on, or NULL */
+    struct sem_op *wake_next;     /* in a batch woken at once */
     struct lw_permit *permits;    /* acquire: the caller's, filled in;
                                      release: the ids (own copy if async) */
     struct lw_permit *own;        /* the async release's copy, freed with it */
@@ -62,7 +63,9 @@ struct sem_op {
     uint64_t lease_ms;
     uint64_t wait_deadline_ns; /* UINT64_MAX: for ever */
     uint64_t start_ns;
-    int64_t amount; /* set, try-set: the permits; add: the delta */
+    uint64_t expiry_ns; /* a waiter: the nearest expiry its last attempt
+                           was answered (its deadline at the latest) */
+    int64_t amount;     /* set, try-set: the permits; add: the delta */
     int64_t value;
     int err;
     unsigned n; /* permits acquired or released */
@@ -81,9 +84,9 @@ void sem_attempt(struct sem_op *op);
 void sem_complete(struct sem_op *op, int err, int64_t value);
 
 /* permit_waiters.c: the waiters of a semaphore, oldest first.  As
- * waiters.c for locks: one subscription per channel, the first waiter
- * alone tries at a message, and whoever leaves the head of the line
- * passes the turn on. */
+ * waiters.c for locks: one subscription per channel; a message carrying k
+ * wakes the waiters k permits serve, oldest first, at once; whoever
+ * leaves the head of the line passes the turn on. */
 /* An acquire that found too few permits joins the line: 1 when the
  * channel is live and it is first (try again now: a release may have gone
  * unheard), 0 to wait, -1 out of memory. */
@@ -92,12 +95,15 @@ int permit_waiters_join(struct lw_client *c, struct sem_op *op);
  * there are none (try it). */
 int permit_waiters_queue(struct lw_client *c, struct sem_op *op);
 int permit_waiters_first(const struct sem_op *op);
-/* op leaves the line; when it was first, the next tries now. */
-void permit_waiters_leave(struct lw_client *c, struct sem_op *op);
+/* op leaves the line.  When it was first: with `left` permits free after
+ * its acquire, the next waiters they serve try now; without permits
+ * (left -1: not known), the next in line tries. */
+void permit_waiters_leave(struct lw_client *c, struct sem_op *op, int64_t left);
 
 /* permit_waiters.c: the client's pub/sub events for semaphores' channels,
  * and its end. */
-void permit_waiters_on_event(void *arg, int event, const char *channel, size_t len);
+void permit_waiters_on_event(void *arg, int event, const char *channel, size_t len,
+                             const char *msg, size_t msg_len);
 void permit_waiters_shutdown(struct lw_client *c);
 
 #endif

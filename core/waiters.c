@@ -24,27 +24,44 @@
  *     its owner holds the lock: a reentrant acquire must not wait for
  *     waiters who wait for it);
  *   - one wake-up, not a herd: a message on the channel, or a confirmed
- *     (re)subscription, sends the first waiter's attempt only; a first
- *     waiter whose attempt is on the wire is marked `woken` and tries again
- *     when it fails;
+ *     (re)subscription, gives the head of the line its turn, and only
+ *     the head: the first waiter, or, when it reads, every reader ahead of
+ *     the first writer in line, whose attempts go out together; a waiter
+ *     whose attempt is on the wire is marked `woken` and tries again when
+ *     it fails;
  *   - the turn passes on: a first waiter that leaves without the lock (its
- *     time up, an error, the client stopping) wakes the next, so no
- *     wake-up is lost; one that got it leaves the next a retry timer a
+ *     time up, an error, the client stopping) gives the next its turn, so
+ *     no wake-up is lost; one that got it leaves the next a retry timer a
  *     lease away, in case that lock ends without a word (a lease running
  *     out);
- *   - readers share: a read acquire that got the lock wakes the next
- *     waiter at once when that one reads too (a write release's message
- *     so wakes the client's waiting readers one after the other, up to the
- *     first writer in line);
+ *   - readers share: a reader that got the lock gives the turn to the
+ *     readers now at the head (those that came while the others' attempts
+ *     were out);
+ *   - writers first inside the client: a reader never passes a writer
+ *     waiting ahead of it, so while a writer of this client waits for a
+ *     name, the client's new reads of it queue behind (a re-entrant read
+ *     of an owner that reads it already passes, as any re-entry);
  *   - a hand-over: an unlock by this client of a lock whose first waiter
  *     waits (waiters_handoff()) moves the lock to that waiter in the same
  *     script (lock.c): the waiter never has to hear of the unlock.
  *
- * Only the first waiter keeps a timer at the holder's PTTL; the others'
- * stand at their deadlines.  Messages lost while a subscription was gone
- * are made up for by the wake-up of the resubscription, and, failing that,
- * by the first waiter's timer.  Across clients nothing changes: the lock
- * stays unfair between them, as Redisson's RLock is.
+ * What a message says.  A lock's unlock publishes Redisson's 0; a
+ * read-write lock's channel carries 0 when its last reader left (the name
+ * is free) and 1 when a writer left (free, or still read by that writer:
+ * a downgrade).  Read by the rule above, both wake the same waiters, so
+ * the payload is not needed here: a 1 wakes the client's readers ahead of
+ * its first waiting writer, or that writer when it heads the line; a 0
+ * its oldest waiter, with the readers beside it when that one reads.  A
+ * writer behind readers is not woken with them: their attempts go first on
+ * the wire (one node, one connection, line order) and take the lock, so
+ * its own could only fail; it gets its turn at their unlock.
+ *
+ * Only the first waiter keeps a timer at the holder's PTTL (expiries,
+ * downgrades and a reader leaving others behind publish nothing); the
+ * others' stand at their deadlines.  Messages lost while a subscription
+ * was gone are made up for by the wake-up of the resubscription, and,
+ * failing that, by the first waiter's timer.  Across clients nothing
+ * changes: the lock stays unfair between them, as Redisson's RLock is.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -115,21 +132,49 @@ static void arm(struct lw_client *c, struct op *op, uint64_t at_ns)
         lw_wheel_schedule(c->wheel, &op->ct.timer, at_ns);
 }
 
-/* The first waiter tries again now, or when its attempt on the wire
- * fails; one on its way to a hand-over waits for that.  The attempt is the
- * last thing done: it may complete the op, and free the channel. */
-static void wake_first(struct lw_client *c, struct channel *ch)
+static int reads(const struct op *op)
 {
-    struct op *op = ch->head;
+    return op->lock->kind == KIND_READ;
+}
 
-    if (!op || c->closing)
-        return;
+/* Mark op to try again now (appended to the batch *tail ends), or when
+ * its attempt on the wire fails; one on its way to a hand-over waits for
+ * that. */
+static void take_turn(struct lw_client *c, struct op *op, struct op ***tail)
+{
     if (op->state == OPS_INFLIGHT) {
         op->woken = 1;
     } else if (op->state == OPS_WAITING) {
         lw_wheel_cancel(c->wheel, &op->ct.timer);
         op->state = OPS_INFLIGHT; /* taken: not woken twice */
-        op_attempt(op);
+        op->wake_next = NULL;
+        **tail = op;
+        *tail = &op->wake_next;
+    }
+}
+
+/*
+ * The turn of the head of the line: the first waiter, or, when it reads,
+ * every reader ahead of the first writer in line, at once (readers share;
+ * those behind a writer stay behind it).  Their attempts go out in line
+ * order and are the last thing done: an attempt may complete its op, and
+ * free the channel; all are marked in flight before the first goes, so
+ * that no completion in between wakes one twice.
+ */
+static void wake_turn(struct lw_client *c, struct channel *ch)
+{
+    struct op *op = ch->head, *batch = NULL, **tail = &batch, *next;
+
+    if (!op || c->closing)
+        return;
+    if (!reads(op))
+        take_turn(c, op, &tail);
+    for (; op && reads(op); op = op->wnext)
+        take_turn(c, op, &tail);
+    for (; batch; batch = next) {
+        next = batch->wake_next;
+        batch->wake_next = NULL;
+        op_attempt(batch);
     }
 }
 
@@ -202,9 +247,8 @@ void waiters_leave(struct lw_client *c, struct op *op, int acquired)
     op->wnext = op->wprev = NULL;
     stats_waiters(&c->count, -1);
     next = ch->head;
-    if (was_first && next && acquired && op->lock->kind == KIND_READ &&
-        next->lock->kind == KIND_READ && c->wheel) {
-        wake_first(c, ch); /* readers share: the next reader's turn is now */
+    if (was_first && next && acquired && reads(op) && reads(next) && c->wheel) {
+        wake_turn(c, ch); /* readers share: the readers now first get in too */
     } else if (was_first && next && acquired && next->state == OPS_WAITING && c->wheel) {
         /* Its turn comes with that lock's unlock (a hand-over, or a
          * message); should that lock end unsaid (its lease run out), a try
@@ -213,7 +257,7 @@ void waiters_leave(struct lw_client *c, struct op *op, int acquired)
 
         arm(c, next, lw_clock_now() + lease_ms * 1000000u + c->tick_ns);
     } else if (was_first && next && !acquired && c->wheel) {
-        wake_first(c, ch); /* the turn passes on */
+        wake_turn(c, ch); /* the turn passes on */
     }
     if ((ch = channel_of(c, op->lock)))
         channel_sync(c, ch);
@@ -243,11 +287,14 @@ void waiters_unreserve(struct lw_client *c, struct op *op)
         op_attempt(op); /* the lock may be free, or held on: it asks */
 }
 
-void waiters_on_event(void *arg, int event, const char *name, size_t len)
+void waiters_on_event(void *arg, int event, const char *name, size_t len, const char *msg,
+                      size_t msg_len)
 {
     struct lw_client *c = arg;
     struct channel *ch, *tmp;
 
+    (void)msg; /* a 0 and a 1 wake the same waiters: see the head comment */
+    (void)msg_len;
     if (event == LW_PS_UP) { /* channels not subscribed may be now */
         HASH_ITER(hh, c->channels, ch, tmp)
             channel_sync(c, ch);
@@ -257,11 +304,11 @@ void waiters_on_event(void *arg, int event, const char *name, size_t len)
         return;
     if (event == LW_PS_SUBSCRIBED && ch->state == CH_SUBSCRIBING) {
         ch->state = CH_ACTIVE;
-        wake_first(c, ch); /* unlocks before the subscription went unheard */
+        wake_turn(c, ch); /* unlocks before the subscription went unheard */
     } else if (event == LW_PS_UNSUBSCRIBED && ch->state == CH_UNSUBSCRIBING) {
         ch->state = CH_IDLE;
     } else if (event == LW_PS_MESSAGE && ch->state == CH_ACTIVE) {
-        wake_first(c, ch);
+        wake_turn(c, ch);
     } else if (event == LW_PS_LOST) {
         ch->state = CH_IDLE; /* subscribed again below, where it lives now */
     }
