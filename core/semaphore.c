@@ -194,7 +194,7 @@ void sem_complete(struct sem_op *op, int err, int64_t value)
         op->held_back = 0;
         release_watchdog(c, op, 0, err);
     }
-    if (op->chan)
+    if (op->wait.chan)
         permit_waiters_leave(c, op, -1);
     op->state = SOPS_NEW;
     if (op->blocking) {
@@ -355,7 +355,7 @@ static void acquire_short(struct lw_client *c, struct sem_op *op, int64_t neares
         sem_attempt(op);
         return;
     }
-    if (!op->chan && (live = permit_waiters_join(c, op)) != 0) {
+    if (!op->wait.chan && (live = permit_waiters_join(c, op)) != 0) {
         if (live < 0)
             sem_complete(op, LW_ENOMEM, 0);
         else
@@ -383,13 +383,13 @@ static void acquire_got(struct lw_client *c, struct sem_op *op, int64_t left)
     if (op->lease_ms == 0)
         until -= c->permit_skew_ms * 1000000u;
     if (lw_clock_now() + c->tick_ns >= until) {
-        if (op->chan)
+        if (op->wait.chan)
             permit_waiters_leave(c, op, -1);
         op->kind = SOP_UNDO;
         sem_attempt(op);
         return;
     }
-    if (op->chan)
+    if (op->wait.chan)
         permit_waiters_leave(c, op, left);
     if (op->lease_ms == 0)
         for (unsigned i = 0; i < op->n; i++)

@@ -46,18 +46,15 @@ enum sem_op_state { SOPS_NEW,
                     SOPS_INFLIGHT,
                     SOPS_WAITING };
 
-struct sem_channel;
-
 struct sem_op {
     struct lw_request req;
     struct core_timer ct; /* a waiting acquire's retry or deadline */
     struct lw_semaphore *sem;
-    struct sem_op *wnext, *wprev; /* its channel's waiters; engine thread */
-    struct sem_channel *chan;     /* the channel it waits on, or NULL */
-    struct sem_op *wake_next;     /* in a batch woken at once */
-    struct lw_permit *permits;    /* acquire: the caller's, filled in;
-                                     release: the ids (own copy if async) */
-    struct lw_permit *own;        /* the async release's copy, freed with it */
+    struct wait_link wait;     /* its place in its channel's line;
+                                  engine thread */
+    struct lw_permit *permits; /* acquire: the caller's, filled in;
+                                  release: the ids (own copy if async) */
+    struct lw_permit *own;     /* the async release's copy, freed with it */
     lw_done_fn *done;
     void *arg;
     uint64_t lease_ms;
@@ -99,11 +96,5 @@ int permit_waiters_first(const struct sem_op *op);
  * its acquire, the next waiters they serve try now; without permits
  * (left -1: not known), the next in line tries. */
 void permit_waiters_leave(struct lw_client *c, struct sem_op *op, int64_t left);
-
-/* permit_waiters.c: the client's pub/sub events for semaphores' channels,
- * and its end. */
-void permit_waiters_on_event(void *arg, int event, const char *channel, size_t len,
-                             const char *msg, size_t msg_len);
-void permit_waiters_shutdown(struct lw_client *c);
 
 #endif

@@ -377,7 +377,8 @@ struct lw_client_stats {
                                              renewal, or the acquire, was sent) to
                                              its sending */
     uint64_t waiters;                     /* acquires waiting for an unlock now */
-    uint64_t subscriptions;               /* lock channels with waiters now */
+    uint64_t subscriptions;               /* channels with waiters now (locks'
+                                             and semaphores') */
     uint64_t lost_late;                   /* losses reported after the lock's
                                              valid_until: the engine thread was held
                                              up (callbacks too slow, CPU starved) */
