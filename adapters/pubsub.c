@@ -1,5 +1,5 @@
 /*
- * adapters/pubsub.c - the unlock-message router (see pubsub.h).
+ * adapters/pubsub.c - the release-message router (see pubsub.h).
  *
  * A route is a channel that is subscribed, or being subscribed or
  * unsubscribed, on one subscriber (a node_sub).  Events of a subscriber
@@ -110,7 +110,7 @@ static struct route *find_route(const struct lw_pubsub *ps, const char *name, si
 
 static void tell(struct lw_pubsub *ps, int event, const char *name, size_t len)
 {
-    ps->on_event(ps->arg, event, name, len);
+    ps->on_event(ps->arg, event, name, len, NULL, 0);
 }
 
 /* Take r out of the map and off its subscriber (it is not freed). */
@@ -135,7 +135,7 @@ static void tell_lost(struct lw_pubsub *ps, struct route *list)
 }
 
 static void on_sub_event(void *arg, int event, const char *name, size_t len,
-                         const char *detail);
+                         const char *detail, size_t detail_len);
 
 /* Outside a cluster the one subscriber goes where node 0 is, asked again
  * before every attempt: Sentinel's master moves, and until one is named
@@ -385,9 +385,10 @@ static void on_hold_over(struct ev_loop *loop, ev_timer *w, int revents)
     tell_lost(ps, list);
 }
 
-/* A channel event of ns's: only for a route on ns. */
+/* A channel event of ns's: only for a route on ns.  detail: a message's
+ * payload (detail_len bytes), MOVED's address, an error's text. */
 static void on_channel_event(struct node_sub *ns, int event, const char *name, size_t len,
-                             const char *detail)
+                             const char *detail, size_t detail_len)
 {
     struct lw_pubsub *ps = ns->ps;
     struct route *r = find_route(ps, name, len);
@@ -396,9 +397,12 @@ static void on_channel_event(struct node_sub *ns, int event, const char *name, s
         return;
     switch (event) {
     case LW_SUB_SUBSCRIBED:
+        if (!r->unsubscribing)
+            tell(ps, LW_PS_SUBSCRIBED, name, len);
+        return;
     case LW_SUB_MESSAGE:
         if (!r->unsubscribing)
-            tell(ps, event == LW_SUB_MESSAGE ? LW_PS_MESSAGE : LW_PS_SUBSCRIBED, name, len);
+            ps->on_event(ps->arg, LW_PS_MESSAGE, name, len, detail, detail_len);
         return;
     case LW_SUB_UNSUBSCRIBED:
         if (!r->unsubscribing)
@@ -422,7 +426,7 @@ static void on_channel_event(struct node_sub *ns, int event, const char *name, s
 }
 
 static void on_sub_event(void *arg, int event, const char *name, size_t len,
-                         const char *detail)
+                         const char *detail, size_t detail_len)
 {
     struct node_sub *ns = arg;
 
@@ -431,7 +435,7 @@ static void on_sub_event(void *arg, int event, const char *name, size_t len,
     else if (event == LW_SUB_DOWN)
         tell_lost(ns->ps, drop_routes(ns->ps, ns));
     else
-        on_channel_event(ns, event, name, len, detail);
+        on_channel_event(ns, event, name, len, detail, detail_len);
 }
 
 /* A subscriber that carries no channel and is not up (its node may be

@@ -1,5 +1,5 @@
 /*
- * adapters/pubsub.h - the unlock-message router: which pub/sub connection
+ * adapters/pubsub.h - the release-message router: which pub/sub connection
  * each channel is subscribed on.
  *
  * Outside a cluster, and in a cluster with sharded pub/sub off, there is
@@ -16,7 +16,9 @@
  *                       are not (calls that returned LW_ECONNLOST)
  *   LW_PS_SUBSCRIBED    the channel's subscription is confirmed
  *   LW_PS_UNSUBSCRIBED  its unsubscription is confirmed
- *   LW_PS_MESSAGE       a message on it
+ *   LW_PS_MESSAGE       a message on it, with its payload (what the
+ *                       publisher said: a lock's 0 or 1, a semaphore's
+ *                       count)
  *   LW_PS_LOST          it is no longer subscribed, unasked: its connection
  *                       went down, its slot moved (an unsolicited
  *                       sunsubscribe, MOVED, a new slot map), or an error.
@@ -48,8 +50,11 @@ enum lw_pubsub_event {
     LW_PS_LOST,
 };
 
-/* channel is NULL for LW_PS_UP. */
-typedef void lw_pubsub_fn(void *arg, int event, const char *channel, size_t len);
+/* channel is NULL for LW_PS_UP.  msg is the payload of LW_PS_MESSAGE,
+ * msg_len bytes (not terminated, valid during the call only; NULL when the
+ * server sent none), NULL for the other events. */
+typedef void lw_pubsub_fn(void *arg, int event, const char *channel, size_t len,
+                          const char *msg, size_t msg_len);
 
 struct lw_pubsub_config {
     struct lw_engine *engine; /* its loop, topology and endpoint, unless

@@ -47,9 +47,9 @@ struct lw_sub {
 };
 
 static void tell(struct lw_sub *sub, int event, const char *channel, size_t len,
-                 const char *detail)
+                 const char *detail, size_t detail_len)
 {
-    sub->on_event(sub->arg, event, channel, len, detail);
+    sub->on_event(sub->arg, event, channel, len, detail, detail_len);
 }
 
 static void forget_pending(struct lw_sub *sub)
@@ -68,7 +68,7 @@ static void on_up(void *arg)
     struct lw_sub *sub = arg;
 
     sub->up = 1;
-    tell(sub, LW_SUB_UP, NULL, 0, NULL);
+    tell(sub, LW_SUB_UP, NULL, 0, NULL, 0);
 }
 
 static void on_down(void *arg, int err)
@@ -80,7 +80,7 @@ static void on_down(void *arg, int err)
     sub->up = 0;
     forget_pending(sub);
     if (was_up)
-        tell(sub, LW_SUB_DOWN, NULL, 0, NULL);
+        tell(sub, LW_SUB_DOWN, NULL, 0, NULL, 0);
 }
 
 /* The oldest command, when it is verb on channel. */
@@ -106,7 +106,7 @@ static void pop_pending(struct lw_sub *sub)
 static void on_error(struct lw_sub *sub, const redisReply *reply)
 {
     struct pending *p = sub->head;
-    const char *addr;
+    const char *detail, *addr;
     int event = LW_SUB_ERROR;
 
     if (!p) {
@@ -116,13 +116,13 @@ static void on_error(struct lw_sub *sub, const redisReply *reply)
     sub->head = p->next;
     if (!sub->head)
         sub->tail = NULL;
-    addr = reply->str;
+    detail = reply->str;
     if (p->verb == SSUBSCRIBE && !strncmp(reply->str, "MOVED ", 6) &&
         (addr = strchr(reply->str + 6, ' '))) {
         event = LW_SUB_MOVED;
-        addr++;
+        detail = addr + 1;
     }
-    tell(sub, event, p->channel, p->len, event == LW_SUB_MOVED ? addr : reply->str);
+    tell(sub, event, p->channel, p->len, detail, strlen(detail));
     free(p);
 }
 
@@ -135,15 +135,27 @@ static int push_verb(const char *kind)
     return -1;
 }
 
-static void on_push(struct lw_sub *sub, const char *kind, const redisReply *channel)
+/* A message's payload: ["message", channel, payload] (or "smessage"). */
+static void on_message(struct lw_sub *sub, const redisReply *channel, const redisReply *payload)
 {
+    if (payload->type == REDIS_REPLY_STRING)
+        tell(sub, LW_SUB_MESSAGE, channel->str, channel->len, payload->str, payload->len);
+    else /* not what a server sends: a message all the same, unread */
+        tell(sub, LW_SUB_MESSAGE, channel->str, channel->len, NULL, 0);
+}
+
+static void on_push(struct lw_sub *sub, const char *kind, const redisReply *const *elements)
+{
+    const redisReply *channel = elements[1];
     int verb = push_verb(kind);
     int confirms = verb >= 0 && head_is(sub, verb, channel->str, channel->len);
     int event;
 
-    if (!strcmp(kind, "message") || !strcmp(kind, "smessage"))
-        event = LW_SUB_MESSAGE;
-    else if (verb == SUNSUBSCRIBE && !confirms)
+    if (!strcmp(kind, "message") || !strcmp(kind, "smessage")) {
+        on_message(sub, channel, elements[2]);
+        return;
+    }
+    if (verb == SUNSUBSCRIBE && !confirms)
         event = LW_SUB_LOST; /* the server's own: the slot left this node */
     else if (!confirms)
         return; /* a confirmation of nothing we sent: ignore */
@@ -153,7 +165,7 @@ static void on_push(struct lw_sub *sub, const char *kind, const redisReply *chan
         event = LW_SUB_UNSUBSCRIBED;
     if (confirms)
         pop_pending(sub);
-    tell(sub, event, channel->str, channel->len, NULL);
+    tell(sub, event, channel->str, channel->len, NULL, 0);
 }
 
 static void on_reply(void *arg, redisReply *reply)
@@ -171,7 +183,7 @@ static void on_reply(void *arg, redisReply *reply)
     channel = reply->element[1];
     if (kind->type != REDIS_REPLY_STRING || channel->type != REDIS_REPLY_STRING)
         return;
-    on_push(sub, kind->str, channel);
+    on_push(sub, kind->str, (const redisReply *const *)reply->element);
 }
 
 static int send_sub(struct lw_sub *sub, int verb, const char *channel, size_t len)

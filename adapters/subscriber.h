@@ -1,7 +1,8 @@
 /*
  * adapters/subscriber.h - one pub/sub connection, on the engine's loop.
  *
- * Lock waiters listen for unlock messages here.  The subscriber only
+ * Lock and permit waiters listen for release messages here, and read
+ * what a message says (its payload comes with LW_SUB_MESSAGE).  The subscriber only
  * carries SUBSCRIBE, UNSUBSCRIBE and the messages; which channels should
  * be subscribed is its user's business (core/ keeps a channel per lock
  * with waiters).  Everything runs on the engine thread, including
@@ -38,7 +39,8 @@ enum lw_sub_event {
     LW_SUB_DOWN,         /* disconnected: every subscription is gone */
     LW_SUB_SUBSCRIBED,   /* the server confirmed SUBSCRIBE channel */
     LW_SUB_UNSUBSCRIBED, /* the server confirmed UNSUBSCRIBE channel */
-    LW_SUB_MESSAGE,      /* a message was published on channel */
+    LW_SUB_MESSAGE,      /* a message was published on channel: detail
+                            is its payload, detail_len bytes */
     LW_SUB_LOST,         /* the server dropped the sharded subscription
                             (the channel's slot left the node) */
     LW_SUB_MOVED,        /* SSUBSCRIBE answered MOVED: detail is
@@ -47,10 +49,11 @@ enum lw_sub_event {
                             is the message; the channel is not subscribed */
 };
 
-/* channel is NULL for UP and DOWN.  detail is NULL but for MOVED and
- * ERROR (then valid during the call only). */
+/* channel is NULL for UP and DOWN.  detail is NULL but for MESSAGE (the
+ * payload: detail_len bytes, any bytes, not terminated), MOVED and ERROR
+ * (a C string, detail_len its length); valid during the call only. */
 typedef void lw_sub_fn(void *arg, int event, const char *channel, size_t len,
-                       const char *detail);
+                       const char *detail, size_t detail_len);
 
 struct lw_sub_config {
     const struct lw_endpoint *ep; /* credentials, timeouts, back-off, and the

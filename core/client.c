@@ -348,20 +348,6 @@ static void engine_config(const struct lw_client_config *cfg, struct lw_client *
     ec->side_block_ms = cfg->acquire_replicas ? cfg->acquire_replicas_timeout_ms : 0;
 }
 
-/* A pub/sub event goes to the lock waiters or to the permit waiters, by
- * the channel's prefix; a connection that came up concerns both. */
-static void on_pubsub_event(void *arg, int event, const char *channel, size_t len)
-{
-    static const char sem_prefix[] = "redisson_sc:";
-    size_t plen = sizeof sem_prefix - 1;
-    int permits = channel && len >= plen && memcmp(channel, sem_prefix, plen) == 0;
-
-    if (!channel || permits)
-        permit_waiters_on_event(arg, event, channel, len);
-    if (!channel || !permits)
-        waiters_on_event(arg, event, channel, len);
-}
-
 /* Engine thread: the subscribers live on the engine's loop, and connect
  * with its endpoint where its topology says. */
 static int start_subscriber(struct lw_client *c)
@@ -369,7 +355,7 @@ static int start_subscriber(struct lw_client *c)
     struct lw_pubsub_config pc = {
         .engine = c->engine,
         .sharded = c->sharded_pubsub,
-        .on_event = on_pubsub_event,
+        .on_event = channel_on_event, /* each channel's class is told */
         .arg = c,
     };
 
@@ -441,8 +427,7 @@ static void stop_client(struct lw_client *c)
     c->closing = 1;
     admission_shutdown(c);
     replicas_shutdown(c);
-    waiters_shutdown(c);
-    permit_waiters_shutdown(c);
+    channel_shutdown(c);
     watchdog_shutdown(c);
     lw_pubsub_free(c->pubsub);
     c->pubsub = NULL;
@@ -494,8 +479,7 @@ int lw_client_free(struct lw_client *c)
     c->wheel = NULL;
     admission_shutdown(c);
     replicas_shutdown(c);
-    waiters_shutdown(c);
-    permit_waiters_shutdown(c);
+    channel_shutdown(c);
     watchdog_shutdown(c);
     holds_shutdown(c);
     atomic_store_explicit(&c->freed, 1, memory_order_release);

@@ -22,6 +22,7 @@
 #include <leasewheel/semaphore.h>
 #include <leasewheel/wheel.h>
 
+#include "channel.h"
 #include "engine.h"
 #include "kind.h"
 #include "stats.h"
@@ -92,11 +93,9 @@ struct core_timer {
 };
 
 struct entry;
-struct channel;
 struct lease_hold;
 struct batch;
 struct ack_wait;
-struct sem_channel;
 
 /* A first acquire waiting for replicas (replicas.c), in its op (a lock's
  * struct op, a semaphore's struct sem_op): where the acquire ran, and
@@ -170,7 +169,7 @@ struct lw_client {
     struct node_batches *nodes;     /* by node (watchdog.c); one Redis: 0 */
     unsigned nodes_cap;             /* nodes has room for */
     struct entry *entries;          /* by name; each heads a chain of owners */
-    struct channel *channels;       /* by channel name */
+    struct wait_channel *channels;  /* with waiters, by name (channel.c) */
     struct lease_hold *lease_holds; /* holds.c */
     uint64_t unsure_swept_ns;       /* holds.c: dead unsure marks dropped then */
     struct entry *renew_head;       /* due renewals waiting for a batch slot */
@@ -180,14 +179,13 @@ struct lw_client {
     uint32_t batches_inflight; /* renewal and drop calls unanswered */
     /* A batch's arguments, while formatting (kind.c). */
     struct batch_args *args;
-    int closing;                      /* lw_client_free() has begun */
-    int in_callback;                  /* depth of done and on_lost calls running */
-    int flushing;                     /* inside watchdog_flush() */
-    struct ack_wait *acks;            /* WAITs sent or to send (replicas.c) */
-    struct sem_channel *sem_channels; /* permit waiters (permit_waiters.c) */
-    uint64_t permit_skew_ms;          /* permit_clock_skew_ms, as used */
-    struct admission admit;           /* admission.c */
-    uint64_t first_renewals;          /* new watchdog locks so far (watchdog.c) */
+    int closing;             /* lw_client_free() has begun */
+    int in_callback;         /* depth of done and on_lost calls running */
+    int flushing;            /* inside watchdog_flush() */
+    struct ack_wait *acks;   /* WAITs sent or to send (replicas.c) */
+    uint64_t permit_skew_ms; /* permit_clock_skew_ms, as used */
+    struct admission admit;  /* admission.c */
+    uint64_t first_renewals; /* new watchdog locks so far (watchdog.c) */
 };
 
 struct lw_lock {
@@ -253,11 +251,10 @@ struct op {
 
     /* An acquire waiting for its lock: its state, its retry time and its
      * place in the channel's line (lock.c and waiters.c); engine thread. */
-    uint8_t state;            /* enum op_state */
-    uint8_t woken;            /* an unlock came while an attempt was out */
-    struct core_timer ct;     /* a waiting acquire's retry time */
-    struct channel *chan;     /* the channel it waits on, or NULL */
-    struct op *wnext, *wprev; /* channel waiters */
+    uint8_t state;         /* enum op_state */
+    uint8_t woken;         /* an unlock came while an attempt was out */
+    struct core_timer ct;  /* a waiting acquire's retry time */
+    struct wait_link wait; /* its place in the channel's line */
 
     /* The hand-over between an unlock and a waiter (lock.c). */
     struct op *handoff; /* an unlock: the waiter it hands the lock to;

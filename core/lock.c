@@ -158,7 +158,7 @@ void op_complete(struct op *op, int err, int64_t value)
         op->handoff->handoff = NULL;
         op->handoff = NULL;
     }
-    if (op->chan)
+    if (op->wait.chan)
         waiters_leave(lock->client, op, !err);
     if (op->kind == OP_ACQUIRE && !err)
         stats_acquired(&lock->client->count, lw_clock_now() - op->start_ns);
@@ -249,7 +249,7 @@ static void acquire_held(struct lw_client *c, struct op *op, int64_t pttl)
     /* The first time: listen on the lock's channel.  If it was listened to
      * already, an unlock between our attempt and now went unheard: try once
      * more.  Otherwise the subscription's confirmation wakes us. */
-    if (!op->chan && (live = waiters_join(c, op)) != 0) {
+    if (!op->wait.chan && (live = waiters_join(c, op)) != 0) {
         if (live < 0)
             op_complete(op, LW_ENOMEM, 0);
         else
@@ -284,7 +284,7 @@ static int acquired_too_late(struct lw_client *c, const struct op *op, uint64_t 
  * takes the main lane: it waits for no replica. */
 static void undo_acquire(struct lw_client *c, struct op *op, int err)
 {
-    if (op->chan) /* it holds the lock until the undo: its unlock says when */
+    if (op->wait.chan) /* it holds the lock until the undo: its unlock says when */
         waiters_leave(c, op, 1);
     lw_request_clear(&op->req);
     op->kind = OP_UNDO;

@@ -198,8 +198,8 @@ void sem_complete(struct sem_op *op, int err, int64_t value)
         op->held_back = 0;
         release_watchdog(c, op, 0, err);
     }
-    if (op->chan)
-        permit_waiters_leave(c, op);
+    if (op->wait.chan)
+        permit_waiters_leave(c, op, -1);
     op->state = SOPS_NEW;
     if (op->blocking) {
         op->err = err;
@@ -362,7 +362,7 @@ static void acquire_short(struct lw_client *c, struct sem_op *op, int64_t neares
         sem_attempt(op);
         return;
     }
-    if (!op->chan && (live = permit_waiters_join(c, op)) != 0) {
+    if (!op->wait.chan && (live = permit_waiters_join(c, op)) != 0) {
         if (live < 0)
             sem_complete(op, LW_ENOMEM, 0);
         else
@@ -370,8 +370,8 @@ static void acquire_short(struct lw_client *c, struct sem_op *op, int64_t neares
         return;
     }
     op->state = SOPS_WAITING;
-    at = permit_waiters_first(op) ? retry_at(now, nearest, op->wait_deadline_ns)
-                                  : op->wait_deadline_ns;
+    op->expiry_ns = retry_at(now, nearest, op->wait_deadline_ns);
+    at = permit_waiters_first(op) ? op->expiry_ns : op->wait_deadline_ns;
     if (at != UINT64_MAX)
         lw_wheel_schedule(c->wheel, &op->ct.timer, at);
 }
@@ -393,8 +393,8 @@ static int acquired_too_late(const struct lw_client *c, const struct sem_op *op,
 /* The acquire's permits go back (SOP_UNDO), and it fails with err. */
 static void give_back(struct lw_client *c, struct sem_op *op, int err)
 {
-    if (op->chan)
-        permit_waiters_leave(c, op);
+    if (op->wait.chan)
+        permit_waiters_leave(c, op, -1);
     op->kind = SOP_UNDO;
     op->undo_err = err;
     sem_attempt(op);
@@ -435,14 +435,20 @@ static void acquire_acked(struct replica_ack *ack, int err)
 
 /* The permits are ours, unless the reply came too late to be of use:
  * then they go back.  With acquire_replicas, once enough replicas have
- * them. */
-static void acquire_got(struct lw_client *c, struct sem_op *op)
+ * them.  `left` were free after them: the waiters behind that they serve
+ * try now (should the replicas refuse, the permits' release wakes them
+ * again). */
+static void acquire_got(struct lw_client *c, struct sem_op *op, int64_t left)
 {
     uint64_t sent_ns = lw_request_sent_ns(&op->req);
 
     if (acquired_too_late(c, op, sent_ns)) {
         give_back(c, op, LW_ETIMEDOUT);
-    } else if (c->replicas) {
+        return;
+    }
+    if (op->wait.chan)
+        permit_waiters_leave(c, op, left);
+    if (c->replicas) {
         op->ack_sent_ns = sent_ns;
         op->ack.acked = acquire_acked;
         replicas_wait(c, &op->ack, &op->req);
@@ -480,7 +486,7 @@ static void acquire_reply(struct lw_client *c, struct sem_op *op, const redisRep
     if (status < 0)
         sem_complete(op, LW_ENOSEM, 0);
     else if (status == 1)
-        acquire_got(c, op);
+        acquire_got(c, op, reply->elements >= 2 ? integer_of(reply->element[1]) : -1);
     else if (reply->elements >= 2)
         acquire_short(c, op, integer_of(reply->element[1]));
     else

@@ -48,23 +48,23 @@ enum sem_op_state { SOPS_NEW,
                     SOPS_INFLIGHT,
                     SOPS_WAITING };
 
-struct sem_channel;
-
 struct sem_op {
     struct lw_request req;
     struct core_timer ct; /* a waiting acquire's retry or deadline */
     struct lw_semaphore *sem;
-    struct sem_op *wnext, *wprev; /* its channel's waiters; engine thread */
-    struct sem_channel *chan;     /* the channel it waits on, or NULL */
-    struct lw_permit *permits;    /* acquire: the caller's, filled in;
-                                     release: the ids (own copy if async) */
-    struct lw_permit *own;        /* the async release's copy, freed with it */
+    struct wait_link wait;     /* its place in its channel's line;
+                                  engine thread */
+    struct lw_permit *permits; /* acquire: the caller's, filled in;
+                                  release: the ids (own copy if async) */
+    struct lw_permit *own;     /* the async release's copy, freed with it */
     lw_done_fn *done;
     void *arg;
     uint64_t lease_ms;
     uint64_t wait_deadline_ns; /* UINT64_MAX: for ever */
     uint64_t start_ns;
-    int64_t amount; /* set, try-set: the permits; add: the delta */
+    uint64_t expiry_ns; /* a waiter: the nearest expiry its last attempt
+                           was answered (its deadline at the latest) */
+    int64_t amount;     /* set, try-set: the permits; add: the delta */
     int64_t value;
     int err;
     unsigned n; /* permits acquired or released */
@@ -87,9 +87,9 @@ void sem_attempt(struct sem_op *op);
 void sem_complete(struct sem_op *op, int err, int64_t value);
 
 /* permit_waiters.c: the waiters of a semaphore, oldest first.  As
- * waiters.c for locks: one subscription per channel, the first waiter
- * alone tries at a message, and whoever leaves the head of the line
- * passes the turn on. */
+ * waiters.c for locks: one subscription per channel; a message carrying k
+ * wakes the waiters k permits serve, oldest first, at once; whoever
+ * leaves the head of the line passes the turn on. */
 /* An acquire that found too few permits joins the line: 1 when the
  * channel is live and it is first (try again now: a release may have gone
  * unheard), 0 to wait, -1 out of memory. */
@@ -98,12 +98,9 @@ int permit_waiters_join(struct lw_client *c, struct sem_op *op);
  * there are none (try it). */
 int permit_waiters_queue(struct lw_client *c, struct sem_op *op);
 int permit_waiters_first(const struct sem_op *op);
-/* op leaves the line; when it was first, the next tries now. */
-void permit_waiters_leave(struct lw_client *c, struct sem_op *op);
-
-/* permit_waiters.c: the client's pub/sub events for semaphores' channels,
- * and its end. */
-void permit_waiters_on_event(void *arg, int event, const char *channel, size_t len);
-void permit_waiters_shutdown(struct lw_client *c);
+/* op leaves the line.  When it was first: with `left` permits free after
+ * its acquire, the next waiters they serve try now; without permits
+ * (left -1: not known), the next in line tries. */
+void permit_waiters_leave(struct lw_client *c, struct sem_op *op, int64_t left);
 
 #endif

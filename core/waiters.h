@@ -29,7 +29,5 @@ void waiters_leave(struct lw_client *c, struct op *op, int acquired);
 struct op *waiters_handoff(struct lw_client *c, const struct lw_lock *lock);
 /* The hand-over did not happen: op tries for itself (or its time is up). */
 void waiters_unreserve(struct lw_client *c, struct op *op);
-void waiters_on_event(void *arg, int event, const char *channel, size_t len);
-void waiters_shutdown(struct lw_client *c);
 
 #endif

@@ -61,13 +61,14 @@ NAMES = ["engine.c", "link.c", "conn.c", "pubsub.c", "subscriber.c"]
 
 # core/, top to bottom: the client (start, stop, the engine's hooks) and
 # its metrics; the lock calls and their ops; an acquire waiting in line
-# and for replicas; the held locks (the watchdog, lease holds); the
-# leaves, which call nothing of core/.
+# and for replicas; the held locks (the watchdog, lease holds) and the
+# channels waiters wait on (their subscription and line); the leaves,
+# which call nothing of core/.
 CORE_LAYERS = [
     ["client.c", "metrics.c"],
     ["lock.c", "semaphore.c"],
     ["waiters.c", "replicas.c", "permit_waiters.c", "admission.c"],
-    ["watchdog.c", "holds.c"],
+    ["watchdog.c", "holds.c", "channel.c"],
     ["kinds.c"],
     ["kind_lock.c", "kind_read.c", "kind_write.c", "kind_permit.c"],
     ["publish.c", "refs.c", "owner.c", "status.c", "stats.c", "scripts.c", "error.c", "version.c"],

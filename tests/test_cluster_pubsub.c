@@ -136,11 +136,14 @@ static void sync_want(struct want *w)
         w->state = SUBSCRIBING;
 }
 
-static void on_event(void *arg, int event, const char *name, size_t len)
+static void on_event(void *arg, int event, const char *name, size_t len, const char *msg,
+                     size_t msg_len)
 {
     struct want *w;
 
     (void)arg;
+    (void)msg;
+    (void)msg_len;
     if (event == LW_PS_UP) {
         for (int i = 0; i < nwant; i++)
             sync_want(&want[i]);

@@ -14,6 +14,7 @@
 
 #include "client_private.h"
 #include "lock_util.h"
+#include "attempts_util.h"
 #include "redis_cluster.h"
 #include "redisson_semaphore.h"
 
@@ -120,6 +121,41 @@ static int rs_release(const struct lw_permit *id)
         (const char *[]){"3", SEM, SEM_CHANNEL, SEM_TIMEOUT, (const char *)id->id, "1", now,
                          "publish"},
         (size_t[]){0, 0, 0, 0, LW_PERMIT_ID_LEN, 0, 0, 0}));
+}
+
+/* Redisson's release of several ids at once (RedissonPermitExpirableSemaphore
+ * releaseAsync(List), redisson 4.7, verbatim): it publishes the number
+ * released, not the count available. */
+#define RS_RELEASE_MANY_SHA "cf3ab77b1c0ae1226ae0e06e5cb18ee75f56c96b"
+#define RS_RELEASE_MANY                                                         \
+    "for i = 4, #ARGV, 1 do local expire = redis.call('zscore', KEYS[3],"       \
+    " ARGV[i]);if expire== false or tonumber(expire) <= tonumber(ARGV[2]) then" \
+    " return 0;end; end; local expiredIds = redis.call('zrangebyscore',"        \
+    " KEYS[3], 0, ARGV[2], 'limit', 0, -1); if #expiredIds > 0 then"            \
+    " redis.call('zrem', KEYS[3], unpack(expiredIds)); local value ="           \
+    " redis.call('incrby', KEYS[1], #expiredIds); if tonumber(value) > 0 then"  \
+    " redis.call(ARGV[3], KEYS[2], value); end; end; local keys = {}; for i ="  \
+    " 4, #ARGV, 1 do table.insert(keys, ARGV[i]); end; local removed ="         \
+    " redis.call('zrem', KEYS[3], unpack(keys)); redis.call('incrby', KEYS[1]," \
+    " removed); redis.call(ARGV[3], KEYS[2], removed); return removed;"
+
+/* Redisson's release of n ids at once: the number released (0: none). */
+static long long rs_release_many(const struct lw_permit *ids, int n)
+{
+    const char *argv[16] = {"3", SEM, SEM_CHANNEL, SEM_TIMEOUT, NULL, NULL, "publish"};
+    size_t lens[16] = {0};
+    char count[8], now[24];
+
+    cr_assert_leq(n, 7); /* rs_eval() takes 14 arguments */
+    snprintf(count, sizeof count, "%d", n);
+    snprintf(now, sizeof now, "%lld", epoch_ms());
+    argv[4] = count;
+    argv[5] = now;
+    for (int i = 0; i < n; i++) {
+        argv[7 + i] = (const char *)ids[i].id;
+        lens[7 + i] = LW_PERMIT_ID_LEN;
+    }
+    return reply_int(rs_eval(RS_RELEASE_MANY, RS_RELEASE_MANY_SHA, 7 + n, argv, lens));
 }
 
 /* Redisson's getLeaseTime: ms left, -1 never, 0 unknown. */
@@ -422,6 +458,125 @@ REDIS_TEST(permits, waiters_woken_by_message)
     cr_assert_eq(available(s), 1);
 
     for (int i = 0; i < 3; i++)
+        tally_destroy(&o[i].tally);
+    lw_semaphore_free(s);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* ---- Who a message wakes, and how many attempts it costs ---- */
+
+/* Waiters woken at once: the first to hear it got its permit looks at the
+ * zset from its callback, on the engine thread, before that thread sends
+ * anything more.  Woken one after another, its permit alone would be
+ * there; woken together, every attempt went in one write ahead of its
+ * reply. */
+struct together {
+    struct tally tally;
+    _Atomic int err;
+    _Atomic long long first_saw; /* permits acquired then; -1 none yet */
+};
+
+static void on_permit_in(int err, int64_t value, void *arg)
+{
+    struct together *t = arg;
+
+    (void)value;
+    if (err)
+        atomic_store(&t->err, err);
+    if (atomic_load(&t->first_saw) == -1)
+        atomic_store(&t->first_saw, redis_int("ZCARD %s", SEM_TIMEOUT));
+    tally_add(&t->tally, err);
+}
+
+/* Redisson's release of three permits at once publishes 3: the three
+ * oldest of four waiters get in together, one attempt each; the fourth
+ * sends none (no permit is left for it) until the next release. */
+REDIS_TEST(permits, a_release_of_three_wakes_three_at_once)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_semaphore *s = new_sem(c);
+    struct lw_permit theirs[3], w[4];
+    struct together t = {.first_saw = -1}, last = {.first_saw = -1};
+    long long before;
+
+    cr_assert_eq(rs_try_set(3), 1);
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(lw_permit_from_hex(i == 0   ? "00000000000000000000000000000001"
+                                        : i == 1 ? "00000000000000000000000000000002"
+                                                 : "00000000000000000000000000000003",
+                                        &theirs[i]),
+                     0);
+        cr_assert(rs_try_acquire(&theirs[i], 60000));
+    }
+    tally_init(&t.tally);
+    tally_init(&last.tally);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(lw_permit_acquire_async(s, 1, 30000, 60000, &w[i], on_permit_in, &t), 0);
+    cr_assert_eq(lw_permit_acquire_async(s, 1, 30000, 60000, &w[3], on_permit_in, &last), 0);
+    cr_assert(wait_until(subscribers() == 1, 5000), "never subscribed");
+    before = evalsha_settled();
+    cr_assert_eq(tally_wait(&t.tally, 1, 0) + tally_wait(&last.tally, 1, 0), 0);
+
+    cr_assert_eq(rs_release_many(theirs, 3), 3);
+    cr_assert_eq(tally_wait(&t.tally, 3, 5000), 3, "the three oldest got in");
+    cr_assert_eq(atomic_load(&t.err), 0);
+    cr_assert_eq(atomic_load(&t.first_saw), 3,
+                 "when the first heard it got its permit, %lld were acquired, not 3",
+                 atomic_load(&t.first_saw));
+    cr_assert_eq(evalsha_settled() - before, 3, "one attempt each, none for the fourth");
+    cr_assert_eq(tally_wait(&last.tally, 1, 0), 0, "no permit was left for the fourth");
+
+    cr_assert_eq(lw_permit_release(s, &w[0], 1), 0);
+    cr_assert_eq(tally_wait(&last.tally, 1, 5000), 1, "the next release let it in");
+    cr_assert_eq(atomic_load(&last.err), 0);
+    cr_assert_eq(lw_permit_release(s, &w[1], 3), 0);
+    cr_assert_eq(available(s), 3);
+    tally_destroy(&t.tally);
+    tally_destroy(&last.tally);
+    lw_semaphore_free(s);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* A count published by hand wakes that many permits' worth, oldest first,
+ * a waiter wanting two counting as two: "3" lets in the waiter of two and
+ * the next of one, and no one behind them tries; "0" wakes no one. */
+REDIS_TEST(permits, a_count_published_by_hand_wakes_that_many)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_semaphore *s = new_sem(c);
+    struct lw_permit two[2], one[3];
+    struct outcome o[4];
+    long long before;
+
+    cr_assert_eq(lw_semaphore_try_set(s, 0), 1);
+    for (int i = 0; i < 4; i++) {
+        memset(&o[i], 0, sizeof o[i]);
+        tally_init(&o[i].tally);
+    }
+    cr_assert_eq(lw_permit_acquire_async(s, 2, 30000, 60000, two, on_outcome, &o[0]), 0);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(
+            lw_permit_acquire_async(s, 1, 30000, 60000, &one[i], on_outcome, &o[1 + i]), 0);
+    cr_assert(wait_until(subscribers() == 1, 5000), "never subscribed");
+    before = evalsha_settled();
+
+    freeReplyObject(redis_server_command(&srv, "PUBLISH %s 0", SEM_CHANNEL));
+    freeReplyObject(redis_server_command(&srv, "INCRBY %s 3", SEM));
+    freeReplyObject(redis_server_command(&srv, "PUBLISH %s 3", SEM_CHANNEL));
+    cr_assert_eq(tally_wait(&o[0].tally, 1, 5000), 1, "the waiter of two got in");
+    cr_assert_eq(tally_wait(&o[1].tally, 1, 5000), 1, "the next, of one, got in");
+    cr_assert_eq(atomic_load(&o[0].err) + atomic_load(&o[1].err), 0);
+    cr_assert_eq(evalsha_settled() - before, 2,
+                 "two attempts: none for the 0, none for the waiters behind");
+    cr_assert_eq(tally_wait(&o[2].tally, 1, 0) + tally_wait(&o[3].tally, 1, 0), 0);
+    cr_assert_eq(available(s), 0);
+
+    cr_assert_eq(lw_permit_release(s, two, 2), 0);
+    cr_assert_eq(tally_wait(&o[2].tally, 1, 5000) + tally_wait(&o[3].tally, 1, 5000), 2,
+                 "a release of two let the last two in");
+    cr_assert_eq(lw_permit_release(s, one, 3), 0);
+    cr_assert_eq(available(s), 3);
+    for (int i = 0; i < 4; i++)
         tally_destroy(&o[i].tally);
     lw_semaphore_free(s);
     cr_assert_eq(lw_client_free(c), 0);

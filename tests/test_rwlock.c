@@ -12,6 +12,7 @@
 #include "client_private.h"
 #include "fixture_util.h"
 #include "lock_util.h"
+#include "attempts_util.h"
 #include "redisson_rw.h"
 
 static redisContext *connect_srv(void)
@@ -86,6 +87,24 @@ static long long redisson_read_unlock(redisContext *rc, const char *name, const 
     snprintf(latch, sizeof latch, "redisson_unlock_latch:{%s}:%032x", name, (unsigned)rand());
     r = redisCommand(rc, "EVALSHA %s 5 %s %s %s %s %s 0 %s publish 30000", RS_READ_UNLOCK_SHA,
                      name, channel, prefix, tag, latch, field);
+    cr_assert(r && r->type != REDIS_REPLY_ERROR);
+    v = r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+    freeReplyObject(r);
+    return v;
+}
+
+/* Redisson's write unlock of field's last hold: 1 released (and 1
+ * published when no one reads), 0 still held, -1 nil. */
+static long long redisson_write_unlock(redisContext *rc, const char *name, const char *field)
+{
+    char channel[300], latch[300];
+    redisReply *r;
+    long long v;
+
+    snprintf(channel, sizeof channel, "redisson_rwlock:{%s}", name);
+    snprintf(latch, sizeof latch, "redisson_unlock_latch:{%s}:%032x", name, (unsigned)rand());
+    r = redisCommand(rc, "EVALSHA %s 3 %s %s %s 1 30000 %s:write publish 30000",
+                     RS_WRITE_UNLOCK_SHA, name, channel, latch, field);
     cr_assert(r && r->type != REDIS_REPLY_ERROR);
     v = r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
     freeReplyObject(r);
@@ -477,8 +496,8 @@ REDIS_TEST(rwlock, lease_holds_of_both_modes)
 }
 
 /* Readers of this client waiting behind another client's writer all get
- * in when it leaves (one message: each reader that gets in wakes the
- * next), long before the holder's lease (30 s) would have them retry. */
+ * in when it leaves (its one message wakes them all), long before the
+ * holder's lease (30 s) would have them retry. */
 REDIS_TEST(rwlock, waiting_readers_all_woken_by_a_write_release)
 {
     struct lw_client *a = new_client(30000, NULL), *b = new_client(30000, NULL);
@@ -499,5 +518,121 @@ REDIS_TEST(rwlock, waiting_readers_all_woken_by_a_write_release)
     lw_lock_free(aw);
     lw_lock_free(br);
     cr_assert_eq(lw_client_free(a), 0);
+    cr_assert_eq(lw_client_free(b), 0);
+}
+
+/* ---- Who a message wakes, and how many attempts it costs ---- */
+
+static long long subscribed(const char *name)
+{
+    char channel[300];
+    redisReply *r;
+    long long n;
+
+    snprintf(channel, sizeof channel, "redisson_rwlock:{%s}", name);
+    r = redis_server_command(&srv, "PUBSUB NUMSUB %s", channel);
+    n = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 ? r->element[1]->integer : -1;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
+/* Readers woken at once: the first to hear that it got in looks at the
+ * hash from its callback, on the engine thread, before that thread sends
+ * anything more.  Woken one after another, it alone would be in (the
+ * next is sent after its reply); woken together, all their attempts went
+ * in one write ahead of its reply, and every one of them is in. */
+struct together {
+    struct outcome o;
+    const char *name;
+    _Atomic long long first_saw; /* the hash's fields then; -1 none yet */
+};
+
+static void on_reader_in(int err, int64_t value, void *arg)
+{
+    struct together *t = arg;
+
+    if (atomic_load(&t->first_saw) == -1)
+        atomic_store(&t->first_saw, redis_int("HLEN %s", t->name));
+    on_outcome(err, value, &t->o);
+}
+
+/* A Redisson writer's release (its write unlock: one message, 1) lets this
+ * client's five waiting readers in together: five attempts, one each, all
+ * on the wire before the first answer, not a chain. */
+REDIS_TEST(rwlock, a_writers_1_wakes_the_readers_at_once)
+{
+    struct lw_client *b = new_client(30000, NULL);
+    struct lw_lock *br = read_lock(b, "board");
+    redisContext *rc = connect_srv();
+    struct together t = {.name = "board", .first_saw = -1};
+    long long before;
+
+    load_redisson(rc);
+    cr_assert(redisson_write_lock(rc, "board", "java-1:7", 30000));
+    tally_init(&t.o.tally);
+    for (uint64_t owner = 1; owner <= 5; owner++)
+        cr_assert_eq(lw_acquire_async(br, owner, LW_WAIT_FOREVER, 0, on_reader_in, &t), 0);
+    cr_assert(wait_until(subscribed("board") == 1, 5000), "never subscribed");
+    before = evalsha_settled();
+    cr_assert_eq(tally_wait(&t.o.tally, 1, 0), 0, "the readers wait for the writer");
+
+    cr_assert_eq(redisson_write_unlock(rc, "board", "java-1:7"), 1);
+    cr_assert_eq(tally_wait(&t.o.tally, 5, 5000), 5, "all five readers got in");
+    cr_assert_eq(atomic_load(&t.o.err), 0);
+    cr_assert_eq(atomic_load(&t.first_saw), 6,
+                 "when the first reader heard it got in, the hash had %lld fields, not mode "
+                 "and five readers",
+                 atomic_load(&t.first_saw));
+    cr_assert_eq(evalsha_settled() - before, 1 + 5,
+                 "Redisson's unlock and one attempt per reader");
+    for (uint64_t owner = 1; owner <= 5; owner++)
+        cr_assert_eq(lw_unlock_owner(br, owner), 0);
+    tally_destroy(&t.o.tally);
+    redisFree(rc);
+    lw_lock_free(br);
+    cr_assert_eq(lw_client_free(b), 0);
+}
+
+/* A Redisson reader's last release (0) wakes the client's waiting writer,
+ * with one attempt; the client's reader that came after the writer waits
+ * behind it (writers first inside the client) and gets in at the writer's
+ * own release (1). */
+REDIS_TEST(rwlock, a_readers_0_wakes_the_writer_and_reads_wait_behind_it)
+{
+    struct lw_client *b = new_client(30000, NULL);
+    struct lw_lock *bw = write_lock(b, "ledger"), *br = read_lock(b, "ledger");
+    redisContext *rc = connect_srv();
+    struct outcome wr, rd;
+    long long before;
+
+    load_redisson(rc);
+    cr_assert(redisson_read_lock(rc, "ledger", "java-1:7", 30000));
+    tally_init(&wr.tally);
+    tally_init(&rd.tally);
+    cr_assert_eq(lw_acquire_async(bw, 1, LW_WAIT_FOREVER, 0, on_outcome, &wr), 0);
+    cr_assert(wait_until(subscribed("ledger") == 1, 5000), "never subscribed");
+    evalsha_settled();
+    /* Redis holds it for reading: only the writer's turn keeps this out. */
+    cr_assert_eq(lw_acquire_async(br, 2, LW_WAIT_FOREVER, 0, on_outcome, &rd), 0);
+    before = evalsha_settled();
+    cr_assert_eq(tally_wait(&wr.tally, 1, 0) + tally_wait(&rd.tally, 1, 0), 0);
+
+    cr_assert_eq(redisson_read_unlock(rc, "ledger", "java-1:7"), 1, "freed: 0 published");
+    cr_assert_eq(tally_wait(&wr.tally, 1, 5000), 1, "the writer got in");
+    cr_assert_eq(atomic_load(&wr.err), 0);
+    cr_assert_eq(evalsha_settled() - before, 1 + 1, "Redisson's unlock and the writer's one "
+                                                    "attempt: the reader sent none");
+    cr_assert_eq(tally_wait(&rd.tally, 1, 0), 0, "the reader waits behind the writer");
+
+    cr_assert_eq(lw_unlock_owner(bw, 1), 0);
+    cr_assert_eq(tally_wait(&rd.tally, 1, 5000), 1, "the writer's 1 let the reader in");
+    cr_assert_eq(atomic_load(&rd.err), 0);
+    cr_assert_eq(lw_unlock_owner(br, 2), 0);
+    tally_destroy(&wr.tally);
+    tally_destroy(&rd.tally);
+    redisFree(rc);
+    lw_lock_free(bw);
+    lw_lock_free(br);
     cr_assert_eq(lw_client_free(b), 0);
 }

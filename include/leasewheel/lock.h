@@ -52,7 +52,8 @@
  * Fairness.  Within one client, waiting is first come first served: an
  * acquire for a name on which this client already has waiters queues
  * behind them (unless its owner holds the lock: a reentrant acquire never
- * waits), an unlock message wakes the oldest waiter only, and a waiter that
+ * waits), an unlock message wakes the oldest waiter only (a read-write
+ * lock's: see lw_read_lock_new()), and a waiter that
  * gives up (its wait_ms ran out, an error) passes its turn to the next.
  * When the last hold is released and the oldest waiter of the same client
  * is waiting (not at that moment sending an attempt of its own), the lock
@@ -377,7 +378,8 @@ struct lw_client_stats {
                                              renewal, or the acquire, was sent) to
                                              its sending */
     uint64_t waiters;                     /* acquires waiting for an unlock now */
-    uint64_t subscriptions;               /* lock channels with waiters now */
+    uint64_t subscriptions;               /* channels with waiters now (locks'
+                                             and semaphores') */
     uint64_t lost_late;                   /* losses reported after the lock's
                                              valid_until: the engine thread was held
                                              up (callbacks too slow, CPU starved) */
@@ -604,7 +606,15 @@ LW_API int lw_lock_new(struct lw_client *client, const void *name, size_t len,
  *   - lw_is_locked() of the read lock: held for reading (also when the
  *     writer reads); of the write lock: held for writing.
  *   - lw_is_held() and lw_hold_count() count the owner's read holds or
- *     write holds; lw_remaining_ttl() is the hash's.
+ *     write holds; lw_remaining_ttl() is the hash's;
+ *   - waiting: the channel's 0 (the last reader left) and 1 (a writer
+ *     left) wake the client's oldest waiter, and when it reads, every
+ *     reader ahead of the client's first waiting writer with it, all at
+ *     once; while a writer of this client waits for the name, the
+ *     client's new reads of it queue behind it (writers are not starved
+ *     by the client's own readers; a re-entrant read passes).  The oldest
+ *     waiter also tries again when the hash's TTL runs out (an expiry, a
+ *     downgrade, a reader leaving others publish nothing).
  * Watchdog read holds are renewed with every own timeout key, and the hash
  * to the longer of its TTL and the lease; on_lost and on_risk report them
  * by name and owner, and the log says "read lock" or "write lock".

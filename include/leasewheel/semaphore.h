@@ -47,12 +47,16 @@
  * Renewed permits count with the watchdog's locks in the client's stats
  * (locks_held, renewals_*, lost_*).
  *
- * Waiting.  An acquire that finds too few permits waits on the channel:
- * a release or reclaim wakes this client's oldest waiter, and each waiter
- * that gets its permits and leaves some over wakes the next.  It also
- * tries again at the nearest expiry among the acquired permits (expiry
- * publishes nothing).  Within a client waiting is first come, first
- * served; between clients there is no order.
+ * Waiting.  An acquire that finds too few permits waits on the channel,
+ * whose messages carry a count (the permits available after a release or
+ * a reclaim): a message carrying k wakes this client's oldest waiters that
+ * k permits serve, all at once, a waiter wanting n counting as n (the
+ * oldest tries even when it wants more than k); a waiter that gets its
+ * permits and sees some left over wakes the next ones they serve.  The
+ * oldest also tries again at the nearest expiry among the acquired
+ * permits (expiry publishes nothing).  Within a client waiting is first
+ * come, first served (no waiter passes one that wants more); between
+ * clients there is no order.
  *
  * A semaphore that does not exist (its count was never set) fails an
  * acquire at once with LW_ENOSEM, instead of waiting for ever as
