@@ -12,8 +12,9 @@
  * The ceiling.  As for locks (lwbench_ceiling.c): the watchdog's renewal
  * script flooded on the run's own permits once the client is gone, in the
  * layout the watchdog sends to one Redis (SCRIPT_RENEW_PERMIT_NODE: the
- * names in ARGV, then the lease, the client id, and per permit its id, new
- * expiry and publish command), batched and one permit per call.  The
+ * names in ARGV, then the lease, the client id, the new expiry and the
+ * publish command, and per permit its id), batched and one permit per
+ * call.  The
  * permits are scored again first (ZADD), far enough ahead that none
  * expires during the floods: the run's scores ran out with the client.
  * A request is formatted once and re-sent; its "now" (expiry - lease) is
@@ -125,30 +126,30 @@ static int rescore(struct lw_engine *e, const struct permit_handles *ph)
 }
 
 /* One call renewing `batch` permits from permit `first` on (in turn over
- * `count`): names, lease, client id, then id, expiry, publish each. */
+ * `count`): names, lease, client id, expiry, publish, then an id each. */
 static int format_call(struct lw_request *req, const struct permit_handles *ph, uint64_t first,
                        uint32_t batch, uint32_t count, const char *expiry)
 {
-    const char **argv = calloc(2u + 4u * batch, sizeof *argv);
-    size_t *lens = calloc(2u + 4u * batch, sizeof *lens);
+    const char **argv = calloc(4u + 2u * batch, sizeof *argv);
+    size_t *lens = calloc(4u + 2u * batch, sizeof *lens);
     char(*names)[128] = calloc(batch, sizeof *names);
     static const char lease[] = "30000";
     int rc = argv && lens && names ? 0 : -1;
 
     for (uint32_t i = 0; rc == 0 && i < batch; i++) {
         uint32_t at = (uint32_t)((first + i) % count);
-        uint32_t j = batch + 2 + 3 * i;
 
         key_name(names[i], sizeof names[i], ph->prefix, at / ph->per);
         argv[i] = names[i], lens[i] = strlen(names[i]);
-        argv[j] = (const char *)ph->ids[at].id, lens[j] = LW_PERMIT_ID_LEN;
-        argv[j + 1] = expiry, lens[j + 1] = strlen(expiry);
-        argv[j + 2] = "publish", lens[j + 2] = 7;
+        argv[batch + 4 + i] = (const char *)ph->ids[at].id;
+        lens[batch + 4 + i] = LW_PERMIT_ID_LEN;
     }
     argv[batch] = lease, lens[batch] = sizeof lease - 1;
     argv[batch + 1] = "lwbench", lens[batch + 1] = 7;
+    argv[batch + 2] = expiry, lens[batch + 2] = strlen(expiry);
+    argv[batch + 3] = "publish", lens[batch + 3] = 7;
     if (rc == 0)
-        rc = lw_request_evalsha(req, SCRIPT_RENEW_PERMIT_NODE, 0, (int)(2 + 4 * batch), argv,
+        rc = lw_request_evalsha(req, SCRIPT_RENEW_PERMIT_NODE, 0, (int)(4 + 2 * batch), argv,
                                 lens);
     free(argv);
     free(lens);
