@@ -820,7 +820,7 @@ static void submit_batch(struct lw_client *c, struct batch *b, int script, const
         done(&b->req, NULL, LW_ENOMEM, b);
         return;
     }
-    if (script == SCRIPT_RENEW || script == SCRIPT_RENEW_NODE)
+    if (script == lw_kinds[b->kind]->renew || script == lw_kinds[b->kind]->renew_node)
         lw_request_urgent(&b->req); /* held locks before locks to take */
     if (b->node >= 0)
         lw_request_route_node(&b->req, (unsigned)b->node);
