@@ -81,8 +81,9 @@
     "end "
 
 /* Read holds' renewals (kind_read.c): stretch() sets a read-write lock's
- * hash to max(PTTL, lease), once per name per call (every hold of a call
- * has the same lease).  One PEXPIRE GT where the server has it (Redis 7);
+ * hash to max(PTTL, lease) and notes the name in `stretched`, for the
+ * callers to do it once per name per call (every hold of a call has the
+ * same lease).  One PEXPIRE GT where the server has it (Redis 7);
  * it leaves a hash without a TTL alone ("infinite"), which PTTL < lease
  * did not, so that case (0, then PTTL -1) gets the lease as before.  A
  * server without GT (Redis 6) refuses it once, and the rest of the call
@@ -92,7 +93,6 @@
     "local has_gt = true "                                     \
     "local stretched = {} "                                    \
     "local function stretch(name, lease) "                     \
-    "  if stretched[name] then return end "                    \
     "  stretched[name] = true "                                \
     "  if has_gt then "                                        \
     "    local r = redis.pcall('pexpire', name, lease, 'GT') " \
@@ -414,16 +414,18 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * 1 renewed, 0 the field is gone (or the key is of another type). */
     [SCRIPT_RENEW_READ] =
         LUA_STRETCH_HASH
+    "local lease = ARGV[1] "
     "local renewed = {} "
-    "local k = 1 "
+    "local k, n = 1, 0 "
     "for i = 3, #ARGV, 2 do "
-    "  local holds = tonumber(ARGV[i + 1]) "
-    "  if redis.pcall('hexists', KEYS[k], ARGV[2] .. ':' .. ARGV[i]) == 1 then "
-    "    for j = 1, holds do redis.call('pexpire', KEYS[k + j], ARGV[1]) end "
-    "    stretch(KEYS[k], ARGV[1]) "
-    "    renewed[#renewed + 1] = 1 "
+    "  local holds, name = tonumber(ARGV[i + 1]), KEYS[k] "
+    "  n = n + 1 "
+    "  if redis.pcall('hexists', name, ARGV[2] .. ':' .. ARGV[i]) == 1 then "
+    "    for j = 1, holds do redis.call('pexpire', KEYS[k + j], lease) end "
+    "    if not stretched[name] then stretch(name, lease) end "
+    "    renewed[n] = 1 "
     "  else "
-    "    renewed[#renewed + 1] = 0 "
+    "    renewed[n] = 0 "
     "  end "
     "  k = k + 1 + holds "
     "end "
@@ -448,7 +450,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "    for j = 1, tonumber(ARGV[n + 2 + 2 * i]) do "
     "      redis.call('pexpire', prefix .. ':' .. field .. ':rwlock_timeout:' .. j, lease) "
     "    end "
-    "    stretch(name, lease) "
+    "    if not stretched[name] then stretch(name, lease) end "
     "    renewed[i] = 1 "
     "  elseif type(r) == 'table' and not string.find(r.err, 'WRONGTYPE', 1, true) then "
     "    renewed[i] = -1 "
