@@ -48,9 +48,9 @@ enum script_id {
     SCRIPT_SEM_ADD,     /* ARGV delta, publish command */
     SCRIPT_SEM_COUNTS,  /* ARGV now ms, publish command */
     /* Permits (kind_permit.c).  KEYS per permit: name, timeout key; ARGV
-     * lease ms, id, per permit: id, expiry, publish command. */
+     * lease ms, id, expiry, publish command, per permit: its id. */
     SCRIPT_RENEW_PERMIT,
-    /* No KEYS; ARGV names..., lease ms, id, per name: id, expiry, publish. */
+    /* No KEYS; ARGV names..., lease ms, id, expiry, publish, ids... */
     SCRIPT_RENEW_PERMIT_NODE,
 
     /* The watchdog's batches (kind_*.c): the client id once a call, an

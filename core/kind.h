@@ -15,12 +15,14 @@
  *   drop, drop_node    the scripts removing the holds of lost entries
  *                      (SCRIPT_NONE: none, the lease ends them);
  *   put                an entry's keys and arguments in a batch;
+ *   put_call           a renewal call's arguments shared by its entries;
  *   renewed            an entry's answer in a renewal's reply.
  *
  * A batch on the wire is, for either script of a pair: the entries' keys
  * (in KEYS, or first in ARGV for a node script), then the call's own
  * arguments (renewals: the lease in ms; drops: the publish command; then
- * the client id), then the entries' arguments, where a hold's field
+ * the client id; then a renewal's put_call(), if any), then the entries'
+ * arguments, where a hold's field
  * "<client id>:<owner>" goes as the owner alone (the script puts the id
  * in front: ~40 bytes less a renewal).  A kind's scripts read that
  * layout; put() says what an entry adds to each part.
@@ -86,6 +88,10 @@ struct lease_kind {
      * a cluster node's batch (its node script's layout). */
     void (*put)(const struct lw_client *c, const struct entry *e, int node,
                 struct batch_args *a);
+    /* A renewal call's own arguments after the lease and the client id,
+     * once a call whatever its entries (NULL: none): what every entry of
+     * the call shares (a permit's new expiry and the publish command). */
+    void (*put_call)(const struct lw_client *c, struct batch_args *a);
     /* e's answer in a renewal reply: 1 renewed, 0 lost (gone, not ours),
      * -1 (a node batch) its node serves it no more: sent again alone. */
     int (*renewed)(const redisReply *r);

@@ -8,15 +8,16 @@
  * and the permit's 16 bytes follow the name's NUL in the entry.
  *
  * A batch entry, with the names in KEYS: the semaphore's name and its
- * timeout key; then the id, the new expiry (now + lease, by this client's
- * clock: the renewal's "now" is expiry - lease) and the publish command
- * as arguments.  In a cluster node's batch: the name only, the script
- * builds the timeout key and the channel.  Per entry the script reclaims
- * the expired permits (as every Redisson script does, publishing the
- * count), then moves the id's score to the new expiry only if it is still
- * there and not expired: an id gone (released by someone, or reclaimed
- * after a stall) answers 0, is lost, and is never added back.  A lost
- * permit is not dropped: its score ends it.
+ * timeout key; then the id as its argument.  In a cluster node's batch:
+ * the name only, the script builds the timeout key and the channel.  What
+ * every permit of a call shares goes once a call (put_call): the new
+ * expiry (now + lease, by this client's clock: the renewal's "now" is
+ * expiry - lease) and the publish command.  The script reclaims each
+ * semaphore's expired permits once a call (as every Redisson script does,
+ * publishing the count), then moves each id's score to the new expiry
+ * only if it is still there and not expired: an id gone (released by
+ * someone, or reclaimed after a stall) answers 0, is lost, and is never
+ * added back.  A lost permit is not dropped: its score ends it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -39,22 +40,30 @@ static int64_t epoch_ms(void)
 static void put_permit(const struct lw_client *c, const struct entry *e, int node,
                        struct batch_args *a)
 {
-    const char *publish = client_publish_command(c);
     int tagged = memchr(e->name, '{', e->len) != NULL;
     const char *parts[4] = {"{", e->name, "}", ":timeout"};
     size_t lens[4] = {1, e->len, 1, 8};
-    char expiry[24];
 
+    (void)c;
     if (tagged)
         lens[0] = lens[2] = 0;
     batch_key(a, e->name, e->len);
     if (!node)
         batch_key_cat(a, parts, lens, 4);
     batch_arg(a, e->name + e->len + 1, PERMIT_ID_LEN);
-    batch_arg_copy(a, expiry,
-                   (size_t)snprintf(expiry, sizeof expiry, "%lld",
-                                    (long long)(epoch_ms() + (int64_t)c->lease_ms)));
-    batch_arg(a, publish, strlen(publish));
+}
+
+/* One clock reading a call: its permits' new expiry, and the "now" the
+ * script reclaims by. */
+static void put_permit_call(const struct lw_client *c, struct batch_args *a)
+{
+    const char *publish = client_publish_command(c);
+    char expiry[24];
+
+    batch_copy(a, &a->call, expiry,
+               (size_t)snprintf(expiry, sizeof expiry, "%lld",
+                                (long long)(epoch_ms() + (int64_t)c->lease_ms)));
+    batch_call(a, publish, strlen(publish));
 }
 
 const struct lease_kind lw_kind_permit = {
@@ -65,6 +74,7 @@ const struct lease_kind lw_kind_permit = {
     .drop = SCRIPT_NONE,
     .drop_node = SCRIPT_NONE,
     .put = put_permit,
+    .put_call = put_permit_call,
     .renewed = kind_renewed_integer,
     .client_clocks = 1,
 };

@@ -20,6 +20,11 @@
  * the script builds the timeout keys' names.  The reply: 1 renewed, 0 the
  * field is gone (lost), -1 not served by that node.  A lost read hold is
  * not dropped: its keys end with their lease.
+ *
+ * What a hold costs Redis: HEXISTS of its field, a PEXPIRE per timeout
+ * key, and the hash's max(PTTL, lease) once per name per call, as one
+ * PEXPIRE GT where the server has it (scripts.c's stretch()): three
+ * calls for a hold of one, where PTTL and PEXPIRE per hold made four.
  */
 #include <stdio.h>
 #include <string.h>

@@ -41,36 +41,72 @@
     "  if value > 0 then redis.call(publish, KEYS[3], value) end "              \
     "end "
 
-/* One permit's renewal (kind_permit.c): reclaim the semaphore's expired
- * permits by the renewal's "now" (expiry - lease) as Redisson's scripts do,
- * then move the id to its new expiry if it is still there and not
- * expired.  1 renewed, 0 lost (or a key of another type), -1 not served by
- * this node (a cluster's refusal, through pcall). */
-#define LUA_RENEW_PERMIT                                                             \
-    "local function renew_permit(name, timeout, id, expiry, publish, lease) "        \
-    "  local now = tonumber(expiry) - tonumber(lease) "                              \
-    "  local s = redis.pcall('zscore', timeout, id) "                                \
-    "  if type(s) == 'table' then "                                                  \
-    "    if string.find(s.err, 'WRONGTYPE', 1, true) then return 0 end "             \
-    "    return -1 "                                                                 \
-    "  end "                                                                         \
-    "  local ids = redis.call('zrangebyscore', timeout, 0, now) "                    \
-    "  if #ids > 0 then "                                                            \
-    "    for i = 1, #ids, 1000 do "                                                  \
-    "      redis.call('zrem', timeout, unpack(ids, i, math.min(i + 999, #ids))) "    \
-    "    end "                                                                       \
-    "    local value = redis.pcall('incrby', name, #ids) "                           \
-    "    if type(value) == 'number' and value > 0 then "                             \
-    "      local ch = name "                                                         \
-    "      if not string.find(name, '{', 1, true) then ch = '{' .. name .. '}' end " \
-    "      redis.call(publish, 'redisson_sc:' .. ch, value) "                        \
-    "    end "                                                                       \
-    "  end "                                                                         \
-    "  if s and tonumber(s) > now then "                                             \
-    "    redis.call('zadd', timeout, 'XX', expiry, id) "                             \
-    "    return 1 "                                                                  \
-    "  end "                                                                         \
-    "  return 0 "                                                                    \
+/* Permits' renewals (kind_permit.c), a call's permits grouped by their
+ * semaphore.  reclaim_expired() runs once per semaphore per call, at the
+ * call's "now" (its new expiry - the lease, one for every permit of the
+ * call), as Redisson's scripts reclaim before they touch the zset: the
+ * expired ids go back to the count, which is published when above 0.
+ * Its answer is the semaphore's state for the call: 1 reclaimed, 0 the
+ * zset is a key of another type (its permits lost, nothing touched), -1
+ * not served by this node (a cluster's refusal, through pcall).
+ *
+ * renew_permit() then moves one id to the new expiry if it is still there:
+ * after the reclaim, that is "there and not expired".  ZADD XX CH answers
+ * 1 when it moved the score; 0 when the id is gone, or already at that
+ * score (renewed twice in one ms): ZSCORE tells the two apart, off the
+ * common path.  An id gone is lost and never added back (XX). */
+#define LUA_RENEW_PERMITS                                                              \
+    "local function reclaim_expired(name, timeout, now, publish) "                     \
+    "  local ids = redis.pcall('zrangebyscore', timeout, 0, now) "                     \
+    "  if ids.err then "                                                               \
+    "    if string.find(ids.err, 'WRONGTYPE', 1, true) then return 0 end "             \
+    "    return -1 "                                                                   \
+    "  end "                                                                           \
+    "  if #ids == 0 then return 1 end "                                                \
+    "  for i = 1, #ids, 1000 do "                                                      \
+    "    redis.call('zrem', timeout, unpack(ids, i, math.min(i + 999, #ids))) "        \
+    "  end "                                                                           \
+    "  local value = redis.pcall('incrby', name, #ids) "                               \
+    "  if type(value) == 'number' and value > 0 then "                                 \
+    "    local ch = name "                                                             \
+    "    if not string.find(name, '{', 1, true) then ch = '{' .. name .. '}' end "     \
+    "    redis.call(publish, 'redisson_sc:' .. ch, value) "                            \
+    "  end "                                                                           \
+    "  return 1 "                                                                      \
+    "end "                                                                             \
+    "local function renew_permit(timeout, id, expiry) "                                \
+    "  if redis.call('zadd', timeout, 'XX', 'CH', expiry, id) == 1 then return 1 end " \
+    "  if redis.call('zscore', timeout, id) then return 1 end "                        \
+    "  return 0 "                                                                      \
+    "end "
+
+/* Read holds' renewals (kind_read.c): stretch() sets a read-write lock's
+ * hash to max(PTTL, lease) and notes the name in `stretched`, for the
+ * callers to do it once per name per call (every hold of a call has the
+ * same lease).  One PEXPIRE GT where the server has it (Redis 7);
+ * it leaves a hash without a TTL alone ("infinite"), which PTTL < lease
+ * did not, so that case (0, then PTTL -1) gets the lease as before.  A
+ * server without GT (Redis 6) refuses it once, and the rest of the call
+ * does PTTL and PEXPIRE: the hash exists (its field was just read), so
+ * GT's is the only error PEXPIRE can give. */
+#define LUA_STRETCH_HASH                                       \
+    "local has_gt = true "                                     \
+    "local stretched = {} "                                    \
+    "local function stretch(name, lease) "                     \
+    "  stretched[name] = true "                                \
+    "  if has_gt then "                                        \
+    "    local r = redis.pcall('pexpire', name, lease, 'GT') " \
+    "    if type(r) == 'number' then "                         \
+    "      if r == 0 and redis.call('pttl', name) == -1 then " \
+    "        redis.call('pexpire', name, lease) "              \
+    "      end "                                               \
+    "      return "                                            \
+    "    end "                                                 \
+    "    has_gt = false "                                      \
+    "  end "                                                   \
+    "  if redis.call('pttl', name) < tonumber(lease) then "    \
+    "    redis.call('pexpire', name, lease) "                  \
+    "  end "                                                   \
     "end "
 #include "client_private.h"
 
@@ -374,55 +410,55 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * layout: per hold, KEYS the hash and its timeout keys 1..count, ARGV
      * its owner and count after the lease and the client id (the field:
      * id .. ':' .. owner).  Each timeout key to the lease, the hash to
-     * max(PTTL, lease): another reader may hold a longer one.  1 renewed,
-     * 0 the field is gone (or the key is of another type). */
+     * max(PTTL, lease) (stretch(): another reader may hold a longer one).
+     * 1 renewed, 0 the field is gone (or the key is of another type). */
     [SCRIPT_RENEW_READ] =
-        "local renewed = {} "
-        "local k = 1 "
-        "for i = 3, #ARGV, 2 do "
-        "  local holds = tonumber(ARGV[i + 1]) "
-        "  if type(redis.pcall('hget', KEYS[k], ARGV[2] .. ':' .. ARGV[i])) == 'string' then "
-        "    for j = 1, holds do redis.call('pexpire', KEYS[k + j], ARGV[1]) end "
-        "    if redis.call('pttl', KEYS[k]) < tonumber(ARGV[1]) then "
-        "      redis.call('pexpire', KEYS[k], ARGV[1]) "
-        "    end "
-        "    renewed[#renewed + 1] = 1 "
-        "  else "
-        "    renewed[#renewed + 1] = 0 "
-        "  end "
-        "  k = k + 1 + holds "
-        "end "
-        "return renewed",
+        LUA_STRETCH_HASH
+    "local lease = ARGV[1] "
+    "local renewed = {} "
+    "local k, n = 1, 0 "
+    "for i = 3, #ARGV, 2 do "
+    "  local holds, name = tonumber(ARGV[i + 1]), KEYS[k] "
+    "  n = n + 1 "
+    "  if redis.pcall('hexists', name, ARGV[2] .. ':' .. ARGV[i]) == 1 then "
+    "    for j = 1, holds do redis.call('pexpire', KEYS[k + j], lease) end "
+    "    if not stretched[name] then stretch(name, lease) end "
+    "    renewed[n] = 1 "
+    "  else "
+    "    renewed[n] = 0 "
+    "  end "
+    "  k = k + 1 + holds "
+    "end "
+    "return renewed",
 
     /* Cluster: read holds of one node, the names in ARGV (n names, the
      * lease, the client id, per name its owner and count); the timeout
      * keys' names built by Redisson's suffixName rule.  -1: not served
      * here, as above. */
     [SCRIPT_RENEW_READ_NODE] =
-        "local n = (#ARGV - 2) / 3 "
-        "local lease = ARGV[n + 1] "
-        "local renewed = {} "
-        "for i = 1, n do "
-        "  local name = ARGV[i] "
-        "  local field = ARGV[n + 2] .. ':' .. ARGV[n + 1 + 2 * i] "
-        "  local r = redis.pcall('hget', name, field) "
-        "  if type(r) == 'string' then "
-        "    local prefix = name "
-        "    if not string.find(name, '{', 1, true) then prefix = '{' .. name .. '}' end "
-        "    for j = 1, tonumber(ARGV[n + 2 + 2 * i]) do "
-        "      redis.call('pexpire', prefix .. ':' .. field .. ':rwlock_timeout:' .. j, lease) "
-        "    end "
-        "    if redis.call('pttl', name) < tonumber(lease) then "
-        "      redis.call('pexpire', name, lease) "
-        "    end "
-        "    renewed[i] = 1 "
-        "  elseif type(r) == 'table' and not string.find(r.err, 'WRONGTYPE', 1, true) then "
-        "    renewed[i] = -1 "
-        "  else "
-        "    renewed[i] = 0 "
-        "  end "
-        "end "
-        "return renewed",
+        LUA_STRETCH_HASH
+    "local n = (#ARGV - 2) / 3 "
+    "local lease = ARGV[n + 1] "
+    "local renewed = {} "
+    "for i = 1, n do "
+    "  local name = ARGV[i] "
+    "  local field = ARGV[n + 2] .. ':' .. ARGV[n + 1 + 2 * i] "
+    "  local r = redis.pcall('hexists', name, field) "
+    "  if r == 1 then "
+    "    local prefix = name "
+    "    if not string.find(name, '{', 1, true) then prefix = '{' .. name .. '}' end "
+    "    for j = 1, tonumber(ARGV[n + 2 + 2 * i]) do "
+    "      redis.call('pexpire', prefix .. ':' .. field .. ':rwlock_timeout:' .. j, lease) "
+    "    end "
+    "    if not stretched[name] then stretch(name, lease) end "
+    "    renewed[i] = 1 "
+    "  elseif type(r) == 'table' and not string.find(r.err, 'WRONGTYPE', 1, true) then "
+    "    renewed[i] = -1 "
+    "  else "
+    "    renewed[i] = 0 "
+    "  end "
+    "end "
+    "return renewed",
 
     /* Read-write locks, in Redisson's layout (RedissonReadLock,
      * RedissonWriteLock): the hash at the name with `mode` read or write,
@@ -565,32 +601,45 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "return 0",
 
     /* Renew permits (kind_permit.c): KEYS per permit its semaphore's name
-     * and timeout key; ARGV the lease, the client id (unused), then per
-     * permit its id, new expiry and the publish command.  1 renewed, 0 lost
-     * (gone, expired: reclaimed here; or a key of another type). */
+     * and timeout key; ARGV the lease, the client id (unused), the new
+     * expiry and the publish command, then per permit its id.  Each
+     * semaphore reclaimed once, then 1 renewed, 0 lost (gone, expired:
+     * reclaimed here; or a key of another type). */
     [SCRIPT_RENEW_PERMIT] =
-        LUA_RENEW_PERMIT
-    "local renewed = {} "
+        LUA_RENEW_PERMITS
+    "local now = tonumber(ARGV[3]) - tonumber(ARGV[1]) "
+    "local state, renewed = {}, {} "
     "for i = 1, #KEYS / 2 do "
-    "  local j = 2 + 3 * (i - 1) "
-    "  renewed[i] = renew_permit(KEYS[2 * i - 1], KEYS[2 * i], ARGV[j + 1], ARGV[j + 2], "
-    "                            ARGV[j + 3], ARGV[1]) "
+    "  local name, timeout = KEYS[2 * i - 1], KEYS[2 * i] "
+    "  local s = state[name] "
+    "  if s == nil then "
+    "    s = reclaim_expired(name, timeout, now, ARGV[4]) "
+    "    state[name] = s "
+    "  end "
+    "  if s == 1 then s = renew_permit(timeout, ARGV[4 + i], ARGV[3]) end "
+    "  renewed[i] = s "
     "end "
     "return renewed",
 
     /* Cluster: permits of one node: ARGV n names, the lease, the client id,
-     * per permit id, expiry, publish command.  -1: not served here. */
+     * the expiry, the publish command, n ids.  -1: not served here. */
     [SCRIPT_RENEW_PERMIT_NODE] =
-        LUA_RENEW_PERMIT
-    "local n = (#ARGV - 2) / 4 "
-    "local renewed = {} "
+        LUA_RENEW_PERMITS
+    "local n = (#ARGV - 4) / 2 "
+    "local expiry = ARGV[n + 3] "
+    "local now = tonumber(expiry) - tonumber(ARGV[n + 1]) "
+    "local state, renewed = {}, {} "
     "for i = 1, n do "
     "  local name = ARGV[i] "
-    "  local j = n + 2 + 3 * (i - 1) "
     "  local tag = name "
     "  if not string.find(name, '{', 1, true) then tag = '{' .. name .. '}' end "
-    "  renewed[i] = renew_permit(name, tag .. ':timeout', ARGV[j + 1], ARGV[j + 2], "
-    "                            ARGV[j + 3], ARGV[n + 1]) "
+    "  local s = state[name] "
+    "  if s == nil then "
+    "    s = reclaim_expired(name, tag .. ':timeout', now, ARGV[n + 4]) "
+    "    state[name] = s "
+    "  end "
+    "  if s == 1 then s = renew_permit(tag .. ':timeout', ARGV[n + 4 + i], expiry) end "
+    "  renewed[i] = s "
     "end "
     "return renewed",
 };

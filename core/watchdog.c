@@ -781,13 +781,13 @@ static struct batch *new_batch(uint32_t n, int node, uint8_t kind)
     return b;
 }
 
-/* b's call into c->args: its entries' keys (as its kind puts them), the
- * call's own argument (arg) and the client id, its entries' arguments
- * (an owner each, the scripts building the field "<id>:<owner>": the id
- * once a call, not in every field).  The argument count, or -1 (no
- * memory). */
-static int format_batch(struct lw_client *c, const struct batch *b, const char *arg,
-                        size_t arg_len)
+/* b's call of script into c->args: its entries' keys (as its kind puts
+ * them), the call's own argument (arg) and the client id (and a renewal's
+ * shared arguments, kind->put_call), its entries' arguments (an owner
+ * each, the scripts building the field "<id>:<owner>": the id once a
+ * call, not in every field).  The argument count, or -1 (no memory). */
+static int format_batch(struct lw_client *c, const struct batch *b, int script,
+                        const char *arg, size_t arg_len)
 {
     const struct lease_kind *kind = lw_kinds[b->kind];
 
@@ -796,6 +796,8 @@ static int format_batch(struct lw_client *c, const struct batch *b, const char *
         kind->put(c, b->entries[i], b->node >= 0, c->args);
     batch_call(c->args, arg, arg_len);
     batch_call(c->args, c->id, c->id_len);
+    if (kind->put_call && (script == kind->renew || script == kind->renew_node))
+        kind->put_call(c, c->args);
     return batch_assemble(c->args);
 }
 
@@ -807,7 +809,7 @@ static int format_batch(struct lw_client *c, const struct batch *b, const char *
 static void submit_batch(struct lw_client *c, struct batch *b, int script, const char *arg,
                          size_t arg_len, lw_request_fn *done)
 {
-    int nargs = format_batch(c, b, arg, arg_len);
+    int nargs = format_batch(c, b, script, arg, arg_len);
     int nkeys = b->node >= 0 ? 0 : (int)c->args->keys.n;
 
     b->client = c;
@@ -818,7 +820,7 @@ static void submit_batch(struct lw_client *c, struct batch *b, int script, const
         done(&b->req, NULL, LW_ENOMEM, b);
         return;
     }
-    if (script == SCRIPT_RENEW || script == SCRIPT_RENEW_NODE)
+    if (script == lw_kinds[b->kind]->renew || script == lw_kinds[b->kind]->renew_node)
         lw_request_urgent(&b->req); /* held locks before locks to take */
     if (b->node >= 0)
         lw_request_route_node(&b->req, (unsigned)b->node);

@@ -8,9 +8,14 @@
  * script on it, then looks at what Redisson would see: a read hold's
  * timeout keys, "{name}:<field>:rwlock_timeout:<i>", renewed with the
  * hash, nobody else's keys touched, and a Redisson reader's unlock that
- * leaves the hash to the longest of them.
+ * leaves the hash to the longest of them.  The read-hold and permit
+ * renewals are also run beside the scripts they replaced
+ * (renewals_before.h) on the same states: Redis must come out the same.
  */
 #include <stdlib.h>
+#include <time.h>
+
+#include <leasewheel/semaphore.h>
 
 #include "client_private.h"
 #include "entry.h"
@@ -18,6 +23,7 @@
 #include "lock_util.h"
 #include "fixture_util.h"
 #include "redisson_rw.h"
+#include "renewals_before.h"
 
 static redisContext *connect_srv(void)
 {
@@ -104,6 +110,8 @@ static redisReply *run_batch(redisContext *rc, struct lw_client *c, uint8_t kind
         k->put(c, e[i], node, a);
     batch_call(a, c->lease_str, c->lease_len);
     batch_call(a, c->id, c->id_len);
+    if (k->put_call)
+        k->put_call(c, a);
     cr_assert_geq(nargs = batch_assemble(a), 0);
     keys = node ? 0 : (int)a->keys.n;
     argv = calloc((size_t)nargs + 3, sizeof *argv);
@@ -355,6 +363,582 @@ REDIS_TEST(kinds, lock_batch_sends_the_client_id_once)
     for (int i = 0; i < 100; i++)
         free(e[i]);
     batch_args_free(a);
+    redisFree(rc);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* ---- Cheaper renewals, the same effect ----
+ *
+ * The read-hold and permit renewals were made cheaper (a hash stretched
+ * once per name per call with PEXPIRE GT; a semaphore reclaimed once per
+ * call, a permit renewed by one ZADD XX CH).  Each state below is set up
+ * twice, renewed once by the scripts as they were (renewals_before.h) and
+ * once by today's, and must come out the same: the answers, every key
+ * (type, content, TTL to the second) and the messages published. */
+
+/* Every key of the db, in name order, as one text: name, type, TTL in
+ * seconds (rounded; -1 none) and content. */
+static const char dump_script[] =
+    "local out = {} "
+    "local keys = redis.call('keys', '*') "
+    "table.sort(keys) "
+    "for _, k in ipairs(keys) do "
+    "  local t = redis.call('type', k)['ok'] "
+    "  local ttl = redis.call('pttl', k) "
+    "  if ttl > 0 then ttl = math.floor((ttl + 500) / 1000) end "
+    "  local v = '?' "
+    "  if t == 'hash' then "
+    "    local h, f = redis.call('hgetall', k), {} "
+    "    for i = 1, #h, 2 do f[#f + 1] = h[i] .. '=' .. h[i + 1] end "
+    "    table.sort(f) "
+    "    v = table.concat(f, ',') "
+    "  elseif t == 'string' then "
+    "    v = redis.call('get', k) "
+    "  elseif t == 'zset' then "
+    "    v = table.concat(redis.call('zrange', k, 0, -1, 'withscores'), ',') "
+    "  end "
+    "  out[#out + 1] = k .. ' ' .. t .. ' ' .. ttl .. ' ' .. v "
+    "end "
+    "return table.concat(out, '\\n')";
+
+/* What a renewal left: its answers, the db, the messages published on
+ * redisson_* channels meanwhile. */
+struct renewal_outcome {
+    long long answers[16];
+    size_t nanswers;
+    char *db;
+    size_t db_len;
+    char messages[1024];
+};
+
+static void renewal_outcome_free(struct renewal_outcome *o)
+{
+    free(o->db);
+}
+
+static redisContext *subscribe_all(void)
+{
+    redisContext *sub = connect_srv();
+    redisReply *r = redisCommand(sub, "PSUBSCRIBE redisson_*");
+
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY, "no subscription");
+    freeReplyObject(r);
+    return sub;
+}
+
+/* The messages sub got, up to the marker published now. */
+static void collect_messages(redisContext *rc, redisContext *sub, char *out, size_t n)
+{
+    size_t at = 0;
+
+    freeReplyObject(redisCommand(rc, "PUBLISH redisson_end end"));
+    out[0] = '\0';
+    for (int i = 0; i < 64; i++) {
+        redisReply *r = NULL;
+
+        cr_assert_eq(redisGetReply(sub, (void **)&r), REDIS_OK, "no message");
+        cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 4);
+        if (!strcmp(r->element[2]->str, "redisson_end")) {
+            freeReplyObject(r);
+            return;
+        }
+        at += (size_t)snprintf(out + at, n - at, "%s=%s;", r->element[2]->str,
+                               r->element[3]->str);
+        cr_assert_lt(at, n);
+        freeReplyObject(r);
+    }
+    cr_assert_fail("the marker never came");
+}
+
+/* Run argv (EVAL and the rest) on a fresh db that setup() fills. */
+/* What a state's set-up needs: the client (its fields), and a permit's
+ * scores' base (the renewal's now, in epoch ms). */
+struct setup_arg {
+    struct lw_client *c;
+    long long base;
+};
+
+static void outcome_of(redisContext *rc, void (*setup)(redisContext *, const struct setup_arg *),
+                       const struct setup_arg *arg, int argc, const char **argv,
+                       const size_t *lens, struct renewal_outcome *o)
+{
+    redisContext *sub;
+    redisReply *r;
+
+    freeReplyObject(redisCommand(rc, "FLUSHALL"));
+    setup(rc, arg);
+    sub = subscribe_all();
+    r = redisCommandArgv(rc, argc, argv, lens);
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements <= 16, "%s",
+              r && r->type == REDIS_REPLY_ERROR ? r->str : "no answers");
+    o->nanswers = r->elements;
+    for (size_t i = 0; i < r->elements; i++)
+        o->answers[i] = r->element[i]->integer;
+    freeReplyObject(r);
+    collect_messages(rc, sub, o->messages, sizeof o->messages);
+    redisFree(sub);
+    r = redisCommand(rc, "EVAL %s 0", dump_script);
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "%s", r ? r->str : "no dump");
+    o->db = malloc(r->len + 1);
+    memcpy(o->db, r->str, r->len + 1);
+    o->db_len = r->len;
+    freeReplyObject(r);
+}
+
+static void outcomes_equal(const struct renewal_outcome *before, const struct renewal_outcome *now,
+                           const char *what)
+{
+    cr_assert_eq(now->nanswers, before->nanswers, "%s: answers", what);
+    for (size_t i = 0; i < now->nanswers; i++)
+        cr_assert_eq(now->answers[i], before->answers[i], "%s: answer %zu", what, i);
+    cr_assert(now->db_len == before->db_len && !memcmp(now->db, before->db, now->db_len),
+              "%s: Redis left otherwise:\n%.*s\n---- before:\n%.*s", what, (int)now->db_len,
+              now->db, (int)before->db_len, before->db);
+    cr_assert_str_eq(now->messages, before->messages, "%s: messages", what);
+}
+
+/* ---- Read holds ---- */
+
+static void field_owner(struct lw_client *c, uint64_t owner, char *buf)
+{
+    field_of(c, owner, buf);
+}
+
+static void eval_ok(redisContext *rc, redisReply *r)
+{
+    (void)rc;
+    cr_assert(r && r->type != REDIS_REPLY_ERROR, "%s", r ? r->str : "no reply");
+    freeReplyObject(r);
+}
+
+static void load_rw(redisContext *rc)
+{
+    load_checked(rc, RS_READ_LOCK, RS_READ_LOCK_SHA);
+    load_checked(rc, RS_WRITE_LOCK, RS_WRITE_LOCK_SHA);
+    load_checked(rc, RS_READ_FORCE, RS_READ_FORCE_SHA);
+}
+
+/* Owner 7 reads "books" twice beside a Redisson reader, and "a{tag}b". */
+static void read_shared(redisContext *rc, const struct setup_arg *arg)
+{
+    struct lw_client *c = arg->c;
+    char ours[FIELD_MAX];
+
+    load_rw(rc);
+    field_owner(c, 7, ours);
+    redisson_read_lock(rc, "books", ours, 1000);
+    redisson_read_lock(rc, "books", ours, 1000);
+    redisson_read_lock(rc, "books", "other-client:1", 1000);
+    redisson_read_lock(rc, "a{tag}b", ours, 1000);
+}
+
+/* Owners 7 and 8 (3 holds) of this client read "shelf" beside a reader
+ * with a longer lease: the hash is stretched once, and never shortened. */
+static void read_two_owners_long(redisContext *rc, const struct setup_arg *arg)
+{
+    struct lw_client *c = arg->c;
+    char ours[FIELD_MAX];
+
+    load_rw(rc);
+    redisson_read_lock(rc, "shelf", "long-reader:1", 120000);
+    field_owner(c, 7, ours);
+    redisson_read_lock(rc, "shelf", ours, 1000);
+    field_owner(c, 8, ours);
+    for (int i = 0; i < 3; i++)
+        redisson_read_lock(rc, "shelf", ours, 1000);
+}
+
+/* The same two owners alone: the hash goes to the lease. */
+static void read_two_owners(redisContext *rc, const struct setup_arg *arg)
+{
+    struct lw_client *c = arg->c;
+    char ours[FIELD_MAX];
+
+    load_rw(rc);
+    field_owner(c, 7, ours);
+    redisson_read_lock(rc, "shelf", ours, 1000);
+    field_owner(c, 8, ours);
+    for (int i = 0; i < 3; i++)
+        redisson_read_lock(rc, "shelf", ours, 1000);
+}
+
+/* A hash without a TTL (PERSIST): PTTL -1 < lease gave it the lease; a
+ * plain PEXPIRE GT would not. */
+static void read_persistent_hash(redisContext *rc, const struct setup_arg *arg)
+{
+    struct lw_client *c = arg->c;
+    char ours[FIELD_MAX];
+
+    load_rw(rc);
+    field_owner(c, 7, ours);
+    redisson_read_lock(rc, "still", ours, 1000);
+    freeReplyObject(redisCommand(rc, "PERSIST still"));
+}
+
+/* Owner 7 wrote "doc", then read it (a downgrade: mode stays write). */
+static void read_after_downgrade(redisContext *rc, const struct setup_arg *arg)
+{
+    struct lw_client *c = arg->c;
+    char ours[FIELD_MAX], write_field[FIELD_MAX + 8];
+
+    load_rw(rc);
+    field_owner(c, 7, ours);
+    snprintf(write_field, sizeof write_field, "%s:write", ours);
+    eval_ok(rc, redisCommand(rc, "EVALSHA %s 1 doc 1000 %s", RS_WRITE_LOCK_SHA, write_field));
+    redisson_read_lock(rc, "doc", ours, 1000);
+}
+
+/* Force-unlocked by Redisson ("forced": the hash gone, our timeout key
+ * left), and force-unlocked then read again by another client ("again":
+ * the hash back without our field). */
+static void read_after_force_unlock(redisContext *rc, const struct setup_arg *arg)
+{
+    struct lw_client *c = arg->c;
+    char ours[FIELD_MAX];
+
+    load_rw(rc);
+    field_owner(c, 7, ours);
+    redisson_read_lock(rc, "forced", ours, 1000);
+    redisson_read_lock(rc, "again", ours, 1000);
+    eval_ok(rc, redisCommand(rc, "EVALSHA %s 2 forced redisson_rwlock:{forced} 0 publish",
+                             RS_READ_FORCE_SHA));
+    eval_ok(rc, redisCommand(rc, "EVALSHA %s 2 again redisson_rwlock:{again} 0 publish",
+                             RS_READ_FORCE_SHA));
+    redisson_read_lock(rc, "again", "other-client:2", 1000);
+}
+
+/* Keys of other shapes: a string; a plain lock's hash (no mode) holding
+ * our field; a hold whose second timeout key is gone early. */
+static void read_odd_keys(redisContext *rc, const struct setup_arg *arg)
+{
+    struct lw_client *c = arg->c;
+    char ours[FIELD_MAX], key[400];
+
+    load_rw(rc);
+    field_owner(c, 7, ours);
+    freeReplyObject(redisCommand(rc, "SET str x"));
+    freeReplyObject(redisCommand(rc, "HSET rlock %s 1", ours));
+    freeReplyObject(redisCommand(rc, "PEXPIRE rlock 1000"));
+    redisson_read_lock(rc, "early", ours, 1000);
+    redisson_read_lock(rc, "early", ours, 1000);
+    snprintf(key, sizeof key, "{early}:%s:rwlock_timeout:2", ours);
+    freeReplyObject(redisCommand(rc, "DEL %s", key));
+}
+
+struct read_case {
+    const char *what;
+    void (*setup)(redisContext *, const struct setup_arg *);
+    struct {
+        const char *name;
+        uint64_t owner;
+        uint32_t holds;
+    } e[4];
+    long long want[4]; /* the answers */
+};
+
+static const struct read_case read_cases[] = {
+    {"shared", read_shared, {{"books", 7, 2}, {"a{tag}b", 7, 1}, {"gone", 7, 1}}, {1, 1, 0}},
+    {"two owners, a longer reader",
+     read_two_owners_long,
+     {{"shelf", 7, 1}, {"shelf", 8, 3}},
+     {1, 1}},
+    {"two owners", read_two_owners, {{"shelf", 8, 3}, {"shelf", 7, 1}}, {1, 1}},
+    {"no TTL", read_persistent_hash, {{"still", 7, 1}}, {1}},
+    {"downgrade", read_after_downgrade, {{"doc", 7, 1}}, {1}},
+    {"force-unlock", read_after_force_unlock, {{"forced", 7, 1}, {"again", 7, 1}}, {0, 0}},
+    {"odd keys",
+     read_odd_keys,
+     {{"str", 7, 1}, {"rlock", 7, 1}, {"early", 7, 2}},
+     {0, 1, 1}},
+};
+
+/* One read case through script (before or now), in a layout. */
+static void read_outcome(redisContext *rc, struct lw_client *c, const struct read_case *rcase,
+                         const char *script, int node, struct renewal_outcome *o)
+{
+    struct batch_args *a = batch_args_new();
+    struct entry *e[4];
+    const char *argv[64];
+    size_t lens[64];
+    char nkeys[16];
+    uint32_t n = 0;
+    int nargs;
+
+    for (; n < 4 && rcase->e[n].name; n++) {
+        e[n] = make_entry(rcase->e[n].name, rcase->e[n].owner, rcase->e[n].holds, KIND_READ);
+        lw_kind_read.put(c, e[n], node, a);
+    }
+    batch_call(a, c->lease_str, c->lease_len);
+    batch_call(a, c->id, c->id_len);
+    cr_assert_geq(nargs = batch_assemble(a), 0);
+    cr_assert_leq(nargs, 61);
+    snprintf(nkeys, sizeof nkeys, "%u", node ? 0 : a->keys.n);
+    argv[0] = "EVAL", argv[1] = script, argv[2] = nkeys;
+    for (int i = 0; i < 3; i++)
+        lens[i] = strlen(argv[i]);
+    memcpy(argv + 3, a->argv, (size_t)nargs * sizeof *argv);
+    memcpy(lens + 3, a->lens, (size_t)nargs * sizeof *lens);
+    outcome_of(rc, rcase->setup, &(struct setup_arg){c, 0}, nargs + 3, argv, lens, o);
+    for (uint32_t i = 0; i < n; i++)
+        free(e[i]);
+    batch_args_free(a);
+}
+
+/* A server without PEXPIRE's GT (Redis 6), played on this one: the script
+ * after this sees a `redis` whose pcall refuses PEXPIRE with 4 arguments as
+ * Redis 6 does (the real table is read-only; a local shadows it). */
+static const char without_gt[] =
+    "local real = redis "
+    "local redis = setmetatable({pcall = function(...) "
+    "  local a = {...} "
+    "  if a[1] == 'pexpire' and #a == 4 then "
+    "    return {err = 'Wrong number of args calling Redis command From Lua script'} "
+    "  end "
+    "  return real.pcall(...) "
+    "end}, {__index = real}) ";
+
+/* Each state, both layouts, with and without GT: today's read renewal
+ * leaves Redis as the one of four calls a hold did. */
+REDIS_TEST(kinds, read_renewal_same_effect_as_before)
+{
+    struct lw_client *c = new_client(30000, NULL);
+    redisContext *rc = connect_srv();
+
+    for (size_t i = 0; i < sizeof read_cases / sizeof read_cases[0]; i++) {
+        for (int variant = 0; variant < 4; variant++) {
+            int node = variant & 1, gt = !(variant & 2);
+            const char *script = lw_lock_scripts[node ? SCRIPT_RENEW_READ_NODE : SCRIPT_RENEW_READ];
+            struct renewal_outcome before, now;
+            char what[128], *shadowed = NULL;
+
+            snprintf(what, sizeof what, "%s (%s%s)", read_cases[i].what, node ? "node" : "keys",
+                     gt ? "" : ", no GT");
+            if (!gt) {
+                cr_assert(shadowed = malloc(sizeof without_gt + strlen(script)));
+                strcpy(shadowed, without_gt);
+                script = strcat(shadowed, script);
+            }
+            read_outcome(rc, c, &read_cases[i], node ? OLD_RENEW_READ_NODE : OLD_RENEW_READ,
+                         node, &before);
+            read_outcome(rc, c, &read_cases[i], script, node, &now);
+            outcomes_equal(&before, &now, what);
+            for (size_t j = 0; j < now.nanswers; j++)
+                cr_assert_eq(now.answers[j], read_cases[i].want[j], "%s: answer %zu", what, j);
+            renewal_outcome_free(&before);
+            renewal_outcome_free(&now);
+            free(shadowed);
+        }
+    }
+    redisFree(rc);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* ---- Permits ---- */
+
+#define LEASE_S "60000" /* the renewal's now: its expiry - this */
+#define NEVER 922337203685477LL
+
+static const char *permit_id(char letter)
+{
+    static const char ids[] = "AAAAAAAAAAAAAAAABBBBBBBBBBBBBBBBCCCCCCCCCCCCCCCC"
+                              "DDDDDDDDDDDDDDDDEEEEEEEEEEEEEEEEFFFFFFFFFFFFFFFF"
+                              "WWWWWWWWWWWWWWWWXXXXXXXXXXXXXXXXYYYYYYYYYYYYYYYY"
+                              "ZZZZZZZZZZZZZZZZ";
+    const char *at = strchr(ids, letter);
+
+    cr_assert(at);
+    return at;
+}
+
+static void timeout_key(const char *name, char *key, size_t n)
+{
+    snprintf(key, n, strchr(name, '{') ? "%s:timeout" : "{%s}:timeout", name);
+}
+
+/* Score the ids (letters) of semaphore name at base + offsets. */
+static void score(redisContext *rc, const char *name, const char *letters,
+                  const long long *at)
+{
+    char key[200];
+
+    timeout_key(name, key, sizeof key);
+    for (size_t i = 0; letters[i]; i++)
+        freeReplyObject(redisCommand(rc, "ZADD %s %lld %b", key, at[i], permit_id(letters[i]),
+                                     (size_t)LW_PERMIT_ID_LEN));
+}
+
+/* Many permits of two semaphores in one call, interleaved: ours A, B
+ * (alive), C (expired: lost), others' X, Y (expired) and Z in "jobs";
+ * D and another's expired W in "{q}b"; in "same", E already at the
+ * call's expiry and F that never expires. */
+static void permits_many(redisContext *rc, const struct setup_arg *arg)
+{
+    long long b = arg->base;
+
+    freeReplyObject(redisCommand(rc, "SET jobs 0"));
+    score(rc, "jobs", "ABCXYZ",
+          (long long[]){b + 1000, b + 1000, b - 1000, b - 2000, b - 3000, b + 5000});
+    freeReplyObject(redisCommand(rc, "SET {q}b 5"));
+    score(rc, "{q}b", "DW", (long long[]){b + 1000, b - 1000});
+    freeReplyObject(redisCommand(rc, "SET same 1"));
+    score(rc, "same", "EF", (long long[]){b + 60000, NEVER});
+}
+
+/* Semaphores of other shapes: a count below 0 after the reclaim (no
+ * message); a timeout key of another type; none at all; a count of
+ * another type (the ids reclaimed, the count untouched). */
+static void permits_odd(redisContext *rc, const struct setup_arg *arg)
+{
+    long long b = arg->base;
+
+    freeReplyObject(redisCommand(rc, "SET neg -5"));
+    score(rc, "neg", "XYA", (long long[]){b - 1000, b - 1000, b + 1000});
+    freeReplyObject(redisCommand(rc, "SET wt 1"));
+    freeReplyObject(redisCommand(rc, "SET {wt}:timeout x"));
+    freeReplyObject(redisCommand(rc, "HSET hcount a b"));
+    score(rc, "hcount", "XA", (long long[]){b - 1000, b + 1000});
+}
+
+struct permit_case {
+    const char *what;
+    void (*setup)(redisContext *, const struct setup_arg *);
+    const char *names[8];
+    const char *letters; /* the ids renewed, one per name */
+    long long want[8];
+    const char *messages;
+};
+
+static const struct permit_case permit_cases[] = {
+    {"many",
+     permits_many,
+     {"jobs", "{q}b", "jobs", "jobs", "same", "same"},
+     "ADBCEF",
+     {1, 1, 1, 0, 1, 1},
+     "redisson_sc:{jobs}=3;redisson_sc:{q}b=6;"},
+    {"odd", permits_odd, {"neg", "wt", "none", "hcount"}, "AAAA", {1, 0, 0, 1}, ""},
+};
+
+/* The call as the scripts before took it (per permit: id, expiry, publish)
+ * or as today's (expiry and publish once, then the ids), in a layout,
+ * after argv[0..2]; the argument count. */
+static int permit_argv(const struct permit_case *pc, int before, int node, const char *expiry,
+                       char (*keys)[200], const char **argv, size_t *lens)
+{
+    int argc = 3, n = 0;
+
+#define ARG(s, len) (argv[argc] = (s), lens[argc++] = (len))
+#define STR(s) ARG(s, strlen(s))
+    for (; n < 8 && pc->names[n]; n++) {
+        STR(pc->names[n]);
+        if (!node) {
+            timeout_key(pc->names[n], keys[n], sizeof keys[n]);
+            STR(keys[n]);
+        }
+    }
+    STR(LEASE_S);
+    STR("client-id");
+    if (!before)
+        STR(expiry), STR("publish");
+    for (int i = 0; i < n; i++) {
+        ARG(permit_id(pc->letters[i]), LW_PERMIT_ID_LEN);
+        if (before)
+            STR(expiry), STR("publish");
+    }
+#undef STR
+#undef ARG
+    for (int i = 0; i < 3; i++)
+        lens[i] = strlen(argv[i]);
+    return argc;
+}
+
+/* Each state, both layouts: today's permit renewal (one reclaim per
+ * semaphore, one ZADD XX CH per permit) leaves Redis and the channels as
+ * the reclaim per permit did. */
+REDIS_TEST(kinds, permit_renewal_same_effect_as_before)
+{
+    redisContext *rc = connect_srv();
+    struct setup_arg arg = {NULL, 0};
+    char expiry[24], keys[8][200], nkeys[8];
+    const char *argv[64];
+    size_t lens[64];
+
+    arg.base = (long long)time(NULL) * 1000 + 123;
+    snprintf(expiry, sizeof expiry, "%lld", arg.base + 60000);
+    for (size_t i = 0; i < sizeof permit_cases / sizeof permit_cases[0]; i++) {
+        const struct permit_case *pc = &permit_cases[i];
+
+        for (int node = 0; node < 2; node++) {
+            struct renewal_outcome before, now;
+            char what[128];
+            int argc, n = 0;
+
+            while (n < 8 && pc->names[n])
+                n++;
+            snprintf(what, sizeof what, "%s (%s)", pc->what, node ? "node" : "keys");
+            snprintf(nkeys, sizeof nkeys, "%d", node ? 0 : 2 * n);
+            argv[0] = "EVAL", argv[2] = nkeys;
+            argv[1] = node ? OLD_RENEW_PERMIT_NODE : OLD_RENEW_PERMIT;
+            argc = permit_argv(pc, 1, node, expiry, keys, argv, lens);
+            outcome_of(rc, pc->setup, &arg, argc, argv, lens, &before);
+            argv[1] = lw_lock_scripts[node ? SCRIPT_RENEW_PERMIT_NODE : SCRIPT_RENEW_PERMIT];
+            argc = permit_argv(pc, 0, node, expiry, keys, argv, lens);
+            outcome_of(rc, pc->setup, &arg, argc, argv, lens, &now);
+            outcomes_equal(&before, &now, what);
+            for (size_t j = 0; j < now.nanswers; j++)
+                cr_assert_eq(now.answers[j], pc->want[j], "%s: answer %zu", what, j);
+            cr_assert_str_eq(now.messages, pc->messages, "%s", what);
+            renewal_outcome_free(&before);
+            renewal_outcome_free(&now);
+        }
+    }
+    redisFree(rc);
+}
+
+/* The watchdog's own batch of permits (put() per permit, put_call() once):
+ * the expiry and the publish command go once a call, an id per permit,
+ * and the permits still renewed come out at now + lease. */
+REDIS_TEST(kinds, permit_batch_sends_the_expiry_once)
+{
+    struct lw_client *c = new_client(30000, NULL);
+    redisContext *rc = connect_srv();
+    struct entry *e[3];
+    long long t0 = (long long)time(NULL) * 1000, t1;
+    static const char *const names[3] = {"jobs", "jobs", "{q}b"};
+    static const char letters[] = "ACD";
+    redisReply *r;
+
+    permits_many(rc, &(struct setup_arg){c, t0});
+    for (int i = 0; i < 3; i++) {
+        size_t len = strlen(names[i]);
+
+        e[i] = calloc(1, sizeof *e[i] + len + 1 + LW_PERMIT_ID_LEN);
+        cr_assert(e[i]);
+        memcpy(e[i]->name, names[i], len);
+        memcpy(e[i]->name + len + 1, permit_id(letters[i]), LW_PERMIT_ID_LEN);
+        e[i]->len = (uint32_t)len;
+        e[i]->holds = 1;
+        e[i]->kind = KIND_PERMIT;
+    }
+    for (int node = 0; node < 2; node++) {
+        r = run_batch(rc, c, KIND_PERMIT, e, 3, node);
+        cr_assert_eq(r->element[0]->integer, 1);
+        cr_assert_eq(r->element[1]->integer, 0, "an expired permit is lost");
+        cr_assert_eq(r->element[2]->integer, 1);
+        freeReplyObject(r);
+    }
+    t1 = (long long)time(NULL) * 1000 + 1000;
+    r = redisCommand(rc, "ZSCORE {jobs}:timeout %b", permit_id('A'), (size_t)LW_PERMIT_ID_LEN);
+    cr_assert(r && r->type == REDIS_REPLY_STRING);
+    cr_assert(atoll(r->str) >= t0 + 30000 && atoll(r->str) <= t1 + 30000, "%s", r->str);
+    freeReplyObject(r);
+    r = redisCommand(rc, "ZSCORE {jobs}:timeout %b", permit_id('C'), (size_t)LW_PERMIT_ID_LEN);
+    cr_assert(r && r->type == REDIS_REPLY_NIL, "a lost permit was added back");
+    freeReplyObject(r);
+    r = redisCommand(rc, "GET jobs");
+    cr_assert_str_eq(r->str, "3", "the expired permits were not given back once");
+    freeReplyObject(r);
+    for (int i = 0; i < 3; i++)
+        free(e[i]);
     redisFree(rc);
     cr_assert_eq(lw_client_free(c), 0);
 }

@@ -799,8 +799,8 @@ REDIS_TEST(permit_watchdog, renewal_scripts_both_layouts)
             ARG(name, strlen(name)), ARG(name, strlen(name));
         }
         ARG("60000", 5), ARG("client-id", 9); /* now = expiry - lease */
-        ARG((const char *)mine.id, 16), ARG(exp_s, strlen(exp_s)), ARG("publish", 7);
-        ARG((const char *)gone.id, 16), ARG(exp_s, strlen(exp_s)), ARG("publish", 7);
+        ARG(exp_s, strlen(exp_s)), ARG("publish", 7);
+        ARG((const char *)mine.id, 16), ARG((const char *)gone.id, 16);
 #undef ARG
         r = redisCommandArgv(ctx, argc, argv, lens);
         cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2, "layout %d", layout);
