@@ -81,6 +81,7 @@
 #include "entry.h"
 #include "owner.h"
 #include "publish.h"
+#include "report.h"
 #include "watchdog.h"
 
 struct batch {
@@ -151,28 +152,13 @@ static uint64_t next_check(const struct lw_client *c, const struct entry *e)
     return capped(e, at);
 }
 
-/* Tell on_risk (at_risk 1 or 0), with what is left of e's proven lease,
- * and the log. */
+/* Tell the holder and the log (report.c) that e is at risk (1) or safe
+ * again (0), with what is left of its proven lease. */
 static void tell_risk(struct lw_client *c, struct entry *e, int at_risk, uint64_t now_ns)
 {
     uint64_t left = e->valid_until_ns > now_ns ? (e->valid_until_ns - now_ns) / 1000000u : 0;
-    struct lw_logger *log = c->engine ? lw_engine_logger(c->engine) : NULL;
-    const char *noun = lw_kinds[e->kind]->noun;
 
-    if (at_risk)
-        log_say(log, LOG_LOCK_RISK, LOG_WARN,
-                "%s %.*s (owner %llu) at risk: no renewal confirmed, %llu ms of its lease "
-                "sure to be left",
-                noun, (int)(e->len > 200 ? 200 : e->len), e->name, (unsigned long long)e->owner,
-                (unsigned long long)left);
-    else
-        log_say(log, LOG_LOCK_SAFE, LOG_INFO, "%s %.*s (owner %llu) safe again: renewed", noun,
-                (int)(e->len > 200 ? 200 : e->len), e->name, (unsigned long long)e->owner);
-    if (!c->on_risk)
-        return;
-    c->in_callback++;
-    c->on_risk(e->name, e->len, e->owner, at_risk, left, c->risk_arg);
-    c->in_callback--;
+    report_risk(c, e, at_risk, left);
 }
 
 /* e turns at risk, when not already (force: at once, whatever its lease:
@@ -323,19 +309,10 @@ static uint64_t loss_late_ns(const struct entry *e)
  * that has no drop. */
 static void lose(struct lw_client *c, struct entry *e, int reason)
 {
-    if (c->engine)
-        log_say(lw_engine_logger(c->engine), LOG_LOCK_LOST, LOG_ERROR,
-                "%s %.*s (owner %llu) lost: %s", lw_kinds[e->kind]->noun,
-                (int)(e->len > 200 ? 200 : e->len), e->name, (unsigned long long)e->owner,
-                lw_lost_reason_name(reason));
     stats_lost(&c->count, reason, loss_late_ns(e));
     stop_watching(c, e, 1);
     /* The owner first: the drop is only tidying up. */
-    if (c->on_lost) {
-        c->in_callback++;
-        c->on_lost(e->name, e->len, e->owner, reason, c->lost_arg);
-        c->in_callback--;
-    }
+    report_lost(c, e, reason);
     if (reason != LW_LOST_NOT_OWNER && reason != LW_LOST_HELD_TOO_LONG && !c->closing &&
         lw_kinds[e->kind]->drop != SCRIPT_NONE)
         queue_drop(c, e);
