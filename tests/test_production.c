@@ -547,6 +547,16 @@ static int every_kind_said(const char *said)
     return all;
 }
 
+/* How many times c is in s. */
+static int times(const char *s, char c)
+{
+    int n = 0;
+
+    for (; *s; s++)
+        n += *s == c;
+    return n;
+}
+
 /* Whether a kind's events were at risk, safe again, then lost: at risk
  * and safe in turns before the loss (a renewal held early in its period
  * may leave the lease under half proven when it is confirmed: the next
@@ -561,6 +571,16 @@ static int risk_safe_lost(const char *seen)
         if (seen[i] != (i % 2 ? 's' : 'r'))
             return 0;
     return 1;
+}
+
+/* The metrics text has this sample, with this value. */
+static int metric_is(struct lw_client *c, const char *sample, int value)
+{
+    char text[1 << 15], line[200];
+
+    cr_assert_lt(lw_client_format_metrics(c, text, sizeof text), (int)sizeof text);
+    snprintf(line, sizeof line, "\n%s %d\n", sample, value);
+    return strstr(text, line) != NULL;
 }
 
 /*
@@ -650,6 +670,15 @@ REDIS_TEST(production, every_kind_is_reported_as_such)
     cr_assert(logged_with(line, LW_LOG_INFO), "no line %s", line);
     snprintf(line, sizeof line, "permit %s (id %s) lost: not owner", names[3], hex);
     cr_assert(logged_with(line, LW_LOG_ERROR), "no line %s", line);
+
+    /* Counted by kind too. */
+    cr_assert(metric_is(c, "leasewheel_leases_went_at_risk_total{kind=\"permit\"}",
+                        times(kinds.seen[LW_LEASE_PERMIT], 'r')));
+    cr_assert(metric_is(c, "leasewheel_leases_recovered_total{kind=\"read\"}",
+                        times(kinds.seen[LW_LEASE_READ], 's')));
+    cr_assert(metric_is(c, "leasewheel_leases_lost_total{kind=\"write\",reason=\"not_owner\"}", 1));
+    cr_assert(metric_is(c, "leasewheel_locks_lost_total{reason=\"not_owner\"}", KINDS));
+    cr_assert(metric_is(c, "leasewheel_leases_held{kind=\"lock\"}", 0));
 
     for (int k = 0; k < 3; k++)
         lw_lock_free(l[k]);

@@ -47,7 +47,8 @@
  * a permit is reported lost before a client whose clock runs that much
  * ahead may reclaim it.
  * Renewed permits count with the watchdog's locks in the client's stats
- * (locks_held, renewals_*, lost_*).
+ * (locks_held, renewals_*, lost_*); the metrics split them by kind
+ * (kind="permit": leasewheel_leases_held and the other leases_* families).
  *
  * Waiting.  An acquire that finds too few permits waits on the channel:
  * a release or reclaim wakes this client's oldest waiter, and each waiter
