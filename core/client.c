@@ -277,6 +277,10 @@ static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
     c->lost_arg = cfg->lost_arg;
     c->on_risk = cfg->on_risk;
     c->risk_arg = cfg->risk_arg;
+    c->on_lease_lost = cfg->on_lease_lost;
+    c->lease_lost_arg = cfg->lease_lost_arg;
+    c->on_lease_risk = cfg->on_lease_risk;
+    c->lease_risk_arg = cfg->lease_risk_arg;
     c->max_hold_ms = cfg->max_hold_ms;
     /* A quarter of the lease at most: the permit must still be provably
      * valid for a while after each renewal. */

@@ -151,6 +151,10 @@ struct lw_client {
     void *lost_arg;
     lw_risk_fn *on_risk;
     void *risk_arg;
+    lw_lease_lost_fn *on_lease_lost;
+    void *lease_lost_arg;
+    lw_lease_risk_fn *on_lease_risk;
+    void *lease_risk_arg;
     uint64_t max_hold_ms; /* max_hold_ms: 0 none */
     int embedded;         /* on the caller's loop (config.loop) */
     int sharded_pubsub;   /* enum lw_sharded_mode */

@@ -6,6 +6,8 @@
  * reads it, so that calls in core/ go one way: the kinds call down into
  * kind.c's batch building, and kind.c knows none of them.
  */
+#include <leasewheel/lock.h>
+
 #include "kind.h"
 
 const struct lease_kind *const lw_kinds[KIND_COUNT] = {
@@ -14,3 +16,17 @@ const struct lease_kind *const lw_kinds[KIND_COUNT] = {
     [KIND_WRITE] = &lw_kind_write,
     [KIND_PERMIT] = &lw_kind_permit,
 };
+
+/* The public kinds (enum lw_lease_kind: the callbacks' struct lw_lease,
+ * the counters by kind) are the table's, in its order. */
+_Static_assert((int)LW_LEASE_LOCK == (int)KIND_LOCK && (int)LW_LEASE_READ == (int)KIND_READ &&
+                   (int)LW_LEASE_WRITE == (int)KIND_WRITE &&
+                   (int)LW_LEASE_PERMIT == (int)KIND_PERMIT &&
+                   (int)LW_LEASE_PERMIT + 1 == (int)KIND_COUNT,
+               "enum lw_lease_kind must follow enum lease_kind_id");
+
+/* The public names are the table's nouns, the ones the log says. */
+const char *lw_lease_kind_name(int kind)
+{
+    return kind >= 0 && kind < KIND_COUNT ? lw_kinds[kind]->noun : "unknown";
+}

@@ -307,6 +307,71 @@ static void lock_metrics(struct out *o, const struct lw_client_stats *s)
             s->renewal_backlog_ns);
 }
 
+/* --- by kind of lease --------------------------------------------------- */
+
+/* The reasons' label values, by LW_LOST_*. */
+static const char *const reason_label[STATS_REASONS] = {
+    [LW_LOST_NOT_OWNER] = "not_owner",
+    [LW_LOST_ERRORS] = "errors",
+    [LW_LOST_EXPIRED] = "expired",
+    [LW_LOST_FAILOVER] = "failover",
+    [LW_LOST_HELD_TOO_LONG] = "held_too_long",
+};
+
+/* One family with a kind label: field (an offset in struct
+ * kind_counters) for every kind. */
+static void per_kind(struct out *o, const struct client_counters *k, const char *name,
+                     const char *type, const char *help, size_t field)
+{
+    family(o, name, type, help);
+    for (unsigned i = 0; i < STATS_KINDS; i++)
+        put(o, "leasewheel_%s{kind=\"%s\"} %" PRIu64 "\n", name, lw_kinds[i]->label,
+            count_get((const _Atomic uint64_t *)((const char *)&k->kind[i] + field)));
+}
+
+/*
+ * The watchdog's figures split by kind of lease (kind="lock", "read",
+ * "write", "permit"), in families of their own: the lock families above
+ * stay as they were, the totals over every kind, so that no dashboard
+ * built on them changes.  Each kind is read a moment apart from the
+ * totals: under traffic their sum may differ from them by what happened
+ * in between.
+ */
+static void kind_metrics(struct out *o, const struct client_counters *k)
+{
+#define KIND(name, type, help, field) \
+    per_kind(o, k, name, type, help, offsetof(struct kind_counters, field))
+    KIND("leases_held", "gauge",
+         "Watchdog leases held now, by kind (locks_held is their sum).", held);
+    KIND("leases_at_risk", "gauge",
+         "Watchdog leases at risk now, by kind: less than half their lease proven.", at_risk);
+    KIND("leases_went_at_risk_total", "counter", "Times a lease became at risk, by kind.",
+         went_at_risk);
+    KIND("leases_recovered_total", "counter",
+         "Times an at-risk lease was safe again, by kind.", recovered);
+#undef KIND
+    family(o, "leases_lost_total", "counter",
+           "Watchdog leases lost, by kind and reason (locks_lost_total is their sum).");
+    for (unsigned i = 0; i < STATS_KINDS; i++)
+        for (int r = LW_LOST_NOT_OWNER; r < STATS_REASONS; r++)
+            put(o, "leasewheel_leases_lost_total{kind=\"%s\",reason=\"%s\"} %" PRIu64 "\n",
+                lw_kinds[i]->label, reason_label[r], count_get(&k->kind[i].lost[r]));
+    family(o, "lease_renewals_total", "counter",
+           "Renewals by kind of lease: sent in renewal calls, confirmed, failed "
+           "(renewals_total is their sum).");
+    for (unsigned i = 0; i < STATS_KINDS; i++) {
+        const struct kind_counters *kc = &k->kind[i];
+        const char *label = lw_kinds[i]->label;
+
+        put(o,
+            "leasewheel_lease_renewals_total{kind=\"%s\",result=\"sent\"} %" PRIu64 "\n"
+            "leasewheel_lease_renewals_total{kind=\"%s\",result=\"confirmed\"} %" PRIu64 "\n"
+            "leasewheel_lease_renewals_total{kind=\"%s\",result=\"failed\"} %" PRIu64 "\n",
+            label, count_get(&kc->renewals_sent), label, count_get(&kc->renewals_confirmed),
+            label, count_get(&kc->renewals_failed));
+    }
+}
+
 static void engine_metrics(struct out *o, const struct lw_client_stats *s,
                            const struct lw_engine_stats *e)
 {
@@ -380,6 +445,7 @@ int lw_client_format_metrics(const struct lw_client *c, char *buf, size_t len)
     if (c->engine)
         lw_engine_get_stats(c->engine, &e);
     lock_metrics(&o, &s);
+    kind_metrics(&o, &c->count);
     histograms(&o, c, &s);
     engine_metrics(&o, &s, &e);
     if (c->cluster && c->engine)

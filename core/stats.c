@@ -130,7 +130,7 @@ uint64_t lw_stats_lag_ns(const struct lw_client_stats *s, double q)
     return lw_lag_bucket_floor_ns(i + 1);
 }
 
-void stats_lost(struct client_counters *k, int reason, uint64_t late_ns)
+void stats_lost(struct client_counters *k, unsigned kind, int reason, uint64_t late_ns)
 {
     static const size_t counter[] = {
         [LW_LOST_NOT_OWNER] = offsetof(struct client_counters, lost_not_owner),
@@ -141,6 +141,7 @@ void stats_lost(struct client_counters *k, int reason, uint64_t late_ns)
     };
 
     count_add((_Atomic uint64_t *)((char *)k + counter[reason]), 1);
+    count_add(&k->kind[kind].lost[reason], 1);
     if (late_ns == 0)
         return;
     count_add(&k->lost_late, 1);

@@ -14,6 +14,20 @@
 
 #include "counter.h"
 
+/* The kinds of lease counted apart (enum lw_lease_kind), and the reasons
+ * of loss (LW_LOST_*, from 1). */
+#define STATS_KINDS (LW_LEASE_PERMIT + 1)
+#define STATS_REASONS (LW_LOST_HELD_TOO_LONG + 1)
+
+/* One kind's share of the watchdog's counters below (the metrics' kind
+ * label): each is also counted in the client's totals, which
+ * lw_client_get_stats() reads. */
+struct kind_counters {
+    _Atomic uint64_t held, at_risk, went_at_risk, recovered;
+    _Atomic uint64_t renewals_sent, renewals_confirmed, renewals_failed;
+    _Atomic uint64_t lost[STATS_REASONS]; /* by reason; [0] unused */
+};
+
 struct client_counters {
     _Atomic uint64_t locks_held, renewals_sent, renewals_confirmed, renewals_failed;
     _Atomic uint64_t renew_batches, lost_not_owner, lost_errors, lost_expired;
@@ -29,28 +43,35 @@ struct client_counters {
      * in microseconds (lw_client_format_metrics()'s _sum). */
     _Atomic uint64_t acquire_wait_us, hold_time_us;
     _Atomic uint64_t overloaded, overloads, overload_refused, backlog_ns;
+    struct kind_counters kind[STATS_KINDS];
 };
 
 /* The renewal lag histogram's bucket for lag_ns (lw_lag_bucket_floor_ns()). */
 unsigned lag_bucket(uint64_t lag_ns);
 
-/* A watchdog lock lost for reason (LW_LOST_*), reported late_ns after its
- * valid_until (0: in time). */
-void stats_lost(struct client_counters *k, int reason, uint64_t late_ns);
+/* A watchdog lease of kind lost for reason (LW_LOST_*), reported late_ns
+ * after its valid_until (0: in time). */
+void stats_lost(struct client_counters *k, unsigned kind, int reason, uint64_t late_ns);
 
-/* A watchdog lock became at risk. */
-static inline void stats_went_at_risk(struct client_counters *k)
+/* A watchdog lease of kind became at risk. */
+static inline void stats_went_at_risk(struct client_counters *k, unsigned kind)
 {
     count_add(&k->went_at_risk, 1);
     count_add(&k->at_risk, 1);
+    count_add(&k->kind[kind].went_at_risk, 1);
+    count_add(&k->kind[kind].at_risk, 1);
 }
 
-/* An at-risk lock was safe again (recovered) or left the watchdog. */
-static inline void stats_left_risk(struct client_counters *k, int recovered)
+/* An at-risk lease of kind was safe again (recovered) or left the
+ * watchdog. */
+static inline void stats_left_risk(struct client_counters *k, unsigned kind, int recovered)
 {
     count_add(&k->at_risk, (uint64_t)-1);
-    if (recovered)
+    count_add(&k->kind[kind].at_risk, (uint64_t)-1);
+    if (recovered) {
         count_add(&k->recovered, 1);
+        count_add(&k->kind[kind].recovered, 1);
+    }
 }
 
 /* An acquire succeeded after the call had taken wait_ns. */
@@ -69,10 +90,11 @@ static inline void stats_hold_ended(struct client_counters *k, uint64_t held_ns)
     count_add(&k->hold_time_us, held_ns / 1000u);
 }
 
-/* The watchdog holds one lock more (+1) or fewer (-1). */
-static inline void stats_held(struct client_counters *k, int delta)
+/* The watchdog holds one lease of kind more (+1) or fewer (-1). */
+static inline void stats_held(struct client_counters *k, unsigned kind, int delta)
 {
     count_add(&k->locks_held, (uint64_t)(int64_t)delta);
+    count_add(&k->kind[kind].held, (uint64_t)(int64_t)delta);
 }
 
 /* A renewal goes into a batch lag_ns after it fell due. */
@@ -82,21 +104,24 @@ static inline void stats_renewal_lag(struct client_counters *k, uint64_t lag_ns)
     count_add(&k->lag[lag_bucket(lag_ns)], 1);
 }
 
-/* A batch of n renewals is sent. */
-static inline void stats_batch_sent(struct client_counters *k, uint32_t n)
+/* A batch of n renewals of kind is sent. */
+static inline void stats_batch_sent(struct client_counters *k, unsigned kind, uint32_t n)
 {
     count_add(&k->renew_batches, 1);
     count_add(&k->renewals_sent, n);
+    count_add(&k->kind[kind].renewals_sent, n);
 }
 
-static inline void stats_renewal_confirmed(struct client_counters *k)
+static inline void stats_renewal_confirmed(struct client_counters *k, unsigned kind)
 {
     count_add(&k->renewals_confirmed, 1);
+    count_add(&k->kind[kind].renewals_confirmed, 1);
 }
 
-static inline void stats_renewal_failed(struct client_counters *k)
+static inline void stats_renewal_failed(struct client_counters *k, unsigned kind)
 {
     count_add(&k->renewals_failed, 1);
+    count_add(&k->kind[kind].renewals_failed, 1);
 }
 
 /* An acquire's reply came too late, and its hold is given back. */

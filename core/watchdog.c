@@ -81,6 +81,7 @@
 #include "entry.h"
 #include "owner.h"
 #include "publish.h"
+#include "report.h"
 #include "watchdog.h"
 
 struct batch {
@@ -151,28 +152,13 @@ static uint64_t next_check(const struct lw_client *c, const struct entry *e)
     return capped(e, at);
 }
 
-/* Tell on_risk (at_risk 1 or 0), with what is left of e's proven lease,
- * and the log. */
+/* Tell the holder and the log (report.c) that e is at risk (1) or safe
+ * again (0), with what is left of its proven lease. */
 static void tell_risk(struct lw_client *c, struct entry *e, int at_risk, uint64_t now_ns)
 {
     uint64_t left = e->valid_until_ns > now_ns ? (e->valid_until_ns - now_ns) / 1000000u : 0;
-    struct lw_logger *log = c->engine ? lw_engine_logger(c->engine) : NULL;
-    const char *noun = lw_kinds[e->kind]->noun;
 
-    if (at_risk)
-        log_say(log, LOG_LOCK_RISK, LOG_WARN,
-                "%s %.*s (owner %llu) at risk: no renewal confirmed, %llu ms of its lease "
-                "sure to be left",
-                noun, (int)(e->len > 200 ? 200 : e->len), e->name, (unsigned long long)e->owner,
-                (unsigned long long)left);
-    else
-        log_say(log, LOG_LOCK_SAFE, LOG_INFO, "%s %.*s (owner %llu) safe again: renewed", noun,
-                (int)(e->len > 200 ? 200 : e->len), e->name, (unsigned long long)e->owner);
-    if (!c->on_risk)
-        return;
-    c->in_callback++;
-    c->on_risk(e->name, e->len, e->owner, at_risk, left, c->risk_arg);
-    c->in_callback--;
+    report_risk(c, e, at_risk, left);
 }
 
 /* e turns at risk, when not already (force: at once, whatever its lease:
@@ -182,7 +168,7 @@ static void note_risk(struct lw_client *c, struct entry *e, uint64_t now_ns, int
     if (e->at_risk || (!force && now_ns < risk_at(c, e)))
         return;
     e->at_risk = 1;
-    stats_went_at_risk(&c->count);
+    stats_went_at_risk(&c->count, e->kind);
     tell_risk(c, e, 1, now_ns);
 }
 
@@ -236,9 +222,9 @@ static void stop_watching(struct lw_client *c, struct entry *e, int ended)
     e->dead = 1;
     if (c->wheel)
         lw_wheel_cancel(c->wheel, &e->ct.timer);
-    stats_held(&c->count, -1);
+    stats_held(&c->count, e->kind, -1);
     if (e->at_risk)
-        stats_left_risk(&c->count, 0);
+        stats_left_risk(&c->count, e->kind, 0);
     if (ended) {
         uint64_t now = lw_clock_now();
 
@@ -323,19 +309,10 @@ static uint64_t loss_late_ns(const struct entry *e)
  * that has no drop. */
 static void lose(struct lw_client *c, struct entry *e, int reason)
 {
-    if (c->engine)
-        log_say(lw_engine_logger(c->engine), LOG_LOCK_LOST, LOG_ERROR,
-                "%s %.*s (owner %llu) lost: %s", lw_kinds[e->kind]->noun,
-                (int)(e->len > 200 ? 200 : e->len), e->name, (unsigned long long)e->owner,
-                lw_lost_reason_name(reason));
-    stats_lost(&c->count, reason, loss_late_ns(e));
+    stats_lost(&c->count, e->kind, reason, loss_late_ns(e));
     stop_watching(c, e, 1);
     /* The owner first: the drop is only tidying up. */
-    if (c->on_lost) {
-        c->in_callback++;
-        c->on_lost(e->name, e->len, e->owner, reason, c->lost_arg);
-        c->in_callback--;
-    }
+    report_lost(c, e, reason);
     if (reason != LW_LOST_NOT_OWNER && reason != LW_LOST_HELD_TOO_LONG && !c->closing &&
         lw_kinds[e->kind]->drop != SCRIPT_NONE)
         queue_drop(c, e);
@@ -466,7 +443,7 @@ static void start_entry(struct lw_client *c, struct entry *e, struct entry *head
     } else {
         HASH_ADD(hh, c->entries, name[0], e->len, e);
     }
-    stats_held(&c->count, 1);
+    stats_held(&c->count, e->kind, 1);
 }
 
 void watchdog_unlock_begin(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
@@ -633,7 +610,7 @@ static void entry_timer_fired(struct lw_client *c, struct core_timer *t, uint64_
 
 static void renewal_failed(struct lw_client *c, struct entry *e, uint64_t now_ns)
 {
-    stats_renewal_failed(&c->count);
+    stats_renewal_failed(&c->count, e->kind);
     if (++e->failures >= 2) {
         lose(c, e, LW_LOST_ERRORS);
         return;
@@ -644,7 +621,7 @@ static void renewal_failed(struct lw_client *c, struct entry *e, uint64_t now_ns
 static void renewal_confirmed(struct lw_client *c, struct entry *e, uint64_t sent_ns,
                               uint64_t now_ns)
 {
-    stats_renewal_confirmed(&c->count);
+    stats_renewal_confirmed(&c->count, e->kind);
     e->failures = 0;
     e->valid_until_ns = entry_valid_until(c, e, sent_ns);
     e->state = ENTRY_SCHEDULED;
@@ -657,7 +634,7 @@ static void renewal_confirmed(struct lw_client *c, struct entry *e, uint64_t sen
     e->failover_check = 0;
     if (e->at_risk) {
         e->at_risk = 0;
-        stats_left_risk(&c->count, 1);
+        stats_left_risk(&c->count, e->kind, 1);
         tell_risk(c, e, 0, now_ns);
     }
     schedule_renewal(c, e, sent_ns);
@@ -865,7 +842,7 @@ static void send_renew_batch(struct lw_client *c, struct batch *b)
 {
     const struct lease_kind *kind = lw_kinds[b->kind];
 
-    stats_batch_sent(&c->count, b->n);
+    stats_batch_sent(&c->count, b->kind, b->n);
     count_node_call(c, b);
     submit_batch(c, b, b->node >= 0 ? kind->renew_node : kind->renew, c->lease_str, c->lease_len,
                  on_batch_reply);

@@ -39,12 +39,12 @@
  * it (an empty std::function: nothing).  unlock(std::error_code&) reports to
  * its argument instead.
  *
- * Threads.  on_lost, on_risk and log run on the client's engine thread,
- * or in ev_run() on the caller's loop with lw_client_config::loop (log
- * also on the thread constructing the client): keep them short, make no
- * blocking call of the client there (LW_EDEADLK), and do not destroy the
- * client there.  They must not throw (the trampolines are noexcept:
- * std::terminate).  Every mutex
+ * Threads.  on_lost, on_risk, on_lease_lost, on_lease_risk and log run
+ * on the client's engine thread, or in ev_run() on the caller's loop with
+ * lw_client_config::loop (log also on the thread constructing the
+ * client): keep them short, make no blocking call of the client there
+ * (LW_EDEADLK), and do not destroy the client there.  They must not throw
+ * (the trampolines are noexcept: std::terminate).  Every mutex
  * member function may be called from any thread at once, except
  * set_unlock_error_handler() (set it before sharing the mutex) and the
  * destructor; set_max_hold() may be called at any time, and counts for
@@ -196,6 +196,30 @@ using risk_handler = std::function<void(std::string_view name, std::uint64_t own
                                         bool at_risk, std::chrono::milliseconds left)>;
 
 /*
+ * Which lease a report is about (struct lw_lease), valid during the call
+ * only: its kind (LW_LEASE_LOCK, LW_LEASE_READ, LW_LEASE_WRITE,
+ * LW_LEASE_PERMIT; lw_lease_kind_name() spells it), the lock's or the
+ * semaphore's name, the owner (a permit: lw_permit_owner()), and a
+ * permit's whole id (else nullptr): compare it with permit::id().
+ */
+struct lease {
+    lw_lease_kind kind;
+    std::string_view name;
+    std::uint64_t owner;
+    const lw_permit *permit;
+};
+
+/*
+ * on_lease_lost, on_lease_risk: on_lost and on_risk with the lease said
+ * whole (its kind: a read or a write hold, a permit).  Called for every
+ * lease, with on_lost and on_risk when those are set too: set the ones
+ * you want.  Run on the engine thread; must not throw.
+ */
+using lease_lost_handler = std::function<void(const lease &l, int reason)>;
+using lease_risk_handler =
+    std::function<void(const lease &l, bool at_risk, std::chrono::milliseconds left)>;
+
+/*
  * log: a line for the program's log (lw_log_fn), without a newline: its
  * level (enum lw_log_level, lw_log_level_name() spells it) and the text,
  * valid during the call only.  Rate-limited by kind (connections lost and
@@ -231,6 +255,13 @@ struct options {
     risk_handler on_risk;        /* may be empty */
     log_handler log;             /* empty: no log */
     int log_level = LW_LOG_INFO; /* the least severe level logged */
+    /* How far another client's clock may run ahead of ours: a permit is
+     * reported lost that much before a lock would be (permits expire by
+     * the clients' clocks; lw_client_config.permit_clock_skew_ms).  0 is
+     * no allowance: the default is the library's, not 0. */
+    std::chrono::milliseconds permit_clock_skew{LW_DEFAULT_PERMIT_CLOCK_SKEW_MS};
+    lease_lost_handler on_lease_lost; /* may be empty */
+    lease_risk_handler on_lease_risk; /* may be empty */
 };
 
 /* A client: its connections, its engine thread and its watchdog. */
@@ -258,17 +289,17 @@ class client
                     risk_handler on_risk = {})
     {
         std::error_code ec;
-        open(cfg, state{std::move(on_lost), std::move(on_risk), {}}, ec);
+        open(cfg, state{std::move(on_lost), std::move(on_risk), {}, {}, {}}, ec);
         detail::throw_if(ec, "leasewheel::client");
     }
     client(const lw_client_config &cfg, lost_handler on_lost, std::error_code &ec)
     {
-        open(cfg, state{std::move(on_lost), {}, {}}, ec);
+        open(cfg, state{std::move(on_lost), {}, {}, {}, {}}, ec);
     }
     client(const lw_client_config &cfg, lost_handler on_lost, risk_handler on_risk,
            std::error_code &ec)
     {
-        open(cfg, state{std::move(on_lost), std::move(on_risk), {}}, ec);
+        open(cfg, state{std::move(on_lost), std::move(on_risk), {}, {}, {}}, ec);
     }
 
     client(const client &) = delete;
@@ -339,6 +370,8 @@ class client
         lost_handler on_lost;
         risk_handler on_risk;
         log_handler log;
+        lease_lost_handler on_lease_lost;
+        lease_risk_handler on_lease_risk;
     };
 
     static void lost_trampoline(const char *name, std::size_t len, std::uint64_t owner,
@@ -352,6 +385,25 @@ class client
     {
         static_cast<state *>(arg)->on_risk(
             std::string_view(name, len), owner, at_risk != 0,
+            std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(left_ms)));
+    }
+
+    static lease lease_of(const lw_lease *l) noexcept
+    {
+        return lease{static_cast<lw_lease_kind>(l->kind), std::string_view(l->name, l->len),
+                     l->owner, l->permit};
+    }
+
+    static void lease_lost_trampoline(const lw_lease *l, int reason, void *arg) noexcept
+    {
+        static_cast<state *>(arg)->on_lease_lost(lease_of(l), reason);
+    }
+
+    static void lease_risk_trampoline(const lw_lease *l, int at_risk, std::uint64_t left_ms,
+                                      void *arg) noexcept
+    {
+        static_cast<state *>(arg)->on_lease_risk(
+            lease_of(l), at_risk != 0,
             std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(left_ms)));
     }
 
@@ -391,13 +443,19 @@ class client
             detail::assign(ec, rc);
             return;
         }
-        if (o.max_hold.count() < 0) {
+        if (o.max_hold.count() < 0 || o.permit_clock_skew.count() < 0) {
             detail::assign(ec, LW_EINVAL);
             return;
         }
+        if (o.permit_clock_skew.count() > static_cast<std::chrono::milliseconds::rep>(
+                                               std::numeric_limits<std::uint32_t>::max())) {
+            detail::assign(ec, LW_ERANGE);
+            return;
+        }
         cfg.max_hold_ms = static_cast<std::uint64_t>(o.max_hold.count());
+        cfg.permit_clock_skew_ms = static_cast<std::uint32_t>(o.permit_clock_skew.count());
         cfg.log_level = o.log_level;
-        open(cfg, state{o.on_lost, o.on_risk, o.log}, ec);
+        open(cfg, state{o.on_lost, o.on_risk, o.log, o.on_lease_lost, o.on_lease_risk}, ec);
     }
 
     /* The non-empty handlers replace cfg's callbacks. */
@@ -406,7 +464,8 @@ class client
         std::unique_ptr<state> st;
         int rc;
 
-        if (handlers.on_lost || handlers.on_risk || handlers.log) {
+        if (handlers.on_lost || handlers.on_risk || handlers.log || handlers.on_lease_lost ||
+            handlers.on_lease_risk) {
             st.reset(new state(std::move(handlers)));
             if (st->on_lost) {
                 cfg.on_lost = &client::lost_trampoline;
@@ -419,6 +478,14 @@ class client
             if (st->log) {
                 cfg.log = &client::log_trampoline;
                 cfg.log_arg = st.get();
+            }
+            if (st->on_lease_lost) {
+                cfg.on_lease_lost = &client::lease_lost_trampoline;
+                cfg.lease_lost_arg = st.get();
+            }
+            if (st->on_lease_risk) {
+                cfg.on_lease_risk = &client::lease_risk_trampoline;
+                cfg.lease_risk_arg = st.get();
             }
         }
         rc = lw_client_new(&cfg, &c_);
@@ -977,8 +1044,9 @@ class permit
  * permit when none came in time.  Each permit lasts `lease` unless
  * released first; a lease of 0 (the default) means the client's watchdog
  * renews it until it is released (or lost: on_lost names the semaphore and
- * lw_permit_owner(&p.id())).  Any member may be called from any thread at
- * once.
+ * lw_permit_owner(&p.id()); on_lease_lost gives the whole id in
+ * lease::permit).  add_permits() and acquired() are the other counts'
+ * calls.  Any member may be called from any thread at once.
  */
 class semaphore
 {
@@ -1021,6 +1089,36 @@ class semaphore
         std::error_code ec;
         set_permits(n, ec);
         detail::throw_if(ec, "leasewheel::semaphore::set_permits");
+    }
+    /* Add delta (may be negative) to the permits available, creating the
+     * semaphore with delta when it does not exist: the count after. */
+    std::int64_t add_permits(std::int64_t delta, std::error_code &ec) noexcept
+    {
+        std::int64_t v = 0;
+        detail::assign(ec, lw_semaphore_add(h_.get(), delta, &v));
+        return v;
+    }
+    std::int64_t add_permits(std::int64_t delta)
+    {
+        std::error_code ec;
+        std::int64_t v = add_permits(delta, ec);
+        detail::throw_if(ec, "leasewheel::semaphore::add_permits");
+        return v;
+    }
+    /* The permits acquired now and not expired (expired ones reclaimed
+     * first). */
+    std::int64_t acquired(std::error_code &ec) const noexcept
+    {
+        std::int64_t v = 0;
+        detail::assign(ec, lw_semaphore_acquired(h_.get(), &v));
+        return v;
+    }
+    std::int64_t acquired() const
+    {
+        std::error_code ec;
+        std::int64_t v = acquired(ec);
+        detail::throw_if(ec, "leasewheel::semaphore::acquired");
+        return v;
     }
     /* The permits available now (expired ones reclaimed first). */
     std::int64_t available(std::error_code &ec) const noexcept

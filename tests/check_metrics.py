@@ -41,6 +41,12 @@ FAMILIES = {
     "overloads": "counter",
     "acquires_refused_overload": "counter",
     "renewal_backlog_seconds": "gauge",
+    "leases_held": "gauge",
+    "leases_at_risk": "gauge",
+    "leases_went_at_risk": "counter",
+    "leases_recovered": "counter",
+    "leases_lost": "counter",
+    "lease_renewals": "counter",
     "renewal_lag_seconds": "histogram",
     "acquire_wait_seconds": "histogram",
     "hold_time_seconds": "histogram",
@@ -74,11 +80,21 @@ CLUSTER_FAMILIES = {
     "node_requests_waiting": "gauge",
     "node_renew_calls": "counter",
 }
-# The labels a family's samples have, and their values, when it has some.
+# The labels a family's samples have, and their values, when it has some:
+# one sample for each combination of the values.
+REASONS = ("reason", {"not_owner", "errors", "expired", "failover", "held_too_long"})
+RESULTS = ("result", {"sent", "confirmed", "failed"})
+KINDS = ("kind", {"lock", "read", "write", "permit"})
 LABELS = {
-    "locks_lost": ("reason", {"not_owner", "errors", "expired", "failover", "held_too_long"}),
-    "renewals": ("result", {"sent", "confirmed", "failed"}),
-    "acquires_given_back": ("reason", {"too_late", "replicas"}),
+    "locks_lost": [REASONS],
+    "renewals": [RESULTS],
+    "acquires_given_back": [("reason", {"too_late", "replicas"})],
+    "leases_held": [KINDS],
+    "leases_at_risk": [KINDS],
+    "leases_went_at_risk": [KINDS],
+    "leases_recovered": [KINDS],
+    "leases_lost": [KINDS, REASONS],
+    "lease_renewals": [KINDS, RESULTS],
 }
 NAME = re.compile(r"^leasewheel_[a-z][a-z0-9_]*$")
 
@@ -138,6 +154,17 @@ def check_histogram(fam):
         fail(f"{fam.name}: _sum {total[0]} with _count {count[0]}")
 
 
+def check_labels(fam, labels):
+    """Every combination of the label values once, and no other label."""
+    keys = sorted(key for key, _ in labels)
+    want = [()]
+    for key, values in sorted(labels):
+        want = [w + (v,) for w in want for v in sorted(values)]
+    got = sorted(tuple(s.labels.get(k) for k in keys) for s in fam.samples)
+    if got != sorted(want) or any(sorted(s.labels) != keys for s in fam.samples):
+        fail(f"{fam.name}: labels {got}, should be every {keys} of {sorted(want)}")
+
+
 def check(text, cluster):
     check_lines(text)
     want = dict(FAMILIES, **(CLUSTER_FAMILIES if cluster else {}))
@@ -161,10 +188,7 @@ def check(text, cluster):
         if fam.type == "histogram":
             check_histogram(fam)
         elif short in LABELS:
-            key, values = LABELS[short]
-            got = [s.labels.get(key) for s in fam.samples]
-            if sorted(got) != sorted(values) or any(len(s.labels) != 1 for s in fam.samples):
-                fail(f"{fam.name}: labels {got}, should be {key} in {sorted(values)}")
+            check_labels(fam, LABELS[short])
         elif short.startswith("node_"):
             if not fam.samples or any(list(s.labels) != ["node"] for s in fam.samples):
                 fail(f"{fam.name}: every sample needs a node label")

@@ -69,6 +69,7 @@ CORE_LAYERS = [
     ["lock.c", "semaphore.c"],
     ["waiters.c", "replicas.c", "permit_waiters.c", "admission.c"],
     ["watchdog.c", "holds.c", "channel.c"],
+    ["report.c"],
     ["kinds.c"],
     ["kind_lock.c", "kind_read.c", "kind_write.c", "kind_permit.c"],
     ["publish.c", "refs.c", "owner.c", "status.c", "stats.c", "scripts.c", "error.c", "version.c"],

@@ -6,9 +6,11 @@
  * boundary").  The public API only, through the shared library.
  */
 #include <criterion/criterion.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <leasewheel.h>
 
@@ -191,5 +193,52 @@ Test(abi, before_acquire_replicas, .init = server_start, .fini = server_stop)
     lw_client_get_stats_size(c, (struct lw_client_stats *)(void *)sbuf, old_stats);
     cr_assert(all_bytes(sbuf + old_stats, sizeof sbuf - old_stats, GUARD),
               "wrote past the size given");
+    lw_client_free(c);
+}
+
+/* A lock lost under a 0.3 program's config: on_lost is called, and the
+ * lease callbacks of 0.4 are not read (guard bytes where they would be:
+ * a call through them would crash). */
+static _Atomic int lost_calls;
+
+static void count_lost(const char *name, size_t len, uint64_t owner, int reason, void *arg)
+{
+    (void)name;
+    (void)len;
+    (void)owner;
+    (void)reason;
+    (void)arg;
+    atomic_fetch_add(&lost_calls, 1);
+}
+
+Test(abi, before_lease_callbacks, .init = server_start, .fini = server_stop)
+{
+    unsigned char cbuf[sizeof(struct lw_client_config) + EXTRA];
+    struct lw_client_config *cfg = (struct lw_client_config *)(void *)cbuf;
+    size_t old_cfg = offsetof(struct lw_client_config, on_lease_lost);
+    struct lw_client *c = NULL;
+    struct lw_lock *l = NULL;
+    redisReply *r;
+
+    memset(cbuf, GUARD, sizeof cbuf);
+    lw_client_config_init_size(cfg, old_cfg);
+    cfg->port = srv.port;
+    cfg->tick_ms = 10;
+    cfg->watchdog_timeout_ms = 300;
+    cfg->on_lost = count_lost;
+    cr_assert_eq(lw_client_new(cfg, &c), 0);
+    cr_assert_eq(lw_lock_new(c, "abi:lost", 8, &l), 0);
+    cr_assert_eq(lw_lock_acquire(l, NULL), 0);
+    r = redis_server_command(&srv, "DEL %s", "abi:lost");
+    cr_assert(r && r->integer == 1);
+    freeReplyObject(r);
+    /* Lost at the next renewal, within a third of the lease: 2 s at most. */
+    for (int i = 0; i < 400 && atomic_load(&lost_calls) == 0; i++) {
+        struct timespec ts = {0, 5000000};
+
+        nanosleep(&ts, NULL);
+    }
+    cr_assert_eq(atomic_load(&lost_calls), 1, "on_lost never called");
+    lw_lock_free(l);
     lw_client_free(c);
 }

@@ -6,7 +6,9 @@
  * from a client of the test's, whose lw_client_get_stats() taken just
  * before and just after the formatting bound every figure; in a cluster,
  * the per-node figures, asked for from a thread of the test's (a task on
- * the engine thread) and from the engine thread itself.
+ * the engine thread) and from the engine thread itself; the figures by
+ * kind of lease (a lock, a read and a write lock, a permit), which add
+ * up to the totals.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -266,6 +268,101 @@ REDIS_TEST(metrics, scrape_matches_stats)
     lw_lock_free(churn);
     for (int i = 0; i < 5; i++)
         lw_lock_free(held[i]);
+    lw_client_free(c);
+}
+
+/* --- by kind of lease ----------------------------------------------------- */
+
+static const char *const kind_label[] = {"lock", "read", "write", "permit"};
+
+/* A per-kind sample's value in out (the checker's lines or the text:
+ * labels in the same order), e.g. ("lease_renewals_total", "read",
+ * ",result=\"confirmed\""). */
+static double kind_sample(const char *out, const char *family, const char *kind,
+                          const char *more)
+{
+    char key[160];
+
+    snprintf(key, sizeof key, "leasewheel_%s{kind=\"%s\"%s}", family, kind, more);
+    return sample(out, key);
+}
+
+/* Every kind's renewals confirmed at least once, by the text. */
+static int every_kind_renewed(struct lw_client *c)
+{
+    int len, all = 1;
+    char *text = format_all(c, &len);
+
+    for (int k = 0; k < 4; k++)
+        all = all && kind_sample(text, "lease_renewals_total", kind_label[k],
+                                 ",result=\"confirmed\"") >= 1;
+    free(text);
+    return all;
+}
+
+/* A lock, a read lock, a write lock and a permit held: each kind's
+ * series says its own, and the kinds add up to the totals (the lock
+ * families, unchanged) as the snapshots around the scrape bound them;
+ * then the permit lost, counted under its kind and in the total. */
+REDIS_TEST(metrics, kinds_are_counted_apart)
+{
+    static const char *const names[] = {"kinds:lock", "kinds:rw-r", "kinds:rw-w"};
+    int (*make[3])(struct lw_client *, const void *, size_t, struct lw_lock **) = {
+        lw_lock_new, lw_read_lock_new, lw_write_lock_new};
+    struct lw_client *c = new_client(600, NULL);
+    struct lw_lock *l[3];
+    struct lw_semaphore *sem;
+    struct lw_permit permit;
+    struct lw_client_stats b, a, st;
+    struct checker ck;
+    int port, fd = listen_any(&port), len;
+    double confirmed = 0, sent = 0;
+    char *out, *text;
+
+    for (int k = 0; k < 3; k++) {
+        cr_assert_eq(make[k](c, names[k], strlen(names[k]), &l[k]), 0);
+        cr_assert_eq(lw_lock_acquire(l[k], NULL), 0);
+    }
+    cr_assert_eq(lw_semaphore_new(c, "kinds:sem", 9, &sem), 0);
+    cr_assert_eq(lw_semaphore_try_set(sem, 3), 1);
+    cr_assert_eq(lw_permit_acquire(sem, 1, 0, 0, &permit), 0);
+    cr_assert(wait_until(every_kind_renewed(c), 5000), "a kind never renewed");
+
+    checker_start(&ck, port, 0);
+    serve_one(fd, c, &b, &a);
+    out = checker_finish(&ck);
+    close(fd);
+    cr_assert_eq(sample(out, "leasewheel_locks_held"), 4, "the total, as before");
+    for (int k = 0; k < 4; k++) {
+        cr_assert_eq(kind_sample(out, "leases_held", kind_label[k], ""), 1, "%s", kind_label[k]);
+        cr_assert_eq(kind_sample(out, "leases_at_risk", kind_label[k], ""), 0);
+        cr_assert_eq(kind_sample(out, "leases_lost_total", kind_label[k],
+                                 ",reason=\"not_owner\""), 0);
+        confirmed += kind_sample(out, "lease_renewals_total", kind_label[k],
+                                 ",result=\"confirmed\"");
+        sent += kind_sample(out, "lease_renewals_total", kind_label[k], ",result=\"sent\"");
+    }
+    cr_assert_between(confirmed, b.renewals_confirmed, a.renewals_confirmed);
+    cr_assert_between(sent, b.renewals_sent, a.renewals_sent);
+    free(out);
+
+    /* The permit's id removed behind its back: lost at its next renewal. */
+    redis_int("DEL %s", "{kinds:sem}:timeout");
+    cr_assert(wait_until((lw_client_get_stats(c, &st), st.lost_not_owner == 1), 3000),
+              "the permit never lost");
+    text = format_all(c, &len);
+    cr_assert_eq(kind_sample(text, "leases_lost_total", "permit", ",reason=\"not_owner\""), 1);
+    cr_assert_eq(kind_sample(text, "leases_lost_total", "lock", ",reason=\"not_owner\""), 0);
+    cr_assert_eq(kind_sample(text, "leases_held", "permit", ""), 0);
+    cr_assert_eq(kind_sample(text, "leases_held", "read", ""), 1);
+    cr_assert_eq(sample(text, "leasewheel_locks_lost_total{reason=\"not_owner\"}"), 1);
+    cr_assert_eq(sample(text, "leasewheel_locks_held"), 3);
+    free(text);
+    for (int k = 0; k < 3; k++) {
+        cr_assert_eq(lw_unlock(l[k]), 0);
+        lw_lock_free(l[k]);
+    }
+    lw_semaphore_free(sem);
     lw_client_free(c);
 }
 

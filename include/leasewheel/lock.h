@@ -25,7 +25,9 @@
  * could be confirmed (LW_LOST_EXPIRED).  The client then stops renewing
  * it, calls on_lost once, and from then on the owner does not hold it.
  * An owner that keeps working under a lost lock works without mutual
- * exclusion; on_lost is where to stop it.
+ * exclusion; on_lost is where to stop it.  Read and write holds and
+ * permits are watchdog leases too: on_lost reports them as locks, and
+ * on_lease_lost (added in 0.4) with their kind (struct lw_lease).
  *
  * valid_until.  Each confirmed renewal (and the acquire) proves the lease
  * lasts until valid_until = the time the command was sent + the lease -
@@ -169,7 +171,10 @@ LW_API const char *lw_lost_reason_name(int reason);
 
 /*
  * A watchdog lock was lost.  Runs on the engine thread, once per lock
- * (owner, name); name is valid during the call only.
+ * (owner, name); name is valid during the call only.  Leases of every
+ * kind are reported so (a read or write hold by its name and owner, a
+ * permit by its semaphore's name and lw_permit_owner()); on_lease_lost
+ * (lw_lease_lost_fn) says which kind too.
  */
 typedef void lw_lost_fn(const char *name, size_t len, uint64_t owner, int reason,
                         void *arg);
@@ -183,10 +188,60 @@ typedef void lw_lost_fn(const char *name, size_t len, uint64_t owner, int reason
  * left of the proven lease then.  An at-risk lock either becomes safe
  * again or is lost (on_lost), and its holder had left_ms to prepare.
  * Runs on the engine thread, at most once per change of a lock's state;
- * name is valid during the call only.
+ * name is valid during the call only.  Leases of every kind, as on_lost;
+ * on_lease_risk (lw_lease_risk_fn) says which kind too.
  */
 typedef void lw_risk_fn(const char *name, size_t len, uint64_t owner, int at_risk,
                         uint64_t left_ms, void *arg);
+
+/*
+ * The kinds of lease the watchdog renews (struct lw_lease's kind).  Added
+ * in 0.4; more may be added at the end.
+ */
+enum lw_lease_kind {
+    LW_LEASE_LOCK = 0,   /* a lock (lw_lock_new()) */
+    LW_LEASE_READ = 1,   /* a read hold of a read-write lock (lw_read_lock_new()) */
+    LW_LEASE_WRITE = 2,  /* a write hold of one (lw_write_lock_new()) */
+    LW_LEASE_PERMIT = 3, /* a permit of a semaphore (<leasewheel/semaphore.h>) */
+};
+
+/* lw_lease_kind_name - "lock", "read lock", "write lock", "permit" (as the
+ * log says them); "unknown" else.  Added in 0.4. */
+LW_API const char *lw_lease_kind_name(int kind);
+
+struct lw_permit; /* <leasewheel/semaphore.h> */
+
+/*
+ * Which lease a report is about (on_lease_lost, on_lease_risk).  Valid
+ * during the call only.  Added in 0.4; fields are only ever added at the
+ * end, and `size` says how far the library that fills it has them.
+ */
+struct lw_lease {
+    size_t size;      /* sizeof the struct the library filled */
+    int kind;         /* enum lw_lease_kind */
+    const char *name; /* the lock's or the semaphore's name: len bytes,
+                         followed by a NUL (names may hold NULs of
+                         their own) */
+    size_t len;
+    uint64_t owner;                 /* the owner that held it; a permit:
+                                       lw_permit_owner() of it */
+    const struct lw_permit *permit; /* a permit: its id (16 bytes, as
+                                       lw_permit_acquire() gave it);
+                                       else NULL */
+};
+
+/*
+ * A watchdog lease of any kind was lost: as lw_lost_fn, with the lease
+ * said whole (its kind; a permit's id).  Added in 0.4.
+ */
+typedef void lw_lease_lost_fn(const struct lw_lease *lease, int reason, void *arg);
+
+/*
+ * A watchdog lease of any kind became at risk (at_risk 1) or is safe again
+ * (0): as lw_risk_fn, with the lease said whole.  Added in 0.4.
+ */
+typedef void lw_lease_risk_fn(const struct lw_lease *lease, int at_risk, uint64_t left_ms,
+                              void *arg);
 
 /* Log levels, most severe first (lw_client_config.log_level). */
 enum lw_log_level {
@@ -343,6 +398,14 @@ struct lw_client_config {
                                       Default LW_DEFAULT_PERMIT_CLOCK_SKEW_MS;
                                       at most a quarter of
                                       watchdog_timeout_ms is used */
+    /* Added in 0.4: which kind of lease was lost or at risk.  Each is
+       called for every lease of every kind, as on_lost and on_risk are,
+       and with them when those are set too (on_lost first): set the
+       ones you want.  On the engine thread, as those. */
+    lw_lease_lost_fn *on_lease_lost; /* may be NULL */
+    void *lease_lost_arg;
+    lw_lease_risk_fn *on_lease_risk; /* may be NULL */
+    void *lease_risk_arg;
 };
 
 /*
@@ -617,7 +680,9 @@ LW_API int lw_lock_new(struct lw_client *client, const void *name, size_t len,
  *     downgrade, a reader leaving others publish nothing).
  * Watchdog read holds are renewed with every own timeout key, and the hash
  * to the longer of its TTL and the lease; on_lost and on_risk report them
- * by name and owner, and the log says "read lock" or "write lock".
+ * by name and owner, on_lease_lost and on_lease_risk with their kind
+ * (LW_LEASE_READ, LW_LEASE_WRITE), and the log says "read lock" or
+ * "write lock".
  * Returns as lw_lock_new().
  */
 LW_API int lw_read_lock_new(struct lw_client *client, const void *name, size_t len,

@@ -39,13 +39,16 @@
  * permit's expiry to now + lease only if it is still there and not
  * expired.  A permit found gone (released by someone else, or reclaimed
  * after a stall) is lost: on_lost says so (name: the semaphore's, owner:
- * lw_permit_owner() of the permit, reason LW_LOST_NOT_OWNER), and it is
- * never added back.  Renewals that fail, a lease running out, max_hold_ms,
- * on_risk: as for locks.  valid_until is a lock's less
- * permit_clock_skew_ms (lw_client_config): a permit is reported lost
- * before a client whose clock runs that much ahead may reclaim it.
+ * lw_permit_owner() of the permit, reason LW_LOST_NOT_OWNER), and so does
+ * on_lease_lost with the kind LW_LEASE_PERMIT and the permit's whole id
+ * (struct lw_lease's permit), and it is never added back.  Renewals that
+ * fail, a lease running out, max_hold_ms, on_risk: as for locks.
+ * valid_until is a lock's less permit_clock_skew_ms (lw_client_config):
+ * a permit is reported lost before a client whose clock runs that much
+ * ahead may reclaim it.
  * Renewed permits count with the watchdog's locks in the client's stats
- * (locks_held, renewals_*, lost_*).
+ * (locks_held, renewals_*, lost_*); the metrics split them by kind
+ * (kind="permit": leasewheel_leases_held and the other leases_* families).
  *
  * Waiting.  An acquire that finds too few permits waits on the channel,
  * whose messages carry a count (the permits available after a release or

@@ -7,8 +7,9 @@
  * on_lost when the key is deleted behind the watchdog's back, on_risk when
  * the link goes silent (tests/fixtures/proxy.h) before and after the
  * lock comes back safe and before it is lost, max_hold and set_max_hold
- * (lost as held too long, the key left to its lease), and the log hook's
- * lines for a killed connection and its return.  Built with
+ * (lost as held too long, the key left to its lease), the log hook's
+ * lines for a killed connection and its return, semaphores and their
+ * permits, and on_lease_lost's kinds.  Built with
  * g++ and clang++ as C++17 and C++20 (tests/cxx/meson.build).  Prints each
  * failed check; exits 1 if any.
  */
@@ -680,6 +681,87 @@ static void semaphore_permits(int port)
                   std::is_nothrow_move_constructible_v<leasewheel::permit>);
 }
 
+/*
+ * on_lease_lost says the kind: a permit and a read lock held with the
+ * watchdog's lease (300 ms on a 10 ms tick), their keys deleted behind
+ * its back, each reported once with its kind, name and owner, the permit
+ * with its whole id; on_lost as well.  Then the semaphore's other counts
+ * (add_permits, acquired) and options::permit_clock_skew, 0 included.
+ */
+static void lease_kinds(const redis_server *srv)
+{
+    struct report {
+        lw_lease_kind kind;
+        std::string name;
+        std::uint64_t owner;
+        bool permit_ok; /* a permit's whole id; none for a lock */
+        int reason;
+    };
+    std::mutex mu;
+    std::vector<report> seen;
+    lw_permit held{}; /* under mu: read on the engine thread */
+    std::atomic<int> old_lost{0};
+    leasewheel::options o = opts_for(srv->port);
+    o.watchdog_timeout = 300ms;
+    o.tick = 10ms;
+    o.permit_clock_skew = 20ms;
+    o.on_lost = [&](std::string_view, std::uint64_t, int) { old_lost++; };
+    o.on_lease_lost = [&](const leasewheel::lease &l, int reason) {
+        std::lock_guard<std::mutex> g(mu);
+        bool permit_ok = l.kind == LW_LEASE_PERMIT
+                             ? l.permit && std::memcmp(l.permit, &held, sizeof held) == 0
+                             : l.permit == nullptr;
+        seen.push_back({l.kind, std::string(l.name), l.owner, permit_ok, reason});
+    };
+    leasewheel::client c(o);
+    leasewheel::semaphore s(c, "hpp:kinds:sem");
+    leasewheel::shared_mutex rw(c, "hpp:kinds:rw");
+
+    CHECK(s.try_set_permits(1));
+    leasewheel::permit p = s.acquire(); /* lease 0: the watchdog's */
+    {
+        std::lock_guard<std::mutex> g(mu);
+        held = p.id();
+    }
+    rw.lock_shared();
+    CHECK(s.acquired() == 1 && s.add_permits(2) == 2 && s.available() == 2);
+    std::this_thread::sleep_for(150ms); /* renewed */
+    CHECK(redis_int(srv, "DEL %s", "{hpp:kinds:sem}:timeout") == 1);
+    CHECK(redis_int(srv, "DEL %s", "hpp:kinds:rw") == 1);
+    CHECK(wait_for(
+        [&] {
+            std::lock_guard<std::mutex> g(mu);
+            return seen.size() >= 2;
+        },
+        3000));
+    std::this_thread::sleep_for(50ms); /* nothing more comes */
+    {
+        std::lock_guard<std::mutex> g(mu);
+        CHECK(seen.size() == 2);
+        for (const report &r : seen) {
+            bool permit = r.kind == LW_LEASE_PERMIT;
+            CHECK(permit || r.kind == LW_LEASE_READ);
+            CHECK(r.name == (permit ? "hpp:kinds:sem" : "hpp:kinds:rw"));
+            CHECK(r.owner == (permit ? lw_permit_owner(&held) : lw_owner_self()));
+            CHECK(r.permit_ok && r.reason == LW_LOST_NOT_OWNER);
+        }
+        CHECK(seen.size() == 2 && seen[0].kind != seen[1].kind);
+    }
+    CHECK(old_lost == 2);
+    CHECK(s.acquired() == 0);
+    rw.unlock_shared(); /* lost: not held */
+    CHECK(rw.take_unlock_error() == LW_ENOTOWNER);
+
+    std::error_code ec;
+    leasewheel::options bad = opts_for(srv->port);
+    bad.permit_clock_skew = -1ms;
+    leasewheel::client none(bad, ec);
+    CHECK(ec == LW_EINVAL && !none);
+    bad.permit_clock_skew = 0ms; /* no allowance: allowed */
+    leasewheel::client zero(bad, ec);
+    CHECK(!ec && zero);
+}
+
 int main()
 {
     redis_server srv;
@@ -701,6 +783,7 @@ int main()
         shared_mutex_locks(srv.port);
         log_lines(&srv);
         semaphore_permits(srv.port);
+        lease_kinds(&srv);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "unexpected exception: %s\n", e.what());
         failures++;
