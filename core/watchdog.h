@@ -43,6 +43,10 @@ void watchdog_failover(struct lw_client *c, const uint8_t *slots);
 /* How early the first renewal of the seq-th new lock comes: its share of
  * the renewal period, in [0, period_ns). */
 uint64_t watchdog_first_early_ns(uint64_t seq, uint64_t period_ns);
+/* New locks take their share in runs of this many: the seq passed above
+ * is a new lock's number over it (watchdog.c says why; lwbench's ceiling
+ * floods in the same runs). */
+#define WATCHDOG_PHASE_RUN 32u
 /* How long the oldest due renewal not yet sent has waited (0: none
  * waits). */
 uint64_t watchdog_backlog_ns(const struct lw_client *c, uint64_t now_ns);
