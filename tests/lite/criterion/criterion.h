@@ -69,6 +69,7 @@ void lite_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
     lite_check(strcmp((a), (b)) == 0, #a " eq " #b, __VA_ARGS__)
 #define cr_assert_str_neq(a, b, ...) \
     lite_check(strcmp((a), (b)) != 0, #a " neq " #b, __VA_ARGS__)
+#define cr_assert_str_empty(s, ...) lite_check((s)[0] == '\0', #s " empty", __VA_ARGS__)
 #define cr_assert_fail(...) lite_fail(__FILE__, __LINE__, "cr_assert_fail", "" __VA_ARGS__)
 /* An expectation fails the test at once here (Criterion would go on to
  * the end of the test first): the verdict is the same. */
