@@ -586,14 +586,20 @@ CLUSTER_TEST(killed_master_holds_up_only_its_node)
     struct got g;
     double t0, worst = 0;
 
+    /* The SET waits for the engine's slot map: the nodes asked for after
+     * it are known (asked before, a map still loading answered -1, and a
+     * PING to "node -1" failed at once). */
+    key_on(2, "x", dead_key, sizeof dead_key);
+    slot = (int)lw_keyslot(dead_key, strlen(dead_key));
+    cr_assert_eq(call_key(e, &g, "SET", dead_key, "kept"), 0);
+    dead_node = ask(e, (unsigned)slot).node;
+    cr_assert_geq(dead_node, 0);
     for (int m = 0; m < 2; m++) {
         key_on(m, "o", key, sizeof key);
         nodes[m] = ask(e, lw_keyslot(key, strlen(key))).node;
+        cr_assert(nodes[m] >= 0 && nodes[m] != dead_node, "node %d: engine node %d (dead %d)",
+                  m, nodes[m], dead_node);
     }
-    key_on(2, "x", dead_key, sizeof dead_key);
-    slot = (int)lw_keyslot(dead_key, strlen(dead_key));
-    dead_node = ask(e, (unsigned)slot).node;
-    cr_assert_eq(call_key(e, &g, "SET", dead_key, "kept"), 0);
     cr_assert(replica_caught_up(2), "node 2's replica did not get the key in 10 s");
     cr_assert_eq(redis_cluster_signal(&cl, 2, SIGKILL), 0);
     t0 = now_s();
