@@ -131,3 +131,80 @@ REDIS_TEST(overload, first_acquires_wait_while_renewals_are_behind)
     tally_destroy(&query.tally);
     proxy_stop(p);
 }
+
+#define PACE_WINDOW 32 /* ADMIT_PACE_WINDOW, core/admission.c */
+#define PACED 100
+
+/* The locks named paced* Redis holds (each has a fencing key beside it). */
+static long long paced_locks(void)
+{
+    return redis_int("EVAL %s 0", "return #redis.call('KEYS', 'paced*')");
+}
+
+/* Once it opens, the acquires held back go a few at a time: at most
+ * PACE_WINDOW out at once, the next when one is answered.  Seen from
+ * Redis: the proxy passes the commands and holds the replies, and the
+ * locks Redis made stop at the window until the replies go. */
+REDIS_TEST(overload, after_it_opens_acquires_go_a_few_at_a_time)
+{
+    struct proxy *p = proxy_start(srv.port);
+    struct lw_client *c;
+    struct lw_lock *held[3], *paced[PACED];
+    struct tally done;
+    struct lw_client_stats st;
+    uint64_t token;
+    long long made = 0;
+
+    cr_assert(p, "no proxy");
+    c = overload_client(p);
+    tally_init(&done);
+    for (int i = 0; i < 3; i++) {
+        char name[16];
+
+        snprintf(name, sizeof name, "held%d", i);
+        held[i] = new_lock(c, name);
+        cr_assert_eq(lw_acquire(held[i], 1, 0, 0, &token), 0);
+    }
+    cr_assert_eq(proxy_hold(p, 1), 0);
+    cr_assert(overloaded_becomes(c, 1, 2 * LEASE_MS / 3 + 2000), "admission never closed");
+    for (int i = 0; i < PACED; i++) {
+        char name[16];
+
+        snprintf(name, sizeof name, "paced%d", i);
+        paced[i] = new_lock(c, name);
+        cr_assert_eq(lw_acquire_async(paced[i], 2, 30000, 0, count_outcome, &done), 0);
+    }
+
+    /* The renewals' replies come; the held locks go, so that no renewal
+     * falls due again; then Redis's replies are held, before admission
+     * opens (it waits for the backlog to stay gone for lease/3). */
+    cr_assert_eq(proxy_hold(p, 0), 0);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(lw_unlock_owner(held[i], 1), 0);
+    cr_assert_eq(proxy_hold_replies(p, 1), 0);
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.overloaded, 1, "admission opened too soon to see it");
+    cr_assert(overloaded_becomes(c, 0, 10000), "admission never opened again");
+    for (int i = 0; i < 10000 && made < PACE_WINDOW; i++, sleep_ms(1))
+        made = paced_locks();
+    cr_assert_eq(made, PACE_WINDOW, "locks made at once: %lld", made);
+    sleep_ms(300); /* and no more come while none is answered */
+    cr_assert_eq(paced_locks(), PACE_WINDOW);
+    cr_assert_eq(tally_wait(&done, 1, 0), 0);
+
+    /* The replies go: each answer lets the next in, until all are in. */
+    cr_assert_eq(proxy_hold_replies(p, 0), 0);
+    cr_assert_eq(tally_wait(&done, PACED, 20000), PACED);
+    cr_assert_eq(done.failed, 0, "an acquire failed: %s", lw_strerror(done.last_err));
+    cr_assert_eq(paced_locks(), PACED);
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.overload_refused, 0);
+    cr_assert_eq(st.locks_held, PACED);
+    for (int i = 0; i < 3; i++)
+        lw_lock_free(held[i]);
+    for (int i = 0; i < PACED; i++)
+        lw_lock_free(paced[i]);
+    lw_client_free(c);
+    tally_destroy(&done);
+    proxy_stop(p);
+}
