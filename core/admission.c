@@ -73,7 +73,7 @@
 #include "watchdog.h"
 
 #define ADMIT_MAX_STRIKES 4u  /* the quiet wait doubles up to 16 periods */
-#define ADMIT_SOON_PERIODS 8u /* closing within this after opening: a strike;
+#define ADMIT_SOON_PERIODS 8u /* closing within this after opening: a strike; \
                                  and the pacing after an opening lasts this */
 #define ADMIT_PACE_WINDOW 32u /* first acquires out at once while pacing */
 

@@ -133,7 +133,7 @@ struct admission {
     unsigned paced_out;      /* admitted while pacing, not answered yet */
     struct core_timer ct;    /* every tick while any is held back */
     int closed;
-    int releasing; /* release_held() runs: answers only count */
+    int releasing;    /* release_held() runs: answers only count */
     uint64_t refused; /* refused in this closing, for the log */
 };
 
