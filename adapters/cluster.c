@@ -20,12 +20,25 @@
  * Only masters that serve slots get a link; replicas are only remembered
  * for telling a failover from a migration.
  *
- * Failover vs migration.  Each read map is compared with the previous
- * read (not with the map MOVED patched since: those patches are guesses
- * until a read confirms them).  A slot whose master changed to a node that
- * was in the old master's shard (CLUSTER SHARDS) or listed as its replica
- * (CLUSTER SLOTS) failed over: writes the old master acknowledged may be
- * lost.  Any other change is a migration, and MIGRATE carried the keys.
+ * Failover vs migration.  Each read map is compared with what the reads
+ * said before (not with the map MOVED patched since: those patches are
+ * guesses until a read confirms them).  A slot whose master changed to a
+ * node that was in the old master's shard (CLUSTER SHARDS) or listed as
+ * its replica (CLUSTER SLOTS) failed over: writes the old master
+ * acknowledged may be lost.  Any other change is a migration, and MIGRATE
+ * carried the keys.
+ *
+ * "Before" is the latest read that knew: the node asked sees a failover
+ * one gossip message at a time, and a read may fall in between.  When the
+ * old master's "I replicate the new one" reaches it before the new
+ * master's "I serve these slots", it has the slots unassigned and neither
+ * node a master, so CLUSTER SHARDS lists neither; a node that heard the
+ * promotion but not yet the slots lists the new master alone, serving
+ * nothing.  Compared with such a read, the next one (the new master
+ * serving the slots) would look like a slot found, or a migration, and
+ * the failover would never be told.  So a slot keeps its latest known
+ * master while reads leave it unassigned, and a node keeps the shard (the
+ * index of its master) it was last listed in among shards serving slots.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -48,8 +61,9 @@ struct node {
     char *host;
     int port;
     int master;    /* serves slots by the latest map (or a redirect said so) */
-    int shard;     /* its shard in the latest read, -1: not listed */
-    int new_shard; /* the same, while a read is parsed */
+    int shard;     /* its master's index, by the latest read that listed it
+                      in a shard serving slots; -1: never */
+    int new_shard; /* the same from the read being parsed, -1: not there */
 };
 
 struct cluster {
@@ -61,7 +75,7 @@ struct cluster {
     struct node *nodes;
     unsigned nnodes, cap;
     int16_t map[LW_CLUSTER_SLOTS];          /* routing: node, -1 unknown */
-    int16_t read[LW_CLUSTER_SLOTS];         /* the latest map read, for the diff */
+    int16_t read[LW_CLUSTER_SLOTS];         /* latest known master, for the diff */
     int16_t next[LW_CLUSTER_SLOTS];         /* the map being parsed */
     uint8_t failover[LW_CLUSTER_SLOTS / 8]; /* what on_topology is told */
     uint8_t moved[LW_CLUSTER_SLOTS / 8];
@@ -363,31 +377,40 @@ static int shards_node(struct cluster *c, const redisReply *n)
     return node_at(c, ip->str, ip->len, int_of(port));
 }
 
-/* CLUSTER SHARDS: each shard holds "slots" (start, end, ...) and "nodes";
- * its master is the node with role master, an online one first (a failed
- * old master may still be listed). */
+/* A CLUSTER SHARDS shard's master: the node with role master, an online
+ * one first (a failed old master may still be listed); -1 when none. */
+static int shard_master(struct cluster *c, const redisReply *nodes)
+{
+    int master = -1, master_ok = 0;
+
+    for (size_t i = 0; i < nodes->elements; i++) {
+        const redisReply *n = nodes->element[i];
+        int idx = shards_node(c, n), ok = !is_str(field(n, "health"), "fail");
+
+        if (idx >= 0 && is_str(field(n, "role"), "master") && (master < 0 || (ok && !master_ok))) {
+            master = idx;
+            master_ok = ok;
+        }
+    }
+    return master;
+}
+
+/* CLUSTER SHARDS: each shard holds "slots" (start, end, ...) and "nodes".
+ * A shard serving no slots names no one's shard (see the top). */
 static int parse_shards(struct cluster *c, const redisReply *r)
 {
     for (size_t s = 0; s < r->elements; s++) {
         const redisReply *slots = field(r->element[s], "slots");
         const redisReply *nodes = field(r->element[s], "nodes");
-        int master = -1, master_ok = 0;
+        int master, idx;
 
         if (!slots || !nodes || slots->type != REDIS_REPLY_ARRAY ||
             nodes->type != REDIS_REPLY_ARRAY)
             return -1;
-        for (size_t i = 0; i < nodes->elements; i++) {
-            const redisReply *n = nodes->element[i];
-            int idx = shards_node(c, n), ok = !is_str(field(n, "health"), "fail");
-
-            if (idx < 0)
-                continue;
-            c->nodes[idx].new_shard = (int)s;
-            if (is_str(field(n, "role"), "master") && (master < 0 || (ok && !master_ok))) {
-                master = idx;
-                master_ok = ok;
-            }
-        }
+        master = shard_master(c, nodes);
+        for (size_t i = 0; master >= 0 && slots->elements >= 2 && i < nodes->elements; i++)
+            if ((idx = shards_node(c, nodes->element[i])) >= 0)
+                c->nodes[idx].new_shard = master;
         for (size_t i = 0; master >= 0 && i + 1 < slots->elements; i += 2) {
             int from = int_of(slots->element[i]), to = int_of(slots->element[i + 1]);
 
@@ -464,7 +487,7 @@ static void say_change(struct cluster *c, const struct lw_topology_change *chang
                 "cluster: slot map changed: %u slots moved to another master", moved);
 }
 
-/* Compare the new map with the latest read and tell on_topology. */
+/* Compare the new map with the latest known masters and tell on_topology. */
 static void report_change(struct cluster *c)
 {
     uint8_t *failover = c->failover, *moved = c->moved;
@@ -504,14 +527,15 @@ static void adopt_map(struct cluster *c)
         report_change(c);
     for (unsigned i = 0; i < c->nnodes; i++) {
         c->nodes[i].master = 0;
-        c->nodes[i].shard = c->nodes[i].new_shard;
-        c->nodes[i].new_shard = -1;
+        if (c->nodes[i].new_shard >= 0)
+            c->nodes[i].shard = c->nodes[i].new_shard;
     }
     for (unsigned s = 0; s < LW_CLUSTER_SLOTS; s++)
-        if (c->next[s] >= 0)
+        if (c->next[s] >= 0) {
             c->nodes[c->next[s]].master = 1;
+            c->read[s] = c->next[s];
+        }
     memcpy(c->map, c->next, sizeof c->map);
-    memcpy(c->read, c->next, sizeof c->read);
     for (unsigned i = 0; i < c->nnodes; i++)
         if (c->nodes[i].master)
             link_of(c, i);
@@ -539,6 +563,8 @@ static void on_topology_reply(void *arg, redisReply *reply)
     if (reply->type == REDIS_REPLY_ARRAY) {
         for (unsigned s = 0; s < LW_CLUSTER_SLOTS; s++)
             c->next[s] = -1;
+        for (unsigned i = 0; i < c->nnodes; i++) /* a read that failed half-way */
+            c->nodes[i].new_shard = -1;
         rc = c->use_slots ? parse_slots(c, reply) : parse_shards(c, reply);
     }
     if (rc) { /* not a cluster, or an answer we cannot read: ask elsewhere */
