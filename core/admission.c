@@ -42,28 +42,10 @@
  * two: the backlog is read once a tick, and a renewal retried at the next
  * tick lags one.
  *
- * Pacing.  Where a client closed, its Redis is nearly full, and the
- * acquires themselves were part of what filled it: each costs Redis a
- * few renewals' work, and an application that was refused asks again all
- * at once.  Let in at full speed, the acquires held back and those that
- * follow would fill the Redis with acquires again, admission would close
- * with the held set well under what the Redis can renew once the
- * acquiring stops, and the doubling quiet waits would keep it there.  So
- * for 8 renewal periods after it opens, at most ADMIT_PACE_WINDOW first
- * acquires are out at once, the next going when one is answered: the
- * acquires clock themselves on Redis's answers, taking little of a Redis
- * that is busy (its answers come slowly) and not slowing one that is not,
- * and the held set creeps up to what the Redis can carry, where the
- * renewals fall behind and it closes, a few acquires past.  Unlocks,
- * re-entries, queries and lost locks free their Redis work at once; a
- * churning application, whose acquires replace its unlocks, is paced only
- * in how many go at once.
- *
- * While closed or any acquire is held back, a timer runs every tick (a tick without
- * due timers would not call the hook), and those whose wait is over fail
- * with LW_EOVERLOAD.  While no connection is up there is no admission:
- * what waits then is waiting for the connection, and calls fail with its
- * error.
+ * While closed, a timer runs every tick (a tick without due timers would
+ * not call the hook), and held-back acquires whose wait is over fail with
+ * LW_EOVERLOAD.  While no connection is up there is no admission: what
+ * waits then is waiting for the connection, and calls fail with its error.
  */
 #include <stdio.h>
 
@@ -72,10 +54,7 @@
 #include "ops.h"
 #include "watchdog.h"
 
-#define ADMIT_MAX_STRIKES 4u  /* the quiet wait doubles up to 16 periods */
-#define ADMIT_SOON_PERIODS 8u /* closing within this after opening: a strike; \
-                                 and the pacing after an opening lasts this */
-#define ADMIT_PACE_WINDOW 32u /* first acquires out at once while pacing */
+#define ADMIT_MAX_STRIKES 4u /* the quiet wait doubles up to 16 periods */
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
 {
@@ -127,65 +106,15 @@ static struct op *take_held(struct admission *a)
     return all;
 }
 
-static int pacing(const struct admission *a, uint64_t now_ns)
-{
-    return a->paced_until_ns && now_ns < a->paced_until_ns;
-}
-
 int admission_holds(struct lw_client *c, struct op *op)
 {
-    struct admission *a = &c->admit;
-    uint64_t now;
-
-    if (c->closing || (!a->closed && !a->paced_until_ns))
-        return 0; /* the common case: no clock read */
-    now = lw_clock_now();
-    if (!a->closed && !a->head && (!pacing(a, now) || a->paced_out < ADMIT_PACE_WINDOW)) {
-        if (pacing(a, now)) {
-            op->admit_paced = 1;
-            a->paced_out++;
-        }
+    if (!c->admit.closed || c->closing)
         return 0;
-    }
-    if (now >= op->wait_deadline_ns)
+    if (lw_clock_now() >= op->wait_deadline_ns)
         refuse(c, op);
     else
-        hold_back(a, op);
+        hold_back(&c->admit, op);
     return 1;
-}
-
-/* Let held-back acquires go, oldest first, as many as the pacing has room
- * for (all when not pacing).  An acquire let go may be answered at once,
- * or its callback start another: both come back here and only count. */
-static void release_held(struct lw_client *c, uint64_t now_ns)
-{
-    struct admission *a = &c->admit;
-    int paced = pacing(a, now_ns);
-
-    if (a->releasing)
-        return;
-    a->releasing = 1;
-    while (a->head && !a->closed && !c->closing && (!paced || a->paced_out < ADMIT_PACE_WINDOW)) {
-        struct op *op = a->head;
-
-        if (!(a->head = op->admit_next))
-            a->tail = NULL;
-        if (paced) {
-            op->admit_paced = 1;
-            a->paced_out++;
-        }
-        acquire_admitted(op);
-    }
-    a->releasing = 0;
-}
-
-void admission_answered(struct lw_client *c, struct op *op)
-{
-    if (!op->admit_paced)
-        return;
-    op->admit_paced = 0;
-    c->admit.paced_out--;
-    release_held(c, lw_clock_now());
 }
 
 static struct lw_logger *logger(struct lw_client *c)
@@ -200,8 +129,7 @@ static void close_admission(struct lw_client *c, uint64_t backlog_ns)
     c->admit.closed = 1;
     c->admit.refused = 0;
     /* Closed again soon after it opened: wait longer before the next. */
-    if (c->admit.opened_ns &&
-        lw_clock_now() - c->admit.opened_ns < ADMIT_SOON_PERIODS * c->admit.quiet_ns)
+    if (c->admit.opened_ns && lw_clock_now() - c->admit.opened_ns < 8 * c->admit.quiet_ns)
         c->admit.strikes += c->admit.strikes < ADMIT_MAX_STRIKES;
     else
         c->admit.strikes = 0;
@@ -215,24 +143,27 @@ static void close_admission(struct lw_client *c, uint64_t backlog_ns)
             (unsigned long long)st.locks_held);
 }
 
-/* Open again: what was held back goes on, oldest first, paced. */
-static void open_admission(struct lw_client *c, uint64_t now_ns, uint64_t backlog_ns)
+/* Open again: what was held back goes on, oldest first. */
+static void open_admission(struct lw_client *c, uint64_t backlog_ns)
 {
-    struct admission *a = &c->admit;
+    struct op *op = take_held(&c->admit), *next;
 
-    a->closed = 0;
-    a->opened_ns = now_ns;
-    a->paced_until_ns = now_ns + ADMIT_SOON_PERIODS * a->quiet_ns;
+    c->admit.closed = 0;
+    c->admit.opened_ns = lw_clock_now();
     stats_overloaded(&c->count, 0);
     log_say(logger(c), LOG_OVERLOAD, LOG_INFO,
             "renewals caught up (%llu ms behind, under %llu ms for %llu ms): first acquires "
-            "admitted again, %u at once for %llu ms (%llu refused meanwhile)",
+            "admitted again (%llu refused meanwhile)",
             (unsigned long long)(backlog_ns / 1000000u),
-            (unsigned long long)(a->open_ns / 1000000u),
-            (unsigned long long)((a->quiet_ns << a->strikes) / 1000000u), ADMIT_PACE_WINDOW,
-            (unsigned long long)((a->paced_until_ns - now_ns) / 1000000u),
-            (unsigned long long)a->refused);
-    release_held(c, now_ns);
+            (unsigned long long)(c->admit.open_ns / 1000000u),
+            (unsigned long long)((c->admit.quiet_ns << c->admit.strikes) / 1000000u),
+            (unsigned long long)c->admit.refused);
+    if (c->wheel)
+        lw_wheel_cancel(c->wheel, &c->admit.ct.timer);
+    for (; op; op = next) {
+        next = op->admit_next;
+        acquire_admitted(op);
+    }
 }
 
 /* Held-back acquires whose wait is over fail; the others stay, in order
@@ -252,7 +183,6 @@ static void expire_held(struct lw_client *c, uint64_t now_ns)
 
 void admission_check(struct lw_client *c, uint64_t now_ns)
 {
-    struct admission *a = &c->admit;
     uint64_t backlog = 0;
 
     if (c->closing)
@@ -260,24 +190,20 @@ void admission_check(struct lw_client *c, uint64_t now_ns)
     if (lw_engine_status(c->engine) == 0)
         backlog = watchdog_backlog_ns(c, now_ns);
     stats_backlog(&c->count, backlog);
-    if (backlog >= a->open_ns)
-        a->quiet_since_ns = 0;
-    else if (!a->quiet_since_ns)
-        a->quiet_since_ns = now_ns;
-    if (a->paced_until_ns && !pacing(a, now_ns))
-        a->paced_until_ns = 0;
-    if (!a->closed && backlog > a->close_ns)
+    if (backlog >= c->admit.open_ns)
+        c->admit.quiet_since_ns = 0;
+    else if (!c->admit.quiet_since_ns)
+        c->admit.quiet_since_ns = now_ns;
+    if (!c->admit.closed && backlog > c->admit.close_ns)
         close_admission(c, backlog);
-    else if (a->closed && a->quiet_since_ns &&
-             now_ns - a->quiet_since_ns >= a->quiet_ns << a->strikes)
-        open_admission(c, now_ns, backlog);
-    else if (!a->closed)
-        release_held(c, now_ns); /* the pacing ended, or nothing was out */
-    if (!a->closed && !a->head)
+    else if (c->admit.closed && c->admit.quiet_since_ns &&
+             now_ns - c->admit.quiet_since_ns >= c->admit.quiet_ns << c->admit.strikes)
+        open_admission(c, backlog);
+    if (!c->admit.closed)
         return;
     expire_held(c, now_ns);
-    if (lw_timer_get_state(&a->ct.timer) == LW_TIMER_IDLE)
-        lw_wheel_schedule(c->wheel, &a->ct.timer, now_ns + c->tick_ns);
+    if (lw_timer_get_state(&c->admit.ct.timer) == LW_TIMER_IDLE)
+        lw_wheel_schedule(c->wheel, &c->admit.ct.timer, now_ns + c->tick_ns);
 }
 
 void admission_shutdown(struct lw_client *c)

@@ -17,10 +17,6 @@ void admission_init(struct lw_client *c);
  * it; 1 when admission took it (held back until admitted, then
  * acquire_admitted(); or failed with LW_EOVERLOAD, its wait being over). */
 int admission_holds(struct lw_client *c, struct op *op);
-/* An acquire admission let go has its answer, or waits for its name
- * instead of Redis (op_complete(), acquire_admitted()): its place in the
- * pacing goes to the next held back. */
-void admission_answered(struct lw_client *c, struct op *op);
 /* Every tick with due timers: read the renewal backlog, close or open. */
 void admission_check(struct lw_client *c, uint64_t now_ns);
 /* Closing: what is held back fails with LW_ESHUTDOWN. */

@@ -127,13 +127,10 @@ struct admission {
     uint64_t quiet_ns;
     uint64_t quiet_since_ns; /* the backlog under open_ns since, or 0 */
     uint64_t opened_ns;      /* it last opened then (0: never closed) */
-    uint64_t paced_until_ns; /* pacing since it opened, until then; 0: not */
     unsigned strikes;        /* closed again soon after opening: the quiet
                                 wait is quiet_ns << strikes */
-    unsigned paced_out;      /* admitted while pacing, not answered yet */
-    struct core_timer ct;    /* every tick while any is held back */
+    struct core_timer ct;    /* every tick while closed */
     int closed;
-    int releasing;    /* release_held() runs: answers only count */
     uint64_t refused; /* refused in this closing, for the log */
 };
 
@@ -281,10 +278,8 @@ struct op {
     uint64_t ack_sent_ns; /* when the acquire was sent */
     uint32_t ack_holds;   /* the hold count it hands over */
 
-    /* A first acquire held back by admission (admission.c), and whether
-     * it takes one of the pacing's places until it is answered. */
+    /* A first acquire held back by admission (admission.c). */
     struct op *admit_next;
-    int admit_paced;
 };
 
 #endif

@@ -154,8 +154,6 @@ void op_complete(struct op *op, int err, int64_t value)
 {
     struct lw_lock *lock = op->lock;
 
-    if (op->admit_paced)
-        admission_answered(lock->client, op);
     if (op->handoff) { /* its peer of a hand-over goes on without it */
         op->handoff->handoff = NULL;
         op->handoff = NULL;
@@ -479,28 +477,22 @@ static int reentry(struct lw_client *c, const struct op *op)
  * (re-entering: the waiters wait for it); else sent.  A first acquire of
  * a watchdog lock may be held back first, while the renewals are behind
  * (admission.c). */
-static void acquire_go(struct lw_client *c, struct op *op, int again)
-{
-    if (again || !waiters_queue(c, op))
-        op_attempt(op);
-    else if (op->admit_paced) /* it waits for the name, not for Redis */
-        admission_answered(c, op);
-}
-
 static void acquire_begin(struct lw_client *c, struct op *op)
 {
     int again = reentry(c, op);
 
     if (!again && op->lease_ms == 0 && admission_holds(c, op))
         return;
-    acquire_go(c, op, again);
+    if (again || !waiters_queue(c, op))
+        op_attempt(op);
 }
 
 void acquire_admitted(struct op *op)
 {
     struct lw_client *c = op->lock->client;
 
-    acquire_go(c, op, reentry(c, op));
+    if (reentry(c, op) || !waiters_queue(c, op))
+        op_attempt(op);
 }
 
 /* An unlock's (or force-unlock's) first step, on the engine thread: the

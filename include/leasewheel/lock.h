@@ -81,9 +81,7 @@
  * acquires of watchdog locks are not sent, and wait in the client until
  * the backlog has stayed under max(watchdog_timeout / 120, 1 tick) for a
  * whole renewal period (watchdog_timeout / 3; twice that, up to 16 times,
- * each time it closes again within 8 periods of opening).  For 8
- * periods after it opens, first acquires are paced: at most 32 are out at
- * once, the others wait in the client until one is answered.  An
+ * each time it closes again within 8 periods of opening).  An
  * acquire whose wait time (wait_ms; 0 for a single try) runs out while it
  * waits so fails with LW_EOVERLOAD: "the client's Redis cannot renew more
  * locks now"; it was never sent, so nothing is to be given back.  Never
