@@ -1,7 +1,7 @@
 /*
  * bench/lwbench.h - what lwbench's parts share.
  *
- * lwbench.c         options, the sweep, main
+ * lwbench_main.c    options, the sweep, main
  * lwbench_target.c  the Redis it runs against: a private redis-server
  *                   (TLS-only with --tls) or a given one; Redis CPU from
  *                   INFO; deleting its keys
@@ -13,6 +13,7 @@
  *                   the cluster ceiling (per-master floods at once)
  * lwbench_ceiling.c the same-run ceiling: raw pipelined floods of the
  *                   renew script
+ * lwbench_order.c   the order the floods renew the locks in
  * lwbench_run.c     one sizing run: acquire N watchdog locks, hold them,
  *                   measure
  * lwbench_permit.c  --kind permit: the run's semaphores, the ceiling of the
@@ -251,7 +252,7 @@ double thread_cpu_s(int tid);
 
 /* flood_order - the lock a flood renews j-th of keys locks: each once per
  * pass of keys, in a scattered order, as a watchdog's renewals come due
- * (lwbench_ceiling.c says why). */
+ * (lwbench_order.c says why). */
 uint32_t flood_order(uint64_t j, uint32_t keys);
 
 /* lwbench_ceiling.c: flood the locks "<prefix>:<i>", i < count, of kind,
@@ -289,7 +290,7 @@ int cluster_ceiling(const struct opts *o, struct target *t, const struct flood_k
                     struct run_result *r, char *why, size_t n);
 int cluster_delete(const struct target *t, const char *p, uint32_t count, int read_holds);
 
-/* lwbench.c: -v's log hook (lw_log_fn): "lwbench: LEVEL: message" on
+/* lwbench_main.c: -v's log hook (lw_log_fn): "lwbench: LEVEL: message" on
  * stderr. */
 void lwbench_log(int level, const char *message, void *arg);
 

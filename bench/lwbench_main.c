@@ -1,5 +1,5 @@
 /*
- * bench/lwbench.c - the sizing tool: how many watchdog locks one process
+ * bench/lwbench_main.c - the sizing tool: how many watchdog locks one process
  * and one Redis carry at a given lease, and with which tick, slots, batch
  * and in-flight cap.
  *
