@@ -686,8 +686,6 @@ static int redirect_target(struct cluster *c, const char *msg)
     return node_at(c, addr, (size_t)(colon - addr), atoi(colon + 1));
 }
 
-/* MOVED: the slot is the target's now; patch the map at once and have the
- * whole map read soon.  ASK: this one request goes there, after ASKING. */
 /* Count a redirect; a second with many is said in the log (slots are
  * moving, or the map is stale). */
 static void count_redirect(struct cluster *c)
@@ -706,6 +704,8 @@ static void count_redirect(struct cluster *c)
     c->storm = 1;
 }
 
+/* MOVED: the slot is the target's now; patch the map at once and have the
+ * whole map read soon.  ASK: this one request goes there, after ASKING. */
 static int redirect(struct cluster *c, struct lw_request *req, const char *msg)
 {
     int ask = starts(msg, "ASK "), to = redirect_target(c, msg);
