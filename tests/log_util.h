@@ -7,8 +7,11 @@
 #define LW_TESTS_LOG_UTIL_H
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <leasewheel.h>
 
 #define LOGGED_MAX 64
 
@@ -20,7 +23,7 @@ static struct {
 } logged = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* The config's log hook: the first LOGGED_MAX lines, with their levels. */
-static void on_log(int level, const char *message, void *arg)
+static inline void on_log(int level, const char *message, void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&logged.lock);
@@ -46,6 +49,19 @@ static inline int logged_times(const char *what, int level)
 static inline int logged_with(const char *what, int level)
 {
     return logged_times(what, level) > 0;
+}
+
+/* Another hook: each line to stderr, with the milliseconds since
+ * log_since (set it when the test begins), for the fault tests whose
+ * failures are read from their output. */
+static uint64_t log_since;
+
+static inline void log_to_stderr(int level, const char *message, void *arg)
+{
+    (void)arg;
+    fprintf(stderr, "[%6llu ms] %s: %s\n",
+            (unsigned long long)((lw_clock_now() - log_since) / 1000000u),
+            lw_log_level_name(level), message);
 }
 
 #endif
