@@ -29,6 +29,7 @@
 #include "redis_cluster.h"
 #include "time_util.h"
 #include "lost_util.h"
+#include "log_util.h"
 #include "race_util.h"
 #include "risk_util.h"
 
@@ -152,6 +153,9 @@ static struct lw_client *new_client(int via, uint32_t lease_ms, struct lost_log 
     cfg.watchdog_timeout_ms = lease_ms;
     cfg.command_timeout_ms = 5000;
     tls_client(&cfg);
+    cfg.log = log_to_stderr;
+    cfg.log_level = LW_LOG_INFO;
+    log_since = lw_clock_now();
     if (log) {
         memset(log, 0, sizeof *log);
         cfg.on_lost = record_lost;
@@ -271,15 +275,35 @@ CLUSTER_LOCKS_TEST(held_locks_survive_a_reshard)
  * were lost.  3 s, as the contention test's. */
 #define MIGRATION_LEASE_MS 3000
 
+/* Each node's cluster_state after a migration step, to stderr beside the
+ * client's log: a lock lost in a migration is read from it. */
+static void say_cluster_state(struct redis_cluster *c, enum redis_cluster_step step)
+{
+    char line[256];
+    int n = 0;
+
+    for (int i = 0; i < c->nnodes && n < (int)sizeof line - 16; i++) {
+        redisReply *r = redis_cluster_command(c, i, "CLUSTER INFO");
+        const char *at = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "cluster_state:")
+                                                             : NULL;
+
+        n += snprintf(line + n, sizeof line - (size_t)n, " %d:%.4s", i,
+                      at ? at + strlen("cluster_state:") : "none");
+        if (r)
+            freeReplyObject(r);
+    }
+    fprintf(stderr, "[%6llu ms] migration step %d, cluster_state%s\n",
+            (unsigned long long)((lw_clock_now() - log_since) / 1000000u), (int)step, line);
+}
+
 /* Between the steps of a hand-made migration, hold on for more than a
  * renewal period (a third of the lease): renewals of the slot's locks
  * meet ASK (keys moved), TRYAGAIN or the node batch's -1 while keys are
  * on both sides.  A wait for time to pass, not for a condition. */
 static int slow_steps(struct redis_cluster *c, enum redis_cluster_step step, void *arg)
 {
-    (void)c;
-    (void)step;
     (void)arg;
+    say_cluster_state(c, step);
     sleep_ms(MIGRATION_LEASE_MS / 3 + 100);
     return 0;
 }
