@@ -22,61 +22,8 @@
 #include "owner.h"
 #include "lock_util.h"
 #include "fixture_util.h"
-#include "redisson_rw.h"
+#include "rw_util.h"
 #include "renewals_before.h"
-
-static redisContext *connect_srv(void)
-{
-    redisContext *rc = fixture_connect_at(srv.port, srv.unix_path, NULL, 2000);
-
-    cr_assert(rc && !rc->err, "no connection to the fixture");
-    return rc;
-}
-
-static void load_checked(redisContext *rc, const char *script, const char *sha)
-{
-    redisReply *r = redisCommand(rc, "SCRIPT LOAD %s", script);
-
-    cr_assert(r && r->type == REDIS_REPLY_STRING);
-    cr_assert_str_eq(r->str, sha, "a Redisson script is not verbatim");
-    freeReplyObject(r);
-}
-
-/* Redisson's read lock: tryLock with lease_ms for field (nil: acquired). */
-static void redisson_read_lock(redisContext *rc, const char *name, const char *field,
-                               int lease_ms)
-{
-    char prefix[300], write_field[200];
-    redisReply *r;
-
-    snprintf(prefix, sizeof prefix, strchr(name, '{') ? "%s:%s:rwlock_timeout" : "{%s}:%s:rwlock_timeout",
-             name, field);
-    snprintf(write_field, sizeof write_field, "%s:write", field);
-    r = redisCommand(rc, "EVALSHA %s 2 %s %s %d %s %s", RS_READ_LOCK_SHA, name, prefix,
-                     lease_ms, field, write_field);
-    cr_assert(r && r->type == REDIS_REPLY_NIL, "Redisson's read lock was not acquired");
-    freeReplyObject(r);
-}
-
-/* Redisson's read unlock for field: its reply (0 still locked, 1 freed). */
-static long long redisson_read_unlock(redisContext *rc, const char *name, const char *field)
-{
-    char prefix[300], channel[300], tag[300], latch[300];
-    redisReply *r;
-    long long v;
-
-    snprintf(prefix, sizeof prefix, "{%s}:%s:rwlock_timeout", name, field);
-    snprintf(channel, sizeof channel, "redisson_rwlock:{%s}", name);
-    snprintf(tag, sizeof tag, "{%s}", name);
-    snprintf(latch, sizeof latch, "redisson_unlock_latch:{%s}:0123456789abcdef0123456789abcdef",
-             name);
-    r = redisCommand(rc, "EVALSHA %s 5 %s %s %s %s %s 0 %s publish 30000", RS_READ_UNLOCK_SHA,
-                     name, channel, prefix, tag, latch, field);
-    cr_assert(r && r->type == REDIS_REPLY_INTEGER, "Redisson's read unlock failed");
-    v = r->integer;
-    freeReplyObject(r);
-    return v;
-}
 
 static struct entry *make_entry(const char *name, uint64_t owner, uint32_t holds, uint8_t kind)
 {
@@ -163,10 +110,10 @@ static void read_renewal(int node)
     load_checked(rc, RS_READ_LOCK, RS_READ_LOCK_SHA);
     load_checked(rc, RS_READ_UNLOCK, RS_READ_UNLOCK_SHA);
     field_of(c, 7, ours);
-    redisson_read_lock(rc, "books", ours, 1000);
-    redisson_read_lock(rc, "books", ours, 1000);
-    redisson_read_lock(rc, "books", "other-client:1", 1000);
-    redisson_read_lock(rc, "a{tag}b", ours, 1000);
+    cr_assert(redisson_read_lock(rc, "books", ours, 1000));
+    cr_assert(redisson_read_lock(rc, "books", ours, 1000));
+    cr_assert(redisson_read_lock(rc, "books", "other-client:1", 1000));
+    cr_assert(redisson_read_lock(rc, "a{tag}b", ours, 1000));
     e[0] = make_entry("books", 7, 2, KIND_READ);
     e[1] = make_entry("a{tag}b", 7, 1, KIND_READ);
     e[2] = make_entry("gone", 7, 1, KIND_READ);
@@ -219,8 +166,8 @@ REDIS_TEST(kinds, read_renewal_never_shortens_the_hash)
 
     load_checked(rc, RS_READ_LOCK, RS_READ_LOCK_SHA);
     field_of(c, 9, ours);
-    redisson_read_lock(rc, "shelf", "long-reader:1", 120000);
-    redisson_read_lock(rc, "shelf", ours, 1000);
+    cr_assert(redisson_read_lock(rc, "shelf", "long-reader:1", 120000));
+    cr_assert(redisson_read_lock(rc, "shelf", ours, 1000));
     for (int node = 0; node < 2; node++) {
         r = run_batch(rc, c, KIND_READ, &e, 1, node);
         cr_assert_eq(r->element[0]->integer, 1);
@@ -526,10 +473,10 @@ static void read_shared(redisContext *rc, const struct setup_arg *arg)
 
     load_rw(rc);
     field_owner(c, 7, ours);
-    redisson_read_lock(rc, "books", ours, 1000);
-    redisson_read_lock(rc, "books", ours, 1000);
-    redisson_read_lock(rc, "books", "other-client:1", 1000);
-    redisson_read_lock(rc, "a{tag}b", ours, 1000);
+    cr_assert(redisson_read_lock(rc, "books", ours, 1000));
+    cr_assert(redisson_read_lock(rc, "books", ours, 1000));
+    cr_assert(redisson_read_lock(rc, "books", "other-client:1", 1000));
+    cr_assert(redisson_read_lock(rc, "a{tag}b", ours, 1000));
 }
 
 /* Owners 7 and 8 (3 holds) of this client read "shelf" beside a reader
@@ -540,12 +487,12 @@ static void read_two_owners_long(redisContext *rc, const struct setup_arg *arg)
     char ours[FIELD_MAX];
 
     load_rw(rc);
-    redisson_read_lock(rc, "shelf", "long-reader:1", 120000);
+    cr_assert(redisson_read_lock(rc, "shelf", "long-reader:1", 120000));
     field_owner(c, 7, ours);
-    redisson_read_lock(rc, "shelf", ours, 1000);
+    cr_assert(redisson_read_lock(rc, "shelf", ours, 1000));
     field_owner(c, 8, ours);
     for (int i = 0; i < 3; i++)
-        redisson_read_lock(rc, "shelf", ours, 1000);
+        cr_assert(redisson_read_lock(rc, "shelf", ours, 1000));
 }
 
 /* The same two owners alone: the hash goes to the lease. */
@@ -556,10 +503,10 @@ static void read_two_owners(redisContext *rc, const struct setup_arg *arg)
 
     load_rw(rc);
     field_owner(c, 7, ours);
-    redisson_read_lock(rc, "shelf", ours, 1000);
+    cr_assert(redisson_read_lock(rc, "shelf", ours, 1000));
     field_owner(c, 8, ours);
     for (int i = 0; i < 3; i++)
-        redisson_read_lock(rc, "shelf", ours, 1000);
+        cr_assert(redisson_read_lock(rc, "shelf", ours, 1000));
 }
 
 /* A hash without a TTL (PERSIST): PTTL -1 < lease gave it the lease; a
@@ -571,7 +518,7 @@ static void read_persistent_hash(redisContext *rc, const struct setup_arg *arg)
 
     load_rw(rc);
     field_owner(c, 7, ours);
-    redisson_read_lock(rc, "still", ours, 1000);
+    cr_assert(redisson_read_lock(rc, "still", ours, 1000));
     freeReplyObject(redisCommand(rc, "PERSIST still"));
 }
 
@@ -585,7 +532,7 @@ static void read_after_downgrade(redisContext *rc, const struct setup_arg *arg)
     field_owner(c, 7, ours);
     snprintf(write_field, sizeof write_field, "%s:write", ours);
     eval_ok(rc, redisCommand(rc, "EVALSHA %s 1 doc 1000 %s", RS_WRITE_LOCK_SHA, write_field));
-    redisson_read_lock(rc, "doc", ours, 1000);
+    cr_assert(redisson_read_lock(rc, "doc", ours, 1000));
 }
 
 /* Force-unlocked by Redisson ("forced": the hash gone, our timeout key
@@ -598,13 +545,13 @@ static void read_after_force_unlock(redisContext *rc, const struct setup_arg *ar
 
     load_rw(rc);
     field_owner(c, 7, ours);
-    redisson_read_lock(rc, "forced", ours, 1000);
-    redisson_read_lock(rc, "again", ours, 1000);
+    cr_assert(redisson_read_lock(rc, "forced", ours, 1000));
+    cr_assert(redisson_read_lock(rc, "again", ours, 1000));
     eval_ok(rc, redisCommand(rc, "EVALSHA %s 2 forced redisson_rwlock:{forced} 0 publish",
                              RS_READ_FORCE_SHA));
     eval_ok(rc, redisCommand(rc, "EVALSHA %s 2 again redisson_rwlock:{again} 0 publish",
                              RS_READ_FORCE_SHA));
-    redisson_read_lock(rc, "again", "other-client:2", 1000);
+    cr_assert(redisson_read_lock(rc, "again", "other-client:2", 1000));
 }
 
 /* Keys of other shapes: a string; a plain lock's hash (no mode) holding
@@ -619,8 +566,8 @@ static void read_odd_keys(redisContext *rc, const struct setup_arg *arg)
     freeReplyObject(redisCommand(rc, "SET str x"));
     freeReplyObject(redisCommand(rc, "HSET rlock %s 1", ours));
     freeReplyObject(redisCommand(rc, "PEXPIRE rlock 1000"));
-    redisson_read_lock(rc, "early", ours, 1000);
-    redisson_read_lock(rc, "early", ours, 1000);
+    cr_assert(redisson_read_lock(rc, "early", ours, 1000));
+    cr_assert(redisson_read_lock(rc, "early", ours, 1000));
     snprintf(key, sizeof key, "{early}:%s:rwlock_timeout:2", ours);
     freeReplyObject(redisCommand(rc, "DEL %s", key));
 }

@@ -36,7 +36,7 @@
 #include "lock_util.h"
 #include "fixture_util.h"
 #include "proxy.h"
-#include "redisson_rw.h"
+#include "rw_util.h"
 
 /* ---- Redisson's renewals, verbatim (redisson/redisson) ---- */
 
@@ -88,23 +88,6 @@
 #define LEASE_MS 1200u   /* ours: renewed every 400 ms */
 #define RS_LEASE_MS 1000 /* the Redisson process's lockWatchdogTimeout */
 
-static redisContext *connect_srv(void)
-{
-    redisContext *rc = fixture_connect_at(srv.port, srv.unix_path, NULL, 2000);
-
-    cr_assert(rc && !rc->err, "no connection to the fixture");
-    return rc;
-}
-
-static void load_checked(redisContext *rc, const char *script, const char *sha)
-{
-    redisReply *r = redisCommand(rc, "SCRIPT LOAD %s", script);
-
-    cr_assert(r && r->type == REDIS_REPLY_STRING);
-    cr_assert_str_eq(r->str, sha, "a Redisson script is not verbatim");
-    freeReplyObject(r);
-}
-
 static void load_all(redisContext *rc)
 {
     load_checked(rc, RS_READ_LOCK, RS_READ_LOCK_SHA);
@@ -113,41 +96,6 @@ static void load_all(redisContext *rc)
     load_checked(rc, RS_RENEW_40, RS_RENEW_40_SHA);
     load_checked(rc, RS_RENEW_344, RS_RENEW_344_SHA);
     load_checked(rc, RS_RENEW_343, RS_RENEW_343_SHA);
-}
-
-/* Redisson's read lock for field (names here have no '{'). */
-static void redisson_read_lock(redisContext *rc, const char *name, const char *field,
-                               int lease_ms)
-{
-    char prefix[300], write_field[200];
-    redisReply *r;
-
-    snprintf(prefix, sizeof prefix, "{%s}:%s:rwlock_timeout", name, field);
-    snprintf(write_field, sizeof write_field, "%s:write", field);
-    r = redisCommand(rc, "EVALSHA %s 2 %s %s %d %s %s", RS_READ_LOCK_SHA, name, prefix,
-                     lease_ms, field, write_field);
-    cr_assert(r && r->type == REDIS_REPLY_NIL, "Redisson's read lock was not acquired");
-    freeReplyObject(r);
-}
-
-/* Redisson's read unlock for field: 0 still locked, 1 freed. */
-static long long redisson_read_unlock(redisContext *rc, const char *name, const char *field)
-{
-    char prefix[300], channel[300], tag[300], latch[300];
-    redisReply *r;
-    long long v;
-
-    snprintf(prefix, sizeof prefix, "{%s}:%s:rwlock_timeout", name, field);
-    snprintf(channel, sizeof channel, "redisson_rwlock:{%s}", name);
-    snprintf(tag, sizeof tag, "{%s}", name);
-    snprintf(latch, sizeof latch, "redisson_unlock_latch:{%s}:%08x%024d", name,
-             (unsigned)rand(), 0);
-    r = redisCommand(rc, "EVALSHA %s 5 %s %s %s %s %s 0 %s publish 30000", RS_READ_UNLOCK_SHA,
-                     name, channel, prefix, tag, latch, field);
-    cr_assert(r && r->type == REDIS_REPLY_INTEGER, "Redisson's read unlock failed");
-    v = r->integer;
-    freeReplyObject(r);
-    return v;
 }
 
 /* One Redisson renewal call: sha over names[0..n-1] (KEYS: each name and
@@ -205,28 +153,6 @@ static const char *timeout_key(char *buf, size_t size, const char *name, const c
     return buf;
 }
 
-static struct lw_lock *read_lock(struct lw_client *c, const char *name)
-{
-    struct lw_lock *l = NULL;
-
-    cr_assert_eq(lw_read_lock_new(c, name, strlen(name), &l), 0);
-    return l;
-}
-
-static struct lw_lock *write_lock(struct lw_client *c, const char *name)
-{
-    struct lw_lock *l = NULL;
-
-    cr_assert_eq(lw_write_lock_new(c, name, strlen(name), &l), 0);
-    return l;
-}
-
-/* Our reader's field: "<client id>:<owner>", the owner this thread. */
-static void own_field(struct lw_client *c, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s:%llu", lw_client_id(c), (unsigned long long)lw_owner_self());
-}
-
 /* Whether key's TTL is one our renewal set: at most our lease, and alive. */
 static int ours_to_lease(redisContext *rc, const char *key)
 {
@@ -259,7 +185,7 @@ REDIS_TEST(rw_renewals, redisson_4_4_renews_only_its_own_fields)
     load_all(rc);
     own_field(c, ours, sizeof ours);
     for (int i = 0; i < 2; i++) {
-        redisson_read_lock(rc, names[i], RS_FIELD, RS_LEASE_MS);
+        cr_assert(redisson_read_lock(rc, names[i], RS_FIELD, RS_LEASE_MS));
         l[i] = read_lock(c, names[i]);
         cr_assert_eq(lw_lock_acquire(l[i], NULL), 0);
     }
@@ -338,7 +264,7 @@ REDIS_TEST(rw_renewals, redisson_4_0_keeps_our_cut_off_reader_alive_for_one_leas
     load_all(rc);
     own_field(c, ours, sizeof ours);
     timeout_key(key, sizeof key, "ledger", ours, 1);
-    redisson_read_lock(rc, "ledger", RS_FIELD, RS_LEASE_MS);
+    cr_assert(redisson_read_lock(rc, "ledger", RS_FIELD, RS_LEASE_MS));
     l = read_lock(c, "ledger");
     wl = write_lock(w, "ledger");
     cr_assert_eq(lw_lock_acquire(l, NULL), 0);
@@ -418,7 +344,7 @@ REDIS_TEST(rw_renewals, redisson_3_43_keeps_our_dead_reader_for_one_lease_after_
     load_all(rc);
     own_field(c, ours, sizeof ours);
     timeout_key(key, sizeof key, "shelf", ours, 1);
-    redisson_read_lock(rc, "shelf", RS_FIELD, RS_LEASE_MS);
+    cr_assert(redisson_read_lock(rc, "shelf", RS_FIELD, RS_LEASE_MS));
     cr_assert_eq(lw_lock_acquire(l, NULL), 0);
     lw_lock_free(l);
     cr_assert_eq(lw_client_free(c), 0); /* dead: its hold stays, unrenewed */
@@ -468,7 +394,7 @@ REDIS_TEST(rw_renewals, redisson_3_44_batch_bug_leaves_our_holds_renewed)
     load_all(rc);
     own_field(c, ours, sizeof ours);
     for (int i = 0; i < 2; i++) {
-        redisson_read_lock(rc, names[i], RS_FIELD, RS_LEASE_MS);
+        cr_assert(redisson_read_lock(rc, names[i], RS_FIELD, RS_LEASE_MS));
         l[i] = read_lock(c, names[i]);
         cr_assert_eq(lw_lock_acquire(l[i], NULL), 0);
     }
@@ -546,7 +472,7 @@ REDIS_TEST(rw_renewals, a_read_hold_lost_under_a_live_hash_is_not_revived)
     load_all(rc);
     own_field(c, ours, sizeof ours);
     timeout_key(key, sizeof key, "atlas", ours, 1);
-    redisson_read_lock(rc, "atlas", RS_FIELD, RS_LEASE_MS);
+    cr_assert(redisson_read_lock(rc, "atlas", RS_FIELD, RS_LEASE_MS));
     l = read_lock(c, "atlas");
     wl = write_lock(w, "atlas");
     cr_assert_eq(lw_lock_acquire(l, NULL), 0);

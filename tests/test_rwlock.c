@@ -13,15 +13,7 @@
 #include "fixture_util.h"
 #include "lock_util.h"
 #include "attempts_util.h"
-#include "redisson_rw.h"
-
-static redisContext *connect_srv(void)
-{
-    redisContext *rc = fixture_connect_at(srv.port, srv.unix_path, NULL, 2000);
-
-    cr_assert(rc && !rc->err, "no connection to the fixture");
-    return rc;
-}
+#include "rw_util.h"
 
 static void load_redisson(redisContext *rc)
 {
@@ -33,34 +25,12 @@ static void load_redisson(redisContext *rc)
         {RS_WRITE_UNLOCK, RS_WRITE_UNLOCK_SHA},
     };
 
-    for (size_t i = 0; i < sizeof scripts / sizeof *scripts; i++) {
-        redisReply *r = redisCommand(rc, "SCRIPT LOAD %s", scripts[i][0]);
-
-        cr_assert(r && r->type == REDIS_REPLY_STRING);
-        cr_assert_str_eq(r->str, scripts[i][1], "a Redisson script is not verbatim");
-        freeReplyObject(r);
-    }
+    for (size_t i = 0; i < sizeof scripts / sizeof *scripts; i++)
+        load_checked(rc, scripts[i][0], scripts[i][1]);
 }
 
-/* Redisson's read tryLock for field with lease_ms: nil (acquired) or the
- * PTTL, as -1000 - PTTL... returned as: 1 acquired, 0 not. */
-static int redisson_read_lock(redisContext *rc, const char *name, const char *field,
-                              int lease_ms)
-{
-    char prefix[300], wfield[200];
-    redisReply *r;
-    int got;
-
-    snprintf(prefix, sizeof prefix, "{%s}:%s:rwlock_timeout", name, field);
-    snprintf(wfield, sizeof wfield, "%s:write", field);
-    r = redisCommand(rc, "EVALSHA %s 2 %s %s %d %s %s", RS_READ_LOCK_SHA, name, prefix,
-                     lease_ms, field, wfield);
-    cr_assert(r && r->type != REDIS_REPLY_ERROR);
-    got = r->type == REDIS_REPLY_NIL;
-    freeReplyObject(r);
-    return got;
-}
-
+/* Redisson's write tryLock for field with lease_ms: 1 acquired (nil), 0
+ * not. */
 static int redisson_write_lock(redisContext *rc, const char *name, const char *field,
                                int lease_ms)
 {
@@ -72,25 +42,6 @@ static int redisson_write_lock(redisContext *rc, const char *name, const char *f
     got = r->type == REDIS_REPLY_NIL;
     freeReplyObject(r);
     return got;
-}
-
-/* Redisson's read unlock: 0 still locked, 1 freed, -1 nil (not held). */
-static long long redisson_read_unlock(redisContext *rc, const char *name, const char *field)
-{
-    char prefix[300], channel[300], tag[300], latch[300];
-    redisReply *r;
-    long long v;
-
-    snprintf(prefix, sizeof prefix, "{%s}:%s:rwlock_timeout", name, field);
-    snprintf(channel, sizeof channel, "redisson_rwlock:{%s}", name);
-    snprintf(tag, sizeof tag, "{%s}", name);
-    snprintf(latch, sizeof latch, "redisson_unlock_latch:{%s}:%032x", name, (unsigned)rand());
-    r = redisCommand(rc, "EVALSHA %s 5 %s %s %s %s %s 0 %s publish 30000", RS_READ_UNLOCK_SHA,
-                     name, channel, prefix, tag, latch, field);
-    cr_assert(r && r->type != REDIS_REPLY_ERROR);
-    v = r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
-    freeReplyObject(r);
-    return v;
 }
 
 /* Redisson's write unlock of field's last hold: 1 released (and 1
@@ -118,27 +69,6 @@ static long long redisson_read_is_locked(redisContext *rc, const char *name)
 
     freeReplyObject(r);
     return v;
-}
-
-static struct lw_lock *read_lock(struct lw_client *c, const char *name)
-{
-    struct lw_lock *l = NULL;
-
-    cr_assert_eq(lw_read_lock_new(c, name, strlen(name), &l), 0);
-    return l;
-}
-
-static struct lw_lock *write_lock(struct lw_client *c, const char *name)
-{
-    struct lw_lock *l = NULL;
-
-    cr_assert_eq(lw_write_lock_new(c, name, strlen(name), &l), 0);
-    return l;
-}
-
-static void own_field(struct lw_client *c, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s:%llu", lw_client_id(c), (unsigned long long)lw_owner_self());
 }
 
 /* A subscriber to the name's channel, and the next message on it (NULL
