@@ -80,6 +80,18 @@
     "  return 0 "                                                                      \
     "end "
 
+/* A node batch's answer for a name whose HEXISTS, through pcall, did not
+ * say 1: -1 when the node refused the key (a slot moved away or
+ * migrating: the cluster's refusal is an error table), to be sent again
+ * on its own, routed by its slot; 0 when the field is not there or the
+ * key is of another type (WRONGTYPE): not ours. */
+#define LUA_NOT_RENEWED                                                       \
+    "local function not_renewed(r) "                                          \
+    "  if type(r) == 'table' and not string.find(r.err, 'WRONGTYPE', 1, true) " \
+    "  then return -1 end "                                                   \
+    "  return 0 "                                                             \
+    "end "
+
 /* Read holds' renewals (kind_read.c): stretch() sets a read-write lock's
  * hash to max(PTTL, lease) and notes the name in `stretched`, for the
  * callers to do it once per name per call (every hold of a call has the
@@ -263,6 +275,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * cluster's refusal into an error table) to be sent again on its own,
      * routed by its slot.  A key of the wrong type is not ours, as above. */
     [SCRIPT_RENEW_NODE] =
+        LUA_NOT_RENEWED
         "local n = (#ARGV - 1) / 2 "
         "local renewed = {} "
         "for i = 1, n do "
@@ -270,10 +283,8 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "  if r == 1 then "
         "    redis.call('pexpire', ARGV[i], ARGV[n + 1]) "
         "    renewed[i] = 1 "
-        "  elseif type(r) == 'table' and not string.find(r.err, 'WRONGTYPE', 1, true) then "
-        "    renewed[i] = -1 "
         "  else "
-        "    renewed[i] = 0 "
+        "    renewed[i] = not_renewed(r) "
         "  end "
         "end "
         "return renewed",
@@ -391,6 +402,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     /* Cluster: SCRIPT_RENEW_NODE with the client id once (n names, the
      * lease, the client id, n owners). */
     [SCRIPT_RENEW_OWNERS_NODE] =
+        LUA_NOT_RENEWED
         "local n = (#ARGV - 2) / 2 "
         "local renewed = {} "
         "for i = 1, n do "
@@ -398,10 +410,8 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "  if r == 1 then "
         "    redis.call('pexpire', ARGV[i], ARGV[n + 1]) "
         "    renewed[i] = 1 "
-        "  elseif type(r) == 'table' and not string.find(r.err, 'WRONGTYPE', 1, true) then "
-        "    renewed[i] = -1 "
         "  else "
-        "    renewed[i] = 0 "
+        "    renewed[i] = not_renewed(r) "
         "  end "
         "end "
         "return renewed",
@@ -437,6 +447,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * here, as above. */
     [SCRIPT_RENEW_READ_NODE] =
         LUA_STRETCH_HASH
+        LUA_NOT_RENEWED
     "local n = (#ARGV - 2) / 3 "
     "local lease = ARGV[n + 1] "
     "local renewed = {} "
@@ -452,10 +463,8 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "    end "
     "    if not stretched[name] then stretch(name, lease) end "
     "    renewed[i] = 1 "
-    "  elseif type(r) == 'table' and not string.find(r.err, 'WRONGTYPE', 1, true) then "
-    "    renewed[i] = -1 "
     "  else "
-    "    renewed[i] = 0 "
+    "    renewed[i] = not_renewed(r) "
     "  end "
     "end "
     "return renewed",
