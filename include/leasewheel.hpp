@@ -374,6 +374,12 @@ class client
         lease_risk_handler on_lease_risk;
     };
 
+    /* A risk report's lease left, as the handlers take it. */
+    static std::chrono::milliseconds left_of(std::uint64_t left_ms) noexcept
+    {
+        return std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(left_ms));
+    }
+
     static void lost_trampoline(const char *name, std::size_t len, std::uint64_t owner,
                                 int reason, void *arg) noexcept
     {
@@ -383,9 +389,8 @@ class client
     static void risk_trampoline(const char *name, std::size_t len, std::uint64_t owner,
                                 int at_risk, std::uint64_t left_ms, void *arg) noexcept
     {
-        static_cast<state *>(arg)->on_risk(
-            std::string_view(name, len), owner, at_risk != 0,
-            std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(left_ms)));
+        static_cast<state *>(arg)->on_risk(std::string_view(name, len), owner, at_risk != 0,
+                                           left_of(left_ms));
     }
 
     static lease lease_of(const lw_lease *l) noexcept
@@ -402,9 +407,7 @@ class client
     static void lease_risk_trampoline(const lw_lease *l, int at_risk, std::uint64_t left_ms,
                                       void *arg) noexcept
     {
-        static_cast<state *>(arg)->on_lease_risk(
-            lease_of(l), at_risk != 0,
-            std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(left_ms)));
+        static_cast<state *>(arg)->on_lease_risk(lease_of(l), at_risk != 0, left_of(left_ms));
     }
 
     static void log_trampoline(int level, const char *message, void *arg) noexcept
