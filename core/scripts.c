@@ -85,11 +85,11 @@
  * migrating: the cluster's refusal is an error table), to be sent again
  * on its own, routed by its slot; 0 when the field is not there or the
  * key is of another type (WRONGTYPE): not ours. */
-#define LUA_NOT_RENEWED                                                       \
-    "local function not_renewed(r) "                                          \
+#define LUA_NOT_RENEWED                                                         \
+    "local function not_renewed(r) "                                            \
     "  if type(r) == 'table' and not string.find(r.err, 'WRONGTYPE', 1, true) " \
-    "  then return -1 end "                                                   \
-    "  return 0 "                                                             \
+    "  then return -1 end "                                                     \
+    "  return 0 "                                                               \
     "end "
 
 /* Read holds' renewals (kind_read.c): stretch() sets a read-write lock's
@@ -276,18 +276,18 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * routed by its slot.  A key of the wrong type is not ours, as above. */
     [SCRIPT_RENEW_NODE] =
         LUA_NOT_RENEWED
-        "local n = (#ARGV - 1) / 2 "
-        "local renewed = {} "
-        "for i = 1, n do "
-        "  local r = redis.pcall('hexists', ARGV[i], ARGV[n + 1 + i]) "
-        "  if r == 1 then "
-        "    redis.call('pexpire', ARGV[i], ARGV[n + 1]) "
-        "    renewed[i] = 1 "
-        "  else "
-        "    renewed[i] = not_renewed(r) "
-        "  end "
-        "end "
-        "return renewed",
+    "local n = (#ARGV - 1) / 2 "
+    "local renewed = {} "
+    "for i = 1, n do "
+    "  local r = redis.pcall('hexists', ARGV[i], ARGV[n + 1 + i]) "
+    "  if r == 1 then "
+    "    redis.call('pexpire', ARGV[i], ARGV[n + 1]) "
+    "    renewed[i] = 1 "
+    "  else "
+    "    renewed[i] = not_renewed(r) "
+    "  end "
+    "end "
+    "return renewed",
 
     /* Cluster: drops of one node, the names in ARGV as above (n names, the
      * publish command, the client id, n owners).  A name not served here is
@@ -403,18 +403,18 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * lease, the client id, n owners). */
     [SCRIPT_RENEW_OWNERS_NODE] =
         LUA_NOT_RENEWED
-        "local n = (#ARGV - 2) / 2 "
-        "local renewed = {} "
-        "for i = 1, n do "
-        "  local r = redis.pcall('hexists', ARGV[i], ARGV[n + 2] .. ':' .. ARGV[n + 2 + i]) "
-        "  if r == 1 then "
-        "    redis.call('pexpire', ARGV[i], ARGV[n + 1]) "
-        "    renewed[i] = 1 "
-        "  else "
-        "    renewed[i] = not_renewed(r) "
-        "  end "
-        "end "
-        "return renewed",
+    "local n = (#ARGV - 2) / 2 "
+    "local renewed = {} "
+    "for i = 1, n do "
+    "  local r = redis.pcall('hexists', ARGV[i], ARGV[n + 2] .. ':' .. ARGV[n + 2 + i]) "
+    "  if r == 1 then "
+    "    redis.call('pexpire', ARGV[i], ARGV[n + 1]) "
+    "    renewed[i] = 1 "
+    "  else "
+    "    renewed[i] = not_renewed(r) "
+    "  end "
+    "end "
+    "return renewed",
 
     /* Renew read holds of read-write locks (kind_read.c), Redisson's
      * layout: per hold, KEYS the hash and its timeout keys 1..count, ARGV
@@ -447,7 +447,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * here, as above. */
     [SCRIPT_RENEW_READ_NODE] =
         LUA_STRETCH_HASH
-        LUA_NOT_RENEWED
+            LUA_NOT_RENEWED
     "local n = (#ARGV - 2) / 3 "
     "local lease = ARGV[n + 1] "
     "local renewed = {} "
