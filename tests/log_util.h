@@ -56,12 +56,16 @@ static inline int logged_with(const char *what, int level)
  * failures are read from their output. */
 static uint64_t log_since;
 
+/* The milliseconds since log_since, each stderr line's time. */
+static inline unsigned long long log_ms(void)
+{
+    return (unsigned long long)((lw_clock_now() - log_since) / 1000000u);
+}
+
 static inline void log_to_stderr(int level, const char *message, void *arg)
 {
     (void)arg;
-    fprintf(stderr, "[%6llu ms] %s: %s\n",
-            (unsigned long long)((lw_clock_now() - log_since) / 1000000u),
-            lw_log_level_name(level), message);
+    fprintf(stderr, "[%6llu ms] %s: %s\n", log_ms(), lw_log_level_name(level), message);
 }
 
 #endif

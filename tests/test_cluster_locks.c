@@ -300,8 +300,8 @@ static void say_cluster_state(struct redis_cluster *c, enum redis_cluster_step s
         if (r)
             freeReplyObject(r);
     }
-    fprintf(stderr, "[%6llu ms] migration step %d, cluster_state%s\n",
-            (unsigned long long)((lw_clock_now() - log_since) / 1000000u), (int)step, line);
+    fprintf(stderr, "[%6llu ms] migration step %d, cluster_state%s\n", log_ms(), (int)step,
+            line);
 }
 
 /* Between the steps of a hand-made migration, hold on for more than a
