@@ -30,16 +30,15 @@
 
 /* The scripts, in the engine's order (lw_request_evalsha()'s `script`). */
 enum script_id {
-    SCRIPT_LOCK,       /* KEYS name, token key; ARGV lease ms, field */
-    SCRIPT_UNLOCK,     /* KEYS name, channel;   ARGV field, publish command */
-    SCRIPT_FORCE,      /* KEYS name, channel;   ARGV publish command */
-    SCRIPT_RENEW,      /* KEYS names...;        ARGV lease ms, fields... */
-    SCRIPT_DROP,       /* KEYS names...;        ARGV publish command, id, owners... */
-    SCRIPT_RENEW_NODE, /* no KEYS; ARGV names..., lease ms, fields... */
-    SCRIPT_DROP_NODE,  /* no KEYS; ARGV names..., publish command, id, owners... */
-    SCRIPT_HANDOFF,    /* KEYS name, token key; ARGV field, waiter's field, lease ms */
-    SCRIPT_MIN_HOLD,   /* KEYS name;            ARGV field, ms */
-    SCRIPT_STATUS,     /* KEYS name, {name}:timeout */
+    SCRIPT_LOCK,      /* KEYS name, token key; ARGV lease ms, field */
+    SCRIPT_UNLOCK,    /* KEYS name, channel;   ARGV field, publish command */
+    SCRIPT_FORCE,     /* KEYS name, channel;   ARGV publish command */
+    SCRIPT_RENEW,     /* KEYS names...;        ARGV lease ms, fields... */
+    SCRIPT_DROP,      /* KEYS names...;        ARGV publish command, id, owners... */
+    SCRIPT_DROP_NODE, /* no KEYS; ARGV names..., publish command, id, owners... */
+    SCRIPT_HANDOFF,   /* KEYS name, token key; ARGV field, waiter's field, lease ms */
+    SCRIPT_MIN_HOLD,  /* KEYS name;            ARGV field, ms */
+    SCRIPT_STATUS,    /* KEYS name, {name}:timeout */
     /* Semaphores (semaphore.c): KEYS name, {name}:timeout, channel. */
     SCRIPT_SEM_ACQUIRE, /* ARGV n, expiry ms, now ms, publish command, ids... */
     SCRIPT_SEM_RELEASE, /* ARGV now ms, publish command, ids... */

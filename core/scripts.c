@@ -267,31 +267,10 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "end "
     "return dropped",
 
-    /* Cluster: renew many locks of one node, whatever their slots.  The
-     * names come in ARGV (n names, the lease, n fields), for declared keys
-     * would have to share one slot; an old-style script may touch keys of
-     * any slot its node serves.  Per name: 1 renewed, 0 not ours, -1 not
-     * served here (a slot moved away or migrating: redis.pcall turns the
-     * cluster's refusal into an error table) to be sent again on its own,
-     * routed by its slot.  A key of the wrong type is not ours, as above. */
-    [SCRIPT_RENEW_NODE] =
-        LUA_NOT_RENEWED
-    "local n = (#ARGV - 1) / 2 "
-    "local renewed = {} "
-    "for i = 1, n do "
-    "  local r = redis.pcall('hexists', ARGV[i], ARGV[n + 1 + i]) "
-    "  if r == 1 then "
-    "    redis.call('pexpire', ARGV[i], ARGV[n + 1]) "
-    "    renewed[i] = 1 "
-    "  else "
-    "    renewed[i] = not_renewed(r) "
-    "  end "
-    "end "
-    "return renewed",
-
-    /* Cluster: drops of one node, the names in ARGV as above (n names, the
-     * publish command, the client id, n owners).  A name not served here is
-     * skipped: its lease ends the field anyway. */
+    /* Cluster: drops of one node, whatever their slots, the names in ARGV
+     * as SCRIPT_RENEW_OWNERS_NODE's (n names, the publish command, the
+     * client id, n owners).  A name not served here is skipped: its lease
+     * ends the field anyway. */
     [SCRIPT_DROP_NODE] =
         LUA_CHANNEL_OF
     "local n = (#ARGV - 2) / 2 "
@@ -399,8 +378,13 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "end "
         "return renewed",
 
-    /* Cluster: SCRIPT_RENEW_NODE with the client id once (n names, the
-     * lease, the client id, n owners). */
+    /* Cluster: renew many locks of one node, whatever their slots.  The
+     * names come in ARGV (n names, the lease, the client id, n owners), for
+     * declared keys would have to share one slot; an old-style script may
+     * touch keys of any slot its node serves.  Per name: 1 renewed, 0 not
+     * ours, -1 not served here (a slot moved away or migrating: redis.pcall
+     * turns the cluster's refusal into an error table) to be sent again on
+     * its own, routed by its slot.  A key of the wrong type is not ours. */
     [SCRIPT_RENEW_OWNERS_NODE] =
         LUA_NOT_RENEWED
     "local n = (#ARGV - 2) / 2 "
