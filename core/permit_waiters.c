@@ -38,7 +38,8 @@
  *
  * So a release of k permits costs k attempts for k waiters, whatever the
  * line, and the next waiter asks only when permits are left for it or its
- * expiry comes.
+ * expiry comes (or once, to learn it, when neither it nor the waiter
+ * before it was ever answered: first_timer()).
  */
 #include <stdlib.h>
 #include <string.h>

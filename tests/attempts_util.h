@@ -26,9 +26,22 @@ static inline long long evalsha_calls(void)
     return n;
 }
 
-/* The count once none has run for 100 ms (at most 5 s): the waiters'
- * attempts are answered, and each waits for a message or a timer far
- * away (the holders' leases are long). */
+/* Wait (at most 5 s) until Redis has run n EVALSHA calls since `start`:
+ * the attempts a test knows were sent are all counted.  Before a wake-up,
+ * the count to compare with is read only after this, never after a quiet
+ * spell: on a loaded host an attempt can be on its way for longer than
+ * any spell, and a count read before it lands adds it to the wake-up's. */
+static inline void evalsha_reach(long long start, long long n)
+{
+    long long now = 0;
+
+    if (!wait_until((now = evalsha_calls()) - start >= n, 5000))
+        cr_assert_fail("%lld EVALSHA calls, not the %lld sent", now - start, n);
+}
+
+/* The count once none has run for 100 ms (at most 5 s), read after a
+ * wake-up whose attempts were all answered: a further attempt, which
+ * there should not be, had that long to show. */
 static inline long long evalsha_settled(void)
 {
     long long before = evalsha_calls(), now;

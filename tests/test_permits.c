@@ -231,6 +231,28 @@ static int64_t acquired(struct lw_semaphore *s)
     return v;
 }
 
+/* A line of waiters whose attempts are all counted, for a test of how
+ * many a wake-up costs.  The first waiter, started after `start` was
+ * read, tries, subscribes and tries again once subscribed: two attempts,
+ * waited for here.  The waiters the test starts next queue behind it
+ * without trying; lined_up() returns the count once they have and the
+ * first's last answer is in: an availability read, one more script, goes
+ * after them through the engine's queue, and after that answer on the
+ * same connection. */
+static void line_up(long long start)
+{
+    cr_assert(wait_until(subscribers() == 1, 5000), "never subscribed");
+    evalsha_reach(start, 2);
+}
+
+static long long lined_up(struct lw_semaphore *s, long long start)
+{
+    (void)available(s);
+    evalsha_reach(start, 3);
+    cr_assert_eq(evalsha_calls() - start, 3, "the waiters behind the first sent nothing");
+    return start + 3;
+}
+
 /* ---- The tests ---- */
 
 /* Every Redisson script the tests use is the one its SHA1 names. */
@@ -489,8 +511,10 @@ static void on_permit_in(int err, int64_t value, void *arg)
 }
 
 /* Redisson's release of three permits at once publishes 3: the three
- * oldest of four waiters get in together, one attempt each; the fourth
- * sends none (no permit is left for it) until the next release. */
+ * oldest of four waiters get in together, one attempt each.  The fourth
+ * queued behind the first without trying, so it has never heard when a
+ * permit expires: once first, it asks once, at the next tick, and then
+ * waits (no permit is left for it) until the next release. */
 REDIS_TEST(permits, a_release_of_three_wakes_three_at_once)
 {
     struct lw_client *c = new_client(3000, NULL);
@@ -510,11 +534,13 @@ REDIS_TEST(permits, a_release_of_three_wakes_three_at_once)
     }
     tally_init(&t.tally);
     tally_init(&last.tally);
-    for (int i = 0; i < 3; i++)
+    before = evalsha_calls();
+    cr_assert_eq(lw_permit_acquire_async(s, 1, 30000, 60000, &w[0], on_permit_in, &t), 0);
+    line_up(before);
+    for (int i = 1; i < 3; i++)
         cr_assert_eq(lw_permit_acquire_async(s, 1, 30000, 60000, &w[i], on_permit_in, &t), 0);
     cr_assert_eq(lw_permit_acquire_async(s, 1, 30000, 60000, &w[3], on_permit_in, &last), 0);
-    cr_assert(wait_until(subscribers() == 1, 5000), "never subscribed");
-    before = evalsha_settled();
+    before = lined_up(s, before);
     cr_assert_eq(tally_wait(&t.tally, 1, 0) + tally_wait(&last.tally, 1, 0), 0);
 
     cr_assert_eq(rs_release_many(theirs, 3), 3);
@@ -523,7 +549,8 @@ REDIS_TEST(permits, a_release_of_three_wakes_three_at_once)
     cr_assert_eq(atomic_load(&t.first_saw), 3,
                  "when the first heard it got its permit, %lld were acquired, not 3",
                  atomic_load(&t.first_saw));
-    cr_assert_eq(evalsha_settled() - before, 3, "one attempt each, none for the fourth");
+    evalsha_reach(before, 4);
+    cr_assert_eq(evalsha_settled() - before, 4, "one attempt each, and the fourth's one ask");
     cr_assert_eq(tally_wait(&last.tally, 1, 0), 0, "no permit was left for the fourth");
 
     cr_assert_eq(lw_permit_release(s, &w[0], 1), 0);
@@ -539,7 +566,9 @@ REDIS_TEST(permits, a_release_of_three_wakes_three_at_once)
 
 /* A count published by hand wakes that many permits' worth, oldest first,
  * a waiter wanting two counting as two: "3" lets in the waiter of two and
- * the next of one, and no one behind them tries; "0" wakes no one. */
+ * the next of one; "0" wakes no one.  Of the two behind them, the first
+ * asks once (it queued without trying, as the last waiter of the test
+ * above) and the other sends nothing. */
 REDIS_TEST(permits, a_count_published_by_hand_wakes_that_many)
 {
     struct lw_client *c = new_client(3000, NULL);
@@ -553,12 +582,13 @@ REDIS_TEST(permits, a_count_published_by_hand_wakes_that_many)
         memset(&o[i], 0, sizeof o[i]);
         tally_init(&o[i].tally);
     }
+    before = evalsha_calls();
     cr_assert_eq(lw_permit_acquire_async(s, 2, 30000, 60000, two, on_outcome, &o[0]), 0);
+    line_up(before);
     for (int i = 0; i < 3; i++)
         cr_assert_eq(
             lw_permit_acquire_async(s, 1, 30000, 60000, &one[i], on_outcome, &o[1 + i]), 0);
-    cr_assert(wait_until(subscribers() == 1, 5000), "never subscribed");
-    before = evalsha_settled();
+    before = lined_up(s, before);
 
     freeReplyObject(redis_server_command(&srv, "PUBLISH %s 0", SEM_CHANNEL));
     freeReplyObject(redis_server_command(&srv, "INCRBY %s 3", SEM));
@@ -566,8 +596,10 @@ REDIS_TEST(permits, a_count_published_by_hand_wakes_that_many)
     cr_assert_eq(tally_wait(&o[0].tally, 1, 5000), 1, "the waiter of two got in");
     cr_assert_eq(tally_wait(&o[1].tally, 1, 5000), 1, "the next, of one, got in");
     cr_assert_eq(atomic_load(&o[0].err) + atomic_load(&o[1].err), 0);
-    cr_assert_eq(evalsha_settled() - before, 2,
-                 "two attempts: none for the 0, none for the waiters behind");
+    evalsha_reach(before, 3);
+    cr_assert_eq(evalsha_settled() - before, 3,
+                 "two attempts, and the next waiter's one ask: none for the 0, none from "
+                 "the last");
     cr_assert_eq(tally_wait(&o[2].tally, 1, 0) + tally_wait(&o[3].tally, 1, 0), 0);
     cr_assert_eq(available(s), 0);
 

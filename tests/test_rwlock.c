@@ -467,6 +467,33 @@ static long long subscribed(const char *name)
     return n;
 }
 
+/* A line of waiters whose attempts are all counted, for a test of how
+ * many a wake-up costs.  The first waiter, started after `start` was
+ * read, tries, subscribes and tries again once subscribed: two attempts,
+ * waited for here.  The waiters the test starts next queue behind it
+ * without trying; lined_up() returns the count once all `n` are in line
+ * and the first's last answer is in (a query of `lock`, one more script
+ * sent after it on the same connection, has come back). */
+static void line_up(const char *name, long long start)
+{
+    cr_assert(wait_until(subscribed(name) == 1, 5000), "never subscribed");
+    evalsha_reach(start, 2);
+}
+
+static long long lined_up(struct lw_client *c, struct lw_lock *lock, uint64_t n,
+                          long long start)
+{
+    struct lw_client_stats st;
+
+    cr_assert(wait_until((lw_client_get_stats(c, &st), st.waiters == n),
+                         5000),
+              "%llu waiters in line, not %llu", (unsigned long long)st.waiters,
+              (unsigned long long)n);
+    cr_assert_geq(lw_is_locked(lock), 0); /* one more script */
+    cr_assert_eq(evalsha_calls() - start, 3, "the waiters behind the first sent nothing");
+    return start + 3;
+}
+
 /* Readers woken at once: the first to hear that it got in looks at the
  * hash from its callback, on the engine thread, before that thread sends
  * anything more.  Woken one after another, it alone would be in (the
@@ -501,10 +528,12 @@ REDIS_TEST(rwlock, a_writers_1_wakes_the_readers_at_once)
     load_redisson(rc);
     cr_assert(redisson_write_lock(rc, "board", "java-1:7", 30000));
     tally_init(&t.o.tally);
-    for (uint64_t owner = 1; owner <= 5; owner++)
+    before = evalsha_calls();
+    cr_assert_eq(lw_acquire_async(br, 1, LW_WAIT_FOREVER, 0, on_reader_in, &t), 0);
+    line_up("board", before);
+    for (uint64_t owner = 2; owner <= 5; owner++)
         cr_assert_eq(lw_acquire_async(br, owner, LW_WAIT_FOREVER, 0, on_reader_in, &t), 0);
-    cr_assert(wait_until(subscribed("board") == 1, 5000), "never subscribed");
-    before = evalsha_settled();
+    before = lined_up(b, br, 5, before);
     cr_assert_eq(tally_wait(&t.o.tally, 1, 0), 0, "the readers wait for the writer");
 
     cr_assert_eq(redisson_write_unlock(rc, "board", "java-1:7"), 1);
@@ -540,12 +569,12 @@ REDIS_TEST(rwlock, a_readers_0_wakes_the_writer_and_reads_wait_behind_it)
     cr_assert(redisson_read_lock(rc, "ledger", "java-1:7", 30000));
     tally_init(&wr.tally);
     tally_init(&rd.tally);
+    before = evalsha_calls();
     cr_assert_eq(lw_acquire_async(bw, 1, LW_WAIT_FOREVER, 0, on_outcome, &wr), 0);
-    cr_assert(wait_until(subscribed("ledger") == 1, 5000), "never subscribed");
-    evalsha_settled();
+    line_up("ledger", before);
     /* Redis holds it for reading: only the writer's turn keeps this out. */
     cr_assert_eq(lw_acquire_async(br, 2, LW_WAIT_FOREVER, 0, on_outcome, &rd), 0);
-    before = evalsha_settled();
+    before = lined_up(b, br, 2, before);
     cr_assert_eq(tally_wait(&wr.tally, 1, 0) + tally_wait(&rd.tally, 1, 0), 0);
 
     cr_assert_eq(redisson_read_unlock(rc, "ledger", "java-1:7"), 1, "freed: 0 published");
