@@ -517,11 +517,6 @@ int lw_engine_on_thread(const struct lw_engine *e)
     return is_engine_thread(e);
 }
 
-uint64_t lw_request_sent_ns(const struct lw_request *req)
-{
-    return req->sent_ns;
-}
-
 struct lw_wheel *lw_engine_wheel(struct lw_engine *e)
 {
     return e->wheel;

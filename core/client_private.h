@@ -272,9 +272,9 @@ struct op {
     uint32_t trim; /* OP_TRIM: surplus holds still to give back */
 
     /* A first acquire waiting for replicas (replicas.c; lock.c reads
-     * ack_holds and ack_sent_ns when it is acknowledged); engine thread. */
+     * ack_holds and ack_from_ns when it is acknowledged); engine thread. */
     struct replica_ack ack;
-    uint64_t ack_sent_ns; /* when the acquire was sent */
+    uint64_t ack_from_ns; /* when the acquire's lease began, at the earliest */
     uint32_t ack_holds;   /* the hold count it hands over */
 
     /* A first acquire held back by admission (admission.c). */

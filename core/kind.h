@@ -78,6 +78,8 @@ struct batch_args {
     size_t *lens;
     uint32_t argv_cap;
     int failed;
+    uint64_t stamp_ns; /* put_call wrote a time by this client's clock,
+                          read then (lw_stamp_now()); 0: none */
 };
 
 struct lease_kind {
@@ -90,7 +92,9 @@ struct lease_kind {
                 struct batch_args *a);
     /* A renewal call's own arguments after the lease and the client id,
      * once a call whatever its entries (NULL: none): what every entry of
-     * the call shares (a permit's new expiry and the publish command). */
+     * the call shares (a permit's new expiry and the publish command).
+     * One that writes a time by this client's clock sets a->stamp_ns
+     * (lw_stamp_now()): the call's leases count from it. */
     void (*put_call)(const struct lw_client *c, struct batch_args *a);
     /* e's answer in a renewal reply: 1 renewed, 0 lost (gone, not ours),
      * -1 (a node batch) its node serves it no more: sent again alone. */

@@ -12,7 +12,8 @@
  * the name only, the script builds the timeout key and the channel.  What
  * every permit of a call shares goes once a call (put_call): the new
  * expiry (now + lease, by this client's clock: the renewal's "now" is
- * expiry - lease) and the publish command.  The script reclaims each
+ * expiry - lease; its lease is counted from that "now", however late the
+ * call is written) and the publish command.  The script reclaims each
  * semaphore's expired permits once a call (as every Redisson script does,
  * publishing the count), then moves each id's score to the new expiry
  * only if it is still there and not expired: an id gone (released by
@@ -21,21 +22,12 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "client_private.h"
 #include "entry.h"
 #include "owner.h"
 #include "publish.h"
 #include "watchdog.h"
-
-static int64_t epoch_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void put_permit(const struct lw_client *c, const struct entry *e, int node,
                        struct batch_args *a)
@@ -54,15 +46,17 @@ static void put_permit(const struct lw_client *c, const struct entry *e, int nod
 }
 
 /* One clock reading a call: its permits' new expiry, and the "now" the
- * script reclaims by. */
+ * script reclaims by.  The call's lease is counted from that reading
+ * (a->stamp_ns), not from its write: it may wait in this client first. */
 static void put_permit_call(const struct lw_client *c, struct batch_args *a)
 {
     const char *publish = client_publish_command(c);
+    int64_t now = lw_stamp_now(&a->stamp_ns);
     char expiry[24];
 
     batch_copy(a, &a->call, expiry,
                (size_t)snprintf(expiry, sizeof expiry, "%lld",
-                                (long long)(epoch_ms() + (int64_t)c->lease_ms)));
+                                (long long)(now + (int64_t)c->lease_ms)));
     batch_call(a, publish, strlen(publish));
 }
 

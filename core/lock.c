@@ -269,11 +269,11 @@ static void acquire_held(struct lw_client *c, struct op *op, int64_t pttl)
  * set is sure to be left: Redis ran it late (paused, stopped, slow), and
  * the key may expire before the caller could use it or a renewal be
  * confirmed.  A hold the watchdog renews already is not at stake. */
-static int acquired_too_late(struct lw_client *c, const struct op *op, uint64_t sent_ns)
+static int acquired_too_late(struct lw_client *c, const struct op *op, uint64_t from_ns)
 {
     uint64_t lease_ms = op->lease_ms ? op->lease_ms : c->lease_ms;
 
-    return lw_clock_now() + c->tick_ns >= lease_valid_until(lease_ms, sent_ns) &&
+    return lw_clock_now() + c->tick_ns >= lease_valid_until(lease_ms, from_ns) &&
            !watchdog_renews(c, op->lock, op->owner);
 }
 
@@ -298,14 +298,14 @@ static void undo_acquire(struct lw_client *c, struct op *op, int err)
 
 /* The acquire's reply is good: hand the lock over, unless it came too
  * late to be of use. */
-static void acquire_done(struct lw_client *c, struct op *op, uint32_t holds, uint64_t sent_ns)
+static void acquire_done(struct lw_client *c, struct op *op, uint32_t holds, uint64_t from_ns)
 {
-    if (acquired_too_late(c, op, sent_ns)) {
+    if (acquired_too_late(c, op, from_ns)) {
         stats_acquired_too_late(&c->count);
         undo_acquire(c, op, LW_ETIMEDOUT);
         return;
     }
-    watchdog_acquired(c, op->lock, op->owner, holds, sent_ns, op->lease_ms == 0,
+    watchdog_acquired(c, op->lock, op->owner, holds, from_ns, op->lease_ms == 0,
                       op->max_hold_ms);
     if (op->lease_ms) /* its lease ends by itself: at the latest this */
         holds_acquired(c, op->lock, op->owner, holds,
@@ -330,22 +330,22 @@ static void acquire_acked(struct replica_ack *ack, int err)
         stats_replicas_refused(&c->count);
         undo_acquire(c, op, LW_EREPLICAS);
     } else {
-        acquire_done(c, op, op->ack_holds, op->ack_sent_ns); /* the WAIT may have taken long */
+        acquire_done(c, op, op->ack_holds, op->ack_from_ns); /* the WAIT may have taken long */
     }
 }
 
 /* Hand the acquire over, after its replicas acknowledged it when it is
  * the owner's first hold. */
 static void acquire_got(struct lw_client *c, struct op *op, uint32_t holds, int first,
-                        uint64_t sent_ns)
+                        uint64_t from_ns)
 {
-    if (c->replicas && first && !acquired_too_late(c, op, sent_ns)) {
+    if (c->replicas && first && !acquired_too_late(c, op, from_ns)) {
         op->ack_holds = holds;
-        op->ack_sent_ns = sent_ns;
+        op->ack_from_ns = from_ns;
         op->ack.acked = acquire_acked;
         replicas_wait(c, &op->ack, &op->req);
     } else {
-        acquire_done(c, op, holds, sent_ns);
+        acquire_done(c, op, holds, from_ns);
     }
 }
 
@@ -400,7 +400,7 @@ static void trim_reply(struct lw_client *c, struct op *op, const redisReply *rep
         return;
     }
     op->kind = OP_ACQUIRE;
-    acquire_got(c, op, (uint32_t)left, 1, op->ack_sent_ns);
+    acquire_got(c, op, (uint32_t)left, 1, op->ack_from_ns);
 }
 
 /* An acquire the script refused: {-1} the name holds a lock of another
@@ -439,7 +439,7 @@ static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *
     if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
         reply->element[0]->type == REDIS_REPLY_INTEGER &&
         reply->element[1]->type == REDIS_REPLY_INTEGER) {
-        uint64_t sent_ns = lw_request_sent_ns(&op->req);
+        uint64_t from_ns = lw_request_lease_from(&op->req);
         uint32_t holds = (uint32_t)reply->element[1]->integer;
         /* An earlier acquire of the owner's that may have run unanswered
          * counts as this one sent before. */
@@ -448,14 +448,14 @@ static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *
 
         op->value = reply->element[0]->integer;
         if (resent && (op->trim = surplus_holds(c, op, holds))) {
-            op->ack_sent_ns = sent_ns;
+            op->ack_from_ns = from_ns;
             trim_hold(op);
             return;
         }
         /* A first acquire waits for the replicas; a re-entry never does:
          * it adds to a hold that waited already. */
         acquire_got(c, op, holds,
-                    holds == 1 || (resent && !watchdog_renews(c, op->lock, op->owner)), sent_ns);
+                    holds == 1 || (resent && !watchdog_renews(c, op->lock, op->owner)), from_ns);
     } else if (reply->type == REDIS_REPLY_INTEGER) {
         acquire_held(c, op, reply->integer);
     } else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 1) {
@@ -522,14 +522,14 @@ static void release_begin(struct lw_client *c, struct op *op)
     op_attempt(op);
 }
 
-/* The waiter w got the lock by a hand-over sent at sent_ns: token, and its
+/* The waiter w got the lock by a hand-over written at from_ns: token, and its
  * hold count (1, or more when it held it already). */
 static void handed_over(struct lw_client *c, struct op *w, int64_t token, int64_t holds,
-                        uint64_t sent_ns)
+                        uint64_t from_ns)
 {
     w->state = OPS_INFLIGHT;
     w->value = token;
-    acquire_got(c, w, holds > 0 ? (uint32_t)holds : 1, holds <= 1, sent_ns);
+    acquire_got(c, w, holds > 0 ? (uint32_t)holds : 1, holds <= 1, from_ns);
 }
 
 /* The hand-over script's reply (scripts.c, SCRIPT_HANDOFF), by its shape:
@@ -583,7 +583,7 @@ static void handoff_reply(struct lw_client *c, struct op *op, const redisReply *
 {
     struct op *w = op->handoff;
     struct handoff_result r = handoff_decode(reply, err, op->req.unsettled);
-    uint64_t sent_ns = lw_request_sent_ns(&op->req);
+    uint64_t from_ns = lw_request_lease_from(&op->req);
 
     op->handoff = NULL;
     if (w)
@@ -597,7 +597,7 @@ static void handoff_reply(struct lw_client *c, struct op *op, const redisReply *
         holds_released(c, op->lock, op->owner, r.left);
     }
     if (w && r.handed)
-        handed_over(c, w, r.token, r.holds, sent_ns);
+        handed_over(c, w, r.token, r.holds, from_ns);
     if (r.status == INT64_MIN)
         op_complete(op, err ? err : LW_EREPLY, 0);
     else

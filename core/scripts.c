@@ -51,33 +51,51 @@
  * not served by this node (a cluster's refusal, through pcall).
  *
  * renew_permit() then moves one id to the new expiry if it is still there:
- * after the reclaim, that is "there and not expired".  ZADD XX CH answers
- * 1 when it moved the score; 0 when the id is gone, or already at that
- * score (renewed twice in one ms): ZSCORE tells the two apart, off the
- * common path.  An id gone is lost and never added back (XX). */
-#define LUA_RENEW_PERMITS                                                              \
-    "local function reclaim_expired(name, timeout, now, publish) "                     \
-    "  local ids = redis.pcall('zrangebyscore', timeout, 0, now) "                     \
-    "  if ids.err then "                                                               \
-    "    if string.find(ids.err, 'WRONGTYPE', 1, true) then return 0 end "             \
-    "    return -1 "                                                                   \
-    "  end "                                                                           \
-    "  if #ids == 0 then return 1 end "                                                \
-    "  for i = 1, #ids, 1000 do "                                                      \
-    "    redis.call('zrem', timeout, unpack(ids, i, math.min(i + 999, #ids))) "        \
-    "  end "                                                                           \
-    "  local value = redis.pcall('incrby', name, #ids) "                               \
-    "  if type(value) == 'number' and value > 0 then "                                 \
-    "    local ch = name "                                                             \
-    "    if not string.find(name, '{', 1, true) then ch = '{' .. name .. '}' end "     \
-    "    redis.call(publish, 'redisson_sc:' .. ch, value) "                            \
-    "  end "                                                                           \
-    "  return 1 "                                                                      \
-    "end "                                                                             \
-    "local function renew_permit(timeout, id, expiry) "                                \
-    "  if redis.call('zadd', timeout, 'XX', 'CH', expiry, id) == 1 then return 1 end " \
-    "  if redis.call('zscore', timeout, id) then return 1 end "                        \
-    "  return 0 "                                                                      \
+ * after the reclaim, that is "there and not expired".  It only ever
+ * raises the score (GT): a renewal that reaches Redis after a later one
+ * (written on a connection given up since, its bytes delivered late)
+ * must not take back the lease the later one proved.  ZADD XX GT CH
+ * answers 1 when it moved the score; 0 when the id is gone, or already at
+ * that score or above: ZSCORE tells the two apart, off the common path.
+ * An id gone is lost and never added back (XX).  A server without GT
+ * (before Redis 6.2) refuses it once, and the rest of the call compares
+ * in Lua. */
+#define LUA_RENEW_PERMITS                                                          \
+    "local function reclaim_expired(name, timeout, now, publish) "                 \
+    "  local ids = redis.pcall('zrangebyscore', timeout, 0, now) "                 \
+    "  if ids.err then "                                                           \
+    "    if string.find(ids.err, 'WRONGTYPE', 1, true) then return 0 end "         \
+    "    return -1 "                                                               \
+    "  end "                                                                       \
+    "  if #ids == 0 then return 1 end "                                            \
+    "  for i = 1, #ids, 1000 do "                                                  \
+    "    redis.call('zrem', timeout, unpack(ids, i, math.min(i + 999, #ids))) "    \
+    "  end "                                                                       \
+    "  local value = redis.pcall('incrby', name, #ids) "                           \
+    "  if type(value) == 'number' and value > 0 then "                             \
+    "    local ch = name "                                                         \
+    "    if not string.find(name, '{', 1, true) then ch = '{' .. name .. '}' end " \
+    "    redis.call(publish, 'redisson_sc:' .. ch, value) "                        \
+    "  end "                                                                       \
+    "  return 1 "                                                                  \
+    "end "                                                                         \
+    "local has_gt = true "                                                         \
+    "local function renew_permit(timeout, id, expiry) "                            \
+    "  if has_gt then "                                                            \
+    "    local r = redis.pcall('zadd', timeout, 'XX', 'GT', 'CH', expiry, id) "    \
+    "    if r == 1 then return 1 end "                                             \
+    "    if type(r) == 'number' then "                                             \
+    "      if redis.call('zscore', timeout, id) then return 1 end "                \
+    "      return 0 "                                                              \
+    "    end "                                                                     \
+    "    has_gt = false "                                                          \
+    "  end "                                                                       \
+    "  local score = redis.call('zscore', timeout, id) "                           \
+    "  if not score then return 0 end "                                            \
+    "  if tonumber(score) < tonumber(expiry) then "                                \
+    "    redis.call('zadd', timeout, 'XX', expiry, id) "                           \
+    "  end "                                                                       \
+    "  return 1 "                                                                  \
     "end "
 
 /* A node batch's answer for a name whose HEXISTS, through pcall, did not
@@ -291,11 +309,16 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * expiry and the zset given the count's TTL, if any (as Redisson's);
      * {0, nearest expiry} when too few are free: the expiry in epoch ms
      * of the permit due first, -1 when there is none or it never
-     * expires. */
+     * expires.  A copy sent again (its connection lost: it may have run)
+     * finds its first id there and answers {1, available} without taking
+     * more: both copies carry the same ids and expiry. */
     [SCRIPT_SEM_ACQUIRE] =
         LUA_SEM_RECLAIM
     "if redis.call('exists', KEYS[1]) == 0 then return {-1} end "
     "reclaim(ARGV[3], ARGV[4]) "
+    "if redis.call('zscore', KEYS[2], ARGV[5]) then "
+    "  return {1, tonumber(redis.call('get', KEYS[1]))} "
+    "end "
     "local n = tonumber(ARGV[1]) "
     "if tonumber(redis.call('get', KEYS[1])) >= n then "
     "  local left = redis.call('decrby', KEYS[1], n) "

@@ -223,10 +223,9 @@ void sem_complete(struct sem_op *op, int err, int64_t value)
 
 static int64_t epoch_ms(void)
 {
-    struct timespec ts;
+    uint64_t at;
 
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return lw_stamp_now(&at);
 }
 
 #define SEM_ARGS_MAX (3 + 4 + LW_MAX_PERMITS_AT_ONCE)
@@ -265,11 +264,16 @@ static uint64_t op_lease_ms(const struct sem_op *op)
     return op->lease_ms ? op->lease_ms : op->sem->client->lease_ms;
 }
 
+/* The op's command, with this moment's time in it: an acquire's permits
+ * are scored from it, and their lease counts from it however late the
+ * command is written (lw_request_stamp()). */
 static int format_op(struct sem_op *op)
 {
     const char *publish = client_publish_command(op->sem->client);
     char now[24], a[24], b[24];
-    int64_t t = epoch_ms();
+    uint64_t stamp_ns;
+    int64_t t = lw_stamp_now(&stamp_ns);
+    int rc;
 
     lw_request_clear(&op->req);
     snprintf(now, sizeof now, "%lld", (long long)t);
@@ -278,8 +282,10 @@ static int format_op(struct sem_op *op)
     case SOP_ACQUIRE:
         snprintf(a, sizeof a, "%u", op->n);
         snprintf(b, sizeof b, "%lld", (long long)(t + (int64_t)op_lease_ms(op)));
-        return format_script(op, SCRIPT_SEM_ACQUIRE, 4, (const char *[]){a, b, now, publish},
-                             op->n);
+        rc = format_script(op, SCRIPT_SEM_ACQUIRE, 4, (const char *[]){a, b, now, publish},
+                           op->n);
+        lw_request_stamp(&op->req, stamp_ns);
+        return rc;
     case SOP_RELEASE:
     case SOP_UNDO:
         return format_script(op, SCRIPT_SEM_RELEASE, 2, (const char *[]){now, publish}, op->n);
@@ -376,14 +382,15 @@ static void acquire_short(struct lw_client *c, struct sem_op *op, int64_t neares
         lw_wheel_schedule(c->wheel, &op->ct.timer, at);
 }
 
-/* Whether an acquire sent at sent_ns comes too late to be of use: less
- * than a tick of its lease is sure to be left.  A renewed permit is held
+/* Whether an acquire whose lease counts from from_ns (its stamp) comes
+ * too late to be of use: less than a tick of its lease is sure to be
+ * left.  It may have waited in this client long after it was stamped.  A renewed permit is held
  * to the watchdog's standard (valid_until less the skew allowance); an
  * explicit lease is the caller's. */
 static int acquired_too_late(const struct lw_client *c, const struct sem_op *op,
-                             uint64_t sent_ns)
+                             uint64_t from_ns)
 {
-    uint64_t until = lease_valid_until(op_lease_ms(op), sent_ns);
+    uint64_t until = lease_valid_until(op_lease_ms(op), from_ns);
 
     if (op->lease_ms == 0)
         until -= c->permit_skew_ms * 1000000u;
@@ -402,12 +409,12 @@ static void give_back(struct lw_client *c, struct sem_op *op, int err)
 
 /* The permits are the caller's.  With lease 0 the watchdog renews each
  * from now on. */
-static void acquire_done(struct lw_client *c, struct sem_op *op, uint64_t sent_ns)
+static void acquire_done(struct lw_client *c, struct sem_op *op, uint64_t from_ns)
 {
     if (op->lease_ms == 0)
         for (unsigned i = 0; i < op->n; i++)
             watchdog_permit_acquired(c, op->sem->name, op->sem->len, op->sem->slot,
-                                     op->permits[i].id, sent_ns);
+                                     op->permits[i].id, from_ns);
     sem_complete(op, 0, op->n);
 }
 
@@ -426,10 +433,11 @@ static void acquire_acked(struct replica_ack *ack, int err)
     } else if (err) {
         stats_replicas_refused(&c->count);
         give_back(c, op, LW_EREPLICAS);
-    } else if (acquired_too_late(c, op, op->ack_sent_ns)) {
+    } else if (acquired_too_late(c, op, op->ack_from_ns)) {
+        stats_acquired_too_late(&c->count);
         give_back(c, op, LW_ETIMEDOUT);
     } else {
-        acquire_done(c, op, op->ack_sent_ns);
+        acquire_done(c, op, op->ack_from_ns);
     }
 }
 
@@ -440,20 +448,21 @@ static void acquire_acked(struct replica_ack *ack, int err)
  * again). */
 static void acquire_got(struct lw_client *c, struct sem_op *op, int64_t left)
 {
-    uint64_t sent_ns = lw_request_sent_ns(&op->req);
+    uint64_t from_ns = lw_request_lease_from(&op->req);
 
-    if (acquired_too_late(c, op, sent_ns)) {
+    if (acquired_too_late(c, op, from_ns)) {
+        stats_acquired_too_late(&c->count);
         give_back(c, op, LW_ETIMEDOUT);
         return;
     }
     if (op->wait.chan)
         permit_waiters_leave(c, op, left);
     if (c->replicas) {
-        op->ack_sent_ns = sent_ns;
+        op->ack_from_ns = from_ns;
         op->ack.acked = acquire_acked;
         replicas_wait(c, &op->ack, &op->req);
     } else {
-        acquire_done(c, op, sent_ns);
+        acquire_done(c, op, from_ns);
     }
 }
 

@@ -77,7 +77,7 @@ struct sem_op {
     int undo_err;      /* SOP_UNDO: the error the acquire ends in */
     /* An acquire waiting for replicas (replicas.c). */
     struct replica_ack ack;
-    uint64_t ack_sent_ns; /* when the acquire was sent */
+    uint64_t ack_from_ns; /* when the acquire's lease began, at the earliest */
     _Atomic uint32_t completed;
 };
 

@@ -4,8 +4,8 @@
  * An entry per (name, owner, kind) sits on the engine's wheel.  Its timer means
  * one of three things, by the entry's state:
  *
- *   SCHEDULED  the next renewal: due lease/3 after the last renewal (or
- *              the acquire) that was confirmed was *sent*; the timer
+ *   SCHEDULED  the next renewal: due lease/3 after the lease the last
+ *              confirmed renewal (or the acquire) set began; the timer
  *              stands a tick before that (see schedule_renewal());
  *   RETRY      a renewal failed once, or fell due while the last hold's
  *              unlock was out: look again at the next tick;
@@ -32,9 +32,18 @@
  * the end of its lease: that lease is the holder's time to stop, before
  * anyone else can get in.
  *
- * valid_until = send time + lease - drift: Redis set the expiry no earlier
- * than we sent, and its clock may run a little faster than ours (drift:
- * 1% of the lease plus 2 ms, Redlock's allowance).  Until valid_until the
+ * valid_until = lease start + lease - drift: the lease start is the
+ * earliest moment the lease the command set can have begun
+ * (lw_request_lease_from()).  For a lease Redis times with its own clock
+ * (a lock's PEXPIRE) that is the command's last write: the script ran
+ * after it.  For one whose end the command carries, written by this
+ * client's clock (a permit's score), it is when that time was read,
+ * however late the command was written: it may have waited in this
+ * client behind a reconnect or the in-flight cap.  Redis's clock may run
+ * a little faster than ours (drift: 1% of the lease plus 2 ms, Redlock's
+ * allowance); a permit's score is judged by other clients' clocks too
+ * (less permit_clock_skew_ms).  A confirmation that comes when its lease
+ * is as good as over renews nothing: the entry is lost at once.  Until valid_until the
  * key cannot have expired, so nobody else can hold the lock: reporting a
  * loss by then is what lets on_lost stop the owner before anyone else can
  * get in.  A loss reported later (the engine thread was held up) is counted
@@ -99,25 +108,25 @@ static uint64_t lease_ns(const struct lw_client *c)
     return c->lease_ms * 1000000u;
 }
 
-uint64_t lease_valid_until(uint64_t lease_ms, uint64_t sent_ns)
+uint64_t lease_valid_until(uint64_t lease_ms, uint64_t from_ns)
 {
     uint64_t lease = lease_ms * 1000000u;
 
-    return sent_ns + lease - (lease / 100 + 2000000u);
+    return from_ns + lease - (lease / 100 + 2000000u);
 }
 
-static uint64_t valid_until(const struct lw_client *c, uint64_t sent_ns)
+static uint64_t valid_until(const struct lw_client *c, uint64_t from_ns)
 {
-    return lease_valid_until(c->lease_ms, sent_ns);
+    return lease_valid_until(c->lease_ms, from_ns);
 }
 
-/* e's lease surely lasts until then, renewed by a command sent at
- * sent_ns: less the skew allowance for a kind whose expiry the clients'
+/* e's lease surely lasts until then, renewed by a command whose lease
+ * counts from from_ns: less the skew allowance for a kind whose expiry the clients'
  * clocks judge (permits). */
 static uint64_t entry_valid_until(const struct lw_client *c, const struct entry *e,
-                                  uint64_t sent_ns)
+                                  uint64_t from_ns)
 {
-    uint64_t until = valid_until(c, sent_ns);
+    uint64_t until = valid_until(c, from_ns);
 
     return lw_kinds[e->kind]->client_clocks ? until - c->permit_skew_ms * 1000000u : until;
 }
@@ -249,7 +258,7 @@ static void set_timer(struct lw_client *c, struct entry *e, uint64_t at_ns)
 }
 
 /*
- * The renewal after one sent at sent_ns: due lease/3 later.  The wheel
+ * The renewal after one whose lease counts from from_ns: due lease/3 later.  The wheel
  * hands a timer back at the end of the tick its deadline falls in, up to a
  * tick late; and since renewals go out at tick ends, lease/3 later (a whole
  * number of ticks, as a rule) falls just past one, so every renewal would
@@ -259,9 +268,9 @@ static void set_timer(struct lw_client *c, struct entry *e, uint64_t at_ns)
  */
 static uint64_t renewal_grid_ns(const struct lw_client *c);
 
-static void schedule_renewal(struct lw_client *c, struct entry *e, uint64_t sent_ns)
+static void schedule_renewal(struct lw_client *c, struct entry *e, uint64_t from_ns)
 {
-    uint64_t due = sent_ns + lease_ns(c) / 3, grid = renewal_grid_ns(c);
+    uint64_t due = from_ns + lease_ns(c) / 3, grid = renewal_grid_ns(c);
 
     if (grid > c->tick_ns) /* down to the grid (see there); a tick is the wheel's */
         due -= due % grid;
@@ -324,7 +333,7 @@ static void entry_timer_fired(struct lw_client *c, struct core_timer *t, uint64_
 static struct entry *new_entry(const char *name, size_t len, const void *extra,
                                size_t extra_len);
 static void start_entry(struct lw_client *c, struct entry *e, struct entry *head,
-                        uint64_t sent_ns, uint64_t max_hold_ms);
+                        uint64_t from_ns, uint64_t max_hold_ms);
 
 /*
  * Smooth renewals.  Locks acquired in a burst would come due in the same
@@ -383,12 +392,12 @@ static uint64_t renewal_grid_ns(const struct lw_client *c)
 
 /* A new lock's first renewal, early by its share of the period (and
  * rounded down to the grid, as every renewal). */
-static void schedule_first_renewal(struct lw_client *c, struct entry *e, uint64_t sent_ns)
+static void schedule_first_renewal(struct lw_client *c, struct entry *e, uint64_t from_ns)
 {
     uint64_t run = c->first_renewals++ / WATCHDOG_PHASE_RUN;
     uint64_t early = watchdog_first_early_ns(run, lease_ns(c) / 3);
 
-    schedule_renewal(c, e, sent_ns - early);
+    schedule_renewal(c, e, from_ns - early);
 }
 
 int watchdog_renews(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
@@ -406,7 +415,7 @@ uint32_t watchdog_holds(struct lw_client *c, const struct lw_lock *lock, uint64_
 }
 
 void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
-                       uint32_t holds, uint64_t sent_ns, int watch, uint64_t max_hold_ms)
+                       uint32_t holds, uint64_t from_ns, int watch, uint64_t max_hold_ms)
 {
     struct entry *head, **slot = find_slot(c, lock, owner, &head), *e;
 
@@ -420,7 +429,7 @@ void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t
     e->owner = owner;
     e->holds = holds;
     e->slot = (uint16_t)lock->slot;
-    start_entry(c, e, head, sent_ns, max_hold_ms);
+    start_entry(c, e, head, from_ns, max_hold_ms);
 }
 
 /* A zeroed entry named name, extra bytes after the name's NUL. */
@@ -440,15 +449,16 @@ static struct entry *new_entry(const char *name, size_t len, const void *extra,
 }
 
 /* Start renewing e (its kind, owner, holds and slot set), acquired by a
- * command sent at sent_ns; head: its name's chain, or NULL. */
+ * command whose lease counts from from_ns; head: its name's chain, or
+ * NULL. */
 static void start_entry(struct lw_client *c, struct entry *e, struct entry *head,
-                        uint64_t sent_ns, uint64_t max_hold_ms)
+                        uint64_t from_ns, uint64_t max_hold_ms)
 {
-    e->valid_until_ns = entry_valid_until(c, e, sent_ns);
-    e->held_since_ns = sent_ns;
-    e->cap_at_ns = max_hold_ms ? sent_ns + max_hold_ms * 1000000u : UINT64_MAX;
+    e->valid_until_ns = entry_valid_until(c, e, from_ns);
+    e->held_since_ns = from_ns;
+    e->cap_at_ns = max_hold_ms ? from_ns + max_hold_ms * 1000000u : UINT64_MAX;
     e->state = ENTRY_SCHEDULED;
-    schedule_first_renewal(c, e, sent_ns);
+    schedule_first_renewal(c, e, from_ns);
     if (head) {
         e->next_owner = head->next_owner;
         head->next_owner = e;
@@ -517,7 +527,7 @@ static struct entry *find_permit(struct lw_client *c, const char *name, size_t l
 }
 
 void watchdog_permit_acquired(struct lw_client *c, const char *name, size_t len, unsigned slot,
-                              const uint8_t *id, uint64_t sent_ns)
+                              const uint8_t *id, uint64_t from_ns)
 {
     struct entry *head, *e = find_permit(c, name, len, id, &head);
 
@@ -527,7 +537,7 @@ void watchdog_permit_acquired(struct lw_client *c, const char *name, size_t len,
     e->owner = permit_tag(id);
     e->holds = 1;
     e->slot = (uint16_t)slot;
-    start_entry(c, e, head, sent_ns, c->max_hold_ms);
+    start_entry(c, e, head, from_ns, c->max_hold_ms);
 }
 
 void watchdog_permit_release_begin(struct lw_client *c, const char *name, size_t len,
@@ -630,13 +640,21 @@ static void renewal_failed(struct lw_client *c, struct entry *e, uint64_t now_ns
     retry_next_tick(c, e, now_ns);
 }
 
-static void renewal_confirmed(struct lw_client *c, struct entry *e, uint64_t sent_ns,
+/* A renewal confirmed a lease counted from from_ns (its stamp, or its
+ * write: lw_request_lease_from()).  One that waited in this client long
+ * enough may prove less than half a lease, or nothing any more: it stays
+ * at risk, or is lost now rather than renewed. */
+static void renewal_confirmed(struct lw_client *c, struct entry *e, uint64_t from_ns,
                               uint64_t now_ns)
 {
     stats_renewal_confirmed(&c->count, e->kind);
     e->failures = 0;
-    e->valid_until_ns = entry_valid_until(c, e, sent_ns);
+    e->valid_until_ns = entry_valid_until(c, e, from_ns);
     e->state = ENTRY_SCHEDULED;
+    if (now_ns >= give_up_at(c, e)) {
+        lose(c, e, LW_LOST_EXPIRED);
+        return;
+    }
     if (e->recheck_after) { /* the old master answered: ask the new one */
         e->recheck_after = 0;
         lw_wheel_cancel(c->wheel, &e->ct.timer);
@@ -644,12 +662,14 @@ static void renewal_confirmed(struct lw_client *c, struct entry *e, uint64_t sen
         return;
     }
     e->failover_check = 0;
-    if (e->at_risk) {
+    if (e->at_risk && now_ns < risk_at(c, e)) {
         e->at_risk = 0;
         stats_left_risk(&c->count, e->kind, 1);
         tell_risk(c, e, 0, now_ns);
+    } else {
+        note_risk(c, e, now_ns, 0);
     }
-    schedule_renewal(c, e, sent_ns);
+    schedule_renewal(c, e, from_ns);
 }
 
 static void send_alone(struct lw_client *c, struct entry *e, uint64_t now_ns);
@@ -657,12 +677,12 @@ static void send_alone(struct lw_client *c, struct entry *e, uint64_t now_ns);
 /* One entry's answer, as its kind reads it: 1 renewed, 0 gone or not
  * ours, -1 (a node batch) not served by that node any more. */
 static void settle(struct lw_client *c, struct entry *e, const redisReply *r,
-                   uint64_t sent_ns, uint64_t now_ns)
+                   uint64_t from_ns, uint64_t now_ns)
 {
     int v = lw_kinds[e->kind]->renewed(r);
 
     if (v == 1)
-        renewal_confirmed(c, e, sent_ns, now_ns);
+        renewal_confirmed(c, e, from_ns, now_ns);
     else if (v == -1)
         send_alone(c, e, now_ns);
     else
@@ -709,7 +729,7 @@ static void on_batch_reply(struct lw_request *req, const redisReply *reply, int 
     struct lw_client *c = b->client;
     int ok = !err && reply->type == REDIS_REPLY_ARRAY && reply->elements == b->n;
     int moving = !ok && unsettled(c, err, reply);
-    uint64_t sent_ns = ok ? lw_request_sent_ns(req) : 0, now = lw_clock_now();
+    uint64_t from_ns = ok ? lw_request_lease_from(req) : 0, now = lw_clock_now();
 
     int was_flushing = c->flushing;
 
@@ -728,7 +748,7 @@ static void on_batch_reply(struct lw_request *req, const redisReply *reply, int 
         else if (!ok)
             renewal_failed(c, e, now);
         else
-            settle(c, e, reply->element[i], sent_ns, now);
+            settle(c, e, reply->element[i], from_ns, now);
     }
     c->flushing = was_flushing;
     lw_request_clear(req);
@@ -809,6 +829,8 @@ static void submit_batch(struct lw_client *c, struct batch *b, int script, const
         done(&b->req, NULL, LW_ENOMEM, b);
         return;
     }
+    if (c->args->stamp_ns) /* its leases count from its own time */
+        lw_request_stamp(&b->req, c->args->stamp_ns);
     if (script == lw_kinds[b->kind]->renew || script == lw_kinds[b->kind]->renew_node)
         lw_request_urgent(&b->req); /* held locks before locks to take */
     if (b->node >= 0)

@@ -14,19 +14,21 @@
 struct lw_client;
 struct lw_lock;
 
-/* A lease of lease_ms set by a command sent at sent_ns lasts at least
- * until then (less a clock-drift allowance). */
-uint64_t lease_valid_until(uint64_t lease_ms, uint64_t sent_ns);
+/* A lease of lease_ms that started no earlier than from_ns
+ * (lw_request_lease_from(): the command's stamp, or its last write) lasts
+ * at least until then (less a clock-drift allowance). */
+uint64_t lease_valid_until(uint64_t lease_ms, uint64_t from_ns);
 /* Whether the watchdog renews (name, owner) already. */
 int watchdog_renews(struct lw_client *c, const struct lw_lock *lock, uint64_t owner);
 
 /* watchdog_holds - the hold count of owner's watchdog lock, 0 when it
  * has none. */
 uint32_t watchdog_holds(struct lw_client *c, const struct lw_lock *lock, uint64_t owner);
-/* An acquire succeeded: note the hold count; with watch, start renewing,
- * to be given up max_hold_ms after sent_ns (0: never). */
+/* An acquire succeeded, its lease counted from from_ns
+ * (lw_request_lease_from()): note the hold count; with watch, start
+ * renewing, to be given up max_hold_ms after from_ns (0: never). */
 void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
-                       uint32_t holds, uint64_t sent_ns, int watch, uint64_t max_hold_ms);
+                       uint32_t holds, uint64_t from_ns, int watch, uint64_t max_hold_ms);
 /* An unlock is about to be sent: hold renewals back if it is the last hold.
  * Its reply: the holds left (0: released), -1 (not the owner's), or
  * UNLOCK_UNKNOWN (failed: it may not have run; renewing resumes). */
@@ -53,12 +55,13 @@ uint64_t watchdog_backlog_ns(const struct lw_client *c, uint64_t now_ns);
 
 /* Permits (semaphore.c), renewed with lease 0: an entry per permit, named
  * by its semaphore, owned by its tag (permit_tag()), its id's 16 bytes
- * after the name's NUL.  Acquired by a command sent at sent_ns; a release
+ * after the name's NUL.  Acquired by a command whose lease counts from
+ * from_ns (its stamp: lw_request_lease_from()); a release
  * about to be sent holds renewals back (begin) until it is answered (end:
  * gone 1 when the permit is no longer there, released or not; 0 when the
  * release may not have run: renewing resumes). */
 void watchdog_permit_acquired(struct lw_client *c, const char *name, size_t len, unsigned slot,
-                              const uint8_t *id, uint64_t sent_ns);
+                              const uint8_t *id, uint64_t from_ns);
 void watchdog_permit_release_begin(struct lw_client *c, const char *name, size_t len,
                                    const uint8_t *id);
 void watchdog_permit_release_end(struct lw_client *c, const char *name, size_t len,

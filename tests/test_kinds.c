@@ -717,7 +717,8 @@ static void score(redisContext *rc, const char *name, const char *letters,
 /* Many permits of two semaphores in one call, interleaved: ours A, B
  * (alive), C (expired: lost), others' X, Y (expired) and Z in "jobs";
  * D and another's expired W in "{q}b"; in "same", E already at the
- * call's expiry and F that never expires. */
+ * call's expiry and F alive below it (a score above it is never lowered:
+ * permit_renewal_never_lowers_a_score). */
 static void permits_many(redisContext *rc, const struct setup_arg *arg)
 {
     long long b = arg->base;
@@ -728,7 +729,7 @@ static void permits_many(redisContext *rc, const struct setup_arg *arg)
     freeReplyObject(redisCommand(rc, "SET {q}b 5"));
     score(rc, "{q}b", "DW", (long long[]){b + 1000, b - 1000});
     freeReplyObject(redisCommand(rc, "SET same 1"));
-    score(rc, "same", "EF", (long long[]){b + 60000, NEVER});
+    score(rc, "same", "EF", (long long[]){b + 60000, b + 30000});
 }
 
 /* Semaphores of other shapes: a count below 0 after the reclaim (no
@@ -838,6 +839,75 @@ REDIS_TEST(kinds, permit_renewal_same_effect_as_before)
             renewal_outcome_free(&now);
         }
     }
+    redisFree(rc);
+}
+
+/* A renewal that reaches Redis after a later one (its connection given
+ * up, its bytes delivered late) must not take back what the later one
+ * proved: a score above the call's expiry stays, and the permit answers
+ * renewed.  Both layouts, with ZADD's GT and with the Lua comparison a
+ * server without GT gets. */
+REDIS_TEST(kinds, permit_renewal_never_lowers_a_score)
+{
+    redisContext *rc = connect_srv();
+    long long base = (long long)time(NULL) * 1000;
+    char expiry[24], nkeys[8];
+    static const char gt_on[] = "local has_gt = true ";
+
+    snprintf(expiry, sizeof expiry, "%lld", base + 60000);
+    for (int gt = 0; gt < 2; gt++)
+        for (int node = 0; node < 2; node++) {
+            const char *script = lw_lock_scripts[node ? SCRIPT_RENEW_PERMIT_NODE
+                                                      : SCRIPT_RENEW_PERMIT];
+            const char *at = strstr(script, gt_on);
+            char *text = malloc(strlen(script) + 2);
+            const char *argv[16];
+            size_t lens[16];
+            int argc = 3;
+            redisReply *r;
+
+            cr_assert(text && at, "the script has no GT switch");
+            /* Without GT: the fallback from the start, as on a server
+             * that refused it. */
+            sprintf(text, "%.*slocal has_gt = %s %s", (int)(at - script), script,
+                    gt ? "true" : "false", at + strlen(gt_on));
+            freeReplyObject(redisCommand(rc, "FLUSHALL"));
+            freeReplyObject(redisCommand(rc, "SET later 1"));
+            score(rc, "later", "ABC", (long long[]){base + 90000, NEVER, base + 1000});
+            argv[0] = "EVAL", argv[1] = text, argv[2] = nkeys;
+            snprintf(nkeys, sizeof nkeys, "%d", node ? 0 : 6);
+            for (int i = 0; i < 3; i++) {
+                argv[argc++] = "later";
+                if (!node)
+                    argv[argc++] = "{later}:timeout";
+            }
+            argv[argc++] = LEASE_S;
+            argv[argc++] = "client-id";
+            argv[argc++] = expiry;
+            argv[argc++] = "publish";
+            for (int i = 0; i < 3; i++)
+                argv[argc++] = permit_id("ABC"[i]);
+            for (int i = 0; i < argc; i++)
+                lens[i] = i >= argc - 3 ? LW_PERMIT_ID_LEN : strlen(argv[i]);
+            r = redisCommandArgv(rc, argc, argv, lens);
+            cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 3, "%s",
+                      r && r->type == REDIS_REPLY_ERROR ? r->str : "no array");
+            for (int i = 0; i < 3; i++)
+                cr_assert_eq(r->element[i]->integer, 1, "gt %d node %d: permit %d", gt, node,
+                             i);
+            freeReplyObject(r);
+            for (int i = 0; i < 3; i++) {
+                long long want = i == 0 ? base + 90000 : i == 1 ? NEVER : base + 60000;
+
+                r = redisCommand(rc, "ZSCORE {later}:timeout %b", permit_id("ABC"[i]),
+                                 (size_t)LW_PERMIT_ID_LEN);
+                cr_assert(r && r->type == REDIS_REPLY_STRING);
+                cr_assert_eq(atoll(r->str), want, "gt %d node %d: permit %d at %s", gt, node,
+                             i, r->str);
+                freeReplyObject(r);
+            }
+            free(text);
+        }
     redisFree(rc);
 }
 

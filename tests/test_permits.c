@@ -15,6 +15,7 @@
 #include "client_private.h"
 #include "lock_util.h"
 #include "attempts_util.h"
+#include "proxy.h"
 #include "redis_cluster.h"
 #include "redisson_semaphore.h"
 
@@ -880,6 +881,104 @@ REDIS_TEST(permit_watchdog, max_hold_caps_a_permit)
 
     lw_semaphore_free(s);
     cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* ---- A lease counts from the time its command carries ---- */
+
+struct one_call {
+    struct tally tally;
+    _Atomic int err;
+};
+
+static void on_call(int err, int64_t value, void *arg)
+{
+    struct one_call *o = arg;
+
+    (void)value;
+    atomic_store(&o->err, err);
+    tally_add(&o->tally, err);
+}
+
+/*
+ * An acquire carries its permits' expiry, this client's clock + the lease,
+ * stamped when it is formatted.  One that then waits in the client longer
+ * than its lease (no connection to be had) and is written once there is
+ * one again is granted with a score already past: any client's next
+ * script may reclaim the permit.  It must be given back and fail with
+ * LW_ETIMEDOUT, never be handed to the caller, however recent its write.
+ * The connection is held down by the proxy: the old one dropped, the new
+ * ones held in its listen backlog, their set-up unanswered, until it lets
+ * go.
+ */
+REDIS_TEST(permits, an_acquire_that_waited_in_the_client_past_its_lease_is_given_back)
+{
+    struct proxy *p = proxy_start(srv.port);
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_client_stats st;
+    struct lw_semaphore *s;
+    struct lw_permit mine;
+    struct one_call out = {0};
+
+    cr_assert_not_null(p);
+    client_config(&cfg, 1000, NULL);
+    cfg.port = proxy_port(p);
+    cfg.connect_timeout_ms = 10000; /* the held set-up outlasts the lease */
+    cfg.command_timeout_ms = 10000; /* and so does the acquire's wait */
+    cfg.reconnect_min_ms = cfg.reconnect_max_ms = 20;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    s = new_sem(c);
+    cr_assert_eq(lw_semaphore_try_set(s, 1), 1);
+    tally_init(&out.tally);
+    cr_assert_eq(proxy_hold(p, 1), 0);
+    cr_assert_eq(proxy_drop(p, 1), 0);
+    cr_assert(wait_until(lw_engine_status(c->engine) != 0, 3000), "the drop went unseen");
+    cr_assert_eq(lw_permit_acquire_async(s, 1, 0, 0, &mine, on_call, &out), 0);
+    sleep_ms(1500); /* a lease and a half: time that must pass */
+    cr_assert_eq(tally_wait(&out.tally, 1, 0), 0, "answered with no connection to be had");
+    cr_assert_eq(proxy_hold(p, 0), 0);
+    cr_assert_eq(tally_wait(&out.tally, 1, 8000), 1, "never answered");
+    cr_assert_eq(atomic_load(&out.err), LW_ETIMEDOUT, "a permit handed over: %s",
+                 lw_errname(atomic_load(&out.err)));
+    lw_client_get_stats(c, &st);
+    cr_assert_eq(st.acquired_too_late, 1);
+    cr_assert_eq(st.locks_held, 0, "the watchdog renews it");
+    cr_assert(wait_until(available(s) == 1, 5000), "the permit never came back");
+    cr_assert_eq(score_of(&mine), -1);
+
+    tally_destroy(&out.tally);
+    lw_semaphore_free(s);
+    cr_assert_eq(lw_client_free(c), 0);
+    proxy_stop(p);
+}
+
+/* The acquire script run twice with the same ids and expiry (a copy sent
+ * again after its connection was lost: it may have run) takes the
+ * permits once: the second answers acquired, with the count as the first
+ * left it. */
+REDIS_TEST(permits, an_acquire_run_twice_takes_its_permits_once)
+{
+    redisContext *ctx = redisConnectUnix(srv.unix_path);
+    char expiry[24], now[24];
+    const char *argv[] = {"EVAL", lw_lock_scripts[SCRIPT_SEM_ACQUIRE], "3", SEM, SEM_TIMEOUT,
+                          SEM_CHANNEL, "2", expiry, now, "publish",
+                          "AAAAAAAAAAAAAAAA", "BBBBBBBBBBBBBBBB"};
+    redisReply *r;
+
+    cr_assert(ctx && !ctx->err);
+    cr_assert_eq(rs_try_set(3), 1);
+    snprintf(now, sizeof now, "%lld", epoch_ms());
+    snprintf(expiry, sizeof expiry, "%lld", epoch_ms() + 60000);
+    for (int i = 0; i < 2; i++) {
+        r = redisCommandArgv(ctx, 12, argv, NULL);
+        cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2, "copy %d", i);
+        cr_assert_eq(r->element[0]->integer, 1, "copy %d not acquired", i);
+        cr_assert_eq(r->element[1]->integer, 1, "copy %d: permits left", i);
+        freeReplyObject(r);
+    }
+    cr_assert_eq(redis_int("GET %s", SEM), 1);
+    cr_assert_eq(redis_int("ZCARD %s", SEM_TIMEOUT), 2);
+    redisFree(ctx);
 }
 
 /* ---- In a cluster ---- */
