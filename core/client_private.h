@@ -251,6 +251,7 @@ struct op {
     uint64_t wait_deadline_ns; /* UINT64_MAX waits forever */
     uint64_t start_ns;         /* when the call began */
     uint64_t max_hold_ms;      /* its watchdog lock's cap, 0: none */
+    uint64_t *until_out;       /* lw_acquire_until*(): the hold's sure end */
 
     /* An acquire waiting for its lock: its state, its retry time and its
      * place in the channel's line (lock.c and waiters.c); engine thread. */

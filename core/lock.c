@@ -307,6 +307,8 @@ static void acquire_done(struct lw_client *c, struct op *op, uint32_t holds, uin
     }
     watchdog_acquired(c, op->lock, op->owner, holds, from_ns, op->lease_ms == 0,
                       op->max_hold_ms);
+    if (op->until_out) /* the caller's, before done runs */
+        *op->until_out = lease_valid_until(op->lease_ms ? op->lease_ms : c->lease_ms, from_ns);
     if (op->lease_ms) /* its lease ends by itself: at the latest this */
         holds_acquired(c, op->lock, op->owner, holds,
                        lw_clock_now() + op->lease_ms * 1000000u + op->lease_ms * 10000u +
@@ -974,8 +976,10 @@ static int start_op(struct op *op)
     return rc;
 }
 
-static int run_blocking(struct lw_lock *lock, int kind, uint64_t owner, uint64_t wait_ms,
-                        uint64_t lease_ms, int64_t *value)
+/* A blocking call; until_ns (an acquire's, or NULL) gets the hold's sure
+ * end. */
+static int run_blocking_until(struct lw_lock *lock, int kind, uint64_t owner, uint64_t wait_ms,
+                              uint64_t lease_ms, int64_t *value, uint64_t *until_ns)
 {
     struct op op;
     int rc;
@@ -983,6 +987,7 @@ static int run_blocking(struct lw_lock *lock, int kind, uint64_t owner, uint64_t
     memset(&op, 0, sizeof op); /* {0} would set an atomic pointer from an int */
     if (lock && !client_gone(lock) && lw_engine_on_thread(lock->client->engine))
         return LW_EDEADLK;
+    op.until_out = until_ns;
     if ((rc = prepare_op(&op, lock, kind, owner, wait_ms, lease_ms)) == 0) {
         op.blocking = 1;
         lw_completion_reset(&op.completed);
@@ -997,8 +1002,14 @@ static int run_blocking(struct lw_lock *lock, int kind, uint64_t owner, uint64_t
     return rc;
 }
 
-static int run_async(struct lw_lock *lock, int kind, uint64_t owner, uint64_t wait_ms,
-                     uint64_t lease_ms, lw_done_fn *done, void *arg)
+static int run_blocking(struct lw_lock *lock, int kind, uint64_t owner, uint64_t wait_ms,
+                        uint64_t lease_ms, int64_t *value)
+{
+    return run_blocking_until(lock, kind, owner, wait_ms, lease_ms, value, NULL);
+}
+
+static int run_async_until(struct lw_lock *lock, int kind, uint64_t owner, uint64_t wait_ms,
+                           uint64_t lease_ms, uint64_t *until_ns, lw_done_fn *done, void *arg)
 {
     struct op *op = calloc(1, sizeof *op);
     int rc;
@@ -1007,12 +1018,19 @@ static int run_async(struct lw_lock *lock, int kind, uint64_t owner, uint64_t wa
         return LW_ENOMEM;
     op->done = done;
     op->arg = arg;
+    op->until_out = until_ns;
     if ((rc = prepare_op(op, lock, kind, owner, wait_ms, lease_ms)) == 0 &&
         (rc = start_op(op)) == 0)
         return 0;
     lw_request_clear(&op->req);
     free(op);
     return rc;
+}
+
+static int run_async(struct lw_lock *lock, int kind, uint64_t owner, uint64_t wait_ms,
+                     uint64_t lease_ms, lw_done_fn *done, void *arg)
+{
+    return run_async_until(lock, kind, owner, wait_ms, lease_ms, NULL, done, arg);
 }
 
 /* ---- The API ---- */
@@ -1023,6 +1041,20 @@ int lw_acquire(struct lw_lock *lock, uint64_t owner, uint64_t wait_ms, uint64_t 
     int64_t value = 0;
     int rc = run_blocking(lock, OP_ACQUIRE, owner, wait_ms, lease_ms, &value);
 
+    if (rc == 0 && token)
+        *token = (uint64_t)value;
+    return rc;
+}
+
+int lw_acquire_until(struct lw_lock *lock, uint64_t owner, uint64_t wait_ms, uint64_t lease_ms,
+                     uint64_t *token, uint64_t *until_ns)
+{
+    int64_t value = 0;
+    int rc;
+
+    if (!until_ns)
+        return LW_EINVAL;
+    rc = run_blocking_until(lock, OP_ACQUIRE, owner, wait_ms, lease_ms, &value, until_ns);
     if (rc == 0 && token)
         *token = (uint64_t)value;
     return rc;
@@ -1137,6 +1169,14 @@ int lw_acquire_async(struct lw_lock *lock, uint64_t owner, uint64_t wait_ms,
                      uint64_t lease_ms, lw_done_fn *done, void *arg)
 {
     return run_async(lock, OP_ACQUIRE, owner, wait_ms, lease_ms, done, arg);
+}
+
+int lw_acquire_until_async(struct lw_lock *lock, uint64_t owner, uint64_t wait_ms,
+                           uint64_t lease_ms, uint64_t *until_ns, lw_done_fn *done, void *arg)
+{
+    if (!until_ns)
+        return LW_EINVAL;
+    return run_async_until(lock, OP_ACQUIRE, owner, wait_ms, lease_ms, until_ns, done, arg);
 }
 
 int lw_unlock_async(struct lw_lock *lock, uint64_t owner, lw_done_fn *done, void *arg)

@@ -382,19 +382,27 @@ static void acquire_short(struct lw_client *c, struct sem_op *op, int64_t neares
         lw_wheel_schedule(c->wheel, &op->ct.timer, at);
 }
 
-/* Whether an acquire whose lease counts from from_ns (its stamp) comes
- * too late to be of use: less than a tick of its lease is sure to be
- * left.  It may have waited in this client long after it was stamped.  A renewed permit is held
- * to the watchdog's standard (valid_until less the skew allowance); an
- * explicit lease is the caller's. */
+/* Until when an acquire's permits are sure, their lease counting from
+ * from_ns (the acquire's stamp: it may have waited in this client long
+ * after it was stamped): less the drift, and less the skew allowance
+ * (client.c caps it at a quarter of the watchdog's lease; a lease of the
+ * caller's caps it at a quarter of its own): any client, its clock ahead
+ * of ours, may reclaim them that early. */
+static uint64_t permits_sure_until(const struct lw_client *c, const struct sem_op *op,
+                                   uint64_t from_ns)
+{
+    uint64_t lease_ms = op_lease_ms(op);
+    uint64_t skew_ms = c->permit_skew_ms < lease_ms / 4 ? c->permit_skew_ms : lease_ms / 4;
+
+    return lease_valid_until(lease_ms, from_ns) - skew_ms * 1000000u;
+}
+
+/* Whether an acquire comes too late to be of use: less than a tick of
+ * its lease is sure to be left. */
 static int acquired_too_late(const struct lw_client *c, const struct sem_op *op,
                              uint64_t from_ns)
 {
-    uint64_t until = lease_valid_until(op_lease_ms(op), from_ns);
-
-    if (op->lease_ms == 0)
-        until -= c->permit_skew_ms * 1000000u;
-    return lw_clock_now() + c->tick_ns >= until;
+    return lw_clock_now() + c->tick_ns >= permits_sure_until(c, op, from_ns);
 }
 
 /* The acquire's permits go back (SOP_UNDO), and it fails with err. */
@@ -411,6 +419,8 @@ static void give_back(struct lw_client *c, struct sem_op *op, int err)
  * from now on. */
 static void acquire_done(struct lw_client *c, struct sem_op *op, uint64_t from_ns)
 {
+    if (op->until_out) /* the caller's, before done runs */
+        *op->until_out = permits_sure_until(c, op, from_ns);
     if (op->lease_ms == 0)
         for (unsigned i = 0; i < op->n; i++)
             watchdog_permit_acquired(c, op->sem->name, op->sem->len, op->sem->slot,
@@ -716,8 +726,9 @@ int lw_semaphore_acquired(struct lw_semaphore *sem, int64_t *out)
     return simple_call(sem, SOP_ACQUIRED, 0, out);
 }
 
-int lw_permit_acquire(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms, uint64_t lease_ms,
-                      struct lw_permit *permits)
+/* An acquire, blocking; until_ns (or NULL) gets the permits' sure end. */
+static int acquire_blocking(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms,
+                            uint64_t lease_ms, struct lw_permit *permits, uint64_t *until_ns)
 {
     struct sem_op op;
     int rc;
@@ -732,7 +743,21 @@ int lw_permit_acquire(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms, ui
     op.n = n;
     op.lease_ms = lease_ms;
     op.permits = permits;
+    op.until_out = until_ns;
     return run_blocking(sem, &op, wait_ms, NULL);
+}
+
+int lw_permit_acquire(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms, uint64_t lease_ms,
+                      struct lw_permit *permits)
+{
+    return acquire_blocking(sem, n, wait_ms, lease_ms, permits, NULL);
+}
+
+int lw_permit_acquire_until(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms,
+                            uint64_t lease_ms, struct lw_permit *permits, uint64_t *until_ns)
+{
+    return until_ns ? acquire_blocking(sem, n, wait_ms, lease_ms, permits, until_ns)
+                    : LW_EINVAL;
 }
 
 int lw_permit_release(struct lw_semaphore *sem, const struct lw_permit *permits, unsigned n)
@@ -750,9 +775,10 @@ int lw_permit_release(struct lw_semaphore *sem, const struct lw_permit *permits,
     return run_blocking(sem, &op, 0, NULL);
 }
 
-int lw_permit_acquire_async(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms,
-                            uint64_t lease_ms, struct lw_permit *permits, lw_done_fn *done,
-                            void *arg)
+/* An acquire, asynchronous; until_ns (or NULL) as above. */
+static int acquire_async(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms,
+                         uint64_t lease_ms, struct lw_permit *permits, uint64_t *until_ns,
+                         lw_done_fn *done, void *arg)
 {
     struct sem_op *op;
     int rc;
@@ -767,7 +793,23 @@ int lw_permit_acquire_async(struct lw_semaphore *sem, unsigned n, uint64_t wait_
     op->n = n;
     op->lease_ms = lease_ms;
     op->permits = permits;
+    op->until_out = until_ns;
     return run_async(sem, op, wait_ms);
+}
+
+int lw_permit_acquire_async(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms,
+                            uint64_t lease_ms, struct lw_permit *permits, lw_done_fn *done,
+                            void *arg)
+{
+    return acquire_async(sem, n, wait_ms, lease_ms, permits, NULL, done, arg);
+}
+
+int lw_permit_acquire_until_async(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms,
+                                  uint64_t lease_ms, struct lw_permit *permits,
+                                  uint64_t *until_ns, lw_done_fn *done, void *arg)
+{
+    return until_ns ? acquire_async(sem, n, wait_ms, lease_ms, permits, until_ns, done, arg)
+                    : LW_EINVAL;
 }
 
 int lw_permit_release_async(struct lw_semaphore *sem, const struct lw_permit *permits,

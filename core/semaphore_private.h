@@ -60,6 +60,8 @@ struct sem_op {
     lw_done_fn *done;
     void *arg;
     uint64_t lease_ms;
+    uint64_t *until_out;       /* lw_permit_acquire_until*(): the permits'
+                                  sure end */
     uint64_t wait_deadline_ns; /* UINT64_MAX: for ever */
     uint64_t start_ns;
     uint64_t expiry_ns; /* a waiter: the nearest expiry its last attempt

@@ -176,6 +176,48 @@ REDIS_TEST(lock, an_acquire_whose_reply_was_lost_leaves_no_hold_behind)
     proxy_stop(p);
 }
 
+/* Redis's own word on when key expires, on lw_clock_now()'s clock: no
+ * earlier than the moment before PTTL was asked + its answer. */
+static uint64_t expires_no_earlier_than(const char *key)
+{
+    uint64_t before = lw_clock_now();
+
+    return before + (uint64_t)redis_int("PTTL %s", key) * 1000000u;
+}
+
+/* lw_acquire_until() and its async twin say how long a hold is sure: no
+ * later than Redis keeps it, at least a tick ahead, and within a round
+ * trip of the lease; NULL is refused. */
+REDIS_TEST(lock, acquire_until_is_within_the_lease_redis_keeps)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_lock *l = new_lock(c, "sure");
+    struct outcome out = {0};
+    uint64_t until = 0, async_until = 0, before, token;
+
+    cr_assert_eq(lw_acquire_until(l, 1, 0, 2000, &token, NULL), LW_EINVAL);
+    cr_assert_eq(lw_acquire_until_async(l, 1, 0, 2000, NULL, on_outcome, &out), LW_EINVAL);
+    before = lw_clock_now();
+    cr_assert_eq(lw_acquire_until(l, 1, 0, 2000, &token, &until), 0);
+    cr_assert_leq(until, expires_no_earlier_than("sure"), "sure past Redis's expiry");
+    cr_assert_geq(until, lw_clock_now() + 10000000u, "less than a tick left");
+    cr_assert_leq(until, lw_clock_now() + 2000000000u - 22000000u, "no drift allowance");
+    cr_assert_geq(until, before + 2000000000u - 22000000u, "counted from before the call");
+    cr_assert_eq(lw_unlock_owner(l, 1), 0);
+    /* The watchdog's: its lease. */
+    tally_init(&out.tally);
+    before = lw_clock_now();
+    cr_assert_eq(lw_acquire_until_async(l, 2, 0, 0, &async_until, on_outcome, &out), 0);
+    cr_assert_eq(tally_wait(&out.tally, 1, 5000), 1);
+    cr_assert_eq(atomic_load(&out.err), 0);
+    cr_assert_leq(async_until, expires_no_earlier_than("sure"));
+    cr_assert_gt(async_until, before + 2000000000u, "not the watchdog's lease");
+    cr_assert_eq(lw_unlock_owner(l, 2), 0);
+    tally_destroy(&out.tally);
+    lw_lock_free(l);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
 REDIS_TEST(lock, unlock_by_non_owner_leaves_lock_untouched)
 {
     struct lw_client *a = new_client(30000, NULL), *b = new_client(30000, NULL);

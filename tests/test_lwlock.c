@@ -1456,12 +1456,64 @@ LWLOCK_TEST(fixed_lease_is_a_deadline)
 
     echo_stderr();
     cr_assert_eq(code, 79, "%d", code);
-    cr_assert_geq(now_ms() - t0, 400);
+    cr_assert_geq(now_ms() - t0, 400 - 400 / 100 - 2, "before the lease less the drift");
     cr_assert_str_eq(slurp("sig", buf, sizeof buf), "TERM\n");
 
+    /* lwlock ends COMMAND a little before Redis ends the lease (the drift
+     * allowance: counted from before the acquire was written). */
+    cr_assert(wait_until(redis_int("EXISTS %s", "lease") == 0, 2000), "never expired");
     /* Done within the lease: COMMAND's status, and released. */
     cr_assert_eq(run(ARGS("-l", "5000", "-r", addr, "lease", "sh", "-c", "exit 4")), 4);
     cr_assert_eq(redis_int("EXISTS %s", "lease"), 0);
+}
+
+static long blocked_clients(void)
+{
+    redisReply *r = redis_server_command(&srv, "INFO %s", "clients");
+    const char *at = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "blocked_clients:") : NULL;
+    long n = at ? atol(at + strlen("blocked_clients:")) : -1;
+
+    freeReplyObject(r);
+    return n;
+}
+
+static struct proxy *start_proxy(char *via, size_t size);
+
+/*
+ * A fixed lease starts when Redis runs the acquire, and its reply may come
+ * much later: the deadline counts from before the acquire was written,
+ * never from the reply.  Redis holds the acquire back (CLIENT PAUSE WRITE)
+ * until the proxy between them stops forwarding, runs it then, and the
+ * reply waits 700 ms in the proxy.  COMMAND is signalled within the
+ * lease of the moment the lock was seen taken (counted from the reply,
+ * it would be 700 ms later).
+ */
+LWLOCK_TEST(fixed_lease_counts_from_before_a_late_reply)
+{
+    char via[64], buf[64];
+    struct proxy *px = start_proxy(via, sizeof via);
+    uint64_t taken, told;
+    pid_t pid;
+    int code;
+
+    freeReplyObject(redis_server_command(&srv, "CLIENT PAUSE %s WRITE", "10000"));
+    pid = start_lwlock(ARGS("-l", "1500", "-r", via, "late", "sh", "-c", TRAPPING("TERM", "0")));
+    cr_assert(wait_until(blocked_clients() == 1, 5000), "the acquire never reached Redis");
+    cr_assert_eq(proxy_hold(px, 1), 0);
+    freeReplyObject(redis_server_command(&srv, "CLIENT UNPAUSE"));
+    cr_assert(wait_until(redis_int("EXISTS %s", "late") == 1, 3000), "it never ran");
+    taken = now_ms();
+    sleep_ms(700); /* the reply's delay: time that must pass */
+    cr_assert_eq(proxy_hold(px, 0), 0);
+    cr_assert(wait_until(exists("sig"), 5000), "COMMAND never signalled");
+    told = now_ms();
+    code = wait_child(pid, 5000);
+    echo_stderr();
+    cr_assert_eq(code, 79, "%d", code);
+    cr_assert_str_eq(slurp("sig", buf, sizeof buf), "TERM\n");
+    cr_assert_lt(told - taken, 1500, "COMMAND ran %llu ms past the lock's start",
+                 (unsigned long long)(told - taken));
+    proxy_stop(px);
 }
 
 /* COMMAND gets the descriptors lwlock was given, not lwlock's own (the

@@ -952,6 +952,35 @@ REDIS_TEST(permits, an_acquire_that_waited_in_the_client_past_its_lease_is_given
     proxy_stop(p);
 }
 
+/* lw_permit_acquire_until() says how long the permits are sure: before
+ * their score, by the skew allowance at least, and a tick ahead at least;
+ * NULL is refused. */
+REDIS_TEST(permits, acquire_until_is_before_the_score_less_the_skew)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_semaphore *s;
+    struct lw_permit mine[2];
+    uint64_t until = 0, mono = lw_clock_now();
+    long long epoch = epoch_ms();
+
+    client_config(&cfg, 3000, NULL);
+    cfg.permit_clock_skew_ms = 200;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    s = new_sem(c);
+    cr_assert_eq(lw_semaphore_try_set(s, 2), 1);
+    cr_assert_eq(lw_permit_acquire_until(s, 1, 0, 0, mine, NULL), LW_EINVAL);
+    cr_assert_eq(lw_permit_acquire_until(s, 2, 0, 0, mine, &until), 0);
+    /* The score on lw_clock_now()'s clock, read against the epoch then. */
+    cr_assert_leq(until + 200000000u,
+                  mono + (uint64_t)(score_of(&mine[0]) - epoch + 1) * 1000000u,
+                  "less than the skew allowance before the score");
+    cr_assert_geq(until, lw_clock_now() + 10000000u, "less than a tick left");
+    cr_assert_eq(lw_permit_release(s, mine, 2), 0);
+    lw_semaphore_free(s);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
 /* The acquire script run twice with the same ids and expiry (a copy sent
  * again after its connection was lost: it may have run) takes the
  * permits once: the second answers acquired, with the count as the first

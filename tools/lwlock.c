@@ -74,10 +74,19 @@ enum { EV_ACQUIRED = 1,
 
 struct event {
     int kind;
-    int err;       /* EV_ACQUIRED: 0 or LW_E*; EV_LOST: the reason;
-                      EV_RISK: 1 at risk, 0 safe again */
-    int64_t value; /* EV_ACQUIRED: the token; EV_LOST: when (lw_clock_now);
-                      EV_RISK: the ms of lease left */
+    int err;           /* EV_ACQUIRED: 0 or LW_E*; EV_LOST: the reason;
+                          EV_RISK: 1 at risk, 0 safe again */
+    int64_t value;     /* EV_ACQUIRED: the token; EV_LOST: when (lw_clock_now);
+                          EV_RISK: the ms of lease left */
+    uint64_t until_ns; /* EV_ACQUIRED: until when the hold is sure */
+};
+
+/* The acquire's callback argument: where to post, and where the library
+ * writes how long the hold is sure (lw_acquire_until_async()), both on
+ * the engine thread. */
+struct acquire_out {
+    int ev_wr;
+    uint64_t until_ns;
 };
 
 struct run {
@@ -92,7 +101,9 @@ struct run {
     struct lw_semaphore *sem; /* --permits, --set-permits: instead of lock */
     struct lw_permit permit;  /* --permits: the one held */
     pid_t child;
+    struct acquire_out out;
     uint64_t acquired_ns; /* when the acquire's success arrived */
+    uint64_t until_ns;    /* until when the acquire's lease is sure */
     uint64_t ended_ns;    /* when COMMAND's exit was seen */
     int lost;
     int at_risk; /* warned, and not safe again since */
@@ -203,18 +214,20 @@ static int setup(struct run *r)
 
 /* Engine thread: hand the record to main, nothing more.  The acquire's,
  * one loss, and a pair of risk records at most per renewal period, which
- * main reads as they come while COMMAND runs: the pipe (4096 records)
+ * main reads as they come while COMMAND runs: the pipe (2048 records)
  * never fills. */
-static void post(int fd, int kind, int err, int64_t value)
+static void post(int fd, int kind, int err, int64_t value, uint64_t until_ns)
 {
-    struct event ev = {kind, err, value};
+    struct event ev = {kind, err, value, until_ns};
 
     (void)!write(fd, &ev, sizeof ev);
 }
 
 static void on_acquired(int err, int64_t token, void *arg)
 {
-    post(*(const int *)arg, EV_ACQUIRED, err, token);
+    const struct acquire_out *out = arg;
+
+    post(out->ev_wr, EV_ACQUIRED, err, token, err ? 0 : out->until_ns);
 }
 
 static void on_lost(const char *name, size_t len, uint64_t owner, int reason, void *arg)
@@ -222,7 +235,7 @@ static void on_lost(const char *name, size_t len, uint64_t owner, int reason, vo
     (void)name;
     (void)len;
     (void)owner;
-    post(*(const int *)arg, EV_LOST, reason, (int64_t)lw_clock_now());
+    post(*(const int *)arg, EV_LOST, reason, (int64_t)lw_clock_now(), 0);
 }
 
 static void on_risk(const char *name, size_t len, uint64_t owner, int at_risk, uint64_t left_ms,
@@ -231,7 +244,7 @@ static void on_risk(const char *name, size_t len, uint64_t owner, int at_risk, u
     (void)name;
     (void)len;
     (void)owner;
-    post(*(const int *)arg, EV_RISK, at_risk, (int64_t)left_ms);
+    post(*(const int *)arg, EV_RISK, at_risk, (int64_t)left_ms, 0);
 }
 
 /* -v: the library's line, "lwlock: LEVEL: message". */
@@ -479,11 +492,13 @@ static int acquire(struct run *r, uint64_t *token)
     int rc, sig;
 
     r->owner = lw_owner_self();
+    r->out.ev_wr = r->ev_wr;
     if (r->sem) /* the ids land in r->permit, which outlives the client */
-        rc = lw_permit_acquire_async(r->sem, 1, wait, r->opt.lease_ms, &r->permit, on_acquired,
-                                     &r->ev_wr);
+        rc = lw_permit_acquire_until_async(r->sem, 1, wait, r->opt.lease_ms, &r->permit,
+                                           &r->out.until_ns, on_acquired, &r->out);
     else
-        rc = lw_acquire_async(r->lock, r->owner, wait, r->opt.lease_ms, on_acquired, &r->ev_wr);
+        rc = lw_acquire_until_async(r->lock, r->owner, wait, r->opt.lease_ms, &r->out.until_ns,
+                                    on_acquired, &r->out);
     if (rc)
         return acquire_failed(r, rc);
     for (;;) {
@@ -496,22 +511,25 @@ static int acquire(struct run *r, uint64_t *token)
                 return acquire_failed(r, ev.err);
             *token = (uint64_t)ev.value;
             r->acquired_ns = lw_clock_now();
+            r->until_ns = ev.until_ns;
             return 0;
         }
     }
 }
 
-/* A fixed lease's end, counted from now: the lock's own expiry came a
- * little earlier (it started when Redis ran the acquire, before its reply
- * came back: one round trip). */
+/* A fixed lease's end: when the library says the lease is sure no longer
+ * (lw_acquire_until_async()), counted from the earliest the lease can
+ * have started, not from the reply, which may have come late.  On
+ * CLOCK_MONOTONIC, lw_clock_now()'s clock; one already past fires at
+ * once. */
 static int arm_lease_timer(struct run *r)
 {
     struct itimerspec its = {
-        .it_value = {r->opt.lease_ms / 1000, (long)(r->opt.lease_ms % 1000) * 1000000L},
+        .it_value = {(time_t)(r->until_ns / 1000000000u), (long)(r->until_ns % 1000000000u)},
     };
 
     r->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-    if (r->timerfd < 0 || timerfd_settime(r->timerfd, 0, &its, NULL)) {
+    if (r->timerfd < 0 || timerfd_settime(r->timerfd, TFD_TIMER_ABSTIME, &its, NULL)) {
         report("timerfd: %s", strerror(errno));
         return EXIT_OSERR;
     }

@@ -798,6 +798,27 @@ LW_API int lw_acquire(struct lw_lock *lock, uint64_t owner, uint64_t wait_ms, ui
 LW_API int lw_unlock_owner(struct lw_lock *lock, uint64_t owner);
 
 /*
+ * lw_acquire_until, lw_acquire_until_async - lw_acquire() and
+ * lw_acquire_async(), telling how long the hold is sure: on success (before
+ * done runs, for the async one) *until_ns gets the moment, on
+ * lw_clock_now()'s clock, until which the lease this acquire set cannot
+ * have run out in Redis: the earliest moment it can have started (the
+ * acquire's last write: Redis set the lease when it ran it, later) plus
+ * the lease (lease_ms, or the watchdog's) less the drift allowance.  Every
+ * acquire is answered with at least a tick of it left (else LW_ETIMEDOUT).
+ * A fixed lease's holder must be done by then: the reply may have come
+ * late, and the lease started before it.  A watchdog hold's moves on with
+ * each renewal (on_risk, on_lost).  until_ns NULL: LW_EINVAL; the async
+ * call's must stay valid until done has run.  lwlock's -l stops COMMAND
+ * by it.  Added in 0.4.
+ */
+LW_API int lw_acquire_until(struct lw_lock *lock, uint64_t owner, uint64_t wait_ms,
+                            uint64_t lease_ms, uint64_t *token, uint64_t *until_ns);
+LW_API int lw_acquire_until_async(struct lw_lock *lock, uint64_t owner, uint64_t wait_ms,
+                                  uint64_t lease_ms, uint64_t *until_ns, lw_done_fn *done,
+                                  void *arg);
+
+/*
  * lw_unlock_after - release one hold of owner's, as lw_unlock_owner(),
  * except that the last one does not free the lock: it is left to expire
  * after_ms from now (1..LW_MAX_LEASE_MS), and the watchdog no longer

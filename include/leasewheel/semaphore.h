@@ -189,6 +189,27 @@ LW_API int lw_permit_acquire_async(struct lw_semaphore *sem, unsigned n, uint64_
 LW_API int lw_permit_release_async(struct lw_semaphore *sem, const struct lw_permit *permits,
                                    unsigned n, lw_done_fn *done, void *arg);
 
+/*
+ * lw_permit_acquire_until, lw_permit_acquire_until_async - as
+ * lw_permit_acquire() and its async twin, telling how long the permits
+ * are sure: on success (before done runs) *until_ns gets the moment, on
+ * lw_clock_now()'s clock, until which no client can have reclaimed them:
+ * the time the acquire carried (its permits' expiry is that + the lease,
+ * by this client's clock, however late the command was written) plus the
+ * lease, less the drift and the clock-skew allowance (permit_clock_skew_ms,
+ * at most a quarter of the lease).  Every acquire is answered with at
+ * least a tick of it left (else LW_ETIMEDOUT, the permits given back).  A
+ * fixed lease's holder must be done by then; a watchdog permit's moves on
+ * with each renewal (on_risk, on_lost).  until_ns NULL: LW_EINVAL; the
+ * async call's must stay valid until done has run.  Added in 0.4.
+ */
+LW_API int lw_permit_acquire_until(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms,
+                                   uint64_t lease_ms, struct lw_permit *permits,
+                                   uint64_t *until_ns);
+LW_API int lw_permit_acquire_until_async(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms,
+                                         uint64_t lease_ms, struct lw_permit *permits,
+                                         uint64_t *until_ns, lw_done_fn *done, void *arg);
+
 #ifdef __cplusplus
 }
 #endif
