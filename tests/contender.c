@@ -5,16 +5,23 @@
  *   contender client  --port P --names N --rounds R --deadline-ms D
  *                     --lease-ms L --wait-ms W --log FILE --id ID
  *                     [--hold-max-ms H] [--idle-max-ms I] [--stop FILE]
- *       one lw_client (watchdog lease L, tick 10 ms); each round try-locks
- *       one of N names (waiting at most W ms), runs a critical section of
- *       1..H ms (default 20), unlocks, and idles 0..I ms (default 0).
- *       on_lost records the moment this holder was told.
+ *                     [--kind read|write] [--permits N] [--prefix P]
+ *                     [--max-inflight M] [--command-timeout-ms T]
+ *       one lw_client (watchdog lease L, tick 10 ms; its in-flight cap M
+ *       and command timeout T when given); each round try-locks one of N
+ *       names (waiting at most W ms), runs a critical section of 1..H ms
+ *       (default 20), unlocks, and idles 0..I ms (default 0).  With
+ *       --kind, the read or write lock of a read-write lock; with
+ *       --permits N, one permit of a semaphore of N (made so when absent,
+ *       again after a restart to an empty server), renewed by the
+ *       watchdog.  on_lost records the moment this holder was told.
  *   contender lwloop  (the same options) --lwlock PATH [--cluster SEEDS]
  *                     [--redis ADDRESS]
  *       each round runs `lwlock -r 127.0.0.1:P -W L -w W NAME contender
  *       section ...` (with --cluster `lwlock -c SEEDS ...` instead of -r;
  *       with --redis, -r ADDRESS as given, e.g. a redis-sentinel:// URL)
- *       and waits for it (bounded).  With --kind read or --kind write,
+ *       and waits for it (bounded); -r's address is 127.0.0.1:P (a proxy's,
+ *       say).  With --kind read or --kind write,
  *       lwlock --read or --write: the read-write lock NAME.  With
  *       --permits N, lwlock --permits N: one permit of the semaphore NAME
  *       (created with N).
@@ -23,6 +30,9 @@
  *       (SIGTERM) records "lost" and ends it.  Without LWLOCK_TOKEN (a
  *       reader: readers share; a permit: N may be inside) it logs token 0
  *       and takes no marker.
+ *
+ * Names are P0 .. P(N-1), P being --prefix (default "lock"): a test runs
+ * contenders of several kinds at once on names of their own.
  *
  * With --cacert CA --cert CERT --key KEY (client and lwloop) the server is
  * reached over mutual TLS: the client trusts CA and presents CERT (its
@@ -83,14 +93,17 @@ struct opts {
     int hold_max_ms;
     int idle_max_ms;
     int round;
-    int permits; /* lwloop: lwlock --permits N; 0: a lock */
+    int permits; /* lwlock --permits N, or a client's semaphore of N; 0: a lock */
+    int max_inflight;       /* client: its cap; 0: the default */
+    int command_timeout_ms; /* client: 0: the default */
+    const char *prefix;     /* the names' */
     const char *log;
     const char *id;
     const char *lwlock;
     const char *cluster;  /* lwloop: lwlock -c's seeds instead of -r */
     const char *redis;    /* lwloop: lwlock -r's address instead of --port */
-    const char *kind;     /* lwloop: "read" or "write" (--read, --write), or
-                             NULL: a lock */
+    const char *kind;     /* "read" or "write" (lwlock --read, --write; a
+                             client's read or write lock), or NULL: a lock */
     const char *stop;
     const char *cacert, *cert, *key; /* TLS: all three, or none */
 };
@@ -127,9 +140,9 @@ static void record(const char *kind, const char *name, const char *id, long roun
         (void)!write(log_fd, line, (size_t)n);
 }
 
-static void lock_name(int idx, char *buf, size_t size)
+static void lock_name(const struct opts *o, int idx, char *buf, size_t size)
 {
-    snprintf(buf, size, "lock%d", idx);
+    snprintf(buf, size, "%s%d", o->prefix, idx);
 }
 
 static void marker_path(const struct opts *o, const char *name, char *buf, size_t size)
@@ -200,6 +213,8 @@ static int take_opt(struct opts *o, const char *key, const char *val)
         {"--idle-max-ms", offsetof(struct opts, idle_max_ms)},
         {"--round", offsetof(struct opts, round)},
         {"--permits", offsetof(struct opts, permits)},
+        {"--max-inflight", offsetof(struct opts, max_inflight)},
+        {"--command-timeout-ms", offsetof(struct opts, command_timeout_ms)},
     };
 
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
@@ -213,6 +228,8 @@ static int take_opt(struct opts *o, const char *key, const char *val)
         o->lwlock = val;
     else if (!strcmp(key, "--stop"))
         o->stop = val;
+    else if (!strcmp(key, "--prefix") && *val && strlen(val) < 16)
+        o->prefix = val;
     else if (!strcmp(key, "--cluster"))
         o->cluster = val;
     else if (!strcmp(key, "--redis"))
@@ -234,7 +251,7 @@ static int parse(int argc, char **argv, struct opts *o)
 {
     *o = (struct opts){.names = 1, .rounds = 1000000, .deadline_ms = 10000,
                        .lease_ms = 1200, .wait_ms = 1000, .hold_ms = 5,
-                       .hold_max_ms = HOLD_MAX_MS};
+                       .hold_max_ms = HOLD_MAX_MS, .prefix = "lock"};
     if (argc < 2)
         return usage("missing mode");
     o->mode = argv[1];
@@ -326,7 +343,7 @@ static void on_lost(const char *name, size_t len, uint64_t owner, int reason, vo
     long round = -1;
 
     (void)owner;
-    lock_name(atomic_load(&h->idx), mine, sizeof mine);
+    lock_name(h->o, atomic_load(&h->idx), mine, sizeof mine);
     snprintf(copy, sizeof copy, "%.*s", (int)(len < 31 ? len : 31), name);
     if (atomic_load(&h->inside) && !strcmp(copy, mine)) {
         round = atomic_load(&h->round);
@@ -344,14 +361,56 @@ static void on_lost(const char *name, size_t len, uint64_t owner, int reason, vo
     record("lost", copy, h->o->id, round, reason);
 }
 
+/* One name a client contends for: a lock (plain, or a read-write lock's
+ * read or write side), or a semaphore and the permit held of it. */
+struct target {
+    struct lw_lock *lock;
+    struct lw_semaphore *sem;
+    struct lw_permit permit;
+};
+
+/* Whether a holder of o's kind is alone inside (a marker of its own). */
+static int exclusive(const struct opts *o)
+{
+    return !o->permits && !(o->kind && !strcmp(o->kind, "read"));
+}
+
+/* The acquire: 0, LW_ELOCKED, or another error.  A semaphore gone with a
+ * restart to an empty server is made again (LW_ENOSEM stays this round's
+ * error), as lwlock --permits does. */
+static int take(const struct opts *o, struct target *t, uint64_t *token)
+{
+    int rc;
+
+    if (!t->sem)
+        return lw_trylock(t->lock, (uint64_t)o->wait_ms, 0, token);
+    *token = 0;
+    rc = lw_permit_acquire(t->sem, 1, (uint64_t)o->wait_ms, 0, &t->permit);
+    if (rc == LW_ENOSEM)
+        (void)lw_semaphore_try_set(t->sem, o->permits);
+    return rc;
+}
+
+/* The release: 0, LW_ENOTOWNER (not held any more: a permit's
+ * LW_ENOPERMIT too), or another error. */
+static int give(struct target *t)
+{
+    int rc;
+
+    if (!t->sem)
+        return lw_unlock(t->lock);
+    rc = lw_permit_release(t->sem, &t->permit, 1);
+    return rc == LW_ENOPERMIT ? LW_ENOTOWNER : rc;
+}
+
 /* Release, retrying transport errors (the unlock may not have run): a
  * lock left behind would be renewed for nobody. */
-static void release(const struct opts *o, struct lw_lock *lock, struct counts *c)
+static void release(const struct opts *o, struct target *t, struct counts *c)
 {
     int rc = 0;
 
     for (int i = 0; i < UNLOCK_TRIES; i++) {
-        rc = lw_unlock(lock);
+        rc = give(t);
         if (rc == 0 || rc == LW_ENOTOWNER)
             return;
         sleep_ms(250);
@@ -361,19 +420,21 @@ static void release(const struct opts *o, struct lw_lock *lock, struct counts *c
     fprintf(stderr, "contender %s: unlock: %s\n", o->id, lw_errname(rc));
 }
 
-static void critical_section(struct holding *h, struct lw_lock *lock, const char *name,
+static void critical_section(struct holding *h, struct target *t, const char *name,
                              uint64_t token, int hold_ms, struct counts *c)
 {
     const struct opts *o = h->o;
     long round = atomic_load(&h->round);
     uint64_t until;
-    int marker;
+    int marker = 0;
 
     atomic_store(&h->lost, 0);
     atomic_store(&h->inside, 1);
     record("enter", name, o->id, round, (long long)token);
-    marker = take_marker(o, name, round);
-    c->clashes += !marker;
+    if (exclusive(o)) {
+        marker = take_marker(o, name, round);
+        c->clashes += !marker;
+    }
     until = now_ns() + (uint64_t)hold_ms * 1000000u;
     while (now_ns() < until && !atomic_load(&h->lost))
         sleep_ms(1);
@@ -382,7 +443,7 @@ static void critical_section(struct holding *h, struct lw_lock *lock, const char
         drop_marker(o, name);
     atomic_store(&h->inside, 0);
     if (!atomic_load(&h->lost))
-        release(o, lock, c);
+        release(o, t, c);
 }
 
 static int new_client(const struct opts *o, struct holding *h, struct lw_client **out)
@@ -394,6 +455,10 @@ static int new_client(const struct opts *o, struct holding *h, struct lw_client 
     cfg.port = o->port;
     cfg.tick_ms = 10;
     cfg.watchdog_timeout_ms = (uint32_t)o->lease_ms;
+    if (o->max_inflight)
+        cfg.max_inflight = (uint32_t)o->max_inflight;
+    if (o->command_timeout_ms)
+        cfg.command_timeout_ms = (uint32_t)o->command_timeout_ms;
     cfg.on_lost = on_lost;
     cfg.lost_arg = h;
     if (o->cacert) {
@@ -407,20 +472,39 @@ static int new_client(const struct opts *o, struct holding *h, struct lw_client 
     return rc;
 }
 
-static void client_round(struct holding *h, struct lw_lock **locks, uint64_t *rng,
+/* The name's handle, of o's kind. */
+static int new_target(const struct opts *o, struct lw_client *client, const char *name,
+                      struct target *t)
+{
+    size_t len = strlen(name);
+
+    if (o->permits) {
+        int rc = lw_semaphore_new(client, name, len, &t->sem);
+
+        if (rc == 0)
+            (void)lw_semaphore_try_set(t->sem, o->permits);
+        return rc;
+    }
+    if (o->kind)
+        return !strcmp(o->kind, "read") ? lw_read_lock_new(client, name, len, &t->lock)
+                                        : lw_write_lock_new(client, name, len, &t->lock);
+    return lw_lock_new(client, name, len, &t->lock);
+}
+
+static void client_round(struct holding *h, struct target *targets, uint64_t *rng,
                          struct counts *c)
 {
     int idx = (int)(rng_next(rng) % (uint64_t)h->o->names), rc;
     uint64_t token = 0;
     char name[32];
 
-    lock_name(idx, name, sizeof name);
+    lock_name(h->o, idx, name, sizeof name);
     atomic_store(&h->idx, idx);
     atomic_store(&h->round, c->rounds);
-    rc = lw_trylock(locks[idx], (uint64_t)h->o->wait_ms, 0, &token);
+    rc = take(h->o, &targets[idx], &token);
     if (rc == 0) {
         c->acquired++;
-        critical_section(h, locks[idx], name, token, random_hold(h->o, rng), c);
+        critical_section(h, &targets[idx], name, token, random_hold(h->o, rng), c);
     } else if (rc == LW_ELOCKED) {
         c->busy++;
     } else {
@@ -436,7 +520,7 @@ static void client_round(struct holding *h, struct lw_lock **locks, uint64_t *rn
 static int run_client(const struct opts *o)
 {
     struct holding h = {.o = o};
-    struct lw_lock *locks[NAMES_MAX] = {0};
+    struct target targets[NAMES_MAX] = {{0}};
     struct lw_client *client = NULL;
     struct counts c = {0};
     uint64_t rng = rng_seed(o->id), deadline = now_ns() + (uint64_t)o->deadline_ms * 1000000u;
@@ -445,13 +529,15 @@ static int run_client(const struct opts *o)
     for (int i = 0; i < o->names && !rc; i++) {
         char name[32];
 
-        lock_name(i, name, sizeof name);
-        rc = lw_lock_new(client, name, strlen(name), &locks[i]);
+        lock_name(o, i, name, sizeof name);
+        rc = new_target(o, client, name, &targets[i]);
     }
     while (!rc && go_on(o, c.rounds, deadline))
-        client_round(&h, locks, &rng, &c);
-    for (int i = 0; i < o->names; i++)
-        lw_lock_free(locks[i]);
+        client_round(&h, targets, &rng, &c);
+    for (int i = 0; i < o->names; i++) {
+        lw_lock_free(targets[i].lock);
+        lw_semaphore_free(targets[i].sem);
+    }
     if (client)
         lw_client_get_stats(client, &c.conns);
     lw_client_free(client);
@@ -538,7 +624,7 @@ static int run_lwloop(const struct opts *o)
         char name[32];
         pid_t pid;
 
-        lock_name(idx, name, sizeof name);
+        lock_name(o, idx, name, sizeof name);
         fflush(stdout);
         if ((pid = fork()) == 0)
             exec_lwlock(o, self, name, c.rounds, hold);

@@ -1,0 +1,272 @@
+/*
+ * tests/test_fault_model.c - the fault model: mutual exclusion for every
+ * kind of lease at once, through every fault that makes a request wait in
+ * the client or reach Redis late.
+ *
+ * A lease is believed only while Redis is sure to hold it: counted from the
+ * earliest moment it can have started, which for a permit (whose expiry
+ * the client writes into its command) is the time the command carries,
+ * however late it is written.  The faults here are the ways a request is
+ * written late or more than once: a restart to an empty server while the
+ * clients' requests wait for a connection, a restart keeping the keys
+ * after the leases ran out, connections killed (commands and pub/sub),
+ * Redis stopped past the lease, a proxy holding every byte past the lease
+ * (requests written then reach Redis late, their replies later), the
+ * proxy refusing connections past the lease (requests wait unwritten in
+ * the clients), the in-flight cap reached while Redis is paused (requests
+ * wait behind it), and SCRIPT FLUSH (NOSCRIPT re-sends).
+ *
+ * Nine contenders (contender.c) run at once, every one through the proxy:
+ *   lk*  plain locks, two names: a library client (its in-flight cap 2)
+ *        and a loop of lwlock;
+ *   rw0  one read-write lock: a client reading and one writing, a loop of
+ *        lwlock --read and one of --write;
+ *   sem0 one semaphore of 2 permits: two clients and a loop of lwlock
+ *        --permits 2.
+ * Every critical section appends enter/exit/lost lines to one log, each
+ * fault its start and end (contention_run.h).  A holder holds from enter
+ * until it leaves or is told it lost the lease.  Then: no two holders of
+ * a lock, no writer beside anyone, never more inside than permits; and
+ * for each fault and kind, how many holders were inside at it, how many
+ * were told of a loss, and how late after the fault began the last of
+ * them was told (docs/reliability.md's table).
+ */
+#include "lock_util.h"
+#include "proxy.h"
+
+#define LAST_ARGS (char *)NULL
+#include "contention_run.h"
+
+#define PERMITS 2
+#define DOWN_MS LONG_FAULT_MS /* past the lease: every holder is told during it */
+#define NMODEL 9
+
+static struct proxy *px;
+
+static void setup(void)
+{
+    server_start();
+    contention_open();
+    px = proxy_start(srv.port);
+    cr_assert_not_null(px);
+    contender_port = proxy_port(px);
+}
+
+static void teardown(void)
+{
+    proxy_stop(px);
+    contention_close();
+    server_stop();
+}
+
+/* ---- The faults that only this family has ---- */
+
+/* Redis killed, and started again empty DOWN_MS later: the clients'
+ * requests wait for a connection meanwhile (their command timeout is
+ * longer), and go to the empty server.  Its RDB file, if a restart that
+ * kept the keys left one, goes first. */
+static int fault_restart_empty(void)
+{
+    char rdb[400];
+    int port = srv.port;
+
+    snprintf(rdb, sizeof rdb, "%s/dump.rdb", srv.dir);
+    if (redis_server_signal(&srv, SIGKILL))
+        return 0;
+    unlink(rdb);
+    sleep_ms(DOWN_MS);
+    return redis_server_restart(&srv) == 0 && srv.port == port;
+}
+
+/* SHUTDOWN SAVE, and started again from the RDB file DOWN_MS later: the
+ * keys are back, the leases in them ran out meanwhile. */
+static int fault_restart_keeping_late(void)
+{
+    return restart_keeping(1, DOWN_MS);
+}
+
+/* The proxy holds every byte, both ways, past the lease: requests written
+ * meanwhile reach Redis late, and their replies later still. */
+static int fault_proxy_hold(void)
+{
+    if (proxy_hold(px, 1))
+        return 0;
+    sleep_ms(DOWN_MS);
+    return proxy_hold(px, 0) == 0;
+}
+
+/* The proxy drops every connection and holds the new ones in its listen
+ * backlog past the lease: requests wait unwritten in the clients, and go
+ * once it lets go. */
+static int fault_proxy_refuse(void)
+{
+    if (proxy_hold(px, 1) || proxy_drop(px, 1))
+        return 0;
+    sleep_ms(DOWN_MS);
+    return proxy_hold(px, 0) == 0;
+}
+
+static const struct fault model_faults[NMODEL] = {
+    {"restart-empty", fault_restart_empty},
+    {"restart-keeping", fault_restart_keeping_late},
+    {"client-kill", fault_client_kill},
+    {"pubsub-kill", fault_pubsub_kill},
+    {"sigstop-long", fault_stop_long},
+    {"proxy-hold", fault_proxy_hold},
+    {"proxy-refuse", fault_proxy_refuse},
+    {"pause-at-cap", fault_pause_long},
+    {"script-flush", fault_script_flush},
+};
+
+/* ---- The kinds, by name ---- */
+
+enum model_kind { MK_LOCK,
+                  MK_READ,
+                  MK_WRITE,
+                  MK_PERMIT,
+                  MK_COUNT };
+
+static const char *const kind_names[MK_COUNT] = {"lock", "read", "write", "permit"};
+
+static enum model_kind kind_of(const struct interval *iv)
+{
+    if (!strncmp(iv->name, "sem", 3))
+        return MK_PERMIT;
+    if (!strncmp(iv->name, "rw", 2))
+        return is_writer(iv) ? MK_WRITE : MK_READ;
+    return MK_LOCK;
+}
+
+/* The intervals of r on names beginning with prefix, in a new array. */
+static struct interval *on_names(const struct run *r, const char *prefix, size_t *n)
+{
+    struct interval *out = calloc(r->nivs + 1, sizeof *out);
+
+    cr_assert_not_null(out);
+    *n = 0;
+    for (size_t i = 0; i < r->nivs; i++)
+        if (!strncmp(r->ivs[i].name, prefix, strlen(prefix)))
+            out[(*n)++] = r->ivs[i];
+    return out;
+}
+
+/* ---- Each fault and kind: holders inside, told, and how late ---- */
+
+struct cell {
+    int inside;     /* holders inside when the fault began */
+    int told;       /* of which told of a loss before they left */
+    double told_ms; /* the latest of those, after the fault began */
+    int entered;    /* sections entered while it lasted */
+};
+
+static void tabulate(const struct run *r, struct cell (*cells)[MK_COUNT])
+{
+    for (int f = 0; f < r->nfaults; f++) {
+        const struct span *sp = &r->faults[f];
+
+        for (size_t i = 0; i < r->nivs; i++) {
+            const struct interval *a = &r->ivs[i];
+            struct cell *c = &cells[f][kind_of(a)];
+            double after = ms_between(sp->start, a->end);
+
+            c->entered += a->start >= sp->start && a->start < sp->end;
+            if (a->start >= sp->start || a->end <= sp->start)
+                continue;
+            c->inside++;
+            if (a->lost_ns && a->end == a->lost_ns) {
+                c->told++;
+                c->told_ms = after > c->told_ms ? after : c->told_ms;
+            }
+        }
+    }
+}
+
+static void print_cells(const struct run *r, struct cell (*cells)[MK_COUNT])
+{
+    for (int f = 0; f < r->nfaults; f++) {
+        char line[512];
+        int n = snprintf(line, sizeof line, "fault-model: %-16s", r->faults[f].name);
+
+        for (int k = 0; k < MK_COUNT; k++) {
+            const struct cell *c = &cells[f][k];
+
+            n += snprintf(line + n, sizeof line - (size_t)n,
+                          " | %s: %d inside, %d told (last %.0f ms), %d entered", kind_names[k],
+                          c->inside, c->told, c->told_ms, c->entered);
+        }
+        fprintf(stderr, "%s\n", line);
+    }
+}
+
+/* ---- The test ---- */
+
+/*
+ * Every kind, every fault, once each, 1.2 s apart: no two holders of a
+ * lock, no writer beside anyone, never more than two inside the
+ * semaphore of two; readers inside together and both permits used at
+ * some moment, else the run proves nothing about sharing.  Holders with
+ * long sections span the faults; short ones change hands often.
+ */
+Test(fault_model, every_kind_through_every_fault, .init = setup, .fini = teardown,
+     .timeout = 240)
+{
+    static const struct contender spec[] = {
+        {"ck0", "client", 300, 1000, 100, 0, NULL, 0, "lk", 2, 2},
+        {"lk1", "lwloop", 2 * LEASE_MS, 1000, LEASE_MS, 0, NULL, 0, "lk", 2, 0},
+        {"cr0", "client", 2 * LEASE_MS, 1000, 200, 0, "read", 0, "rw", 1, 2},
+        {"cw0", "client", 300, 1000, 300, 0, "write", 0, "rw", 1, 2},
+        {"lr1", "lwloop", 600, 1000, 100, 0, "read", 0, "rw", 1, 0},
+        {"lw1", "lwloop", 2 * LEASE_MS, 1000, LEASE_MS, 0, "write", 0, "rw", 1, 0},
+        {"cp0", "client", 2 * LEASE_MS, 1000, 100, 0, NULL, PERMITS, "sem", 1, 2},
+        {"cp1", "client", 300, 1000, 100, 0, NULL, PERMITS, "sem", 1, 2},
+        {"lp2", "lwloop", 2 * LEASE_MS, 1000, 300, 0, NULL, PERMITS, "sem", 1, 0},
+    };
+    static struct cell cells[NMODEL][MK_COUNT];
+    struct overlap shown[MAX_SHOWN];
+    struct interval *locks, *rws, *sems;
+    size_t nlocks, nrws, nsems, lock_overlaps, rw_bad, rw_shared;
+    int most;
+    struct run r;
+
+    run(spec, (int)(sizeof spec / sizeof spec[0]), model_faults, NMODEL, 1, 1200, &r);
+    report(&r, model_faults, NMODEL);
+    for (int i = 0; i < NMODEL; i++)
+        cr_assert_eq(count_faults(r.faults, r.nfaults, model_faults[i].name), 1);
+    cr_assert_eq(r.nfaults, NMODEL);
+    tabulate(&r, cells);
+    print_cells(&r, cells);
+
+    locks = on_names(&r, "lk", &nlocks);
+    lock_overlaps = find_overlaps(locks, nlocks, shown, MAX_SHOWN);
+    for (size_t i = 0; i < lock_overlaps && i < MAX_SHOWN; i++)
+        show_overlap(&shown[i]);
+    rws = on_names(&r, "rw", &nrws);
+    rw_overlaps(rws, nrws, shown, MAX_SHOWN, &rw_bad, &rw_shared);
+    for (size_t i = 0; i < rw_bad && i < MAX_SHOWN; i++)
+        show_overlap(&shown[i]);
+    sems = on_names(&r, "sem", &nsems);
+    most = most_inside(sems, nsems);
+    fprintf(stderr,
+            "fault-model: locks %zu sections, %zu overlaps; read-write %zu sections, %zu with "
+            "a writer beside another, %zu of readers together; permits %zu sections, at most "
+            "%d inside (%d permits)\n",
+            nlocks, lock_overlaps, nrws, rw_bad, rw_shared, nsems, most, PERMITS);
+
+    cr_assert_eq(lock_overlaps, 0, "%zu overlaps of lock holders", lock_overlaps);
+    cr_assert_eq(rw_bad, 0, "%zu overlaps with a writer", rw_bad);
+    cr_assert_leq(most, PERMITS, "%d inside at once with %d permits", most, PERMITS);
+    cr_assert_geq(rw_shared, 1, "no two readers were ever inside together");
+    cr_assert_geq(most, 2, "the permits were never used at once");
+    for (int k = 0; k < MK_COUNT; k++) {
+        long n = 0;
+
+        for (size_t i = 0; i < r.nivs; i++)
+            n += kind_of(&r.ivs[i]) == (enum model_kind)k;
+        cr_assert_geq(n, 5, "%ld %s sections: a run without work proves nothing", n,
+                      kind_names[k]);
+    }
+    free(locks);
+    free(rws);
+    free(sems);
+    free_run(&r);
+}
