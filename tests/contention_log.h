@@ -3,8 +3,10 @@
  * how), read back: the summary each prints at its end, and the log of
  * their critical sections, judged: each holder-round is an interval
  * [enter, min(exit, lost)] (a holder believes it holds until it leaves or
- * is told it lost the lock), and two intervals of different holders on
- * one name that overlap are a violation.  Shared by test_contention (one
+ * is told it lost the lock).  Two intervals of different holders on one
+ * lock that overlap are a violation; on a read-write lock, two that
+ * overlap with a writer among them; on a semaphore, more inside at once
+ * than its permits.  Shared by test_contention and test_fault_model (one
  * Redis), test_cluster_tools (a Redis Cluster) and test_sentinel_tools (a
  * Sentinel setup).
  */
@@ -216,6 +218,83 @@ static inline void show_overlap(const struct overlap *o)
             "which %s %.1f ms later\n",
             a->name, b->holder, b->round, b->token, ms_between(a->start, b->start), a->holder,
             a->round, a->token, what, a->end == UINT64_MAX ? 0.0 : ms_between(b->start, a->end));
+}
+
+/* ---- What may be inside together ---- */
+
+/* A writer of a read-write lock: its holder id says so, "?w..." (lw0: a
+ * loop of lwlock --write; cw0: a client's write lock), a reader "?r...". */
+static inline int is_writer(const struct interval *iv)
+{
+    return iv->holder[1] == 'w';
+}
+
+/* The overlaps of ivs (sorted here by name and start): those with a
+ * writer in *bad (the first max of them in shown), those of two readers
+ * in *shared. */
+static inline void rw_overlaps(struct interval *ivs, size_t n, struct overlap *shown, size_t max,
+                        size_t *bad, size_t *shared)
+{
+    find_overlaps(ivs, n, NULL, 0);
+    *bad = *shared = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n && !strcmp(ivs[i].name, ivs[j].name) &&
+                               ivs[j].start < ivs[i].end;
+             j++) {
+            if (!strcmp(ivs[i].holder, ivs[j].holder))
+                continue;
+            if (!is_writer(&ivs[i]) && !is_writer(&ivs[j])) {
+                (*shared)++;
+                continue;
+            }
+            if (*bad < max)
+                shown[*bad] = (struct overlap){&ivs[i], &ivs[j]};
+            (*bad)++;
+        }
+}
+
+struct edge {
+    uint64_t at;
+    int delta; /* +1 enter, -1 leave */
+};
+
+/* Leaving first at a tie: a section that ends as another starts is not
+ * inside with it. */
+static inline int by_time_leave_first(const void *a, const void *b)
+{
+    const struct edge *x = a, *y = b;
+
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    return x->delta - y->delta;
+}
+
+/* The most sections of different holder-rounds inside at once (one name);
+ * most_inside_at(): and in *at when that was first reached. */
+static inline int most_inside_at(const struct interval *ivs, size_t n, uint64_t *at)
+{
+    struct edge *e = calloc(2 * n + 1, sizeof *e);
+    int inside = 0, most = 0;
+
+    cr_assert_not_null(e);
+    for (size_t i = 0; i < n; i++) {
+        e[2 * i] = (struct edge){ivs[i].start, 1};
+        e[2 * i + 1] = (struct edge){ivs[i].end, -1};
+    }
+    qsort(e, 2 * n, sizeof *e, by_time_leave_first);
+    for (size_t i = 0; i < 2 * n; i++)
+        if ((inside += e[i].delta) > most) {
+            most = inside;
+            if (at)
+                *at = e[i].at;
+        }
+    free(e);
+    return most;
+}
+
+static inline int most_inside(const struct interval *ivs, size_t n)
+{
+    return most_inside_at(ivs, n, NULL);
 }
 
 #endif

@@ -4,9 +4,9 @@
  * (contender.c: library clients and loops of lwlock) started as
  * processes on the fixture's Redis, or on a proxy in front of it; faults
  * injected between their rounds on the fixture's server, each logged
- * from its start to its end in the contenders' log; a run's numbers; and
- * the checks of what may be inside together (a lock's holder alone, a
- * writer alone, no more than a semaphore's permits).
+ * from its start to its end in the contenders' log; and a run's numbers
+ * (contention_log.h reads the log and checks what may be inside
+ * together).
  *
  * The includer defines LAST_ARGS (the contenders' last arguments: over
  * TLS, the files they connect with) and includes lock_util.h first (the
@@ -497,72 +497,5 @@ static inline void report(const struct run *r, const struct fault *faults, int n
     cr_assert_eq(t.other, 0);
 }
 
-
-/* ---- What may be inside together ---- */
-
-/* lw*: lwlock --write; lr*: lwlock --read. */
-static inline int is_writer(const struct interval *iv)
-{
-    return iv->holder[1] == 'w';
-}
-
-/* The overlaps of ivs (sorted here by name and start): those with a
- * writer in *bad (the first max of them in shown), those of two readers
- * in *shared. */
-static inline void rw_overlaps(struct interval *ivs, size_t n, struct overlap *shown, size_t max,
-                        size_t *bad, size_t *shared)
-{
-    find_overlaps(ivs, n, NULL, 0);
-    *bad = *shared = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = i + 1; j < n && !strcmp(ivs[i].name, ivs[j].name) &&
-                               ivs[j].start < ivs[i].end;
-             j++) {
-            if (!strcmp(ivs[i].holder, ivs[j].holder))
-                continue;
-            if (!is_writer(&ivs[i]) && !is_writer(&ivs[j])) {
-                (*shared)++;
-                continue;
-            }
-            if (*bad < max)
-                shown[*bad] = (struct overlap){&ivs[i], &ivs[j]};
-            (*bad)++;
-        }
-}
-
-struct edge {
-    uint64_t at;
-    int delta; /* +1 enter, -1 leave */
-};
-
-/* Leaving first at a tie: a section that ends as another starts is not
- * inside with it. */
-static inline int by_time_leave_first(const void *a, const void *b)
-{
-    const struct edge *x = a, *y = b;
-
-    if (x->at != y->at)
-        return x->at < y->at ? -1 : 1;
-    return x->delta - y->delta;
-}
-
-/* The most sections of different holder-rounds inside at once (one name). */
-static inline int most_inside(const struct interval *ivs, size_t n)
-{
-    struct edge *e = calloc(2 * n + 1, sizeof *e);
-    int inside = 0, most = 0;
-
-    cr_assert_not_null(e);
-    for (size_t i = 0; i < n; i++) {
-        e[2 * i] = (struct edge){ivs[i].start, 1};
-        e[2 * i + 1] = (struct edge){ivs[i].end, -1};
-    }
-    qsort(e, 2 * n, sizeof *e, by_time_leave_first);
-    for (size_t i = 0; i < 2 * n; i++)
-        if ((inside += e[i].delta) > most)
-            most = inside;
-    free(e);
-    return most;
-}
 
 #endif

@@ -27,10 +27,15 @@ struct loop {
     const char *id;
     int hold_max_ms, idle_max_ms; /* its sections and the idle time after */
     pid_t pid;
+    const char *kind;   /* "read" or "write" (lwlock --read, --write), NULL:
+                           a lock */
+    int permits;        /* lwlock --permits N; 0: a lock */
+    const char *prefix; /* its one name is prefix0; NULL: "lock" (lock0) */
 };
 
 /*
- * Start n loops on one name (--names 1: "lock0") of the Redis that
+ * Start n loops, each on one name (--names 1: "lock0", or its prefix's) of
+ * its kind, of the Redis that
  * `addr_opt addr` gives the contender (--cluster SEEDS, --redis URL), each
  * lwlock with lease_ms renewed and a 1 s wait, all logging to log_path;
  * they stop at the stop file, or after 120 s.
@@ -38,7 +43,7 @@ struct loop {
 static inline void start_loops(struct loop *loops, int n, const char *addr_opt, const char *addr,
                                int lease_ms, const char *log_path)
 {
-    char lease[16], stop[300], out[32], err[32], hold[16], idle[16];
+    char lease[16], stop[300], out[32], err[32], hold[16], idle[16], permits[16];
 
     snprintf(lease, sizeof lease, "%d", lease_ms);
     path_in_dir("stop", stop, sizeof stop);
@@ -47,13 +52,17 @@ static inline void start_loops(struct loop *loops, int n, const char *addr_opt, 
         snprintf(err, sizeof err, "%s.err", loops[i].id);
         snprintf(hold, sizeof hold, "%d", loops[i].hold_max_ms);
         snprintf(idle, sizeof idle, "%d", loops[i].idle_max_ms);
-        loops[i].pid = start_child(CONTENDER_PATH,
-                                   ARGS("lwloop", addr_opt, addr, "--names", "1", "--lease-ms",
-                                        lease, "--wait-ms", "1000", "--hold-max-ms", hold,
-                                        "--idle-max-ms", idle, "--deadline-ms", "120000",
-                                        "--stop", stop, "--log", log_path, "--id", loops[i].id,
-                                        "--lwlock", LWLOCK_PATH),
-                                   NULL, out, err);
+        snprintf(permits, sizeof permits, "%d", loops[i].permits);
+        /* No --kind: --names once more, which changes nothing. */
+        loops[i].pid = start_child(
+            CONTENDER_PATH,
+            ARGS("lwloop", addr_opt, addr, "--names", "1", loops[i].kind ? "--kind" : "--names",
+                 loops[i].kind ? loops[i].kind : "1", "--permits", permits, "--prefix",
+                 loops[i].prefix ? loops[i].prefix : "lock", "--lease-ms", lease, "--wait-ms",
+                 "1000", "--hold-max-ms", hold, "--idle-max-ms", idle, "--deadline-ms", "120000",
+                 "--stop", stop, "--log", log_path, "--id", loops[i].id, "--lwlock",
+                 LWLOCK_PATH),
+            NULL, out, err);
     }
 }
 
@@ -106,23 +115,46 @@ static inline void log_fault(int fd, const char *kind, const char *fault, int se
 }
 
 /* What the loops' log and summaries say, judged (contention_log.h). */
+enum { LOOPS_LOCK,
+       LOOPS_RW,
+       LOOPS_PERMIT };
+
 struct loops_verdict {
     struct record *recs;
     struct interval *ivs;  /* sorted by name and start */
     size_t nrecs, nivs;
-    size_t overlaps;       /* two holders inside at once */
+    size_t sections[3];    /* by kind: LOOPS_* */
+    size_t overlaps;       /* two holders of a lock inside at once, or a
+                              writer beside anyone */
+    size_t shared;         /* readers inside together (by right) */
+    int most_permits;      /* the most inside the semaphore at once (the
+                              permit loops share one) */
     int clashes;           /* a marker found taken */
-    int regressions;       /* a fencing token not above the one before */
+    int regressions;       /* a plain lock's fencing token not above the
+                              one before */
     struct summary total;  /* the loops' counts, added up */
 };
 
-/* Judge the run: each loop's counts and up to 8 overlaps on stderr,
- * tagged; free v->recs and v->ivs after. */
+/* Which kind of name iv's loop holds (LOOPS_*). */
+static inline int loop_kind(const struct loop *loops, int n, const struct interval *iv)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(loops[i].id, iv->holder))
+            return loops[i].permits ? LOOPS_PERMIT : loops[i].kind ? LOOPS_RW : LOOPS_LOCK;
+    return LOOPS_LOCK;
+}
+
+/* Judge the run, each kind by what may be inside together: a lock's
+ * holder alone, a writer alone, no more than the permits.  Each loop's
+ * counts and up to 8 overlaps of each sort on stderr, tagged; free
+ * v->recs and v->ivs after. */
 static inline void judge_loops(const char *log_path, const struct loop *loops,
                                const struct summary *sums, int n, const char *tag,
                                struct loops_verdict *v)
 {
     static struct overlap shown[8];
+    struct interval *of[3];
+    size_t bad;
 
     memset(v, 0, sizeof *v);
     v->recs = read_log(log_path, &v->nrecs);
@@ -141,10 +173,27 @@ static inline void judge_loops(const char *log_path, const struct loop *loops,
         v->total.lost += sums[i].lost;
         v->total.other += sums[i].other;
     }
-    v->overlaps = find_overlaps(v->ivs, v->nivs, shown, 8);
-    v->regressions = token_regressions(v->ivs, v->nivs);
+    find_overlaps(v->ivs, v->nivs, NULL, 0); /* sorts them */
+    for (int k = 0; k < 3; k++) {
+        of[k] = calloc(v->nivs + 1, sizeof *of[k]);
+        cr_assert_not_null(of[k]);
+    }
+    for (size_t i = 0; i < v->nivs; i++) {
+        int k = loop_kind(loops, n, &v->ivs[i]);
+
+        of[k][v->sections[k]++] = v->ivs[i];
+    }
+    v->overlaps = find_overlaps(of[LOOPS_LOCK], v->sections[LOOPS_LOCK], shown, 8);
+    v->regressions = token_regressions(of[LOOPS_LOCK], v->sections[LOOPS_LOCK]);
     for (size_t i = 0; i < v->overlaps && i < 8; i++)
         show_overlap(&shown[i]);
+    rw_overlaps(of[LOOPS_RW], v->sections[LOOPS_RW], shown, 8, &bad, &v->shared);
+    for (size_t i = 0; i < bad && i < 8; i++)
+        show_overlap(&shown[i]);
+    v->overlaps += bad;
+    v->most_permits = most_inside(of[LOOPS_PERMIT], v->sections[LOOPS_PERMIT]);
+    for (int k = 0; k < 3; k++)
+        free(of[k]);
 }
 
 #endif

@@ -13,6 +13,10 @@
  *     master, and every node kills its clients: never two holders at once,
  *     none lost, the lock handed over after each fault, and a holder
  *     inside across each fault keeps it;
+ *   - loops of every kind (locks, readers and writers of a read-write
+ *     lock, permits of a semaphore of two) on names of one slot through
+ *     the same faults: no lock held twice, no writer beside anyone, never
+ *     more than two permits inside;
  *   - lwbench --cluster starts its own cluster and reports every master;
  *   - over TLS (a TLS-only cluster, mutual TLS): lwlock -c --tls through
  *     one seed takes the lock on every master; an unknown CA exits 69
@@ -458,6 +462,73 @@ CLUSTER_TEST(lwlock_loops_never_overlap_through_failover_migration_and_kills)
     cr_assert_geq(spanning(ivs, nivs), NFAULTS, "a holder inside across every fault");
     for (int f = 0; f < NFAULTS; f++)
         cr_assert_geq(after_fault(ivs, nivs, f), 3, "no progress after the %s", fault_names[f]);
+    free(v.recs);
+    free(v.ivs);
+}
+
+/* ---- Every kind through the cluster's moves ---- */
+
+/* Loops of every kind on names sharing one slot ({fm}): plain locks, a
+ * read-write lock's readers and writers, a semaphore of two. */
+#define KIND_PERMITS 2
+static struct loop kind_loops[] = {
+    {"lk0", 20, 100, 0, NULL, 0, "{fm}lk"},
+    {"lk1", LEASE_MS / 2, LEASE_MS / 2, 0, NULL, 0, "{fm}lk"},
+    {"lr0", 600, 100, 0, "read", 0, "{fm}rw"},
+    {"lr1", 300, 100, 0, "read", 0, "{fm}rw"},
+    {"lw0", LEASE_MS / 2, LEASE_MS / 2, 0, "write", 0, "{fm}rw"},
+    {"lp0", LEASE_MS / 2, 200, 0, NULL, KIND_PERMITS, "{fm}sem"},
+    {"lp1", 300, 100, 0, NULL, KIND_PERMITS, "{fm}sem"},
+    {"lp2", 600, 300, 0, NULL, KIND_PERMITS, "{fm}sem"},
+};
+#define NKIND_LOOPS (int)(sizeof kind_loops / sizeof kind_loops[0])
+
+/*
+ * The fault model's cluster part: loops of lwlock of every kind, on names
+ * of one slot, while its master fails over to its replica, the slot
+ * migrates key by key to another master (MIGRATING/IMPORTING, ASK
+ * redirects for the keys moved) and every node kills its clients: no two
+ * holders of a lock, no writer beside anyone, never more than two inside
+ * the semaphore of two.
+ */
+CLUSTER_TEST(every_kind_through_failover_migration_and_kills)
+{
+    struct summary sums[NKIND_LOOPS] = {{0}};
+    struct loops_verdict v;
+    int slot = slot_of("{fm}");
+
+    cr_assert_geq(slot, 0);
+    snprintf(log_path, sizeof log_path, "%s/log", dir);
+    log_fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    cr_assert_geq(log_fd, 0);
+    start_loops(kind_loops, NKIND_LOOPS, "--cluster", seeds, LEASE_MS, log_path);
+    sleep_ms(GAP_MS);
+    for (int f = 0; f < NFAULTS; f++) {
+        log_fault(log_fd, "fault", fault_names[f], f);
+        faults[f](slot);
+        log_fault(log_fd, "faultend", fault_names[f], f);
+        sleep_ms(GAP_MS);
+    }
+    stop_loops(kind_loops, NKIND_LOOPS, sums, WAIT_EXIT_MS);
+    close(log_fd);
+
+    judge_loops(log_path, kind_loops, sums, NKIND_LOOPS, "cluster_kinds", &v);
+    fprintf(stderr,
+            "cluster_kinds: sections: locks %zu, read-write %zu (readers together %zu), "
+            "permits %zu (at most %d inside, %d permits); overlaps %zu; lost %ld, unavailable "
+            "%ld\n",
+            v.sections[LOOPS_LOCK], v.sections[LOOPS_RW], v.shared, v.sections[LOOPS_PERMIT],
+            v.most_permits, KIND_PERMITS, v.overlaps, v.total.lost, v.total.errors);
+    cr_assert_eq(v.overlaps, 0, "%zu overlaps of a lock's holders or with a writer",
+                 v.overlaps);
+    cr_assert_leq(v.most_permits, KIND_PERMITS, "%d inside at once with %d permits",
+                  v.most_permits, KIND_PERMITS);
+    cr_assert_eq(v.clashes, 0);
+    cr_assert_eq(v.regressions, 0, "fencing tokens went back");
+    cr_assert_eq(v.total.other, 0,
+                 "an lwlock ended otherwise than done, busy, lost or unavailable");
+    for (int k = 0; k < 3; k++)
+        cr_assert_geq(v.sections[k], 10, "a run without work proves nothing");
     free(v.recs);
     free(v.ivs);
 }

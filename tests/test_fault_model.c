@@ -198,6 +198,19 @@ static void print_cells(const struct run *r, struct cell (*cells)[MK_COUNT])
     }
 }
 
+/* What went wrong at `at`, and the fault that began last before it. */
+static void show_fault_before(const struct run *r, uint64_t at, const char *what)
+{
+    const struct span *f = NULL;
+
+    for (int i = 0; i < r->nfaults; i++)
+        if (r->faults[i].start <= at)
+            f = &r->faults[i];
+    if (f)
+        fprintf(stderr, "fault-model: %s %.0f ms after %s began (%.0f ms after it ended)\n",
+                what, ms_between(f->start, at), f->name, ms_between(f->end, at));
+}
+
 /* ---- The test ---- */
 
 /*
@@ -225,6 +238,7 @@ Test(fault_model, every_kind_through_every_fault, .init = setup, .fini = teardow
     struct overlap shown[MAX_SHOWN];
     struct interval *locks, *rws, *sems;
     size_t nlocks, nrws, nsems, lock_overlaps, rw_bad, rw_shared;
+    uint64_t most_at = 0;
     int most;
     struct run r;
 
@@ -245,7 +259,9 @@ Test(fault_model, every_kind_through_every_fault, .init = setup, .fini = teardow
     for (size_t i = 0; i < rw_bad && i < MAX_SHOWN; i++)
         show_overlap(&shown[i]);
     sems = on_names(&r, "sem", &nsems);
-    most = most_inside(sems, nsems);
+    most = most_inside_at(sems, nsems, &most_at);
+    if (most > PERMITS)
+        show_fault_before(&r, most_at, "more inside than permits");
     fprintf(stderr,
             "fault-model: locks %zu sections, %zu overlaps; read-write %zu sections, %zu with "
             "a writer beside another, %zu of readers together; permits %zu sections, at most "
