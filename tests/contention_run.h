@@ -80,6 +80,7 @@ struct contender {
     const char *prefix; /* its names: prefix0 ...; NULL: "lock" */
     int names;          /* how many; 0: NAMES (1 for permits) */
     int max_inflight;   /* a client's in-flight cap; 0: the default */
+    int lease_ms;       /* 0: LEASE_MS */
 };
 
 /* Child: contender MODE ... with stdout and stderr to files of dir. */
@@ -101,7 +102,7 @@ static inline void exec_contender(const struct contender *c)
     snprintf(names, sizeof names, "%d", c->names ? c->names : c->permits ? 1 : NAMES);
     snprintf(cap, sizeof cap, "%d", c->max_inflight);
     snprintf(permits, sizeof permits, "%d", c->permits);
-    snprintf(lease, sizeof lease, "%d", LEASE_MS);
+    snprintf(lease, sizeof lease, "%d", c->lease_ms ? c->lease_ms : LEASE_MS);
     snprintf(wait, sizeof wait, "%d", c->wait_ms);
     snprintf(hold, sizeof hold, "%d", c->hold_max_ms);
     snprintf(idle, sizeof idle, "%d", c->idle_max_ms);

@@ -59,6 +59,19 @@ static void teardown(void)
     server_stop();
 }
 
+/* No proxy: the contenders reach the server itself. */
+static void setup_direct(void)
+{
+    server_start();
+    contention_open();
+}
+
+static void teardown_direct(void)
+{
+    contention_close();
+    server_stop();
+}
+
 /* ---- The faults that only this family has ---- */
 
 /* Redis killed, and started again empty DOWN_MS later: the clients'
@@ -284,5 +297,82 @@ Test(fault_model, every_kind_through_every_fault, .init = setup, .fini = teardow
     free(locks);
     free(rws);
     free(sems);
+    free_run(&r);
+}
+
+/* ---- As a user runs them ---- */
+
+#define USER_LEASE_MS 1500
+#define USER_WAIT_MS 3000
+
+/* Redis stopped for 2.5 s. */
+static int fault_stop_2500(void)
+{
+    if (redis_server_signal(&srv, SIGSTOP))
+        return 0;
+    sleep_ms(2500);
+    return redis_server_signal(&srv, SIGCONT) == 0;
+}
+
+static const struct fault user_faults[] = {
+    {"sigstop-2.5s", fault_stop_2500},
+    {"client-kill", fault_client_kill},
+    {"restart-empty", fault_restart_empty},
+};
+#define NUSER (int)(sizeof user_faults / sizeof user_faults[0])
+
+/* Sections told lost (lwlock's signal reached COMMAND). */
+static long told_lost(const struct run *r)
+{
+    long k = 0;
+
+    for (size_t i = 0; i < r->nivs; i++)
+        k += r->ivs[i].lost_ns && r->ivs[i].end == r->ivs[i].lost_ns;
+    return k;
+}
+
+/*
+ * How the bug was found: five loops of lwlock -W 1500 -w 3000 --permits 2
+ * on one semaphore, while every two seconds, in turn, Redis is stopped
+ * for 2.5 s, its normal connections are killed, or it is killed and
+ * started again empty 2 s later.  Never three inside; every lwlock that
+ * says lost (79) had its COMMAND signalled.  LW_USER_RUN_S seconds of
+ * faults (default 20: two rounds of the three; the report's runs took
+ * 60).
+ */
+Test(fault_model, permits_as_a_user_runs_them, .init = setup_direct, .fini = teardown_direct,
+     .timeout = 600)
+{
+    static const struct contender spec[] = {
+        {"l0", "lwloop", 2000, USER_WAIT_MS, 300, 0, NULL, PERMITS, "sem", 1, 0, USER_LEASE_MS},
+        {"l1", "lwloop", 2000, USER_WAIT_MS, 300, 0, NULL, PERMITS, "sem", 1, 0, USER_LEASE_MS},
+        {"l2", "lwloop", 500, USER_WAIT_MS, 100, 0, NULL, PERMITS, "sem", 1, 0, USER_LEASE_MS},
+        {"l3", "lwloop", 500, USER_WAIT_MS, 100, 0, NULL, PERMITS, "sem", 1, 0, USER_LEASE_MS},
+        {"l4", "lwloop", 4000, USER_WAIT_MS, 500, 0, NULL, PERMITS, "sem", 1, 0, USER_LEASE_MS},
+    };
+    const char *env = getenv("LW_USER_RUN_S");
+    int seconds = env && atoi(env) > 0 ? atoi(env) : 20;
+    int reps = (seconds + 9) / 10; /* a round of the three: about 10.5 s */
+    uint64_t most_at = 0;
+    long said_lost = 0, told;
+    int most;
+    struct run r;
+
+    cr_assert_leq(seconds, 300);
+    run(spec, (int)(sizeof spec / sizeof spec[0]), user_faults, NUSER, reps, 2000, &r);
+    report(&r, user_faults, NUSER);
+    most = most_inside_at(r.ivs, r.nivs, &most_at);
+    if (most > PERMITS)
+        show_fault_before(&r, most_at, "more inside than permits");
+    for (int i = 0; i < ncontenders; i++)
+        said_lost += r.sums[i].lost;
+    told = told_lost(&r);
+    fprintf(stderr,
+            "fault-model: as a user: %d s of faults, %zu sections, at most %d inside (%d "
+            "permits); lwlock said lost %ld times, COMMAND signalled %ld times\n",
+            seconds, r.nivs, most, PERMITS, said_lost, told);
+    cr_assert_leq(most, PERMITS, "%d inside at once with %d permits", most, PERMITS);
+    cr_assert_eq(said_lost, told, "a loss lwlock reported but COMMAND never heard of");
+    cr_assert_geq(most, 2, "the permits were never used at once");
     free_run(&r);
 }
