@@ -56,4 +56,20 @@ static inline long long evalsha_settled(void)
     return -1;
 }
 
+/*
+ * A line of waiters whose attempts are all counted, for a test of how many
+ * a wake-up costs.  The first waiter, started after `start` was read,
+ * tries, subscribes (the expression `subscribed` turns 1) and tries again
+ * once subscribed: two attempts, waited for here.  The waiters the test
+ * starts next queue behind it without trying; the test then reads
+ * something through the same engine queue and connection (one more
+ * script), whose answer says they have queued and the first's last answer
+ * is in: three calls since `start`.
+ */
+#define FIRST_WAITER_SETTLED(subscribed, start)                                \
+    do {                                                                        \
+        cr_assert(wait_until((subscribed) == 1, 5000), "never subscribed");    \
+        evalsha_reach((start), 2);                                              \
+    } while (0)
+
 #endif

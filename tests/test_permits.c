@@ -232,24 +232,12 @@ static int64_t acquired(struct lw_semaphore *s)
     return v;
 }
 
-/* A line of waiters whose attempts are all counted, for a test of how
- * many a wake-up costs.  The first waiter, started after `start` was
- * read, tries, subscribes and tries again once subscribed: two attempts,
- * waited for here.  The waiters the test starts next queue behind it
- * without trying; lined_up() returns the count once they have and the
- * first's last answer is in: an availability read, one more script, goes
- * after them through the engine's queue, and after that answer on the
- * same connection. */
-static void line_up(long long start)
-{
-    cr_assert(wait_until(subscribers() == 1, 5000), "never subscribed");
-    evalsha_reach(start, 2);
-}
-
+/* The line behind the first waiter (FIRST_WAITER_SETTLED(), attempts_util.h)
+ * has queued, and the first's last answer is in, once an availability
+ * read (one more script) has come back: the count to compare with. */
 static long long lined_up(struct lw_semaphore *s, long long start)
 {
     (void)available(s);
-    evalsha_reach(start, 3);
     cr_assert_eq(evalsha_calls() - start, 3, "the waiters behind the first sent nothing");
     return start + 3;
 }
@@ -537,7 +525,7 @@ REDIS_TEST(permits, a_release_of_three_wakes_three_at_once)
     tally_init(&last.tally);
     before = evalsha_calls();
     cr_assert_eq(lw_permit_acquire_async(s, 1, 30000, 60000, &w[0], on_permit_in, &t), 0);
-    line_up(before);
+    FIRST_WAITER_SETTLED(subscribers(), before);
     for (int i = 1; i < 3; i++)
         cr_assert_eq(lw_permit_acquire_async(s, 1, 30000, 60000, &w[i], on_permit_in, &t), 0);
     cr_assert_eq(lw_permit_acquire_async(s, 1, 30000, 60000, &w[3], on_permit_in, &last), 0);
@@ -585,7 +573,7 @@ REDIS_TEST(permits, a_count_published_by_hand_wakes_that_many)
     }
     before = evalsha_calls();
     cr_assert_eq(lw_permit_acquire_async(s, 2, 30000, 60000, two, on_outcome, &o[0]), 0);
-    line_up(before);
+    FIRST_WAITER_SETTLED(subscribers(), before);
     for (int i = 0; i < 3; i++)
         cr_assert_eq(
             lw_permit_acquire_async(s, 1, 30000, 60000, &one[i], on_outcome, &o[1 + i]), 0);

@@ -467,19 +467,9 @@ static long long subscribed(const char *name)
     return n;
 }
 
-/* A line of waiters whose attempts are all counted, for a test of how
- * many a wake-up costs.  The first waiter, started after `start` was
- * read, tries, subscribes and tries again once subscribed: two attempts,
- * waited for here.  The waiters the test starts next queue behind it
- * without trying; lined_up() returns the count once all `n` are in line
- * and the first's last answer is in (a query of `lock`, one more script
- * sent after it on the same connection, has come back). */
-static void line_up(const char *name, long long start)
-{
-    cr_assert(wait_until(subscribed(name) == 1, 5000), "never subscribed");
-    evalsha_reach(start, 2);
-}
-
+/* The line behind the first waiter (FIRST_WAITER_SETTLED(), attempts_util.h)
+ * holds all `n`, and the first's last answer is in, once a query of
+ * `lock` (one more script) has come back: the count to compare with. */
 static long long lined_up(struct lw_client *c, struct lw_lock *lock, uint64_t n,
                           long long start)
 {
@@ -530,7 +520,7 @@ REDIS_TEST(rwlock, a_writers_1_wakes_the_readers_at_once)
     tally_init(&t.o.tally);
     before = evalsha_calls();
     cr_assert_eq(lw_acquire_async(br, 1, LW_WAIT_FOREVER, 0, on_reader_in, &t), 0);
-    line_up("board", before);
+    FIRST_WAITER_SETTLED(subscribed("board"), before);
     for (uint64_t owner = 2; owner <= 5; owner++)
         cr_assert_eq(lw_acquire_async(br, owner, LW_WAIT_FOREVER, 0, on_reader_in, &t), 0);
     before = lined_up(b, br, 5, before);
@@ -571,7 +561,7 @@ REDIS_TEST(rwlock, a_readers_0_wakes_the_writer_and_reads_wait_behind_it)
     tally_init(&rd.tally);
     before = evalsha_calls();
     cr_assert_eq(lw_acquire_async(bw, 1, LW_WAIT_FOREVER, 0, on_outcome, &wr), 0);
-    line_up("ledger", before);
+    FIRST_WAITER_SETTLED(subscribed("ledger"), before);
     /* Redis holds it for reading: only the writer's turn keeps this out. */
     cr_assert_eq(lw_acquire_async(br, 2, LW_WAIT_FOREVER, 0, on_outcome, &rd), 0);
     before = lined_up(b, br, 2, before);
