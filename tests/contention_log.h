@@ -168,9 +168,13 @@ struct overlap {
     const struct interval *a, *b;
 };
 
-/* Sorts ivs by name and start; up to max overlaps in out, the count of
- * all of them returned. */
-static inline size_t find_overlaps(struct interval *ivs, size_t n, struct overlap *out, size_t max)
+/* Sorts ivs by name and start; every two intervals of different holders
+ * on one name that overlap (a entered first) and that pick() takes are
+ * counted, the first max of them in out. */
+static inline size_t overlaps_where(struct interval *ivs, size_t n,
+                                    int (*pick)(const struct interval *a,
+                                                const struct interval *b),
+                                    struct overlap *out, size_t max)
 {
     size_t k = 0;
 
@@ -179,13 +183,27 @@ static inline size_t find_overlaps(struct interval *ivs, size_t n, struct overla
         for (size_t j = i + 1; j < n && !strcmp(ivs[i].name, ivs[j].name) &&
                                ivs[j].start < ivs[i].end;
              j++) {
-            if (!strcmp(ivs[i].holder, ivs[j].holder))
+            if (!strcmp(ivs[i].holder, ivs[j].holder) || !pick(&ivs[i], &ivs[j]))
                 continue;
             if (k < max)
                 out[k] = (struct overlap){&ivs[i], &ivs[j]};
             k++;
         }
     return k;
+}
+
+static inline int any_two(const struct interval *a, const struct interval *b)
+{
+    (void)a;
+    (void)b;
+    return 1;
+}
+
+/* Sorts ivs by name and start; up to max overlaps in out, the count of
+ * all of them returned. */
+static inline size_t find_overlaps(struct interval *ivs, size_t n, struct overlap *out, size_t max)
+{
+    return overlaps_where(ivs, n, any_two, out, max);
 }
 
 /* Enters whose fencing token is not above the one before on the name
@@ -229,28 +247,24 @@ static inline int is_writer(const struct interval *iv)
     return iv->holder[1] == 'w';
 }
 
+static inline int with_a_writer(const struct interval *a, const struct interval *b)
+{
+    return is_writer(a) || is_writer(b);
+}
+
+static inline int two_readers(const struct interval *a, const struct interval *b)
+{
+    return !with_a_writer(a, b);
+}
+
 /* The overlaps of ivs (sorted here by name and start): those with a
  * writer in *bad (the first max of them in shown), those of two readers
  * in *shared. */
 static inline void rw_overlaps(struct interval *ivs, size_t n, struct overlap *shown, size_t max,
-                        size_t *bad, size_t *shared)
+                               size_t *bad, size_t *shared)
 {
-    find_overlaps(ivs, n, NULL, 0);
-    *bad = *shared = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = i + 1; j < n && !strcmp(ivs[i].name, ivs[j].name) &&
-                               ivs[j].start < ivs[i].end;
-             j++) {
-            if (!strcmp(ivs[i].holder, ivs[j].holder))
-                continue;
-            if (!is_writer(&ivs[i]) && !is_writer(&ivs[j])) {
-                (*shared)++;
-                continue;
-            }
-            if (*bad < max)
-                shown[*bad] = (struct overlap){&ivs[i], &ivs[j]};
-            (*bad)++;
-        }
+    *bad = overlaps_where(ivs, n, with_a_writer, shown, max);
+    *shared = overlaps_where(ivs, n, two_readers, NULL, 0);
 }
 
 struct edge {

@@ -6,6 +6,7 @@
 #define LW_TESTS_ENGINE_UTIL_H
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -53,6 +54,18 @@ static inline void server_stop(void)
     redis_server_stop(&srv);
 }
 #endif
+
+/* Clients whose command the server holds back (a CLIENT PAUSE's, a
+ * BLPOP's), from INFO clients; -1 on no answer. */
+static inline long long blocked_clients(void)
+{
+    redisReply *r = redis_server_command(&srv, "INFO %s", "clients");
+    const char *p = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "blocked_clients:") : NULL;
+    long long n = p ? atoll(p + strlen("blocked_clients:")) : -1;
+
+    freeReplyObject(r);
+    return n;
+}
 
 /* A test with its own server, started before and stopped after it. */
 #define REDIS_TEST(suite, name) \

@@ -344,6 +344,16 @@ static int log_has(const char *line)
     return strstr(buf, line) != NULL;
 }
 
+/* Fault f on slot, logged from its start to its end. */
+static void inject_fault(int f, int slot)
+{
+    log_fault(log_fd, "fault", fault_names[f], f);
+    fault_start[f] = lw_clock_now();
+    faults[f](slot);
+    log_fault(log_fd, "faultend", fault_names[f], f);
+    fault_end[f] = lw_clock_now();
+}
+
 /* Fault f while a holder ("h", round f) is inside for HOLD_ACROSS_MS
  * under lwlock: it must keep the lock (exit 0, not 79). */
 #define HOLD_ACROSS_MS "4000"
@@ -366,11 +376,7 @@ static void fault_across_a_holder(int f, int slot)
         cr_assert(0, "the holder never got in before the %s", fault_names[f]);
     }
     sleep_ms(300);
-    log_fault(log_fd, "fault", fault_names[f], f);
-    fault_start[f] = lw_clock_now();
-    faults[f](slot);
-    log_fault(log_fd, "faultend", fault_names[f], f);
-    fault_end[f] = lw_clock_now();
+    inject_fault(f, slot);
     code = wait_child(pid, 20000);
     holder_done[f] = lw_clock_now();
     echo_file("h.err", "holder stderr");
@@ -504,9 +510,7 @@ CLUSTER_TEST(every_kind_through_failover_migration_and_kills)
     start_loops(kind_loops, NKIND_LOOPS, "--cluster", seeds, LEASE_MS, log_path);
     sleep_ms(GAP_MS);
     for (int f = 0; f < NFAULTS; f++) {
-        log_fault(log_fd, "fault", fault_names[f], f);
-        faults[f](slot);
-        log_fault(log_fd, "faultend", fault_names[f], f);
+        inject_fault(f, slot);
         sleep_ms(GAP_MS);
     }
     stop_loops(kind_loops, NKIND_LOOPS, sums, WAIT_EXIT_MS);

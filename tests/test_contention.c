@@ -237,6 +237,27 @@ static void holders_at_faults(const struct run *r, struct wipe_stats *st)
     }
 }
 
+/* Each wiping fault's holders on stderr (tagged): every one told, or
+ * gone, within the bound, and some told. */
+static void told_in_time(const char *tag, const struct wipe_stats *st)
+{
+    int told = 0;
+
+    for (int k = 0; k < NWIPING; k++) {
+        fprintf(stderr,
+                "contention: %s%s: %d holders inside, %d told before leaving (at most %.1f ms "
+                "(clients) / %.1f ms (lwlock) after the fault ended; bound %d / %d ms), %d "
+                "late\n",
+                tag, wiping_faults[k].name, st[k].inside, st[k].told, st[k].told_ms[0],
+                st[k].told_ms[1], LEASE_MS / 3 + 2 * CLIENT_TICK_MS + TOLD_MARGIN_MS,
+                LEASE_MS / 3 + 2 * LWLOCK_TICK_MS + TOLD_MARGIN_MS, st[k].late);
+        cr_assert_eq(st[k].late, 0, "%s: %d holders told late", wiping_faults[k].name,
+                     st[k].late);
+        told += st[k].told;
+    }
+    cr_assert_geq(told, 1, "no holder was inside at a wiping fault: the bound went untested");
+}
+
 /* The old holder a got the lock before fault f wiped it: it entered
  * before f ended, or its fencing token is from before the wipe (the new
  * holder's counter started again).  Under lwlock, COMMAND enters only
@@ -318,7 +339,7 @@ CONTENTION_TEST(wiping_faults_overlap_until_the_next_renewal)
     struct wipe_stats st[NWIPING] = {0};
     struct run r;
     size_t n;
-    int regressions, bad = 0, told = 0;
+    int regressions, bad = 0;
 
     run(spec, NCONTENDERS, wiping_faults, NWIPING, 3, 1500, &r);
     report(&r, wiping_faults, NWIPING);
@@ -329,28 +350,15 @@ CONTENTION_TEST(wiping_faults_overlap_until_the_next_renewal)
         if (!explained(&r, &found[i], st) && bad++ < MAX_SHOWN)
             show_overlap(&found[i]);
     holders_at_faults(&r, st);
-    for (int k = 0; k < NWIPING; k++) {
-        fprintf(stderr,
-                "contention: %s: %d holders inside, %d told before leaving (at most %.1f ms "
-                "(clients) / %.1f ms (lwlock) after the fault ended; bound %d / %d ms), %d "
-                "late\n",
-                wiping_faults[k].name, st[k].inside, st[k].told, st[k].told_ms[0],
-                st[k].told_ms[1], LEASE_MS / 3 + 2 * CLIENT_TICK_MS + TOLD_MARGIN_MS,
-                LEASE_MS / 3 + 2 * LWLOCK_TICK_MS + TOLD_MARGIN_MS, st[k].late);
+    told_in_time("", st);
+    for (int k = 0; k < NWIPING; k++)
         fprintf(stderr,
                 "contention: %s: %d overlaps; two holders inside together for up to %.1f "
                 "ms\n",
                 wiping_faults[k].name, st[k].overlaps, st[k].exposed_ms);
-    }
     fprintf(stderr, "contention: overlaps %zu, unexplained %d; fencing token regressions %d\n",
             n, bad, regressions);
     cr_assert_eq(bad, 0, "%d overlaps not explained by a wiping fault", bad);
-    for (int k = 0; k < NWIPING; k++) {
-        cr_assert_eq(st[k].late, 0, "%s: %d holders told late", wiping_faults[k].name,
-                     st[k].late);
-        told += st[k].told;
-    }
-    cr_assert_geq(told, 1, "no holder was inside at a wiping fault: the bound went untested");
     cr_assert_geq(regressions, 1, "the counters are wiped with the locks");
     for (int i = 0; i < NWIPING; i++)
         cr_assert_eq(count_faults(r.faults, r.nfaults, wiping_faults[i].name), 3);
@@ -380,24 +388,11 @@ CONTENTION_TEST(wiping_faults_every_kind_told_by_the_next_renewal)
     };
     struct wipe_stats st[NWIPING] = {0};
     struct run r;
-    int told = 0;
 
     run(spec, (int)(sizeof spec / sizeof spec[0]), wiping_faults, NWIPING, 3, 1500, &r);
     report(&r, wiping_faults, NWIPING);
     holders_at_faults(&r, st);
-    for (int k = 0; k < NWIPING; k++) {
-        fprintf(stderr,
-                "contention: every kind: %s: %d holders inside, %d told before leaving (at "
-                "most %.1f ms (clients) / %.1f ms (lwlock) after the fault ended; bound %d / %d "
-                "ms), %d late\n",
-                wiping_faults[k].name, st[k].inside, st[k].told, st[k].told_ms[0],
-                st[k].told_ms[1], LEASE_MS / 3 + 2 * CLIENT_TICK_MS + TOLD_MARGIN_MS,
-                LEASE_MS / 3 + 2 * LWLOCK_TICK_MS + TOLD_MARGIN_MS, st[k].late);
-        cr_assert_eq(st[k].late, 0, "%s: %d holders told late", wiping_faults[k].name,
-                     st[k].late);
-        told += st[k].told;
-    }
-    cr_assert_geq(told, 1, "no holder was inside at a wiping fault: the bound went untested");
+    told_in_time("every kind: ", st);
     for (int i = 0; i < NWIPING; i++)
         cr_assert_eq(count_faults(r.faults, r.nfaults, wiping_faults[i].name), 3);
     free_run(&r);

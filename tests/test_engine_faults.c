@@ -395,17 +395,6 @@ REDIS_TEST(faults, free_while_never_connected)
 /* --- a callback that resubmits after a failure: the request waits for the
  *     next connection instead of being written to the dead one --- */
 
-/* Clients blocked in the server (a BLPOP's), from INFO; -1 on no answer. */
-static long long blocked_clients(void)
-{
-    redisReply *r = redis_server_command(&srv, "INFO clients");
-    const char *p = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "blocked_clients:") : NULL;
-    long long n = p ? atoll(p + strlen("blocked_clients:")) : -1;
-
-    freeReplyObject(r);
-    return n;
-}
-
 struct again {
     struct lw_engine *engine;
     struct tally *tally;

@@ -431,17 +431,6 @@ REDIS_TEST(hot, redisson_sees_one_holder_at_every_hand_over)
     lw_client_free(c);
 }
 
-/* Clients whose command the server holds back: a CLIENT PAUSE's. */
-static long long blocked_clients(void)
-{
-    redisReply *r = redis_server_command(&srv, "INFO clients");
-    const char *p = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "blocked_clients:") : NULL;
-    long long n = p ? atoll(p + strlen("blocked_clients:")) : -1;
-
-    freeReplyObject(r);
-    return n;
-}
-
 /* The replies to n commands sent as one write, none an error. */
 static void expect_replies(redisContext *rc, int n)
 {

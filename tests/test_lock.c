@@ -112,16 +112,6 @@ REDIS_TEST(lock, fencing_token_keeps_increasing)
 
 /* The clients Redis holds back (a CLIENT PAUSE's too), from INFO; -1 on
  * no answer. */
-static long blocked_clients(void)
-{
-    redisReply *r = redis_server_command(&srv, "INFO %s", "clients");
-    const char *at = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "blocked_clients:") : NULL;
-    long n = at ? atol(at + strlen("blocked_clients:")) : -1;
-
-    freeReplyObject(r);
-    return n;
-}
-
 /*
  * An acquire that ran in Redis but whose reply was lost with its
  * connection: the caller is told it failed, and a hold is left that

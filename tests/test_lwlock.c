@@ -1467,16 +1467,6 @@ LWLOCK_TEST(fixed_lease_is_a_deadline)
     cr_assert_eq(redis_int("EXISTS %s", "lease"), 0);
 }
 
-static long blocked_clients(void)
-{
-    redisReply *r = redis_server_command(&srv, "INFO %s", "clients");
-    const char *at = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "blocked_clients:") : NULL;
-    long n = at ? atol(at + strlen("blocked_clients:")) : -1;
-
-    freeReplyObject(r);
-    return n;
-}
-
 static struct proxy *start_proxy(char *via, size_t size);
 
 /*
