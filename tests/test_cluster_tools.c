@@ -383,6 +383,24 @@ static void fault_across_a_holder(int f, int slot)
     cr_assert_eq(code, 0, "the lock held across the %s: lwlock exited %d", fault_names[f], code);
 }
 
+/* The n loops run on the cluster, a gap before each fault (fault(f,
+ * slot) injects it) and after the last; their summaries in sums. */
+static void loops_through_faults(struct loop *ls, int n, struct summary *sums, int slot,
+                                 void (*fault)(int f, int slot))
+{
+    snprintf(log_path, sizeof log_path, "%s/log", dir);
+    log_fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    cr_assert_geq(log_fd, 0);
+    start_loops(ls, n, "--cluster", seeds, LEASE_MS, log_path);
+    sleep_ms(GAP_MS);
+    for (int f = 0; f < NFAULTS; f++) {
+        fault(f, slot);
+        sleep_ms(GAP_MS);
+    }
+    stop_loops(ls, n, sums, WAIT_EXIT_MS);
+    close(log_fd);
+}
+
 /* Critical sections entered in [from, to). */
 static long entered_between(const struct interval *ivs, size_t n, uint64_t from, uint64_t to)
 {
@@ -430,17 +448,7 @@ CLUSTER_TEST(lwlock_loops_never_overlap_through_failover_migration_and_kills)
     uint64_t t0 = now_ms();
 
     cr_assert_geq(slot, 0);
-    snprintf(log_path, sizeof log_path, "%s/log", dir);
-    log_fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-    cr_assert_geq(log_fd, 0);
-    start_loops(loops, NLOOPS, "--cluster", seeds, LEASE_MS, log_path);
-    sleep_ms(GAP_MS);
-    for (int f = 0; f < NFAULTS; f++) {
-        fault_across_a_holder(f, slot);
-        sleep_ms(GAP_MS);
-    }
-    stop_loops(loops, NLOOPS, sums, WAIT_EXIT_MS);
-    close(log_fd);
+    loops_through_faults(loops, NLOOPS, sums, slot, fault_across_a_holder);
 
     judge_loops(log_path, loops, sums, NLOOPS, "cluster_tools", &v);
     ivs = v.ivs;
@@ -504,17 +512,7 @@ CLUSTER_TEST(every_kind_through_failover_migration_and_kills)
     int slot = slot_of("{fm}");
 
     cr_assert_geq(slot, 0);
-    snprintf(log_path, sizeof log_path, "%s/log", dir);
-    log_fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-    cr_assert_geq(log_fd, 0);
-    start_loops(kind_loops, NKIND_LOOPS, "--cluster", seeds, LEASE_MS, log_path);
-    sleep_ms(GAP_MS);
-    for (int f = 0; f < NFAULTS; f++) {
-        inject_fault(f, slot);
-        sleep_ms(GAP_MS);
-    }
-    stop_loops(kind_loops, NKIND_LOOPS, sums, WAIT_EXIT_MS);
-    close(log_fd);
+    loops_through_faults(kind_loops, NKIND_LOOPS, sums, slot, inject_fault);
 
     judge_loops(log_path, kind_loops, sums, NKIND_LOOPS, "cluster_kinds", &v);
     fprintf(stderr,
