@@ -48,6 +48,8 @@ static void config_defaults(struct lw_client_config *cfg)
     cfg->acquire_replicas_timeout_ms = LW_DEFAULT_REPLICAS_TIMEOUT_MS;
     cfg->log_level = LW_LOG_INFO;
     cfg->permit_clock_skew_ms = LW_DEFAULT_PERMIT_CLOCK_SKEW_MS;
+    cfg->fair_wait_ms = LW_DEFAULT_FAIR_WAIT_MS;
+    cfg->fair_place_ms = LW_DEFAULT_FAIR_PLACE_MS;
 }
 
 void lw_client_config_init_size(struct lw_client_config *cfg, size_t size)
@@ -152,8 +154,12 @@ static int check_config(const struct lw_client_config *cfg)
     if (cfg->acquire_replicas &&
         (rc = check_count(cfg->acquire_replicas_timeout_ms, LW_MAX_TIMEOUT_MS)))
         return rc;
+    if ((rc = check_count(cfg->fair_wait_ms, LW_MAX_LEASE_MS)) ||
+        (rc = check_count(cfg->fair_place_ms, LW_MAX_LEASE_MS)))
+        return rc;
     if (cfg->watchdog_timeout_ms < 3ull * cfg->tick_ms ||
-        cfg->watchdog_timeout_ms < LW_MIN_LEASE_MS)
+        cfg->watchdog_timeout_ms < LW_MIN_LEASE_MS || cfg->fair_place_ms < 3ull * cfg->tick_ms ||
+        cfg->fair_place_ms < LW_MIN_LEASE_MS)
         return LW_ELEASE;
     if (cfg->max_hold_ms > LW_MAX_LEASE_MS * 1000ull)
         return LW_ERANGE;
@@ -254,6 +260,22 @@ static void on_tick(struct lw_engine *engine, struct lw_timer_list *due, void *a
     admission_check(c, now);
 }
 
+/* Each kind's lease (the watchdog's; a fair lock's waiters' places have
+ * their own), as a script argument too, and its clock-skew allowance: a
+ * quarter of the lease at most, so that a lease judged by the clients'
+ * clocks is still provably valid for a while after each renewal. */
+static void kind_leases(struct lw_client *c, const struct lw_client_config *cfg)
+{
+    for (int k = 0; k < KIND_COUNT; k++) {
+        uint64_t ms = k == KIND_PLACE ? cfg->fair_place_ms : c->lease_ms;
+
+        c->kind_lease_ms[k] = ms;
+        c->kind_lease_len[k] = (size_t)snprintf(c->kind_lease_str[k], sizeof c->kind_lease_str[k],
+                                                "%llu", (unsigned long long)ms);
+        c->kind_skew_ms[k] = cfg->permit_clock_skew_ms < ms / 4 ? cfg->permit_clock_skew_ms : ms / 4;
+    }
+}
+
 static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
 {
     if (cfg->client_id)
@@ -282,10 +304,8 @@ static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
     c->on_lease_risk = cfg->on_lease_risk;
     c->lease_risk_arg = cfg->lease_risk_arg;
     c->max_hold_ms = cfg->max_hold_ms;
-    /* A quarter of the lease at most: the permit must still be provably
-     * valid for a while after each renewal. */
-    c->permit_skew_ms = cfg->permit_clock_skew_ms < c->lease_ms / 4 ? cfg->permit_clock_skew_ms
-                                                                    : c->lease_ms / 4;
+    c->fair_wait_ms = cfg->fair_wait_ms;
+    kind_leases(c, cfg);
     c->replicas = cfg->acquire_replicas;
     c->replicas_timeout_ms = cfg->acquire_replicas_timeout_ms;
     c->args = batch_args_new();

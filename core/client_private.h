@@ -71,6 +71,18 @@ enum script_id {
     SCRIPT_WRITE_UNLOCK, /* KEYS name, channel; ARGV write field, publish command */
     SCRIPT_RW_FORCE,     /* KEYS name, channel; ARGV mode, publish command, message */
     SCRIPT_RW_IS_LOCKED, /* KEYS name; ARGV mode */
+    /* Fair locks (lock.c, fair_waiters.c): KEYS name, queue, give-up
+     * times, places (and the token key for the acquire). */
+    SCRIPT_FAIR_LOCK,   /* ARGV lease, field, wait, now, place expiry,
+                           channel, publish, enqueue (0: try once), place ms */
+    SCRIPT_FAIR_LEAVE,  /* ARGV field, wait, channel, publish */
+    SCRIPT_FAIR_UNLOCK, /* ARGV field, publish, now, channel */
+    SCRIPT_FAIR_FORCE,  /* ARGV publish, now, channel */
+    /* Places' renewals (kind_place.c): KEYS give-up times and places per
+     * waiter; ARGV place ms, client id, place expiry, give-up floor,
+     * owners.  The node layout: ARGV names, then the same. */
+    SCRIPT_RENEW_PLACE,
+    SCRIPT_RENEW_PLACE_NODE,
     SCRIPT_COUNT
 };
 extern const char *const lw_lock_scripts[SCRIPT_COUNT];
@@ -80,6 +92,11 @@ extern const char *const lw_lock_scripts[SCRIPT_COUNT];
 #define CHANNEL_PREFIX "redisson_lock__channel"
 #define TOKEN_PREFIX "redisson_lock_token"
 #define RW_CHANNEL_PREFIX "redisson_rwlock"
+/* A fair lock's: Redisson's RFairLock's queue and give-up times, and the
+ * waiters' places, ours. */
+#define FAIR_QUEUE_PREFIX "redisson_lock_queue"
+#define FAIR_TIMEOUT_PREFIX "redisson_lock_timeout"
+#define FAIR_PLACE_PREFIX "leasewheel_lock_place"
 
 struct lw_client;
 
@@ -144,6 +161,15 @@ struct lw_client {
     uint64_t lease_ms;  /* watchdog_timeout_ms */
     char lease_str[24]; /* the same, as a script argument */
     size_t lease_len;
+    /* Each kind's lease (the watchdog's, but a place's: fair_place_ms),
+     * as a script argument too, and the clock-skew allowance its
+     * valid_until is less when its kind is judged by the clients' clocks
+     * (permit_clock_skew_ms, at most a quarter of the lease). */
+    uint64_t kind_lease_ms[KIND_COUNT];
+    char kind_lease_str[KIND_COUNT][24];
+    size_t kind_lease_len[KIND_COUNT];
+    uint64_t kind_skew_ms[KIND_COUNT];
+    uint64_t fair_wait_ms; /* fair_wait_ms */
     uint32_t renew_batch;
     uint32_t batches_max;
     lw_lost_fn *on_lost;
@@ -186,7 +212,6 @@ struct lw_client {
     int in_callback;         /* depth of done and on_lost calls running */
     int flushing;            /* inside watchdog_flush() */
     struct ack_wait *acks;   /* WAITs sent or to send (replicas.c) */
-    uint64_t permit_skew_ms; /* permit_clock_skew_ms, as used */
     struct admission admit;  /* admission.c */
     uint64_t first_renewals; /* new watchdog locks so far (watchdog.c) */
 };
@@ -198,6 +223,11 @@ struct lw_lock {
     size_t channel_len;
     char *token_key; /* redisson_lock_token:{name} */
     size_t token_len;
+    /* A fair lock's: redisson_lock_queue:{name},
+     * redisson_lock_timeout:{name}, leasewheel_lock_place:{name}; NULL
+     * for the other kinds. */
+    char *fair_keys[3];
+    size_t fair_lens[3];
     unsigned slot;                /* the cluster slot of name and both keys */
     uint8_t kind;                 /* enum lease_kind_id */
     _Atomic uint64_t max_hold_ms; /* lw_lock_set_max_hold(); 0: the client's */
@@ -257,6 +287,8 @@ struct op {
      * place in the channel's line (lock.c and waiters.c); engine thread. */
     uint8_t state;         /* enum op_state */
     uint8_t woken;         /* an unlock came while an attempt was out */
+    uint8_t queued;        /* a fair lock's waiter: it has a place in the
+                              queue in Redis (fair_waiters.c) */
     struct core_timer ct;  /* a waiting acquire's retry time */
     struct wait_link wait; /* its place in the channel's line */
 

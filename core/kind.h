@@ -28,7 +28,10 @@
  * layout; put() says what an entry adds to each part.
  *
  * A kind is one file (kind_lock.c, kind_read.c, kind_write.c,
- * kind_permit.c) holding its table, and one line in lw_kinds[] (kinds.c).
+ * kind_permit.c, kind_place.c) holding its table, and one line in
+ * lw_kinds[] (kinds.c); a fair lock held is a lock's table under its own
+ * name (kind_lock.c).  A kind's lease is the client's kind_lease_ms[]:
+ * the watchdog's, but a place's (fair_place_ms).
  * Its scripts are in
  * scripts.c's table, with the others the engine loads.
  */
@@ -50,6 +53,8 @@ enum lease_kind_id { KIND_LOCK,
                      KIND_READ,
                      KIND_WRITE,
                      KIND_PERMIT,
+                     KIND_FAIR,  /* a fair lock held: renewed as a lock */
+                     KIND_PLACE, /* a fair lock's waiter's place */
                      KIND_COUNT };
 
 /* A kind without a drop script. */
@@ -103,9 +108,15 @@ struct lease_kind {
      * permit's score): valid_until is less the client's clock-skew
      * allowance (permit_clock_skew_ms). */
     uint8_t client_clocks;
+    /* Not a hold but a waiter's place (a fair lock's queue): on_lost and
+     * on_risk, which speak of locks held, are not called for it (the lease
+     * callbacks are), and it counts in no lock total (locks_held,
+     * at_risk). */
+    uint8_t not_held;
 };
 
-extern const struct lease_kind lw_kind_lock, lw_kind_read, lw_kind_write, lw_kind_permit;
+extern const struct lease_kind lw_kind_lock, lw_kind_read, lw_kind_write, lw_kind_permit,
+    lw_kind_fair, lw_kind_place;
 extern const struct lease_kind *const lw_kinds[KIND_COUNT];
 
 /* kind.c: building a batch's arguments. */

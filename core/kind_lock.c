@@ -6,7 +6,11 @@
  * field goes as the owner alone, the script putting the client id (an
  * argument of the call) in front.  A lost
  * lock's field is dropped, and "0" published on its lock channel when that
- * frees it.
+ * frees it.  A fair lock held (Redisson's RFairLock, lock.c) is the same
+ * hash and field, renewed and dropped the same way, under a kind of its
+ * own so that it is counted and reported as a fair lock (its drop wakes
+ * no waiter of the queue: the lease of the lost lock would have run out
+ * anyway, and the head's next look finds it free).
  */
 #include "client_private.h"
 #include "entry.h"
@@ -26,6 +30,17 @@ static void put_lock(const struct lw_client *c, const struct entry *e, int node,
 const struct lease_kind lw_kind_lock = {
     .noun = "lock",
     .label = "lock",
+    .renew = SCRIPT_RENEW_OWNERS,
+    .renew_node = SCRIPT_RENEW_OWNERS_NODE,
+    .drop = SCRIPT_DROP,
+    .drop_node = SCRIPT_DROP_NODE,
+    .put = put_lock,
+    .renewed = kind_renewed_integer,
+};
+
+const struct lease_kind lw_kind_fair = {
+    .noun = "fair lock",
+    .label = "fair",
     .renew = SCRIPT_RENEW_OWNERS,
     .renew_node = SCRIPT_RENEW_OWNERS_NODE,
     .drop = SCRIPT_DROP,

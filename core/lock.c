@@ -33,6 +33,7 @@
 #include "refs.h"
 #include "replicas.h"
 #include "status.h"
+#include "fair_waiters.h"
 #include "waiters.h"
 #include "watchdog.h"
 
@@ -42,6 +43,8 @@ static void lock_unref(struct lw_lock *lock)
         client_unref(lock->client);
         free(lock->channel);
         free(lock->token_key);
+        for (int i = 0; i < 3; i++)
+            free(lock->fair_keys[i]);
         free(lock);
     }
 }
@@ -80,6 +83,20 @@ static char *prefix_name(const char *prefix, const char *name, size_t len, size_
     return s;
 }
 
+/* A fair lock's companion keys, Redisson's queue and give-up times and
+ * our places: 0, or -1 (no memory). */
+static int fair_keys(struct lw_lock *lock)
+{
+    static const char *const prefix[3] = {FAIR_QUEUE_PREFIX, FAIR_TIMEOUT_PREFIX,
+                                          FAIR_PLACE_PREFIX};
+
+    for (int i = 0; i < 3; i++)
+        if (!(lock->fair_keys[i] =
+                  prefix_name(prefix[i], lock->name, lock->len, &lock->fair_lens[i])))
+            return -1;
+    return 0;
+}
+
 /* A handle of kind (enum lease_kind_id): a lock, or the read or the write
  * lock of a read-write lock.  Read-write locks have their own channel,
  * Redisson's redisson_rwlock:{name}; a write lock's fencing tokens come
@@ -106,10 +123,11 @@ static int lock_new(struct lw_client *c, const void *name, size_t len, uint8_t k
     atomic_init(&lock->refs, 1);
     lock->slot = lw_keyslot(name, len);
     lock->kind = kind;
-    lock->channel = prefix_name(kind == KIND_LOCK ? CHANNEL_PREFIX : RW_CHANNEL_PREFIX, name,
-                                len, &lock->channel_len);
+    lock->channel = prefix_name(kind == KIND_READ || kind == KIND_WRITE ? RW_CHANNEL_PREFIX
+                                                                        : CHANNEL_PREFIX,
+                                name, len, &lock->channel_len);
     lock->token_key = prefix_name(TOKEN_PREFIX, name, len, &lock->token_len);
-    if (!lock->channel || !lock->token_key) {
+    if (!lock->channel || !lock->token_key || (kind == KIND_FAIR && fair_keys(lock))) {
         lock_unref(lock);
         return LW_ENOMEM;
     }
@@ -132,6 +150,11 @@ int lw_write_lock_new(struct lw_client *c, const void *name, size_t len, struct 
     return lock_new(c, name, len, KIND_WRITE, out);
 }
 
+int lw_fair_lock_new(struct lw_client *c, const void *name, size_t len, struct lw_lock **out)
+{
+    return lock_new(c, name, len, KIND_FAIR, out);
+}
+
 int lw_lock_set_max_hold(struct lw_lock *lock, uint64_t max_hold_ms)
 {
     if (!lock)
@@ -150,6 +173,22 @@ void lw_lock_free(struct lw_lock *lock)
 
 /* ---- Ending an op (engine thread) ---- */
 
+static int fair(const struct op *op)
+{
+    return op->lock->kind == KIND_FAIR;
+}
+
+/* op leaves the line it waits in, if any, with the lock (acquired) or
+ * not: its name's in this client (waiters.c), or for a fair lock its
+ * place in Redis's queue (fair_waiters.c). */
+static void leave_line(struct lw_client *c, struct op *op, int acquired)
+{
+    if (fair(op) && (op->wait.chan || fair_queued(op)))
+        fair_leave(c, op, acquired);
+    else if (op->wait.chan)
+        waiters_leave(c, op, acquired);
+}
+
 void op_complete(struct op *op, int err, int64_t value)
 {
     struct lw_lock *lock = op->lock;
@@ -158,8 +197,7 @@ void op_complete(struct op *op, int err, int64_t value)
         op->handoff->handoff = NULL;
         op->handoff = NULL;
     }
-    if (op->wait.chan)
-        waiters_leave(lock->client, op, !err);
+    leave_line(lock->client, op, !err);
     if (op->kind == OP_ACQUIRE && !err)
         stats_acquired(&lock->client->count, lw_clock_now() - op->start_ns);
     op->state = OPS_NEW;
@@ -191,6 +229,12 @@ void op_attempt(struct op *op)
 
     if (c->closing) {
         op_complete(op, LW_ESHUTDOWN, 0);
+        return;
+    }
+    /* A fair lock's acquire carries the time of its attempt (epoch ms: the
+     * queue's give-up times and places are the clients'). */
+    if (op->kind == OP_ACQUIRE && fair(op) && (rc = format_op(op))) {
+        op_complete(op, rc, 0);
         return;
     }
     op->state = OPS_INFLIGHT;
@@ -228,7 +272,16 @@ uint64_t holder_retry_at(uint64_t now_ns, int64_t pttl, uint64_t deadline_ns)
     return now_ns + ms * 1000000u;
 }
 
-/* The lock is someone else's; pttl is what the holder has left. */
+/* Join the line op waits in: its name's in this client (waiters.c), or a
+ * fair lock's own channel with its place in Redis's queue
+ * (fair_waiters.c), the place counted from its attempt's stamp. */
+static int join_line(struct lw_client *c, struct op *op)
+{
+    return fair(op) ? fair_wait(c, op, lw_request_lease_from(&op->req)) : waiters_join(c, op);
+}
+
+/* The lock is someone else's; pttl is what the holder has left (a fair
+ * lock: op is in its queue, and pttl when to look again unless woken). */
 static void acquire_held(struct lw_client *c, struct op *op, int64_t pttl)
 {
     uint64_t now = lw_clock_now(), retry_at;
@@ -242,25 +295,27 @@ static void acquire_held(struct lw_client *c, struct op *op, int64_t pttl)
         op_complete(op, LW_ESHUTDOWN, 0);
         return;
     }
-    if (op->woken) { /* an unlock came while this attempt was out */
-        op_attempt(op);
-        return;
-    }
-    /* The first time: listen on the lock's channel.  If it was listened to
+    /* The first time: listen on the lock's channel (a fair lock's waiter:
+     * on its own, its place in the queue kept).  If it was listened to
      * already, an unlock between our attempt and now went unheard: try once
      * more.  Otherwise the subscription's confirmation wakes us. */
-    if (!op->wait.chan && (live = waiters_join(c, op)) != 0) {
+    if (!op->wait.chan && (live = join_line(c, op)) != 0) {
         if (live < 0)
             op_complete(op, LW_ENOMEM, 0);
         else
             op_attempt(op);
         return;
     }
+    if (op->woken) { /* an unlock came while this attempt was out */
+        op_attempt(op);
+        return;
+    }
     /* Only the first in line tries again when the holder's lease runs
-     * out; the others wait their turn, or their deadline. */
+     * out; the others wait their turn, or their deadline.  A fair lock's
+     * waiter is alone in its line: it looks again when the script said. */
     op->state = OPS_WAITING;
-    retry_at = waiters_first(op) ? holder_retry_at(now, pttl, op->wait_deadline_ns)
-                                 : op->wait_deadline_ns;
+    retry_at = fair(op) || waiters_first(op) ? holder_retry_at(now, pttl, op->wait_deadline_ns)
+                                             : op->wait_deadline_ns;
     if (retry_at != UINT64_MAX)
         lw_wheel_schedule(c->wheel, &op->ct.timer, retry_at);
 }
@@ -284,8 +339,8 @@ static int acquired_too_late(struct lw_client *c, const struct op *op, uint64_t 
  * takes the main lane: it waits for no replica. */
 static void undo_acquire(struct lw_client *c, struct op *op, int err)
 {
-    if (op->wait.chan) /* it holds the lock until the undo: its unlock says when */
-        waiters_leave(c, op, 1);
+    /* It holds the lock until the undo: its unlock says when. */
+    leave_line(c, op, 1);
     lw_request_clear(&op->req);
     op->kind = OP_UNDO;
     op->undo_err = err;
@@ -485,15 +540,16 @@ static void acquire_begin(struct lw_client *c, struct op *op)
 
     if (!again && op->lease_ms == 0 && admission_holds(c, op))
         return;
-    if (again || !waiters_queue(c, op))
+    if (again || fair(op) || !waiters_queue(c, op))
         op_attempt(op);
 }
 
+/* A fair lock's acquire never queues in the client: its line is Redis's. */
 void acquire_admitted(struct op *op)
 {
     struct lw_client *c = op->lock->client;
 
-    if (reentry(c, op) || !waiters_queue(c, op))
+    if (reentry(c, op) || fair(op) || !waiters_queue(c, op))
         op_attempt(op);
 }
 
@@ -846,6 +902,75 @@ static int format_rw(struct op *op, const char *field, size_t flen)
     }
 }
 
+/* A fair lock's acquire: the lock, the queue, the give-up times, the
+ * places, the token key; the lease, the field, the wait the queue counts
+ * with, this moment (epoch ms: the time of the attempt, which stamps it),
+ * the place's expiry, the lock's channel (a waiter's is it and its
+ * field), the publish command, whether to join the queue (a try without
+ * wait does not), the place's lease. */
+static int format_fair_acquire(struct op *op, const char *field, size_t flen)
+{
+    const struct lw_lock *lock = op->lock;
+    const struct lw_client *c = lock->client;
+    const char *publish = client_publish_command(c);
+    char lease[24], wait[24], now[24], place[24];
+    uint64_t stamp_ns;
+    int64_t t = lw_stamp_now(&stamp_ns);
+    int rc;
+
+    lease_arg(op, lease);
+    snprintf(wait, sizeof wait, "%llu", (unsigned long long)c->fair_wait_ms);
+    snprintf(now, sizeof now, "%lld", (long long)t);
+    snprintf(place, sizeof place, "%lld", (long long)(t + (int64_t)c->kind_lease_ms[KIND_PLACE]));
+    lw_request_clear(&op->req);
+    rc = lw_request_evalsha(
+        &op->req, SCRIPT_FAIR_LOCK, 5, 14,
+        (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1], lock->fair_keys[2],
+                         lock->token_key, lease, field, wait, now, place, lock->channel, publish,
+                         lw_clock_now() < op->wait_deadline_ns ? "1" : "0",
+                         c->kind_lease_str[KIND_PLACE]},
+        (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2],
+                   lock->token_len, strlen(lease), flen, strlen(wait), strlen(now),
+                   strlen(place), lock->channel_len, strlen(publish), 1,
+                   c->kind_lease_len[KIND_PLACE]});
+    lw_request_stamp(&op->req, stamp_ns); /* its leases count from it */
+    return rc;
+}
+
+/* A fair lock's command (scripts.c, SCRIPT_FAIR_*): its acquire, its
+ * unlock (an undo's and a trim's too) and force-unlock, each dropping the
+ * queue's stale head by this moment's time and waking the head when the
+ * lock is free; 1 for a plain command, the caller's. */
+static int format_fair(struct op *op, const char *field, size_t flen)
+{
+    const struct lw_lock *lock = op->lock;
+    const char *publish = client_publish_command(lock->client);
+    uint64_t stamp_ns;
+    char now[24];
+
+    snprintf(now, sizeof now, "%lld", (long long)lw_stamp_now(&stamp_ns));
+    switch (op->kind) {
+    case OP_ACQUIRE: return format_fair_acquire(op, field, flen);
+    case OP_UNLOCK:
+    case OP_UNDO:
+    case OP_TRIM:
+        return lw_request_evalsha(
+            &op->req, SCRIPT_FAIR_UNLOCK, 4, 8,
+            (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1],
+                             lock->fair_keys[2], field, publish, now, lock->channel},
+            (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2],
+                       flen, strlen(publish), strlen(now), lock->channel_len});
+    case OP_FORCE:
+        return lw_request_evalsha(
+            &op->req, SCRIPT_FAIR_FORCE, 4, 7,
+            (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1],
+                             lock->fair_keys[2], publish, now, lock->channel},
+            (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2],
+                       strlen(publish), strlen(now), lock->channel_len});
+    default: return 1;
+    }
+}
+
 /* Format the op's command.  Its lock and kind are set.  Only the kinds
  * that publish read the publish command, which follows pub/sub state the
  * engine thread writes: they are formatted there (unlock and force-unlock
@@ -866,7 +991,10 @@ static int format_command(struct op *op)
         memcpy(field + flen, ":write", 7);
         lens[2] = flen += 6;
     }
-    if (lock->kind != KIND_LOCK && (rc = format_rw(op, field, flen)) != 1)
+    if (lock->kind == KIND_FAIR && (rc = format_fair(op, field, flen)) != 1)
+        return rc;
+    if ((lock->kind == KIND_READ || lock->kind == KIND_WRITE) &&
+        (rc = format_rw(op, field, flen)) != 1)
         return rc;
     switch (op->kind) {
     case OP_ACQUIRE:
@@ -952,8 +1080,10 @@ static int prepare_op(struct op *op, struct lw_lock *lock, int kind, uint64_t ow
     if (kind == OP_ACQUIRE && lock->client->replicas)
         op->req.lane = LW_LANE_SIDE;
     /* Unlock and force-unlock publish: formatted on the engine thread, in
-     * their task step, where the pub/sub mode is known. */
-    if (kind == OP_UNLOCK || kind == OP_FORCE)
+     * their task step, where the pub/sub mode is known.  So does a fair
+     * lock's acquire (it wakes the queue's head), which also carries the
+     * time of each attempt: formatted at each (op_attempt()). */
+    if (kind == OP_UNLOCK || kind == OP_FORCE || (kind == OP_ACQUIRE && lock->kind == KIND_FAIR))
         return 0;
     return format_op(op);
 }

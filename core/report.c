@@ -15,7 +15,8 @@
  * struct lw_lease, which says the kind and a permit's whole id, and can
  * grow.  Each set callback is called, old first: a program sets the ones
  * it wants (docs/design.md, "Telling the holder and the operator", says
- * why both rather than one instead of the other).
+ * why both rather than one instead of the other).  A fair lock's waiter's
+ * place is a lease but no hold: only the lease callbacks hear of it.
  *
  * Engine thread.  The callbacks run with in_callback raised, so that
  * lw_client_free() called from one (on the caller's loop) fails with
@@ -98,7 +99,7 @@ void report_risk(struct lw_client *c, const struct entry *e, int at_risk, uint64
 
     log_risk(c, e, at_risk, left_ms);
     c->in_callback++;
-    if (c->on_risk)
+    if (c->on_risk && !lw_kinds[e->kind]->not_held)
         c->on_risk(e->name, e->len, e->owner, at_risk, left_ms, c->risk_arg);
     if (c->on_lease_risk) {
         lease_of(e, &lease, &permit);
@@ -119,7 +120,7 @@ void report_lost(struct lw_client *c, const struct entry *e, int reason)
                 (int)(e->len > NAME_SHOWN ? NAME_SHOWN : e->len), e->name,
                 holder_text(e, who, sizeof who), lw_lost_reason_name(reason));
     c->in_callback++;
-    if (c->on_lost)
+    if (c->on_lost && !lw_kinds[e->kind]->not_held)
         c->on_lost(e->name, e->len, e->owner, reason, c->lost_arg);
     if (c->on_lease_lost) {
         lease_of(e, &lease, &permit);

@@ -110,6 +110,78 @@
     "  return 0 "                                                               \
     "end "
 
+/* Fair locks (lock.c, fair_waiters.c), in Redisson's RFairLock layout:
+ * KEYS[1] the lock's hash, KEYS[2] the queue (a list of the waiters'
+ * fields), KEYS[3] their give-up times (a zset, epoch ms), KEYS[4] the
+ * leasewheel waiters' places (a zset, epoch ms, ours).  prune() drops the
+ * queue's head while it is stale, as every Redisson script does first:
+ * its give-up time passed (Redisson's rule), its place's lease ran out
+ * (ours: the waiter died), or it has no give-up time at all (no waiter
+ * but a leftover: Redisson would wait on it for ever); it answers
+ * whether it dropped any.  Only the head: a stale waiter further back
+ * holds nobody up until it heads the queue.  wake() publishes on the
+ * head's own channel when the lock is free, so that the waiter whose
+ * turn it is hears of it: after an unlock, as Redisson's unlock does, and
+ * after a drop or a leave, which Redisson's scripts leave unheard (its
+ * waiters then wait out a PTTL or a give-up time).  raise() moves a
+ * waiter's score up, never down (a call that reached Redis late must not
+ * take back what a later one gave), adding it unless xx. */
+#define LUA_FAIR                                                                          \
+    "local function prune(now) "                                                          \
+    "  local dropped = false "                                                            \
+    "  while true do "                                                                    \
+    "    local head = redis.call('lindex', KEYS[2], 0) "                                  \
+    "    if head == false then break end "                                                \
+    "    local t = redis.call('zscore', KEYS[3], head) "                                  \
+    "    local p = redis.call('zscore', KEYS[4], head) "                                  \
+    "    if t ~= false and tonumber(t) > now and (p == false or tonumber(p) > now) then " \
+    "      break "                                                                        \
+    "    end "                                                                            \
+    "    redis.call('zrem', KEYS[3], head) "                                              \
+    "    redis.call('zrem', KEYS[4], head) "                                              \
+    "    redis.call('lpop', KEYS[2]) "                                                    \
+    "    dropped = true "                                                                 \
+    "  end "                                                                              \
+    "  return dropped "                                                                   \
+    "end "                                                                                \
+    "local function wake(channel, publish, except) "                                      \
+    "  if redis.call('exists', KEYS[1]) == 1 then return end "                            \
+    "  local head = redis.call('lindex', KEYS[2], 0) "                                    \
+    "  if head ~= false and head ~= except then "                                         \
+    "    redis.call(publish, channel .. ':' .. head, '0') "                               \
+    "  end "                                                                              \
+    "end "                                                                                \
+    LUA_RAISE
+
+/* raise(key, score, member, xx): see LUA_FAIR. */
+#define LUA_RAISE                                                  \
+    "local function raise(key, score, member, xx) "                \
+    "  local s = redis.call('zscore', key, member) "               \
+    "  if s == false then "                                        \
+    "    if xx then return false end "                             \
+    "  elseif tonumber(s) >= tonumber(score) then return true end " \
+    "  redis.call('zadd', key, score, member) "                    \
+    "  return true "                                               \
+    "end "
+
+/* Places' renewals (kind_place.c): renew_place() keeps a waiter's place
+ * while it is in the queue (its give-up time there): the place raised to
+ * its new expiry, the give-up time raised to the floor (a Redisson
+ * client's acquire lowers every give-up time by its own wait: a live
+ * waiter must not fall out for it), 1; 0 once it is gone.  The places'
+ * key lives two place leases past its last renewal, so that it goes with
+ * the last leasewheel waiter. */
+#define LUA_RENEW_PLACES                                                  \
+    LUA_RAISE                                                             \
+    "local function renew_place(t, p, field, expiry, floor, place_ms) "   \
+    "  if not raise(t, floor, field, true) then return 0 end "            \
+    "  raise(p, expiry, field) "                                          \
+    "  if redis.call('pttl', p) < 2 * tonumber(place_ms) then "           \
+    "    redis.call('pexpire', p, 2 * tonumber(place_ms)) "               \
+    "  end "                                                              \
+    "  return 1 "                                                         \
+    "end "
+
 /* Read holds' renewals (kind_read.c): stretch() sets a read-write lock's
  * hash to max(PTTL, lease) and notes the name in `stretched`, for the
  * callers to do it once per name per call (every hold of a call has the
@@ -656,6 +728,146 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "  end "
     "  if s == 1 then s = renew_permit(tag .. ':timeout', ARGV[n + 4 + i], expiry) end "
     "  renewed[i] = s "
+    "end "
+    "return renewed",
+
+    /* Acquire a fair lock, or take a place in its queue (ARGV[8] 1), or
+     * only try (0: no place; Redisson's tryLock() without a wait).  The
+     * stale head dropped first, and the new one woken when the lock is
+     * free.  The lock is free to take when nobody holds it and the queue
+     * is empty or headed by us: then we leave the queue, everyone's
+     * give-up time moves up by the wait (Redisson's rule: one place
+     * less to wait for), and we hold it as a lock (one hold, the lease,
+     * the next fencing token): {token, 1}.  A re-entry: {token, holds}.
+     * {-1}: the name is a read-write lock's.  Else we stay in the queue or
+     * join its tail, our give-up time Redisson's (the last waiter's, or
+     * the lock's PTTL, + the wait) and our place this call's, and the
+     * answer is when to look again unless woken: the head, at the lock's
+     * PTTL (-1: it has no TTL, wait for the message); any other, when the
+     * head can be dropped, its give-up time or its place's end.  A try
+     * answers the lock's PTTL. */
+    [SCRIPT_FAIR_LOCK] =
+        LUA_FAIR
+    "local now, me = tonumber(ARGV[4]), ARGV[2] "
+    "if prune(now) then wake(ARGV[6], ARGV[7], me) end "
+    "local head = redis.call('lindex', KEYS[2], 0) "
+    "if redis.call('exists', KEYS[1]) == 0 and (head == false or head == me) then "
+    "  if head == me then redis.call('lpop', KEYS[2]) end "
+    "  redis.call('zrem', KEYS[3], me) "
+    "  redis.call('zrem', KEYS[4], me) "
+    "  local keys = redis.call('zrange', KEYS[3], 0, -1) "
+    "  for i = 1, #keys do redis.call('zincrby', KEYS[3], -tonumber(ARGV[3]), keys[i]) end "
+    "  redis.call('hincrby', KEYS[1], me, 1) "
+    "  redis.call('pexpire', KEYS[1], ARGV[1]) "
+    "  return {redis.call('incr', KEYS[5]), 1} "
+    "end "
+    "if redis.call('hexists', KEYS[1], 'mode') == 1 then return {-1} end "
+    "if redis.call('hexists', KEYS[1], me) == 1 then "
+    "  local holds = redis.call('hincrby', KEYS[1], me, 1) "
+    "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
+    "    redis.call('pexpire', KEYS[1], ARGV[1]) "
+    "  end "
+    "  return {tonumber(redis.call('get', KEYS[5]) or '0'), holds} "
+    "end "
+    "local pttl = redis.call('pttl', KEYS[1]) "
+    "if ARGV[8] == '0' then return pttl end "
+    "if redis.call('zscore', KEYS[3], me) == false then "
+    "  local last = redis.call('lindex', KEYS[2], -1) "
+    "  local ttl = pttl "
+    "  if last ~= false and last ~= me and redis.call('zscore', KEYS[3], last) ~= false then "
+    "    ttl = tonumber(redis.call('zscore', KEYS[3], last)) - now "
+    "  end "
+    "  if redis.call('zadd', KEYS[3], ttl + tonumber(ARGV[3]) + now, me) == 1 then "
+    "    redis.call('rpush', KEYS[2], me) "
+    "  end "
+    "end "
+    "raise(KEYS[4], ARGV[5], me) "
+    "if redis.call('pttl', KEYS[4]) < 2 * tonumber(ARGV[9]) then "
+    "  redis.call('pexpire', KEYS[4], 2 * tonumber(ARGV[9])) "
+    "end "
+    "head = redis.call('lindex', KEYS[2], 0) "
+    "if head == me then return pttl end "
+    "local at = tonumber(redis.call('zscore', KEYS[3], head) or now) "
+    "local p = redis.call('zscore', KEYS[4], head) "
+    "if p ~= false and tonumber(p) < at then at = tonumber(p) end "
+    "return math.max(1, at - now)",
+
+    /* Leave a fair lock's queue (a waiter that gives up), as Redisson's
+     * acquireFailed: the give-up times behind us move up by the wait, we
+     * go from the queue, the give-up times and the places; and when we
+     * headed it, the next is woken if the lock is free. */
+    [SCRIPT_FAIR_LEAVE] =
+        LUA_FAIR
+    "local queue = redis.call('lrange', KEYS[2], 0, -1) "
+    "local i = 1 "
+    "while i <= #queue and queue[i] ~= ARGV[1] do i = i + 1 end "
+    "for j = i + 1, #queue do "
+    "  redis.call('zincrby', KEYS[3], -tonumber(ARGV[2]), queue[j]) "
+    "end "
+    "redis.call('zrem', KEYS[3], ARGV[1]) "
+    "redis.call('zrem', KEYS[4], ARGV[1]) "
+    "redis.call('lrem', KEYS[2], 0, ARGV[1]) "
+    "if i == 1 then wake(ARGV[3], ARGV[4]) end "
+    "return i <= #queue and 1 or 0",
+
+    /* Release one hold of a fair lock, as SCRIPT_UNLOCK does a lock's (-1:
+     * not ours, untouched; else the holds left), but the last wakes the
+     * queue's head on its own channel, as Redisson's unlock does. */
+    [SCRIPT_FAIR_UNLOCK] =
+        LUA_FAIR
+    "prune(tonumber(ARGV[3])) "
+    "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then "
+    "  wake(ARGV[4], ARGV[2]) "
+    "  return -1 "
+    "end "
+    "local holds = redis.call('hincrby', KEYS[1], ARGV[1], -1) "
+    "if holds > 0 then return holds end "
+    "redis.call('del', KEYS[1]) "
+    "wake(ARGV[4], ARGV[2]) "
+    "return 0",
+
+    /* Delete a fair lock whoever holds it, and wake the queue's head: 1
+     * when it was locked. */
+    [SCRIPT_FAIR_FORCE] =
+        LUA_FAIR
+    "prune(tonumber(ARGV[2])) "
+    "local held = redis.call('del', KEYS[1]) "
+    "wake(ARGV[3], ARGV[1]) "
+    "return held",
+
+    /* Renew waiters' places (kind_place.c): KEYS per waiter its lock's
+     * give-up times and places; ARGV the place lease, the client id, the
+     * new place expiry, the give-up floor, then per waiter its owner.  1
+     * in the queue still, 0 gone. */
+    [SCRIPT_RENEW_PLACE] =
+        LUA_RENEW_PLACES
+    "local renewed = {} "
+    "for i = 1, #KEYS / 2 do "
+    "  renewed[i] = renew_place(KEYS[2 * i - 1], KEYS[2 * i], ARGV[2] .. ':' .. ARGV[4 + i], "
+    "                           ARGV[3], ARGV[4], ARGV[1]) "
+    "end "
+    "return renewed",
+
+    /* Cluster: places of one node: ARGV n names, then as above.  -1: the
+     * node does not serve the name (sent again on its own). */
+    [SCRIPT_RENEW_PLACE_NODE] =
+        LUA_RENEW_PLACES
+    LUA_NOT_RENEWED
+    "local n = (#ARGV - 4) / 2 "
+    "local renewed = {} "
+    "for i = 1, n do "
+    "  local tag = ARGV[i] "
+    "  if not string.find(tag, '{', 1, true) then tag = '{' .. tag .. '}' end "
+    "  local t, field = '" FAIR_TIMEOUT_PREFIX ":' .. tag, ARGV[n + 2] .. ':' .. ARGV[n + 4 + i] "
+    "  local r = redis.pcall('zscore', t, field) "
+    "  if type(r) == 'table' and r.err then "
+    "    renewed[i] = not_renewed(r) "
+    "  elseif r == false then "
+    "    renewed[i] = 0 "
+    "  else "
+    "    renewed[i] = renew_place(t, '" FAIR_PLACE_PREFIX ":' .. tag, field, ARGV[n + 3], "
+    "                             ARGV[n + 4], ARGV[n + 1]) "
+    "  end "
     "end "
     "return renewed",
 };

@@ -392,8 +392,10 @@ static uint64_t permits_sure_until(const struct lw_client *c, const struct sem_o
                                    uint64_t from_ns)
 {
     uint64_t lease_ms = op_lease_ms(op);
-    uint64_t skew_ms = c->permit_skew_ms < lease_ms / 4 ? c->permit_skew_ms : lease_ms / 4;
+    uint64_t skew_ms = c->kind_skew_ms[KIND_PERMIT];
 
+    if (skew_ms > lease_ms / 4)
+        skew_ms = lease_ms / 4;
     return lease_valid_until(lease_ms, from_ns) - skew_ms * 1000000u;
 }
 

@@ -140,7 +140,8 @@ void stats_lost(struct client_counters *k, unsigned kind, int reason, uint64_t l
         [LW_LOST_HELD_TOO_LONG] = offsetof(struct client_counters, lost_held_too_long),
     };
 
-    count_add((_Atomic uint64_t *)((char *)k + counter[reason]), 1);
+    if (stats_held_kind(kind))
+        count_add((_Atomic uint64_t *)((char *)k + counter[reason]), 1);
     count_add(&k->kind[kind].lost[reason], 1);
     if (late_ns == 0)
         return;

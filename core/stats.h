@@ -16,7 +16,15 @@
 
 /* The kinds of lease counted apart (enum lw_lease_kind), and the reasons
  * of loss (LW_LOST_*, from 1). */
-#define STATS_KINDS (LW_LEASE_PERMIT + 1)
+#define STATS_KINDS (LW_LEASE_PLACE + 1)
+
+/* Whether a lease of kind is a hold, counted in the lock totals besides
+ * its kind's (locks_held, at_risk, the losses): a fair lock's waiter's
+ * place is not. */
+static inline int stats_held_kind(unsigned kind)
+{
+    return kind != LW_LEASE_PLACE;
+}
 #define STATS_REASONS (LW_LOST_HELD_TOO_LONG + 1)
 
 /* One kind's share of the watchdog's counters below (the metrics' kind
@@ -56,8 +64,10 @@ void stats_lost(struct client_counters *k, unsigned kind, int reason, uint64_t l
 /* A watchdog lease of kind became at risk. */
 static inline void stats_went_at_risk(struct client_counters *k, unsigned kind)
 {
-    count_add(&k->went_at_risk, 1);
-    count_add(&k->at_risk, 1);
+    if (stats_held_kind(kind)) {
+        count_add(&k->went_at_risk, 1);
+        count_add(&k->at_risk, 1);
+    }
     count_add(&k->kind[kind].went_at_risk, 1);
     count_add(&k->kind[kind].at_risk, 1);
 }
@@ -66,10 +76,14 @@ static inline void stats_went_at_risk(struct client_counters *k, unsigned kind)
  * watchdog. */
 static inline void stats_left_risk(struct client_counters *k, unsigned kind, int recovered)
 {
-    count_add(&k->at_risk, (uint64_t)-1);
+    int held = stats_held_kind(kind);
+
+    if (held)
+        count_add(&k->at_risk, (uint64_t)-1);
     count_add(&k->kind[kind].at_risk, (uint64_t)-1);
     if (recovered) {
-        count_add(&k->recovered, 1);
+        if (held)
+            count_add(&k->recovered, 1);
         count_add(&k->kind[kind].recovered, 1);
     }
 }
@@ -93,7 +107,8 @@ static inline void stats_hold_ended(struct client_counters *k, uint64_t held_ns)
 /* The watchdog holds one lease of kind more (+1) or fewer (-1). */
 static inline void stats_held(struct client_counters *k, unsigned kind, int delta)
 {
-    count_add(&k->locks_held, (uint64_t)(int64_t)delta);
+    if (stats_held_kind(kind))
+        count_add(&k->locks_held, (uint64_t)(int64_t)delta);
     count_add(&k->kind[kind].held, (uint64_t)(int64_t)delta);
 }
 

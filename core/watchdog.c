@@ -103,9 +103,10 @@ struct batch {
     struct entry *entries[];
 };
 
-static uint64_t lease_ns(const struct lw_client *c)
+/* e's lease: its kind's (the watchdog's, but a place's). */
+static uint64_t lease_ns(const struct lw_client *c, const struct entry *e)
 {
-    return c->lease_ms * 1000000u;
+    return c->kind_lease_ms[e->kind] * 1000000u;
 }
 
 uint64_t lease_valid_until(uint64_t lease_ms, uint64_t from_ns)
@@ -115,20 +116,15 @@ uint64_t lease_valid_until(uint64_t lease_ms, uint64_t from_ns)
     return from_ns + lease - (lease / 100 + 2000000u);
 }
 
-static uint64_t valid_until(const struct lw_client *c, uint64_t from_ns)
-{
-    return lease_valid_until(c->lease_ms, from_ns);
-}
-
 /* e's lease surely lasts until then, renewed by a command whose lease
  * counts from from_ns: less the skew allowance for a kind whose expiry the clients'
  * clocks judge (permits). */
 static uint64_t entry_valid_until(const struct lw_client *c, const struct entry *e,
                                   uint64_t from_ns)
 {
-    uint64_t until = valid_until(c, from_ns);
+    uint64_t until = lease_valid_until(c->kind_lease_ms[e->kind], from_ns);
 
-    return lw_kinds[e->kind]->client_clocks ? until - c->permit_skew_ms * 1000000u : until;
+    return lw_kinds[e->kind]->client_clocks ? until - c->kind_skew_ms[e->kind] * 1000000u : until;
 }
 
 /* The last moment to notice that e's lease is running out: a timer set
@@ -141,7 +137,7 @@ static uint64_t give_up_at(const struct lw_client *c, const struct entry *e)
 /* When the lease e can prove falls under half the lease. */
 static uint64_t risk_at(const struct lw_client *c, const struct entry *e)
 {
-    return e->valid_until_ns - lease_ns(c) / 2;
+    return e->valid_until_ns - lease_ns(c, e) / 2;
 }
 
 /* at, or e's cap if that comes first: no timer of e's stands later. */
@@ -183,17 +179,23 @@ static void note_risk(struct lw_client *c, struct entry *e, uint64_t now_ns, int
 
 /* lock's entry for owner (of the lock's kind: an owner may hold a read
  * and a write lease of one name), or NULL; *head the name's chain. */
-static struct entry **find_slot(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
-                                struct entry **head)
+static struct entry **find_kind(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                                uint8_t kind, struct entry **head)
 {
     struct entry **slot;
 
     *head = NULL;
     HASH_FIND(hh, c->entries, lock->name, lock->len, *head);
     for (slot = head; *slot; slot = &(*slot)->next_owner)
-        if ((*slot)->owner == owner && (*slot)->kind == lock->kind)
+        if ((*slot)->owner == owner && (*slot)->kind == kind)
             return slot;
     return NULL;
+}
+
+static struct entry **find_slot(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                                struct entry **head)
+{
+    return find_kind(c, lock, owner, lock->kind, head);
 }
 
 /* Take e out of the map (the chain's head may change). */
@@ -234,7 +236,7 @@ static void stop_watching(struct lw_client *c, struct entry *e, int ended)
     stats_held(&c->count, e->kind, -1);
     if (e->at_risk)
         stats_left_risk(&c->count, e->kind, 0);
-    if (ended) {
+    if (ended && !lw_kinds[e->kind]->not_held) {
         uint64_t now = lw_clock_now();
 
         stats_hold_ended(&c->count, now > e->held_since_ns ? now - e->held_since_ns : 0);
@@ -266,11 +268,11 @@ static void set_timer(struct lw_client *c, struct entry *e, uint64_t at_ns)
  * tick before its due time instead: renewals go out on time or up to one
  * tick early, and their lag is only queueing.
  */
-static uint64_t renewal_grid_ns(const struct lw_client *c);
+static uint64_t renewal_grid_ns(const struct lw_client *c, const struct entry *e);
 
 static void schedule_renewal(struct lw_client *c, struct entry *e, uint64_t from_ns)
 {
-    uint64_t due = from_ns + lease_ns(c) / 3, grid = renewal_grid_ns(c);
+    uint64_t due = from_ns + lease_ns(c, e) / 3, grid = renewal_grid_ns(c, e);
 
     if (grid > c->tick_ns) /* down to the grid (see there); a tick is the wheel's */
         due -= due % grid;
@@ -381,9 +383,9 @@ uint64_t watchdog_first_early_ns(uint64_t seq, uint64_t period_ns)
  * such stragglers filled calls of a few keys each.  The cost: renewals
  * come early by half a grid step on average, at most 1/32 more renewals.
  */
-static uint64_t renewal_grid_ns(const struct lw_client *c)
+static uint64_t renewal_grid_ns(const struct lw_client *c, const struct entry *e)
 {
-    uint64_t period = lease_ns(c) / 3, grid = period / 16;
+    uint64_t period = lease_ns(c, e) / 3, grid = period / 16;
 
     if (grid > 100000000u)
         grid = 100000000u;
@@ -395,7 +397,7 @@ static uint64_t renewal_grid_ns(const struct lw_client *c)
 static void schedule_first_renewal(struct lw_client *c, struct entry *e, uint64_t from_ns)
 {
     uint64_t run = c->first_renewals++ / WATCHDOG_PHASE_RUN;
-    uint64_t early = watchdog_first_early_ns(run, lease_ns(c) / 3);
+    uint64_t early = watchdog_first_early_ns(run, lease_ns(c, e) / 3);
 
     schedule_renewal(c, e, from_ns - early);
 }
@@ -430,6 +432,31 @@ void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t
     e->holds = holds;
     e->slot = (uint16_t)lock->slot;
     start_entry(c, e, head, from_ns, max_hold_ms);
+}
+
+/* ---- A fair lock's waiters' places: an entry each, named by the lock,
+ * owned by the waiter (kind_place.c) ---- */
+
+void watchdog_place_taken(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                          uint64_t from_ns)
+{
+    struct entry *head, **slot = find_kind(c, lock, owner, KIND_PLACE, &head), *e;
+
+    if (slot || c->closing || !(e = new_entry(lock->name, lock->len, NULL, 0)))
+        return; /* renewed already; or left to its lease */
+    e->kind = KIND_PLACE;
+    e->owner = owner;
+    e->holds = 1;
+    e->slot = (uint16_t)lock->slot;
+    start_entry(c, e, head, from_ns, 0);
+}
+
+void watchdog_place_left(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
+{
+    struct entry *head, **slot = find_kind(c, lock, owner, KIND_PLACE, &head);
+
+    if (slot)
+        retire(c, *slot, 1);
 }
 
 /* A zeroed entry named name, extra bytes after the name's NUL. */
@@ -878,7 +905,8 @@ static void send_renew_batch(struct lw_client *c, struct batch *b)
 
     stats_batch_sent(&c->count, b->kind, b->n);
     count_node_call(c, b);
-    submit_batch(c, b, b->node >= 0 ? kind->renew_node : kind->renew, c->lease_str, c->lease_len,
+    submit_batch(c, b, b->node >= 0 ? kind->renew_node : kind->renew,
+                 c->kind_lease_str[b->kind], c->kind_lease_len[b->kind],
                  on_batch_reply);
 }
 

@@ -53,6 +53,13 @@ uint64_t watchdog_first_early_ns(uint64_t seq, uint64_t period_ns);
  * waits). */
 uint64_t watchdog_backlog_ns(const struct lw_client *c, uint64_t now_ns);
 
+/* A fair lock's waiter (lock.c) took its place in the queue by a command
+ * whose place counts from from_ns (its stamp): the watchdog renews the
+ * place (kind_place.c) until it is left (acquired, or given up). */
+void watchdog_place_taken(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                          uint64_t from_ns);
+void watchdog_place_left(struct lw_client *c, const struct lw_lock *lock, uint64_t owner);
+
 /* Permits (semaphore.c), renewed with lease 0: an entry per permit, named
  * by its semaphore, owned by its tag (permit_tag()), its id's 16 bytes
  * after the name's NUL.  Acquired by a command whose lease counts from

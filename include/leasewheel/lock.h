@@ -150,6 +150,11 @@ struct lw_lock;
 #define LW_DEFAULT_REPLICAS_TIMEOUT_MS 1000u
 #define LW_MAX_ACQUIRE_REPLICAS 64u /* acquire_replicas */
 #define LW_DEFAULT_PERMIT_CLOCK_SKEW_MS 1000u
+/* A fair lock's waiters (lw_fair_lock_new()): the wait every client of the
+ * lock counts its queue's give-up times with (Redisson's
+ * fairLockWaitTimeout), and the lease of a waiter's place. */
+#define LW_DEFAULT_FAIR_WAIT_MS 300000u
+#define LW_DEFAULT_FAIR_PLACE_MS 5000u
 
 /* Why a lock was lost (on_lost, stats). */
 enum lw_lost_reason {
@@ -203,10 +208,14 @@ enum lw_lease_kind {
     LW_LEASE_READ = 1,   /* a read hold of a read-write lock (lw_read_lock_new()) */
     LW_LEASE_WRITE = 2,  /* a write hold of one (lw_write_lock_new()) */
     LW_LEASE_PERMIT = 3, /* a permit of a semaphore (<leasewheel/semaphore.h>) */
+    LW_LEASE_FAIR = 4,   /* a fair lock (lw_fair_lock_new()) */
+    LW_LEASE_PLACE = 5,  /* a waiter's place in a fair lock's queue: not a
+                            hold; on_lost and on_risk are not called for
+                            it, on_lease_lost and on_lease_risk are */
 };
 
-/* lw_lease_kind_name - "lock", "read lock", "write lock", "permit" (as the
- * log says them); "unknown" else.  Added in 0.4. */
+/* lw_lease_kind_name - "lock", "read lock", "write lock", "permit", "fair
+ * lock", "place" (as the log says them); "unknown" else.  Added in 0.4. */
 LW_API const char *lw_lease_kind_name(int kind);
 
 struct lw_permit; /* <leasewheel/semaphore.h> */
@@ -406,6 +415,20 @@ struct lw_client_config {
     void *lease_lost_arg;
     lw_lease_risk_fn *on_lease_risk; /* may be NULL */
     void *lease_risk_arg;
+    /* Added in 0.4: fair locks (lw_fair_lock_new()). */
+    uint32_t fair_wait_ms;  /* the wait a fair lock's queue counts its
+                               give-up times with, as Redisson's
+                               fairLockWaitTimeout does: give every client
+                               of the lock the same (Redisson's scores
+                               drift otherwise).  Default
+                               LW_DEFAULT_FAIR_WAIT_MS; a waiter's own
+                               wait_ms still ends its wait */
+    uint32_t fair_place_ms; /* the lease of a waiter's place in the queue,
+                               renewed by the watchdog: a waiter that dies
+                               drops out of the queue this long after its
+                               last renewal, not after fair_wait_ms.
+                               Default LW_DEFAULT_FAIR_PLACE_MS; at least
+                               3 ticks and LW_MIN_LEASE_MS */
 };
 
 /*
@@ -689,6 +712,39 @@ LW_API int lw_read_lock_new(struct lw_client *client, const void *name, size_t l
                             struct lw_lock **out);
 LW_API int lw_write_lock_new(struct lw_client *client, const void *name, size_t len,
                              struct lw_lock **out);
+
+/*
+ * lw_fair_lock_new - a handle for the fair lock named by the len bytes at
+ * name, as Redisson's RFairLock, in its format on the wire: the lock's
+ * hash at the name (field "<client id>:<owner>", as a lock's), and its
+ * queue of waiters, redisson_lock_queue:{name} (a list of their fields),
+ * with their give-up times, redisson_lock_timeout:{name} (a sorted set,
+ * epoch ms by the writer's clock).  Acquires are served first come, first
+ * served, across every client of the name, Redisson's included: an
+ * acquire that finds the lock held, or others waiting before it, joins
+ * the queue's tail and waits on a channel of its own
+ * (redisson_lock__channel:{name}:<client id>:<owner>), and an unlock wakes
+ * only the waiter at the head.  Every call below works on it as on a
+ * lock's, with these differences:
+ *   - a try without wait (wait_ms 0) never joins the queue: it gets the
+ *     lock only when it is free and nobody waits for it;
+ *   - a waiter's place is a lease the watchdog renews
+ *     (lw_client_config.fair_place_ms, in leasewheel_lock_place:{name}):
+ *     a waiter that dies drops out of the queue within that lease, not
+ *     Redisson's fairLockWaitTimeout, as soon as a leasewheel client of
+ *     the name next looks (Redisson's clients drop it by its give-up time
+ *     only); on_lease_lost tells of a place lost (LW_LEASE_PLACE), and
+ *     the waiter goes on from the queue's tail, as Redisson's do;
+ *   - a waiter that gives up (its wait over, an error) leaves the queue,
+ *     and the give-up times behind it move up by fair_wait_ms, as
+ *     Redisson's do;
+ *   - the token is the name's fencing token, as a lock's (Redisson's fair
+ *     lock draws none: a token is sure to rise only among leasewheel's).
+ * Held, it is renewed as a lock is (LW_LEASE_FAIR).  Returns as
+ * lw_lock_new().  Added in 0.4.
+ */
+LW_API int lw_fair_lock_new(struct lw_client *client, const void *name, size_t len,
+                            struct lw_lock **out);
 
 /* lw_lock_free - drop the handle (calls still pending keep it alive until
  * they end).  NULL ignored. */

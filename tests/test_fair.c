@@ -1,0 +1,467 @@
+/*
+ * tests/test_fair.c - fair locks (lw_fair_lock_new()) on a real Redis,
+ * interleaved with Redisson's own RFairLock scripts (redisson_fair.h,
+ * each checked against its SHA1 before use): one queue for both, served
+ * in order, each waiter woken on its own channel; Redisson's stale-head
+ * drop and its give-up time shift leaving ours consistent; force-unlock;
+ * a leasewheel waiter's place as a lease (a dead one drops out within
+ * it); a try without wait never queues; a waiter that gives up leaves.
+ */
+#include <pthread.h>
+#include <sys/socket.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "lock_util.h"
+#include "redisson_fair.h"
+#include "rw_util.h"
+
+#define NAME "jobs"
+#define QUEUE "redisson_lock_queue:{jobs}"
+#define TIMEOUTS "redisson_lock_timeout:{jobs}"
+#define PLACES "leasewheel_lock_place:{jobs}"
+#define CHANNEL "redisson_lock__channel:{jobs}"
+#define RS_WAIT "300000" /* Redisson's fairLockWaitTimeout */
+#define LW_ID "lw-1"     /* our client's id: its fields are "lw-1:<owner>" */
+
+static long long epoch_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- Redisson's side, by EVALSHA of its scripts, loaded and checked ---- */
+
+static redisContext *rs_connect(void)
+{
+    redisContext *rc = connect_srv();
+
+    load_checked(rc, RS_FAIR_TRY, RS_FAIR_TRY_SHA);
+    load_checked(rc, RS_FAIR_LOCK, RS_FAIR_LOCK_SHA);
+    load_checked(rc, RS_FAIR_FAILED, RS_FAIR_FAILED_SHA);
+    load_checked(rc, RS_FAIR_UNLOCK, RS_FAIR_UNLOCK_SHA);
+    load_checked(rc, RS_FAIR_FORCE, RS_FAIR_FORCE_SHA);
+    return rc;
+}
+
+/* Redisson's lock() or tryLock(wait) for field: 1 acquired (nil), 0
+ * queued (the ms to wait). */
+static int rs_lock(redisContext *rc, const char *field, const char *wait)
+{
+    redisReply *r = redisCommand(rc, "EVALSHA %s 3 %s %s %s 30000 %s %s %lld", RS_FAIR_LOCK_SHA,
+                                 NAME, QUEUE, TIMEOUTS, field, wait, epoch_ms());
+    int got;
+
+    cr_assert(r && r->type != REDIS_REPLY_ERROR, "Redisson's fair lock: %s",
+              r ? r->str : "no reply");
+    got = r->type == REDIS_REPLY_NIL;
+    freeReplyObject(r);
+    return got;
+}
+
+/* Redisson's unlock for field: 1 freed, 0 held still, -1 nil (not its). */
+static long long rs_unlock(redisContext *rc, const char *field)
+{
+    static int request;
+    redisReply *r = redisCommand(rc, "EVALSHA %s 5 %s %s %s %s redisson_unlock_latch:{%s}:r%d 0 "
+                                     "30000 %s %lld publish 1000",
+                                 RS_FAIR_UNLOCK_SHA, NAME, QUEUE, TIMEOUTS, CHANNEL, NAME,
+                                 ++request, field, epoch_ms());
+    long long v;
+
+    cr_assert(r && r->type != REDIS_REPLY_ERROR);
+    v = r->type == REDIS_REPLY_NIL ? -1 : r->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+static long long rs_force(redisContext *rc)
+{
+    redisReply *r = redisCommand(rc, "EVALSHA %s 4 %s %s %s %s 0 %lld publish", RS_FAIR_FORCE_SHA,
+                                 NAME, QUEUE, TIMEOUTS, CHANNEL, epoch_ms());
+    long long v;
+
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER);
+    v = r->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+/* The queue, its entries joined by ' '. */
+static char *queue(redisContext *rc, char *buf, size_t n)
+{
+    redisReply *r = redisCommand(rc, "LRANGE %s 0 -1", QUEUE);
+    size_t used = 0;
+
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY);
+    buf[0] = 0;
+    for (size_t i = 0; i < r->elements; i++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? " " : "", r->element[i]->str);
+    freeReplyObject(r);
+    return buf;
+}
+
+static long long score(redisContext *rc, const char *key, const char *member)
+{
+    redisReply *r = redisCommand(rc, "ZSCORE %s %s", key, member);
+    long long v = r && r->type == REDIS_REPLY_STRING ? atoll(r->str) : -1;
+
+    freeReplyObject(r);
+    return v;
+}
+
+/* ---- Channels: who was woken ---- */
+
+/* A thread subscribed to the waiters' own channels of fields, counting
+ * the messages each got. */
+struct listener {
+    pthread_t thread;
+    redisContext *rc;
+    const char *fields[4];
+    int n;
+    _Atomic int got[4];
+    _Atomic int ready;
+};
+
+static void *listen_loop(void *arg)
+{
+    struct listener *l = arg;
+    redisReply *r;
+
+    while (redisGetReply(l->rc, (void **)&r) == REDIS_OK) {
+        if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+            !strcmp(r->element[0]->str, "subscribe"))
+            atomic_fetch_add(&l->ready, 1);
+        if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+            !strcmp(r->element[0]->str, "message"))
+            for (int i = 0; i < l->n; i++) {
+                char ch[200];
+
+                snprintf(ch, sizeof ch, CHANNEL ":%s", l->fields[i]);
+                if (!strcmp(r->element[1]->str, ch))
+                    atomic_fetch_add(&l->got[i], 1);
+            }
+        freeReplyObject(r);
+    }
+    return NULL;
+}
+
+static void listen_start(struct listener *l)
+{
+    l->rc = connect_srv();
+    for (int i = 0; i < l->n; i++)
+        redisAppendCommand(l->rc, "SUBSCRIBE " CHANNEL ":%s", l->fields[i]);
+    cr_assert_eq(pthread_create(&l->thread, NULL, listen_loop, l), 0);
+    cr_assert(wait_until(atomic_load(&l->ready) == l->n, 3000), "never subscribed");
+}
+
+static void listen_stop(struct listener *l)
+{
+    shutdown(l->rc->fd, SHUT_RDWR);
+    pthread_join(l->thread, NULL);
+    redisFree(l->rc);
+}
+
+/* ---- The library's side ---- */
+
+static struct lw_client *fair_client(void)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+
+    client_config(&cfg, 3000, NULL);
+    cfg.client_id = LW_ID;
+    cfg.fair_place_ms = 600;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    return c;
+}
+
+static struct lw_lock *fair_lock(struct lw_client *c)
+{
+    struct lw_lock *l = NULL;
+
+    cr_assert_eq(lw_fair_lock_new(c, NAME, strlen(NAME), &l), 0);
+    return l;
+}
+
+/* Wait until the queue reads want. */
+static void queue_is(redisContext *rc, const char *want)
+{
+    char buf[512];
+
+    if (!wait_until(!strcmp(queue(rc, buf, sizeof buf), want), 3000))
+        cr_assert_fail("the queue is \"%s\", not \"%s\"", buf, want);
+}
+
+/* ---- The tests ---- */
+
+/* Every Redisson script the tests use is the one its SHA1 names. */
+REDIS_TEST(fair, redissons_scripts_are_the_quoted_ones)
+{
+    redisFree(rs_connect());
+}
+
+/* A free fair lock is held as Redisson holds it: the hash at the name,
+ * the field "<client id>:<owner>", the lease; the queue stays empty; a
+ * re-entry counts, the token is the name's. */
+REDIS_TEST(fair, held_as_redisson_holds_it)
+{
+    struct lw_client *c = fair_client();
+    struct lw_lock *l = fair_lock(c);
+    redisContext *rc = rs_connect();
+    uint64_t token = 0, again = 0;
+    char buf[64];
+
+    cr_assert_eq(lw_acquire(l, 7, LW_WAIT_FOREVER, 0, &token), 0);
+    cr_assert_eq(lw_acquire(l, 7, 0, 0, &again), 0);
+    cr_assert_eq(again, token);
+    cr_assert_eq(redis_int("HGET " NAME " %s", LW_ID ":7"), 2);
+    cr_assert_gt(redis_int("PTTL %s", NAME), 2000);
+    cr_assert_str_eq(queue(rc, buf, sizeof buf), "");
+    cr_assert_eq(rs_lock(rc, "java-1:1", RS_WAIT), 0, "Redisson got in");
+    cr_assert_eq(lw_unlock_owner(l, 7), 0);
+    cr_assert_eq(lw_unlock_owner(l, 7), 0);
+    cr_assert_eq(lw_unlock_owner(l, 7), LW_ENOTOWNER);
+    lw_lock_free(l);
+    cr_assert_eq(lw_client_free(c), 0);
+    redisFree(rc);
+}
+
+/*
+ * One queue, served in order: Redisson holds the lock; a leasewheel
+ * waiter A, a Redisson waiter R and a leasewheel waiter B queue in that
+ * order.  Each release wakes only the next on its own channel: Redisson's
+ * unlock wakes A, A's unlock wakes R, R's unlock wakes B.
+ */
+REDIS_TEST(fair, one_queue_in_order_each_woken_on_its_own_channel)
+{
+    struct lw_client *c = fair_client();
+    struct lw_lock *l = fair_lock(c);
+    redisContext *rc = rs_connect();
+    struct listener ears = {.fields = {LW_ID ":1", "java-1:2", LW_ID ":3"}, .n = 3};
+    struct outcome a = {0}, b = {0};
+
+    listen_start(&ears);
+    tally_init(&a.tally);
+    tally_init(&b.tally);
+    cr_assert_eq(rs_lock(rc, "java-1:1", RS_WAIT), 1);
+    cr_assert_eq(lw_acquire_async(l, 1, 10000, 0, on_outcome, &a), 0);
+    queue_is(rc, LW_ID ":1");
+    cr_assert_eq(rs_lock(rc, "java-1:2", RS_WAIT), 0);
+    cr_assert_eq(lw_acquire_async(l, 3, 10000, 0, on_outcome, &b), 0);
+    queue_is(rc, LW_ID ":1 java-1:2 " LW_ID ":3");
+    cr_assert_gt(score(rc, PLACES, LW_ID ":1"), epoch_ms(), "A's place");
+    cr_assert_eq(score(rc, PLACES, "java-1:2"), -1, "Redisson's waiter has no place");
+
+    cr_assert_eq(rs_unlock(rc, "java-1:1"), 1);
+    cr_assert_eq(tally_wait(&a.tally, 1, 3000), 1, "A was not woken");
+    cr_assert_eq(atomic_load(&a.err), 0);
+    cr_assert_eq(atomic_load(&ears.got[0]), 1);
+    queue_is(rc, "java-1:2 " LW_ID ":3");
+    cr_assert_eq(score(rc, PLACES, LW_ID ":1"), -1, "A's place left with it");
+
+    cr_assert_eq(lw_unlock_owner(l, 1), 0);
+    cr_assert(wait_until(atomic_load(&ears.got[1]) == 1, 3000), "R was not woken");
+    cr_assert_eq(tally_wait(&b.tally, 1, 200), 0, "B passed R");
+    cr_assert_eq(rs_lock(rc, "java-1:2", RS_WAIT), 1, "R's turn");
+    queue_is(rc, LW_ID ":3");
+    cr_assert_eq(rs_unlock(rc, "java-1:2"), 1);
+    cr_assert_eq(tally_wait(&b.tally, 1, 3000), 1, "B was not woken");
+    cr_assert_eq(atomic_load(&b.err), 0);
+    cr_assert_eq(lw_unlock_owner(l, 3), 0);
+    queue_is(rc, "");
+    cr_assert_eq(atomic_load(&ears.got[0]), 1, "A woken twice");
+    cr_assert_eq(atomic_load(&ears.got[2]), 1, "B woken twice");
+
+    listen_stop(&ears);
+    tally_destroy(&a.tally);
+    tally_destroy(&b.tally);
+    lw_lock_free(l);
+    cr_assert_eq(lw_client_free(c), 0);
+    redisFree(rc);
+}
+
+/* A stale Redisson waiter heads the queue (its give-up time passed: it
+ * died): our acquire drops it, as Redisson's scripts do, and gets the free
+ * lock. */
+REDIS_TEST(fair, a_stale_head_is_dropped_by_our_acquire_too)
+{
+    struct lw_client *c = fair_client();
+    struct lw_lock *l = fair_lock(c);
+    redisContext *rc = rs_connect();
+    char buf[64];
+
+    cr_assert_eq(rs_lock(rc, "java-1:1", RS_WAIT), 1);
+    cr_assert_eq(rs_lock(rc, "java-1:2", RS_WAIT), 0);
+    cr_assert_eq(rs_unlock(rc, "java-1:1"), 1);
+    queue_is(rc, "java-1:2");
+    /* Its give-up time passed (it died five minutes ago, say). */
+    freeReplyObject(redisCommand(rc, "ZADD %s %lld java-1:2", TIMEOUTS, epoch_ms() - 1));
+    cr_assert_eq(lw_acquire(l, 1, 0, 0, NULL), 0, "the dead head kept it");
+    cr_assert_str_eq(queue(rc, buf, sizeof buf), "");
+    cr_assert_eq(lw_unlock_owner(l, 1), 0);
+    lw_lock_free(l);
+    cr_assert_eq(lw_client_free(c), 0);
+    redisFree(rc);
+}
+
+/* A Redisson acquire moves every give-up time up by its wait (5 minutes):
+ * a live leasewheel waiter's falls into the past, but its place's renewal
+ * raises it again, and it keeps its turn. */
+REDIS_TEST(fair, redissons_shift_does_not_drop_a_live_waiter)
+{
+    struct lw_client *c = fair_client();
+    struct lw_lock *l = fair_lock(c);
+    redisContext *rc = rs_connect();
+    struct outcome a = {0};
+
+    tally_init(&a.tally);
+    cr_assert_eq(rs_lock(rc, "java-1:1", RS_WAIT), 1);
+    cr_assert_eq(rs_lock(rc, "java-1:2", RS_WAIT), 0);
+    cr_assert_eq(lw_acquire_async(l, 1, 10000, 0, on_outcome, &a), 0);
+    queue_is(rc, "java-1:2 " LW_ID ":1");
+    /* Redisson's unlock wakes R; R's acquire, with a wait longer than
+     * ours (Redisson's waits may differ), shifts our give-up time back by
+     * it: into the past, read in the same transaction (a renewal could
+     * raise it at any moment after). */
+    cr_assert_eq(rs_unlock(rc, "java-1:1"), 1);
+    freeReplyObject(redisCommand(rc, "MULTI"));
+    freeReplyObject(redisCommand(rc, "EVALSHA %s 3 %s %s %s 30000 java-1:2 1000000 %lld",
+                                 RS_FAIR_LOCK_SHA, NAME, QUEUE, TIMEOUTS, epoch_ms()));
+    freeReplyObject(redisCommand(rc, "ZSCORE %s %s", TIMEOUTS, LW_ID ":1"));
+    {
+        redisReply *r = redisCommand(rc, "EXEC");
+
+        cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2);
+        cr_assert_eq(r->element[0]->type, REDIS_REPLY_NIL, "R did not get it");
+        cr_assert_lt(atoll(r->element[1]->str), epoch_ms(), "not shifted into the past");
+        freeReplyObject(r);
+    }
+    /* Within a renewal period (a third of the place's 600 ms) it is back. */
+    cr_assert(wait_until(score(rc, TIMEOUTS, LW_ID ":1") > epoch_ms(), 2000),
+              "the place's renewal did not raise it");
+    cr_assert_eq(rs_unlock(rc, "java-1:2"), 1);
+    cr_assert_eq(tally_wait(&a.tally, 1, 3000), 1, "the live waiter lost its turn");
+    cr_assert_eq(atomic_load(&a.err), 0);
+    cr_assert_eq(lw_unlock_owner(l, 1), 0);
+    tally_destroy(&a.tally);
+    lw_lock_free(l);
+    cr_assert_eq(lw_client_free(c), 0);
+    redisFree(rc);
+}
+
+/* A leasewheel waiter that died (its client gone without a word) keeps
+ * its place only for its place lease: Redisson's unlock wakes it in vain,
+ * but the next waiter, a leasewheel one, drops it at its next look and
+ * gets the lock, long before the dead one's give-up time (5 minutes). */
+REDIS_TEST(fair, a_dead_waiter_drops_out_within_its_place_lease)
+{
+    struct lw_client *c = fair_client();
+    struct lw_lock *l = fair_lock(c);
+    redisContext *rc = rs_connect();
+    struct outcome b = {0};
+    uint64_t t0;
+
+    tally_init(&b.tally);
+    cr_assert_eq(rs_lock(rc, "java-1:1", RS_WAIT), 1);
+    /* The dead waiter, as a leasewheel client left it: its give-up time
+     * Redisson's, its place 600 ms long, renewed no more. */
+    freeReplyObject(redisCommand(rc, "RPUSH %s lw-dead:1", QUEUE));
+    freeReplyObject(redisCommand(rc, "ZADD %s %lld lw-dead:1", TIMEOUTS, epoch_ms() + 330000));
+    freeReplyObject(redisCommand(rc, "ZADD %s %lld lw-dead:1", PLACES, epoch_ms() + 600));
+    cr_assert_eq(lw_acquire_async(l, 2, 10000, 0, on_outcome, &b), 0);
+    queue_is(rc, "lw-dead:1 " LW_ID ":2");
+    t0 = now_ms();
+    cr_assert_eq(rs_unlock(rc, "java-1:1"), 1); /* wakes the dead one */
+    cr_assert_eq(tally_wait(&b.tally, 1, 3000), 1, "still behind the dead waiter");
+    cr_assert_eq(atomic_load(&b.err), 0);
+    cr_assert_lt(now_ms() - t0, 1000, "more than its place lease");
+    queue_is(rc, "");
+    cr_assert_eq(lw_unlock_owner(l, 2), 0);
+    tally_destroy(&b.tally);
+    lw_lock_free(l);
+    cr_assert_eq(lw_client_free(c), 0);
+    redisFree(rc);
+}
+
+/* A try without wait never queues: it fails while a waiter heads the
+ * queue, even with the lock free (Redisson's tryLock() too). */
+REDIS_TEST(fair, a_try_without_wait_never_queues)
+{
+    struct lw_client *c = fair_client();
+    struct lw_lock *l = fair_lock(c);
+    redisContext *rc = rs_connect();
+    char buf[64];
+
+    cr_assert_eq(rs_lock(rc, "java-1:1", RS_WAIT), 1);
+    cr_assert_eq(lw_trylock(l, 0, 0, NULL), LW_ELOCKED);
+    cr_assert_str_eq(queue(rc, buf, sizeof buf), "");
+    cr_assert_eq(rs_lock(rc, "java-1:2", RS_WAIT), 0);
+    cr_assert_eq(rs_unlock(rc, "java-1:1"), 1);
+    cr_assert_eq(lw_trylock(l, 0, 0, NULL), LW_ELOCKED, "passed the head");
+    cr_assert_str_eq(queue(rc, buf, sizeof buf), "java-1:2");
+    lw_lock_free(l);
+    cr_assert_eq(lw_client_free(c), 0);
+    redisFree(rc);
+}
+
+/* A waiter that gives up leaves the queue, and the give-up times behind
+ * it move up by the wait, as Redisson's acquireFailed does. */
+REDIS_TEST(fair, a_waiter_that_gives_up_leaves_the_queue)
+{
+    struct lw_client *c = fair_client();
+    struct lw_lock *l = fair_lock(c);
+    redisContext *rc = rs_connect();
+    long long behind;
+
+    cr_assert_eq(rs_lock(rc, "java-1:1", RS_WAIT), 1);
+    cr_assert_eq(lw_acquire(l, 1, 0, 0, NULL), LW_ELOCKED);
+    cr_assert_eq(rs_lock(rc, "java-1:9", RS_WAIT), 0); /* ahead of ours */
+    {
+        struct outcome a = {0};
+
+        tally_init(&a.tally);
+        cr_assert_eq(lw_acquire_async(l, 1, 300, 0, on_outcome, &a), 0);
+        queue_is(rc, "java-1:9 " LW_ID ":1");
+        cr_assert_eq(rs_lock(rc, "java-1:2", RS_WAIT), 0);
+        queue_is(rc, "java-1:9 " LW_ID ":1 java-1:2");
+        behind = score(rc, TIMEOUTS, "java-1:2");
+        cr_assert_eq(tally_wait(&a.tally, 1, 3000), 1);
+        cr_assert_eq(atomic_load(&a.err), LW_ELOCKED);
+        tally_destroy(&a.tally);
+    }
+    queue_is(rc, "java-1:9 java-1:2");
+    cr_assert_eq(score(rc, TIMEOUTS, "java-1:2"), behind - 300000, "not moved up by the wait");
+    cr_assert_eq(score(rc, PLACES, LW_ID ":1"), -1);
+    lw_lock_free(l);
+    cr_assert_eq(lw_client_free(c), 0);
+    redisFree(rc);
+}
+
+/* Force-unlock, Redisson's or ours, frees the lock and wakes the head. */
+REDIS_TEST(fair, force_unlock_wakes_the_head)
+{
+    struct lw_client *c = fair_client();
+    struct lw_lock *l = fair_lock(c);
+    redisContext *rc = rs_connect();
+    struct outcome a = {0};
+
+    tally_init(&a.tally);
+    cr_assert_eq(rs_lock(rc, "java-1:1", RS_WAIT), 1);
+    cr_assert_eq(lw_acquire_async(l, 1, 10000, 0, on_outcome, &a), 0);
+    queue_is(rc, LW_ID ":1");
+    cr_assert_eq(rs_force(rc), 1);
+    cr_assert_eq(tally_wait(&a.tally, 1, 3000), 1, "Redisson's force-unlock woke nobody");
+    cr_assert_eq(atomic_load(&a.err), 0);
+    cr_assert_eq(rs_lock(rc, "java-1:2", RS_WAIT), 0);
+    queue_is(rc, "java-1:2");
+    cr_assert_eq(lw_force_unlock(l), 1);
+    cr_assert_eq(rs_lock(rc, "java-1:2", RS_WAIT), 1, "the head's turn");
+    cr_assert_eq(rs_unlock(rc, "java-1:2"), 1);
+    tally_destroy(&a.tally);
+    lw_lock_free(l);
+    cr_assert_eq(lw_client_free(c), 0);
+    redisFree(rc);
+}
