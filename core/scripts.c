@@ -110,6 +110,17 @@
     "  return 0 "                                                               \
     "end "
 
+/* raise(key, score, member, xx): see LUA_FAIR below. */
+#define LUA_RAISE                                                   \
+    "local function raise(key, score, member, xx) "                 \
+    "  local s = redis.call('zscore', key, member) "                \
+    "  if s == false then "                                         \
+    "    if xx then return false end "                              \
+    "  elseif tonumber(s) >= tonumber(score) then return true end " \
+    "  redis.call('zadd', key, score, member) "                     \
+    "  return true "                                                \
+    "end "
+
 /* Fair locks (lock.c, fair_waiters.c), in Redisson's RFairLock layout:
  * KEYS[1] the lock's hash, KEYS[2] the queue (a list of the waiters'
  * fields), KEYS[3] their give-up times (a zset, epoch ms), KEYS[4] the
@@ -127,6 +138,7 @@
  * waiter's score up, never down (a call that reached Redis late must not
  * take back what a later one gave), adding it unless xx. */
 #define LUA_FAIR                                                                          \
+    LUA_RAISE                                                                             \
     "local function prune(now) "                                                          \
     "  local dropped = false "                                                            \
     "  while true do "                                                                    \
@@ -150,18 +162,6 @@
     "  if head ~= false and head ~= except then "                                         \
     "    redis.call(publish, channel .. ':' .. head, '0') "                               \
     "  end "                                                                              \
-    "end "                                                                                \
-    LUA_RAISE
-
-/* raise(key, score, member, xx): see LUA_FAIR. */
-#define LUA_RAISE                                                  \
-    "local function raise(key, score, member, xx) "                \
-    "  local s = redis.call('zscore', key, member) "               \
-    "  if s == false then "                                        \
-    "    if xx then return false end "                             \
-    "  elseif tonumber(s) >= tonumber(score) then return true end " \
-    "  redis.call('zadd', key, score, member) "                    \
-    "  return true "                                               \
     "end "
 
 /* Places' renewals (kind_place.c): renew_place() keeps a waiter's place
@@ -171,15 +171,15 @@
  * waiter must not fall out for it), 1; 0 once it is gone.  The places'
  * key lives two place leases past its last renewal, so that it goes with
  * the last leasewheel waiter. */
-#define LUA_RENEW_PLACES                                                  \
-    LUA_RAISE                                                             \
-    "local function renew_place(t, p, field, expiry, floor, place_ms) "   \
-    "  if not raise(t, floor, field, true) then return 0 end "            \
-    "  raise(p, expiry, field) "                                          \
-    "  if redis.call('pttl', p) < 2 * tonumber(place_ms) then "           \
-    "    redis.call('pexpire', p, 2 * tonumber(place_ms)) "               \
-    "  end "                                                              \
-    "  return 1 "                                                         \
+#define LUA_RENEW_PLACES                                                \
+    LUA_RAISE                                                           \
+    "local function renew_place(t, p, field, expiry, floor, place_ms) " \
+    "  if not raise(t, floor, field, true) then return 0 end "          \
+    "  raise(p, expiry, field) "                                        \
+    "  if redis.call('pttl', p) < 2 * tonumber(place_ms) then "         \
+    "    redis.call('pexpire', p, 2 * tonumber(place_ms)) "             \
+    "  end "                                                            \
+    "  return 1 "                                                       \
     "end "
 
 /* Read holds' renewals (kind_read.c): stretch() sets a read-write lock's
@@ -852,7 +852,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * node does not serve the name (sent again on its own). */
     [SCRIPT_RENEW_PLACE_NODE] =
         LUA_RENEW_PLACES
-    LUA_NOT_RENEWED
+            LUA_NOT_RENEWED
     "local n = (#ARGV - 4) / 2 "
     "local renewed = {} "
     "for i = 1, n do "
