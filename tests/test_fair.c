@@ -465,3 +465,125 @@ REDIS_TEST(fair, force_unlock_wakes_the_head)
     cr_assert_eq(lw_client_free(c), 0);
     redisFree(rc);
 }
+
+/* ---- Processes in one queue: lwlock --fair ---- */
+
+#include "contention_log.h"
+#include "proc_util.h"
+
+#define QUEUED 8
+
+static void setup_lwlock(void)
+{
+    server_start();
+    make_test_dir("/tmp/lw-fair-XXXXXX");
+}
+
+static void teardown_lwlock(void)
+{
+    remove_test_dir();
+    server_stop();
+}
+
+/* lwlock --fair -w 30s NAME, its COMMAND a section of hold_ms logged as id
+ * (contender.c's section mode). */
+static pid_t start_fair(const char *id, const char *hold_ms)
+{
+    char addr[32], log[300], out[32], err[32];
+
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", srv.port);
+    path_in_dir("log", log, sizeof log);
+    snprintf(out, sizeof out, "%s.out", id);
+    snprintf(err, sizeof err, "%s.err", id);
+    return start_child(LWLOCK_PATH,
+                       ARGS("--fair", "-w", "30s", "-r", addr, NAME, CONTENDER_PATH, "section",
+                            "--log", log, "--id", id, "--round", "0", "--hold-ms", hold_ms),
+                       NULL, out, err);
+}
+
+/* When id's section began (kind "enter") or ended ("exit"), 0 if not
+ * yet. */
+static uint64_t logged(const char *kind, const char *id)
+{
+    char path[300];
+    size_t n;
+    struct record *recs;
+    uint64_t at = 0;
+
+    if (!exists("log"))
+        return 0;
+    recs = read_log(path_in_dir("log", path, sizeof path), &n);
+    for (size_t i = 0; i < n && !at; i++)
+        if (!strcmp(recs[i].kind, kind) && !strcmp(recs[i].holder, id))
+            at = recs[i].ns;
+    free(recs);
+    return at;
+}
+
+static long long queue_len(void)
+{
+    return redis_int("LLEN %s", QUEUE);
+}
+
+/*
+ * Eight lwlock --fair processes queue behind a holder, in a known order.
+ * The fourth is killed (SIGKILL) just before its turn, when the third is
+ * inside: its place is renewed no more, and when the third leaves, the
+ * unlock wakes the dead one in vain.  The fifth gets in within the place's
+ * lease (lwlock's: 5 s) and a tick (100 ms) of the third's exit, and the
+ * order of entry is the order of the queue, but for the dead one.  For
+ * the record: a waiter queued as Redisson's lock() queues, dead, holds the
+ * queue up until its give-up time, five minutes and the holder's lease
+ * away.
+ */
+Test(fair_lwlock, a_killed_waiter_delays_those_behind_by_its_place_lease_at_most,
+     .init = setup_lwlock, .fini = teardown_lwlock, .timeout = 120)
+{
+    static const char *const ids[QUEUED] = {"w0", "w1", "w2", "w3", "w4", "w5", "w6", "w7"};
+    pid_t holder, pids[QUEUED];
+    uint64_t prev = 0, third_out, fifth_in;
+    redisContext *rc;
+    long long rs_wait;
+
+    holder = start_fair("h", "1500");
+    cr_assert(wait_until(logged("enter", "h"), 10000), "the holder never got in");
+    for (int i = 0; i < QUEUED; i++) {
+        pids[i] = start_fair(ids[i], "200");
+        cr_assert(wait_until(queue_len() == i + 1, 10000), "%s never queued", ids[i]);
+    }
+    cr_assert(wait_until(logged("enter", "w2"), 20000), "the third never got in");
+    kill(pids[3], SIGKILL);
+    cr_assert_eq(wait_child(pids[3], 5000), 128 + SIGKILL);
+    for (int i = 0; i < QUEUED; i++)
+        if (i != 3)
+            cr_assert_eq(wait_child(pids[i], 30000), 0, "%s", ids[i]);
+    cr_assert_eq(wait_child(holder, 5000), 0);
+    for (int i = 0; i < QUEUED; i++) {
+        uint64_t in = logged("enter", ids[i]);
+
+        if (i == 3) {
+            cr_assert_eq(in, 0, "the dead one got in");
+            continue;
+        }
+        cr_assert_gt(in, prev, "%s came in out of turn", ids[i]);
+        prev = in;
+    }
+    third_out = logged("exit", "w2");
+    fifth_in = logged("enter", "w4");
+    fprintf(stderr, "fair: the dead waiter held the fifth up %.0f ms (its place lease: %u ms)\n",
+            ms_between(third_out, fifth_in), LW_DEFAULT_FAIR_PLACE_MS);
+    cr_assert_leq(ms_between(third_out, fifth_in), LW_DEFAULT_FAIR_PLACE_MS + 100 + 300,
+                  "more than its place lease and a tick");
+    cr_assert_eq(queue_len(), 0);
+
+    /* Redisson's way, for the record: a dead waiter behind a holder keeps
+     * its place until its give-up time. */
+    rc = rs_connect();
+    cr_assert_eq(rs_lock(rc, "java-1:1", RS_WAIT), 1);
+    cr_assert_eq(rs_lock(rc, "java-dead:1", RS_WAIT), 0);
+    rs_wait = score(rc, TIMEOUTS, "java-dead:1") - epoch_ms();
+    fprintf(stderr, "fair: a dead Redisson waiter would hold those behind it up %lld ms\n",
+            rs_wait);
+    cr_assert_gt(rs_wait, 300000);
+    redisFree(rc);
+}

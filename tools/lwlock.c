@@ -341,7 +341,7 @@ static const char *reason(const struct run *r, int err, char *buf, size_t size)
     return buf;
 }
 
-/* The handle of the lock --read, --write or neither asks for. */
+/* The handle of the lock --read, --write, --fair or none asks for. */
 static int new_lock(struct run *r)
 {
     const char *key = r->opt.key;
@@ -351,6 +351,8 @@ static int new_lock(struct run *r)
         return lw_read_lock_new(r->client, key, strlen(key), &r->lock);
     case LWLOCK_WRITE:
         return lw_write_lock_new(r->client, key, strlen(key), &r->lock);
+    case LWLOCK_FAIR:
+        return lw_fair_lock_new(r->client, key, strlen(key), &r->lock);
     default:
         return lw_lock_new(r->client, key, strlen(key), &r->lock);
     }

@@ -39,7 +39,7 @@ static void usage_permits(FILE *to)
 
 static void usage(FILE *to)
 {
-    fputs("Usage: lwlock [options] [--read | --write] NAME COMMAND [ARG...]\n"
+    fputs("Usage: lwlock [options] [--read | --write | --fair] NAME COMMAND [ARG...]\n"
           "       lwlock [options] --status [--json] NAME\n"
           "       lwlock [options] --permits N NAME COMMAND [ARG...]\n"
           "       lwlock [options] --set-permits N NAME\n"
@@ -49,6 +49,8 @@ static void usage(FILE *to)
           "      --read             hold the read lock of the read-write lock NAME\n"
           "                         (Redisson's RReadWriteLock): readers share it\n"
           "      --write            hold its write lock: alone, no reader nor writer\n"
+          "      --fair             hold the fair lock NAME (Redisson's RFairLock):\n"
+          "                         first come, first served across every client\n"
           "  -r, --redis ADDRESS    the Redis server: HOST:PORT or\n"
           "                         redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]\n"
           "                         (default: $LWLOCK_REDIS, else " DEFAULT_REDIS "),\n"
@@ -267,6 +269,7 @@ enum { OPT_VERSION = 256,
        OPT_JSON,
        OPT_READ,
        OPT_WRITE,
+       OPT_FAIR,
        OPT_PERMITS,
        OPT_SET_PERMITS };
 
@@ -285,6 +288,7 @@ static const struct option long_options[] = {
     {"status", no_argument, NULL, OPT_STATUS},
     {"read", no_argument, NULL, OPT_READ},
     {"write", no_argument, NULL, OPT_WRITE},
+    {"fair", no_argument, NULL, OPT_FAIR},
     {"json", no_argument, NULL, OPT_JSON},
     {"verbose", no_argument, NULL, 'v'},
     {"quiet", no_argument, NULL, 'q'},
@@ -409,10 +413,16 @@ static int take_option(struct parse *p, int c, const char *arg)
         return 0;
     case OPT_READ:
     case OPT_WRITE:
-        if (o->kind != LWLOCK_PLAIN && o->kind != (c == OPT_READ ? LWLOCK_READ : LWLOCK_WRITE))
-            return usage_error(p->err, "--read and --write exclude each other");
-        o->kind = c == OPT_READ ? LWLOCK_READ : LWLOCK_WRITE;
+    case OPT_FAIR: {
+        enum lwlock_kind k = c == OPT_READ    ? LWLOCK_READ
+                             : c == OPT_WRITE ? LWLOCK_WRITE
+                                              : LWLOCK_FAIR;
+
+        if (o->kind != LWLOCK_PLAIN && o->kind != k)
+            return usage_error(p->err, "--read, --write and --fair exclude each other");
+        o->kind = k;
         return 0;
+    }
     case 'n':
         o->wait_ms = 0;
         return 0;
@@ -560,14 +570,14 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, const char *
     /* The library's lw_unlock_after() leaves only a lock to expire: a
      * read or write hold would be released at once, silently. */
     if (o->min_hold_ms && o->kind != LWLOCK_PLAIN)
-        return usage_error(err, "--min-hold is for a lock: a read or write lock cannot yet "
-                                "be left to expire (it would be released at once)");
+        return usage_error(err, "--min-hold is for a plain lock: a read, write or fair lock "
+                                "cannot yet be left to expire (it would be released at once)");
     if (o->status && o->kind != LWLOCK_PLAIN)
-        return usage_error(err, "--status says what NAME holds, of any kind: no --read or "
-                                "--write");
+        return usage_error(err, "--status says what NAME holds, of any kind: no --read, "
+                                "--write or --fair");
     if ((o->permits || o->set_permits >= 0) && o->kind != LWLOCK_PLAIN)
-        return usage_error(err, "--permits and --set-permits are a semaphore's: no --read "
-                                "or --write");
+        return usage_error(err, "--permits and --set-permits are a semaphore's: no --read, "
+                                "--write or --fair");
     if (o->status || o->set_permits >= 0) {
         if (optind + 1 < argc)
             return usage_error(err, "%s takes NAME only, no COMMAND",

@@ -40,6 +40,7 @@ enum lwlock_kind {
     LWLOCK_PLAIN = 0, /* a lock (Redisson's RLock) */
     LWLOCK_READ,      /* --read: the read lock of a read-write lock */
     LWLOCK_WRITE,     /* --write: its write lock */
+    LWLOCK_FAIR,      /* --fair: a fair lock (Redisson's RFairLock) */
 };
 
 struct lwlock_options {
@@ -77,7 +78,7 @@ struct lwlock_options {
     char key[LW_LOCK_NAME_MAX + 1];
     char **command;        /* COMMAND and its arguments in argv, NULL-terminated;
                               NULL with --status */
-    enum lwlock_kind kind; /* --read, --write, else LWLOCK_PLAIN */
+    enum lwlock_kind kind; /* --read, --write, --fair, else LWLOCK_PLAIN */
     int status;            /* --status: say who holds NAME, take nothing */
     int json;              /* --json: --status's answer as JSON */
     /* Permits (a semaphore whose permits expire) instead of a lock. */
