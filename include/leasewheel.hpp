@@ -531,17 +531,14 @@ class mutex
     using error_handler = std::function<void(const mutex &, std::error_code)>;
 
     mutex(client &c, std::string_view name)
-        : name_(name)
+        : mutex(c, name, &lw_lock_new, "leasewheel::mutex")
     {
-        std::error_code ec;
-        open(c, ec);
-        detail::throw_if(ec, "leasewheel::mutex");
     }
     /* On failure the mutex is unusable: every call fails with LW_EINVAL. */
     mutex(client &c, std::string_view name, std::error_code &ec)
         : name_(name)
     {
-        open(c, ec);
+        open(c, &lw_lock_new, ec);
     }
 
     mutex(const mutex &) = delete;
@@ -721,10 +718,27 @@ class mutex
                      static_cast<int>(m.name().size()), m.name().data(), lw_strerror(ec.value()));
     }
 
-  private:
-    void open(client &c, std::error_code &ec)
+  protected:
+    /* The handle's constructor (lw_lock_new(), lw_fair_lock_new()). */
+    using opener = int (*)(lw_client *, const void *, std::size_t, lw_lock **);
+
+    mutex(client &c, std::string_view name, opener open_handle, const char *what)
+        : name_(name)
     {
-        detail::assign(ec, lw_lock_new(c.native_handle(), name_.data(), name_.size(), &h_));
+        std::error_code ec;
+        open(c, open_handle, ec);
+        detail::throw_if(ec, what);
+    }
+    mutex(client &c, std::string_view name, opener open_handle, std::error_code &ec)
+        : name_(name)
+    {
+        open(c, open_handle, ec);
+    }
+
+  private:
+    void open(client &c, opener open_handle, std::error_code &ec)
+    {
+        detail::assign(ec, open_handle(c.native_handle(), name_.data(), name_.size(), &h_));
         if (ec)
             h_ = nullptr;
     }
@@ -753,6 +767,26 @@ class mutex
     std::atomic<std::uint64_t> token_{0};
     std::atomic<int> last_unlock_error_{0};
     error_handler on_unlock_error_{&mutex::print_unlock_error};
+};
+
+/*
+ * A fair distributed lock under one name (TimedLockable), in Redisson's
+ * RFairLock format (lw_fair_lock_new()): first come, first served across
+ * every client of the name, each waiter's place in the queue a lease the
+ * watchdog renews.  Everything else as a mutex.  Added in 0.4.
+ */
+class fair_mutex : public mutex
+{
+  public:
+    fair_mutex(client &c, std::string_view name)
+        : mutex(c, name, &lw_fair_lock_new, "leasewheel::fair_mutex")
+    {
+    }
+    /* On failure the mutex is unusable: every call fails with LW_EINVAL. */
+    fair_mutex(client &c, std::string_view name, std::error_code &ec)
+        : mutex(c, name, &lw_fair_lock_new, ec)
+    {
+    }
 };
 
 /*

@@ -590,6 +590,45 @@ static void shared_mutex_locks(int port)
     CHECK(!ma.take_unlock_error());
 }
 
+/* leasewheel::fair_mutex: a TimedLockable as a mutex, in one queue: the
+ * second client's waiter gets it when the first lets go, before a third
+ * that came later, however they race. */
+static long long fair_queue_len(const redis_server *srv)
+{
+    redisReply *r = redis_server_command(srv, "LLEN %s", "redisson_lock_queue:{hpp:fair}");
+    long long n = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+
+    freeReplyObject(r);
+    return n;
+}
+
+static void fair_mutex_in_turn(const redis_server *srv)
+{
+    int port = srv->port;
+    leasewheel::client a(opts_for(port)), b(opts_for(port)), c(opts_for(port));
+    leasewheel::fair_mutex ma(a, "hpp:fair"), mb(b, "hpp:fair"), mc(c, "hpp:fair");
+    std::atomic<int> order{0}, b_at{0}, c_at{0};
+
+    std::unique_lock<leasewheel::fair_mutex> held(ma);
+    CHECK(ma.token() > 0);
+    CHECK(!mb.try_lock()); /* held: a try does not queue */
+    std::thread tb([&] {
+        std::unique_lock<leasewheel::fair_mutex> g(mb, 5s);
+        b_at = ++order;
+    });
+    CHECK(wait_for([&] { return fair_queue_len(srv) == 1; }, 3000));
+    std::thread tc([&] {
+        std::unique_lock<leasewheel::fair_mutex> g(mc, 5s);
+        c_at = ++order;
+    });
+    CHECK(wait_for([&] { return fair_queue_len(srv) == 2; }, 3000));
+    held.unlock();
+    tb.join();
+    tc.join();
+    CHECK(b_at == 1 && c_at == 2);
+    CHECK(!ma.take_unlock_error() && !mb.take_unlock_error() && !mc.take_unlock_error());
+}
+
 static void log_lines(const redis_server *srv)
 {
     struct lines {
@@ -781,6 +820,7 @@ int main()
         risk(&srv);
         max_hold(&srv);
         shared_mutex_locks(srv.port);
+        fair_mutex_in_turn(&srv);
         log_lines(&srv);
         semaphore_permits(srv.port);
         lease_kinds(&srv);
