@@ -45,12 +45,15 @@ enum lwb_kind {
     LWB_KIND_WRITE,    /* lw_write_lock_new(): their write holds */
     LWB_KIND_PERMIT,   /* lw_permit_acquire(): permits of semaphores
                           (--locks counts them, --per-semaphore to one) */
+    LWB_KIND_FAIR,     /* lw_fair_lock_new(): Redisson's RFairLock, held
+                          (renewed as a lock is) */
 };
 
-/* "lock", "read", "write" or "permit": --kind's words, the JSON's. */
+/* "lock", "read", "write", "permit" or "fair": --kind's words, the
+ * JSON's. */
 static inline const char *lwb_kind_name(enum lwb_kind kind)
 {
-    static const char *const name[] = {"lock", "read", "write", "permit"};
+    static const char *const name[] = {"lock", "read", "write", "permit", "fair"};
 
     return name[kind];
 }

@@ -67,7 +67,7 @@ static int remake_lock(const struct flood_keys *k, uint32_t i, struct lw_request
 
     lock_keys(k, i, name, sizeof name, timeout, sizeof timeout);
     snprintf(field, sizeof field, "%s:%s", k->id, flood_owner(k));
-    if (k->kind == LWB_KIND_LOCK)
+    if (k->kind == LWB_KIND_LOCK || k->kind == LWB_KIND_FAIR) /* the same hash and field */
         return lw_request_command(&reqs[0], 4, (const char *[]){"HSET", name, field, "1"},
                                   NULL)
                    ? -1

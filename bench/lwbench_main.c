@@ -3,7 +3,7 @@
  * and one Redis carry at a given lease, and with which tick, slots, batch
  * and in-flight cap.
  *
- *   lwbench [--locks N] [--kind lock|read|write|permit] [--lease-ms MS] [--tick-ms MS] [--slots N]
+ *   lwbench [--locks N] [--kind lock|read|write|permit|fair] [--lease-ms MS] [--tick-ms MS] [--slots N]
  *           [--batch N] [--inflight N] [--duration-s S] [-r ADDRESS]
  *           [-c [SEEDS]] [--json FILE] [--plot FILE.png] [--sweep]
  *           [--tls] [--cacert FILE] [--cacertdir DIR] [--cert FILE]
@@ -114,7 +114,9 @@ static const char usage_kind_text[] =
     "                    also renews the hold's timeout key); write: their write\n"
     "                    holds; permit: permits of semaphores whose permits expire\n"
     "                    (Redisson's RPermitExpirableSemaphore), --locks then\n"
-    "                    counting permits (one Redis or Sentinel, no --cluster).\n"
+    "                    counting permits (one Redis or Sentinel, no --cluster);\n"
+    "                    fair: fair locks (Redisson's RFairLock), held and\n"
+    "                    renewed as locks, each acquire through its queue.\n"
     "                    The ceiling floods that kind's renew script; with\n"
     "                    --cluster, read and write need --no-ceiling\n"
     "  --per-semaphore N with --kind permit: permits of one semaphore (default 100,\n"
@@ -350,12 +352,12 @@ static int kind_opt(int opt, const char *arg, struct opts *o)
             return 0;
         return usage_error("invalid --per-semaphore '%s' (1 to 1000)", arg);
     }
-    for (enum lwb_kind k = LWB_KIND_LOCK; k <= LWB_KIND_PERMIT; k++)
+    for (enum lwb_kind k = LWB_KIND_LOCK; k <= LWB_KIND_FAIR; k++)
         if (!strcmp(arg, lwb_kind_name(k))) {
             o->kind = k;
             return 0;
         }
-    return usage_error("invalid --kind '%s' (lock, read, write or permit)", arg);
+    return usage_error("invalid --kind '%s' (lock, read, write, permit or fair)", arg);
 }
 
 /* What goes with --kind permit: 0, or 64 (said). */
@@ -432,7 +434,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         return usage_error("%s", "a cluster has only DB 0 (drop /DB from the -r URL)");
     if ((rc = tls_args(o)) || (rc = check_kind(o)))
         return rc;
-    if (o->cluster && o->kind != LWB_KIND_LOCK && !o->no_ceiling)
+    if (o->cluster && o->kind != LWB_KIND_LOCK && o->kind != LWB_KIND_FAIR && !o->no_ceiling)
         return usage_error("--kind %s with --cluster: the cluster ceiling floods locks only "
                            "(add --no-ceiling)",
                            lwb_kind_name(o->kind));

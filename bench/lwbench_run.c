@@ -313,6 +313,7 @@ static int make_handles(const struct opts *o, struct run_ctx *x, const struct ta
         [LWB_KIND_LOCK] = lw_lock_new,
         [LWB_KIND_READ] = lw_read_lock_new,
         [LWB_KIND_WRITE] = lw_write_lock_new,
+        [LWB_KIND_FAIR] = lw_fair_lock_new,
     };
     char name[128];
 
