@@ -5,7 +5,7 @@
  * lock makes, how long each acquire waited, and how fairly the threads
  * got it.
  *
- *   lwhot [--threads LIST] [--mode shared|each|both] [--duration-s S]
+ *   lwhot [--threads LIST] [--mode shared|each|both|rw|fair] [--duration-s S]
  *         [--warmup-s S] [--lease-ms MS] [--redis HOST:PORT] [--json FILE]
  *
  * Public API only (it links the shared library, as a user's program does).
@@ -15,7 +15,9 @@
  * lock of one shared client: thread 0 takes the write lock, the T-1 others
  * the read lock, each reader adding to the counter atomically (readers
  * share) and the writer with a load and a store; the writer's own waits
- * are reported apart (is it starved by the readers?).  For each T and
+ * are reported apart (is it starved by the readers?); and "fair" (not in
+ * "both"), a fair lock, one client per thread as a fleet of processes
+ * has, each waiter served in its queue's turn.  For each T and
  * mode, one run: a
  * warm-up, then the measured window, then the threads are told to stop and
  * joined (within DRAIN_S, or the program gives up: exit 2).
@@ -88,7 +90,9 @@ static const char usage_text[] =
     "                    handle); each: one client per thread; both (default);\n"
     "                    rw: a read-write lock of one shared client, thread 1\n"
     "                    writing and the others reading (--threads 16: 15\n"
-    "                    readers, 1 writer), the writer's waits reported apart\n"
+    "                    readers, 1 writer), the writer's waits reported apart;\n"
+    "                    fair: a fair lock (Redisson's RFairLock), one client per\n"
+    "                    thread as processes would have, served in its queue's order\n"
     "  --duration-s S    the measured window of each run (default 5)\n"
     "  --warmup-s S      looping before the window, not measured (default 1)\n"
     "  --lease-ms MS     the watchdog's lease (default: the library's, 30000)\n"
@@ -103,12 +107,19 @@ static const char usage_text[] =
 
 enum mode { MODE_SHARED = 1,
             MODE_EACH = 2,
-            MODE_RW = 4 };
+            MODE_RW = 4,
+            MODE_FAIR = 8 };
+
+/* A client per thread, as a fleet of processes has. */
+static int client_each(enum mode m)
+{
+    return m == MODE_EACH || m == MODE_FAIR;
+}
 
 struct opts {
     uint32_t threads[MAX_RUNS];
     unsigned nthreads;
-    int modes; /* MODE_SHARED | MODE_EACH, or MODE_RW */
+    int modes; /* MODE_SHARED | MODE_EACH, or MODE_RW, or MODE_FAIR */
     double duration_s, warmup_s;
     uint32_t lease_ms; /* 0: the library's */
     const char *redis, *json;
@@ -137,8 +148,8 @@ struct run {
     /* shared while they run */
     atomic_int stop;
     atomic_uint_fast64_t counter; /* incremented under the lock */
-    atomic_int inside;         /* lock or write lock holders inside */
-    atomic_int readers_inside; /* MODE_RW: read lock holders inside */
+    atomic_int inside;            /* lock or write lock holders inside */
+    atomic_int readers_inside;    /* MODE_RW: read lock holders inside */
     atomic_uint_fast64_t overlaps, lost, errors;
     /* the results */
     unsigned threads;
@@ -384,7 +395,7 @@ static void run_init(struct run *run, unsigned index, unsigned threads, enum mod
 static int open_clients(const struct opts *o, struct run *run, const char *name,
                         struct lw_client **clients, struct worker *w)
 {
-    int each = run->mode == MODE_EACH, err;
+    int each = client_each(run->mode), err;
     unsigned nclients = each ? run->threads : 1;
     struct lw_client_config cfg;
 
@@ -405,7 +416,9 @@ static int open_clients(const struct opts *o, struct run *run, const char *name,
 
         w[i].run = run;
         w[i].reader = run->mode == MODE_RW && i > 0;
-        if (run->mode != MODE_RW)
+        if (run->mode == MODE_FAIR)
+            err = lw_fair_lock_new(c, name, strlen(name), &w[i].lock);
+        else if (run->mode != MODE_RW)
             err = lw_lock_new(c, name, strlen(name), &w[i].lock);
         else if (w[i].reader)
             err = lw_read_lock_new(c, name, strlen(name), &w[i].lock);
@@ -516,7 +529,7 @@ static void close_run(redisContext *rc, const char *name, struct lw_client **cli
 static int run_one(const struct opts *o, redisContext *rc, unsigned index, unsigned threads,
                    enum mode mode, struct run *run)
 {
-    unsigned nclients = mode == MODE_EACH ? threads : 1;
+    unsigned nclients = client_each(mode) ? threads : 1;
     struct lw_client *clients[MAX_THREADS] = {0};
     struct worker w[MAX_THREADS];
     char name[128];
@@ -561,7 +574,9 @@ static const char *fmt_pct(char *buf, size_t n, double pct)
 
 static const char *mode_name(enum mode m)
 {
-    return m == MODE_SHARED ? "shared" : m == MODE_EACH ? "each" : "rw";
+    return m == MODE_SHARED ? "shared" : m == MODE_EACH ? "each"
+                                     : m == MODE_RW     ? "rw"
+                                                        : "fair";
 }
 
 /* MODE_RW's runs: the writer's waits, apart from the table's (which are
@@ -619,9 +634,11 @@ static void print_table(const struct opts *o, const struct run *runs, unsigned n
     printf("| threads | clients | handoffs/s | vs 1 thread | wait p50 | wait p99 | wait p99.9 | wait max | "
            "fewest / most per thread | fewest/most | CPU: lwhot | Redis | others | checks |\n"
            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
-    for (int pass = 0; pass < 3; pass++) {
+    for (int pass = 0; pass < 4; pass++) {
         /* Grouped by mode, in the order the threads were asked for. */
-        enum mode m = pass == 0 ? MODE_SHARED : pass == 1 ? MODE_EACH : MODE_RW;
+        enum mode m = pass == 0 ? MODE_SHARED : pass == 1 ? MODE_EACH
+                                            : pass == 2   ? MODE_RW
+                                                          : MODE_FAIR;
 
         if (!(o->modes & m))
             continue;
@@ -648,7 +665,8 @@ static void print_table(const struct opts *o, const struct run *runs, unsigned n
                 snprintf(v1, sizeof v1, "%.2f", ratio);
             printf("| %u | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s%s |\n",
                    r->threads,
-                   m == MODE_EACH ? (r->threads > 1 ? "1 each" : "1")
+                   client_each(m) ? (r->threads > 1 ? (m == MODE_FAIR ? "1 each, fair" : "1 each")
+                                                    : (m == MODE_FAIR ? "1, fair" : "1"))
                                   : (m == MODE_RW ? "1 shared, rw" : "1 shared"),
                    cli_fmt_count(hs, sizeof hs, (uint64_t)(r->handoffs_s + 0.5)), v1,
                    cli_fmt_ms(a, sizeof a, r->p50), cli_fmt_ms(b, sizeof b, r->p99),
@@ -688,7 +706,7 @@ static int write_json(const struct opts *o, const struct run *runs, unsigned n)
                 "\"writer_wait_p99_ms\": %.3f, \"writer_wait_max_ms\": %.3f, "
                 "\"loadavg1\": %.2f, \"interrupted\": %s, "
                 "\"ok\": %s, \"checks\": \"%s\"}%s\n",
-                r->threads, mode_name(r->mode), r->mode == MODE_EACH ? r->threads : 1,
+                r->threads, mode_name(r->mode), client_each(r->mode) ? r->threads : 1,
                 r->window_s, r->acquires, r->handoffs_s, vs_one(runs, n, r), r->nwaits, (double)r->p50 / 1e6,
                 (double)r->p99 / 1e6, (double)r->p999 / 1e6, (double)r->max / 1e6, r->fewest,
                 r->most, r->acquires_total, r->counter_end, atomic_load(&r->overlaps),
@@ -755,8 +773,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         case O_THREADS:
             if (parse_threads(optarg, o))
                 return tool_usage_error("lwhot", "--threads: '%s' is not a list of counts 1..64 "
-                                   "(at most 32 of them)",
-                                   optarg);
+                                                 "(at most 32 of them)",
+                                        optarg);
             break;
         case O_MODE:
             if (!strcmp(optarg, "shared"))
@@ -767,9 +785,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 o->modes = MODE_SHARED | MODE_EACH;
             else if (!strcmp(optarg, "rw"))
                 o->modes = MODE_RW;
+            else if (!strcmp(optarg, "fair"))
+                o->modes = MODE_FAIR;
             else
-                return tool_usage_error("lwhot", "--mode: '%s' is not shared, each, both or rw",
-                                        optarg);
+                return tool_usage_error(
+                    "lwhot", "--mode: '%s' is not shared, each, both, rw or fair", optarg);
             break;
         case O_DURATION:
             if (cli_parse_seconds(optarg, 0.1, 3600, &o->duration_s))
@@ -835,7 +855,7 @@ static unsigned run_all(const struct opts *o, redisContext *rc, struct redis_ser
     int stop = 0;
 
     for (unsigned i = 0; i < o->nthreads && !stop; i++)
-        for (int m = MODE_SHARED; m <= MODE_RW && !stop; m <<= 1) {
+        for (int m = MODE_SHARED; m <= MODE_FAIR && !stop; m <<= 1) {
             struct run *r = &runs[n];
             char hs[32], p99[32], mx[32], chk[256];
 
@@ -845,7 +865,8 @@ static unsigned run_all(const struct opts *o, redisContext *rc, struct redis_ser
                     o->threads[i] > 1 ? "s" : "",
                     m == MODE_SHARED ? "one shared client"
                     : m == MODE_EACH ? "a client each"
-                                     : "one shared client, 1 writing, the others reading");
+                    : m == MODE_RW   ? "one shared client, 1 writing, the others reading"
+                                     : "a client each, a fair lock");
             if (run_one(o, rc, n, o->threads[i], (enum mode)m, r)) {
                 fflush(stdout);
                 if (server->pid)
