@@ -67,20 +67,22 @@ NAMES = ["engine.c", "link.c", "conn.c", "pubsub.c", "subscriber.c"]
 CORE_LAYERS = [
     ["client.c", "metrics.c"],
     ["lock.c", "semaphore.c"],
-    ["waiters.c", "replicas.c", "permit_waiters.c", "admission.c"],
+    ["waiters.c", "replicas.c", "permit_waiters.c", "fair_waiters.c", "admission.c"],
     ["watchdog.c", "holds.c", "channel.c"],
     ["report.c"],
     ["kinds.c"],
-    ["kind_lock.c", "kind_read.c", "kind_write.c", "kind_permit.c"],
+    ["kind_lock.c", "kind_read.c", "kind_write.c", "kind_permit.c", "kind_place.c"],
     ["publish.c", "refs.c", "owner.c", "status.c", "stats.c", "scripts.c", "error.c", "version.c"],
     ["kind.c"],
 ]
 # The calls up that are meant (design.md says why): a waiter is an acquire
-# op, woken or ended in lock.c's states (a permit waiter in semaphore.c's);
+# op, woken or ended in lock.c's states (a permit waiter in semaphore.c's,
+# a fair lock's waiter, fair_waiters.c, in lock.c's too);
 # admission lets a held-back acquire go on or ends it.  (A WAIT's reply
 # ends its acquires through the callback each carries.)
 UP_CALLS = {
     "waiters.c": {"op_attempt", "op_complete"},
+    "fair_waiters.c": {"op_attempt", "op_complete"},
     "permit_waiters.c": {"sem_attempt", "sem_complete"},
     "admission.c": {"op_complete", "acquire_admitted"},
 }
