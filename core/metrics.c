@@ -342,7 +342,7 @@ static void kind_metrics(struct out *o, const struct client_counters *k)
 #define KIND(name, type, help, field) \
     per_kind(o, k, name, type, help, offsetof(struct kind_counters, field))
     KIND("leases_held", "gauge",
-         "Watchdog leases held now, by kind (locks_held is their sum).", held);
+         "Watchdog leases held now, by kind (locks_held sums all but the fair locks' waiters' places).", held);
     KIND("leases_at_risk", "gauge",
          "Watchdog leases at risk now, by kind: less than half their lease proven.", at_risk);
     KIND("leases_went_at_risk_total", "counter", "Times a lease became at risk, by kind.",
@@ -351,7 +351,7 @@ static void kind_metrics(struct out *o, const struct client_counters *k)
          "Times an at-risk lease was safe again, by kind.", recovered);
 #undef KIND
     family(o, "leases_lost_total", "counter",
-           "Watchdog leases lost, by kind and reason (locks_lost_total is their sum).");
+           "Watchdog leases lost, by kind and reason (locks_lost_total sums all but places).");
     for (unsigned i = 0; i < STATS_KINDS; i++)
         for (int r = LW_LOST_NOT_OWNER; r < STATS_REASONS; r++)
             put(o, "leasewheel_leases_lost_total{kind=\"%s\",reason=\"%s\"} %" PRIu64 "\n",
