@@ -11,7 +11,8 @@
  *       and command timeout T when given); each round try-locks one of N
  *       names (waiting at most W ms), runs a critical section of 1..H ms
  *       (default 20), unlocks, and idles 0..I ms (default 0).  With
- *       --kind, the read or write lock of a read-write lock; with
+ *       --kind, the read or write lock of a read-write lock (fair: a fair
+ *       lock); with
  *       --permits N, one permit of a semaphore of N (made so when absent,
  *       again after a restart to an empty server), renewed by the
  *       watchdog.  on_lost records the moment this holder was told.
@@ -21,7 +22,7 @@
  *       section ...` (with --cluster `lwlock -c SEEDS ...` instead of -r;
  *       with --redis, -r ADDRESS as given, e.g. a redis-sentinel:// URL)
  *       and waits for it (bounded); -r's address is 127.0.0.1:P (a proxy's,
- *       say).  With --kind read or --kind write,
+ *       say).  With --kind fair, lwlock --fair.  With --kind read or --kind write,
  *       lwlock --read or --write: the read-write lock NAME.  With
  *       --permits N, lwlock --permits N: one permit of the semaphore NAME
  *       (created with N).
@@ -43,7 +44,8 @@
  * opened O_APPEND (atomic for short lines, whichever process writes):
  *   <kind> <name> <holder-id> <round> <CLOCK_MONOTONIC ns> [<extra>]
  * kinds: enter (extra: the fencing token), exit, lost (extra: the reason,
- * 0 for a signal), clash (the marker below was taken).  CLOCK_MONOTONIC is
+ * 0 for a signal), clash (the marker below was taken), parent (a section's:
+ * extra, lwlock's pid, which names its field in a fair lock's queue).  CLOCK_MONOTONIC is
  * one clock for every process of the machine, so lines of different
  * processes compare.
  *
@@ -234,7 +236,8 @@ static int take_opt(struct opts *o, const char *key, const char *val)
         o->cluster = val;
     else if (!strcmp(key, "--redis"))
         o->redis = val;
-    else if (!strcmp(key, "--kind") && (!strcmp(val, "read") || !strcmp(val, "write")))
+    else if (!strcmp(key, "--kind") &&
+             (!strcmp(val, "read") || !strcmp(val, "write") || !strcmp(val, "fair")))
         o->kind = val;
     else if (!strcmp(key, "--cacert"))
         o->cacert = val;
@@ -485,6 +488,8 @@ static int new_target(const struct opts *o, struct lw_client *client, const char
             (void)lw_semaphore_try_set(t->sem, o->permits);
         return rc;
     }
+    if (o->kind && !strcmp(o->kind, "fair"))
+        return lw_fair_lock_new(client, name, len, &t->lock);
     if (o->kind)
         return !strcmp(o->kind, "read") ? lw_read_lock_new(client, name, len, &t->lock)
                                         : lw_write_lock_new(client, name, len, &t->lock);
@@ -572,7 +577,9 @@ static void exec_lwlock(const struct opts *o, const char *self, const char *name
     snprintf(rnd, sizeof rnd, "%ld", round);
     snprintf(hold, sizeof hold, "%d", hold_ms);
     if (o->kind)
-        argv[k++] = !strcmp(o->kind, "read") ? "--read" : "--write";
+        argv[k++] = !strcmp(o->kind, "read")    ? "--read"
+                    : !strcmp(o->kind, "write") ? "--write"
+                                                : "--fair";
     snprintf(permits, sizeof permits, "%d", o->permits);
     if (o->permits)
         k = append(argv, k, (const char *[]){"--permits", permits, NULL});
@@ -702,6 +709,7 @@ static int run_section(const struct opts *o)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     record("enter", name, o->id, o->round, token ? atoll(token) : 0);
+    record("parent", name, o->id, o->round, (long long)getppid()); /* lwlock's pid */
     /* The marker and its flag change together, as the handler sees them. */
     block_term(SIG_BLOCK);
     have_marker = token ? take_marker(o, name, o->round) : 0;

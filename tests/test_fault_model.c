@@ -34,6 +34,8 @@
 #include "lock_util.h"
 #include "proxy.h"
 
+#include <pthread.h>
+
 #define LAST_ARGS (char *)NULL
 #include "contention_run.h"
 
@@ -374,5 +376,176 @@ Test(fault_model, permits_as_a_user_runs_them, .init = setup_direct, .fini = tea
     cr_assert_leq(most, PERMITS, "%d inside at once with %d permits", most, PERMITS);
     cr_assert_eq(said_lost, told, "a loss lwlock reported but COMMAND never heard of");
     cr_assert_geq(most, 2, "the permits were never used at once");
+    free_run(&r);
+}
+
+/* ---- A fair lock's order through faults ---- */
+
+#define FAIR_QUEUE "redisson_lock_queue:{fq0}"
+#define MAX_JOINS 4096
+
+/* Who joined the fair lock's queue when, as a thread of the test sees it,
+ * reading the queue every 5 ms: a field's join is its first reading after
+ * one without it.  A field is "<host>-<pid>-<random>:<owner>", lwlock's
+ * client id (client_id_host) and its thread: the pid says which lwlock. */
+struct joins {
+    pthread_t thread;
+    _Atomic int stop;
+    struct {
+        long pid;
+        uint64_t at;
+    } v[MAX_JOINS];
+    _Atomic int n;
+    int overflow;
+};
+
+static long field_pid(const char *field)
+{
+    const char *p = strrchr(field, ':');
+
+    /* Back over "-<random>" to the '-' before the pid: the host name may
+     * hold '-'s of its own. */
+    if (!p)
+        return -1;
+    for (int dashes = 0; p > field && dashes < 2; p--)
+        if (p[-1] == '-')
+            dashes++;
+    return atol(p + 1);
+}
+
+static void *watch_queue(void *arg)
+{
+    struct joins *j = arg;
+    redisContext *rc = redisConnectUnix(srv.unix_path);
+    char seen[64][128];
+    int nseen = 0;
+
+    for (int round = 0; rc && !atomic_load(&j->stop) && round < 100000; round++) {
+        redisReply *r = redisCommand(rc, "LRANGE %s 0 -1", FAIR_QUEUE);
+        char now_seen[64][128];
+        int n = 0;
+
+        if (!r) { /* the server restarting: again, on a new connection */
+            redisFree(rc);
+            sleep_ms(20);
+            rc = redisConnectUnix(srv.unix_path);
+            continue;
+        }
+        for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements && n < 64; i++) {
+            int known = 0;
+
+            snprintf(now_seen[n], sizeof now_seen[n], "%s", r->element[i]->str);
+            for (int k = 0; k < nseen && !known; k++)
+                known = !strcmp(seen[k], now_seen[n]);
+            if (!known) {
+                int at = atomic_load(&j->n);
+
+                if (at < MAX_JOINS) {
+                    j->v[at].pid = field_pid(now_seen[n]);
+                    j->v[at].at = lw_clock_now();
+                    atomic_store(&j->n, at + 1);
+                } else {
+                    j->overflow = 1;
+                }
+            }
+            n++;
+        }
+        freeReplyObject(r);
+        memcpy(seen, now_seen, sizeof seen);
+        nseen = n;
+        sleep_ms(5);
+    }
+    redisFree(rc);
+    return NULL;
+}
+
+/* The pid of the lwlock that ran holder-round (from its "parent" line). */
+static long section_pid(const struct run *r, const struct interval *iv)
+{
+    for (size_t i = 0; i < r->nrecs; i++)
+        if (!strcmp(r->recs[i].kind, "parent") && !strcmp(r->recs[i].holder, iv->holder) &&
+            r->recs[i].round == iv->round)
+            return (long)r->recs[i].extra;
+    return -1;
+}
+
+/* When the section's lwlock last joined the queue before it entered, 0
+ * when it was never seen there (it found the lock free, nobody waiting). */
+static uint64_t joined_before(const struct joins *j, long pid, uint64_t enter)
+{
+    uint64_t at = 0;
+
+    for (int i = 0; i < atomic_load(&j->n); i++)
+        if (j->v[i].pid == pid && j->v[i].at < enter && j->v[i].at > at)
+            at = j->v[i].at;
+    return at;
+}
+
+static const struct fault fair_faults[] = {
+    {"sigstop-long", fault_stop_long},
+    {"client-kill", fault_client_kill},
+    {"pubsub-kill", fault_pubsub_kill},
+    {"restart-keeping", fault_restart_keeping_some},
+};
+#define NFAIR (int)(sizeof fair_faults / sizeof fair_faults[0])
+
+/*
+ * Six loops of lwlock --fair on one name, through Redis stopped past the
+ * lease, its clients' connections killed (commands and subscriptions),
+ * and a restart that keeps the keys (the queue too): no two inside at
+ * once, and the order of entry is the order of the queue, each waiter by
+ * its last join (one that lost its place joins again, at the tail).
+ */
+Test(fault_model, a_fair_lock_in_order_through_faults, .init = setup_direct,
+     .fini = teardown_direct, .timeout = 240)
+{
+    static const struct contender spec[] = {
+        {"lf0", "lwloop", 300, 20000, 100, 0, "fair", 0, "fq", 1},
+        {"lf1", "lwloop", 300, 20000, 200, 0, "fair", 0, "fq", 1},
+        {"lf2", "lwloop", 600, 20000, 0, 0, "fair", 0, "fq", 1},
+        {"lf3", "lwloop", 100, 20000, 300, 0, "fair", 0, "fq", 1},
+        {"lf4", "lwloop", 2 * LEASE_MS, 20000, 100, 0, "fair", 0, "fq", 1},
+        {"lf5", "lwloop", 200, 20000, 50, 0, "fair", 0, "fq", 1},
+    };
+    static struct joins j;
+    struct overlap shown[MAX_SHOWN];
+    size_t overlaps, queued = 0, out_of_turn = 0;
+    struct run r;
+
+    memset(&j, 0, sizeof j);
+    signal(SIGPIPE, SIG_IGN); /* the watcher's connection across a restart */
+    cr_assert_eq(pthread_create(&j.thread, NULL, watch_queue, &j), 0);
+    run(spec, (int)(sizeof spec / sizeof spec[0]), fair_faults, NFAIR, 1, 1500, &r);
+    atomic_store(&j.stop, 1);
+    pthread_join(j.thread, NULL);
+    report(&r, fair_faults, NFAIR);
+    overlaps = find_overlaps(r.ivs, r.nivs, shown, MAX_SHOWN);
+    for (size_t i = 0; i < overlaps && i < MAX_SHOWN; i++)
+        show_overlap(&shown[i]);
+    /* By enter: each section that joined the queue entered after every
+     * one that joined before it and entered at all. */
+    for (size_t a = 0; a < r.nivs; a++) {
+        uint64_t ja = joined_before(&j, section_pid(&r, &r.ivs[a]), r.ivs[a].start);
+
+        queued += ja != 0;
+        for (size_t b = 0; ja && b < r.nivs; b++) {
+            uint64_t jb = joined_before(&j, section_pid(&r, &r.ivs[b]), r.ivs[b].start);
+
+            if (jb && jb < ja && r.ivs[b].start > r.ivs[a].start) {
+                if (out_of_turn++ < MAX_SHOWN)
+                    fprintf(stderr, "  %s#%ld joined %.1f ms after %s#%ld but entered first\n",
+                            r.ivs[a].holder, r.ivs[a].round, ms_between(jb, ja),
+                            r.ivs[b].holder, r.ivs[b].round);
+            }
+        }
+    }
+    fprintf(stderr,
+            "fault-model: fair: %zu sections, %zu of them queued first (%d joins seen), %zu "
+            "overlaps, %zu out of turn\n",
+            r.nivs, queued, atomic_load(&j.n), overlaps, out_of_turn);
+    cr_assert_eq(overlaps, 0, "%zu overlaps", overlaps);
+    cr_assert_eq(out_of_turn, 0, "%zu entered out of turn", out_of_turn);
+    cr_assert_eq(j.overflow, 0);
+    cr_assert_geq(queued, 10, "a run without waiting proves nothing about order");
     free_run(&r);
 }
