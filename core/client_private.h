@@ -38,7 +38,8 @@ enum script_id {
     SCRIPT_DROP_NODE, /* no KEYS; ARGV names..., publish command, id, owners... */
     SCRIPT_HANDOFF,   /* KEYS name, token key; ARGV field, waiter's field, lease ms */
     SCRIPT_MIN_HOLD,  /* KEYS name;            ARGV field, ms */
-    SCRIPT_STATUS,    /* KEYS name, {name}:timeout */
+    SCRIPT_STATUS,    /* KEYS name, {name}:timeout, and a fair lock's
+                         queue, give-up times, places */
     /* Semaphores (semaphore.c): KEYS name, {name}:timeout, channel. */
     SCRIPT_SEM_ACQUIRE, /* ARGV n, expiry ms, now ms, publish command, ids... */
     SCRIPT_SEM_RELEASE, /* ARGV now ms, publish command, ids... */

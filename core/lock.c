@@ -775,23 +775,28 @@ static int format_handoff(struct op *op, const char *field, size_t flen)
 
 /* lw_name_status's command: the name and Redisson's suffixName(name,
  * "timeout"), "name:timeout" when the name has a '{' else
- * "{name}:timeout" (a permit semaphore's zset), in the name's slot. */
+ * "{name}:timeout" (a permit semaphore's zset), and a fair lock's queue,
+ * give-up times and places (prefixName): all in the name's slot. */
 static int format_status(struct op *op)
 {
+    static const char *const fair[3] = {FAIR_QUEUE_PREFIX, FAIR_TIMEOUT_PREFIX,
+                                        FAIR_PLACE_PREFIX};
     const struct lw_lock *lock = op->lock;
     int tagged = memchr(lock->name, '{', lock->len) != NULL;
-    size_t n = lock->len + sizeof "{}:timeout";
-    char *timeout = malloc(n);
-    int rc, len;
+    size_t n = lock->len + sizeof "{}:timeout", lens[5] = {lock->len};
+    char *keys[5] = {NULL, malloc(n)};
+    int rc = LW_ENOMEM;
 
-    if (!timeout)
-        return LW_ENOMEM;
-    len = snprintf(timeout, n, tagged ? "%.*s:timeout" : "{%.*s}:timeout", (int)lock->len,
-                   lock->name);
-    rc = lw_request_evalsha(&op->req, SCRIPT_STATUS, 2, 2,
-                            (const char *[]){lock->name, timeout},
-                            (size_t[]){lock->len, (size_t)len});
-    free(timeout);
+    for (int i = 0; i < 3; i++)
+        keys[2 + i] = prefix_name(fair[i], lock->name, lock->len, &lens[2 + i]);
+    if (keys[1] && keys[2] && keys[3] && keys[4]) {
+        lens[1] = (size_t)snprintf(keys[1], n, tagged ? "%.*s:timeout" : "{%.*s}:timeout",
+                                   (int)lock->len, lock->name);
+        keys[0] = (char *)lock->name;
+        rc = lw_request_evalsha(&op->req, SCRIPT_STATUS, 5, 5, (const char **)keys, lens);
+    }
+    for (int i = 1; i < 5; i++)
+        free(keys[i]);
     return rc;
 }
 

@@ -290,21 +290,34 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "return 0",
 
     /* What the name holds, read only (lw_name_status; status.c decodes
-     * it): {type} when free or of another type; {type, pttl, hgetall} for
-     * a hash; {type, pttl, count, {id, ms left or -1, ...}} for a string,
-     * a semaphore whose permits are the zset KEYS[2] scored by expiry in
-     * epoch ms (922337203685477: never), measured against Redis's clock.
-     * The TYPE reply is a status, a table {ok = ...} in Lua. */
+     * it): {type, waiters} when free or of another type; {type, pttl,
+     * hgetall, waiters} for a hash; {type, pttl, count, {id, ms left or
+     * -1, ...}, waiters} for a string, a semaphore whose permits are the
+     * zset KEYS[2] scored by expiry in epoch ms (922337203685477: never),
+     * measured against Redis's clock.  waiters: a fair lock's queue
+     * (KEYS[3], give-up times KEYS[4], places KEYS[5]), {field, ms to its
+     * give-up time, ms to its place's end or 'none', ...} in order.  The
+     * TYPE reply is a status, a table {ok = ...} in Lua. */
     [SCRIPT_STATUS] =
+        "local now = redis.call('time') "
+        "local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) "
+        "local function left(score) "
+        "  if score == false then return 'none' end "
+        "  return string.format('%d', tonumber(score) - ms) "
+        "end "
+        "local waiters = {} "
+        "for _, w in ipairs(redis.call('lrange', KEYS[3], 0, -1)) do "
+        "  waiters[#waiters + 1] = w "
+        "  waiters[#waiters + 1] = left(redis.call('zscore', KEYS[4], w)) "
+        "  waiters[#waiters + 1] = left(redis.call('zscore', KEYS[5], w)) "
+        "end "
         "local t = redis.call('type', KEYS[1]) "
         "t = type(t) == 'table' and t['ok'] or t "
-        "if t == 'none' then return {t} end "
+        "if t == 'none' then return {t, waiters} end "
         "local r = {t, redis.call('pttl', KEYS[1])} "
         "if t == 'hash' then "
         "  r[3] = redis.call('hgetall', KEYS[1]) "
         "elseif t == 'string' then "
-        "  local now = redis.call('time') "
-        "  local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) "
         "  local z = redis.call('zrange', KEYS[2], 0, -1, 'WITHSCORES') "
         "  for i = 2, #z, 2 do "
         "    local at = tonumber(z[i]) "
@@ -313,6 +326,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "  r[3] = redis.call('get', KEYS[1]) "
         "  r[4] = z "
         "end "
+        "r[#r + 1] = waiters "
         "return r",
 
     /* Delete whoever holds it.  1 when it was locked. */

@@ -3,7 +3,7 @@
  *
  * SCRIPT_STATUS (scripts.c) reads the name in one step and replies with
  * the raw material: the key's TYPE and PTTL, and a hash's fields or a
- * semaphore's count and permits.  Here that reply becomes a struct
+ * semaphore's count and permits, and a fair lock's queue.  Here that reply becomes a struct
  * lw_name_status: which of Redisson's kinds it is (a hash's "mode" field
  * tells a read-write lock from a plain one; a string is a permit
  * semaphore's count), and who holds it.  Only the first LW_STATUS_HOLDERS
@@ -96,27 +96,60 @@ static int decode_permits(const redisReply *count, const redisReply *permits,
     return 0;
 }
 
-int status_decode(const redisReply *reply, struct lw_name_status *out)
+/* A fair lock's queue, {field, ms to give up, ms to the place's end or
+ * "none", ...}, in order. */
+static int decode_waiters(const redisReply *w, struct lw_name_status *out)
 {
-    const redisReply *type;
+    if (w->type != REDIS_REPLY_ARRAY || w->elements % 3)
+        return LW_EREPLY;
+    for (size_t i = 0; i < w->elements; i += 3) {
+        struct lw_name_waiter *v;
+        const redisReply *place = w->element[i + 2];
 
-    memset(out, 0, sizeof *out);
-    out->ttl_ms = -2;
-    if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 ||
-        (type = reply->element[0])->type != REDIS_REPLY_STRING)
+        if (out->nwaiters++ >= LW_STATUS_WAITERS)
+            continue;
+        v = &out->waiters[out->nwaiters - 1];
+        copy_id(v->id, w->element[i]);
+        v->give_up_ms = number_of(w->element[i + 1]);
+        v->place_ms = place->type == REDIS_REPLY_STRING && strcmp(place->str, "none") == 0
+                          ? INT64_MIN
+                          : number_of(place);
+    }
+    return 0;
+}
+
+/* What the name's key holds: the reply's elements before the waiters. */
+static int decode_key(const redisReply *reply, size_t n, struct lw_name_status *out)
+{
+    const redisReply *type = reply->element[0];
+
+    if (type->type != REDIS_REPLY_STRING)
         return LW_EREPLY;
     snprintf(out->type, sizeof out->type, "%s", type->str);
     if (strcmp(type->str, "none") == 0) {
         out->type[0] = 0;
         return 0; /* LW_NAME_FREE */
     }
-    if (reply->elements < 2)
+    if (n < 2)
         return LW_EREPLY;
     out->ttl_ms = number_of(reply->element[1]);
-    if (strcmp(type->str, "hash") == 0 && reply->elements == 3)
+    if (strcmp(type->str, "hash") == 0 && n == 3)
         return decode_hash(reply->element[2], out);
-    if (strcmp(type->str, "string") == 0 && reply->elements == 4)
+    if (strcmp(type->str, "string") == 0 && n == 4)
         return decode_permits(reply->element[2], reply->element[3], out);
     out->kind = LW_NAME_OTHER;
     return 0;
+}
+
+int status_decode(const redisReply *reply, struct lw_name_status *out)
+{
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    out->ttl_ms = -2;
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 2)
+        return LW_EREPLY;
+    if ((rc = decode_key(reply, reply->elements - 1, out)))
+        return rc;
+    return decode_waiters(reply->element[reply->elements - 1], out);
 }

@@ -27,8 +27,8 @@ struct loop {
     const char *id;
     int hold_max_ms, idle_max_ms; /* its sections and the idle time after */
     pid_t pid;
-    const char *kind;   /* "read" or "write" (lwlock --read, --write), NULL:
-                           a lock */
+    const char *kind;   /* "read", "write" or "fair" (lwlock --read, --write,
+                           --fair), NULL: a lock */
     int permits;        /* lwlock --permits N; 0: a lock */
     const char *prefix; /* its one name is prefix0; NULL: "lock" (lock0) */
 };
@@ -135,12 +135,14 @@ struct loops_verdict {
     struct summary total;  /* the loops' counts, added up */
 };
 
-/* Which kind of name iv's loop holds (LOOPS_*). */
+/* Which kind of name iv's loop holds (LOOPS_*): a fair lock is a lock. */
 static inline int loop_kind(const struct loop *loops, int n, const struct interval *iv)
 {
     for (int i = 0; i < n; i++)
         if (!strcmp(loops[i].id, iv->holder))
-            return loops[i].permits ? LOOPS_PERMIT : loops[i].kind ? LOOPS_RW : LOOPS_LOCK;
+            return loops[i].permits                                    ? LOOPS_PERMIT
+                   : loops[i].kind && strcmp(loops[i].kind, "fair") != 0 ? LOOPS_RW
+                                                                         : LOOPS_LOCK;
     return LOOPS_LOCK;
 }
 

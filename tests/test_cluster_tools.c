@@ -14,9 +14,9 @@
  *     none lost, the lock handed over after each fault, and a holder
  *     inside across each fault keeps it;
  *   - loops of every kind (locks, readers and writers of a read-write
- *     lock, permits of a semaphore of two) on names of one slot through
- *     the same faults: no lock held twice, no writer beside anyone, never
- *     more than two permits inside;
+ *     lock, permits of a semaphore of two, a fair lock) on names of one
+ *     slot through the same faults: no lock held twice, no writer beside
+ *     anyone, never more than two permits inside;
  *   - lwbench --cluster starts its own cluster and reports every master;
  *   - over TLS (a TLS-only cluster, mutual TLS): lwlock -c --tls through
  *     one seed takes the lock on every master; an unknown CA exits 69
@@ -483,7 +483,7 @@ CLUSTER_TEST(lwlock_loops_never_overlap_through_failover_migration_and_kills)
 /* ---- Every kind through the cluster's moves ---- */
 
 /* Loops of every kind on names sharing one slot ({fm}): plain locks, a
- * read-write lock's readers and writers, a semaphore of two. */
+ * read-write lock's readers and writers, a semaphore of two, a fair lock. */
 #define KIND_PERMITS 2
 static struct loop kind_loops[] = {
     {"lk0", 20, 100, 0, NULL, 0, "{fm}lk"},
@@ -494,6 +494,8 @@ static struct loop kind_loops[] = {
     {"lp0", LEASE_MS / 2, 200, 0, NULL, KIND_PERMITS, "{fm}sem"},
     {"lp1", 300, 100, 0, NULL, KIND_PERMITS, "{fm}sem"},
     {"lp2", 600, 300, 0, NULL, KIND_PERMITS, "{fm}sem"},
+    {"lq0", 300, 100, 0, "fair", 0, "{fm}fair"},
+    {"lq1", LEASE_MS / 2, 200, 0, "fair", 0, "{fm}fair"},
 };
 #define NKIND_LOOPS (int)(sizeof kind_loops / sizeof kind_loops[0])
 

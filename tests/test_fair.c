@@ -466,6 +466,42 @@ REDIS_TEST(fair, force_unlock_wakes_the_head)
     redisFree(rc);
 }
 
+/* lw_name_status() reads the queue: who holds, who waits in turn, each
+ * waiter's give-up time, and a leasewheel waiter's place. */
+REDIS_TEST(fair, status_says_who_waits_in_turn)
+{
+    struct lw_client *c = fair_client();
+    struct lw_lock *l = fair_lock(c);
+    redisContext *rc = rs_connect();
+    struct lw_name_status st;
+    struct outcome a = {0};
+
+    tally_init(&a.tally);
+    cr_assert_eq(rs_lock(rc, "java-1:1", RS_WAIT), 1);
+    cr_assert_eq(lw_acquire_async(l, 1, 10000, 0, on_outcome, &a), 0);
+    queue_is(rc, LW_ID ":1");
+    cr_assert_eq(rs_lock(rc, "java-1:2", RS_WAIT), 0);
+    cr_assert_eq(lw_name_status(l, &st), 0);
+    cr_assert_eq(st.kind, LW_NAME_LOCK);
+    cr_assert_eq(st.nholders, 1);
+    cr_assert_str_eq(st.holders[0].id, "java-1:1");
+    cr_assert_eq(st.nwaiters, 2);
+    cr_assert_str_eq(st.waiters[0].id, LW_ID ":1");
+    cr_assert_str_eq(st.waiters[1].id, "java-1:2");
+    cr_assert_gt(st.waiters[0].give_up_ms, 300000);
+    cr_assert_gt(st.waiters[1].give_up_ms, st.waiters[0].give_up_ms);
+    cr_assert(st.waiters[0].place_ms > 0 && st.waiters[0].place_ms <= 600, "%lld",
+              (long long)st.waiters[0].place_ms);
+    cr_assert_eq(st.waiters[1].place_ms, INT64_MIN, "a Redisson waiter has no place");
+    cr_assert_eq(rs_force(rc), 1);
+    cr_assert_eq(tally_wait(&a.tally, 1, 3000), 1);
+    cr_assert_eq(lw_unlock_owner(l, 1), 0);
+    tally_destroy(&a.tally);
+    lw_lock_free(l);
+    cr_assert_eq(lw_client_free(c), 0);
+    redisFree(rc);
+}
+
 /* ---- Processes in one queue: lwlock --fair ---- */
 
 #include "contention_log.h"

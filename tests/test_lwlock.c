@@ -848,13 +848,40 @@ LWLOCK_TEST(status_says_who_holds_what)
     cr_assert_eq(status_of("rw", 1, out, sizeof out), 1);
     cr_assert(strstr(out, "\"kind\": \"read\"") &&
                   strstr(out, "{\"id\": \"3f1c-uuid:12\", \"count\": 2, \"ttl_ms\": ") &&
-                  strstr(out, "\"holders_total\": 2}"),
+                  strstr(out, "\"holders_total\": 2, \"waiters\": [], \"waiters_total\": 0}"),
               "%s", out);
     /* ... and its write lock. */
     redis_do("HSET rww mode write 3f1c-uuid:12:write 1");
     cr_assert_eq(status_of("rww", 0, out, sizeof out), 1);
     cr_assert(strstr(out, "rww: held as a write lock (read-write lock), no expiry\n"
                           "  3f1c-uuid:12:write  1 hold\n"),
+              "%s", out);
+
+    /* A fair lock's queue, in turn: a Redisson waiter (no place), then a
+     * leasewheel one (its place's lease); free, it is the first's turn. */
+    {
+        long long now = (long long)time(NULL) * 1000;
+        redisReply *r = redis_server_command(
+            &srv, "EVAL %s 0 %lld",
+            "redis.call('rpush', 'redisson_lock_queue:{fq}', 'java-1:2', 'web-7-ab:7') "
+            "redis.call('zadd', 'redisson_lock_timeout:{fq}', ARGV[1] + 300000, 'java-1:2', "
+            "  ARGV[1] + 600000, 'web-7-ab:7') "
+            "redis.call('zadd', 'leasewheel_lock_place:{fq}', ARGV[1] + 4000, 'web-7-ab:7')",
+            now);
+
+        cr_assert(r && r->type != REDIS_REPLY_ERROR, "%s", r ? r->str : "no reply");
+        freeReplyObject(r);
+    }
+    cr_assert_eq(status_of("fq", 0, out, sizeof out), 1, "a waiter's turn is not free");
+    cr_assert(strstr(out, "fq: free, the first waiter's turn\n  waiting, in turn:\n"
+                          "    1. java-1:2  gives up in ") &&
+                  strstr(out, "\n    2. web-7-ab:7  gives up in ") && strstr(out, " ms, place "),
+              "%s", out);
+    cr_assert_eq(status_of("fq", 1, out, sizeof out), 1);
+    cr_assert(strstr(out, "\"state\": \"held\"") &&
+                  strstr(out, "\"waiters\": [{\"id\": \"java-1:2\", \"give_up_ms\": ") &&
+                  strstr(out, "\"place_ms\": null}, {\"id\": \"web-7-ab:7\"") &&
+                  strstr(out, "\"waiters_total\": 2}"),
               "%s", out);
 
     /* Redisson's expirable permits: 2 available, one taken for a minute

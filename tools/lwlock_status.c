@@ -5,10 +5,16 @@
  *
  *   nightly: held as a lock, 29812 ms left
  *     web1-4242-1a2b3c4d:4242  1 hold
+ *     waiting, in turn:
+ *       1. web2-77-9f3e1c0a:77  gives up in 329812 ms, place 4800 ms
+ *       2. java-svc-8a7f...:41  gives up in 629812 ms
  *
  * and JSON, for a script: {"name": ..., "state": "free"|"held", "kind":
  * "lock"|"read"|"write"|"permits"|"other", "type", "ttl_ms", "permits"
- * (permits only), "holders": [{"id", "count", "ttl_ms"}], "holders_total"}.
+ * (permits only), "holders": [{"id", "count", "ttl_ms"}], "holders_total",
+ * "waiters": [{"id", "give_up_ms", "place_ms" (null: a Redisson waiter)}],
+ * "waiters_total"}: a fair lock's queue, in order (a free lock with
+ * waiters is not free: it is the head's turn).
  * A name that is not a lock at all (a list, say) counts as held: it is not
  * free to take.  A semaphore is held while any of its permits is taken.  Ids are printed as stored (a permit's raw id as hex).
  */
@@ -53,6 +59,26 @@ static void print_permit_ttl(int64_t ttl_ms, FILE *out)
         fprintf(out, "%" PRId64 " ms left\n", ttl_ms);
 }
 
+/* A fair lock's queue, in turn. */
+static void print_waiters(const struct lw_name_status *st, FILE *out)
+{
+    unsigned shown = st->nwaiters < LW_STATUS_WAITERS ? st->nwaiters : LW_STATUS_WAITERS;
+
+    if (!st->nwaiters)
+        return;
+    fputs("  waiting, in turn:\n", out);
+    for (unsigned i = 0; i < shown; i++) {
+        const struct lw_name_waiter *w = &st->waiters[i];
+
+        fprintf(out, "    %u. %s  gives up in %" PRId64 " ms", i + 1, w->id, w->give_up_ms);
+        if (w->place_ms != INT64_MIN)
+            fprintf(out, ", place %" PRId64 " ms", w->place_ms);
+        fputc('\n', out);
+    }
+    if (shown < st->nwaiters)
+        fprintf(out, "    (and %u more)\n", st->nwaiters - shown);
+}
+
 static void print_text(const char *key, const struct lw_name_status *st, FILE *out)
 {
     static const char *const held_as[] = {
@@ -63,7 +89,8 @@ static void print_text(const char *key, const struct lw_name_status *st, FILE *o
     unsigned shown = st->nholders < LW_STATUS_HOLDERS ? st->nholders : LW_STATUS_HOLDERS;
 
     if (st->kind == LW_NAME_FREE) {
-        fprintf(out, "%s: free\n", key);
+        fprintf(out, "%s: free%s\n", key, st->nwaiters ? ", the first waiter's turn" : "");
+        print_waiters(st, out);
         return;
     }
     if (st->kind == LW_NAME_OTHER) {
@@ -89,6 +116,7 @@ static void print_text(const char *key, const struct lw_name_status *st, FILE *o
     }
     if (shown < st->nholders)
         fprintf(out, "  (and %u more)\n", st->nholders - shown);
+    print_waiters(st, out);
 }
 
 /* s as a JSON string. */
@@ -108,10 +136,12 @@ static void json_string(const char *s, FILE *out)
     fputc('"', out);
 }
 
-/* Free: no key, or a semaphore none of whose permits is taken. */
+/* Free: no key, or a semaphore none of whose permits is taken; and no
+ * fair lock's waiter in line. */
 static int is_free(const struct lw_name_status *st)
 {
-    return st->kind == LW_NAME_FREE || (st->kind == LW_NAME_PERMITS && st->nholders == 0);
+    return (st->kind == LW_NAME_FREE || (st->kind == LW_NAME_PERMITS && st->nholders == 0)) &&
+           st->nwaiters == 0;
 }
 
 static void print_json(const char *key, const struct lw_name_status *st, FILE *out)
@@ -133,7 +163,19 @@ static void print_json(const char *key, const struct lw_name_status *st, FILE *o
         fprintf(out, ", \"count\": %" PRId64 ", \"ttl_ms\": %" PRId64 "}", st->holders[i].count,
                 st->holders[i].ttl_ms);
     }
-    fprintf(out, "], \"holders_total\": %u}\n", st->nholders);
+    fprintf(out, "], \"holders_total\": %u, \"waiters\": [", st->nholders);
+    for (unsigned i = 0; i < st->nwaiters && i < LW_STATUS_WAITERS; i++) {
+        const struct lw_name_waiter *w = &st->waiters[i];
+
+        fputs(i ? ", {\"id\": " : "{\"id\": ", out);
+        json_string(w->id, out);
+        fprintf(out, ", \"give_up_ms\": %" PRId64 ", \"place_ms\": ", w->give_up_ms);
+        if (w->place_ms == INT64_MIN)
+            fputs("null}", out);
+        else
+            fprintf(out, "%" PRId64 "}", w->place_ms);
+    }
+    fprintf(out, "], \"waiters_total\": %u}\n", st->nwaiters);
 }
 
 int lwlock_print_status(const char *key, const struct lw_name_status *st, int json, FILE *out)

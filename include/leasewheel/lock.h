@@ -927,6 +927,19 @@ struct lw_name_holder {
                                       key's, as ttl_ms below */
 };
 
+/* A waiter in a fair lock's queue (Redisson's RFairLock queue), in its
+ * order: lw_name_status() reads it whatever the name holds, a free lock
+ * may have waiters too (the head's turn has come, unheard yet). */
+#define LW_STATUS_WAITERS 16 /* waiters reported; nwaiters counts all */
+
+struct lw_name_waiter {
+    char id[LW_STATUS_ID_MAX + 1]; /* its field, "<client id>:<owner>" */
+    int64_t give_up_ms;            /* ms until its give-up time by Redis's clock
+                                      (negative: past, dropped at the next look) */
+    int64_t place_ms;              /* ms until its place's lease ends (a leasewheel
+                                      waiter's); INT64_MIN: none (a Redisson one) */
+};
+
 struct lw_name_status {
     int kind;          /* enum lw_name_kind */
     int64_t ttl_ms;    /* the key's PTTL: -1 none set, -2 free */
@@ -934,7 +947,11 @@ struct lw_name_status {
     unsigned nholders; /* holders, all; the first LW_STATUS_HOLDERS
                           (in Redis's order) in holders[] */
     struct lw_name_holder holders[LW_STATUS_HOLDERS];
-    char type[16]; /* Redis's TYPE of the key ("hash", ...), "" free */
+    char type[16];     /* Redis's TYPE of the key ("hash", ...), "" free */
+    unsigned nwaiters; /* a fair lock's waiters, all; the first
+                          LW_STATUS_WAITERS, in the queue's order, in
+                          waiters[] */
+    struct lw_name_waiter waiters[LW_STATUS_WAITERS];
 };
 
 /*
