@@ -10,8 +10,9 @@
  *     both replicas cut off lwlock exits 69 without running COMMAND and
  *     leaves no key behind;
  *   - loops of lwlock (contender.c's lwloop mode, --redis URL) contend for
- *     one name through SENTINEL FAILOVERs and a kill -9 of the master:
- *     never two holders, and the lock changes hands after every fault;
+ *     one name, and loops of lwlock --fair for a fair lock, through
+ *     SENTINEL FAILOVERs and a kill -9 of the master: never two holders,
+ *     and the locks change hands after every fault;
  *   - over TLS (TLS-only data nodes and sentinels, mutual TLS): a
  *     rediss-sentinel:// URL takes the lock on the master; an unknown CA
  *     exits 69 with the reason on one line.
@@ -253,7 +254,7 @@ Test(sentinel_tools, lwlock_through_a_rediss_sentinel_url, .init = setup_tls,
  * renewal may be a third of the lease old by then (docs/reliability.md,
  * "Redis Sentinel"). */
 #define LEASE_MS 6000
-#define NLOOPS 3
+#define NLOOPS 5
 #define GAP_MS 2000         /* before the first fault */
 #define PROGRESS_MS 15000   /* the lock must change hands this soon after a fault */
 #define WAIT_EXIT_MS 30000  /* an lwlock's wait (1 s) and command timeout, and more */
@@ -267,6 +268,10 @@ static struct loop loops[NLOOPS] = {
     {"l1", 20, 0, 0},
     /* Sections up to a quarter lease: some span the faults. */
     {"l2", LEASE_MS / 4, LEASE_MS / 4, 0},
+    /* A fair lock's (its queue, places and give-up times move with the
+     * master, or are lost with it: a waiter then queues again). */
+    {"lq0", 20, 0, 0, "fair", 0, "fq"},
+    {"lq1", LEASE_MS / 4, LEASE_MS / 4, 0, "fair", 0, "fq"},
 };
 
 /* Critical sections entered since `since` (lw_clock_now), from the log. */

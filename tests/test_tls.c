@@ -257,6 +257,46 @@ TLS_TEST(read_write_and_permit_renewed_and_released)
     lw_client_free(c);
 }
 
+/* A fair lock over TLS: held and renewed, a second client's waiter
+ * queued with its place renewed (three place leases and more), woken on
+ * its own channel by the unlock. */
+TLS_TEST(fair_lock_queued_renewed_and_woken)
+{
+    struct lw_client_config cfg;
+    struct lw_client *a, *b;
+    struct lw_client_stats st;
+    struct lw_lock *fa, *fb;
+    struct outcome o = {0};
+
+    tls_config(&cfg, 600, NULL);
+    cfg.fair_place_ms = 300;
+    cr_assert_eq(lw_client_new(&cfg, &a), 0);
+    cr_assert_eq(lw_client_new(&cfg, &b), 0);
+    cr_assert_eq(lw_fair_lock_new(a, "tls:fair", 8, &fa), 0);
+    cr_assert_eq(lw_fair_lock_new(b, "tls:fair", 8, &fb), 0);
+    cr_assert_eq(lw_lock_acquire(fa, NULL), 0);
+    tally_init(&o.tally);
+    cr_assert_eq(lw_acquire_async(fb, 2, 10000, 0, on_outcome, &o), 0);
+    cr_assert(wait_until(redis_int("LLEN %s", "redisson_lock_queue:{tls:fair}") == 1, 3000),
+              "b never queued");
+    /* Its place (300 ms) renewed every 100 ms, the holder's lease every
+     * 200 ms: after a second, both many times. */
+    cr_assert(wait_until((lw_client_get_stats(b, &st), st.renewals_confirmed >= 8), 5000),
+              "the place was not renewed: %llu", (unsigned long long)st.renewals_confirmed);
+    cr_assert_eq(tally_wait(&o.tally, 1, 0), 0, "b got in while a held it");
+    cr_assert_eq(lw_unlock(fa), 0);
+    cr_assert_eq(tally_wait(&o.tally, 1, 3000), 1, "b was not woken");
+    cr_assert_eq(atomic_load(&o.err), 0);
+    cr_assert_eq(lw_unlock_owner(fb, 2), 0);
+    lw_client_get_stats(b, &st);
+    cr_assert_gt(st.tls_handshakes, 0);
+    tally_destroy(&o.tally);
+    lw_lock_free(fa);
+    lw_lock_free(fb);
+    lw_client_free(a);
+    lw_client_free(b);
+}
+
 TLS_TEST(unknown_ca_is_refused_at_once)
 {
     struct lw_client_config cfg;
