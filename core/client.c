@@ -158,8 +158,7 @@ static int check_config(const struct lw_client_config *cfg)
         (rc = check_count(cfg->fair_place_ms, LW_MAX_LEASE_MS)))
         return rc;
     if (cfg->watchdog_timeout_ms < 3ull * cfg->tick_ms ||
-        cfg->watchdog_timeout_ms < LW_MIN_LEASE_MS || cfg->fair_place_ms < 3ull * cfg->tick_ms ||
-        cfg->fair_place_ms < LW_MIN_LEASE_MS)
+        cfg->watchdog_timeout_ms < LW_MIN_LEASE_MS)
         return LW_ELEASE;
     if (cfg->max_hold_ms > LW_MAX_LEASE_MS * 1000ull)
         return LW_ERANGE;
@@ -260,6 +259,18 @@ static void on_tick(struct lw_engine *engine, struct lw_timer_list *due, void *a
     admission_check(c, now);
 }
 
+/* A fair lock's waiters' places' lease: fair_place_ms, raised to three
+ * ticks and LW_MIN_LEASE_MS when shorter (the default must not refuse a
+ * config with long ticks that never uses a fair lock). */
+static uint64_t place_lease_ms(const struct lw_client_config *cfg)
+{
+    uint64_t ms = cfg->fair_place_ms;
+
+    if (ms < 3ull * cfg->tick_ms)
+        ms = 3ull * cfg->tick_ms;
+    return ms < LW_MIN_LEASE_MS ? LW_MIN_LEASE_MS : ms;
+}
+
 /* Each kind's lease (the watchdog's; a fair lock's waiters' places have
  * their own), as a script argument too, and its clock-skew allowance: a
  * quarter of the lease at most, so that a lease judged by the clients'
@@ -267,7 +278,7 @@ static void on_tick(struct lw_engine *engine, struct lw_timer_list *due, void *a
 static void kind_leases(struct lw_client *c, const struct lw_client_config *cfg)
 {
     for (int k = 0; k < KIND_COUNT; k++) {
-        uint64_t ms = k == KIND_PLACE ? cfg->fair_place_ms : c->lease_ms;
+        uint64_t ms = k == KIND_PLACE ? place_lease_ms(cfg) : c->lease_ms;
 
         c->kind_lease_ms[k] = ms;
         c->kind_lease_len[k] = (size_t)snprintf(c->kind_lease_str[k], sizeof c->kind_lease_str[k],

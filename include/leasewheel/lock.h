@@ -427,8 +427,8 @@ struct lw_client_config {
                                renewed by the watchdog: a waiter that dies
                                drops out of the queue this long after its
                                last renewal, not after fair_wait_ms.
-                               Default LW_DEFAULT_FAIR_PLACE_MS; at least
-                               3 ticks and LW_MIN_LEASE_MS */
+                               Default LW_DEFAULT_FAIR_PLACE_MS; raised to
+                               3 ticks and LW_MIN_LEASE_MS when shorter */
 };
 
 /*
