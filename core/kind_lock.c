@@ -27,24 +27,14 @@ static void put_lock(const struct lw_client *c, const struct entry *e, int node,
     batch_arg_copy(a, owner, owner_digits(e->owner, owner));
 }
 
-const struct lease_kind lw_kind_lock = {
-    .noun = "lock",
-    .label = "lock",
-    .renew = SCRIPT_RENEW_OWNERS,
-    .renew_node = SCRIPT_RENEW_OWNERS_NODE,
-    .drop = SCRIPT_DROP,
-    .drop_node = SCRIPT_DROP_NODE,
-    .put = put_lock,
-    .renewed = kind_renewed_integer,
-};
+/* A hold that is a field of the name's hash: a lock's, a fair lock's. */
+#define HASH_FIELD_KIND(noun_, label_)                                \
+    {                                                                 \
+        .noun = noun_, .label = label_, .renew = SCRIPT_RENEW_OWNERS, \
+        .renew_node = SCRIPT_RENEW_OWNERS_NODE, .drop = SCRIPT_DROP,  \
+        .drop_node = SCRIPT_DROP_NODE, .put = put_lock,               \
+        .renewed = kind_renewed_integer,                              \
+    }
 
-const struct lease_kind lw_kind_fair = {
-    .noun = "fair lock",
-    .label = "fair",
-    .renew = SCRIPT_RENEW_OWNERS,
-    .renew_node = SCRIPT_RENEW_OWNERS_NODE,
-    .drop = SCRIPT_DROP,
-    .drop_node = SCRIPT_DROP_NODE,
-    .put = put_lock,
-    .renewed = kind_renewed_integer,
-};
+const struct lease_kind lw_kind_lock = HASH_FIELD_KIND("lock", "lock");
+const struct lease_kind lw_kind_fair = HASH_FIELD_KIND("fair lock", "fair");

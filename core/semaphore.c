@@ -728,24 +728,42 @@ int lw_semaphore_acquired(struct lw_semaphore *sem, int64_t *out)
     return simple_call(sem, SOP_ACQUIRED, 0, out);
 }
 
-/* An acquire, blocking; until_ns (or NULL) gets the permits' sure end. */
+/* An acquire's terms checked, and its permits' ids drawn into permits:
+ * 0 or the error. */
+static int acquire_terms(struct lw_semaphore *sem, unsigned n, uint64_t lease_ms,
+                         struct lw_permit *permits)
+{
+    int rc;
+
+    if (!sem)
+        return LW_EINVAL;
+    if ((rc = check_acquire(sem->client, n, lease_ms, permits)))
+        return rc;
+    return random_ids(permits, n);
+}
+
+/* op (zeroed) as an acquire of n permits into permits; until_ns (or
+ * NULL) gets the permits' sure end. */
+static void set_acquire(struct sem_op *op, unsigned n, uint64_t lease_ms,
+                        struct lw_permit *permits, uint64_t *until_ns)
+{
+    op->kind = SOP_ACQUIRE;
+    op->n = n;
+    op->lease_ms = lease_ms;
+    op->permits = permits;
+    op->until_out = until_ns;
+}
+
 static int acquire_blocking(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms,
                             uint64_t lease_ms, struct lw_permit *permits, uint64_t *until_ns)
 {
     struct sem_op op;
     int rc;
 
-    if (!sem)
-        return LW_EINVAL;
-    if ((rc = check_acquire(sem->client, n, lease_ms, permits)) ||
-        (rc = random_ids(permits, n)))
+    if ((rc = acquire_terms(sem, n, lease_ms, permits)))
         return rc;
     memset(&op, 0, sizeof op);
-    op.kind = SOP_ACQUIRE;
-    op.n = n;
-    op.lease_ms = lease_ms;
-    op.permits = permits;
-    op.until_out = until_ns;
+    set_acquire(&op, n, lease_ms, permits, until_ns);
     return run_blocking(sem, &op, wait_ms, NULL);
 }
 
@@ -785,17 +803,11 @@ static int acquire_async(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms,
     struct sem_op *op;
     int rc;
 
-    if (!sem)
-        return LW_EINVAL;
-    if ((rc = check_acquire(sem->client, n, lease_ms, permits)) ||
-        (rc = random_ids(permits, n)))
+    if ((rc = acquire_terms(sem, n, lease_ms, permits)))
         return rc;
     if (!(op = new_async(SOP_ACQUIRE, done, arg)))
         return LW_ENOMEM;
-    op->n = n;
-    op->lease_ms = lease_ms;
-    op->permits = permits;
-    op->until_out = until_ns;
+    set_acquire(op, n, lease_ms, permits, until_ns);
     return run_async(sem, op, wait_ms);
 }
 
