@@ -186,6 +186,22 @@ static struct lw_lock *fair_lock(struct lw_client *c)
     return l;
 }
 
+/* Our client (LW_ID), its fair lock handle on NAME, and a connection
+ * for Redisson's side, its scripts loaded and checked. */
+static void fair_open(struct lw_client **c, struct lw_lock **l, redisContext **rc)
+{
+    *c = fair_client();
+    *l = fair_lock(*c);
+    *rc = rs_connect();
+}
+
+static void fair_close(struct lw_client *c, struct lw_lock *l, redisContext *rc)
+{
+    lw_lock_free(l);
+    cr_assert_eq(lw_client_free(c), 0);
+    redisFree(rc);
+}
+
 /* Wait until the queue reads want. */
 static void queue_is(redisContext *rc, const char *want)
 {
@@ -208,12 +224,13 @@ REDIS_TEST(fair, redissons_scripts_are_the_quoted_ones)
  * re-entry counts, the token is the name's. */
 REDIS_TEST(fair, held_as_redisson_holds_it)
 {
-    struct lw_client *c = fair_client();
-    struct lw_lock *l = fair_lock(c);
-    redisContext *rc = rs_connect();
+    struct lw_client *c;
+    struct lw_lock *l;
+    redisContext *rc;
     uint64_t token = 0, again = 0;
     char buf[64];
 
+    fair_open(&c, &l, &rc);
     cr_assert_eq(lw_acquire(l, 7, LW_WAIT_FOREVER, 0, &token), 0);
     cr_assert_eq(lw_acquire(l, 7, 0, 0, &again), 0);
     cr_assert_eq(again, token);
@@ -224,9 +241,7 @@ REDIS_TEST(fair, held_as_redisson_holds_it)
     cr_assert_eq(lw_unlock_owner(l, 7), 0);
     cr_assert_eq(lw_unlock_owner(l, 7), 0);
     cr_assert_eq(lw_unlock_owner(l, 7), LW_ENOTOWNER);
-    lw_lock_free(l);
-    cr_assert_eq(lw_client_free(c), 0);
-    redisFree(rc);
+    fair_close(c, l, rc);
 }
 
 /*
@@ -237,12 +252,13 @@ REDIS_TEST(fair, held_as_redisson_holds_it)
  */
 REDIS_TEST(fair, one_queue_in_order_each_woken_on_its_own_channel)
 {
-    struct lw_client *c = fair_client();
-    struct lw_lock *l = fair_lock(c);
-    redisContext *rc = rs_connect();
+    struct lw_client *c;
+    struct lw_lock *l;
+    redisContext *rc;
     struct listener ears = {.fields = {LW_ID ":1", "java-1:2", LW_ID ":3"}, .n = 3};
     struct outcome a = {0}, b = {0};
 
+    fair_open(&c, &l, &rc);
     listen_start(&ears);
     tally_init(&a.tally);
     tally_init(&b.tally);
@@ -278,9 +294,7 @@ REDIS_TEST(fair, one_queue_in_order_each_woken_on_its_own_channel)
     listen_stop(&ears);
     tally_destroy(&a.tally);
     tally_destroy(&b.tally);
-    lw_lock_free(l);
-    cr_assert_eq(lw_client_free(c), 0);
-    redisFree(rc);
+    fair_close(c, l, rc);
 }
 
 /* A stale Redisson waiter heads the queue (its give-up time passed: it
@@ -288,11 +302,12 @@ REDIS_TEST(fair, one_queue_in_order_each_woken_on_its_own_channel)
  * lock. */
 REDIS_TEST(fair, a_stale_head_is_dropped_by_our_acquire_too)
 {
-    struct lw_client *c = fair_client();
-    struct lw_lock *l = fair_lock(c);
-    redisContext *rc = rs_connect();
+    struct lw_client *c;
+    struct lw_lock *l;
+    redisContext *rc;
     char buf[64];
 
+    fair_open(&c, &l, &rc);
     cr_assert_eq(rs_lock(rc, "java-1:1", RS_WAIT), 1);
     cr_assert_eq(rs_lock(rc, "java-1:2", RS_WAIT), 0);
     cr_assert_eq(rs_unlock(rc, "java-1:1"), 1);
@@ -302,9 +317,7 @@ REDIS_TEST(fair, a_stale_head_is_dropped_by_our_acquire_too)
     cr_assert_eq(lw_acquire(l, 1, 0, 0, NULL), 0, "the dead head kept it");
     cr_assert_str_eq(queue(rc, buf, sizeof buf), "");
     cr_assert_eq(lw_unlock_owner(l, 1), 0);
-    lw_lock_free(l);
-    cr_assert_eq(lw_client_free(c), 0);
-    redisFree(rc);
+    fair_close(c, l, rc);
 }
 
 /* A Redisson acquire moves every give-up time up by its wait (5 minutes):
@@ -312,11 +325,12 @@ REDIS_TEST(fair, a_stale_head_is_dropped_by_our_acquire_too)
  * raises it again, and it keeps its turn. */
 REDIS_TEST(fair, redissons_shift_does_not_drop_a_live_waiter)
 {
-    struct lw_client *c = fair_client();
-    struct lw_lock *l = fair_lock(c);
-    redisContext *rc = rs_connect();
+    struct lw_client *c;
+    struct lw_lock *l;
+    redisContext *rc;
     struct outcome a = {0};
 
+    fair_open(&c, &l, &rc);
     tally_init(&a.tally);
     cr_assert_eq(rs_lock(rc, "java-1:1", RS_WAIT), 1);
     cr_assert_eq(rs_lock(rc, "java-1:2", RS_WAIT), 0);
@@ -347,9 +361,7 @@ REDIS_TEST(fair, redissons_shift_does_not_drop_a_live_waiter)
     cr_assert_eq(atomic_load(&a.err), 0);
     cr_assert_eq(lw_unlock_owner(l, 1), 0);
     tally_destroy(&a.tally);
-    lw_lock_free(l);
-    cr_assert_eq(lw_client_free(c), 0);
-    redisFree(rc);
+    fair_close(c, l, rc);
 }
 
 /* A leasewheel waiter that died (its client gone without a word) keeps
@@ -358,12 +370,13 @@ REDIS_TEST(fair, redissons_shift_does_not_drop_a_live_waiter)
  * gets the lock, long before the dead one's give-up time (5 minutes). */
 REDIS_TEST(fair, a_dead_waiter_drops_out_within_its_place_lease)
 {
-    struct lw_client *c = fair_client();
-    struct lw_lock *l = fair_lock(c);
-    redisContext *rc = rs_connect();
+    struct lw_client *c;
+    struct lw_lock *l;
+    redisContext *rc;
     struct outcome b = {0};
     uint64_t t0;
 
+    fair_open(&c, &l, &rc);
     tally_init(&b.tally);
     cr_assert_eq(rs_lock(rc, "java-1:1", RS_WAIT), 1);
     /* The dead waiter, as a leasewheel client left it: its give-up time
@@ -381,20 +394,19 @@ REDIS_TEST(fair, a_dead_waiter_drops_out_within_its_place_lease)
     queue_is(rc, "");
     cr_assert_eq(lw_unlock_owner(l, 2), 0);
     tally_destroy(&b.tally);
-    lw_lock_free(l);
-    cr_assert_eq(lw_client_free(c), 0);
-    redisFree(rc);
+    fair_close(c, l, rc);
 }
 
 /* A try without wait never queues: it fails while a waiter heads the
  * queue, even with the lock free (Redisson's tryLock() too). */
 REDIS_TEST(fair, a_try_without_wait_never_queues)
 {
-    struct lw_client *c = fair_client();
-    struct lw_lock *l = fair_lock(c);
-    redisContext *rc = rs_connect();
+    struct lw_client *c;
+    struct lw_lock *l;
+    redisContext *rc;
     char buf[64];
 
+    fair_open(&c, &l, &rc);
     cr_assert_eq(rs_lock(rc, "java-1:1", RS_WAIT), 1);
     cr_assert_eq(lw_trylock(l, 0, 0, NULL), LW_ELOCKED);
     cr_assert_str_eq(queue(rc, buf, sizeof buf), "");
@@ -402,20 +414,19 @@ REDIS_TEST(fair, a_try_without_wait_never_queues)
     cr_assert_eq(rs_unlock(rc, "java-1:1"), 1);
     cr_assert_eq(lw_trylock(l, 0, 0, NULL), LW_ELOCKED, "passed the head");
     cr_assert_str_eq(queue(rc, buf, sizeof buf), "java-1:2");
-    lw_lock_free(l);
-    cr_assert_eq(lw_client_free(c), 0);
-    redisFree(rc);
+    fair_close(c, l, rc);
 }
 
 /* A waiter that gives up leaves the queue, and the give-up times behind
  * it move up by the wait, as Redisson's acquireFailed does. */
 REDIS_TEST(fair, a_waiter_that_gives_up_leaves_the_queue)
 {
-    struct lw_client *c = fair_client();
-    struct lw_lock *l = fair_lock(c);
-    redisContext *rc = rs_connect();
+    struct lw_client *c;
+    struct lw_lock *l;
+    redisContext *rc;
     long long behind;
 
+    fair_open(&c, &l, &rc);
     cr_assert_eq(rs_lock(rc, "java-1:1", RS_WAIT), 1);
     cr_assert_eq(lw_acquire(l, 1, 0, 0, NULL), LW_ELOCKED);
     cr_assert_eq(rs_lock(rc, "java-1:9", RS_WAIT), 0); /* ahead of ours */
@@ -435,19 +446,18 @@ REDIS_TEST(fair, a_waiter_that_gives_up_leaves_the_queue)
     queue_is(rc, "java-1:9 java-1:2");
     cr_assert_eq(score(rc, TIMEOUTS, "java-1:2"), behind - 300000, "not moved up by the wait");
     cr_assert_eq(score(rc, PLACES, LW_ID ":1"), -1);
-    lw_lock_free(l);
-    cr_assert_eq(lw_client_free(c), 0);
-    redisFree(rc);
+    fair_close(c, l, rc);
 }
 
 /* Force-unlock, Redisson's or ours, frees the lock and wakes the head. */
 REDIS_TEST(fair, force_unlock_wakes_the_head)
 {
-    struct lw_client *c = fair_client();
-    struct lw_lock *l = fair_lock(c);
-    redisContext *rc = rs_connect();
+    struct lw_client *c;
+    struct lw_lock *l;
+    redisContext *rc;
     struct outcome a = {0};
 
+    fair_open(&c, &l, &rc);
     tally_init(&a.tally);
     cr_assert_eq(rs_lock(rc, "java-1:1", RS_WAIT), 1);
     cr_assert_eq(lw_acquire_async(l, 1, 10000, 0, on_outcome, &a), 0);
@@ -461,21 +471,20 @@ REDIS_TEST(fair, force_unlock_wakes_the_head)
     cr_assert_eq(rs_lock(rc, "java-1:2", RS_WAIT), 1, "the head's turn");
     cr_assert_eq(rs_unlock(rc, "java-1:2"), 1);
     tally_destroy(&a.tally);
-    lw_lock_free(l);
-    cr_assert_eq(lw_client_free(c), 0);
-    redisFree(rc);
+    fair_close(c, l, rc);
 }
 
 /* lw_name_status() reads the queue: who holds, who waits in turn, each
  * waiter's give-up time, and a leasewheel waiter's place. */
 REDIS_TEST(fair, status_says_who_waits_in_turn)
 {
-    struct lw_client *c = fair_client();
-    struct lw_lock *l = fair_lock(c);
-    redisContext *rc = rs_connect();
+    struct lw_client *c;
+    struct lw_lock *l;
+    redisContext *rc;
     struct lw_name_status st;
     struct outcome a = {0};
 
+    fair_open(&c, &l, &rc);
     tally_init(&a.tally);
     cr_assert_eq(rs_lock(rc, "java-1:1", RS_WAIT), 1);
     cr_assert_eq(lw_acquire_async(l, 1, 10000, 0, on_outcome, &a), 0);
@@ -497,9 +506,7 @@ REDIS_TEST(fair, status_says_who_waits_in_turn)
     cr_assert_eq(tally_wait(&a.tally, 1, 3000), 1);
     cr_assert_eq(lw_unlock_owner(l, 1), 0);
     tally_destroy(&a.tally);
-    lw_lock_free(l);
-    cr_assert_eq(lw_client_free(c), 0);
-    redisFree(rc);
+    fair_close(c, l, rc);
 }
 
 /* ---- Processes in one queue: lwlock --fair ---- */
