@@ -110,7 +110,7 @@ int admission_holds(struct lw_client *c, struct op *op)
 {
     if (!c->admit.closed || c->closing)
         return 0;
-    if (lw_clock_now() >= op->wait_deadline_ns)
+    if (lw_clock_now() >= op->w.deadline_ns)
         refuse(c, op);
     else
         hold_back(&c->admit, op);
@@ -174,7 +174,7 @@ static void expire_held(struct lw_client *c, uint64_t now_ns)
 
     for (; op; op = next) {
         next = op->admit_next;
-        if (now_ns >= op->wait_deadline_ns)
+        if (now_ns >= op->w.deadline_ns)
             refuse(c, op);
         else
             hold_back(&c->admit, op);

@@ -1,8 +1,7 @@
 /*
  * core/channel.c - the pub/sub channel of a name with waiters, and its
- * line: what lock waiters (waiters.c) and permit waiters
- * (permit_waiters.c) share.  Who is woken, and when, is theirs; this file
- * keeps the subscription and the line.
+ * line, for the waiters of every kind (waiters.c).  Who is woken, and
+ * when, is theirs; this file keeps the subscription and the line.
  *
  * One record per channel with waiters, in the client's table by name,
  * following its subscription through the router (adapters/pubsub.h: one

@@ -1,7 +1,7 @@
 /*
  * core/channel.h - channel.c's calls: the pub/sub channel of a name that
- * has waiters, and their line, for lock waiters (waiters.c) and permit
- * waiters (permit_waiters.c) alike.
+ * has waiters, and their line, for the waiters of every kind
+ * (waiters.c).
  */
 #ifndef LW_CORE_CHANNEL_H
 #define LW_CORE_CHANNEL_H
@@ -13,8 +13,8 @@
 struct lw_client;
 struct wait_channel;
 
-/* A waiter's place in its channel's line, in its op (the op is found from
- * it by lw_container_of). */
+/* A waiter's place in its channel's line, in its struct waiter
+ * (waiters.h; found from it by lw_container_of). */
 struct wait_link {
     struct wait_link *next, *prev; /* the line, oldest first */
     struct wait_link *wake_next;   /* in a batch being woken */

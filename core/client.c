@@ -14,8 +14,6 @@
 #include "owner.h"
 #include "refs.h"
 #include "replicas.h"
-#include "semaphore_private.h"
-#include "waiters.h"
 #include "watchdog.h"
 
 _Static_assert(LW_MAX_TIMEOUT_MS == LW_ENDPOINT_MAX_TIMEOUT_MS && LW_MAX_INFLIGHT == LW_ENGINE_MAX_INFLIGHT && LW_UNIX_PATH_MAX == LW_ENDPOINT_UNIX_PATH_MAX,

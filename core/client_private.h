@@ -27,6 +27,8 @@
 #include "kind.h"
 #include "stats.h"
 #include "pubsub.h"
+#include "timer.h"
+#include "waiters.h"
 
 /* The scripts, in the engine's order (lw_request_evalsha()'s `script`). */
 enum script_id {
@@ -72,7 +74,7 @@ enum script_id {
     SCRIPT_WRITE_UNLOCK, /* KEYS name, channel; ARGV write field, publish command */
     SCRIPT_RW_FORCE,     /* KEYS name, channel; ARGV mode, publish command, message */
     SCRIPT_RW_IS_LOCKED, /* KEYS name; ARGV mode */
-    /* Fair locks (lock.c, fair_waiters.c): KEYS name, queue, give-up
+    /* Fair locks (lock.c, fair_queue.c): KEYS name, queue, give-up
      * times, places (and the token key for the acquire). */
     SCRIPT_FAIR_LOCK,   /* ARGV lease, field, wait, now, place expiry,
                            channel, publish, enqueue (0: try once), place ms */
@@ -100,14 +102,6 @@ extern const char *const lw_lock_scripts[SCRIPT_COUNT];
 #define FAIR_PLACE_PREFIX "leasewheel_lock_place"
 
 struct lw_client;
-
-/* A wheel timer of core/ and what to do when it fires, set by its owner
- * (lock.c: a waiting acquire's retry; watchdog.c: an entry's renewal or
- * give-up), so that the tick hook need not know what it belongs to. */
-struct core_timer {
-    struct lw_timer timer; /* first: the wheel hands back this */
-    void (*fire)(struct lw_client *c, struct core_timer *t, uint64_t now_ns);
-};
 
 struct entry;
 struct lease_hold;
@@ -253,12 +247,6 @@ enum op_kind { OP_ACQUIRE,
                OP_UNDO,
                OP_TRIM,
                OP_STATUS }; /* lw_name_status: arg is the struct to fill */
-enum op_state { OPS_NEW,
-                OPS_INFLIGHT,
-                OPS_WAITING,
-                OPS_HANDOFF }; /* a waiter an unlock of this client's is
-                                  handing the lock to (op->handoff) */
-
 /* An op's fields, by feature.  lock.c owns the op and its states; each
  * group says who else reads or writes it. */
 struct op {
@@ -277,21 +265,18 @@ struct op {
     uint8_t blocking; /* a caller waits on `completed` */
     _Atomic uint32_t completed;
 
-    /* An acquire's terms (waiters.c reads the deadline). */
-    uint64_t lease_ms;         /* 0 for the watchdog */
-    uint64_t wait_deadline_ns; /* UINT64_MAX waits forever */
-    uint64_t start_ns;         /* when the call began */
-    uint64_t max_hold_ms;      /* its watchdog lock's cap, 0: none */
-    uint64_t *until_out;       /* lw_acquire_until*(): the hold's sure end */
+    /* An acquire's terms (its wait's deadline is in w). */
+    uint64_t lease_ms;    /* 0 for the watchdog */
+    uint64_t start_ns;    /* when the call began */
+    uint64_t max_hold_ms; /* its watchdog lock's cap, 0: none */
+    uint64_t *until_out;  /* lw_acquire_until*(): the hold's sure end */
 
-    /* An acquire waiting for its lock: its state, its retry time and its
-     * place in the channel's line (lock.c and waiters.c); engine thread. */
-    uint8_t state;         /* enum op_state */
-    uint8_t woken;         /* an unlock came while an attempt was out */
-    uint8_t queued;        /* a fair lock's waiter: it has a place in the
-                              queue in Redis (fair_waiters.c) */
-    struct core_timer ct;  /* a waiting acquire's retry time */
-    struct wait_link wait; /* its place in the channel's line */
+    /* An acquire waiting for its lock (waiters.c; fair_queue.c for a fair
+     * lock's): its state (enum wait_state), its retry time and deadline,
+     * its place in its channel's line; engine thread. */
+    struct waiter w;
+    uint8_t queued; /* a fair lock's waiter: it has a place in the queue
+                       in Redis (fair_queue.c) */
 
     /* The hand-over between an unlock and a waiter (lock.c). */
     struct op *handoff; /* an unlock: the waiter it hands the lock to;

@@ -33,7 +33,7 @@
 #include "refs.h"
 #include "replicas.h"
 #include "status.h"
-#include "fair_waiters.h"
+#include "fair_queue.h"
 #include "waiters.h"
 #include "watchdog.h"
 
@@ -178,15 +178,28 @@ static int fair(const struct op *op)
     return op->lock->kind == KIND_FAIR;
 }
 
+static int reads(const struct op *op)
+{
+    return op->lock->kind == KIND_READ;
+}
+
 /* op leaves the line it waits in, if any, with the lock (acquired) or
  * not: its name's in this client (waiters.c), or for a fair lock its
- * place in Redis's queue (fair_waiters.c). */
+ * place in Redis's queue (fair_queue.c).  Without the lock, the turn
+ * passes on; with it, the readers behind a reader share it, and after a
+ * write the next looks again a lease from now, should that lock end
+ * unsaid (a hand-over, or a message, comes first otherwise). */
 static void leave_line(struct lw_client *c, struct op *op, int acquired)
 {
-    if (fair(op) && (op->wait.chan || fair_queued(op)))
+    uint64_t lease_ms = op->lease_ms ? op->lease_ms : c->lease_ms;
+
+    if (fair(op) && (op->w.link.chan || fair_queued(op)))
         fair_leave(c, op, acquired);
-    else if (op->wait.chan)
-        waiters_leave(c, op, acquired);
+    else if (op->w.link.chan && !acquired)
+        waiters_leave(c, &op->w, WAIT_PASS, 0);
+    else if (op->w.link.chan)
+        waiters_leave(c, &op->w, reads(op) ? 0 : -1,
+                      lw_clock_now() + lease_ms * 1000000u + c->tick_ns);
 }
 
 void op_complete(struct op *op, int err, int64_t value)
@@ -200,7 +213,7 @@ void op_complete(struct op *op, int err, int64_t value)
     leave_line(lock->client, op, !err);
     if (op->kind == OP_ACQUIRE && !err)
         stats_acquired(&lock->client->count, lw_clock_now() - op->start_ns);
-    op->state = OPS_NEW;
+    op->w.state = WAIT_NEW;
     if (op->blocking) {
         op->err = err;
         op->value = value;
@@ -237,10 +250,64 @@ void op_attempt(struct op *op)
         op_complete(op, rc, 0);
         return;
     }
-    op->state = OPS_INFLIGHT;
-    op->woken = 0;
+    op->w.state = WAIT_INFLIGHT;
+    op->w.woken = 0;
     if ((rc = lw_engine_submit(c->engine, &op->req, on_reply, op)))
         op_complete(op, rc, 0);
+}
+
+/* ---- Waiting (waiters.c): a lock's acquires' row ---- */
+
+static struct op *waiting_op(struct waiter *w)
+{
+    return w ? lw_container_of(w, struct op, w) : NULL;
+}
+
+static void waiter_attempt(struct waiter *w)
+{
+    op_attempt(waiting_op(w));
+}
+
+static void waiter_end(struct waiter *w, int err)
+{
+    op_complete(waiting_op(w), err, 0);
+}
+
+/* A lock's channel says only that it was released (waiters.c). */
+static const struct wait_rule lock_rule = {waiter_attempt, waiter_end, 0};
+
+/* A new acquire queues behind this client's waiters for its name, if
+ * there are any (1; no barging inside the client), or may try (0). */
+static int queue_behind(struct lw_client *c, struct op *op)
+{
+    return waiters_queue(c, &op->w, op->lock->channel, op->lock->channel_len);
+}
+
+/* The first waiter of lock's name, reserved for a hand-over
+ * (WAIT_HANDOFF), or NULL when there is none that waits now (or replicas
+ * must acknowledge acquires: a hand-over goes without WAIT). */
+static struct op *reserve_waiter(struct lw_client *c, const struct lw_lock *lock)
+{
+    struct op *op = waiting_op(waiters_head(c, lock->channel, lock->channel_len));
+
+    if (!op || op->w.state != WAIT_WAITING || c->replicas || c->closing ||
+        lw_clock_now() >= op->w.deadline_ns)
+        return NULL;
+    lw_wheel_cancel(c->wheel, &op->w.ct.timer);
+    op->w.state = WAIT_HANDOFF;
+    return op;
+}
+
+/* The hand-over did not happen: op tries for itself (or its time is up). */
+static void unreserve_waiter(struct lw_client *c, struct op *op)
+{
+    op->w.state = WAIT_INFLIGHT;
+    if (c->closing)
+        op_complete(op, LW_ESHUTDOWN, 0);
+    else if (lw_clock_now() >= op->w.deadline_ns)
+        op_complete(op, LW_ELOCKED, 0);
+    else
+        op_attempt(op); /* the lock may be free, or held on: it asks */
 }
 
 /* ---- Replies (engine thread) ---- */
@@ -274,20 +341,24 @@ uint64_t holder_retry_at(uint64_t now_ns, int64_t pttl, uint64_t deadline_ns)
 
 /* Join the line op waits in: its name's in this client (waiters.c), or a
  * fair lock's own channel with its place in Redis's queue
- * (fair_waiters.c), the place counted from its attempt's stamp. */
+ * (fair_queue.c), the place counted from its attempt's stamp. */
 static int join_line(struct lw_client *c, struct op *op)
 {
-    return fair(op) ? fair_wait(c, op, lw_request_lease_from(&op->req)) : waiters_join(c, op);
+    const struct lw_lock *lock = op->lock;
+
+    if (fair(op))
+        return fair_wait(c, op, lw_request_lease_from(&op->req));
+    return waiters_join(c, &op->w, lock->channel, lock->channel_len);
 }
 
 /* The lock is someone else's; pttl is what the holder has left (a fair
  * lock: op is in its queue, and pttl when to look again unless woken). */
 static void acquire_held(struct lw_client *c, struct op *op, int64_t pttl)
 {
-    uint64_t now = lw_clock_now(), retry_at;
+    uint64_t now = lw_clock_now();
     int live;
 
-    if (now >= op->wait_deadline_ns) {
+    if (now >= op->w.deadline_ns) {
         op_complete(op, LW_ELOCKED, 0);
         return;
     }
@@ -299,25 +370,24 @@ static void acquire_held(struct lw_client *c, struct op *op, int64_t pttl)
      * on its own, its place in the queue kept).  If it was listened to
      * already, an unlock between our attempt and now went unheard: try once
      * more.  Otherwise the subscription's confirmation wakes us. */
-    if (!op->wait.chan && (live = join_line(c, op)) != 0) {
+    if (!op->w.link.chan && (live = join_line(c, op)) != 0) {
         if (live < 0)
             op_complete(op, LW_ENOMEM, 0);
         else
             op_attempt(op);
         return;
     }
-    if (op->woken) { /* an unlock came while this attempt was out */
+    if (op->w.woken) { /* an unlock came while this attempt was out */
         op_attempt(op);
         return;
     }
     /* Only the first in line tries again when the holder's lease runs
      * out; the others wait their turn, or their deadline.  A fair lock's
      * waiter is alone in its line: it looks again when the script said. */
-    op->state = OPS_WAITING;
-    retry_at = fair(op) || waiters_first(op) ? holder_retry_at(now, pttl, op->wait_deadline_ns)
-                                             : op->wait_deadline_ns;
-    if (retry_at != UINT64_MAX)
-        lw_wheel_schedule(c->wheel, &op->ct.timer, retry_at);
+    op->w.state = WAIT_WAITING;
+    waiters_arm(c, &op->w,
+                fair(op) || waiters_first(&op->w) ? holder_retry_at(now, pttl, op->w.deadline_ns)
+                                                  : UINT64_MAX);
 }
 
 /* Whether an acquire's reply came when less than a tick of the lease it
@@ -470,7 +540,7 @@ static void acquire_refused(struct lw_client *c, struct op *op, int64_t why)
     if (why == -1)
         err = LW_EWRONGKIND;
     else if (why == -3)
-        err = lw_clock_now() < op->wait_deadline_ns ? LW_EDEADLK : LW_ELOCKED;
+        err = lw_clock_now() < op->w.deadline_ns ? LW_EDEADLK : LW_ELOCKED;
     (void)c;
     op_complete(op, err, 0); /* leaves the name's queue, if in it */
 }
@@ -540,7 +610,7 @@ static void acquire_begin(struct lw_client *c, struct op *op)
 
     if (!again && op->lease_ms == 0 && admission_holds(c, op))
         return;
-    if (again || fair(op) || !waiters_queue(c, op))
+    if (again || fair(op) || !queue_behind(c, op))
         op_attempt(op);
 }
 
@@ -549,7 +619,7 @@ void acquire_admitted(struct op *op)
 {
     struct lw_client *c = op->lock->client;
 
-    if (reentry(c, op) || fair(op) || !waiters_queue(c, op))
+    if (reentry(c, op) || fair(op) || !queue_behind(c, op))
         op_attempt(op);
 }
 
@@ -563,11 +633,11 @@ static void release_begin(struct lw_client *c, struct op *op)
      * lock stays taken until then, nothing to hand over.  Nor a read-write
      * lock's: readers share it. */
     if (op->kind == OP_UNLOCK && !op->lease_ms && op->lock->kind == KIND_LOCK &&
-        (op->handoff = waiters_handoff(c, op->lock)))
+        (op->handoff = reserve_waiter(c, op->lock)))
         op->handoff->handoff = op;
     if (format_op(op)) {
         if (op->handoff)
-            waiters_unreserve(c, op->handoff);
+            unreserve_waiter(c, op->handoff);
         op_complete(op, LW_ENOMEM, 0);
         return;
     }
@@ -585,7 +655,7 @@ static void release_begin(struct lw_client *c, struct op *op)
 static void handed_over(struct lw_client *c, struct op *w, int64_t token, int64_t holds,
                         uint64_t from_ns)
 {
-    w->state = OPS_INFLIGHT;
+    w->w.state = WAIT_INFLIGHT;
     w->value = token;
     acquire_got(c, w, holds > 0 ? (uint32_t)holds : 1, holds <= 1, from_ns);
 }
@@ -661,7 +731,7 @@ static void handoff_reply(struct lw_client *c, struct op *op, const redisReply *
     else
         op_complete(op, r.left < 0 ? LW_ENOTOWNER : 0, r.left < 0 ? 0 : r.left);
     if (w && !r.handed)
-        waiters_unreserve(c, w);
+        unreserve_waiter(c, w);
 }
 
 static void on_reply(struct lw_request *req, const redisReply *reply, int err, void *arg)
@@ -723,12 +793,12 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
 /* A waiting acquire's timer: the holder's lease ran out, or the wait did. */
 static void op_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t now_ns)
 {
-    struct op *op = lw_container_of(t, struct op, ct);
+    struct op *op = lw_container_of(t, struct op, w.ct);
 
     (void)c;
-    if (op->state != OPS_WAITING)
+    if (op->w.state != WAIT_WAITING)
         return; /* woken by a message in the same tick */
-    if (now_ns >= op->wait_deadline_ns)
+    if (now_ns >= op->w.deadline_ns)
         op_complete(op, LW_ELOCKED, 0);
     else
         op_attempt(op);
@@ -932,7 +1002,7 @@ static int format_fair_acquire(struct op *op, const char *field, size_t flen)
         &op->req, SCRIPT_FAIR_LOCK, 5, 14,
         (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1], lock->fair_keys[2],
                          lock->token_key, lease, field, wait, now, place, lock->channel, publish,
-                         lw_clock_now() < op->wait_deadline_ns ? "1" : "0",
+                         lw_clock_now() < op->w.deadline_ns ? "1" : "0",
                          c->kind_lease_str[KIND_PLACE]},
         (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2],
                    lock->token_len, strlen(lease), flen, strlen(wait), strlen(now),
@@ -1072,14 +1142,16 @@ static int prepare_op(struct op *op, struct lw_lock *lock, int kind, uint64_t ow
     op->kind = (uint8_t)kind;
     op->owner = owner;
     op->lease_ms = lease_ms;
-    op->wait_deadline_ns = kind == OP_ACQUIRE ? deadline_after(wait_ms) : 0;
+    op->w.deadline_ns = kind == OP_ACQUIRE ? deadline_after(wait_ms) : 0;
     if (kind == OP_ACQUIRE) {
         uint64_t cap = atomic_load_explicit(&lock->max_hold_ms, memory_order_relaxed);
 
         op->start_ns = lw_clock_now();
         op->max_hold_ms = cap ? cap : lock->client->max_hold_ms;
     }
-    op->ct.fire = op_timer_fired;
+    op->w.ct.fire = op_timer_fired;
+    op->w.rule = &lock_rule;
+    op->w.want = lock->kind == KIND_READ ? 0 : WAIT_ALL; /* readers share */
     /* Acquires that replicas must acknowledge go over the side lane, where
      * their WAIT follows them (replicas.c). */
     if (kind == OP_ACQUIRE && lock->client->replicas)
@@ -1104,7 +1176,7 @@ static int start_op(struct op *op)
      * watchdog, and may hand the lock over. */
     if (op->kind == OP_ACQUIRE || op->kind == OP_UNLOCK || op->kind == OP_FORCE)
         lw_request_task(&op->req);
-    op->state = OPS_INFLIGHT;
+    op->w.state = WAIT_INFLIGHT;
     rc = lw_engine_submit(lock->client->engine, &op->req, on_reply, op);
     if (rc)
         lock_unref(lock);

@@ -286,7 +286,7 @@ static void lock_metrics(struct out *o, const struct lw_client_stats *s)
     seconds(o, "worst_tick_late_seconds",
             "The latest the wheel's tick ran: how long the engine thread was held up at worst.",
             s->worst_tick_late_ns);
-    one(o, "waiters", "gauge", "Acquires waiting for an unlock now.", s->waiters);
+    one(o, "waiters", "gauge", "Acquires waiting now (locks and semaphores).", s->waiters);
     one(o, "subscriptions", "gauge", "Channels with waiters now (locks and semaphores).", s->subscriptions);
     family(o, "acquires_given_back_total", "counter",
            "Acquires that took the lock but gave it back: the reply came with less than a "

@@ -2,7 +2,8 @@
  * core/semaphore.c - semaphore handles and the calls on them
  * (<leasewheel/semaphore.h> says what they promise).
  *
- * Every call is a sem_op.  The calling thread checks the arguments (and
+ * Every call is a sem_op, as a lock call is a struct op (client_private.h),
+ * but simpler: no owners, no hand-over.  The calling thread checks the arguments (and
  * for an acquire draws the permits' ids: 16 bytes each from getrandom());
  * the engine thread does the rest.  Unlike a lock's op, a sem_op is
  * formatted again before every attempt, on the engine thread: its scripts
@@ -12,7 +13,8 @@
  * pub/sub mode the engine thread keeps.
  *
  * An acquire that finds too few permits waits in this client's line for
- * the name (permit_waiters.c) and tries again when woken, or at the
+ * the name (waiters.c, counting: a release wakes the waiters its permits
+ * serve) and tries again when woken, or at the
  * nearest expiry its attempt was answered, or gives up at its deadline.
  * One answered when less than a tick of its lease is sure to be left
  * gives its permits back (SOP_UNDO) and fails with LW_ETIMEDOUT: Redis
@@ -32,11 +34,92 @@
 
 #include "completion.h"
 #include "container.h"
+#include "client_private.h"
 #include "publish.h"
 #include "refs.h"
 #include "replicas.h"
-#include "semaphore_private.h"
+#include "waiters.h"
 #include "watchdog.h"
+
+#define SEM_CHANNEL_PREFIX "redisson_sc"
+#define SEM_TIMEOUT_SUFFIX "timeout"
+/* Redisson's score for a permit that never expires. */
+#define SEM_NEVER_MS 922337203685477ll
+
+struct lw_semaphore {
+    struct lw_client *client;
+    _Atomic uint32_t refs; /* the handle, plus one per op in progress */
+    char *timeout_key;     /* {name}:timeout */
+    size_t timeout_len;
+    char *channel; /* redisson_sc:{name} */
+    size_t channel_len;
+    unsigned slot; /* name, timeout key and channel share it */
+    size_t len;
+    char name[];
+};
+
+enum sem_op_kind { SOP_ACQUIRE,
+                   SOP_RELEASE,
+                   SOP_UNDO, /* an acquire answered too late, or not acknowledged by
+                 enough replicas: its permits go back */
+                   SOP_TRY_SET,
+                   SOP_SET,
+                   SOP_ADD,
+                   SOP_AVAILABLE,
+                   SOP_ACQUIRED };
+
+struct sem_op {
+    struct lw_request req;
+    struct lw_semaphore *sem;
+    struct waiter w;           /* a waiting acquire's state (enum wait_state), its
+                                  retry or deadline, its place in its channel's line
+                                  (waiters.c); engine thread */
+    struct lw_permit *permits; /* acquire: the caller's, filled in;
+                                  release: the ids (own copy if async) */
+    struct lw_permit *own;     /* the async release's copy, freed with it */
+    lw_done_fn *done;
+    void *arg;
+    uint64_t lease_ms;
+    uint64_t *until_out; /* lw_permit_acquire_until*(): the permits'
+                            sure end */
+    uint64_t start_ns;
+    int64_t amount; /* set, try-set: the permits; add: the delta */
+    int64_t value;
+    int err;
+    unsigned n; /* permits acquired or released */
+    uint8_t kind;
+    uint8_t blocking;
+    uint8_t held_back; /* a release: the watchdog holds its permits'
+                          renewals back until it completes */
+    int undo_err;      /* SOP_UNDO: the error the acquire ends in */
+    /* An acquire waiting for replicas (replicas.c). */
+    struct replica_ack ack;
+    uint64_t ack_from_ns; /* when the acquire's lease began, at the earliest */
+    _Atomic uint32_t completed;
+};
+
+static void sem_attempt(struct sem_op *op);
+static void sem_complete(struct sem_op *op, int err, int64_t value);
+
+/* ---- Waiting (waiters.c): a semaphore's acquires' row ---- */
+
+static struct sem_op *waiting_op(struct waiter *w)
+{
+    return lw_container_of(w, struct sem_op, w);
+}
+
+static void waiter_attempt(struct waiter *w)
+{
+    sem_attempt(waiting_op(w));
+}
+
+static void waiter_end(struct waiter *w, int err)
+{
+    sem_complete(waiting_op(w), err, 0);
+}
+
+/* Messages on redisson_sc:{name} carry counts of permits (waiters.c). */
+static const struct wait_rule permit_rule = {waiter_attempt, waiter_end, 1};
 
 /* ---- Handles ---- */
 
@@ -189,7 +272,7 @@ static int random_ids(struct lw_permit *permits, unsigned n)
 
 static void release_watchdog(struct lw_client *c, struct sem_op *op, int begin, int rc);
 
-void sem_complete(struct sem_op *op, int err, int64_t value)
+static void sem_complete(struct sem_op *op, int err, int64_t value)
 {
     struct lw_semaphore *sem = op->sem;
     struct lw_client *c = sem->client;
@@ -198,9 +281,9 @@ void sem_complete(struct sem_op *op, int err, int64_t value)
         op->held_back = 0;
         release_watchdog(c, op, 0, err);
     }
-    if (op->wait.chan)
-        permit_waiters_leave(c, op, -1);
-    op->state = SOPS_NEW;
+    if (op->w.link.chan)
+        waiters_leave(c, &op->w, WAIT_PASS, op->w.look_ns);
+    op->w.state = WAIT_NEW;
     if (op->blocking) {
         op->err = err;
         op->value = value;
@@ -302,7 +385,7 @@ static int format_op(struct sem_op *op)
 
 static void on_reply(struct lw_request *req, const redisReply *reply, int err, void *arg);
 
-void sem_attempt(struct sem_op *op)
+static void sem_attempt(struct sem_op *op)
 {
     struct lw_client *c = op->sem->client;
     int rc;
@@ -321,8 +404,8 @@ void sem_attempt(struct sem_op *op)
     /* An acquire that replicas must acknowledge goes where its WAIT will
      * follow it (replicas.c); giving permits back waits for nothing. */
     op->req.lane = op->kind == SOP_ACQUIRE && c->replicas ? LW_LANE_SIDE : LW_LANE_MAIN;
-    op->state = SOPS_INFLIGHT;
-    op->woken = 0;
+    op->w.state = WAIT_INFLIGHT;
+    op->w.woken = 0;
     if ((rc = lw_engine_submit(c->engine, &op->req, on_reply, op)))
         sem_complete(op, rc, 0);
 }
@@ -357,29 +440,28 @@ static uint64_t retry_at(uint64_t now_ns, int64_t nearest, uint64_t deadline_ns)
 /* Too few permits were free; nearest is the expiry due first. */
 static void acquire_short(struct lw_client *c, struct sem_op *op, int64_t nearest)
 {
-    uint64_t now = lw_clock_now(), at;
+    uint64_t now = lw_clock_now();
     int live;
 
-    if (now >= op->wait_deadline_ns) {
+    if (now >= op->w.deadline_ns) {
         sem_complete(op, LW_ELOCKED, 0);
         return;
     }
-    if (op->woken) { /* a release came while this attempt was out */
+    if (op->w.woken) { /* a release came while this attempt was out */
         sem_attempt(op);
         return;
     }
-    if (!op->wait.chan && (live = permit_waiters_join(c, op)) != 0) {
+    if (!op->w.link.chan &&
+        (live = waiters_join(c, &op->w, op->sem->channel, op->sem->channel_len)) != 0) {
         if (live < 0)
             sem_complete(op, LW_ENOMEM, 0);
         else
             sem_attempt(op);
         return;
     }
-    op->state = SOPS_WAITING;
-    op->expiry_ns = retry_at(now, nearest, op->wait_deadline_ns);
-    at = permit_waiters_first(op) ? op->expiry_ns : op->wait_deadline_ns;
-    if (at != UINT64_MAX)
-        lw_wheel_schedule(c->wheel, &op->ct.timer, at);
+    op->w.state = WAIT_WAITING;
+    op->w.look_ns = retry_at(now, nearest, op->w.deadline_ns);
+    waiters_arm(c, &op->w, waiters_first(&op->w) ? op->w.look_ns : UINT64_MAX);
 }
 
 /* Until when an acquire's permits are sure, their lease counting from
@@ -410,8 +492,8 @@ static int acquired_too_late(const struct lw_client *c, const struct sem_op *op,
 /* The acquire's permits go back (SOP_UNDO), and it fails with err. */
 static void give_back(struct lw_client *c, struct sem_op *op, int err)
 {
-    if (op->wait.chan)
-        permit_waiters_leave(c, op, -1);
+    if (op->w.link.chan)
+        waiters_leave(c, &op->w, WAIT_PASS, op->w.look_ns);
     op->kind = SOP_UNDO;
     op->undo_err = err;
     sem_attempt(op);
@@ -467,8 +549,8 @@ static void acquire_got(struct lw_client *c, struct sem_op *op, int64_t left)
         give_back(c, op, LW_ETIMEDOUT);
         return;
     }
-    if (op->wait.chan)
-        permit_waiters_leave(c, op, left);
+    if (op->w.link.chan)
+        waiters_leave(c, &op->w, left >= 0 ? left : WAIT_PASS, op->w.look_ns);
     if (c->replicas) {
         op->ack_from_ns = from_ns;
         op->ack.acked = acquire_acked;
@@ -536,7 +618,7 @@ static void release_begin(struct lw_client *c, struct sem_op *op)
 
 static void acquire_begin(struct lw_client *c, struct sem_op *op)
 {
-    if (!permit_waiters_queue(c, op))
+    if (!waiters_queue(c, &op->w, op->sem->channel, op->sem->channel_len))
         sem_attempt(op);
 }
 
@@ -580,15 +662,15 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
 /* A waiting acquire's timer: a permit's expiry, or the wait's end. */
 static void op_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t now_ns)
 {
-    struct sem_op *op = lw_container_of(t, struct sem_op, ct);
+    struct sem_op *op = lw_container_of(t, struct sem_op, w.ct);
 
     (void)c;
-    if (op->state != SOPS_WAITING)
+    if (op->w.state != WAIT_WAITING)
         return;
-    if (now_ns >= op->wait_deadline_ns) {
+    if (now_ns >= op->w.deadline_ns) {
         sem_complete(op, LW_ELOCKED, 0);
     } else {
-        op->state = SOPS_INFLIGHT;
+        op->w.state = WAIT_INFLIGHT;
         sem_attempt(op);
     }
 }
@@ -627,12 +709,14 @@ static int start_op(struct sem_op *op, struct lw_semaphore *sem, uint64_t wait_m
     if (client_gone(sem))
         return LW_ESHUTDOWN;
     op->sem = sem;
-    op->ct.fire = op_timer_fired;
+    op->w.rule = &permit_rule;
+    op->w.want = op->n;
+    op->w.ct.fire = op_timer_fired;
     op->start_ns = lw_clock_now();
-    op->wait_deadline_ns = deadline_after(wait_ms);
+    op->w.deadline_ns = deadline_after(wait_ms);
     atomic_fetch_add_explicit(&sem->refs, 1, memory_order_relaxed);
     lw_request_task(&op->req);
-    op->state = SOPS_INFLIGHT;
+    op->w.state = WAIT_INFLIGHT;
     rc = lw_engine_submit(sem->client->engine, &op->req, on_reply, op);
     if (rc)
         sem_unref(sem);

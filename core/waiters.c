@@ -1,237 +1,240 @@
 /*
- * core/waiters.c - acquires waiting for an unlock, on the lock's channel.
+ * core/waiters.c - acquires waiting on a channel for their turn: a lock's
+ * unlock, a read-write lock's, a semaphore's permits, a fair lock's turn
+ * in Redis's queue.  One waiting, for every kind that waits.
  *
- * The channel and its line are channel.c's (one subscription per name
+ * The channel and its line are channel.c's (one subscription per channel
  * with waiters, shared by them, and its state); this file says who in the
- * line is woken, and when (the class `lock_waiters` below).
- *
- * The waiters of a name form its queue, oldest first, and take turns:
+ * line is woken, and when.  What varies between the kinds is a row each
+ * acquire path hands over (struct wait_rule, waiters.h: how to send its
+ * attempt again, how to end it, whether messages carry counts) and what
+ * each waiter takes of its name (`want`): WAIT_ALL for a lock or a write,
+ * 0 for a read (readers share), n for n permits.  From these alone:
  *
  *   - no barging inside the client: an acquire for a name on which this
- *     client has waiters already queues behind them without trying (unless
- *     its owner holds the lock: a reentrant acquire must not wait for
- *     waiters who wait for it);
- *   - one wake-up, not a herd: a message on the channel, or a confirmed
- *     (re)subscription, gives the head of the line its turn, and only
- *     the head: the first waiter, or, when it reads, every reader ahead of
- *     the first writer in line, whose attempts go out together; a waiter
- *     whose attempt is on the wire is marked `woken` and tries again when
- *     it fails;
- *   - the turn passes on: a first waiter that leaves without the lock (its
- *     time up, an error, the client stopping) gives the next its turn, so
- *     no wake-up is lost; one that got it leaves the next a retry timer a
- *     lease away, in case that lock ends without a word (a lease running
- *     out);
- *   - readers share: a reader that got the lock gives the turn to the
- *     readers now at the head (those that came while the others' attempts
- *     were out);
- *   - writers first inside the client: a reader never passes a writer
- *     waiting ahead of it, so while a writer of this client waits for a
- *     name, the client's new reads of it queue behind (a re-entrant read
- *     of an owner that reads it already passes, as any re-entry);
- *   - a hand-over: an unlock by this client of a lock whose first waiter
- *     waits (waiters_handoff()) moves the lock to that waiter in the same
- *     script (lock.c): the waiter never has to hear of the unlock.
+ *     client has waiters already queues behind them without trying
+ *     (waiters_queue(); lock.c lets a reentrant acquire pass, for it must
+ *     not wait for waiters who wait for it);
+ *   - a wake-up reaches the waiters, oldest first, that what is free
+ *     serves, all at once, and no one passes a waiter that wants more
+ *     (take_turns()).  A lock's message frees nothing countable, so it wakes
+ *     the head alone, or, when the head reads, every reader ahead of the
+ *     first writer: their attempts go out together in line order (one
+ *     node, one connection), and a writer behind them could only fail.
+ *     A semaphore's message carries a count (Redisson's: the permits
+ *     available after a release or a reclaim, the total after a set, the
+ *     number added or released by an add or a release of several): five
+ *     waiters of one permit and a "3" send three attempts, not one after
+ *     another.  The head tries even when it wants more than the count,
+ *     which may be only part of what is free; a "0" wakes no one, and a
+ *     message that is no count wakes the head;
+ *   - a waiter whose attempt is on the wire is not sent twice: it is
+ *     marked `woken` and tries once more if that attempt fails (it may
+ *     have been answered before the release);
+ *   - the turn passes on: a first waiter that leaves without (its time
+ *     up, an error, the client stopping) gives the next its turn, so no
+ *     wake-up is lost.  One that got in says what it left free: the
+ *     readers behind a reader (they share), the permits behind an
+ *     acquire of permits, nothing behind a write;
+ *   - only the first waiter keeps a timer where its answer said to look
+ *     again (the holder's PTTL, the nearest permit's expiry: expiries,
+ *     downgrades and a reader leaving others behind publish nothing); the
+ *     others' stand at their deadlines.  A waiter that becomes first
+ *     without being woken takes its own last answer's time (a count's
+ *     nearest expiry) or the leaver's word (a lock: its lease from now,
+ *     in case that lock ends unsaid);
+ *   - a confirmed (re)subscription gives the head its turn: messages while
+ *     the subscription was gone were lost.
  *
- * What a message says.  A lock's unlock publishes Redisson's 0; a
- * read-write lock's channel carries 0 when its last reader left (the name
- * is free) and 1 when a writer left (free, or still read by that writer:
- * a downgrade).  Read by the rule above, both wake the same waiters, so
- * the payload is not needed here: a 1 wakes the client's readers ahead of
- * its first waiting writer, or that writer when it heads the line; a 0
- * its oldest waiter, with the readers beside it when that one reads.  A
- * writer behind readers is not woken with them: their attempts go first on
- * the wire (one node, one connection, line order) and take the lock, so
- * its own could only fail; it gets its turn at their unlock.
- *
- * Only the first waiter keeps a timer at the holder's PTTL (expiries,
- * downgrades and a reader leaving others behind publish nothing); the
- * others' stand at their deadlines.  Messages lost while a subscription
- * was gone are made up for by the wake-up of the resubscription, and,
- * failing that, by the first waiter's timer.  Across clients nothing
- * changes: the lock stays unfair between them, as Redisson's RLock is.
+ * A fair lock's waiter is the same waiter alone on a channel of its own
+ * (fair_queue.c): its line is Redis's queue, and whoever leaves that
+ * queue's head publishes to the next waiter only.  A hand-over (an unlock
+ * of this client moving the lock to its first waiter in one script) is
+ * lock.c's, with waiters_head().  Across clients nothing changes: a lock
+ * stays unfair between them, as Redisson's RLock is.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include <uthash.h>
-
-#include "channel.h"
 #include "client_private.h"
 #include "container.h"
-#include "ops.h"
 #include "waiters.h"
 
-static const struct channel_class lock_waiters;
+static const struct channel_class waiting;
 
-static struct op *op_of(struct wait_link *l)
+static struct waiter *waiter_of(struct wait_link *l)
 {
-    return l ? lw_container_of(l, struct op, wait) : NULL;
+    return l ? lw_container_of(l, struct waiter, link) : NULL;
 }
 
-static struct wait_channel *channel_of(struct lw_client *c, const struct lw_lock *lock)
+void waiters_arm(struct lw_client *c, struct waiter *w, uint64_t at_ns)
 {
-    return channel_find(c, lock->channel, lock->channel_len);
-}
-
-/* Stand op's timer at at_ns, or its deadline when that comes first. */
-static void arm(struct lw_client *c, struct op *op, uint64_t at_ns)
-{
-    lw_wheel_cancel(c->wheel, &op->ct.timer);
-    if (op->wait_deadline_ns < at_ns)
-        at_ns = op->wait_deadline_ns;
+    lw_wheel_cancel(c->wheel, &w->ct.timer);
+    if (w->deadline_ns < at_ns)
+        at_ns = w->deadline_ns;
     if (at_ns != UINT64_MAX)
-        lw_wheel_schedule(c->wheel, &op->ct.timer, at_ns);
-}
-
-static int reads(const struct op *op)
-{
-    return op->lock->kind == KIND_READ;
-}
-
-/* Mark op to try again now (appended to the batch *tail ends), or when
- * its attempt on the wire fails; one on its way to a hand-over waits for
- * that. */
-static void take_turn(struct lw_client *c, struct op *op, struct wait_link ***tail)
-{
-    if (op->state == OPS_INFLIGHT) {
-        op->woken = 1;
-    } else if (op->state == OPS_WAITING) {
-        lw_wheel_cancel(c->wheel, &op->ct.timer);
-        op->state = OPS_INFLIGHT; /* taken: not woken twice */
-        op->wait.wake_next = NULL;
-        **tail = &op->wait;
-        *tail = &op->wait.wake_next;
-    }
+        lw_wheel_schedule(c->wheel, &w->ct.timer, at_ns);
 }
 
 /*
- * The turn of the head of the line: the first waiter, or, when it reads,
- * every reader ahead of the first writer in line, at once (readers share;
- * those behind a writer stay behind it).  Their attempts go out in line
- * order and are the last thing done: an attempt may complete its op, and
- * free the channel; all are marked in flight before the first goes, so
- * that no completion in between wakes one twice.
+ * Give waiters from the head of the line their turn while what they want
+ * fits in `room`: a waiting one is marked in flight and joins the batch
+ * returned, one in flight counts too (its attempt may take it) and, when
+ * `mark`, tries once more should that attempt fail.  The first that does
+ * not fit stops it; with `head_anyway` the head takes its turn even so.
  */
-static void wake_turn(struct lw_client *c, struct wait_channel *ch)
+static struct wait_link *take_turns(struct lw_client *c, struct wait_channel *ch, int64_t room,
+                                    int head_anyway, int mark)
 {
-    struct op *op = op_of(ch->head);
-    struct wait_link *batch = NULL, **tail = &batch, *next;
+    struct waiter *w = waiter_of(ch->head);
+    struct wait_link *batch = NULL, **tail = &batch;
 
-    if (!op || c->closing)
-        return;
-    if (!reads(op))
-        take_turn(c, op, &tail);
-    for (; op && reads(op); op = op_of(op->wait.next))
-        take_turn(c, op, &tail);
+    if (c->closing || !c->wheel)
+        return NULL;
+    for (; w; w = waiter_of(w->link.next)) {
+        if (w->want > room && !(head_anyway && &w->link == ch->head))
+            break;
+        room -= w->want;
+        if (w->state == WAIT_INFLIGHT && mark) {
+            w->woken = 1;
+        } else if (w->state == WAIT_WAITING) {
+            lw_wheel_cancel(c->wheel, &w->ct.timer);
+            w->state = WAIT_INFLIGHT; /* taken: not woken twice */
+            w->link.wake_next = NULL;
+            *tail = &w->link;
+            tail = &w->link.wake_next;
+        }
+    }
+    return batch;
+}
+
+/* The batch's attempts, in line order: the last thing done, for an
+ * attempt may complete its op (and free the channel); all were marked in
+ * flight first, so no completion in between wakes one twice. */
+static void send(struct wait_link *batch)
+{
+    struct wait_link *next;
+    struct waiter *w;
+
     for (; batch; batch = next) {
         next = batch->wake_next;
         batch->wake_next = NULL;
-        op_attempt(op_of(batch));
+        w = waiter_of(batch);
+        w->rule->attempt(w);
     }
 }
 
-int waiters_join(struct lw_client *c, struct op *op)
+static void wake(struct lw_client *c, struct wait_channel *ch, int64_t room, int head_anyway,
+                 int mark)
 {
-    const struct lw_lock *lock = op->lock;
-    int live = channel_join(c, &lock_waiters, lock->channel, lock->channel_len, &op->wait);
+    send(take_turns(c, ch, room, head_anyway, mark));
+}
+
+/* The head of the line's turn (the readers beside it, when it reads). */
+static void wake_head(struct lw_client *c, struct wait_channel *ch)
+{
+    wake(c, ch, 0, 1, 1);
+}
+
+int waiters_join(struct lw_client *c, struct waiter *w, const char *name, size_t len)
+{
+    int live = channel_join(c, &waiting, name, len, &w->link);
 
     if (live >= 0)
         stats_waiters(&c->count, 1);
     return live;
 }
 
-int waiters_queue(struct lw_client *c, struct op *op)
+int waiters_queue(struct lw_client *c, struct waiter *w, const char *name, size_t len)
 {
-    struct wait_channel *ch = channel_of(c, op->lock);
+    struct wait_channel *ch = channel_find(c, name, len);
 
     if (!ch || !ch->head)
         return 0;
-    channel_append(ch, &op->wait);
+    channel_append(ch, &w->link);
     stats_waiters(&c->count, 1);
-    op->state = OPS_WAITING;
-    arm(c, op, UINT64_MAX); /* its deadline, if any */
+    w->state = WAIT_WAITING;
+    w->look_ns = 0;                /* never answered */
+    waiters_arm(c, w, UINT64_MAX); /* its deadline, if any */
     return 1;
 }
 
-int waiters_first(const struct op *op)
+int waiters_first(const struct waiter *w)
 {
-    return op->wait.chan && op->wait.chan->head == &op->wait;
+    return w->link.chan && w->link.chan->head == &w->link;
 }
 
-void waiters_leave(struct lw_client *c, struct op *op, int acquired)
+struct waiter *waiters_head(struct lw_client *c, const char *name, size_t len)
 {
-    struct wait_channel *ch = op->wait.chan;
+    struct wait_channel *ch = channel_find(c, name, len);
+
+    return ch ? waiter_of(ch->head) : NULL;
+}
+
+void waiters_leave(struct lw_client *c, struct waiter *w, int64_t left, uint64_t look_ns)
+{
+    struct wait_channel *ch = w->link.chan;
+    struct wait_link *batch = NULL;
+    struct waiter *head;
     int was_first;
-    struct op *next;
 
-    if ((op->state == OPS_WAITING || op->state == OPS_HANDOFF) && c->wheel)
-        lw_wheel_cancel(c->wheel, &op->ct.timer);
-    was_first = channel_remove(&op->wait);
+    if ((w->state == WAIT_WAITING || w->state == WAIT_HANDOFF) && c->wheel)
+        lw_wheel_cancel(c->wheel, &w->ct.timer);
+    was_first = channel_remove(&w->link);
     stats_waiters(&c->count, -1);
-    next = op_of(ch->head);
-    if (was_first && next && acquired && reads(op) && reads(next) && c->wheel) {
-        wake_turn(c, ch); /* readers share: the readers now first get in too */
-    } else if (was_first && next && acquired && next->state == OPS_WAITING && c->wheel) {
-        /* Its turn comes with that lock's unlock (a hand-over, or a
-         * message); should that lock end unsaid (its lease run out), a try
-         * a lease from now. */
-        uint64_t lease_ms = op->lease_ms ? op->lease_ms : c->lease_ms;
-
-        arm(c, next, lw_clock_now() + lease_ms * 1000000u + c->tick_ns);
-    } else if (was_first && next && !acquired && c->wheel) {
-        wake_turn(c, ch); /* the turn passes on */
-    }
-    channel_settle(c, op->lock->channel, op->lock->channel_len);
+    if (was_first && left == WAIT_PASS)
+        batch = take_turns(c, ch, 0, 1, 1); /* the turn passes on */
+    else if (was_first)
+        batch = take_turns(c, ch, left, 0, !w->rule->counts); /* what it left free */
+    head = waiter_of(ch->head);
+    if (was_first && head && head->state == WAIT_WAITING && !c->closing && c->wheel)
+        waiters_arm(c, head, head->look_ns ? head->look_ns : look_ns);
+    channel_settle(c, ch->name, ch->len); /* frees ch when none is left */
+    send(batch);
 }
 
-struct op *waiters_handoff(struct lw_client *c, const struct lw_lock *lock)
-{
-    struct wait_channel *ch = channel_of(c, lock);
-    struct op *op = ch ? op_of(ch->head) : NULL;
+/* ---- The channels' class (channel.h): one for every kind ---- */
 
-    if (!op || op->state != OPS_WAITING || c->replicas || c->closing ||
-        lw_clock_now() >= op->wait_deadline_ns)
-        return NULL;
-    lw_wheel_cancel(c->wheel, &op->ct.timer);
-    op->state = OPS_HANDOFF;
-    return op;
-}
-
-void waiters_unreserve(struct lw_client *c, struct op *op)
-{
-    op->state = OPS_INFLIGHT;
-    if (c->closing)
-        op_complete(op, LW_ESHUTDOWN, 0);
-    else if (lw_clock_now() >= op->wait_deadline_ns)
-        op_complete(op, LW_ELOCKED, 0);
-    else
-        op_attempt(op); /* the lock may be free, or held on: it asks */
-}
-
-/* The class of lock channels (channel.h): a confirmed subscription and a
- * message, whatever it says, give the head of the line its turn. */
 static void on_live(struct lw_client *c, struct wait_channel *ch)
 {
-    wake_turn(c, ch); /* unlocks before the subscription went unheard */
+    wake_head(c, ch); /* releases before the subscription went unheard */
+}
+
+/* The count a message carries, or -1 when it is no count. */
+static int64_t message_count(const char *msg, size_t len)
+{
+    char buf[24];
+    char *end;
+    long long v;
+
+    if (!msg || len == 0 || len >= sizeof buf)
+        return -1;
+    memcpy(buf, msg, len);
+    buf[len] = '\0';
+    v = strtoll(buf, &end, 10);
+    return *end || v < 0 ? -1 : (int64_t)v;
 }
 
 static void on_message(struct lw_client *c, struct wait_channel *ch, const char *msg,
                        size_t len)
 {
-    (void)msg; /* a 0 and a 1 wake the same waiters: see the head comment */
-    (void)len;
-    wake_turn(c, ch);
+    struct waiter *head = waiter_of(ch->head);
+    int64_t k = head && head->rule->counts ? message_count(msg, len) : -1;
+
+    if (k < 0)
+        wake_head(c, ch); /* a lock's 0 or 1, or no count: the head asks */
+    else if (k > 0)
+        wake(c, ch, k, 1, 1);
 }
 
 /* The client stops: a waiting acquire fails (it may free the channel). */
 static void on_stop(struct lw_client *c, struct wait_link *l)
 {
-    struct op *op = op_of(l);
+    struct waiter *w = waiter_of(l);
 
     (void)c;
-    if (op->state == OPS_WAITING || op->state == OPS_HANDOFF)
-        op_complete(op, LW_ESHUTDOWN, 0);
+    if (w->state == WAIT_WAITING || w->state == WAIT_HANDOFF)
+        w->rule->end(w, LW_ESHUTDOWN);
 }
 
-static const struct channel_class lock_waiters = {on_live, on_message, on_stop};
+static const struct channel_class waiting = {on_live, on_message, on_stop};

@@ -60,30 +60,28 @@ INCLUDES = {
 NAMES = ["engine.c", "link.c", "conn.c", "pubsub.c", "subscriber.c"]
 
 # core/, top to bottom: the client (start, stop, the engine's hooks) and
-# its metrics; the lock calls and their ops; an acquire waiting in line
-# and for replicas; the held locks (the watchdog, lease holds) and the
-# channels waiters wait on (their subscription and line); the leaves,
-# which call nothing of core/.
+# its metrics; the lock and semaphore calls and their ops; a fair lock's
+# place in Redis's queue, acquires waiting for replicas or admission; the
+# waiting in line (every kind's), the held leases (the watchdog, lease
+# holds); the channels waiters wait on (their subscription and line) and
+# the reports; the leaves, which call nothing of core/.
 CORE_LAYERS = [
     ["client.c", "metrics.c"],
     ["lock.c", "semaphore.c"],
-    ["waiters.c", "replicas.c", "permit_waiters.c", "fair_waiters.c", "admission.c"],
-    ["watchdog.c", "holds.c", "channel.c"],
-    ["report.c"],
+    ["fair_queue.c", "replicas.c", "admission.c"],
+    ["waiters.c", "watchdog.c", "holds.c"],
+    ["channel.c", "report.c"],
     ["kinds.c"],
     ["kind_lock.c", "kind_read.c", "kind_write.c", "kind_permit.c", "kind_place.c"],
     ["publish.c", "refs.c", "owner.c", "status.c", "stats.c", "scripts.c", "error.c", "version.c"],
     ["kind.c"],
 ]
-# The calls up that are meant (design.md says why): a waiter is an acquire
-# op, woken or ended in lock.c's states (a permit waiter in semaphore.c's,
-# a fair lock's waiter, fair_waiters.c, in lock.c's too);
-# admission lets a held-back acquire go on or ends it.  (A WAIT's reply
-# ends its acquires through the callback each carries.)
+# The calls up that are meant (design.md says why): admission lets a
+# held-back acquire go on or ends it.  A waiter's op is woken or ended
+# through the row its acquire path gave waiters.c (struct wait_rule), and
+# a WAIT's reply ends its acquires through the callback each carries:
+# neither names a function above it.
 UP_CALLS = {
-    "waiters.c": {"op_attempt", "op_complete"},
-    "fair_waiters.c": {"op_attempt", "op_complete"},
-    "permit_waiters.c": {"sem_attempt", "sem_complete"},
     "admission.c": {"op_complete", "acquire_admitted"},
 }
 
@@ -303,7 +301,7 @@ PLANTED = [
     ("core/watchdog.c", "static void f(struct op *op) { op_complete(op, 0, 0); }\n", 1),
     ("core/holds.c", "static int f(struct lw_client *c)\n{\n    return watchdog_renews(c, 0, 0);\n}\n", 3),
     ("core/publish.c", "static void (*p)(struct lw_client *) = watchdog_flush;\n", 1),
-    ("core/waiters.c", "static void f(struct sem_op *op) { sem_attempt(op); }\n", 1),
+    ("core/waiters.c", "static void f(struct op *op) { op_attempt(op); }\n", 1),
     ("core/refs.c", "static void f(struct lw_client *c) { client_publish_command(c); }\n", 1),
     ("core/lock.c", "static void f(struct lw_client *c) { lw_client_free(c); }\n", 1),
     ("core/lock.c", "static void f(struct lw_client *c) { client_unref(c); }\n", None),

@@ -436,6 +436,15 @@ REDIS_TEST(permits, expired_permit_released_once)
 /* Waiters are woken by the release's message, not their timers (the
  * permits held have a minute of lease): one release, one waiter served;
  * two, both; the oldest first. */
+static uint64_t waiting(struct lw_client *c)
+{
+    struct lw_client_stats st;
+
+    lw_client_get_stats(c, &st);
+    return st.waiters;
+}
+
+/* The waiters are counted in the client's `waiters`, as a lock's are. */
 REDIS_TEST(permits, waiters_woken_by_message)
 {
     struct lw_client *c = new_client(3000, NULL);
@@ -454,6 +463,8 @@ REDIS_TEST(permits, waiters_woken_by_message)
     /* The three answered "too few" (their attempts were pipelined ahead
      * of the subscription, which the first one's reply asked for). */
     cr_assert(wait_until(subscribers() == 1, 5000), "never subscribed");
+    cr_assert(wait_until(waiting(c) == 3, 5000), "%llu waiters counted",
+              (unsigned long long)waiting(c));
     t0 = now_ms();
     cr_assert_eq(rs_release(&held[0]), 1);
     cr_assert_eq(tally_wait(&o[0].tally, 1, 5000), 1, "the oldest waiter was not woken");
@@ -467,6 +478,7 @@ REDIS_TEST(permits, waiters_woken_by_message)
     cr_assert_eq(tally_wait(&o[2].tally, 1, 5000), 1);
     cr_assert_eq(atomic_load(&o[2].err), 0);
     cr_assert_eq(available(s), 1);
+    cr_assert_eq(waiting(c), 0);
 
     for (int i = 0; i < 3; i++)
         tally_destroy(&o[i].tally);

@@ -463,7 +463,8 @@ struct lw_client_stats {
                                              (lease/3 after the last confirmed
                                              renewal, or the acquire, was sent) to
                                              its sending */
-    uint64_t waiters;                     /* acquires waiting for an unlock now */
+    uint64_t waiters;                     /* acquires waiting now (locks', fair
+                                             locks' and permits') */
     uint64_t subscriptions;               /* channels with waiters now (locks'
                                              and semaphores') */
     uint64_t lost_late;                   /* losses reported after the lock's

@@ -1,10 +1,10 @@
 /*
- * core/fair_waiters.h - fair_waiters.c's calls: acquires of a fair lock
+ * core/fair_queue.h - fair_queue.c's calls: acquires of a fair lock
  * waiting for their turn in the lock's queue in Redis, each on a channel
  * of its own.
  */
-#ifndef LW_CORE_FAIR_WAITERS_H
-#define LW_CORE_FAIR_WAITERS_H
+#ifndef LW_CORE_FAIR_QUEUE_H
+#define LW_CORE_FAIR_QUEUE_H
 
 #include <stdint.h>
 

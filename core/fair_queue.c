@@ -1,16 +1,20 @@
 /*
- * core/fair_waiters.c - acquires of a fair lock waiting for their turn.
+ * core/fair_queue.c - a fair lock's acquire, waiting for its turn in
+ * Redis's queue.
  *
  * A fair lock's line is not this client's but Redis's: Redisson's
  * RFairLock queue (redisson_lock_queue:{name}), which every client of the
  * name, Redisson's too, joins at its tail and leaves at its head.  So
- * unlike a lock's waiters (waiters.c), who keep a line of their own in
- * the client and share the name's channel, each acquire here waits alone:
+ * unlike a lock's waiters, who keep a line of their own in the client and
+ * share the name's channel, each acquire here waits alone (waiters.c,
+ * with its op's row, as any lock's waiter):
  *
- *   - on a channel of its own, redisson_lock__channel:{name}:<field>
- *     (channel.c, one waiter each), on which an unlock, a force-unlock, a
- *     waiter leaving the head or a stale head dropped publishes only when
- *     it is that waiter's turn (scripts.c, LUA_FAIR's wake());
+ *   - on a channel of its own, redisson_lock__channel:{name}:<field>,
+ *     on which an unlock, a force-unlock, a waiter leaving the head or a
+ *     stale head dropped publishes only when it is that waiter's turn
+ *     (scripts.c, LUA_FAIR's wake()): a message, or a confirmed
+ *     subscription, gives it its turn, and the script says whether it is
+ *     first and the lock free;
  *   - with a place that is a lease: the watchdog renews it (kind_place.c)
  *     from the first answer "in the queue" until the acquire ends, so
  *     that a waiter that dies drops out within a place lease;
@@ -20,29 +24,15 @@
  *   - leaving the queue when it gives up (SCRIPT_FAIR_LEAVE, as
  *     Redisson's acquireFailed), so that nobody waits for it; the leave
  *     is a call of its own, sent after the acquire has ended.
- *
- * A message or a confirmed subscription gives the waiter its turn: it
- * asks again at once (or, its attempt on the wire, when that is
- * answered), and the script says whether it is first and the lock free.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "channel.h"
 #include "client_private.h"
-#include "container.h"
-#include "fair_waiters.h"
-#include "ops.h"
+#include "fair_queue.h"
 #include "owner.h"
 #include "publish.h"
 #include "watchdog.h"
-
-static const struct channel_class fair_waiters;
-
-static struct op *op_of(struct wait_link *l)
-{
-    return l ? lw_container_of(l, struct op, wait) : NULL;
-}
 
 /* Room for a waiter's channel: the lock's channel (its prefix, the name
  * and two braces), a ':' and the field. */
@@ -62,16 +52,12 @@ static size_t own_channel(const struct lw_client *c, const struct op *op, char *
 int fair_wait(struct lw_client *c, struct op *op, uint64_t from_ns)
 {
     char name[OWN_CHANNEL_MAX];
-    int live;
 
     if (!op->queued) {
         op->queued = 1;
         watchdog_place_taken(c, op->lock, op->owner, from_ns);
     }
-    live = channel_join(c, &fair_waiters, name, own_channel(c, op, name), &op->wait);
-    if (live >= 0)
-        stats_waiters(&c->count, 1);
-    return live;
+    return waiters_join(c, &op->w, name, own_channel(c, op, name));
 }
 
 int fair_queued(const struct op *op)
@@ -122,18 +108,8 @@ static void leave_queue(struct lw_client *c, const struct op *op)
 
 void fair_leave(struct lw_client *c, struct op *op, int acquired)
 {
-    struct wait_channel *ch = op->wait.chan;
-
-    if (ch) {
-        char name[OWN_CHANNEL_MAX];
-        size_t len = own_channel(c, op, name);
-
-        if (op->state == OPS_WAITING && c->wheel)
-            lw_wheel_cancel(c->wheel, &op->ct.timer);
-        channel_remove(&op->wait);
-        stats_waiters(&c->count, -1);
-        channel_settle(c, name, len);
-    }
+    if (op->w.link.chan)
+        waiters_leave(c, &op->w, WAIT_PASS, 0); /* alone on its channel */
     if (!op->queued)
         return;
     op->queued = 0;
@@ -142,45 +118,3 @@ void fair_leave(struct lw_client *c, struct op *op, int acquired)
     if (!acquired && !c->closing)
         leave_queue(c, op);
 }
-
-/* ---- The class of a waiter's own channel (channel.h) ---- */
-
-/* op's turn: it asks now, or when its attempt on the wire is answered. */
-static void take_turn(struct lw_client *c, struct wait_channel *ch)
-{
-    struct op *op = op_of(ch->head);
-
-    if (!op || c->closing)
-        return;
-    if (op->state == OPS_INFLIGHT) {
-        op->woken = 1;
-    } else if (op->state == OPS_WAITING) {
-        lw_wheel_cancel(c->wheel, &op->ct.timer);
-        op_attempt(op);
-    }
-}
-
-static void on_live(struct lw_client *c, struct wait_channel *ch)
-{
-    take_turn(c, ch); /* a turn before the subscription went unheard */
-}
-
-static void on_message(struct lw_client *c, struct wait_channel *ch, const char *msg, size_t len)
-{
-    (void)msg; /* Redisson's 0: whatever it says, ask */
-    (void)len;
-    take_turn(c, ch);
-}
-
-/* The client stops: a waiting acquire fails; its place ends with its
- * lease. */
-static void on_stop(struct lw_client *c, struct wait_link *l)
-{
-    struct op *op = op_of(l);
-
-    (void)c;
-    if (op->state == OPS_WAITING)
-        op_complete(op, LW_ESHUTDOWN, 0);
-}
-
-static const struct channel_class fair_waiters = {on_live, on_message, on_stop};
