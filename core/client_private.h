@@ -74,7 +74,7 @@ enum script_id {
     SCRIPT_WRITE_UNLOCK, /* KEYS name, channel; ARGV write field, publish command */
     SCRIPT_RW_FORCE,     /* KEYS name, channel; ARGV mode, publish command, message */
     SCRIPT_RW_IS_LOCKED, /* KEYS name; ARGV mode */
-    /* Fair locks (lock.c, fair_queue.c): KEYS name, queue, give-up
+    /* Fair locks (way_fair.c): KEYS name, queue, give-up
      * times, places (and the token key for the acquire). */
     SCRIPT_FAIR_LOCK,   /* ARGV lease, field, wait, now, place expiry,
                            channel, publish, enqueue (0: try once), place ms */
@@ -225,6 +225,7 @@ struct lw_lock {
     size_t fair_lens[3];
     unsigned slot;                /* the cluster slot of name and both keys */
     uint8_t kind;                 /* enum lease_kind_id */
+    const struct lock_way *way;   /* how it is asked for (way.h) */
     _Atomic uint64_t max_hold_ms; /* lw_lock_set_max_hold(); 0: the client's */
     size_t len;
     char name[];
@@ -271,12 +272,12 @@ struct op {
     uint64_t max_hold_ms; /* its watchdog lock's cap, 0: none */
     uint64_t *until_out;  /* lw_acquire_until*(): the hold's sure end */
 
-    /* An acquire waiting for its lock (waiters.c; fair_queue.c for a fair
+    /* An acquire waiting for its lock (waiters.c; way_fair.c for a fair
      * lock's): its state (enum wait_state), its retry time and deadline,
      * its place in its channel's line; engine thread. */
     struct waiter w;
     uint8_t queued; /* a fair lock's waiter: it has a place in the queue
-                       in Redis (fair_queue.c) */
+                       in Redis (way_fair.c) */
 
     /* The hand-over between an unlock and a waiter (lock.c). */
     struct op *handoff; /* an unlock: the waiter it hands the lock to;

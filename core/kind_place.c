@@ -1,6 +1,6 @@
 /*
  * core/kind_place.c - a waiter's place in a fair lock's queue (lock.c,
- * fair_queue.c) as a lease kind.
+ * way_fair.c) as a lease kind.
  *
  * The queue is Redisson's RFairLock's: the list redisson_lock_queue:{name}
  * of the waiters' fields, and their give-up times in the sorted set

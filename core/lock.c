@@ -31,11 +31,12 @@
 #include "owner.h"
 #include "publish.h"
 #include "refs.h"
+#include "reply.h"
 #include "replicas.h"
 #include "status.h"
-#include "fair_queue.h"
 #include "waiters.h"
 #include "watchdog.h"
+#include "way.h"
 
 static void lock_unref(struct lw_lock *lock)
 {
@@ -101,6 +102,14 @@ static int fair_keys(struct lw_lock *lock)
  * lock of a read-write lock.  Read-write locks have their own channel,
  * Redisson's redisson_rwlock:{name}; a write lock's fencing tokens come
  * from the name's counter, as a lock's. */
+/* How each kind of handle is asked for (way.h). */
+static const struct lock_way *const ways[KIND_COUNT] = {
+    [KIND_LOCK] = &way_lock,
+    [KIND_READ] = &way_read,
+    [KIND_WRITE] = &way_write,
+    [KIND_FAIR] = &way_fair,
+};
+
 static int lock_new(struct lw_client *c, const void *name, size_t len, uint8_t kind,
                     struct lw_lock **out)
 {
@@ -123,9 +132,8 @@ static int lock_new(struct lw_client *c, const void *name, size_t len, uint8_t k
     atomic_init(&lock->refs, 1);
     lock->slot = lw_keyslot(name, len);
     lock->kind = kind;
-    lock->channel = prefix_name(kind == KIND_READ || kind == KIND_WRITE ? RW_CHANNEL_PREFIX
-                                                                        : CHANNEL_PREFIX,
-                                name, len, &lock->channel_len);
+    lock->way = ways[kind];
+    lock->channel = prefix_name(lock->way->channel_prefix, name, len, &lock->channel_len);
     lock->token_key = prefix_name(TOKEN_PREFIX, name, len, &lock->token_len);
     if (!lock->channel || !lock->token_key || (kind == KIND_FAIR && fair_keys(lock))) {
         lock_unref(lock);
@@ -173,33 +181,11 @@ void lw_lock_free(struct lw_lock *lock)
 
 /* ---- Ending an op (engine thread) ---- */
 
-static int fair(const struct op *op)
-{
-    return op->lock->kind == KIND_FAIR;
-}
-
-static int reads(const struct op *op)
-{
-    return op->lock->kind == KIND_READ;
-}
-
-/* op leaves the line it waits in, if any, with the lock (acquired) or
- * not: its name's in this client (waiters.c), or for a fair lock its
- * place in Redis's queue (fair_queue.c).  Without the lock, the turn
- * passes on; with it, the readers behind a reader share it, and after a
- * write the next looks again a lease from now, should that lock end
- * unsaid (a hand-over, or a message, comes first otherwise). */
+/* op leaves the line it waits in, if any (its way's: this client's for
+ * the name, or a fair lock's queue), with the lock (acquired) or not. */
 static void leave_line(struct lw_client *c, struct op *op, int acquired)
 {
-    uint64_t lease_ms = op->lease_ms ? op->lease_ms : c->lease_ms;
-
-    if (fair(op) && (op->w.link.chan || fair_queued(op)))
-        fair_leave(c, op, acquired);
-    else if (op->w.link.chan && !acquired)
-        waiters_leave(c, &op->w, WAIT_PASS, 0);
-    else if (op->w.link.chan)
-        waiters_leave(c, &op->w, reads(op) ? 0 : -1,
-                      lw_clock_now() + lease_ms * 1000000u + c->tick_ns);
+    op->lock->way->leave(c, op, acquired);
 }
 
 void op_complete(struct op *op, int err, int64_t value)
@@ -244,9 +230,9 @@ void op_attempt(struct op *op)
         op_complete(op, LW_ESHUTDOWN, 0);
         return;
     }
-    /* A fair lock's acquire carries the time of its attempt (epoch ms: the
-     * queue's give-up times and places are the clients'). */
-    if (op->kind == OP_ACQUIRE && fair(op) && (rc = format_op(op))) {
+    /* An acquire that carries the time of its attempt (a fair lock's:
+     * epoch ms, the queue's give-up times and places are the clients'). */
+    if (op->kind == OP_ACQUIRE && op->lock->way->stamped && (rc = format_op(op))) {
         op_complete(op, rc, 0);
         return;
     }
@@ -312,15 +298,6 @@ static void unreserve_waiter(struct lw_client *c, struct op *op)
 
 /* ---- Replies (engine thread) ---- */
 
-static int64_t integer_of(const redisReply *r)
-{
-    if (r->type == REDIS_REPLY_INTEGER)
-        return r->integer;
-    if (r->type == REDIS_REPLY_STRING)
-        return strtoll(r->str, NULL, 10);
-    return 0; /* nil: HGET of a field that is not there */
-}
-
 /* When a waiter told the holder has pttl ms left tries again, if no unlock
  * wakes it first: when the lease runs out, as nobody publishes an expiry.
  * PTTL reads 0 in the millisecond the key expires (Redis drops a key once
@@ -337,18 +314,6 @@ uint64_t holder_retry_at(uint64_t now_ns, int64_t pttl, uint64_t deadline_ns)
     if (ms >= (deadline_ns - now_ns) / 1000000u)
         return deadline_ns;
     return now_ns + ms * 1000000u;
-}
-
-/* Join the line op waits in: its name's in this client (waiters.c), or a
- * fair lock's own channel with its place in Redis's queue
- * (fair_queue.c), the place counted from its attempt's stamp. */
-static int join_line(struct lw_client *c, struct op *op)
-{
-    const struct lw_lock *lock = op->lock;
-
-    if (fair(op))
-        return fair_wait(c, op, lw_request_lease_from(&op->req));
-    return waiters_join(c, &op->w, lock->channel, lock->channel_len);
 }
 
 /* The lock is someone else's; pttl is what the holder has left (a fair
@@ -370,7 +335,7 @@ static void acquire_held(struct lw_client *c, struct op *op, int64_t pttl)
      * on its own, its place in the queue kept).  If it was listened to
      * already, an unlock between our attempt and now went unheard: try once
      * more.  Otherwise the subscription's confirmation wakes us. */
-    if (!op->w.link.chan && (live = join_line(c, op)) != 0) {
+    if (!op->w.link.chan && (live = op->lock->way->join(c, op)) != 0) {
         if (live < 0)
             op_complete(op, LW_ENOMEM, 0);
         else
@@ -386,8 +351,8 @@ static void acquire_held(struct lw_client *c, struct op *op, int64_t pttl)
      * waiter is alone in its line: it looks again when the script said. */
     op->w.state = WAIT_WAITING;
     waiters_arm(c, &op->w,
-                fair(op) || waiters_first(&op->w) ? holder_retry_at(now, pttl, op->w.deadline_ns)
-                                                  : UINT64_MAX);
+                waiters_first(&op->w) ? holder_retry_at(now, pttl, op->w.deadline_ns)
+                                      : UINT64_MAX);
 }
 
 /* Whether an acquire's reply came when less than a tick of the lease it
@@ -516,7 +481,7 @@ static void trim_hold(struct op *op)
  * expires with its lease. */
 static void trim_reply(struct lw_client *c, struct op *op, const redisReply *reply)
 {
-    int64_t left = reply && reply->type != REDIS_REPLY_ERROR ? integer_of(reply) : 0;
+    int64_t left = reply && reply->type != REDIS_REPLY_ERROR ? reply_integer(reply) : 0;
 
     if (left < 1) {
         op_complete(op, LW_EUNSETTLED, 0);
@@ -586,7 +551,7 @@ static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *
     } else if (reply->type == REDIS_REPLY_INTEGER) {
         acquire_held(c, op, reply->integer);
     } else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 1) {
-        acquire_refused(c, op, integer_of(reply->element[0]));
+        acquire_refused(c, op, reply_integer(reply->element[0]));
     } else {
         op_complete(op, LW_EREPLY, 0);
     }
@@ -610,7 +575,7 @@ static void acquire_begin(struct lw_client *c, struct op *op)
 
     if (!again && op->lease_ms == 0 && admission_holds(c, op))
         return;
-    if (again || fair(op) || !queue_behind(c, op))
+    if (again || !op->lock->way->queues || !queue_behind(c, op))
         op_attempt(op);
 }
 
@@ -619,7 +584,7 @@ void acquire_admitted(struct op *op)
 {
     struct lw_client *c = op->lock->client;
 
-    if (reentry(c, op) || fair(op) || !queue_behind(c, op))
+    if (reentry(c, op) || !op->lock->way->queues || !queue_behind(c, op))
         op_attempt(op);
 }
 
@@ -682,11 +647,11 @@ static struct handoff_result handoff_decode(const redisReply *reply, int err, in
                                          reply->elements >= 1
                                      ? (const redisReply *const *)reply->element
                                      : NULL;
-    struct handoff_result r = {.status = e ? integer_of(e[0]) : INT64_MIN};
+    struct handoff_result r = {.status = e ? reply_integer(e[0]) : INT64_MIN};
 
     r.handed = r.status == 0 || (r.status == -2 && resent);
-    r.token = r.handed && reply->elements >= 3 ? integer_of(e[1]) : 0;
-    r.holds = r.handed && reply->elements >= 3 ? integer_of(e[2]) : 0;
+    r.token = r.handed && reply->elements >= 3 ? reply_integer(e[1]) : 0;
+    r.holds = r.handed && reply->elements >= 3 ? reply_integer(e[2]) : 0;
     r.left = r.handed ? 0 : r.status < 0 ? -1
                                          : r.status;
     return r;
@@ -778,15 +743,15 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
     } else if (op->kind == OP_ACQUIRE) {
         acquire_reply(c, op, reply);
     } else if (op->kind == OP_UNLOCK) {
-        int64_t left = integer_of(reply);
+        int64_t left = reply_integer(reply);
 
         watchdog_unlock_end(c, op->lock, op->owner, left);
         holds_released(c, op->lock, op->owner, left);
         op_complete(op, left < 0 ? LW_ENOTOWNER : 0, left < 0 ? 0 : left);
     } else {
-        if (op->kind == OP_FORCE && op->lock->kind != KIND_LOCK && integer_of(reply) == 1)
+        if (op->kind == OP_FORCE && op->lock->kind != KIND_LOCK && reply_integer(reply) == 1)
             watchdog_forget(c, op->lock); /* every hold of the name is gone */
-        op_complete(op, 0, integer_of(reply));
+        op_complete(op, 0, reply_integer(reply));
     }
 }
 
@@ -813,34 +778,6 @@ static int check_lease(const struct lw_client *c, uint64_t lease_ms)
     if (lease_ms != 0 && (lease_ms < LW_MIN_LEASE_MS || lease_ms * 1000000u < 3 * c->tick_ns))
         return LW_ELEASE;
     return 0;
-}
-
-static uint64_t deadline_after(uint64_t wait_ms)
-{
-    uint64_t now = lw_clock_now();
-
-    if (wait_ms == LW_WAIT_FOREVER || wait_ms > (UINT64_MAX - now) / 1000000u)
-        return UINT64_MAX;
-    return now + wait_ms * 1000000u;
-}
-
-/* The hand-over script: this owner's hold released, the lock given to
- * op->handoff's owner with its lease. */
-static int format_handoff(struct op *op, const char *field, size_t flen)
-{
-    const struct lw_lock *lock = op->lock;
-    const struct lw_client *c = lock->client;
-    const struct op *w = op->handoff;
-    char wfield[FIELD_MAX], lease[24];
-    size_t wlen = client_field(c, w->owner, wfield);
-
-    if (w->lease_ms)
-        snprintf(lease, sizeof lease, "%llu", (unsigned long long)w->lease_ms);
-    else
-        memcpy(lease, c->lease_str, c->lease_len + 1);
-    return lw_request_evalsha(&op->req, SCRIPT_HANDOFF, 2, 5,
-                              (const char *[]){lock->name, lock->token_key, field, wfield, lease},
-                              (size_t[]){lock->len, lock->token_len, flen, wlen, strlen(lease)});
 }
 
 /* lw_name_status's command: the name and Redisson's suffixName(name,
@@ -870,182 +807,6 @@ static int format_status(struct op *op)
     return rc;
 }
 
-/* The lease an acquire asks for, as a script argument, into buf (24). */
-static void lease_arg(const struct op *op, char *buf)
-{
-    const struct lw_client *c = op->lock->client;
-
-    if (op->lease_ms)
-        snprintf(buf, 24, "%llu", (unsigned long long)op->lease_ms);
-    else
-        memcpy(buf, c->lease_str, c->lease_len + 1);
-}
-
-/* "{name}" ("name" when it has a '{': its own hash tag), then, with field,
- * ":<field>:rwlock_timeout": the prefix of a reader's timeout keys, by
- * Redisson's suffixName rule.  Into buf (LW_LOCK_NAME_MAX + FIELD_MAX +
- * 20); its length. */
-static size_t timeout_prefix(const struct lw_lock *lock, const char *field, size_t flen,
-                             char *buf)
-{
-    int tagged = memchr(lock->name, '{', lock->len) != NULL;
-    size_t n = 0;
-
-    if (!tagged)
-        buf[n++] = '{';
-    memcpy(buf + n, lock->name, lock->len);
-    n += lock->len;
-    if (!tagged)
-        buf[n++] = '}';
-    if (field) {
-        n += (size_t)sprintf(buf + n, ":%.*s:rwlock_timeout", (int)flen, field);
-    }
-    return n;
-}
-
-/* A read lock's acquire and release (the read-write lock's scripts). */
-static int format_read(struct op *op, const char *field, size_t flen)
-{
-    const struct lw_lock *lock = op->lock;
-    char lease[24], wfield[FIELD_MAX + 8], tag[LW_LOCK_NAME_MAX + 3];
-    char *prefix = malloc(LW_LOCK_NAME_MAX + FIELD_MAX + 24);
-    size_t plen, tlen = timeout_prefix(lock, NULL, 0, tag);
-    const char *publish;
-    int rc;
-
-    if (!prefix)
-        return LW_ENOMEM;
-    plen = timeout_prefix(lock, field, flen, prefix);
-    if (op->kind == OP_ACQUIRE) {
-        lease_arg(op, lease);
-        memcpy(wfield, field, flen);
-        memcpy(wfield + flen, ":write", 6);
-        rc = lw_request_evalsha(&op->req, SCRIPT_READ_LOCK, 2, 5,
-                                (const char *[]){lock->name, prefix, lease, field, wfield},
-                                (size_t[]){lock->len, plen, strlen(lease), flen, flen + 6});
-    } else {
-        publish = client_publish_command(lock->client);
-        rc = lw_request_evalsha(
-            &op->req, SCRIPT_READ_UNLOCK, 4, 6,
-            (const char *[]){lock->name, lock->channel, prefix, tag, field, publish},
-            (size_t[]){lock->len, lock->channel_len, plen, tlen, flen, strlen(publish)});
-    }
-    free(prefix);
-    return rc;
-}
-
-/* A read-write lock's command (op->lock a read or a write lock), field
- * its owner's field ("...:write" for the write lock). */
-static int format_rw(struct op *op, const char *field, size_t flen)
-{
-    const struct lw_lock *lock = op->lock;
-    int write = lock->kind == KIND_WRITE;
-    const char *mode = write ? "write" : "read", *publish;
-    char lease[24];
-
-    switch (op->kind) {
-    case OP_ACQUIRE:
-        if (!write)
-            return format_read(op, field, flen);
-        lease_arg(op, lease);
-        return lw_request_evalsha(
-            &op->req, SCRIPT_WRITE_LOCK, 2, 5,
-            (const char *[]){lock->name, lock->token_key, lease, field, field},
-            (size_t[]){lock->len, lock->token_len, strlen(lease), flen, flen - 6});
-    case OP_UNLOCK:
-    case OP_UNDO:
-    case OP_TRIM:
-        if (!write)
-            return format_read(op, field, flen);
-        publish = client_publish_command(lock->client);
-        return lw_request_evalsha(&op->req, SCRIPT_WRITE_UNLOCK, 2, 4,
-                                  (const char *[]){lock->name, lock->channel, field, publish},
-                                  (size_t[]){lock->len, lock->channel_len, flen,
-                                             strlen(publish)});
-    case OP_FORCE:
-        publish = client_publish_command(lock->client);
-        return lw_request_evalsha(
-            &op->req, SCRIPT_RW_FORCE, 2, 5,
-            (const char *[]){lock->name, lock->channel, mode, publish, write ? "1" : "0"},
-            (size_t[]){lock->len, lock->channel_len, strlen(mode), strlen(publish), 1});
-    case OP_IS_LOCKED:
-        return lw_request_evalsha(&op->req, SCRIPT_RW_IS_LOCKED, 1, 2,
-                                  (const char *[]){lock->name, mode},
-                                  (size_t[]){lock->len, strlen(mode)});
-    default:
-        return 1; /* a plain command: the caller's */
-    }
-}
-
-/* A fair lock's acquire: the lock, the queue, the give-up times, the
- * places, the token key; the lease, the field, the wait the queue counts
- * with, this moment (epoch ms: the time of the attempt, which stamps it),
- * the place's expiry, the lock's channel (a waiter's is it and its
- * field), the publish command, whether to join the queue (a try without
- * wait does not), the place's lease. */
-static int format_fair_acquire(struct op *op, const char *field, size_t flen)
-{
-    const struct lw_lock *lock = op->lock;
-    const struct lw_client *c = lock->client;
-    const char *publish = client_publish_command(c);
-    char lease[24], wait[24], now[24], place[24];
-    uint64_t stamp_ns;
-    int64_t t = lw_stamp_now(&stamp_ns);
-    int rc;
-
-    lease_arg(op, lease);
-    snprintf(wait, sizeof wait, "%llu", (unsigned long long)c->fair_wait_ms);
-    snprintf(now, sizeof now, "%lld", (long long)t);
-    snprintf(place, sizeof place, "%lld", (long long)(t + (int64_t)c->kind_lease_ms[KIND_PLACE]));
-    lw_request_clear(&op->req);
-    rc = lw_request_evalsha(
-        &op->req, SCRIPT_FAIR_LOCK, 5, 14,
-        (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1], lock->fair_keys[2],
-                         lock->token_key, lease, field, wait, now, place, lock->channel, publish,
-                         lw_clock_now() < op->w.deadline_ns ? "1" : "0",
-                         c->kind_lease_str[KIND_PLACE]},
-        (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2],
-                   lock->token_len, strlen(lease), flen, strlen(wait), strlen(now),
-                   strlen(place), lock->channel_len, strlen(publish), 1,
-                   c->kind_lease_len[KIND_PLACE]});
-    lw_request_stamp(&op->req, stamp_ns); /* its leases count from it */
-    return rc;
-}
-
-/* A fair lock's command (scripts.c, SCRIPT_FAIR_*): its acquire, its
- * unlock (an undo's and a trim's too) and force-unlock, each dropping the
- * queue's stale head by this moment's time and waking the head when the
- * lock is free; 1 for a plain command, the caller's. */
-static int format_fair(struct op *op, const char *field, size_t flen)
-{
-    const struct lw_lock *lock = op->lock;
-    const char *publish = client_publish_command(lock->client);
-    uint64_t stamp_ns;
-    char now[24];
-
-    snprintf(now, sizeof now, "%lld", (long long)lw_stamp_now(&stamp_ns));
-    switch (op->kind) {
-    case OP_ACQUIRE: return format_fair_acquire(op, field, flen);
-    case OP_UNLOCK:
-    case OP_UNDO:
-    case OP_TRIM:
-        return lw_request_evalsha(
-            &op->req, SCRIPT_FAIR_UNLOCK, 4, 8,
-            (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1],
-                             lock->fair_keys[2], field, publish, now, lock->channel},
-            (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2],
-                       flen, strlen(publish), strlen(now), lock->channel_len});
-    case OP_FORCE:
-        return lw_request_evalsha(
-            &op->req, SCRIPT_FAIR_FORCE, 4, 7,
-            (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1],
-                             lock->fair_keys[2], publish, now, lock->channel},
-            (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2],
-                       strlen(publish), strlen(now), lock->channel_len});
-    default: return 1;
-    }
-}
-
 /* Format the op's command.  Its lock and kind are set.  Only the kinds
  * that publish read the publish command, which follows pub/sub state the
  * engine thread writes: they are formatted there (unlock and force-unlock
@@ -1054,54 +815,17 @@ static int format_fair(struct op *op, const char *field, size_t flen)
 static int format_command(struct op *op)
 {
     const struct lw_lock *lock = op->lock;
-    const struct lw_client *c = lock->client;
-    char field[FIELD_MAX + 8], lease[24];
-    size_t flen = client_field(c, op->owner, field);
+    char field[FIELD_MAX + 8];
+    size_t flen = client_field(lock->client, op->owner, field);
     const char *cmd[3] = {NULL, lock->name, field};
     size_t lens[3] = {0, lock->len, flen};
-    const char *publish;
     int rc;
 
-    if (lock->kind == KIND_WRITE) {
-        memcpy(field + flen, ":write", 7);
-        lens[2] = flen += 6;
-    }
-    if (lock->kind == KIND_FAIR && (rc = format_fair(op, field, flen)) != 1)
-        return rc;
-    if ((lock->kind == KIND_READ || lock->kind == KIND_WRITE) &&
-        (rc = format_rw(op, field, flen)) != 1)
+    memcpy(field + flen, lock->way->field_suffix, strlen(lock->way->field_suffix) + 1);
+    lens[2] = flen += strlen(lock->way->field_suffix);
+    if ((rc = lock->way->format(op, field, flen)) != 1)
         return rc;
     switch (op->kind) {
-    case OP_ACQUIRE:
-        if (op->lease_ms)
-            snprintf(lease, sizeof lease, "%llu", (unsigned long long)op->lease_ms);
-        else
-            memcpy(lease, c->lease_str, c->lease_len + 1);
-        return lw_request_evalsha(&op->req, SCRIPT_LOCK, 2, 4,
-                                  (const char *[]){lock->name, lock->token_key, lease, field},
-                                  (size_t[]){lock->len, lock->token_len, strlen(lease), flen});
-    case OP_UNLOCK:
-        if (op->handoff) /* to the first waiter, with its lease */
-            return format_handoff(op, field, flen);
-        if (op->lease_ms) { /* lw_unlock_after */
-            snprintf(lease, sizeof lease, "%llu", (unsigned long long)op->lease_ms);
-            return lw_request_evalsha(&op->req, SCRIPT_MIN_HOLD, 1, 3,
-                                      (const char *[]){lock->name, field, lease},
-                                      (size_t[]){lock->len, flen, strlen(lease)});
-        }
-        /* fall through */
-    case OP_UNDO:
-    case OP_TRIM:
-        publish = client_publish_command(c);
-        return lw_request_evalsha(&op->req, SCRIPT_UNLOCK, 2, 4,
-                                  (const char *[]){lock->name, lock->channel, field, publish},
-                                  (size_t[]){lock->len, lock->channel_len, flen,
-                                             strlen(publish)});
-    case OP_FORCE:
-        publish = client_publish_command(c);
-        return lw_request_evalsha(&op->req, SCRIPT_FORCE, 2, 3,
-                                  (const char *[]){lock->name, lock->channel, publish},
-                                  (size_t[]){lock->len, lock->channel_len, strlen(publish)});
     case OP_STATUS: return format_status(op);
     case OP_IS_LOCKED: cmd[0] = "EXISTS"; break;
     case OP_IS_HELD: cmd[0] = "HEXISTS"; break;
@@ -1142,7 +866,7 @@ static int prepare_op(struct op *op, struct lw_lock *lock, int kind, uint64_t ow
     op->kind = (uint8_t)kind;
     op->owner = owner;
     op->lease_ms = lease_ms;
-    op->w.deadline_ns = kind == OP_ACQUIRE ? deadline_after(wait_ms) : 0;
+    op->w.deadline_ns = kind == OP_ACQUIRE ? waiters_deadline(wait_ms) : 0;
     if (kind == OP_ACQUIRE) {
         uint64_t cap = atomic_load_explicit(&lock->max_hold_ms, memory_order_relaxed);
 
@@ -1151,7 +875,7 @@ static int prepare_op(struct op *op, struct lw_lock *lock, int kind, uint64_t ow
     }
     op->w.ct.fire = op_timer_fired;
     op->w.rule = &lock_rule;
-    op->w.want = lock->kind == KIND_READ ? 0 : WAIT_ALL; /* readers share */
+    op->w.want = lock->way->shares ? 0 : WAIT_ALL;
     /* Acquires that replicas must acknowledge go over the side lane, where
      * their WAIT follows them (replicas.c). */
     if (kind == OP_ACQUIRE && lock->client->replicas)
@@ -1160,7 +884,7 @@ static int prepare_op(struct op *op, struct lw_lock *lock, int kind, uint64_t ow
      * their task step, where the pub/sub mode is known.  So does a fair
      * lock's acquire (it wakes the queue's head), which also carries the
      * time of each attempt: formatted at each (op_attempt()). */
-    if (kind == OP_UNLOCK || kind == OP_FORCE || (kind == OP_ACQUIRE && lock->kind == KIND_FAIR))
+    if (kind == OP_UNLOCK || kind == OP_FORCE || (kind == OP_ACQUIRE && lock->way->stamped))
         return 0;
     return format_op(op);
 }

@@ -121,7 +121,7 @@
     "  return true "                                                \
     "end "
 
-/* Fair locks (lock.c, fair_queue.c), in Redisson's RFairLock layout:
+/* Fair locks (way_fair.c), in Redisson's RFairLock layout:
  * KEYS[1] the lock's hash, KEYS[2] the queue (a list of the waiters'
  * fields), KEYS[3] their give-up times (a zset, epoch ms), KEYS[4] the
  * leasewheel waiters' places (a zset, epoch ms, ours).  prune() drops the

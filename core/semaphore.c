@@ -37,6 +37,7 @@
 #include "client_private.h"
 #include "publish.h"
 #include "refs.h"
+#include "reply.h"
 #include "replicas.h"
 #include "waiters.h"
 #include "watchdog.h"
@@ -412,15 +413,6 @@ static void sem_attempt(struct sem_op *op)
 
 /* ---- Replies (engine thread) ---- */
 
-static int64_t integer_of(const redisReply *r)
-{
-    if (r->type == REDIS_REPLY_INTEGER)
-        return r->integer;
-    if (r->type == REDIS_REPLY_STRING)
-        return strtoll(r->str, NULL, 10);
-    return 0;
-}
-
 /* When a waiter answered `nearest` (epoch ms; -1 none) tries again on its
  * own: then, or at its deadline if that comes first. */
 static uint64_t retry_at(uint64_t now_ns, int64_t nearest, uint64_t deadline_ns)
@@ -585,13 +577,13 @@ static void acquire_reply(struct lw_client *c, struct sem_op *op, const redisRep
         sem_complete(op, LW_EREPLY, 0);
         return;
     }
-    status = integer_of(reply->element[0]);
+    status = reply_integer(reply->element[0]);
     if (status < 0)
         sem_complete(op, LW_ENOSEM, 0);
     else if (status == 1)
-        acquire_got(c, op, reply->elements >= 2 ? integer_of(reply->element[1]) : -1);
+        acquire_got(c, op, reply->elements >= 2 ? reply_integer(reply->element[1]) : -1);
     else if (reply->elements >= 2)
-        acquire_short(c, op, integer_of(reply->element[1]));
+        acquire_short(c, op, reply_integer(reply->element[1]));
     else
         sem_complete(op, LW_EREPLY, 0);
 }
@@ -601,12 +593,12 @@ static void counts_reply(struct sem_op *op, const redisReply *reply)
 {
     if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1)
         sem_complete(op, LW_EREPLY, 0);
-    else if (integer_of(reply->element[0]) < 0)
+    else if (reply_integer(reply->element[0]) < 0)
         sem_complete(op, LW_ENOSEM, 0);
     else if (reply->elements < 3)
         sem_complete(op, LW_EREPLY, 0);
     else
-        sem_complete(op, 0, integer_of(reply->element[op->kind == SOP_AVAILABLE ? 1 : 2]));
+        sem_complete(op, 0, reply_integer(reply->element[op->kind == SOP_AVAILABLE ? 1 : 2]));
 }
 
 static void release_begin(struct lw_client *c, struct sem_op *op)
@@ -650,12 +642,12 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
     switch (op->kind) {
     case SOP_ACQUIRE: acquire_reply(c, op, reply); break;
     case SOP_RELEASE:
-        err = integer_of(reply) < 0 ? LW_ENOPERMIT : 0;
+        err = reply_integer(reply) < 0 ? LW_ENOPERMIT : 0;
         sem_complete(op, err, err ? 0 : op->n);
         break;
     case SOP_AVAILABLE:
     case SOP_ACQUIRED: counts_reply(op, reply); break;
-    default: sem_complete(op, 0, integer_of(reply)); break;
+    default: sem_complete(op, 0, reply_integer(reply)); break;
     }
 }
 
@@ -676,15 +668,6 @@ static void op_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t n
 }
 
 /* ---- Starting an op (calling thread) ---- */
-
-static uint64_t deadline_after(uint64_t wait_ms)
-{
-    uint64_t now = lw_clock_now();
-
-    if (wait_ms == LW_WAIT_FOREVER || wait_ms > (UINT64_MAX - now) / 1000000u)
-        return UINT64_MAX;
-    return now + wait_ms * 1000000u;
-}
 
 static int check_acquire(const struct lw_client *c, unsigned n, uint64_t lease_ms,
                          const struct lw_permit *permits)
@@ -713,7 +696,7 @@ static int start_op(struct sem_op *op, struct lw_semaphore *sem, uint64_t wait_m
     op->w.want = op->n;
     op->w.ct.fire = op_timer_fired;
     op->start_ns = lw_clock_now();
-    op->w.deadline_ns = deadline_after(wait_ms);
+    op->w.deadline_ns = waiters_deadline(wait_ms);
     atomic_fetch_add_explicit(&sem->refs, 1, memory_order_relaxed);
     lw_request_task(&op->req);
     op->w.state = WAIT_INFLIGHT;

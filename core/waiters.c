@@ -47,7 +47,7 @@
  *     the subscription was gone were lost.
  *
  * A fair lock's waiter is the same waiter alone on a channel of its own
- * (fair_queue.c): its line is Redis's queue, and whoever leaves that
+ * (way_fair.c): its line is Redis's queue, and whoever leaves that
  * queue's head publishes to the next waiter only.  A hand-over (an unlock
  * of this client moving the lock to its first waiter in one script) is
  * lock.c's, with waiters_head().  Across clients nothing changes: a lock
@@ -65,6 +65,15 @@ static const struct channel_class waiting;
 static struct waiter *waiter_of(struct wait_link *l)
 {
     return l ? lw_container_of(l, struct waiter, link) : NULL;
+}
+
+uint64_t waiters_deadline(uint64_t wait_ms)
+{
+    uint64_t now = lw_clock_now();
+
+    if (wait_ms == LW_WAIT_FOREVER || wait_ms > (UINT64_MAX - now) / 1000000u)
+        return UINT64_MAX;
+    return now + wait_ms * 1000000u;
 }
 
 void waiters_arm(struct lw_client *c, struct waiter *w, uint64_t at_ns)

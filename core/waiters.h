@@ -64,6 +64,9 @@ struct waiter {
  * to the next in line. */
 #define WAIT_PASS (-2)
 
+/* When a waiter that may wait wait_ms from now gives up: UINT64_MAX for
+ * LW_WAIT_FOREVER, or a wait past the clock's end. */
+uint64_t waiters_deadline(uint64_t wait_ms);
 /* An acquire that was refused joins the line of the channel named so: 1
  * when the channel is live and it is first (try again now: a release may
  * have gone unheard), 0 to wait, -1 out of memory. */

@@ -60,15 +60,17 @@ INCLUDES = {
 NAMES = ["engine.c", "link.c", "conn.c", "pubsub.c", "subscriber.c"]
 
 # core/, top to bottom: the client (start, stop, the engine's hooks) and
-# its metrics; the lock and semaphore calls and their ops; a fair lock's
-# place in Redis's queue, acquires waiting for replicas or admission; the
-# waiting in line (every kind's), the held leases (the watchdog, lease
+# its metrics; the lock and semaphore calls and their ops; the ways a lock
+# is asked for (its scripts and its line; a fair lock's place in Redis's
+# queue), acquires waiting for replicas or admission; what the ways share;
+# the waiting in line (every kind's), the held leases (the watchdog, lease
 # holds); the channels waiters wait on (their subscription and line) and
 # the reports; the leaves, which call nothing of core/.
 CORE_LAYERS = [
     ["client.c", "metrics.c"],
     ["lock.c", "semaphore.c"],
-    ["fair_queue.c", "replicas.c", "admission.c"],
+    ["way_lock.c", "way_rw.c", "way_fair.c", "replicas.c", "admission.c"],
+    ["way.c"],
     ["waiters.c", "watchdog.c", "holds.c"],
     ["channel.c", "report.c"],
     ["kinds.c"],

@@ -1,0 +1,82 @@
+/*
+ * core/way.h - the ways a lock handle is asked for, as a table: what
+ * varies between a plain lock, a read lock, a write lock and a fair lock
+ * on the acquire side, as kind.h says what varies in renewal.
+ *
+ * lock.c keeps one op, one set of states, one reading of replies, the
+ * replicas' WAIT, the belief rule (a hold counts from its command's
+ * stamp), re-sent and unanswered acquires, and the hand-over for every
+ * lock handle.  What differs is what goes on the wire and where a refused
+ * acquire waits, and that is what a way says:
+ *
+ *   format       the command of an op (its kind: acquire, unlock, undo,
+ *                trim, force-unlock, a query), with the owner's hash
+ *                field; 1 when that op is a plain command the way does
+ *                not change (lock.c's: EXISTS, HEXISTS, HGET, PTTL, the
+ *                status script);
+ *   join, leave  the line a refused acquire waits in: this client's line
+ *                for the name (waiters.c, on the name's channel), or a
+ *                fair lock's place in Redis's queue, alone on a channel of
+ *                its own;
+ *   and what the handle's keys and fields are called, and a few flags.
+ *
+ * Every way's acquire answers in one of three shapes, which lock.c reads:
+ *   {token, holds}   taken (holds: the owner's count, 1 for a first hold);
+ *   pttl             held by another: look again in pttl ms unless woken
+ *                    (-1: no expiry known);
+ *   {why}            refused: -1 the name holds another kind, -3 a reader
+ *                    asking to write (no upgrade).
+ *
+ * A way is one file (way_lock.c, way_rw.c for the two halves of a
+ * read-write lock, way_fair.c) holding its row, set in the handle when it
+ * is made (lock->way).  way.c holds what the rows share.  A plain lock's
+ * extras stay lock.c's: the hand-over of an unlock to this client's first
+ * waiter, lw_unlock_after()'s minimum hold, and a force-unlock that
+ * forgets the name's holds before its reply (the others forget them when
+ * it says it freed the name).
+ */
+#ifndef LW_CORE_WAY_H
+#define LW_CORE_WAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct lw_client;
+struct op;
+
+struct lock_way {
+    /* Its channel's prefix (Redisson's lock channel, or a read-write
+     * lock's). */
+    const char *channel_prefix;
+    /* Appended to the owner's hash field: ":write" for a write lock. */
+    const char *field_suffix;
+    /* Format op's command into op->req; field (flen bytes) is its
+     * owner's.  0, a negative LW_E* code, or 1 for a plain command. */
+    int (*format)(struct op *op, const char *field, size_t flen);
+    /* A refused acquire joins its line: 1 to try again now (a release
+     * may have gone unheard), 0 to wait, -1 out of memory. */
+    int (*join)(struct lw_client *c, struct op *op);
+    /* op leaves its line, if it is in one, with the lock (acquired) or
+     * not. */
+    void (*leave)(struct lw_client *c, struct op *op, int acquired);
+    uint8_t queues;  /* a new acquire queues behind this client's waiters
+                        for the name, without trying */
+    uint8_t stamped; /* its acquire carries the time of its attempt: it is
+                        formatted again, on the engine thread, for each */
+    uint8_t shares;  /* holders share it (a read): waiters behind a reader
+                        that got in try too */
+};
+
+/* The rows. */
+extern const struct lock_way way_lock, way_read, way_write, way_fair;
+
+/* way.c: what the rows share. */
+/* The lease op's acquire asks for, as a script argument, into buf (24
+ * bytes): its own, or the watchdog's. */
+void way_lease_arg(const struct op *op, char *buf);
+/* This client's line for op's name, on the name's channel (waiters.c):
+ * join and leave, for the ways whose line it is. */
+int way_line_join(struct lw_client *c, struct op *op);
+void way_line_leave(struct lw_client *c, struct op *op, int acquired);
+
+#endif

@@ -1,0 +1,213 @@
+/*
+ * core/way_fair.c - a fair lock, asked for as Redisson's RFairLock is:
+ * its row of the ways (way.h), and its acquires waiting for their turn
+ * in Redis's queue.
+ *
+ * The scripts (scripts.c, SCRIPT_FAIR_*) keep Redisson's keys: the lock's
+ * hash (an RLock's), the queue redisson_lock_queue:{name} and the give-up
+ * times redisson_lock_timeout:{name}; ours add the places
+ * leasewheel_lock_place:{name}.  Each first drops the queue's stale head
+ * by the time of its attempt, which the command carries (epoch ms): an
+ * acquire is formatted again, and stamped, for each attempt.
+ *
+ * A fair lock's line is not this client's but Redis's: the queue, which
+ * every client of the name, Redisson's too, joins at its tail and leaves
+ * at its head.  So
+ * unlike a lock's waiters, who keep a line of their own in the client and
+ * share the name's channel, each acquire here waits alone (waiters.c,
+ * with its op's row, as any lock's waiter):
+ *
+ *   - on a channel of its own, redisson_lock__channel:{name}:<field>,
+ *     on which an unlock, a force-unlock, a waiter leaving the head or a
+ *     stale head dropped publishes only when it is that waiter's turn
+ *     (scripts.c, LUA_FAIR's wake()): a message, or a confirmed
+ *     subscription, gives it its turn, and the script says whether it is
+ *     first and the lock free;
+ *   - with a place that is a lease: the watchdog renews it (kind_place.c)
+ *     from the first answer "in the queue" until the acquire ends, so
+ *     that a waiter that dies drops out within a place lease;
+ *   - with a timer at the answer's "look again" (the lock's PTTL when it
+ *     heads the queue, or when the head before it can be dropped), for
+ *     the turns nobody announces: a lease running out, a head that died;
+ *   - leaving the queue when it gives up (SCRIPT_FAIR_LEAVE, as
+ *     Redisson's acquireFailed), so that nobody waits for it; the leave
+ *     is a call of its own, sent after the acquire has ended.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client_private.h"
+#include "owner.h"
+#include "publish.h"
+#include "waiters.h"
+#include "watchdog.h"
+#include "way.h"
+
+/* Room for a waiter's channel: the lock's channel (its prefix, the name
+ * and two braces), a ':' and the field. */
+#define OWN_CHANNEL_MAX (sizeof CHANNEL_PREFIX + LW_LOCK_NAME_MAX + 3 + FIELD_MAX)
+
+/* op's channel, "<lock's channel>:<client id>:<owner>", into buf
+ * (OWN_CHANNEL_MAX); its length. */
+static size_t own_channel(const struct lw_client *c, const struct op *op, char *buf)
+{
+    const struct lw_lock *lock = op->lock;
+
+    memcpy(buf, lock->channel, lock->channel_len);
+    buf[lock->channel_len] = ':';
+    return lock->channel_len + 1 + client_field(c, op->owner, buf + lock->channel_len + 1);
+}
+
+/* An acquire of a fair lock was answered "in the queue": its place is
+ * kept from now on (the watchdog renews it, counted from the command's
+ * stamp), and it listens on its own channel. */
+static int join(struct lw_client *c, struct op *op)
+{
+    uint64_t from_ns = lw_request_lease_from(&op->req);
+    char name[OWN_CHANNEL_MAX];
+
+    if (!op->queued) {
+        op->queued = 1;
+        watchdog_place_taken(c, op->lock, op->owner, from_ns);
+    }
+    return waiters_join(c, &op->w, name, own_channel(c, op, name));
+}
+
+/* ---- Leaving the queue ---- */
+
+static void on_left(struct lw_request *req, const redisReply *reply, int err, void *arg)
+{
+    (void)reply;
+    (void)err; /* best effort: the place's lease ends it otherwise */
+    (void)arg;
+    lw_request_clear(req);
+    free(req);
+}
+
+/* SCRIPT_FAIR_LEAVE for op's owner, on its own: the give-up times behind
+ * it move up by the wait (Redisson's rule), and the next is woken when it
+ * headed the queue and the lock is free. */
+static void leave_queue(struct lw_client *c, const struct op *op)
+{
+    const struct lw_lock *lock = op->lock;
+    struct lw_request *req = calloc(1, sizeof *req);
+    char field[FIELD_MAX], wait[24];
+    size_t flen = client_field(c, op->owner, field);
+    const char *publish = client_publish_command(c);
+    size_t wlen = (size_t)snprintf(wait, sizeof wait, "%llu", (unsigned long long)c->fair_wait_ms);
+
+    if (!req)
+        return;
+    /* The command holds all it needs: nothing points at op or its lock. */
+    if (lw_request_evalsha(req, SCRIPT_FAIR_LEAVE, 4, 8,
+                           (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1],
+                                            lock->fair_keys[2], field, wait, lock->channel,
+                                            publish},
+                           (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1],
+                                      lock->fair_lens[2], flen, wlen, lock->channel_len,
+                                      strlen(publish)}) != 0) {
+        on_left(req, NULL, LW_ENOMEM, NULL);
+        return;
+    }
+    lw_request_route_slot(req, lock->slot);
+    if (lw_engine_submit(c->engine, req, on_left, NULL) != 0)
+        on_left(req, NULL, LW_ESHUTDOWN, NULL);
+}
+
+/* op ends, with the lock (acquired) or not: it stops listening, its
+ * place is no longer kept, and one it gives up leaves the queue in Redis
+ * (a call of its own, after op is gone; best effort: the place's lease
+ * ends it otherwise). */
+static void leave(struct lw_client *c, struct op *op, int acquired)
+{
+    if (op->w.link.chan)
+        waiters_leave(c, &op->w, WAIT_PASS, 0); /* alone on its channel */
+    if (!op->queued)
+        return;
+    op->queued = 0;
+    if (c->wheel)
+        watchdog_place_left(c, op->lock, op->owner);
+    if (!acquired && !c->closing)
+        leave_queue(c, op);
+}
+
+/* ---- Its commands ---- */
+
+/* A fair lock's acquire: the lock, the queue, the give-up times, the
+ * places, the token key; the lease, the field, the wait the queue counts
+ * with, this moment (epoch ms: the time of the attempt, which stamps it),
+ * the place's expiry, the lock's channel (a waiter's is it and its
+ * field), the publish command, whether to join the queue (a try without
+ * wait does not), the place's lease. */
+static int format_fair_acquire(struct op *op, const char *field, size_t flen)
+{
+    const struct lw_lock *lock = op->lock;
+    const struct lw_client *c = lock->client;
+    const char *publish = client_publish_command(c);
+    char lease[24], wait[24], now[24], place[24];
+    uint64_t stamp_ns;
+    int64_t t = lw_stamp_now(&stamp_ns);
+    int rc;
+
+    way_lease_arg(op, lease);
+    snprintf(wait, sizeof wait, "%llu", (unsigned long long)c->fair_wait_ms);
+    snprintf(now, sizeof now, "%lld", (long long)t);
+    snprintf(place, sizeof place, "%lld", (long long)(t + (int64_t)c->kind_lease_ms[KIND_PLACE]));
+    lw_request_clear(&op->req);
+    rc = lw_request_evalsha(
+        &op->req, SCRIPT_FAIR_LOCK, 5, 14,
+        (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1], lock->fair_keys[2],
+                         lock->token_key, lease, field, wait, now, place, lock->channel, publish,
+                         lw_clock_now() < op->w.deadline_ns ? "1" : "0",
+                         c->kind_lease_str[KIND_PLACE]},
+        (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2],
+                   lock->token_len, strlen(lease), flen, strlen(wait), strlen(now),
+                   strlen(place), lock->channel_len, strlen(publish), 1,
+                   c->kind_lease_len[KIND_PLACE]});
+    lw_request_stamp(&op->req, stamp_ns); /* its leases count from it */
+    return rc;
+}
+
+/* A fair lock's command (scripts.c, SCRIPT_FAIR_*): its acquire, its
+ * unlock (an undo's and a trim's too) and force-unlock, each dropping the
+ * queue's stale head by this moment's time and waking the head when the
+ * lock is free; 1 for a plain command, the caller's. */
+static int format_fair(struct op *op, const char *field, size_t flen)
+{
+    const struct lw_lock *lock = op->lock;
+    const char *publish = client_publish_command(lock->client);
+    uint64_t stamp_ns;
+    char now[24];
+
+    snprintf(now, sizeof now, "%lld", (long long)lw_stamp_now(&stamp_ns));
+    switch (op->kind) {
+    case OP_ACQUIRE: return format_fair_acquire(op, field, flen);
+    case OP_UNLOCK:
+    case OP_UNDO:
+    case OP_TRIM:
+        return lw_request_evalsha(
+            &op->req, SCRIPT_FAIR_UNLOCK, 4, 8,
+            (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1],
+                             lock->fair_keys[2], field, publish, now, lock->channel},
+            (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2],
+                       flen, strlen(publish), strlen(now), lock->channel_len});
+    case OP_FORCE:
+        return lw_request_evalsha(
+            &op->req, SCRIPT_FAIR_FORCE, 4, 7,
+            (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1],
+                             lock->fair_keys[2], publish, now, lock->channel},
+            (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2],
+                       strlen(publish), strlen(now), lock->channel_len});
+    default: return 1;
+    }
+}
+
+const struct lock_way way_fair = {
+    .channel_prefix = CHANNEL_PREFIX,
+    .field_suffix = "",
+    .format = format_fair,
+    .join = join,
+    .leave = leave,
+    .stamped = 1,
+};
