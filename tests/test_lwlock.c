@@ -1242,6 +1242,35 @@ LWLOCK_TEST(lost_lock_sends_the_chosen_signal)
     cr_assert_lt(now_ms() - t0, 5000);
 }
 
+/* lwlock killed with SIGKILL: nothing renews the lock any more, and
+ * COMMAND gets the loss's signal at once (a parent-death signal), long
+ * before the lock's lease could end and another lwlock take it. */
+LWLOCK_TEST(killed_lwlock_stops_command)
+{
+    pid_t pid = start_until_ready(ARGS("-W", "3s", "-r", addr, "orphan", "sh", "-c",
+                                       TRAPPING("TERM", "0")));
+    uint64_t t0 = now_ms();
+    char buf[512];
+
+    cr_assert_eq(redis_int("EXISTS %s", "orphan"), 1);
+    kill(pid, SIGKILL);
+    wait_child(pid, 5000);
+    cr_assert(wait_until(exists("sig"), 5000), "COMMAND was never signalled");
+    cr_assert_str_eq(slurp("sig", buf, sizeof buf), "TERM\n");
+    cr_assert_lt(now_ms() - t0, 2000, "signalled only after the lease could have ended");
+    cr_assert_eq(redis_int("EXISTS %s", "orphan"), 1, "the lock outlived COMMAND's signal");
+
+    /* The chosen signal, for a COMMAND that cannot trap it: gone too. */
+    unlink(path_in_dir("ready", buf, sizeof buf));
+    unlink(path_in_dir("sig", buf, sizeof buf));
+    pid = start_until_ready(ARGS("-W", "3s", "-s", "USR1", "-r", addr, "orphan2", "sh", "-c",
+                                 TRAPPING("USR1", "0")));
+    kill(pid, SIGKILL);
+    wait_child(pid, 5000);
+    cr_assert(wait_until(exists("sig"), 5000), "COMMAND was never signalled");
+    cr_assert_str_eq(slurp("sig", buf, sizeof buf), "USR1\n");
+}
+
 /* ---- Permits (--permits, --set-permits) ---- */
 
 Test(lwlock_usage, permits_bad_usage_exits_64, .init = make_dir, .fini = remove_test_dir,

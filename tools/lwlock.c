@@ -36,8 +36,10 @@
  * The acquire is asynchronous so that a long wait stays interruptible.
  *
  * COMMAND is started with fork() and execvpe(), in a child that restores
- * the signal mask lwlock started with and sees none of the descriptors
- * lwlock or the library opened, only those lwlock itself was given.  (The
+ * the signal mask lwlock started with, sees none of the descriptors
+ * lwlock or the library opened, only those lwlock itself was given, and
+ * gets the loss's signal should lwlock die (PR_SET_PDEATHSIG): the lock
+ * is lwlock's, and ends with its lease once nobody renews it.  (The
  * library makes its sockets close-on-exec, but hiredis cannot do it
  * atomically: a reconnect on the engine thread at the moment of the fork
  * could still slip one through.)
@@ -54,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -634,15 +637,23 @@ static void close_ours_on_exec(const struct run *r)
 /* Child of a threaded process: async-signal-safe calls only.  The
  * disposition of the signal that stops COMMAND on a loss is reset (an
  * inherited "ignore" would defeat it); the others stay as lwlock got
- * them, as any exec leaves them (nohup keeps working).  An exec failure
- * goes back to the parent through errfd, which exec closes. */
-static void exec_command(const struct run *r, char **env, int errfd)
+ * them, as any exec leaves them (nohup keeps working).  The same signal
+ * comes should lwlock die (parent is its pid), however it dies, SIGKILL
+ * too: then nothing renews the lock, which ends with its lease, and
+ * COMMAND must not outlive it.  Unlike flock(1)'s lock, held by the
+ * descriptor COMMAND inherits, ours lives in lwlock.  An lwlock gone
+ * before the request was made is caught by the pid check after it.  An
+ * exec failure goes back to the parent through errfd, which exec
+ * closes. */
+static void exec_command(const struct run *r, pid_t parent, char **env, int errfd)
 {
     struct sigaction dfl = {.sa_handler = SIG_DFL};
     int err;
 
     sigemptyset(&dfl.sa_mask);
     sigaction(r->opt.lost_sig, &dfl, NULL);
+    if (prctl(PR_SET_PDEATHSIG, r->opt.lost_sig) != 0 || getppid() != parent)
+        _exit(EXIT_OSERR);
     close_ours_on_exec(r);
     sigprocmask(SIG_SETMASK, &r->old_mask, NULL);
     execvpe(r->opt.command[0], r->opt.command, env);
@@ -658,7 +669,7 @@ static int spawn(struct run *r, uint64_t token)
     char **env = command_env(r, token);
     size_t made = 1 + (size_t)env_second(r);
     int p[2], err;
-    pid_t pid;
+    pid_t pid, parent;
 
     if (!env || pipe2(p, O_CLOEXEC)) {
         report("cannot start %s: %s", r->opt.command[0], strerror(env ? errno : ENOMEM));
@@ -666,9 +677,10 @@ static int spawn(struct run *r, uint64_t token)
             free_env(env, made);
         return EXIT_OSERR;
     }
+    parent = getpid();
     pid = fork();
     if (pid == 0)
-        exec_command(r, env, p[1]);
+        exec_command(r, parent, env, p[1]);
     err = errno;
     close(p[1]);
     free_env(env, made);
