@@ -11,6 +11,7 @@
 #include "client_private.h"
 #include "admission.h"
 #include "holds.h"
+#include "multi.h"
 #include "owner.h"
 #include "refs.h"
 #include "replicas.h"
@@ -514,6 +515,7 @@ int lw_client_free(struct lw_client *c)
     replicas_shutdown(c);
     channel_shutdown(c);
     watchdog_shutdown(c);
+    multi_shutdown(c);
     holds_shutdown(c);
     atomic_store_explicit(&c->freed, 1, memory_order_release);
     client_unref(c);

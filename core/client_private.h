@@ -86,6 +86,12 @@ enum script_id {
      * owners.  The node layout: ARGV names, then the same. */
     SCRIPT_RENEW_PLACE,
     SCRIPT_RENEW_PLACE_NODE,
+    /* Multi-locks (multi.c), one group of names sharing a slot (one
+     * Redis: all of them). */
+    SCRIPT_MULTI_LOCK,    /* KEYS name, token key per name; ARGV lease,
+                             field, a mode per name ('l' lock, 'w' write) */
+    SCRIPT_MULTI_RELEASE, /* KEYS name, channel per name; ARGV field,
+                             publish, a mode and a count per name */
     SCRIPT_COUNT
 };
 extern const char *const lw_lock_scripts[SCRIPT_COUNT];
@@ -194,6 +200,8 @@ struct lw_client {
     unsigned nodes_cap;             /* nodes has room for */
     struct entry *entries;          /* by name; each heads a chain of owners */
     struct wait_channel *channels;  /* with waiters, by name (channel.c) */
+    struct multi_set *multi_sets;   /* multi-locks' watchdog holds, by
+                                       handle and owner (multi.c) */
     struct lease_hold *lease_holds; /* holds.c */
     uint64_t unsure_swept_ns;       /* holds.c: dead unsure marks dropped then */
     struct entry *renew_head;       /* due renewals waiting for a batch slot */

@@ -20,12 +20,19 @@ enum entry_state {
     ENTRY_SENT,      /* in a batch on the wire; timer: give up */
 };
 
+/* A set the entry's lease belongs to (watchdog.h, struct lease_set). */
+struct set_ref {
+    struct lease_set *set;
+    struct set_ref *next;
+};
+
 struct entry {
     struct core_timer ct;
     UT_hash_handle hh;        /* in client->entries when the chain's head */
     struct entry *next_owner; /* same name, another owner */
     struct entry *renew_next; /* the renew queue */
     struct entry *drop_next;  /* the drop queue */
+    struct set_ref *sets;     /* the sets it is part of (multi-locks) */
     uint64_t owner;
     uint64_t valid_until_ns; /* the lease surely lasts until then */
     uint64_t due_ns;         /* when the next renewal falls due */

@@ -38,7 +38,12 @@
 #include "watchdog.h"
 #include "way.h"
 
-static void lock_unref(struct lw_lock *lock)
+void lock_ref(struct lw_lock *lock)
+{
+    atomic_fetch_add_explicit(&lock->refs, 1, memory_order_relaxed);
+}
+
+void lock_unref(struct lw_lock *lock)
 {
     if (atomic_fetch_sub_explicit(&lock->refs, 1, memory_order_acq_rel) == 1) {
         client_unref(lock->client);

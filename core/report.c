@@ -108,7 +108,7 @@ void report_risk(struct lw_client *c, const struct entry *e, int at_risk, uint64
     c->in_callback--;
 }
 
-void report_lost(struct lw_client *c, const struct entry *e, int reason)
+void report_lost(struct lw_client *c, const struct entry *e, int reason, const void *multi)
 {
     struct lw_logger *log = logger(c);
     struct lw_lease lease;
@@ -116,14 +116,16 @@ void report_lost(struct lw_client *c, const struct entry *e, int reason)
     char who[64];
 
     if (log_enabled(log, LOG_ERROR))
-        log_say(log, LOG_LOCK_LOST, LOG_ERROR, "%s %.*s (%s) lost: %s", lw_kinds[e->kind]->noun,
-                (int)(e->len > NAME_SHOWN ? NAME_SHOWN : e->len), e->name,
-                holder_text(e, who, sizeof who), lw_lost_reason_name(reason));
+        log_say(log, LOG_LOCK_LOST, LOG_ERROR, "%s %.*s (%s)%s lost: %s",
+                lw_kinds[e->kind]->noun, (int)(e->len > NAME_SHOWN ? NAME_SHOWN : e->len),
+                e->name, holder_text(e, who, sizeof who),
+                multi ? ", and with it its multi-lock's set," : "", lw_lost_reason_name(reason));
     c->in_callback++;
     if (c->on_lost && !lw_kinds[e->kind]->not_held)
         c->on_lost(e->name, e->len, e->owner, reason, c->lost_arg);
     if (c->on_lease_lost) {
         lease_of(e, &lease, &permit);
+        lease.multi = multi;
         c->on_lease_lost(&lease, reason, c->lease_lost_arg);
     }
     c->in_callback--;

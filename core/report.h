@@ -17,6 +17,6 @@ void report_risk(struct lw_client *c, const struct entry *e, int at_risk, uint64
 
 /* e is lost for reason (LW_LOST_*): the log line, on_lost,
  * on_lease_lost. */
-void report_lost(struct lw_client *c, const struct entry *e, int reason);
+void report_lost(struct lw_client *c, const struct entry *e, int reason, const void *multi);
 
 #endif

@@ -884,5 +884,90 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "  end "
     "end "
     "return renewed",
+
+    /* A multi-lock's group: every name free or the caller's, then each
+     * taken as the lock's or the write lock's own acquire takes it
+     * (SCRIPT_LOCK, SCRIPT_WRITE_LOCK: the same hash, field, hold count,
+     * lease and fencing token), or none.  Nothing is written before
+     * every name has been looked at, so a refusal, or an error (a name
+     * holding another type), leaves all as they were.  {1, token, holds,
+     * ...} per name; {0, i, pttl}: name i held by another; {-1, i}: name
+     * i is the other kind of lock; {-3, i}: the caller reads name i. */
+    [SCRIPT_MULTI_LOCK] =
+        "local lease, field, n = ARGV[1], ARGV[2], #KEYS / 2 "
+        "for i = 1, n do "
+        "  local name = KEYS[2 * i - 1] "
+        "  if ARGV[2 + i] == 'w' then "
+        "    local mode = redis.call('hget', name, 'mode') "
+        "    if mode == false then "
+        "      if redis.call('exists', name) == 1 then return {-1, i} end "
+        "    elseif not (mode == 'write' and redis.call('hexists', name, field .. ':write') == 1) then "
+        "      if redis.call('hexists', name, field) == 1 then return {-3, i} end "
+        "      return {0, i, redis.call('pttl', name)} "
+        "    end "
+        "  elseif redis.call('exists', name) == 1 then "
+        "    if redis.call('hexists', name, 'mode') == 1 then return {-1, i} end "
+        "    if redis.call('hexists', name, field) == 0 then "
+        "      return {0, i, redis.call('pttl', name)} "
+        "    end "
+        "  end "
+        "end "
+        "local r = {1} "
+        "for i = 1, n do "
+        "  local name, token, f = KEYS[2 * i - 1], KEYS[2 * i], field "
+        "  if ARGV[2 + i] == 'w' then "
+        "    f = field .. ':write' "
+        "    redis.call('hset', name, 'mode', 'write') "
+        "  end "
+        "  local holds = redis.call('hincrby', name, f, 1) "
+        "  if holds == 1 then "
+        "    redis.call('pexpire', name, lease) "
+        "    r[#r + 1] = redis.call('incr', token) "
+        "  else "
+        "    if redis.call('pttl', name) < tonumber(lease) then "
+        "      redis.call('pexpire', name, lease) "
+        "    end "
+        "    r[#r + 1] = tonumber(redis.call('get', token) or '0') "
+        "  end "
+        "  r[#r + 1] = holds "
+        "end "
+        "return r",
+
+    /* A multi-lock's group given back, released or trimmed: count holds
+     * of each name less, as the lock's or the write lock's own release
+     * (SCRIPT_UNLOCK, SCRIPT_WRITE_UNLOCK) takes one, publishing when the
+     * last goes.  The holds left per name, -1 where the caller held
+     * none. */
+    [SCRIPT_MULTI_RELEASE] =
+        "local field, publish, n = ARGV[1], ARGV[2], #KEYS / 2 "
+        "local left = {} "
+        "for i = 1, n do "
+        "  local name, channel = KEYS[2 * i - 1], KEYS[2 * i] "
+        "  local write, count = ARGV[1 + 2 * i] == 'w', tonumber(ARGV[2 + 2 * i]) "
+        "  local f = field "
+        "  if write then f = field .. ':write' end "
+        "  if (write and redis.call('hget', name, 'mode') ~= 'write') or "
+        "     redis.call('hexists', name, f) == 0 then "
+        "    left[i] = -1 "
+        "  else "
+        "    left[i] = redis.call('hincrby', name, f, -count) "
+        "    if left[i] <= 0 then "
+        "      left[i] = 0 "
+        "      if not write then "
+        "        redis.call('del', name) "
+        "        redis.call(publish, channel, '0') "
+        "      else "
+        "        redis.call('hdel', name, f) "
+        "        if redis.call('hlen', name) == 1 then "
+        "          redis.call('del', name) "
+        "        else "
+        "          redis.call('hset', name, 'mode', 'read') "
+        "        end "
+        "        redis.call(publish, channel, '1') "
+        "      end "
+        "    end "
+        "  end "
+        "end "
+        "return left",
 };
 /* clang-format on */

@@ -224,6 +224,62 @@ static void release_if_unused(struct entry *e)
         free(e);
 }
 
+/* ---- Sets of leases lost as one (multi-locks) ---- */
+
+/* e's refs, taken off it. */
+static struct set_ref *take_sets(struct entry *e)
+{
+    struct set_ref *r = e->sets;
+
+    e->sets = NULL;
+    return r;
+}
+
+static void free_sets(struct set_ref *r)
+{
+    struct set_ref *next;
+
+    for (; r; r = next) {
+        next = r->next;
+        r->set->members--;
+        free(r);
+    }
+}
+
+int watchdog_set_join(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                      struct lease_set *s)
+{
+    struct entry *head, **slot = find_slot(c, lock, owner, &head);
+    struct set_ref *r;
+
+    if (!slot || !(r = malloc(sizeof *r)))
+        return -1;
+    r->set = s;
+    r->next = (*slot)->sets;
+    (*slot)->sets = r;
+    s->members++;
+    return 0;
+}
+
+void watchdog_set_leave(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                        struct lease_set *s)
+{
+    struct entry *head, **slot = find_slot(c, lock, owner, &head);
+    struct set_ref **r, *gone;
+
+    if (!slot)
+        return;
+    for (r = &(*slot)->sets; *r; r = &(*r)->next) {
+        if ((*r)->set == s) {
+            gone = *r;
+            *r = gone->next;
+            s->members--;
+            free(gone);
+            return;
+        }
+    }
+}
+
 /* Out of the map, timer stopped, no longer counted as held (nor at
  * risk).  A hold that ended (ended: unlocked or lost, not shut down) counts
  * in the hold-time histogram. */
@@ -231,6 +287,7 @@ static void stop_watching(struct lw_client *c, struct entry *e, int ended)
 {
     unmap(c, e);
     e->dead = 1;
+    free_sets(take_sets(e));
     if (c->wheel)
         lw_wheel_cancel(c->wheel, &e->ct.timer);
     stats_held(&c->count, e->kind, -1);
@@ -320,10 +377,25 @@ static uint64_t loss_late_ns(const struct entry *e)
  * that has no drop. */
 static void lose(struct lw_client *c, struct entry *e, int reason)
 {
+    struct set_ref *sets = take_sets(e), *r;
+    const void *multi = sets ? sets->set->multi : NULL;
+    int said = 0;
+
+    for (r = sets; r; r = r->next)
+        said |= r->set->lost;
     stats_lost(&c->count, e->kind, reason, loss_late_ns(e));
     stop_watching(c, e, 1);
-    /* The owner first: the drop is only tidying up. */
-    report_lost(c, e, reason);
+    /* The owner first: the drop is only tidying up.  A lease of a set is
+     * the set's: reported once, then the set's owner lets the rest go. */
+    if (!said)
+        report_lost(c, e, reason, multi);
+    for (r = sets; r; r = r->next) {
+        if (!r->set->lost) {
+            r->set->lost = 1;
+            r->set->on_lost(c, r->set, e->name, e->len);
+        }
+    }
+    free_sets(sets);
     if (reason != LW_LOST_NOT_OWNER && reason != LW_LOST_HELD_TOO_LONG && !c->closing &&
         lw_kinds[e->kind]->drop != SCRIPT_NONE)
         queue_drop(c, e);

@@ -60,6 +60,29 @@ void watchdog_place_taken(struct lw_client *c, const struct lw_lock *lock, uint6
                           uint64_t from_ns);
 void watchdog_place_left(struct lw_client *c, const struct lw_lock *lock, uint64_t owner);
 
+/*
+ * A set of watchdog leases held and lost as one: a multi-lock's hold
+ * (multi.c) of one owner.  When one of its leases is lost, the loss is
+ * reported once, with the set (struct lw_lease's multi), and on_lost
+ * tells the set's owner (who releases the rest); a lease of a set already
+ * lost is not reported again.  multi.c owns the set; the watchdog's
+ * entries point at it from watchdog_set_join() until watchdog_set_leave()
+ * or their end.
+ */
+struct lease_set {
+    const void *multi; /* struct lw_multi *, for the callbacks */
+    uint32_t members;  /* entries that point at it */
+    uint8_t lost;      /* one of its leases was lost */
+    /* After the report, once: the lease named so was lost. */
+    void (*on_lost)(struct lw_client *c, struct lease_set *s, const char *name, size_t len);
+};
+/* (name, owner)'s watchdog lease joins or leaves s.  0, or -1 when it has
+ * none (not renewed by the watchdog), or out of memory. */
+int watchdog_set_join(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                      struct lease_set *s);
+void watchdog_set_leave(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                        struct lease_set *s);
+
 /* Permits (semaphore.c), renewed with lease 0: an entry per permit, named
  * by its semaphore, owned by its tag (permit_tag()), its id's 16 bytes
  * after the name's NUL.  Acquired by a command whose lease counts from

@@ -4,6 +4,7 @@
  * leasewheel holds Redis distributed locks and renews their leases on a
  * hashed timing wheel.  This header gathers the public parts:
  *   <leasewheel/lock.h>   the client and its locks
+ *   <leasewheel/multi.h>  several locks held at once, or none
  *   <leasewheel/semaphore.h> semaphores whose permits expire
  *   <leasewheel/tls.h>    TLS settings for its connections
  *   <leasewheel/error.h>  error codes and lw_strerror()
@@ -15,6 +16,7 @@
 
 #include <leasewheel/error.h>
 #include <leasewheel/lock.h>
+#include <leasewheel/multi.h>
 #include <leasewheel/semaphore.h>
 #include <leasewheel/version.h>
 #include <leasewheel/wheel.h>

@@ -68,6 +68,7 @@ NAMES = ["engine.c", "link.c", "conn.c", "pubsub.c", "subscriber.c"]
 # the reports; the leaves, which call nothing of core/.
 CORE_LAYERS = [
     ["client.c", "metrics.c"],
+    ["multi.c"],
     ["lock.c", "semaphore.c"],
     ["way_lock.c", "way_rw.c", "way_fair.c", "replicas.c", "admission.c"],
     ["way.c"],

@@ -225,6 +225,7 @@ struct lw_permit; /* <leasewheel/semaphore.h> */
  * during the call only.  Added in 0.4; fields are only ever added at the
  * end, and `size` says how far the library that fills it has them.
  */
+struct lw_multi;
 struct lw_lease {
     size_t size;      /* sizeof the struct the library filled */
     int kind;         /* enum lw_lease_kind */
@@ -237,6 +238,11 @@ struct lw_lease {
     const struct lw_permit *permit; /* a permit: its id (16 bytes, as
                                        lw_permit_acquire() gave it);
                                        else NULL */
+    const struct lw_multi *multi;   /* a lease held by a multi-lock
+                                       (<leasewheel/multi.h>): its
+                                       handle, the whole set lost with
+                                       this name; else NULL.  Added in
+                                       0.4 */
 };
 
 /*

@@ -1,0 +1,938 @@
+/*
+ * core/multi.c - multi-locks: lock handles of one client held by one
+ * owner all at once, or none (<leasewheel/multi.h> says what they
+ * promise).
+ *
+ * A handle keeps its locks in one order for every client, slot first and
+ * then the name's bytes, cut into groups: one group on one Redis (every
+ * key may go in one script), a group per slot in a cluster (a script's
+ * keys share a slot).  A group is taken by one script (SCRIPT_MULTI_LOCK),
+ * all or none, its names as their own handles would take them.
+ *
+ * An acquire (a multi_op) takes the groups one after another, in order:
+ *
+ *   TAKE ---- all taken ----------------------------> done
+ *    |  \---- refused, or failed: the groups taken go back (GIVE_BACK, one
+ *    |        SCRIPT_MULTI_RELEASE each), then
+ *    |          failed: done with its error;
+ *    |          refused: wait in the refusing name's line (waiters.c, on
+ *    |          its channel, as its own lock's waiters do, its timer at
+ *    |          the holder's PTTL), and TAKE again from the first group.
+ *    \-- taken twice (a cluster's unsettled retry ran it again): the
+ *        surplus holds go back (TRIM), and it goes on.
+ *
+ * Since every client takes the groups in the same order, each whole, and
+ * gives everything back when refused, no two acquires hold part each and
+ * wait for each other.  A group whose reply never came may have run:
+ * its names are marked unsure (holds.c), as a lock's unanswered acquire.
+ * With the watchdog, the groups' leases run from their first writes while
+ * the later groups are taken: an acquire done when less than a tick of
+ * the earliest is sure to be left gives everything back (LW_ETIMEDOUT).
+ *
+ * Held with the watchdog, each name is the watchdog's entry as its own
+ * lock's would be, and the owner's holds of the set are a struct
+ * multi_set, one per (handle, owner) in the client's table, whose lease
+ * set (watchdog.h) the entries join: the first lease lost is reported
+ * with the set, and multi_lost() then releases the set's holds on the
+ * other names.  A release of a set found lost sends nothing (its holds
+ * are gone or given back) and fails with LW_ENOTOWNER, as a lost lock's.
+ *
+ * Threads.  The calling thread checks and sorts (lw_multi_new()) and
+ * hands ops over; everything else runs on the engine thread, and the last
+ * thing done with an op is submitting its request (which may complete it
+ * at once), as in lock.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <leasewheel/multi.h>
+#include <uthash.h>
+
+#include "client_private.h"
+#include "completion.h"
+#include "container.h"
+#include "holds.h"
+#include "multi.h"
+#include "ops.h"
+#include "owner.h"
+#include "publish.h"
+#include "refs.h"
+#include "reply.h"
+#include "waiters.h"
+#include "watchdog.h"
+
+struct lw_multi {
+    struct lw_client *client;
+    _Atomic uint32_t refs; /* the handle, plus one per op and per set */
+    size_t n, ngroups;
+    size_t *ends;  /* group g is locks[g ? ends[g - 1] : 0 .. ends[g]) */
+    size_t *given; /* locks[i] was given at given[i] (tokens' order) */
+    struct lw_lock *locks[];
+};
+
+/* The owner's watchdog holds of a handle's set (engine thread). */
+struct set_key {
+    const struct lw_multi *m;
+    uint64_t owner;
+};
+
+struct multi_set {
+    struct lease_set lease; /* the watchdog's view: first */
+    UT_hash_handle hh;      /* in c->multi_sets, by key */
+    struct set_key key;
+    uint32_t holds; /* acquires of the set not released yet */
+};
+
+enum mop_kind { MOP_ACQUIRE,
+                MOP_RELEASE };
+
+enum mop_phase { PH_TAKE,
+                 PH_GIVE_BACK,
+                 PH_TRIM,
+                 PH_RELEASE };
+
+struct multi_op {
+    struct lw_request req;
+    struct waiter w; /* in the refusing name's line */
+    struct lw_multi *m;
+    uint64_t owner;
+    uint64_t lease_ms; /* 0: the watchdog */
+    uint64_t max_hold_ms;
+    uint64_t from_ns; /* the earliest lease start of the groups taken */
+    lw_done_fn *done;
+    void *arg;
+    uint64_t *tokens_out; /* the caller's, in its order, or NULL */
+    int err;
+    int end_err;      /* a give-back ends the acquire in it; 0: wait */
+    uint8_t kind;     /* enum mop_kind */
+    uint8_t phase;    /* enum mop_phase */
+    uint8_t blocking; /* a caller waits on `completed` */
+    uint8_t quiet;    /* a lost set's rest released: nobody is told */
+    _Atomic uint32_t completed;
+    size_t group;     /* the group on the wire */
+    size_t taken;     /* groups taken, from the first */
+    size_t refused;   /* the lock whose line it waits in */
+    int64_t pttl;     /* its holder's lease left, as answered */
+    uint32_t count;   /* a release's holds per name */
+    uint64_t *tokens; /* n, the handle's order */
+    uint32_t *holds;  /* n: taken (acquire), or to give back (trim) */
+};
+
+static void take(struct multi_op *op);
+static void send_release(struct multi_op *op);
+static void on_reply(struct lw_request *req, const redisReply *reply, int err, void *arg);
+
+/* ---- The handle ---- */
+
+static void multi_unref(struct lw_multi *m)
+{
+    if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    for (size_t i = 0; i < m->n; i++)
+        lock_unref(m->locks[i]);
+    free(m->ends);
+    free(m->given);
+    free(m);
+}
+
+static void multi_ref(struct lw_multi *m)
+{
+    atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
+}
+
+/* The one order: slot (a cluster's; one Redis: none), then the name. */
+static int order(const struct lw_lock *a, const struct lw_lock *b, int by_slot)
+{
+    size_t len = a->len < b->len ? a->len : b->len;
+    int r;
+
+    if (by_slot && a->slot != b->slot)
+        return a->slot < b->slot ? -1 : 1;
+    if ((r = memcmp(a->name, b->name, len)) != 0)
+        return r;
+    return a->len < b->len ? -1 : a->len > b->len;
+}
+
+/* Sort m's locks (few: insertion) keeping where each was given, then cut
+ * the groups. */
+static int sort_and_group(struct lw_multi *m, int by_slot)
+{
+    for (size_t i = 0; i < m->n; i++)
+        m->given[i] = i;
+    for (size_t i = 1; i < m->n; i++) {
+        for (size_t j = i; j > 0 && order(m->locks[j - 1], m->locks[j], by_slot) > 0; j--) {
+            struct lw_lock *l = m->locks[j];
+            size_t g = m->given[j];
+
+            m->locks[j] = m->locks[j - 1];
+            m->given[j] = m->given[j - 1];
+            m->locks[j - 1] = l;
+            m->given[j - 1] = g;
+        }
+    }
+    for (size_t i = 1; i < m->n; i++)
+        if (order(m->locks[i - 1], m->locks[i], 0) == 0 && m->locks[i - 1]->slot == m->locks[i]->slot)
+            return LW_EINVAL; /* a name twice */
+    for (size_t i = 1; i <= m->n; i++)
+        if (i == m->n || (by_slot && m->locks[i]->slot != m->locks[i - 1]->slot))
+            m->ends[m->ngroups++] = i;
+    return 0;
+}
+
+static int check_locks(struct lw_lock *const *locks, size_t n)
+{
+    if (!locks)
+        return LW_EINVAL;
+    if (n == 0 || n > LW_MULTI_MAX)
+        return LW_ERANGE;
+    for (size_t i = 0; i < n; i++) {
+        if (!locks[i] || locks[i]->client != locks[0]->client ||
+            (locks[i]->kind != KIND_LOCK && locks[i]->kind != KIND_WRITE))
+            return LW_EINVAL;
+    }
+    if (atomic_load_explicit(&locks[0]->client->freed, memory_order_acquire))
+        return LW_ESHUTDOWN;
+    return locks[0]->client->replicas ? LW_ENOTSUP : 0;
+}
+
+int lw_multi_new(struct lw_lock *const *locks, size_t n, struct lw_multi **out)
+{
+    struct lw_multi *m;
+    int rc = out ? check_locks(locks, n) : LW_EINVAL;
+
+    if (rc)
+        return rc;
+    if (!(m = calloc(1, sizeof *m + n * sizeof m->locks[0])))
+        return LW_ENOMEM;
+    m->ends = calloc(n, sizeof *m->ends);
+    m->given = calloc(n, sizeof *m->given);
+    if (!m->ends || !m->given) {
+        free(m->ends);
+        free(m->given);
+        free(m);
+        return LW_ENOMEM;
+    }
+    m->client = locks[0]->client;
+    m->n = n;
+    memcpy(m->locks, locks, n * sizeof locks[0]);
+    if ((rc = sort_and_group(m, m->client->cluster)) != 0) {
+        free(m->ends);
+        free(m->given);
+        free(m);
+        return rc;
+    }
+    for (size_t i = 0; i < n; i++)
+        lock_ref(m->locks[i]);
+    atomic_init(&m->refs, 1);
+    *out = m;
+    return 0;
+}
+
+void lw_multi_free(struct lw_multi *m)
+{
+    if (m)
+        multi_unref(m);
+}
+
+/* ---- Sets held with the watchdog ---- */
+
+static struct multi_set *find_set(struct lw_client *c, const struct lw_multi *m, uint64_t owner)
+{
+    struct set_key key;
+    struct multi_set *s = NULL;
+
+    memset(&key, 0, sizeof key);
+    key.m = m;
+    key.owner = owner;
+    HASH_FIND(hh, c->multi_sets, &key, sizeof key, s);
+    return s;
+}
+
+static void free_set(struct lw_client *c, struct multi_set *s)
+{
+    struct lw_multi *m = (struct lw_multi *)s->key.m;
+
+    for (size_t i = 0; i < m->n && c->wheel; i++)
+        watchdog_set_leave(c, m->locks[i], s->key.owner, &s->lease);
+    HASH_DEL(c->multi_sets, s);
+    free(s);
+    multi_unref(m);
+}
+
+static int start_op(struct multi_op *op);
+
+/* One of the set's leases was lost (reported already, with the set): the
+ * set's holds on every name go back, quietly; the owner's release will
+ * find it lost. */
+static void multi_lost(struct lw_client *c, struct lease_set *ls, const char *name, size_t len)
+{
+    struct multi_set *s = lw_container_of(ls, struct multi_set, lease);
+    struct lw_multi *m = (struct lw_multi *)s->key.m;
+    struct multi_op *op;
+
+    (void)name;
+    (void)len; /* its field is gone: giving it back is a no-op (-1) */
+    /* The other entries stay in the set until released: a loss of one of
+     * them meanwhile is the set's, told already. */
+    if (c->closing || !(op = calloc(1, sizeof *op + m->n * (sizeof *op->tokens + sizeof *op->holds))))
+        return; /* the holds end with their leases: nothing renews them now */
+    op->m = m;
+    op->owner = s->key.owner;
+    op->kind = MOP_RELEASE;
+    op->count = s->holds;
+    op->quiet = 1;
+    op->tokens = (uint64_t *)(op + 1);
+    op->holds = (uint32_t *)(op->tokens + m->n);
+    multi_ref(m);
+    op->phase = PH_RELEASE;
+    op->group = 0;
+    for (size_t i = 0; i < m->n; i++)
+        watchdog_unlock_begin(c, m->locks[i], op->owner);
+    send_release(op);
+}
+
+/* The acquire of every name is done, with the watchdog: its entries join
+ * the owner's set (made at its first acquire). */
+static void join_set(struct lw_client *c, struct multi_op *op)
+{
+    struct lw_multi *m = op->m;
+    struct multi_set *s = find_set(c, m, op->owner);
+
+    if (s && !s->lease.lost) {
+        s->holds++;
+        return;
+    }
+    if (s) /* lost, and not yet released by its owner: a new set */
+        free_set(c, s);
+    if (!(s = calloc(1, sizeof *s)))
+        return; /* renewed, not as a set: each name is lost on its own */
+    s->key.m = m;
+    s->key.owner = op->owner;
+    s->holds = 1;
+    s->lease.multi = m;
+    s->lease.on_lost = multi_lost;
+    multi_ref(m);
+    HASH_ADD(hh, c->multi_sets, key, sizeof s->key, s);
+    for (size_t i = 0; i < m->n; i++)
+        watchdog_set_join(c, m->locks[i], op->owner, &s->lease);
+}
+
+void multi_shutdown(struct lw_client *c)
+{
+    struct multi_set *s, *tmp;
+
+    HASH_ITER(hh, c->multi_sets, s, tmp) {
+        free_set(c, s);
+    }
+}
+
+/* ---- Ending an op (engine thread) ---- */
+
+static void complete(struct multi_op *op, int err)
+{
+    struct lw_multi *m = op->m;
+    struct lw_client *c = m->client;
+
+    if (op->w.link.chan)
+        waiters_leave(c, &op->w, err ? WAIT_PASS : -1,
+                      lw_clock_now() + (op->lease_ms ? op->lease_ms : c->lease_ms) * 1000000u +
+                          c->tick_ns);
+    lw_request_clear(&op->req);
+    if (op->blocking) {
+        op->err = err;
+        lw_completion_signal(&op->completed); /* op may be gone after this */
+        multi_unref(m);
+        return;
+    }
+    if (op->done && !op->quiet) {
+        c->in_callback++;
+        op->done(err, 0, op->arg);
+        c->in_callback--;
+    }
+    free(op);
+    multi_unref(m);
+}
+
+/* ---- Commands ---- */
+
+static size_t group_start(const struct lw_multi *m, size_t g)
+{
+    return g ? m->ends[g - 1] : 0;
+}
+
+static char mode_of(const struct lw_lock *lock)
+{
+    return lock->kind == KIND_WRITE ? 'w' : 'l';
+}
+
+/* Format group g's script: take (counts NULL) or release counts[i] holds
+ * of each name. */
+static int format_group(struct multi_op *op, size_t g, const uint32_t *counts)
+{
+    const struct lw_multi *m = op->m;
+    struct lw_client *c = m->client;
+    size_t from = group_start(m, g), k = m->ends[g] - from, argc, at = 0;
+    const char **argv = calloc(4 * k + 2, sizeof *argv);
+    size_t *lens = calloc(4 * k + 2, sizeof *lens);
+    char field[FIELD_MAX], lease[24], (*nums)[12] = calloc(k, sizeof *nums), modes[LW_MULTI_MAX];
+    size_t flen = client_field(c, op->owner, field);
+    int rc = LW_ENOMEM;
+
+    if (argv && lens && nums) {
+        for (size_t i = 0; i < k; i++) { /* KEYS: the name, then its token key or channel */
+            const struct lw_lock *lock = m->locks[from + i];
+
+            argv[at] = lock->name, lens[at++] = lock->len;
+            argv[at] = counts ? lock->channel : lock->token_key;
+            lens[at++] = counts ? lock->channel_len : lock->token_len;
+            modes[i] = mode_of(lock);
+        }
+        if (!counts) {
+            snprintf(lease, sizeof lease, "%llu",
+                     (unsigned long long)(op->lease_ms ? op->lease_ms : c->lease_ms));
+            argv[at] = lease, lens[at++] = strlen(lease);
+            argv[at] = field, lens[at++] = flen;
+        } else {
+            argv[at] = field, lens[at++] = flen;
+            argv[at] = client_publish_command(c), lens[at] = strlen(argv[at]), at++;
+        }
+        for (size_t i = 0; i < k; i++) {
+            argv[at] = &modes[i], lens[at++] = 1;
+            if (counts) {
+                argv[at] = nums[i];
+                lens[at++] = (size_t)snprintf(nums[i], sizeof nums[i], "%u", counts[from + i]);
+            }
+        }
+        argc = at;
+        lw_request_clear(&op->req);
+        rc = lw_request_evalsha(&op->req, counts ? SCRIPT_MULTI_RELEASE : SCRIPT_MULTI_LOCK,
+                                (int)(2 * k), (int)argc, argv, lens);
+        lw_request_route_slot(&op->req, m->locks[from]->slot);
+        if (!counts)
+            lw_request_settle(&op->req); /* Sentinel: not at once after a switch */
+    }
+    free(argv);
+    free(lens);
+    free(nums);
+    return rc;
+}
+
+static void submit(struct multi_op *op)
+{
+    struct lw_client *c = op->m->client;
+    int rc;
+
+    op->w.state = WAIT_INFLIGHT;
+    op->w.woken = 0;
+    if ((rc = lw_engine_submit(c->engine, &op->req, on_reply, op)))
+        complete(op, rc);
+}
+
+/* ---- Taking ---- */
+
+/* Send the next group to take (op->group). */
+static void take(struct multi_op *op)
+{
+    int rc;
+
+    if (op->m->client->closing) {
+        complete(op, LW_ESHUTDOWN);
+        return;
+    }
+    op->phase = PH_TAKE;
+    if ((rc = format_group(op, op->group, NULL)))
+        complete(op, rc);
+    else
+        submit(op);
+}
+
+/* From the first group again (woken, or the holder's lease ran out). */
+static void take_again(struct multi_op *op)
+{
+    op->group = 0;
+    op->taken = 0;
+    op->from_ns = UINT64_MAX;
+    take(op);
+}
+
+/* Give back the groups taken (one hold of each name), then end in err,
+ * or (err 0) wait for op->refused. */
+static void give_back(struct multi_op *op, int err);
+
+static void wait_turn(struct lw_client *c, struct multi_op *op)
+{
+    const struct lw_lock *lock = op->m->locks[op->refused];
+    uint64_t now = lw_clock_now();
+    int live = 0;
+
+    if (now >= op->w.deadline_ns) {
+        complete(op, LW_ELOCKED);
+        return;
+    }
+    if (c->closing) {
+        complete(op, LW_ESHUTDOWN);
+        return;
+    }
+    /* In another name's line: that one was taken since; this one's now. */
+    if (op->w.link.chan && op->w.link.chan != channel_find(c, lock->channel, lock->channel_len))
+        waiters_leave(c, &op->w, WAIT_PASS, 0);
+    if (!op->w.link.chan && (live = waiters_join(c, &op->w, lock->channel, lock->channel_len))) {
+        if (live < 0)
+            complete(op, LW_ENOMEM);
+        else
+            take_again(op); /* an unlock may have gone unheard */
+        return;
+    }
+    if (op->w.woken) { /* an unlock came while the attempt was out */
+        take_again(op);
+        return;
+    }
+    op->w.state = WAIT_WAITING;
+    waiters_arm(c, &op->w,
+                waiters_first(&op->w) ? holder_retry_at(now, op->pttl, op->w.deadline_ns)
+                                      : UINT64_MAX);
+}
+
+static void after_give_back(struct multi_op *op)
+{
+    if (op->end_err)
+        complete(op, op->end_err);
+    else
+        wait_turn(op->m->client, op);
+}
+
+static void give_back(struct multi_op *op, int err)
+{
+    op->end_err = err;
+    if (op->taken == 0) {
+        after_give_back(op);
+        return;
+    }
+    for (size_t i = 0; i < group_start(op->m, op->taken); i++)
+        op->holds[i] = 1;
+    op->phase = PH_GIVE_BACK;
+    op->group = 0;
+    send_release(op);
+}
+
+/* Whether the earliest of the groups' leases has less than a tick sure
+ * to be left.  Names the watchdog renews already are not at stake, but a
+ * set is taken whole or not at all. */
+static int too_late(struct lw_client *c, const struct multi_op *op)
+{
+    uint64_t lease_ms = op->lease_ms ? op->lease_ms : c->lease_ms;
+
+    return lw_clock_now() + c->tick_ns >= lease_valid_until(lease_ms, op->from_ns);
+}
+
+/* Every name is taken: the holds are the owner's. */
+static void all_taken(struct lw_client *c, struct multi_op *op)
+{
+    struct lw_multi *m = op->m;
+
+    if (too_late(c, op)) {
+        stats_acquired_too_late(&c->count);
+        give_back(op, LW_ETIMEDOUT);
+        return;
+    }
+    for (size_t i = 0; i < m->n; i++) {
+        watchdog_acquired(c, m->locks[i], op->owner, op->holds[i], op->from_ns,
+                          op->lease_ms == 0, op->max_hold_ms);
+        if (op->lease_ms)
+            holds_acquired(c, m->locks[i], op->owner, op->holds[i],
+                           lw_clock_now() + op->lease_ms * 1000000u + op->lease_ms * 10000u +
+                               c->tick_ns);
+        if (op->tokens_out)
+            op->tokens_out[m->given[i]] = op->tokens[i];
+    }
+    if (!op->lease_ms)
+        join_set(c, op);
+    complete(op, 0);
+}
+
+/* A group's surplus holds, when it may have run twice (a cluster's
+ * unsettled retry, or an earlier acquire of the owner's unanswered): more
+ * than the owner's watchdog holds and this one.  Noted in op->holds as
+ * the count to give back; 1 when there is any. */
+static int surplus(struct lw_client *c, struct multi_op *op, size_t from, size_t to,
+                   uint32_t *counts)
+{
+    int any = 0;
+
+    for (size_t i = from; i < to; i++) {
+        const struct lw_lock *lock = op->m->locks[i];
+        uint32_t expect = watchdog_holds(c, lock, op->owner) + 1;
+
+        counts[i] = 0;
+        if (!op->lease_ms && !holds_has(c, lock, op->owner, lw_clock_now()) &&
+            op->holds[i] > expect) {
+            counts[i] = op->holds[i] - expect;
+            op->holds[i] = expect;
+            any = 1;
+        }
+    }
+    return any;
+}
+
+/* The group was taken: {1, token, holds, ...}. */
+static void group_taken(struct lw_client *c, struct multi_op *op, const redisReply *r)
+{
+    struct lw_multi *m = op->m;
+    size_t from = group_start(m, op->group), to = m->ends[op->group];
+    uint64_t from_ns = lw_request_lease_from(&op->req);
+    int resent = op->req.unsettled != 0;
+
+    for (size_t i = from; i < to; i++) {
+        op->tokens[i] = (uint64_t)reply_integer(r->element[1 + 2 * (i - from)]);
+        op->holds[i] = (uint32_t)reply_integer(r->element[2 + 2 * (i - from)]);
+        if (!op->lease_ms && holds_take_unsure(c, m->locks[i], op->owner, lw_clock_now()))
+            resent = 1;
+    }
+    if (from_ns < op->from_ns)
+        op->from_ns = from_ns;
+    op->taken = op->group + 1;
+    if (resent) {
+        uint32_t *counts = calloc(m->n, sizeof *counts);
+
+        if (counts && surplus(c, op, from, to, counts)) {
+            op->phase = PH_TRIM;
+            if (format_group(op, op->group, counts) == 0) {
+                free(counts);
+                submit(op);
+                return;
+            }
+        }
+        free(counts);
+    }
+    if (++op->group == m->ngroups)
+        all_taken(c, op);
+    else
+        take(op);
+}
+
+/* A group whose reply never came may have run: its names' holds are
+ * unsure (holds.c), for the owner's next acquire to count with. */
+static void group_unanswered(struct lw_client *c, const struct multi_op *op)
+{
+    const struct lw_multi *m = op->m;
+
+    if (op->lease_ms || !op->req.sent_conn)
+        return; /* its lease ends it; never written, never run */
+    for (size_t i = group_start(m, op->group); i < m->ends[op->group]; i++) {
+        uint64_t until = watchdog_renews(c, m->locks[i], op->owner)
+                             ? UINT64_MAX
+                             : lw_clock_now() + 2 * c->lease_ms * 1000000u;
+
+        holds_unsure(c, m->locks[i], op->owner, until);
+    }
+}
+
+static void take_reply(struct lw_client *c, struct multi_op *op, const redisReply *r, int err)
+{
+    size_t k = op->m->ends[op->group] - group_start(op->m, op->group);
+    int64_t status, i;
+
+    if (err) {
+        group_unanswered(c, op);
+        give_back(op, err);
+        return;
+    }
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
+        give_back(op, LW_EREPLY);
+        return;
+    }
+    status = reply_integer(r->element[0]);
+    i = reply_integer(r->element[1]);
+    if (status == 1 && r->elements == 1 + 2 * k) {
+        group_taken(c, op, r);
+    } else if (status == 0 && r->elements == 3 && i >= 1 && (size_t)i <= k) {
+        op->refused = group_start(op->m, op->group) + (size_t)i - 1;
+        op->pttl = reply_integer(r->element[2]);
+        give_back(op, 0);
+    } else if (status == -1) {
+        give_back(op, LW_EWRONGKIND);
+    } else if (status == -3) {
+        give_back(op, lw_clock_now() < op->w.deadline_ns ? LW_EDEADLK : LW_ELOCKED);
+    } else {
+        give_back(op, LW_EREPLY);
+    }
+}
+
+/* ---- Releasing: a release, a give-back, a trim ---- */
+
+/* Send op->group's release: op->holds[i] holds of each name (a give-back
+ * or a trim), or op->count (a release). */
+static void send_release(struct multi_op *op)
+{
+    int rc;
+
+    if (op->phase == PH_RELEASE)
+        for (size_t i = group_start(op->m, op->group); i < op->m->ends[op->group]; i++)
+            op->holds[i] = op->count;
+    if ((rc = format_group(op, op->group, op->holds))) {
+        complete(op, rc);
+        return;
+    }
+    submit(op);
+}
+
+/* A release's group answered (left: the holds left per name, -1 where
+ * the owner held none), or failed (r NULL: it may not have run). */
+static void release_reply(struct lw_client *c, struct multi_op *op, const redisReply *r,
+                          int err)
+{
+    struct lw_multi *m = op->m;
+    size_t from = group_start(m, op->group), to = m->ends[op->group];
+    int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == to - from;
+
+    for (size_t i = from; i < to; i++) {
+        int64_t left = ok ? reply_integer(r->element[i - from]) : UNLOCK_UNKNOWN;
+
+        watchdog_unlock_end(c, m->locks[i], op->owner, left);
+        if (ok)
+            holds_released(c, m->locks[i], op->owner, left);
+        if (!op->end_err && left == -1)
+            op->end_err = LW_ENOTOWNER;
+    }
+    if (!ok && !op->end_err)
+        op->end_err = err ? err : LW_EREPLY;
+    if (++op->group < m->ngroups)
+        send_release(op);
+    else
+        complete(op, op->end_err);
+}
+
+/* A release's first step: the owner's set, if it holds one, loses a hold
+ * (a set lost was given back already: nothing is sent), and the
+ * watchdog holds the names' renewals back while their last holds go. */
+static void start_release(struct lw_client *c, struct multi_op *op)
+{
+    struct lw_multi *m = op->m;
+    struct multi_set *s = find_set(c, m, op->owner);
+
+    if (s && s->lease.lost) {
+        if (--s->holds == 0)
+            free_set(c, s);
+        complete(op, LW_ENOTOWNER);
+        return;
+    }
+    if (s && --s->holds == 0)
+        free_set(c, s);
+    for (size_t i = 0; i < m->n; i++)
+        watchdog_unlock_begin(c, m->locks[i], op->owner);
+    op->phase = PH_RELEASE;
+    op->count = 1;
+    op->group = 0;
+    send_release(op);
+}
+
+static void on_reply(struct lw_request *req, const redisReply *reply, int err, void *arg)
+{
+    struct multi_op *op = arg;
+    struct lw_client *c = op->m->client;
+
+    if (req->task) { /* the first step, on the engine thread */
+        req->task = 0;
+        if (err)
+            complete(op, err);
+        else if (op->kind == MOP_ACQUIRE)
+            take_again(op);
+        else
+            start_release(c, op);
+        return;
+    }
+    if (!err && reply->type == REDIS_REPLY_ERROR)
+        err = LW_EREPLY;
+    switch (op->phase) {
+    case PH_TAKE: take_reply(c, op, reply, err); return;
+    case PH_TRIM: /* what stays is a hold nobody renews: its lease ends it */
+        if (++op->group == op->m->ngroups)
+            all_taken(c, op);
+        else
+            take(op);
+        return;
+    case PH_GIVE_BACK:
+        if (++op->group < op->taken)
+            send_release(op);
+        else
+            after_give_back(op);
+        return;
+    default: release_reply(c, op, err ? NULL : reply, err); return;
+    }
+}
+
+/* ---- Waiting (waiters.c): a multi-lock's acquires' row ---- */
+
+static struct multi_op *waiting_op(struct waiter *w)
+{
+    return lw_container_of(w, struct multi_op, w);
+}
+
+static void waiter_attempt(struct waiter *w)
+{
+    take_again(waiting_op(w));
+}
+
+static void waiter_end(struct waiter *w, int err)
+{
+    complete(waiting_op(w), err);
+}
+
+/* It waits in the refusing name's line, as that lock's waiters do. */
+static const struct wait_rule multi_rule = {waiter_attempt, waiter_end, 0};
+
+/* Its timer: the holder's lease ran out, or the wait did. */
+static void op_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t now_ns)
+{
+    struct multi_op *op = lw_container_of(t, struct multi_op, w.ct);
+
+    (void)c;
+    if (op->w.state != WAIT_WAITING)
+        return; /* woken by a message in the same tick */
+    if (now_ns >= op->w.deadline_ns)
+        complete(op, LW_ELOCKED);
+    else
+        take_again(op);
+}
+
+/* ---- Starting an op (calling thread) ---- */
+
+static struct multi_op *new_op(struct lw_multi *m, int kind, uint64_t owner)
+{
+    struct multi_op *op;
+
+    if (!m || !(op = calloc(1, sizeof *op + m->n * (sizeof *op->tokens + sizeof *op->holds))))
+        return NULL;
+    op->m = m;
+    op->kind = (uint8_t)kind;
+    op->owner = owner;
+    op->tokens = (uint64_t *)(op + 1);
+    op->holds = (uint32_t *)(op->tokens + m->n);
+    op->w.rule = &multi_rule;
+    op->w.want = WAIT_ALL;
+    op->w.ct.fire = op_timer_fired;
+    return op;
+}
+
+static int check_acquire(const struct lw_multi *m, uint64_t lease_ms)
+{
+    const struct lw_client *c = m->client;
+
+    if (lease_ms > LW_MAX_LEASE_MS)
+        return LW_ERANGE;
+    if (lease_ms && (lease_ms < LW_MIN_LEASE_MS || lease_ms * 1000000u < 3 * c->tick_ns))
+        return LW_ELEASE;
+    return 0;
+}
+
+static int start_op(struct multi_op *op)
+{
+    struct lw_client *c = op->m->client;
+    int rc;
+
+    if (atomic_load_explicit(&c->freed, memory_order_acquire))
+        return LW_ESHUTDOWN;
+    multi_ref(op->m);
+    lw_request_task(&op->req);
+    op->w.state = WAIT_INFLIGHT;
+    if ((rc = lw_engine_submit(c->engine, &op->req, on_reply, op)))
+        multi_unref(op->m);
+    return rc;
+}
+
+/* Start op, and wait for it when the caller blocks. */
+static int run(struct multi_op *op, int blocking)
+{
+    int rc;
+
+    if (blocking && lw_engine_on_thread(op->m->client->engine)) {
+        free(op);
+        return LW_EDEADLK;
+    }
+    op->blocking = (uint8_t)blocking;
+    lw_completion_reset(&op->completed);
+    if ((rc = start_op(op)) != 0) {
+        free(op);
+        return rc;
+    }
+    if (!blocking)
+        return 0;
+    lw_completion_wait(&op->completed);
+    rc = op->err;
+    free(op);
+    return rc;
+}
+
+static int acquire(struct lw_multi *m, uint64_t owner, uint64_t wait_ms, uint64_t lease_ms,
+                   uint64_t *tokens, lw_done_fn *done, void *arg, int blocking)
+{
+    struct multi_op *op;
+    int rc;
+
+    if (!m)
+        return LW_EINVAL;
+    if ((rc = check_acquire(m, lease_ms)))
+        return rc;
+    if (!(op = new_op(m, MOP_ACQUIRE, owner)))
+        return LW_ENOMEM;
+    op->lease_ms = lease_ms;
+    op->tokens_out = tokens;
+    op->done = done;
+    op->arg = arg;
+    op->w.deadline_ns = waiters_deadline(wait_ms);
+    op->max_hold_ms = m->client->max_hold_ms;
+    return run(op, blocking);
+}
+
+static int release(struct lw_multi *m, uint64_t owner, lw_done_fn *done, void *arg,
+                   int blocking)
+{
+    struct multi_op *op = new_op(m, MOP_RELEASE, owner);
+
+    if (!m)
+        return LW_EINVAL;
+    if (!op)
+        return LW_ENOMEM;
+    op->done = done;
+    op->arg = arg;
+    return run(op, blocking);
+}
+
+/* ---- The API ---- */
+
+int lw_multi_acquire(struct lw_multi *m, uint64_t owner, uint64_t wait_ms, uint64_t lease_ms,
+                     uint64_t *tokens)
+{
+    return acquire(m, owner, wait_ms, lease_ms, tokens, NULL, NULL, 1);
+}
+
+int lw_multi_lock(struct lw_multi *m)
+{
+    return lw_multi_acquire(m, lw_owner_self(), LW_WAIT_FOREVER, 0, NULL);
+}
+
+int lw_multi_try_lock(struct lw_multi *m, uint64_t wait_ms, uint64_t lease_ms)
+{
+    return lw_multi_acquire(m, lw_owner_self(), wait_ms, lease_ms, NULL);
+}
+
+int lw_multi_unlock_owner(struct lw_multi *m, uint64_t owner)
+{
+    return release(m, owner, NULL, NULL, 1);
+}
+
+int lw_multi_unlock(struct lw_multi *m)
+{
+    return lw_multi_unlock_owner(m, lw_owner_self());
+}
+
+int lw_multi_acquire_async(struct lw_multi *m, uint64_t owner, uint64_t wait_ms,
+                           uint64_t lease_ms, uint64_t *tokens, lw_done_fn *done, void *arg)
+{
+    return acquire(m, owner, wait_ms, lease_ms, tokens, done, arg, 0);
+}
+
+int lw_multi_unlock_async(struct lw_multi *m, uint64_t owner, lw_done_fn *done, void *arg)
+{
+    return release(m, owner, done, arg, 0);
+}

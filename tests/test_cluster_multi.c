@@ -1,0 +1,201 @@
+/*
+ * tests/test_cluster_multi.c - multi-locks across a cluster's three
+ * masters: the names grouped by slot, the groups taken in one order, each
+ * all or none; a set refused on its last master leaves nothing on the
+ * others; two clients looping over the same names in opposite orders both
+ * finish, never inside together.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include <leasewheel.h>
+
+#include "engine.h"
+#include "redis_cluster.h"
+#include "time_util.h"
+
+static struct redis_cluster cl;
+static int owner_of[REDIS_CLUSTER_SLOTS]; /* slot -> master, by CLUSTER SLOTS */
+
+static void setup(void)
+{
+    redisReply *r;
+
+    cr_assert_eq(redis_cluster_start(&cl, 3, 1), 0, "the cluster did not start");
+    r = redis_cluster_command(&cl, 0, "CLUSTER SLOTS");
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY);
+    for (size_t i = 0; i < r->elements; i++) {
+        redisReply *e = r->element[i];
+        int node = redis_cluster_node_by_port(&cl, (int)e->element[2]->element[1]->integer);
+
+        for (long long s = e->element[0]->integer; s <= e->element[1]->integer; s++)
+            owner_of[s] = node;
+    }
+    freeReplyObject(r);
+}
+
+static void teardown(void)
+{
+    redis_cluster_stop(&cl);
+}
+
+static char seed[32];
+static const char *seeds[1] = {seed};
+
+static struct lw_client *client_as(const char *id)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+
+    snprintf(seed, sizeof seed, "127.0.0.1:%d", cl.node[0].port);
+    lw_client_config_init(&cfg);
+    cfg.cluster_seeds = seeds;
+    cfg.cluster_nseeds = 1;
+    cfg.tick_ms = 10;
+    cfg.command_timeout_ms = 5000;
+    cfg.client_id = id;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    return c;
+}
+
+/* Four names over the three masters ("ms<i>", the first found for each
+ * master, then one more), in *names (each 16 bytes). */
+static void names_on_every_master(char names[4][16])
+{
+    int found = 0, have[3] = {0};
+
+    for (int i = 0; found < 4 && i < 10000; i++) {
+        char n[16];
+        int m;
+
+        snprintf(n, sizeof n, "ms%d", i);
+        m = owner_of[lw_keyslot(n, strlen(n))];
+        if (m < 0 || m > 2 || (have[m] && found < 3))
+            continue;
+        have[m] = 1;
+        memcpy(names[found++], n, sizeof n);
+    }
+    cr_assert_eq(found, 4);
+}
+
+static struct lw_multi *multi_of(struct lw_client *c, char names[4][16], int reversed)
+{
+    struct lw_lock *locks[4];
+    struct lw_multi *m = NULL;
+
+    for (int i = 0; i < 4; i++) {
+        const char *n = names[reversed ? 3 - i : i];
+
+        cr_assert_eq(lw_lock_new(c, n, strlen(n), &locks[i]), 0);
+    }
+    cr_assert_eq(lw_multi_new(locks, 4, &m), 0);
+    for (int i = 0; i < 4; i++)
+        lw_lock_free(locks[i]);
+    return m;
+}
+
+static long long exists(const char *name)
+{
+    int node = owner_of[lw_keyslot(name, strlen(name))];
+    redisReply *r = redis_cluster_command(&cl, node, "EXISTS %s", name);
+    long long v = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+
+    freeReplyObject(r);
+    return v;
+}
+
+/* A name on one master held by another client: the set over all three
+ * masters is refused, and no other name is left held; once free, it is
+ * taken whole. */
+Test(cluster_multi, refused_on_one_master_leaves_nothing_on_the_others, .init = setup,
+     .fini = teardown, .timeout = 120)
+{
+    char names[4][16];
+    struct lw_client *c, *other;
+    struct lw_multi *m;
+    struct lw_lock *held;
+    uint64_t tokens[4];
+
+    names_on_every_master(names);
+    c = client_as("lw-1");
+    other = client_as("lw-2");
+    m = multi_of(c, names, 0);
+    cr_assert_eq(lw_lock_new(other, names[2], strlen(names[2]), &held), 0);
+    cr_assert_eq(lw_acquire(held, 1, 0, 0, NULL), 0);
+    cr_assert_eq(lw_multi_acquire(m, 1, 0, 0, tokens), LW_ELOCKED);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(exists(names[i]), i == 2, "%s", names[i]);
+    cr_assert_eq(lw_unlock_owner(held, 1), 0);
+    cr_assert_eq(lw_multi_acquire(m, 1, 0, 0, tokens), 0);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(exists(names[i]), 1, "%s", names[i]);
+    cr_assert_eq(lw_multi_unlock_owner(m, 1), 0);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(exists(names[i]), 0, "%s", names[i]);
+    lw_multi_free(m);
+    lw_lock_free(held);
+    cr_assert_eq(lw_client_free(other), 0);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+#define LOOPS 1000
+struct looper {
+    const char *id;
+    char (*names)[16];
+    int reversed;
+    _Atomic int *inside;
+    int failed, done, overlaps;
+    unsigned seed;
+};
+
+static void *loop_sets(void *arg)
+{
+    struct looper *l = arg;
+    struct lw_client *c = client_as(l->id);
+    struct lw_multi *m = multi_of(c, l->names, l->reversed);
+
+    for (int i = 0; i < LOOPS; i++) {
+        if (lw_multi_acquire(m, 1, 10000, 0, NULL)) {
+            l->failed++;
+            continue;
+        }
+        if (atomic_fetch_add(l->inside, 1) != 0)
+            l->overlaps++;
+        if (rand_r(&l->seed) % 4 == 0)
+            sleep_ms(rand_r(&l->seed) % 2);
+        atomic_fetch_sub(l->inside, 1);
+        l->done += lw_multi_unlock_owner(m, 1) == 0;
+    }
+    lw_multi_free(m);
+    lw_client_free(c);
+    return NULL;
+}
+
+/* Two clients (as two processes), each looping 1000 times over the same
+ * four names on three masters, given in opposite orders: every acquire
+ * gets its set within its wait, and the two are never inside at once. */
+Test(cluster_multi, opposite_orders_across_three_masters_both_finish, .init = setup,
+     .fini = teardown, .timeout = 240)
+{
+    char names[4][16];
+    _Atomic int inside = 0;
+    struct looper a = {"lw-a", NULL, 0, &inside, 0, 0, 0, 1};
+    struct looper b = {"lw-b", NULL, 1, &inside, 0, 0, 0, 2};
+    pthread_t ta, tb;
+
+    names_on_every_master(names);
+    a.names = b.names = names;
+    cr_assert_eq(pthread_create(&ta, NULL, loop_sets, &a), 0);
+    cr_assert_eq(pthread_create(&tb, NULL, loop_sets, &b), 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    cr_assert_eq(a.failed + b.failed, 0, "%d and %d acquires ran out of time", a.failed,
+                 b.failed);
+    cr_assert_eq(a.done + b.done, 2 * LOOPS);
+    cr_assert_eq(a.overlaps + b.overlaps, 0);
+}
