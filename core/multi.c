@@ -102,6 +102,7 @@ struct multi_op {
     lw_done_fn *done;
     void *arg;
     uint64_t *tokens_out; /* the caller's, in its order, or NULL */
+    uint64_t *until_out;  /* the caller's: the holds' sure end, or NULL */
     int err;
     int end_err;      /* a give-back ends the acquire in it; 0: wait */
     uint8_t kind;     /* enum mop_kind */
@@ -545,6 +546,8 @@ static void all_taken(struct lw_client *c, struct multi_op *op)
         if (op->tokens_out)
             op->tokens_out[m->given[i]] = op->tokens[i];
     }
+    if (op->until_out) /* the caller's, before done runs */
+        *op->until_out = lease_valid_until(op->lease_ms ? op->lease_ms : c->lease_ms, op->from_ns);
     if (!op->lease_ms)
         join_set(c, op);
     complete(op, 0);
@@ -864,7 +867,8 @@ static int run(struct multi_op *op, int blocking)
 }
 
 static int acquire(struct lw_multi *m, uint64_t owner, uint64_t wait_ms, uint64_t lease_ms,
-                   uint64_t *tokens, lw_done_fn *done, void *arg, int blocking)
+                   uint64_t *tokens, uint64_t *until_ns, lw_done_fn *done, void *arg,
+                   int blocking)
 {
     struct multi_op *op;
     int rc;
@@ -877,6 +881,7 @@ static int acquire(struct lw_multi *m, uint64_t owner, uint64_t wait_ms, uint64_
         return LW_ENOMEM;
     op->lease_ms = lease_ms;
     op->tokens_out = tokens;
+    op->until_out = until_ns;
     op->done = done;
     op->arg = arg;
     op->w.deadline_ns = waiters_deadline(wait_ms);
@@ -903,7 +908,13 @@ static int release(struct lw_multi *m, uint64_t owner, lw_done_fn *done, void *a
 int lw_multi_acquire(struct lw_multi *m, uint64_t owner, uint64_t wait_ms, uint64_t lease_ms,
                      uint64_t *tokens)
 {
-    return acquire(m, owner, wait_ms, lease_ms, tokens, NULL, NULL, 1);
+    return acquire(m, owner, wait_ms, lease_ms, tokens, NULL, NULL, NULL, 1);
+}
+
+int lw_multi_acquire_until(struct lw_multi *m, uint64_t owner, uint64_t wait_ms,
+                           uint64_t lease_ms, uint64_t *tokens, uint64_t *until_ns)
+{
+    return acquire(m, owner, wait_ms, lease_ms, tokens, until_ns, NULL, NULL, 1);
 }
 
 int lw_multi_lock(struct lw_multi *m)
@@ -929,7 +940,14 @@ int lw_multi_unlock(struct lw_multi *m)
 int lw_multi_acquire_async(struct lw_multi *m, uint64_t owner, uint64_t wait_ms,
                            uint64_t lease_ms, uint64_t *tokens, lw_done_fn *done, void *arg)
 {
-    return acquire(m, owner, wait_ms, lease_ms, tokens, done, arg, 0);
+    return acquire(m, owner, wait_ms, lease_ms, tokens, NULL, done, arg, 0);
+}
+
+int lw_multi_acquire_until_async(struct lw_multi *m, uint64_t owner, uint64_t wait_ms,
+                                 uint64_t lease_ms, uint64_t *tokens, uint64_t *until_ns,
+                                 lw_done_fn *done, void *arg)
+{
+    return acquire(m, owner, wait_ms, lease_ms, tokens, until_ns, done, arg, 0);
 }
 
 int lw_multi_unlock_async(struct lw_multi *m, uint64_t owner, lw_done_fn *done, void *arg)

@@ -71,8 +71,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -988,6 +990,154 @@ class shared_mutex
     lw_lock *r_ = nullptr;
     lw_lock *w_ = nullptr;
     std::atomic<std::uint64_t> token_{0};
+    std::atomic<int> last_unlock_error_{0};
+};
+
+/*
+ * Several names held at once by the calling thread, or none
+ * (TimedLockable), as lw_multi_new() over plain locks: for std::lock_guard
+ * and std::unique_lock over a set ("a transfer between two accounts").
+ * Every client takes the names in one order, so two multi_locks over the
+ * same names never wait for each other, whatever order each was given.
+ * Renewed by the watchdog; a name lost is the whole set's, told once
+ * (lw_lease's multi) and the rest released.  Not copyable or movable.
+ * Added in 0.4.
+ */
+class multi_lock
+{
+  public:
+    multi_lock(client &c, const std::vector<std::string_view> &names)
+    {
+        std::error_code ec;
+        open(c, names, ec);
+        detail::throw_if(ec, "leasewheel::multi_lock");
+    }
+    multi_lock(client &c, std::initializer_list<std::string_view> names)
+        : multi_lock(c, std::vector<std::string_view>(names))
+    {
+    }
+    /* On failure the lock is unusable: every call fails with LW_EINVAL. */
+    multi_lock(client &c, const std::vector<std::string_view> &names, std::error_code &ec)
+    {
+        open(c, names, ec);
+    }
+
+    multi_lock(const multi_lock &) = delete;
+    multi_lock &operator=(const multi_lock &) = delete;
+    ~multi_lock()
+    {
+        lw_multi_free(m_);
+    }
+
+    void lock(std::error_code &ec) noexcept
+    {
+        acquire(LW_WAIT_FOREVER, ec);
+    }
+    void lock()
+    {
+        std::error_code ec;
+        acquire(LW_WAIT_FOREVER, ec);
+        detail::throw_if(ec, "leasewheel::multi_lock::lock");
+    }
+    bool try_lock(std::error_code &ec) noexcept
+    {
+        return acquire(0, ec);
+    }
+    bool try_lock()
+    {
+        std::error_code ec;
+        bool got = acquire(0, ec);
+        detail::throw_if(ec, "leasewheel::multi_lock::try_lock");
+        return got;
+    }
+    template <class Rep, class Period>
+    bool try_lock_for(const std::chrono::duration<Rep, Period> &d)
+    {
+        std::error_code ec;
+        bool got = acquire(detail::wait_ms(d), ec);
+        detail::throw_if(ec, "leasewheel::multi_lock::try_lock_for");
+        return got;
+    }
+    template <class Clock, class Duration>
+    bool try_lock_until(const std::chrono::time_point<Clock, Duration> &t)
+    {
+        std::error_code ec;
+
+        for (;;) {
+            const auto now = Clock::now();
+            const std::uint64_t ms = now < t ? detail::wait_ms(t - now) : 0;
+
+            if (acquire(ms, ec))
+                return true;
+            detail::throw_if(ec, "leasewheel::multi_lock::try_lock_until");
+            if (ms == 0 || !(Clock::now() < t))
+                return false;
+        }
+    }
+    /* One hold of every name released; a failure (LW_ENOTOWNER after the
+     * set was lost) is kept for take_unlock_error(). */
+    void unlock() noexcept
+    {
+        int rc = lw_multi_unlock(m_);
+
+        if (rc < 0)
+            last_unlock_error_.store(rc, std::memory_order_relaxed);
+    }
+
+    /* Each name's fencing token from the calling thread's last acquire, in
+     * the order given; meaningful to the holder only. */
+    std::vector<std::uint64_t> tokens() const
+    {
+        std::lock_guard<std::mutex> g(tokens_lock_);
+        return tokens_;
+    }
+    std::error_code take_unlock_error() noexcept
+    {
+        int rc = last_unlock_error_.exchange(0, std::memory_order_relaxed);
+        return rc ? std::error_code(rc, category()) : std::error_code();
+    }
+    lw_multi *native_handle() const noexcept
+    {
+        return m_;
+    }
+
+  private:
+    void open(client &c, const std::vector<std::string_view> &names, std::error_code &ec)
+    {
+        std::vector<lw_lock *> locks;
+        int rc = 0;
+
+        for (std::string_view n : names) {
+            lw_lock *l = nullptr;
+
+            if ((rc = lw_lock_new(c.native_handle(), n.data(), n.size(), &l)) != 0)
+                break;
+            locks.push_back(l);
+        }
+        if (rc == 0)
+            rc = lw_multi_new(locks.data(), locks.size(), &m_);
+        for (lw_lock *l : locks)
+            lw_lock_free(l);
+        tokens_.assign(names.size(), 0);
+        detail::assign(ec, rc);
+    }
+
+    bool acquire(std::uint64_t wait_ms, std::error_code &ec) noexcept
+    {
+        std::uint64_t got[LW_MULTI_MAX];
+        int rc = lw_multi_acquire(m_, lw_owner_self(), wait_ms, 0, got);
+
+        if (rc == 0) {
+            std::lock_guard<std::mutex> g(tokens_lock_);
+            tokens_.assign(got, got + tokens_.size());
+        }
+        detail::assign(ec, rc == LW_ELOCKED ? 0 : rc);
+        return rc == 0;
+    }
+
+    lw_multi *m_ = nullptr;
+    std::vector<std::uint64_t> tokens_;
+    mutable std::mutex tokens_lock_;
     std::atomic<int> last_unlock_error_{0};
 };
 

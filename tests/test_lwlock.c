@@ -157,6 +157,17 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         ARGS("-v5", "n", "true"),
         ARGS("--read", "--write", "n", "true"),
         ARGS("--write", "--read", "n", "true"),
+        ARGS("--multi", "a,,b", "true"),
+        ARGS("--multi", ",a", "true"),
+        ARGS("--multi", "a,", "true"),
+        ARGS("--multi", "--read", "a,b", "true"),
+        ARGS("--fair", "--multi", "a,b", "true"),
+        ARGS("--multi", "--min-hold", "1s", "a,b", "true"),
+        ARGS("--multi", "--status", "a,b"),
+        ARGS("--multi", "--permits", "2", "a,b", "true"),
+        ARGS("--multi", "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r,s,t,u,v,w,x,y,z,A,B,C,D,E,F,G,H,I,"
+                        "J,K,L,M,N,O,P,Q,R,S,T,U,V,W,X,Y,Z,0,1,2,3,4,5,6,7,8,9,_,+,=",
+             "true"),
         ARGS("--read", "--status", "n"),
         ARGS("--read=x", "n", "true"),
         ARGS("--write", "--min-hold", "1s", "n", "true"),
@@ -1240,6 +1251,49 @@ LWLOCK_TEST(lost_lock_sends_the_chosen_signal)
     echo_stderr();
     cr_assert_eq(code, 79, "%d", code);
     cr_assert_lt(now_ms() - t0, 5000);
+}
+
+/* --multi: every name held while COMMAND runs (LWLOCK_NAME the list,
+ * LWLOCK_TOKEN each name's token in its order), none left after; a set
+ * with one name held elsewhere is not taken at all (75). */
+LWLOCK_TEST(multi_holds_every_name_or_none)
+{
+    char buf[256], script[512];
+
+    snprintf(script, sizeof script,
+             "echo \"$LWLOCK_NAME $LWLOCK_TOKEN\" > \"$LWT_DIR/env\"; "
+             "\"$LWT_LWLOCK\" -r %s -n -q c true; echo $? > \"$LWT_DIR/held\"",
+             addr);
+    cr_assert_eq(run(ARGS("-r", addr, "--multi", "a,b,c", "sh", "-c", script)), 0);
+    cr_assert_str_eq(slurp("env", buf, sizeof buf), "a,b,c 1,1,1\n");
+    cr_assert_str_eq(slurp("held", buf, sizeof buf), "75\n", "c was not held");
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(redis_int("EXISTS %s", (const char *[]){"a", "b", "c"}[i]), 0);
+
+    hold_elsewhere("b", 5000);
+    cr_assert_eq(run(ARGS("-r", addr, "--multi", "a,b,c", "true")), 75);
+    cr_assert_eq(redis_int("EXISTS %s", "a"), 0, "a was left held");
+    cr_assert_eq(redis_int("EXISTS %s", "c"), 0, "c was left held");
+}
+
+/* Two shells, each running lwlock --multi over the same four names in
+ * opposite orders, a thousand times each: every run gets its set within
+ * its wait, and COMMAND never finds the other inside (mkdir as a test of
+ * who is in). */
+LWLOCK_TEST(multi_opposite_orders_as_processes)
+{
+    char loop[1024];
+    pid_t a, b;
+
+    snprintf(loop, sizeof loop,
+             "i=0; while [ $i -lt 1000 ]; do i=$((i + 1)); "
+             "\"$LWT_LWLOCK\" -r %s -w 10s --multi \"$1\" sh -c "
+             "'mkdir \"$LWT_DIR/in\" || exit 99; rmdir \"$LWT_DIR/in\"' || exit $?; done",
+             addr);
+    a = start("/bin/sh", ARGS("-c", loop, "sh", "n1,n2,n3,n4"), NULL);
+    b = start("/bin/sh", ARGS("-c", loop, "sh", "n4,n3,n2,n1"), NULL);
+    cr_assert_eq(wait_child(a, 100000), 0, "a run failed or overlapped");
+    cr_assert_eq(wait_child(b, 100000), 0, "a run failed or overlapped");
 }
 
 /* lwlock killed with SIGKILL: nothing renews the lock any more, and

@@ -100,6 +100,8 @@ struct run {
     int sigfd, ev_rd, ev_wr, timerfd;
     struct lw_client *client;
     struct lw_lock *lock;
+    struct lw_multi *multi;        /* --multi: instead of lock */
+    uint64_t tokens[LW_MULTI_MAX]; /* --multi: each name's, as given */
     uint64_t owner;
     struct lw_semaphore *sem; /* --permits, --set-permits: instead of lock */
     struct lw_permit permit;  /* --permits: the one held */
@@ -344,12 +346,42 @@ static const char *reason(const struct run *r, int err, char *buf, size_t size)
     return buf;
 }
 
-/* The handle of the lock --read, --write, --fair or none asks for. */
+/* --multi: a lock handle for each name (PREFIX:NAME), the multi-lock over
+ * them (which keeps them). */
+static int new_multi(struct run *r)
+{
+    struct lw_lock *locks[LW_MULTI_MAX];
+    const char *name = r->opt.name;
+    size_t n = 0;
+    int rc = 0;
+
+    while (rc == 0 && n < r->opt.nnames) {
+        const char *comma = strchr(name, ',');
+        size_t len = comma ? (size_t)(comma - name) : strlen(name);
+        char key[LW_LOCK_NAME_MAX + 1];
+        int klen = snprintf(key, sizeof key, "%s%s%.*s", r->opt.prefix ? r->opt.prefix : "",
+                            r->opt.prefix ? ":" : "", (int)len, name);
+
+        if ((rc = lw_lock_new(r->client, key, (size_t)klen, &locks[n])) == 0)
+            n++;
+        name = comma ? comma + 1 : name + len;
+    }
+    if (rc == 0)
+        rc = lw_multi_new(locks, n, &r->multi);
+    while (n)
+        lw_lock_free(locks[--n]);
+    return rc;
+}
+
+/* The handle of the lock --read, --write, --fair, --multi or none asks
+ * for. */
 static int new_lock(struct run *r)
 {
     const char *key = r->opt.key;
 
     switch (r->opt.kind) {
+    case LWLOCK_MULTI:
+        return new_multi(r);
     case LWLOCK_READ:
         return lw_read_lock_new(r->client, key, strlen(key), &r->lock);
     case LWLOCK_WRITE:
@@ -463,6 +495,8 @@ static int acquire_failed(const struct run *r, int err)
 /* The lock or permit given back at once, whatever the answer. */
 static int let_go(struct run *r)
 {
+    if (r->multi)
+        return lw_multi_unlock_owner(r->multi, r->owner);
     return r->sem ? lw_permit_release(r->sem, &r->permit, 1) : lw_unlock_owner(r->lock, r->owner);
 }
 
@@ -501,6 +535,9 @@ static int acquire(struct run *r, uint64_t *token)
     if (r->sem) /* the ids land in r->permit, which outlives the client */
         rc = lw_permit_acquire_until_async(r->sem, 1, wait, r->opt.lease_ms, &r->permit,
                                            &r->out.until_ns, on_acquired, &r->out);
+    else if (r->multi) /* the tokens land in r->tokens, likewise */
+        rc = lw_multi_acquire_until_async(r->multi, r->owner, wait, r->opt.lease_ms, r->tokens,
+                                          &r->out.until_ns, on_acquired, &r->out);
     else
         rc = lw_acquire_until_async(r->lock, r->owner, wait, r->opt.lease_ms, &r->out.until_ns,
                                     on_acquired, &r->out);
@@ -581,7 +618,7 @@ static char **command_env(const struct run *r, uint64_t token)
     env = malloc((n + 3) * sizeof *env);
     vname = malloc(strlen(name) + sizeof "LWLOCK_NAME=");
     if (env_second(r))
-        vsecond = malloc(sizeof "LWLOCK_PERMIT=" + LW_PERMIT_HEX_LEN + 20);
+        vsecond = malloc(sizeof "LWLOCK_PERMIT=" + LW_PERMIT_HEX_LEN + 21 * LW_MULTI_MAX);
     if (!env || !vname || (env_second(r) && !vsecond)) {
         free(env);
         free(vname);
@@ -595,6 +632,9 @@ static char **command_env(const struct run *r, uint64_t token)
     env[k++] = vname;
     if (r->sem)
         sprintf(vsecond, "LWLOCK_PERMIT=%s", lw_permit_hex(&r->permit, hex));
+    else if (r->multi) /* each name's, in NAME's order */
+        for (size_t i = 0, at = (size_t)sprintf(vsecond, "LWLOCK_TOKEN="); i < r->opt.nnames; i++)
+            at += (size_t)sprintf(vsecond + at, i ? ",%" PRIu64 : "%" PRIu64, r->tokens[i]);
     else if (vsecond)
         sprintf(vsecond, "LWLOCK_TOKEN=%" PRIu64, token);
     if (vsecond)
@@ -869,6 +909,7 @@ static void close_fd(int fd)
 /* The client goes first: its callbacks write to ev_wr. */
 static void teardown(struct run *r)
 {
+    lw_multi_free(r->multi);
     lw_lock_free(r->lock);
     lw_semaphore_free(r->sem);
     lw_client_free(r->client);

@@ -40,6 +40,7 @@ static void usage_permits(FILE *to)
 static void usage(FILE *to)
 {
     fputs("Usage: lwlock [options] [--read | --write | --fair] NAME COMMAND [ARG...]\n"
+          "       lwlock [options] --multi NAME1,NAME2,... COMMAND [ARG...]\n"
           "       lwlock [options] --status [--json] NAME\n"
           "       lwlock [options] --permits N NAME COMMAND [ARG...]\n"
           "       lwlock [options] --set-permits N NAME\n"
@@ -51,6 +52,8 @@ static void usage(FILE *to)
           "      --write            hold its write lock: alone, no reader nor writer\n"
           "      --fair             hold the fair lock NAME (Redisson's RFairLock):\n"
           "                         first come, first served across every client\n"
+          "      --multi            hold every lock of NAME1,NAME2,... at once, or\n"
+          "                         none: all or nothing, in one order for everyone\n"
           "  -r, --redis ADDRESS    the Redis server: HOST:PORT or\n"
           "                         redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]\n"
           "                         (default: $LWLOCK_REDIS, else " DEFAULT_REDIS "),\n"
@@ -61,8 +64,9 @@ static void usage(FILE *to)
           "                         master's; sentinels that want a password take it\n"
           "                         from $LWLOCK_SENTINEL_PASSWORD and\n"
           "                         $LWLOCK_SENTINEL_USERNAME); rediss:// and\n"
-          "                         rediss-sentinel:// are the same over TLS\n"
-          "  -c, --cluster SEEDS    a Redis Cluster: HOST:PORT,HOST:PORT,... (some of\n"
+          "                         rediss-sentinel:// are the same over TLS\n",
+          to);
+    fputs("  -c, --cluster SEEDS    a Redis Cluster: HOST:PORT,HOST:PORT,... (some of\n"
           "                         its nodes); -r or $LWLOCK_REDIS then gives only\n"
           "                         USER and PASSWORD (redis://USER:PASSWORD@...)\n"
           "      --replicas N       the acquire counts only once N replicas have it\n"
@@ -270,6 +274,7 @@ enum { OPT_VERSION = 256,
        OPT_READ,
        OPT_WRITE,
        OPT_FAIR,
+       OPT_MULTI,
        OPT_PERMITS,
        OPT_SET_PERMITS };
 
@@ -289,6 +294,7 @@ static const struct option long_options[] = {
     {"read", no_argument, NULL, OPT_READ},
     {"write", no_argument, NULL, OPT_WRITE},
     {"fair", no_argument, NULL, OPT_FAIR},
+    {"multi", no_argument, NULL, OPT_MULTI},
     {"json", no_argument, NULL, OPT_JSON},
     {"verbose", no_argument, NULL, 'v'},
     {"quiet", no_argument, NULL, 'q'},
@@ -413,13 +419,15 @@ static int take_option(struct parse *p, int c, const char *arg)
         return 0;
     case OPT_READ:
     case OPT_WRITE:
-    case OPT_FAIR: {
+    case OPT_FAIR:
+    case OPT_MULTI: {
         enum lwlock_kind k = c == OPT_READ    ? LWLOCK_READ
                              : c == OPT_WRITE ? LWLOCK_WRITE
-                                              : LWLOCK_FAIR;
+                             : c == OPT_FAIR  ? LWLOCK_FAIR
+                                              : LWLOCK_MULTI;
 
         if (o->kind != LWLOCK_PLAIN && o->kind != k)
-            return usage_error(p->err, "--read, --write and --fair exclude each other");
+            return usage_error(p->err, "--read, --write, --fair and --multi exclude each other");
         o->kind = k;
         return 0;
     }
@@ -500,6 +508,32 @@ static int make_key(struct lwlock_options *o, const char *name, FILE *err)
     return -1;
 }
 
+/* --multi's NAME: names separated by commas, none empty, each with the
+ * prefix within the name limit, at most LW_MULTI_MAX.  -1, or the usage
+ * status. */
+static int check_names(struct lwlock_options *o, FILE *err)
+{
+    size_t pre = o->prefix ? strlen(o->prefix) + 1 : 0;
+    const char *s = o->name;
+
+    o->nnames = 0;
+    for (;;) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+
+        if (len == 0)
+            return usage_error(err, "--multi: an empty name in %s", o->name);
+        if (pre + len > LW_LOCK_NAME_MAX)
+            return usage_error(err, "--multi: PREFIX:NAME must be at most %u bytes each",
+                               LW_LOCK_NAME_MAX);
+        if (++o->nnames > LW_MULTI_MAX)
+            return usage_error(err, "--multi: at most %u names", LW_MULTI_MAX);
+        if (!comma)
+            return -1;
+        s = comma + 1;
+    }
+}
+
 /*
  * What goes with --permits and --set-permits: -1, or the usage status.
  * --min-hold is refused with --permits: a permit left to expire would
@@ -570,14 +604,17 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, const char *
     /* The library's lw_unlock_after() leaves only a lock to expire: a
      * read or write hold would be released at once, silently. */
     if (o->min_hold_ms && o->kind != LWLOCK_PLAIN)
-        return usage_error(err, "--min-hold is for a plain lock: a read, write or fair lock "
-                                "cannot yet be left to expire (it would be released at once)");
+        return usage_error(err, "--min-hold is for a plain lock: a read, write, fair or multi "
+                                "lock cannot yet be left to expire (it would be released at "
+                                "once)");
     if (o->status && o->kind != LWLOCK_PLAIN)
         return usage_error(err, "--status says what NAME holds, of any kind: no --read, "
-                                "--write or --fair");
+                                "--write, --fair or --multi");
     if ((o->permits || o->set_permits >= 0) && o->kind != LWLOCK_PLAIN)
         return usage_error(err, "--permits and --set-permits are a semaphore's: no --read, "
-                                "--write or --fair");
+                                "--write, --fair or --multi");
+    if (o->kind == LWLOCK_MULTI && (rc = check_names(o, err)) >= 0)
+        return rc;
     if (o->status || o->set_permits >= 0) {
         if (optind + 1 < argc)
             return usage_error(err, "%s takes NAME only, no COMMAND",

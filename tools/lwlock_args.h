@@ -41,6 +41,8 @@ enum lwlock_kind {
     LWLOCK_READ,      /* --read: the read lock of a read-write lock */
     LWLOCK_WRITE,     /* --write: its write lock */
     LWLOCK_FAIR,      /* --fair: a fair lock (Redisson's RFairLock) */
+    LWLOCK_MULTI,     /* --multi: every name of NAME1,NAME2,... at once
+                         (plain locks), or none */
 };
 
 struct lwlock_options {
@@ -78,7 +80,11 @@ struct lwlock_options {
     char key[LW_LOCK_NAME_MAX + 1];
     char **command;        /* COMMAND and its arguments in argv, NULL-terminated;
                               NULL with --status */
-    enum lwlock_kind kind; /* --read, --write, --fair, else LWLOCK_PLAIN */
+    enum lwlock_kind kind; /* --read, --write, --fair, --multi, else
+                              LWLOCK_PLAIN */
+    size_t nnames;         /* --multi: the names in NAME (comma-separated),
+                              each 1..LW_LOCK_NAME_MAX bytes with PREFIX:,
+                              1..LW_MULTI_MAX of them */
     int status;            /* --status: say who holds NAME, take nothing */
     int json;              /* --json: --status's answer as JSON */
     /* Permits (a semaphore whose permits expire) instead of a lock. */

@@ -81,6 +81,13 @@ LW_API void lw_multi_free(struct lw_multi *m);
 LW_API int lw_multi_acquire(struct lw_multi *m, uint64_t owner, uint64_t wait_ms,
                             uint64_t lease_ms, uint64_t *tokens);
 
+/* lw_multi_acquire_until - as lw_multi_acquire(), and on success
+ * *until_ns (lw_clock_now()'s clock) gets until when every name is sure to
+ * be held without a renewal: the earliest of the groups' leases, counted
+ * from before its command was written, less the drift allowance. */
+LW_API int lw_multi_acquire_until(struct lw_multi *m, uint64_t owner, uint64_t wait_ms,
+                                  uint64_t lease_ms, uint64_t *tokens, uint64_t *until_ns);
+
 /* lw_multi_lock - every name for the calling thread, waiting for ever,
  * renewed by the watchdog. */
 LW_API int lw_multi_lock(struct lw_multi *m);
@@ -100,10 +107,14 @@ LW_API int lw_multi_unlock_owner(struct lw_multi *m, uint64_t owner);
 LW_API int lw_multi_unlock(struct lw_multi *m);
 
 /* Asynchronous twins: done(err, 0, arg) on the engine thread, unless the
- * call itself fails.  tokens must stay valid until done runs. */
+ * call itself fails.  tokens and until_ns must stay valid until done
+ * runs. */
 LW_API int lw_multi_acquire_async(struct lw_multi *m, uint64_t owner, uint64_t wait_ms,
                                   uint64_t lease_ms, uint64_t *tokens, lw_done_fn *done,
                                   void *arg);
+LW_API int lw_multi_acquire_until_async(struct lw_multi *m, uint64_t owner, uint64_t wait_ms,
+                                        uint64_t lease_ms, uint64_t *tokens, uint64_t *until_ns,
+                                        lw_done_fn *done, void *arg);
 LW_API int lw_multi_unlock_async(struct lw_multi *m, uint64_t owner, lw_done_fn *done,
                                  void *arg);
 

@@ -629,6 +629,45 @@ static void fair_mutex_in_turn(const redis_server *srv)
     CHECK(!ma.take_unlock_error() && !mb.take_unlock_error() && !mc.take_unlock_error());
 }
 
+/* leasewheel::multi_lock: a set for std::lock_guard and std::unique_lock,
+ * all or none: one of its names held elsewhere refuses it whole; two
+ * multi_locks over the same names in opposite orders exclude each other
+ * and never wait for each other. */
+static void multi_lock_sets(int port)
+{
+    leasewheel::client a(opts_for(port)), b(opts_for(port));
+    leasewheel::multi_lock ab(a, {"hpp:acct:1", "hpp:acct:2"});
+    leasewheel::multi_lock ba(b, {"hpp:acct:2", "hpp:acct:1"});
+    leasewheel::mutex two(b, "hpp:acct:2");
+    std::atomic<int> inside{0}, overlaps{0};
+
+    {
+        std::lock_guard<leasewheel::mutex> g(two);
+        CHECK(!ab.try_lock()); /* one name held: none taken */
+        CHECK(!leasewheel::mutex(a, "hpp:acct:1").is_locked());
+    }
+    {
+        std::unique_lock<leasewheel::multi_lock> g(ab, 1s);
+        CHECK(g.owns_lock());
+        CHECK(ab.tokens().size() == 2 && ab.tokens()[0] > 0 && ab.tokens()[1] > 0);
+        CHECK(!ba.try_lock());
+    }
+    auto loop = [&](leasewheel::multi_lock &m) {
+        for (int i = 0; i < 100; i++) {
+            std::unique_lock<leasewheel::multi_lock> g(m, 5s);
+            CHECK(g.owns_lock());
+            if (inside.fetch_add(1) != 0)
+                overlaps++;
+            inside.fetch_sub(1);
+        }
+    };
+    std::thread t1([&] { loop(ab); }), t2([&] { loop(ba); });
+    t1.join();
+    t2.join();
+    CHECK(overlaps == 0);
+    CHECK(!ab.take_unlock_error() && !ba.take_unlock_error());
+}
+
 static void log_lines(const redis_server *srv)
 {
     struct lines {
@@ -821,6 +860,7 @@ int main()
         max_hold(&srv);
         shared_mutex_locks(srv.port);
         fair_mutex_in_turn(&srv);
+        multi_lock_sets(srv.port);
         log_lines(&srv);
         semaphore_permits(srv.port);
         lease_kinds(&srv);
