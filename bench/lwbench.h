@@ -47,47 +47,52 @@ enum lwb_kind {
                           (--locks counts them, --per-semaphore to one) */
     LWB_KIND_FAIR,     /* lw_fair_lock_new(): Redisson's RFairLock, held
                           (renewed as a lock is) */
+    LWB_KIND_MULTI,    /* lw_multi_new(): sets of --names-per-lock locks,
+                          each set taken at once (--locks counts names) */
 };
 
-/* "lock", "read", "write", "permit" or "fair": --kind's words, the
- * JSON's. */
+/* "lock", "read", "write", "permit", "fair" or "multi": --kind's words,
+ * the JSON's. */
 static inline const char *lwb_kind_name(enum lwb_kind kind)
 {
-    static const char *const name[] = {"lock", "read", "write", "permit", "fair"};
+    static const char *const name[] = {"lock", "read", "write", "permit", "fair", "multi"};
 
     return name[kind];
 }
 
 struct opts {
     uint32_t locks;
-    enum lwb_kind kind;         /* --kind, default LWB_KIND_LOCK */
+    enum lwb_kind kind; /* --kind, default LWB_KIND_LOCK */
     uint32_t lease_ms, tick_ms, slots, batch, inflight;
     double duration_s;
-    const char *redis;          /* -r as given, or NULL: a private server */
-    struct redis_url url;       /* -r parsed (credentials, DB; sentinels) */
+    const char *redis;                                 /* -r as given, or NULL: a private server */
+    struct redis_url url;                              /* -r parsed (credentials, DB; sentinels) */
     const char *sentinel_username, *sentinel_password; /* $LWLOCK_SENTINEL_*
                                    with a redis-sentinel:// -r, or NULL */
-    struct lw_tls_config tls;   /* --tls, --cacert, ... (tls_opts.h), enable
-                                   also by a rediss -r: the data nodes' TLS
-                                   (the one Redis, every cluster node, the
-                                   master the sentinels name) */
-    int plain_sentinels;        /* $LWLOCK_SENTINEL_TLS=0: the sentinels
-                                   without TLS; else as the data nodes */
-    int cluster;                /* --cluster */
-    struct redis_seeds seeds;   /* --cluster's seeds; n == 0: -r's HOST:PORT,
-                                   or without -r a private cluster */
-    const char *json, *plot;    /* files, or NULL */
+    struct lw_tls_config tls;                          /* --tls, --cacert, ... (tls_opts.h), enable
+                                                          also by a rediss -r: the data nodes' TLS
+                                                          (the one Redis, every cluster node, the
+                                                          master the sentinels name) */
+    int plain_sentinels;                               /* $LWLOCK_SENTINEL_TLS=0: the sentinels
+                                                          without TLS; else as the data nodes */
+    int cluster;                                       /* --cluster */
+    struct redis_seeds seeds;                          /* --cluster's seeds; n == 0: -r's HOST:PORT,
+                                                          or without -r a private cluster */
+    const char *json, *plot;                           /* files, or NULL */
     int sweep;
-    int verbose;                /* -v: the library's log lines to stderr */
-    uint32_t clients;           /* --clients: clients splitting the locks,
-                                   1..LWB_MAX_CLIENTS, default 1 */
-    int no_ceiling;             /* --no-ceiling: no floods (a shared Redis):
-                                   no ceiling, ratio or capacity estimate */
-    uint32_t per_semaphore;     /* --per-semaphore: permits of one semaphore
-                                   (--kind permit) */
+    int verbose;             /* -v: the library's log lines to stderr */
+    uint32_t clients;        /* --clients: clients splitting the locks,
+                                1..LWB_MAX_CLIENTS, default 1 */
+    int no_ceiling;          /* --no-ceiling: no floods (a shared Redis):
+                                no ceiling, ratio or capacity estimate */
+    uint32_t per_semaphore;  /* --per-semaphore: permits of one semaphore
+                                (--kind permit) */
+    uint32_t names_per_lock; /* --names-per-lock: names of one multi-lock
+                                (--kind multi) */
 };
 
 #define LWB_DEFAULT_PER_SEMAPHORE 100u
+#define LWB_DEFAULT_NAMES_PER_LOCK 4u
 
 /* The share of the ceiling to plan for (docs/tuning.md): past it, the
  * client falls behind in bursts before the ceiling's rate is reached. */
@@ -103,7 +108,7 @@ struct master {
 };
 
 struct target {
-    char host[256];             /* one Redis; in a cluster the first master */
+    char host[256]; /* one Redis; in a cluster the first master */
     int port;
     const char *username, *password; /* NULL when none */
     int db;
@@ -119,7 +124,7 @@ struct target {
     /* --cluster */
     int cluster;
     struct redis_cluster private_cluster; /* nnodes 0 unless started here */
-    struct redis_seeds seeds;   /* what the client is given */
+    struct redis_seeds seeds;             /* what the client is given */
     unsigned nmasters;
     struct master masters[LWB_MAX_MASTERS];
     uint8_t slot_master[REDIS_CLUSTER_SLOTS]; /* slot -> index in masters */
@@ -127,52 +132,52 @@ struct target {
 
 /* One master's share of a cluster run. */
 struct master_result {
-    uint32_t locks;             /* the run's locks whose slot it serves */
-    double renewals_per_s;      /* PEXPIREs by the renew script (INFO
-                                   commandstats), over the window */
-    double calls_per_s;         /* EVALSHAs, over the window */
-    double redis_cpu_pct;       /* its CPU over the window */
-    double ceiling;             /* its share of the cluster flood, keys/s */
-    double single;              /* ... of the single-key flood, keys/s */
+    uint32_t locks;        /* the run's locks whose slot it serves */
+    double renewals_per_s; /* PEXPIREs by the renew script (INFO
+                              commandstats), over the window */
+    double calls_per_s;    /* EVALSHAs, over the window */
+    double redis_cpu_pct;  /* its CPU over the window */
+    double ceiling;        /* its share of the cluster flood, keys/s */
+    double single;         /* ... of the single-key flood, keys/s */
 };
 
 /* The ceiling: keys renewed per second by a raw flood of the renew script,
  * measured on the target in this run, on the run's own locks. */
 struct ceiling {
-    double batched;             /* opts.batch keys per call, opts.inflight calls out */
-    double single;              /* 1 key per call, SINGLE_WINDOW calls out */
-    double redis_cpu_pct;       /* Redis during the batched flood */
+    double batched;       /* opts.batch keys per call, opts.inflight calls out */
+    double single;        /* 1 key per call, SINGLE_WINDOW calls out */
+    double redis_cpu_pct; /* Redis during the batched flood */
 };
 #define SINGLE_WINDOW 4096u     /* the engine's default max_inflight */
-#define SINGLE_KEYS_MAX 200000u /* formatted single-key calls kept at once
+#define SINGLE_KEYS_MAX 200000u /* formatted single-key calls kept at once \
                                    (in a cluster: over all masters) */
 
 #define SERIES_MAX 600u /* seconds of renewals per second kept */
 
 struct run_result {
-    struct ceiling ceiling;     /* measured on this run's locks */
+    struct ceiling ceiling; /* measured on this run's locks */
     uint32_t locks, acquired;
-    double acquire_s;           /* to acquire them all */
-    double window_s;            /* the measured hold: whole renewal periods */
-    double needed, achieved;    /* renewals/s: locks / (lease/3); confirmed */
+    double acquire_s;                            /* to acquire them all */
+    double window_s;                             /* the measured hold: whole renewal periods */
+    double needed, achieved;                     /* renewals/s: locks / (lease/3); confirmed */
     uint64_t lag_p50_ns, lag_p99_ns, lag_max_ns; /* over the window */
-    uint64_t lost;              /* over the whole run */
-    double engine_cpu_pct;      /* the engine thread, % of one core */
+    uint64_t lost;                               /* over the whole run */
+    double engine_cpu_pct;                       /* the engine thread, % of one core */
     double redis_cpu_pct;
-    double bytes_per_lock;      /* client RSS growth per lock acquired */
+    double bytes_per_lock; /* client RSS growth per lock acquired */
     double keys_per_call;
-    uint32_t refused;           /* acquires refused by admission
-                                   (LW_EOVERLOAD): the Redis could renew no
-                                   more; `acquired` is then the client's
-                                   measured capacity at this lease */
-    uint32_t skipped;           /* not asked for once one was refused */
-    uint64_t overloads;         /* times admission closed */
-    double per_s[SERIES_MAX];   /* renewals sent in each second of the hold */
+    uint32_t refused;         /* acquires refused by admission
+                                 (LW_EOVERLOAD): the Redis could renew no
+                                 more; `acquired` is then the client's
+                                 measured capacity at this lease */
+    uint32_t skipped;         /* not asked for once one was refused */
+    uint64_t overloads;       /* times admission closed */
+    double per_s[SERIES_MAX]; /* renewals sent in each second of the hold */
     unsigned nper_s;
-    int held;                   /* all acquired (or refused by admission),
-                                   none lost, not behind */
+    int held; /* all acquired (or refused by admission),
+                 none lost, not behind */
     int interrupted;
-    unsigned nmasters;          /* cluster: masters[0..nmasters) */
+    unsigned nmasters; /* cluster: masters[0..nmasters) */
     struct master_result masters[LWB_MAX_MASTERS];
 };
 
@@ -229,12 +234,12 @@ int node_call(struct lw_engine *e, node_reply_fn *fn, void *arg, int argc, const
 #define DELETE_CHUNK 1000u
 struct deleter {
     struct lw_engine *e;
-    struct lw_request *reqs;    /* DELETE_CHUNK */
+    struct lw_request *reqs; /* DELETE_CHUNK */
     struct pipeline *p;
     uint32_t queued;
-    int bad;                    /* a DEL failed, or a chunk never finished */
-    int read_holds;             /* set after deleter_open(): delete the
-                                   readers' timeout keys too */
+    int bad;        /* a DEL failed, or a chunk never finished */
+    int read_holds; /* set after deleter_open(): delete the
+                       readers' timeout keys too */
 };
 /* 0, or -1 (nothing left to close). */
 int deleter_open(struct deleter *d, const struct target *t, const char *host, int port);

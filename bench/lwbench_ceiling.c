@@ -36,7 +36,7 @@
 
 #define FLOOD_SECONDS 2.0
 #define WARMUP_SECONDS 0.5
-#define LEASE "30000"            /* long enough that no key expires meanwhile */
+#define LEASE "30000" /* long enough that no key expires meanwhile */
 
 /* The owner the flood renews, after the client id: the run's owner 1,
  * and a write hold's field suffix (kind_write.c). */
@@ -53,8 +53,7 @@ static void lock_keys(const struct flood_keys *k, uint32_t i, char *name, size_t
 {
     key_name(name, nlen, k->prefix, i);
     if (k->kind == LWB_KIND_READ)
-        snprintf(timeout, tlen, strchr(name, '{') ? "%s:%s:1:rwlock_timeout:1"
-                                                  : "{%s}:%s:1:rwlock_timeout:1",
+        snprintf(timeout, tlen, strchr(name, '{') ? "%s:%s:1:rwlock_timeout:1" : "{%s}:%s:1:rwlock_timeout:1",
                  name, k->id);
 }
 
@@ -67,7 +66,8 @@ static int remake_lock(const struct flood_keys *k, uint32_t i, struct lw_request
 
     lock_keys(k, i, name, sizeof name, timeout, sizeof timeout);
     snprintf(field, sizeof field, "%s:%s", k->id, flood_owner(k));
-    if (k->kind == LWB_KIND_LOCK || k->kind == LWB_KIND_FAIR) /* the same hash and field */
+    if (k->kind == LWB_KIND_LOCK || k->kind == LWB_KIND_FAIR ||
+        k->kind == LWB_KIND_MULTI) /* the same hash and field */
         return lw_request_command(&reqs[0], 4, (const char *[]){"HSET", name, field, "1"},
                                   NULL)
                    ? -1

@@ -26,13 +26,21 @@ static void print_kind(const struct opts *o)
         printf("kind permit: the \"locks\" are permits, %u to a semaphore; the ceiling floods "
                "the permit renewal script\n",
                o->per_semaphore);
+    if (o->kind == LWB_KIND_MULTI)
+        printf("kind multi: the \"locks\" are names, %u to a multi-lock taken at once; the "
+               "ceiling floods the lock renewal script\n",
+               o->names_per_lock);
 }
 
 /* What the run holds, for the table's first line. */
 static const char *what_held(const struct opts *o)
 {
-    static const char *const held[] = {"locks", "read holds of read-write locks",
-                                       "write holds of read-write locks", "permits"};
+    static const char *const held[] = {"locks",
+                                       "read holds of read-write locks",
+                                       "write holds of read-write locks",
+                                       "permits",
+                                       "fair locks",
+                                       "locks of multi-locks"};
 
     return held[o->kind];
 }
@@ -290,6 +298,8 @@ int report_json(const char *path, const struct opts *o, const struct target *t,
     fprintf(f, "  \"clients\": %u,\n  \"kind\": \"%s\",\n", o->clients, lwb_kind_name(o->kind));
     if (o->kind == LWB_KIND_PERMIT)
         fprintf(f, "  \"per_semaphore\": %u,\n", o->per_semaphore);
+    if (o->kind == LWB_KIND_MULTI)
+        fprintf(f, "  \"names_per_lock\": %u,\n", o->names_per_lock);
     fprintf(f, "  \"largest_held\": %u,\n  \"runs\": [\n", largest_held);
     for (unsigned i = 0; i < nruns; i++)
         json_run(f, o, &runs[i], t, i + 1 == nruns);

@@ -72,6 +72,7 @@
 #include <unistd.h>
 
 #include <leasewheel/lock.h>
+#include <leasewheel/multi.h>
 #include <leasewheel/semaphore.h>
 #include <leasewheel/wheel.h>
 
@@ -79,7 +80,7 @@
 #include "lwbench.h"
 
 #define ACQUIRE_WINDOW 1000u
-#define ADMISSION_WAIT_LEASES 8u /* see above: past the longest quiet wait */
+#define ADMISSION_WAIT_LEASES 8u               /* see above: past the longest quiet wait */
 #define STALL_LIMIT_NS (60ull * 1000000000ull) /* no acquire done for this long */
 
 struct run_ctx;
@@ -94,6 +95,7 @@ struct run_client {
 
 struct run_ctx {
     _Atomic uint32_t acquired, failed, refused, done, skipped;
+    uint32_t per;     /* --kind multi: names to a set; else 1 */
     _Atomic int full; /* an acquire waited its whole wait for admission */
     _Atomic uint64_t lost;
     _Atomic int first_err;
@@ -238,6 +240,44 @@ static int acquire_all(struct lw_lock **locks, uint32_t n, struct run_ctx *x,
     return atomic_load(&x->done) < n ? -1 : 0;
 }
 
+/* --kind multi: a set's acquire ended (x->done counts the sets; acquired
+ * the names, per to a set). */
+static void on_set_acquired(int err, int64_t value, void *arg)
+{
+    struct run_client *rc = arg;
+    struct run_ctx *x = rc->x;
+
+    on_acquired(err, value, arg);
+    if (!err)
+        atomic_fetch_add(&x->acquired, x->per - 1);
+}
+
+/* As acquire_all(), a set per call. */
+static int acquire_sets(struct lw_multi **sets, uint32_t n, struct run_ctx *x,
+                        const struct target *t)
+{
+    uint64_t start = lw_clock_now(), last = start;
+    uint32_t window = ACQUIRE_WINDOW / x->per ? ACQUIRE_WINDOW / x->per : 1;
+
+    for (uint32_t j = 0; j < n; j++) {
+        struct run_client *rc = client_of(x, j, n);
+
+        if (acquire_slot(x, j, window))
+            return -1;
+        if (lw_multi_acquire_async(sets[j], 1, 0, 0, NULL, on_set_acquired, rc))
+            on_set_acquired(LW_ENOMEM, 0, rc);
+        acquire_progress(x, n * x->per, start, &last);
+        if ((j & 255u) == 0 && nap(t, 0))
+            return 1;
+    }
+    for (int s = 0; s < 600 && atomic_load(&x->done) < n; s++) {
+        if (nap(t, 0.1))
+            return 1;
+        acquire_progress(x, n * x->per, start, &last);
+    }
+    return atomic_load(&x->done) < n ? -1 : 0;
+}
+
 /* --kind permit: a semaphore's acquire of all its permits ended; value is
  * how many (x->done counts the calls). */
 static void on_permits(int err, int64_t value, void *arg)
@@ -314,16 +354,36 @@ static int make_handles(const struct opts *o, struct run_ctx *x, const struct ta
         [LWB_KIND_READ] = lw_read_lock_new,
         [LWB_KIND_WRITE] = lw_write_lock_new,
         [LWB_KIND_FAIR] = lw_fair_lock_new,
+        [LWB_KIND_MULTI] = lw_lock_new,
     };
+    /* A multi-lock's names share a client: the sets split in runs. */
+    uint32_t per = o->kind == LWB_KIND_MULTI ? o->names_per_lock : 1;
     char name[128];
 
     snprintf(prefix, plen, "%s:r%u", t->prefix, step);
     for (uint32_t i = 0; i < n; i++) {
         key_name(name, sizeof name, prefix, i);
-        if (make[o->kind](client_of(x, i, n)->c, name, strlen(name), &locks[i]))
+        if (make[o->kind](client_of(x, i / per, n / per)->c, name, strlen(name), &locks[i]))
             return -1;
     }
     return 0;
+}
+
+/* --kind multi: a multi-lock over each run of per handles (n / per of
+ * them, into sets).  0, or -1 out of memory. */
+static int make_sets(struct lw_lock **locks, uint32_t n, uint32_t per, struct lw_multi **sets)
+{
+    for (uint32_t j = 0; j < n / per; j++)
+        if (lw_multi_new(&locks[j * per], per, &sets[j]))
+            return -1;
+    return 0;
+}
+
+static void free_sets(struct lw_multi **sets, uint32_t n)
+{
+    for (uint32_t j = 0; sets && j < n; j++)
+        lw_multi_free(sets[j]);
+    free(sets);
 }
 
 /* A snapshot at one end of the window. */
@@ -498,14 +558,15 @@ static uint64_t admission_wait_ms(uint64_t lease_ms)
 
 /* Acquire, hold and measure into r; the clients are the caller's. */
 static int acquire_and_hold(const struct opts *o, struct target *t, struct lw_lock **locks,
-                            const struct permit_handles *ph, struct run_ctx *x,
-                            struct run_result *r, char *why, size_t n)
+                            struct lw_multi **sets, const struct permit_handles *ph,
+                            struct run_ctx *x, struct run_result *r, char *why, size_t n)
 {
     struct sample a, b;
     double rss0 = cli_rss_bytes();
     uint64_t t0 = lw_clock_now();
-    int rc = ph ? acquire_permits(ph, o->lease_ms, x, t)
-                : acquire_all(locks, r->locks, x, t, admission_wait_ms(o->lease_ms));
+    int rc = ph     ? acquire_permits(ph, o->lease_ms, x, t)
+             : sets ? acquire_sets(sets, r->locks / x->per, x, t)
+                    : acquire_all(locks, r->locks, x, t, admission_wait_ms(o->lease_ms));
 
     if (rc < 0) {
         snprintf(why, n, "acquiring stalled (%u of %u done)", atomic_load(&x->done), r->locks);
@@ -588,7 +649,7 @@ static int permit_run(const struct opts *o, struct target *t, uint32_t permits, 
         if ((erc = permit_semaphores(&ph, clients, x->nclients)))
             snprintf(why, n, "making %u semaphores: %s", ph.nsems, lw_strerror(erc));
         else
-            rc = acquire_and_hold(o, t, NULL, &ph, x, r, why, n);
+            rc = acquire_and_hold(o, t, NULL, NULL, &ph, x, r, why, n);
     }
     if (x)
         free_clients(x); /* renewals stop; the permits stay, for the ceiling */
@@ -610,19 +671,27 @@ static int lock_run(const struct opts *o, struct target *t, uint32_t locks, unsi
                     struct run_result *r, char *why, size_t n)
 {
     struct run_ctx *x = calloc(1, sizeof *x);
+    uint32_t per = o->kind == LWB_KIND_MULTI ? o->names_per_lock : 1;
     struct lw_lock **handles = calloc(locks, sizeof *handles);
+    struct lw_multi **sets =
+        o->kind == LWB_KIND_MULTI ? calloc(locks / per + 1, sizeof *sets) : NULL;
     char prefix[96], field[LW_CLIENT_ID_MAX + 24] = "", id[LW_CLIENT_ID_MAX + 1] = "";
     int rc = -1, erc = 0;
 
     memset(r, 0, sizeof *r);
+    locks -= locks % per; /* whole sets */
+    if (x)
+        x->per = per;
     r->locks = locks;
     r->needed = locks / (o->lease_ms / 3000.0);
     if (!x || !handles || (erc = new_clients(o, t, x))) {
         snprintf(why, n, "client: %s", x && handles ? lw_strerror(erc) : "out of memory");
-    } else if (make_handles(o, x, t, step, handles, locks, prefix, sizeof prefix)) {
+    } else if (make_handles(o, x, t, step, handles, locks, prefix, sizeof prefix) ||
+               (o->kind == LWB_KIND_MULTI && (!sets || make_sets(handles, locks, per, sets)))) {
         snprintf(why, n, "out of memory making %u lock handles", locks);
     } else {
-        rc = acquire_and_hold(o, t, handles, NULL, x, r, why, n);
+        rc = acquire_and_hold(o, t, handles, o->kind == LWB_KIND_MULTI ? sets : NULL, NULL, x, r,
+                              why, n);
     }
     if (x && x->nclients) { /* owner 1 of the first client */
         snprintf(id, sizeof id, "%s", lw_client_id(x->clients[0].c));
@@ -630,6 +699,7 @@ static int lock_run(const struct opts *o, struct target *t, uint32_t locks, unsi
     }
     if (x)
         free_clients(x); /* renewals stop; the locks stay, for the ceiling */
+    free_sets(sets, locks / per);
     free_handles(handles, locks);
     r->lost = x ? atomic_load(&x->lost) : 0;
     r->refused = x ? atomic_load(&x->refused) : 0;
