@@ -12,7 +12,9 @@
  *       names (waiting at most W ms), runs a critical section of 1..H ms
  *       (default 20), unlocks, and idles 0..I ms (default 0).  With
  *       --kind, the read or write lock of a read-write lock (fair: a fair
- *       lock); with
+ *       lock; multi: a multi-lock over two of the N names, drawn each
+ *       round, both logged, and once told lost, both released by the
+ *       library within 2 s, told once, else "other"); with
  *       --permits N, one permit of a semaphore of N (made so when absent,
  *       again after a restart to an empty server), renewed by the
  *       watchdog.  on_lost records the moment this holder was told.
@@ -80,7 +82,7 @@
 
 #define NAMES_MAX 16
 #define HOLD_MAX_MS 20        /* the default */
-#define UNLOCK_TRIES 20      /* 250 ms apart: outlasts every fault of the test */
+#define UNLOCK_TRIES 20       /* 250 ms apart: outlasts every fault of the test */
 #define LWLOCK_GRACE_MS 15000 /* beyond its wait and command timeout */
 
 struct opts {
@@ -95,17 +97,17 @@ struct opts {
     int hold_max_ms;
     int idle_max_ms;
     int round;
-    int permits; /* lwlock --permits N, or a client's semaphore of N; 0: a lock */
+    int permits;            /* lwlock --permits N, or a client's semaphore of N; 0: a lock */
     int max_inflight;       /* client: its cap; 0: the default */
     int command_timeout_ms; /* client: 0: the default */
     const char *prefix;     /* the names' */
     const char *log;
     const char *id;
     const char *lwlock;
-    const char *cluster;  /* lwloop: lwlock -c's seeds instead of -r */
-    const char *redis;    /* lwloop: lwlock -r's address instead of --port */
-    const char *kind;     /* "read" or "write" (lwlock --read, --write; a
-                             client's read or write lock), or NULL: a lock */
+    const char *cluster; /* lwloop: lwlock -c's seeds instead of -r */
+    const char *redis;   /* lwloop: lwlock -r's address instead of --port */
+    const char *kind;    /* "read" or "write" (lwlock --read, --write; a
+                            client's read or write lock), or NULL: a lock */
     const char *stop;
     const char *cacert, *cert, *key; /* TLS: all three, or none */
 };
@@ -237,7 +239,8 @@ static int take_opt(struct opts *o, const char *key, const char *val)
     else if (!strcmp(key, "--redis"))
         o->redis = val;
     else if (!strcmp(key, "--kind") &&
-             (!strcmp(val, "read") || !strcmp(val, "write") || !strcmp(val, "fair")))
+             (!strcmp(val, "read") || !strcmp(val, "write") || !strcmp(val, "fair") ||
+              !strcmp(val, "multi")))
         o->kind = val;
     else if (!strcmp(key, "--cacert"))
         o->cacert = val;
@@ -252,9 +255,7 @@ static int take_opt(struct opts *o, const char *key, const char *val)
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-    *o = (struct opts){.names = 1, .rounds = 1000000, .deadline_ms = 10000,
-                       .lease_ms = 1200, .wait_ms = 1000, .hold_ms = 5,
-                       .hold_max_ms = HOLD_MAX_MS, .prefix = "lock"};
+    *o = (struct opts){.names = 1, .rounds = 1000000, .deadline_ms = 10000, .lease_ms = 1200, .wait_ms = 1000, .hold_ms = 5, .hold_max_ms = HOLD_MAX_MS, .prefix = "lock"};
     if (argc < 2)
         return usage("missing mode");
     o->mode = argv[1];
@@ -332,10 +333,12 @@ static void idle(const struct opts *o, uint64_t *rng)
 /* What the main thread holds now, for on_lost (the engine thread). */
 struct holding {
     const struct opts *o;
-    _Atomic int inside;  /* between enter and exit */
-    _Atomic int idx;     /* which name */
+    _Atomic int inside; /* between enter and exit */
+    _Atomic int idx;    /* which name */
+    _Atomic int idx2;   /* a multi-lock's second name; -1 none */
+    _Atomic int told;   /* on_lost calls during this critical section */
     _Atomic long round;
-    _Atomic int lost;    /* told during this critical section */
+    _Atomic int lost; /* told during this critical section */
     _Atomic long lost_total, lost_elsewhere;
 };
 
@@ -346,11 +349,20 @@ static void on_lost(const char *name, size_t len, uint64_t owner, int reason, vo
     long round = -1;
 
     (void)owner;
+    char second[32] = "";
+    int idx2 = atomic_load(&h->idx2);
+
     lock_name(h->o, atomic_load(&h->idx), mine, sizeof mine);
+    if (idx2 >= 0)
+        lock_name(h->o, idx2, second, sizeof second);
     snprintf(copy, sizeof copy, "%.*s", (int)(len < 31 ? len : 31), name);
-    if (atomic_load(&h->inside) && !strcmp(copy, mine)) {
+    if (atomic_load(&h->inside) && (!strcmp(copy, mine) || !strcmp(copy, second))) {
         round = atomic_load(&h->round);
         atomic_store(&h->lost, 1);
+        atomic_fetch_add(&h->told, 1);
+        /* A multi-lock's set is lost whole: its other name too. */
+        if (idx2 >= 0)
+            record("lost", strcmp(copy, mine) ? mine : second, h->o->id, round, reason);
     } else {
         /* Lost after its critical section: a fault held its unlock up
          * past the lease.  (Such a loss of the name held now would be
@@ -370,7 +382,14 @@ struct target {
     struct lw_lock *lock;
     struct lw_semaphore *sem;
     struct lw_permit permit;
+    struct lw_multi *multi; /* --kind multi: a pair of names */
+    struct lw_lock *pair[2];
 };
+
+static int is_multi(const struct opts *o)
+{
+    return o->kind && !strcmp(o->kind, "multi");
+}
 
 /* Whether a holder of o's kind is alone inside (a marker of its own). */
 static int exclusive(const struct opts *o)
@@ -385,6 +404,13 @@ static int take(const struct opts *o, struct target *t, uint64_t *token)
 {
     int rc;
 
+    if (t->multi) {
+        uint64_t tokens[2];
+
+        rc = lw_multi_acquire(t->multi, lw_owner_self(), (uint64_t)o->wait_ms, 0, tokens);
+        *token = tokens[0];
+        return rc;
+    }
     if (!t->sem)
         return lw_trylock(t->lock, (uint64_t)o->wait_ms, 0, token);
     *token = 0;
@@ -400,6 +426,8 @@ static int give(struct target *t)
 {
     int rc;
 
+    if (t->multi)
+        return lw_multi_unlock(t->multi);
     if (!t->sem)
         return lw_unlock(t->lock);
     rc = lw_permit_release(t->sem, &t->permit, 1);
@@ -423,30 +451,63 @@ static void release(const struct opts *o, struct target *t, struct counts *c)
     fprintf(stderr, "contender %s: unlock: %s\n", o->id, lw_errname(rc));
 }
 
+/* A multi-lock told lost: its set is the library's to give back.  Within
+ * two seconds the owner must hold neither name, and it must have been
+ * told once; else a violation ("other"). */
+static void check_set_released(struct holding *h, struct target *t, struct counts *c)
+{
+    uint64_t until = now_ns() + 2000000000u;
+    int held = 1;
+
+    while (held && now_ns() < until) {
+        held = lw_is_held(t->pair[0]) == 1 || lw_is_held(t->pair[1]) == 1;
+        if (held)
+            sleep_ms(20);
+    }
+    if (held || atomic_load(&h->told) != 1) {
+        c->other++;
+        fprintf(stderr, "contender %s: a lost set %s (told %d times)\n", h->o->id,
+                held ? "still held" : "released", atomic_load(&h->told));
+    }
+}
+
 static void critical_section(struct holding *h, struct target *t, const char *name,
-                             uint64_t token, int hold_ms, struct counts *c)
+                             const char *name2, uint64_t token, int hold_ms, struct counts *c)
 {
     const struct opts *o = h->o;
     long round = atomic_load(&h->round);
     uint64_t until;
-    int marker = 0;
+    int marker = 0, marker2 = 0;
 
     atomic_store(&h->lost, 0);
+    atomic_store(&h->told, 0);
     atomic_store(&h->inside, 1);
     record("enter", name, o->id, round, (long long)token);
+    if (name2)
+        record("enter", name2, o->id, round, (long long)token);
     if (exclusive(o)) {
         marker = take_marker(o, name, round);
         c->clashes += !marker;
+        if (name2) {
+            marker2 = take_marker(o, name2, round);
+            c->clashes += !marker2;
+        }
     }
     until = now_ns() + (uint64_t)hold_ms * 1000000u;
     while (now_ns() < until && !atomic_load(&h->lost))
         sleep_ms(1);
     record("exit", name, o->id, round, 0);
+    if (name2)
+        record("exit", name2, o->id, round, 0);
     if (marker)
         drop_marker(o, name);
+    if (marker2)
+        drop_marker(o, name2);
     atomic_store(&h->inside, 0);
     if (!atomic_load(&h->lost))
         release(o, t, c);
+    else if (t->multi)
+        check_set_released(h, t, c);
 }
 
 static int new_client(const struct opts *o, struct holding *h, struct lw_client **out)
@@ -490,26 +551,41 @@ static int new_target(const struct opts *o, struct lw_client *client, const char
     }
     if (o->kind && !strcmp(o->kind, "fair"))
         return lw_fair_lock_new(client, name, len, &t->lock);
+    if (is_multi(o)) /* its names are plain locks */
+        return lw_lock_new(client, name, len, &t->lock);
     if (o->kind)
         return !strcmp(o->kind, "read") ? lw_read_lock_new(client, name, len, &t->lock)
                                         : lw_write_lock_new(client, name, len, &t->lock);
     return lw_lock_new(client, name, len, &t->lock);
 }
 
-static void client_round(struct holding *h, struct target *targets, uint64_t *rng,
-                         struct counts *c)
+static void client_round(struct holding *h, struct target *targets, struct target *pairs,
+                         uint64_t *rng, struct counts *c)
 {
-    int idx = (int)(rng_next(rng) % (uint64_t)h->o->names), rc;
+    int n = h->o->names, idx = (int)(rng_next(rng) % (uint64_t)n), idx2 = -1, rc;
+    struct target *t = &targets[idx];
     uint64_t token = 0;
-    char name[32];
+    char name[32], name2[32];
 
+    if (pairs) { /* a multi-lock over two names, the smaller first */
+        idx2 = (idx + 1 + (int)(rng_next(rng) % (uint64_t)(n - 1))) % n;
+        if (idx2 < idx) {
+            int swap = idx;
+
+            idx = idx2;
+            idx2 = swap;
+        }
+        t = &pairs[idx * n + idx2];
+        lock_name(h->o, idx2, name2, sizeof name2);
+    }
     lock_name(h->o, idx, name, sizeof name);
     atomic_store(&h->idx, idx);
+    atomic_store(&h->idx2, idx2);
     atomic_store(&h->round, c->rounds);
-    rc = take(h->o, &targets[idx], &token);
+    rc = take(h->o, t, &token);
     if (rc == 0) {
         c->acquired++;
-        critical_section(h, &targets[idx], name, token, random_hold(h->o, rng), c);
+        critical_section(h, t, name, pairs ? name2 : NULL, token, random_hold(h->o, rng), c);
     } else if (rc == LW_ELOCKED) {
         c->busy++;
     } else {
@@ -522,10 +598,29 @@ static void client_round(struct holding *h, struct target *targets, uint64_t *rn
     c->rounds++;
 }
 
+/* --kind multi: a multi-lock for every pair of names, pairs[a * N + b]
+ * (a < b), over the names' own lock handles. */
+static int new_pairs(const struct opts *o, struct target *targets, struct target *pairs)
+{
+    int rc = 0;
+
+    for (int a = 0; a < o->names && !rc; a++) {
+        for (int b = a + 1; b < o->names && !rc; b++) {
+            struct target *t = &pairs[a * o->names + b];
+
+            t->pair[0] = targets[a].lock;
+            t->pair[1] = targets[b].lock;
+            rc = lw_multi_new(t->pair, 2, &t->multi);
+        }
+    }
+    return rc;
+}
+
 static int run_client(const struct opts *o)
 {
-    struct holding h = {.o = o};
+    struct holding h = {.o = o, .idx2 = -1};
     struct target targets[NAMES_MAX] = {{0}};
+    static struct target pairs[NAMES_MAX * NAMES_MAX];
     struct lw_client *client = NULL;
     struct counts c = {0};
     uint64_t rng = rng_seed(o->id), deadline = now_ns() + (uint64_t)o->deadline_ms * 1000000u;
@@ -537,8 +632,12 @@ static int run_client(const struct opts *o)
         lock_name(o, i, name, sizeof name);
         rc = new_target(o, client, name, &targets[i]);
     }
+    if (!rc && is_multi(o))
+        rc = o->names < 2 ? LW_EINVAL : new_pairs(o, targets, pairs);
     while (!rc && go_on(o, c.rounds, deadline))
-        client_round(&h, targets, &rng, &c);
+        client_round(&h, targets, is_multi(o) ? pairs : NULL, &rng, &c);
+    for (int i = 0; i < NAMES_MAX * NAMES_MAX; i++)
+        lw_multi_free(pairs[i].multi);
     for (int i = 0; i < o->names; i++) {
         lw_lock_free(targets[i].lock);
         lw_semaphore_free(targets[i].sem);

@@ -125,7 +125,7 @@ static int renewed_on(int i, lease_reading *read, const void *what)
                    LEASE_MS / 3 + 3000))
         return 1;
     cr_log_info("node %d: not renewed in %llu ms: lowest %lld, last %lld", i,
-                 (unsigned long long)(now_ms() - t0), low, v);
+                (unsigned long long)(now_ms() - t0), low, v);
     return 0;
 }
 
@@ -271,5 +271,66 @@ Test(sentinel_kinds, killed_master_keeps_replicated_kinds_and_reports_the_rest,
     cr_assert_lt(permit_score(n, kept.sname, &kept.permit), 0);
     kinds_free(&kept);
     kinds_free(&gone);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* A multi-lock over two names, with the watchdog. */
+static struct lw_multi *multi_over(struct lw_client *c, const char *a, const char *b)
+{
+    struct lw_lock *locks[2];
+    struct lw_multi *mu = NULL;
+
+    cr_assert_eq(lw_lock_new(c, a, strlen(a), &locks[0]), 0);
+    cr_assert_eq(lw_lock_new(c, b, strlen(b), &locks[1]), 0);
+    cr_assert_eq(lw_multi_new(locks, 2, &mu), 0);
+    lw_lock_free(locks[0]);
+    lw_lock_free(locks[1]);
+    return mu;
+}
+
+/*
+ * The same for multi-locks: a set taken while the replicas were in step
+ * is on the new master and renewed there; a set taken with both replicas
+ * cut off is lost to the failover, reported once for its two names.
+ */
+Test(sentinel_kinds, killed_master_keeps_a_replicated_set_and_reports_the_other_once,
+     .init = setup, .fini = teardown, .timeout = 150)
+{
+    struct lost_log log;
+    struct lw_client *c = new_client(&log);
+    struct lw_client_stats st;
+    struct lw_multi *kept = multi_over(c, "mk-a", "mk-b"), *gone = multi_over(c, "mg-a", "mg-b");
+    int m = redis_sentinel_master(&rs), n;
+    int r1 = (m + 1) % REDIS_SENTINEL_DATA, r2 = (m + 2) % REDIS_SENTINEL_DATA;
+
+    cr_assert_geq(m, 0);
+    cr_assert_eq(lw_multi_lock(kept), 0);
+    cr_assert_eq(redis_sentinel_wait_synced(&rs, 5000), 0);
+    cr_assert_eq(redis_sentinel_cut_replica(&rs, r1, 1), 0);
+    cr_assert_eq(redis_sentinel_cut_replica(&rs, r2, 1), 0);
+    cr_assert_eq(lw_multi_lock(gone), 0);
+    cr_assert_eq(redis_sentinel_signal(&rs, m, SIGKILL), 0);
+    cr_assert_eq(redis_sentinel_cut_replica(&rs, r1, 0), 0);
+    cr_assert_eq(redis_sentinel_cut_replica(&rs, r2, 0), 0);
+    cr_assert(wait_until((lw_client_get_stats(c, &st), st.failovers >= 1), 30000),
+              "switch not seen");
+    n = redis_sentinel_wait_master(&rs, m, 30000);
+    cr_assert_geq(n, 0, "no promotion");
+
+    cr_assert(wait_until(atomic_load(&log.count) >= 1, 5000), "the lost set never reported");
+    cr_assert(wait_until((lw_client_get_stats(c, &st), st.at_risk == 0), 10000),
+              "the held names never re-checked");
+    cr_assert_eq(wait_until(atomic_load(&log.count) > 1, 1000), 0, "the set reported twice");
+    cr_assert_eq(atomic_load(&log.by_reason[LW_LOST_FAILOVER]), 1);
+    cr_assert_eq(st.locks_held, 2, "the kept set's two names are still renewed");
+    cr_assert(renewed_on_master(m, pttl_of, "mk-a"), "mk-a not renewed on the new master");
+    cr_assert(renewed_on_master(m, pttl_of, "mk-b"), "mk-b not renewed on the new master");
+    cr_assert_eq(lw_multi_unlock(gone), LW_ENOTOWNER);
+    cr_assert_eq(lw_multi_unlock(kept), 0);
+    n = redis_sentinel_wait_master(&rs, m, 30000);
+    cr_assert_eq(node_int(n, "EXISTS %s", "mk-a"), 0);
+    cr_assert_eq(node_int(n, "EXISTS %s", "mk-b"), 0);
+    lw_multi_free(kept);
+    lw_multi_free(gone);
     cr_assert_eq(lw_client_free(c), 0);
 }
