@@ -16,6 +16,7 @@
 #include <leasewheel.h>
 
 #include "engine.h"
+#include "multi_util.h"
 #include "redis_cluster.h"
 #include "time_util.h"
 
@@ -143,39 +144,6 @@ Test(cluster_multi, refused_on_one_master_leaves_nothing_on_the_others, .init = 
     cr_assert_eq(lw_client_free(c), 0);
 }
 
-#define LOOPS 1000
-struct looper {
-    const char *id;
-    char (*names)[16];
-    int reversed;
-    _Atomic int *inside;
-    int failed, done, overlaps;
-    unsigned seed;
-};
-
-static void *loop_sets(void *arg)
-{
-    struct looper *l = arg;
-    struct lw_client *c = client_as(l->id);
-    struct lw_multi *m = multi_of(c, l->names, l->reversed);
-
-    for (int i = 0; i < LOOPS; i++) {
-        if (lw_multi_acquire(m, 1, 10000, 0, NULL)) {
-            l->failed++;
-            continue;
-        }
-        if (atomic_fetch_add(l->inside, 1) != 0)
-            l->overlaps++;
-        if (rand_r(&l->seed) % 4 == 0)
-            sleep_ms(rand_r(&l->seed) % 2);
-        atomic_fetch_sub(l->inside, 1);
-        l->done += lw_multi_unlock_owner(m, 1) == 0;
-    }
-    lw_multi_free(m);
-    lw_client_free(c);
-    return NULL;
-}
-
 /* Two clients (as two processes), each looping 1000 times over the same
  * four names on three masters, given in opposite orders: every acquire
  * gets its set within its wait, and the two are never inside at once. */
@@ -183,19 +151,17 @@ Test(cluster_multi, opposite_orders_across_three_masters_both_finish, .init = se
      .fini = teardown, .timeout = 240)
 {
     char names[4][16];
-    _Atomic int inside = 0;
-    struct looper a = {"lw-a", NULL, 0, &inside, 0, 0, 0, 1};
-    struct looper b = {"lw-b", NULL, 1, &inside, 0, 0, 0, 2};
-    pthread_t ta, tb;
+    struct lw_client *ca, *cb;
+    struct lw_multi *a, *b;
 
     names_on_every_master(names);
-    a.names = b.names = names;
-    cr_assert_eq(pthread_create(&ta, NULL, loop_sets, &a), 0);
-    cr_assert_eq(pthread_create(&tb, NULL, loop_sets, &b), 0);
-    pthread_join(ta, NULL);
-    pthread_join(tb, NULL);
-    cr_assert_eq(a.failed + b.failed, 0, "%d and %d acquires ran out of time", a.failed,
-                 b.failed);
-    cr_assert_eq(a.done + b.done, 2 * LOOPS);
-    cr_assert_eq(a.overlaps + b.overlaps, 0);
+    ca = client_as("lw-a");
+    cb = client_as("lw-b");
+    a = multi_of(ca, names, 0);
+    b = multi_of(cb, names, 1);
+    loop_both(a, b, 1000, 10000);
+    lw_multi_free(a);
+    lw_multi_free(b);
+    cr_assert_eq(lw_client_free(ca), 0);
+    cr_assert_eq(lw_client_free(cb), 0);
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "lock_util.h"
+#include "multi_util.h"
 #include "redisson_lock.h"
 #include "rw_util.h"
 
@@ -271,62 +272,22 @@ REDIS_TEST(multi, refused_set_woken_by_the_unlock)
     cr_assert_eq(lw_client_free(c), 0);
 }
 
-/* Two clients (as two processes), each looping over the same four names
- * given in opposite orders, holding each set a random moment: every
- * acquire gets its set within its wait, none overlaps. */
-#define LOOPS 1000
-struct looper {
-    const char *id;
-    const char *const *names;
-    int failed;
-    int done;
-    _Atomic int *inside;
-    int overlaps;
-    unsigned seed;
-};
-
-static void *loop_sets(void *arg)
-{
-    struct looper *l = arg;
-    struct lw_client *c = client_as(l->id, 30000, NULL, NULL);
-    struct lw_multi *m = multi_of(c, l->names, 4);
-
-    for (int i = 0; i < LOOPS; i++) {
-        int rc = lw_multi_acquire(m, 1, 5000, 0, NULL);
-
-        if (rc) {
-            l->failed++;
-            continue;
-        }
-        if (atomic_fetch_add(l->inside, 1) != 0)
-            l->overlaps++;
-        if (rand_r(&l->seed) % 4 == 0)
-            sleep_ms(rand_r(&l->seed) % 2);
-        atomic_fetch_sub(l->inside, 1);
-        if (lw_multi_unlock_owner(m, 1) == 0)
-            l->done++;
-    }
-    lw_multi_free(m);
-    lw_client_free(c);
-    return NULL;
-}
-
+/* Two clients (as two processes), each looping a thousand times over the
+ * same four names given in opposite orders, holding each set a random
+ * moment: every acquire gets its set within its wait, none overlaps. */
 REDIS_TEST(multi, opposite_orders_both_finish)
 {
-    static const char *const up[] = {"n1", "n2", "n3", "n4"}, *const down[] = {"n4", "n3", "n2",
-                                                                               "n1"};
-    _Atomic int inside = 0;
-    struct looper a = {"lw-a", up, 0, 0, &inside, 0, 1}, b = {"lw-b", down, 0, 0, &inside, 0, 2};
-    pthread_t ta, tb;
+    static const char *const up[] = {"n1", "n2", "n3", "n4"};
+    static const char *const down[] = {"n4", "n3", "n2", "n1"};
+    struct lw_client *ca = client_as("lw-a", 30000, NULL, NULL);
+    struct lw_client *cb = client_as("lw-b", 30000, NULL, NULL);
+    struct lw_multi *a = multi_of(ca, up, 4), *b = multi_of(cb, down, 4);
 
-    cr_assert_eq(pthread_create(&ta, NULL, loop_sets, &a), 0);
-    cr_assert_eq(pthread_create(&tb, NULL, loop_sets, &b), 0);
-    pthread_join(ta, NULL);
-    pthread_join(tb, NULL);
-    cr_assert_eq(a.failed + b.failed, 0, "%d and %d acquires ran out of time", a.failed,
-                 b.failed);
-    cr_assert_eq(a.done + b.done, 2 * LOOPS);
-    cr_assert_eq(a.overlaps + b.overlaps, 0);
+    loop_both(a, b, 1000, 5000);
+    lw_multi_free(a);
+    lw_multi_free(b);
+    cr_assert_eq(lw_client_free(ca), 0);
+    cr_assert_eq(lw_client_free(cb), 0);
 }
 
 /* Losses as the set's: counted, and the last lease seen. */
