@@ -29,6 +29,13 @@ Fails, naming the file and line, if
   - a core/*.c file is in no layer (a new file is placed by hand, where
     its calls say).
 
+Across the house (docs/design.md, "Layout"): the folders are in floors,
+HOUSE below, bottom to top: base/ (the error table), wheel/, adapters/,
+core/.  A file calls down or on its own floor only.  Fails, naming the
+file and line, if a .c file of a folder names a function (or data) that
+a .c file of a folder above defines, not static, or includes a header
+that only a folder above has.
+
 Comments are stripped here, by a scanner of C's comments and literals that
 keeps every newline, so line numbers are the source's, whatever the
 compiler.  A file that is missing, unreadable, has an unterminated comment
@@ -76,7 +83,7 @@ CORE_LAYERS = [
     ["channel.c", "report.c"],
     ["kinds.c"],
     ["kind_lock.c", "kind_read.c", "kind_write.c", "kind_permit.c", "kind_place.c"],
-    ["publish.c", "refs.c", "owner.c", "status.c", "stats.c", "scripts.c", "error.c", "version.c"],
+    ["publish.c", "refs.c", "owner.c", "status.c", "stats.c", "scripts.c", "version.c"],
     ["kind.c"],
 ]
 # The calls up that are meant (design.md says why): admission lets a
@@ -165,11 +172,79 @@ def is_tag(code, pos):
     return re.search(r"\b(struct|union|enum)$", code[:pos].rstrip()) is not None
 
 
+# The folders, bottom to top: a file names nothing of a floor above.
+HOUSE = ["base", "wheel", "adapters", "core"]
+
+
 def check(root, out):
-    """Every rule on root's adapters/ and core/; the failures written to
-    out.  True when none."""
+    """Every rule on root's folders; the failures written to out.  True
+    when none."""
     ok = check_adapters(root, out)
+    ok = check_house(root, out) and ok
     return check_core(root, out) and ok
+
+
+def floor_files(root, folder, ext):
+    try:
+        return sorted(f for f in os.listdir(os.path.join(root, folder)) if f.endswith(ext))
+    except OSError:
+        return []
+
+
+def check_house(root, out):
+    ok = True
+    above_defs, above_headers = {}, {}
+    for floor in range(len(HOUSE) - 1, -1, -1):
+        folder = HOUSE[floor]
+        own_headers = set(floor_files(root, folder, ".h"))
+        sources = floor_files(root, folder, ".c")
+        if not sources:
+            out.write(f"layering: {folder}/: cannot be checked: no .c file in it\n")
+            ok = False
+        codes = {}
+        for name in sources:
+            rel = f"{folder}/{name}"
+            try:
+                codes[name] = code_of(os.path.join(root, rel))
+            except Unreadable as e:
+                out.write(f"layering: {rel}: cannot be checked: {e}\n")
+                ok = False
+        for name, (text, code) in sorted(codes.items()):
+            ok = check_floor_file(f"{folder}/{name}", text, code, own_headers, above_defs,
+                                  above_headers, out) and ok
+        for name, (text, code) in codes.items():
+            for defined in definitions(code)[0]:
+                above_defs.setdefault(defined, f"{folder}/{name}")
+        for h in own_headers:
+            above_headers.setdefault(h, folder)
+    return ok
+
+
+def check_floor_file(rel, text, code, own_headers, above_defs, above_headers, out):
+    """rel's code names nothing that a floor above defines, and includes
+    none of their headers."""
+    ok = True
+    own = set().union(*definitions(code))
+    lines = text.split("\n")
+    for no, line in enumerate(code.split("\n"), 1):
+        m = DIRECTIVE_RE.match(line) and INCLUDE_RE.match(lines[no - 1])
+        header = m and os.path.basename(m.group(1))
+        if header and header in above_headers and header not in own_headers:
+            out.write(f"{rel}:{no}: {lines[no - 1].strip()}\n")
+            out.write(f"layering: {rel} includes {header}, {above_headers[header]}/'s, "
+                      "a floor above: calls between folders go down\n")
+            ok = False
+    for m in IDENT_RE.finditer(code):
+        other = above_defs.get(m.group(0))
+        if (other is None or m.group(0) in own or is_member(code, m.start()) or
+                is_tag(code, m.start())):
+            continue
+        no = line_at(code, m.start())
+        out.write(f"{rel}:{no}: {lines[no - 1].strip()}\n")
+        out.write(f"layering: {rel} names {m.group(0)}, {other}'s, a floor above: "
+                  "calls between folders go down\n")
+        ok = False
+    return ok
 
 
 def check_adapters(root, out):
@@ -312,6 +387,13 @@ PLANTED = [
     ("core/holds.c", "static int f(struct x *x) { return x->op_attempt + x->watchdog_flush; }\n", None),
     ("core/owner.c", "static int f(struct op_complete *x) { return x != 0; }\n", None),
     ("core/owner.c", "static int op_complete(int x) { return x; }\nstatic int g(void) { return op_complete(1); }\n", None),
+    ("adapters/conn.c", "static void f(struct op *op) { op_complete(op, 0, 0); }\n", 1),
+    ("adapters/link.c", '#include "client_private.h"\n', 1),
+    ("wheel/wheel.c", "static void f(struct lw_engine *e) { lw_engine_free(e); }\n", 1),
+    ("base/error.c", '#include "engine.h"\n', 1),
+    ("base/error.c", "static const char *f(void) { return lw_version(); }\n", 1),
+    ("core/lock.c", "static const char *f(int e) { return lw_strerror(e); }\n", None),
+    ("adapters/conn.c", "static int f(struct x *x) { return x->op_complete != 0; }\n", None),
 ]
 
 
@@ -331,14 +413,15 @@ def self_check(root):
     tmp = tempfile.mkdtemp(prefix="layering.")
     try:
         copy = os.path.join(tmp, "src")
-        os.makedirs(os.path.join(copy, "adapters"))
-        os.makedirs(os.path.join(copy, "core"))
-        real = (["adapters/" + name for name in set(INCLUDES) | set(NAMES)] +
-                ["core/" + name for layer in CORE_LAYERS for name in layer])
+        for folder in HOUSE:
+            os.makedirs(os.path.join(copy, folder))
+        real = [f"{folder}/{name}" for folder in HOUSE
+                for name in floor_files(root, folder, ".c") + floor_files(root, folder, ".h")]
 
         def fresh():
-            for name in os.listdir(os.path.join(copy, "core")):
-                os.remove(os.path.join(copy, "core", name))
+            for folder in HOUSE:
+                for name in os.listdir(os.path.join(copy, folder)):
+                    os.remove(os.path.join(copy, folder, name))
             for rel in real:
                 shutil.copy(os.path.join(root, rel), os.path.join(copy, rel))
 
