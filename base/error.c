@@ -1,5 +1,17 @@
-/* Messages for the LW_E* codes of <leasewheel/error.h>. */
-#include <leasewheel/error.h>
+/*
+ * base/error.c - what an error says: the messages of the LW_E* codes of
+ * <leasewheel/error.h>, and Redis's own words for the last call on each
+ * thread that Redis answered with an error (lw_reply_error()).
+ *
+ * The words are kept per thread, as errno is: a completion callback's
+ * signature (lw_done_fn) has no room for them, and a blocking call's
+ * caller reads them on the thread that made the call, after it returned.
+ */
+#include <stdio.h>
+
+#include <leasewheel/lock.h>
+
+#include "reply_error.h"
 
 struct error_text {
     const char *name;
@@ -40,6 +52,8 @@ static const struct error_text error_texts[] = {
     [-LW_ENOSEM] = {"LW_ENOSEM", "the semaphore does not exist (its permits were never set)"},
     [-LW_ENOPERMIT] = {"LW_ENOPERMIT", "no such permit: unknown, released already or expired"},
     [-LW_EOVERLOAD] = {"LW_EOVERLOAD", "the client's Redis cannot renew more locks now"},
+    [-LW_EWRONGTYPE] = {"LW_EWRONGTYPE", "the name holds another type of Redis value, not a "
+                                         "lock nor a semaphore"},
 };
 
 static const struct error_text *find_error(int err)
@@ -63,4 +77,17 @@ const char *lw_errname(int err)
     const struct error_text *e = find_error(err);
 
     return e ? e->name : "LW_UNKNOWN";
+}
+
+/* Long enough for Redis's error and the script's place it names. */
+static _Thread_local char reply_words[LW_REPLY_ERROR_MAX];
+
+const char *lw_reply_error(void)
+{
+    return reply_words;
+}
+
+void reply_error_set(const char *words)
+{
+    snprintf(reply_words, sizeof reply_words, "%s", words ? words : "");
 }

@@ -99,6 +99,10 @@ struct run_ctx {
     _Atomic int full; /* an acquire waited its whole wait for admission */
     _Atomic uint64_t lost;
     _Atomic int first_err;
+    char first_said[LW_REPLY_ERROR_MAX]; /* Redis's words for it, if any:
+                                            written by the callback that
+                                            set first_err, read once all
+                                            are done */
     unsigned nclients;
     struct run_client clients[LWB_MAX_CLIENTS];
 };
@@ -109,6 +113,15 @@ static void on_lost(const char *name, size_t len, uint64_t owner, int reason, vo
 
     (void)name, (void)len, (void)owner, (void)reason;
     atomic_fetch_add(&x->lost, 1);
+}
+
+/* The first error of the run's acquires, with Redis's words for it. */
+static void note_error(struct run_ctx *x, int err)
+{
+    int none = 0;
+
+    if (atomic_compare_exchange_strong(&x->first_err, &none, err))
+        snprintf(x->first_said, sizeof x->first_said, "%s", lw_reply_error());
 }
 
 static void on_acquired(int err, int64_t value, void *arg)
@@ -125,7 +138,7 @@ static void on_acquired(int err, int64_t value, void *arg)
         atomic_store(&x->full, 1);
     } else if (err) {
         atomic_fetch_add(&x->failed, 1);
-        atomic_compare_exchange_strong(&x->first_err, &none, err);
+        note_error(x, err);
     } else {
         atomic_fetch_add(&x->acquired, 1);
     }
@@ -290,7 +303,7 @@ static void on_permits(int err, int64_t value, void *arg)
     none = 0;
     if (err) {
         atomic_fetch_add(&x->failed, 1);
-        atomic_compare_exchange_strong(&x->first_err, &none, err);
+        note_error(x, err);
     } else {
         atomic_fetch_add(&x->acquired, (uint32_t)value);
     }
@@ -576,11 +589,15 @@ static int acquire_and_hold(const struct opts *o, struct target *t, struct lw_lo
     r->acquired = atomic_load(&x->acquired);
     r->bytes_per_lock = r->acquired ? (cli_rss_bytes() - rss0) / r->acquired : 0;
     if (rc == 1 || r->acquired == 0) {
-        char last[512];
+        char last[LW_REPLY_ERROR_MAX + 16];
         int have_last = lw_client_last_error(x->clients[0].c, last, sizeof last) && last[0];
 
         r->interrupted = rc == 1;
-        /* And why the connection failed (TLS, ...), when the client knows. */
+        /* And why: Redis's words when it refused, else why the connection
+         * failed (TLS, ...), when the client knows. */
+        if (x->first_said[0])
+            snprintf(last, sizeof last, "Redis: %s", x->first_said);
+        have_last = have_last || x->first_said[0];
         if (!r->interrupted)
             snprintf(why, n, "no lock acquired: %s%s%s%s",
                      lw_strerror(atomic_load(&x->first_err)), have_last ? " (" : "",

@@ -5,7 +5,8 @@
 # which the system's trust store does not know (redis-cli trusting it
 # checks that the server works): an unknown certificate (rediss://), plain
 # text at the TLS port, TLS at the plain port (within lwbench's connect
-# timeout, 5 s), and a closed port.
+# timeout, 5 s), and a closed port.  And a Redis out of memory: its words
+# in the message.
 # $1: the lwbench to run.
 lwbench=$1
 work=$(mktemp -d) || exit 1
@@ -60,4 +61,17 @@ expect "certificate verify failed" -r "rediss://127.0.0.1:$tls"
 expect "a TLS port?" -r "127.0.0.1:$tls"
 expect "not a TLS port?" --tls --insecure -r "127.0.0.1:$plain"
 expect "refused" -r "127.0.0.1:$closed"
+
+# A Redis that refuses the lock commands (out of memory): Redis's own
+# words in the message, and no run.
+redis-cli -p "$plain" CONFIG SET maxmemory 1 >/dev/null
+"$lwbench" -r "127.0.0.1:$plain" --locks 100 --duration-s 1 --no-ceiling >"$work/out" 2>"$work/err"
+code=$?
+redis-cli -p "$plain" CONFIG SET maxmemory 0 >/dev/null
+if [ "$code" = 0 ] ||
+    ! grep -qF "(Redis: OOM command not allowed when used memory > 'maxmemory'.)" "$work/err"; then
+    echo "lwbench at a Redis out of memory: status $code, no words of Redis's" >&2
+    cat "$work/err" >&2
+    fails=1
+fi
 exit $fails

@@ -273,6 +273,7 @@ struct op {
     int err;
     uint8_t blocking; /* a caller waits on `completed` */
     _Atomic uint32_t completed;
+    char *said; /* Redis's error reply, for lw_reply_error() (reply.h) */
 
     /* An acquire's terms (its wait's deadline is in w). */
     uint64_t lease_ms;    /* 0 for the watchdog */

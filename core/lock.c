@@ -214,9 +214,12 @@ void op_complete(struct op *op, int err, int64_t value)
     }
     if (op->done) {
         lock->client->in_callback++;
+        reply_error_tell(&op->said);
         op->done(err, value, op->arg);
+        reply_error_set(NULL);
         lock->client->in_callback--;
     }
+    free(op->said);
     lw_request_clear(&op->req);
     free(op);
     lock_unref(lock);
@@ -697,7 +700,7 @@ static void handoff_reply(struct lw_client *c, struct op *op, const redisReply *
     if (w && r.handed)
         handed_over(c, w, r.token, r.holds, from_ns);
     if (r.status == INT64_MIN)
-        op_complete(op, err ? err : LW_EREPLY, 0);
+        op_complete(op, err ? err : reply_error(reply, &op->said), 0);
     else
         op_complete(op, r.left < 0 ? LW_ENOTOWNER : 0, r.left < 0 ? 0 : r.left);
     if (w && !r.handed)
@@ -740,7 +743,7 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
             watchdog_unlock_end(c, op->lock, op->owner, UNLOCK_UNKNOWN);
         else if (op->kind == OP_ACQUIRE && err)
             acquire_unanswered(c, op);
-        op_complete(op, err ? err : LW_EREPLY, 0);
+        op_complete(op, err ? err : reply_error(reply, &op->said), 0);
         return;
     }
     if (op->kind == OP_STATUS) {
@@ -932,6 +935,7 @@ static int run_blocking_until(struct lw_lock *lock, int kind, uint64_t owner, ui
             rc = op.err;
             if (value)
                 *value = op.value;
+            reply_error_tell(&op.said);
         }
     }
     lw_request_clear(&op.req);
@@ -1048,6 +1052,7 @@ int lw_name_status(struct lw_lock *lock, struct lw_name_status *out)
         if ((rc = start_op(&op)) == 0) {
             lw_completion_wait(&op.completed);
             rc = op.err;
+            reply_error_tell(&op.said);
         }
     }
     lw_request_clear(&op.req);

@@ -110,6 +110,7 @@ struct multi_op {
     uint8_t blocking; /* a caller waits on `completed` */
     uint8_t quiet;    /* a lost set's rest released: nobody is told */
     _Atomic uint32_t completed;
+    char *said;       /* Redis's error reply, for lw_reply_error() (reply.h) */
     size_t group;     /* the group on the wire */
     size_t taken;     /* groups taken, from the first */
     size_t refused;   /* the lock whose line it waits in */
@@ -347,9 +348,12 @@ static void complete(struct multi_op *op, int err)
     }
     if (op->done && !op->quiet) {
         c->in_callback++;
+        reply_error_tell(&op->said);
         op->done(err, 0, op->arg);
+        reply_error_set(NULL);
         c->in_callback--;
     }
+    free(op->said);
     free(op);
     multi_unref(m);
 }
@@ -745,7 +749,7 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
         return;
     }
     if (!err && reply->type == REDIS_REPLY_ERROR)
-        err = LW_EREPLY;
+        err = reply_error(reply, &op->said);
     switch (op->phase) {
     case PH_TAKE: take_reply(c, op, reply, err); return;
     case PH_TRIM: /* what stays is a hold nobody renews: its lease ends it */
@@ -862,6 +866,7 @@ static int run(struct multi_op *op, int blocking)
         return 0;
     lw_completion_wait(&op->completed);
     rc = op->err;
+    reply_error_tell(&op->said);
     free(op);
     return rc;
 }

@@ -29,8 +29,19 @@
  * channel.  reclaim() moves every permit expired by `now` back to the
  * count and publishes the count when it is above 0, as Redisson's scripts
  * do before an acquire: expiry is lazy, and every client does it for
- * every other.  ZREM goes in chunks: unpack() has a stack limit. */
+ * every other.  ZREM goes in chunks: unpack() has a stack limit.  count()
+ * is the available count; a string that is no count (a name that holds
+ * something else) is refused as Redis refuses another type, WRONGTYPE,
+ * before anything is touched. */
 #define LUA_SEM_RECLAIM                                                         \
+    "local function count() "                                                   \
+    "  local v = tonumber(redis.call('get', KEYS[1])) "                         \
+    "  if v == nil then "                                                       \
+    "    error({err = 'WRONGTYPE Operation against a key holding the wrong "    \
+    "kind of value (a string, not a count of permits)'}) "                      \
+    "  end "                                                                    \
+    "  return v "                                                               \
+    "end "                                                                      \
     "local function reclaim(now, publish) "                                     \
     "  local ids = redis.call('zrangebyscore', KEYS[2], 0, now) "               \
     "  if #ids == 0 then return end "                                           \
@@ -401,12 +412,11 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     [SCRIPT_SEM_ACQUIRE] =
         LUA_SEM_RECLAIM
     "if redis.call('exists', KEYS[1]) == 0 then return {-1} end "
+    "count() "
     "reclaim(ARGV[3], ARGV[4]) "
-    "if redis.call('zscore', KEYS[2], ARGV[5]) then "
-    "  return {1, tonumber(redis.call('get', KEYS[1]))} "
-    "end "
+    "if redis.call('zscore', KEYS[2], ARGV[5]) then return {1, count()} end "
     "local n = tonumber(ARGV[1]) "
-    "if tonumber(redis.call('get', KEYS[1])) >= n then "
+    "if count() >= n then "
     "  local left = redis.call('decrby', KEYS[1], n) "
     "  for i = 5, #ARGV do redis.call('zadd', KEYS[2], ARGV[2], ARGV[i]) end "
     "  local ttl = redis.call('pttl', KEYS[1]) "
@@ -423,6 +433,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * count released, added to the count and the count published. */
     [SCRIPT_SEM_RELEASE] =
         LUA_SEM_RECLAIM
+    "if redis.call('exists', KEYS[1]) == 1 then count() end "
     "reclaim(ARGV[1], ARGV[2]) "
     "for i = 3, #ARGV do "
     "  if redis.call('zscore', KEYS[2], ARGV[i]) == false then return -1 end "
@@ -449,8 +460,9 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "  redis.call(ARGV[3], KEYS[3], ARGV[1]) "
     "  return 1 "
     "end "
+    "count() "
     "reclaim(ARGV[2], ARGV[3]) "
-    "local total = redis.call('zcard', KEYS[2]) + tonumber(redis.call('get', KEYS[1])) "
+    "local total = redis.call('zcard', KEYS[2]) + count() "
     "if total ~= tonumber(ARGV[1]) then "
     "  redis.call('incrby', KEYS[1], tonumber(ARGV[1]) - total) "
     "  redis.call(ARGV[3], KEYS[3], ARGV[1]) "
@@ -469,8 +481,9 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     [SCRIPT_SEM_COUNTS] =
         LUA_SEM_RECLAIM
     "if redis.call('exists', KEYS[1]) == 0 then return {-1} end "
+    "count() "
     "reclaim(ARGV[1], ARGV[2]) "
-    "return {1, tonumber(redis.call('get', KEYS[1])), redis.call('zcard', KEYS[2])}",
+    "return {1, count(), redis.call('zcard', KEYS[2])}",
     /* Renew many locks in one call, the watchdog's: KEYS[i] with owner
      * ARGV[i + 2], its field built here, ARGV[2] .. ':' .. owner (ARGV[2]:
      * the client id, sent once a call instead of in every field).  One

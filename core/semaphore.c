@@ -97,6 +97,7 @@ struct sem_op {
     struct replica_ack ack;
     uint64_t ack_from_ns; /* when the acquire's lease began, at the earliest */
     _Atomic uint32_t completed;
+    char *said; /* Redis's error reply, for lw_reply_error() (reply.h) */
 };
 
 static void sem_attempt(struct sem_op *op);
@@ -294,9 +295,12 @@ static void sem_complete(struct sem_op *op, int err, int64_t value)
     }
     if (op->done) {
         c->in_callback++;
+        reply_error_tell(&op->said);
         op->done(err, value, op->arg);
+        reply_error_set(NULL);
         c->in_callback--;
     }
+    free(op->said);
     lw_request_clear(&op->req);
     free(op->own);
     free(op);
@@ -636,7 +640,7 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
         return;
     }
     if (err || reply->type == REDIS_REPLY_ERROR) {
-        sem_complete(op, err ? err : LW_EREPLY, 0);
+        sem_complete(op, err ? err : reply_error(reply, &op->said), 0);
         return;
     }
     switch (op->kind) {
@@ -721,6 +725,7 @@ static int run_blocking(struct lw_semaphore *sem, struct sem_op *op, uint64_t wa
         rc = op->err;
         if (value)
             *value = op->value;
+        reply_error_tell(&op->said);
     }
     lw_request_clear(&op->req);
     return rc;

@@ -83,12 +83,29 @@ static int decode_hash(const redisReply *fields, struct lw_name_status *out)
     return 0;
 }
 
-/* A string beside its zset of permits: a permit semaphore. */
+/* Whether a string is a count, as a semaphore's is: an integer, all of
+ * it (Redis's INCRBY takes nothing else). */
+static int is_count(const redisReply *r)
+{
+    char *end;
+
+    if (r->type != REDIS_REPLY_STRING || r->len == 0)
+        return 0;
+    (void)strtoll(r->str, &end, 10);
+    return end == r->str + r->len;
+}
+
+/* A string beside its zset of permits: a permit semaphore.  A string
+ * that is no count is not one: another value (LW_NAME_OTHER). */
 static int decode_permits(const redisReply *count, const redisReply *permits,
                           struct lw_name_status *out)
 {
     if (permits->type != REDIS_REPLY_ARRAY || permits->elements % 2)
         return LW_EREPLY;
+    if (!is_count(count)) {
+        out->kind = LW_NAME_OTHER;
+        return 0;
+    }
     out->kind = LW_NAME_PERMITS;
     out->permits = number_of(count);
     for (size_t i = 0; i < permits->elements; i += 2)

@@ -922,10 +922,16 @@ LWLOCK_TEST(status_says_who_holds_what)
     cr_assert_eq(status_of("sem2", 0, out, sizeof out), 0);
     cr_assert_str_eq(out, "sem2: permits, 5 available, 0 taken, no expiry\n");
 
-    /* Not a lock. */
+    /* Not a lock nor a semaphore: a list, a string that is no count. */
     redis_do("RPUSH alist x");
-    cr_assert_eq(status_of("alist", 0, out, sizeof out), 1);
-    cr_assert_str_eq(out, "alist: not a lock (a list)\n");
+    cr_assert_eq(status_of("alist", 0, out, sizeof out), 65);
+    cr_assert_str_eq(out, "alist holds a list, not a lock\n");
+    redis_do("SET astring hello");
+    cr_assert_eq(status_of("astring", 0, out, sizeof out), 65);
+    cr_assert_str_eq(out, "astring holds a string, not a lock\n");
+    cr_assert_eq(status_of("astring", 1, out, sizeof out), 65);
+    cr_assert(strstr(out, "\"state\": \"held\", \"kind\": \"other\", \"type\": \"string\""),
+              "%s", out);
 
     /* With a prefix, the prefixed name; unreachable: 69. */
     code = run(ARGS("-r", addr, "--prefix", "team", "--status", "x"));
@@ -2019,4 +2025,73 @@ LWLOCK_TEST(the_other_kind_is_refused)
     cr_assert(stderr_has("another kind"));
     cr_assert_not(exists("ran"), "COMMAND ran");
     cr_assert_eq(redis_int("HLEN %s", "rwheld"), 2, "the read-write lock untouched");
+}
+
+/* A name that holds another type of Redis value: for every kind, 65 and
+ * one line that names the type and what was asked, with Redis's words;
+ * COMMAND not run, the value untouched.  --multi names the name. */
+LWLOCK_TEST(another_type_is_named_and_refused)
+{
+    static const struct {
+        const char *flag, *name, *says;
+    } cases[] = {
+        {NULL, "astring", "astring holds a string, not a lock (Redis: WRONGTYPE "},
+        {"--read", "alist", "alist holds a list, not a read-write lock (Redis: WRONGTYPE "},
+        {"--write", "aset", "aset holds a set, not a read-write lock (Redis: WRONGTYPE "},
+        {"--fair", "azset", "azset holds a sorted set, not a lock (Redis: WRONGTYPE "},
+        {"--permits=2", "astring", "astring holds a string, not a semaphore (Redis: WRONGTYPE "},
+        {"--permits=2", "ahash", "ahash holds a hash, not a semaphore (Redis: WRONGTYPE "},
+        {"--multi", "free1,alist", "alist holds a list, not a lock (Redis: WRONGTYPE "},
+    };
+    char buf[1024];
+
+    redis_do("SET astring hello");
+    redis_do("RPUSH alist x");
+    redis_do("SADD aset x");
+    redis_do("ZADD azset 1 x");
+    redis_do("HSET ahash f v");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int code = cases[i].flag
+                       ? run(ARGS(cases[i].flag, "-r", addr, cases[i].name, "touch", "ran"))
+                       : run(ARGS("-r", addr, cases[i].name, "touch", "ran"));
+
+        slurp("err", buf, sizeof buf);
+        cr_assert_eq(code, 65, "%s %s: %d, '%s'", cases[i].flag, cases[i].name, code, buf);
+        cr_assert(strncmp(buf, "lwlock: ", 8) == 0 && strstr(buf, cases[i].says),
+                  "%s: said '%s'", cases[i].name, buf);
+        cr_assert_eq(strchr(buf, '\n'), buf + strlen(buf) - 1, "one line: '%s'", buf);
+        cr_assert_not(exists("ran"), "COMMAND ran");
+    }
+    cr_assert_eq(redis_int("STRLEN %s", "astring"), 5, "the string untouched");
+    cr_assert_eq(redis_int("EXISTS %s", "free1"), 0, "--multi left a name held");
+}
+
+/* Another error of Redis's, in its words: out of memory. */
+LWLOCK_TEST(redis_errors_in_its_words)
+{
+    int code;
+
+    redis_do("CONFIG SET maxmemory 1");
+    code = run(ARGS("-r", addr, "full", "touch", "ran"));
+    redis_do("CONFIG SET maxmemory 0");
+    cr_assert_eq(code, 69, "%d", code);
+    cr_assert(stderr_has("lwlock: cannot acquire full at ") &&
+                  stderr_has("Redis answered a lock command with an error (Redis: OOM command "
+                             "not allowed when used memory > 'maxmemory'"),
+              "no words of Redis");
+    cr_assert_not(exists("ran"), "COMMAND ran");
+}
+
+/* --status --json says a UTF-8 name as it is (JSON is UTF-8), a byte that
+ * is no part of a UTF-8 character as \u00XX. */
+LWLOCK_TEST(status_json_keeps_utf8)
+{
+    char out[1024];
+
+    cr_assert_eq(status_of("отчёт", 1, out, sizeof out), 0);
+    cr_assert(strstr(out, "{\"name\": \"отчёт\", ") == out, "%s", out);
+    cr_assert_eq(status_of("bad\xff\xc3(", 1, out, sizeof out), 0);
+    cr_assert(strstr(out, "{\"name\": \"bad\\u00ff\\u00c3(\", ") == out, "%s", out);
+    cr_assert_eq(status_of("tab\there", 1, out, sizeof out), 0);
+    cr_assert(strstr(out, "\"tab\\u0009here\""), "%s", out);
 }

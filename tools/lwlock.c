@@ -90,6 +90,7 @@ struct event {
 struct acquire_out {
     int ev_wr;
     uint64_t until_ns;
+    char said[LW_REPLY_ERROR_MAX]; /* Redis's words when it refused */
 };
 
 struct run {
@@ -230,8 +231,10 @@ static void post(int fd, int kind, int err, int64_t value, uint64_t until_ns)
 
 static void on_acquired(int err, int64_t token, void *arg)
 {
-    const struct acquire_out *out = arg;
+    struct acquire_out *out = arg;
 
+    /* Read once the event is: the pipe orders the two. */
+    snprintf(out->said, sizeof out->said, "%s", lw_reply_error());
     post(out->ev_wr, EV_ACQUIRED, err, token, err ? 0 : out->until_ns);
 }
 
@@ -318,11 +321,21 @@ static const char *where(const struct run *r, char *buf, size_t size)
     return buf;
 }
 
+/* Redis's words for the last call that it refused, into buf: the
+ * acquire's (its callback kept them), else this thread's last blocking
+ * call's. */
+static const char *redis_words(const struct run *r, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", r->out.said[0] ? r->out.said : lw_reply_error());
+    return buf;
+}
+
 /*
  * Why err, when it says Redis could not be reached (or would not have us:
  * TLS, AUTH) and the client knows why: " (" the client's last error ")",
  * the address and the reason (e.g. "127.0.0.1:6380: TLS: certificate
- * verify failed: ..."), into buf; else "".  Returns buf.
+ * verify failed: ..."); when Redis refused a command, " (Redis: " its
+ * words ")"; into buf; else "".  Returns buf.
  */
 static const char *reason(const struct run *r, int err, char *buf, size_t size)
 {
@@ -342,8 +355,27 @@ static const char *reason(const struct run *r, int err, char *buf, size_t size)
         if (r->client && lw_client_last_error(r->client, last, sizeof last) && last[0])
             snprintf(buf, size, " (%s)", last);
         break;
+    case LW_EREPLY:
+    case LW_EWRONGTYPE:
+        if (redis_words(r, last, sizeof last)[0])
+            snprintf(buf, size, " (Redis: %s)", last);
+        break;
     }
     return buf;
+}
+
+/* --multi: the key of the name at *name in NAME's comma list
+ * (PREFIX:NAME), into key (LW_LOCK_NAME_MAX + 1 bytes); *name moves on
+ * to the next.  The key's length, as printed. */
+static size_t multi_key(const struct run *r, const char **name, char *key)
+{
+    const char *comma = strchr(*name, ',');
+    size_t len = comma ? (size_t)(comma - *name) : strlen(*name);
+    int klen = snprintf(key, LW_LOCK_NAME_MAX + 1, "%s%s%.*s", r->opt.prefix ? r->opt.prefix : "",
+                        r->opt.prefix ? ":" : "", (int)len, *name);
+
+    *name = comma ? comma + 1 : *name + len;
+    return klen < 0 ? 0 : (size_t)klen; /* too long: lw_lock_new() refuses it */
 }
 
 /* --multi: a lock handle for each name (PREFIX:NAME), the multi-lock over
@@ -356,15 +388,11 @@ static int new_multi(struct run *r)
     int rc = 0;
 
     while (rc == 0 && n < r->opt.nnames) {
-        const char *comma = strchr(name, ',');
-        size_t len = comma ? (size_t)(comma - name) : strlen(name);
         char key[LW_LOCK_NAME_MAX + 1];
-        int klen = snprintf(key, sizeof key, "%s%s%.*s", r->opt.prefix ? r->opt.prefix : "",
-                            r->opt.prefix ? ":" : "", (int)len, name);
+        size_t klen = multi_key(r, &name, key);
 
-        if ((rc = lw_lock_new(r->client, key, (size_t)klen, &locks[n])) == 0)
+        if ((rc = lw_lock_new(r->client, key, klen, &locks[n])) == 0)
             n++;
-        name = comma ? comma + 1 : name + len;
     }
     if (rc == 0)
         rc = lw_multi_new(locks, n, &r->multi);
@@ -470,6 +498,48 @@ static int start_client(struct run *r)
     return rc == LW_ENOMEM ? EXIT_OSERR : EXIT_UNAVAILABLE;
 }
 
+/* Whether key holds what the kind asked cannot use (a semaphore: not a
+ * count; a lock: not a hash), its Redis type into type. */
+static int holds_other(const struct run *r, const char *key, size_t len, char *type, size_t n)
+{
+    struct lw_lock *l = NULL;
+    struct lw_name_status st;
+    int other = 0;
+
+    if (lw_lock_new(r->client, key, len, &l) == 0 && lw_name_status(l, &st) == 0) {
+        other = st.kind == LW_NAME_OTHER || (r->sem && st.kind != LW_NAME_PERMITS);
+        snprintf(type, n, "%s", st.type);
+    }
+    lw_lock_free(l);
+    return other;
+}
+
+/* LW_EWRONGTYPE: which name holds which type, in a sentence ("jobs holds
+ * a string, not a lock"), and Redis's words.  --multi: the first name
+ * that does. */
+static int wrong_type(const struct run *r)
+{
+    const char *what = r->sem ? "a semaphore"
+                       : r->opt.kind == LWLOCK_READ || r->opt.kind == LWLOCK_WRITE
+                           ? "a read-write lock"
+                           : "a lock";
+    const char *name = r->opt.name;
+    char key[LW_LOCK_NAME_MAX + 1], type[16] = "", words[512];
+    int found = 0;
+
+    redis_words(r, words, sizeof words); /* before the status calls below */
+    if (!r->multi)
+        found = holds_other(r, r->opt.key, strlen(r->opt.key), type, sizeof type);
+    for (size_t i = 0; r->multi && !found && i < r->opt.nnames; i++) {
+        size_t klen = multi_key(r, &name, key);
+
+        found = holds_other(r, key, klen, type, sizeof type);
+    }
+    report("%s holds %s, not %s (Redis: %s)", found && r->multi ? key : r->opt.key,
+           found ? lwlock_type_phrase(type) : "another type of Redis value", what, words);
+    return EXIT_WRONGKIND;
+}
+
 /* The acquire failed with err: the exit status, with a message. */
 static int acquire_failed(const struct run *r, int err)
 {
@@ -487,6 +557,8 @@ static int acquire_failed(const struct run *r, int err)
                                            : "a plain lock (not --read nor --write)");
         return EXIT_WRONGKIND;
     }
+    if (err == LW_EWRONGTYPE)
+        return wrong_type(r);
     report("cannot acquire %s at %s: %s%s", r->opt.key, where(r, at, sizeof at),
            lw_strerror(err), reason(r, err, why, sizeof why));
     return err == LW_ENOMEM ? EXIT_OSERR : EXIT_UNAVAILABLE;

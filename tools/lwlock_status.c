@@ -94,7 +94,7 @@ static void print_text(const char *key, const struct lw_name_status *st, FILE *o
         return;
     }
     if (st->kind == LW_NAME_OTHER) {
-        fprintf(out, "%s: not a lock (a %s)\n", key, st->type);
+        fprintf(out, "%s holds %s, not a lock\n", key, lwlock_type_phrase(st->type));
         return;
     }
     if (st->kind == LW_NAME_PERMITS)
@@ -119,19 +119,52 @@ static void print_text(const char *key, const struct lw_name_status *st, FILE *o
     print_waiters(st, out);
 }
 
-/* s as a JSON string. */
+/* The length of the well-formed UTF-8 character at s (RFC 3629: no
+ * overlong form, no surrogate, nothing past U+10FFFF), 0 when there is
+ * none. */
+static size_t utf8_char(const unsigned char *s)
+{
+    unsigned cp, n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3
+                                    : s[0] >= 0xc0   ? 2
+                                                     : 0;
+    static const unsigned least[5] = {0, 0, 0x80, 0x800, 0x10000};
+
+    if (n == 0 || s[0] > 0xf4)
+        return 0;
+    cp = s[0] & (0x7f >> n);
+    for (unsigned i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if (cp < least[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+/* s as a JSON string: UTF-8 as it is; a control character, and a byte
+ * that is no part of a UTF-8 character (a binary name's), as \u00XX
+ * (JSON must be UTF-8: such a byte cannot be said exactly). */
 static void json_string(const char *s, FILE *out)
 {
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
+    const unsigned char *p = (const unsigned char *)s;
 
-        if (ch == '"' || ch == '\\')
-            fprintf(out, "\\%c", ch);
-        else if (ch < 0x20 || ch > 0x7e)
-            fprintf(out, "\\u%04x", ch);
+    fputc('"', out);
+    while (*p) {
+        size_t n = *p >= 0x80 ? utf8_char(p) : 0;
+
+        if (n) {
+            fwrite(p, 1, n, out);
+            p += n;
+            continue;
+        }
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p < 0x20 || *p >= 0x7f)
+            fprintf(out, "\\u%04x", *p);
         else
-            fputc(ch, out);
+            fputc(*p, out);
+        p++;
     }
     fputc('"', out);
 }
@@ -178,11 +211,30 @@ static void print_json(const char *key, const struct lw_name_status *st, FILE *o
     fprintf(out, "], \"waiters_total\": %u}\n", st->nwaiters);
 }
 
+const char *lwlock_type_phrase(const char *type)
+{
+    static const char *const phrases[][2] = {
+        {"string", "a string"},
+        {"list", "a list"},
+        {"set", "a set"},
+        {"zset", "a sorted set"},
+        {"hash", "a hash"},
+        {"stream", "a stream"},
+    };
+
+    for (size_t i = 0; i < sizeof phrases / sizeof phrases[0]; i++)
+        if (strcmp(type, phrases[i][0]) == 0)
+            return phrases[i][1];
+    return "another type of Redis value";
+}
+
 int lwlock_print_status(const char *key, const struct lw_name_status *st, int json, FILE *out)
 {
     if (json)
         print_json(key, st, out);
     else
         print_text(key, st, out);
+    if (st->kind == LW_NAME_OTHER)
+        return EXIT_WRONGKIND;
     return is_free(st) ? 0 : EXIT_HELD;
 }

@@ -10,8 +10,13 @@
 #include <leasewheel.h>
 
 /* Print st for the lock named key to out, as text or (json) one JSON
- * object and a newline.  Returns the exit status: 0 free, EXIT_HELD
- * otherwise. */
+ * object and a newline.  Returns the exit status: 0 free, EXIT_WRONGKIND
+ * when the name holds no lock nor semaphore (a list, a string that is no
+ * count), EXIT_HELD otherwise. */
 int lwlock_print_status(const char *key, const struct lw_name_status *st, int json, FILE *out);
+
+/* What Redis's TYPE answer is called in a sentence: "a string", "a
+ * sorted set" (zset), ... */
+const char *lwlock_type_phrase(const char *type);
 
 #endif

@@ -36,8 +36,10 @@ enum lw_error {
     LW_ENOTOWNER = -14,   /* unlock by an owner that does not hold the lock */
     LW_ELOCKED = -15,     /* try-lock: another owner held the lock all the wait */
     LW_ELEASE = -16,      /* a lease shorter than three ticks of the client's wheel */
-    LW_EREPLY = -17,      /* Redis answered a lock command with an error (the key
-                             holds something else than a lock, out of memory, ...) */
+    LW_EREPLY = -17,      /* Redis answered a lock command with an error (out of
+                             memory, an ACL's refusal, ...: lw_reply_error()
+                             has Redis's words); a key of another type is
+                             LW_EWRONGTYPE since 0.4 */
     LW_EUNSETTLED = -18,  /* the cluster kept moving (failover, migration,
                              CLUSTERDOWN, LOADING) for the whole command
                              timeout; Sentinel: the command was on its way
@@ -65,6 +67,11 @@ enum lw_error {
                              its renewals were behind for the whole wait of
                              a first acquire, which was never sent (see
                              "Admission" in leasewheel/lock.h) */
+    LW_EWRONGTYPE = -26,  /* a key of the name holds another type of Redis
+                             value (a string, a list, a set, ...), not a
+                             lock's nor a semaphore's: Redis answered
+                             WRONGTYPE, and nothing was changed
+                             (lw_reply_error() has Redis's words) */
 };
 
 /*

@@ -600,6 +600,29 @@ LW_API int lw_client_free(struct lw_client *client);
  */
 LW_API int lw_client_last_error(const struct lw_client *client, char *buf, size_t len);
 
+/* The room lw_reply_error() keeps, its NUL included. */
+#define LW_REPLY_ERROR_MAX 512
+
+/*
+ * lw_reply_error - Redis's own words, when Redis answered a call's
+ * command with an error: "WRONGTYPE Operation against a key holding the
+ * wrong kind of value", "NOPERM this user has no permissions to access
+ * one of the keys used as arguments", "OOM command not allowed when used
+ * memory > 'maxmemory'." (without the place in our script that Redis 7
+ * adds: it says nothing to a user).  Kept per thread, as errno is:
+ *   - after a blocking call on a lock, a semaphore or a multi-lock (and
+ *     lw_name_status()) returns, on the thread that made it: the error
+ *     that made it fail, "" when Redis said none (a call that failed
+ *     before reaching Redis leaves it as it was);
+ *   - during an async call's done callback: the error that ended it, ""
+ *     when none.
+ * It says why for LW_EREPLY and LW_EWRONGTYPE above all; transport and
+ * set-up errors are lw_client_last_error()'s.  Never NULL; valid until
+ * the thread's next call of the library; cut to LW_REPLY_ERROR_MAX - 1
+ * bytes.  Added in 0.4.
+ */
+LW_API const char *lw_reply_error(void);
+
 /*
  * lw_client_format_metrics - the client's counters and gauges in the
  * Prometheus text exposition format (version 0.0.4: # HELP and # TYPE
@@ -776,7 +799,10 @@ LW_API int lw_lock_set_max_hold(struct lw_lock *lock, uint64_t max_hold_ms);
  *                 lease sure to be left (Redis ran it late: paused,
  *                 stopped, slow): the hold it took is given back first,
  *                 and no lock is handed over that may be lost already
- *   LW_EREPLY     the key holds something other than a lock
+ *   LW_EWRONGTYPE the key holds another type of Redis value (a string,
+ *                 a list, ...): nothing was changed
+ *   LW_EREPLY     Redis refused the command otherwise (out of memory, an
+ *                 ACL); lw_reply_error() has Redis's words for both
  *   LW_EREPLICAS  acquire_replicas set: fewer replicas acknowledged this
  *                 first acquire in time; the hold was given back
  *   LW_ENOTSUP    acquire_replicas set, and the server has no WAIT
@@ -916,8 +942,11 @@ enum lw_name_kind {
     LW_NAME_LOCK = 1,    /* a lock (hash without "mode") */
     LW_NAME_READ = 2,    /* a read-write lock held for reading */
     LW_NAME_WRITE = 3,   /* ... held for writing */
-    LW_NAME_PERMITS = 4, /* a semaphore of expirable permits */
-    LW_NAME_OTHER = 5,   /* a key of another type: not a lock (type says) */
+    LW_NAME_PERMITS = 4, /* a semaphore of expirable permits (a string
+                            holding an integer) */
+    LW_NAME_OTHER = 5,   /* a key of another type, or a string that is no
+                            count: not a lock nor a semaphore (type says
+                            which) */
 };
 
 #define LW_STATUS_HOLDERS 16  /* holders reported; nholders counts all */

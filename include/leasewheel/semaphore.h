@@ -122,7 +122,9 @@ LW_API void lw_semaphore_free(struct lw_semaphore *sem);
 /*
  * Set-up and queries, blocking.  Each returns 0 (or what is said) or a
  * negative LW_E* code: LW_EINVAL (NULL), LW_ENOSEM (the semaphore does not
- * exist), LW_EREPLY (the keys hold something else), transport errors,
+ * exist), LW_EWRONGTYPE (the keys hold something else: another type, a
+ * string that is no count), LW_EREPLY (Redis refused the command
+ * otherwise; lw_reply_error() has its words), transport errors,
  * LW_ESHUTDOWN, LW_EDEADLK (on the engine thread).
  */
 
@@ -162,7 +164,7 @@ LW_API int lw_semaphore_acquired(struct lw_semaphore *sem, int64_t *out);
  * were given back), LW_EREPLICAS and LW_ENOTSUP (acquire_replicas set:
  * too few replicas acknowledged the acquire, or the server has no WAIT;
  * the permits were given back, as a lock's acquire gives its hold back),
- * LW_EREPLY, transport errors, LW_ESHUTDOWN, LW_EDEADLK.
+ * LW_EWRONGTYPE, LW_EREPLY, transport errors, LW_ESHUTDOWN, LW_EDEADLK.
  */
 LW_API int lw_permit_acquire(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms,
                              uint64_t lease_ms, struct lw_permit *permits);
