@@ -5,8 +5,9 @@ lw_client_format_metrics()), then check that the JSON parses, that it
 takes its Prometheus from the ${DS_PROMETHEUS} input, and that every panel
 but a row has targets, each with a PromQL expression whose metric names
 are all series of the scrapes (a histogram's _bucket, _sum and _count, a
-counter as its samples are named) and whose label names are labels of
-those series (or the target labels Prometheus adds, instance and job).
+counter as its samples are named) and whose label names, in matchers,
+groupings and legends, are labels of those series (or the target labels
+Prometheus adds, instance and job).
 The template variables' label_values() queries too.
 
 Python's standard library only: the text format is read here, the parts
@@ -207,7 +208,7 @@ def check_expr(expr, series, types, where):
     for label in grouped:
         if label not in carried:
             raise Bad(f"{where}: grouping by {label}, which no series here has: {expr!r}")
-    return [name for name, _ in selectors]
+    return [name for name, _ in selectors], carried
 
 
 # --- the dashboard -------------------------------------------------------
@@ -223,6 +224,7 @@ def uses_input(ds):
         and ds.get("uid") == "${DS_PROMETHEUS}"
 
 
+LEGEND = re.compile(r"\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}")
 LABEL_VALUES = re.compile(r"^label_values\((?:(.*),)?\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\)$")
 
 
@@ -257,7 +259,11 @@ def check_dashboard(dash, series, types):
                 raise Bad(f"{where}: a target without an expr")
             if "datasource" in t and not uses_input(t["datasource"]):
                 raise Bad(f"{where}: target {t.get('refId')}: datasource is not ${{DS_PROMETHEUS}}")
-            used.update(check_expr(expr, series, types, where))
+            names, carried = check_expr(expr, series, types, where)
+            used.update(names)
+            for label in LEGEND.findall(t.get("legendFormat") or ""):
+                if label not in carried:
+                    raise Bad(f"{where}: legend {{{{{label}}}}}, a label no series has: {expr!r}")
     if not graphs:
         raise Bad("no panels")
     for v in dash.get("templating", {}).get("list", []):
@@ -271,7 +277,7 @@ def check_dashboard(dash, series, types):
             raise Bad(f"{where}: not a label_values() query: {q!r}")
         expr, label = m.group(1), m.group(2)
         if expr:
-            names = check_expr(expr, series, types, where)
+            names, _ = check_expr(expr, series, types, where)
             if label not in set().union(*(series[n] for n in names)) | TARGET_LABELS:
                 raise Bad(f"{where}: no label {label} on {expr}")
             used.update(names)
@@ -314,13 +320,19 @@ def bad_matcher(dash):
     first_target(dash)["expr"] = 'sum(leasewheel_leases_held{knd="lock"})'
 
 
+def bad_legend(dash):
+    t = next(t for p in all_panels(dash["panels"]) for t in p.get("targets", [])
+             if "by (kind)" in t["expr"])
+    t["legendFormat"] = "{{knd}}"
+
+
 def other_datasource(dash):
     next(p for p in all_panels(dash["panels"]) if p.get("type") != "row")["datasource"] = \
         {"type": "prometheus", "uid": "my-prometheus"}
 
 
 FAULTS = [misspell, histogram_unsuffixed, gauge_suffixed, no_targets, bad_function,
-          bad_label, bad_matcher, other_datasource]
+          bad_label, bad_matcher, bad_legend, other_datasource]
 
 
 def self_check(dash, series, types):
