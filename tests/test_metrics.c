@@ -10,34 +10,11 @@
  * kind of lease (a lock, a read and a write lock, a permit), which add
  * up to the totals.
  */
-#include <errno.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <spawn.h>
 #include <stdlib.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "lock_util.h"
+#include "metrics_util.h"
 #include "redis_cluster.h"
-#include "wait_child.h"
-
-extern char **environ;
-
-/* The text whole, in a buffer of the size it asked for. */
-static char *format_all(struct lw_client *c, int *len)
-{
-    int n = lw_client_format_metrics(c, NULL, 0);
-    char *buf;
-
-    cr_assert_gt(n, 0);
-    buf = malloc((size_t)n + 4096);
-    cr_assert(buf);
-    *len = lw_client_format_metrics(c, buf, (size_t)n + 4096);
-    cr_assert_lt(*len, n + 4096);
-    cr_assert_eq(strlen(buf), (size_t)*len);
-    return buf;
-}
 
 REDIS_TEST(metrics, length_contract)
 {
@@ -82,21 +59,6 @@ REDIS_TEST(metrics, length_contract)
 
 /* --- the checker, and one scrape served ---------------------------------- */
 
-/* A listening socket on 127.0.0.1, on a free port. */
-static int listen_any(int *port)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t alen = sizeof a;
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-    cr_assert_geq(fd, 0);
-    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    cr_assert_eq(listen(fd, 4), 0);
-    cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
-    *port = ntohs(a.sin_port);
-    return fd;
-}
-
 struct checker {
     pid_t pid;
     int out; /* its stdout */
@@ -107,34 +69,16 @@ static void checker_start(struct checker *ck, int port, int cluster)
 {
     char url[64];
     char *argv[] = {PYTHON_PATH, CHECK_METRICS_PATH, url, cluster ? "--cluster" : NULL, NULL};
-    posix_spawn_file_actions_t fa;
-    int p[2];
 
     snprintf(url, sizeof url, "http://127.0.0.1:%d/metrics", port);
-    cr_assert_eq(pipe(p), 0);
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-    posix_spawn_file_actions_addclose(&fa, p[0]);
-    posix_spawn_file_actions_addclose(&fa, p[1]);
-    cr_assert_eq(posix_spawn(&ck->pid, PYTHON_PATH, &fa, NULL, argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    close(p[1]);
-    ck->out = p[0];
+    ck->out = spawn_reading(argv, &ck->pid);
 }
 
 /* Its output (it must pass), in a buffer to free. */
 static char *checker_finish(struct checker *ck)
 {
-    size_t cap = 1 << 16, got = 0;
-    char *out = malloc(cap);
-    ssize_t n;
+    char *out = read_all(ck->out);
 
-    cr_assert(out);
-    while ((n = read(ck->out, out + got, cap - 1 - got)) > 0 || (n < 0 && errno == EINTR))
-        if (n > 0 && (got += (size_t)n) == cap - 1)
-            cr_assert(out = realloc(out, cap *= 2));
-    out[got] = 0;
-    close(ck->out);
     cr_assert_eq(wait_child(ck->pid, 30000), 0, "check_metrics.py failed (stderr above)");
     cr_assert(strstr(out, "\nok: "), "%s", out);
     return out;
@@ -169,38 +113,6 @@ static uint64_t lag_count(const struct lw_client_stats *s)
     for (unsigned i = 0; i < LW_LAG_BUCKETS; i++)
         n += s->renewal_lag[i];
     return n;
-}
-
-/* Serve one GET /metrics on fd for c, with snapshots just before and just
- * after the text was made. */
-static void serve_one(int fd, struct lw_client *c, struct lw_client_stats *before,
-                      struct lw_client_stats *after)
-{
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    char req[2048], head[160], *text;
-    size_t got = 0;
-    int conn, len;
-
-    cr_assert_eq(poll(&p, 1, 20000), 1, "no scrape came");
-    cr_assert_geq(conn = accept(fd, NULL, NULL), 0);
-    while (!memmem(req, got, "\r\n\r\n", 4)) {
-        ssize_t n = read(conn, req + got, sizeof req - got);
-
-        cr_assert_gt(n, 0);
-        got += (size_t)n;
-    }
-    cr_assert_eq(strncmp(req, "GET /metrics ", 13), 0);
-    lw_client_get_stats(c, before);
-    text = format_all(c, &len);
-    lw_client_get_stats(c, after);
-    snprintf(head, sizeof head,
-             "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
-             "Content-Length: %d\r\nConnection: close\r\n\r\n",
-             len);
-    cr_assert_eq(write(conn, head, strlen(head)), (ssize_t)strlen(head));
-    cr_assert_eq(write(conn, text, (size_t)len), (ssize_t)len);
-    close(conn);
-    free(text);
 }
 
 /* What the scrape said lies between the two snapshots. */
@@ -368,46 +280,18 @@ REDIS_TEST(metrics, kinds_are_counted_apart)
 
 /* --- the example --------------------------------------------------------- */
 
-/* Its first line, "listening on 127.0.0.1:PORT": the port. */
-static int example_port(int out)
-{
-    struct pollfd p = {.fd = out, .events = POLLIN};
-    char line[128];
-    size_t got = 0;
-    int port = 0;
-
-    while (!memchr(line, '\n', got) && got < sizeof line - 1) {
-        ssize_t n;
-
-        cr_assert_eq(poll(&p, 1, 10000), 1, "metrics_server said nothing");
-        cr_assert_gt(n = read(out, line + got, sizeof line - 1 - got), 0);
-        got += (size_t)n;
-    }
-    line[got] = 0;
-    cr_assert_eq(sscanf(line, "listening on 127.0.0.1:%d", &port), 1, "%s", line);
-    return port;
-}
-
 REDIS_TEST(metrics, example_scraped)
 {
     char redis_port[16];
     char *argv[] = {METRICS_SERVER_PATH, redis_port, "0", "60", NULL};
-    posix_spawn_file_actions_t fa;
     struct checker ck;
     pid_t pid;
-    int p[2], port;
+    int out_fd, port;
     char *out;
 
     snprintf(redis_port, sizeof redis_port, "%d", srv.port);
-    cr_assert_eq(pipe(p), 0);
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-    posix_spawn_file_actions_addclose(&fa, p[0]);
-    posix_spawn_file_actions_addclose(&fa, p[1]);
-    cr_assert_eq(posix_spawn(&pid, METRICS_SERVER_PATH, &fa, NULL, argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    close(p[1]);
-    port = example_port(p[0]);
+    out_fd = spawn_reading(argv, &pid);
+    port = example_port(out_fd);
     /* A renewal a second: scraped until the counts asserted below are in
      * (at most 40 scrapes, 250 ms apart). */
     for (int i = 0;; i++) {
@@ -430,7 +314,7 @@ REDIS_TEST(metrics, example_scraped)
     free(out);
     kill(pid, SIGTERM);
     cr_assert_eq(wait_child(pid, 10000), 0, "metrics_server did not stop cleanly");
-    close(p[0]);
+    close(out_fd);
 }
 
 /* --- a cluster ---------------------------------------------------------- */
