@@ -203,7 +203,8 @@ using risk_handler = std::function<void(std::string_view name, std::uint64_t own
  * LW_LEASE_PERMIT, LW_LEASE_FAIR, LW_LEASE_PLACE; lw_lease_kind_name()
  * spells it), the lock's or the
  * semaphore's name, the owner (a permit: lw_permit_owner()), and a
- * permit's whole id (else nullptr): compare it with permit::id().
+ * permit's whole id (else nullptr): compare it with permit::id().  Added
+ * in 0.4.
  */
 struct lease {
     lw_lease_kind kind;
@@ -802,7 +803,7 @@ class fair_mutex : public mutex
  * waiting lock() fails with LW_EDEADLK (it would wait on itself: no
  * upgrade), its try_lock() returns false.  A name that holds a plain lock
  * fails with LW_EWRONGKIND.  Not copyable or movable, as
- * std::shared_mutex.
+ * std::shared_mutex.  Added in 0.4.
  */
 class shared_mutex
 {
@@ -1151,7 +1152,7 @@ class semaphore;
  * the client is gone fails with LW_ESHUTDOWN, and the permit expires at
  * the end of its lease).  Destruction releases it; a failed release (the
  * permit expired: LW_ENOPERMIT; a transport error) is dropped there:
- * release(std::error_code&) says it.
+ * release(std::error_code&) says it.  Added in 0.4.
  */
 class permit
 {
@@ -1234,7 +1235,8 @@ class permit
  * renews it until it is released (or lost: on_lost names the semaphore and
  * lw_permit_owner(&p.id()); on_lease_lost gives the whole id in
  * lease::permit).  add_permits() and acquired() are the other counts'
- * calls.  Any member may be called from any thread at once.
+ * calls.  Any member may be called from any thread at once.  Added in
+ * 0.4.
  */
 class semaphore
 {

@@ -55,23 +55,24 @@ enum lw_error {
                              server has not (WAIT, for acquire_replicas:
                              serverless Redis); lw_client_last_error()
                              says which */
-    LW_EWRONGKIND = -22,  /* the name holds a lock of another kind: a read or
-                             write lock asked of a plain lock's hash (no
-                             `mode` field), or a lock of a read-write
-                             lock's; nothing was changed */
-    LW_ENOSEM = -23,      /* the semaphore does not exist: its permits were
-                             never set (lw_semaphore_try_set()) */
-    LW_ENOPERMIT = -24,   /* a permit released is unknown, released already
-                             or expired: nothing was released */
-    LW_EOVERLOAD = -25,   /* the client's Redis cannot renew more locks now:
-                             its renewals were behind for the whole wait of
-                             a first acquire, which was never sent (see
-                             "Admission" in leasewheel/lock.h) */
-    LW_EWRONGTYPE = -26,  /* a key of the name holds another type of Redis
-                             value (a string, a list, a set, ...), not a
-                             lock's nor a semaphore's: Redis answered
-                             WRONGTYPE, and nothing was changed
-                             (lw_reply_error() has Redis's words) */
+    /* Added in 0.4: read-write locks, permits, admission, other types. */
+    LW_EWRONGKIND = -22, /* the name holds a lock of another kind: a read or
+                            write lock asked of a plain lock's hash (no
+                            `mode` field), or a lock of a read-write
+                            lock's; nothing was changed */
+    LW_ENOSEM = -23,     /* the semaphore does not exist: its permits were
+                            never set (lw_semaphore_try_set()) */
+    LW_ENOPERMIT = -24,  /* a permit released is unknown, released already
+                            or expired: nothing was released */
+    LW_EOVERLOAD = -25,  /* the client's Redis cannot renew more locks now:
+                            its renewals were behind for the whole wait of
+                            a first acquire, which was never sent (see
+                            "Admission" in leasewheel/lock.h) */
+    LW_EWRONGTYPE = -26, /* a key of the name holds another type of Redis
+                            value (a string, a list, a set, ...), not a
+                            lock's nor a semaphore's: Redis answered
+                            WRONGTYPE, and nothing was changed
+                            (lw_reply_error() has Redis's words) */
 };
 
 /*

@@ -470,9 +470,9 @@ struct lw_client_stats {
                                              renewal, or the acquire, was sent) to
                                              its sending */
     uint64_t waiters;                     /* acquires waiting now (locks', fair
-                                             locks' and permits') */
+                                             locks' and, since 0.4, permits') */
     uint64_t subscriptions;               /* channels with waiters now (locks'
-                                             and semaphores') */
+                                             and, since 0.4, semaphores') */
     uint64_t lost_late;                   /* losses reported after the lock's
                                              valid_until: the engine thread was held
                                              up (callbacks too slow, CPU starved) */
@@ -526,7 +526,7 @@ struct lw_client_stats {
                                               (first acquire to the unlock or
                                               the loss); the last bucket takes
                                               everything over 2^35 us (9.5 h) */
-    /* Added in 0.3: admission (see "Admission" above). */
+    /* Added in 0.4: admission (see "Admission" above). */
     uint64_t overloaded;         /* 1 while first acquires are held back */
     uint64_t overloads;          /* times they began to be */
     uint64_t overload_refused;   /* first acquires that failed with
@@ -736,7 +736,7 @@ LW_API int lw_lock_new(struct lw_client *client, const void *name, size_t len,
  * by name and owner, on_lease_lost and on_lease_risk with their kind
  * (LW_LEASE_READ, LW_LEASE_WRITE), and the log says "read lock" or
  * "write lock".
- * Returns as lw_lock_new().
+ * Returns as lw_lock_new().  Added in 0.4.
  */
 LW_API int lw_read_lock_new(struct lw_client *client, const void *name, size_t len,
                             struct lw_lock **out);
@@ -923,7 +923,7 @@ LW_API int lw_acquire_until_async(struct lw_lock *lock, uint64_t owner, uint64_t
  * or LW_ERANGE for after_ms 0 or too large.  A plain lock's only: a read
  * or write lock's handle is LW_EINVAL, nothing touched (its release is
  * Redisson's, which frees the last hold at once).  Blocking; not on the
- * engine thread (LW_EDEADLK).
+ * engine thread (LW_EDEADLK).  Added in 0.4.
  */
 LW_API int lw_unlock_after(struct lw_lock *lock, uint64_t owner, uint64_t after_ms);
 
@@ -935,7 +935,8 @@ LW_API int lw_unlock_after(struct lw_lock *lock, uint64_t owner, uint64_t after_
  * "mode" field ("read": the fields are readers, "write": the writer's
  * field ends in ":write", and may be followed by its own reads); an
  * RPermitExpirableSemaphore a string (the permits available) beside the
- * zset "{NAME}:timeout" of the permits taken (id -> expiry).
+ * zset "{NAME}:timeout" of the permits taken (id -> expiry).  Added in
+ * 0.4, with lw_name_status() and its structs.
  */
 enum lw_name_kind {
     LW_NAME_FREE = 0,    /* no key */

@@ -1,6 +1,6 @@
 /*
  * leasewheel/semaphore.h - semaphores whose permits expire: "at most N of
- * these at once, across all our machines".
+ * these at once, across all our machines".  Added in 0.4.
  *
  * A semaphore (struct lw_semaphore) is a named count of permits on the
  * client's Redis.  An acquire takes one permit, or n at once (all or

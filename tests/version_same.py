@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""version_same.py SOURCE_ROOT VERSION - every place that states the
+version states meson.build's, VERSION (X.Y.Z), the one lw_version(),
+leasewheel.pc and CMake's version file are made from (test_abi and
+tests/installed.sh check those three against it):
+
+  - CHANGELOG.md: its newest release is "## [X.Y.Z] - YYYY-MM-DD", dated,
+    and no release is newer;
+  - README.md: "Version X.Y", and its find_package(leasewheel X.Y ...);
+  - the man pages' .TH lines: "leasewheel X.Y"; leasewheel(3)'s
+    find_package(leasewheel X.Y);
+  - the public headers: every "Added in A.B" names a version no newer
+    than X.Y (a note cannot promise what this version has not).
+
+Fails, naming the file and what it says, on the first of each that
+differs."""
+import os
+import re
+import sys
+
+
+def read(root, rel):
+    with open(os.path.join(root, rel), encoding="utf-8") as f:
+        return f.read()
+
+
+def as_tuple(v):
+    return tuple(int(x) for x in v.split("."))
+
+
+def check(root, version):
+    fails = []
+    minor = ".".join(version.split(".")[:2])
+
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\](.*)$", read(root, "CHANGELOG.md"), re.M)
+    if not releases:
+        fails.append("CHANGELOG.md: no release section")
+    else:
+        newest, rest = releases[0]
+        if newest != version:
+            fails.append(f"CHANGELOG.md: the newest release is {newest}, not {version}")
+        if not re.match(r"^ - \d{4}-\d{2}-\d{2}$", rest):
+            fails.append(f"CHANGELOG.md: {newest} is not dated (\"{rest.strip()}\")")
+        if any(as_tuple(v) > as_tuple(version) for v, _ in releases):
+            fails.append("CHANGELOG.md: a release newer than " + version)
+
+    readme = read(root, "README.md")
+    if not re.search(r"\bVersion " + re.escape(minor) + r"\b", readme):
+        fails.append(f"README.md: no \"Version {minor}\"")
+    for m in re.finditer(r"find_package\(leasewheel (\d+\.\d+)", readme):
+        if m.group(1) != minor:
+            fails.append(f"README.md: find_package(leasewheel {m.group(1)})")
+
+    mandir = os.path.join(root, "docs", "man")
+    for name in sorted(os.listdir(mandir)):
+        text = read(root, os.path.join("docs", "man", name))
+        th = re.search(r'^\.TH .*"leasewheel (\d+\.\d+)"', text, re.M)
+        if not th or th.group(1) != minor:
+            fails.append(f"docs/man/{name}: .TH says {th.group(1) if th else 'no version'}")
+        for m in re.finditer(r"find_package\(leasewheel (\d+\.\d+)", text):
+            if m.group(1) != minor:
+                fails.append(f"docs/man/{name}: find_package(leasewheel {m.group(1)})")
+
+    headers = [os.path.join("include", "leasewheel.hpp"), os.path.join("include", "leasewheel.h")]
+    headers += [os.path.join("include", "leasewheel", n)
+                for n in sorted(os.listdir(os.path.join(root, "include", "leasewheel")))
+                if n.endswith(".h")]
+    for rel in headers:
+        for m in re.finditer(r"Added\s+in\s+(\d+\.\d+)", read(root, rel)):
+            if as_tuple(m.group(1)) > as_tuple(minor):
+                fails.append(f"{rel}: \"Added in {m.group(1)}\", newer than {minor}")
+    return fails
+
+
+def main(argv):
+    if len(argv) != 3 or not re.match(r"^\d+\.\d+\.\d+$", argv[2]):
+        sys.stderr.write("usage: version_same.py SOURCE_ROOT X.Y.Z\n")
+        return 2
+    fails = check(argv[1], argv[2])
+    for f in fails:
+        sys.stderr.write("version_same: " + f + "\n")
+    if fails:
+        return 1
+    print(f"version_same: {argv[2]} everywhere")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
