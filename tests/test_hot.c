@@ -457,7 +457,7 @@ static void expect_replies(redisContext *rc, int n)
  * it the other client's hold ends without a word (a DEL: a lease running
  * out is not published either).  When the pause ends the attempt finds the
  * lock held (its deadline has passed meanwhile: LW_ELOCKED) or not a lock
- * (LW_EREPLY); the second must try at once and get it, not at its own
+ * (LW_EWRONGTYPE); the second must try at once and get it, not at its own
  * deadline seconds later.
  */
 static void first_waiter_gives_up(int broken, int expect_err)
@@ -525,7 +525,7 @@ REDIS_TEST(hot, a_woken_waiter_whose_time_ends_passes_the_turn_on)
 
 REDIS_TEST(hot, a_woken_waiter_whose_attempt_fails_passes_the_turn_on)
 {
-    first_waiter_gives_up(1, LW_EREPLY);
+    first_waiter_gives_up(1, LW_EWRONGTYPE);
 }
 
 /* Two acquires of one owner in line (async calls, one thread): the first

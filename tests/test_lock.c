@@ -463,7 +463,7 @@ REDIS_TEST(lock, bad_input)
     /* A key that is not a lock. */
     cr_assert_eq(lw_lock_new(c, "plain", 5, &l), 0);
     freeReplyObject(redis_server_command(&srv, "SET plain 1"));
-    cr_assert_eq(lw_lock_acquire(l, NULL), LW_EREPLY);
+    cr_assert_eq(lw_lock_acquire(l, NULL), LW_EWRONGTYPE);
     lw_lock_free(l);
     lw_client_free(c);
 }

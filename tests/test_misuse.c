@@ -86,21 +86,23 @@ REDIS_TEST(misuse, free_client_with_locks_held_then_use_handles)
     lw_lock_free(f); /* the last handle: the client's memory goes too */
 }
 
-REDIS_TEST(misuse, wrong_type_keys_are_ereply_and_lose_only_their_lock)
+REDIS_TEST(misuse, wrong_type_keys_are_ewrongtype_and_lose_only_their_lock)
 {
     struct lost_log lost;
     struct lw_client *c = new_client(1500, &lost);
     struct lw_lock *locks[20];
     char name[16];
 
-    /* A key that holds a string: every call on it says LW_EREPLY. */
+    /* A key that holds a string: every call on it says LW_EWRONGTYPE,
+     * and Redis's words. */
     freeReplyObject(redis_server_command(&srv, "SET str x"));
     locks[0] = new_lock(c, "str");
-    cr_assert_eq(lw_lock_acquire(locks[0], NULL), LW_EREPLY);
-    cr_assert_eq(lw_trylock(locks[0], 0, 5000, NULL), LW_EREPLY);
-    cr_assert_eq(lw_unlock(locks[0]), LW_EREPLY);
-    cr_assert_eq(lw_is_held(locks[0]), LW_EREPLY);
-    cr_assert_eq(lw_hold_count(locks[0]), LW_EREPLY);
+    cr_assert_eq(lw_lock_acquire(locks[0], NULL), LW_EWRONGTYPE);
+    cr_assert_eq(lw_trylock(locks[0], 0, 5000, NULL), LW_EWRONGTYPE);
+    cr_assert_eq(lw_unlock(locks[0]), LW_EWRONGTYPE);
+    cr_assert(strncmp(lw_reply_error(), "WRONGTYPE ", 10) == 0, "%s", lw_reply_error());
+    cr_assert_eq(lw_is_held(locks[0]), LW_EWRONGTYPE);
+    cr_assert_eq(lw_hold_count(locks[0]), LW_EWRONGTYPE);
     cr_assert_eq(lw_is_locked(locks[0]), 1, "EXISTS works on any type");
     lw_lock_free(locks[0]);
 

@@ -204,7 +204,7 @@ REDIS_TEST(multi, other_kinds_and_types_refused_whole)
     cr_assert_eq(lw_multi_acquire(m, 1, 0, 0, NULL), LW_EWRONGKIND);
     cr_assert_eq(redis_int("DEL %s", "acct:d"), 1);
     freeReplyObject(redis_server_command(&srv, "SET %s x", "acct:e"));
-    cr_assert_eq(lw_multi_acquire(m, 1, 0, 0, NULL), LW_EREPLY);
+    cr_assert_eq(lw_multi_acquire(m, 1, 0, 0, NULL), LW_EWRONGTYPE);
     for (int i = 0; i < 4; i++)
         cr_assert_eq(redis_int("EXISTS %s", five[i]), 0, "%s was left held", five[i]);
     lw_multi_free(m);
