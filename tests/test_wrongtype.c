@@ -159,24 +159,35 @@ REDIS_TEST(wrongtype, a_call_without_an_error_clears_the_words)
 }
 
 /* The words are the thread's: another thread's error does not show. */
+struct other {
+    struct lw_lock *lock;
+    int rc;
+    char words[LW_REPLY_ERROR_MAX];
+};
+
 static void *other_thread(void *arg)
 {
-    struct lw_client *c = arg;
+    struct other *o = arg;
 
-    cr_assert_eq(acquire(c, LOCK), LW_EWRONGTYPE);
+    o->rc = lw_acquire(o->lock, 1, 0, 0, NULL);
+    snprintf(o->words, sizeof o->words, "%s", lw_reply_error());
     return NULL;
 }
 
 REDIS_TEST(wrongtype, the_words_are_the_threads_own)
 {
     struct lw_client *c = new_client(3000, NULL);
+    struct other o = {.lock = new_lock(c, NAME)};
     pthread_t t;
 
     make(&types[0]);
     cr_assert_str_eq(lw_reply_error(), "");
-    cr_assert_eq(pthread_create(&t, NULL, other_thread, c), 0);
+    cr_assert_eq(pthread_create(&t, NULL, other_thread, &o), 0);
     pthread_join(t, NULL);
+    cr_assert_eq(o.rc, LW_EWRONGTYPE);
+    cr_assert(strncmp(o.words, "WRONGTYPE ", 10) == 0, "%s", o.words);
     cr_assert_str_eq(lw_reply_error(), "");
+    lw_lock_free(o.lock);
     cr_assert_eq(lw_client_free(c), 0);
 }
 
