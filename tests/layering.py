@@ -106,6 +106,13 @@ class Unreadable(Exception):
     pass
 
 
+def fail(out, rel, no, lines, message):
+    """Say where (the file, the line and its text) and why; False."""
+    out.write(f"{rel}:{no}: {lines[no - 1].strip()}\n")
+    out.write(f"layering: {message}\n")
+    return False
+
+
 def blank(text):
     """text with every character but newlines made a space."""
     return "".join(c if c == "\n" else " " for c in text)
@@ -230,20 +237,16 @@ def check_floor_file(rel, text, code, own_headers, above_defs, above_headers, ou
         m = DIRECTIVE_RE.match(line) and INCLUDE_RE.match(lines[no - 1])
         header = m and os.path.basename(m.group(1))
         if header and header in above_headers and header not in own_headers:
-            out.write(f"{rel}:{no}: {lines[no - 1].strip()}\n")
-            out.write(f"layering: {rel} includes {header}, {above_headers[header]}/'s, "
-                      "a floor above: calls between folders go down\n")
-            ok = False
+            ok = fail(out, rel, no, lines, f"{rel} includes {header}, {above_headers[header]}/'s, "
+                      "a floor above: calls between folders go down")
     for m in IDENT_RE.finditer(code):
         other = above_defs.get(m.group(0))
         if (other is None or m.group(0) in own or is_member(code, m.start()) or
                 is_tag(code, m.start())):
             continue
         no = line_at(code, m.start())
-        out.write(f"{rel}:{no}: {lines[no - 1].strip()}\n")
-        out.write(f"layering: {rel} names {m.group(0)}, {other}'s, a floor above: "
-                  "calls between folders go down\n")
-        ok = False
+        ok = fail(out, rel, no, lines, f"{rel} names {m.group(0)}, {other}'s, a floor above: "
+                  "calls between folders go down")
     return ok
 
 
@@ -262,20 +265,16 @@ def check_adapters(root, out):
         for no, line in enumerate(code.split("\n"), 1):
             m = DIRECTIVE_RE.match(line) and INCLUDE_RE.match(lines[no - 1])
             if m and os.path.basename(m.group(1)) in INCLUDES.get(name, ()):
-                out.write(f"{rel}:{no}: {lines[no - 1].strip()}\n")
-                out.write(f"layering: {rel} includes {os.path.basename(m.group(1))}, "
-                          "a header it must not know\n")
-                ok = False
+                ok = fail(out, rel, no, lines, f"{rel} includes {os.path.basename(m.group(1))}, "
+                          "a header it must not know")
         if name not in NAMES:
             continue
         for m in NAME_RE.finditer(code):
             if is_member(code, m.start()):
                 continue
             no = line_at(code, m.start())
-            out.write(f"{rel}:{no}: {lines[no - 1].strip()}\n")
-            out.write(f"layering: {rel} names {m.group(0)}: a topology's own; "
-                      "go through the table of adapters/topology.h\n")
-            ok = False
+            ok = fail(out, rel, no, lines, f"{rel} names {m.group(0)}: a topology's own; "
+                      "go through the table of adapters/topology.h")
     return ok
 
 
@@ -342,10 +341,8 @@ def check_core(root, out):
                     m.group(0) in UP_CALLS.get(name, ())):
                 continue
             no = line_at(code, m.start())
-            out.write(f"core/{name}:{no}: {lines[no - 1].strip()}\n")
-            out.write(f"layering: core/{name} names {m.group(0)}, core/{other}'s, which is "
-                      f"not in a layer below it: calls in core/ go down\n")
-            ok = False
+            ok = fail(out, f"core/{name}", no, lines, f"core/{name} names {m.group(0)}, core/{other}'s, which is "
+                      f"not in a layer below it: calls in core/ go down")
     return ok
 
 
