@@ -664,7 +664,9 @@ static int permit_run(const struct opts *o, struct target *t, uint32_t permits, 
         for (unsigned i = 0; i < x->nclients; i++)
             clients[i] = x->clients[i].c;
         if ((erc = permit_semaphores(&ph, clients, x->nclients)))
-            snprintf(why, n, "making %u semaphores: %s", ph.nsems, lw_strerror(erc));
+            snprintf(why, n, "making %u semaphores: %s%s%s%s", ph.nsems, lw_strerror(erc),
+                     lw_reply_error()[0] ? " (Redis: " : "", lw_reply_error(),
+                     lw_reply_error()[0] ? ")" : "");
         else
             rc = acquire_and_hold(o, t, NULL, NULL, &ph, x, r, why, n);
     }
