@@ -225,6 +225,59 @@ EXAMPLE_TEST(leader)
     cr_assert_geq(redis_int("GET %s", "redisson_lock_token:{leader:reports}"), 2, "terms");
 }
 
+/* The rest of what ex says until it ends, appended to out (size cap). */
+static void rest_of(struct example *ex, char *out, size_t cap)
+{
+    size_t used = strlen(out);
+    ssize_t got;
+
+    for (int reads = 0; reads < 1000 && used + 1 < cap; reads++) {
+        if (ex->len) {
+            size_t n = ex->len < cap - 1 - used ? ex->len : cap - 1 - used;
+
+            memcpy(out + used, ex->buf, n);
+            used += n;
+            ex->len = 0;
+        }
+        got = read(ex->out, ex->buf, sizeof ex->buf - 1);
+        if (got <= 0)
+            break;
+        ex->len = (size_t)got;
+    }
+    out[used] = 0;
+}
+
+/*
+ * Asked to stop (SIGTERM) while it campaigns, with the lock freed just
+ * then: the acquire under way may still succeed, and the leader then
+ * leads no step and resigns, the lock released; or it stops campaigning.
+ * Never a loss it did not have ("stepped down"), whatever its stack held.
+ */
+EXAMPLE_TEST(leader_stopped_while_campaigning)
+{
+    char *argv[] = {LEADER_PATH, port, "stop", "3000", NULL};
+    struct example a;
+    char line[256], said[8192] = "";
+    redisReply *r;
+
+    r = redis_server_command(&srv, "HSET %s other:1 1", "leader:stop");
+    freeReplyObject(r);
+    cr_assert_eq(redis_int("PEXPIRE %s 60000", "leader:stop"), 1);
+    example_start(&a, argv);
+    expect(&a, "campaigning for leader:stop", line, sizeof line);
+    kill(a.pid, SIGTERM);
+    cr_assert_eq(redis_int("DEL %s", "leader:stop"), 1);
+    r = redis_server_command(&srv, "PUBLISH %s 0", "redisson_lock__channel:{leader:stop}");
+    freeReplyObject(r);
+    cr_assert_eq(wait_child(a.pid, 20000), 0, "the leader failed");
+    rest_of(&a, said, sizeof said);
+    close(a.out);
+    cr_log_info("leader said: %s", said);
+    cr_assert_null(strstr(said, "stepped down"), "%s", said);
+    cr_assert(!strstr(said, "leading") || strstr(said, "resigned after 0 steps\n"), "%s", said);
+    cr_assert_eq(redis_int("EXISTS %s", "leader:stop"), 0, "the lock is left");
+}
+
 /*
  * One leader on a 3 s lease (renewed every second); CLIENT PAUSE WRITE for
  * 1.8 s holds its renewals back past half the lease, whatever the phase:

@@ -78,7 +78,7 @@ static void nap_ms(long ms)
 static void lead(struct lw_lock *lock, uint64_t token)
 {
     unsigned step = 0;
-    int reason;
+    int reason = 0; /* stays 0 if told to stop before leading a step */
 
     printf("leading (term %" PRIu64 ")\n", token);
     fflush(stdout);
