@@ -160,7 +160,11 @@ struct run_result {
     double acquire_s;                            /* to acquire them all */
     double window_s;                             /* the measured hold: whole renewal periods */
     double needed, achieved;                     /* renewals/s: locks / (lease/3); confirmed */
-    uint64_t lag_p50_ns, lag_p99_ns, lag_max_ns; /* over the window */
+    uint64_t lag_p50_ns, lag_p99_ns, lag_max_ns; /* over the window: the max is exact
+                                                    when the run's worst came in it,
+                                                    else its histogram bucket's top */
+    uint64_t lag_worst_ns; /* the worst since the run's clients began, acquiring
+                              included: what the progress lines say */
     uint64_t lost;                               /* over the whole run */
     double engine_cpu_pct;                       /* the engine thread, % of one core */
     double redis_cpu_pct;
@@ -339,7 +343,9 @@ int permit_delete(const struct target *t, const struct permit_handles *ph);
 /* lwbench_report.c */
 void report_table(const struct opts *o, const struct target *t, const struct run_result *runs,
                   unsigned nruns, uint32_t largest_held);
-int report_json(const char *path, const struct opts *o, const struct target *t,
+/* The results as JSON into f (opened before the runs, so that a path
+ * that cannot be written fails before them), closed; 0 or -1, said. */
+int report_json(FILE *f, const char *path, const struct opts *o, const struct target *t,
                 const struct run_result *runs, unsigned nruns, uint32_t largest_held);
 int report_plot(const char *path, const struct opts *o, const struct run_result *runs,
                 unsigned nruns);

@@ -503,12 +503,12 @@ static unsigned run_all(const struct opts *o, struct target *t, struct run_resul
 }
 
 static int report(const struct opts *o, const struct target *t, const struct run_result *runs,
-                  unsigned n, uint32_t largest_held)
+                  unsigned n, uint32_t largest_held, FILE *json)
 {
     int rc = 0;
 
     report_table(o, t, runs, n, largest_held);
-    if (o->json && report_json(o->json, o, t, runs, n, largest_held))
+    if (json && report_json(json, o->json, o, t, runs, n, largest_held))
         rc = 2; /* said */
     if (o->plot && report_plot(o->plot, o, runs, n)) {
         fprintf(stderr, "lwbench: gnuplot could not draw %s\n", o->plot);
@@ -537,6 +537,16 @@ static int config_ok(const struct opts *o)
     return 0;
 }
 
+/* The results file opened before a run that ended with none: removed,
+ * not left empty. */
+static void close_unused(FILE *json, const char *path)
+{
+    if (json) {
+        fclose(json);
+        unlink(path);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static struct run_result runs[MAX_STEPS];
@@ -545,12 +555,16 @@ int main(int argc, char **argv)
     uint32_t largest_held;
     unsigned n;
     char why[256];
+    FILE *json = NULL;
     int rc = parse_args(argc, argv, &o);
 
     if (rc)
         return rc == 1 ? 0 : rc;
     if (!config_ok(&o))
         return 64;
+    /* A results file that cannot be written fails now, not after the run. */
+    if (o.json && !(json = tool_json_open("lwbench", o.json)))
+        return 2;
     /* Blocked in every thread (they inherit it), taken by nap(). */
     sigemptyset(&t.stop_signals);
     sigaddset(&t.stop_signals, SIGINT);
@@ -559,6 +573,7 @@ int main(int argc, char **argv)
     if ((rc = target_open(&t, &o, why, sizeof why))) {
         fprintf(stderr, "lwbench: %s\n", why);
         target_close(&t);
+        close_unused(json, o.json);
         return rc == TARGET_UNAVAILABLE ? 69 : 2;
     }
     if (!t.private_server && !o.no_ceiling)
@@ -569,9 +584,11 @@ int main(int argc, char **argv)
                 t.cluster ? "every master of the cluster" : "this Redis");
     n = run_all(&o, &t, runs, &largest_held);
     target_close(&t);
-    if (n == 0)
+    if (n == 0) {
+        close_unused(json, o.json);
         return 2;
-    rc = report(&o, &t, runs, n, largest_held);
+    }
+    rc = report(&o, &t, runs, n, largest_held, json);
     return rc ? rc : (o.sweep ? largest_held > 0 : runs[0].held) ? 0
                                                                  : 1;
 }

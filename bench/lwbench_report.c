@@ -131,6 +131,10 @@ static void print_run_notes(const struct opts *o, const struct run_result *r)
         printf("%u locks: renewals sent per second over the hold: mean %.0f, max %.0f "
                "(max/mean %.2f, %u one-second windows)\n",
                r->locks, mean, max, ratio(max, mean), r->nper_s);
+    if (r->lag_worst_ns > r->lag_max_ns)
+        printf("%u locks: lagmax is the measured hold's; the worst since the start, acquiring "
+               "included, was %.1f ms (the progress lines' figure)\n",
+               r->locks, ms(r->lag_worst_ns));
     if (!r->refused)
         return;
     printf("%u locks asked for: %u held, %u refused (LW_EOVERLOAD: renewals behind, admission "
@@ -214,22 +218,34 @@ void report_table(const struct opts *o, const struct target *t, const struct run
     print_capacity(o, big);
 }
 
-/* Cluster: "cluster": {...} inside a run's object. */
-static void json_masters(FILE *f, const struct run_result *r, const struct target *t)
+/* ", \"name\": " and the value in fmt, or null where there is none
+ * (not measured): never a 0 that reads as a measurement. */
+static void json_field(FILE *f, const char *name, const char *fmt, int have, double value)
 {
-    fprintf(f, ",\n     \"cluster\": {\"keys_per_renewal_call\": %.2f, "
-               "\"ceiling_keys_per_s\": %.1f, \"masters\": [\n",
-            r->keys_per_call, r->ceiling.batched);
+    fprintf(f, ", \"%s\": ", name);
+    if (have)
+        fprintf(f, fmt, value);
+    else
+        fputs("null", f);
+}
+
+/* Cluster: "cluster": {...} inside a run's object. */
+static void json_masters(FILE *f, const struct opts *o, const struct run_result *r,
+                         const struct target *t)
+{
+    fprintf(f, ",\n     \"cluster\": {\"keys_per_renewal_call\": %.2f", r->keys_per_call);
+    json_field(f, "ceiling_keys_per_s", "%.1f", !o->no_ceiling, r->ceiling.batched);
+    fputs(", \"masters\": [\n", f);
     for (unsigned i = 0; i < r->nmasters; i++) {
         const struct master_result *m = &r->masters[i];
 
         fprintf(f, "       {\"addr\": \"%s:%d\", \"locks\": %u, \"renewals_per_s\": %.1f, "
-                   "\"calls_per_s\": %.1f, \"keys_per_call\": %.2f, "
-                   "\"ceiling_keys_per_s\": %.1f, \"single_key_keys_per_s\": %.1f, "
-                   "\"redis_cpu_pct\": %.2f}%s\n",
+                   "\"calls_per_s\": %.1f, \"keys_per_call\": %.2f, \"redis_cpu_pct\": %.2f",
                 t->masters[i].host, t->masters[i].port, m->locks, m->renewals_per_s,
-                m->calls_per_s, ratio(m->renewals_per_s, m->calls_per_s), m->ceiling, m->single,
-                m->redis_cpu_pct, i + 1 == r->nmasters ? "" : ",");
+                m->calls_per_s, ratio(m->renewals_per_s, m->calls_per_s), m->redis_cpu_pct);
+        json_field(f, "ceiling_keys_per_s", "%.1f", !o->no_ceiling, m->ceiling);
+        json_field(f, "single_key_keys_per_s", "%.1f", !o->no_ceiling, m->single);
+        fprintf(f, "}%s\n", i + 1 == r->nmasters ? "" : ",");
     }
     fprintf(f, "     ]}");
 }
@@ -241,11 +257,13 @@ static void json_refusals(FILE *f, const struct opts *o, const struct run_result
 
     series_stats(r, &mean, &max);
     fprintf(f,
-            ",\n     \"refused\": %u, \"skipped\": %u, \"overloads\": %llu, \"held_locks\": %u, "
-            "\"measured_capacity_locks\": %u, \"capacity_estimate_locks\": %.0f,\n"
-            "     \"renewals_per_s_max_over_mean\": %.3f, \"renewals_per_s\": [",
-            r->refused, r->skipped, (unsigned long long)r->overloads, r->acquired,
-            r->refused ? r->acquired : 0, estimate(o, r), ratio(max, mean));
+            ",\n     \"refused\": %u, \"skipped\": %u, \"overloads\": %llu, \"held_locks\": %u",
+            r->refused, r->skipped, (unsigned long long)r->overloads, r->acquired);
+    /* Measured only when admission refused some; estimated from a ceiling. */
+    json_field(f, "measured_capacity_locks", "%.0f", r->refused != 0, r->acquired);
+    json_field(f, "capacity_estimate_locks", "%.0f", !o->no_ceiling, estimate(o, r));
+    json_field(f, "renewals_per_s_max_over_mean", "%.3f", r->nper_s != 0, ratio(max, mean));
+    fputs(", \"renewals_per_s\": [", f);
     for (unsigned i = 0; i < r->nper_s; i++)
         fprintf(f, "%s%.0f", i ? ", " : "", r->per_s[i]);
     fprintf(f, "]");
@@ -261,33 +279,34 @@ static void json_run(FILE *f, const struct opts *o, const struct run_result *r,
             "\"lost\": %llu,\n"
             "     \"acquire_s\": %.3f, \"window_s\": %.3f,\n"
             "     \"renewals_needed_per_s\": %.1f, \"renewals_achieved_per_s\": %.1f,\n"
-            "     \"achieved_over_ceiling\": %.4f, \"achieved_over_single_key\": %.4f,\n"
-            "     \"lag_p50_ms\": %.3f, \"lag_p99_ms\": %.3f, \"lag_max_ms\": %.3f,\n"
+            "     \"lag_p50_ms\": %.3f, \"lag_p99_ms\": %.3f, \"lag_max_ms\": %.3f, "
+            "\"lag_worst_since_start_ms\": %.3f,\n"
             "     \"engine_cpu_pct\": %.2f, \"redis_cpu_pct\": %.2f, "
-            "\"client_bytes_per_lock\": %.1f, \"keys_per_call\": %.2f,\n"
-            "     \"ceiling_keys_per_s\": %.1f, \"single_key_keys_per_s\": %.1f, "
-            "\"ceiling_redis_cpu_pct\": %.2f",
+            "\"client_bytes_per_lock\": %.1f, \"keys_per_call\": %.2f",
             r->locks, r->acquired, r->held ? "true" : "false",
             r->interrupted ? "true" : "false", (unsigned long long)r->lost, r->acquire_s,
-            r->window_s, r->needed, r->achieved, ratio(r->achieved, c->batched),
-            ratio(r->achieved, c->single), ms(r->lag_p50_ns), ms(r->lag_p99_ns),
-            ms(r->lag_max_ns), r->engine_cpu_pct, r->redis_cpu_pct, r->bytes_per_lock,
-            r->keys_per_call, c->batched, c->single, c->redis_cpu_pct);
+            r->window_s, r->needed, r->achieved, ms(r->lag_p50_ns), ms(r->lag_p99_ns),
+            ms(r->lag_max_ns), ms(r->lag_worst_ns), r->engine_cpu_pct, r->redis_cpu_pct,
+            r->bytes_per_lock, r->keys_per_call);
+    /* --no-ceiling: no ceiling, and no ratio to one. */
+    json_field(f, "ceiling_keys_per_s", "%.1f", !o->no_ceiling, c->batched);
+    json_field(f, "single_key_keys_per_s", "%.1f", !o->no_ceiling, c->single);
+    json_field(f, "ceiling_redis_cpu_pct", "%.2f", !o->no_ceiling, c->redis_cpu_pct);
+    json_field(f, "achieved_over_ceiling", "%.4f", !o->no_ceiling, ratio(r->achieved, c->batched));
+    json_field(f, "achieved_over_single_key", "%.4f", !o->no_ceiling,
+               ratio(r->achieved, c->single));
     json_refusals(f, o, r);
     if (t->cluster)
-        json_masters(f, r, t);
+        json_masters(f, o, r, t);
     fprintf(f, "}%s\n", last ? "" : ",");
 }
 
-int report_json(const char *path, const struct opts *o, const struct target *t,
+int report_json(FILE *f, const char *path, const struct opts *o, const struct target *t,
                 const struct run_result *runs, unsigned nruns, uint32_t largest_held)
 {
-    FILE *f = tool_json_open("lwbench", path);
-
-    if (!f)
-        return -1;
+    fprintf(f, "{\n  \"version\": \"%s\",\n", lw_version());
     fprintf(f,
-            "{\n  \"config\": {\"lease_ms\": %u, \"tick_ms\": %u, \"slots\": %u, \"batch\": %u, "
+            "  \"config\": {\"lease_ms\": %u, \"tick_ms\": %u, \"slots\": %u, \"batch\": %u, "
             "\"inflight\": %u, \"duration_s\": %.1f, \"redis\": \"%s:%d\", "
             "\"private_server\": %s, \"sweep\": %s, \"single_key_inflight\": %u%s%s%s},\n",
             o->lease_ms, o->tick_ms, o->slots, o->batch, o->inflight, o->duration_s, t->host,

@@ -5,7 +5,9 @@
 # capacity estimate); the capacity estimate gives the ceiling's figure and
 # the 70% to plan for; LWLOCK_REDIS gives the address and the password;
 # --version, and -h is the help (the address is -r); --clients N splits
-# the locks between N clients; --kind read holds read-write locks.  One redis-server
+# the locks between N clients; --kind read holds read-write locks; the
+# JSON has the version, null where nothing was measured, and a --json
+# path that cannot be written fails before the run.  One redis-server
 # with a password, started here.
 # $1: the lwbench to run.
 lwbench=$1
@@ -42,14 +44,32 @@ grep -q "capacity estimate at this lease: [0-9]* locks at the ceiling" "$work/ou
     fail "no capacity estimate: $(cat "$work/out")"
 grep -q "p@ss\\|p%40ss" "$work/out" "$work/err" && fail "the password is shown"
 
-# --no-ceiling: no floods, no warning, no ratio, said so.
-"$lwbench" -r "redis://:p%40ss@127.0.0.1:$port" --no-ceiling $run >"$work/out" 2>"$work/err"
+# --no-ceiling: no floods, no warning, no ratio, said so; in the JSON,
+# null where there is no value (not 0), and the library's version.
+"$lwbench" -r "redis://:p%40ss@127.0.0.1:$port" --no-ceiling $run --json "$work/n.json" \
+    >"$work/out" 2>"$work/err"
 code=$?
 [ "$code" = 0 ] || fail "--no-ceiling: status $code: $(cat "$work/err")"
 grep -q "floods" "$work/err" && fail "--no-ceiling still warns: $(cat "$work/err")"
 grep -q "ceiling: not measured (--no-ceiling): no ratio, no capacity estimate" "$work/out" ||
     fail "--no-ceiling not said: $(cat "$work/out")"
 grep -q "capacity estimate at" "$work/out" && fail "--no-ceiling with an estimate"
+python3 -I -S - "$work/n.json" "$("$lwbench" --version)" <<'PY' || fail "--no-ceiling's JSON"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+run = doc["runs"][0]
+none = ["ceiling_keys_per_s", "single_key_keys_per_s", "ceiling_redis_cpu_pct",
+        "achieved_over_ceiling", "achieved_over_single_key", "capacity_estimate_locks",
+        "measured_capacity_locks"]
+bad = [k for k in none if run[k] is not None]
+if bad or doc["version"] not in sys.argv[2]:
+    sys.exit(f"not null: {bad}; version {doc['version']!r}, --version {sys.argv[2]!r}")
+# The window's worst lag is never above the run's, which the progress says.
+if run["lag_max_ms"] > run["lag_worst_since_start_ms"] + 0.001:
+    sys.exit(f"lag_max_ms {run['lag_max_ms']} above the worst since the start")
+PY
+worst=$(sed -n 's/.*worst lag since the start \([0-9.]*\) ms.*/\1/p' "$work/err" | tail -n 1)
+[ -n "$worst" ] || fail "no worst lag in the progress lines: $(cat "$work/err")"
 tail -n +5 "$work/out" | head -1 | grep -q " -  *-  *-  *-\$" ||
     fail "--no-ceiling's row has figures: $(cat "$work/out")"
 [ "$(redis-cli -p "$port" -a 'p@ss' --no-auth-warning DBSIZE)" = 0 ] || fail "keys left behind"
@@ -66,6 +86,16 @@ grep -q '"clients": 3,' "$work/c.json" || fail "--clients 3 not in the JSON"
 grep -q "plan for at most" "$work/out" || fail "--clients 3: no ceiling: $(cat "$work/out")"
 [ "$(redis-cli -p "$port" -a 'p@ss' --no-auth-warning DBSIZE)" = 0 ] ||
     fail "--clients 3 left keys behind"
+# A --json path that cannot be written fails before the run (a run of
+# 30 s), not after it, and leaves nothing.
+start=$(date +%s)
+"$lwbench" -r "redis://:p%40ss@127.0.0.1:$port" --duration-s 30 --locks 300 \
+    --json "$work/no/such/dir/x.json" >"$work/out" 2>"$work/err"
+code=$?
+[ "$code" = 2 ] || fail "--json to a missing directory: status $code"
+grep -q "lwbench: $work/no/such/dir/x.json: No such file or directory" "$work/err" ||
+    fail "--json to a missing directory not said: $(cat "$work/err")"
+[ $(($(date +%s) - start)) -lt 10 ] || fail "--json to a missing directory failed after the run"
 err=$("$lwbench" --clients 5 --locks 4 2>&1 >/dev/null)
 [ $? = 64 ] || fail "--clients 5 --locks 4 accepted"
 err=$("$lwbench" --clients 257 2>&1 >/dev/null)

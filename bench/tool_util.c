@@ -17,7 +17,7 @@ int tool_usage_error(const char *tool, const char *fmt, const char *arg)
 
 FILE *tool_json_open(const char *tool, const char *path)
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = fopen(path, "we"); /* not inherited by a private redis-server */
 
     if (!f)
         fprintf(stderr, "%s: %s: %s\n", tool, path, strerror(errno));
