@@ -3,10 +3,14 @@
 # apt-get update runs once, and only when something has to be installed.
 # sudo when not root.
 
-LW_PACKAGES="gcc g++ python3 meson ninja-build pkg-config cmake \
-libhiredis-dev libev-dev libcriterion-dev libbenchmark-dev \
-redis-server gnuplot-nox uthash-dev clang libclang-rt-14-dev clang-format \
-libssl-dev openssl python3-prometheus-client mandoc"
+# What building and installing the library needs: the README's install
+# line names each (tests/configure_checks.sh checks it).
+LW_LIBRARY_PACKAGES="gcc meson ninja-build pkg-config libev-dev libhiredis-dev uthash-dev \
+libssl-dev cmake"
+# And the tests, the tools' checks, the benchmarks, the fuzzers.
+LW_PACKAGES="$LW_LIBRARY_PACKAGES g++ python3 libcriterion-dev libbenchmark-dev \
+redis-server gnuplot-nox clang libclang-rt-14-dev clang-format openssl \
+python3-prometheus-client mandoc"
 
 lw_install_deps() {
     local missing="" pkg sudo=""
