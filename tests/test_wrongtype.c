@@ -65,6 +65,8 @@ static int acquire_multi(struct lw_client *c)
     int rc;
 
     cr_assert_eq(lw_multi_new(locks, 2, &m), 0);
+    lw_lock_free(locks[0]); /* the multi-lock keeps its own references */
+    lw_lock_free(locks[1]);
     rc = lw_multi_acquire(m, 1, 0, 0, NULL);
     lw_multi_free(m);
     cr_assert_eq(redis_int("EXISTS %s", "free-one"), 0, "multi: the free name stayed held");
