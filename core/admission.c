@@ -51,7 +51,6 @@
 
 #include "client_private.h"
 #include "admission.h"
-#include "ops.h"
 #include "watchdog.h"
 
 #define ADMIT_MAX_STRIKES 4u /* the quiet wait doubles up to 16 periods */
@@ -84,7 +83,7 @@ static void refuse(struct lw_client *c, struct op *op)
 {
     stats_overload_refused(&c->count);
     c->admit.refused++;
-    op_complete(op, LW_EOVERLOAD, 0);
+    c->admit.rule->end(op, LW_EOVERLOAD);
 }
 
 static void hold_back(struct admission *a, struct op *op)
@@ -106,10 +105,11 @@ static struct op *take_held(struct admission *a)
     return all;
 }
 
-int admission_holds(struct lw_client *c, struct op *op)
+int admission_holds(struct lw_client *c, struct op *op, const struct admit_rule *rule)
 {
     if (!c->admit.closed || c->closing)
         return 0;
+    c->admit.rule = rule; /* one acquire path gives ops; the same row each time */
     if (lw_clock_now() >= op->w.deadline_ns)
         refuse(c, op);
     else
@@ -162,7 +162,7 @@ static void open_admission(struct lw_client *c, uint64_t backlog_ns)
         lw_wheel_cancel(c->wheel, &c->admit.ct.timer);
     for (; op; op = next) {
         next = op->admit_next;
-        acquire_admitted(op);
+        c->admit.rule->admitted(op);
     }
 }
 
@@ -214,6 +214,6 @@ void admission_shutdown(struct lw_client *c)
         lw_wheel_cancel(c->wheel, &c->admit.ct.timer);
     for (; op; op = next) {
         next = op->admit_next;
-        op_complete(op, LW_ESHUTDOWN, 0);
+        c->admit.rule->end(op, LW_ESHUTDOWN);
     }
 }

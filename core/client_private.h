@@ -142,11 +142,13 @@ struct admission {
     uint64_t close_ns;      /* a renewal backlog over this closes it */
     uint64_t open_ns;       /* under this for quiet_ns, it opens again */
     uint64_t quiet_ns;
-    uint64_t quiet_since_ns; /* the backlog under open_ns since, or 0 */
-    uint64_t opened_ns;      /* it last opened then (0: never closed) */
-    unsigned strikes;        /* closed again soon after opening: the quiet
-                                wait is quiet_ns << strikes */
-    struct core_timer ct;    /* every tick while closed */
+    uint64_t quiet_since_ns;       /* the backlog under open_ns since, or 0 */
+    uint64_t opened_ns;            /* it last opened then (0: never closed) */
+    unsigned strikes;              /* closed again soon after opening: the quiet
+                                      wait is quiet_ns << strikes */
+    struct core_timer ct;          /* every tick while closed */
+    const struct admit_rule *rule; /* what to do with held-back ops: the
+                                      acquire path's (admission.h) */
     int closed;
     uint64_t refused; /* refused in this closing, for the log */
 };

@@ -572,6 +572,24 @@ static int reentry(struct lw_client *c, const struct op *op)
            holds_has(c, op->lock, op->owner, lw_clock_now());
 }
 
+/* A held-back acquire admitted goes on as any other, but for admission
+ * (a fair lock's never queues in the client: its line is Redis's). */
+static void acquire_admitted(struct op *op)
+{
+    struct lw_client *c = op->lock->client;
+
+    if (reentry(c, op) || !op->lock->way->queues || !queue_behind(c, op))
+        op_attempt(op);
+}
+
+static void admit_end(struct op *op, int err)
+{
+    op_complete(op, err, 0);
+}
+
+/* What admission does with the acquires it holds back (admission.h). */
+static const struct admit_rule lock_admit = {.admitted = acquire_admitted, .end = admit_end};
+
 /* An acquire's first step, on the engine thread: behind this client's
  * waiters for the name, if it has any, unless its owner holds the lock
  * (re-entering: the waiters wait for it); else sent.  A first acquire of
@@ -581,18 +599,9 @@ static void acquire_begin(struct lw_client *c, struct op *op)
 {
     int again = reentry(c, op);
 
-    if (!again && op->lease_ms == 0 && admission_holds(c, op))
+    if (!again && op->lease_ms == 0 && admission_holds(c, op, &lock_admit))
         return;
     if (again || !op->lock->way->queues || !queue_behind(c, op))
-        op_attempt(op);
-}
-
-/* A fair lock's acquire never queues in the client: its line is Redis's. */
-void acquire_admitted(struct op *op)
-{
-    struct lw_client *c = op->lock->client;
-
-    if (reentry(c, op) || !op->lock->way->queues || !queue_behind(c, op))
         op_attempt(op);
 }
 

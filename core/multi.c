@@ -848,7 +848,7 @@ static int start_op(struct multi_op *op)
 }
 
 /* Start op, and wait for it when the caller blocks. */
-static int run(struct multi_op *op, int blocking)
+static int run_op(struct multi_op *op, int blocking)
 {
     int rc;
 
@@ -891,7 +891,7 @@ static int acquire(struct lw_multi *m, uint64_t owner, uint64_t wait_ms, uint64_
     op->arg = arg;
     op->w.deadline_ns = waiters_deadline(wait_ms);
     op->max_hold_ms = m->client->max_hold_ms;
-    return run(op, blocking);
+    return run_op(op, blocking);
 }
 
 static int release(struct lw_multi *m, uint64_t owner, lw_done_fn *done, void *arg,
@@ -905,7 +905,7 @@ static int release(struct lw_multi *m, uint64_t owner, lw_done_fn *done, void *a
         return LW_ENOMEM;
     op->done = done;
     op->arg = arg;
-    return run(op, blocking);
+    return run_op(op, blocking);
 }
 
 /* ---- The API ---- */

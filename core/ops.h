@@ -21,8 +21,4 @@ uint64_t holder_retry_at(uint64_t now_ns, int64_t pttl, uint64_t deadline_ns);
 void op_attempt(struct op *op);
 void op_complete(struct op *op, int err, int64_t value);
 
-/* A held-back acquire admitted (admission.c): it goes on as from its
- * start. */
-void acquire_admitted(struct op *op);
-
 #endif

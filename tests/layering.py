@@ -86,14 +86,13 @@ CORE_LAYERS = [
     ["publish.c", "refs.c", "owner.c", "status.c", "stats.c", "scripts.c", "version.c"],
     ["kind.c"],
 ]
-# The calls up that are meant (design.md says why): admission lets a
-# held-back acquire go on or ends it.  A waiter's op is woken or ended
-# through the row its acquire path gave waiters.c (struct wait_rule), and
-# a WAIT's reply ends its acquires through the callback each carries:
-# neither names a function above it.
-UP_CALLS = {
-    "admission.c": {"op_complete", "acquire_admitted"},
-}
+# The calls up that are meant, each with its reason in design.md: none
+# now.  A held-back acquire is let go or ended through the row its acquire
+# path gave admission.c (struct admit_rule), a waiter's op through the row
+# it gave waiters.c (struct wait_rule), and a WAIT's reply ends its
+# acquires through the callback each carries: none names a function above
+# it.
+UP_CALLS = {}
 
 # On the stripped line, that it is an include; on the source's, what it
 # includes (the stripper empties a quoted name, as any literal).
