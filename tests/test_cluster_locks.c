@@ -26,6 +26,7 @@
 #include <leasewheel.h>
 
 #include "engine.h"
+#include "cluster_util.h"
 #include "redis_cluster.h"
 #include "time_util.h"
 #include "lost_util.h"
@@ -117,19 +118,7 @@ static int wait_replicated(int m, int r, int ms)
 /* Who serves each slot, in node `ask`'s view. */
 static void read_slot_map(int ask)
 {
-    redisReply *r = redis_cluster_command(&cl, ask, "CLUSTER SLOTS");
-
-    cr_assert(r && r->type == REDIS_REPLY_ARRAY);
-    for (int s = 0; s < REDIS_CLUSTER_SLOTS; s++)
-        owner_of[s] = -1;
-    for (size_t i = 0; i < r->elements; i++) {
-        redisReply *e = r->element[i];
-        int node = redis_cluster_node_by_port(&cl, (int)e->element[2]->element[1]->integer);
-
-        for (long long s = e->element[0]->integer; s <= e->element[1]->integer; s++)
-            owner_of[s] = node;
-    }
-    freeReplyObject(r);
+    cluster_slot_owners(&cl, ask, owner_of);
 }
 
 static int node_of(const char *name)
@@ -146,13 +135,8 @@ static struct lw_client *new_client(int via, uint32_t lease_ms, struct lost_log 
     struct lw_client_config cfg;
     struct lw_client *c = NULL;
 
-    snprintf(seed, sizeof seed, "127.0.0.1:%d", cl.node[via].port);
-    lw_client_config_init(&cfg);
-    cfg.cluster_seeds = seeds;
-    cfg.cluster_nseeds = 1;
-    cfg.tick_ms = 10;
+    cluster_client_config(&cfg, &cl, via);
     cfg.watchdog_timeout_ms = lease_ms;
-    cfg.command_timeout_ms = 5000;
     tls_client(&cfg);
     cfg.log = log_to_stderr;
     cfg.log_level = LW_LOG_INFO;
@@ -407,13 +391,8 @@ CLUSTER_LOCKS_TEST(a_failover_is_logged_and_its_locks_at_risk_until_checked)
     static struct held h;
     struct lw_client_stats st;
 
-    snprintf(seed, sizeof seed, "127.0.0.1:%d", cl.node[0].port);
-    lw_client_config_init(&cfg);
-    cfg.cluster_seeds = seeds;
-    cfg.cluster_nseeds = 1;
-    cfg.tick_ms = 10;
+    cluster_client_config(&cfg, &cl, 0);
     cfg.watchdog_timeout_ms = FAILOVER_LEASE_MS;
-    cfg.command_timeout_ms = 5000;
     tls_client(&cfg);
     memset(&log, 0, sizeof log);
     memset(&seen, 0, sizeof seen);
@@ -563,13 +542,8 @@ CLUSTER_LOCKS_TEST(clusterdown_window_loses_nothing_on_healthy_shards)
     static struct held h;
     int m, slot, healthy = 0, healthy_lost = 0, dead_lost = 0;
 
-    snprintf(seed, sizeof seed, "127.0.0.1:%d", cl.node[0].port);
-    lw_client_config_init(&cfg);
-    cfg.cluster_seeds = seeds;
-    cfg.cluster_nseeds = 1;
-    cfg.tick_ms = 10;
+    cluster_client_config(&cfg, &cl, 0);
     cfg.watchdog_timeout_ms = 6000;
-    cfg.command_timeout_ms = 5000;
     memset(&log, 0, sizeof log);
     memset(lost_cd, 0, sizeof lost_cd);
     cfg.on_lost = record_cd;

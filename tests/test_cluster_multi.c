@@ -17,6 +17,7 @@
 
 #include "engine.h"
 #include "multi_util.h"
+#include "cluster_util.h"
 #include "redis_cluster.h"
 #include "time_util.h"
 
@@ -25,19 +26,8 @@ static int owner_of[REDIS_CLUSTER_SLOTS]; /* slot -> master, by CLUSTER SLOTS */
 
 static void setup(void)
 {
-    redisReply *r;
-
     cr_assert_eq(redis_cluster_start(&cl, 3, 1), 0, "the cluster did not start");
-    r = redis_cluster_command(&cl, 0, "CLUSTER SLOTS");
-    cr_assert(r && r->type == REDIS_REPLY_ARRAY);
-    for (size_t i = 0; i < r->elements; i++) {
-        redisReply *e = r->element[i];
-        int node = redis_cluster_node_by_port(&cl, (int)e->element[2]->element[1]->integer);
-
-        for (long long s = e->element[0]->integer; s <= e->element[1]->integer; s++)
-            owner_of[s] = node;
-    }
-    freeReplyObject(r);
+    cluster_slot_owners(&cl, 0, owner_of);
 }
 
 static void teardown(void)
@@ -45,20 +35,12 @@ static void teardown(void)
     redis_cluster_stop(&cl);
 }
 
-static char seed[32];
-static const char *seeds[1] = {seed};
-
 static struct lw_client *client_as(const char *id)
 {
     struct lw_client_config cfg;
     struct lw_client *c = NULL;
 
-    snprintf(seed, sizeof seed, "127.0.0.1:%d", cl.node[0].port);
-    lw_client_config_init(&cfg);
-    cfg.cluster_seeds = seeds;
-    cfg.cluster_nseeds = 1;
-    cfg.tick_ms = 10;
-    cfg.command_timeout_ms = 5000;
+    cluster_client_config(&cfg, &cl, 0);
     cfg.client_id = id;
     cr_assert_eq(lw_client_new(&cfg, &c), 0);
     return c;

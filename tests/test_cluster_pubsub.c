@@ -24,6 +24,7 @@
 #include "engine.h"
 #include "pubsub.h"
 #include "topology.h"
+#include "cluster_util.h"
 #include "redis_cluster.h"
 #include "time_util.h"
 
@@ -487,20 +488,12 @@ static void on_acquired(int err, int64_t value, void *arg)
     atomic_store(&w->done, 1);
 }
 
-static char seed[32];
-static const char *seeds[1] = {seed};
-
 static struct lw_client *new_client(int mode, const char *id)
 {
     struct lw_client_config cfg;
     struct lw_client *c = NULL;
 
-    snprintf(seed, sizeof seed, "127.0.0.1:%d", cl.node[0].port);
-    lw_client_config_init(&cfg);
-    cfg.cluster_seeds = seeds;
-    cfg.cluster_nseeds = 1;
-    cfg.tick_ms = 10;
-    cfg.command_timeout_ms = 5000;
+    cluster_client_config(&cfg, &cl, 0);
     cfg.sharded_pubsub = mode;
     cfg.client_id = id;
     cr_assert_eq(lw_client_new(&cfg, &c), 0);

@@ -12,6 +12,7 @@
 
 #include "lock_util.h"
 #include "metrics_util.h"
+#include "cluster_util.h"
 #include "redis_cluster.h"
 
 static struct redis_cluster cl;
@@ -40,18 +41,12 @@ static void servers_stop(void)
  * per-node family has samples. */
 static struct lw_client *cluster_client(struct lw_lock **held, int n)
 {
-    char seed[32], name[32];
-    const char *seeds[1] = {seed};
+    char name[32];
     struct lw_client_config cfg;
     struct lw_client *c = NULL;
 
-    snprintf(seed, sizeof seed, "127.0.0.1:%d", cl.node[0].port);
-    lw_client_config_init(&cfg);
-    cfg.cluster_seeds = seeds;
-    cfg.cluster_nseeds = 1;
-    cfg.tick_ms = 10;
+    cluster_client_config(&cfg, &cl, 0);
     cfg.watchdog_timeout_ms = 600;
-    cfg.command_timeout_ms = 5000;
     cr_assert_eq(lw_client_new(&cfg, &c), 0);
     for (int i = 0; i < n; i++) { /* 12 names: on every master, surely */
         snprintf(name, sizeof name, "dash:%d", i);

@@ -14,6 +14,7 @@
 
 #include "lock_util.h"
 #include "metrics_util.h"
+#include "cluster_util.h"
 #include "redis_cluster.h"
 
 REDIS_TEST(metrics, length_contract)
@@ -384,8 +385,6 @@ static double node_sum(const char *out, const char *name, int *nodes)
 Test(metrics, cluster_per_node, .init = cluster_setup, .fini = cluster_teardown,
      .timeout = 120)
 {
-    char seed[32];
-    const char *seeds[1] = {seed};
     struct lw_client_config cfg;
     struct lw_client *c = NULL;
     struct lw_lock *held[12], *moved;
@@ -396,13 +395,8 @@ Test(metrics, cluster_per_node, .init = cluster_setup, .fini = cluster_teardown,
     char name[32], *out;
     redisReply *r;
 
-    snprintf(seed, sizeof seed, "127.0.0.1:%d", cl.node[0].port);
-    lw_client_config_init(&cfg);
-    cfg.cluster_seeds = seeds;
-    cfg.cluster_nseeds = 1;
-    cfg.tick_ms = 10;
+    cluster_client_config(&cfg, &cl, 0);
     cfg.watchdog_timeout_ms = 600;
-    cfg.command_timeout_ms = 5000;
     cr_assert_eq(lw_client_new(&cfg, &c), 0);
     for (int i = 0; i < 12; i++) { /* on every master, surely */
         snprintf(name, sizeof name, "spread:%d", i);

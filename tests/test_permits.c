@@ -16,6 +16,7 @@
 #include "lock_util.h"
 #include "attempts_util.h"
 #include "proxy.h"
+#include "cluster_util.h"
 #include "redis_cluster.h"
 #include "redisson_semaphore.h"
 
@@ -1036,18 +1037,12 @@ Test(permit_cluster, renewed_on_every_master, .init = cluster_setup, .fini = clu
     struct lw_client *c = NULL;
     struct lw_semaphore *s[N];
     struct lw_permit p[N];
-    char seed[32], name[16];
-    const char *seeds[1] = {seed};
+    char name[16];
     int64_t v;
 
-    snprintf(seed, sizeof seed, "127.0.0.1:%d", cl.node[0].port);
-    lw_client_config_init(&cfg);
-    cfg.cluster_seeds = seeds;
-    cfg.cluster_nseeds = 1;
-    cfg.tick_ms = 10;
+    cluster_client_config(&cfg, &cl, 0);
     cfg.watchdog_timeout_ms = 300;
     cfg.permit_clock_skew_ms = 20;
-    cfg.command_timeout_ms = 5000;
     memset(&lost, 0, sizeof lost);
     cfg.on_lost = record_permit_lost;
     cfg.lost_arg = &lost;
