@@ -89,5 +89,9 @@ const char *lw_reply_error(void)
 
 void reply_error_set(const char *words)
 {
-    snprintf(reply_words, sizeof reply_words, "%s", words ? words : "");
+    if (!words) { /* every call's completion without an error: cheap */
+        reply_words[0] = 0;
+        return;
+    }
+    snprintf(reply_words, sizeof reply_words, "%s", words);
 }
