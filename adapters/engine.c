@@ -36,6 +36,18 @@
  *                 writable finishes a connect, or writes what a full socket
  *                 kept back.
  *
+ * Time.  The wheel, and every lease, run on lw_clock_now(), a clock
+ * that counts the time the host was suspended (CLOCK_BOOTTIME); libev's
+ * timers run on CLOCK_MONOTONIC, which stops meanwhile.  So on waking the
+ * tick's timer is not due yet by libev's clock, while by the leases' the
+ * wheel is behind by the whole sleep, and a reply or a message may come
+ * first.  A check watcher (on_check), at the highest priority, runs before
+ * any other callback of an iteration: when the wheel is more than a tick
+ * behind, it runs the tick at once, which finds every lease that ended
+ * meanwhile lost before anything else is done.  The tick also notes how
+ * far CLOCK_BOOTTIME went ahead of CLOCK_MONOTONIC since the last one:
+ * more than a tick is a sleep, counted (host_sleeps) and logged.
+ *
  * Hand-over.  lw_engine_submit() pushes the request on a Vyukov MPSC queue
  * (one atomic exchange) and calls ev_async_send(), which is cheap when a
  * wake-up is already pending.  The engine's ev_async callback drains the
@@ -59,6 +71,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <ev.h>
@@ -68,6 +81,7 @@
 #include "counter.h"
 #include "engine.h"
 #include "link.h"
+#include "log.h"
 #include "mpsc.h"
 #include "topology.h"
 
@@ -81,6 +95,11 @@ struct lw_engine {
     _Atomic uint32_t started; /* own thread: loop_thread is set (a futex) */
     ev_async wake;            /* submissions, and shutdown */
     ev_timer tick;            /* the wheel's tick */
+    ev_check behind;          /* runs the tick first when the wheel is
+                                 behind: the host slept ("Time" above) */
+    uint64_t slept_gap_ns;    /* CLOCK_BOOTTIME - CLOCK_MONOTONIC at the
+                                 last tick: the host's sleep so far */
+    _Atomic uint64_t host_sleeps;
     struct lw_wheel *wheel;
     lw_engine_tick_fn *on_tick;
     void *tick_arg;
@@ -149,6 +168,7 @@ static void shutdown_engine(struct lw_engine *e)
     links_note_queues(&e->links);
     ev_async_stop(e->loop, &e->wake);
     ev_timer_stop(e->loop, &e->tick);
+    ev_check_stop(e->loop, &e->behind);
     if (e->own_thread)
         ev_break(e->loop, EVBREAK_ALL);
 }
@@ -208,6 +228,33 @@ static void arm_tick(struct lw_engine *e)
     ev_timer_start(e->loop, &e->tick);
 }
 
+/* CLOCK_BOOTTIME's lead on CLOCK_MONOTONIC: the time the host has slept
+ * since it booted. */
+static uint64_t slept_gap_ns(uint64_t now_ns)
+{
+    struct timespec ts;
+    uint64_t mono;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    mono = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return now_ns > mono ? now_ns - mono : 0;
+}
+
+/* A tick: did the host sleep since the last?  Counted and said once. */
+static void note_sleep(struct lw_engine *e, uint64_t now_ns)
+{
+    uint64_t gap = slept_gap_ns(now_ns), slept = gap - e->slept_gap_ns;
+
+    if (gap > e->slept_gap_ns && slept > lw_wheel_tick_ns(e->wheel)) {
+        count_add(&e->host_sleeps, 1);
+        if (log_enabled(&e->logger, LOG_WARN))
+            log_say(&e->logger, LOG_CLOCK, LOG_WARN,
+                    "the host slept %llu ms: every lease that ended meanwhile is lost now",
+                    (unsigned long long)(slept / 1000000u));
+    }
+    e->slept_gap_ns = gap;
+}
+
 static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct lw_engine *e = w->data;
@@ -216,6 +263,7 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 
     (void)loop;
     (void)revents;
+    note_sleep(e, now);
     take_late(e);
     lw_wheel_advance(e->wheel, now, &due);
     if (due.count && e->on_tick) {
@@ -230,6 +278,20 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
         e->topo->ops->tick(e->topo, now);
     links_note_queues(&e->links);
     arm_tick(e);
+}
+
+/* Before any other callback of an iteration: a wheel more than a tick
+ * behind (the host slept, and libev's clock did not count it) ticks now,
+ * ahead of the replies and messages that woke the loop. */
+static void on_check(struct ev_loop *loop, ev_check *w, int revents)
+{
+    struct lw_engine *e = w->data;
+
+    (void)revents;
+    if (lw_clock_now() < lw_wheel_next_tick(e->wheel) + lw_wheel_tick_ns(e->wheel))
+        return;
+    ev_timer_stop(loop, &e->tick);
+    on_tick(loop, &e->tick, 0);
 }
 
 static void *engine_thread(void *arg)
@@ -406,6 +468,11 @@ static void init_watchers(struct lw_engine *e)
     ev_init(&e->tick, on_tick);
     e->tick.data = e;
     arm_tick(e);
+    ev_check_init(&e->behind, on_check);
+    ev_set_priority(&e->behind, EV_MAXPRI);
+    e->behind.data = e;
+    ev_check_start(e->loop, &e->behind);
+    e->slept_gap_ns = slept_gap_ns(lw_clock_now());
 }
 
 static int start_thread(struct lw_engine *e)
@@ -582,6 +649,7 @@ void lw_engine_get_stats(const struct lw_engine *e, struct lw_engine_stats *out)
     out->taken_late = count_get(&c->taken_late);
     out->tls_handshakes = count_get(&c->tls_handshakes);
     out->tls_resumed = count_get(&c->tls_resumed);
+    out->host_sleeps = count_get(&e->host_sleeps);
 }
 
 /* --- the topology's answers ---------------------------------------------- */

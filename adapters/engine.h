@@ -180,6 +180,8 @@ struct lw_engine_stats {
                                     wake-up missed (engine.c, take_late()) */
     uint64_t tls_handshakes;     /* TLS handshakes done (the links') */
     uint64_t tls_resumed;        /* of which resumed a session */
+    uint64_t host_sleeps;        /* the host was found to have slept (engine.c,
+                                    "Time") */
 };
 
 /* lw_engine_config_init - the defaults: lw_endpoint_init()'s node (and

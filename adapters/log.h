@@ -34,6 +34,8 @@ enum log_kind {
     LOG_LOCK_SAFE,     /* a lock safe again */
     LOG_LOCK_LOST,     /* a lock lost */
     LOG_OVERLOAD,      /* first acquires held back, or admitted again */
+    LOG_CLOCK,         /* a clock stepped: Redis's ahead of ours, or the
+                          host slept */
     LOG_KIND_COUNT
 };
 

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "request.h"
 
@@ -40,28 +39,12 @@ void lw_request_clear(struct lw_request *req)
         free(req->cmd);
         req->cmd = NULL;
         req->len = 0;
-        req->stamp_ns = 0;
     }
-}
-
-int64_t lw_stamp_now(uint64_t *at_ns)
-{
-    uint64_t mono = lw_clock_now();
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    *at_ns = mono - (uint64_t)(ts.tv_nsec % 1000000);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-void lw_request_stamp(struct lw_request *req, uint64_t at_ns)
-{
-    req->stamp_ns = at_ns;
 }
 
 uint64_t lw_request_lease_from(const struct lw_request *req)
 {
-    return req->stamp_ns ? req->stamp_ns : req->sent_ns;
+    return req->sent_ns;
 }
 
 /* Decimal digits of v. */

@@ -81,9 +81,6 @@ struct lw_request {
                                 retries give up then too */
     uint64_t sent_ns;        /* when it was last written; it must be
                                 answered within the command timeout */
-    uint64_t stamp_ns;       /* the caller's: its command carries a time
-                                by this client's clock, read at this
-                                moment (lw_request_stamp()); 0: none */
     uint64_t sent_seq;       /* the write's sequence number on its link */
     uint64_t sent_conn;      /* the connection it was last written on (a
                                 number unique in the engine, new for every
@@ -156,38 +153,18 @@ void lw_request_clear(struct lw_request *req);
 void lw_request_task(struct lw_request *req);
 
 /*
- * Leases and the time they start.  A lease that Redis sets with its own
- * clock (PEXPIRE) starts when the script runs: after the command's last
- * write, whatever happened to it before.  A lease whose end the client
- * writes into the command (a permit's expiry, epoch ms judged by every
- * client's clock) started when that time was read, however late the
- * command is written after: behind a reconnect, the in-flight cap, a
- * NOSCRIPT retry, a redirect or a Sentinel switch.  The calls below keep
- * the two apart, so that whoever reads a reply counts a lease from the
- * right moment without knowing which path the command took.
+ * Leases and the time they start.  Every lease leasewheel sets is timed
+ * by Redis's clock: a TTL (PEXPIRE), or an expiry the script computes
+ * from Redis's TIME (a permit's score, a waiter's place).  It starts when
+ * the script runs: after the command's last write, whatever happened to
+ * it before (a reconnect, the in-flight cap, a NOSCRIPT retry, a
+ * redirect, a Sentinel switch).  No client's wall clock enters one.
  */
-
-/*
- * lw_stamp_now - for a command that carries a time by this client's
- * clock: the epoch ms to write in it, and in *at_ns the moment on
- * lw_clock_now()'s clock that it stands for.  That moment is read first,
- * and less the fraction of a ms the epoch ms drops: never later than the
- * time written.
- */
-int64_t lw_stamp_now(uint64_t *at_ns);
-
-/*
- * lw_request_stamp - req's command carries a time read at at_ns
- * (lw_stamp_now()): the lease it sets is counted from then.  Set after
- * formatting it; lw_request_clear() drops it with the command.
- */
-void lw_request_stamp(struct lw_request *req, uint64_t at_ns);
 
 /*
  * lw_request_lease_from - in a request's callback, when a reply came: the
- * earliest moment at which the lease its command set can have started.
- * The stamp it carries (lw_request_stamp()); else when it was last
- * written: the copy that answered ran after that.
+ * earliest moment at which the lease its command set can have started:
+ * when it was last written, for the copy that answered ran after that.
  */
 uint64_t lw_request_lease_from(const struct lw_request *req);
 

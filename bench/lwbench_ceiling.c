@@ -176,7 +176,8 @@ static double flood(struct lw_engine *e, struct target *t, const struct flood_ke
                     char *why, size_t n)
 {
     uint32_t ncalls = (keys + batch - 1) / batch;
-    struct pipeline p = {.e = e, .window = window, .ones = batch, .zeros_ok = 1};
+    struct pipeline p = {.e = e, .window = window, .ones = batch, .zeros_ok = 1,
+                          .stamped = 1};
     uint64_t d0, d1, t0, t1;
     double cpu0, cpu1;
 

@@ -12,15 +12,13 @@
  * The ceiling.  As for locks (lwbench_ceiling.c): the watchdog's renewal
  * script flooded on the run's own permits once the client is gone, in the
  * layout the watchdog sends to one Redis (SCRIPT_RENEW_PERMIT_NODE: the
- * names in ARGV, then the lease, the client id, the new expiry and the
- * publish command, and per permit its id), batched and one permit per
- * call.  The permits are scored again first (ZADD), far enough ahead that
- * none expires during the floods: the run's scores ran out with the
- * client.  A request is formatted once and re-sent; its "now" (expiry -
- * lease) is the moment it was formatted, so a re-sent renewal finds its
- * permit unexpired and renews it again, as the watchdog's next renewal
- * would; every other pass over the permits carries an expiry 1 ms later,
- * so that each renewal moves its score, as the watchdog's do.
+ * names in ARGV, then the lease, the client id and the publish command,
+ * and per permit its id), batched and one permit per call.  The permits
+ * are scored again first (ZADD), far enough ahead that none expires
+ * during the floods: the run's scores ran out with the client.  A request
+ * is formatted once and re-sent; the script scores each permit Redis's
+ * TIME + the lease, so a re-sent renewal moves its score, as the
+ * watchdog's next renewal would.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,12 +125,12 @@ static int rescore(struct lw_engine *e, const struct permit_handles *ph)
 }
 
 /* One call renewing `batch` permits from permit `first` on (in turn over
- * `count`): names, lease, client id, expiry, publish, then an id each. */
+ * `count`): names, lease, client id, publish, then an id each. */
 static int format_call(struct lw_request *req, const struct permit_handles *ph, uint64_t first,
-                       uint32_t batch, uint32_t count, const char *expiry)
+                       uint32_t batch, uint32_t count)
 {
-    const char **argv = calloc(4u + 2u * batch, sizeof *argv);
-    size_t *lens = calloc(4u + 2u * batch, sizeof *lens);
+    const char **argv = calloc(3u + 2u * batch, sizeof *argv);
+    size_t *lens = calloc(3u + 2u * batch, sizeof *lens);
     char(*names)[128] = calloc(batch, sizeof *names);
     static const char lease[] = "30000";
     int rc = argv && lens && names ? 0 : -1;
@@ -142,15 +140,14 @@ static int format_call(struct lw_request *req, const struct permit_handles *ph, 
 
         key_name(names[i], sizeof names[i], ph->prefix, at / ph->per);
         argv[i] = names[i], lens[i] = strlen(names[i]);
-        argv[batch + 4 + i] = (const char *)ph->ids[at].id;
-        lens[batch + 4 + i] = LW_PERMIT_ID_LEN;
+        argv[batch + 3 + i] = (const char *)ph->ids[at].id;
+        lens[batch + 3 + i] = LW_PERMIT_ID_LEN;
     }
     argv[batch] = lease, lens[batch] = sizeof lease - 1;
     argv[batch + 1] = "lwbench", lens[batch + 1] = 7;
-    argv[batch + 2] = expiry, lens[batch + 2] = strlen(expiry);
-    argv[batch + 3] = "publish", lens[batch + 3] = 7;
+    argv[batch + 2] = "publish", lens[batch + 2] = 7;
     if (rc == 0)
-        rc = lw_request_evalsha(req, SCRIPT_RENEW_PERMIT_NODE, 0, (int)(4 + 2 * batch), argv,
+        rc = lw_request_evalsha(req, SCRIPT_RENEW_PERMIT_NODE, 0, (int)(3 + 2 * batch), argv,
                                 lens);
     free(argv);
     free(lens);
@@ -158,26 +155,15 @@ static int format_call(struct lw_request *req, const struct permit_handles *ph, 
     return rc;
 }
 
-/* ncalls requests over `count` permits in turn, `batch` a call.  Each pass
- * over the permits carries an expiry 1 ms off the pass before: a request
- * re-sent as it was would set every score to what it already is, which
- * no watchdog renewal does (its expiry moves on by lease/3 each time), and
- * which the script answers on a slower path (ZADD XX CH changes nothing,
- * so ZSCORE looks). */
+/* ncalls requests over `count` permits in turn, `batch` a call. */
 static struct lw_request *format_renewals(const struct permit_handles *ph, uint32_t count,
                                           uint32_t batch, uint32_t ncalls)
 {
     struct lw_request *reqs = calloc(ncalls, sizeof *reqs);
-    uint32_t per_pass = (count + batch - 1) / batch;
-    long long base = (long long)(epoch_ms() + LEASE_MS);
-    char expiry[2][24];
     int rc = reqs ? 0 : -1;
 
-    snprintf(expiry[0], sizeof expiry[0], "%lld", base);
-    snprintf(expiry[1], sizeof expiry[1], "%lld", base + 1);
     for (uint32_t c = 0; rc == 0 && c < ncalls; c++)
-        rc = format_call(&reqs[c], ph, (uint64_t)c * batch, batch, count,
-                         expiry[(c / per_pass) & 1]);
+        rc = format_call(&reqs[c], ph, (uint64_t)c * batch, batch, count);
     if (rc) {
         pipe_free_reqs(reqs, ncalls);
         return NULL;
@@ -192,7 +178,8 @@ static double flood(struct lw_engine *e, struct target *t, const struct permit_h
                     char *why, size_t n)
 {
     uint32_t ncalls = (count + batch - 1) / batch;
-    struct pipeline p = {.e = e, .window = window, .ones = batch, .zeros_ok = 1};
+    struct pipeline p = {.e = e, .window = window, .ones = batch, .zeros_ok = 1,
+                          .stamped = 1};
     uint64_t d0, d1, t0, t1;
     double cpu0, cpu1;
 

@@ -18,9 +18,11 @@ static int reply_ok(const struct pipeline *p, const redisReply *r)
 {
     if (p->ones == 0)
         return r->type == REDIS_REPLY_INTEGER;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != p->ones)
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != p->ones + (p->stamped ? 1u : 0u))
         return 0;
-    for (size_t i = 0; i < r->elements; i++)
+    if (p->stamped && r->element[p->ones]->type != REDIS_REPLY_INTEGER)
+        return 0;
+    for (size_t i = 0; i < p->ones; i++)
         if (r->element[i]->type != REDIS_REPLY_INTEGER ||
             (r->element[i]->integer != 1 && !(p->zeros_ok && r->element[i]->integer == 0)))
             return 0;
@@ -81,7 +83,7 @@ static void note_bad(struct pipeline *p, const redisReply *r)
         snprintf(p->bad_reply, sizeof p->bad_reply, "reply type %d", r->type);
         return;
     }
-    while (i < r->elements && r->element[i]->type == REDIS_REPLY_INTEGER &&
+    while (i < p->ones && i < r->elements && r->element[i]->type == REDIS_REPLY_INTEGER &&
            (r->element[i]->integer == 1 || (p->zeros_ok && r->element[i]->integer == 0)))
         i++;
     snprintf(p->bad_reply, sizeof p->bad_reply, "%zu elements, element %zu: %lld", r->elements,

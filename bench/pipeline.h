@@ -25,6 +25,8 @@ struct pipeline {
     uint32_t ones;              /* each reply: an array of this many 1s;
                                    0: any integer (HSET, DEL) */
     int zeros_ok;               /* the array may hold 0s too (keys gone) */
+    int stamped;                /* and ends with one more integer, Redis's
+                                   clock (the watchdog's renewal scripts) */
     uint64_t total;             /* submissions to make, or PIPE_FOREVER */
     _Atomic uint64_t next;      /* the next submission's number */
     _Atomic uint64_t submitted;

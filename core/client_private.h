@@ -27,6 +27,7 @@
 #include "kind.h"
 #include "stats.h"
 #include "pubsub.h"
+#include "redis_clock.h"
 #include "timer.h"
 #include "waiters.h"
 
@@ -43,16 +44,18 @@ enum script_id {
     SCRIPT_STATUS,    /* KEYS name, {name}:timeout, and a fair lock's
                          queue, give-up times, places */
     /* Semaphores (semaphore.c): KEYS name, {name}:timeout, channel. */
-    SCRIPT_SEM_ACQUIRE, /* ARGV n, expiry ms, now ms, publish command, ids... */
-    SCRIPT_SEM_RELEASE, /* ARGV now ms, publish command, ids... */
+    SCRIPT_SEM_ACQUIRE, /* ARGV n, lease ms, publish command, ids... */
+    SCRIPT_SEM_RELEASE, /* ARGV publish command, ids... */
     SCRIPT_SEM_TRY_SET, /* ARGV permits, publish command */
-    SCRIPT_SEM_SET,     /* ARGV permits, now ms, publish command */
+    SCRIPT_SEM_SET,     /* ARGV permits, publish command */
     SCRIPT_SEM_ADD,     /* ARGV delta, publish command */
-    SCRIPT_SEM_COUNTS,  /* ARGV now ms, publish command */
+    SCRIPT_SEM_COUNTS,  /* ARGV publish command */
+    /* The watchdog's renewals below answer one integer per entry, then
+     * Redis's clock in microseconds (redis_clock.h). */
     /* Permits (kind_permit.c).  KEYS per permit: name, timeout key; ARGV
-     * lease ms, id, expiry, publish command, per permit: its id. */
+     * lease ms, id, publish command, per permit: its id. */
     SCRIPT_RENEW_PERMIT,
-    /* No KEYS; ARGV names..., lease ms, id, expiry, publish, ids... */
+    /* No KEYS; ARGV names..., lease ms, id, publish, ids... */
     SCRIPT_RENEW_PERMIT_NODE,
 
     /* The watchdog's batches (kind_*.c): the client id once a call, an
@@ -76,14 +79,14 @@ enum script_id {
     SCRIPT_RW_IS_LOCKED, /* KEYS name; ARGV mode */
     /* Fair locks (way_fair.c): KEYS name, queue, give-up
      * times, places (and the token key for the acquire). */
-    SCRIPT_FAIR_LOCK,   /* ARGV lease, field, wait, now, place expiry,
-                           channel, publish, enqueue (0: try once), place ms */
+    SCRIPT_FAIR_LOCK,   /* ARGV lease, field, wait, channel, publish,
+                           enqueue (0: try once), place ms */
     SCRIPT_FAIR_LEAVE,  /* ARGV field, wait, channel, publish */
-    SCRIPT_FAIR_UNLOCK, /* ARGV field, publish, now, channel */
-    SCRIPT_FAIR_FORCE,  /* ARGV publish, now, channel */
-    /* Places' renewals (kind_place.c): KEYS give-up times and places per
-     * waiter; ARGV place ms, client id, place expiry, give-up floor,
-     * owners.  The node layout: ARGV names, then the same. */
+    SCRIPT_FAIR_UNLOCK, /* ARGV field, publish, channel */
+    SCRIPT_FAIR_FORCE,  /* ARGV publish, channel */
+    /* Places' renewals (kind_place.c): KEYS give-up times, places and
+     * queue per waiter; ARGV place ms, client id, wait, owners.  The node
+     * layout: ARGV names, then the same. */
     SCRIPT_RENEW_PLACE,
     SCRIPT_RENEW_PLACE_NODE,
     /* Multi-locks (multi.c), one group of names sharing a slot (one
@@ -128,11 +131,13 @@ struct replica_ack {
 };
 
 /* A cluster node's renewal batching (one Redis: node 0's): the renew and
- * drop batches of each kind being filled for it, and the renewal calls
- * sent to it (metrics.c reads them on the engine thread). */
+ * drop batches of each kind being filled for it, the renewal calls sent
+ * to it (metrics.c reads them on the engine thread), and its clock as
+ * its renewals' answers tell it (redis_clock.h). */
 struct node_batches {
     struct batch *open[KIND_COUNT][2];
     uint64_t renew_calls;
+    struct redis_clock clock;
 };
 
 /* Admission (admission.c): first acquires of watchdog locks held back

@@ -35,7 +35,6 @@ void batch_args_clear(struct batch_args *a)
     a->keys.n = a->call.n = a->entry.n = 0;
     a->text_len = 0;
     a->failed = 0;
-    a->stamp_ns = 0;
 }
 
 static struct batch_arg *list_push(struct batch_args *a, struct arg_list *l)

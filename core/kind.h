@@ -83,8 +83,6 @@ struct batch_args {
     size_t *lens;
     uint32_t argv_cap;
     int failed;
-    uint64_t stamp_ns; /* put_call wrote a time by this client's clock,
-                          read then (lw_stamp_now()); 0: none */
 };
 
 struct lease_kind {
@@ -97,16 +95,16 @@ struct lease_kind {
                 struct batch_args *a);
     /* A renewal call's own arguments after the lease and the client id,
      * once a call whatever its entries (NULL: none): what every entry of
-     * the call shares (a permit's new expiry and the publish command).
-     * One that writes a time by this client's clock sets a->stamp_ns
-     * (lw_stamp_now()): the call's leases count from it. */
+     * the call shares (a permit's publish command, a place's wait).
+     * Never a time: the scripts read Redis's. */
     void (*put_call)(const struct lw_client *c, struct batch_args *a);
     /* e's answer in a renewal reply: 1 renewed, 0 lost (gone, not ours),
      * -1 (a node batch) its node serves it no more: sent again alone. */
     int (*renewed)(const redisReply *r);
-    /* Its expiry is judged by the clients' clocks, not by Redis's (a
-     * permit's score): valid_until is less the client's clock-skew
-     * allowance (permit_clock_skew_ms). */
+    /* Its expiry is a time in Redis (a permit's score, a place), which
+     * our scripts judge by Redis's clock but Redisson's clients by their
+     * own: in a mixed fleet valid_until is less the allowance for their
+     * skew (permit_clock_skew_ms, 0 unless asked for). */
     uint8_t client_clocks;
     /* Not a hold but a waiter's place (a fair lock's queue): on_lost and
      * on_risk, which speak of locks held, are not called for it (the lease

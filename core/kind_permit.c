@@ -10,15 +10,15 @@
  * A batch entry, with the names in KEYS: the semaphore's name and its
  * timeout key; then the id as its argument.  In a cluster node's batch:
  * the name only, the script builds the timeout key and the channel.  What
- * every permit of a call shares goes once a call (put_call): the new
- * expiry (now + lease, by this client's clock: the renewal's "now" is
- * expiry - lease; its lease is counted from that "now", however late the
- * call is written) and the publish command.  The script reclaims each
- * semaphore's expired permits once a call (as every Redisson script does,
- * publishing the count), then moves each id's score to the new expiry
- * only if it is still there and not expired: an id gone (released by
- * someone, or reclaimed after a stall) answers 0, is lost, and is never
- * added back.  A lost permit is not dropped: its score ends it.
+ * every permit of a call shares goes once a call (put_call): the publish
+ * command.  The script reads Redis's TIME once (the lease is the call's
+ * first argument), reclaims each semaphore's expired permits once a call
+ * (as every Redisson script does, publishing the count), then moves each
+ * id's score to Redis's TIME + the lease only if it is still there and
+ * not expired: an id gone (released by someone, or reclaimed after a
+ * stall) answers 0, is lost, and is never added back.  No client's clock
+ * enters the score, so the lease counts from the call's last write, as a
+ * lock's.  A lost permit is not dropped: its score ends it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -45,18 +45,11 @@ static void put_permit(const struct lw_client *c, const struct entry *e, int nod
     batch_arg(a, e->name + e->len + 1, PERMIT_ID_LEN);
 }
 
-/* One clock reading a call: its permits' new expiry, and the "now" the
- * script reclaims by.  The call's lease is counted from that reading
- * (a->stamp_ns), not from its write: it may wait in this client first. */
+/* What the reclaims of a call publish with. */
 static void put_permit_call(const struct lw_client *c, struct batch_args *a)
 {
     const char *publish = client_publish_command(c);
-    int64_t now = lw_stamp_now(&a->stamp_ns);
-    char expiry[24];
 
-    batch_copy(a, &a->call, expiry,
-               (size_t)snprintf(expiry, sizeof expiry, "%lld",
-                                (long long)(now + (int64_t)c->lease_ms)));
     batch_call(a, publish, strlen(publish));
 }
 
@@ -70,5 +63,5 @@ const struct lease_kind lw_kind_permit = {
     .put = put_permit,
     .put_call = put_permit_call,
     .renewed = kind_renewed_integer,
-    .client_clocks = 1,
+    .client_clocks = 1, /* Redisson's clients reclaim by their own */
 };

@@ -8,25 +8,23 @@
  * its place until its give-up time, up to the lock's wait (5 minutes by
  * default) times its place in line; everyone behind waits for it.  A
  * leasewheel waiter's place has a lease of its own besides: its score in
- * leasewheel_lock_place:{name}, this client's clock + fair_place_ms,
- * which our scripts read when they drop the queue's stale head.  This
- * kind renews it while the waiter lives, so a dead one drops out within
- * a place lease.
+ * leasewheel_lock_place:{name}, Redis's TIME + fair_place_ms, which our
+ * scripts read when they drop the queue's stale head.  This kind renews
+ * it while the waiter lives, so a dead one drops out within a place
+ * lease.
  *
- * A batch entry, with the names in KEYS: the give-up times and the places
- * (both built from the name, Redisson's prefixName rule); then the owner
- * as its argument.  In a cluster node's batch: the name only, the script
- * builds the keys.  Once a call (put_call): the new place expiry and the
- * new give-up time floor, both this client's clock + a lease (the place
- * lease, the lock's wait), from one reading, which stamps the call (the
- * belief rule: the place counts from that reading, however late the call
- * is written).  Per waiter the script answers 1 while the waiter is in
- * the queue (its place raised to the new expiry, its give-up time raised
- * to at least the floor: a Redisson client's acquire lowers every
- * give-up time by its own wait, and a live waiter must not fall out for
- * it), 0 once it is gone (dropped as stale, or its give-up time passed):
- * lost, and the waiter goes on from the queue's tail at its next look.
- * A lost place is not dropped: it is gone already, or its score ends it.
+ * A batch entry, with the names in KEYS: the give-up times, the places
+ * and the queue (all built from the name, Redisson's prefixName rule);
+ * then the owner as its argument.  In a cluster node's batch: the name
+ * only, the script builds the keys.  Once a call (put_call): the lock's
+ * wait.  Per waiter the script answers 1 while the waiter is in the queue
+ * (scripts.c, keep(): its place moved to Redis's TIME + the place lease,
+ * its give-up time raised to what its position in line needs, so that
+ * the acquires ahead, each lowering it by the wait as Redisson's rule
+ * has it, cannot make a live waiter stale), 0 once it is gone (dropped as
+ * stale, or its give-up time passed): lost, and the waiter goes on from
+ * the queue's tail at its next look.  A lost place is not dropped: it is
+ * gone already, or its score ends it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -60,22 +58,18 @@ static void put_place(const struct lw_client *c, const struct entry *e, int node
     } else {
         put_prefixed(a, FAIR_TIMEOUT_PREFIX ":", sizeof FAIR_TIMEOUT_PREFIX ":" - 1, e);
         put_prefixed(a, FAIR_PLACE_PREFIX ":", sizeof FAIR_PLACE_PREFIX ":" - 1, e);
+        put_prefixed(a, FAIR_QUEUE_PREFIX ":", sizeof FAIR_QUEUE_PREFIX ":" - 1, e);
     }
     batch_arg_copy(a, owner, owner_digits(e->owner, owner));
 }
 
-/* One clock reading a call: the places' new expiry and the give-up
- * times' floor. */
+/* The lock's wait, which each place in line adds to a give-up time. */
 static void put_place_call(const struct lw_client *c, struct batch_args *a)
 {
-    int64_t now = lw_stamp_now(&a->stamp_ns);
     char v[24];
 
     batch_copy(a, &a->call, v,
-               (size_t)snprintf(v, sizeof v, "%lld",
-                                (long long)(now + (int64_t)c->kind_lease_ms[KIND_PLACE])));
-    batch_copy(a, &a->call, v,
-               (size_t)snprintf(v, sizeof v, "%lld", (long long)(now + (int64_t)c->fair_wait_ms)));
+               (size_t)snprintf(v, sizeof v, "%llu", (unsigned long long)c->fair_wait_ms));
 }
 
 const struct lease_kind lw_kind_place = {
@@ -88,6 +82,6 @@ const struct lease_kind lw_kind_place = {
     .put = put_place,
     .put_call = put_place_call,
     .renewed = kind_renewed_integer,
-    .client_clocks = 1,
+    .client_clocks = 1, /* Redisson's clients prune by their own */
     .not_held = 1,
 };

@@ -238,9 +238,9 @@ void op_attempt(struct op *op)
         op_complete(op, LW_ESHUTDOWN, 0);
         return;
     }
-    /* An acquire that carries the time of its attempt (a fair lock's:
-     * epoch ms, the queue's give-up times and places are the clients'). */
-    if (op->kind == OP_ACQUIRE && op->lock->way->stamped && (rc = format_op(op))) {
+    /* An acquire formatted for each attempt (a fair lock's: whether it
+     * may still join the queue). */
+    if (op->kind == OP_ACQUIRE && op->lock->way->per_attempt && (rc = format_op(op))) {
         op_complete(op, rc, 0);
         return;
     }
@@ -899,9 +899,9 @@ static int prepare_op(struct op *op, struct lw_lock *lock, int kind, uint64_t ow
         op->req.lane = LW_LANE_SIDE;
     /* Unlock and force-unlock publish: formatted on the engine thread, in
      * their task step, where the pub/sub mode is known.  So does a fair
-     * lock's acquire (it wakes the queue's head), which also carries the
-     * time of each attempt: formatted at each (op_attempt()). */
-    if (kind == OP_UNLOCK || kind == OP_FORCE || (kind == OP_ACQUIRE && lock->way->stamped))
+     * lock's acquire (it wakes the queue's head), which also says whether
+     * it may still join the queue: formatted at each (op_attempt()). */
+    if (kind == OP_UNLOCK || kind == OP_FORCE || (kind == OP_ACQUIRE && lock->way->per_attempt))
         return 0;
     return format_op(op);
 }

@@ -410,6 +410,12 @@ static void engine_metrics(struct out *o, const struct lw_client_stats *s,
         s->failovers);
     one(o, "master_switches_total", "counter", "Sentinel: switches to another master seen.",
         e->switches);
+    one(o, "redis_clock_jumps_total", "counter",
+        "Times a Redis's clock stepped ahead of this client's: its leases put at risk.",
+        s->redis_clock_jumps);
+    one(o, "host_sleeps_total", "counter",
+        "Times the host was found to have slept: leases that ended meanwhile lost on waking.",
+        s->host_sleeps);
 }
 
 static void histograms(struct out *o, const struct lw_client *c, const struct lw_client_stats *s)

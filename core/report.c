@@ -108,6 +108,23 @@ void report_risk(struct lw_client *c, const struct entry *e, int at_risk, uint64
     c->in_callback--;
 }
 
+void report_redis_clock(struct lw_client *c, int node, uint64_t ahead_ms)
+{
+    struct lw_logger *log = logger(c);
+    const char *host = "?";
+    int port = 0;
+
+    stats_redis_clock_jump(&c->count);
+    if (!log_enabled(log, LOG_WARN))
+        return;
+    if (lw_engine_node_addr(c->engine, (unsigned)node, &host, &port) != 0)
+        host = "?";
+    log_say(log, LOG_CLOCK, LOG_WARN,
+            "Redis's clock at %s:%d stepped %llu ms ahead of ours: every lease there ends "
+            "that much sooner; at risk, renewed at once (lost if the step may have ended it)",
+            host, port, (unsigned long long)ahead_ms);
+}
+
 void report_lost(struct lw_client *c, const struct entry *e, int reason, const void *multi)
 {
     struct lw_logger *log = logger(c);

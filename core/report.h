@@ -19,4 +19,8 @@ void report_risk(struct lw_client *c, const struct entry *e, int at_risk, uint64
  * on_lease_lost. */
 void report_lost(struct lw_client *c, const struct entry *e, int reason, const void *multi);
 
+/* Redis's clock at node was seen ahead of ours by ahead_ms beyond the
+ * drift (redis_clock.h): counted, and the log line. */
+void report_redis_clock(struct lw_client *c, int node, uint64_t ahead_ms);
+
 #endif

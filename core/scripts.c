@@ -13,6 +13,31 @@
 
 /* clang-format off: Lua, one line of it per C line. */
 
+/* Only Redis's clock times a lease.  A script that writes an expiry of
+ * its own (a permit's score, a waiter's give-up time and place) reads
+ * Redis's TIME for it, so that no client's wall clock, stepped, skewed or
+ * asleep, enters a lease: the lease counts from the command's last write,
+ * as a PEXPIRE does.  A script that reads TIME before it writes must be
+ * replicated by its effects: the only way from Redis 5 (and 7's only
+ * one), asked for on 3.2 and 4. */
+#define LUA_NOW                                                           \
+    "if redis.replicate_commands then redis.replicate_commands() end "    \
+    "local function now_ms() "                                            \
+    "  local t = redis.call('time') "                                     \
+    "  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) " \
+    "end "
+
+/* A renewal's answers, then Redis's clock in microseconds when it ran
+ * (read after every write: no effects replication needed), which the
+ * watchdog holds against its own clock to notice a step of Redis's
+ * (redis_clock.c). */
+#define LUA_STAMPED                                            \
+    "local function stamped(r) "                               \
+    "  local t = redis.call('time') "                          \
+    "  r[#r + 1] = tonumber(t[1]) * 1000000 + tonumber(t[2]) " \
+    "  return r "                                              \
+    "end "
+
 /* The channel of the lock at key k, by Redisson's prefixName rule (lock.c's
  * prefix_name()), for scripts that are handed only the lock's name. */
 #define LUA_CHANNEL_OF                             \
@@ -25,7 +50,8 @@
 
 /* Semaphores (semaphore.c), in Redisson's RPermitExpirableSemaphore layout:
  * KEYS[1] the available count (a string), KEYS[2] the acquired permits (a
- * zset: id -> expiry in epoch ms, by the sender's clock), KEYS[3] the
+ * zset: id -> expiry in epoch ms: Redis's TIME for ours, the writer's
+ * clock for a Redisson client's), KEYS[3] the
  * channel.  reclaim() moves every permit expired by `now` back to the
  * count and publishes the count when it is above 0, as Redisson's scripts
  * do before an acquire: expiry is lazy, and every client does it for
@@ -52,26 +78,50 @@
     "  if value > 0 then redis.call(publish, KEYS[3], value) end "              \
     "end "
 
-/* Permits' renewals (kind_permit.c), a call's permits grouped by their
- * semaphore.  reclaim_expired() runs once per semaphore per call, at the
- * call's "now" (its new expiry - the lease, one for every permit of the
- * call), as Redisson's scripts reclaim before they touch the zset: the
- * expired ids go back to the count, which is published when above 0.
- * Its answer is the semaphore's state for the call: 1 reclaimed, 0 the
- * zset is a key of another type (its permits lost, nothing touched), -1
- * not served by this node (a cluster's refusal, through pcall).
- *
- * renew_permit() then moves one id to the new expiry if it is still there:
- * after the reclaim, that is "there and not expired".  It only ever
+/* renew_permit(timeout, id, expiry) moves one id to a new expiry if it
+ * is still there (after a reclaim, that is "there and not expired"): 1,
+ * or 0 when it is gone, and is never added back (XX).  It only ever
  * raises the score (GT): a renewal that reaches Redis after a later one
  * (written on a connection given up since, its bytes delivered late)
- * must not take back the lease the later one proved.  ZADD XX GT CH
- * answers 1 when it moved the score; 0 when the id is gone, or already at
- * that score or above: ZSCORE tells the two apart, off the common path.
- * An id gone is lost and never added back (XX).  A server without GT
- * (before Redis 6.2) refuses it once, and the rest of the call compares
- * in Lua. */
+ * must not take back the lease the later one proved.  So 1 means the
+ * score is the new expiry or later: the id lasts a lease from when the
+ * script ran at least.  ZADD XX GT CH answers 1 when it moved the score;
+ * 0 when the id is gone, or already at that score or above: ZSCORE tells
+ * the two apart, off the common path.  A server without GT (before Redis
+ * 6.2) refuses it once, and the rest of the call compares in Lua. */
+#define LUA_RENEW_PERMIT                                                        \
+    "local has_gt = true "                                                      \
+    "local function renew_permit(timeout, id, expiry) "                         \
+    "  if has_gt then "                                                         \
+    "    local r = redis.pcall('zadd', timeout, 'XX', 'GT', 'CH', expiry, id) " \
+    "    if r == 1 then return 1 end "                                          \
+    "    if type(r) == 'number' then "                                          \
+    "      if redis.call('zscore', timeout, id) then return 1 end "             \
+    "      return 0 "                                                           \
+    "    end "                                                                  \
+    "    has_gt = false "                                                       \
+    "  end "                                                                    \
+    "  local score = redis.call('zscore', timeout, id) "                        \
+    "  if not score then return 0 end "                                         \
+    "  if tonumber(score) < tonumber(expiry) then "                             \
+    "    redis.call('zadd', timeout, 'XX', expiry, id) "                        \
+    "  end "                                                                    \
+    "  return 1 "                                                               \
+    "end "
+
+/* Permits' renewals (kind_permit.c), a call's permits grouped by their
+ * semaphore.  reclaim_expired() runs once per semaphore per call, at the
+ * call's "now" (Redis's TIME, one reading for every permit of the call),
+ * as Redisson's scripts reclaim before they touch the zset: the expired
+ * ids go back to the count, which is published when above 0.  Its
+ * answer is the semaphore's state for the call: 1 reclaimed, 0 the zset
+ * is a key of another type (its permits lost, nothing touched), -1 not
+ * served by this node (a cluster's refusal, through pcall).  Then each
+ * id is moved to now + the lease (renew_permit()). */
 #define LUA_RENEW_PERMITS                                                          \
+    LUA_NOW                                                                        \
+    LUA_STAMPED                                                                    \
+    LUA_RENEW_PERMIT                                                               \
     "local function reclaim_expired(name, timeout, now, publish) "                 \
     "  local ids = redis.pcall('zrangebyscore', timeout, 0, now) "                 \
     "  if ids.err then "                                                           \
@@ -89,24 +139,6 @@
     "    redis.call(publish, 'redisson_sc:' .. ch, value) "                        \
     "  end "                                                                       \
     "  return 1 "                                                                  \
-    "end "                                                                         \
-    "local has_gt = true "                                                         \
-    "local function renew_permit(timeout, id, expiry) "                            \
-    "  if has_gt then "                                                            \
-    "    local r = redis.pcall('zadd', timeout, 'XX', 'GT', 'CH', expiry, id) "    \
-    "    if r == 1 then return 1 end "                                             \
-    "    if type(r) == 'number' then "                                             \
-    "      if redis.call('zscore', timeout, id) then return 1 end "                \
-    "      return 0 "                                                              \
-    "    end "                                                                     \
-    "    has_gt = false "                                                          \
-    "  end "                                                                       \
-    "  local score = redis.call('zscore', timeout, id) "                           \
-    "  if not score then return 0 end "                                            \
-    "  if tonumber(score) < tonumber(expiry) then "                                \
-    "    redis.call('zadd', timeout, 'XX', expiry, id) "                           \
-    "  end "                                                                       \
-    "  return 1 "                                                                  \
     "end "
 
 /* A node batch's answer for a name whose HEXISTS, through pcall, did not
@@ -121,15 +153,13 @@
     "  return 0 "                                                               \
     "end "
 
-/* raise(key, score, member, xx): see LUA_FAIR below. */
-#define LUA_RAISE                                                   \
-    "local function raise(key, score, member, xx) "                 \
-    "  local s = redis.call('zscore', key, member) "                \
-    "  if s == false then "                                         \
-    "    if xx then return false end "                              \
-    "  elseif tonumber(s) >= tonumber(score) then return true end " \
-    "  redis.call('zadd', key, score, member) "                     \
-    "  return true "                                                \
+/* raise(key, score, member): see LUA_FAIR below. */
+#define LUA_RAISE                                            \
+    "local function raise(key, score, member) "              \
+    "  local s = redis.call('zscore', key, member) "         \
+    "  if s == false or tonumber(s) < tonumber(score) then " \
+    "    redis.call('zadd', key, score, member) "            \
+    "  end "                                                 \
     "end "
 
 /* Fair locks (way_fair.c), in Redisson's RFairLock layout:
@@ -147,9 +177,10 @@
  * after a drop or a leave, which Redisson's scripts leave unheard (its
  * waiters then wait out a PTTL or a give-up time).  raise() moves a
  * waiter's score up, never down (a call that reached Redis late must not
- * take back what a later one gave), adding it unless xx. */
+ * take back what a later one gave), adding it when absent. */
 #define LUA_FAIR                                                                          \
-    LUA_RAISE                                                                             \
+    LUA_NOW                                                                               \
+    LUA_KEEP_PLACE                                                                        \
     "local function prune(now) "                                                          \
     "  local dropped = false "                                                            \
     "  while true do "                                                                    \
@@ -175,21 +206,46 @@
     "  end "                                                                              \
     "end "
 
-/* Places' renewals (kind_place.c): renew_place() keeps a waiter's place
- * while it is in the queue (its give-up time there): the place raised to
- * its new expiry, the give-up time raised to the floor (a Redisson
- * client's acquire lowers every give-up time by its own wait: a live
- * waiter must not fall out for it), 1; 0 once it is gone.  The places'
- * key lives two place leases past its last renewal, so that it goes with
- * the last leasewheel waiter. */
+/* keep() keeps a live leasewheel waiter in line, by Redis's clock
+ * `now`: its place (KEYS' places zset) to now + its place lease, and its
+ * give-up time (Redisson's) to at least now + its place lease + the wait
+ * for every waiter up to and including it (pos: 1 at the head).  Every
+ * acquire or leave ahead of it lowers its give-up time by the wait
+ * (Redisson's rule, ours too), and fewer than pos of those can happen
+ * before it heads the line: its give-up time stays past its place's end
+ * whatever goes on ahead, so a live waiter is never dropped as stale,
+ * and a dead one drops out by its place.  The places' key lives two
+ * place leases past its last write, so that it goes with the last
+ * leasewheel waiter. */
+#define LUA_KEEP_PLACE                                            \
+    LUA_RAISE                                                     \
+    "local function keep(t, p, field, now, place_ms, wait, pos) " \
+    "  raise(t, now + place_ms + wait * pos, field) "             \
+    "  raise(p, now + place_ms, field) "                          \
+    "  if redis.call('pttl', p) < 2 * place_ms then "             \
+    "    redis.call('pexpire', p, 2 * place_ms) "                 \
+    "  end "                                                      \
+    "end "
+
+/* Places' renewals (kind_place.c): renew_place() keeps a waiter (keep())
+ * while it is in the queue q and has a give-up time in t: 1; 0 once it
+ * is gone.  Its position is read from the queue once per queue a call. */
 #define LUA_RENEW_PLACES                                                \
-    LUA_RAISE                                                           \
-    "local function renew_place(t, p, field, expiry, floor, place_ms) " \
-    "  if not raise(t, floor, field, true) then return 0 end "          \
-    "  raise(p, expiry, field) "                                        \
-    "  if redis.call('pttl', p) < 2 * tonumber(place_ms) then "         \
-    "    redis.call('pexpire', p, 2 * tonumber(place_ms)) "             \
+    LUA_NOW                                                             \
+    LUA_STAMPED                                                         \
+    LUA_KEEP_PLACE                                                      \
+    "local positions = {} "                                             \
+    "local function renew_place(t, p, q, field, now, place_ms, wait) "  \
+    "  local at = positions[q] "                                        \
+    "  if at == nil then "                                              \
+    "    at = {} "                                                      \
+    "    local line = redis.call('lrange', q, 0, -1) "                  \
+    "    for i = 1, #line do at[line[i]] = i end "                      \
+    "    positions[q] = at "                                            \
     "  end "                                                            \
+    "  if at[field] == nil or redis.call('zscore', t, field) == false " \
+    "  then return 0 end "                                              \
+    "  keep(t, p, field, now, place_ms, wait, at[field]) "              \
     "  return 1 "                                                       \
     "end "
 
@@ -403,28 +459,39 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     /* Acquire n permits, all or none: {-1} when the semaphore does not
      * exist (its count was never set: failing beats waiting for ever);
      * {1, available after} when acquired, the ids scored with their
-     * expiry and the zset given the count's TTL, if any (as Redisson's);
-     * {0, nearest expiry} when too few are free: the expiry in epoch ms
-     * of the permit due first, -1 when there is none or it never
-     * expires.  A copy sent again (its connection lost: it may have run)
-     * finds its first id there and answers {1, available} without taking
-     * more: both copies carry the same ids and expiry. */
+     * expiry (Redis's TIME + ARGV[2], the lease) and the zset given the
+     * count's TTL, if any (as Redisson's); {0, ms} when too few are free:
+     * how long until the permit due first expires, by Redis's clock, -1
+     * when there is none or it never expires.  A copy sent again (its
+     * connection lost: it may have run) finds its first id there and
+     * answers {1, available} without taking more, its ids moved to a
+     * lease from now, as a renewal moves them: the client counts their
+     * lease from this copy's write. */
     [SCRIPT_SEM_ACQUIRE] =
-        LUA_SEM_RECLAIM
+        LUA_NOW
+            LUA_SEM_RECLAIM
+                LUA_RENEW_PERMIT
     "if redis.call('exists', KEYS[1]) == 0 then return {-1} end "
     "count() "
-    "reclaim(ARGV[3], ARGV[4]) "
-    "if redis.call('zscore', KEYS[2], ARGV[5]) then return {1, count()} end "
+    "local now = now_ms() "
+    "local expiry = now + tonumber(ARGV[2]) "
+    "reclaim(now, ARGV[3]) "
+    "if redis.call('zscore', KEYS[2], ARGV[4]) then "
+    "  for i = 4, #ARGV do renew_permit(KEYS[2], ARGV[i], expiry) end "
+    "  return {1, count()} "
+    "end "
     "local n = tonumber(ARGV[1]) "
     "if count() >= n then "
     "  local left = redis.call('decrby', KEYS[1], n) "
-    "  for i = 5, #ARGV do redis.call('zadd', KEYS[2], ARGV[2], ARGV[i]) end "
+    "  for i = 4, #ARGV do redis.call('zadd', KEYS[2], expiry, ARGV[i]) end "
     "  local ttl = redis.call('pttl', KEYS[1]) "
     "  if ttl > 0 then redis.call('pexpire', KEYS[2], ttl) end "
     "  return {1, left} "
     "end "
     "local near = redis.call('zrange', KEYS[2], 0, 0, 'WITHSCORES') "
-    "if near[1] and near[2] ~= '922337203685477' then return {0, tonumber(near[2])} end "
+    "if near[1] and near[2] ~= '922337203685477' then "
+    "  return {0, math.max(0, tonumber(near[2]) - now)} "
+    "end "
     "return {0, -1}",
 
     /* Release permits, all or none.  Expired ones are reclaimed first, so
@@ -432,15 +499,16 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * there (unknown, released, expired), nothing released; else the
      * count released, added to the count and the count published. */
     [SCRIPT_SEM_RELEASE] =
-        LUA_SEM_RECLAIM
+        LUA_NOW
+            LUA_SEM_RECLAIM
     "if redis.call('exists', KEYS[1]) == 1 then count() end "
-    "reclaim(ARGV[1], ARGV[2]) "
-    "for i = 3, #ARGV do "
+    "reclaim(now_ms(), ARGV[1]) "
+    "for i = 2, #ARGV do "
     "  if redis.call('zscore', KEYS[2], ARGV[i]) == false then return -1 end "
     "end "
-    "local removed = redis.call('zrem', KEYS[2], unpack(ARGV, 3)) "
+    "local removed = redis.call('zrem', KEYS[2], unpack(ARGV, 2)) "
     "local value = redis.call('incrby', KEYS[1], removed) "
-    "redis.call(ARGV[2], KEYS[3], value) "
+    "redis.call(ARGV[1], KEYS[3], value) "
     "return removed",
 
     /* Create the semaphore with ARGV[1] permits if absent: 1, else 0. */
@@ -454,18 +522,19 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * reclaiming; the total is published when it changed, as Redisson's
      * setPermits does. */
     [SCRIPT_SEM_SET] =
-        LUA_SEM_RECLAIM
+        LUA_NOW
+            LUA_SEM_RECLAIM
     "if redis.call('exists', KEYS[1]) == 0 then "
     "  redis.call('set', KEYS[1], ARGV[1]) "
-    "  redis.call(ARGV[3], KEYS[3], ARGV[1]) "
+    "  redis.call(ARGV[2], KEYS[3], ARGV[1]) "
     "  return 1 "
     "end "
     "count() "
-    "reclaim(ARGV[2], ARGV[3]) "
+    "reclaim(now_ms(), ARGV[2]) "
     "local total = redis.call('zcard', KEYS[2]) + count() "
     "if total ~= tonumber(ARGV[1]) then "
     "  redis.call('incrby', KEYS[1], tonumber(ARGV[1]) - total) "
-    "  redis.call(ARGV[3], KEYS[3], ARGV[1]) "
+    "  redis.call(ARGV[2], KEYS[3], ARGV[1]) "
     "end "
     "return 0",
 
@@ -479,26 +548,28 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     /* {-1} when absent; else, after reclaiming, {1, available,
      * acquired}. */
     [SCRIPT_SEM_COUNTS] =
-        LUA_SEM_RECLAIM
+        LUA_NOW
+            LUA_SEM_RECLAIM
     "if redis.call('exists', KEYS[1]) == 0 then return {-1} end "
     "count() "
-    "reclaim(ARGV[1], ARGV[2]) "
+    "reclaim(now_ms(), ARGV[1]) "
     "return {1, count(), redis.call('zcard', KEYS[2])}",
     /* Renew many locks in one call, the watchdog's: KEYS[i] with owner
      * ARGV[i + 2], its field built here, ARGV[2] .. ':' .. owner (ARGV[2]:
      * the client id, sent once a call instead of in every field).  One
      * result per key, as SCRIPT_RENEW's. */
     [SCRIPT_RENEW_OWNERS] =
-        "local renewed = {} "
-        "for i = 1, #KEYS do "
-        "  if redis.pcall('hexists', KEYS[i], ARGV[2] .. ':' .. ARGV[i + 2]) == 1 then "
-        "    redis.call('pexpire', KEYS[i], ARGV[1]) "
-        "    renewed[i] = 1 "
-        "  else "
-        "    renewed[i] = 0 "
-        "  end "
-        "end "
-        "return renewed",
+        LUA_STAMPED
+    "local renewed = {} "
+    "for i = 1, #KEYS do "
+    "  if redis.pcall('hexists', KEYS[i], ARGV[2] .. ':' .. ARGV[i + 2]) == 1 then "
+    "    redis.call('pexpire', KEYS[i], ARGV[1]) "
+    "    renewed[i] = 1 "
+    "  else "
+    "    renewed[i] = 0 "
+    "  end "
+    "end "
+    "return stamped(renewed)",
 
     /* Cluster: renew many locks of one node, whatever their slots.  The
      * names come in ARGV (n names, the lease, the client id, n owners), for
@@ -508,7 +579,8 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * turns the cluster's refusal into an error table) to be sent again on
      * its own, routed by its slot.  A key of the wrong type is not ours. */
     [SCRIPT_RENEW_OWNERS_NODE] =
-        LUA_NOT_RENEWED
+        LUA_STAMPED
+            LUA_NOT_RENEWED
     "local n = (#ARGV - 2) / 2 "
     "local renewed = {} "
     "for i = 1, n do "
@@ -520,7 +592,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "    renewed[i] = not_renewed(r) "
     "  end "
     "end "
-    "return renewed",
+    "return stamped(renewed)",
 
     /* Renew read holds of read-write locks (kind_read.c), Redisson's
      * layout: per hold, KEYS the hash and its timeout keys 1..count, ARGV
@@ -529,7 +601,8 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * max(PTTL, lease) (stretch(): another reader may hold a longer one).
      * 1 renewed, 0 the field is gone (or the key is of another type). */
     [SCRIPT_RENEW_READ] =
-        LUA_STRETCH_HASH
+        LUA_STAMPED
+            LUA_STRETCH_HASH
     "local lease = ARGV[1] "
     "local renewed = {} "
     "local k, n = 1, 0 "
@@ -545,15 +618,16 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "  end "
     "  k = k + 1 + holds "
     "end "
-    "return renewed",
+    "return stamped(renewed)",
 
     /* Cluster: read holds of one node, the names in ARGV (n names, the
      * lease, the client id, per name its owner and count); the timeout
      * keys' names built by Redisson's suffixName rule.  -1: not served
      * here, as above. */
     [SCRIPT_RENEW_READ_NODE] =
-        LUA_STRETCH_HASH
-            LUA_NOT_RENEWED
+        LUA_STAMPED
+            LUA_STRETCH_HASH
+                LUA_NOT_RENEWED
     "local n = (#ARGV - 2) / 3 "
     "local lease = ARGV[n + 1] "
     "local renewed = {} "
@@ -573,7 +647,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "    renewed[i] = not_renewed(r) "
     "  end "
     "end "
-    "return renewed",
+    "return stamped(renewed)",
 
     /* Read-write locks, in Redisson's layout (RedissonReadLock,
      * RedissonWriteLock): the hash at the name with `mode` read or write,
@@ -716,33 +790,35 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "return 0",
 
     /* Renew permits (kind_permit.c): KEYS per permit its semaphore's name
-     * and timeout key; ARGV the lease, the client id (unused), the new
-     * expiry and the publish command, then per permit its id.  Each
-     * semaphore reclaimed once, then 1 renewed, 0 lost (gone, expired:
-     * reclaimed here; or a key of another type). */
+     * and timeout key; ARGV the lease, the client id (unused), the
+     * publish command, then per permit its id.  Each semaphore reclaimed
+     * once by Redis's TIME, then per permit 1 renewed (its score Redis's
+     * TIME + the lease, or later), 0 lost (gone, expired: reclaimed here;
+     * or a key of another type); then Redis's time (stamped()). */
     [SCRIPT_RENEW_PERMIT] =
         LUA_RENEW_PERMITS
-    "local now = tonumber(ARGV[3]) - tonumber(ARGV[1]) "
+    "local now = now_ms() "
+    "local expiry = now + tonumber(ARGV[1]) "
     "local state, renewed = {}, {} "
     "for i = 1, #KEYS / 2 do "
     "  local name, timeout = KEYS[2 * i - 1], KEYS[2 * i] "
     "  local s = state[name] "
     "  if s == nil then "
-    "    s = reclaim_expired(name, timeout, now, ARGV[4]) "
+    "    s = reclaim_expired(name, timeout, now, ARGV[3]) "
     "    state[name] = s "
     "  end "
-    "  if s == 1 then s = renew_permit(timeout, ARGV[4 + i], ARGV[3]) end "
+    "  if s == 1 then s = renew_permit(timeout, ARGV[3 + i], expiry) end "
     "  renewed[i] = s "
     "end "
-    "return renewed",
+    "return stamped(renewed)",
 
     /* Cluster: permits of one node: ARGV n names, the lease, the client id,
-     * the expiry, the publish command, n ids.  -1: not served here. */
+     * the publish command, n ids.  -1: not served here. */
     [SCRIPT_RENEW_PERMIT_NODE] =
         LUA_RENEW_PERMITS
-    "local n = (#ARGV - 4) / 2 "
-    "local expiry = ARGV[n + 3] "
-    "local now = tonumber(expiry) - tonumber(ARGV[n + 1]) "
+    "local n = (#ARGV - 3) / 2 "
+    "local now = now_ms() "
+    "local expiry = now + tonumber(ARGV[n + 1]) "
     "local state, renewed = {}, {} "
     "for i = 1, n do "
     "  local name = ARGV[i] "
@@ -750,15 +826,15 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "  if not string.find(name, '{', 1, true) then tag = '{' .. name .. '}' end "
     "  local s = state[name] "
     "  if s == nil then "
-    "    s = reclaim_expired(name, tag .. ':timeout', now, ARGV[n + 4]) "
+    "    s = reclaim_expired(name, tag .. ':timeout', now, ARGV[n + 3]) "
     "    state[name] = s "
     "  end "
-    "  if s == 1 then s = renew_permit(tag .. ':timeout', ARGV[n + 4 + i], expiry) end "
+    "  if s == 1 then s = renew_permit(tag .. ':timeout', ARGV[n + 3 + i], expiry) end "
     "  renewed[i] = s "
     "end "
-    "return renewed",
+    "return stamped(renewed)",
 
-    /* Acquire a fair lock, or take a place in its queue (ARGV[8] 1), or
+    /* Acquire a fair lock, or take a place in its queue (ARGV[6] 1), or
      * only try (0: no place; Redisson's tryLock() without a wait).  The
      * stale head dropped first, and the new one woken when the lock is
      * free.  The lock is free to take when nobody holds it and the queue
@@ -768,15 +844,17 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * the next fencing token): {token, 1}.  A re-entry: {token, holds}.
      * {-1}: the name is a read-write lock's.  Else we stay in the queue or
      * join its tail, our give-up time Redisson's (the last waiter's, or
-     * the lock's PTTL, + the wait) and our place this call's, and the
+     * the lock's PTTL, + the wait), then both it and our place kept by
+     * Redis's clock (keep(): the give-up time as our place in line
+     * needs), and the
      * answer is when to look again unless woken: the head, at the lock's
      * PTTL (-1: it has no TTL, wait for the message); any other, when the
      * head can be dropped, its give-up time or its place's end.  A try
      * answers the lock's PTTL. */
     [SCRIPT_FAIR_LOCK] =
         LUA_FAIR
-    "local now, me = tonumber(ARGV[4]), ARGV[2] "
-    "if prune(now) then wake(ARGV[6], ARGV[7], me) end "
+    "local now, me, place_ms = now_ms(), ARGV[2], tonumber(ARGV[7]) "
+    "if prune(now) then wake(ARGV[4], ARGV[5], me) end "
     "local head = redis.call('lindex', KEYS[2], 0) "
     "if redis.call('exists', KEYS[1]) == 0 and (head == false or head == me) then "
     "  if head == me then redis.call('lpop', KEYS[2]) end "
@@ -797,7 +875,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "  return {tonumber(redis.call('get', KEYS[5]) or '0'), holds} "
     "end "
     "local pttl = redis.call('pttl', KEYS[1]) "
-    "if ARGV[8] == '0' then return pttl end "
+    "if ARGV[6] == '0' then return pttl end "
     "if redis.call('zscore', KEYS[3], me) == false then "
     "  local last = redis.call('lindex', KEYS[2], -1) "
     "  local ttl = pttl "
@@ -808,12 +886,12 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "    redis.call('rpush', KEYS[2], me) "
     "  end "
     "end "
-    "raise(KEYS[4], ARGV[5], me) "
-    "if redis.call('pttl', KEYS[4]) < 2 * tonumber(ARGV[9]) then "
-    "  redis.call('pexpire', KEYS[4], 2 * tonumber(ARGV[9])) "
-    "end "
-    "head = redis.call('lindex', KEYS[2], 0) "
-    "if head == me then return pttl end "
+    "local line = redis.call('lrange', KEYS[2], 0, -1) "
+    "local pos = #line "
+    "for i = 1, #line do if line[i] == me then pos = i break end end "
+    "keep(KEYS[3], KEYS[4], me, now, place_ms, tonumber(ARGV[3]), pos) "
+    "head = line[1] "
+    "if head == nil or head == me then return pttl end "
     "local at = tonumber(redis.call('zscore', KEYS[3], head) or now) "
     "local p = redis.call('zscore', KEYS[4], head) "
     "if p ~= false and tonumber(p) < at then at = tonumber(p) end "
@@ -842,61 +920,63 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * queue's head on its own channel, as Redisson's unlock does. */
     [SCRIPT_FAIR_UNLOCK] =
         LUA_FAIR
-    "prune(tonumber(ARGV[3])) "
+    "prune(now_ms()) "
     "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then "
-    "  wake(ARGV[4], ARGV[2]) "
+    "  wake(ARGV[3], ARGV[2]) "
     "  return -1 "
     "end "
     "local holds = redis.call('hincrby', KEYS[1], ARGV[1], -1) "
     "if holds > 0 then return holds end "
     "redis.call('del', KEYS[1]) "
-    "wake(ARGV[4], ARGV[2]) "
+    "wake(ARGV[3], ARGV[2]) "
     "return 0",
 
     /* Delete a fair lock whoever holds it, and wake the queue's head: 1
      * when it was locked. */
     [SCRIPT_FAIR_FORCE] =
         LUA_FAIR
-    "prune(tonumber(ARGV[2])) "
+    "prune(now_ms()) "
     "local held = redis.call('del', KEYS[1]) "
-    "wake(ARGV[3], ARGV[1]) "
+    "wake(ARGV[2], ARGV[1]) "
     "return held",
 
     /* Renew waiters' places (kind_place.c): KEYS per waiter its lock's
-     * give-up times and places; ARGV the place lease, the client id, the
-     * new place expiry, the give-up floor, then per waiter its owner.  1
-     * in the queue still, 0 gone. */
+     * give-up times, places and queue; ARGV the place lease, the client
+     * id, the wait, then per waiter its owner.  1 in the queue still
+     * (kept: keep()), 0 gone; then Redis's time (stamped()). */
     [SCRIPT_RENEW_PLACE] =
         LUA_RENEW_PLACES
+    "local now, place_ms, wait = now_ms(), tonumber(ARGV[1]), tonumber(ARGV[3]) "
     "local renewed = {} "
-    "for i = 1, #KEYS / 2 do "
-    "  renewed[i] = renew_place(KEYS[2 * i - 1], KEYS[2 * i], ARGV[2] .. ':' .. ARGV[4 + i], "
-    "                           ARGV[3], ARGV[4], ARGV[1]) "
+    "for i = 1, #KEYS / 3 do "
+    "  renewed[i] = renew_place(KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i], "
+    "                           ARGV[2] .. ':' .. ARGV[3 + i], now, place_ms, wait) "
     "end "
-    "return renewed",
+    "return stamped(renewed)",
 
     /* Cluster: places of one node: ARGV n names, then as above.  -1: the
      * node does not serve the name (sent again on its own). */
     [SCRIPT_RENEW_PLACE_NODE] =
         LUA_RENEW_PLACES
             LUA_NOT_RENEWED
-    "local n = (#ARGV - 4) / 2 "
+    "local n = (#ARGV - 3) / 2 "
+    "local now, place_ms, wait = now_ms(), tonumber(ARGV[n + 1]), tonumber(ARGV[n + 3]) "
     "local renewed = {} "
     "for i = 1, n do "
     "  local tag = ARGV[i] "
     "  if not string.find(tag, '{', 1, true) then tag = '{' .. tag .. '}' end "
-    "  local t, field = '" FAIR_TIMEOUT_PREFIX ":' .. tag, ARGV[n + 2] .. ':' .. ARGV[n + 4 + i] "
+    "  local t, field = '" FAIR_TIMEOUT_PREFIX ":' .. tag, ARGV[n + 2] .. ':' .. ARGV[n + 3 + i] "
     "  local r = redis.pcall('zscore', t, field) "
     "  if type(r) == 'table' and r.err then "
     "    renewed[i] = not_renewed(r) "
     "  elseif r == false then "
     "    renewed[i] = 0 "
     "  else "
-    "    renewed[i] = renew_place(t, '" FAIR_PLACE_PREFIX ":' .. tag, field, ARGV[n + 3], "
-    "                             ARGV[n + 4], ARGV[n + 1]) "
+    "    renewed[i] = renew_place(t, '" FAIR_PLACE_PREFIX ":' .. tag, "
+    "                             '" FAIR_QUEUE_PREFIX ":' .. tag, field, now, place_ms, wait) "
     "  end "
     "end "
-    "return renewed",
+    "return stamped(renewed)",
 
     /* A multi-lock's group: every name free or the caller's, then each
      * taken as the lock's or the write lock's own acquire takes it

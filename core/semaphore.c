@@ -7,10 +7,9 @@
  * for an acquire draws the permits' ids: 16 bytes each from getrandom());
  * the engine thread does the rest.  Unlike a lock's op, a sem_op is
  * formatted again before every attempt, on the engine thread: its scripts
- * carry the time of the attempt in epoch ms (expiry is judged by the
- * sender's clock: a retried acquire must not claim an old "now", nor
- * score its permits from it) and the publish command, which follows the
- * pub/sub mode the engine thread keeps.
+ * carry the publish command, which follows the pub/sub mode the engine
+ * thread keeps.  They carry no time: a permit's expiry is Redis's TIME +
+ * its lease, read by the script (only Redis's clock times a lease).
  *
  * An acquire that finds too few permits waits in this client's line for
  * the name (waiters.c, counting: a release wakes the waiters its permits
@@ -309,13 +308,6 @@ static void sem_complete(struct sem_op *op, int err, int64_t value)
 
 /* ---- Formatting (engine thread, before every attempt) ---- */
 
-static int64_t epoch_ms(void)
-{
-    uint64_t at;
-
-    return lw_stamp_now(&at);
-}
-
 #define SEM_ARGS_MAX (3 + 4 + LW_MAX_PERMITS_AT_ONCE)
 
 /* The script with the semaphore's three keys, args[] after them, then the
@@ -352,39 +344,32 @@ static uint64_t op_lease_ms(const struct sem_op *op)
     return op->lease_ms ? op->lease_ms : op->sem->client->lease_ms;
 }
 
-/* The op's command, with this moment's time in it: an acquire's permits
- * are scored from it, and their lease counts from it however late the
- * command is written (lw_request_stamp()). */
+/* The op's command.  It carries no time: the scripts read Redis's, and
+ * an acquire's permits are scored Redis's TIME + their lease, which
+ * counts from the command's last write (however late that is). */
 static int format_op(struct sem_op *op)
 {
     const char *publish = client_publish_command(op->sem->client);
-    char now[24], a[24], b[24];
-    uint64_t stamp_ns;
-    int64_t t = lw_stamp_now(&stamp_ns);
-    int rc;
+    char a[24], b[24];
 
     lw_request_clear(&op->req);
-    snprintf(now, sizeof now, "%lld", (long long)t);
     snprintf(a, sizeof a, "%lld", (long long)op->amount);
     switch (op->kind) {
     case SOP_ACQUIRE:
         snprintf(a, sizeof a, "%u", op->n);
-        snprintf(b, sizeof b, "%lld", (long long)(t + (int64_t)op_lease_ms(op)));
-        rc = format_script(op, SCRIPT_SEM_ACQUIRE, 4, (const char *[]){a, b, now, publish},
-                           op->n);
-        lw_request_stamp(&op->req, stamp_ns);
-        return rc;
+        snprintf(b, sizeof b, "%llu", (unsigned long long)op_lease_ms(op));
+        return format_script(op, SCRIPT_SEM_ACQUIRE, 3, (const char *[]){a, b, publish}, op->n);
     case SOP_RELEASE:
     case SOP_UNDO:
-        return format_script(op, SCRIPT_SEM_RELEASE, 2, (const char *[]){now, publish}, op->n);
+        return format_script(op, SCRIPT_SEM_RELEASE, 1, (const char *[]){publish}, op->n);
     case SOP_TRY_SET:
         return format_script(op, SCRIPT_SEM_TRY_SET, 2, (const char *[]){a, publish}, 0);
     case SOP_SET:
-        return format_script(op, SCRIPT_SEM_SET, 3, (const char *[]){a, now, publish}, 0);
+        return format_script(op, SCRIPT_SEM_SET, 2, (const char *[]){a, publish}, 0);
     case SOP_ADD:
         return format_script(op, SCRIPT_SEM_ADD, 2, (const char *[]){a, publish}, 0);
     default:
-        return format_script(op, SCRIPT_SEM_COUNTS, 2, (const char *[]){now, publish}, 0);
+        return format_script(op, SCRIPT_SEM_COUNTS, 1, (const char *[]){publish}, 0);
     }
 }
 
@@ -417,15 +402,15 @@ static void sem_attempt(struct sem_op *op)
 
 /* ---- Replies (engine thread) ---- */
 
-/* When a waiter answered `nearest` (epoch ms; -1 none) tries again on its
- * own: then, or at its deadline if that comes first. */
+/* When a waiter answered `nearest` (ms until the permit due first
+ * expires, by Redis's clock; -1 none) tries again on its own: then, or at
+ * its deadline if that comes first. */
 static uint64_t retry_at(uint64_t now_ns, int64_t nearest, uint64_t deadline_ns)
 {
-    int64_t ms;
+    int64_t ms = nearest;
 
     if (nearest < 0)
         return deadline_ns;
-    ms = nearest - epoch_ms();
     if (ms < 1)
         ms = 1;
     if ((uint64_t)ms >= (deadline_ns - now_ns) / 1000000u)
@@ -433,7 +418,8 @@ static uint64_t retry_at(uint64_t now_ns, int64_t nearest, uint64_t deadline_ns)
     return now_ns + (uint64_t)ms * 1000000u;
 }
 
-/* Too few permits were free; nearest is the expiry due first. */
+/* Too few permits were free; nearest is when the first expiry is due
+ * (retry_at()). */
 static void acquire_short(struct lw_client *c, struct sem_op *op, int64_t nearest)
 {
     uint64_t now = lw_clock_now();
@@ -461,11 +447,12 @@ static void acquire_short(struct lw_client *c, struct sem_op *op, int64_t neares
 }
 
 /* Until when an acquire's permits are sure, their lease counting from
- * from_ns (the acquire's stamp: it may have waited in this client long
- * after it was stamped): less the drift, and less the skew allowance
- * (client.c caps it at a quarter of the watchdog's lease; a lease of the
- * caller's caps it at a quarter of its own): any client, its clock ahead
- * of ours, may reclaim them that early. */
+ * from_ns (the acquire's last write: the script scored them later, by
+ * Redis's clock): less the drift, and less the mixed fleet's allowance
+ * (permit_clock_skew_ms, 0 unless asked for; client.c caps it at a
+ * quarter of the watchdog's lease, a lease of the caller's at a quarter
+ * of its own): a Redisson client, which reclaims by its own clock, may
+ * reclaim them that much early when its clock runs ahead of Redis's. */
 static uint64_t permits_sure_until(const struct lw_client *c, const struct sem_op *op,
                                    uint64_t from_ns)
 {

@@ -49,6 +49,8 @@ static void get_stats(const struct lw_client *c, struct lw_client_stats *out)
     out->overloads = count_get(&k->overloads);
     out->overload_refused = count_get(&k->overload_refused);
     out->renewal_backlog_ns = count_get(&k->backlog_ns);
+    out->redis_clock_jumps = count_get(&k->redis_clock_jumps);
+    out->host_sleeps = 0;
     for (unsigned i = 0; i < LW_LAG_BUCKETS; i++) {
         out->acquire_wait[i] = count_get(&k->acquire_wait[i]);
         out->hold_time[i] = count_get(&k->hold_time[i]);
@@ -64,6 +66,7 @@ static void get_stats(const struct lw_client *c, struct lw_client_stats *out)
         out->reconnects = es.reconnects;
         out->tls_handshakes = es.tls_handshakes;
         out->tls_resumed = es.tls_resumed;
+        out->host_sleeps = es.host_sleeps;
     }
 }
 

@@ -51,6 +51,7 @@ struct client_counters {
      * in microseconds (lw_client_format_metrics()'s _sum). */
     _Atomic uint64_t acquire_wait_us, hold_time_us;
     _Atomic uint64_t overloaded, overloads, overload_refused, backlog_ns;
+    _Atomic uint64_t redis_clock_jumps;
     struct kind_counters kind[STATS_KINDS];
 };
 
@@ -152,6 +153,12 @@ static inline void stats_replicas_refused(struct client_counters *k)
 }
 
 /* A topology change in which n shards failed over. */
+/* A Redis's clock was seen ahead of ours (redis_clock.h). */
+static inline void stats_redis_clock_jump(struct client_counters *k)
+{
+    count_add(&k->redis_clock_jumps, 1);
+}
+
 static inline void stats_failovers(struct client_counters *k, unsigned n)
 {
     if (n)

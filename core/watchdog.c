@@ -18,13 +18,16 @@
  *
  * At risk.  The same timer, while a renewal waits or is on the wire,
  * stands at the earlier of give_up_at() and risk_at(): the moment the lease
- * the client can prove falls under half the lease.  There the lock turns at
- * risk (on_risk, at once, with the time it has left), and the timer moves
- * on to give_up_at().  The next confirmed renewal makes it safe again
- * (on_risk, 0); a loss ends it.  A renewal confirmed on time comes long
- * before risk_at (a third of the lease after the last, against a half), so
- * on a healthy link nothing more happens than before: no timer more, one
- * flag tested per confirmation.
+ * the client can prove falls under half the lease, but never before the
+ * renewal has gone unconfirmed for two ticks after it fell due.  There the
+ * lock turns at risk (on_risk, at once, with the time it has left), and
+ * the timer moves on to give_up_at().  The next confirmed renewal makes it
+ * safe again (on_risk, 0); a loss ends it.  A renewal confirmed on time
+ * comes before risk_at at any lease: a third of the lease after the last,
+ * against a half less the drift (a margin of a sixth of the lease less 2
+ * ms, which a lease of a few ticks does not have: the two ticks are its
+ * margin).  So on a healthy link nothing more happens than before: no
+ * timer more, one flag tested per confirmation.
  *
  * Held too long.  An entry with a maximum hold (max_hold_ms) is given up
  * at cap_at: every timer it sets stands no later than that.  It is lost as
@@ -34,15 +37,16 @@
  *
  * valid_until = lease start + lease - drift: the lease start is the
  * earliest moment the lease the command set can have begun
- * (lw_request_lease_from()).  For a lease Redis times with its own clock
- * (a lock's PEXPIRE) that is the command's last write: the script ran
- * after it.  For one whose end the command carries, written by this
- * client's clock (a permit's score), it is when that time was read,
- * however late the command was written: it may have waited in this
- * client behind a reconnect or the in-flight cap.  Redis's clock may run
- * a little faster than ours (drift: 1% of the lease plus 2 ms, Redlock's
- * allowance); a permit's score is judged by other clients' clocks too
- * (less permit_clock_skew_ms).  A confirmation that comes when its lease
+ * (lw_request_lease_from()): the command's last write, for every kind.
+ * Every lease is timed by Redis's clock: a TTL (a lock's PEXPIRE), or an
+ * expiry the script computes from Redis's TIME (a permit's score, a
+ * place), and the script ran after the write, however late that was.
+ * Redis's clock may run a little faster than ours (drift: 1% of the
+ * lease plus 2 ms, Redlock's allowance); a step of it is noticed
+ * (redis_clock.h: redis_clock_stepped()).  In a fleet mixed
+ * with Redisson's clients, which judge a permit's score and a waiter's
+ * times by their own clocks, valid_until is less the allowance for their
+ * skew, when one is set (permit_clock_skew_ms).  A confirmation that comes when its lease
  * is as good as over renews nothing: the entry is lost at once.  Until valid_until the
  * key cannot have expired, so nobody else can hold the lock: reporting a
  * loss by then is what lets on_lost stop the owner before anyone else can
@@ -117,8 +121,8 @@ uint64_t lease_valid_until(uint64_t lease_ms, uint64_t from_ns)
 }
 
 /* e's lease surely lasts until then, renewed by a command whose lease
- * counts from from_ns: less the skew allowance for a kind whose expiry the clients'
- * clocks judge (permits). */
+ * counts from from_ns: less the mixed fleet's allowance for a kind whose
+ * expiry Redisson's clients judge by their clocks (permits, places). */
 static uint64_t entry_valid_until(const struct lw_client *c, const struct entry *e,
                                   uint64_t from_ns)
 {
@@ -134,10 +138,17 @@ static uint64_t give_up_at(const struct lw_client *c, const struct entry *e)
     return e->valid_until_ns - c->tick_ns;
 }
 
-/* When the lease e can prove falls under half the lease. */
+/* When the lease e can prove falls under half the lease, but not before
+ * its renewal has gone unconfirmed for two ticks after it fell due (nor
+ * after giving up). */
 static uint64_t risk_at(const struct lw_client *c, const struct entry *e)
 {
-    return e->valid_until_ns - lease_ns(c, e) / 2;
+    uint64_t half = e->valid_until_ns - lease_ns(c, e) / 2;
+    uint64_t late = e->due_ns + 2 * c->tick_ns;
+
+    if (late > give_up_at(c, e))
+        late = give_up_at(c, e);
+    return half > late ? half : late;
 }
 
 /* at, or e's cap if that comes first: no timer of e's stands later. */
@@ -821,17 +832,83 @@ static int unsettled(const struct lw_client *c, int err, const redisReply *reply
     return moving_reply(reply);
 }
 
+/*
+ * Redis's clock at node stepped ahead of ours by at least ahead_ns (or
+ * slewed that much faster than the drift allows): every lease there ends
+ * that much sooner than proven.  Each is taken down by it, turns at risk
+ * and is renewed at once; one the step may have ended is left to its
+ * timer, set for now, which finds it lost (the map is being walked:
+ * nothing is lost here).  A renewal on the wire is not: this answer was
+ * the first to carry the step, and every call written after it runs
+ * after the step, and proves a whole lease.
+ */
+static void stepped_down(struct lw_client *c, struct entry *e, uint64_t ahead_ns, uint64_t now_ns)
+{
+    if (e->state == ENTRY_SENT)
+        return;
+    e->valid_until_ns = e->valid_until_ns > now_ns + ahead_ns ? e->valid_until_ns - ahead_ns
+                                                              : now_ns;
+    lw_wheel_cancel(c->wheel, &e->ct.timer);
+    if (now_ns >= give_up_at(c, e)) {
+        lw_wheel_schedule(c->wheel, &e->ct.timer, now_ns);
+        return;
+    }
+    note_risk(c, e, now_ns, 1);
+    if ((e->state == ENTRY_SCHEDULED || e->state == ENTRY_RETRY) && !e->unlocking)
+        enqueue(c, e, now_ns);
+    else
+        lw_wheel_schedule(c->wheel, &e->ct.timer, next_check(c, e));
+}
+
+static void redis_clock_stepped(struct lw_client *c, int node, uint64_t ahead_ns)
+{
+    uint64_t now = lw_clock_now();
+    struct entry *head, *tmp, *e;
+
+    report_redis_clock(c, node, ahead_ns / 1000000u);
+    HASH_ITER(hh, c->entries, head, tmp) {
+        for (e = head; e; e = e->next_owner)
+            if (!c->cluster || lw_engine_slot_node(c->engine, e->slot) == node)
+                stepped_down(c, e, ahead_ns, now);
+    }
+}
+
+static int node_room(struct lw_client *c, unsigned node);
+
+/* A renewal's answer ends with Redis's clock when its script ran
+ * (scripts.c, stamped()): held against ours, on the node that answered
+ * (a node batch's, or the one its connection serves). */
+static void watch_redis_clock(struct lw_client *c, const struct batch *b,
+                              const struct lw_request *req, const redisReply *time,
+                              uint64_t now_ns)
+{
+    int node = b->node >= 0 ? b->node
+               : c->cluster ? lw_engine_conn_node(c->engine, req->sent_conn)
+                            : 0;
+    uint64_t ahead;
+
+    if (time->type != REDIS_REPLY_INTEGER || node < 0 || node_room(c, (unsigned)node))
+        return;
+    ahead = redis_clock_sample(&c->nodes[node].clock, req->sent_conn, time->integer,
+                               req->sent_ns, now_ns);
+    if (ahead)
+        redis_clock_stepped(c, node, ahead);
+}
+
 static void on_batch_reply(struct lw_request *req, const redisReply *reply, int err,
                            void *arg)
 {
     struct batch *b = arg;
     struct lw_client *c = b->client;
-    int ok = !err && reply->type == REDIS_REPLY_ARRAY && reply->elements == b->n;
+    /* An answer per entry, then Redis's clock. */
+    int ok = !err && reply->type == REDIS_REPLY_ARRAY && reply->elements == b->n + 1;
     int moving = !ok && unsettled(c, err, reply);
     uint64_t from_ns = ok ? lw_request_lease_from(req) : 0, now = lw_clock_now();
 
     int was_flushing = c->flushing;
 
+    if (ok && !c->closing)
+        watch_redis_clock(c, b, req, reply->element[b->n], now);
     /* A renewal re-sent on its own (send_alone()) may fail at once: that
      * must not start a flush in the middle of this loop. */
     c->flushing = 1;
@@ -928,8 +1005,6 @@ static void submit_batch(struct lw_client *c, struct batch *b, int script, const
         done(&b->req, NULL, LW_ENOMEM, b);
         return;
     }
-    if (c->args->stamp_ns) /* its leases count from its own time */
-        lw_request_stamp(&b->req, c->args->stamp_ns);
     if (script == lw_kinds[b->kind]->renew || script == lw_kinds[b->kind]->renew_node)
         lw_request_urgent(&b->req); /* held locks before locks to take */
     if (b->node >= 0)

@@ -5,7 +5,7 @@
  *
  * lock.c keeps one op, one set of states, one reading of replies, the
  * replicas' WAIT, the belief rule (a hold counts from its command's
- * stamp), re-sent and unanswered acquires, and the hand-over for every
+ * last write), re-sent and unanswered acquires, and the hand-over for every
  * lock handle.  What differs is what goes on the wire and where a refused
  * acquire waits, and that is what a way says:
  *
@@ -59,12 +59,13 @@ struct lock_way {
     /* op leaves its line, if it is in one, with the lock (acquired) or
      * not. */
     void (*leave)(struct lw_client *c, struct op *op, int acquired);
-    uint8_t queues;  /* a new acquire queues behind this client's waiters
-                        for the name, without trying */
-    uint8_t stamped; /* its acquire carries the time of its attempt: it is
-                        formatted again, on the engine thread, for each */
-    uint8_t shares;  /* holders share it (a read): waiters behind a reader
-                        that got in try too */
+    uint8_t queues;      /* a new acquire queues behind this client's waiters
+                            for the name, without trying */
+    uint8_t per_attempt; /* its acquire is formatted again, on the engine
+                            thread, for each attempt (a fair lock's: may
+                            it still join the queue?) */
+    uint8_t shares;      /* holders share it (a read): waiters behind a reader
+                            that got in try too */
 };
 
 /* The rows. */

@@ -7,8 +7,10 @@
  * hash (an RLock's), the queue redisson_lock_queue:{name} and the give-up
  * times redisson_lock_timeout:{name}; ours add the places
  * leasewheel_lock_place:{name}.  Each first drops the queue's stale head
- * by the time of its attempt, which the command carries (epoch ms): an
- * acquire is formatted again, and stamped, for each attempt.
+ * by Redis's TIME, which it reads itself: no client's clock enters the
+ * queue's times (a place's, a give-up time), and a place's lease counts
+ * from the command's last write.  An acquire is formatted again for each
+ * attempt: whether it may still join the queue depends on its deadline.
  *
  * A fair lock's line is not this client's but Redis's: the queue, which
  * every client of the name, Redisson's too, joins at its tail and leaves
@@ -61,7 +63,7 @@ static size_t own_channel(const struct lw_client *c, const struct op *op, char *
 
 /* An acquire of a fair lock was answered "in the queue": its place is
  * kept from now on (the watchdog renews it, counted from the command's
- * stamp), and it listens on its own channel. */
+ * last write), and it listens on its own channel. */
 static int join(struct lw_client *c, struct op *op)
 {
     uint64_t from_ns = lw_request_lease_from(&op->req);
@@ -136,69 +138,57 @@ static void leave(struct lw_client *c, struct op *op, int acquired)
 
 /* A fair lock's acquire: the lock, the queue, the give-up times, the
  * places, the token key; the lease, the field, the wait the queue counts
- * with, this moment (epoch ms: the time of the attempt, which stamps it),
- * the place's expiry, the lock's channel (a waiter's is it and its
- * field), the publish command, whether to join the queue (a try without
- * wait does not), the place's lease. */
+ * with, the lock's channel (a waiter's is it and its field), the publish
+ * command, whether to join the queue (a try without wait does not; nor
+ * does an attempt past its deadline), the place's lease. */
 static int format_fair_acquire(struct op *op, const char *field, size_t flen)
 {
     const struct lw_lock *lock = op->lock;
     const struct lw_client *c = lock->client;
     const char *publish = client_publish_command(c);
-    char lease[24], wait[24], now[24], place[24];
-    uint64_t stamp_ns;
-    int64_t t = lw_stamp_now(&stamp_ns);
-    int rc;
+    char lease[24], wait[24];
 
     way_lease_arg(op, lease);
     snprintf(wait, sizeof wait, "%llu", (unsigned long long)c->fair_wait_ms);
-    snprintf(now, sizeof now, "%lld", (long long)t);
-    snprintf(place, sizeof place, "%lld", (long long)(t + (int64_t)c->kind_lease_ms[KIND_PLACE]));
     lw_request_clear(&op->req);
-    rc = lw_request_evalsha(
-        &op->req, SCRIPT_FAIR_LOCK, 5, 14,
+    return lw_request_evalsha(
+        &op->req, SCRIPT_FAIR_LOCK, 5, 12,
         (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1], lock->fair_keys[2],
-                         lock->token_key, lease, field, wait, now, place, lock->channel, publish,
+                         lock->token_key, lease, field, wait, lock->channel, publish,
                          lw_clock_now() < op->w.deadline_ns ? "1" : "0",
                          c->kind_lease_str[KIND_PLACE]},
         (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2],
-                   lock->token_len, strlen(lease), flen, strlen(wait), strlen(now),
-                   strlen(place), lock->channel_len, strlen(publish), 1,
-                   c->kind_lease_len[KIND_PLACE]});
-    lw_request_stamp(&op->req, stamp_ns); /* its leases count from it */
-    return rc;
+                   lock->token_len, strlen(lease), flen, strlen(wait), lock->channel_len,
+                   strlen(publish), 1, c->kind_lease_len[KIND_PLACE]});
 }
 
 /* A fair lock's command (scripts.c, SCRIPT_FAIR_*): its acquire, its
  * unlock (an undo's and a trim's too) and force-unlock, each dropping the
- * queue's stale head by this moment's time and waking the head when the
- * lock is free; 1 for a plain command, the caller's. */
+ * queue's stale head by Redis's clock and waking the head when the lock
+ * is free; 1 for a plain command, the caller's. */
 static int format_fair(struct op *op, const char *field, size_t flen)
 {
     const struct lw_lock *lock = op->lock;
     const char *publish = client_publish_command(lock->client);
-    uint64_t stamp_ns;
-    char now[24];
 
-    snprintf(now, sizeof now, "%lld", (long long)lw_stamp_now(&stamp_ns));
     switch (op->kind) {
     case OP_ACQUIRE: return format_fair_acquire(op, field, flen);
     case OP_UNLOCK:
     case OP_UNDO:
     case OP_TRIM:
         return lw_request_evalsha(
-            &op->req, SCRIPT_FAIR_UNLOCK, 4, 8,
+            &op->req, SCRIPT_FAIR_UNLOCK, 4, 7,
             (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1],
-                             lock->fair_keys[2], field, publish, now, lock->channel},
+                             lock->fair_keys[2], field, publish, lock->channel},
             (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2],
-                       flen, strlen(publish), strlen(now), lock->channel_len});
+                       flen, strlen(publish), lock->channel_len});
     case OP_FORCE:
         return lw_request_evalsha(
-            &op->req, SCRIPT_FAIR_FORCE, 4, 7,
+            &op->req, SCRIPT_FAIR_FORCE, 4, 6,
             (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1],
-                             lock->fair_keys[2], publish, now, lock->channel},
+                             lock->fair_keys[2], publish, lock->channel},
             (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2],
-                       strlen(publish), strlen(now), lock->channel_len});
+                       strlen(publish), lock->channel_len});
     default: return 1;
     }
 }
@@ -209,5 +199,5 @@ const struct lock_way way_fair = {
     .format = format_fair,
     .join = join,
     .leave = leave,
-    .stamped = 1,
+    .per_attempt = 1,
 };

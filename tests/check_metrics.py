@@ -68,6 +68,8 @@ FAMILIES = {
     "unsettled": "counter",
     "failovers": "counter",
     "master_switches": "counter",
+    "redis_clock_jumps": "counter",
+    "host_sleeps": "counter",
 }
 CLUSTER_FAMILIES = {
     "cluster_masters": "gauge",

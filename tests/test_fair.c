@@ -300,6 +300,82 @@ REDIS_TEST(fair, one_queue_in_order_each_woken_on_its_own_channel)
     fair_close(c, l, rc);
 }
 
+/* The order in which waiters got a lock (struct served's callback). */
+struct served {
+    struct outcome o[4];
+    _Atomic int next;
+    _Atomic int order[4]; /* owners, as they got in */
+};
+
+struct turn {
+    struct served *s;
+    int owner;
+};
+
+static void on_served(int err, int64_t value, void *arg)
+{
+    struct turn *t = arg;
+    int at = atomic_fetch_add(&t->s->next, 1);
+
+    if (at < 4 && !err)
+        atomic_store(&t->s->order[at], t->owner);
+    on_outcome(err, value, &t->s->o[t->owner - 1]);
+}
+
+/*
+ * Served in the order they asked, however long they waited: a holder
+ * keeps the lock over several place renewals while L1..L4 queue in that
+ * order, and each releases as soon as it gets in.  Every acquire ahead
+ * lowers a waiter's give-up time by the wait (Redisson's rule); a waiter
+ * whose renewal had only raised it to now + the wait was left with it in
+ * the past when its turn came, and was dropped as stale by the release
+ * before it: L1, L3, L4, L2.  A place renewal keeps it at what the
+ * waiter's position needs (scripts.c, keep()).  The wait is short here
+ * (500 ms against the lock's 1.5 s lease), so that the hold outlasts
+ * every give-up time Redisson's rule gave at the join.
+ */
+REDIS_TEST(fair, waiters_are_served_in_order_after_a_long_wait)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct lw_lock *l;
+    redisContext *rc = connect_srv();
+    struct served s = {0};
+    struct turn turns[4];
+    char want[128];
+
+    client_config(&cfg, 1500, NULL);
+    cfg.client_id = LW_ID;
+    cfg.fair_place_ms = 600;
+    cfg.fair_wait_ms = 500;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    l = fair_lock(c);
+    cr_assert_eq(lw_acquire(l, 9, 0, 0, NULL), 0);
+    want[0] = 0;
+    for (int i = 0; i < 4; i++) {
+        turns[i] = (struct turn){&s, i + 1};
+        tally_init(&s.o[i].tally);
+        cr_assert_eq(lw_acquire_async(l, (uint64_t)i + 1, 20000, 0, on_served, &turns[i]), 0);
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s" LW_ID ":%d",
+                 i ? " " : "", i + 1);
+        queue_is(rc, want); /* in this order */
+    }
+    sleep_ms(3000); /* past every give-up time the join gave: renewals only */
+    cr_assert_eq(lw_unlock_owner(l, 9), 0);
+    for (int k = 0; k < 4; k++) {
+        int owner;
+
+        cr_assert(wait_until(atomic_load(&s.next) > k, 5000), "nobody got in after %d", k);
+        owner = atomic_load(&s.order[k]);
+        cr_assert_eq(owner, k + 1, "served %d in turn %d: out of order", owner, k + 1);
+        cr_assert_eq(atomic_load(&s.o[owner - 1].err), 0);
+        cr_assert_eq(lw_unlock_owner(l, (uint64_t)owner), 0);
+    }
+    for (int i = 0; i < 4; i++)
+        tally_destroy(&s.o[i].tally);
+    fair_close(c, l, rc);
+}
+
 /* A stale Redisson waiter heads the queue (its give-up time passed: it
  * died): our acquire drops it, as Redisson's scripts do, and gets the free
  * lock. */

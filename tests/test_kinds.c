@@ -39,8 +39,31 @@ static struct entry *make_entry(const char *name, uint64_t owner, uint32_t holds
     return e;
 }
 
+/* Redis's TIME now, in ms. */
+static long long redis_time_ms(redisContext *rc)
+{
+    redisReply *r = redisCommand(rc, "TIME");
+    long long ms;
+
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2);
+    ms = atoll(r->element[0]->str) * 1000 + atoll(r->element[1]->str) / 1000;
+    freeReplyObject(r);
+    return ms;
+}
+
+/* A renewal's last answer: Redis's clock when it ran, in microseconds
+ * (scripts.c, stamped()); a plausible one, within a minute of ours. */
+static int is_redis_time(const redisReply *r)
+{
+    long long mine = (long long)time(NULL) * 1000000;
+
+    return r->type == REDIS_REPLY_INTEGER && r->integer > mine - 60000000 &&
+           r->integer < mine + 60000000;
+}
+
 /* One batch of kind as the watchdog sends it (node: a cluster node's
- * layout), run with EVAL; the reply. */
+ * layout), run with EVAL; the reply: an answer per entry, then Redis's
+ * clock. */
 static redisReply *run_batch(redisContext *rc, struct lw_client *c, uint8_t kind,
                              struct entry **e, uint32_t n, int node)
 {
@@ -72,8 +95,9 @@ static redisReply *run_batch(redisContext *rc, struct lw_client *c, uint8_t kind
     memcpy(argv + 3, a->argv, (size_t)nargs * sizeof *argv);
     memcpy(lens + 3, a->lens, (size_t)nargs * sizeof *lens);
     r = redisCommandArgv(rc, nargs + 3, argv, lens);
-    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == n, "%s",
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == n + 1, "%s",
               r && r->type == REDIS_REPLY_ERROR ? r->str : "not one answer per entry");
+    cr_assert(is_redis_time(r->element[n]), "the last answer is not Redis's clock");
     free(argv);
     free(lens);
     batch_args_free(a);
@@ -325,7 +349,12 @@ REDIS_TEST(kinds, lock_batch_sends_the_client_id_once)
 
 /* Every key of the db, in name order, as one text: name, type, TTL in
  * seconds (rounded; -1 none) and content. */
+/* Every key, its type, TTL in s and value; a zset's scores in s from
+ * ARGV[1], the renewals' "now" (epoch ms): a score Redis's TIME + the
+ * lease reads the same as the base + the lease the scripts before wrote,
+ * though the script ran a few ms after the base. */
 static const char dump_script[] =
+    "local base = tonumber(ARGV[1]) "
     "local out = {} "
     "local keys = redis.call('keys', '*') "
     "table.sort(keys) "
@@ -342,7 +371,11 @@ static const char dump_script[] =
     "  elseif t == 'string' then "
     "    v = redis.call('get', k) "
     "  elseif t == 'zset' then "
-    "    v = table.concat(redis.call('zrange', k, 0, -1, 'withscores'), ',') "
+    "    local z = redis.call('zrange', k, 0, -1, 'withscores') "
+    "    for i = 2, #z, 2 do "
+    "      z[i] = string.format('%d', math.floor((tonumber(z[i]) - base + 500) / 1000)) "
+    "    end "
+    "    v = table.concat(z, ',') "
     "  end "
     "  out[#out + 1] = k .. ' ' .. t .. ' ' .. ttl .. ' ' .. v "
     "end "
@@ -418,13 +451,17 @@ static void outcome_of(redisContext *rc, void (*setup)(redisContext *, const str
     r = redisCommandArgv(rc, argc, argv, lens);
     cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements <= 16, "%s",
               r && r->type == REDIS_REPLY_ERROR ? r->str : "no answers");
+    /* A last answer of Redis's clock (today's scripts: stamped()) is not
+     * an entry's: the scripts before sent none. */
     o->nanswers = r->elements;
-    for (size_t i = 0; i < r->elements; i++)
+    if (o->nanswers && is_redis_time(r->element[o->nanswers - 1]))
+        o->nanswers--;
+    for (size_t i = 0; i < o->nanswers; i++)
         o->answers[i] = r->element[i]->integer;
     freeReplyObject(r);
     collect_messages(rc, sub, o->messages, sizeof o->messages);
     redisFree(sub);
-    r = redisCommand(rc, "EVAL %s 0", dump_script);
+    r = redisCommand(rc, "EVAL %s 0 %lld", dump_script, arg->base);
     cr_assert(r && r->type == REDIS_REPLY_STRING, "%s", r ? r->str : "no dump");
     o->db = malloc(r->len + 1);
     memcpy(o->db, r->str, r->len + 1);
@@ -767,8 +804,9 @@ static const struct permit_case permit_cases[] = {
 };
 
 /* The call as the scripts before took it (per permit: id, expiry, publish)
- * or as today's (expiry and publish once, then the ids), in a layout,
- * after argv[0..2]; the argument count. */
+ * or as today's (publish once, then the ids: the script reads Redis's
+ * TIME for the expiry), in a layout, after argv[0..2]; the argument
+ * count. */
 static int permit_argv(const struct permit_case *pc, int before, int node, const char *expiry,
                        char (*keys)[200], const char **argv, size_t *lens)
 {
@@ -786,7 +824,7 @@ static int permit_argv(const struct permit_case *pc, int before, int node, const
     STR(LEASE_S);
     STR("client-id");
     if (!before)
-        STR(expiry), STR("publish");
+        STR("publish");
     for (int i = 0; i < n; i++) {
         ARG(permit_id(pc->letters[i]), LW_PERMIT_ID_LEN);
         if (before)
@@ -800,8 +838,9 @@ static int permit_argv(const struct permit_case *pc, int before, int node, const
 }
 
 /* Each state, both layouts: today's permit renewal (one reclaim per
- * semaphore, one ZADD XX CH per permit) leaves Redis and the channels as
- * the reclaim per permit did. */
+ * semaphore, one ZADD XX CH per permit, Redis's TIME + the lease) leaves
+ * Redis and the channels as the reclaim per permit did with the same
+ * time from the client (base: Redis's TIME read just before). */
 REDIS_TEST(kinds, permit_renewal_same_effect_as_before)
 {
     redisContext *rc = connect_srv();
@@ -810,7 +849,7 @@ REDIS_TEST(kinds, permit_renewal_same_effect_as_before)
     const char *argv[64];
     size_t lens[64];
 
-    arg.base = (long long)time(NULL) * 1000 + 123;
+    arg.base = redis_time_ms(rc);
     snprintf(expiry, sizeof expiry, "%lld", arg.base + 60000);
     for (size_t i = 0; i < sizeof permit_cases / sizeof permit_cases[0]; i++) {
         const struct permit_case *pc = &permit_cases[i];
@@ -843,18 +882,17 @@ REDIS_TEST(kinds, permit_renewal_same_effect_as_before)
 }
 
 /* A renewal that reaches Redis after a later one (its connection given
- * up, its bytes delivered late) must not take back what the later one
- * proved: a score above the call's expiry stays, and the permit answers
- * renewed.  Both layouts, with ZADD's GT and with the Lua comparison a
- * server without GT gets. */
+ * up, its bytes delivered late), or a Redisson client's clock ahead, must
+ * not take back a later score: one above the call's expiry (Redis's TIME
+ * + the lease) stays, and the permit answers renewed.  Both layouts, with
+ * ZADD's GT and with the Lua comparison a server without GT gets. */
 REDIS_TEST(kinds, permit_renewal_never_lowers_a_score)
 {
     redisContext *rc = connect_srv();
-    long long base = (long long)time(NULL) * 1000;
-    char expiry[24], nkeys[8];
+    long long base = redis_time_ms(rc);
+    char nkeys[8];
     static const char gt_on[] = "local has_gt = true ";
 
-    snprintf(expiry, sizeof expiry, "%lld", base + 60000);
     for (int gt = 0; gt < 2; gt++)
         for (int node = 0; node < 2; node++) {
             const char *script = lw_lock_scripts[node ? SCRIPT_RENEW_PERMIT_NODE
@@ -883,14 +921,13 @@ REDIS_TEST(kinds, permit_renewal_never_lowers_a_score)
             }
             argv[argc++] = LEASE_S;
             argv[argc++] = "client-id";
-            argv[argc++] = expiry;
             argv[argc++] = "publish";
             for (int i = 0; i < 3; i++)
                 argv[argc++] = permit_id("ABC"[i]);
             for (int i = 0; i < argc; i++)
                 lens[i] = i >= argc - 3 ? LW_PERMIT_ID_LEN : strlen(argv[i]);
             r = redisCommandArgv(rc, argc, argv, lens);
-            cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 3, "%s",
+            cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 4, "%s",
                       r && r->type == REDIS_REPLY_ERROR ? r->str : "no array");
             for (int i = 0; i < 3; i++)
                 cr_assert_eq(r->element[i]->integer, 1, "gt %d node %d: permit %d", gt, node,
@@ -898,12 +935,15 @@ REDIS_TEST(kinds, permit_renewal_never_lowers_a_score)
             freeReplyObject(r);
             for (int i = 0; i < 3; i++) {
                 long long want = i == 0 ? base + 90000 : i == 1 ? NEVER : base + 60000;
+                long long got;
 
                 r = redisCommand(rc, "ZSCORE {later}:timeout %b", permit_id("ABC"[i]),
                                  (size_t)LW_PERMIT_ID_LEN);
                 cr_assert(r && r->type == REDIS_REPLY_STRING);
-                cr_assert_eq(atoll(r->str), want, "gt %d node %d: permit %d at %s", gt, node,
-                             i, r->str);
+                got = atoll(r->str);
+                /* Renewed: Redis's TIME (a few ms past base) + the lease. */
+                cr_assert(got >= want && got <= (i == 2 ? want + 5000 : want),
+                          "gt %d node %d: permit %d at %s", gt, node, i, r->str);
                 freeReplyObject(r);
             }
             free(text);
@@ -912,9 +952,9 @@ REDIS_TEST(kinds, permit_renewal_never_lowers_a_score)
 }
 
 /* The watchdog's own batch of permits (put() per permit, put_call() once):
- * the expiry and the publish command go once a call, an id per permit,
- * and the permits still renewed come out at now + lease. */
-REDIS_TEST(kinds, permit_batch_sends_the_expiry_once)
+ * the publish command goes once a call, an id per permit, no time, and
+ * the permits still renewed come out at Redis's TIME + the lease. */
+REDIS_TEST(kinds, permit_batch_is_timed_by_redis)
 {
     struct lw_client *c = new_client(30000, NULL);
     redisContext *rc = connect_srv();

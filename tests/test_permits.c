@@ -795,17 +795,16 @@ REDIS_TEST(permit_watchdog, stalled_past_lease_is_lost_not_readded)
 /* The renewal scripts themselves, both layouts (names in KEYS: one
  * Redis's batches, and a cluster's entry sent alone; names in ARGV: a
  * cluster node's batch, which the tests above do not reach), on a name
- * with a hash tag of its own: per permit 1 renewed, 0 gone; the expired
- * Redisson permit reclaimed to the count on the way. */
+ * with a hash tag of its own: per permit 1 renewed (scored Redis's TIME +
+ * the lease), 0 gone, then Redis's clock; the expired Redisson permit
+ * reclaimed to the count on the way. */
 REDIS_TEST(permit_watchdog, renewal_scripts_both_layouts)
 {
     static const char name[] = "{q}jobs", timeout[] = "{q}jobs:timeout";
     struct lw_permit mine, gone, old;
-    char exp_s[24];
-    long long base = epoch_ms(), expiry = base + 60000; /* the scripts' now: base */
+    long long base = epoch_ms(); /* Redis's clock too: the same machine's */
     redisReply *r;
 
-    snprintf(exp_s, sizeof exp_s, "%lld", expiry);
     memset(&mine, 1, sizeof mine);
     memset(&gone, 2, sizeof gone);
     memset(&old, 3, sizeof old);
@@ -832,17 +831,18 @@ REDIS_TEST(permit_watchdog, renewal_scripts_both_layouts)
             ARG("0", 1);
             ARG(name, strlen(name)), ARG(name, strlen(name));
         }
-        ARG("60000", 5), ARG("client-id", 9); /* now = expiry - lease */
-        ARG(exp_s, strlen(exp_s)), ARG("publish", 7);
+        ARG("60000", 5), ARG("client-id", 9), ARG("publish", 7);
         ARG((const char *)mine.id, 16), ARG((const char *)gone.id, 16);
 #undef ARG
         r = redisCommandArgv(ctx, argc, argv, lens);
-        cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2, "layout %d", layout);
+        cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 3, "layout %d", layout);
         cr_assert_eq(r->element[0]->integer, 1, "layout %d: not renewed", layout);
         cr_assert_eq(r->element[1]->integer, 0, "layout %d: a gone id renewed", layout);
+        cr_assert_geq(r->element[2]->integer, base * 1000, "layout %d: Redis's clock", layout);
         freeReplyObject(r);
         r = redisCommand(ctx, "ZSCORE %s %b", timeout, mine.id, (size_t)16);
-        cr_assert_eq(atoll(r->str), expiry);
+        cr_assert(atoll(r->str) >= base + 60000 && atoll(r->str) <= epoch_ms() + 60000,
+                  "layout %d: scored %s, not Redis's TIME + the lease", layout, r->str);
         freeReplyObject(r);
         r = redisCommand(ctx, "ZCARD %s", timeout);
         cr_assert_eq(r->integer, 1, "the expired permit stayed, or the gone one was added");
@@ -901,17 +901,17 @@ static void on_call(int err, int64_t value, void *arg)
 }
 
 /*
- * An acquire carries its permits' expiry, this client's clock + the lease,
- * stamped when it is formatted.  One that then waits in the client longer
- * than its lease (no connection to be had) and is written once there is
- * one again is granted with a score already past: any client's next
- * script may reclaim the permit.  It must be given back and fail with
- * LW_ETIMEDOUT, never be handed to the caller, however recent its write.
+ * An acquire carries no time: the script scores its permits Redis's TIME
+ * + the lease when it runs.  One that waits in the client longer than its
+ * lease (no connection to be had) and is written once there is one again
+ * is granted a whole lease from then, and handed over: its lease counts
+ * from its write, as a lock's.  (Before 0.5 it carried this client's
+ * clock + the lease, stamped when formatted, and had to be given back.)
  * The connection is held down by the proxy: the old one dropped, the new
  * ones held in its listen backlog, their set-up unanswered, until it lets
  * go.
  */
-REDIS_TEST(permits, an_acquire_that_waited_in_the_client_past_its_lease_is_given_back)
+REDIS_TEST(permits, an_acquire_that_waited_in_the_client_past_its_lease_is_granted_from_its_write)
 {
     struct proxy *p = proxy_start(srv.port);
     struct lw_client_config cfg;
@@ -920,6 +920,7 @@ REDIS_TEST(permits, an_acquire_that_waited_in_the_client_past_its_lease_is_given
     struct lw_semaphore *s;
     struct lw_permit mine;
     struct one_call out = {0};
+    long long released;
 
     cr_assert_not_null(p);
     client_config(&cfg, 1000, NULL);
@@ -937,15 +938,17 @@ REDIS_TEST(permits, an_acquire_that_waited_in_the_client_past_its_lease_is_given
     cr_assert_eq(lw_permit_acquire_async(s, 1, 0, 0, &mine, on_call, &out), 0);
     sleep_ms(1500); /* a lease and a half: time that must pass */
     cr_assert_eq(tally_wait(&out.tally, 1, 0), 0, "answered with no connection to be had");
+    released = epoch_ms();
     cr_assert_eq(proxy_hold(p, 0), 0);
     cr_assert_eq(tally_wait(&out.tally, 1, 8000), 1, "never answered");
-    cr_assert_eq(atomic_load(&out.err), LW_ETIMEDOUT, "a permit handed over: %s",
-                 lw_errname(atomic_load(&out.err)));
+    cr_assert_eq(atomic_load(&out.err), 0, "not granted: %s", lw_errname(atomic_load(&out.err)));
     lw_client_get_stats(c, &st);
-    cr_assert_eq(st.acquired_too_late, 1);
-    cr_assert_eq(st.locks_held, 0, "the watchdog renews it");
-    cr_assert(wait_until(available(s) == 1, 5000), "the permit never came back");
-    cr_assert_eq(score_of(&mine), -1);
+    cr_assert_eq(st.acquired_too_late, 0);
+    cr_assert_eq(st.locks_held, 1, "the watchdog does not renew it");
+    cr_assert_geq(score_of(&mine), released + 1000, "scored before its write");
+    cr_assert_eq(available(s), 0);
+    cr_assert_eq(lw_permit_release(s, &mine, 1), 0);
+    cr_assert_eq(available(s), 1);
 
     tally_destroy(&out.tally);
     lw_semaphore_free(s);
@@ -982,29 +985,37 @@ REDIS_TEST(permits, acquire_until_is_before_the_score_less_the_skew)
     cr_assert_eq(lw_client_free(c), 0);
 }
 
-/* The acquire script run twice with the same ids and expiry (a copy sent
- * again after its connection was lost: it may have run) takes the
- * permits once: the second answers acquired, with the count as the first
- * left it. */
+/* The acquire script run twice with the same ids (a copy sent again
+ * after its connection was lost: it may have run) takes the permits
+ * once: the second answers acquired, with the count as the first left
+ * it, and moves their scores to a lease from when it ran (Redis's TIME):
+ * the client counts the lease from the second copy's write. */
 REDIS_TEST(permits, an_acquire_run_twice_takes_its_permits_once)
 {
     redisContext *ctx = redisConnectUnix(srv.unix_path);
-    char expiry[24], now[24];
     const char *argv[] = {"EVAL", lw_lock_scripts[SCRIPT_SEM_ACQUIRE], "3", SEM, SEM_TIMEOUT,
-                          SEM_CHANNEL, "2", expiry, now, "publish",
+                          SEM_CHANNEL, "2", "60000", "publish",
                           "AAAAAAAAAAAAAAAA", "BBBBBBBBBBBBBBBB"};
+    long long first = 0;
     redisReply *r;
 
     cr_assert(ctx && !ctx->err);
     cr_assert_eq(rs_try_set(3), 1);
-    snprintf(now, sizeof now, "%lld", epoch_ms());
-    snprintf(expiry, sizeof expiry, "%lld", epoch_ms() + 60000);
     for (int i = 0; i < 2; i++) {
-        r = redisCommandArgv(ctx, 12, argv, NULL);
+        long long before = epoch_ms(), score;
+
+        if (i)
+            usleep(20000); /* the copies' TIMEs apart */
+        r = redisCommandArgv(ctx, 11, argv, NULL);
         cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2, "copy %d", i);
         cr_assert_eq(r->element[0]->integer, 1, "copy %d not acquired", i);
         cr_assert_eq(r->element[1]->integer, 1, "copy %d: permits left", i);
         freeReplyObject(r);
+        score = redis_int("ZSCORE %s AAAAAAAAAAAAAAAA", SEM_TIMEOUT);
+        cr_assert(score >= before + 60000 && score <= epoch_ms() + 60000, "copy %d: %lld", i,
+                  score);
+        cr_assert_gt(score, first, "copy %d did not move the score", i);
+        first = score;
     }
     cr_assert_eq(redis_int("GET %s", SEM), 1);
     cr_assert_eq(redis_int("ZCARD %s", SEM_TIMEOUT), 2);

@@ -627,3 +627,101 @@ REDIS_TEST(watchdog, a_burst_of_locks_comes_due_spread_over_the_period)
     free(d.sent);
     tally_destroy(&t);
 }
+
+/* Leases that went at risk or were lost, by kind (lw_lease_kind). */
+struct risk_count {
+    _Atomic int risk[8];
+    _Atomic int lost[8];
+};
+
+static void count_risk(const struct lw_lease *lease, int at_risk, uint64_t left_ms, void *arg)
+{
+    struct risk_count *n = arg;
+
+    (void)left_ms;
+    if (at_risk && lease->kind >= 0 && lease->kind < 8)
+        atomic_fetch_add(&((struct risk_count *)n)->risk[lease->kind], 1);
+}
+
+static void count_lease_lost(const struct lw_lease *lease, int reason, void *arg)
+{
+    struct risk_count *n = arg;
+
+    (void)reason;
+    if (lease->kind >= 0 && lease->kind < 8)
+        atomic_fetch_add(&n->lost[lease->kind], 1);
+}
+
+/*
+ * On a healthy Redis no lease goes at risk between renewals, at any lease
+ * the library accepts: here the shortest, three ticks (300 ms at a tick
+ * of 100 ms: the margin before risk is the two ticks after a renewal
+ * falls due), of every kind at once (a lock, a read and a write hold, a
+ * permit, a fair lock held and a waiter's place behind it, a multi-lock's
+ * names), for about fifteen renewals each.  A renewal answered in a
+ * tick's time is well inside it, on a loaded machine too.
+ */
+REDIS_TEST(watchdog, the_shortest_lease_of_every_kind_never_goes_at_risk)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+    struct risk_count n = {0};
+    struct lw_lock *plain, *rd, *wr, *fair, *m[2];
+    struct lw_multi *multi;
+    struct lw_semaphore *sem;
+    struct lw_permit permit;
+    struct outcome place = {0};
+
+    client_config(&cfg, 300, NULL);
+    cfg.tick_ms = 100;
+    cfg.fair_place_ms = 300;
+    cfg.on_lease_risk = count_risk;
+    cfg.lease_risk_arg = &n;
+    cfg.on_lease_lost = count_lease_lost;
+    cfg.lease_lost_arg = &n;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    plain = new_lock(c, "short:lock");
+    cr_assert_eq(lw_read_lock_new(c, "short:rw", 8, &rd), 0);
+    cr_assert_eq(lw_write_lock_new(c, "short:rw2", 9, &wr), 0);
+    cr_assert_eq(lw_fair_lock_new(c, "short:fair", 10, &fair), 0);
+    m[0] = new_lock(c, "short:m1");
+    m[1] = new_lock(c, "short:m2");
+    cr_assert_eq(lw_multi_new(m, 2, &multi), 0);
+    cr_assert_eq(lw_semaphore_new(c, "short:sem", 9, &sem), 0);
+    cr_assert_eq(lw_semaphore_try_set(sem, 1), 1);
+    tally_init(&place.tally);
+
+    cr_assert_eq(lw_acquire(plain, 1, 0, 0, NULL), 0);
+    cr_assert_eq(lw_acquire(rd, 1, 0, 0, NULL), 0);
+    cr_assert_eq(lw_acquire(wr, 1, 0, 0, NULL), 0);
+    cr_assert_eq(lw_acquire(fair, 1, 0, 0, NULL), 0);
+    cr_assert_eq(lw_acquire_async(fair, 2, 60000, 0, on_outcome, &place), 0); /* waits */
+    cr_assert_eq(lw_multi_acquire(multi, 1, 0, 0, NULL), 0);
+    cr_assert_eq(lw_permit_acquire(sem, 1, 0, 0, &permit), 0);
+    sleep_ms(1500);
+    for (int k = 0; k < 8; k++) {
+        cr_assert_eq(atomic_load(&n.risk[k]), 0, "a %s lease went at risk",
+                     lw_lease_kind_name(k));
+        cr_assert_eq(atomic_load(&n.lost[k]), 0, "a %s lease was lost", lw_lease_kind_name(k));
+    }
+    cr_assert_eq(tally_wait(&place.tally, 1, 0), 0, "the waiter got in");
+
+    cr_assert_eq(lw_permit_release(sem, &permit, 1), 0);
+    cr_assert_eq(lw_multi_unlock_owner(multi, 1), 0);
+    cr_assert_eq(lw_unlock_owner(fair, 1), 0);
+    cr_assert_eq(tally_wait(&place.tally, 1, 5000), 1, "the waiter never got in");
+    cr_assert_eq(lw_unlock_owner(fair, 2), 0);
+    cr_assert_eq(lw_unlock_owner(wr, 1), 0);
+    cr_assert_eq(lw_unlock_owner(rd, 1), 0);
+    cr_assert_eq(lw_unlock_owner(plain, 1), 0);
+    tally_destroy(&place.tally);
+    lw_semaphore_free(sem);
+    lw_multi_free(multi);
+    for (int i = 0; i < 2; i++)
+        lw_lock_free(m[i]);
+    lw_lock_free(fair);
+    lw_lock_free(wr);
+    lw_lock_free(rd);
+    lw_lock_free(plain);
+    cr_assert_eq(lw_client_free(c), 0);
+}

@@ -248,11 +248,19 @@ static void release_timer(struct lw_wheel *w, struct lw_timer *t)
 
 /* ---- public: timers ---- */
 
+/* A lease's clock must count the time the host slept: a lease that ran
+ * out in Redis meanwhile is over for its holder too (wheel.h, "Time"). */
+#ifdef CLOCK_BOOTTIME
+#define WHEEL_CLOCK CLOCK_BOOTTIME
+#else
+#define WHEEL_CLOCK CLOCK_MONOTONIC
+#endif
+
 uint64_t lw_clock_now(void)
 {
     struct timespec ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(WHEEL_CLOCK, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 

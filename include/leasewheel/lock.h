@@ -148,8 +148,8 @@ struct lw_lock;
 #define LW_DEFAULT_TOPOLOGY_REFRESH_MS 10000u
 #define LW_MAX_SENTINELS 64u
 #define LW_DEFAULT_REPLICAS_TIMEOUT_MS 1000u
-#define LW_MAX_ACQUIRE_REPLICAS 64u /* acquire_replicas */
-#define LW_DEFAULT_PERMIT_CLOCK_SKEW_MS 1000u
+#define LW_MAX_ACQUIRE_REPLICAS 64u        /* acquire_replicas */
+#define LW_DEFAULT_PERMIT_CLOCK_SKEW_MS 0u /* changed in 0.5: was 1000 */
 /* A fair lock's waiters (lw_fair_lock_new()): the wait every client of the
  * lock counts its queue's give-up times with (Redisson's
  * fairLockWaitTimeout), and the lease of a waiter's place. */
@@ -188,8 +188,9 @@ typedef void lw_lost_fn(const char *name, size_t len, uint64_t owner, int reason
  * A watchdog lock became at risk (at_risk 1), or is safe again (0).  At
  * risk: the lease the client can prove (until valid_until) is down to less
  * than half the lease, for a renewal failed, timed out, is unanswered yet
- * or went out late (or, after a failover, its lock is being checked on the
- * new master).  Safe again: a renewal was confirmed.  left_ms is what is
+ * (two ticks after it fell due at least) or went out late (or, after a
+ * failover, its lock is being checked on the new master; or a step of
+ * Redis's clock was seen).  Safe again: a renewal was confirmed.  left_ms is what is
  * left of the proven lease then.  An at-risk lock either becomes safe
  * again or is lost (on_lost), and its holder had left_ms to prepare.
  * Runs on the engine thread, at most once per change of a lock's state;
@@ -405,14 +406,16 @@ struct lw_client_config {
                            process holds it.  Ignored when client_id is
                            set */
     /* Added in 0.4: permits (<leasewheel/semaphore.h>). */
-    uint32_t permit_clock_skew_ms; /* how far another client's clock may run
-                                      ahead of ours: a permit's valid_until
-                                      is that much earlier than a lock's
-                                      would be (permits expire by the
-                                      clients' clocks, not Redis's).
-                                      Default LW_DEFAULT_PERMIT_CLOCK_SKEW_MS;
-                                      at most a quarter of
-                                      watchdog_timeout_ms is used */
+    uint32_t permit_clock_skew_ms; /* a fleet mixed with Redisson's clients:
+                                      how far their clocks may run ahead of
+                                      Redis's.  They reclaim a permit, and
+                                      drop a fair lock's waiter, by their own
+                                      clocks (leasewheel's scripts use
+                                      Redis's): a permit's and a place's
+                                      valid_until is that much earlier.
+                                      Default LW_DEFAULT_PERMIT_CLOCK_SKEW_MS
+                                      (0: no Redisson client shares them);
+                                      at most a quarter of the lease is used */
     /* Added in 0.4: which kind of lease was lost or at risk.  Each is
        called for every lease of every kind, as on_lost and on_risk are,
        and with them when those are set too (on_lost first): set the
@@ -535,6 +538,14 @@ struct lw_client_stats {
                                     sent had waited, at the last look (a
                                     tick with renewals due, or every tick
                                     while overloaded) */
+    /* Added in 0.5: clocks (docs/reliability.md, "Time faults"). */
+    uint64_t redis_clock_jumps; /* times a Redis's clock was seen to step
+                                   ahead of this client's beyond the drift
+                                   allowed: every lease on it was then at
+                                   risk and renewed at once */
+    uint64_t host_sleeps;       /* times the host was found to have slept
+                                   (suspended): leases whose end passed
+                                   meanwhile were lost at once on waking */
 };
 
 /*

@@ -8,7 +8,9 @@
  * HashedWheelTimer).  Scheduling and cancelling are O(1); advancing costs
  * O(timers in the buckets passed).
  *
- * Time.  All times are nanoseconds on CLOCK_MONOTONIC (lw_clock_now()).
+ * Time.  All times are nanoseconds on lw_clock_now()'s clock: one that
+ * never steps and goes on while the host sleeps (CLOCK_BOOTTIME on Linux),
+ * so that a timer due during a suspend is due at once on waking.
  * Tick k ends at start + k * tick, so ticks never drift.  A timer due at
  * `deadline` belongs to the first tick that ends at or after it, and is
  * handed back by the first lw_wheel_advance() whose `now` reaches the end of
@@ -140,7 +142,14 @@ struct lw_wheel_stats {
     uint64_t tick;         /* ticks processed so far */
 };
 
-/* lw_clock_now - CLOCK_MONOTONIC in nanoseconds.  Any thread. */
+/*
+ * lw_clock_now - the library's clock, in nanoseconds: CLOCK_BOOTTIME on
+ * Linux, which like CLOCK_MONOTONIC never steps with the wall clock but,
+ * unlike it, counts the time the host was suspended (CLOCK_MONOTONIC
+ * elsewhere).  Every time the library takes or gives (valid_until,
+ * until_ns, the wheel's deadlines) is on it.  Any thread.  Since 0.5;
+ * CLOCK_MONOTONIC before, which is the same while the host never sleeps.
+ */
 LW_API uint64_t lw_clock_now(void);
 
 /* lw_timer_init - make a timer IDLE.  Same as zeroing it. */
