@@ -14,6 +14,8 @@
  *                 previous iteration's callbacks appended: one write per
  *                 connection per iteration, however many commands;
  *   2.            libev blocks in epoll_wait until the next timer at most;
+ *      behind    (ev_check, on_check, the highest priority) runs the tick
+ *                 first when the wheel is a tick behind ("Time" below);
  *   3. wake-up    (ev_async, on_wake) takes every submitted request, routes
  *                 it (topology) and writes what the pipelines have room
  *                 for (link);

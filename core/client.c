@@ -271,9 +271,10 @@ static uint64_t place_lease_ms(const struct lw_client_config *cfg)
 }
 
 /* Each kind's lease (the watchdog's; a fair lock's waiters' places have
- * their own), as a script argument too, and its clock-skew allowance: a
- * quarter of the lease at most, so that a lease judged by the clients'
- * clocks is still provably valid for a while after each renewal. */
+ * their own), as a script argument too, and the mixed fleet's allowance
+ * for Redisson's clients' clocks: a quarter of the lease at most, so that
+ * a lease they judge is still provably valid for a while after each
+ * renewal. */
 static void kind_leases(struct lw_client *c, const struct lw_client_config *cfg)
 {
     for (int k = 0; k < KIND_COUNT; k++) {

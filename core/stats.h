@@ -152,13 +152,13 @@ static inline void stats_replicas_refused(struct client_counters *k)
     count_add(&k->replicas_refused, 1);
 }
 
-/* A topology change in which n shards failed over. */
 /* A Redis's clock was seen ahead of ours (redis_clock.h). */
 static inline void stats_redis_clock_jump(struct client_counters *k)
 {
     count_add(&k->redis_clock_jumps, 1);
 }
 
+/* A topology change in which n shards failed over. */
 static inline void stats_failovers(struct client_counters *k, unsigned n)
 {
     if (n)

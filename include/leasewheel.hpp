@@ -259,10 +259,11 @@ struct options {
     risk_handler on_risk;        /* may be empty */
     log_handler log;             /* empty: no log */
     int log_level = LW_LOG_INFO; /* the least severe level logged */
-    /* How far another client's clock may run ahead of ours: a permit is
-     * reported lost that much before a lock would be (permits expire by
-     * the clients' clocks; lw_client_config.permit_clock_skew_ms).  0 is
-     * no allowance: the default is the library's, not 0. */
+    /* A fleet mixed with Redisson's clients: how far their clocks may run
+     * ahead of Redis's (they reclaim permits by their own; leasewheel's
+     * scripts by Redis's): a permit is reported lost that much before a
+     * lock would be (lw_client_config.permit_clock_skew_ms; the default is
+     * the library's, 0). */
     std::chrono::milliseconds permit_clock_skew{LW_DEFAULT_PERMIT_CLOCK_SKEW_MS};
     lease_lost_handler on_lease_lost; /* may be empty */
     lease_risk_handler on_lease_risk; /* may be empty */

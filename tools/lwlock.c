@@ -634,15 +634,16 @@ static int acquire(struct run *r, uint64_t *token)
 /* A fixed lease's end: when the library says the lease is sure no longer
  * (lw_acquire_until_async()), counted from the earliest the lease can
  * have started, not from the reply, which may have come late.  On
- * CLOCK_MONOTONIC, lw_clock_now()'s clock; one already past fires at
- * once. */
+ * CLOCK_BOOTTIME, lw_clock_now()'s clock, which counts a suspend: a lease
+ * that ends while the host sleeps fires at waking; one already past
+ * fires at once. */
 static int arm_lease_timer(struct run *r)
 {
     struct itimerspec its = {
         .it_value = {(time_t)(r->until_ns / 1000000000u), (long)(r->until_ns % 1000000000u)},
     };
 
-    r->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+    r->timerfd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC);
     if (r->timerfd < 0 || timerfd_settime(r->timerfd, TFD_TIMER_ABSTIME, &its, NULL)) {
         report("timerfd: %s", strerror(errno));
         return EXIT_OSERR;

@@ -760,7 +760,7 @@ LW_API int lw_write_lock_new(struct lw_client *client, const void *name, size_t 
  * hash at the name (field "<client id>:<owner>", as a lock's), and its
  * queue of waiters, redisson_lock_queue:{name} (a list of their fields),
  * with their give-up times, redisson_lock_timeout:{name} (a sorted set,
- * epoch ms by the writer's clock).  Acquires are served first come, first
+ * epoch ms: Redis's clock for ours, the writer's for a Redisson client's).  Acquires are served first come, first
  * served, across every client of the name, Redisson's included: an
  * acquire that finds the lock held, or others waiting before it, joins
  * the queue's tail and waits on a channel of its own

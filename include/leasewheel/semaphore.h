@@ -20,32 +20,36 @@
  * count of available permits (it may go negative after a negative add);
  * the sorted set "{<name>}:timeout" ("<name>:timeout" when the name has a
  * '{') holds the acquired permits, member = the permit's 16 bytes, score =
- * its expiry in epoch milliseconds by the acquiring client's clock
- * (922337203685477: never, which only Redisson's clients set); the channel
+ * its expiry in epoch milliseconds: Redis's clock when the acquire ran +
+ * its lease for ours (the script reads TIME), the acquiring client's
+ * clock + its lease for a Redisson client's (922337203685477: never,
+ * which only Redisson's clients set); the channel
  * "redisson_sc:{<name>}" carries the number of permits available after a
  * release or a reclaim.  Expiry is lazy: every acquire first moves the
  * expired permits back to the count (and publishes), as Redisson's do, so
  * each side reclaims the other's dead permits.
  *
- * Clocks.  Expiry is judged by the clock of whichever client runs an
- * acquire, not by Redis: a client whose clock runs ahead reclaims
- * permits early.  Keep the clients' clocks synchronised (NTP); the
- * semaphore is no safer than the largest difference between them.
+ * Clocks.  leasewheel's scripts score and reclaim permits by Redis's
+ * clock, so no leasewheel client's clock enters a permit's lease.
+ * Redisson's clients score and reclaim by their own: in a semaphore
+ * shared with them, one whose clock runs ahead of Redis's reclaims
+ * permits early; permit_clock_skew_ms (lw_client_config) is the
+ * allowance for that.
  *
  * The permit watchdog.  A permit acquired with lease 0 gets the client's
  * watchdog lease (watchdog_timeout_ms) and is renewed every third of it,
  * in the same batches as the locks: each renewal first reclaims the
- * semaphore's expired permits (by this client's clock), then moves the
- * permit's expiry to now + lease only if it is still there and not
- * expired.  A permit found gone (released by someone else, or reclaimed
+ * semaphore's expired permits (by Redis's clock), then moves the
+ * permit's expiry to Redis's now + lease only if it is still there and
+ * not expired.  A permit found gone (released by someone else, or reclaimed
  * after a stall) is lost: on_lost says so (name: the semaphore's, owner:
  * lw_permit_owner() of the permit, reason LW_LOST_NOT_OWNER), and so does
  * on_lease_lost with the kind LW_LEASE_PERMIT and the permit's whole id
  * (struct lw_lease's permit), and it is never added back.  Renewals that
  * fail, a lease running out, max_hold_ms, on_risk: as for locks.
- * valid_until is a lock's less permit_clock_skew_ms (lw_client_config):
- * a permit is reported lost before a client whose clock runs that much
- * ahead may reclaim it.
+ * valid_until is a lock's, less permit_clock_skew_ms (lw_client_config;
+ * 0 by default): a permit is reported lost before a Redisson client whose
+ * clock runs that much ahead of Redis's may reclaim it.
  * Renewed permits count with the watchdog's locks in the client's stats
  * (locks_held, renewals_*, lost_*); the metrics split them by kind
  * (kind="permit": leasewheel_leases_held and the other leases_* families).
@@ -196,10 +200,9 @@ LW_API int lw_permit_release_async(struct lw_semaphore *sem, const struct lw_per
  * lw_permit_acquire() and its async twin, telling how long the permits
  * are sure: on success (before done runs) *until_ns gets the moment, on
  * lw_clock_now()'s clock, until which no client can have reclaimed them:
- * the time the acquire carried (its permits' expiry is that + the lease,
- * by this client's clock, however late the command was written) plus the
- * lease, less the drift and the clock-skew allowance (permit_clock_skew_ms,
- * at most a quarter of the lease).  Every acquire is answered with at
+ * the acquire's last write (its permits' expiry is Redis's clock when it
+ * ran + the lease) plus the lease, less the drift and the mixed fleet's
+ * allowance (permit_clock_skew_ms, at most a quarter of the lease).  Every acquire is answered with at
  * least a tick of it left (else LW_ETIMEDOUT, the permits given back).  A
  * fixed lease's holder must be done by then; a watchdog permit's moves on
  * with each renewal (on_risk, on_lost).  until_ns NULL: LW_EINVAL; the
