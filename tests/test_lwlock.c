@@ -1283,23 +1283,38 @@ LWLOCK_TEST(multi_holds_every_name_or_none)
 }
 
 /* Two shells, each running lwlock --multi over the same four names in
- * opposite orders, a thousand times each: every run gets its set within
- * its wait, and COMMAND never finds the other inside (mkdir as a test of
- * who is in). */
+ * opposite orders, up to a thousand times each or for 40 s, whichever
+ * comes first (a loaded machine, or a sanitizer, runs fewer): every run
+ * gets its set within its wait, and COMMAND never finds the other inside
+ * (mkdir as a test of who is in).  An overlap exits 99, a run that did
+ * not get its set lwlock's own code, so that slowness, which only ends
+ * the loop sooner, is never taken for either; and enough runs must have
+ * come to prove anything. */
 LWLOCK_TEST(multi_opposite_orders_as_processes)
 {
-    char loop[1024];
+    char loop[1024], buf[32];
     pid_t a, b;
+    int code_a, code_b, runs_a, runs_b;
 
     snprintf(loop, sizeof loop,
-             "i=0; while [ $i -lt 1000 ]; do i=$((i + 1)); "
+             "end=$(($(date +%%s) + 40)); i=0; "
+             "while [ $i -lt 1000 ] && [ $(date +%%s) -lt $end ]; do i=$((i + 1)); "
              "\"$LWT_LWLOCK\" -r %s -w 10s --multi \"$1\" sh -c "
-             "'mkdir \"$LWT_DIR/in\" || exit 99; rmdir \"$LWT_DIR/in\"' || exit $?; done",
+             "'mkdir \"$LWT_DIR/in\" || exit 99; rmdir \"$LWT_DIR/in\"' || exit $?; "
+             "echo $i > \"$LWT_DIR/runs.$2\"; done",
              addr);
-    a = start("/bin/sh", ARGS("-c", loop, "sh", "n1,n2,n3,n4"), NULL);
-    b = start("/bin/sh", ARGS("-c", loop, "sh", "n4,n3,n2,n1"), NULL);
-    cr_assert_eq(wait_child(a, 100000), 0, "a run failed or overlapped");
-    cr_assert_eq(wait_child(b, 100000), 0, "a run failed or overlapped");
+    a = start("/bin/sh", ARGS("-c", loop, "sh", "n1,n2,n3,n4", "a"), NULL);
+    b = start("/bin/sh", ARGS("-c", loop, "sh", "n4,n3,n2,n1", "b"), NULL);
+    code_a = wait_child(a, 120000);
+    code_b = wait_child(b, 120000);
+    runs_a = atoi(slurp("runs.a", buf, sizeof buf));
+    runs_b = atoi(slurp("runs.b", buf, sizeof buf));
+    fprintf(stderr, "lwlock: opposite orders, %d and %d runs\n", runs_a, runs_b);
+    cr_assert_neq(code_a, 99, "COMMAND found the other inside, run %d", runs_a + 1);
+    cr_assert_neq(code_b, 99, "COMMAND found the other inside, run %d", runs_b + 1);
+    cr_assert_eq(code_a, 0, "a run exited %d (-1: the loop never ended)", code_a);
+    cr_assert_eq(code_b, 0, "a run exited %d (-1: the loop never ended)", code_b);
+    cr_assert_geq(runs_a + runs_b, 100, "too few runs to prove anything");
 }
 
 /* lwlock killed with SIGKILL: nothing renews the lock any more, and
