@@ -19,6 +19,8 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <semaphore.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -110,6 +112,20 @@ static inline void preload_clock(const struct contender *c)
     fprintf(stderr, "contender %s: a clock of its own needs LIBFAKETIME_PATH\n", c->id);
     _exit(127);
 #endif
+}
+
+/* libfaketime's first process of a tree (a contender with a clock: what
+ * it starts inherit them) makes a semaphore and shared memory named by its
+ * pid, and removes them as it exits, not when it is killed: once it is
+ * gone, removed here too (a later process of that pid would go without). */
+static inline void forget_clock(pid_t pid)
+{
+    char name[64];
+
+    snprintf(name, sizeof name, "/faketime_shm_%ld", (long)pid);
+    shm_unlink(name);
+    snprintf(name, sizeof name, "/faketime_sem_%ld", (long)pid);
+    sem_unlink(name);
 }
 
 /* Child: contender MODE ... with stdout and stderr to files of dir. */

@@ -347,8 +347,23 @@ static void setup(void)
     memset(steps, 0, sizeof steps);
 }
 
+/* The moved contenders gone (killed, when a failed assertion left them
+ * running), and what libfaketime kept of them. */
 static void teardown(void)
 {
+    for (int i = 0; i < ncontenders; i++) {
+        int st;
+
+        if (!contenders[i].clock || contenders[i].pid <= 0)
+            continue;
+        /* Still our child (not reaped by stop_contenders()): killed. */
+        if (waitpid(contenders[i].pid, &st, WNOHANG) == 0) {
+            kill(contenders[i].pid, SIGKILL);
+            waitpid(contenders[i].pid, &st, 0);
+        }
+        forget_clock(contenders[i].pid);
+    }
+    ncontenders = 0;
     contention_close();
     server_stop();
 }
@@ -701,6 +716,7 @@ Test(time_faults, a_clock_file_moves_a_running_process, .init = setup, .fini = t
     close(in[1]);
     fclose(from);
     cr_assert_eq(waitpid(pid, &st, 0), pid);
+    forget_clock(pid);
     fprintf(stderr,
             "time-faults: a moved clock: wall less monotonic %.3f s, then %+.3f s, then "
             "%+.3f s; boot time less monotonic %.4f, %.4f, %.4f s\n",
