@@ -7,10 +7,11 @@
 # line names each (tests/configure_checks.sh checks it).
 LW_LIBRARY_PACKAGES="gcc meson ninja-build pkg-config libev-dev libhiredis-dev uthash-dev \
 libssl-dev cmake"
-# And the tests, the tools' checks, the benchmarks, the fuzzers.
+# And the tests, the tools' checks, the benchmarks, the fuzzers (faketime:
+# its libfaketime moves a contender's wall clock in test_time_faults).
 LW_PACKAGES="$LW_LIBRARY_PACKAGES g++ python3 libcriterion-dev libbenchmark-dev \
 redis-server gnuplot-nox clang libclang-rt-14-dev clang-format openssl \
-python3-prometheus-client mandoc"
+python3-prometheus-client mandoc faketime"
 
 lw_install_deps() {
     local missing="" pkg sudo=""

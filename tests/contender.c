@@ -4,13 +4,13 @@
  *
  *   contender client  --port P --names N --rounds R --deadline-ms D
  *                     --lease-ms L --wait-ms W --log FILE --id ID
- *                     [--hold-max-ms H] [--idle-max-ms I] [--stop FILE]
- *                     [--kind read|write] [--permits N] [--prefix P]
- *                     [--max-inflight M] [--command-timeout-ms T]
+ *                     [--hold-min-ms G] [--hold-max-ms H] [--idle-max-ms I]
+ *                     [--stop FILE] [--kind read|write] [--permits N]
+ *                     [--prefix P] [--max-inflight M] [--command-timeout-ms T]
  *       one lw_client (watchdog lease L, tick 10 ms; its in-flight cap M
  *       and command timeout T when given); each round try-locks one of N
- *       names (waiting at most W ms), runs a critical section of 1..H ms
- *       (default 20), unlocks, and idles 0..I ms (default 0).  With
+ *       names (waiting at most W ms), runs a critical section of G..H ms
+ *       (default 1..20), unlocks, and idles 0..I ms (default 0).  With
  *       --kind, the read or write lock of a read-write lock (fair: a fair
  *       lock; multi: a multi-lock over two of the N names, drawn each
  *       round, both logged, and once told lost, both released by the
@@ -25,14 +25,18 @@
  *       with --redis, -r ADDRESS as given, e.g. a redis-sentinel:// URL)
  *       and waits for it (bounded); -r's address is 127.0.0.1:P (a proxy's,
  *       say).  With --kind fair, lwlock --fair.  With --kind read or --kind write,
- *       lwlock --read or --write: the read-write lock NAME.  With
+ *       lwlock --read or --write: the read-write lock NAME.  With --kind
+ *       multi, lwlock --multi A,B: two of the N names, drawn as a client
+ *       draws them.  With
  *       --permits N, lwlock --permits N: one permit of the semaphore NAME
  *       (created with N).
  *   contender section --log FILE --id ID --round K --hold-ms H
  *       lwlock's COMMAND: the critical section; lwlock's lost signal
  *       (SIGTERM) records "lost" and ends it.  Without LWLOCK_TOKEN (a
  *       reader: readers share; a permit: N may be inside) it logs token 0
- *       and takes no marker.
+ *       and takes no marker.  A multi-lock's LWLOCK_NAME is "A,B" (its
+ *       LWLOCK_TOKEN "TA,TB"): each name is logged and marked as a
+ *       client's set is.
  *
  * Names are P0 .. P(N-1), P being --prefix (default "lock"): a test runs
  * contenders of several kinds at once on names of their own.
@@ -94,6 +98,7 @@ struct opts {
     int lease_ms;
     int wait_ms;
     int hold_ms;
+    int hold_min_ms; /* 0: 1 */
     int hold_max_ms;
     int idle_max_ms;
     int round;
@@ -213,6 +218,7 @@ static int take_opt(struct opts *o, const char *key, const char *val)
         {"--lease-ms", offsetof(struct opts, lease_ms)},
         {"--wait-ms", offsetof(struct opts, wait_ms)},
         {"--hold-ms", offsetof(struct opts, hold_ms)},
+        {"--hold-min-ms", offsetof(struct opts, hold_min_ms)},
         {"--hold-max-ms", offsetof(struct opts, hold_max_ms)},
         {"--idle-max-ms", offsetof(struct opts, idle_max_ms)},
         {"--round", offsetof(struct opts, round)},
@@ -262,8 +268,10 @@ static int parse(int argc, char **argv, struct opts *o)
     for (int i = 2; i < argc; i += 2)
         if (i + 1 >= argc || take_opt(o, argv[i], argv[i + 1]))
             return usage("bad option");
-    if (!o->log || !o->id || o->names < 1 || o->names > NAMES_MAX || o->hold_max_ms < 1)
-        return usage("--log, --id, 1..16 --names and --hold-max-ms >= 1 are needed");
+    if (!o->log || !o->id || o->names < 1 || o->names > NAMES_MAX || o->hold_max_ms < 1 ||
+        o->hold_min_ms > o->hold_max_ms)
+        return usage("--log, --id, 1..16 --names and --hold-max-ms >= 1 (and >= --hold-min-ms) "
+                     "are needed");
     if (!o->cacert != !o->cert || !o->cacert != !o->key)
         return usage("TLS needs all of --cacert, --cert and --key");
     log_fd = open(o->log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
@@ -317,7 +325,9 @@ static int go_on(const struct opts *o, long rounds, uint64_t deadline)
 
 static int random_hold(const struct opts *o, uint64_t *rng)
 {
-    return 1 + (int)(rng_next(rng) % (uint64_t)o->hold_max_ms);
+    int lo = o->hold_min_ms > 1 ? o->hold_min_ms : 1;
+
+    return lo + (int)(rng_next(rng) % (uint64_t)(o->hold_max_ms - lo + 1));
 }
 
 /* Between rounds, outside any lock: a long holder leaves its names free
@@ -326,6 +336,17 @@ static void idle(const struct opts *o, uint64_t *rng)
 {
     if (o->idle_max_ms > 0)
         sleep_ms((long)(rng_next(rng) % (uint64_t)(o->idle_max_ms + 1)));
+}
+
+/* A multi-lock's pair of the n names: two different ones, the smaller
+ * first (one order for everyone, as lwlock --multi takes them). */
+static void draw_pair(int n, uint64_t *rng, int *a, int *b)
+{
+    int x = (int)(rng_next(rng) % (uint64_t)n);
+    int y = (x + 1 + (int)(rng_next(rng) % (uint64_t)(n - 1))) % n;
+
+    *a = x < y ? x : y;
+    *b = x < y ? y : x;
 }
 
 /* ---- Client mode ---- */
@@ -562,21 +583,18 @@ static int new_target(const struct opts *o, struct lw_client *client, const char
 static void client_round(struct holding *h, struct target *targets, struct target *pairs,
                          uint64_t *rng, struct counts *c)
 {
-    int n = h->o->names, idx = (int)(rng_next(rng) % (uint64_t)n), idx2 = -1, rc;
-    struct target *t = &targets[idx];
+    int n = h->o->names, idx, idx2 = -1, rc;
+    struct target *t;
     uint64_t token = 0;
     char name[32], name2[32];
 
-    if (pairs) { /* a multi-lock over two names, the smaller first */
-        idx2 = (idx + 1 + (int)(rng_next(rng) % (uint64_t)(n - 1))) % n;
-        if (idx2 < idx) {
-            int swap = idx;
-
-            idx = idx2;
-            idx2 = swap;
-        }
+    if (pairs) { /* a multi-lock over two names */
+        draw_pair(n, rng, &idx, &idx2);
         t = &pairs[idx * n + idx2];
         lock_name(h->o, idx2, name2, sizeof name2);
+    } else {
+        idx = (int)(rng_next(rng) % (uint64_t)n);
+        t = &targets[idx];
     }
     lock_name(h->o, idx, name, sizeof name);
     atomic_store(&h->idx, idx);
@@ -678,6 +696,7 @@ static void exec_lwlock(const struct opts *o, const char *self, const char *name
     if (o->kind)
         argv[k++] = !strcmp(o->kind, "read")    ? "--read"
                     : !strcmp(o->kind, "write") ? "--write"
+                    : is_multi(o)               ? "--multi"
                                                 : "--fair";
     snprintf(permits, sizeof permits, "%d", o->permits);
     if (o->permits)
@@ -725,12 +744,23 @@ static int run_lwloop(const struct opts *o)
     if (n <= 0 || !o->lwlock)
         return usage("lwloop needs --lwlock and /proc/self/exe");
     self[n] = 0;
+    if (is_multi(o) && o->names < 2)
+        return usage("--kind multi needs 2 or more --names");
     for (; go_on(o, c.rounds, deadline); c.rounds++) {
-        int idx = (int)(rng_next(&rng) % (uint64_t)o->names), hold = random_hold(o, &rng);
-        char name[32];
+        int idx, idx2, hold;
+        char name[64];
         pid_t pid;
 
-        lock_name(o, idx, name, sizeof name);
+        if (is_multi(o)) { /* lwlock --multi A,B */
+            draw_pair(o->names, &rng, &idx, &idx2);
+            lock_name(o, idx, name, sizeof name);
+            lock_name(o, idx2, name + strlen(name) + 1, sizeof name - strlen(name) - 1);
+            name[strlen(name)] = ',';
+        } else {
+            idx = (int)(rng_next(&rng) % (uint64_t)o->names);
+            lock_name(o, idx, name, sizeof name);
+        }
+        hold = random_hold(o, &rng);
         fflush(stdout);
         if ((pid = fork()) == 0)
             exec_lwlock(o, self, name, c.rounds, hold);
@@ -745,12 +775,16 @@ static int run_lwloop(const struct opts *o)
 
 /* ---- section mode (lwlock's COMMAND) ---- */
 
+#define SECTION_NAMES 4 /* a multi-lock's names a section logs */
+
 /* Prebuilt for the signal handler, which may only make async-signal-safe
- * calls (clock_gettime, write, unlink, _exit). */
-static char lost_prefix[256];
-static size_t lost_prefix_len;
-static char marker_file[PATH_MAX];
-static volatile sig_atomic_t have_marker;
+ * calls (clock_gettime, write, unlink, _exit): each name's "lost" line up
+ * to its time, and its marker (bit i of have_markers: taken). */
+static char lost_prefix[SECTION_NAMES][128];
+static size_t lost_prefix_len[SECTION_NAMES];
+static char marker_file[SECTION_NAMES][PATH_MAX];
+static int section_names;
+static volatile sig_atomic_t have_markers;
 
 /* Decimal digits of v at the end of buf[0..size): the first digit. */
 static char *u64_digits(uint64_t v, char *buf, size_t size)
@@ -764,22 +798,28 @@ static char *u64_digits(uint64_t v, char *buf, size_t size)
     return p;
 }
 
-/* lwlock's lost signal: this is the moment we were told. */
+/* lwlock's lost signal: this is the moment we were told (of every name:
+ * a multi-lock's set is lost whole). */
 static void on_term(int sig)
 {
-    char line[320], num[24], *d;
-    size_t len = lost_prefix_len, dl;
+    char line[200], num[24], *d;
+    size_t dl;
 
     (void)sig;
     d = u64_digits(now_ns(), num, sizeof num);
     dl = (size_t)(num + sizeof num - d);
-    memcpy(line, lost_prefix, len);
-    memcpy(line + len, d, dl);
-    len += dl;
-    memcpy(line + len, " 0\n", 3);
-    (void)!write(log_fd, line, len + 3);
-    if (have_marker)
-        unlink(marker_file);
+    for (int i = 0; i < section_names; i++) {
+        size_t len = lost_prefix_len[i];
+
+        memcpy(line, lost_prefix[i], len);
+        memcpy(line + len, d, dl);
+        len += dl;
+        memcpy(line + len, " 0\n", 3);
+        (void)!write(log_fd, line, len + 3);
+    }
+    for (int i = 0; i < section_names; i++)
+        if (have_markers & (1 << i))
+            unlink(marker_file[i]);
     _exit(0);
 }
 
@@ -792,34 +832,69 @@ static void block_term(int how)
     sigprocmask(how, &set, NULL);
 }
 
+/* s split at its commas into at most max parts (in place): their count,
+ * 0 when there are more. */
+static int split_commas(char *s, char **parts, int max)
+{
+    int n = 0;
+
+    for (char *p = s; p; n++) {
+        if (n == max)
+            return 0;
+        parts[n] = p;
+        if ((p = strchr(p, ',')))
+            *p++ = 0;
+    }
+    return n;
+}
+
 static int run_section(const struct opts *o)
 {
     const char *name = getenv("LWLOCK_NAME"), *token = getenv("LWLOCK_TOKEN");
     struct sigaction sa = {.sa_handler = on_term};
-    int n;
+    char names_buf[256], tokens_buf[256], *names[SECTION_NAMES], *tokens[SECTION_NAMES];
+    int ntokens = 0, taken = 0;
 
     if (!name)
         return usage("section runs under lwlock (LWLOCK_NAME, LWLOCK_TOKEN)");
-    n = snprintf(lost_prefix, sizeof lost_prefix, "lost %s %s %d ", name, o->id, o->round);
-    if (n <= 0 || (size_t)n >= sizeof lost_prefix)
-        return usage("name too long");
-    lost_prefix_len = (size_t)n;
-    marker_path(o, name, marker_file, sizeof marker_file);
+    /* lwlock --multi: "A,B" and "TA,TB", each name's token in its order. */
+    snprintf(names_buf, sizeof names_buf, "%s", name);
+    snprintf(tokens_buf, sizeof tokens_buf, "%s", token ? token : "");
+    section_names = split_commas(names_buf, names, SECTION_NAMES);
+    if (token)
+        ntokens = split_commas(tokens_buf, tokens, SECTION_NAMES);
+    if (!section_names || (token && ntokens != section_names))
+        return usage("LWLOCK_NAME and LWLOCK_TOKEN: up to 4 names, a token each");
+    for (int i = 0; i < section_names; i++) {
+        int n = snprintf(lost_prefix[i], sizeof lost_prefix[i], "lost %s %s %d ", names[i],
+                         o->id, o->round);
+
+        if (n <= 0 || (size_t)n >= sizeof lost_prefix[i])
+            return usage("name too long");
+        lost_prefix_len[i] = (size_t)n;
+        marker_path(o, names[i], marker_file[i], sizeof marker_file[i]);
+    }
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
-    record("enter", name, o->id, o->round, token ? atoll(token) : 0);
-    record("parent", name, o->id, o->round, (long long)getppid()); /* lwlock's pid */
-    /* The marker and its flag change together, as the handler sees them. */
+    for (int i = 0; i < section_names; i++)
+        record("enter", names[i], o->id, o->round, token ? atoll(tokens[i]) : 0);
+    record("parent", names[0], o->id, o->round, (long long)getppid()); /* lwlock's pid */
+    /* The markers and their flags change together, as the handler sees
+     * them. */
     block_term(SIG_BLOCK);
-    have_marker = token ? take_marker(o, name, o->round) : 0;
+    for (int i = 0; token && i < section_names; i++)
+        taken |= take_marker(o, names[i], o->round) << i;
+    have_markers = taken;
     block_term(SIG_UNBLOCK);
     sleep_ms(o->hold_ms);
     /* From here the handler must not unlink a marker that may be the next
      * holder's; a loss now is after our exit anyway. */
     block_term(SIG_BLOCK);
-    record("exit", name, o->id, o->round, 0);
-    if (have_marker)
-        unlink(marker_file);
+    for (int i = 0; i < section_names; i++)
+        record("exit", names[i], o->id, o->round, 0);
+    for (int i = 0; i < section_names; i++)
+        if (have_markers & (1 << i))
+            unlink(marker_file[i]);
     return 0;
 }
 

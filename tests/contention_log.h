@@ -2,8 +2,9 @@
  * tests/contention_log.h - what the contenders write (contender.c says
  * how), read back: the summary each prints at its end, and the log of
  * their critical sections, judged: each holder-round is an interval
- * [enter, min(exit, lost)] (a holder believes it holds until it leaves or
- * is told it lost the lock).  Two intervals of different holders on one
+ * [enter, min(exit, lost)] on each of its names (a multi-lock's set: one
+ * per name) (a holder believes it holds until it leaves or is told it
+ * lost the lock).  Two intervals of different holders on one
  * lock that overlap are a violation; on a read-write lock, two that
  * overlap with a writer among them; on a semaphore, more inside at once
  * than its permits.  Shared by test_contention and test_fault_model (one
@@ -78,13 +79,18 @@ static inline struct record *read_log(const char *log_path, size_t *count)
     return recs;
 }
 
+/* One holder-round on one name: a multi-lock's round logs each of its
+ * names, each an interval of its own (grouped by holder and round only,
+ * a set's second name went unchecked, its lines taken for the first's). */
 static inline int by_holder_round(const struct record *x, const struct record *y)
 {
     int c = strcmp(x->holder, y->holder);
 
     if (c)
         return c;
-    return (x->round > y->round) - (x->round < y->round);
+    if (x->round != y->round)
+        return (x->round > y->round) - (x->round < y->round);
+    return strcmp(x->name, y->name);
 }
 
 static inline int by_holder_round_time(const void *a, const void *b)
@@ -104,8 +110,8 @@ struct interval {
     long long token;
 };
 
-/* The interval of the records recs[0..n) of one holder-round; 0 when it
- * never entered. */
+/* The interval of the records recs[0..n) of one holder-round on one
+ * name; 0 when it never entered there. */
 static inline int make_interval(const struct record *recs, size_t n, struct interval *iv)
 {
     uint64_t exit_ns = 0;

@@ -19,6 +19,8 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <semaphore.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -34,7 +36,7 @@
 #define SHORT_FAULT_MS 400              /* renewals are only delayed */
 #define WAIT_EXIT_MS 30000 /* lwlock's wait (1 s) and command timeout (3 s), and more */
 #define MAX_SHOWN 8
-#define MAX_CONTENDERS 12
+#define MAX_CONTENDERS 16
 
 static char dir[256];       /* the test's temporary directory */
 static char log_path[300];  /* the shared log */
@@ -81,13 +83,56 @@ struct contender {
     int names;          /* how many; 0: NAMES (1 for permits) */
     int max_inflight;   /* a client's in-flight cap; 0: the default */
     int lease_ms;       /* 0: LEASE_MS */
+    int hold_min_ms;    /* critical sections of hold_min_ms..hold_max_ms; 0: 1 */
+    const char *clock;  /* its wall clock: libfaketime's timestamp file of
+                           that name in dir (the includer defines
+                           LIBFAKETIME_PATH); NULL: the true clock */
 };
+
+/* Child: c's wall clock is its file's, libfaketime preloaded into the
+ * contender and every process it starts (lwlock, its COMMAND), never into
+ * redis-server.  The file is read at every reading of the wall clock
+ * (FAKETIME_NO_CACHE), so that a test moves it while the contender runs;
+ * CLOCK_MONOTONIC (the log's, the library's timing of leases) and
+ * CLOCK_BOOTTIME stay true (FAKETIME_DONT_FAKE_MONOTONIC). */
+static inline void preload_clock(const struct contender *c)
+{
+    char file[300];
+
+    if (!c->clock)
+        return;
+#ifdef LIBFAKETIME_PATH
+    snprintf(file, sizeof file, "%s/%s", dir, c->clock);
+    setenv("LD_PRELOAD", LIBFAKETIME_PATH, 1);
+    setenv("FAKETIME_TIMESTAMP_FILE", file, 1);
+    setenv("FAKETIME_NO_CACHE", "1", 1);
+    setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
+#else
+    (void)file;
+    fprintf(stderr, "contender %s: a clock of its own needs LIBFAKETIME_PATH\n", c->id);
+    _exit(127);
+#endif
+}
+
+/* libfaketime's first process of a tree (a contender with a clock: what
+ * it starts inherit them) makes a semaphore and shared memory named by its
+ * pid, and removes them as it exits, not when it is killed: once it is
+ * gone, removed here too (a later process of that pid would go without). */
+static inline void forget_clock(pid_t pid)
+{
+    char name[64];
+
+    snprintf(name, sizeof name, "/faketime_shm_%ld", (long)pid);
+    shm_unlink(name);
+    snprintf(name, sizeof name, "/faketime_sem_%ld", (long)pid);
+    sem_unlink(name);
+}
 
 /* Child: contender MODE ... with stdout and stderr to files of dir. */
 static inline void exec_contender(const struct contender *c)
 {
     char port[16], names[16], lease[16], wait[16], hold[16], idle[16], stop[300], out[300],
-        permits[16], cap[16];
+        permits[16], cap[16], hold_min[16];
     int fd;
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -105,16 +150,18 @@ static inline void exec_contender(const struct contender *c)
     snprintf(lease, sizeof lease, "%d", c->lease_ms ? c->lease_ms : LEASE_MS);
     snprintf(wait, sizeof wait, "%d", c->wait_ms);
     snprintf(hold, sizeof hold, "%d", c->hold_max_ms);
+    snprintf(hold_min, sizeof hold_min, "%d", c->hold_min_ms);
     snprintf(idle, sizeof idle, "%d", c->idle_max_ms);
     snprintf(stop, sizeof stop, "%s/stop", dir);
+    preload_clock(c);
     /* No --kind: --names once more, which changes nothing; --permits 0: a
      * lock. */
     execl(CONTENDER_PATH, CONTENDER_PATH, c->mode, "--port", port, "--names", names,
           c->kind ? "--kind" : "--names", c->kind ? c->kind : names, "--lease-ms", lease,
-          "--wait-ms", wait, "--hold-max-ms", hold, "--idle-max-ms", idle, "--permits", permits,
-          "--prefix", c->prefix ? c->prefix : "lock", "--max-inflight", cap, "--deadline-ms",
-          "120000", "--stop", stop, "--log", log_path, "--id", c->id, "--lwlock", LWLOCK_PATH,
-          LAST_ARGS);
+          "--wait-ms", wait, "--hold-min-ms", hold_min, "--hold-max-ms", hold, "--idle-max-ms",
+          idle, "--permits", permits, "--prefix", c->prefix ? c->prefix : "lock",
+          "--max-inflight", cap, "--deadline-ms", "120000", "--stop", stop, "--log", log_path,
+          "--id", c->id, "--lwlock", LWLOCK_PATH, LAST_ARGS);
     _exit(127);
 }
 
