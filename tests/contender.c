@@ -48,12 +48,13 @@
  *
  * The log: one line per event, appended with a single write(2) to a file
  * opened O_APPEND (atomic for short lines, whichever process writes):
- *   <kind> <name> <holder-id> <round> <CLOCK_MONOTONIC ns> [<extra>]
+ *   <kind> <name> <holder-id> <round> <lw_clock_now() ns> [<extra>]
  * kinds: enter (extra: the fencing token), exit, lost (extra: the reason,
  * 0 for a signal), clash (the marker below was taken), parent (a section's:
- * extra, lwlock's pid, which names its field in a fair lock's queue).  CLOCK_MONOTONIC is
- * one clock for every process of the machine, so lines of different
- * processes compare.
+ * extra, lwlock's pid, which names its field in a fair lock's queue).
+ * lw_clock_now() (CLOCK_BOOTTIME) is one clock for every process of the
+ * machine, the injector's and the library's too, so lines of different
+ * processes compare; and no clock fault of the tests moves it.
  *
  * "Nobody else is inside" is checked live with a marker per name (FILE.
  * NAME.inside, O_CREAT|O_EXCL at enter, unlinked at exit by its creator):
@@ -123,10 +124,7 @@ static int log_fd = -1;
 
 static uint64_t now_ns(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return lw_clock_now();
 }
 
 static void sleep_ms(long ms)

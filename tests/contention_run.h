@@ -93,8 +93,8 @@ struct contender {
  * contender and every process it starts (lwlock, its COMMAND), never into
  * redis-server.  The file is read at every reading of the wall clock
  * (FAKETIME_NO_CACHE), so that a test moves it while the contender runs;
- * CLOCK_MONOTONIC (the log's, the library's timing of leases) and
- * CLOCK_BOOTTIME stay true (FAKETIME_DONT_FAKE_MONOTONIC). */
+ * CLOCK_MONOTONIC and CLOCK_BOOTTIME (the log's, the library's timing of
+ * leases) stay true (FAKETIME_DONT_FAKE_MONOTONIC). */
 static inline void preload_clock(const struct contender *c)
 {
     char file[300];

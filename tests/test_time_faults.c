@@ -676,8 +676,8 @@ static void read_clocks(int to, FILE *from, struct reading *r)
  * The tests' premise, checked: a process started as a moved contender is
  * (contention_run.h's preload_clock()) reads the wall clock its file says,
  * and a step of the file moves it while it runs, by as much; its
- * CLOCK_MONOTONIC (the log's clock, the library's timing of leases) and
- * CLOCK_BOOTTIME stay true.  Without it the cases below would pass for
+ * CLOCK_MONOTONIC and CLOCK_BOOTTIME (the log's clock, the library's
+ * timing of leases) stay true.  Without it the cases below would pass for
  * want of a moved clock.
  */
 Test(time_faults, a_clock_file_moves_a_running_process, .init = setup, .fini = teardown,
