@@ -77,8 +77,11 @@ esac
 
 export LD_LIBRARY_PATH=$(dirname "$(find "$tmp/root" -name 'libleasewheel.so' | head -n 1)")
 for exe in "$tmp/use" "$tmp/cmake/use_hpp"; do
-    if ! ldd "$exe" | grep -q "libleasewheel.so.* => $tmp/"; then
-        echo "$exe does not load the installed library:"; ldd "$exe"; exit 1
+    # ldd's whole output first: grep -q stops reading at its match, and
+    # under pipefail ldd's SIGPIPE then failed the check at random.
+    libs=$(ldd "$exe")
+    if ! grep -q "libleasewheel.so.* => $tmp/" <<<"$libs"; then
+        echo "$exe does not load the installed library:"; echo "$libs"; exit 1
     fi
 done
 
