@@ -233,6 +233,8 @@ struct lw_lock {
     size_t channel_len;
     char *token_key; /* redisson_lock_token:{name} */
     size_t token_len;
+    _Atomic int fenced; /* first acquires draw a fencing token
+                           (lw_lock_set_fenced()) */
     /* A fair lock's: redisson_lock_queue:{name},
      * redisson_lock_timeout:{name}, leasewheel_lock_place:{name}; NULL
      * for the other kinds. */
@@ -245,6 +247,20 @@ struct lw_lock {
     size_t len;
     char name[];
 };
+
+/* The key a script's first acquire of lock draws its fencing token from:
+ * the name's counter when the handle is fenced, else the lock's own name,
+ * which tells the script to draw none (scripts.c, LUA_TOKEN).  Its length
+ * into *len. */
+static inline const char *lock_token_key(const struct lw_lock *lock, size_t *len)
+{
+    if (atomic_load_explicit(&lock->fenced, memory_order_relaxed)) {
+        *len = lock->token_len;
+        return lock->token_key;
+    }
+    *len = lock->len;
+    return lock->name;
+}
 
 /* A call in progress, from the API call until its completion: an op of
  * one of these kinds.  OP_UNDO: an acquire whose reply came too late, or

@@ -105,7 +105,7 @@ static int fair_keys(struct lw_lock *lock)
 
 /* A handle of kind (enum lease_kind_id): a lock, or the read or the write
  * lock of a read-write lock.  Read-write locks have their own channel,
- * Redisson's redisson_rwlock:{name}; a write lock's fencing tokens come
+ * Redisson's redisson_rwlock:{name}; a fenced write lock's tokens come
  * from the name's counter, as a lock's. */
 /* How each kind of handle is asked for (way.h). */
 static const struct lock_way *const ways[KIND_COUNT] = {
@@ -175,6 +175,14 @@ int lw_lock_set_max_hold(struct lw_lock *lock, uint64_t max_hold_ms)
     if (max_hold_ms > LW_MAX_LEASE_MS * 1000ull)
         return LW_ERANGE;
     atomic_store_explicit(&lock->max_hold_ms, max_hold_ms, memory_order_relaxed);
+    return 0;
+}
+
+int lw_lock_set_fenced(struct lw_lock *lock, int fenced)
+{
+    if (!lock || lock->kind == KIND_READ || (fenced != 0 && fenced != 1))
+        return LW_EINVAL;
+    atomic_store_explicit(&lock->fenced, fenced, memory_order_relaxed);
     return 0;
 }
 

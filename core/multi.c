@@ -388,8 +388,10 @@ static int format_group(struct multi_op *op, size_t g, const uint32_t *counts)
             const struct lw_lock *lock = m->locks[from + i];
 
             argv[at] = lock->name, lens[at++] = lock->len;
-            argv[at] = counts ? lock->channel : lock->token_key;
-            lens[at++] = counts ? lock->channel_len : lock->token_len;
+            if (counts)
+                argv[at] = lock->channel, lens[at++] = lock->channel_len;
+            else
+                argv[at] = lock_token_key(lock, &lens[at]), at++;
             modes[i] = mode_of(lock);
         }
         if (!counts) {

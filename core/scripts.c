@@ -20,8 +20,9 @@
  * as a PEXPIRE does.  A script that reads TIME before it writes must be
  * replicated by its effects: the only way from Redis 5 (and 7's only
  * one), asked for on 3.2 and 4. */
+#define LUA_EFFECTS "if redis.replicate_commands then redis.replicate_commands() end "
 #define LUA_NOW                                                           \
-    "if redis.replicate_commands then redis.replicate_commands() end "    \
+    LUA_EFFECTS                                                           \
     "local function now_ms() "                                            \
     "  local t = redis.call('time') "                                     \
     "  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) " \
@@ -36,6 +37,32 @@
     "  local t = redis.call('time') "                          \
     "  r[#r + 1] = tonumber(t[1]) * 1000000 + tonumber(t[2]) " \
     "  return r "                                              \
+    "end "
+
+/* Fencing tokens (lock.c, lw_lock_set_fenced()).  draw_token() is a
+ * first acquire's: the name's counter (Redisson's RFencedLock's,
+ * redisson_lock_token:{name}) counted up; when it is missing (never made,
+ * or lost with Redis's data) it is made at Redis's clock in microseconds,
+ * above every token a counter could have given before (a million
+ * acquires a second it cannot reach), unless Redis's clock stepped back
+ * past it.  token_of() is a re-entry's: the counter as it is.  A handle
+ * that draws no token passes the lock's own name for the counter (a key
+ * of its slot): 0, and no key made.  The caller's script starts with
+ * LUA_EFFECTS: TIME before a write. */
+#define LUA_TOKEN                                                          \
+    "local function draw_token(counter, name) "                            \
+    "  if counter == name then return 0 end "                              \
+    "  if redis.call('exists', counter) == 1 then "                        \
+    "    return redis.call('incr', counter) "                              \
+    "  end "                                                               \
+    "  local t = redis.call('time') "                                      \
+    "  local v = string.format('%d%06d', tonumber(t[1]), tonumber(t[2])) " \
+    "  redis.call('set', counter, v) "                                     \
+    "  return tonumber(v) "                                                \
+    "end "                                                                 \
+    "local function token_of(counter, name) "                              \
+    "  if counter == name then return 0 end "                              \
+    "  return tonumber(redis.call('get', counter) or '0') "                \
     "end "
 
 /* The channel of the lock at key k, by Redisson's prefixName rule (lock.c's
@@ -78,7 +105,9 @@
     "  if value > 0 then redis.call(publish, KEYS[3], value) end "              \
     "end "
 
-/* renew_permit(timeout, id, expiry) moves one id to a new expiry if it
+/* renew_permit(timeout, id, expiry) moves one id to a new expiry (a
+ * string: the callers format it once, where a Lua number would be
+ * formatted again by every call it is passed to) if it
  * is still there (after a reclaim, that is "there and not expired"): 1,
  * or 0 when it is gone, and is never added back (XX).  It only ever
  * raises the score (GT): a renewal that reaches Redis after a later one
@@ -282,25 +311,28 @@
 const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     /* Acquire.  Free, or ours already: take a hold and set the lease (a
      * reentrant acquire only lengthens it: a short explicit lease must not
-     * cut the watchdog's short).  A first acquire increments the fencing
-     * counter; a reentrant one reads it.  Returns {token, holds}, or the
+     * cut the watchdog's short).  A first acquire draws the fencing token
+     * (draw_token(): 0 for a handle that draws none); a reentrant one reads
+     * it.  Returns {token, holds}, or the
      * holder's PTTL when held by another; {-1}: the name is a read-write
      * lock's (a `mode` field), not to be touched. */
     [SCRIPT_LOCK] =
-        "if redis.call('exists', KEYS[1]) == 0 then "
-        "  redis.call('hincrby', KEYS[1], ARGV[2], 1) "
-        "  redis.call('pexpire', KEYS[1], ARGV[1]) "
-        "  return {redis.call('incr', KEYS[2]), 1} "
-        "end "
-        "if redis.call('hexists', KEYS[1], 'mode') == 1 then return {-1} end "
-        "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
-        "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
-        "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
-        "    redis.call('pexpire', KEYS[1], ARGV[1]) "
-        "  end "
-        "  return {tonumber(redis.call('get', KEYS[2]) or '0'), holds} "
-        "end "
-        "return redis.call('pttl', KEYS[1])",
+        LUA_EFFECTS
+            LUA_TOKEN
+    "if redis.call('exists', KEYS[1]) == 0 then "
+    "  redis.call('hincrby', KEYS[1], ARGV[2], 1) "
+    "  redis.call('pexpire', KEYS[1], ARGV[1]) "
+    "  return {draw_token(KEYS[2], KEYS[1]), 1} "
+    "end "
+    "if redis.call('hexists', KEYS[1], 'mode') == 1 then return {-1} end "
+    "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
+    "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
+    "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
+    "    redis.call('pexpire', KEYS[1], ARGV[1]) "
+    "  end "
+    "  return {token_of(KEYS[2], KEYS[1]), holds} "
+    "end "
+    "return redis.call('pttl', KEYS[1])",
 
     /* Release one hold.  -1: not ours (untouched).  Otherwise the holds
      * left; at 0 the key is gone and waiters are told.  A partial unlock
@@ -325,22 +357,24 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * Then the waiter's lease is lengthened as a reentrant acquire's is:
      * the client counts it from this call, not from the one that ran. */
     [SCRIPT_HANDOFF] =
-        "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then "
-        "  if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
-        "    if redis.call('pttl', KEYS[1]) < tonumber(ARGV[3]) then "
-        "      redis.call('pexpire', KEYS[1], ARGV[3]) "
-        "    end "
-        "    return {-2, tonumber(redis.call('get', KEYS[2]) or '0'), "
-        "            tonumber(redis.call('hget', KEYS[1], ARGV[2]))} "
-        "  end "
-        "  return {-1} "
-        "end "
-        "local holds = redis.call('hincrby', KEYS[1], ARGV[1], -1) "
-        "if holds > 0 then return {holds} end "
-        "redis.call('del', KEYS[1]) "
-        "redis.call('hincrby', KEYS[1], ARGV[2], 1) "
-        "redis.call('pexpire', KEYS[1], ARGV[3]) "
-        "return {0, redis.call('incr', KEYS[2]), 1}",
+        LUA_EFFECTS
+            LUA_TOKEN
+    "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then "
+    "  if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
+    "    if redis.call('pttl', KEYS[1]) < tonumber(ARGV[3]) then "
+    "      redis.call('pexpire', KEYS[1], ARGV[3]) "
+    "    end "
+    "    return {-2, token_of(KEYS[2], KEYS[1]), "
+    "            tonumber(redis.call('hget', KEYS[1], ARGV[2]))} "
+    "  end "
+    "  return {-1} "
+    "end "
+    "local holds = redis.call('hincrby', KEYS[1], ARGV[1], -1) "
+    "if holds > 0 then return {holds} end "
+    "redis.call('del', KEYS[1]) "
+    "redis.call('hincrby', KEYS[1], ARGV[2], 1) "
+    "redis.call('pexpire', KEYS[1], ARGV[3]) "
+    "return {0, draw_token(KEYS[2], KEYS[1]), 1}",
 
     /* Release one hold, but the last leaves the lock to expire ARGV[2] ms
      * from now instead of deleting it (lw_unlock_after: a minimum hold,
@@ -474,7 +508,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "if redis.call('exists', KEYS[1]) == 0 then return {-1} end "
     "count() "
     "local now = now_ms() "
-    "local expiry = now + tonumber(ARGV[2]) "
+    "local expiry = string.format('%d', now + tonumber(ARGV[2])) "
     "reclaim(now, ARGV[3]) "
     "if redis.call('zscore', KEYS[2], ARGV[4]) then "
     "  for i = 4, #ARGV do renew_permit(KEYS[2], ARGV[i], expiry) end "
@@ -728,27 +762,29 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "return left",
 
     /* Write acquire: free, or the caller's own re-entry (the lease only
-     * lengthened, as a lock's).  A first one takes the name's next fencing
-     * token.  {-3}: the caller reads this lock (no upgrade: it would wait on
+     * lengthened, as a lock's).  A first one draws the name's next fencing
+     * token (draw_token()).  {-3}: the caller reads this lock (no upgrade: it would wait on
      * itself). */
     [SCRIPT_WRITE_LOCK] =
-        "local mode = redis.call('hget', KEYS[1], 'mode') "
-        "if mode == false then "
-        "  if redis.call('exists', KEYS[1]) == 1 then return {-1} end "
-        "  redis.call('hset', KEYS[1], 'mode', 'write') "
-        "  redis.call('hset', KEYS[1], ARGV[2], 1) "
-        "  redis.call('pexpire', KEYS[1], ARGV[1]) "
-        "  return {redis.call('incr', KEYS[2]), 1} "
-        "end "
-        "if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
-        "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
-        "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
-        "    redis.call('pexpire', KEYS[1], ARGV[1]) "
-        "  end "
-        "  return {tonumber(redis.call('get', KEYS[2]) or '0'), holds} "
-        "end "
-        "if redis.call('hexists', KEYS[1], ARGV[3]) == 1 then return {-3} end "
-        "return redis.call('pttl', KEYS[1])",
+        LUA_EFFECTS
+            LUA_TOKEN
+    "local mode = redis.call('hget', KEYS[1], 'mode') "
+    "if mode == false then "
+    "  if redis.call('exists', KEYS[1]) == 1 then return {-1} end "
+    "  redis.call('hset', KEYS[1], 'mode', 'write') "
+    "  redis.call('hset', KEYS[1], ARGV[2], 1) "
+    "  redis.call('pexpire', KEYS[1], ARGV[1]) "
+    "  return {draw_token(KEYS[2], KEYS[1]), 1} "
+    "end "
+    "if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
+    "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
+    "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
+    "    redis.call('pexpire', KEYS[1], ARGV[1]) "
+    "  end "
+    "  return {token_of(KEYS[2], KEYS[1]), holds} "
+    "end "
+    "if redis.call('hexists', KEYS[1], ARGV[3]) == 1 then return {-3} end "
+    "return redis.call('pttl', KEYS[1])",
 
     /* Write release: at the last hold the field goes; the hash too when
      * only `mode` is left, else `mode` turns read (the owner still reads).
@@ -798,7 +834,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     [SCRIPT_RENEW_PERMIT] =
         LUA_RENEW_PERMITS
     "local now = now_ms() "
-    "local expiry = now + tonumber(ARGV[1]) "
+    "local expiry = string.format('%d', now + tonumber(ARGV[1])) "
     "local state, renewed = {}, {} "
     "for i = 1, #KEYS / 2 do "
     "  local name, timeout = KEYS[2 * i - 1], KEYS[2 * i] "
@@ -818,7 +854,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         LUA_RENEW_PERMITS
     "local n = (#ARGV - 3) / 2 "
     "local now = now_ms() "
-    "local expiry = now + tonumber(ARGV[n + 1]) "
+    "local expiry = string.format('%d', now + tonumber(ARGV[n + 1])) "
     "local state, renewed = {}, {} "
     "for i = 1, n do "
     "  local name = ARGV[i] "
@@ -853,6 +889,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * answers the lock's PTTL. */
     [SCRIPT_FAIR_LOCK] =
         LUA_FAIR
+            LUA_TOKEN
     "local now, me, place_ms = now_ms(), ARGV[2], tonumber(ARGV[7]) "
     "if prune(now) then wake(ARGV[4], ARGV[5], me) end "
     "local head = redis.call('lindex', KEYS[2], 0) "
@@ -864,7 +901,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "  for i = 1, #keys do redis.call('zincrby', KEYS[3], -tonumber(ARGV[3]), keys[i]) end "
     "  redis.call('hincrby', KEYS[1], me, 1) "
     "  redis.call('pexpire', KEYS[1], ARGV[1]) "
-    "  return {redis.call('incr', KEYS[5]), 1} "
+    "  return {draw_token(KEYS[5], KEYS[1]), 1} "
     "end "
     "if redis.call('hexists', KEYS[1], 'mode') == 1 then return {-1} end "
     "if redis.call('hexists', KEYS[1], me) == 1 then "
@@ -872,7 +909,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
     "    redis.call('pexpire', KEYS[1], ARGV[1]) "
     "  end "
-    "  return {tonumber(redis.call('get', KEYS[5]) or '0'), holds} "
+    "  return {token_of(KEYS[5], KEYS[1]), holds} "
     "end "
     "local pttl = redis.call('pttl', KEYS[1]) "
     "if ARGV[6] == '0' then return pttl end "
@@ -987,44 +1024,46 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * ...} per name; {0, i, pttl}: name i held by another; {-1, i}: name
      * i is the other kind of lock; {-3, i}: the caller reads name i. */
     [SCRIPT_MULTI_LOCK] =
-        "local lease, field, n = ARGV[1], ARGV[2], #KEYS / 2 "
-        "for i = 1, n do "
-        "  local name = KEYS[2 * i - 1] "
-        "  if ARGV[2 + i] == 'w' then "
-        "    local mode = redis.call('hget', name, 'mode') "
-        "    if mode == false then "
-        "      if redis.call('exists', name) == 1 then return {-1, i} end "
-        "    elseif not (mode == 'write' and redis.call('hexists', name, field .. ':write') == 1) then "
-        "      if redis.call('hexists', name, field) == 1 then return {-3, i} end "
-        "      return {0, i, redis.call('pttl', name)} "
-        "    end "
-        "  elseif redis.call('exists', name) == 1 then "
-        "    if redis.call('hexists', name, 'mode') == 1 then return {-1, i} end "
-        "    if redis.call('hexists', name, field) == 0 then "
-        "      return {0, i, redis.call('pttl', name)} "
-        "    end "
-        "  end "
-        "end "
-        "local r = {1} "
-        "for i = 1, n do "
-        "  local name, token, f = KEYS[2 * i - 1], KEYS[2 * i], field "
-        "  if ARGV[2 + i] == 'w' then "
-        "    f = field .. ':write' "
-        "    redis.call('hset', name, 'mode', 'write') "
-        "  end "
-        "  local holds = redis.call('hincrby', name, f, 1) "
-        "  if holds == 1 then "
-        "    redis.call('pexpire', name, lease) "
-        "    r[#r + 1] = redis.call('incr', token) "
-        "  else "
-        "    if redis.call('pttl', name) < tonumber(lease) then "
-        "      redis.call('pexpire', name, lease) "
-        "    end "
-        "    r[#r + 1] = tonumber(redis.call('get', token) or '0') "
-        "  end "
-        "  r[#r + 1] = holds "
-        "end "
-        "return r",
+        LUA_EFFECTS
+            LUA_TOKEN
+    "local lease, field, n = ARGV[1], ARGV[2], #KEYS / 2 "
+    "for i = 1, n do "
+    "  local name = KEYS[2 * i - 1] "
+    "  if ARGV[2 + i] == 'w' then "
+    "    local mode = redis.call('hget', name, 'mode') "
+    "    if mode == false then "
+    "      if redis.call('exists', name) == 1 then return {-1, i} end "
+    "    elseif not (mode == 'write' and redis.call('hexists', name, field .. ':write') == 1) then "
+    "      if redis.call('hexists', name, field) == 1 then return {-3, i} end "
+    "      return {0, i, redis.call('pttl', name)} "
+    "    end "
+    "  elseif redis.call('exists', name) == 1 then "
+    "    if redis.call('hexists', name, 'mode') == 1 then return {-1, i} end "
+    "    if redis.call('hexists', name, field) == 0 then "
+    "      return {0, i, redis.call('pttl', name)} "
+    "    end "
+    "  end "
+    "end "
+    "local r = {1} "
+    "for i = 1, n do "
+    "  local name, token, f = KEYS[2 * i - 1], KEYS[2 * i], field "
+    "  if ARGV[2 + i] == 'w' then "
+    "    f = field .. ':write' "
+    "    redis.call('hset', name, 'mode', 'write') "
+    "  end "
+    "  local holds = redis.call('hincrby', name, f, 1) "
+    "  if holds == 1 then "
+    "    redis.call('pexpire', name, lease) "
+    "    r[#r + 1] = draw_token(token, name) "
+    "  else "
+    "    if redis.call('pttl', name) < tonumber(lease) then "
+    "      redis.call('pexpire', name, lease) "
+    "    end "
+    "    r[#r + 1] = token_of(token, name) "
+    "  end "
+    "  r[#r + 1] = holds "
+    "end "
+    "return r",
 
     /* A multi-lock's group given back, released or trimmed: count holds
      * of each name less, as the lock's or the write lock's own release

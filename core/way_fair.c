@@ -145,21 +145,23 @@ static int format_fair_acquire(struct op *op, const char *field, size_t flen)
 {
     const struct lw_lock *lock = op->lock;
     const struct lw_client *c = lock->client;
-    const char *publish = client_publish_command(c);
+    const char *publish = client_publish_command(c), *token;
     char lease[24], wait[24];
+    size_t tlen;
 
     way_lease_arg(op, lease);
     snprintf(wait, sizeof wait, "%llu", (unsigned long long)c->fair_wait_ms);
+    token = lock_token_key(lock, &tlen);
     lw_request_clear(&op->req);
     return lw_request_evalsha(
         &op->req, SCRIPT_FAIR_LOCK, 5, 12,
         (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1], lock->fair_keys[2],
-                         lock->token_key, lease, field, wait, lock->channel, publish,
+                         token, lease, field, wait, lock->channel, publish,
                          lw_clock_now() < op->w.deadline_ns ? "1" : "0",
                          c->kind_lease_str[KIND_PLACE]},
-        (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2],
-                   lock->token_len, strlen(lease), flen, strlen(wait), lock->channel_len,
-                   strlen(publish), 1, c->kind_lease_len[KIND_PLACE]});
+        (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2], tlen,
+                   strlen(lease), flen, strlen(wait), lock->channel_len, strlen(publish), 1,
+                   c->kind_lease_len[KIND_PLACE]});
 }
 
 /* A fair lock's command (scripts.c, SCRIPT_FAIR_*): its acquire, its

@@ -3,7 +3,8 @@
  * row of the ways (way.h).
  *
  * The hash `name`, field "<client id>:<owner>", value the owner's hold
- * count; the fencing token's counter beside it (RedissonFencedLock); the
+ * count; when the handle is fenced, the fencing token's counter beside
+ * it (RedissonFencedLock's); the
  * channel redisson_lock__channel:{name}, on which an unlock publishes 0.
  * Beyond Redisson: an unlock of this client's hands the lock to its first
  * waiter in the same script (SCRIPT_HANDOFF: lock.c chooses the waiter),
@@ -26,26 +27,29 @@ static int format_handoff(struct op *op, const char *field, size_t flen)
     const struct lw_lock *lock = op->lock;
     const struct op *w = op->handoff;
     char wfield[FIELD_MAX], lease[24];
-    size_t wlen = client_field(lock->client, w->owner, wfield);
+    size_t wlen = client_field(lock->client, w->owner, wfield), tlen;
+    const char *token = lock_token_key(w->lock, &tlen); /* the waiter's handle's */
 
     way_lease_arg(w, lease);
     return lw_request_evalsha(&op->req, SCRIPT_HANDOFF, 2, 5,
-                              (const char *[]){lock->name, lock->token_key, field, wfield, lease},
-                              (size_t[]){lock->len, lock->token_len, flen, wlen, strlen(lease)});
+                              (const char *[]){lock->name, token, field, wfield, lease},
+                              (size_t[]){lock->len, tlen, flen, wlen, strlen(lease)});
 }
 
 static int format(struct op *op, const char *field, size_t flen)
 {
     const struct lw_lock *lock = op->lock;
-    const char *publish = NULL;
+    const char *publish = NULL, *token;
     char lease[24];
+    size_t tlen;
 
     switch (op->kind) {
     case OP_ACQUIRE:
         way_lease_arg(op, lease);
+        token = lock_token_key(lock, &tlen);
         return lw_request_evalsha(&op->req, SCRIPT_LOCK, 2, 4,
-                                  (const char *[]){lock->name, lock->token_key, lease, field},
-                                  (size_t[]){lock->len, lock->token_len, strlen(lease), flen});
+                                  (const char *[]){lock->name, token, lease, field},
+                                  (size_t[]){lock->len, tlen, strlen(lease), flen});
     case OP_UNLOCK:
         if (op->handoff) /* to the first waiter, with its lease */
             return format_handoff(op, field, flen);

@@ -79,18 +79,19 @@ static int format_rw(struct op *op, const char *field, size_t flen)
 {
     const struct lw_lock *lock = op->lock;
     int write = lock->kind == KIND_WRITE;
-    const char *mode = write ? "write" : "read", *publish;
+    const char *mode = write ? "write" : "read", *publish, *token;
     char lease[24];
+    size_t tlen;
 
     switch (op->kind) {
     case OP_ACQUIRE:
         if (!write)
             return format_read(op, field, flen);
         way_lease_arg(op, lease);
-        return lw_request_evalsha(
-            &op->req, SCRIPT_WRITE_LOCK, 2, 5,
-            (const char *[]){lock->name, lock->token_key, lease, field, field},
-            (size_t[]){lock->len, lock->token_len, strlen(lease), flen, flen - 6});
+        token = lock_token_key(lock, &tlen);
+        return lw_request_evalsha(&op->req, SCRIPT_WRITE_LOCK, 2, 5,
+                                  (const char *[]){lock->name, token, lease, field, field},
+                                  (size_t[]){lock->len, tlen, strlen(lease), flen, flen - 6});
     case OP_UNLOCK:
     case OP_UNDO:
     case OP_TRIM:

@@ -642,8 +642,9 @@ class mutex
     }
 
     /* The fencing token of the calling thread's current hold (the lock's
-     * counter as of its first acquire: reentrant locks see the same).
-     * Meaningful to the holder only; 0 before any. */
+     * counter as of its first acquire: reentrant locks see the same), when
+     * the mutex is fenced (set_fenced()).  Meaningful to the holder only;
+     * 0 before any, and when not fenced. */
     std::uint64_t token() const noexcept
     {
         return token_.load(std::memory_order_relaxed);
@@ -691,6 +692,20 @@ class mutex
         std::error_code ec;
         set_max_hold(d, ec);
         detail::throw_if(ec, "leasewheel::mutex::set_max_hold");
+    }
+
+    /* Whether first acquires from now on draw a fencing token (token()):
+     * Redisson's RFencedLock, whose counter stays in Redis; not by default
+     * (lw_lock_set_fenced()). */
+    void set_fenced(bool fenced, std::error_code &ec) noexcept
+    {
+        detail::assign(ec, lw_lock_set_fenced(h_, fenced ? 1 : 0));
+    }
+    void set_fenced(bool fenced)
+    {
+        std::error_code ec;
+        set_fenced(fenced, ec);
+        detail::throw_if(ec, "leasewheel::mutex::set_fenced");
     }
 
     /* Replace the unlock error handler (empty: none).  Not while other
@@ -902,8 +917,9 @@ class shared_mutex
         release(r_);
     }
 
-    /* The fencing token of the calling thread's last write acquire (reads
-     * have none); meaningful to the writer only, 0 before any. */
+    /* The fencing token of the calling thread's last write acquire, when
+     * fenced (set_fenced(); reads have none); meaningful to the writer
+     * only, 0 before any. */
     std::uint64_t token() const noexcept
     {
         return token_.load(std::memory_order_relaxed);
@@ -928,6 +944,19 @@ class shared_mutex
     lw_lock *native_write_handle() const noexcept
     {
         return w_;
+    }
+
+    /* Whether write acquires from now on draw a fencing token (token()),
+     * as mutex::set_fenced(). */
+    void set_fenced(bool fenced, std::error_code &ec) noexcept
+    {
+        detail::assign(ec, lw_lock_set_fenced(w_, fenced ? 1 : 0));
+    }
+    void set_fenced(bool fenced)
+    {
+        std::error_code ec;
+        set_fenced(fenced, ec);
+        detail::throw_if(ec, "leasewheel::shared_mutex::set_fenced");
     }
 
   private:
@@ -1002,26 +1031,28 @@ class shared_mutex
  * Every client takes the names in one order, so two multi_locks over the
  * same names never wait for each other, whatever order each was given.
  * Renewed by the watchdog; a name lost is the whole set's, told once
- * (lw_lease's multi) and the rest released.  Not copyable or movable.
- * Added in 0.4.
+ * (lw_lease's multi) and the rest released.  fenced: each name draws a
+ * fencing token (tokens(); lw_lock_set_fenced(), added in 0.5).  Not
+ * copyable or movable.  Added in 0.4.
  */
 class multi_lock
 {
   public:
-    multi_lock(client &c, const std::vector<std::string_view> &names)
+    multi_lock(client &c, const std::vector<std::string_view> &names, bool fenced = false)
     {
         std::error_code ec;
-        open(c, names, ec);
+        open(c, names, fenced, ec);
         detail::throw_if(ec, "leasewheel::multi_lock");
     }
-    multi_lock(client &c, std::initializer_list<std::string_view> names)
-        : multi_lock(c, std::vector<std::string_view>(names))
+    multi_lock(client &c, std::initializer_list<std::string_view> names, bool fenced = false)
+        : multi_lock(c, std::vector<std::string_view>(names), fenced)
     {
     }
     /* On failure the lock is unusable: every call fails with LW_EINVAL. */
-    multi_lock(client &c, const std::vector<std::string_view> &names, std::error_code &ec)
+    multi_lock(client &c, const std::vector<std::string_view> &names, std::error_code &ec,
+               bool fenced = false)
     {
-        open(c, names, ec);
+        open(c, names, fenced, ec);
     }
 
     multi_lock(const multi_lock &) = delete;
@@ -1087,7 +1118,8 @@ class multi_lock
     }
 
     /* Each name's fencing token from the calling thread's last acquire, in
-     * the order given; meaningful to the holder only. */
+     * the order given, when fenced (0 each else); meaningful to the holder
+     * only. */
     std::vector<std::uint64_t> tokens() const
     {
         std::lock_guard<std::mutex> g(tokens_lock_);
@@ -1104,7 +1136,8 @@ class multi_lock
     }
 
   private:
-    void open(client &c, const std::vector<std::string_view> &names, std::error_code &ec)
+    void open(client &c, const std::vector<std::string_view> &names, bool fenced,
+              std::error_code &ec)
     {
         std::vector<lw_lock *> locks;
         int rc = 0;
@@ -1115,6 +1148,8 @@ class multi_lock
             if ((rc = lw_lock_new(c.native_handle(), n.data(), n.size(), &l)) != 0)
                 break;
             locks.push_back(l);
+            if ((rc = lw_lock_set_fenced(l, fenced ? 1 : 0)) != 0)
+                break;
         }
         if (rc == 0)
             rc = lw_multi_new(locks.data(), locks.size(), &m_);

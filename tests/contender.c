@@ -560,22 +560,24 @@ static int new_target(const struct opts *o, struct lw_client *client, const char
                       struct target *t)
 {
     size_t len = strlen(name);
+    int rc;
 
     if (o->permits) {
-        int rc = lw_semaphore_new(client, name, len, &t->sem);
-
+        rc = lw_semaphore_new(client, name, len, &t->sem);
         if (rc == 0)
             (void)lw_semaphore_try_set(t->sem, o->permits);
         return rc;
     }
+    if (o->kind && !strcmp(o->kind, "read"))
+        return lw_read_lock_new(client, name, len, &t->lock);
     if (o->kind && !strcmp(o->kind, "fair"))
-        return lw_fair_lock_new(client, name, len, &t->lock);
-    if (is_multi(o)) /* its names are plain locks */
-        return lw_lock_new(client, name, len, &t->lock);
-    if (o->kind)
-        return !strcmp(o->kind, "read") ? lw_read_lock_new(client, name, len, &t->lock)
-                                        : lw_write_lock_new(client, name, len, &t->lock);
-    return lw_lock_new(client, name, len, &t->lock);
+        rc = lw_fair_lock_new(client, name, len, &t->lock);
+    else if (o->kind && !is_multi(o)) /* a multi-lock's names are plain locks */
+        rc = lw_write_lock_new(client, name, len, &t->lock);
+    else
+        rc = lw_lock_new(client, name, len, &t->lock);
+    /* Fenced: every section logs its token, whose order the checkers read. */
+    return rc ? rc : lw_lock_set_fenced(t->lock, 1);
 }
 
 static void client_round(struct holding *h, struct target *targets, struct target *pairs,
@@ -699,6 +701,8 @@ static void exec_lwlock(const struct opts *o, const char *self, const char *name
     snprintf(permits, sizeof permits, "%d", o->permits);
     if (o->permits)
         k = append(argv, k, (const char *[]){"--permits", permits, NULL});
+    else if (!o->kind || strcmp(o->kind, "read"))
+        argv[k++] = "--fence"; /* the section logs its token */
     if (o->cacert)
         k = append(argv, k,
                    (const char *[]){"--tls", "--cacert", o->cacert, "--cert", o->cert, "--key",

@@ -215,6 +215,7 @@ CLUSTER_LOCKS_TEST(locks_on_all_masters_through_one_seed)
         struct lw_lock *l = NULL;
 
         cr_assert_eq(lw_lock_new(c, "tok", 3, &l), 0);
+        cr_assert_eq(lw_lock_set_fenced(l, 1), 0);
         cr_assert_eq(lw_lock_acquire(l, &token), 0);
         cr_assert_eq(lw_unlock(l), 0);
         cr_assert_eq(lw_lock_acquire(l, NULL), 0);

@@ -126,7 +126,7 @@ static unsigned long long run_looking(const char *seed, int m, const char *name)
 
     snprintf(port, sizeof port, "%d", cl.node[m].port);
     setenv("LWT_PORT", port, 1);
-    code = lwlock(ARGS("-c", seed, name, "sh", "-c", LWLOCK_LOOK));
+    code = lwlock(ARGS("-c", seed, "--fence", name, "sh", "-c", LWLOCK_LOOK));
     cr_assert_eq(code, 0, "%s on node %d: %d", name, m, code);
     token = looked_token(name, m);
     cr_assert_eq(node_int(m, "EXISTS %s", name), 0, "%s released", name);
@@ -573,8 +573,8 @@ Test(cluster_tools, lwlock_tls_through_one_seed_on_every_master, .init = setup_t
         name_on(m, "tls", name, sizeof name);
         setenv("LWT_SOCK", cl.node[m].unix_path, 1);
         code = lwlock(ARGS("-c", seed, "--tls", "--cacert", certs.ca_file, "--cert",
-                           certs.client_cert, "--key", certs.client_key, name, "sh", "-c",
-                           LWLOCK_LOOK_UNIX));
+                           certs.client_cert, "--key", certs.client_key, "--fence", name, "sh",
+                           "-c", LWLOCK_LOOK_UNIX));
         cr_assert_eq(code, 0, "%s on node %d: %d", name, m, code);
         cr_assert_gt(looked_token(name, m), 0);
         cr_assert_eq(node_int(m, "EXISTS %s", name), 0, "%s released", name);

@@ -258,30 +258,38 @@ static void told_in_time(const char *tag, const struct wipe_stats *st)
     cr_assert_geq(told, 1, "no holder was inside at a wiping fault: the bound went untested");
 }
 
-/* The old holder a got the lock before fault f wiped it: it entered
- * before f ended, or its fencing token is from before the wipe (the new
- * holder's counter started again).  Under lwlock, COMMAND enters only
- * after a fork and an exec, tens of ms after the acquire under ASan: an
- * acquire just before a restart can enter after it. */
-static int acquired_before(const struct interval *a, const struct interval *b,
-                           const struct span *f)
+/* Our wall clock less lw_clock_now(), in microseconds, read when a run
+ * starts: a fencing counter is made at Redis's clock in microseconds
+ * (this machine's), so a token tells when its counter was made. */
+static long long epoch_less_clock_us;
+
+static void note_epoch(void)
 {
-    return a->start <= f->end || (a->token > 0 && b->token > 0 && b->token <= a->token);
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    epoch_less_clock_us = (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 -
+                          (long long)(lw_clock_now() / 1000u);
 }
 
-/* x's fencing token is from before fault f wiped the counter: higher than
- * the new counter can have reached when x entered.  Every acquire of the
- * name since the wipe entered between f's start and x's enter (each left
- * before the next acquired), so a token drawn after the wipe is at most
- * one above their number. */
+/* x's fencing token is from before fault f wiped the counter: below f's
+ * start on Redis's clock, at which no counter made after the wipe can
+ * start (a counter made before it counts up by one an acquire, which
+ * cannot catch up with the clock's microseconds). */
 static int drew_before(const struct run *r, const struct interval *x, const struct span *f)
 {
-    long long since = 0;
+    (void)r;
+    return x->token > 0 && x->token < (long long)(f->start / 1000u) + epoch_less_clock_us;
+}
 
-    for (size_t i = 0; i < r->nivs; i++)
-        since += !strcmp(r->ivs[i].name, x->name) && r->ivs[i].start >= f->start &&
-                 r->ivs[i].start < x->start;
-    return x->token > since + 1;
+/* The old holder a got the lock before fault f wiped it: it entered
+ * before f ended, or its fencing token is from before the wipe.  Under
+ * lwlock, COMMAND enters only after a fork and an exec, tens of ms after
+ * the acquire under ASan: an acquire just before a restart can enter
+ * after it. */
+static int acquired_before(const struct run *r, const struct interval *a, const struct span *f)
+{
+    return a->start <= f->end || drew_before(r, a, f);
 }
 
 /* The holder b, which entered second, got the lock before fault f wiped
@@ -307,7 +315,7 @@ static int explained(const struct run *r, const struct overlap *o, struct wipe_s
 
     if (!f)
         return 0;
-    if (acquired_before(a, b, f))
+    if (acquired_before(r, a, f))
         old = a;
     else if (entered_late(r, a, b, f))
         old = b;
@@ -326,7 +334,8 @@ static int explained(const struct run *r, const struct overlap *o, struct wipe_s
  * holders' backs: another holder may get in before the old one is told.
  * Measured: every overlap follows such a fault, and its old holder was
  * told (or left) within a renewal period and two ticks of it.  The
- * fencing counters go with the keys: tokens start again from 1. */
+ * fencing counters go with the keys, and come back at Redis's clock in
+ * microseconds: above every token before, none goes back. */
 CONTENTION_TEST(wiping_faults_overlap_until_the_next_renewal)
 {
     static const struct contender spec[NCONTENDERS] = {
@@ -341,6 +350,7 @@ CONTENTION_TEST(wiping_faults_overlap_until_the_next_renewal)
     size_t n;
     int regressions, bad = 0;
 
+    note_epoch();
     run(spec, NCONTENDERS, wiping_faults, NWIPING, 3, 1500, &r);
     report(&r, wiping_faults, NWIPING);
     n = find_overlaps(r.ivs, r.nivs, found, sizeof found / sizeof found[0]);
@@ -359,7 +369,9 @@ CONTENTION_TEST(wiping_faults_overlap_until_the_next_renewal)
     fprintf(stderr, "contention: overlaps %zu, unexplained %d; fencing token regressions %d\n",
             n, bad, regressions);
     cr_assert_eq(bad, 0, "%d overlaps not explained by a wiping fault", bad);
-    cr_assert_geq(regressions, 1, "the counters are wiped with the locks");
+    /* A counter wiped comes back at Redis's clock: the tokens after a wipe
+     * are above those before (a regression in the log is an old holder
+     * entering late, which explained() reads from its token). */
     for (int i = 0; i < NWIPING; i++)
         cr_assert_eq(count_faults(r.faults, r.nfaults, wiping_faults[i].name), 3);
     cr_assert_geq(acquisitions(&r, 'c'), 20, "a run without work proves nothing");
@@ -389,6 +401,7 @@ CONTENTION_TEST(wiping_faults_every_kind_told_by_the_next_renewal)
     struct wipe_stats st[NWIPING] = {0};
     struct run r;
 
+    note_epoch();
     run(spec, (int)(sizeof spec / sizeof spec[0]), wiping_faults, NWIPING, 3, 1500, &r);
     report(&r, wiping_faults, NWIPING);
     holders_at_faults(&r, st);

@@ -148,7 +148,7 @@ static long long redis_int(const char *fmt, const char *key)
     return v;
 }
 
-/* The README's first program: the lock taken (token 1), released. */
+/* The README's first program: the lock taken (a fencing token), released. */
 static void first_program(const char *path)
 {
     char *argv[] = {(char *)path, port, NULL};
@@ -156,7 +156,8 @@ static void first_program(const char *path)
     char line[256];
 
     example_start(&ex, argv);
-    expect(&ex, "holding orders:42, fencing token 1", line, sizeof line);
+    expect(&ex, "holding orders:42, fencing token ", line, sizeof line);
+    cr_assert_gt(strtoull(strstr(line, "token ") + 6, NULL, 10), 0, "%s", line);
     expect(&ex, "released orders:42", line, sizeof line);
     cr_assert_eq(example_end(&ex, 0), 0, "%s failed", path);
     cr_assert_eq(redis_int("EXISTS %s", "orders:42"), 0, "the lock is left");
@@ -192,29 +193,44 @@ EXAMPLE_TEST(cxx_server)
 }
 #endif
 
+/* The term of a "leading (term N)" line. */
+static unsigned long long term_of(const char *line)
+{
+    const char *at = strstr(line, "(term ");
+
+    cr_assert(at, "no term in '%s'", line);
+    return strtoull(at + 6, NULL, 10);
+}
+
 /*
  * Two leaders for one name, on a 3 s lease (renewed every second): one
  * leads; its lock deleted behind its back, it steps down at its next
- * renewal (lost: not owner), and a leader, either, starts term 2.  At
- * SIGTERM the leader resigns and both exit 0, the lock released.
+ * renewal (lost: not owner), and a leader, either, starts a later term
+ * (the terms are the lock's fencing tokens).  At SIGTERM the leader
+ * resigns and both exit 0, the lock released.
  */
 EXAMPLE_TEST(leader)
 {
     char *argv[] = {LEADER_PATH, port, "reports", "3000", NULL};
     struct example a, b, *both[] = {&a, &b};
     char line[256];
+    unsigned long long first, second;
     int lead;
 
     example_start(&a, argv);
-    expect(&a, "leading (term 1)", line, sizeof line);
+    expect(&a, "leading (term ", line, sizeof line);
+    first = term_of(line);
+    cr_assert_gt(first, 0);
     example_start(&b, argv);
     expect(&b, "campaigning for leader:reports", line, sizeof line);
 
     cr_assert_eq(redis_int("DEL %s", "leader:reports"), 1, "the leader's lock");
     expect(&a, "stepped down after", line, sizeof line);
     cr_assert(strstr(line, "lost (not owner)"), "%s", line);
-    lead = expect_any(both, 2, "leading (term 2)", line, sizeof line, 20000);
-    cr_assert_eq(redis_int("EXISTS %s", "leader:reports"), 1, "term 2's lock");
+    lead = expect_any(both, 2, "leading (term ", line, sizeof line, 20000);
+    second = term_of(line);
+    cr_assert_gt(second, first, "'%s' after term %llu", line, first);
+    cr_assert_eq(redis_int("EXISTS %s", "leader:reports"), 1, "the second term's lock");
 
     kill(both[lead]->pid, SIGTERM);
     expect(both[lead], "resigned after", line, sizeof line);
@@ -222,7 +238,8 @@ EXAMPLE_TEST(leader)
     /* The other one may take over meanwhile: then it resigns too. */
     cr_assert_eq(example_end(both[!lead], 1), 0, "the other failed");
     cr_assert_eq(redis_int("EXISTS %s", "leader:reports"), 0, "the lock is left");
-    cr_assert_geq(redis_int("GET %s", "redisson_lock_token:{leader:reports}"), 2, "terms");
+    cr_assert_geq(redis_int("GET %s", "redisson_lock_token:{leader:reports}"), (long long)second,
+                  "terms");
 }
 
 /* The rest of what ex says until it ends, appended to out (size cap). */
@@ -294,7 +311,7 @@ EXAMPLE_TEST(leader_at_risk)
     redisReply *r;
 
     example_start(&a, argv);
-    expect(&a, "leading (term 1)", line, sizeof line);
+    expect(&a, "leading (term ", line, sizeof line);
     r = redis_server_command(&srv, "CLIENT PAUSE 1800 WRITE");
     cr_assert(r && r->type == REDIS_REPLY_STATUS, "CLIENT PAUSE");
     freeReplyObject(r);
@@ -418,7 +435,10 @@ EXAMPLE_TEST(rwlock)
     at(out, "reader 1 reading\n");
     at(out, "reader 2 reading\n");
     at(out, "reader 1: no upgrade (LW_EDEADLK)\n");
-    holding = at(out, "writer: holding report:7 alone, fencing token 1\n");
+    holding = at(out, "writer: holding report:7 alone, fencing token ");
+    cr_assert_gt(strtoull(holding + strlen("writer: holding report:7 alone, fencing token "),
+                          NULL, 10),
+                 0, "%s", out);
     cr_assert_lt(at(out, "writer: 2 readers hold report:7, waiting\n"), holding, "%s", out);
     cr_assert_lt(at(out, "reader 1 done, releasing\n"), holding, "%s", out);
     cr_assert_lt(at(out, "reader 2 done, releasing\n"), holding, "%s", out);

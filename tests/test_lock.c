@@ -22,9 +22,10 @@ REDIS_TEST(lock, reentrant_counts_and_wire_format)
     redisReply *r;
 
     cr_assert_eq(lw_is_locked(l), 0);
+    cr_assert_eq(lw_lock_set_fenced(l, 1), 0);
     cr_assert_eq(lw_lock_acquire(l, &t1), 0);
     cr_assert_eq(lw_lock_acquire(l, &t2), 0);
-    cr_assert_eq(t1, 1);
+    cr_assert_gt(t1, 0);
     cr_assert_eq(t2, t1, "a reentrant acquire sees the same token");
     cr_assert_eq(lw_hold_count(l), 2);
     cr_assert_eq(lw_is_held(l), 1);
@@ -39,7 +40,7 @@ REDIS_TEST(lock, reentrant_counts_and_wire_format)
     cr_assert_str_eq(r->element[1]->str, "2");
     freeReplyObject(r);
     cr_assert_gt(redis_int("PTTL %s", "orders"), 29000);
-    cr_assert_eq(redis_int("GET %s", "redisson_lock_token:{orders}"), 1);
+    cr_assert_eq(redis_int("GET %s", "redisson_lock_token:{orders}"), (long long)t1);
 
     cr_assert_eq(lw_unlock(l), 0);
     cr_assert_eq(lw_hold_count(l), 1);
@@ -49,9 +50,9 @@ REDIS_TEST(lock, reentrant_counts_and_wire_format)
     cr_assert_eq(redis_int("EXISTS %s", "orders"), 0);
     cr_assert_eq(lw_unlock(l), LW_ENOTOWNER);
 
-    /* The next first acquire gets a larger token. */
+    /* The next first acquire gets the next token. */
     cr_assert_eq(lw_lock_acquire(l, &t2), 0);
-    cr_assert_eq(t2, 2);
+    cr_assert_eq(t2, t1 + 1);
     cr_assert_eq(lw_unlock(l), 0);
     lw_lock_free(l);
     cr_assert_eq(lw_client_free(c), 0);
@@ -75,6 +76,7 @@ REDIS_TEST(lock, companion_keys_follow_redissons_prefix_name)
     cr_assert_eq(lw_keyslot(tagged->token_key, strlen(tagged->token_key)), tagged->slot);
     cr_assert_eq(lw_keyslot(plain->channel, strlen(plain->channel)), plain->slot);
 
+    cr_assert_eq(lw_lock_set_fenced(tagged, 1), 0);
     cr_assert_eq(lw_lock_acquire(tagged, &t), 0);
     cr_assert_eq(redis_int("GET %s", "redisson_lock_token:{user7}:cart"), (long long)t);
     cr_assert_eq(lw_unlock(tagged), 0);
@@ -83,14 +85,26 @@ REDIS_TEST(lock, companion_keys_follow_redissons_prefix_name)
     cr_assert_eq(lw_client_free(c), 0);
 }
 
-/* The token keeps increasing: across unlocks, force-unlocks, handles and
- * clients, as RFencedLock's counter at the same key does. */
+/* A fenced lock's token keeps increasing: across unlocks, force-unlocks,
+ * handles and clients, as RFencedLock's counter at the same key does; and
+ * across the counter's loss with Redis's data (a new one starts at Redis's
+ * clock in microseconds, above every token before).  A lock not fenced
+ * draws 0 and makes no counter. */
 REDIS_TEST(lock, fencing_token_keeps_increasing)
 {
     struct lw_client *a = new_client(30000, NULL), *b = new_client(30000, NULL);
     struct lw_lock *la = new_lock(a, "{t}x"), *lb = new_lock(b, "{t}x");
-    uint64_t last = 0, t = 0;
+    uint64_t last = 0, t = 1;
+    redisReply *r = redis_server_command(&srv, "TIME");
+    long long redis_us = atoll(r->element[0]->str) * 1000000 + atoll(r->element[1]->str);
 
+    freeReplyObject(r);
+    cr_assert_eq(lw_lock_acquire(la, &t), 0);
+    cr_assert_eq(t, 0, "a lock not fenced drew a token");
+    cr_assert_eq(redis_int("EXISTS %s", "redisson_lock_token:{t}x"), 0);
+    cr_assert_eq(lw_unlock(la), 0);
+    cr_assert_eq(lw_lock_set_fenced(la, 1), 0);
+    cr_assert_eq(lw_lock_set_fenced(lb, 1), 0);
     for (int i = 0; i < 6; i++) {
         struct lw_lock *l = i % 2 ? lb : la;
 
@@ -104,6 +118,13 @@ REDIS_TEST(lock, fencing_token_keeps_increasing)
             cr_assert_eq(lw_unlock(l), 0);
     }
     cr_assert_eq(redis_int("GET %s", "redisson_lock_token:{t}x"), (long long)last);
+    cr_assert_geq((long long)last, redis_us, "the counter did not start at Redis's clock");
+    /* Lost with Redis's data: the next token is still above the last. */
+    freeReplyObject(redis_server_command(&srv, "FLUSHALL"));
+    cr_assert_eq(lw_lock_acquire(lb, &t), 0);
+    cr_assert_gt(t, last, "a token after the counter's loss fell to %llu from %llu",
+                 (unsigned long long)t, (unsigned long long)last);
+    cr_assert_eq(lw_unlock(lb), 0);
     lw_lock_free(la);
     lw_lock_free(lb);
     cr_assert_eq(lw_client_free(a), 0);
@@ -137,6 +158,7 @@ REDIS_TEST(lock, an_acquire_whose_reply_was_lost_leaves_no_hold_behind)
     cfg.port = proxy_port(p);
     cr_assert_eq(lw_client_new(&cfg, &c), 0);
     l = new_lock(c, "unanswered");
+    cr_assert_eq(lw_lock_set_fenced(l, 1), 0);
     cr_assert_eq(lw_trylock(l, 0, 0, &before), 0);
     cr_assert_eq(lw_unlock(l), 0);
     tally_init(&lost.tally);
@@ -673,7 +695,7 @@ REDIS_TEST(lock, async_calls_and_free_with_waiters)
     cr_assert_eq(lw_acquire_async(la, 42, LW_WAIT_FOREVER, 0, on_outcome, &o), 0);
     cr_assert_eq(tally_wait(&o.tally, 1, 5000), 1);
     cr_assert_eq(atomic_load(&o.err), 0);
-    cr_assert_eq(atomic_load(&o.value), 1, "the token");
+    cr_assert_eq(atomic_load(&o.value), 0, "a token, not fenced");
     cr_assert_eq(lw_hold_count_async(la, 42, on_outcome, &o), 0);
     cr_assert_eq(tally_wait(&o.tally, 2, 5000), 2);
     cr_assert_eq(atomic_load(&o.value), 1);

@@ -45,8 +45,10 @@ static struct lw_multi *multi_of(struct lw_client *c, const char *const *names, 
     struct lw_lock *locks[LW_MULTI_MAX];
     struct lw_multi *m = NULL;
 
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         locks[i] = new_lock(c, names[i]);
+        cr_assert_eq(lw_lock_set_fenced(locks[i], 1), 0); /* tokens to look at */
+    }
     cr_assert_eq(lw_multi_new(locks, n, &m), 0);
     for (size_t i = 0; i < n; i++)
         lw_lock_free(locks[i]);

@@ -137,8 +137,9 @@ PAIR_TEST(acquire_is_on_the_replica_when_it_returns)
     struct lw_client *c = replicas_client(5000, 1, NULL);
     struct lw_lock *l = new_lock(c, "rep-a");
     uint64_t token = 0;
+    int rc = lw_lock_set_fenced(l, 1);
 
-    int rc = lw_lock_acquire(l, &token);
+    rc = rc ? rc : lw_lock_acquire(l, &token);
 
     cr_assert_eq(rc, 0, "%s", lw_strerror(rc));
     cr_assert_gt(token, 0);
@@ -490,6 +491,7 @@ PAIR_TEST(read_and_write_acquires_wait_for_the_replica)
     uint64_t token = 0, t0;
     int rc;
 
+    cr_assert_eq(lw_lock_set_fenced(w, 1), 0);
     cr_assert_eq(rc = lw_lock_acquire(w, &token), 0, "%s", lw_strerror(rc));
     cr_assert_gt(token, 0);
     cr_assert_eq(on_replica("EXISTS %s", "rep-w"), 1, "the write acquire is not on the replica");

@@ -184,8 +184,10 @@ REDIS_TEST(rwlock, downgrade_allowed_upgrade_refused)
     redisContext *sub = subscribe("doc");
     uint64_t t1 = 0, t2 = 0, start;
 
+    cr_assert_eq(lw_lock_set_fenced(r, 1), LW_EINVAL, "a read lock has no token");
+    cr_assert_eq(lw_lock_set_fenced(w, 1), 0);
     cr_assert_eq(lw_lock_acquire(w, &t1), 0);
-    cr_assert_gt(t1, 0, "a write acquire takes a fencing token");
+    cr_assert_gt(t1, 0, "a fenced write acquire takes a fencing token");
     cr_assert_eq(lw_trylock(r, 0, 0, NULL), 0, "the writer may read");
     cr_assert_eq(lw_is_locked(w), 1);
     cr_assert_eq(lw_unlock(w), 0);

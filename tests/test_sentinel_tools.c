@@ -132,9 +132,9 @@ SENTINEL_TEST(lwlock_through_a_sentinel_url)
     uint64_t t0;
 
     cr_assert_geq(m, 0);
-    t1 = run_looking(ARGS("-r", url, "job", "sh", "-c", LWLOCK_LOOK), NULL, m, "job");
+    t1 = run_looking(ARGS("-r", url, "--fence", "job", "sh", "-c", LWLOCK_LOOK), NULL, m, "job");
     snprintf(env, sizeof env, "LWLOCK_REDIS=%s", url);
-    t2 = run_looking(ARGS("job", "sh", "-c", LWLOCK_LOOK), ARGS(env), m, "job");
+    t2 = run_looking(ARGS("--fence", "job", "sh", "-c", LWLOCK_LOOK), ARGS(env), m, "job");
     cr_assert_gt(t1, 0);
     cr_assert_gt(t2, t1, "tokens %llu then %llu", t1, t2);
     cr_assert_eq(node_int(m, "GET %s", "redisson_lock_token:{job}"), (long long)t2);
@@ -143,7 +143,7 @@ SENTINEL_TEST(lwlock_through_a_sentinel_url)
      * answers nothing; lwlock asks the next one. */
     cr_assert_eq(redis_sentinel_signal_sentinel(&rs, 0, SIGSTOP), 0);
     t0 = now_ms();
-    t3 = run_looking(ARGS("-r", url, "job", "sh", "-c", LWLOCK_LOOK), NULL, m, "job");
+    t3 = run_looking(ARGS("-r", url, "--fence", "job", "sh", "-c", LWLOCK_LOOK), NULL, m, "job");
     cr_log_info("lwlock with the first sentinel stopped: %llu ms",
                 (unsigned long long)(now_ms() - t0));
     cr_assert_gt(t3, t2, "tokens %llu then %llu", t2, t3);
@@ -234,7 +234,8 @@ Test(sentinel_tools, lwlock_through_a_rediss_sentinel_url, .init = setup_tls,
     cr_assert_geq(m, 0);
     setenv("LWT_SOCK", rs.data[m].unix_path, 1);
     code = run_lwlock(ARGS("-r", url, "--cacert", certs.ca_file, "--cert", certs.client_cert,
-                           "--key", certs.client_key, "job", "sh", "-c", LWLOCK_LOOK_UNIX),
+                           "--key", certs.client_key, "--fence", "job", "sh", "-c",
+                           LWLOCK_LOOK_UNIX),
                       NULL);
     cr_assert_eq(code, 0, "%d", code);
     cr_assert_gt(looked_token("job", m), 0);

@@ -218,6 +218,7 @@ TLS_TEST(read_write_and_permit_renewed_and_released)
     cr_assert_eq(lw_semaphore_new(c, "tls:sem", 7, &sem), 0);
     t0 = now_ms();
     cr_assert_eq(lw_lock_acquire(rl, NULL), 0);
+    cr_assert_eq(lw_lock_set_fenced(wl, 1), 0);
     cr_assert_eq(lw_lock_acquire(wl, &token), 0);
     cr_assert_gt(token, 0, "a write hold's fencing token");
     cr_assert_eq(lw_semaphore_try_set(sem, 2), 1);

@@ -3,7 +3,7 @@
  *
  * Holds the leasewheel lock NAME on a Redis server while COMMAND runs, as
  * flock(1) does for a file on one machine: acquire (waiting as told), run
- * COMMAND with LWLOCK_NAME and LWLOCK_TOKEN (the fencing token) in its
+ * COMMAND with LWLOCK_NAME (and with --fence LWLOCK_TOKEN, the fencing token) in its
  * environment, release when it exits, exit with its status.  If the lock
  * is lost meanwhile (the watchdog found it gone, or a fixed lease ran out)
  * COMMAND is no longer protected: it gets a signal, and lwlock exits 79
@@ -391,7 +391,8 @@ static int new_multi(struct run *r)
         char key[LW_LOCK_NAME_MAX + 1];
         size_t klen = multi_key(r, &name, key);
 
-        if ((rc = lw_lock_new(r->client, key, klen, &locks[n])) == 0)
+        if ((rc = lw_lock_new(r->client, key, klen, &locks[n])) == 0 &&
+            (rc = lw_lock_set_fenced(locks[n], r->opt.fence)) == 0)
             n++;
     }
     if (rc == 0)
@@ -402,10 +403,11 @@ static int new_multi(struct run *r)
 }
 
 /* The handle of the lock --read, --write, --fair, --multi or none asks
- * for. */
+ * for, fenced with --fence (not a read lock: the options refused it). */
 static int new_lock(struct run *r)
 {
     const char *key = r->opt.key;
+    int rc;
 
     switch (r->opt.kind) {
     case LWLOCK_MULTI:
@@ -413,12 +415,16 @@ static int new_lock(struct run *r)
     case LWLOCK_READ:
         return lw_read_lock_new(r->client, key, strlen(key), &r->lock);
     case LWLOCK_WRITE:
-        return lw_write_lock_new(r->client, key, strlen(key), &r->lock);
+        rc = lw_write_lock_new(r->client, key, strlen(key), &r->lock);
+        break;
     case LWLOCK_FAIR:
-        return lw_fair_lock_new(r->client, key, strlen(key), &r->lock);
+        rc = lw_fair_lock_new(r->client, key, strlen(key), &r->lock);
+        break;
     default:
-        return lw_lock_new(r->client, key, strlen(key), &r->lock);
+        rc = lw_lock_new(r->client, key, strlen(key), &r->lock);
+        break;
     }
+    return rc ? rc : lw_lock_set_fenced(r->lock, r->opt.fence);
 }
 
 /* $name, or NULL when unset or empty. */
@@ -667,12 +673,12 @@ static int ours(const char *var)
 }
 
 /* Whether COMMAND gets a second variable beside LWLOCK_NAME: a permit's
- * LWLOCK_PERMIT, or a lock's (a write lock's) LWLOCK_TOKEN; a read lock
- * has neither, and one inherited from an outer lwlock must not pass for
+ * LWLOCK_PERMIT, or a fenced lock's LWLOCK_TOKEN (--fence); other locks
+ * have neither, and one inherited from an outer lwlock must not pass for
  * it. */
 static int env_second(const struct run *r)
 {
-    return r->sem || r->opt.kind != LWLOCK_READ;
+    return r->sem || r->opt.fence;
 }
 
 /* lwlock's environment with LWLOCK_NAME set, and LWLOCK_TOKEN or
@@ -705,7 +711,7 @@ static char **command_env(const struct run *r, uint64_t token)
     env[k++] = vname;
     if (r->sem)
         sprintf(vsecond, "LWLOCK_PERMIT=%s", lw_permit_hex(&r->permit, hex));
-    else if (r->multi) /* each name's, in NAME's order */
+    else if (r->multi && vsecond) /* each name's, in NAME's order */
         for (size_t i = 0, at = (size_t)sprintf(vsecond, "LWLOCK_TOKEN="); i < r->opt.nnames; i++)
             at += (size_t)sprintf(vsecond + at, i ? ",%" PRIu64 : "%" PRIu64, r->tokens[i]);
     else if (vsecond)

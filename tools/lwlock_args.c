@@ -54,6 +54,9 @@ static void usage(FILE *to)
           "                         first come, first served across every client\n"
           "      --multi            hold every lock of NAME1,NAME2,... at once, or\n"
           "                         none: all or nothing, in one order for everyone\n"
+          "      --fence            draw a fencing token (Redisson's RFencedLock: the\n"
+          "                         name's counter, which stays in Redis) and pass it\n"
+          "                         to COMMAND in LWLOCK_TOKEN; not with --read\n"
           "  -r, --redis ADDRESS    the Redis server: HOST:PORT or\n"
           "                         redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]\n"
           "                         (default: $LWLOCK_REDIS, else " DEFAULT_REDIS "),\n"
@@ -140,8 +143,8 @@ static void usage(FILE *to)
           "A TLS failure exits 69, saying why; COMMAND is not run.\n"
           "\n"
           "COMMAND runs with LWLOCK_NAME (the lock's name in Redis, PREFIX:NAME with a\n"
-          "prefix) and LWLOCK_TOKEN (the lock's fencing token; none with --read) in its\n"
-          "environment.\n"
+          "prefix) and, with --fence, LWLOCK_TOKEN (the lock's fencing token; with\n"
+          "--multi, one per name) in its environment.\n"
           "SIGINT, SIGTERM and SIGHUP sent to lwlock are passed on to COMMAND.  The\n"
           "lock is released when COMMAND exits (with --min-hold, at the earliest so\n"
           "long after it was acquired).\n"
@@ -276,7 +279,8 @@ enum { OPT_VERSION = 256,
        OPT_FAIR,
        OPT_MULTI,
        OPT_PERMITS,
-       OPT_SET_PERMITS };
+       OPT_SET_PERMITS,
+       OPT_FENCE };
 
 static const struct option long_options[] = {
     {"redis", required_argument, NULL, 'r'},
@@ -295,6 +299,7 @@ static const struct option long_options[] = {
     {"write", no_argument, NULL, OPT_WRITE},
     {"fair", no_argument, NULL, OPT_FAIR},
     {"multi", no_argument, NULL, OPT_MULTI},
+    {"fence", no_argument, NULL, OPT_FENCE},
     {"json", no_argument, NULL, OPT_JSON},
     {"verbose", no_argument, NULL, 'v'},
     {"quiet", no_argument, NULL, 'q'},
@@ -416,6 +421,9 @@ static int take_option(struct parse *p, int c, const char *arg)
         return 0;
     case OPT_JSON:
         o->json = 1;
+        return 0;
+    case OPT_FENCE:
+        o->fence = 1;
         return 0;
     case OPT_READ:
     case OPT_WRITE:
@@ -610,6 +618,9 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, const char *
     if (o->status && o->kind != LWLOCK_PLAIN)
         return usage_error(err, "--status says what NAME holds, of any kind: no --read, "
                                 "--write, --fair or --multi");
+    if (o->fence && (o->kind == LWLOCK_READ || o->permits || o->set_permits >= 0 || o->status))
+        return usage_error(err, "--fence draws a lock's fencing token: a read lock, permits "
+                                "and --status have none");
     if ((o->permits || o->set_permits >= 0) && o->kind != LWLOCK_PLAIN)
         return usage_error(err, "--permits and --set-permits are a semaphore's: no --read, "
                                 "--write, --fair or --multi");

@@ -86,6 +86,7 @@ struct lwlock_options {
                               each 1..LW_LOCK_NAME_MAX bytes with PREFIX:,
                               1..LW_MULTI_MAX of them */
     int status;            /* --status: say who holds NAME, take nothing */
+    int fence;             /* --fence: draw a fencing token, LWLOCK_TOKEN */
     int json;              /* --json: --status's answer as JSON */
     /* Permits (a semaphore whose permits expire) instead of a lock. */
     long long permits;     /* --permits N: hold one permit of the semaphore

@@ -41,6 +41,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if ((rc = lw_lock_new(client, "orders:42", 9, &lock)) == 0) {
+        lw_lock_set_fenced(lock, 1); /* draw fencing tokens (RFencedLock) */
         rc = lw_trylock(lock, 5000, 0, &token); /* wait up to 5 s; lease 0: the watchdog */
         if (rc == 0) {
             printf("holding orders:42, fencing token %" PRIu64 "\n", token);

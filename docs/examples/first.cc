@@ -24,6 +24,7 @@ try {
     };
     leasewheel::client client(opts);
     leasewheel::mutex orders(client, "orders:42");
+    orders.set_fenced(true); /* draw fencing tokens (RFencedLock) */
 
     if (std::unique_lock<leasewheel::mutex> hold(orders, std::chrono::seconds(5)); hold) {
         std::cout << "holding orders:42, fencing token " << orders.token() << std::endl;

@@ -120,7 +120,8 @@ int main(int argc, char **argv)
     cfg.on_lost = lost;
     cfg.on_risk = risk;
     if ((rc = lw_client_new(&cfg, &client)) ||
-        (rc = lw_lock_new(client, name, strlen(name), &lock))) {
+        (rc = lw_lock_new(client, name, strlen(name), &lock)) ||
+        (rc = lw_lock_set_fenced(lock, 1))) { /* its terms: fencing tokens */
         fprintf(stderr, "leader: %s\n", lw_strerror(rc));
         return 1;
     }

@@ -142,7 +142,8 @@ int main(int argc, char **argv)
         return 2;
     for (int i = 0; i < REPORTS; i++) {
         snprintf(name, sizeof name, "report:%d", i);
-        if (lw_lock_new(s.client, name, strlen(name), &s.report[i]))
+        if (lw_lock_new(s.client, name, strlen(name), &s.report[i]) ||
+            lw_lock_set_fenced(s.report[i], 1)) /* its writes carry the token */
             return 2;
     }
     ev_timer_init(&s.arrivals, job_arrives, 0.0, 0.02);

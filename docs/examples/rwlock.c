@@ -84,7 +84,8 @@ int main(int argc, char **argv)
         return 1;
     }
     if ((rc = lw_read_lock_new(client, "report:7", 8, &rd)) ||
-        (rc = lw_write_lock_new(client, "report:7", 8, &wr))) {
+        (rc = lw_write_lock_new(client, "report:7", 8, &wr)) ||
+        (rc = lw_lock_set_fenced(wr, 1))) {
         fprintf(stderr, "report:7: %s\n", lw_strerror(rc));
         return 1;
     }

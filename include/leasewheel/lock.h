@@ -44,8 +44,10 @@
  * and publishes "0" on its channel.  The channel and the fencing token's
  * counter are named as Redisson names them: "redisson_lock__channel:{<name>}"
  * and "redisson_lock_token:{<name>}", or without the added braces when the
- * name has a '{' of its own.  The token is incremented by every first
- * acquire and never deleted.
+ * name has a '{' of its own.  A lock leaves nothing in Redis once released
+ * or expired, but for a fenced one (lw_lock_set_fenced(): Redisson's
+ * RFencedLock) its counter: counted up by every first acquire, made at
+ * Redis's clock in microseconds when missing, never deleted.
  *
  * Waiting.  A lock held by somebody else is waited for on its pub/sub
  * channel (one subscription per name, shared by its waiters) and tried
@@ -60,7 +62,8 @@
  * When the last hold is released and the oldest waiter of the same client
  * is waiting (not at that moment sending an attempt of its own), the lock
  * is handed to it in the unlock's own script: it never becomes free in
- * between, the token still increases, and no message is published;
+ * between, a fenced lock's token still increases, and no message is
+ * published;
  * otherwise the unlock frees it and the waiter tries, as any waiter does.
  * With acquire_replicas set there is no hand-over: every last unlock frees
  * the lock and publishes, and the oldest waiter takes it with its own
@@ -718,8 +721,9 @@ LW_API int lw_lock_new(struct lw_client *client, const void *name, size_t len,
  * it alone.  Every call below works on these handles as on a lock's:
  * blocking, try, lease and async acquires, unlock, force-unlock, and the
  * queries, with these differences:
- *   - a read acquire's token is 0 (reads have none); a write acquire's is
- *     the name's fencing token, from the same counter as a lock's;
+ *   - a read acquire's token is 0 (reads have none); a fenced write
+ *     lock's acquire's is the name's fencing token, from the same counter
+ *     as a lock's;
  *   - the owner that holds the write lock may take the read lock too (a
  *     downgrade: releasing the write lock then leaves it reading); the
  *     owner that holds the read lock may not take the write lock (no
@@ -779,8 +783,9 @@ LW_API int lw_write_lock_new(struct lw_client *client, const void *name, size_t 
  *   - a waiter that gives up (its wait over, an error) leaves the queue,
  *     and the give-up times behind it move up by fair_wait_ms, as
  *     Redisson's do;
- *   - the token is the name's fencing token, as a lock's (Redisson's fair
- *     lock draws none: a token is sure to rise only among leasewheel's).
+ *   - a fenced one's token is the name's fencing token, as a lock's
+ *     (Redisson's fair lock draws none: a token is sure to rise only among
+ *     leasewheel's).
  * Held, it is renewed as a lock is (LW_LEASE_FAIR).  Returns as
  * lw_lock_new().  Added in 0.4.
  */
@@ -799,6 +804,24 @@ LW_API void lw_lock_free(struct lw_lock *lock);
  * 1000).
  */
 LW_API int lw_lock_set_max_hold(struct lw_lock *lock, uint64_t max_hold_ms);
+
+/*
+ * lw_lock_set_fenced - whether first acquires through this handle, from
+ * now on, draw a fencing token (1) or not (0, the default), as Redisson's
+ * RFencedLock against its RLock.  A token is drawn from the name's
+ * counter, redisson_lock_token:{name} (RFencedLock's), which then stays in
+ * Redis: it counts up by one a first acquire and is never deleted, so a
+ * resource that refuses a token lower than one it has seen stays safe
+ * when a holder was paused or a failover lost a lock.  A counter missing
+ * (never made, or lost with Redis's data: FLUSHALL, a restart without
+ * persistence) is made at Redis's clock in microseconds, above every
+ * token drawn before unless Redis's clock stepped back.  A handle not
+ * fenced draws 0 and leaves no key once released.  Locks, write locks and
+ * fair locks; a read lock has no token.  Returns 0, LW_EINVAL (NULL, a
+ * read lock, fenced not 0 or 1).  Added in 0.5; before, every handle drew
+ * a token.
+ */
+LW_API int lw_lock_set_fenced(struct lw_lock *lock, int fenced);
 
 /*
  * Blocking calls; the owner is the calling thread.  Each returns 0 (or a
@@ -827,8 +850,10 @@ LW_API int lw_lock_set_max_hold(struct lw_lock *lock, uint64_t max_hold_ms);
  *   LW_EWRONGKIND the name holds a lock of another kind (a plain lock, or a
  *                 read-write lock): nothing was changed
  *
- * token (may be NULL) receives the fencing token: the lock name's counter
- * as of this owner's first acquire, so reentrant acquires see the same.
+ * token (may be NULL) receives the fencing token of a fenced handle
+ * (lw_lock_set_fenced()): the lock name's counter as of this owner's
+ * first acquire, so reentrant acquires see the same; 0 for a handle that
+ * is not fenced.
  */
 
 /* lw_lock_acquire - wait as long as it takes; the watchdog renews it.

@@ -45,6 +45,7 @@ static void lock_is_renewed(int port)
     if (!c)
         return;
     CHECK(lw_lock_new(c, "cxx:lock", 8, &l) == 0);
+    CHECK(lw_lock_set_fenced(l, 1) == 0);
     CHECK(lw_lock_acquire(l, &token) == 0);
     CHECK(token > 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(1000));

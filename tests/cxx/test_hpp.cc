@@ -103,6 +103,7 @@ static void guard_and_tokens(int port)
     std::uint64_t prev = 0;
 
     CHECK(m.name() == "hpp:guard" && m.native_handle() != nullptr && !c.id().empty());
+    m.set_fenced(true);
     for (int i = 0; i < 3; i++) {
         std::lock_guard<leasewheel::mutex> g(m);
         CHECK(m.is_held() && m.is_locked());
@@ -572,6 +573,7 @@ static void shared_mutex_locks(int port)
         CHECK(!w.owns_lock()); /* a reader holds it */
     }
     {
+        ma.set_fenced(true);
         std::unique_lock<leasewheel::shared_mutex> w(ma);
         CHECK(ma.token() > 0);
         CHECK(!mb.try_lock_shared());
@@ -609,6 +611,7 @@ static void fair_mutex_in_turn(const redis_server *srv)
     leasewheel::fair_mutex ma(a, "hpp:fair"), mb(b, "hpp:fair"), mc(c, "hpp:fair");
     std::atomic<int> order{0}, b_at{0}, c_at{0};
 
+    ma.set_fenced(true);
     std::unique_lock<leasewheel::fair_mutex> held(ma);
     CHECK(ma.token() > 0);
     CHECK(!mb.try_lock()); /* held: a try does not queue */
@@ -636,7 +639,7 @@ static void fair_mutex_in_turn(const redis_server *srv)
 static void multi_lock_sets(int port)
 {
     leasewheel::client a(opts_for(port)), b(opts_for(port));
-    leasewheel::multi_lock ab(a, {"hpp:acct:1", "hpp:acct:2"});
+    leasewheel::multi_lock ab(a, {"hpp:acct:1", "hpp:acct:2"}, true); /* fenced */
     leasewheel::multi_lock ba(b, {"hpp:acct:2", "hpp:acct:1"});
     leasewheel::mutex two(b, "hpp:acct:2");
     std::atomic<int> inside{0}, overlaps{0};
