@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "duration.h"
+#include "http_peer.h"
 #include "lock_util.h"
 #include "proc_util.h"
 #include "proxy.h"
@@ -1038,6 +1039,45 @@ LWLOCK_TEST(unreachable_redis_exits_69)
     snprintf(why, sizeof why, "(%s: ", closed);
     cr_assert(stderr_has(why), "no '%s'", why);
     cr_assert_not(exists("ran"));
+}
+
+/* A set-up that Redis refuses for good, or a port that is not Redis: 69
+ * at once (not after the 3 s command timeout), on one line, with the
+ * command and Redis's words as redis-cli gives them; COMMAND does not
+ * run. */
+LWLOCK_TEST(set_up_refusals_exit_69_at_once_in_redis_words)
+{
+    struct http_peer peer;
+    char db[64], acl[64], http[64];
+    redisReply *r;
+    const struct {
+        const char *url;
+        const char *says, *said;
+    } cases[] = {
+        {db, lw_strerror(LW_ENODB), "SELECT 99: ERR DB index is out of range"},
+        {acl, lw_strerror(LW_ENOPERM), "SCRIPT LOAD: NOPERM "},
+        {http, lw_strerror(LW_EPROTO), "It answered \"HTTP/1.1 400 Bad Request\""},
+    };
+
+    r = redis_server_command(&srv, "ACL SETUSER noload on >pw ~* &* +@all -script|load");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    http_peer_start(&peer);
+    snprintf(db, sizeof db, "redis://127.0.0.1:%d/99", srv.port);
+    snprintf(acl, sizeof acl, "redis://noload:pw@127.0.0.1:%d", srv.port);
+    snprintf(http, sizeof http, "127.0.0.1:%d", peer.port);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t t0 = now_ms();
+        int code = run(ARGS("-r", cases[i].url, "job", "touch", "ran"));
+        uint64_t took = now_ms() - t0;
+
+        cr_assert_eq(code, 69, "case %zu: %d", i, code);
+        cr_assert_lt(took, 2000, "case %zu took %llu ms", i, (unsigned long long)took);
+        cr_assert(stderr_has(cases[i].says) && stderr_has(cases[i].said) && stderr_one_line(),
+                  "case %zu: no '%s' nor '%s'", i, cases[i].says, cases[i].said);
+        cr_assert_not(exists("ran"));
+    }
+    http_peer_stop(&peer);
 }
 
 /* TLS at a plain port: refused, not waited on (the handshake times out

@@ -332,7 +332,8 @@ static const char *redis_words(const struct run *r, char *buf, size_t size)
 
 /*
  * Why err, when it says Redis could not be reached (or would not have us:
- * TLS, AUTH) and the client knows why: " (" the client's last error ")",
+ * TLS, AUTH, an ACL, a DB it has not, not Redis at all) and the client
+ * knows why: " (" the client's last error ")",
  * the address and the reason (e.g. "127.0.0.1:6380: TLS: certificate
  * verify failed: ..."); when Redis refused a command, " (Redis: " its
  * words ")"; into buf; else "".  Returns buf.
@@ -352,6 +353,10 @@ static const char *reason(const struct run *r, int err, char *buf, size_t size)
     case LW_ECONNECT:
     case LW_EUNSETTLED:
     case LW_ETLS:
+    case LW_ENOPERM:
+    case LW_ENODB:
+    case LW_EPROTO:
+    case LW_ENOTSUP:
         if (r->client && lw_client_last_error(r->client, last, sizeof last) && last[0])
             snprintf(buf, size, " (%s)", last);
         break;

@@ -566,9 +566,12 @@ static inline void lw_client_config_init(struct lw_client_config *cfg)
  * join the caller's loop: call it on the thread that runs that loop) and
  * connect (in the background: calls made before the connection is up wait
  * for it, up to command_timeout_ms; but until a first connection has been
- * made, a refused connection, a missing unix socket or a wrong password
- * fails them at once with LW_ECONNREFUSED, LW_ECONNECT or LW_EAUTH, while
- * connecting goes on in the background).  Returns 0 and sets *out, or
+ * made, a refused connection, a missing unix socket, a wrong password, a
+ * set-up command refused for good or a server that does not speak Redis's
+ * protocol fails them at once with LW_ECONNREFUSED, LW_ECONNECT,
+ * LW_EAUTH, LW_ENOPERM (the ACL), LW_ENODB (SELECT), LW_ENOTSUP (an
+ * unknown command) or LW_EPROTO, lw_client_last_error() saying which
+ * command and Redis's words, while connecting goes on in the background).  Returns 0 and sets *out, or
  * LW_EINVAL (a NULL or empty field that must be set, a zero count or
  * time, sentinels with cluster_seeds, sentinels without sentinel_master,
  * a sentinel or seed that is not "host:port"), LW_ERANGE (a value beyond
