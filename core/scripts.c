@@ -277,6 +277,31 @@
     "    redis.call('pexpire', name, lease) "                  \
     "  end "                                                   \
     "end "
+/* A name whose hash is not a lock's: an application's own (HSET ahash f
+ * v).  No acquire would ever take it, and no release or expiry would end
+ * its "hold", so a waiter would wait for ever: it is refused as Redis
+ * refuses another type, WRONGTYPE, before anything is touched.  A plain
+ * lock's hash, Redisson's RLock and ours alike, has one field,
+ * "<id>:<owner>" (a Redisson UUID and thread id, our client id and
+ * owner), holding its hold count; a read-write lock's has `mode`, read or
+ * write.  must_be_lock(k) is called only off the fast paths, when k
+ * exists, has no `mode` and the caller does not hold it: one HLEN, and
+ * an HGETALL of one field. */
+#define LUA_MUST_BE_LOCK                                                                \
+    "local function not_a_lock() "                                                      \
+    "  error({err = 'WRONGTYPE Operation against a key holding the wrong kind of "      \
+    "value (a hash that is not a lock)'}) "                                             \
+    "end "                                                                              \
+    "local function must_be_lock(k) "                                                   \
+    "  if redis.call('hlen', k) ~= 1 then not_a_lock() end "                            \
+    "  local f = redis.call('hgetall', k) "                                             \
+    "  if not string.find(f[1], ':', 1, true) or not string.match(f[2], '^%d+$') then " \
+    "    not_a_lock() "                                                                 \
+    "  end "                                                                            \
+    "end "                                                                              \
+    "local function must_be_rw(mode) "                                                  \
+    "  if mode ~= 'read' and mode ~= 'write' then not_a_lock() end "                    \
+    "end "
 #include "client_private.h"
 
 const char *const lw_lock_scripts[SCRIPT_COUNT] = {
@@ -285,22 +310,29 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * cut the watchdog's short).  A first acquire increments the fencing
      * counter; a reentrant one reads it.  Returns {token, holds}, or the
      * holder's PTTL when held by another; {-1}: the name is a read-write
-     * lock's (a `mode` field), not to be touched. */
+     * lock's (a `mode` field), not to be touched; WRONGTYPE: a hash that
+     * is no lock (must_be_lock()). */
     [SCRIPT_LOCK] =
-        "if redis.call('exists', KEYS[1]) == 0 then "
-        "  redis.call('hincrby', KEYS[1], ARGV[2], 1) "
-        "  redis.call('pexpire', KEYS[1], ARGV[1]) "
-        "  return {redis.call('incr', KEYS[2]), 1} "
-        "end "
-        "if redis.call('hexists', KEYS[1], 'mode') == 1 then return {-1} end "
-        "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
-        "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
-        "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
-        "    redis.call('pexpire', KEYS[1], ARGV[1]) "
-        "  end "
-        "  return {tonumber(redis.call('get', KEYS[2]) or '0'), holds} "
-        "end "
-        "return redis.call('pttl', KEYS[1])",
+        LUA_MUST_BE_LOCK
+    "if redis.call('exists', KEYS[1]) == 0 then "
+    "  redis.call('hincrby', KEYS[1], ARGV[2], 1) "
+    "  redis.call('pexpire', KEYS[1], ARGV[1]) "
+    "  return {redis.call('incr', KEYS[2]), 1} "
+    "end "
+    "local mode = redis.call('hget', KEYS[1], 'mode') "
+    "if mode then "
+    "  must_be_rw(mode) "
+    "  return {-1} "
+    "end "
+    "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
+    "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
+    "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
+    "    redis.call('pexpire', KEYS[1], ARGV[1]) "
+    "  end "
+    "  return {tonumber(redis.call('get', KEYS[2]) or '0'), holds} "
+    "end "
+    "must_be_lock(KEYS[1]) "
+    "return redis.call('pttl', KEYS[1])",
 
     /* Release one hold.  -1: not ours (untouched).  Otherwise the holds
      * left; at 0 the key is gone and waiters are told.  A partial unlock
@@ -668,33 +700,38 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * above the keys, a field our watchdog would renew after the caller's
      * last release, holding the lock for ever. */
     [SCRIPT_READ_LOCK] =
-        "local mode = redis.call('hget', KEYS[1], 'mode') "
-        "if mode == false then "
-        "  if redis.call('exists', KEYS[1]) == 1 then return {-1} end "
-        "  redis.call('hset', KEYS[1], 'mode', 'read') "
-        "  redis.call('hset', KEYS[1], ARGV[2], 1) "
-        "  redis.call('set', KEYS[2] .. ':1', 1, 'px', ARGV[1]) "
-        "  redis.call('pexpire', KEYS[1], ARGV[1]) "
-        "  return {0, 1} "
-        "end "
-        "if mode == 'read' or (mode == 'write' and "
-        "    redis.call('hexists', KEYS[1], ARGV[3]) == 1) then "
-        "  local held = tonumber(redis.call('hget', KEYS[1], ARGV[2])) "
-        "  if held then "
-        "    local alive = false "
-        "    for i = 1, held do "
-        "      if redis.call('exists', KEYS[2] .. ':' .. i) == 1 then alive = true break end "
-        "    end "
-        "    if not alive then redis.call('hdel', KEYS[1], ARGV[2]) end "
-        "  end "
-        "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
-        "  redis.call('set', KEYS[2] .. ':' .. holds, 1, 'px', ARGV[1]) "
-        "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
-        "    redis.call('pexpire', KEYS[1], ARGV[1]) "
-        "  end "
-        "  return {0, holds} "
-        "end "
-        "return redis.call('pttl', KEYS[1])",
+        LUA_MUST_BE_LOCK
+    "local mode = redis.call('hget', KEYS[1], 'mode') "
+    "if mode == false then "
+    "  if redis.call('exists', KEYS[1]) == 1 then "
+    "    must_be_lock(KEYS[1]) "
+    "    return {-1} "
+    "  end "
+    "  redis.call('hset', KEYS[1], 'mode', 'read') "
+    "  redis.call('hset', KEYS[1], ARGV[2], 1) "
+    "  redis.call('set', KEYS[2] .. ':1', 1, 'px', ARGV[1]) "
+    "  redis.call('pexpire', KEYS[1], ARGV[1]) "
+    "  return {0, 1} "
+    "end "
+    "if mode == 'read' or (mode == 'write' and "
+    "    redis.call('hexists', KEYS[1], ARGV[3]) == 1) then "
+    "  local held = tonumber(redis.call('hget', KEYS[1], ARGV[2])) "
+    "  if held then "
+    "    local alive = false "
+    "    for i = 1, held do "
+    "      if redis.call('exists', KEYS[2] .. ':' .. i) == 1 then alive = true break end "
+    "    end "
+    "    if not alive then redis.call('hdel', KEYS[1], ARGV[2]) end "
+    "  end "
+    "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
+    "  redis.call('set', KEYS[2] .. ':' .. holds, 1, 'px', ARGV[1]) "
+    "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
+    "    redis.call('pexpire', KEYS[1], ARGV[1]) "
+    "  end "
+    "  return {0, holds} "
+    "end "
+    "must_be_rw(mode) "
+    "return redis.call('pttl', KEYS[1])",
 
     /* Read release, as Redisson's: the released hold's timeout key goes,
      * then the hash lives as long as the longest timeout key of any reader
@@ -732,23 +769,28 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * token.  {-3}: the caller reads this lock (no upgrade: it would wait on
      * itself). */
     [SCRIPT_WRITE_LOCK] =
-        "local mode = redis.call('hget', KEYS[1], 'mode') "
-        "if mode == false then "
-        "  if redis.call('exists', KEYS[1]) == 1 then return {-1} end "
-        "  redis.call('hset', KEYS[1], 'mode', 'write') "
-        "  redis.call('hset', KEYS[1], ARGV[2], 1) "
-        "  redis.call('pexpire', KEYS[1], ARGV[1]) "
-        "  return {redis.call('incr', KEYS[2]), 1} "
-        "end "
-        "if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
-        "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
-        "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
-        "    redis.call('pexpire', KEYS[1], ARGV[1]) "
-        "  end "
-        "  return {tonumber(redis.call('get', KEYS[2]) or '0'), holds} "
-        "end "
-        "if redis.call('hexists', KEYS[1], ARGV[3]) == 1 then return {-3} end "
-        "return redis.call('pttl', KEYS[1])",
+        LUA_MUST_BE_LOCK
+    "local mode = redis.call('hget', KEYS[1], 'mode') "
+    "if mode == false then "
+    "  if redis.call('exists', KEYS[1]) == 1 then "
+    "    must_be_lock(KEYS[1]) "
+    "    return {-1} "
+    "  end "
+    "  redis.call('hset', KEYS[1], 'mode', 'write') "
+    "  redis.call('hset', KEYS[1], ARGV[2], 1) "
+    "  redis.call('pexpire', KEYS[1], ARGV[1]) "
+    "  return {redis.call('incr', KEYS[2]), 1} "
+    "end "
+    "if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
+    "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
+    "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
+    "    redis.call('pexpire', KEYS[1], ARGV[1]) "
+    "  end "
+    "  return {tonumber(redis.call('get', KEYS[2]) or '0'), holds} "
+    "end "
+    "must_be_rw(mode) "
+    "if redis.call('hexists', KEYS[1], ARGV[3]) == 1 then return {-3} end "
+    "return redis.call('pttl', KEYS[1])",
 
     /* Write release: at the last hold the field goes; the hash too when
      * only `mode` is left, else `mode` turns read (the owner still reads).
@@ -853,6 +895,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * answers the lock's PTTL. */
     [SCRIPT_FAIR_LOCK] =
         LUA_FAIR
+            LUA_MUST_BE_LOCK
     "local now, me, place_ms = now_ms(), ARGV[2], tonumber(ARGV[7]) "
     "if prune(now) then wake(ARGV[4], ARGV[5], me) end "
     "local head = redis.call('lindex', KEYS[2], 0) "
@@ -866,7 +909,11 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "  redis.call('pexpire', KEYS[1], ARGV[1]) "
     "  return {redis.call('incr', KEYS[5]), 1} "
     "end "
-    "if redis.call('hexists', KEYS[1], 'mode') == 1 then return {-1} end "
+    "local mode = redis.call('hget', KEYS[1], 'mode') "
+    "if mode then "
+    "  must_be_rw(mode) "
+    "  return {-1} "
+    "end "
     "if redis.call('hexists', KEYS[1], me) == 1 then "
     "  local holds = redis.call('hincrby', KEYS[1], me, 1) "
     "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
@@ -874,6 +921,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "  end "
     "  return {tonumber(redis.call('get', KEYS[5]) or '0'), holds} "
     "end "
+    "if redis.call('exists', KEYS[1]) == 1 then must_be_lock(KEYS[1]) end "
     "local pttl = redis.call('pttl', KEYS[1]) "
     "if ARGV[6] == '0' then return pttl end "
     "if redis.call('zscore', KEYS[3], me) == false then "
@@ -987,44 +1035,54 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * ...} per name; {0, i, pttl}: name i held by another; {-1, i}: name
      * i is the other kind of lock; {-3, i}: the caller reads name i. */
     [SCRIPT_MULTI_LOCK] =
-        "local lease, field, n = ARGV[1], ARGV[2], #KEYS / 2 "
-        "for i = 1, n do "
-        "  local name = KEYS[2 * i - 1] "
-        "  if ARGV[2 + i] == 'w' then "
-        "    local mode = redis.call('hget', name, 'mode') "
-        "    if mode == false then "
-        "      if redis.call('exists', name) == 1 then return {-1, i} end "
-        "    elseif not (mode == 'write' and redis.call('hexists', name, field .. ':write') == 1) then "
-        "      if redis.call('hexists', name, field) == 1 then return {-3, i} end "
-        "      return {0, i, redis.call('pttl', name)} "
-        "    end "
-        "  elseif redis.call('exists', name) == 1 then "
-        "    if redis.call('hexists', name, 'mode') == 1 then return {-1, i} end "
-        "    if redis.call('hexists', name, field) == 0 then "
-        "      return {0, i, redis.call('pttl', name)} "
-        "    end "
-        "  end "
-        "end "
-        "local r = {1} "
-        "for i = 1, n do "
-        "  local name, token, f = KEYS[2 * i - 1], KEYS[2 * i], field "
-        "  if ARGV[2 + i] == 'w' then "
-        "    f = field .. ':write' "
-        "    redis.call('hset', name, 'mode', 'write') "
-        "  end "
-        "  local holds = redis.call('hincrby', name, f, 1) "
-        "  if holds == 1 then "
-        "    redis.call('pexpire', name, lease) "
-        "    r[#r + 1] = redis.call('incr', token) "
-        "  else "
-        "    if redis.call('pttl', name) < tonumber(lease) then "
-        "      redis.call('pexpire', name, lease) "
-        "    end "
-        "    r[#r + 1] = tonumber(redis.call('get', token) or '0') "
-        "  end "
-        "  r[#r + 1] = holds "
-        "end "
-        "return r",
+        LUA_MUST_BE_LOCK
+    "local lease, field, n = ARGV[1], ARGV[2], #KEYS / 2 "
+    "for i = 1, n do "
+    "  local name = KEYS[2 * i - 1] "
+    "  if ARGV[2 + i] == 'w' then "
+    "    local mode = redis.call('hget', name, 'mode') "
+    "    if mode == false then "
+    "      if redis.call('exists', name) == 1 then "
+    "        must_be_lock(name) "
+    "        return {-1, i} "
+    "      end "
+    "    elseif not (mode == 'write' and redis.call('hexists', name, field .. ':write') == 1) then "
+    "      must_be_rw(mode) "
+    "      if redis.call('hexists', name, field) == 1 then return {-3, i} end "
+    "      return {0, i, redis.call('pttl', name)} "
+    "    end "
+    "  elseif redis.call('exists', name) == 1 then "
+    "    local mode = redis.call('hget', name, 'mode') "
+    "    if mode then "
+    "      must_be_rw(mode) "
+    "      return {-1, i} "
+    "    end "
+    "    if redis.call('hexists', name, field) == 0 then "
+    "      must_be_lock(name) "
+    "      return {0, i, redis.call('pttl', name)} "
+    "    end "
+    "  end "
+    "end "
+    "local r = {1} "
+    "for i = 1, n do "
+    "  local name, token, f = KEYS[2 * i - 1], KEYS[2 * i], field "
+    "  if ARGV[2 + i] == 'w' then "
+    "    f = field .. ':write' "
+    "    redis.call('hset', name, 'mode', 'write') "
+    "  end "
+    "  local holds = redis.call('hincrby', name, f, 1) "
+    "  if holds == 1 then "
+    "    redis.call('pexpire', name, lease) "
+    "    r[#r + 1] = redis.call('incr', token) "
+    "  else "
+    "    if redis.call('pttl', name) < tonumber(lease) then "
+    "      redis.call('pexpire', name, lease) "
+    "    end "
+    "    r[#r + 1] = tonumber(redis.call('get', token) or '0') "
+    "  end "
+    "  r[#r + 1] = holds "
+    "end "
+    "return r",
 
     /* A multi-lock's group given back, released or trimmed: count holds
      * of each name less, as the lock's or the write lock's own release

@@ -814,7 +814,9 @@ LW_API int lw_lock_set_max_hold(struct lw_lock *lock, uint64_t max_hold_ms);
  *                 stopped, slow): the hold it took is given back first,
  *                 and no lock is handed over that may be lost already
  *   LW_EWRONGTYPE the key holds another type of Redis value (a string,
- *                 a list, ...): nothing was changed
+ *                 a list, ..., since 0.5 a hash that is no lock's: an
+ *                 application's, not "<id>:<owner>" -> holds): nothing
+ *                 was changed
  *   LW_EREPLY     Redis refused the command otherwise (out of memory, an
  *                 ACL); lw_reply_error() has Redis's words for both
  *   LW_EREPLICAS  acquire_replicas set: fewer replicas acknowledged this
@@ -959,9 +961,11 @@ enum lw_name_kind {
     LW_NAME_WRITE = 3,   /* ... held for writing */
     LW_NAME_PERMITS = 4, /* a semaphore of expirable permits (a string
                             holding an integer) */
-    LW_NAME_OTHER = 5,   /* a key of another type, or a string that is no
-                            count: not a lock nor a semaphore (type says
-                            which) */
+    LW_NAME_OTHER = 5,   /* a key of another type, a string that is no
+                            count, or (since 0.5) a hash that is no lock's
+                            (without "mode", not one "<id>:<owner>" field
+                            holding digits; with it, not read or write):
+                            not a lock nor a semaphore (type says which) */
 };
 
 #define LW_STATUS_HOLDERS 16  /* holders reported; nholders counts all */
