@@ -56,7 +56,47 @@ int conn_is_auth_error(const char *msg)
 
 int conn_is_hard_failure(int err)
 {
-    return err == LW_ECONNREFUSED || err == LW_ECONNECT || err == LW_EAUTH || err == LW_ETLS;
+    switch (err) {
+    case LW_ECONNREFUSED:
+    case LW_ECONNECT:
+    case LW_ETLS:
+    case LW_EPROTO:
+    case LW_EAUTH:
+    case LW_ENOPERM:
+    case LW_ENODB:
+    case LW_ENOTSUP:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int starts(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/*
+ * Final: what only an operator mends (an ACL, a password, the number of
+ * databases, a server without the command), each said by Redis in words
+ * that have not changed since they were made (NOPERM since 6.0, the DB
+ * index's since 2.x, "unknown command" ever).  Everything else may pass
+ * by itself and keeps the wait, LW_EREDIS: a server LOADING its data,
+ * BUSY with a script, a replica whose MASTERDOWN, OOM, "max number of
+ * clients reached", and any words we do not know, which a wait costs no
+ * more than the command timeout.
+ */
+int conn_refusal(const char *words)
+{
+    if (starts(words, "NOPERM"))
+        return LW_ENOPERM;
+    if (conn_is_auth_error(words))
+        return LW_EAUTH;
+    if (strstr(words, "DB index") || strstr(words, "SELECT is not allowed in cluster mode"))
+        return LW_ENODB;
+    if (starts(words, "ERR unknown command") || starts(words, "ERR unknown subcommand"))
+        return LW_ENOTSUP;
+    return LW_EREDIS;
 }
 
 int conn_fails_at_once(const struct lw_conn *c)
@@ -186,6 +226,17 @@ static void ready(struct lw_conn *c)
     c->on_up(c->arg);
 }
 
+void conn_refused(struct lw_conn *c, const char *cmd, const char *words)
+{
+    char what[sizeof c->why];
+
+    if (c->state == CONN_DOWN || c->state == CONN_CLOSED)
+        return;
+    snprintf(what, sizeof what, "%s: %s", cmd, words);
+    note_why(c, what);
+    conn_fail(c, conn_refusal(words));
+}
+
 /* A reply read during SETUP: the AUTH's and the PING's are ours (an error
  * fails the attempt; the PING's answer ends SETUP), the user's set-up
  * replies between them are the user's. */
@@ -195,15 +246,47 @@ static void setup_reply(struct lw_conn *c, redisReply *reply)
         c->setup_user--;
         c->on_reply(c->arg, reply);
     } else if (reply->type == REDIS_REPLY_ERROR) {
-        int err = conn_is_auth_error(reply->str) ? LW_EAUTH : LW_EREDIS;
-
-        note_why(c, reply->str);
-        conn_fail(c, err);
+        conn_refused(c, c->setup_auth ? "AUTH" : "PING", reply->str);
     } else if (c->setup_auth) {
         c->setup_auth = 0;
     } else {
         ready(c); /* the PING's PONG */
     }
+}
+
+/* What the reader could not parse.  The first answer on a connection:
+ * the server does not speak RESP (an HTTP server answers "HTTP/1.1 400"),
+ * which no wait mends: LW_EPROTO, with what it said.  Later: the stream
+ * is out of step, the connection is lost. */
+static void not_resp(struct lw_conn *c, const redisReader *r)
+{
+    char what[sizeof c->why];
+
+    if (c->got_reply) {
+        snprintf(what, sizeof what, "a reply that does not parse: %.120s", r->errstr);
+        note_why(c, what);
+        conn_fail(c, LW_ECONNLOST);
+        return;
+    }
+    snprintf(what, sizeof what, "not a Redis server? It answered \"%s\" (%.80s)", c->heard,
+             r->errstr);
+    note_why(c, what);
+    conn_fail(c, LW_EPROTO);
+}
+
+/* The first bytes a connection reads, kept as a line of printable
+ * characters (the rest cut): what a server that does not speak RESP
+ * answered. */
+static void hear(struct lw_conn *c, const char *buf, size_t n)
+{
+    size_t at = 0;
+
+    while (at < n && at < sizeof c->heard - 1 && buf[at] != '\r' && buf[at] != '\n') {
+        unsigned char ch = (unsigned char)buf[at];
+
+        c->heard[at++] = ch >= ' ' && ch <= '~' ? (char)ch : '?';
+    }
+    c->heard[at] = 0;
 }
 
 /* Hand every complete reply read so far to its reader, in order. */
@@ -213,8 +296,7 @@ static void dispatch_replies(struct lw_conn *c, redisReader *r)
 
     while (c->reader == r) {
         if (redisReaderGetReply(r, &reply) != REDIS_OK) {
-            note_why(c, "a reply that does not parse: out of step");
-            conn_fail(c, LW_ECONNLOST);
+            not_resp(c, r);
             return;
         }
         if (!reply)
@@ -306,6 +388,8 @@ static int read_some(struct lw_conn *c)
         closed_by_server(c, "closed by the server");
         return -1;
     }
+    if (!c->got_reply && !c->heard[0])
+        hear(c, buf, (size_t)n);
     if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK) {
         conn_fail(c, LW_ENOMEM);
         return -1;
@@ -608,6 +692,7 @@ void conn_connect(struct lw_conn *c)
         return; /* held: the user calls again once it knows where */
     c->state = CONN_CONNECTING;
     c->why[0] = 0;
+    c->heard[0] = 0;
     c->got_reply = 0;
     ev_prepare_start(c->loop, &c->flush);
     ev_timer_set(&c->deadline, c->ep->connect_timeout_ms / 1000.0, 0.0);

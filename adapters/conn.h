@@ -137,6 +137,8 @@ struct lw_conn {
     int ever_ready;      /* a connection has been set up before */
     int unflushed;       /* commands appended since the last write */
     char why[200];       /* why the last attempt failed, in words */
+    char heard[48];      /* SETUP: the first bytes read, for a server
+                            whose answer does not parse (NUL-ended) */
     ev_io rio;           /* readable: replies */
     ev_io wio;           /* writable: the connect's end, or room for more */
     uint64_t reconnects; /* connections set up after the first */
@@ -204,15 +206,17 @@ static inline unsigned conn_own_commands(const struct lw_conn *c)
  * Before the first connection has been set up, the reason the last
  * attempt failed when a wait will not mend it (nothing listens, no such
  * socket, the wrong password, a TLS failure, a server that closed the
- * connection before it answered anything: conn_is_hard_failure()), else
- * 0.  Once a connection has been up, failures are taken for a restart;
- * and an error reply to the set-up (LW_EREDIS) is also what a server still
- * LOADING its data says.
+ * connection before it answered anything, a set-up refusal that holds,
+ * a server that does not speak RESP: conn_is_hard_failure()), else 0.
+ * Once a connection has been up, failures are taken for a restart; and
+ * the set-up refusals that may mend (LW_EREDIS: LOADING, BUSY, ...) keep
+ * the wait.
  */
 int conn_fails_at_once(const struct lw_conn *c);
 
 /* conn_is_hard_failure - err is one that waiting will not mend (before a
- * first connection): LW_ECONNREFUSED, LW_ECONNECT, LW_EAUTH, LW_ETLS. */
+ * first connection): LW_ECONNREFUSED, LW_ECONNECT, LW_ETLS, LW_EPROTO,
+ * and the set-up refusals conn_refusal() names final. */
 int conn_is_hard_failure(int err);
 
 /* conn_why - why the last attempt failed, in words ("" before one did). */
@@ -220,5 +224,21 @@ const char *conn_why(const struct lw_conn *c);
 
 /* Reply errors that mean the password is wrong or missing. */
 int conn_is_auth_error(const char *msg);
+
+/*
+ * conn_refusal - the code of a set-up command's error reply, by Redis's
+ * words.  Final (a wait will not mend it; an operator must): LW_ENOPERM
+ * (NOPERM: the user's ACL), LW_EAUTH (a wrong or missing password),
+ * LW_ENODB (SELECT: no such DB index, or a cluster node's "only DB 0"),
+ * LW_ENOTSUP (an unknown command or subcommand).  Anything else is
+ * LW_EREDIS, which may mend: LOADING, BUSY, MASTERDOWN, OOM, "max number
+ * of clients reached", and what we do not know.
+ */
+int conn_refusal(const char *words);
+
+/* conn_refused - the set-up command cmd ("SELECT 3", "SCRIPT LOAD") was
+ * answered with the error words: the attempt fails with conn_refusal()'s
+ * code, why being "cmd: words".  Ignored when DOWN or CLOSED. */
+void conn_refused(struct lw_conn *c, const char *cmd, const char *words);
 
 #endif

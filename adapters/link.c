@@ -256,6 +256,20 @@ static int says_master(const redisReply *reply)
            !strcmp(reply->element[0]->str, "master");
 }
 
+/* A set-up command was refused: the attempt fails with Redis's words,
+ * the command named as redis-cli names it ("SELECT 99"), and a code that
+ * says whether a wait may mend it (conn_refusal()). */
+static void refused(struct link *l, int kind, const char *words)
+{
+    char cmd[32];
+
+    if (kind == OWN_SELECT)
+        snprintf(cmd, sizeof cmd, "SELECT %d", l->ls->ep->db);
+    else
+        snprintf(cmd, sizeof cmd, "%s", kind == OWN_LOAD ? "SCRIPT LOAD" : "ROLE");
+    conn_refused(&l->conn, cmd, words);
+}
+
 static void on_own_reply(struct lw_request *req, const redisReply *reply, int err,
                          void *arg)
 {
@@ -271,7 +285,7 @@ static void on_own_reply(struct lw_request *req, const redisReply *reply, int er
     if (reply->type == REDIS_REPLY_ERROR) {
         if (l->conn.state != CONN_SETUP)
             return; /* a reload after NOSCRIPT: the retried EVALSHA reports it */
-        conn_fail(&l->conn, conn_is_auth_error(reply->str) ? LW_EAUTH : LW_EREDIS);
+        refused(l, kind, reply->str);
         return;
     }
     if (kind == OWN_ROLE && !says_master(reply)) {

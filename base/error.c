@@ -54,6 +54,10 @@ static const struct error_text error_texts[] = {
     [-LW_EOVERLOAD] = {"LW_EOVERLOAD", "the client's Redis cannot renew more locks now"},
     [-LW_EWRONGTYPE] = {"LW_EWRONGTYPE", "the name holds another type of Redis value, not a "
                                          "lock nor a semaphore"},
+    [-LW_ENOPERM] = {"LW_ENOPERM", "the Redis user's ACL does not allow a command the client "
+                                   "needs"},
+    [-LW_ENODB] = {"LW_ENODB", "Redis has no database of that number"},
+    [-LW_EPROTO] = {"LW_EPROTO", "the server does not speak Redis's protocol"},
 };
 
 static const struct error_text *find_error(int err)

@@ -306,7 +306,38 @@
     "    redis.call('pexpire', name, lease) "                  \
     "  end "                                                   \
     "end "
+/* A name whose hash is not a lock's: an application's own (HSET ahash f
+ * v).  No acquire would ever take it, and no release or expiry would end
+ * its "hold", so a waiter would wait for ever: it is refused as Redis
+ * refuses another type, WRONGTYPE, before anything is touched.  A plain
+ * lock's hash, Redisson's RLock and ours alike, has one field,
+ * "<id>:<owner>" (a Redisson UUID and thread id, our client id and
+ * owner), holding its hold count; a read-write lock's has `mode`, read or
+ * write.  must_be_lock(k) is called only off the fast paths, when k
+ * exists, has no `mode` and the caller does not hold it: one HLEN, and
+ * an HGETALL of one field. */
+#define LUA_MUST_BE_LOCK                                                                \
+    "local function not_a_lock() "                                                      \
+    "  error({err = 'WRONGTYPE Operation against a key holding the wrong kind of "      \
+    "value (a hash that is not a lock)'}) "                                             \
+    "end "                                                                              \
+    "local function must_be_lock(k) "                                                   \
+    "  if redis.call('hlen', k) ~= 1 then not_a_lock() end "                            \
+    "  local f = redis.call('hgetall', k) "                                             \
+    "  if not string.find(f[1], ':', 1, true) or not string.match(f[2], '^%d+$') then " \
+    "    not_a_lock() "                                                                 \
+    "  end "                                                                            \
+    "end "                                                                              \
+    "local function must_be_rw(mode) "                                                  \
+    "  if mode ~= 'read' and mode ~= 'write' then not_a_lock() end "                    \
+    "end "
 #include "client_private.h"
+
+/* A script is one string literal, and the fair lock's acquire (its queue,
+ * places, give-up times, token and type checks) is longer than the 4095
+ * bytes C99 promises.  GCC and Clang, which the library requires
+ * (docs/design.md, "The library boundary"), take any length. */
+#pragma GCC diagnostic ignored "-Woverlength-strings"
 
 const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     /* Acquire.  Free, or ours already: take a hold and set the lease (a
@@ -315,16 +346,22 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * (draw_token(): 0 for a handle that draws none); a reentrant one reads
      * it.  Returns {token, holds}, or the
      * holder's PTTL when held by another; {-1}: the name is a read-write
-     * lock's (a `mode` field), not to be touched. */
+     * lock's (a `mode` field), not to be touched; WRONGTYPE: a hash that
+     * is no lock (must_be_lock()). */
     [SCRIPT_LOCK] =
         LUA_EFFECTS
             LUA_TOKEN
+                LUA_MUST_BE_LOCK
     "if redis.call('exists', KEYS[1]) == 0 then "
     "  redis.call('hincrby', KEYS[1], ARGV[2], 1) "
     "  redis.call('pexpire', KEYS[1], ARGV[1]) "
     "  return {draw_token(KEYS[2], KEYS[1]), 1} "
     "end "
-    "if redis.call('hexists', KEYS[1], 'mode') == 1 then return {-1} end "
+    "local mode = redis.call('hget', KEYS[1], 'mode') "
+    "if mode then "
+    "  must_be_rw(mode) "
+    "  return {-1} "
+    "end "
     "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
     "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
     "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
@@ -332,6 +369,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "  end "
     "  return {token_of(KEYS[2], KEYS[1]), holds} "
     "end "
+    "must_be_lock(KEYS[1]) "
     "return redis.call('pttl', KEYS[1])",
 
     /* Release one hold.  -1: not ours (untouched).  Otherwise the holds
@@ -702,33 +740,38 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * above the keys, a field our watchdog would renew after the caller's
      * last release, holding the lock for ever. */
     [SCRIPT_READ_LOCK] =
-        "local mode = redis.call('hget', KEYS[1], 'mode') "
-        "if mode == false then "
-        "  if redis.call('exists', KEYS[1]) == 1 then return {-1} end "
-        "  redis.call('hset', KEYS[1], 'mode', 'read') "
-        "  redis.call('hset', KEYS[1], ARGV[2], 1) "
-        "  redis.call('set', KEYS[2] .. ':1', 1, 'px', ARGV[1]) "
-        "  redis.call('pexpire', KEYS[1], ARGV[1]) "
-        "  return {0, 1} "
-        "end "
-        "if mode == 'read' or (mode == 'write' and "
-        "    redis.call('hexists', KEYS[1], ARGV[3]) == 1) then "
-        "  local held = tonumber(redis.call('hget', KEYS[1], ARGV[2])) "
-        "  if held then "
-        "    local alive = false "
-        "    for i = 1, held do "
-        "      if redis.call('exists', KEYS[2] .. ':' .. i) == 1 then alive = true break end "
-        "    end "
-        "    if not alive then redis.call('hdel', KEYS[1], ARGV[2]) end "
-        "  end "
-        "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
-        "  redis.call('set', KEYS[2] .. ':' .. holds, 1, 'px', ARGV[1]) "
-        "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
-        "    redis.call('pexpire', KEYS[1], ARGV[1]) "
-        "  end "
-        "  return {0, holds} "
-        "end "
-        "return redis.call('pttl', KEYS[1])",
+        LUA_MUST_BE_LOCK
+    "local mode = redis.call('hget', KEYS[1], 'mode') "
+    "if mode == false then "
+    "  if redis.call('exists', KEYS[1]) == 1 then "
+    "    must_be_lock(KEYS[1]) "
+    "    return {-1} "
+    "  end "
+    "  redis.call('hset', KEYS[1], 'mode', 'read') "
+    "  redis.call('hset', KEYS[1], ARGV[2], 1) "
+    "  redis.call('set', KEYS[2] .. ':1', 1, 'px', ARGV[1]) "
+    "  redis.call('pexpire', KEYS[1], ARGV[1]) "
+    "  return {0, 1} "
+    "end "
+    "if mode == 'read' or (mode == 'write' and "
+    "    redis.call('hexists', KEYS[1], ARGV[3]) == 1) then "
+    "  local held = tonumber(redis.call('hget', KEYS[1], ARGV[2])) "
+    "  if held then "
+    "    local alive = false "
+    "    for i = 1, held do "
+    "      if redis.call('exists', KEYS[2] .. ':' .. i) == 1 then alive = true break end "
+    "    end "
+    "    if not alive then redis.call('hdel', KEYS[1], ARGV[2]) end "
+    "  end "
+    "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
+    "  redis.call('set', KEYS[2] .. ':' .. holds, 1, 'px', ARGV[1]) "
+    "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
+    "    redis.call('pexpire', KEYS[1], ARGV[1]) "
+    "  end "
+    "  return {0, holds} "
+    "end "
+    "must_be_rw(mode) "
+    "return redis.call('pttl', KEYS[1])",
 
     /* Read release, as Redisson's: the released hold's timeout key goes,
      * then the hash lives as long as the longest timeout key of any reader
@@ -768,9 +811,13 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     [SCRIPT_WRITE_LOCK] =
         LUA_EFFECTS
             LUA_TOKEN
+                LUA_MUST_BE_LOCK
     "local mode = redis.call('hget', KEYS[1], 'mode') "
     "if mode == false then "
-    "  if redis.call('exists', KEYS[1]) == 1 then return {-1} end "
+    "  if redis.call('exists', KEYS[1]) == 1 then "
+    "    must_be_lock(KEYS[1]) "
+    "    return {-1} "
+    "  end "
     "  redis.call('hset', KEYS[1], 'mode', 'write') "
     "  redis.call('hset', KEYS[1], ARGV[2], 1) "
     "  redis.call('pexpire', KEYS[1], ARGV[1]) "
@@ -783,6 +830,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "  end "
     "  return {token_of(KEYS[2], KEYS[1]), holds} "
     "end "
+    "must_be_rw(mode) "
     "if redis.call('hexists', KEYS[1], ARGV[3]) == 1 then return {-3} end "
     "return redis.call('pttl', KEYS[1])",
 
@@ -890,6 +938,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     [SCRIPT_FAIR_LOCK] =
         LUA_FAIR
             LUA_TOKEN
+                LUA_MUST_BE_LOCK
     "local now, me, place_ms = now_ms(), ARGV[2], tonumber(ARGV[7]) "
     "if prune(now) then wake(ARGV[4], ARGV[5], me) end "
     "local head = redis.call('lindex', KEYS[2], 0) "
@@ -903,7 +952,11 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "  redis.call('pexpire', KEYS[1], ARGV[1]) "
     "  return {draw_token(KEYS[5], KEYS[1]), 1} "
     "end "
-    "if redis.call('hexists', KEYS[1], 'mode') == 1 then return {-1} end "
+    "local mode = redis.call('hget', KEYS[1], 'mode') "
+    "if mode then "
+    "  must_be_rw(mode) "
+    "  return {-1} "
+    "end "
     "if redis.call('hexists', KEYS[1], me) == 1 then "
     "  local holds = redis.call('hincrby', KEYS[1], me, 1) "
     "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
@@ -911,6 +964,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "  end "
     "  return {token_of(KEYS[5], KEYS[1]), holds} "
     "end "
+    "if redis.call('exists', KEYS[1]) == 1 then must_be_lock(KEYS[1]) end "
     "local pttl = redis.call('pttl', KEYS[1]) "
     "if ARGV[6] == '0' then return pttl end "
     "if redis.call('zscore', KEYS[3], me) == false then "
@@ -1026,20 +1080,30 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     [SCRIPT_MULTI_LOCK] =
         LUA_EFFECTS
             LUA_TOKEN
+                LUA_MUST_BE_LOCK
     "local lease, field, n = ARGV[1], ARGV[2], #KEYS / 2 "
     "for i = 1, n do "
     "  local name = KEYS[2 * i - 1] "
     "  if ARGV[2 + i] == 'w' then "
     "    local mode = redis.call('hget', name, 'mode') "
     "    if mode == false then "
-    "      if redis.call('exists', name) == 1 then return {-1, i} end "
+    "      if redis.call('exists', name) == 1 then "
+    "        must_be_lock(name) "
+    "        return {-1, i} "
+    "      end "
     "    elseif not (mode == 'write' and redis.call('hexists', name, field .. ':write') == 1) then "
+    "      must_be_rw(mode) "
     "      if redis.call('hexists', name, field) == 1 then return {-3, i} end "
     "      return {0, i, redis.call('pttl', name)} "
     "    end "
     "  elseif redis.call('exists', name) == 1 then "
-    "    if redis.call('hexists', name, 'mode') == 1 then return {-1, i} end "
+    "    local mode = redis.call('hget', name, 'mode') "
+    "    if mode then "
+    "      must_be_rw(mode) "
+    "      return {-1, i} "
+    "    end "
     "    if redis.call('hexists', name, field) == 0 then "
+    "      must_be_lock(name) "
     "      return {0, i, redis.call('pttl', name)} "
     "    end "
     "  end "

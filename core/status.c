@@ -3,11 +3,13 @@
  *
  * SCRIPT_STATUS (scripts.c) reads the name in one step and replies with
  * the raw material: the key's TYPE and PTTL, and a hash's fields or a
- * semaphore's count and permits, and a fair lock's queue.  Here that reply becomes a struct
- * lw_name_status: which of Redisson's kinds it is (a hash's "mode" field
- * tells a read-write lock from a plain one; a string is a permit
- * semaphore's count), and who holds it.  Only the first LW_STATUS_HOLDERS
- * holders are kept; nholders counts them all.
+ * semaphore's count and permits, and a fair lock's queue.  Here that
+ * reply becomes a struct lw_name_status: which of Redisson's kinds it is
+ * (a hash's "mode" field tells a read-write lock from a plain one; a
+ * string holding a number is a semaphore's count; a hash of another
+ * shape, or a string that is no count, is neither: LW_NAME_OTHER), and
+ * who holds it.  Only the first LW_STATUS_HOLDERS holders are kept;
+ * nholders counts them all.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,25 +66,6 @@ static void add_holder(struct lw_name_status *out, const redisReply *id, int64_t
     h->ttl_ms = ttl_ms;
 }
 
-/* A hash: a lock, or a read-write lock by its "mode". */
-static int decode_hash(const redisReply *fields, struct lw_name_status *out)
-{
-    if (fields->type != REDIS_REPLY_ARRAY || fields->elements % 2)
-        return LW_EREPLY;
-    out->kind = LW_NAME_LOCK;
-    for (size_t i = 0; i < fields->elements; i += 2) {
-        const redisReply *f = fields->element[i], *v = fields->element[i + 1];
-
-        if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
-            return LW_EREPLY;
-        if (strcmp(f->str, "mode") == 0)
-            out->kind = strcmp(v->str, "write") == 0 ? LW_NAME_WRITE : LW_NAME_READ;
-        else
-            add_holder(out, f, number_of(v), out->ttl_ms);
-    }
-    return 0;
-}
-
 /* Whether a string is a count, as a semaphore's is: an integer, all of
  * it (Redis's INCRBY takes nothing else). */
 static int is_count(const redisReply *r)
@@ -93,6 +76,52 @@ static int is_count(const redisReply *r)
         return 0;
     (void)strtoll(r->str, &end, 10);
     return end == r->str + r->len;
+}
+
+/* A holder's field, as Redisson's and ours are: "<id>:<owner>" (and
+ * ":write" for a writer) holding a count of holds, digits only (the
+ * scripts' '^%d+$'). */
+static int holder_shaped(const redisReply *f, const redisReply *v)
+{
+    if (!memchr(f->str, ':', f->len) || v->len == 0)
+        return 0;
+    for (size_t i = 0; i < v->len; i++)
+        if (v->str[i] < '0' || v->str[i] > '9')
+            return 0;
+    return 1;
+}
+
+/* A hash: a lock (one holder's field), or a read-write lock by its
+ * "mode" (read or write; every other field a holder's).  Any other hash
+ * is an application's, not a lock (LW_NAME_OTHER), as the acquires'
+ * must_be_lock() (scripts.c) refuses it. */
+static int decode_hash(const redisReply *fields, struct lw_name_status *out)
+{
+    int shaped = 1, rw = 0;
+
+    if (fields->type != REDIS_REPLY_ARRAY || fields->elements % 2)
+        return LW_EREPLY;
+    out->kind = LW_NAME_LOCK;
+    for (size_t i = 0; i < fields->elements; i += 2) {
+        const redisReply *f = fields->element[i], *v = fields->element[i + 1];
+
+        if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
+            return LW_EREPLY;
+        if (strcmp(f->str, "mode") == 0) {
+            rw = 1;
+            out->kind = strcmp(v->str, "write") == 0 ? LW_NAME_WRITE : LW_NAME_READ;
+            shaped &= !strcmp(v->str, "write") || !strcmp(v->str, "read");
+        } else {
+            shaped &= holder_shaped(f, v);
+            add_holder(out, f, number_of(v), out->ttl_ms);
+        }
+    }
+    if (!shaped || (!rw && fields->elements != 2)) {
+        out->kind = LW_NAME_OTHER;
+        out->nholders = 0;
+        memset(out->holders, 0, sizeof out->holders);
+    }
+    return 0;
 }
 
 /* A string beside its zset of permits: a permit semaphore.  A string

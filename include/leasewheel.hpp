@@ -115,6 +115,8 @@ class category_impl final : public std::error_category
             return std::make_error_condition(std::errc::resource_deadlock_would_occur);
         case LW_ENOTOWNER: return std::make_error_condition(std::errc::operation_not_permitted);
         case LW_ELOCKED: return std::make_error_condition(std::errc::device_or_resource_busy);
+        case LW_ENOPERM: return std::make_error_condition(std::errc::permission_denied);
+        case LW_EPROTO: return std::make_error_condition(std::errc::protocol_error);
         default: return std::error_condition(ev, *this);
         }
     }

@@ -218,7 +218,8 @@ CLUSTER_TEST(lwlock_status_and_min_hold_on_a_cluster)
     code = lwlock(ARGS("-c", seed, "--status", name));
     cr_assert_eq(code, 1, "--status on permits: %d", code);
     slurp("out", out, sizeof out);
-    cr_assert(strstr(out, "permits, 2 available, 1 taken") && strstr(out, "permit-1  never"),
+    cr_assert(strstr(out, "a semaphore, 2 permits available, 1 taken") &&
+                  strstr(out, "permit-1  never"),
               "%s", out);
 
     name_on(1, "atleast", name, sizeof name);

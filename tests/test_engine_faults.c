@@ -7,7 +7,9 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include "conn.h"
 #include "engine_util.h"
+#include "http_peer.h"
 #include "time_util.h"
 
 static uint64_t ms_since(uint64_t start_ns)
@@ -162,19 +164,23 @@ REDIS_TEST(faults, restart_fails_inflight_and_reconnects)
     tally_destroy(&tally);
 }
 
-/* --- wrong password, refused connection, unknown host --- */
+/* --- wrong password, refused connection, set-up refusals, unknown host --- */
 
 /*
- * Before the first connection, a refused connection or a wrong password
- * fails requests at once (a 10 s command timeout is not waited out), the
- * next request too; other reasons (LW_EREDIS) fail a request at its
- * command timeout (200 ms here).  Either way with the reason the attempts
- * failed.
+ * Before the first connection, a refused connection, a wrong password, a
+ * set-up command refused for good (a DB index out of range, an ACL's
+ * NOPERM) or a server that does not speak RESP fails requests at once (a
+ * 10 s command timeout is not waited out), the next request too; a
+ * refusal that may mend (LW_EREDIS) fails a request at its command
+ * timeout (200 ms here).  Either way with the reason the attempts failed,
+ * and said (when said is not NULL) in lw_engine_last_error()'s words.
  */
-static void expect_connect_error(struct lw_engine_config *cfg, int want, int at_once)
+static void expect_connect_error(struct lw_engine_config *cfg, int want, int at_once,
+                                 const char *said)
 {
     struct lw_engine *e;
     uint64_t start = lw_clock_now(), limit_ms = at_once ? 2000 : 200 + 10 + 500;
+    char why[256];
 
     cfg->node.command_timeout_ms = at_once ? 10000 : 200;
     cfg->node.connect_timeout_ms = 200;
@@ -186,6 +192,10 @@ static void expect_connect_error(struct lw_engine_config *cfg, int want, int at_
     }
     cr_assert_leq(ms_since(start), 2 * limit_ms, "%llu ms", (unsigned long long)ms_since(start));
     cr_assert_eq(lw_engine_status(e), want);
+    if (said) {
+        cr_assert_eq(lw_engine_last_error(e, why, sizeof why), want);
+        cr_assert(strstr(why, said), "\"%s\" does not say \"%s\"", why, said);
+    }
     lw_engine_free(e);
 }
 
@@ -198,9 +208,9 @@ REDIS_TEST(faults, wrong_password_is_eauth)
     cr_assert_eq(redis_server_start(&srv, "sesame"), 0);
     engine_config(&cfg);
     cfg.node.password = "wrong";
-    expect_connect_error(&cfg, LW_EAUTH, 1);
+    expect_connect_error(&cfg, LW_EAUTH, 1, "AUTH: WRONGPASS ");
     cfg.node.password = NULL; /* the server wants one: NOAUTH */
-    expect_connect_error(&cfg, LW_EAUTH, 1);
+    expect_connect_error(&cfg, LW_EAUTH, 1, "PING: NOAUTH ");
     cr_assert_str_eq(lw_strerror(LW_EAUTH), "Redis authentication failed");
 
     cfg.node.password = "sesame";
@@ -217,17 +227,165 @@ REDIS_TEST(faults, refused_connection_is_econnrefused)
     redis_server_stop(&srv); /* nothing listens there now */
     engine_config(&cfg);
     cfg.node.port = port;
-    expect_connect_error(&cfg, LW_ECONNREFUSED, 1);
+    expect_connect_error(&cfg, LW_ECONNREFUSED, 1, "Connection refused");
     cr_assert_str_eq(lw_errname(LW_ECONNREFUSED), "LW_ECONNREFUSED");
 }
 
-REDIS_TEST(faults, bad_db_is_eredis)
+/* A DB index the server does not have: final (the server's `databases`
+ * is fixed at its start), in redis-cli's words. */
+REDIS_TEST(faults, bad_db_is_enodb_at_once)
 {
     struct lw_engine_config cfg;
 
     engine_config(&cfg);
     cfg.node.db = 60000; /* the server has 16 */
-    expect_connect_error(&cfg, LW_EREDIS, 0);
+    expect_connect_error(&cfg, LW_ENODB, 1, "SELECT 60000: ERR DB index is out of range");
+    cr_assert_str_eq(lw_errname(LW_ENODB), "LW_ENODB");
+}
+
+static const char *const one_script[] = {"return 1"};
+
+/* user: an ACL user with the password "pw" and every right but those
+ * `minus` takes away (ACL SETUSER's words, "-script|load"). */
+static void make_user(const char *user, const char *minus)
+{
+    redisReply *r = redis_server_command(&srv, "ACL SETUSER %s on >pw ~* &* +@all %s", user, minus);
+
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "ACL SETUSER %s: %s", user,
+              r ? r->str : "no reply");
+    freeReplyObject(r);
+}
+
+/* An ACL that refuses a set-up command (SCRIPT LOAD, SELECT, or the
+ * connection's own PING): LW_ENOPERM at once, the command and Redis's
+ * words in the last error; the same user with the right gets in. */
+REDIS_TEST(faults, acl_refusals_at_set_up_are_enoperm_at_once)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+    redisReply *r;
+
+    make_user("noload", "-script|load");
+    make_user("noselect", "-select");
+    make_user("noping", "-ping");
+    engine_config(&cfg);
+    cfg.scripts = one_script;
+    cfg.nscripts = 1;
+    cfg.node.password = "pw";
+    cfg.node.username = "noload";
+    expect_connect_error(&cfg, LW_ENOPERM, 1, "SCRIPT LOAD: NOPERM ");
+    cfg.node.username = "noselect";
+    cfg.node.db = 1;
+    expect_connect_error(&cfg, LW_ENOPERM, 1, "SELECT 1: NOPERM ");
+    cfg.node.username = "noping";
+    cfg.node.db = 0;
+    expect_connect_error(&cfg, LW_ENOPERM, 1, "PING: NOPERM ");
+    cr_assert_str_eq(lw_errname(LW_ENOPERM), "LW_ENOPERM");
+
+    r = redis_server_command(&srv, "ACL SETUSER noload +script|load");
+    freeReplyObject(r);
+    cfg.node.username = "noload";
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(ping(e), 0);
+    lw_engine_free(e);
+}
+
+/* A server full up ("ERR max number of clients reached", which Redis
+ * sends before it reads anything) is a refusal that may mend: requests
+ * wait their command timeout and fail LW_EREDIS, with Redis's words; the
+ * connection is made once there is room. */
+REDIS_TEST(faults, a_refusal_that_may_mend_keeps_the_wait)
+{
+    struct lw_engine_config cfg;
+    struct lw_engine *e;
+    redisContext *admin;
+    redisReply *r;
+    uint64_t start;
+    char why[256];
+    int got;
+
+    admin = redisConnect("127.0.0.1", srv.port);
+    cr_assert(admin && !admin->err);
+    r = redisCommand(admin, "CONFIG SET maxclients 1"); /* admin is the one */
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    engine_config(&cfg);
+    cfg.node.command_timeout_ms = 300;
+    cfg.node.connect_timeout_ms = 200;
+    cfg.node.reconnect_max_ms = 50;
+    start = lw_clock_now();
+    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    got = ping(e);
+    cr_assert_eq(got, LW_EREDIS, "%s", lw_errname(got));
+    cr_assert_geq(ms_since(start), 300 - 1, "failed at once: %llu ms",
+                  (unsigned long long)ms_since(start));
+    cr_assert_eq(lw_engine_last_error(e, why, sizeof why), LW_EREDIS);
+    cr_assert(strstr(why, "ERR max number of clients reached"), "%s", why);
+    r = redisCommand(admin, "CONFIG SET maxclients 10000");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    redisFree(admin);
+    cr_assert_eq(ping_until_up(e, 100), 0, "no connection once there was room");
+    lw_engine_free(e);
+}
+
+/* A port that is not Redis (an HTTP server): its first answer does not
+ * parse, LW_EPROTO at once, saying what it answered. */
+Test(faults, a_port_that_is_not_redis_is_eproto_at_once)
+{
+    struct lw_engine_config cfg;
+    struct http_peer peer;
+
+    http_peer_start(&peer);
+    lw_engine_config_init(&cfg);
+    cfg.node.port = peer.port;
+    cfg.wheel.tick_ns = 10 * 1000000ull;
+    expect_connect_error(&cfg, LW_EPROTO, 1, "It answered \"HTTP/1.1 400 Bad Request\"");
+    cr_assert_geq(atomic_load(&peer.served), 1);
+    http_peer_stop(&peer);
+    cr_assert_str_eq(lw_errname(LW_EPROTO), "LW_EPROTO");
+}
+
+/* Which refusals are final, by the words each Redis version says. */
+Test(faults, set_up_refusals_by_their_words)
+{
+    static const struct {
+        const char *words;
+        int code;
+    } cases[] = {
+        {"NOPERM User u has no permissions to run the 'script|load' command", LW_ENOPERM},
+        {"NOPERM this user has no permissions to run the 'select' command or its subcommand",
+         LW_ENOPERM},
+        {"WRONGPASS invalid username-password pair or user is disabled.", LW_EAUTH},
+        {"NOAUTH Authentication required.", LW_EAUTH},
+        {"ERR invalid password", LW_EAUTH},
+        {"ERR AUTH <password> called without any password configured for the default user. "
+         "Are you sure your configuration is correct?",
+         LW_EAUTH},
+        {"ERR DB index is out of range", LW_ENODB},
+        {"ERR invalid DB index", LW_ENODB},
+        {"ERR SELECT is not allowed in cluster mode", LW_ENODB},
+        {"ERR unknown command 'SCRIPT', with args beginning with: 'LOAD' ", LW_ENOTSUP},
+        {"ERR unknown command `ROLE`, with args beginning with: ", LW_ENOTSUP},
+        {"ERR unknown subcommand 'LOAD'. Try SCRIPT HELP.", LW_ENOTSUP},
+        {"LOADING Redis is loading the dataset in memory", LW_EREDIS},
+        {"BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN "
+         "NOSAVE.",
+         LW_EREDIS},
+        {"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+         LW_EREDIS},
+        {"OOM command not allowed when used memory > 'maxmemory'.", LW_EREDIS},
+        {"ERR max number of clients reached", LW_EREDIS},
+        {"ERR something new", LW_EREDIS},
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int got = conn_refusal(cases[i].words);
+
+        cr_assert_eq(got, cases[i].code, "\"%s\": %s, not %s", cases[i].words, lw_errname(got),
+                     lw_errname(cases[i].code));
+        cr_assert_eq(conn_is_hard_failure(got), got != LW_EREDIS, "%s", lw_errname(got));
+    }
 }
 
 Test(faults, unknown_host_is_enohost)

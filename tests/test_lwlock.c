@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "duration.h"
+#include "http_peer.h"
 #include "lock_util.h"
 #include "proc_util.h"
 #include "proxy.h"
@@ -165,6 +166,10 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         ARGS("--multi", "--min-hold", "1s", "a,b", "true"),
         ARGS("--multi", "--status", "a,b"),
         ARGS("--multi", "--permits", "2", "a,b", "true"),
+        ARGS("--multi", "a,a", "true"),
+        ARGS("--multi", "a,b,c,b", "true"),
+        ARGS("--prefix", "p", "--multi", "a,b,a", "true"),
+        ARGS("--multi", "--replicas", "1", "a,b", "true"),
         ARGS("--multi", "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r,s,t,u,v,w,x,y,z,A,B,C,D,E,F,G,H,I,"
                         "J,K,L,M,N,O,P,Q,R,S,T,U,V,W,X,Y,Z,0,1,2,3,4,5,6,7,8,9,_,+,=",
              "true"),
@@ -188,6 +193,9 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         {ARGS("--watchdog=25d", "n", "true"), "invalid -W/--watchdog '25d': 10ms to"},
         {ARGS("-l", "5", "n", "true"), "a bare number is ms"},
         {ARGS("--warn-signal", "SIGNAL", "n", "true"), "invalid warning signal 'SIGNAL'"},
+        /* A set holds each name once (the library refuses the list). */
+        {ARGS("--multi", "x,y,x", "true"), "--multi: x is named twice in x,y,x"},
+        {ARGS("--multi", "--replicas", "2", "x,y", "true"), "--replicas does not go with --multi"},
     };
     int code;
 
@@ -509,6 +517,13 @@ Test(lwlock_usage, help_and_version, .init = make_dir, .fini = remove_test_dir, 
     for (const char *const *f = ARGS("--tls", "--cacert FILE", "--cacertdir DIR", "--cert FILE",
                                      "--key FILE", "--sni NAME", "--insecure", "rediss://",
                                      "rediss-sentinel://", "LWLOCK_SENTINEL_TLS=0");
+         *f; f++)
+        cr_assert(strstr(buf, *f), "no '%s' in the help", *f);
+    /* One table of exit statuses, --status's among them. */
+    for (const char *const *f = ARGS("exit 0 free, 1 held, 65 no lock nor\n", "  64  bad usage",
+                                     "  65  NAME holds another kind of lock or another type",
+                                     "  69  Redis unreachable, refusing the connection",
+                                     "  75  not acquired within the wait", "  79  lock lost");
          *f; f++)
         cr_assert(strstr(buf, *f), "no '%s' in the help", *f);
 }
@@ -918,7 +933,7 @@ LWLOCK_TEST(status_says_who_holds_what)
         freeReplyObject(r);
     }
     cr_assert_eq(status_of("sem", 0, out, sizeof out), 1);
-    cr_assert(strstr(out, "sem: permits, 2 available, 2 taken, no expiry\n") &&
+    cr_assert(strstr(out, "sem: a semaphore, 2 permits available, 2 taken, no expiry\n") &&
                   strstr(out, "  0102030405060708090a0b0c0d0e0fff  ") &&
                   strstr(out, "  0123456789abcdef0123456789abcdef  never expires\n"),
               "%s", out);
@@ -929,9 +944,17 @@ LWLOCK_TEST(status_says_who_holds_what)
     /* None taken: free to take. */
     redis_do("SET sem2 5");
     cr_assert_eq(status_of("sem2", 0, out, sizeof out), 0);
-    cr_assert_str_eq(out, "sem2: permits, 5 available, 0 taken, no expiry\n");
+    cr_assert_str_eq(out, "sem2: a semaphore, 5 permits available, 0 taken, no expiry\n");
 
-    /* Not a lock nor a semaphore: a list, a string that is no count. */
+    /* Not a lock nor a semaphore: a list, a string that is no count, an
+     * application's hash. */
+    redis_do("HSET ahash f v");
+    cr_assert_eq(status_of("ahash", 0, out, sizeof out), 65);
+    cr_assert_str_eq(out, "ahash holds a hash that is not a lock\n");
+    cr_assert_eq(status_of("ahash", 1, out, sizeof out), 65);
+    cr_assert(strstr(out, "\"state\": \"held\", \"kind\": \"other\", \"type\": \"hash\"") &&
+                  strstr(out, "\"holders\": [], \"holders_total\": 0"),
+              "%s", out);
     redis_do("RPUSH alist x");
     cr_assert_eq(status_of("alist", 0, out, sizeof out), 65);
     cr_assert_str_eq(out, "alist holds a list, not a lock\n");
@@ -1047,6 +1070,45 @@ LWLOCK_TEST(unreachable_redis_exits_69)
     snprintf(why, sizeof why, "(%s: ", closed);
     cr_assert(stderr_has(why), "no '%s'", why);
     cr_assert_not(exists("ran"));
+}
+
+/* A set-up that Redis refuses for good, or a port that is not Redis: 69
+ * at once (not after the 3 s command timeout), on one line, with the
+ * command and Redis's words as redis-cli gives them; COMMAND does not
+ * run. */
+LWLOCK_TEST(set_up_refusals_exit_69_at_once_in_redis_words)
+{
+    struct http_peer peer;
+    char db[64], acl[64], http[64];
+    redisReply *r;
+    const struct {
+        const char *url;
+        const char *says, *said;
+    } cases[] = {
+        {db, lw_strerror(LW_ENODB), "SELECT 99: ERR DB index is out of range"},
+        {acl, lw_strerror(LW_ENOPERM), "SCRIPT LOAD: NOPERM "},
+        {http, lw_strerror(LW_EPROTO), "It answered \"HTTP/1.1 400 Bad Request\""},
+    };
+
+    r = redis_server_command(&srv, "ACL SETUSER noload on >pw ~* &* +@all -script|load");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    http_peer_start(&peer);
+    snprintf(db, sizeof db, "redis://127.0.0.1:%d/99", srv.port);
+    snprintf(acl, sizeof acl, "redis://noload:pw@127.0.0.1:%d", srv.port);
+    snprintf(http, sizeof http, "127.0.0.1:%d", peer.port);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t t0 = now_ms();
+        int code = run(ARGS("-r", cases[i].url, "job", "touch", "ran"));
+        uint64_t took = now_ms() - t0;
+
+        cr_assert_eq(code, 69, "case %zu: %d", i, code);
+        cr_assert_lt(took, 2000, "case %zu took %llu ms", i, (unsigned long long)took);
+        cr_assert(stderr_has(cases[i].says) && stderr_has(cases[i].said) && stderr_one_line(),
+                  "case %zu: no '%s' nor '%s'", i, cases[i].says, cases[i].said);
+        cr_assert_not(exists("ran"));
+    }
+    http_peer_stop(&peer);
 }
 
 /* TLS at a plain port: refused, not waited on (the handshake times out
@@ -2075,7 +2137,16 @@ LWLOCK_TEST(another_type_is_named_and_refused)
         {"--write", "aset", "aset holds a set, not a read-write lock (Redis: WRONGTYPE "},
         {"--fair", "azset", "azset holds a sorted set, not a lock (Redis: WRONGTYPE "},
         {"--permits=2", "astring", "astring holds a string, not a semaphore (Redis: WRONGTYPE "},
-        {"--permits=2", "ahash", "ahash holds a hash, not a semaphore (Redis: WRONGTYPE "},
+        {"--permits=2", "ahash",
+         "ahash holds a hash that is not a lock, nor a semaphore (Redis: WRONGTYPE "},
+        {NULL, "ahash", "ahash holds a hash that is not a lock (Redis: WRONGTYPE "},
+        {"--fair", "ahash", "ahash holds a hash that is not a lock (Redis: WRONGTYPE "},
+        {"--write", "ahash", "ahash holds a hash that is not a lock (Redis: WRONGTYPE "},
+        {NULL, "numstr",
+         "numstr holds a semaphore (5 permits available, 0 taken), not a lock (Redis: "
+         "WRONGTYPE "},
+        {"--read", "numstr", "numstr holds a semaphore (5 permits available, 0 taken), not a "
+                             "read-write lock (Redis: WRONGTYPE "},
         {"--multi", "free1,alist", "alist holds a list, not a lock (Redis: WRONGTYPE "},
     };
     char buf[1024];
@@ -2085,6 +2156,7 @@ LWLOCK_TEST(another_type_is_named_and_refused)
     redis_do("SADD aset x");
     redis_do("ZADD azset 1 x");
     redis_do("HSET ahash f v");
+    redis_do("SET numstr 5");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int code = cases[i].flag
                        ? run(ARGS(cases[i].flag, "-r", addr, cases[i].name, "touch", "ran"))
@@ -2098,7 +2170,68 @@ LWLOCK_TEST(another_type_is_named_and_refused)
         cr_assert_not(exists("ran"), "COMMAND ran");
     }
     cr_assert_eq(redis_int("STRLEN %s", "astring"), 5, "the string untouched");
+    cr_assert_eq(redis_int("GET %s", "numstr"), 5, "the count untouched");
+    cr_assert_eq(redis_int("HLEN %s", "ahash"), 1, "the hash untouched");
     cr_assert_eq(redis_int("EXISTS %s", "free1"), 0, "--multi left a name held");
+}
+
+/*
+ * Issue 42's "exit codes that disagree", one by one: each is said by the
+ * one table (lwlock_args.h), at once, and --status says of each name what
+ * lwlock's refusal says.  A lock asked for permits is 65 whether it is
+ * --permits or --set-permits; a string holding a number is a semaphore's
+ * count to both; an application's hash is 65 at once even with a wait
+ * (it was 75 after the wait, or never with -w -1), for every kind of
+ * lock; a --multi list naming a name twice is bad usage.
+ */
+LWLOCK_TEST(one_table_of_exit_statuses)
+{
+    char out[1024];
+    uint64_t t0;
+    int code;
+
+    hold_elsewhere("lk1", 20000);
+    code = run(ARGS("-r", addr, "--permits", "2", "lk1", "touch", "ran"));
+    cr_assert_eq(code, 65, "--permits on a lock: %d", code);
+    cr_assert(stderr_has("lk1 holds a lock, not a semaphore (Redis: WRONGTYPE "));
+    code = run(ARGS("-r", addr, "--set-permits", "3", "lk1"));
+    cr_assert_eq(code, 65, "--set-permits on a lock: %d", code);
+    cr_assert(stderr_has("lk1 holds a lock, not a semaphore (Redis: WRONGTYPE ") &&
+              stderr_one_line());
+    cr_assert_eq(redis_int("HLEN %s", "lk1"), 1, "the lock untouched");
+
+    redis_do("SET numstr 5");
+    code = run(ARGS("-r", addr, "numstr", "touch", "ran"));
+    cr_assert_eq(code, 65, "a lock on a count: %d", code);
+    cr_assert(stderr_has("numstr holds a semaphore (5 permits available, 0 taken), not a lock"));
+    code = run(ARGS("-r", addr, "--status", "numstr"));
+    cr_assert_eq(code, 0, "--status of a count: %d", code);
+    cr_assert_str_eq(slurp("out", out, sizeof out),
+                     "numstr: a semaphore, 5 permits available, 0 taken, no expiry\n");
+    cr_assert_eq(run(ARGS("-r", addr, "--permits", "9", "numstr", "true")), 0,
+                 "a count is a semaphore's to --permits");
+    cr_assert_eq(redis_int("GET %s", "numstr"), 5, "its count kept, and given back");
+
+    redis_do("HSET ahash f v");
+    for (const char *const *kind = ARGS("--fair", "--read", "--write", "--multi", "-v"); *kind;
+         kind++) {
+        t0 = now_ms();
+        code = run(ARGS(*kind, "-w", "10s", "-r", addr, "ahash", "touch", "ran"));
+        cr_assert_eq(code, 65, "%s on an application's hash: %d", *kind, code);
+        cr_assert_lt(now_ms() - t0, 5000, "%s waited %llu ms", *kind,
+                     (unsigned long long)(now_ms() - t0));
+        cr_assert(stderr_has("ahash holds a hash that is not a lock (Redis: WRONGTYPE "), "%s",
+                  *kind);
+    }
+    code = run(ARGS("-r", addr, "--status", "ahash"));
+    cr_assert_eq(code, 65, "--status of an application's hash: %d", code);
+    cr_assert_str_eq(slurp("out", out, sizeof out), "ahash holds a hash that is not a lock\n");
+    cr_assert_eq(redis_int("HLEN %s", "ahash"), 1, "the hash untouched");
+    cr_assert_not(exists("ran"), "COMMAND ran");
+
+    code = run(ARGS("-r", addr, "--multi", "a,a", "true"));
+    cr_assert_eq(code, 64, "--multi a,a: %d", code);
+    cr_assert(stderr_has("--multi: a is named twice in a,a"));
 }
 
 /* Another error of Redis's, in its words: out of memory. */

@@ -277,13 +277,51 @@ Test(misuse, every_call_is_refused_at_once_between_attempts)
     cr_assert_eq(lw_client_free(c), 0);
 }
 
-REDIS_TEST(misuse, a_database_redis_refuses_is_eredis)
+/* A database the server does not have, or an ACL user who may not load
+ * the scripts: refusals that hold, so the first call fails at once (not
+ * at its 30 s command timeout) with lw_client_last_error() in Redis's
+ * words, as redis-cli says them. */
+static void expect_refusal(struct lw_client_config *cfg, int want, const char *said)
+{
+    struct lw_client *c = NULL;
+    struct lw_lock *l;
+    uint64_t t0 = now_ms();
+    char why[256];
+    int rc;
+
+    cfg->command_timeout_ms = 30000;
+    cr_assert_eq(lw_client_new(cfg, &c), 0);
+    l = new_lock(c, "refused");
+    rc = lw_lock_acquire(l, NULL);
+    cr_assert_eq(rc, want, "%s", lw_errname(rc));
+    cr_assert_lt(now_ms() - t0, 5000, "took %llu ms", (unsigned long long)(now_ms() - t0));
+    cr_assert_eq(lw_client_last_error(c, why, sizeof why), want);
+    cr_assert(strstr(why, said), "\"%s\" does not say \"%s\"", why, said);
+    lw_lock_free(l);
+    lw_client_free(c);
+}
+
+REDIS_TEST(misuse, a_database_redis_refuses_is_enodb_at_once)
 {
     struct lw_client_config cfg;
 
     client_config(&cfg, 30000, NULL);
     cfg.db = 100; /* the server has 16 */
-    expect_lock_error(&cfg, LW_EREDIS);
+    expect_refusal(&cfg, LW_ENODB, "SELECT 100: ERR DB index is out of range");
+}
+
+REDIS_TEST(misuse, an_acl_user_without_script_load_is_enoperm_at_once)
+{
+    struct lw_client_config cfg;
+    redisReply *r = redis_server_command(&srv, "ACL SETUSER noload on >pw ~* &* +@all "
+                                               "-script|load");
+
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    client_config(&cfg, 30000, NULL);
+    cfg.username = "noload";
+    cfg.password = "pw";
+    expect_refusal(&cfg, LW_ENOPERM, "SCRIPT LOAD: NOPERM ");
 }
 
 /* ---- Out of memory ---- */

@@ -144,13 +144,13 @@ Test(wheel, null_arguments_and_double_schedule)
 Test(wheel, error_messages)
 {
     /* Every code from LW_OK down to the last one has its own message. */
-    for (int c = LW_OK; c >= LW_EWRONGTYPE; c--) {
+    for (int c = LW_OK; c >= LW_EPROTO; c--) {
         cr_assert_str_neq(lw_strerror(c), "unknown error", "%d", c);
         cr_assert_str_neq(lw_errname(c), "LW_UNKNOWN", "%d", c);
         for (int d = LW_OK; d > c; d--)
             cr_assert_str_neq(lw_strerror(c), lw_strerror(d));
     }
-    cr_assert_str_eq(lw_strerror(LW_EWRONGTYPE - 1), "unknown error");
+    cr_assert_str_eq(lw_strerror(LW_EPROTO - 1), "unknown error");
     cr_assert_str_eq(lw_errname(LW_EBUSY), "LW_EBUSY");
     cr_assert_str_eq(lw_strerror(-1000), "unknown error");
     cr_assert_str_eq(lw_strerror(7), "unknown error");

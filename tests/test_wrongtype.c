@@ -1,10 +1,12 @@
 /*
  * tests/test_wrongtype.c - a name that holds another type of Redis value,
  * against every kind: each Redis type (a string, a list, a set, a sorted
- * set, a stream; a hash for a semaphore) refuses each kind's acquire (a
+ * set, a stream, an application's hash) refuses each kind's acquire (a
  * lock, a read and a write lock, a fair lock, permits, a multi-lock) with
  * LW_EWRONGTYPE, Redis's own words in lw_reply_error(), and the value
- * left as it was.  And Redis's words for another error (out of memory),
+ * left as it was.  A hash is refused by its shape: a lock's hash
+ * (Redisson's RLock, a read-write lock) held by another is held, one of
+ * any other shape is no lock, and lw_name_status() says the same.  And Redis's words for another error (out of memory),
  * through a blocking call and a callback.
  */
 #include <pthread.h>
@@ -105,12 +107,6 @@ static int acquire(struct lw_client *c, enum kind kind)
     return rc;
 }
 
-/* A hash is a lock's own type: only a semaphore finds it the wrong one. */
-static int wrong_for(const struct redis_type *t, enum kind kind)
-{
-    return strcmp(t->type, "hash") != 0 || kind == PERMITS;
-}
-
 /* Each type against each kind: LW_EWRONGTYPE, Redis's WRONGTYPE in
  * lw_reply_error(), the value as it was. */
 REDIS_TEST(wrongtype, each_type_refuses_each_kind)
@@ -124,8 +120,6 @@ REDIS_TEST(wrongtype, each_type_refuses_each_kind)
             char *before, *after;
             int rc;
 
-            if (!wrong_for(&types[t], k))
-                continue;
             make(&types[t]);
             before = dump(&before_len);
             rc = acquire(c, k);
@@ -140,7 +134,86 @@ REDIS_TEST(wrongtype, each_type_refuses_each_kind)
             free(after);
             checked++;
         }
-    cr_assert_eq(checked, 5 * NKINDS + 1);
+    cr_assert_eq(checked, (int)NTYPES * NKINDS);
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+/* The hashes a lock's name may hold, against the kinds of locks: a
+ * Redisson RLock's (its UUID and thread id) held by another, a
+ * read-write lock's, and an application's hashes of other shapes, which
+ * are no lock (LW_EWRONGTYPE, where they were waited on for ever).  And
+ * what lw_name_status() calls each. */
+REDIS_TEST(wrongtype, a_hash_is_a_lock_by_its_shape)
+{
+    static const struct {
+        const char *what;
+        const char *fields; /* HSET NAME's arguments */
+        int status;         /* lw_name_status()'s kind */
+        int want[MULTI + 1];
+    } hashes[] = {
+        {"Redisson's RLock",
+         "8743c9c0-0795-4907-87fd-6c719a6b4586:1 1",
+         LW_NAME_LOCK,
+         {[LOCK] = LW_ELOCKED,
+          [READ] = LW_EWRONGKIND,
+          [WRITE] = LW_EWRONGKIND,
+          [FAIR] = LW_ELOCKED,
+          [MULTI] = LW_ELOCKED}},
+        {"a read lock",
+         "mode read 8743c9c0-0795-4907-87fd-6c719a6b4586:1 2",
+         LW_NAME_READ,
+         {[LOCK] = LW_EWRONGKIND,
+          [READ] = 0,
+          [WRITE] = LW_ELOCKED,
+          [FAIR] = LW_EWRONGKIND,
+          [MULTI] = LW_EWRONGKIND}},
+        {"a write lock",
+         "mode write 8743c9c0-0795-4907-87fd-6c719a6b4586:1:write 1",
+         LW_NAME_WRITE,
+         {[LOCK] = LW_EWRONGKIND,
+          [READ] = LW_ELOCKED,
+          [WRITE] = LW_ELOCKED,
+          [FAIR] = LW_EWRONGKIND,
+          [MULTI] = LW_EWRONGKIND}},
+        {"a field with no owner", "f v", LW_NAME_OTHER,
+         {LW_EWRONGTYPE, LW_EWRONGTYPE, LW_EWRONGTYPE, LW_EWRONGTYPE, 0, LW_EWRONGTYPE}},
+        {"a holder's field with no count", "web-1:7 ready", LW_NAME_OTHER,
+         {LW_EWRONGTYPE, LW_EWRONGTYPE, LW_EWRONGTYPE, LW_EWRONGTYPE, 0, LW_EWRONGTYPE}},
+        {"two holders and no mode", "a:1 1 b:2 1", LW_NAME_OTHER,
+         {LW_EWRONGTYPE, LW_EWRONGTYPE, LW_EWRONGTYPE, LW_EWRONGTYPE, 0, LW_EWRONGTYPE}},
+        {"a mode that is no lock's", "mode dark a:1 1", LW_NAME_OTHER,
+         {LW_EWRONGTYPE, LW_EWRONGTYPE, LW_EWRONGTYPE, LW_EWRONGTYPE, 0, LW_EWRONGTYPE}},
+    };
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_lock *l = new_lock(c, NAME);
+    struct lw_name_status st;
+
+    for (size_t h = 0; h < sizeof hashes / sizeof hashes[0]; h++)
+        for (int k = 0; k < NKINDS; k++) {
+            char cmd[160];
+            redisReply *r = redis_server_command(&srv, "DEL %s", NAME);
+            int rc;
+
+            if (k == PERMITS)
+                continue;
+            freeReplyObject(r);
+            snprintf(cmd, sizeof cmd, "HSET %s %s", NAME, hashes[h].fields);
+            r = redis_server_command(&srv, cmd);
+            cr_assert(r && r->type == REDIS_REPLY_INTEGER, "%s", cmd);
+            freeReplyObject(r);
+            rc = acquire(c, k);
+            cr_assert_eq(rc, hashes[h].want[k], "%s against %s: %s, not %s", hashes[h].what,
+                         kind_names[k], lw_errname(rc), lw_errname(hashes[h].want[k]));
+            if (rc == LW_EWRONGTYPE)
+                cr_assert(strstr(lw_reply_error(), "a hash that is not a lock"), "%s: \"%s\"",
+                          hashes[h].what, lw_reply_error());
+            cr_assert_eq(lw_name_status(l, &st), 0);
+            cr_assert_eq(st.kind, hashes[h].status, "%s: kind %d", hashes[h].what, st.kind);
+            cr_assert_str_eq(st.type, "hash");
+            if (st.kind == LW_NAME_OTHER)
+                cr_assert_eq(st.nholders, 0, "%s", hashes[h].what);
+        }
+    lw_lock_free(l);
     cr_assert_eq(lw_client_free(c), 0);
 }
 

@@ -332,7 +332,8 @@ static const char *redis_words(const struct run *r, char *buf, size_t size)
 
 /*
  * Why err, when it says Redis could not be reached (or would not have us:
- * TLS, AUTH) and the client knows why: " (" the client's last error ")",
+ * TLS, AUTH, an ACL, a DB it has not, not Redis at all) and the client
+ * knows why: " (" the client's last error ")",
  * the address and the reason (e.g. "127.0.0.1:6380: TLS: certificate
  * verify failed: ..."); when Redis refused a command, " (Redis: " its
  * words ")"; into buf; else "".  Returns buf.
@@ -352,6 +353,10 @@ static const char *reason(const struct run *r, int err, char *buf, size_t size)
     case LW_ECONNECT:
     case LW_EUNSETTLED:
     case LW_ETLS:
+    case LW_ENOPERM:
+    case LW_ENODB:
+    case LW_EPROTO:
+    case LW_ENOTSUP:
         if (r->client && lw_client_last_error(r->client, last, sizeof last) && last[0])
             snprintf(buf, size, " (%s)", last);
         break;
@@ -362,6 +367,30 @@ static const char *reason(const struct run *r, int err, char *buf, size_t size)
         break;
     }
     return buf;
+}
+
+/*
+ * The exit status of a call that failed with err: lwlock's one table
+ * (lwlock_args.h lists the statuses; --help and lwlock(1) print them).
+ * 65 the name holds another kind of lock or another type of value, 75
+ * not acquired within the wait, 71 out of memory, 69 anything else:
+ * Redis unreachable, refusing us (a password, an ACL, a DB it has not,
+ * TLS, not Redis at all) or failing a command.  A usage error (64) is
+ * found by lwlock_args.c before any call.
+ */
+static int exit_status(int err)
+{
+    switch (err) {
+    case LW_EWRONGKIND:
+    case LW_EWRONGTYPE:
+        return EXIT_WRONGKIND;
+    case LW_ELOCKED:
+        return EXIT_LOCKED;
+    case LW_ENOMEM:
+        return EXIT_OSERR;
+    default:
+        return EXIT_UNAVAILABLE;
+    }
 }
 
 /* --multi: the key of the name at *name in NAME's comma list
@@ -452,6 +481,8 @@ static int new_handle(struct run *r)
     return rc < 0 ? rc : 0;
 }
 
+static int wrong_type(const struct run *r);
+
 static int start_client(struct run *r)
 {
     char at[600], why[600];
@@ -495,54 +526,71 @@ static int start_client(struct run *r)
         cfg.log = on_log;
     if ((rc = lw_client_new(&cfg, &r->client)) == 0 && (rc = new_handle(r)) == 0)
         return 0;
-    if (rc == LW_ENOTSUP && r->opt.tls.enable)
+    if (rc == LW_EWRONGTYPE) /* --permits' creation met another type */
+        return wrong_type(r);
+    if (rc == LW_ENOTSUP && r->opt.tls.enable && !r->client)
         report("cannot use Redis at %s over TLS: this leasewheel was built without TLS",
                where(r, at, sizeof at));
     else
         report("cannot use Redis at %s: %s%s", where(r, at, sizeof at), lw_strerror(rc),
                reason(r, rc, why, sizeof why));
-    return rc == LW_ENOMEM ? EXIT_OSERR : EXIT_UNAVAILABLE;
+    return exit_status(rc);
 }
 
-/* Whether key holds what the kind asked cannot use (a semaphore: not a
- * count; a lock: not a hash), its Redis type into type. */
-static int holds_other(const struct run *r, const char *key, size_t len, char *type, size_t n)
+/* What lwlock's kind asks of a name, for messages. */
+static const char *asked(const struct run *r)
+{
+    if (r->sem)
+        return "a semaphore";
+    return r->opt.kind == LWLOCK_READ || r->opt.kind == LWLOCK_WRITE ? "a read-write lock"
+                                                                     : "a lock";
+}
+
+/* Whether key holds a type that the kind asked cannot use (a semaphore:
+ * anything but a count; a lock: anything but a lock's hash, a
+ * semaphore's count too), and what, into what (lwlock_holds_phrase(): as
+ * --status says it). */
+static int holds_other(const struct run *r, const char *key, size_t len, char *what, size_t n)
 {
     struct lw_lock *l = NULL;
     struct lw_name_status st;
     int other = 0;
 
     if (lw_lock_new(r->client, key, len, &l) == 0 && lw_name_status(l, &st) == 0) {
-        other = st.kind == LW_NAME_OTHER || (r->sem && st.kind != LW_NAME_PERMITS);
-        snprintf(type, n, "%s", st.type);
+        other = st.kind == LW_NAME_OTHER ||
+                (r->sem ? st.kind != LW_NAME_PERMITS && st.kind != LW_NAME_FREE
+                        : st.kind == LW_NAME_PERMITS);
+        lwlock_holds_phrase(&st, what, n);
     }
     lw_lock_free(l);
     return other;
 }
 
-/* LW_EWRONGTYPE: which name holds which type, in a sentence ("jobs holds
- * a string, not a lock"), and Redis's words.  --multi: the first name
- * that does. */
+/* LW_EWRONGTYPE: which name holds what, in a sentence ("jobs holds a
+ * string, not a lock"; "jobs holds a hash that is not a lock"), and
+ * Redis's words; 65.  --multi: the first name that does. */
 static int wrong_type(const struct run *r)
 {
-    const char *what = r->sem ? "a semaphore"
-                       : r->opt.kind == LWLOCK_READ || r->opt.kind == LWLOCK_WRITE
-                           ? "a read-write lock"
-                           : "a lock";
     const char *name = r->opt.name;
-    char key[LW_LOCK_NAME_MAX + 1], type[16] = "", words[512];
+    char key[LW_LOCK_NAME_MAX + 1], what[120] = "", words[512], tail[40] = "";
     int found = 0;
 
     redis_words(r, words, sizeof words); /* before the status calls below */
     if (!r->multi)
-        found = holds_other(r, r->opt.key, strlen(r->opt.key), type, sizeof type);
+        found = holds_other(r, r->opt.key, strlen(r->opt.key), what, sizeof what);
     for (size_t i = 0; r->multi && !found && i < r->opt.nnames; i++) {
         size_t klen = multi_key(r, &name, key);
 
-        found = holds_other(r, key, klen, type, sizeof type);
+        found = holds_other(r, key, klen, what, sizeof what);
     }
-    report("%s holds %s, not %s (Redis: %s)", found && r->multi ? key : r->opt.key,
-           found ? lwlock_type_phrase(type) : "another type of Redis value", what, words);
+    if (!found)
+        snprintf(what, sizeof what, "another type of Redis value");
+    /* "a hash that is not a lock" says it of a lock already */
+    if (!lwlock_phrase_says_no_lock(what))
+        snprintf(tail, sizeof tail, ", not %s", asked(r));
+    else if (r->sem)
+        snprintf(tail, sizeof tail, ", nor %s", asked(r));
+    report("%s holds %s%s (Redis: %s)", found && r->multi ? key : r->opt.key, what, tail, words);
     return EXIT_WRONGKIND;
 }
 
@@ -567,7 +615,7 @@ static int acquire_failed(const struct run *r, int err)
         return wrong_type(r);
     report("cannot acquire %s at %s: %s%s", r->opt.key, where(r, at, sizeof at),
            lw_strerror(err), reason(r, err, why, sizeof why));
-    return err == LW_ENOMEM ? EXIT_OSERR : EXIT_UNAVAILABLE;
+    return exit_status(err);
 }
 
 /* The lock or permit given back at once, whatever the answer. */
@@ -998,8 +1046,8 @@ static void teardown(struct run *r)
     close_fd(r->timerfd);
 }
 
-/* --status: what NAME holds, taking nothing.  0 free, EXIT_HELD, or 69
- * (71) with a message. */
+/* --status: what NAME holds, taking nothing.  0 free, EXIT_HELD, 65 (no
+ * lock nor semaphore), or exit_status()'s with a message. */
 static int show_status(struct run *r)
 {
     struct lw_name_status st;
@@ -1010,10 +1058,11 @@ static int show_status(struct run *r)
         return lwlock_print_status(r->opt.key, &st, r->opt.json, stdout);
     report("cannot read %s at %s: %s%s", r->opt.key, where(r, at, sizeof at), lw_strerror(rc),
            reason(r, rc, why, sizeof why));
-    return rc == LW_ENOMEM ? EXIT_OSERR : EXIT_UNAVAILABLE;
+    return exit_status(rc);
 }
 
-/* --set-permits N: available + acquired = N.  0, or 69 (71) with a
+/* --set-permits N: available + acquired = N.  0; 65 when NAME holds
+ * another type (a lock: as --permits says); or exit_status()'s, with a
  * message. */
 static int set_permits(struct run *r)
 {
@@ -1022,9 +1071,11 @@ static int set_permits(struct run *r)
 
     if (rc == 0)
         return 0;
+    if (rc == LW_EWRONGTYPE)
+        return wrong_type(r);
     report("cannot set the permits of %s at %s: %s%s", r->opt.key, where(r, at, sizeof at),
            lw_strerror(rc), reason(r, rc, why, sizeof why));
-    return rc == LW_ENOMEM ? EXIT_OSERR : EXIT_UNAVAILABLE;
+    return exit_status(rc);
 }
 
 int main(int argc, char **argv)

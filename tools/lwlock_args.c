@@ -111,8 +111,9 @@ static void usage(FILE *to)
     usage_permits(to);
     fputs("      --status           take nothing: say whether NAME is free or held, as\n"
           "                         which kind (lock; read or write of a read-write\n"
-          "                         lock; permits), by whom (the ids as stored) and\n"
-          "                         for how long; exit 0 free, 1 held, 69 unreachable\n"
+          "                         lock; semaphore), by whom (the ids as stored) and\n"
+          "                         for how long; exit 0 free, 1 held, 65 no lock nor\n"
+          "                         semaphore, 69 unreachable\n"
           "      --json             --status's answer as one JSON object\n"
           "  -v, --verbose          the library's log lines to stderr (connections lost\n"
           "                         and made again, the lock at risk, safe, lost)\n"
@@ -149,12 +150,21 @@ static void usage(FILE *to)
           "lock is released when COMMAND exits (with --min-hold, at the earliest so\n"
           "long after it was acquired).\n"
           "\n"
-          "Exit status: COMMAND's own (128+N if killed by signal N), or\n"
-          "  64 bad usage                    75 lock not acquired within the wait (-E)\n"
-          "  69 Redis unreachable or failing 79 lock lost while COMMAND ran\n"
-          "  71 system error (fork, memory)  126/127 COMMAND not executable/found\n"
-          "  65 NAME holds a lock of another kind (a plain lock asked with --read or\n"
-          "     --write, a read-write lock without them); COMMAND is not run\n",
+          "Exit status: COMMAND's own (128+N if killed by signal N), or the same for\n"
+          "every kind, --status and --set-permits:\n"
+          "  0   --status: NAME is free; --set-permits: done\n"
+          "  1   --status: NAME is held\n"
+          "  64  bad usage (a message says what); nothing was tried\n"
+          "  65  NAME holds another kind of lock or another type of value: a plain lock\n"
+          "      asked with --read or --write, a read-write lock without them, a lock\n"
+          "      asked for permits, a semaphore's count or an application's value\n"
+          "      (a list, a hash that is not a lock) asked as a lock; COMMAND is not run\n"
+          "  69  Redis unreachable, refusing the connection (password, ACL, DB, TLS, not\n"
+          "      Redis at all) or failing a command (out of memory, --replicas)\n"
+          "  71  system error (fork, memory)\n"
+          "  75  not acquired within the wait: held by another (-E changes it)\n"
+          "  79  lock lost while COMMAND ran\n"
+          "  126/127 COMMAND not executable/found\n",
           to);
 }
 
@@ -516,9 +526,25 @@ static int make_key(struct lwlock_options *o, const char *name, FILE *err)
     return -1;
 }
 
-/* --multi's NAME: names separated by commas, none empty, each with the
- * prefix within the name limit, at most LW_MULTI_MAX.  -1, or the usage
- * status. */
+/* Whether the name of len bytes at s is among the first n names of the
+ * comma list at list. */
+static int named_before(const char *list, size_t n, const char *s, size_t len)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *comma = strchr(list, ',');
+        size_t l = comma ? (size_t)(comma - list) : strlen(list);
+
+        if (l == len && memcmp(list, s, len) == 0)
+            return 1;
+        list = comma + 1; /* i < n: there is a comma */
+    }
+    return 0;
+}
+
+/* --multi's NAME: names separated by commas, none empty nor twice (a set
+ * holds each name once: the library refuses a list with one twice), each
+ * with the prefix within the name limit, at most LW_MULTI_MAX.  -1, or
+ * the usage status. */
 static int check_names(struct lwlock_options *o, FILE *err)
 {
     size_t pre = o->prefix ? strlen(o->prefix) + 1 : 0;
@@ -534,6 +560,8 @@ static int check_names(struct lwlock_options *o, FILE *err)
         if (pre + len > LW_LOCK_NAME_MAX)
             return usage_error(err, "--multi: PREFIX:NAME must be at most %u bytes each",
                                LW_LOCK_NAME_MAX);
+        if (named_before(o->name, o->nnames, s, len))
+            return usage_error(err, "--multi: %.*s is named twice in %s", (int)len, s, o->name);
         if (++o->nnames > LW_MULTI_MAX)
             return usage_error(err, "--multi: at most %u names", LW_MULTI_MAX);
         if (!comma)
@@ -626,6 +654,9 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, const char *
                                 "--write, --fair or --multi");
     if (o->kind == LWLOCK_MULTI && (rc = check_names(o, err)) >= 0)
         return rc;
+    /* The library's multi-locks do not wait for replicas (LW_ENOTSUP). */
+    if (o->kind == LWLOCK_MULTI && o->replicas)
+        return usage_error(err, "--replicas does not go with --multi");
     if (o->status || o->set_permits >= 0) {
         if (optind + 1 < argc)
             return usage_error(err, "%s takes NAME only, no COMMAND",

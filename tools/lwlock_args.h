@@ -15,14 +15,20 @@
 #include "redis_url.h"
 #include "tls_opts.h"
 
-/* Exit statuses besides COMMAND's own (sysexits.h where one fits). */
+/* Exit statuses besides COMMAND's own (sysexits.h where one fits): one
+ * table for every kind, --status and --set-permits, printed by --help and
+ * lwlock(1); lwlock.c's exit_status() maps the library's errors onto it. */
 enum {
     EXIT_HELD = 1,         /* --status: NAME is held (0: free) */
-    EXIT_USAGE = 64,       /* EX_USAGE */
+    EXIT_USAGE = 64,       /* EX_USAGE: found before anything is tried */
     EXIT_WRONGKIND = 65,   /* EX_DATAERR: NAME holds a lock of another kind
                               (a plain lock asked as --read/--write, or a
-                              read-write lock asked as a lock) */
-    EXIT_UNAVAILABLE = 69, /* EX_UNAVAILABLE: Redis unreachable or failing */
+                              read-write lock asked as a lock) or another
+                              type (a lock asked for permits, a semaphore's
+                              count or an application's value asked as a
+                              lock: LW_EWRONGKIND, LW_EWRONGTYPE) */
+    EXIT_UNAVAILABLE = 69, /* EX_UNAVAILABLE: Redis unreachable, refusing
+                              us (AUTH, ACL, DB, TLS, not Redis) or failing */
     EXIT_OSERR = 71,       /* EX_OSERR: fork, pipe, memory */
     EXIT_LOCKED = 75,      /* EX_TEMPFAIL: not acquired within the wait */
     EXIT_LOST = 79,        /* the lock was lost while COMMAND ran */

@@ -15,8 +15,14 @@
  * "waiters": [{"id", "give_up_ms", "place_ms" (null: a Redisson waiter)}],
  * "waiters_total"}: a fair lock's queue, in order (a free lock with
  * waiters is not free: it is the head's turn).
- * A name that is not a lock at all (a list, say) counts as held: it is not
- * free to take.  A semaphore is held while any of its permits is taken.  Ids are printed as stored (a permit's raw id as hex).
+ * A name that is not a lock at all (a list, an application's hash) counts
+ * as held: it is not free to take.  A semaphore (a string holding a
+ * number: its count) is held while any of its permits is taken, and
+ * said as lwlock's refusals say it (lwlock_holds_phrase()):
+ *
+ *   backups: a semaphore, 2 permits available, 2 taken, no expiry
+ *
+ * Ids are printed as stored (a permit's raw id as hex).
  */
 #include <inttypes.h>
 #include <string.h>
@@ -94,12 +100,16 @@ static void print_text(const char *key, const struct lw_name_status *st, FILE *o
         return;
     }
     if (st->kind == LW_NAME_OTHER) {
-        fprintf(out, "%s holds %s, not a lock\n", key, lwlock_type_phrase(st->type));
+        char what[100];
+
+        lwlock_holds_phrase(st, what, sizeof what);
+        fprintf(out, "%s holds %s%s\n", key, what,
+                lwlock_phrase_says_no_lock(what) ? "" : ", not a lock");
         return;
     }
     if (st->kind == LW_NAME_PERMITS)
-        fprintf(out, "%s: permits, %" PRId64 " available, %u taken", key, st->permits,
-                st->nholders);
+        fprintf(out, "%s: a semaphore, %" PRId64 " permits available, %u taken", key,
+                st->permits, st->nholders);
     else
         fprintf(out, "%s: held as %s", key, held_as[st->kind]);
     print_ttl(st->ttl_ms, out);
@@ -226,6 +236,30 @@ const char *lwlock_type_phrase(const char *type)
         if (strcmp(type, phrases[i][0]) == 0)
             return phrases[i][1];
     return "another type of Redis value";
+}
+
+const char *lwlock_holds_phrase(const struct lw_name_status *st, char *buf, size_t size)
+{
+    switch (st->kind) {
+    case LW_NAME_FREE: snprintf(buf, size, "nothing"); break;
+    case LW_NAME_LOCK: snprintf(buf, size, "a lock"); break;
+    case LW_NAME_READ:
+    case LW_NAME_WRITE: snprintf(buf, size, "a read-write lock"); break;
+    case LW_NAME_PERMITS:
+        snprintf(buf, size, "a semaphore (%" PRId64 " permits available, %u taken)", st->permits,
+                 st->nholders);
+        break;
+    default:
+        snprintf(buf, size, "%s",
+                 strcmp(st->type, "hash") == 0 ? "a hash that is not a lock"
+                                               : lwlock_type_phrase(st->type));
+    }
+    return buf;
+}
+
+int lwlock_phrase_says_no_lock(const char *phrase)
+{
+    return strstr(phrase, "not a lock") != NULL;
 }
 
 int lwlock_print_status(const char *key, const struct lw_name_status *st, int json, FILE *out)

@@ -28,7 +28,10 @@ enum lw_error {
     LW_EAUTH = -9,        /* Redis refused the password (or wants one) */
     LW_ECONNLOST = -10,   /* the connection broke before the reply came */
     LW_EREDIS = -11,      /* Redis answered a set-up command (SELECT, SCRIPT LOAD)
-                             with an error */
+                             with an error a wait may mend (LOADING, BUSY,
+                             ...: lw_client_last_error() has its words);
+                             one that will not is LW_EAUTH, LW_ENOPERM,
+                             LW_ENODB or LW_ENOTSUP since 0.5 */
     LW_ECONNECT = -12,    /* cannot connect to Redis for another reason */
     LW_EDEADLK = -13,     /* a blocking call on the thread that runs the engine;
                              or a waiting write acquire by an owner that
@@ -53,7 +56,9 @@ enum lw_error {
     LW_ENOTSUP = -21,     /* asked for what this build of the library has
                              not (TLS, built with -Dtls=disabled), or the
                              server has not (WAIT, for acquire_replicas:
-                             serverless Redis); lw_client_last_error()
+                             serverless Redis; since 0.5 a command the
+                             client sends at set-up, which the server
+                             says is unknown); lw_client_last_error()
                              says which */
     /* Added in 0.4: read-write locks, permits, admission, other types. */
     LW_EWRONGKIND = -22, /* the name holds a lock of another kind: a read or
@@ -72,7 +77,22 @@ enum lw_error {
                             value (a string, a list, a set, ...), not a
                             lock's nor a semaphore's: Redis answered
                             WRONGTYPE, and nothing was changed
-                            (lw_reply_error() has Redis's words) */
+                            (lw_reply_error() has Redis's words); since
+                            0.5 also a hash whose fields are not a
+                            lock's (an application's hash) */
+    /* Added in 0.5: set-up refusals that a wait will not mend, each
+     * failing calls at once before a first connection, with Redis's words
+     * in lw_client_last_error() (e.g. "127.0.0.1:6379: SELECT 99: ERR DB
+     * index is out of range"). */
+    LW_ENOPERM = -27, /* the Redis user's ACL refuses a command the client
+                         sends at set-up (NOPERM: SCRIPT LOAD, SELECT,
+                         PING, ROLE) */
+    LW_ENODB = -28,   /* Redis has no database of the number asked (SELECT:
+                         the DB index is out of range, or a cluster node,
+                         which has only DB 0) */
+    LW_EPROTO = -29,  /* the server does not speak Redis's protocol (RESP):
+                         its first answer does not parse (an HTTP server,
+                         say) */
 };
 
 /*

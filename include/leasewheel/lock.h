@@ -569,9 +569,12 @@ static inline void lw_client_config_init(struct lw_client_config *cfg)
  * join the caller's loop: call it on the thread that runs that loop) and
  * connect (in the background: calls made before the connection is up wait
  * for it, up to command_timeout_ms; but until a first connection has been
- * made, a refused connection, a missing unix socket or a wrong password
- * fails them at once with LW_ECONNREFUSED, LW_ECONNECT or LW_EAUTH, while
- * connecting goes on in the background).  Returns 0 and sets *out, or
+ * made, a refused connection, a missing unix socket, a wrong password, a
+ * set-up command refused for good or a server that does not speak Redis's
+ * protocol fails them at once with LW_ECONNREFUSED, LW_ECONNECT,
+ * LW_EAUTH, LW_ENOPERM (the ACL), LW_ENODB (SELECT), LW_ENOTSUP (an
+ * unknown command) or LW_EPROTO, lw_client_last_error() saying which
+ * command and Redis's words, while connecting goes on in the background).  Returns 0 and sets *out, or
  * LW_EINVAL (a NULL or empty field that must be set, a zero count or
  * time, sentinels with cluster_seeds, sentinels without sentinel_master,
  * a sentinel or seed that is not "host:port"), LW_ERANGE (a value beyond
@@ -834,7 +837,9 @@ LW_API int lw_lock_set_fenced(struct lw_lock *lock, int fenced);
  *                 stopped, slow): the hold it took is given back first,
  *                 and no lock is handed over that may be lost already
  *   LW_EWRONGTYPE the key holds another type of Redis value (a string,
- *                 a list, ...): nothing was changed
+ *                 a list, ..., since 0.5 a hash that is no lock's: an
+ *                 application's, not "<id>:<owner>" -> holds): nothing
+ *                 was changed
  *   LW_EREPLY     Redis refused the command otherwise (out of memory, an
  *                 ACL); lw_reply_error() has Redis's words for both
  *   LW_EREPLICAS  acquire_replicas set: fewer replicas acknowledged this
@@ -981,9 +986,11 @@ enum lw_name_kind {
     LW_NAME_WRITE = 3,   /* ... held for writing */
     LW_NAME_PERMITS = 4, /* a semaphore of expirable permits (a string
                             holding an integer) */
-    LW_NAME_OTHER = 5,   /* a key of another type, or a string that is no
-                            count: not a lock nor a semaphore (type says
-                            which) */
+    LW_NAME_OTHER = 5,   /* a key of another type, a string that is no
+                            count, or (since 0.5) a hash that is no lock's
+                            (without "mode", not one "<id>:<owner>" field
+                            holding digits; with it, not read or write):
+                            not a lock nor a semaphore (type says which) */
 };
 
 #define LW_STATUS_HOLDERS 16  /* holders reported; nholders counts all */

@@ -238,6 +238,9 @@ static void errors()
     CHECK(std::strcmp(ec.category().name(), "leasewheel") == 0);
     CHECK(ec.message() == lw_strerror(LW_ECONNREFUSED));
     CHECK(ec == std::errc::connection_refused);
+    /* The set-up refusals of 0.5 with a portable condition. */
+    CHECK(std::error_code(LW_ENOPERM, leasewheel::category()) == std::errc::permission_denied);
+    CHECK(std::error_code(LW_EPROTO, leasewheel::category()) == std::errc::protocol_error);
     CHECK(!m.try_lock(ec) && ec == LW_ECONNREFUSED);
     CHECK(!m.try_lock_for(100ms, ec) && ec == LW_ECONNREFUSED);
     CHECK(!m.try_lock_until(clk::now() + 100ms, ec) && ec == LW_ECONNREFUSED);

@@ -130,6 +130,20 @@ static void check_tls(const struct lwlock_options *o, int argc, char **argv)
                "--sni '%s'", t->server_name);
 }
 
+/* --multi's list names each name once (the library refuses a name
+ * twice, which lwlock must say as bad usage). */
+static int names_distinct(const char *list)
+{
+    for (const char *a = list; a; a = strchr(a, ',') ? strchr(a, ',') + 1 : NULL) {
+        size_t la = strcspn(a, ",");
+
+        for (const char *b = strchr(a, ','); b; b = strchr(b + 1, ','))
+            if (strcspn(b + 1, ",") == la && !strncmp(a, b + 1, la))
+                return 0;
+    }
+    return 1;
+}
+
 /* -1: the options within their ranges, NAME and COMMAND from argv. */
 static void check_go_on(const struct parsed *p, int argc, char **argv)
 {
@@ -150,6 +164,8 @@ static void check_go_on(const struct parsed *p, int argc, char **argv)
                "--permits or --set-permits with --read or --write");
     FUZZ_CHECK(o->name[0] && strlen(o->name) <= LW_LOCK_NAME_MAX, "NAME of %zu bytes",
                strlen(o->name));
+    FUZZ_CHECK(o->kind != LWLOCK_MULTI || (!o->replicas && names_distinct(o->name)),
+               "--multi '%s' with a name twice or --replicas", o->name);
     FUZZ_CHECK(o->prefix ? o->prefix[0] && in_argv(o->prefix, argc, argv) &&
                                strlen(o->prefix) + 1 + strlen(o->name) == strlen(o->key) &&
                                !strncmp(o->key, o->prefix, strlen(o->prefix)) &&
