@@ -46,7 +46,7 @@
 #include "wait_child.h"
 
 static struct redis_cluster cl;
-static char seeds[256];     /* every node, for -c */
+static char seeds[256]; /* every node, for -c */
 
 static void make_dir(void)
 {
@@ -367,7 +367,7 @@ static void fault_across_a_holder(int f, int slot)
     snprintf(round, sizeof round, "%d", f);
     snprintf(enter, sizeof enter, "enter lock0 h %d ", f);
     pid = start_child(LWLOCK_PATH,
-                      ARGS("-c", seeds, "-W", "3000", "-w", "20000", "lock0", CONTENDER_PATH,
+                      ARGS("-c", seeds, "-W", "3000", "-w", "20000", "--fence", "lock0", CONTENDER_PATH,
                            "section", "--log", log_path, "--id", "h", "--round", round,
                            "--hold-ms", HOLD_ACROSS_MS),
                       NULL, "h.out", "h.err");
