@@ -6,7 +6,8 @@
 # use_hpp.cc (C++17, <leasewheel.hpp>) with CMake's find_package(leasewheel)
 # (tests/installed/CMakeLists.txt), and run the five against a private
 # redis-server on a free loopback port, and the installed lwlock against
-# it as cron would run it.  Prints one PASS or FAIL line;
+# it as cron would run it (by its path, in cron's environment, before any
+# ldconfig).  Prints one PASS or FAIL line;
 # exits non-zero on failure.
 set -euo pipefail
 build=$1
@@ -45,6 +46,29 @@ fi
 version=$(meson introspect --projectinfo "$build" | sed -nE 's/.*"version": "([^"]*)".*/\1/p')
 [ "$(pkg-config --modversion leasewheel)" = "$version" ] ||
     { echo "leasewheel.pc has the wrong version"; exit 1; }
+
+# The README's install ends in a working lwlock: `sudo ldconfig` right
+# after `sudo ninja -C build install` (a new library in Debian's
+# /usr/local/lib/x86_64-linux-gnu is found through ld.so's cache, which
+# install does not refresh), then `lwlock --version`.
+readme=$(cd "$src/../.." && pwd)/README.md
+awk '/sudo ninja -C build install/ { f = 1; next } f && NF { print; n++ } n == 2 { exit }' \
+    "$readme" >"$tmp/after_install"
+grep -q '^sudo ldconfig' "$tmp/after_install" && grep -q '^lwlock --version' "$tmp/after_install" ||
+    { echo "README.md: no 'sudo ldconfig' and 'lwlock --version' after the install line"; exit 1; }
+# And lwlock needs not even that: it finds the library it was installed
+# with from its own place (its rpath, $ORIGIN/...), in cron's environment
+# (PATH=/usr/bin:/bin, no LD_LIBRARY_PATH), wherever the tree is.
+lwlock=$(find "$tmp/root" -path '*/bin/lwlock' | head -n 1)
+[ -n "$lwlock" ] && [ -n "$(find "$tmp/root" -name lwlock.1)" ] ||
+    { echo "lwlock or lwlock.1 not installed"; exit 1; }
+cron_env=(env -i PATH=/usr/bin:/bin HOME="$tmp" SHELL=/bin/sh LOGNAME=cron)
+out=$("${cron_env[@]}" "$lwlock" --version 2>&1) && [ "$out" = "lwlock $version" ] ||
+    { echo "the installed lwlock --version, as cron runs it: $out"; exit 1; }
+lwlock_libs=$("${cron_env[@]}" ldd "$lwlock")
+grep -q "libleasewheel.so.* => $tmp/root/" <<<"$lwlock_libs" ||
+    { echo "the installed lwlock does not load the installed library:"; echo "$lwlock_libs"; exit 1; }
+echo "lwlock: --version from the staged install in cron's environment (no ldconfig)"
 
 # shellcheck disable=SC2086
 "${CC:-cc}" -std=c11 -Wall -Wextra -Wpedantic -Werror -o "$tmp/use" "$src/use.c" $cflags $libs
@@ -111,15 +135,15 @@ timeout 60 "$tmp/first" "$port"
 timeout 60 "$tmp/first_cxx" "$port"
 
 # The installed lwlock, as an operator runs it from cron (its page
-# installed beside it): a free name's --status --json; then, while one
-# lwlock holds cron:job (a prefix, a lease with a unit), --status says it
-# is held (exit 1) and a second lwlock with -n -q -E 3 exits 3 in silence.
-lwlock=$(find "$tmp/root" -path '*/bin/lwlock' | head -n 1)
-[ -n "$lwlock" ] && [ -n "$(find "$tmp/root" -name lwlock.1)" ] ||
-    { echo "lwlock or lwlock.1 not installed"; exit 1; }
+# installed beside it; cron's environment, its Redis from the crontab's
+# LWLOCK_REDIS): a free name's --status --json; then, while one lwlock
+# holds cron:job (a prefix, a lease with a unit), --status says it is held
+# (exit 1) and a second lwlock with -n -q -E 3 exits 3 in silence.
 addr=127.0.0.1:$port
-timeout 30 "$lwlock" -r "$addr" --prefix cron --status --json job | grep -q '"state": "free"'
-timeout 60 "$lwlock" -r "$addr" --prefix cron -W 3s job sh -c '
+cron_env+=(LWLOCK_REDIS="$addr")
+timeout 30 "${cron_env[@]}" "$lwlock" --prefix cron --status --json job |
+    grep -q '"state": "free"'
+timeout 60 "${cron_env[@]}" "$lwlock" --prefix cron -W 3s job sh -c '
     "$0" -r "$1" --status cron:job >/dev/null; [ $? -eq 1 ] || exit 10
     err=$("$0" -r "$1" -n -q -E 3 cron:job true 2>&1); rc=$?
     [ "$rc" -eq 3 ] && [ -z "$err" ] || exit 11' "$lwlock" "$addr"
