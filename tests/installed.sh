@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # installed.sh BUILD_DIR - leasewheel as a user gets it: install BUILD_DIR
 # (already built) into a temporary directory, build tests/installed/use.c
-# and use.cc, and the README's first programs (docs/examples/first.c and
-# first.cc), with nothing but `pkg-config --cflags --libs leasewheel`, and
+# and use.cc with nothing but `pkg-config --cflags --libs leasewheel`,
+# every example of docs/examples/ with the Build: line at its top (the
+# README's first programs, first.c and first.cc, run), and
 # use_hpp.cc (C++17, <leasewheel.hpp>) with CMake's find_package(leasewheel)
 # (tests/installed/CMakeLists.txt), and run the five against a private
 # redis-server on a free loopback port, and the installed lwlock against
@@ -75,14 +76,30 @@ echo "lwlock: --version from the staged install in cron's environment (no ldconf
 # shellcheck disable=SC2086
 "${CXX:-c++}" -std=c++11 -Wall -Wextra -Wpedantic -Werror -o "$tmp/use_cxx" "$src/use.cc" \
     $cflags $libs
-# The README's first programs (docs/examples/first.c and first.cc), built
-# as the README says: with pkg-config alone.
+# Every example of docs/examples/ (the README's first programs among
+# them) builds from the install with exactly the line its top comment
+# prints, "Build: ...", run where the file is, as a reader runs it in
+# docs/examples/: without a word from the compiler, and making the
+# program its -o names.
 examples=$(cd "$src/../../docs/examples" && pwd)
-# shellcheck disable=SC2086
-"${CC:-cc}" -std=c11 -Wall -Wextra -Werror -o "$tmp/first" "$examples/first.c" $cflags $libs
-# shellcheck disable=SC2086
-"${CXX:-c++}" -std=c++17 -Wall -Wextra -Werror -o "$tmp/first_cxx" "$examples/first.cc" \
-    $cflags $libs
+built=0
+for file in "$examples"/*.c "$examples"/*.cc; do
+    name=$(basename "$file")
+    line=$(sed -n '1,/\*\//s/^ \* Build: //p' "$file")
+    [ -n "$line" ] && [ "$(wc -l <<<"$line")" -eq 1 ] ||
+        { echo "docs/examples/$name: not one 'Build:' line in its top comment"; exit 1; }
+    exe=$(sed -nE 's/.* -o ([^ ]+) .*/\1/p' <<<"$line")
+    [ -n "$exe" ] || { echo "docs/examples/$name: its Build: line names no -o: $line"; exit 1; }
+    dir=$tmp/examples/$name
+    mkdir -p "$dir"
+    cp "$file" "$dir/"
+    if ! (cd "$dir" && sh -c "$line") >"$dir.log" 2>&1 || [ -s "$dir.log" ] || [ ! -x "$dir/$exe" ]; then
+        echo "docs/examples/$name: its Build: line, $line:"; cat "$dir.log"; exit 1
+    fi
+    built=$((built + 1))
+done
+echo "examples: $built built from the install, each with the Build: line at its top"
+first=$tmp/examples/first.c/first first_cxx=$tmp/examples/first.cc/first_cxx
 
 # CMake: find_package(leasewheel VERSION EXACT) in the staged prefix (and
 # nowhere else), a C++17 consumer of leasewheel::leasewheel.
@@ -131,8 +148,8 @@ done
 timeout 60 "$tmp/use" "$port"
 timeout 60 "$tmp/use_cxx" "$port"
 timeout 60 "$tmp/cmake/use_hpp" "$port"
-timeout 60 "$tmp/first" "$port"
-timeout 60 "$tmp/first_cxx" "$port"
+timeout 60 "$first" "$port"
+timeout 60 "$first_cxx" "$port"
 
 # The installed lwlock, as an operator runs it from cron (its page
 # installed beside it; cron's environment, its Redis from the crontab's

@@ -19,6 +19,7 @@
  *   requests on 3 accounts.  Prints each account's balance and the most
  *   threads ever inside one at once; exits 0 when every request was
  *   served and that was 1.
+ * Build: c++ -std=c++17 -o cxx_server cxx_server.cc $(pkg-config --cflags --libs leasewheel) -pthread
  */
 #include <algorithm>
 #include <atomic>

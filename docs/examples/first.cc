@@ -3,7 +3,7 @@
  * as first.c, through <leasewheel.hpp> and the standard's lock types.
  *
  * Usage: first_cxx [port]   (Redis at 127.0.0.1:port, default 6379)
- * Build: c++ -std=c++17 first.cc $(pkg-config --cflags --libs leasewheel)
+ * Build: c++ -std=c++17 -o first_cxx first.cc $(pkg-config --cflags --libs leasewheel)
  */
 #include <chrono>
 #include <cstdlib>
