@@ -150,6 +150,19 @@ timeout 60 "$tmp/use_cxx" "$port"
 timeout 60 "$tmp/cmake/use_hpp" "$port"
 timeout 60 "$first" "$port"
 timeout 60 "$first_cxx" "$port"
+# Against a port nothing listens on, each says why once: "orders:42:
+# connection to Redis refused", "leasewheel::mutex::try_lock_for:
+# connection to Redis refused" (what() holds the code's message already).
+closed=$(python3 -I -S -c 'import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+for exe in "$first" "$first_cxx"; do
+    if err=$(timeout 60 "$exe" "$closed" 2>&1 >/dev/null); then
+        echo "$exe ran against a closed port"; exit 1
+    fi
+    [ "$(grep -o "connection to Redis refused" <<<"$err" | wc -l)" -eq 1 ] ||
+        { echo "$exe, refused, does not say so once: $err"; exit 1; }
+done
+echo "first, first_cxx: refused, said once"
 
 # The installed lwlock, as an operator runs it from cron (its page
 # installed beside it; cron's environment, its Redis from the crontab's

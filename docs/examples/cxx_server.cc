@@ -109,6 +109,6 @@ try {
               << " turned away busy, " << failed << " failed" << std::endl;
     return failed == 0 && most <= 1 && served + busy == long(nthreads) * requests ? 0 : 1;
 } catch (const std::system_error &e) {
-    std::cerr << e.what() << ": " << e.code().message() << "\n";
+    std::cerr << e.what() << "\n"; /* the call, then the code's message */
     return 1;
 }

@@ -36,6 +36,6 @@ try {
     std::cout << "released orders:42" << std::endl;
     return 0;
 } catch (const std::system_error &e) { /* LW_ECONNREFUSED, ...: e.code().value() */
-    std::cerr << e.what() << ": " << e.code().message() << "\n";
+    std::cerr << e.what() << "\n"; /* the call, then the code's message */
     return 1;
 }
