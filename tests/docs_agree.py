@@ -10,7 +10,15 @@ with the tree (and with each other), where a reader would be misled:
     which only a build with the tests has);
   - crontabs: a cron job line in the documents that runs lwlock names it
     by its path, or comes after a PATH= line holding /usr/local/bin (cron
-    runs jobs with PATH=/usr/bin:/bin).
+    runs jobs with PATH=/usr/bin:/bin);
+  - kinds of lease: docs/guide/production.md names every kind label the
+    metrics have (core/kind_*.c's labels: "lock", "read", ...), and
+    design.md's kind="a|b|..." lists them all;
+  - the Redis user's commands (production.md): the table names every
+    command of the ACL line (which tests/acl_every_kind.sh runs every
+    kind with), the line has every command the scripts call
+    (core/scripts.c), and the table's rows for a plain server ask for
+    nothing the line (or the sentence after it, or AUTH) does not give.
 
 Fails, naming the file, line and what differs, on each it finds."""
 import os
@@ -112,6 +120,74 @@ def check_crontabs(root, docs, fails):
     return jobs
 
 
+def kind_labels(root):
+    """The metrics' kind labels, as core/ defines them."""
+    labels = []
+    for n in sorted(os.listdir(os.path.join(root, "core"))):
+        if n.startswith("kind") and n.endswith(".c"):
+            text = read(root, os.path.join("core", n))
+            labels += re.findall(r"\.label\s*=\s*\"(\w+)\"", text)
+            labels += re.findall(r"HASH_FIELD_KIND\(\s*\"[^\"]*\"\s*,\s*\"(\w+)\"\s*\)", text)
+    return labels
+
+
+def check_kinds(root, fails):
+    labels = kind_labels(root)
+    if len(labels) < 6:
+        fails.append(f"core/kind_*.c: only {labels} found as kind labels: is the pattern stale?")
+    page = os.path.join("docs", "guide", "production.md")
+    text = read(root, page)
+    for label in labels:
+        if f'"{label}"' not in text:
+            fails.append(f"{page}: the metrics' kind \"{label}\" is not named")
+    design = read(root, os.path.join("docs", "design.md"))
+    for m in re.finditer(r'kind="([a-z|]+)"', design):
+        if "|" in m.group(1) and sorted(m.group(1).split("|")) != sorted(labels):
+            fails.append(f"docs/design.md: kind=\"{m.group(1)}\", where the kinds are "
+                         f"{'|'.join(labels)}")
+    return len(labels)
+
+
+def acl_commands(words):
+    """+cmd and +cmd|sub of an ACL rule, as the table spells them: CMD."""
+    return {w[1:].split("|")[0].upper() for w in words if w.startswith("+")}
+
+
+def check_acl(root, fails):
+    rel = os.path.join("docs", "guide", "production.md")
+    text = read(root, rel)
+    section = text[text.index("## The commands the Redis user needs"):]
+    section = section[:section.index("\n## ", 1)]
+    line = next((ln for ln in section.split("\n") if ln.startswith("ACL SETUSER ")), None)
+    if line is None:
+        fails.append(f"{rel}: no ACL SETUSER line")
+        return 0
+    on_line = acl_commands(line.split())
+    after = section[section.index(line) + len(line):]
+    after = after[after.index("```") + 3:].lstrip("\n").split("\n\n")[0]
+    added = acl_commands(re.findall(r"\+[a-z|]+", after))
+    table, plain = set(), set()
+    for row in section.split("\n"):
+        cells = row.split("|")
+        if not row.startswith("| ") or len(cells) < 4 or set(cells[1].strip()) <= set("- "):
+            continue
+        words = set(re.findall(r"`([A-Z][A-Z]+)(?: [A-Z]+)?`", row))  # `SCRIPT LOAD`: SCRIPT
+        table |= words
+        if not re.search(r"Cluster|Sentinel|acquire_replicas", cells[1]):
+            plain |= words
+    for cmd in sorted(on_line - table):
+        fails.append(f"{rel}: the ACL line allows {cmd}, which the table does not name")
+    for cmd in sorted(plain - on_line - added - {"AUTH"}):
+        fails.append(f"{rel}: the table asks for {cmd}, which neither the ACL line nor the "
+                     "sentence after it gives")
+    scripts = read(root, os.path.join("core", "scripts.c"))
+    called = {c.upper() for c in re.findall(r"redis\.p?call\('(\w+)'", scripts)}
+    for cmd in sorted(called - on_line):
+        fails.append(f"{rel}: the scripts call {cmd} (core/scripts.c), which the ACL line "
+                     "does not allow")
+    return len(on_line)
+
+
 def main(argv):
     if len(argv) != 2:
         sys.stderr.write("usage: docs_agree.py SOURCE_ROOT\n")
@@ -121,11 +197,14 @@ def main(argv):
     docs = documents(root)
     n_examples = check_examples(root, docs, fails)
     n_jobs = check_crontabs(root, docs, fails)
+    n_kinds = check_kinds(root, fails)
+    n_acl = check_acl(root, fails)
     for f in fails:
         sys.stderr.write("docs_agree: " + f + "\n")
     if fails:
         return 1
-    print(f"docs_agree: {n_examples} examples' Build: lines, {n_jobs} cron jobs")
+    print(f"docs_agree: {n_examples} examples' Build: lines, {n_jobs} cron jobs, "
+          f"{n_kinds} kinds of lease, {n_acl} commands of the ACL line")
     return 0
 
 
