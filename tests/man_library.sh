@@ -63,5 +63,5 @@ else
     code=$?
     [ "$code" = 0 ] || fail "the example, its client refused, exits $code"
 fi
-[ "$fails" = 0 ] && echo "man_library: $page: every header and its types named ($(echo $classes $handles | wc -w)); its example builds and runs"
+[ "$fails" = 0 ] && echo "man_library: $page: every header and its types named ($(echo "$classes" "$handles" | wc -w)); its example builds and runs"
 exit $fails
