@@ -7,7 +7,10 @@ but a row has targets, each with a PromQL expression whose metric names
 are all series of the scrapes (a histogram's _bucket, _sum and _count, a
 counter as its samples are named) and whose label names, in matchers,
 groupings and legends, are labels of those series (or the target labels
-Prometheus adds, instance and job).
+Prometheus adds, instance and job).  A target drawn in a unit per second
+(the panel's, or an override's for it: ops/s, req/s, ...) plots rate()
+or irate() of a counter, each of its series: a gauge or an increase() on
+that axis would be read as a rate.
 The template variables' label_values() queries too.
 
 Python's standard library only: the text format is read here, the parts
@@ -148,9 +151,10 @@ def matchers(toks, i, expr):
 
 def read_expr(expr):
     """The metric names of a PromQL expression, each with the label names
-    its selector matches on; and the label names its grouping clauses
-    name.  Functions, aggregations, keywords, numbers, durations and
-    Grafana's variables are not metric names."""
+    its selector matches on and the function applied to it directly (None
+    if none: "rate" in rate(x[5m])); and the label names its grouping
+    clauses name.  Functions, aggregations, keywords, numbers, durations
+    and Grafana's variables are not metric names."""
     toks = tokens(expr)
     selectors, grouped = [], []
     i = 0
@@ -172,10 +176,12 @@ def read_expr(expr):
             i += 1  # its duration
         elif kind == "ident":
             labels = []
+            applied = toks[i - 2][1] if i >= 2 and toks[i - 1][1] == "(" \
+                and toks[i - 2][0] == "ident" else None
             i += 1
             if following == "{":
                 labels, i = matchers(toks, i, expr)
-            selectors.append((text, labels))
+            selectors.append((text, labels, applied))
             continue
         elif text == "{":
             raise Bad(f"a selector without a metric name in {expr!r}")
@@ -192,7 +198,7 @@ def check_expr(expr, series, types, where):
     if not selectors:
         raise Bad(f"{where}: no metric in {expr!r}")
     carried = set(TARGET_LABELS)
-    for name, labels in selectors:
+    for name, labels, _ in selectors:
         if name not in series:
             hint = ""
             if types.get(name) == "histogram":
@@ -208,7 +214,51 @@ def check_expr(expr, series, types, where):
     for label in grouped:
         if label not in carried:
             raise Bad(f"{where}: grouping by {label}, which no series here has: {expr!r}")
-    return [name for name, _ in selectors], carried
+    return [name for name, _, _ in selectors], carried
+
+
+# Grafana's units of a rate per second.
+PER_SECOND_UNITS = {"ops", "reqps", "rps", "wps", "iops", "cps", "pps", "mps"}
+RATES = {"rate", "irate"}
+
+
+def is_counter(name, types):
+    """A counter's sample, or a histogram's or summary's count, sum or
+    bucket (counters too)."""
+    if types.get(name) == "counter" or \
+            (name.endswith("_total") and types.get(name[:-len("_total")]) == "counter"):
+        return True
+    return any(name.endswith(s) and types.get(name[:-len(s)]) in ("histogram", "summary")
+               for s in ("_bucket", "_count", "_sum"))
+
+
+def unit_of(panel, target):
+    """The unit a target is drawn in: an override's for its refId or
+    legend, else the panel's."""
+    unit = panel.get("fieldConfig", {}).get("defaults", {}).get("unit")
+    for o in panel.get("fieldConfig", {}).get("overrides", []):
+        m = o.get("matcher", {})
+        if (m.get("id") == "byFrameRefID" and m.get("options") == target.get("refId")) or \
+                (m.get("id") == "byName" and m.get("options") == target.get("legendFormat")):
+            unit = next((p.get("value") for p in o.get("properties", [])
+                         if p.get("id") == "unit"), unit)
+    return unit
+
+
+def check_per_second(expr, unit, types, where):
+    """On a per-second axis, every series is rate() or irate() of a
+    counter."""
+    if unit not in PER_SECOND_UNITS:
+        return
+    selectors, _ = read_expr(expr)
+    for name, _, applied in selectors:
+        if not is_counter(name, types):
+            raise Bad(f"{where}: {name} is a {types.get(name, 'gauge')}, not a counter, drawn "
+                      f"in {unit} (per second): {expr!r}")
+        if applied not in RATES:
+            how = f"{applied}()" if applied else "as it is"
+            raise Bad(f"{where}: the counter {name} is drawn {how} in {unit} (per second), "
+                      f"not as a rate() or irate(): {expr!r}")
 
 
 # --- the dashboard -------------------------------------------------------
@@ -260,6 +310,7 @@ def check_dashboard(dash, series, types):
             if "datasource" in t and not uses_input(t["datasource"]):
                 raise Bad(f"{where}: target {t.get('refId')}: datasource is not ${{DS_PROMETHEUS}}")
             names, carried = check_expr(expr, series, types, where)
+            check_per_second(expr, unit_of(p, t), types, where)
             used.update(names)
             for label in LEGEND.findall(t.get("legendFormat") or ""):
                 if label not in carried:
@@ -326,13 +377,35 @@ def bad_legend(dash):
     t["legendFormat"] = "{{knd}}"
 
 
+def ops_panel(dash):
+    return next(p for p in all_panels(dash["panels"])
+                if p.get("fieldConfig", {}).get("defaults", {}).get("unit") == "ops")
+
+
+def gauge_per_second(dash):
+    """A gauge (a count of things) on an ops/s axis."""
+    p = ops_panel(dash)
+    t = copy.deepcopy(p["targets"][0])
+    t["refId"], t["expr"] = "Z", "max(leasewheel_locks_held)"
+    p["targets"].append(t)
+
+
+def counter_not_rated(dash):
+    """A counter's increase() (a count per interval) on an ops/s axis."""
+    p = ops_panel(dash)
+    t = copy.deepcopy(p["targets"][0])
+    t["refId"], t["expr"] = "Z", "sum(increase(leasewheel_renewals_total[5m]))"
+    p["targets"].append(t)
+
+
 def other_datasource(dash):
     next(p for p in all_panels(dash["panels"]) if p.get("type") != "row")["datasource"] = \
         {"type": "prometheus", "uid": "my-prometheus"}
 
 
 FAULTS = [misspell, histogram_unsuffixed, gauge_suffixed, no_targets, bad_function,
-          bad_label, bad_matcher, bad_legend, other_datasource]
+          bad_label, bad_matcher, bad_legend, other_datasource, gauge_per_second,
+          counter_not_rated]
 
 
 def self_check(dash, series, types):

@@ -3,7 +3,10 @@
 # says what it should, and its example is sound:
 #   - it is lint-clean (mandoc -Tlint, style warnings included);
 #   - every public header (leasewheel.h, leasewheel.hpp, leasewheel/*.h
-#     and the generated version.h) is named on the page;
+#     and the generated version.h) is named on the page, and its main
+#     types: every class of leasewheel.hpp's namespace leasewheel (but
+#     detail's), as leasewheel::NAME, and every struct the C headers
+#     declare as a handle (`struct lw_NAME;`), as struct lw_NAME;
 #   - the EXAMPLES' program, wrapped in a main() whose client cannot be
 #     made (a lease of 1 ms, refused), builds with -Wall -Werror and runs
 #     to exit 0: with its locals filled with a pattern
@@ -22,6 +25,18 @@ lint=$(mandoc -Tlint -W style "$page" 2>&1) || fail "mandoc -Tlint: $lint"
 
 for h in leasewheel.h leasewheel.hpp $(cd "$src_inc" && ls leasewheel/*.h) leasewheel/version.h; do
     grep -qF "<$h>" "$page" || fail "$page does not name <$h>"
+done
+classes=$(awk '/^namespace detail/ { d = 1 } /^} \/\/ namespace detail/ { d = 0 }
+    !d && /^class [a-z_]+/ { sub(/^class /, ""); sub(/[^a-z_].*/, ""); print }' \
+    "$src_inc/leasewheel.hpp" | sort -u)
+[ -n "$classes" ] || fail "no class found in $src_inc/leasewheel.hpp"
+for c in $classes; do
+    grep -qF "leasewheel::$c" "$page" || fail "$page does not name leasewheel::$c"
+done
+handles=$(sed -n 's/^struct \(lw_[a-z_]*\);.*/\1/p' "$src_inc"/leasewheel/*.h | sort -u)
+[ -n "$handles" ] || fail "no handle found in $src_inc/leasewheel/*.h"
+for t in $handles; do
+    grep -qF "struct $t" "$page" || fail "$page does not name struct $t"
 done
 
 # The first .EX block after .SH EXAMPLES, troff's escapes undone.
@@ -48,5 +63,5 @@ else
     code=$?
     [ "$code" = 0 ] || fail "the example, its client refused, exits $code"
 fi
-[ "$fails" = 0 ] && echo "man_library: $page: every header named; its example builds and runs"
+[ "$fails" = 0 ] && echo "man_library: $page: every header and its types named ($(echo "$classes" "$handles" | wc -w)); its example builds and runs"
 exit $fails

@@ -90,6 +90,9 @@ Test(dashboard, queries_only_exported_metrics, .init = servers_start, .fini = se
     cr_assert(strstr(out, "\nleasewheel_renewal_lag_seconds_bucket\n"), "%s", out);
     cr_assert(strstr(out, "caught no_targets:"), "%s", out);
     cr_assert(strstr(out, "caught misspell:"), "%s", out);
+    /* A gauge, or a counter not made a rate, on a per-second axis. */
+    cr_assert(strstr(out, "caught gauge_per_second:"), "%s", out);
+    cr_assert(strstr(out, "caught counter_not_rated:"), "%s", out);
     cr_log_info("%s", out);
     free(out);
     close(fd);

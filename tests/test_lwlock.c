@@ -522,6 +522,7 @@ Test(lwlock_usage, help_and_version, .init = make_dir, .fini = remove_test_dir, 
     /* One table of exit statuses, --status's among them. */
     for (const char *const *f = ARGS("exit 0 free, 1 held, 65 no lock nor\n", "  64  bad usage",
                                      "  65  NAME holds another kind of lock or another type",
+                                     "--status: a value\n      that is no lock nor semaphore",
                                      "  69  Redis unreachable, refusing the connection",
                                      "  75  not acquired within the wait", "  79  lock lost");
          *f; f++)

@@ -5,7 +5,10 @@ leasewheel.pc and CMake's version file are made from (test_abi and
 tests/installed.sh check those three against it):
 
   - CHANGELOG.md: its newest release is "## [X.Y.Z] - YYYY-MM-DD", dated,
-    and no release is newer;
+    and no release is newer; each release says "Set by `HASH`", and in a
+    git checkout (not a shallow one) HASH is a commit whose meson.build
+    states that version and whose parent's does not, and every tag an
+    entry claims ("Tagged `vX.Y.Z`", "tag vX.Y.Z") is one git has;
   - README.md: "Version X.Y", and its find_package(leasewheel X.Y ...);
   - the man pages' .TH lines: "leasewheel X.Y"; leasewheel(3)'s
     find_package(leasewheel X.Y);
@@ -18,6 +21,7 @@ Fails, naming the file and what it says, on the first of each that
 differs."""
 import os
 import re
+import subprocess
 import sys
 
 
@@ -28,6 +32,57 @@ def read(root, rel):
 
 def as_tuple(v):
     return tuple(int(x) for x in v.split("."))
+
+
+def git(root, *args):
+    """git's output, stripped; None when git fails (or is missing)."""
+    try:
+        r = subprocess.run(["git", "-C", root] + list(args), capture_output=True, text=True,
+                           timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return r.stdout.strip() if r.returncode == 0 else None
+
+
+def meson_version_at(root, commit):
+    text = git(root, "show", f"{commit}:meson.build")
+    m = re.search(r"version\s*:\s*'([^']*)'", text or "")
+    return m.group(1) if m else None
+
+
+def check_releases(root, changelog):
+    """What each release says of the repository is true of it."""
+    fails = []
+    sections = re.split(r"^## ", changelog, flags=re.M)
+    in_git = git(root, "rev-parse", "--is-shallow-repository") == "false"
+    tags = set((git(root, "tag", "--list") or "").split()) if in_git else set()
+    for sec in sections:
+        m = re.match(r"\[(\d+\.\d+\.\d+)\]", sec)
+        if not m:
+            continue
+        v = m.group(1)
+        for tag in re.findall(r"(?:[Tt]agged|\btag)\s+`?(v\d+\.\d+\.\d+)`?", sec):
+            if in_git and tag not in tags:
+                fails.append(f"CHANGELOG.md: {v} claims the tag {tag}, which the repository "
+                             "does not have")
+        by = re.search(r"Set by `([0-9a-f]{7,40})`", sec)
+        if not by:
+            fails.append(f"CHANGELOG.md: {v} names no commit (\"Set by `HASH`\")")
+            continue
+        if not in_git:
+            continue
+        commit = by.group(1)
+        if git(root, "rev-parse", "--verify", "--quiet", commit + "^{commit}") is None:
+            fails.append(f"CHANGELOG.md: {v} is set by {commit}, not a commit here")
+            continue
+        if meson_version_at(root, commit) != v:
+            fails.append(f"CHANGELOG.md: {v} is set by {commit}, whose meson.build says "
+                         f"{meson_version_at(root, commit)}")
+        elif git(root, "rev-parse", "--verify", "--quiet", commit + "^") is not None \
+                and meson_version_at(root, commit + "^") == v:
+            fails.append(f"CHANGELOG.md: {v} is set by {commit}, but its parent says {v} "
+                         "already")
+    return fails
 
 
 def check(root, version):
@@ -45,6 +100,7 @@ def check(root, version):
             fails.append(f"CHANGELOG.md: {newest} is not dated (\"{rest.strip()}\")")
         if any(as_tuple(v) > as_tuple(version) for v, _ in releases):
             fails.append("CHANGELOG.md: a release newer than " + version)
+        fails += check_releases(root, read(root, "CHANGELOG.md"))
 
     readme = read(root, "README.md")
     if not re.search(r"\bVersion " + re.escape(minor) + r"\b", readme):

@@ -7,7 +7,7 @@
  * client's watchdog renews its 30 s lease; on_lost says if it is lost.
  *
  * Usage: first [port]   (Redis at 127.0.0.1:port, default 6379)
- * Build: cc first.c $(pkg-config --cflags --libs leasewheel)
+ * Build: cc -o first first.c $(pkg-config --cflags --libs leasewheel)
  */
 #include <inttypes.h>
 #include <stdio.h>

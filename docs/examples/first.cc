@@ -3,7 +3,7 @@
  * as first.c, through <leasewheel.hpp> and the standard's lock types.
  *
  * Usage: first_cxx [port]   (Redis at 127.0.0.1:port, default 6379)
- * Build: c++ -std=c++17 first.cc $(pkg-config --cflags --libs leasewheel)
+ * Build: c++ -std=c++17 -o first_cxx first.cc $(pkg-config --cflags --libs leasewheel)
  */
 #include <chrono>
 #include <cstdlib>
@@ -36,6 +36,6 @@ try {
     std::cout << "released orders:42" << std::endl;
     return 0;
 } catch (const std::system_error &e) { /* LW_ECONNREFUSED, ...: e.code().value() */
-    std::cerr << e.what() << ": " << e.code().message() << "\n";
+    std::cerr << e.what() << "\n"; /* the call, then the code's message */
     return 1;
 }

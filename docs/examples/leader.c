@@ -24,6 +24,7 @@
  *   (default "leader:reports"), a watchdog lease of lease_ms (default
  *   30000: renewed every 10 s).  Runs until SIGINT or SIGTERM, then
  *   resigns (unlocks) and exits 0.
+ * Build: cc -o leader leader.c $(pkg-config --cflags --libs leasewheel)
  */
 #include <inttypes.h>
 #include <signal.h>

@@ -11,6 +11,7 @@
  *
  * Usage: libev_server [port [jobs]]   (Redis at 127.0.0.1:port, default
  * 6379; 30 jobs).  Exits 0 when every job was done or skipped.
+ * Build: cc -o libev_server libev_server.c $(pkg-config --cflags --libs leasewheel) -lev
  */
 #include <inttypes.h>
 #include <signal.h>

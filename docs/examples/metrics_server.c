@@ -18,6 +18,7 @@
  *   127.0.0.1:http_port (default 9464; 0: any free port); stop after
  *   `seconds` (default 0: at SIGINT or SIGTERM).  Prints the address it
  *   listens on.  Then: curl http://127.0.0.1:9464/metrics
+ * Build: cc -o metrics_server metrics_server.c $(pkg-config --cflags --libs leasewheel) -lev
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -10,7 +10,7 @@
  * RPermitExpirableSemaphore's: a Java service may share the semaphore.
  *
  * Usage: permits [port]   (Redis at 127.0.0.1:port, default 6379)
- * Build: cc permits.c $(pkg-config --cflags --libs leasewheel) -pthread
+ * Build: cc -o permits permits.c $(pkg-config --cflags --libs leasewheel) -pthread
  */
 #include <pthread.h>
 #include <stdatomic.h>

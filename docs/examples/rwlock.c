@@ -11,7 +11,7 @@
  * Redisson's RReadWriteLock's: a Java service may share the lock.
  *
  * Usage: rwlock [port]   (Redis at 127.0.0.1:port, default 6379)
- * Build: cc rwlock.c $(pkg-config --cflags --libs leasewheel) -pthread
+ * Build: cc -o rwlock rwlock.c $(pkg-config --cflags --libs leasewheel) -pthread
  */
 #include <inttypes.h>
 #include <pthread.h>

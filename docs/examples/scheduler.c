@@ -19,6 +19,7 @@
  *   watchdog lease of lease_ms (default 30000).  Jobs whose lock another
  *   process holds are skipped.  At SIGINT or SIGTERM the running jobs
  *   finish (their locks are released) and it prints a summary.
+ * Build: cc -o scheduler scheduler.c $(pkg-config --cflags --libs leasewheel)
  */
 #include <inttypes.h>
 #include <signal.h>

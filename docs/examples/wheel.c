@@ -7,6 +7,7 @@
  * caller's structs: the wheel never allocates.
  *
  * Usage: wheel   (prints each renewal as it falls due; exits 0)
+ * Build: cc -o wheel wheel.c $(pkg-config --cflags --libs leasewheel)
  */
 #include <stdio.h>
 #include <time.h>

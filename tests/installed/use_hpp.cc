@@ -2,7 +2,7 @@
  * use_hpp.cc - a C++17 program built against an installed leasewheel with
  * CMake's find_package(leasewheel) (tests/installed.sh, CMakeLists.txt):
  * <leasewheel.hpp>'s client and mutex in std::lock_guard and
- * std::unique_lock, a fencing token, a timed try while another client
+ * std::unique_lock, fencing tokens (asked for), a timed try while another client
  * holds the name, an error through the category.  Usage: use_hpp PORT.
  */
 #include <leasewheel.hpp>
@@ -27,6 +27,8 @@ int main(int argc, char **argv)
     o.port = std::atoi(argv[1]);
     leasewheel::client a(o), b(o);
     leasewheel::mutex ma(a, "installed:hpp"), mb(b, "installed:hpp");
+    ma.set_fenced(true); /* tokens are asked for (RFencedLock) */
+    mb.set_fenced(true);
     {
         std::lock_guard<leasewheel::mutex> g(ma);
         token = ma.token();
