@@ -191,11 +191,12 @@ REDIS_TEST(wrongtype, a_hash_is_a_lock_by_its_shape)
     for (size_t h = 0; h < sizeof hashes / sizeof hashes[0]; h++)
         for (int k = 0; k < NKINDS; k++) {
             char cmd[160];
-            redisReply *r = redis_server_command(&srv, "DEL %s", NAME);
+            redisReply *r;
             int rc;
 
             if (k == PERMITS)
                 continue;
+            r = redis_server_command(&srv, "DEL %s", NAME);
             freeReplyObject(r);
             snprintf(cmd, sizeof cmd, "HSET %s %s", NAME, hashes[h].fields);
             r = redis_server_command(&srv, cmd);
