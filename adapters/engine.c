@@ -126,14 +126,25 @@ struct lw_engine {
     struct lw_topology *topo;
 };
 
-/* A request's wait for the pipeline starts when the engine takes it: a
- * request that cannot be written within the command timeout fails
- * (links_check_timeouts()), and one taken while no first connection can
- * be had fails at once (fails_at_once).  Its topology routes it. */
-static void take_request(struct lw_engine *e, struct lw_request *req, uint64_t expires_ns)
+/* A request's wait for the pipeline starts when the engine takes it (at
+ * now_ns): a request that cannot be written within the command timeout,
+ * or by the end of its caller's wait when that comes first
+ * (lw_request_wait_until()), fails (links_check_timeouts()).  Its
+ * topology routes it. */
+static void take_request(struct lw_engine *e, struct lw_request *req, uint64_t now_ns)
 {
-    req->expires_ns = expires_ns;
+    req->expires_ns = now_ns + e->links.command_timeout_ns;
+    if (req->wait_until_ns && req->wait_until_ns < req->expires_ns)
+        req->expires_ns = req->wait_until_ns;
     e->topo->ops->route(e->topo, req, 0);
+}
+
+/* Why req, taken in at now_ns, fails at once: no first connection can be
+ * had (refused: the topology's fails_at_once), unless req's wait goes on
+ * and may see that mend (a Redis down or starting); else 0. */
+static int refused_now(const struct lw_request *req, int refused, uint64_t now_ns)
+{
+    return refused && !lw_request_waits_through(req, refused, now_ns) ? refused : 0;
 }
 
 /* Take every submitted request.  One clock read per batch, not per
@@ -141,23 +152,24 @@ static void take_request(struct lw_engine *e, struct lw_request *req, uint64_t e
 static void take_submitted(struct lw_engine *e, int task_err)
 {
     struct lw_mpsc_node *node = lw_mpsc_pop(&e->submitted);
-    uint64_t expires_ns;
+    uint64_t now;
     int refused;
 
     if (!node)
         return;
-    expires_ns = lw_clock_now() + e->links.command_timeout_ns;
+    now = lw_clock_now();
     /* Shutting down, everything fails with LW_ESHUTDOWN instead. */
     refused = task_err ? 0 : e->topo->ops->fails_at_once(e->topo);
     do {
         struct lw_request *req = lw_container_of(node, struct lw_request, qnode);
+        int err = req->task ? task_err : refused_now(req, refused, now);
 
         e->taken++;
-        if (req->task || refused) {
-            links_complete(&e->links, req, NULL, req->task ? task_err : refused);
+        if (req->task || err) {
+            links_complete(&e->links, req, NULL, err);
             continue;
         }
-        take_request(e, req, expires_ns);
+        take_request(e, req, now);
     } while ((node = lw_mpsc_pop(&e->submitted)));
 }
 
@@ -316,6 +328,8 @@ static int is_engine_thread(const struct lw_engine *e)
 int lw_engine_submit(struct lw_engine *e, struct lw_request *req, lw_request_fn *done,
                      void *arg)
 {
+    uint64_t now = 0;
+
     if (!e || !req || (!req->task && (!req->cmd || req->len == 0)) ||
         req->script > e->nscripts)
         return LW_EINVAL;
@@ -333,11 +347,13 @@ int lw_engine_submit(struct lw_engine *e, struct lw_request *req, lw_request_fn 
         return LW_ESHUTDOWN;
     }
     /* On the engine thread (a lock's task step, the watchdog) a request
-     * goes straight to its route, unless no first connection can be had:
-     * then through the queue, so that take_submitted() fails it at once,
-     * as it does a caller's, and not from inside this call. */
-    if (is_engine_thread(e) && !req->task && !e->topo->ops->fails_at_once(e->topo)) {
-        take_request(e, req, lw_clock_now() + e->links.command_timeout_ns);
+     * goes straight to its route, unless no first connection can be had
+     * (and it does not wait through that): then through the queue, so
+     * that take_submitted() fails it at once, as it does a caller's, and
+     * not from inside this call. */
+    if (is_engine_thread(e) && !req->task &&
+        !refused_now(req, e->topo->ops->fails_at_once(e->topo), now = lw_clock_now())) {
+        take_request(e, req, now);
         links_pump_all(&e->links);
     } else {
         lw_mpsc_push(&e->submitted, &req->qnode);

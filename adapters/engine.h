@@ -195,7 +195,9 @@ void lw_engine_config_init(struct lw_engine_config *cfg);
  * the background: requests submitted before it is up wait for it, up to
  * the command timeout; but until a first connection has been set up, a
  * refused connection, a missing unix socket or a wrong password fails them
- * at once (LW_ECONNREFUSED, LW_ECONNECT, LW_EAUTH).
+ * at once (LW_ECONNREFUSED, LW_ECONNECT, LW_EAUTH).  A request whose
+ * caller waits (lw_request_wait_until()) waits no longer than that wait,
+ * and through a refusal or a missing socket (lw_request_waits_through()).
  * In embedded mode call it on the loop's thread.
  */
 int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out);

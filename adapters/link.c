@@ -18,8 +18,10 @@
  * also in deadline order and only its head needs checking: once per tick,
  * O(1), instead of a wheel timer per command (scheduled and cancelled for
  * every reply).  The same holds for the FIFO of requests waiting to be
- * written.  They belong to the pipeline, so they stay on the engine's tick;
- * the connection's own set-up deadline is its business.
+ * written, but for an acquire's attempt whose wait ends sooner
+ * (lw_request_wait_until()), which the tick looks for when the earliest
+ * is due (expire_own()).  They belong to the pipeline, so they stay on
+ * the engine's tick; the connection's own set-up deadline is its business.
  *
  * Reports.  What only the topology can decide goes through its table
  * (topology.h): the set-up done, the connection down, a user's request
@@ -89,10 +91,15 @@ void links_complete(struct link_set *ls, struct lw_request *req, const redisRepl
 
 void links_fail_all(struct link_set *ls, struct fifo *list, int err)
 {
-    struct fifo all = fifo_take(list);
+    struct fifo all = fifo_take(list), doomed = {0};
     struct lw_request *req;
+    uint64_t now = lw_clock_now();
 
+    /* Those that wait through err stay, in order, before a callback below
+     * can queue anything behind them. */
     while ((req = fifo_pop(&all)))
+        fifo_push(lw_request_waits_through(req, err, now) ? list : &doomed, req);
+    while ((req = fifo_pop(&doomed)))
         links_complete(ls, req, NULL, err);
 }
 
@@ -535,6 +542,10 @@ void link_queue(struct link *l, struct lw_request *req, int front)
         fifo_push_front(q, req);
     else
         fifo_push(q, req);
+    /* Its wait may end before those queued ahead of it: the tick looks
+     * for it by then (expire_own()). */
+    if (req->wait_until_ns && (!to->own_due_ns || req->expires_ns < to->own_due_ns))
+        to->own_due_ns = req->expires_ns;
 }
 
 static void link_free(struct link *l)
@@ -610,18 +621,54 @@ static int wait_error(struct link *l, const struct lw_request *req)
     return ops(l)->link_expired(l->ls->topo, l, req);
 }
 
+/* req waited its whole time to be written: it fails. */
+static void expire(struct link *l, struct lw_request *req)
+{
+    int err = wait_error(l, req);
+
+    if (err == LW_EUNSETTLED) /* its master refused or lost the connection */
+        count_add(&l->ls->count.unsettled, 1);
+    links_complete(l->ls, req, NULL, err);
+}
+
 /* Fail the requests of q (in deadline order) that waited their whole
  * time to be written. */
 static void expire_waiting(struct link *l, struct fifo *q, uint64_t now_ns)
 {
-    while (q->head && q->head->expires_ns <= now_ns) {
-        struct lw_request *req = fifo_pop(q);
-        int err = wait_error(l, req);
+    while (q->head && q->head->expires_ns <= now_ns)
+        expire(l, fifo_pop(q));
+}
 
-        if (err == LW_EUNSETTLED) /* its master refused or lost the connection */
-            count_add(&l->ls->count.unsettled, 1);
-        links_complete(l->ls, req, NULL, err);
+/* Requests whose caller's wait ends before the command timeout
+ * (lw_request_wait_until()) break the deadline order: one may be due
+ * behind a head that is not.  When the earliest such wait queued on l is
+ * over (own_due_ns, a bound: what was written since may have been it),
+ * both FIFOs are searched: those due fail, the others keep their order,
+ * and own_due_ns becomes the earliest left.  A search per tick at most,
+ * and only while the link is down: up, it writes what waits in order, and
+ * a head whose time is up fails as any other. */
+static void expire_own(struct link *l, uint64_t now_ns)
+{
+    struct fifo *queues[2] = {&l->urgent, &l->waiting}, due = {0};
+    struct lw_request *req;
+    uint64_t next = 0;
+
+    for (int i = 0; i < 2; i++) {
+        struct fifo all = fifo_take(queues[i]);
+
+        while ((req = fifo_pop(&all))) {
+            if (req->wait_until_ns && req->expires_ns <= now_ns) {
+                fifo_push(&due, req);
+                continue;
+            }
+            fifo_push(queues[i], req);
+            if (req->wait_until_ns && (!next || req->expires_ns < next))
+                next = req->expires_ns;
+        }
     }
+    l->own_due_ns = next; /* before a callback queues more */
+    while ((req = fifo_pop(&due)))
+        expire(l, req);
 }
 
 static void check_timeouts(struct link *l, uint64_t now_ns)
@@ -634,6 +681,8 @@ static void check_timeouts(struct link *l, uint64_t now_ns)
         conn_fail(&l->conn, LW_ETIMEDOUT);
     expire_waiting(l, &l->urgent, now_ns);
     expire_waiting(l, &l->waiting, now_ns);
+    if (l->own_due_ns && l->own_due_ns <= now_ns && !conn_is_ready(&l->conn))
+        expire_own(l, now_ns);
 }
 
 void links_check_timeouts(struct link_set *ls, uint64_t now_ns)

@@ -76,6 +76,9 @@ struct link {
                             (lw_request.sent_conn) */
     uint64_t grace_ns;   /* added to the command timeout: a side
                             link's commands may block (WAIT) */
+    uint64_t own_due_ns; /* the earliest expiry of a request waiting with
+                            a wait of its own (lw_request_wait_until()),
+                            or earlier; 0: none */
     struct link *side;   /* the node's side lane, once asked for */
     int is_side;         /* this is a side lane */
     /* lw_engine_node_stats(): plain counters, read on the engine thread. */
@@ -124,7 +127,10 @@ int links_reserve(struct link_set *ls, unsigned n);
 void links_complete(struct link_set *ls, struct lw_request *req, const redisReply *reply,
                     int err);
 
-/* links_fail_all - complete every request of the list with err. */
+/* links_fail_all - complete every request of the list with err, but
+ * those that wait through it (lw_request_waits_through(): a failure to
+ * reach Redis that may mend, within their caller's wait), which stay in
+ * the list, in order. */
 void links_fail_all(struct link_set *ls, struct fifo *list, int err);
 
 /* links_pump_all - every link writes what it has room for. */

@@ -28,6 +28,11 @@ void lw_request_urgent(struct lw_request *req)
     req->urgent = 1;
 }
 
+void lw_request_wait_until(struct lw_request *req, uint64_t until_ns)
+{
+    req->wait_until_ns = until_ns;
+}
+
 void lw_request_task(struct lw_request *req)
 {
     req->task = 1;

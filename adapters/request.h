@@ -17,6 +17,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <leasewheel/error.h>
 #include <leasewheel/wheel.h>
 
 struct lw_request;
@@ -65,6 +66,9 @@ struct lw_request {
                           (lw_request_settle()) */
     uint8_t urgent;    /* written before what is not (lw_request_urgent()) */
     uint32_t route_to; /* cluster: the slot or node index */
+    /* Its caller's wait ends then: it waits for a connection no longer,
+     * and through what may mend (lw_request_wait_until()); 0: none. */
+    uint64_t wait_until_ns;
 
     /* lw_engine_submit() and lw_engine_call(). */
     lw_request_fn *done;
@@ -136,6 +140,32 @@ void lw_request_settle(struct lw_request *req);
  * comes before a lock still to take.  Kept across re-submissions.
  */
 void lw_request_urgent(struct lw_request *req);
+
+/*
+ * lw_request_wait_until - req belongs to a call that waits until until_ns
+ * (lw_clock_now()'s clock; 0: it does not): an acquire's attempt within
+ * its wait.  It waits to be written no longer than that (nor than the
+ * command timeout), and a failure to reach Redis that may mend
+ * (lw_request_waits_through()) does not fail it at once, before a first
+ * connection: it waits for one, so that a Redis that is down or starting
+ * costs the call its wait, not its answer.  Kept across re-submissions:
+ * set it, or 0, for each command the request carries.
+ */
+void lw_request_wait_until(struct lw_request *req, uint64_t until_ns);
+
+/*
+ * lw_request_waits_through - whether req, taken in at now_ns, waits
+ * through err rather than fail at once: err says Redis cannot be reached
+ * yet, in a way that may mend (LW_ECONNREFUSED: nothing listens, a Redis
+ * down or restarting; LW_ECONNECT: no socket yet, a connect cut short),
+ * and req's wait (lw_request_wait_until()) has time left.  A refusal that
+ * will not mend (LW_EAUTH, LW_ETLS) fails it at once, as any request.
+ */
+static inline int lw_request_waits_through(const struct lw_request *req, int err,
+                                           uint64_t now_ns)
+{
+    return (err == LW_ECONNREFUSED || err == LW_ECONNECT) && req->wait_until_ns > now_ns;
+}
 
 /* lw_request_clear - free the command formatted by lw_request_command()
  * or lw_request_evalsha(). */

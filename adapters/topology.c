@@ -8,7 +8,9 @@
  * set up, else why its last attempt failed.  Before a first connection was
  * ever set up, a failure that waiting will not mend (nothing listens, no
  * such socket, a wrong password: conn_fails_at_once()) fails the requests
- * waiting on the link at once, instead of after the command timeout.
+ * waiting on the link at once, instead of after the command timeout; but
+ * not those whose caller's wait goes on through a Redis down or starting
+ * (links_fail_all(), lw_request_waits_through()).
  */
 #include "engine.h"
 #include "link.h"

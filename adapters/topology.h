@@ -51,7 +51,8 @@ struct lw_topology_ops {
     /* Requests held outside the links (for the stats' `waiting`). */
     size_t (*held)(const struct lw_topology *t);
     /* Why a request taken in now fails at once (no first connection can
-     * be had: refused, no such socket, wrong password), or 0. */
+     * be had: refused, no such socket, wrong password), or 0.  The engine
+     * takes in one that waits through it (lw_request_waits_through()). */
     int (*fails_at_once)(const struct lw_topology *t);
     /* Every tick: expire and retry what it holds, look after its maps.
      * NULL: nothing to do. */

@@ -254,6 +254,12 @@ void op_attempt(struct op *op)
     }
     op->w.state = WAIT_INFLIGHT;
     op->w.woken = 0;
+    /* An acquire's attempt waits for Redis until the acquire's wait ends;
+     * its undo, its trim, any other call as every request. */
+    if (op->kind == OP_ACQUIRE)
+        waiters_reach(&op->w, &op->req);
+    else
+        lw_request_wait_until(&op->req, 0);
     if ((rc = lw_engine_submit(c->engine, &op->req, on_reply, op)))
         op_complete(op, rc, 0);
 }
@@ -307,7 +313,7 @@ static void unreserve_waiter(struct lw_client *c, struct op *op)
     if (c->closing)
         op_complete(op, LW_ESHUTDOWN, 0);
     else if (lw_clock_now() >= op->w.deadline_ns)
-        op_complete(op, LW_ELOCKED, 0);
+        op_complete(op, waiters_timed_out(c), 0);
     else
         op_attempt(op); /* the lock may be free, or held on: it asks */
 }
@@ -340,7 +346,7 @@ static void acquire_held(struct lw_client *c, struct op *op, int64_t pttl)
     int live;
 
     if (now >= op->w.deadline_ns) {
-        op_complete(op, LW_ELOCKED, 0);
+        op_complete(op, waiters_timed_out(c), 0);
         return;
     }
     if (c->closing) {
@@ -760,6 +766,13 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
             watchdog_unlock_end(c, op->lock, op->owner, UNLOCK_UNKNOWN);
         else if (op->kind == OP_ACQUIRE && err)
             acquire_unanswered(c, op);
+        /* Redis could not be reached, or did not answer, and the wait
+         * goes on: again (an attempt that may have run counts as sent
+         * before: acquire_unanswered()'s mark). */
+        if (op->kind == OP_ACQUIRE && err && waiters_retry(c, &op->w, &op->req, err)) {
+            op_attempt(op);
+            return;
+        }
         op_complete(op, err ? err : reply_error(reply, &op->said), 0);
         return;
     }
@@ -785,11 +798,10 @@ static void op_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t n
 {
     struct op *op = lw_container_of(t, struct op, w.ct);
 
-    (void)c;
     if (op->w.state != WAIT_WAITING)
         return; /* woken by a message in the same tick */
     if (now_ns >= op->w.deadline_ns)
-        op_complete(op, LW_ELOCKED, 0);
+        op_complete(op, waiters_timed_out(c), 0);
     else
         op_attempt(op);
 }
@@ -891,7 +903,8 @@ static int prepare_op(struct op *op, struct lw_lock *lock, int kind, uint64_t ow
     op->kind = (uint8_t)kind;
     op->owner = owner;
     op->lease_ms = lease_ms;
-    op->w.deadline_ns = kind == OP_ACQUIRE ? waiters_deadline(wait_ms) : 0;
+    if (kind == OP_ACQUIRE)
+        waiters_set_wait(&op->w, wait_ms);
     if (kind == OP_ACQUIRE) {
         uint64_t cap = atomic_load_explicit(&lock->max_hold_ms, memory_order_relaxed);
 

@@ -105,6 +105,8 @@ struct multi_op {
     uint64_t *until_out;  /* the caller's: the holds' sure end, or NULL */
     int err;
     int end_err;      /* a give-back ends the acquire in it; 0: wait */
+    uint8_t again;    /* a give-back is followed by taking again at once
+                         (a group could not reach Redis: waiters_retry()) */
     uint8_t kind;     /* enum mop_kind */
     uint8_t phase;    /* enum mop_phase */
     uint8_t blocking; /* a caller waits on `completed` */
@@ -417,6 +419,12 @@ static int format_group(struct multi_op *op, size_t g, const uint32_t *counts)
         lw_request_route_slot(&op->req, m->locks[from]->slot);
         if (!counts)
             lw_request_settle(&op->req); /* Sentinel: not at once after a switch */
+        /* A take waits for Redis until the acquire's wait ends; a
+         * release, a give-back or a trim as every request. */
+        if (!counts)
+            waiters_reach(&op->w, &op->req);
+        else
+            lw_request_wait_until(&op->req, 0);
     }
     free(argv);
     free(lens);
@@ -473,7 +481,7 @@ static void wait_turn(struct lw_client *c, struct multi_op *op)
     int live = 0;
 
     if (now >= op->w.deadline_ns) {
-        complete(op, LW_ELOCKED);
+        complete(op, waiters_timed_out(c));
         return;
     }
     if (c->closing) {
@@ -502,10 +510,14 @@ static void wait_turn(struct lw_client *c, struct multi_op *op)
 
 static void after_give_back(struct multi_op *op)
 {
-    if (op->end_err)
+    if (op->end_err) {
         complete(op, op->end_err);
-    else
+    } else if (op->again) {
+        op->again = 0;
+        take_again(op);
+    } else {
         wait_turn(op->m->client, op);
+    }
 }
 
 static void give_back(struct multi_op *op, int err)
@@ -643,7 +655,12 @@ static void take_reply(struct lw_client *c, struct multi_op *op, const redisRepl
 
     if (err) {
         group_unanswered(c, op);
-        give_back(op, err);
+        /* Redis could not be reached, or did not answer, and the wait
+         * goes on: what was taken goes back, and it takes again (a group
+         * that may have run counts as sent before: group_unanswered()'s
+         * mark). */
+        op->again = (uint8_t)waiters_retry(c, &op->w, &op->req, err);
+        give_back(op, op->again ? 0 : err);
         return;
     }
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
@@ -761,6 +778,8 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
             take(op);
         return;
     case PH_GIVE_BACK:
+        if (err) /* its holds may be left: the next take counts them */
+            group_unanswered(c, op);
         if (++op->group < op->taken)
             send_release(op);
         else
@@ -795,11 +814,10 @@ static void op_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t n
 {
     struct multi_op *op = lw_container_of(t, struct multi_op, w.ct);
 
-    (void)c;
     if (op->w.state != WAIT_WAITING)
         return; /* woken by a message in the same tick */
     if (now_ns >= op->w.deadline_ns)
-        complete(op, LW_ELOCKED);
+        complete(op, waiters_timed_out(c));
     else
         take_again(op);
 }
@@ -891,7 +909,7 @@ static int acquire(struct lw_multi *m, uint64_t owner, uint64_t wait_ms, uint64_
     op->until_out = until_ns;
     op->done = done;
     op->arg = arg;
-    op->w.deadline_ns = waiters_deadline(wait_ms);
+    waiters_set_wait(&op->w, wait_ms);
     op->max_hold_ms = m->client->max_hold_ms;
     return run_op(op, blocking);
 }

@@ -394,6 +394,12 @@ static void sem_attempt(struct sem_op *op)
     /* An acquire that replicas must acknowledge goes where its WAIT will
      * follow it (replicas.c); giving permits back waits for nothing. */
     op->req.lane = op->kind == SOP_ACQUIRE && c->replicas ? LW_LANE_SIDE : LW_LANE_MAIN;
+    /* An acquire's attempt waits for Redis until the acquire's wait ends;
+     * giving permits back, any other call as every request. */
+    if (op->kind == SOP_ACQUIRE)
+        waiters_reach(&op->w, &op->req);
+    else
+        lw_request_wait_until(&op->req, 0);
     op->w.state = WAIT_INFLIGHT;
     op->w.woken = 0;
     if ((rc = lw_engine_submit(c->engine, &op->req, on_reply, op)))
@@ -426,7 +432,7 @@ static void acquire_short(struct lw_client *c, struct sem_op *op, int64_t neares
     int live;
 
     if (now >= op->w.deadline_ns) {
-        sem_complete(op, LW_ELOCKED, 0);
+        sem_complete(op, waiters_timed_out(c), 0);
         return;
     }
     if (op->w.woken) { /* a release came while this attempt was out */
@@ -626,6 +632,14 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
         sem_complete(op, op->undo_err, 0);
         return;
     }
+    /* An acquire that could not reach Redis, or was not answered, while
+     * its wait goes on: again.  One that ran unanswered took its permits
+     * already: the copy sent again carries the same ids, finds them and
+     * takes no more. */
+    if (err && op->kind == SOP_ACQUIRE && waiters_retry(c, &op->w, &op->req, err)) {
+        sem_attempt(op);
+        return;
+    }
     if (err || reply->type == REDIS_REPLY_ERROR) {
         sem_complete(op, err ? err : reply_error(reply, &op->said), 0);
         return;
@@ -647,11 +661,10 @@ static void op_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t n
 {
     struct sem_op *op = lw_container_of(t, struct sem_op, w.ct);
 
-    (void)c;
     if (op->w.state != WAIT_WAITING)
         return;
     if (now_ns >= op->w.deadline_ns) {
-        sem_complete(op, LW_ELOCKED, 0);
+        sem_complete(op, waiters_timed_out(c), 0);
     } else {
         op->w.state = WAIT_INFLIGHT;
         sem_attempt(op);
@@ -687,7 +700,7 @@ static int start_op(struct sem_op *op, struct lw_semaphore *sem, uint64_t wait_m
     op->w.want = op->n;
     op->w.ct.fire = op_timer_fired;
     op->start_ns = lw_clock_now();
-    op->w.deadline_ns = waiters_deadline(wait_ms);
+    waiters_set_wait(&op->w, wait_ms);
     atomic_fetch_add_explicit(&sem->refs, 1, memory_order_relaxed);
     lw_request_task(&op->req);
     op->w.state = WAIT_INFLIGHT;

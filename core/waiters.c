@@ -76,6 +76,50 @@ uint64_t waiters_deadline(uint64_t wait_ms)
     return now + wait_ms * 1000000u;
 }
 
+void waiters_set_wait(struct waiter *w, uint64_t wait_ms)
+{
+    w->deadline_ns = waiters_deadline(wait_ms);
+    w->reach = wait_ms != 0 && w->deadline_ns != UINT64_MAX;
+}
+
+void waiters_reach(struct waiter *w, struct lw_request *req)
+{
+    if (w->reach)
+        w->tried_ns = lw_clock_now();
+    lw_request_wait_until(req, w->reach ? w->deadline_ns : 0);
+}
+
+/* err says Redis could not be reached, or did not answer. */
+static int unreachable(int err)
+{
+    switch (err) {
+    case LW_ECONNREFUSED:
+    case LW_ECONNECT:
+    case LW_ECONNLOST:
+    case LW_ETIMEDOUT:
+    case LW_EUNSETTLED: return 1;
+    default: return 0;
+    }
+}
+
+int waiters_retry(const struct lw_client *c, const struct waiter *w,
+                  const struct lw_request *req, int err)
+{
+    uint64_t now;
+
+    if (!w->reach || c->closing || !unreachable(err))
+        return 0;
+    now = lw_clock_now();
+    return now < w->deadline_ns && (req->sent_conn || now - w->tried_ns >= c->tick_ns);
+}
+
+int waiters_timed_out(struct lw_client *c)
+{
+    int err = c->engine ? lw_engine_status(c->engine) : 0;
+
+    return err ? err : LW_ELOCKED;
+}
+
 void waiters_arm(struct lw_client *c, struct waiter *w, uint64_t at_ns)
 {
     lw_wheel_cancel(c->wheel, &w->ct.timer);

@@ -19,6 +19,7 @@
 #include "timer.h"
 
 struct lw_client;
+struct lw_request;
 struct waiter;
 
 /* A waiter's state, which is its op's (lock.c's and semaphore.c's). */
@@ -52,12 +53,15 @@ struct waiter {
     struct core_timer ct;         /* its retry, or its deadline */
     const struct wait_rule *rule; /* its op's row */
     uint64_t deadline_ns;         /* when it gives up; UINT64_MAX: never */
+    uint64_t tried_ns;            /* when its last attempt was sent, when reach */
     uint64_t look_ns;             /* counting rules: when its last answer said to
                                      look again unwoken (the nearest expiry), taken
                                      up when it becomes first; 0: never answered */
     int64_t want;                 /* what it takes of the name: WAIT_ALL, 0 or n */
     uint8_t state;                /* enum wait_state */
     uint8_t woken;                /* a wake-up came while its attempt was out */
+    uint8_t reach;                /* its wait covers reaching Redis
+                                     (waiters_set_wait()) */
 };
 
 /* left: a waiter that leaves without what it waited for passes the turn
@@ -67,6 +71,38 @@ struct waiter {
 /* When a waiter that may wait wait_ms from now gives up: UINT64_MAX for
  * LW_WAIT_FOREVER, or a wait past the clock's end. */
 uint64_t waiters_deadline(uint64_t wait_ms);
+/*
+ * Waiting covers reaching Redis.  w may wait wait_ms from now: its
+ * deadline (waiters_deadline()) and, for a wait that ends and is not 0,
+ * `reach`: its attempts wait for a connection until the deadline, not
+ * past it, and not only the command timeout (waiters_reach()), and one
+ * that could not reach Redis, or was not answered, is tried again while
+ * the wait lasts (waiters_retry()).  A try (0) asks once, as any call; a
+ * wait without end fails as any call does when Redis cannot be reached,
+ * for nothing would end it on a Redis never to be reached (a wrong
+ * address).
+ */
+void waiters_set_wait(struct waiter *w, uint64_t wait_ms);
+/* req carries an attempt of w's: it waits for Redis until w's deadline
+ * when w's wait covers that (lw_request_wait_until()), else as any
+ * request.  Before every attempt's submission. */
+void waiters_reach(struct waiter *w, struct lw_request *req);
+/* An attempt of w's, req, failed with err before Redis answered it (its
+ * path noted already that one written may have run): 1 when it is to be
+ * sent again now, for err says Redis could not be reached or did not
+ * answer (LW_ECONNREFUSED, LW_ECONNECT, LW_ECONNLOST, LW_ETIMEDOUT,
+ * LW_EUNSETTLED), w's wait covers that and has time left, and the attempt
+ * was written or waited at least a tick (no attempt goes round faster:
+ * while Redis is down it waits in the engine, not here); else 0, and the
+ * acquire ends in err. */
+int waiters_retry(const struct lw_client *c, const struct waiter *w,
+                  const struct lw_request *req, int err);
+/* How an acquire whose wait ran out ends: LW_ELOCKED, Redis's last word
+ * being that the lock is held (too few permits free); or, when the client
+ * has no connection to Redis now, why not (lw_engine_status():
+ * LW_ECONNREFUSED, ...): nobody can say whether it is held, and "held"
+ * must not stand for "unreachable". */
+int waiters_timed_out(struct lw_client *c);
 /* An acquire that was refused joins the line of the channel named so: 1
  * when the channel is live and it is first (try again now: a release may
  * have gone unheard), 0 to wait, -1 out of memory. */

@@ -111,6 +111,8 @@ struct run {
     uint64_t acquired_ns; /* when the acquire's success arrived */
     uint64_t until_ns;    /* until when the acquire's lease is sure */
     uint64_t ended_ns;    /* when COMMAND's exit was seen */
+    /* When -w's wait ends (UINT64_MAX: never). */
+    uint64_t wait_until_ns;
     int lost;
     int at_risk; /* warned, and not safe again since */
 };
@@ -464,8 +466,28 @@ static const char *env(const char *name)
     return v && v[0] ? v : NULL;
 }
 
+/* err says Redis could not be reached, or did not answer: what a wait
+ * covers (the library's acquires wait through it until -w's end). */
+static int unreachable(int err)
+{
+    return err == LW_ECONNREFUSED || err == LW_ECONNECT || err == LW_ECONNLOST ||
+           err == LW_ETIMEDOUT || err == LW_EUNSETTLED;
+}
+
+/* --permits N: the semaphore created with N permits when absent (an
+ * existing one keeps its count); try_set's answer. */
+static int create_semaphore(struct run *r)
+{
+    int rc = lw_semaphore_try_set(r->sem, r->opt.permits);
+
+    if (rc == 1 && r->opt.verbose)
+        report("created the semaphore %s with %lld permits", r->opt.key, r->opt.permits);
+    return rc;
+}
+
 /* The lock, or with permits the semaphore (created with --permits' N when
- * absent: an existing one keeps its count). */
+ * absent).  With -w, a Redis not reached yet is the acquire's to wait
+ * for: it creates the semaphore then, should it still be absent. */
 static int new_handle(struct run *r)
 {
     const char *key = r->opt.key;
@@ -475,9 +497,9 @@ static int new_handle(struct run *r)
         return new_lock(r);
     if ((rc = lw_semaphore_new(r->client, key, strlen(key), &r->sem)) || !r->opt.permits)
         return rc;
-    rc = lw_semaphore_try_set(r->sem, r->opt.permits);
-    if (rc == 1 && r->opt.verbose)
-        report("created the semaphore %s with %lld permits", key, r->opt.permits);
+    rc = create_semaphore(r);
+    if (rc < 0 && unreachable(rc) && r->opt.wait_ms > 0)
+        return 0;
     return rc < 0 ? rc : 0;
 }
 
@@ -522,6 +544,13 @@ static int start_client(struct run *r)
         cfg.risk_arg = &r->ev_wr;
     }
     cfg.max_hold_ms = r->opt.max_hold_ms;
+    /* -w's wait covers reaching Redis: the connection tries again at
+     * least every quarter of it, so that a Redis back before the wait
+     * ends is found in time (the back-off doubles up to that). */
+    if (r->opt.wait_ms > 0 && (unsigned long long)r->opt.wait_ms / 4 < cfg.reconnect_max_ms)
+        cfg.reconnect_max_ms = r->opt.wait_ms / 4 > cfg.reconnect_min_ms
+                                   ? (uint32_t)(r->opt.wait_ms / 4)
+                                   : cfg.reconnect_min_ms;
     if (r->opt.verbose)
         cfg.log = on_log;
     if ((rc = lw_client_new(&cfg, &r->client)) == 0 && (rc = new_handle(r)) == 0)
@@ -648,26 +677,58 @@ static int interrupted(struct run *r, int sig)
     return 128 + sig;
 }
 
+/* What is left of -w's wait: LW_WAIT_FOREVER, or ms (0 once over). */
+static uint64_t wait_left(const struct run *r)
+{
+    uint64_t now = lw_clock_now();
+
+    if (r->wait_until_ns == UINT64_MAX)
+        return LW_WAIT_FOREVER;
+    return now < r->wait_until_ns ? (r->wait_until_ns - now + 999999u) / 1000000u : 0;
+}
+
+/* Start the acquire, waiting what is left of -w: 0, or an LW_E* code. */
+static int start_acquire(struct run *r)
+{
+    uint64_t wait = wait_left(r);
+
+    if (r->sem) /* the ids land in r->permit, which outlives the client */
+        return lw_permit_acquire_until_async(r->sem, 1, wait, r->opt.lease_ms, &r->permit,
+                                             &r->out.until_ns, on_acquired, &r->out);
+    if (r->multi) /* the tokens land in r->tokens, likewise */
+        return lw_multi_acquire_until_async(r->multi, r->owner, wait, r->opt.lease_ms, r->tokens,
+                                            &r->out.until_ns, on_acquired, &r->out);
+    return lw_acquire_until_async(r->lock, r->owner, wait, r->opt.lease_ms, &r->out.until_ns,
+                                  on_acquired, &r->out);
+}
+
+/* The acquire found no semaphore: with --permits N it is created, as at
+ * the start (Redis restarted empty since, or was not reached then), and
+ * asked again, at most a few times; 0 when it was, else an LW_E* code. */
+static int acquire_again(struct run *r, int err, int *agains)
+{
+    int rc;
+
+    if (err != LW_ENOSEM || !r->opt.permits || ++*agains > 3)
+        return err;
+    /* Redis gone again: the acquire waits for it, while -w lasts. */
+    if ((rc = create_semaphore(r)) < 0 && !(unreachable(rc) && wait_left(r) != 0))
+        return rc;
+    return start_acquire(r);
+}
+
 /* 0 with *token set, or an exit status. */
 static int acquire(struct run *r, uint64_t *token)
 {
-    uint64_t wait = r->opt.wait_ms < 0 ? LW_WAIT_FOREVER : (uint64_t)r->opt.wait_ms;
     struct pollfd p[2] = {{r->sigfd, POLLIN, 0}, {r->ev_rd, POLLIN, 0}};
     struct event ev;
-    int rc, sig;
+    int rc, sig, agains = 0;
 
     r->owner = lw_owner_self();
     r->out.ev_wr = r->ev_wr;
-    if (r->sem) /* the ids land in r->permit, which outlives the client */
-        rc = lw_permit_acquire_until_async(r->sem, 1, wait, r->opt.lease_ms, &r->permit,
-                                           &r->out.until_ns, on_acquired, &r->out);
-    else if (r->multi) /* the tokens land in r->tokens, likewise */
-        rc = lw_multi_acquire_until_async(r->multi, r->owner, wait, r->opt.lease_ms, r->tokens,
-                                          &r->out.until_ns, on_acquired, &r->out);
-    else
-        rc = lw_acquire_until_async(r->lock, r->owner, wait, r->opt.lease_ms, &r->out.until_ns,
-                                    on_acquired, &r->out);
-    if (rc)
+    r->wait_until_ns = r->opt.wait_ms < 0 ? UINT64_MAX
+                                          : lw_clock_now() + (uint64_t)r->opt.wait_ms * 1000000u;
+    if ((rc = start_acquire(r)))
         return acquire_failed(r, rc);
     for (;;) {
         if (wait_readable(p, 2))
@@ -675,8 +736,10 @@ static int acquire(struct run *r, uint64_t *token)
         if (p[0].revents && (sig = read_signal(r->sigfd)) != 0 && sig != SIGCHLD)
             return interrupted(r, sig);
         if (p[1].revents && read_event(r->ev_rd, &ev) == 0 && ev.kind == EV_ACQUIRED) {
+            if (ev.err && (rc = acquire_again(r, ev.err, &agains)) == 0)
+                continue;
             if (ev.err)
-                return acquire_failed(r, ev.err);
+                return acquire_failed(r, rc);
             *token = (uint64_t)ev.value;
             r->acquired_ns = lw_clock_now();
             r->until_ns = ev.until_ns;

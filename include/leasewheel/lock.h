@@ -53,6 +53,25 @@
  * channel (one subscription per name, shared by its waiters) and tried
  * again at an unlock message, or when the holder's lease runs out.
  *
+ * A wait covers reaching Redis (since 0.5).  An acquire with a wait that
+ * ends (wait_ms neither 0 nor LW_WAIT_FOREVER), of every kind (locks,
+ * read and write locks, fair locks, permits, multi-locks; blocking or
+ * async), keeps trying to reach a Redis that is down, restarting or
+ * refusing connections until its wait runs out: its attempts wait for a
+ * connection (before a first connection too) and are sent again when
+ * Redis could not be reached or did not answer, and it gets the lock if
+ * Redis comes back in time and the lock is free.  It returns by its
+ * deadline, within a tick (and a round trip for an attempt already on the
+ * wire: up to the command timeout when Redis stopped answering without
+ * closing the connection): LW_ELOCKED when Redis's last word was that
+ * the lock is held, or, when no connection to Redis is up then, why not
+ * (LW_ECONNREFUSED, LW_ETIMEDOUT, ...): a Redis that cannot be asked is
+ * never told as a lock held.  A wrong password or a TLS failure fails at
+ * once.  A Redis that came back is found at the connection's next
+ * attempt (reconnect_max_ms apart at most).  A try (wait_ms 0) asks once
+ * and a wait without end fails as any call does (at once, before a first
+ * connection): nothing would end it on a Redis never to be reached.
+ *
  * Fairness.  Within one client, waiting is first come first served: an
  * acquire for a name on which this client already has waiters queues
  * behind them (unless its owner holds the lock: a reentrant acquire never
@@ -574,7 +593,9 @@ static inline void lw_client_config_init(struct lw_client_config *cfg)
  * protocol fails them at once with LW_ECONNREFUSED, LW_ECONNECT,
  * LW_EAUTH, LW_ENOPERM (the ACL), LW_ENODB (SELECT), LW_ENOTSUP (an
  * unknown command) or LW_EPROTO, lw_client_last_error() saying which
- * command and Redis's words, while connecting goes on in the background).  Returns 0 and sets *out, or
+ * command and Redis's words, while connecting goes on in the background;
+ * an acquire with a wait that ends waits through the first two until
+ * then: "A wait covers reaching Redis" above).  Returns 0 and sets *out, or
  * LW_EINVAL (a NULL or empty field that must be set, a zero count or
  * time, sentinels with cluster_seeds, sentinels without sentinel_master,
  * a sentinel or seed that is not "host:port"), LW_ERANGE (a value beyond
@@ -873,7 +894,9 @@ LW_API int lw_lock_acquire(struct lw_lock *lock, uint64_t *token);
 LW_API int lw_lock_lease(struct lw_lock *lock, uint64_t lease_ms, uint64_t *token);
 
 /* lw_trylock - wait at most wait_ms (0: try once); lease_ms 0 means the
- * watchdog.  LW_ELOCKED when another owner held it throughout. */
+ * watchdog.  LW_ELOCKED when another owner held it throughout; the
+ * connection's error when Redis could not be reached when the wait ran
+ * out ("A wait covers reaching Redis" above). */
 LW_API int lw_trylock(struct lw_lock *lock, uint64_t wait_ms, uint64_t lease_ms, uint64_t *token);
 
 /* lw_unlock - release one hold.  LW_ENOTOWNER when the caller holds none:

@@ -71,8 +71,10 @@ LW_API void lw_multi_free(struct lw_multi *m);
  * lw_multi_acquire - every name for owner, waiting up to wait_ms
  * (LW_WAIT_FOREVER, or 0 to try once) with a lease of lease_ms (0: the
  * watchdog).  tokens, when not NULL, gets each name's fencing token, in
- * the order the handles were given.  Returns 0 with all held, or with
- * none: LW_ELOCKED (a name stayed held), LW_EWRONGKIND (a name is the
+ * the order the handles were given.  A wait that ends covers reaching
+ * Redis as a lock's does (leasewheel/lock.h).  Returns 0 with all held,
+ * or with none: LW_ELOCKED (a name stayed held; the connection's error
+ * when Redis could not be reached as the wait ended), LW_EWRONGKIND (a name is the
  * other kind of lock), LW_EDEADLK (owner reads a name it asks to write,
  * or a call from the engine thread), LW_ETIMEDOUT (taken too late to be
  * of use: given back), the connection's errors, and the arguments' as

@@ -63,7 +63,9 @@
  * oldest also tries again at the nearest expiry among the acquired
  * permits (expiry publishes nothing).  Within a client waiting is first
  * come, first served (no waiter passes one that wants more); between
- * clients there is no order.
+ * clients there is no order.  A wait that ends covers reaching Redis as
+ * a lock's does (leasewheel/lock.h, "A wait covers reaching Redis"): a
+ * permit's copy sent again carries the same ids, and takes no more.
  *
  * A semaphore that does not exist (its count was never set) fails an
  * acquire at once with LW_ENOSEM, instead of waiting for ever as
@@ -162,7 +164,8 @@ LW_API int lw_semaphore_acquired(struct lw_semaphore *sem, int64_t *out);
  * LW_MAX_LEASE_MS), or with lease_ms 0 held until released: the watchdog
  * renews each permit (see "The permit watchdog" above).  permits[0..n-1]
  * receive their ids.  Returns 0, or LW_ELOCKED (too few permits free all
- * the wait), LW_ENOSEM (the semaphore does not exist: at once, without
+ * the wait; the connection's error when Redis could not be reached as it
+ * ended), LW_ENOSEM (the semaphore does not exist: at once, without
  * waiting), LW_EINVAL (NULL, n 0), LW_ERANGE (n or lease too large),
  * LW_ELEASE, LW_ETIMEDOUT (answered too late to be of use: the permits
  * were given back), LW_EREPLICAS and LW_ENOTSUP (acquire_replicas set:
