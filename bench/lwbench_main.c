@@ -272,11 +272,13 @@ static int numeric_error(int opt, const char *arg)
         {O_DURATION, "--duration-s", "0.1 to 86400 seconds, or 100ms to 1d: 90s, 2m, 1h30m"},
     };
 
+    char what[300];
+
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
         if (ranges[i].opt == opt) {
-            fprintf(stderr, "lwbench: invalid %s '%s' (%s)\n(lwbench --help for the options)\n",
-                    ranges[i].name, arg, ranges[i].range);
-            return 64;
+            snprintf(what, sizeof what, "invalid %s '%s' (%s)", ranges[i].name, arg,
+                     ranges[i].range);
+            return usage_error("%s", what);
         }
     return usage_error("%s: not a number in range for its option", arg);
 }
@@ -287,11 +289,12 @@ static int redis_from(const char *arg, const char *what, struct opts *o)
     char why[300], shown[600];
 
     if (redis_url_parse(arg, &o->url, why, sizeof why)) {
+        char line[1400];
+
         /* Not the password: it would stay in the terminal or the log. */
         redis_url_redact(arg, shown, sizeof shown);
-        fprintf(stderr, "lwbench: invalid %s '%s': %s\n", what, shown, why);
-        return usage_error("%s", "(-r HOST:PORT, redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or "
-                                 "redis-sentinel://[[USER]:PASSWORD@]HOST[:PORT],...[/DB]#MASTER)");
+        snprintf(line, sizeof line, "invalid %s '%s': %s", what, shown, why);
+        return usage_error("%s", line);
     }
     o->redis = arg;
     return 0;
@@ -325,8 +328,10 @@ static int cluster_opt(int argc, char **argv, struct opts *o)
     if (!arg && optind < argc && argv[optind][0] != '-')
         arg = argv[optind++];
     if (arg && redis_seeds_parse(arg, &o->seeds, why, sizeof why)) {
-        fprintf(stderr, "lwbench: invalid cluster seeds '%s': %s\n", arg, why);
-        return usage_error("%s", "(-c HOST:PORT,HOST:PORT,...)");
+        char line[1400];
+
+        snprintf(line, sizeof line, "invalid cluster seeds '%.600s': %s", arg, why);
+        return usage_error("%s", line);
     }
     return 0;
 }
@@ -390,7 +395,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
     int opt, rc;
 
     *o = (struct opts){.locks = 200000, .lease_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS, .tick_ms = LW_DEFAULT_TICK_MS, .slots = LW_DEFAULT_SLOTS, .batch = LW_DEFAULT_RENEW_BATCH, .inflight = LW_DEFAULT_RENEW_BATCHES_INFLIGHT, .duration_s = 30, .clients = 1, .per_semaphore = LWB_DEFAULT_PER_SEMAPHORE, .names_per_lock = LWB_DEFAULT_NAMES_PER_LOCK};
-    while ((opt = getopt_long(argc, argv, "hvr:c::", long_opts, NULL)) != -1) {
+    /* Our own messages, one line each (tool_bad_option()). */
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":hvr:c::", long_opts, NULL)) != -1) {
         if (opt == 'h') {
             fputs(usage_text, stdout);
             fputs(usage_kind_text, stdout);
@@ -398,8 +405,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
             fputs(usage_status, stdout);
             return 1;
         }
-        if (opt == '?')
-            return usage_error("bad option", "");
+        if (opt == '?' || opt == ':')
+            return tool_bad_option("lwbench", opt, argv);
         if ((rc = tls_opt_take(&o->tls, opt, optarg, why, sizeof why)) < 0)
             return usage_error("%s", why);
         if (rc)
