@@ -98,6 +98,15 @@ struct opts {
  * client falls behind in bursts before the ceiling's rate is reached. */
 #define LWB_PLANNING_SHARE 0.70
 
+/* A run's keys: "lwbench:<host>:<pid>:<start>" (lwbench_node.c's
+ * run_prefix()), then ":r<step>:{<i>}" for lock i of sweep step <step>
+ * (":p<step>:{<j>}" for semaphore j), the index a hash tag so that the
+ * keys Redisson's layout derives from a name ("<name>:timeout", a
+ * reader's "<name>:<field>:rwlock_timeout:1") start with it too. */
+#define LWB_HOST_MAX 32u   /* bytes of the host name kept */
+#define LWB_PREFIX_MAX 96u /* "lwbench:" host ":" pid ":" start, and a 0 */
+#define LWB_NAME_MAX 128u  /* a run's prefix, ":r<step>" and ":{<i>}" */
+
 #define LWB_MAX_MASTERS 16
 #define LWB_MAX_CLIENTS 256 /* --clients: each an engine thread */
 
@@ -119,8 +128,9 @@ struct target {
                                    certificate (dir "" unless made) */
     struct redis_server server; /* pid 0 unless private and running */
     int private_server;         /* started by lwbench */
-    char prefix[64];            /* every key this process makes starts so */
-    sigset_t stop_signals;      /* SIGINT, SIGTERM: blocked, polled in nap() */
+    /* Every key this process makes starts so: run_prefix()'s. */
+    char prefix[LWB_PREFIX_MAX];
+    sigset_t stop_signals; /* SIGINT, SIGTERM: blocked, polled in nap() */
     /* --cluster */
     int cluster;
     struct redis_cluster private_cluster; /* nnodes 0 unless started here */
@@ -163,8 +173,8 @@ struct run_result {
     uint64_t lag_p50_ns, lag_p99_ns, lag_max_ns; /* over the window: the max is exact
                                                     when the run's worst came in it,
                                                     else its histogram bucket's top */
-    uint64_t lag_worst_ns; /* the worst since the run's clients began, acquiring
-                              included: what the progress lines say */
+    uint64_t lag_worst_ns;                       /* the worst since the run's clients began, acquiring
+                                                    included: what the progress lines say */
     uint64_t lost;                               /* over the whole run */
     double engine_cpu_pct;                       /* the engine thread, % of one core */
     double redis_cpu_pct;
@@ -199,9 +209,9 @@ int target_open(struct target *t, const struct opts *o, char *why, size_t n);
 void target_close(struct target *t);
 /* Redis's CPU seconds so far (INFO cpu), or -1. */
 double target_cpu_s(const struct target *t);
-/* Delete "<p>:<i>" and its token keys for i < count; with read_holds
- * (read-write locks held for reading) every reader's timeout keys the
- * hash names too.  0 or -1. */
+/* Delete key_name(p, i) for i < count; with read_holds (read-write locks
+ * held for reading) every reader's timeout keys the hash names too.  0 or
+ * -1. */
 int target_delete(const struct target *t, const char *p, uint32_t count, int read_holds);
 
 /* lwbench_node.c */
@@ -247,14 +257,25 @@ struct deleter {
 };
 /* 0, or -1 (nothing left to close). */
 int deleter_open(struct deleter *d, const struct target *t, const char *host, int port);
-/* Queue the DEL of key_name(p, i) and its token keys (both namings), all
- * in its slot; a full chunk is sent and awaited. */
+/* Queue the DEL of key_name(p, i) (with read_holds, and its readers'
+ * timeout keys, all in its slot); a full chunk is sent and awaited. */
 void deleter_add(struct deleter *d, const char *p, uint32_t i);
 /* Send what is queued, wait, free.  0, or -1 when any DEL failed. */
 int deleter_close(struct deleter *d);
 
-/* "<p>:<i>" into buf. */
+/* "<p>:{<i>}" into buf: a run's i-th name (see LWB_PREFIX_MAX). */
 int key_name(char *buf, size_t n, const char *p, uint32_t i);
+/* This process's prefix, "lwbench:<host>:<pid>:<start>", into buf: the
+ * host name (its first LWB_HOST_MAX bytes, a byte other than a letter, a
+ * digit, '.', '-' or '_' made '_'), the pid, and the process's start time
+ * (/proc/<pid>/stat's, clock ticks since boot), which tells a run from a
+ * later process given the same pid. */
+void run_prefix(char *buf, size_t n);
+/* This host's name as run_prefix() writes it. */
+void run_host(char *buf, size_t n);
+/* Process pid's start time as run_prefix() writes it, or 0 when it
+ * cannot be read (no such process, or /proc hides it). */
+unsigned long long proc_start(int pid);
 /* Sleep s seconds; 1 when SIGINT or SIGTERM came instead. */
 int nap(const struct target *t, double s);
 /* A line of progress on stderr (overwritten in place on a terminal). */
@@ -320,7 +341,7 @@ struct lw_semaphore;
 struct lw_permit;
 struct lw_client;
 struct permit_handles {
-    char prefix[96];
+    char prefix[LWB_PREFIX_MAX + 16];
     uint32_t permits, per, nsems;
     struct lw_semaphore **sems; /* nsems */
     struct lw_permit *ids;      /* permits: those of semaphore j from j * per */

@@ -62,7 +62,7 @@ static void lock_keys(const struct flood_keys *k, uint32_t i, char *name, size_t
  * or -1. */
 static int remake_lock(const struct flood_keys *k, uint32_t i, struct lw_request *reqs)
 {
-    char name[128], timeout[512], field[LW_CLIENT_ID_MAX + 16];
+    char name[LWB_NAME_MAX], timeout[512], field[LW_CLIENT_ID_MAX + 16];
 
     lock_keys(k, i, name, sizeof name, timeout, sizeof timeout);
     snprintf(field, sizeof field, "%s:%s", k->id, flood_owner(k));
@@ -113,7 +113,7 @@ static int remake_locks(struct lw_engine *e, const struct flood_keys *k)
 /* Scratch for formatting one call of batch locks. */
 struct call_args {
     const char **argv;
-    char (*names)[128];
+    char (*names)[LWB_NAME_MAX];
     char (*timeouts)[512];
 };
 
@@ -176,8 +176,7 @@ static double flood(struct lw_engine *e, struct target *t, const struct flood_ke
                     char *why, size_t n)
 {
     uint32_t ncalls = (keys + batch - 1) / batch;
-    struct pipeline p = {.e = e, .window = window, .ones = batch, .zeros_ok = 1,
-                          .stamped = 1};
+    struct pipeline p = {.e = e, .window = window, .ones = batch, .zeros_ok = 1, .stamped = 1};
     uint64_t d0, d1, t0, t1;
     double cpu0, cpu1;
 

@@ -36,7 +36,7 @@
 
 #define FLOOD_SECONDS 2.0
 #define WARMUP_SECONDS 0.5
-#define LEASE "30000"           /* long enough that no key expires meanwhile */
+#define LEASE "30000" /* long enough that no key expires meanwhile */
 
 /* ARGV: lease ms, then name and field pairs.  1 renewed, 0 not ours, -1
  * not served here (pcall's error table: the key is not this node's). */
@@ -264,7 +264,7 @@ struct flood {
 /* Per master, the indices of the run's locks it serves. */
 static int group_keys(const struct target *t, const struct flood_keys *k, struct flood *f)
 {
-    char name[128];
+    char name[LWB_NAME_MAX];
 
     for (unsigned m = 0; m < t->nmasters; m++)
         if (!(f[m].idx = malloc((size_t)k->count * sizeof *f[m].idx)))
@@ -284,7 +284,7 @@ static int remake(struct flood *f, const struct flood_keys *k)
 {
     struct lw_request *reqs = calloc(f->nidx, sizeof *reqs);
     struct pipeline p = {.e = f->e, .reqs = reqs, .n = f->nidx, .window = SINGLE_WINDOW};
-    char name[128];
+    char name[LWB_NAME_MAX];
     int rc = reqs ? 0 : -1;
 
     for (uint32_t i = 0; rc == 0 && i < f->nidx; i++) {
@@ -306,7 +306,7 @@ static int format_flood(struct flood *f, const struct flood_keys *k, uint32_t ke
 {
     uint32_t ncalls = (keys + batch - 1) / batch;
     const char **argv = calloc(2u * batch + 1u, sizeof *argv);
-    char (*names)[128] = calloc(batch, sizeof *names);
+    char(*names)[LWB_NAME_MAX] = calloc(batch, sizeof *names);
     int rc = argv && names ? 0 : -1;
 
     f->p = (struct pipeline){.e = f->e, .window = window, .ones = batch, .zeros_ok = 1};
@@ -411,7 +411,8 @@ static int measure_floods(const struct opts *o, struct target *t, struct flood *
     if (format_floods(t, f, k, UINT32_MAX, o->batch, o->inflight))
         return snprintf(why, n, "out of memory formatting the flood"), -1;
     progress("ceiling: renew flood on %u masters at once, %u keys per call, %u calls in flight "
-             "each", t->nmasters, o->batch, o->inflight);
+             "each",
+             t->nmasters, o->batch, o->inflight);
     if (run_floods(t, f, o->batch, &batched, why, n))
         return -1;
     if (format_floods(t, f, k, SINGLE_KEYS_MAX / t->nmasters, 1, SINGLE_WINDOW))
@@ -465,7 +466,7 @@ out:
 int cluster_delete(const struct target *t, const char *p, uint32_t count, int read_holds)
 {
     struct deleter d[LWB_MAX_MASTERS];
-    char name[128];
+    char name[LWB_NAME_MAX];
     int bad = 0;
 
     for (unsigned m = 0; m < t->nmasters; m++)

@@ -371,7 +371,7 @@ static int make_handles(const struct opts *o, struct run_ctx *x, const struct ta
     };
     /* A multi-lock's names share a client: the sets split in runs. */
     uint32_t per = o->kind == LWB_KIND_MULTI ? o->names_per_lock : 1;
-    char name[128];
+    char name[LWB_NAME_MAX];
 
     snprintf(prefix, plen, "%s:r%u", t->prefix, step);
     for (uint32_t i = 0; i < n; i++) {
@@ -481,7 +481,7 @@ static void measure_masters(const struct target *t, const struct sample *a,
 static void count_masters(const struct target *t, const char *prefix, uint32_t locks,
                           struct run_result *r)
 {
-    char name[128];
+    char name[LWB_NAME_MAX];
 
     for (uint32_t i = 0; i < locks; i++) {
         key_name(name, sizeof name, prefix, i);
@@ -700,7 +700,7 @@ static int lock_run(const struct opts *o, struct target *t, uint32_t locks, unsi
     struct lw_lock **handles = calloc(locks, sizeof *handles);
     struct lw_multi **sets =
         o->kind == LWB_KIND_MULTI ? calloc(locks / per + 1, sizeof *sets) : NULL;
-    char prefix[96], field[LW_CLIENT_ID_MAX + 24] = "", id[LW_CLIENT_ID_MAX + 1] = "";
+    char prefix[LWB_PREFIX_MAX + 16], field[LW_CLIENT_ID_MAX + 24] = "", id[LW_CLIENT_ID_MAX + 1] = "";
     int rc = -1, erc = 0;
 
     memset(r, 0, sizeof *r);
