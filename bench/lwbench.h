@@ -19,6 +19,8 @@
  * lwbench_permit.c  --kind permit: the run's semaphores, the ceiling of the
  *                   permit renewal script, deleting them
  * lwbench_report.c  the table, JSON and the gnuplot plot
+ * lwbench_cleanup.c the keys of earlier runs that were killed: found with
+ *                   SCAN, judged by the run they name, UNLINKed
  *
  * lwbench's own connections (PING, INFO, CLUSTER SLOTS, the sentinels'
  * question, deleting its keys, the ceiling's floods) go through the
@@ -32,6 +34,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "redis_cluster.h"
 #include "redis_server.h"
@@ -89,6 +92,8 @@ struct opts {
                                 (--kind permit) */
     uint32_t names_per_lock; /* --names-per-lock: names of one multi-lock
                                 (--kind multi) */
+    int cleanup;             /* --cleanup: only remove gone runs' keys */
+    int no_cleanup;          /* --no-cleanup: not before the run either */
 };
 
 #define LWB_DEFAULT_PER_SEMAPHORE 100u
@@ -276,8 +281,12 @@ void run_host(char *buf, size_t n);
 /* Process pid's start time as run_prefix() writes it, or 0 when it
  * cannot be read (no such process, or /proc hides it). */
 unsigned long long proc_start(int pid);
-/* Sleep s seconds; 1 when SIGINT or SIGTERM came instead. */
+/* Sleep s seconds; 1 when SIGINT or SIGTERM came instead, or came
+ * before (the main thread's naps only: the signals are blocked in every
+ * thread and taken here). */
 int nap(const struct target *t, double s);
+/* The signal a nap() took (SIGINT or SIGTERM), or 0. */
+int stop_signal(void);
 /* A line of progress on stderr (overwritten in place on a terminal). */
 void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A thread's CPU seconds so far, from /proc, or -1. */
@@ -360,6 +369,29 @@ int permit_ceiling(const struct opts *o, struct target *t, const struct permit_h
                    struct ceiling *out, char *why, size_t n);
 /* Delete the semaphores' keys.  0 or -1. */
 int permit_delete(const struct target *t, const struct permit_handles *ph);
+
+/* lwbench_cleanup.c: the keys of earlier runs of this host whose process
+ * is gone (kill -9, a crash), found with SCAN and UNLINKed, at most
+ * budget_s seconds; the keys left (runs still running, of other hosts,
+ * of lwbench 0.4) counted.  0, or -1 with c->why. */
+#define CLEANUP_PIDS 8u
+struct cleanup {
+    uint64_t scanned;                    /* lwbench's keys looked at */
+    uint64_t removed;                    /* of gone runs, UNLINKed */
+    uint64_t live, other_host, old_form; /* left */
+    unsigned runs_removed, runs_live, runs_other;
+    int runs_uncounted;     /* more runs than counted */
+    int pids[CLEANUP_PIDS]; /* the first gone runs' */
+    int live_pids[CLEANUP_PIDS];
+    unsigned npids, nlive_pids;
+    int complete;    /* the whole keyspace seen */
+    int interrupted; /* SIGINT or SIGTERM */
+    char why[256];
+};
+int cleanup_stale(const struct target *t, double budget_s, struct cleanup *c);
+/* What c found, in lines on f, each starting with `what`: what was
+ * removed, 0.4's keys, a look cut short; with all, what was left too. */
+void cleanup_say(FILE *f, const char *what, const struct cleanup *c, int all);
 
 /* lwbench_report.c */
 void report_table(const struct opts *o, const struct target *t, const struct run_result *runs,

@@ -48,7 +48,9 @@
 #include "tls_opts.h"
 
 #define MAX_STEPS 24
-#define SWEEP_PRECISION 0.05 /* bisect until the bracket is this narrow */
+#define CLEANUP_AT_START_S 10.0 /* a run's look for earlier runs' keys */
+#define CLEANUP_S 600.0         /* --cleanup's */
+#define SWEEP_PRECISION 0.05    /* bisect until the bracket is this narrow */
 #define MAX_LOCKS 50000000u
 
 static const char usage_text[] =
@@ -71,7 +73,7 @@ static const char usage_text[] =
     "  -r, --redis ADDRESS\n"
     "                    a running Redis, HOST:PORT or\n"
     "                    redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (only keys under\n"
-    "                    lwbench:<pid>:... are made, and deleted afterwards);\n"
+    "                    lwbench:<host>:<pid>:... are made: Keys, below);\n"
     "                    default: start a private redis-server on a free loopback\n"
     "                    port, stop it afterwards.  Or the master Sentinel names\n"
     "                    MASTER: redis-sentinel://[[USER]:PASSWORD@]HOST[:PORT]\n"
@@ -106,6 +108,18 @@ static const char usage_text[] =
     "in a redis:// URL), as lwlock reads it; against a Redis lwbench did not start\n"
     "it says so before the ceiling floods it.  The capacity estimate gives the\n"
     "ceiling's figure and the 70% of it to plan for (docs/tuning.md).\n"
+    "\n";
+/* The keys on a given Redis: a block of its own (C99's 4095 bytes). */
+static const char usage_keys_text[] =
+    "Keys, on a Redis lwbench did not start:\n"
+    "  every key a run makes starts with lwbench:<host>:<pid>:<start>: and is\n"
+    "  deleted when the run ends (SIGINT and SIGTERM too). What a run killed\n"
+    "  before that left (kill -9), the next run from this host removes first,\n"
+    "  looking for at most 10 s; or:\n"
+    "  --cleanup         remove the keys of runs of this host whose process is\n"
+    "                    gone (SCAN, UNLINK), say how many, and run nothing;\n"
+    "                    another host's keys are left, its pids mean nothing here\n"
+    "  --no-cleanup      do not look for them before the run\n"
     "\n";
 /* What is held: its own block, so that other kinds slot in. */
 static const char usage_kind_text[] =
@@ -184,6 +198,8 @@ enum { O_LOCKS = 256,
        O_KIND,
        O_PER_SEMAPHORE,
        O_NAMES_PER_LOCK,
+       O_CLEANUP,
+       O_NO_CLEANUP,
        O_REDIS = 'r',
        O_CLUSTER = 'c' };
 
@@ -201,6 +217,8 @@ static const struct option long_opts[] = {
     {"plot", required_argument, NULL, O_PLOT},
     {"sweep", no_argument, NULL, O_SWEEP},
     {"no-ceiling", no_argument, NULL, O_NO_CEILING},
+    {"cleanup", no_argument, NULL, O_CLEANUP},
+    {"no-cleanup", no_argument, NULL, O_NO_CLEANUP},
     {"clients", required_argument, NULL, O_CLIENTS},
     {"version", no_argument, NULL, O_VERSION},
     /* What is held */
@@ -388,6 +406,21 @@ static int check_kind(const struct opts *o)
     return 0;
 }
 
+/* --cleanup: on a given Redis, alone.  0, or 64 (said). */
+static int check_cleanup(const struct opts *o)
+{
+    if (!o->cleanup)
+        return 0;
+    if (!o->redis && !o->seeds.n)
+        return usage_error("%s: needs a Redis lwbench did not start (-r, LWLOCK_REDIS or -c "
+                           "SEEDS): a private one holds no earlier run's keys",
+                           "--cleanup");
+    if (o->sweep || o->json || o->plot || o->no_cleanup)
+        return usage_error("%s runs nothing: not with --sweep, --json, --plot or --no-cleanup",
+                           "--cleanup");
+    return 0;
+}
+
 /* 0 to run, 1 help shown, 64 bad usage (said). */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
@@ -400,6 +433,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     while ((opt = getopt_long(argc, argv, ":hvr:c::", long_opts, NULL)) != -1) {
         if (opt == 'h') {
             fputs(usage_text, stdout);
+            fputs(usage_keys_text, stdout);
             fputs(usage_kind_text, stdout);
             fputs(usage_tls_text, stdout);
             fputs(usage_status, stdout);
@@ -422,6 +456,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->sweep = 1;
         else if (opt == O_NO_CEILING)
             o->no_ceiling = 1;
+        else if (opt == O_CLEANUP || opt == O_NO_CLEANUP)
+            *(opt == O_CLEANUP ? &o->cleanup : &o->no_cleanup) = 1;
         else if (opt == 'v')
             o->verbose = 1;
         else if (opt == O_REDIS || opt == O_CLUSTER) {
@@ -435,6 +471,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
     if (optind < argc)
         return usage_error("unexpected argument %s", argv[optind]);
     if ((rc = env_redis(o)))
+        return rc;
+    if ((rc = check_cleanup(o)))
         return rc;
     if (o->plot && (!o->sweep || strchr(o->plot, '\'')))
         return usage_error("--plot %s: needs --sweep, and a file name without quotes",
@@ -544,6 +582,59 @@ static int config_ok(const struct opts *o)
     return 0;
 }
 
+/* The end of a process a signal stopped, once it has said what it
+ * measured and deleted its keys: as the signal would have ended it, so
+ * that a shell sees 128 + the signal (130 for SIGINT, 143 for SIGTERM)
+ * and a script's loop stops as it does when Ctrl-C ends any command. */
+static int stopped(int sig)
+{
+    sigset_t one;
+
+    fflush(NULL);
+    signal(sig, SIG_DFL);
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    raise(sig); /* pending: blocked until the next line */
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    return 128 + sig; /* not reached */
+}
+
+/* --cleanup: the keys of gone runs of this host removed, said on stdout.
+ * 0 the whole keyspace was seen, 1 not (its bound), 69 Redis refused. */
+static int cleanup_only(const struct target *t)
+{
+    char what[320];
+    struct cleanup c;
+
+    snprintf(what, sizeof what, "lwbench --cleanup: %s %s:%d", t->cluster ? "cluster" : "Redis",
+             t->host, t->port);
+    if (cleanup_stale(t, CLEANUP_S, &c)) {
+        fprintf(stderr, "lwbench: %s (removed %llu keys before)\n", c.why,
+                (unsigned long long)c.removed);
+        return 69;
+    }
+    cleanup_say(stdout, what, &c, 1);
+    return c.complete ? 0 : 1;
+}
+
+/* Before a run on a Redis lwbench did not start: what earlier runs of this
+ * host left when they were killed, removed; said on stderr when any was
+ * found or the look was cut short.  A failure is said and the run goes on
+ * (an ACL without SCAN, say). */
+static void cleanup_first(const struct target *t)
+{
+    struct cleanup c;
+
+    if (cleanup_stale(t, CLEANUP_AT_START_S, &c)) {
+        fprintf(stderr, "lwbench: %s: earlier runs' keys not looked for (--no-cleanup skips "
+                        "the look)\n",
+                c.why);
+        return;
+    }
+    if (c.removed || c.old_form || (!c.complete && !c.interrupted))
+        cleanup_say(stderr, "lwbench", &c, 0);
+}
+
 /* The results file opened before a run that ended with none: removed,
  * not left empty. */
 static void close_unused(FILE *json, const char *path)
@@ -583,6 +674,13 @@ int main(int argc, char **argv)
         close_unused(json, o.json);
         return rc == TARGET_UNAVAILABLE ? 69 : 2;
     }
+    if (o.cleanup) {
+        rc = cleanup_only(&t);
+        target_close(&t);
+        return stop_signal() ? stopped(stop_signal()) : rc;
+    }
+    if (!t.private_server && !o.no_cleanup)
+        cleanup_first(&t);
     if (!t.private_server && !o.no_ceiling)
         fprintf(stderr,
                 "lwbench: after each run, the ceiling floods %s with the renew script: "

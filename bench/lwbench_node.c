@@ -247,16 +247,29 @@ int deleter_close(struct deleter *d)
     return bad;
 }
 
+/* The stop signal nap() took, or 0: read on the main thread only. */
+static int stopped_by;
+
+int stop_signal(void)
+{
+    return stopped_by;
+}
+
 int nap(const struct target *t, double s)
 {
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
     uint64_t end = lw_clock_now() + (uint64_t)(s * 1e9);
 
+    if (stopped_by) /* once taken, every later nap says so at once */
+        return 1;
     for (;;) {
         uint64_t now;
+        int sig;
 
-        if (sigtimedwait(&t->stop_signals, NULL, &ts) > 0)
+        if ((sig = sigtimedwait(&t->stop_signals, NULL, &ts)) > 0) {
+            stopped_by = sig;
             return 1;
+        }
         if (errno != EINTR || (now = lw_clock_now()) >= end)
             return 0;
         ts.tv_sec = (time_t)((end - now) / 1000000000u);
