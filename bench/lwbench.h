@@ -193,10 +193,14 @@ struct run_result {
     uint64_t overloads;       /* times admission closed */
     double per_s[SERIES_MAX]; /* renewals sent in each second of the hold */
     unsigned nper_s;
-    int held; /* all acquired (or refused by admission),
-                 none lost, not behind */
-    int interrupted;
-    unsigned nmasters; /* cluster: masters[0..nmasters) */
+    int held;                /* all acquired (or refused by admission),
+                                none lost, not behind */
+    int interrupted;         /* SIGINT or SIGTERM while acquiring or
+                                holding: what was measured until then */
+    double window_planned_s; /* the hold asked for (window_s is what was
+                                measured) */
+    int ceiling_measured;    /* the ceiling's floods ran to their end */
+    unsigned nmasters;       /* cluster: masters[0..nmasters) */
     struct master_result masters[LWB_MAX_MASTERS];
 };
 
@@ -287,6 +291,8 @@ unsigned long long proc_start(int pid);
 int nap(const struct target *t, double s);
 /* The signal a nap() took (SIGINT or SIGTERM), or 0. */
 int stop_signal(void);
+/* "SIGINT", "SIGTERM" (or "signal N"). */
+const char *sig_name(int sig);
 /* A line of progress on stderr (overwritten in place on a terminal). */
 void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A thread's CPU seconds so far, from /proc, or -1. */
@@ -311,6 +317,9 @@ struct flood_keys {
 };
 int measure_ceiling(const struct opts *o, struct target *t, const struct flood_keys *k,
                     struct ceiling *out, char *why, size_t n);
+/* A flood's rate when SIGINT or SIGTERM stopped it: the ceiling functions
+ * then return 0 with nothing measured (stop_signal() says so). */
+#define FLOOD_STOPPED -2.0
 
 /* lwbench_cluster.c */
 /* Start a private cluster or read a given one's masters and slot map: 0,

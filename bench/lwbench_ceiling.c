@@ -191,6 +191,11 @@ static double flood(struct lw_engine *e, struct target *t, const struct flood_ke
     d0 = atomic_load(&p.done), t0 = lw_clock_now();
     nap(t, FLOOD_SECONDS);
     d1 = atomic_load(&p.done), t1 = lw_clock_now();
+    if (stop_signal()) { /* SIGINT, SIGTERM: stopped, not measured */
+        pipe_stop(&p);
+        pipe_free_reqs(p.reqs, p.n);
+        return FLOOD_STOPPED;
+    }
     cpu1 = target_cpu_s(t);
     if (pipe_stop(&p) || atomic_load(&p.failed)) {
         pipe_why(&p, why, n);
@@ -221,11 +226,15 @@ int measure_ceiling(const struct opts *o, struct target *t, const struct flood_k
     progress("ceiling: renew flood, %u keys per call, %u calls in flight", o->batch,
              o->inflight);
     out->batched = flood(e, t, k, k->count, o->batch, o->inflight, &out->redis_cpu_pct, why, n);
-    if (out->batched < 0)
+    if (out->batched < 0) {
+        rc = out->batched == FLOOD_STOPPED ? 0 : -1;
         goto out;
+    }
     progress("ceiling: single-key flood, %u calls in flight", SINGLE_WINDOW);
-    if ((out->single = flood(e, t, k, single_keys, 1, SINGLE_WINDOW, &single_cpu, why, n)) < 0)
+    if ((out->single = flood(e, t, k, single_keys, 1, SINGLE_WINDOW, &single_cpu, why, n)) < 0) {
+        rc = out->single == FLOOD_STOPPED ? 0 : -1;
         goto out;
+    }
     rc = 0;
 out:
     lw_engine_free(e);

@@ -360,7 +360,8 @@ struct flood_rates {
     double redis_cpu_pct;               /* the masters', summed; -1 unknown */
 };
 
-/* Start every master's flood, measure them together, stop them. */
+/* Start every master's flood, measure them together, stop them: 0, 1
+ * stopped by a signal (not measured), or -1 (why). */
 static int run_floods(struct target *t, struct flood *f, uint32_t batch, struct flood_rates *out,
                       char *why, size_t n)
 {
@@ -377,6 +378,12 @@ static int run_floods(struct target *t, struct flood *f, uint32_t batch, struct 
     t0 = lw_clock_now();
     nap(t, FLOOD_SECONDS);
     t1 = lw_clock_now();
+    if (stop_signal()) { /* SIGINT, SIGTERM: stopped, not measured */
+        for (unsigned m = 0; m < t->nmasters; m++)
+            if (f[m].nidx)
+                pipe_stop(&f[m].p);
+        return 1;
+    }
     for (unsigned m = 0; m < t->nmasters; m++)
         f[m].d1 = atomic_load(&f[m].p.done), cluster_counters(t, m, &f[m].c1);
     secs = (double)(t1 - t0) / 1e9;
@@ -407,20 +414,21 @@ static int measure_floods(const struct opts *o, struct target *t, struct flood *
                           const struct flood_keys *k, struct run_result *r, char *why, size_t n)
 {
     struct flood_rates batched, single;
+    int rc;
 
     if (format_floods(t, f, k, UINT32_MAX, o->batch, o->inflight))
         return snprintf(why, n, "out of memory formatting the flood"), -1;
     progress("ceiling: renew flood on %u masters at once, %u keys per call, %u calls in flight "
              "each",
              t->nmasters, o->batch, o->inflight);
-    if (run_floods(t, f, o->batch, &batched, why, n))
-        return -1;
+    if ((rc = run_floods(t, f, o->batch, &batched, why, n)))
+        return rc < 0 ? -1 : 0; /* stopped: the caller sees stop_signal() */
     if (format_floods(t, f, k, SINGLE_KEYS_MAX / t->nmasters, 1, SINGLE_WINDOW))
         return snprintf(why, n, "out of memory formatting the flood"), -1;
     progress("ceiling: single-key flood on %u masters at once, %u calls in flight each",
              t->nmasters, SINGLE_WINDOW);
-    if (run_floods(t, f, 1, &single, why, n))
-        return -1;
+    if ((rc = run_floods(t, f, 1, &single, why, n)))
+        return rc < 0 ? -1 : 0;
     for (unsigned m = 0; m < t->nmasters; m++) {
         r->masters[m].ceiling = batched.per_master[m];
         r->masters[m].single = single.per_master[m];

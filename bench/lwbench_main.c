@@ -25,8 +25,9 @@
  * 69 Redis did not answer or refused lwbench (a TLS failure, AUTH: as
  * lwlock's 69, with one line on stderr saying why), 2 another failure (a
  * private server that did not start, ...), 64 bad usage.  SIGINT or SIGTERM
- * end the run early; what was measured is still reported and the keys
- * deleted.
+ * end the run within a second (blocked in every thread, taken by nap()):
+ * what was measured is reported, "interrupted", the keys deleted, and the
+ * process ends by the signal (a shell's 130 or 143: stopped()).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -175,7 +176,9 @@ static const char usage_status[] =
     "those it held was lost (exit 0; the count held is the client's measured\n"
     "capacity at this lease).  Exit status: 0 held, 1 not held, 69 Redis\n"
     "unreachable or refusing lwbench (TLS, AUTH; one line on stderr says why),\n"
-    "2 another failure, 64 usage.\n";
+    "2 another failure, 64 usage.  SIGINT or SIGTERM: what was measured so far\n"
+    "is printed, \"interrupted\", the keys deleted, and lwbench ends by the\n"
+    "signal (a shell's status 130 or 143).\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -532,7 +535,7 @@ static unsigned run_all(const struct opts *o, struct target *t, struct run_resul
             return 0;
         }
         n++;
-        if (r->interrupted)
+        if (r->interrupted) /* cut short: it says nothing of the count */
             break;
         if (r->held && r->refused) { /* at capacity: more would be refused too */
             *largest_held = r->acquired;
@@ -542,6 +545,8 @@ static unsigned run_all(const struct opts *o, struct target *t, struct run_resul
             *largest_held = locks;
         else if (!r->held && (!failed || locks < failed))
             failed = locks;
+        if (stop_signal()) /* in its ceiling: the run itself stands */
+            break;
         locks = next_count(*largest_held, failed);
     }
     return n;
@@ -677,10 +682,19 @@ int main(int argc, char **argv)
     if (o.cleanup) {
         rc = cleanup_only(&t);
         target_close(&t);
+        if (stop_signal())
+            fprintf(stderr, "lwbench: interrupted by %s\n", sig_name(stop_signal()));
         return stop_signal() ? stopped(stop_signal()) : rc;
     }
     if (!t.private_server && !o.no_cleanup)
         cleanup_first(&t);
+    if (stop_signal()) {
+        fprintf(stderr, "lwbench: interrupted by %s before the first run\n",
+                sig_name(stop_signal()));
+        target_close(&t);
+        close_unused(json, o.json);
+        return stopped(stop_signal());
+    }
     if (!t.private_server && !o.no_ceiling)
         fprintf(stderr,
                 "lwbench: after each run, the ceiling floods %s with the renew script: "
@@ -691,9 +705,16 @@ int main(int argc, char **argv)
     target_close(&t);
     if (n == 0) {
         close_unused(json, o.json);
-        return 2;
+        return stop_signal() ? stopped(stop_signal()) : 2;
     }
     rc = report(&o, &t, runs, n, largest_held, json);
+    if (stop_signal()) {
+        fprintf(stderr, "lwbench: interrupted by %s: what was measured until then is above; %s\n",
+                sig_name(stop_signal()),
+                t.private_server ? "the private Redis is stopped, its keys with it"
+                                 : "the run's keys are deleted");
+        return stopped(stop_signal());
+    }
     return rc ? rc : (o.sweep ? largest_held > 0 : runs[0].held) ? 0
                                                                  : 1;
 }

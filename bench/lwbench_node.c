@@ -255,6 +255,18 @@ int stop_signal(void)
     return stopped_by;
 }
 
+const char *sig_name(int sig)
+{
+    static char other[24];
+
+    if (sig == SIGINT)
+        return "SIGINT";
+    if (sig == SIGTERM)
+        return "SIGTERM";
+    snprintf(other, sizeof other, "signal %d", sig);
+    return other;
+}
+
 int nap(const struct target *t, double s)
 {
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};

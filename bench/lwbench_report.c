@@ -70,15 +70,27 @@ static void print_config(const struct opts *o, const struct target *t)
     print_kind(o);
 }
 
-static void print_row(const struct opts *o, const struct run_result *r)
+static void print_row(const struct run_result *r)
 {
     const struct ceiling *c = &r->ceiling;
 
-    printf("%9u %4s %6llu %10.0f %10.0f %6.1f %6.1f %6.1f %6.0f %4.1f", r->locks,
-           r->held ? "yes" : "NO", (unsigned long long)r->lost, r->needed, r->achieved,
-           ms(r->lag_p50_ns), ms(r->lag_p99_ns), ms(r->lag_max_ns), r->engine_cpu_pct,
-           r->redis_cpu_pct / 100);
-    if (o->no_ceiling) /* not measured: no figure, no ratio */
+    /* held: "int" when SIGINT or SIGTERM cut the run short (a note says
+     * what it measured); the CPUs "-" where INFO or /proc did not answer. */
+    printf("%9u %4s %6llu %10.0f %10.0f %6.1f %6.1f %6.1f", r->locks,
+           r->interrupted ? "int"
+           : r->held      ? "yes"
+                          : "NO",
+           (unsigned long long)r->lost, r->needed, r->achieved, ms(r->lag_p50_ns),
+           ms(r->lag_p99_ns), ms(r->lag_max_ns));
+    if (r->engine_cpu_pct >= 0)
+        printf(" %6.0f", r->engine_cpu_pct);
+    else
+        printf(" %6s", "-");
+    if (r->redis_cpu_pct >= 0)
+        printf(" %4.1f", r->redis_cpu_pct / 100);
+    else
+        printf(" %4s", "-");
+    if (!r->ceiling_measured) /* not measured: no figure, no ratio */
         printf(" %9s %9s %6s %6s\n", "-", "-", "-", "-");
     else
         printf(" %9.0f %9.0f %6.3f %6.2f\n", c->batched, c->single,
@@ -89,12 +101,14 @@ static void print_row(const struct opts *o, const struct run_result *r)
  * plan for; or why there is none. */
 static void print_capacity(const struct opts *o, const struct run_result *big)
 {
-    double at_ceiling = big->ceiling.batched * o->lease_ms / 3000.0;
+    double at_ceiling;
 
-    if (o->no_ceiling) {
-        printf("ceiling: not measured (--no-ceiling): no ratio, no capacity estimate\n");
+    if (!big) {
+        printf("ceiling: not measured (%s): no ratio, no capacity estimate\n",
+               o->no_ceiling ? "--no-ceiling" : "interrupted");
         return;
     }
+    at_ceiling = big->ceiling.batched * o->lease_ms / 3000.0;
     printf("capacity estimate at this lease: %.0f locks at the ceiling (ceiling x lease/3,"
            " %u-lock run);\nplan for at most %.0f (%.0f%% of it, docs/tuning.md)\n",
            at_ceiling, big->locks, at_ceiling * LWB_PLANNING_SHARE, LWB_PLANNING_SHARE * 100);
@@ -121,11 +135,26 @@ static double estimate(const struct opts *o, const struct run_result *r)
     return r->ceiling.batched * o->lease_ms / 3000.0;
 }
 
+/* A run SIGINT or SIGTERM cut short: what its row holds. */
+static void print_interrupted(const struct run_result *r)
+{
+    if (r->window_s > 0)
+        printf("%u locks: interrupted %.1f s into a hold of %.1f s: renewed/s, lag, lost and CPU "
+               "are over that part; held \"int\": not judged; no ceiling\n",
+               r->locks, r->window_s, r->window_planned_s);
+    else
+        printf("%u locks: interrupted while acquiring, %u acquired in %.1f s, %llu lost: no hold "
+               "measured, held \"int\": not judged; no ceiling\n",
+               r->locks, r->acquired, r->acquire_s, (unsigned long long)r->lost);
+}
+
 /* A run's refusals, its measured capacity, and how evenly it renewed. */
 static void print_run_notes(const struct opts *o, const struct run_result *r)
 {
     double mean, max;
 
+    if (r->interrupted)
+        print_interrupted(r);
     series_stats(r, &mean, &max);
     if (r->nper_s)
         printf("%u locks: renewals sent per second over the hold: mean %.0f, max %.0f "
@@ -146,13 +175,14 @@ static void print_run_notes(const struct opts *o, const struct run_result *r)
            ratio(r->acquired, estimate(o, r)));
 }
 
-/* The run with the most locks: its ceiling is the one nearest capacity. */
+/* The run with the most locks whose ceiling was measured: its ceiling is
+ * the one nearest capacity.  NULL when none was. */
 static const struct run_result *largest_run(const struct run_result *runs, unsigned n)
 {
-    const struct run_result *best = &runs[0];
+    const struct run_result *best = NULL;
 
-    for (unsigned i = 1; i < n; i++)
-        if (runs[i].locks > best->locks && runs[i].ceiling.batched > 0)
+    for (unsigned i = 0; i < n; i++)
+        if (runs[i].ceiling_measured && (!best || runs[i].locks > best->locks))
             best = &runs[i];
     return best;
 }
@@ -180,8 +210,11 @@ static void print_masters(const struct run_result *r, const struct target *t)
 void report_table(const struct opts *o, const struct target *t, const struct run_result *runs,
                   unsigned nruns, uint32_t largest_held)
 {
-    const struct run_result *big = largest_run(runs, nruns);
+    const struct run_result *big = largest_run(runs, nruns), *mem = &runs[0];
 
+    for (unsigned i = 1; i < nruns; i++) /* memory: the most locks' figure */
+        if (runs[i].acquired > mem->acquired)
+            mem = &runs[i];
     print_config(o, t);
     printf("\n%9s %4s %6s %10s %10s %6s %6s %6s %6s %4s %9s %9s %6s %6s\n", "locks", "held",
            "lost", "needed/s", "renewed/s", "lag50", "lag99", "lagmax", "engine", "redis",
@@ -189,15 +222,15 @@ void report_table(const struct opts *o, const struct target *t, const struct run
     printf("%9s %4s %6s %10s %10s %6s %6s %6s %6s %4s %9s %9s %6s %6s\n", "", "", "", "", "",
            "ms", "ms", "ms", "%core", "core", "", "", "", "");
     for (unsigned i = 0; i < nruns; i++)
-        print_row(o, &runs[i]);
+        print_row(&runs[i]);
     printf("\n");
     for (unsigned i = 0; i < nruns; i++)
         print_run_notes(o, &runs[i]);
     for (unsigned i = 0; t->cluster && i < nruns; i++)
         print_masters(&runs[i], t);
-    if (o->no_ceiling)
+    if (!big)
         printf("\nengine: the engine thread; memory: %.0f bytes of client RSS per lock.\n",
-               big->bytes_per_lock);
+               mem->bytes_per_lock);
     else if (t->cluster)
         printf("\nceiling: the renew script flooded on the run's own locks on every master at"
                " once, %u keys per\ncall, %u calls in flight per master, the masters' rates"
@@ -206,12 +239,12 @@ void report_table(const struct opts *o, const struct target *t, const struct run
                " masters' CPU, in cores.  engine: the engine thread;\nmemory: %.0f bytes of"
                " client RSS per lock.\n",
                o->batch, o->inflight, SINGLE_WINDOW,
-               big->bytes_per_lock);
+               mem->bytes_per_lock);
     else
         printf("\nceiling: the renew script flooded on the run's own locks, %u keys per call,"
                " %u calls in flight;\n1-key: one key per EVALSHA, %u in flight.  engine:"
                " the engine thread; memory: %.0f bytes of client RSS per lock.\n",
-               o->batch, o->inflight, SINGLE_WINDOW, big->bytes_per_lock);
+               o->batch, o->inflight, SINGLE_WINDOW, mem->bytes_per_lock);
     if (o->sweep)
         printf("largest lock count held: %u (none lost, lag p99 under lease/6)\n",
                largest_held);
@@ -230,11 +263,10 @@ static void json_field(FILE *f, const char *name, const char *fmt, int have, dou
 }
 
 /* Cluster: "cluster": {...} inside a run's object. */
-static void json_masters(FILE *f, const struct opts *o, const struct run_result *r,
-                         const struct target *t)
+static void json_masters(FILE *f, const struct run_result *r, const struct target *t)
 {
     fprintf(f, ",\n     \"cluster\": {\"keys_per_renewal_call\": %.2f", r->keys_per_call);
-    json_field(f, "ceiling_keys_per_s", "%.1f", !o->no_ceiling, r->ceiling.batched);
+    json_field(f, "ceiling_keys_per_s", "%.1f", r->ceiling_measured, r->ceiling.batched);
     fputs(", \"masters\": [\n", f);
     for (unsigned i = 0; i < r->nmasters; i++) {
         const struct master_result *m = &r->masters[i];
@@ -243,8 +275,8 @@ static void json_masters(FILE *f, const struct opts *o, const struct run_result 
                    "\"calls_per_s\": %.1f, \"keys_per_call\": %.2f, \"redis_cpu_pct\": %.2f",
                 t->masters[i].host, t->masters[i].port, m->locks, m->renewals_per_s,
                 m->calls_per_s, ratio(m->renewals_per_s, m->calls_per_s), m->redis_cpu_pct);
-        json_field(f, "ceiling_keys_per_s", "%.1f", !o->no_ceiling, m->ceiling);
-        json_field(f, "single_key_keys_per_s", "%.1f", !o->no_ceiling, m->single);
+        json_field(f, "ceiling_keys_per_s", "%.1f", r->ceiling_measured, m->ceiling);
+        json_field(f, "single_key_keys_per_s", "%.1f", r->ceiling_measured, m->single);
         fprintf(f, "}%s\n", i + 1 == r->nmasters ? "" : ",");
     }
     fprintf(f, "     ]}");
@@ -261,7 +293,7 @@ static void json_refusals(FILE *f, const struct opts *o, const struct run_result
             r->refused, r->skipped, (unsigned long long)r->overloads, r->acquired);
     /* Measured only when admission refused some; estimated from a ceiling. */
     json_field(f, "measured_capacity_locks", "%.0f", r->refused != 0, r->acquired);
-    json_field(f, "capacity_estimate_locks", "%.0f", !o->no_ceiling, estimate(o, r));
+    json_field(f, "capacity_estimate_locks", "%.0f", r->ceiling_measured, estimate(o, r));
     json_field(f, "renewals_per_s_max_over_mean", "%.3f", r->nper_s != 0, ratio(max, mean));
     fputs(", \"renewals_per_s\": [", f);
     for (unsigned i = 0; i < r->nper_s; i++)
@@ -289,15 +321,15 @@ static void json_run(FILE *f, const struct opts *o, const struct run_result *r,
             ms(r->lag_max_ns), ms(r->lag_worst_ns), r->engine_cpu_pct, r->redis_cpu_pct,
             r->bytes_per_lock, r->keys_per_call);
     /* --no-ceiling: no ceiling, and no ratio to one. */
-    json_field(f, "ceiling_keys_per_s", "%.1f", !o->no_ceiling, c->batched);
-    json_field(f, "single_key_keys_per_s", "%.1f", !o->no_ceiling, c->single);
-    json_field(f, "ceiling_redis_cpu_pct", "%.2f", !o->no_ceiling, c->redis_cpu_pct);
-    json_field(f, "achieved_over_ceiling", "%.4f", !o->no_ceiling, ratio(r->achieved, c->batched));
-    json_field(f, "achieved_over_single_key", "%.4f", !o->no_ceiling,
+    json_field(f, "ceiling_keys_per_s", "%.1f", r->ceiling_measured, c->batched);
+    json_field(f, "single_key_keys_per_s", "%.1f", r->ceiling_measured, c->single);
+    json_field(f, "ceiling_redis_cpu_pct", "%.2f", r->ceiling_measured, c->redis_cpu_pct);
+    json_field(f, "achieved_over_ceiling", "%.4f", r->ceiling_measured, ratio(r->achieved, c->batched));
+    json_field(f, "achieved_over_single_key", "%.4f", r->ceiling_measured,
                ratio(r->achieved, c->single));
     json_refusals(f, o, r);
     if (t->cluster)
-        json_masters(f, o, r, t);
+        json_masters(f, r, t);
     fprintf(f, "}%s\n", last ? "" : ",");
 }
 
@@ -319,7 +351,13 @@ int report_json(FILE *f, const char *path, const struct opts *o, const struct ta
         fprintf(f, "  \"per_semaphore\": %u,\n", o->per_semaphore);
     if (o->kind == LWB_KIND_MULTI)
         fprintf(f, "  \"names_per_lock\": %u,\n", o->names_per_lock);
-    fprintf(f, "  \"largest_held\": %u,\n  \"runs\": [\n", largest_held);
+    fprintf(f, "  \"largest_held\": %u,\n", largest_held);
+    /* SIGINT or SIGTERM stopped lwbench: the runs are those measured. */
+    if (stop_signal())
+        fprintf(f, "  \"interrupted\": \"%s\",\n", sig_name(stop_signal()));
+    else
+        fprintf(f, "  \"interrupted\": null,\n");
+    fprintf(f, "  \"runs\": [\n");
     for (unsigned i = 0; i < nruns; i++)
         json_run(f, o, &runs[i], t, i + 1 == nruns);
     fprintf(f, "  ]\n}\n");
