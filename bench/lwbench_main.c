@@ -107,8 +107,11 @@ static const char usage_text[] =
     "\n"
     "LWLOCK_REDIS, when set and there is no -r, is the address (with a password\n"
     "in a redis:// URL), as lwlock reads it; against a Redis lwbench did not start\n"
-    "it says so before the ceiling floods it.  The capacity estimate gives the\n"
-    "ceiling's figure and the 70% of it to plan for (docs/tuning.md).\n"
+    "it says so before the ceiling floods it.  Under the table: the ceiling's\n"
+    "capacity estimate (ceiling x lease/3), the capacity measured when a limit\n"
+    "was found (a count that did not hold, or admission's refusals), and the\n"
+    "count to plan for: 70% of the measured capacity, or what held when no\n"
+    "limit was reached, and never over 70% of the estimate (docs/tuning.md).\n"
     "\n";
 /* The keys on a given Redis: a block of its own (C99's 4095 bytes). */
 static const char usage_keys_text[] =
