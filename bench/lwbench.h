@@ -86,8 +86,13 @@ struct opts {
     int verbose;             /* -v: the library's log lines to stderr */
     uint32_t clients;        /* --clients: clients splitting the locks,
                                 1..LWB_MAX_CLIENTS, default 1 */
-    int no_ceiling;          /* --no-ceiling: no floods (a shared Redis):
-                                no ceiling, ratio or capacity estimate */
+    int no_ceiling;          /* --no-ceiling, or a given Redis without
+                                --ceiling: no floods, no ceiling, ratio or
+                                capacity estimate */
+    int ceiling;             /* --ceiling: flood a given Redis too */
+    int no_ceiling_given;    /* no_ceiling because the Redis is given */
+    int given;               /* -r, LWLOCK_REDIS or -c SEEDS: a Redis
+                                lwbench does not start (a shared one) */
     uint32_t per_semaphore;  /* --per-semaphore: permits of one semaphore
                                 (--kind permit) */
     uint32_t names_per_lock; /* --names-per-lock: names of one multi-lock
@@ -98,6 +103,10 @@ struct opts {
 
 #define LWB_DEFAULT_PER_SEMAPHORE 100u
 #define LWB_DEFAULT_NAMES_PER_LOCK 4u
+
+/* A given Redis is flooded no sooner than this after lwbench said it
+ * would be (--ceiling): time to read it and press Ctrl-C. */
+#define FLOOD_NOTICE_NS (5ull * 1000000000ull)
 
 /* The share of the ceiling to plan for (docs/tuning.md): past it, the
  * client falls behind in bursts before the ceiling's rate is reached. */
@@ -133,6 +142,8 @@ struct target {
                                    certificate (dir "" unless made) */
     struct redis_server server; /* pid 0 unless private and running */
     int private_server;         /* started by lwbench */
+    uint64_t warned_at;         /* lw_clock_now() when a given Redis was warned of
+                                   the floods (--ceiling), or 0 */
     /* Every key this process makes starts so: run_prefix()'s. */
     char prefix[LWB_PREFIX_MAX];
     sigset_t stop_signals; /* SIGINT, SIGTERM: blocked, polled in nap() */

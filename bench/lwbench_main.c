@@ -6,6 +6,7 @@
  *   lwbench [--locks N] [--kind lock|read|write|permit|fair] [--lease-ms MS] [--tick-ms MS] [--slots N]
  *           [--batch N] [--inflight N] [--duration-s S] [-r ADDRESS]
  *           [-c [SEEDS]] [--json FILE] [--plot FILE.png] [--sweep]
+ *           [--ceiling | --no-ceiling] [--cleanup | --no-cleanup]
  *           [--tls] [--cacert FILE] [--cacertdir DIR] [--cert FILE]
  *           [--key FILE] [--sni NAME] [--insecure] [-v]
  *
@@ -17,7 +18,11 @@
  * (lwbench_ceiling.c), or with --sweep a series of them: the count
  * doubles until a run does not hold, then is bisected (to within
  * SWEEP_PRECISION) between the largest that held and the smallest that did
- * not.  Progress goes to stderr, the table to stdout.
+ * not.  Progress goes to stderr, the table to stdout.  The ceiling floods
+ * a Redis lwbench did not start only with --ceiling, said at the start and
+ * FLOOD_NOTICE_NS before the first flood (ceiling_opts()).  On such a
+ * Redis the keys earlier runs of this host left when killed are removed
+ * first (lwbench_cleanup.c; --cleanup does only that).
  *
  * Exit status: 0 the run held (sweep: some count held), 1 it did not,
  * (a run whose acquires admission refused past the Redis's capacity, and
@@ -40,6 +45,7 @@
 #include <leasewheel/lock.h>
 #include <leasewheel/multi.h>
 #include <leasewheel/semaphore.h>
+#include <leasewheel/wheel.h>
 
 #include "cli_util.h"
 #include "duration.h"
@@ -98,16 +104,18 @@ static const char usage_text[] =
     "  --clients N       split the locks between N clients (default 1, at most\n"
     "                    256), each with its own engine thread and connections,\n"
     "                    as N processes would be: a fleet's short batches\n"
-    "  --no-ceiling      skip the ceiling's floods (each drives Redis to 100% of a\n"
-    "                    core for a few seconds: on a shared Redis, say); the\n"
+    "  --no-ceiling      skip the ceiling's floods on lwbench's own Redis (each\n"
+    "                    drives Redis to 100% of a core for a few seconds); the\n"
     "                    table then has no ceiling, ratio or capacity estimate\n"
+    "  --ceiling         flood a Redis lwbench did not start too (-r, LWLOCK_REDIS,\n"
+    "                    -c SEEDS), which it does not by default: said first, and\n"
+    "                    the first flood 5 s later, counted down (Ctrl-C stops it)\n"
     "  -h, --help        this help (the Redis address is -r, as lwlock's, not\n"
     "                    redis-cli's -h)\n"
     "  --version         lwbench's version\n"
     "\n"
     "LWLOCK_REDIS, when set and there is no -r, is the address (with a password\n"
-    "in a redis:// URL), as lwlock reads it; against a Redis lwbench did not start\n"
-    "it says so before the ceiling floods it.  Under the table: the ceiling's\n"
+    "in a redis:// URL), as lwlock reads it.  Under the table: the ceiling's\n"
     "capacity estimate (ceiling x lease/3), the capacity measured when a limit\n"
     "was found (a count that did not hold, or admission's refusals), and the\n"
     "count to plan for: 70% of the measured capacity, or what held when no\n"
@@ -206,6 +214,7 @@ enum { O_LOCKS = 256,
        O_NAMES_PER_LOCK,
        O_CLEANUP,
        O_NO_CLEANUP,
+       O_CEILING,
        O_REDIS = 'r',
        O_CLUSTER = 'c' };
 
@@ -223,6 +232,7 @@ static const struct option long_opts[] = {
     {"plot", required_argument, NULL, O_PLOT},
     {"sweep", no_argument, NULL, O_SWEEP},
     {"no-ceiling", no_argument, NULL, O_NO_CEILING},
+    {"ceiling", no_argument, NULL, O_CEILING},
     {"cleanup", no_argument, NULL, O_CLEANUP},
     {"no-cleanup", no_argument, NULL, O_NO_CLEANUP},
     {"clients", required_argument, NULL, O_CLIENTS},
@@ -412,6 +422,19 @@ static int check_kind(const struct opts *o)
     return 0;
 }
 
+/* Whether the ceiling floods: on lwbench's own Redis unless --no-ceiling,
+ * on a given one (-r, LWLOCK_REDIS, -c SEEDS: a shared one, production's
+ * perhaps) only with --ceiling.  0, or 64 (said). */
+static int ceiling_opts(struct opts *o)
+{
+    if (o->ceiling && o->no_ceiling)
+        return usage_error("%s", "--ceiling and --no-ceiling exclude each other");
+    o->given = o->redis || o->seeds.n;
+    if (o->given && !o->ceiling && !o->no_ceiling)
+        o->no_ceiling = o->no_ceiling_given = 1;
+    return 0;
+}
+
 /* --cleanup: on a given Redis, alone.  0, or 64 (said). */
 static int check_cleanup(const struct opts *o)
 {
@@ -460,8 +483,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 return rc;
         } else if (opt == O_SWEEP)
             o->sweep = 1;
-        else if (opt == O_NO_CEILING)
-            o->no_ceiling = 1;
+        else if (opt == O_NO_CEILING || opt == O_CEILING)
+            *(opt == O_CEILING ? &o->ceiling : &o->no_ceiling) = 1;
         else if (opt == O_CLEANUP || opt == O_NO_CLEANUP)
             *(opt == O_CLEANUP ? &o->cleanup : &o->no_cleanup) = 1;
         else if (opt == 'v')
@@ -494,7 +517,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     }
     if (o->cluster && o->url.db)
         return usage_error("%s", "a cluster has only DB 0 (drop /DB from the -r URL)");
-    if ((rc = tls_args(o)) || (rc = check_kind(o)))
+    if ((rc = tls_args(o)) || (rc = check_kind(o)) || (rc = ceiling_opts(o)))
         return rc;
     if (o->cluster && o->kind != LWB_KIND_LOCK && o->kind != LWB_KIND_FAIR &&
         o->kind != LWB_KIND_MULTI && !o->no_ceiling)
@@ -698,12 +721,20 @@ int main(int argc, char **argv)
         close_unused(json, o.json);
         return stopped(stop_signal());
     }
-    if (!t.private_server && !o.no_ceiling)
+    if (o.no_ceiling_given && !o.cleanup)
         fprintf(stderr,
-                "lwbench: after each run, the ceiling floods %s with the renew script: "
-                "its CPU goes to 100%% of a core for a few seconds (--no-ceiling skips the "
-                "floods)\n",
-                t.cluster ? "every master of the cluster" : "this Redis");
+                "lwbench: %s is not lwbench's own: no ceiling floods it (--ceiling asks for "
+                "them)\n",
+                t.cluster ? "the cluster" : "the Redis");
+    else if (o.given && !o.no_ceiling) /* --ceiling: said, the first flood waits */
+        fprintf(stderr,
+                "lwbench: --ceiling: after each run, the ceiling floods %s with the renew "
+                "script: its CPU goes to 100%% of a core for a few seconds; the first flood "
+                "starts no sooner than %.0f s from now (Ctrl-C stops lwbench, which deletes "
+                "its keys)\n",
+                t.cluster ? "every master of the cluster" : "this Redis",
+                (double)FLOOD_NOTICE_NS / 1e9);
+    t.warned_at = o.given && !o.no_ceiling ? lw_clock_now() : 0;
     n = run_all(&o, &t, runs, &largest_held);
     target_close(&t);
     if (n == 0) {

@@ -190,7 +190,9 @@ static void print_capacity(const struct opts *o, const struct capacity *c)
                c->estimate, c->big->locks);
     else
         printf("ceiling: not measured (%s): no ratio, no capacity estimate\n",
-               o->no_ceiling ? "--no-ceiling" : "interrupted");
+               o->no_ceiling_given ? "a Redis lwbench did not start: --ceiling floods it"
+               : o->no_ceiling     ? "--no-ceiling"
+                                   : "interrupted");
     if (c->held && c->refused)
         printf("measured capacity at this lease: %u locks held (admission refused more)\n",
                c->held);

@@ -63,6 +63,7 @@
  * Renewals per second: the renewals sent in each second of the hold, for
  * how evenly a burst's renewals spread (max over mean).
  */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -664,6 +665,26 @@ static int held(const struct opts *o, int rc, const struct run_result *r, uint32
            r->lag_p99_ns <= (uint64_t)o->lease_ms * 1000000u / 6;
 }
 
+/* Before a given Redis's first flood (--ceiling): the rest of the notice
+ * lwbench gave (FLOOD_NOTICE_NS), counted down a second at a time.  0, or
+ * 1 interrupted (no flood then). */
+static int flood_notice(struct target *t)
+{
+    uint64_t now;
+
+    while (t->warned_at && (now = lw_clock_now()) - t->warned_at < FLOOD_NOTICE_NS) {
+        double left = (double)(t->warned_at + FLOOD_NOTICE_NS - now) / 1e9;
+
+        progress("the ceiling floods %s in %.0f s (Ctrl-C stops lwbench, which deletes its "
+                 "keys)",
+                 t->cluster ? "every master" : "this Redis", ceil(left));
+        if (nap(t, left < 1 ? left : 1))
+            return 1;
+    }
+    t->warned_at = 0; /* given: later floods go at once */
+    return 0;
+}
+
 /* Whether to leave the run's keys: on a private server when SIGINT or
  * SIGTERM stopped lwbench.  The server is stopped next, its keys with
  * it, and a terminal's Ctrl-C, which reaches the whole foreground process
@@ -705,7 +726,8 @@ static int permit_run(const struct opts *o, struct target *t, uint32_t permits, 
     if (x && !r->interrupted)
         r->lost = atomic_load(&x->lost);
     r->held = held(o, rc, r, permits);
-    if (rc == 0 && !r->interrupted && !o->no_ceiling && !stop_signal()) {
+    if (rc == 0 && !r->interrupted && !o->no_ceiling && !stop_signal() &&
+        !flood_notice(t)) {
         rc = permit_ceiling(o, t, &ph, &r->ceiling, why, n);
         r->ceiling_measured = rc == 0 && !stop_signal();
     }
@@ -762,7 +784,8 @@ static int lock_run(const struct opts *o, struct target *t, uint32_t locks, unsi
     r->held = rc == 0 && !r->interrupted && r->acquired + r->refused + r->skipped == locks &&
               r->lost == 0 &&
               r->lag_p99_ns <= (uint64_t)o->lease_ms * 1000000u / 6;
-    if (rc == 0 && !r->interrupted && !o->no_ceiling && !stop_signal()) {
+    if (rc == 0 && !r->interrupted && !o->no_ceiling && !stop_signal() &&
+        !flood_notice(t)) {
         /* Several clients: several owner fields; written again as one. */
         uint32_t asked = locks - r->skipped; /* see the head comment */
         struct flood_keys k = {prefix, field, asked,
