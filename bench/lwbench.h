@@ -19,6 +19,8 @@
  * lwbench_permit.c  --kind permit: the run's semaphores, the ceiling of the
  *                   permit renewal script, deleting them
  * lwbench_report.c  the table, JSON and the gnuplot plot
+ * lwbench_cleanup.c the keys of earlier runs that were killed: found with
+ *                   SCAN, judged by the run they name, UNLINKed
  *
  * lwbench's own connections (PING, INFO, CLUSTER SLOTS, the sentinels'
  * question, deleting its keys, the ceiling's floods) go through the
@@ -32,6 +34,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "redis_cluster.h"
 #include "redis_server.h"
@@ -83,20 +86,40 @@ struct opts {
     int verbose;             /* -v: the library's log lines to stderr */
     uint32_t clients;        /* --clients: clients splitting the locks,
                                 1..LWB_MAX_CLIENTS, default 1 */
-    int no_ceiling;          /* --no-ceiling: no floods (a shared Redis):
-                                no ceiling, ratio or capacity estimate */
+    int no_ceiling;          /* --no-ceiling, or a given Redis without
+                                --ceiling: no floods, no ceiling, ratio or
+                                capacity estimate */
+    int ceiling;             /* --ceiling: flood a given Redis too */
+    int no_ceiling_given;    /* no_ceiling because the Redis is given */
+    int given;               /* -r, LWLOCK_REDIS or -c SEEDS: a Redis
+                                lwbench does not start (a shared one) */
     uint32_t per_semaphore;  /* --per-semaphore: permits of one semaphore
                                 (--kind permit) */
     uint32_t names_per_lock; /* --names-per-lock: names of one multi-lock
                                 (--kind multi) */
+    int cleanup;             /* --cleanup: only remove gone runs' keys */
+    int no_cleanup;          /* --no-cleanup: not before the run either */
 };
 
 #define LWB_DEFAULT_PER_SEMAPHORE 100u
 #define LWB_DEFAULT_NAMES_PER_LOCK 4u
 
+/* A given Redis is flooded no sooner than this after lwbench said it
+ * would be (--ceiling): time to read it and press Ctrl-C. */
+#define FLOOD_NOTICE_NS (5ull * 1000000000ull)
+
 /* The share of the ceiling to plan for (docs/tuning.md): past it, the
  * client falls behind in bursts before the ceiling's rate is reached. */
 #define LWB_PLANNING_SHARE 0.70
+
+/* A run's keys: "lwbench:<host>:<pid>:<start>" (lwbench_node.c's
+ * run_prefix()), then ":r<step>:{<i>}" for lock i of sweep step <step>
+ * (":p<step>:{<j>}" for semaphore j), the index a hash tag so that the
+ * keys Redisson's layout derives from a name ("<name>:timeout", a
+ * reader's "<name>:<field>:rwlock_timeout:1") start with it too. */
+#define LWB_HOST_MAX 32u   /* bytes of the host name kept */
+#define LWB_PREFIX_MAX 96u /* "lwbench:" host ":" pid ":" start, and a 0 */
+#define LWB_NAME_MAX 128u  /* a run's prefix, ":r<step>" and ":{<i>}" */
 
 #define LWB_MAX_MASTERS 16
 #define LWB_MAX_CLIENTS 256 /* --clients: each an engine thread */
@@ -119,8 +142,11 @@ struct target {
                                    certificate (dir "" unless made) */
     struct redis_server server; /* pid 0 unless private and running */
     int private_server;         /* started by lwbench */
-    char prefix[64];            /* every key this process makes starts so */
-    sigset_t stop_signals;      /* SIGINT, SIGTERM: blocked, polled in nap() */
+    uint64_t warned_at;         /* lw_clock_now() when a given Redis was warned of
+                                   the floods (--ceiling), or 0 */
+    /* Every key this process makes starts so: run_prefix()'s. */
+    char prefix[LWB_PREFIX_MAX];
+    sigset_t stop_signals; /* SIGINT, SIGTERM: blocked, polled in nap() */
     /* --cluster */
     int cluster;
     struct redis_cluster private_cluster; /* nnodes 0 unless started here */
@@ -163,8 +189,8 @@ struct run_result {
     uint64_t lag_p50_ns, lag_p99_ns, lag_max_ns; /* over the window: the max is exact
                                                     when the run's worst came in it,
                                                     else its histogram bucket's top */
-    uint64_t lag_worst_ns; /* the worst since the run's clients began, acquiring
-                              included: what the progress lines say */
+    uint64_t lag_worst_ns;                       /* the worst since the run's clients began, acquiring
+                                                    included: what the progress lines say */
     uint64_t lost;                               /* over the whole run */
     double engine_cpu_pct;                       /* the engine thread, % of one core */
     double redis_cpu_pct;
@@ -178,10 +204,14 @@ struct run_result {
     uint64_t overloads;       /* times admission closed */
     double per_s[SERIES_MAX]; /* renewals sent in each second of the hold */
     unsigned nper_s;
-    int held; /* all acquired (or refused by admission),
-                 none lost, not behind */
-    int interrupted;
-    unsigned nmasters; /* cluster: masters[0..nmasters) */
+    int held;                /* all acquired (or refused by admission),
+                                none lost, not behind */
+    int interrupted;         /* SIGINT or SIGTERM while acquiring or
+                                holding: what was measured until then */
+    double window_planned_s; /* the hold asked for (window_s is what was
+                                measured) */
+    int ceiling_measured;    /* the ceiling's floods ran to their end */
+    unsigned nmasters;       /* cluster: masters[0..nmasters) */
     struct master_result masters[LWB_MAX_MASTERS];
 };
 
@@ -199,9 +229,9 @@ int target_open(struct target *t, const struct opts *o, char *why, size_t n);
 void target_close(struct target *t);
 /* Redis's CPU seconds so far (INFO cpu), or -1. */
 double target_cpu_s(const struct target *t);
-/* Delete "<p>:<i>" and its token keys for i < count; with read_holds
- * (read-write locks held for reading) every reader's timeout keys the
- * hash names too.  0 or -1. */
+/* Delete key_name(p, i) for i < count; with read_holds (read-write locks
+ * held for reading) every reader's timeout keys the hash names too.  0 or
+ * -1. */
 int target_delete(const struct target *t, const char *p, uint32_t count, int read_holds);
 
 /* lwbench_node.c */
@@ -247,16 +277,33 @@ struct deleter {
 };
 /* 0, or -1 (nothing left to close). */
 int deleter_open(struct deleter *d, const struct target *t, const char *host, int port);
-/* Queue the DEL of key_name(p, i) and its token keys (both namings), all
- * in its slot; a full chunk is sent and awaited. */
+/* Queue the DEL of key_name(p, i) (with read_holds, and its readers'
+ * timeout keys, all in its slot); a full chunk is sent and awaited. */
 void deleter_add(struct deleter *d, const char *p, uint32_t i);
 /* Send what is queued, wait, free.  0, or -1 when any DEL failed. */
 int deleter_close(struct deleter *d);
 
-/* "<p>:<i>" into buf. */
+/* "<p>:{<i>}" into buf: a run's i-th name (see LWB_PREFIX_MAX). */
 int key_name(char *buf, size_t n, const char *p, uint32_t i);
-/* Sleep s seconds; 1 when SIGINT or SIGTERM came instead. */
+/* This process's prefix, "lwbench:<host>:<pid>:<start>", into buf: the
+ * host name (its first LWB_HOST_MAX bytes, a byte other than a letter, a
+ * digit, '.', '-' or '_' made '_'), the pid, and the process's start time
+ * (/proc/<pid>/stat's, clock ticks since boot), which tells a run from a
+ * later process given the same pid. */
+void run_prefix(char *buf, size_t n);
+/* This host's name as run_prefix() writes it. */
+void run_host(char *buf, size_t n);
+/* Process pid's start time as run_prefix() writes it, or 0 when it
+ * cannot be read (no such process, or /proc hides it). */
+unsigned long long proc_start(int pid);
+/* Sleep s seconds; 1 when SIGINT or SIGTERM came instead, or came
+ * before (the main thread's naps only: the signals are blocked in every
+ * thread and taken here). */
 int nap(const struct target *t, double s);
+/* The signal a nap() took (SIGINT or SIGTERM), or 0. */
+int stop_signal(void);
+/* "SIGINT", "SIGTERM" (or "signal N"). */
+const char *sig_name(int sig);
 /* A line of progress on stderr (overwritten in place on a terminal). */
 void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A thread's CPU seconds so far, from /proc, or -1. */
@@ -281,6 +328,9 @@ struct flood_keys {
 };
 int measure_ceiling(const struct opts *o, struct target *t, const struct flood_keys *k,
                     struct ceiling *out, char *why, size_t n);
+/* A flood's rate when SIGINT or SIGTERM stopped it: the ceiling functions
+ * then return 0 with nothing measured (stop_signal() says so). */
+#define FLOOD_STOPPED -2.0
 
 /* lwbench_cluster.c */
 /* Start a private cluster or read a given one's masters and slot map: 0,
@@ -320,7 +370,7 @@ struct lw_semaphore;
 struct lw_permit;
 struct lw_client;
 struct permit_handles {
-    char prefix[96];
+    char prefix[LWB_PREFIX_MAX + 16];
     uint32_t permits, per, nsems;
     struct lw_semaphore **sems; /* nsems */
     struct lw_permit *ids;      /* permits: those of semaphore j from j * per */
@@ -339,6 +389,29 @@ int permit_ceiling(const struct opts *o, struct target *t, const struct permit_h
                    struct ceiling *out, char *why, size_t n);
 /* Delete the semaphores' keys.  0 or -1. */
 int permit_delete(const struct target *t, const struct permit_handles *ph);
+
+/* lwbench_cleanup.c: the keys of earlier runs of this host whose process
+ * is gone (kill -9, a crash), found with SCAN and UNLINKed, at most
+ * budget_s seconds; the keys left (runs still running, of other hosts,
+ * of lwbench 0.4) counted.  0, or -1 with c->why. */
+#define CLEANUP_PIDS 8u
+struct cleanup {
+    uint64_t scanned;                    /* lwbench's keys looked at */
+    uint64_t removed;                    /* of gone runs, UNLINKed */
+    uint64_t live, other_host, old_form; /* left */
+    unsigned runs_removed, runs_live, runs_other;
+    int runs_uncounted;     /* more runs than counted */
+    int pids[CLEANUP_PIDS]; /* the first gone runs' */
+    int live_pids[CLEANUP_PIDS];
+    unsigned npids, nlive_pids;
+    int complete;    /* the whole keyspace seen */
+    int interrupted; /* SIGINT or SIGTERM */
+    char why[256];
+};
+int cleanup_stale(const struct target *t, double budget_s, struct cleanup *c);
+/* What c found, in lines on f, each starting with `what`: what was
+ * removed, 0.4's keys, a look cut short; with all, what was left too. */
+void cleanup_say(FILE *f, const char *what, const struct cleanup *c, int all);
 
 /* lwbench_report.c */
 void report_table(const struct opts *o, const struct target *t, const struct run_result *runs,

@@ -62,7 +62,7 @@ static void lock_keys(const struct flood_keys *k, uint32_t i, char *name, size_t
  * or -1. */
 static int remake_lock(const struct flood_keys *k, uint32_t i, struct lw_request *reqs)
 {
-    char name[128], timeout[512], field[LW_CLIENT_ID_MAX + 16];
+    char name[LWB_NAME_MAX], timeout[512], field[LW_CLIENT_ID_MAX + 16];
 
     lock_keys(k, i, name, sizeof name, timeout, sizeof timeout);
     snprintf(field, sizeof field, "%s:%s", k->id, flood_owner(k));
@@ -113,7 +113,7 @@ static int remake_locks(struct lw_engine *e, const struct flood_keys *k)
 /* Scratch for formatting one call of batch locks. */
 struct call_args {
     const char **argv;
-    char (*names)[128];
+    char (*names)[LWB_NAME_MAX];
     char (*timeouts)[512];
 };
 
@@ -176,8 +176,7 @@ static double flood(struct lw_engine *e, struct target *t, const struct flood_ke
                     char *why, size_t n)
 {
     uint32_t ncalls = (keys + batch - 1) / batch;
-    struct pipeline p = {.e = e, .window = window, .ones = batch, .zeros_ok = 1,
-                          .stamped = 1};
+    struct pipeline p = {.e = e, .window = window, .ones = batch, .zeros_ok = 1, .stamped = 1};
     uint64_t d0, d1, t0, t1;
     double cpu0, cpu1;
 
@@ -192,6 +191,11 @@ static double flood(struct lw_engine *e, struct target *t, const struct flood_ke
     d0 = atomic_load(&p.done), t0 = lw_clock_now();
     nap(t, FLOOD_SECONDS);
     d1 = atomic_load(&p.done), t1 = lw_clock_now();
+    if (stop_signal()) { /* SIGINT, SIGTERM: stopped, not measured */
+        pipe_stop(&p);
+        pipe_free_reqs(p.reqs, p.n);
+        return FLOOD_STOPPED;
+    }
     cpu1 = target_cpu_s(t);
     if (pipe_stop(&p) || atomic_load(&p.failed)) {
         pipe_why(&p, why, n);
@@ -222,11 +226,15 @@ int measure_ceiling(const struct opts *o, struct target *t, const struct flood_k
     progress("ceiling: renew flood, %u keys per call, %u calls in flight", o->batch,
              o->inflight);
     out->batched = flood(e, t, k, k->count, o->batch, o->inflight, &out->redis_cpu_pct, why, n);
-    if (out->batched < 0)
+    if (out->batched < 0) {
+        rc = out->batched == FLOOD_STOPPED ? 0 : -1;
         goto out;
+    }
     progress("ceiling: single-key flood, %u calls in flight", SINGLE_WINDOW);
-    if ((out->single = flood(e, t, k, single_keys, 1, SINGLE_WINDOW, &single_cpu, why, n)) < 0)
+    if ((out->single = flood(e, t, k, single_keys, 1, SINGLE_WINDOW, &single_cpu, why, n)) < 0) {
+        rc = out->single == FLOOD_STOPPED ? 0 : -1;
         goto out;
+    }
     rc = 0;
 out:
     lw_engine_free(e);

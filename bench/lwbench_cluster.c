@@ -36,7 +36,7 @@
 
 #define FLOOD_SECONDS 2.0
 #define WARMUP_SECONDS 0.5
-#define LEASE "30000"           /* long enough that no key expires meanwhile */
+#define LEASE "30000" /* long enough that no key expires meanwhile */
 
 /* ARGV: lease ms, then name and field pairs.  1 renewed, 0 not ours, -1
  * not served here (pcall's error table: the key is not this node's). */
@@ -264,7 +264,7 @@ struct flood {
 /* Per master, the indices of the run's locks it serves. */
 static int group_keys(const struct target *t, const struct flood_keys *k, struct flood *f)
 {
-    char name[128];
+    char name[LWB_NAME_MAX];
 
     for (unsigned m = 0; m < t->nmasters; m++)
         if (!(f[m].idx = malloc((size_t)k->count * sizeof *f[m].idx)))
@@ -284,7 +284,7 @@ static int remake(struct flood *f, const struct flood_keys *k)
 {
     struct lw_request *reqs = calloc(f->nidx, sizeof *reqs);
     struct pipeline p = {.e = f->e, .reqs = reqs, .n = f->nidx, .window = SINGLE_WINDOW};
-    char name[128];
+    char name[LWB_NAME_MAX];
     int rc = reqs ? 0 : -1;
 
     for (uint32_t i = 0; rc == 0 && i < f->nidx; i++) {
@@ -306,7 +306,7 @@ static int format_flood(struct flood *f, const struct flood_keys *k, uint32_t ke
 {
     uint32_t ncalls = (keys + batch - 1) / batch;
     const char **argv = calloc(2u * batch + 1u, sizeof *argv);
-    char (*names)[128] = calloc(batch, sizeof *names);
+    char(*names)[LWB_NAME_MAX] = calloc(batch, sizeof *names);
     int rc = argv && names ? 0 : -1;
 
     f->p = (struct pipeline){.e = f->e, .window = window, .ones = batch, .zeros_ok = 1};
@@ -360,7 +360,8 @@ struct flood_rates {
     double redis_cpu_pct;               /* the masters', summed; -1 unknown */
 };
 
-/* Start every master's flood, measure them together, stop them. */
+/* Start every master's flood, measure them together, stop them: 0, 1
+ * stopped by a signal (not measured), or -1 (why). */
 static int run_floods(struct target *t, struct flood *f, uint32_t batch, struct flood_rates *out,
                       char *why, size_t n)
 {
@@ -377,6 +378,12 @@ static int run_floods(struct target *t, struct flood *f, uint32_t batch, struct 
     t0 = lw_clock_now();
     nap(t, FLOOD_SECONDS);
     t1 = lw_clock_now();
+    if (stop_signal()) { /* SIGINT, SIGTERM: stopped, not measured */
+        for (unsigned m = 0; m < t->nmasters; m++)
+            if (f[m].nidx)
+                pipe_stop(&f[m].p);
+        return 1;
+    }
     for (unsigned m = 0; m < t->nmasters; m++)
         f[m].d1 = atomic_load(&f[m].p.done), cluster_counters(t, m, &f[m].c1);
     secs = (double)(t1 - t0) / 1e9;
@@ -407,19 +414,21 @@ static int measure_floods(const struct opts *o, struct target *t, struct flood *
                           const struct flood_keys *k, struct run_result *r, char *why, size_t n)
 {
     struct flood_rates batched, single;
+    int rc;
 
     if (format_floods(t, f, k, UINT32_MAX, o->batch, o->inflight))
         return snprintf(why, n, "out of memory formatting the flood"), -1;
     progress("ceiling: renew flood on %u masters at once, %u keys per call, %u calls in flight "
-             "each", t->nmasters, o->batch, o->inflight);
-    if (run_floods(t, f, o->batch, &batched, why, n))
-        return -1;
+             "each",
+             t->nmasters, o->batch, o->inflight);
+    if ((rc = run_floods(t, f, o->batch, &batched, why, n)))
+        return rc < 0 ? -1 : 0; /* stopped: the caller sees stop_signal() */
     if (format_floods(t, f, k, SINGLE_KEYS_MAX / t->nmasters, 1, SINGLE_WINDOW))
         return snprintf(why, n, "out of memory formatting the flood"), -1;
     progress("ceiling: single-key flood on %u masters at once, %u calls in flight each",
              t->nmasters, SINGLE_WINDOW);
-    if (run_floods(t, f, 1, &single, why, n))
-        return -1;
+    if ((rc = run_floods(t, f, 1, &single, why, n)))
+        return rc < 0 ? -1 : 0;
     for (unsigned m = 0; m < t->nmasters; m++) {
         r->masters[m].ceiling = batched.per_master[m];
         r->masters[m].single = single.per_master[m];
@@ -465,7 +474,7 @@ out:
 int cluster_delete(const struct target *t, const char *p, uint32_t count, int read_holds)
 {
     struct deleter d[LWB_MAX_MASTERS];
-    char name[128];
+    char name[LWB_NAME_MAX];
     int bad = 0;
 
     for (unsigned m = 0; m < t->nmasters; m++)

@@ -6,6 +6,7 @@
  *   lwbench [--locks N] [--kind lock|read|write|permit|fair] [--lease-ms MS] [--tick-ms MS] [--slots N]
  *           [--batch N] [--inflight N] [--duration-s S] [-r ADDRESS]
  *           [-c [SEEDS]] [--json FILE] [--plot FILE.png] [--sweep]
+ *           [--ceiling | --no-ceiling] [--cleanup | --no-cleanup]
  *           [--tls] [--cacert FILE] [--cacertdir DIR] [--cert FILE]
  *           [--key FILE] [--sni NAME] [--insecure] [-v]
  *
@@ -17,7 +18,11 @@
  * (lwbench_ceiling.c), or with --sweep a series of them: the count
  * doubles until a run does not hold, then is bisected (to within
  * SWEEP_PRECISION) between the largest that held and the smallest that did
- * not.  Progress goes to stderr, the table to stdout.
+ * not.  Progress goes to stderr, the table to stdout.  The ceiling floods
+ * a Redis lwbench did not start only with --ceiling, said at the start and
+ * FLOOD_NOTICE_NS before the first flood (ceiling_opts()).  On such a
+ * Redis the keys earlier runs of this host left when killed are removed
+ * first (lwbench_cleanup.c; --cleanup does only that).
  *
  * Exit status: 0 the run held (sweep: some count held), 1 it did not,
  * (a run whose acquires admission refused past the Redis's capacity, and
@@ -25,8 +30,9 @@
  * 69 Redis did not answer or refused lwbench (a TLS failure, AUTH: as
  * lwlock's 69, with one line on stderr saying why), 2 another failure (a
  * private server that did not start, ...), 64 bad usage.  SIGINT or SIGTERM
- * end the run early; what was measured is still reported and the keys
- * deleted.
+ * end the run within a second (blocked in every thread, taken by nap()):
+ * what was measured is reported, "interrupted", the keys deleted, and the
+ * process ends by the signal (a shell's 130 or 143: stopped()).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -39,6 +45,7 @@
 #include <leasewheel/lock.h>
 #include <leasewheel/multi.h>
 #include <leasewheel/semaphore.h>
+#include <leasewheel/wheel.h>
 
 #include "cli_util.h"
 #include "duration.h"
@@ -48,7 +55,9 @@
 #include "tls_opts.h"
 
 #define MAX_STEPS 24
-#define SWEEP_PRECISION 0.05 /* bisect until the bracket is this narrow */
+#define CLEANUP_AT_START_S 10.0 /* a run's look for earlier runs' keys */
+#define CLEANUP_S 600.0         /* --cleanup's */
+#define SWEEP_PRECISION 0.05    /* bisect until the bracket is this narrow */
 #define MAX_LOCKS 50000000u
 
 static const char usage_text[] =
@@ -71,7 +80,7 @@ static const char usage_text[] =
     "  -r, --redis ADDRESS\n"
     "                    a running Redis, HOST:PORT or\n"
     "                    redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (only keys under\n"
-    "                    lwbench:<pid>:... are made, and deleted afterwards);\n"
+    "                    lwbench:<host>:<pid>:... are made: Keys, below);\n"
     "                    default: start a private redis-server on a free loopback\n"
     "                    port, stop it afterwards.  Or the master Sentinel names\n"
     "                    MASTER: redis-sentinel://[[USER]:PASSWORD@]HOST[:PORT]\n"
@@ -95,17 +104,34 @@ static const char usage_text[] =
     "  --clients N       split the locks between N clients (default 1, at most\n"
     "                    256), each with its own engine thread and connections,\n"
     "                    as N processes would be: a fleet's short batches\n"
-    "  --no-ceiling      skip the ceiling's floods (each drives Redis to 100% of a\n"
-    "                    core for a few seconds: on a shared Redis, say); the\n"
+    "  --no-ceiling      skip the ceiling's floods on lwbench's own Redis (each\n"
+    "                    drives Redis to 100% of a core for a few seconds); the\n"
     "                    table then has no ceiling, ratio or capacity estimate\n"
+    "  --ceiling         flood a Redis lwbench did not start too (-r, LWLOCK_REDIS,\n"
+    "                    -c SEEDS), which it does not by default: said first, and\n"
+    "                    the first flood 5 s later, counted down (Ctrl-C stops it)\n"
     "  -h, --help        this help (the Redis address is -r, as lwlock's, not\n"
     "                    redis-cli's -h)\n"
     "  --version         lwbench's version\n"
     "\n"
     "LWLOCK_REDIS, when set and there is no -r, is the address (with a password\n"
-    "in a redis:// URL), as lwlock reads it; against a Redis lwbench did not start\n"
-    "it says so before the ceiling floods it.  The capacity estimate gives the\n"
-    "ceiling's figure and the 70% of it to plan for (docs/tuning.md).\n"
+    "in a redis:// URL), as lwlock reads it.  Under the table: the ceiling's\n"
+    "capacity estimate (ceiling x lease/3), the capacity measured when a limit\n"
+    "was found (a count that did not hold, or admission's refusals), and the\n"
+    "count to plan for: 70% of the measured capacity, or what held when no\n"
+    "limit was reached, and never over 70% of the estimate (docs/tuning.md).\n"
+    "\n";
+/* The keys on a given Redis: a block of its own (C99's 4095 bytes). */
+static const char usage_keys_text[] =
+    "Keys, on a Redis lwbench did not start:\n"
+    "  every key a run makes starts with lwbench:<host>:<pid>:<start>: and is\n"
+    "  deleted when the run ends (SIGINT and SIGTERM too). What a run killed\n"
+    "  before that left (kill -9), the next run from this host removes first,\n"
+    "  looking for at most 10 s; or:\n"
+    "  --cleanup         remove the keys of runs of this host whose process is\n"
+    "                    gone (SCAN, UNLINK), say how many, and run nothing;\n"
+    "                    another host's keys are left, its pids mean nothing here\n"
+    "  --no-cleanup      do not look for them before the run\n"
     "\n";
 /* What is held: its own block, so that other kinds slot in. */
 static const char usage_kind_text[] =
@@ -161,7 +187,9 @@ static const char usage_status[] =
     "those it held was lost (exit 0; the count held is the client's measured\n"
     "capacity at this lease).  Exit status: 0 held, 1 not held, 69 Redis\n"
     "unreachable or refusing lwbench (TLS, AUTH; one line on stderr says why),\n"
-    "2 another failure, 64 usage.\n";
+    "2 another failure, 64 usage.  SIGINT or SIGTERM: what was measured so far\n"
+    "is printed, \"interrupted\", the keys deleted, and lwbench ends by the\n"
+    "signal (a shell's status 130 or 143).\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -184,6 +212,9 @@ enum { O_LOCKS = 256,
        O_KIND,
        O_PER_SEMAPHORE,
        O_NAMES_PER_LOCK,
+       O_CLEANUP,
+       O_NO_CLEANUP,
+       O_CEILING,
        O_REDIS = 'r',
        O_CLUSTER = 'c' };
 
@@ -201,6 +232,9 @@ static const struct option long_opts[] = {
     {"plot", required_argument, NULL, O_PLOT},
     {"sweep", no_argument, NULL, O_SWEEP},
     {"no-ceiling", no_argument, NULL, O_NO_CEILING},
+    {"ceiling", no_argument, NULL, O_CEILING},
+    {"cleanup", no_argument, NULL, O_CLEANUP},
+    {"no-cleanup", no_argument, NULL, O_NO_CLEANUP},
     {"clients", required_argument, NULL, O_CLIENTS},
     {"version", no_argument, NULL, O_VERSION},
     /* What is held */
@@ -272,11 +306,13 @@ static int numeric_error(int opt, const char *arg)
         {O_DURATION, "--duration-s", "0.1 to 86400 seconds, or 100ms to 1d: 90s, 2m, 1h30m"},
     };
 
+    char what[300];
+
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
         if (ranges[i].opt == opt) {
-            fprintf(stderr, "lwbench: invalid %s '%s' (%s)\n(lwbench --help for the options)\n",
-                    ranges[i].name, arg, ranges[i].range);
-            return 64;
+            snprintf(what, sizeof what, "invalid %s '%s' (%s)", ranges[i].name, arg,
+                     ranges[i].range);
+            return usage_error("%s", what);
         }
     return usage_error("%s: not a number in range for its option", arg);
 }
@@ -287,11 +323,12 @@ static int redis_from(const char *arg, const char *what, struct opts *o)
     char why[300], shown[600];
 
     if (redis_url_parse(arg, &o->url, why, sizeof why)) {
+        char line[1400];
+
         /* Not the password: it would stay in the terminal or the log. */
         redis_url_redact(arg, shown, sizeof shown);
-        fprintf(stderr, "lwbench: invalid %s '%s': %s\n", what, shown, why);
-        return usage_error("%s", "(-r HOST:PORT, redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or "
-                                 "redis-sentinel://[[USER]:PASSWORD@]HOST[:PORT],...[/DB]#MASTER)");
+        snprintf(line, sizeof line, "invalid %s '%s': %s", what, shown, why);
+        return usage_error("%s", line);
     }
     o->redis = arg;
     return 0;
@@ -325,8 +362,10 @@ static int cluster_opt(int argc, char **argv, struct opts *o)
     if (!arg && optind < argc && argv[optind][0] != '-')
         arg = argv[optind++];
     if (arg && redis_seeds_parse(arg, &o->seeds, why, sizeof why)) {
-        fprintf(stderr, "lwbench: invalid cluster seeds '%s': %s\n", arg, why);
-        return usage_error("%s", "(-c HOST:PORT,HOST:PORT,...)");
+        char line[1400];
+
+        snprintf(line, sizeof line, "invalid cluster seeds '%.600s': %s", arg, why);
+        return usage_error("%s", line);
     }
     return 0;
 }
@@ -383,6 +422,34 @@ static int check_kind(const struct opts *o)
     return 0;
 }
 
+/* Whether the ceiling floods: on lwbench's own Redis unless --no-ceiling,
+ * on a given one (-r, LWLOCK_REDIS, -c SEEDS: a shared one, production's
+ * perhaps) only with --ceiling.  0, or 64 (said). */
+static int ceiling_opts(struct opts *o)
+{
+    if (o->ceiling && o->no_ceiling)
+        return usage_error("%s", "--ceiling and --no-ceiling exclude each other");
+    o->given = o->redis || o->seeds.n;
+    if (o->given && !o->ceiling && !o->no_ceiling)
+        o->no_ceiling = o->no_ceiling_given = 1;
+    return 0;
+}
+
+/* --cleanup: on a given Redis, alone.  0, or 64 (said). */
+static int check_cleanup(const struct opts *o)
+{
+    if (!o->cleanup)
+        return 0;
+    if (!o->redis && !o->seeds.n)
+        return usage_error("%s: needs a Redis lwbench did not start (-r, LWLOCK_REDIS or -c "
+                           "SEEDS): a private one holds no earlier run's keys",
+                           "--cleanup");
+    if (o->sweep || o->json || o->plot || o->no_cleanup)
+        return usage_error("%s runs nothing: not with --sweep, --json, --plot or --no-cleanup",
+                           "--cleanup");
+    return 0;
+}
+
 /* 0 to run, 1 help shown, 64 bad usage (said). */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
@@ -390,16 +457,19 @@ static int parse_args(int argc, char **argv, struct opts *o)
     int opt, rc;
 
     *o = (struct opts){.locks = 200000, .lease_ms = LW_DEFAULT_WATCHDOG_TIMEOUT_MS, .tick_ms = LW_DEFAULT_TICK_MS, .slots = LW_DEFAULT_SLOTS, .batch = LW_DEFAULT_RENEW_BATCH, .inflight = LW_DEFAULT_RENEW_BATCHES_INFLIGHT, .duration_s = 30, .clients = 1, .per_semaphore = LWB_DEFAULT_PER_SEMAPHORE, .names_per_lock = LWB_DEFAULT_NAMES_PER_LOCK};
-    while ((opt = getopt_long(argc, argv, "hvr:c::", long_opts, NULL)) != -1) {
+    /* Our own messages, one line each (tool_bad_option()). */
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":hvr:c::", long_opts, NULL)) != -1) {
         if (opt == 'h') {
             fputs(usage_text, stdout);
+            fputs(usage_keys_text, stdout);
             fputs(usage_kind_text, stdout);
             fputs(usage_tls_text, stdout);
             fputs(usage_status, stdout);
             return 1;
         }
-        if (opt == '?')
-            return usage_error("bad option", "");
+        if (opt == '?' || opt == ':')
+            return tool_bad_option("lwbench", opt, argv);
         if ((rc = tls_opt_take(&o->tls, opt, optarg, why, sizeof why)) < 0)
             return usage_error("%s", why);
         if (rc)
@@ -413,8 +483,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 return rc;
         } else if (opt == O_SWEEP)
             o->sweep = 1;
-        else if (opt == O_NO_CEILING)
-            o->no_ceiling = 1;
+        else if (opt == O_NO_CEILING || opt == O_CEILING)
+            *(opt == O_CEILING ? &o->ceiling : &o->no_ceiling) = 1;
+        else if (opt == O_CLEANUP || opt == O_NO_CLEANUP)
+            *(opt == O_CLEANUP ? &o->cleanup : &o->no_cleanup) = 1;
         else if (opt == 'v')
             o->verbose = 1;
         else if (opt == O_REDIS || opt == O_CLUSTER) {
@@ -428,6 +500,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
     if (optind < argc)
         return usage_error("unexpected argument %s", argv[optind]);
     if ((rc = env_redis(o)))
+        return rc;
+    if ((rc = check_cleanup(o)))
         return rc;
     if (o->plot && (!o->sweep || strchr(o->plot, '\'')))
         return usage_error("--plot %s: needs --sweep, and a file name without quotes",
@@ -443,7 +517,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     }
     if (o->cluster && o->url.db)
         return usage_error("%s", "a cluster has only DB 0 (drop /DB from the -r URL)");
-    if ((rc = tls_args(o)) || (rc = check_kind(o)))
+    if ((rc = tls_args(o)) || (rc = check_kind(o)) || (rc = ceiling_opts(o)))
         return rc;
     if (o->cluster && o->kind != LWB_KIND_LOCK && o->kind != LWB_KIND_FAIR &&
         o->kind != LWB_KIND_MULTI && !o->no_ceiling)
@@ -487,7 +561,7 @@ static unsigned run_all(const struct opts *o, struct target *t, struct run_resul
             return 0;
         }
         n++;
-        if (r->interrupted)
+        if (r->interrupted) /* cut short: it says nothing of the count */
             break;
         if (r->held && r->refused) { /* at capacity: more would be refused too */
             *largest_held = r->acquired;
@@ -497,6 +571,8 @@ static unsigned run_all(const struct opts *o, struct target *t, struct run_resul
             *largest_held = locks;
         else if (!r->held && (!failed || locks < failed))
             failed = locks;
+        if (stop_signal()) /* in its ceiling: the run itself stands */
+            break;
         locks = next_count(*largest_held, failed);
     }
     return n;
@@ -535,6 +611,59 @@ static int config_ok(const struct opts *o)
     else
         fprintf(stderr, "lwbench: %s\n", lw_strerror(rc));
     return 0;
+}
+
+/* The end of a process a signal stopped, once it has said what it
+ * measured and deleted its keys: as the signal would have ended it, so
+ * that a shell sees 128 + the signal (130 for SIGINT, 143 for SIGTERM)
+ * and a script's loop stops as it does when Ctrl-C ends any command. */
+static int stopped(int sig)
+{
+    sigset_t one;
+
+    fflush(NULL);
+    signal(sig, SIG_DFL);
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    raise(sig); /* pending: blocked until the next line */
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    return 128 + sig; /* not reached */
+}
+
+/* --cleanup: the keys of gone runs of this host removed, said on stdout.
+ * 0 the whole keyspace was seen, 1 not (its bound), 69 Redis refused. */
+static int cleanup_only(const struct target *t)
+{
+    char what[320];
+    struct cleanup c;
+
+    snprintf(what, sizeof what, "lwbench --cleanup: %s %s:%d", t->cluster ? "cluster" : "Redis",
+             t->host, t->port);
+    if (cleanup_stale(t, CLEANUP_S, &c)) {
+        fprintf(stderr, "lwbench: %s (removed %llu keys before)\n", c.why,
+                (unsigned long long)c.removed);
+        return 69;
+    }
+    cleanup_say(stdout, what, &c, 1);
+    return c.complete ? 0 : 1;
+}
+
+/* Before a run on a Redis lwbench did not start: what earlier runs of this
+ * host left when they were killed, removed; said on stderr when any was
+ * found or the look was cut short.  A failure is said and the run goes on
+ * (an ACL without SCAN, say). */
+static void cleanup_first(const struct target *t)
+{
+    struct cleanup c;
+
+    if (cleanup_stale(t, CLEANUP_AT_START_S, &c)) {
+        fprintf(stderr, "lwbench: %s: earlier runs' keys not looked for (--no-cleanup skips "
+                        "the look)\n",
+                c.why);
+        return;
+    }
+    if (c.removed || c.old_form || (!c.complete && !c.interrupted))
+        cleanup_say(stderr, "lwbench", &c, 0);
 }
 
 /* The results file opened before a run that ended with none: removed,
@@ -576,19 +705,50 @@ int main(int argc, char **argv)
         close_unused(json, o.json);
         return rc == TARGET_UNAVAILABLE ? 69 : 2;
     }
-    if (!t.private_server && !o.no_ceiling)
+    if (o.cleanup) {
+        rc = cleanup_only(&t);
+        target_close(&t);
+        if (stop_signal())
+            fprintf(stderr, "lwbench: interrupted by %s\n", sig_name(stop_signal()));
+        return stop_signal() ? stopped(stop_signal()) : rc;
+    }
+    if (!t.private_server && !o.no_cleanup)
+        cleanup_first(&t);
+    if (stop_signal()) {
+        fprintf(stderr, "lwbench: interrupted by %s before the first run\n",
+                sig_name(stop_signal()));
+        target_close(&t);
+        close_unused(json, o.json);
+        return stopped(stop_signal());
+    }
+    if (o.no_ceiling_given && !o.cleanup)
         fprintf(stderr,
-                "lwbench: after each run, the ceiling floods %s with the renew script: "
-                "its CPU goes to 100%% of a core for a few seconds (--no-ceiling skips the "
-                "floods)\n",
-                t.cluster ? "every master of the cluster" : "this Redis");
+                "lwbench: %s is not lwbench's own: no ceiling floods it (--ceiling asks for "
+                "them)\n",
+                t.cluster ? "the cluster" : "the Redis");
+    else if (o.given && !o.no_ceiling) /* --ceiling: said, the first flood waits */
+        fprintf(stderr,
+                "lwbench: --ceiling: after each run, the ceiling floods %s with the renew "
+                "script: its CPU goes to 100%% of a core for a few seconds; the first flood "
+                "starts no sooner than %.0f s from now (Ctrl-C stops lwbench, which deletes "
+                "its keys)\n",
+                t.cluster ? "every master of the cluster" : "this Redis",
+                (double)FLOOD_NOTICE_NS / 1e9);
+    t.warned_at = o.given && !o.no_ceiling ? lw_clock_now() : 0;
     n = run_all(&o, &t, runs, &largest_held);
     target_close(&t);
     if (n == 0) {
         close_unused(json, o.json);
-        return 2;
+        return stop_signal() ? stopped(stop_signal()) : 2;
     }
     rc = report(&o, &t, runs, n, largest_held, json);
+    if (stop_signal()) {
+        fprintf(stderr, "lwbench: interrupted by %s: what was measured until then is above; %s\n",
+                sig_name(stop_signal()),
+                t.private_server ? "the private Redis is stopped, its keys with it"
+                                 : "the run's keys are deleted");
+        return stopped(stop_signal());
+    }
     return rc ? rc : (o.sweep ? largest_held > 0 : runs[0].held) ? 0
                                                                  : 1;
 }

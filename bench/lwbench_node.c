@@ -110,7 +110,53 @@ int target_private_tls(struct target *t, struct fixture_tls *ft, char *why, size
 
 int key_name(char *buf, size_t n, const char *p, uint32_t i)
 {
-    return snprintf(buf, n, "%s:%u", p, i);
+    return snprintf(buf, n, "%s:{%u}", p, i);
+}
+
+void run_host(char *buf, size_t n)
+{
+    char host[256] = "";
+    size_t k = 0;
+
+    if (gethostname(host, sizeof host - 1) || !host[0])
+        snprintf(host, sizeof host, "localhost");
+    for (const char *h = host; *h && k + 1 < n && k < LWB_HOST_MAX; h++, k++)
+        buf[k] = (*h >= 'a' && *h <= 'z') || (*h >= 'A' && *h <= 'Z') ||
+                         (*h >= '0' && *h <= '9') || *h == '.' || *h == '-' || *h == '_'
+                     ? *h
+                     : '_';
+    if (n)
+        buf[k] = 0;
+}
+
+unsigned long long proc_start(int pid)
+{
+    char path[64], buf[1024], *paren;
+    unsigned long long start;
+    size_t got;
+    FILE *f;
+
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    if (!(f = fopen(path, "re")))
+        return 0;
+    got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[got] = 0;
+    /* After the command name's ')': state is field 3, starttime 22. */
+    if (!(paren = strrchr(buf, ')')) ||
+        sscanf(paren + 2,
+               "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+               &start) != 1)
+        return 0;
+    return start;
+}
+
+void run_prefix(char *buf, size_t n)
+{
+    char host[LWB_HOST_MAX + 1];
+
+    run_host(host, sizeof host);
+    snprintf(buf, n, "lwbench:%s:%d:%llu", host, (int)getpid(), proc_start((int)getpid()));
 }
 
 int deleter_open(struct deleter *d, const struct target *t, const char *host, int port)
@@ -150,7 +196,7 @@ static void deleter_flush(struct deleter *d)
 
 /* A read-write lock's hash with its readers' timeout keys (Redisson's
  * "{name}:<field>:rwlock_timeout:<i>", i up to the field's hold count;
- * "name:..." when the name has a '{'), and KEYS[2], KEYS[3]: every key
+ * "name:..." when the name has a '{', as lwbench's names have): every key
  * in the lock's slot.  The number deleted. */
 static const char delete_read_holds[] =
     "local n = 0 "
@@ -166,26 +212,21 @@ static const char delete_read_holds[] =
     "    end "
     "  end "
     "end "
-    "return n + redis.call('del', KEYS[1], KEYS[2], KEYS[3])";
+    "return n + redis.call('del', KEYS[1])";
 
 void deleter_add(struct deleter *d, const char *p, uint32_t i)
 {
-    char name[128], token[136], redisson[160];
+    char name[LWB_NAME_MAX];
 
     if (d->bad)
         return;
-    /* The token key as it was named first, and as Redisson names it
-     * (prefix:{name}): one of them is there, both in the lock's slot. */
+    /* No token counter: lwbench's locks are not fenced (lw_lock_set_fenced()),
+     * so they draw none and leave no key but their hash. */
     key_name(name, sizeof name, p, i);
-    snprintf(token, sizeof token, "{%s}:token", name);
-    snprintf(redisson, sizeof redisson, "redisson_lock_token:{%s}", name);
     if (d->read_holds
-            ? lw_request_command(&d->reqs[d->queued], 6,
-                                 (const char *[]){"EVAL", delete_read_holds, "3", name, token,
-                                                  redisson},
-                                 NULL)
-            : lw_request_command(&d->reqs[d->queued], 4,
-                                 (const char *[]){"DEL", name, token, redisson}, NULL)) {
+            ? lw_request_command(&d->reqs[d->queued], 4,
+                                 (const char *[]){"EVAL", delete_read_holds, "1", name}, NULL)
+            : lw_request_command(&d->reqs[d->queued], 2, (const char *[]){"DEL", name}, NULL)) {
         d->bad = -1;
         return;
     }
@@ -206,16 +247,41 @@ int deleter_close(struct deleter *d)
     return bad;
 }
 
+/* The stop signal nap() took, or 0: read on the main thread only. */
+static int stopped_by;
+
+int stop_signal(void)
+{
+    return stopped_by;
+}
+
+const char *sig_name(int sig)
+{
+    static char other[24];
+
+    if (sig == SIGINT)
+        return "SIGINT";
+    if (sig == SIGTERM)
+        return "SIGTERM";
+    snprintf(other, sizeof other, "signal %d", sig);
+    return other;
+}
+
 int nap(const struct target *t, double s)
 {
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
     uint64_t end = lw_clock_now() + (uint64_t)(s * 1e9);
 
+    if (stopped_by) /* once taken, every later nap says so at once */
+        return 1;
     for (;;) {
         uint64_t now;
+        int sig;
 
-        if (sigtimedwait(&t->stop_signals, NULL, &ts) > 0)
+        if ((sig = sigtimedwait(&t->stop_signals, NULL, &ts)) > 0) {
+            stopped_by = sig;
             return 1;
+        }
         if (errno != EINTR || (now = lw_clock_now()) >= end)
             return 0;
         ts.tv_sec = (time_t)((end - now) / 1000000000u);

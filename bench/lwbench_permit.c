@@ -5,7 +5,7 @@
  * of its own.
  *
  * The permits are spread over semaphores of --per-semaphore each
- * ("<prefix>:<j>", with the zset "{<prefix>:<j>}:timeout" of their ids),
+ * ("<prefix>:{<j>}", with the zset "<prefix>:{<j>}:timeout" of their ids),
  * so that a renewal's reclaim (ZRANGEBYSCORE over the semaphore's zset)
  * works on a zset of realistic size, not on one zset of every permit.
  *
@@ -46,7 +46,7 @@ uint32_t permits_of(const struct permit_handles *ph, uint32_t j)
 int permit_semaphores(struct permit_handles *ph, struct lw_client *const *clients,
                       unsigned nclients)
 {
-    char name[128];
+    char name[LWB_NAME_MAX];
     int rc;
 
     ph->nsems = (ph->permits + ph->per - 1) / ph->per;
@@ -83,13 +83,15 @@ static int64_t epoch_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* "{name}:timeout" of semaphore j into buf. */
+/* The zset of semaphore j's permits into buf: "<name>:timeout", as
+ * Redisson names it for a name with a hash tag (lwbench's have one),
+ * "{<name>}:timeout" for one without. */
 static void timeout_key(const struct permit_handles *ph, uint32_t j, char *buf, size_t n)
 {
-    char name[128];
+    char name[LWB_NAME_MAX];
 
     key_name(name, sizeof name, ph->prefix, j);
-    snprintf(buf, n, "{%s}:timeout", name);
+    snprintf(buf, n, strchr(name, '{') ? "%s:timeout" : "{%s}:timeout", name);
 }
 
 /* Every permit scored SCORE_AHEAD_MS from now: one ZADD per semaphore. */
@@ -99,7 +101,7 @@ static int rescore(struct lw_engine *e, const struct permit_handles *ph)
     const char **argv = calloc(2u + 2u * ph->per, sizeof *argv);
     size_t *lens = calloc(2u + 2u * ph->per, sizeof *lens);
     struct pipeline p = {.e = e, .reqs = reqs, .n = ph->nsems, .window = SINGLE_WINDOW};
-    char key[160], score[24];
+    char key[LWB_NAME_MAX + 16], score[24];
     int rc = reqs && argv && lens ? 0 : -1;
 
     snprintf(score, sizeof score, "%lld", (long long)(epoch_ms() + SCORE_AHEAD_MS));
@@ -131,7 +133,7 @@ static int format_call(struct lw_request *req, const struct permit_handles *ph, 
 {
     const char **argv = calloc(3u + 2u * batch, sizeof *argv);
     size_t *lens = calloc(3u + 2u * batch, sizeof *lens);
-    char(*names)[128] = calloc(batch, sizeof *names);
+    char(*names)[LWB_NAME_MAX] = calloc(batch, sizeof *names);
     static const char lease[] = "30000";
     int rc = argv && lens && names ? 0 : -1;
 
@@ -178,8 +180,7 @@ static double flood(struct lw_engine *e, struct target *t, const struct permit_h
                     char *why, size_t n)
 {
     uint32_t ncalls = (count + batch - 1) / batch;
-    struct pipeline p = {.e = e, .window = window, .ones = batch, .zeros_ok = 1,
-                          .stamped = 1};
+    struct pipeline p = {.e = e, .window = window, .ones = batch, .zeros_ok = 1, .stamped = 1};
     uint64_t d0, d1, t0, t1;
     double cpu0, cpu1;
 
@@ -197,6 +198,11 @@ static double flood(struct lw_engine *e, struct target *t, const struct permit_h
     d0 = atomic_load(&p.done), t0 = lw_clock_now();
     nap(t, FLOOD_SECONDS);
     d1 = atomic_load(&p.done), t1 = lw_clock_now();
+    if (stop_signal()) { /* SIGINT, SIGTERM: stopped, not measured */
+        pipe_stop(&p);
+        pipe_free_reqs(p.reqs, p.n);
+        return FLOOD_STOPPED;
+    }
     cpu1 = target_cpu_s(t);
     if (pipe_stop(&p) || atomic_load(&p.failed)) {
         pipe_why(&p, why, n);
@@ -229,11 +235,15 @@ int permit_ceiling(const struct opts *o, struct target *t, const struct permit_h
              o->inflight);
     out->batched = flood(e, t, ph, ph->permits, o->batch, o->inflight, &out->redis_cpu_pct,
                          why, n);
-    if (out->batched < 0)
+    if (out->batched < 0) {
+        rc = out->batched == FLOOD_STOPPED ? 0 : -1;
         goto out;
+    }
     progress("ceiling: single-permit flood, %u calls in flight", SINGLE_WINDOW);
-    if ((out->single = flood(e, t, ph, single, 1, SINGLE_WINDOW, &single_cpu, why, n)) < 0)
+    if ((out->single = flood(e, t, ph, single, 1, SINGLE_WINDOW, &single_cpu, why, n)) < 0) {
+        rc = out->single == FLOOD_STOPPED ? 0 : -1;
         goto out;
+    }
     rc = 0;
 out:
     lw_engine_free(e);
@@ -245,7 +255,7 @@ int permit_delete(const struct target *t, const struct permit_handles *ph)
     struct lw_request *reqs = calloc(ph->nsems, sizeof *reqs);
     struct lw_engine *e = NULL;
     struct pipeline p = {.reqs = reqs, .n = ph->nsems, .window = SINGLE_WINDOW};
-    char name[128], key[160];
+    char name[LWB_NAME_MAX], key[LWB_NAME_MAX + 16];
     int rc = reqs ? 0 : -1;
 
     for (uint32_t j = 0; rc == 0 && j < ph->nsems; j++) {

@@ -70,34 +70,159 @@ static void print_config(const struct opts *o, const struct target *t)
     print_kind(o);
 }
 
-static void print_row(const struct opts *o, const struct run_result *r)
+static void print_row(const struct run_result *r)
 {
     const struct ceiling *c = &r->ceiling;
 
-    printf("%9u %4s %6llu %10.0f %10.0f %6.1f %6.1f %6.1f %6.0f %4.1f", r->locks,
-           r->held ? "yes" : "NO", (unsigned long long)r->lost, r->needed, r->achieved,
-           ms(r->lag_p50_ns), ms(r->lag_p99_ns), ms(r->lag_max_ns), r->engine_cpu_pct,
-           r->redis_cpu_pct / 100);
-    if (o->no_ceiling) /* not measured: no figure, no ratio */
+    /* held: "int" when SIGINT or SIGTERM cut the run short (a note says
+     * what it measured); the CPUs "-" where INFO or /proc did not answer. */
+    printf("%9u %4s %6llu %10.0f %10.0f %6.1f %6.1f %6.1f", r->locks,
+           r->interrupted ? "int"
+           : r->held      ? "yes"
+                          : "NO",
+           (unsigned long long)r->lost, r->needed, r->achieved, ms(r->lag_p50_ns),
+           ms(r->lag_p99_ns), ms(r->lag_max_ns));
+    if (r->engine_cpu_pct >= 0)
+        printf(" %6.0f", r->engine_cpu_pct);
+    else
+        printf(" %6s", "-");
+    if (r->redis_cpu_pct >= 0)
+        printf(" %4.1f", r->redis_cpu_pct / 100);
+    else
+        printf(" %4s", "-");
+    if (!r->ceiling_measured) /* not measured: no figure, no ratio */
         printf(" %9s %9s %6s %6s\n", "-", "-", "-", "-");
     else
         printf(" %9.0f %9.0f %6.3f %6.2f\n", c->batched, c->single,
                ratio(r->achieved, c->batched), ratio(r->achieved, c->single));
 }
 
-/* The capacity the largest run's ceiling implies, and the share of it to
- * plan for; or why there is none. */
-static void print_capacity(const struct opts *o, const struct run_result *big)
+/* The run whose ceiling estimates the capacity: of those whose ceiling
+ * was measured, the one that held the most locks (its key count is the
+ * nearest the capacity that held; a run that did not hold had its lost
+ * locks made again, and a run far past capacity leaves Redis busy), else
+ * the one that asked for the most.  NULL when no ceiling was measured. */
+static const struct run_result *largest_run(const struct run_result *runs, unsigned n)
 {
-    double at_ceiling = big->ceiling.batched * o->lease_ms / 3000.0;
+    const struct run_result *best = NULL;
 
-    if (o->no_ceiling) {
-        printf("ceiling: not measured (--no-ceiling): no ratio, no capacity estimate\n");
-        return;
+    for (unsigned i = 0; i < n; i++) {
+        const struct run_result *r = &runs[i];
+
+        if (!r->ceiling_measured)
+            continue;
+        if (!best || (r->held && !best->held) ||
+            (r->held == best->held &&
+             (r->held ? r->acquired > best->acquired : r->locks > best->locks)))
+            best = r;
     }
-    printf("capacity estimate at this lease: %.0f locks at the ceiling (ceiling x lease/3,"
-           " %u-lock run);\nplan for at most %.0f (%.0f%% of it, docs/tuning.md)\n",
-           at_ceiling, big->locks, at_ceiling * LWB_PLANNING_SHARE, LWB_PLANNING_SHARE * 100);
+    return best;
+}
+
+/*
+ * What the runs say of this lease's capacity, and the figure to plan for.
+ * The plan never exceeds what held: 70% of the measured capacity when a
+ * limit was found (a count that did not hold, or admission's refusals),
+ * else what held (a count below the limit proves no more); and never 70%
+ * of the ceiling's estimate either, which the client does not reach at
+ * short leases (1.5 s: 104,085 held against an estimate of 195,973).
+ */
+struct capacity {
+    const struct run_result *big; /* the ceiling's run, or NULL */
+    double estimate;              /* ceiling x lease/3 (big's) */
+    uint32_t held;                /* the most locks a run held, 0: none */
+    uint32_t not_held;            /* the fewest a run did not hold, 0: none */
+    int refused;                  /* held is admission's measured capacity */
+    double plan;                  /* locks, or -1: no figure */
+    enum { PLAN_NONE,
+           PLAN_MEASURED,
+           PLAN_HELD,
+           PLAN_ESTIMATE } basis;
+};
+
+static void capacity_of(const struct opts *o, const struct run_result *runs, unsigned n,
+                        struct capacity *c)
+{
+    double share;
+
+    *c = (struct capacity){.big = largest_run(runs, n), .plan = -1, .basis = PLAN_NONE};
+    if (c->big)
+        c->estimate = c->big->ceiling.batched * o->lease_ms / 3000.0;
+    for (unsigned i = 0; i < n; i++) {
+        const struct run_result *r = &runs[i];
+
+        if (r->interrupted)
+            continue;
+        if (r->held && r->acquired >= c->held) {
+            c->held = r->acquired;
+            c->refused = r->refused != 0;
+        } else if (!r->held && (!c->not_held || r->locks < c->not_held)) {
+            c->not_held = r->locks;
+        }
+    }
+    if (!c->held)
+        return;
+    if (c->refused || c->not_held) {
+        c->plan = LWB_PLANNING_SHARE * c->held;
+        c->basis = PLAN_MEASURED;
+    } else if (c->big) {
+        c->plan = c->held;
+        c->basis = PLAN_HELD;
+    } else {
+        return; /* no limit and no ceiling: nothing says how much room */
+    }
+    share = LWB_PLANNING_SHARE * c->estimate;
+    if (c->big && share < c->plan) {
+        c->plan = share;
+        c->basis = PLAN_ESTIMATE;
+    }
+}
+
+/* The capacity lines under the table: the ceiling's estimate, what held
+ * (a limit, or not), and the plan; or why there is none. */
+static void print_capacity(const struct opts *o, const struct capacity *c)
+{
+    double pct = LWB_PLANNING_SHARE * 100;
+
+    if (c->big)
+        printf("capacity estimate at this lease: %.0f locks at the ceiling (ceiling x lease/3,"
+               " %u-lock run)\n",
+               c->estimate, c->big->locks);
+    else
+        printf("ceiling: not measured (%s): no ratio, no capacity estimate\n",
+               o->no_ceiling_given ? "a Redis lwbench did not start: --ceiling floods it"
+               : o->no_ceiling     ? "--no-ceiling"
+                                   : "interrupted");
+    if (c->held && c->refused)
+        printf("measured capacity at this lease: %u locks held (admission refused more)\n",
+               c->held);
+    else if (c->held && c->not_held)
+        printf("measured capacity at this lease: %u locks held (%u did not hold)\n", c->held,
+               c->not_held);
+    else if (c->held)
+        printf("held %u locks at this lease: no limit reached (--sweep finds it)\n", c->held);
+    else if (c->not_held)
+        printf("did not hold %u locks at this lease (--sweep finds how many hold)\n",
+               c->not_held);
+    switch (c->basis) {
+    case PLAN_MEASURED:
+        printf("plan for at most %.0f (%.0f%% of the measured capacity, docs/tuning.md)\n",
+               c->plan, pct);
+        break;
+    case PLAN_HELD:
+        printf("plan for at most %.0f (what held; the limit was not reached: %.0f%% of the "
+               "estimate is %.0f)\n",
+               c->plan, pct, LWB_PLANNING_SHARE * c->estimate);
+        break;
+    case PLAN_ESTIMATE:
+        printf("plan for at most %.0f (%.0f%% of the estimate, under what held, "
+               "docs/tuning.md)\n",
+               c->plan, pct);
+        break;
+    default:
+        if (c->held)
+            printf("no plan figure: no limit reached and no ceiling measured\n");
+    }
 }
 
 /* The renewals sent per second over the hold: mean and max. */
@@ -121,11 +246,26 @@ static double estimate(const struct opts *o, const struct run_result *r)
     return r->ceiling.batched * o->lease_ms / 3000.0;
 }
 
+/* A run SIGINT or SIGTERM cut short: what its row holds. */
+static void print_interrupted(const struct run_result *r)
+{
+    if (r->window_s > 0)
+        printf("%u locks: interrupted %.1f s into a hold of %.1f s: renewed/s, lag, lost and CPU "
+               "are over that part; held \"int\": not judged; no ceiling\n",
+               r->locks, r->window_s, r->window_planned_s);
+    else
+        printf("%u locks: interrupted while acquiring, %u acquired in %.1f s, %llu lost: no hold "
+               "measured, held \"int\": not judged; no ceiling\n",
+               r->locks, r->acquired, r->acquire_s, (unsigned long long)r->lost);
+}
+
 /* A run's refusals, its measured capacity, and how evenly it renewed. */
 static void print_run_notes(const struct opts *o, const struct run_result *r)
 {
     double mean, max;
 
+    if (r->interrupted)
+        print_interrupted(r);
     series_stats(r, &mean, &max);
     if (r->nper_s)
         printf("%u locks: renewals sent per second over the hold: mean %.0f, max %.0f "
@@ -138,23 +278,15 @@ static void print_run_notes(const struct opts *o, const struct run_result *r)
     if (!r->refused)
         return;
     printf("%u locks asked for: %u held, %u refused (LW_EOVERLOAD: renewals behind, admission "
-           "closed %llu times; %u more not asked for), %llu lost\n"
-           "  measured capacity at this lease: %u locks held; ceiling x lease/3 estimate %.0f "
-           "(held/estimate %.2f)\n",
+           "closed %llu times; %u more not asked for), %llu lost\n",
            r->locks, r->acquired, r->refused, (unsigned long long)r->overloads, r->skipped,
-           (unsigned long long)r->lost, r->acquired, estimate(o, r),
-           ratio(r->acquired, estimate(o, r)));
-}
-
-/* The run with the most locks: its ceiling is the one nearest capacity. */
-static const struct run_result *largest_run(const struct run_result *runs, unsigned n)
-{
-    const struct run_result *best = &runs[0];
-
-    for (unsigned i = 1; i < n; i++)
-        if (runs[i].locks > best->locks && runs[i].ceiling.batched > 0)
-            best = &runs[i];
-    return best;
+           (unsigned long long)r->lost);
+    if (r->ceiling_measured)
+        printf("  measured capacity at this lease: %u locks held; ceiling x lease/3 estimate "
+               "%.0f (held/estimate %.2f)\n",
+               r->acquired, estimate(o, r), ratio(r->acquired, estimate(o, r)));
+    else
+        printf("  measured capacity at this lease: %u locks held\n", r->acquired);
 }
 
 /* Cluster: each master's share of run r, and the keys per call. */
@@ -180,8 +312,14 @@ static void print_masters(const struct run_result *r, const struct target *t)
 void report_table(const struct opts *o, const struct target *t, const struct run_result *runs,
                   unsigned nruns, uint32_t largest_held)
 {
-    const struct run_result *big = largest_run(runs, nruns);
+    const struct run_result *mem = &runs[0], *big;
+    struct capacity cap;
 
+    capacity_of(o, runs, nruns, &cap);
+    big = cap.big;
+    for (unsigned i = 1; i < nruns; i++) /* memory: the most locks' figure */
+        if (runs[i].acquired > mem->acquired)
+            mem = &runs[i];
     print_config(o, t);
     printf("\n%9s %4s %6s %10s %10s %6s %6s %6s %6s %4s %9s %9s %6s %6s\n", "locks", "held",
            "lost", "needed/s", "renewed/s", "lag50", "lag99", "lagmax", "engine", "redis",
@@ -189,15 +327,15 @@ void report_table(const struct opts *o, const struct target *t, const struct run
     printf("%9s %4s %6s %10s %10s %6s %6s %6s %6s %4s %9s %9s %6s %6s\n", "", "", "", "", "",
            "ms", "ms", "ms", "%core", "core", "", "", "", "");
     for (unsigned i = 0; i < nruns; i++)
-        print_row(o, &runs[i]);
+        print_row(&runs[i]);
     printf("\n");
     for (unsigned i = 0; i < nruns; i++)
         print_run_notes(o, &runs[i]);
     for (unsigned i = 0; t->cluster && i < nruns; i++)
         print_masters(&runs[i], t);
-    if (o->no_ceiling)
+    if (!big)
         printf("\nengine: the engine thread; memory: %.0f bytes of client RSS per lock.\n",
-               big->bytes_per_lock);
+               mem->bytes_per_lock);
     else if (t->cluster)
         printf("\nceiling: the renew script flooded on the run's own locks on every master at"
                " once, %u keys per\ncall, %u calls in flight per master, the masters' rates"
@@ -206,16 +344,16 @@ void report_table(const struct opts *o, const struct target *t, const struct run
                " masters' CPU, in cores.  engine: the engine thread;\nmemory: %.0f bytes of"
                " client RSS per lock.\n",
                o->batch, o->inflight, SINGLE_WINDOW,
-               big->bytes_per_lock);
+               mem->bytes_per_lock);
     else
         printf("\nceiling: the renew script flooded on the run's own locks, %u keys per call,"
                " %u calls in flight;\n1-key: one key per EVALSHA, %u in flight.  engine:"
                " the engine thread; memory: %.0f bytes of client RSS per lock.\n",
-               o->batch, o->inflight, SINGLE_WINDOW, big->bytes_per_lock);
+               o->batch, o->inflight, SINGLE_WINDOW, mem->bytes_per_lock);
     if (o->sweep)
         printf("largest lock count held: %u (none lost, lag p99 under lease/6)\n",
                largest_held);
-    print_capacity(o, big);
+    print_capacity(o, &cap);
 }
 
 /* ", \"name\": " and the value in fmt, or null where there is none
@@ -230,11 +368,10 @@ static void json_field(FILE *f, const char *name, const char *fmt, int have, dou
 }
 
 /* Cluster: "cluster": {...} inside a run's object. */
-static void json_masters(FILE *f, const struct opts *o, const struct run_result *r,
-                         const struct target *t)
+static void json_masters(FILE *f, const struct run_result *r, const struct target *t)
 {
     fprintf(f, ",\n     \"cluster\": {\"keys_per_renewal_call\": %.2f", r->keys_per_call);
-    json_field(f, "ceiling_keys_per_s", "%.1f", !o->no_ceiling, r->ceiling.batched);
+    json_field(f, "ceiling_keys_per_s", "%.1f", r->ceiling_measured, r->ceiling.batched);
     fputs(", \"masters\": [\n", f);
     for (unsigned i = 0; i < r->nmasters; i++) {
         const struct master_result *m = &r->masters[i];
@@ -243,8 +380,8 @@ static void json_masters(FILE *f, const struct opts *o, const struct run_result 
                    "\"calls_per_s\": %.1f, \"keys_per_call\": %.2f, \"redis_cpu_pct\": %.2f",
                 t->masters[i].host, t->masters[i].port, m->locks, m->renewals_per_s,
                 m->calls_per_s, ratio(m->renewals_per_s, m->calls_per_s), m->redis_cpu_pct);
-        json_field(f, "ceiling_keys_per_s", "%.1f", !o->no_ceiling, m->ceiling);
-        json_field(f, "single_key_keys_per_s", "%.1f", !o->no_ceiling, m->single);
+        json_field(f, "ceiling_keys_per_s", "%.1f", r->ceiling_measured, m->ceiling);
+        json_field(f, "single_key_keys_per_s", "%.1f", r->ceiling_measured, m->single);
         fprintf(f, "}%s\n", i + 1 == r->nmasters ? "" : ",");
     }
     fprintf(f, "     ]}");
@@ -261,7 +398,7 @@ static void json_refusals(FILE *f, const struct opts *o, const struct run_result
             r->refused, r->skipped, (unsigned long long)r->overloads, r->acquired);
     /* Measured only when admission refused some; estimated from a ceiling. */
     json_field(f, "measured_capacity_locks", "%.0f", r->refused != 0, r->acquired);
-    json_field(f, "capacity_estimate_locks", "%.0f", !o->no_ceiling, estimate(o, r));
+    json_field(f, "capacity_estimate_locks", "%.0f", r->ceiling_measured, estimate(o, r));
     json_field(f, "renewals_per_s_max_over_mean", "%.3f", r->nper_s != 0, ratio(max, mean));
     fputs(", \"renewals_per_s\": [", f);
     for (unsigned i = 0; i < r->nper_s; i++)
@@ -289,21 +426,25 @@ static void json_run(FILE *f, const struct opts *o, const struct run_result *r,
             ms(r->lag_max_ns), ms(r->lag_worst_ns), r->engine_cpu_pct, r->redis_cpu_pct,
             r->bytes_per_lock, r->keys_per_call);
     /* --no-ceiling: no ceiling, and no ratio to one. */
-    json_field(f, "ceiling_keys_per_s", "%.1f", !o->no_ceiling, c->batched);
-    json_field(f, "single_key_keys_per_s", "%.1f", !o->no_ceiling, c->single);
-    json_field(f, "ceiling_redis_cpu_pct", "%.2f", !o->no_ceiling, c->redis_cpu_pct);
-    json_field(f, "achieved_over_ceiling", "%.4f", !o->no_ceiling, ratio(r->achieved, c->batched));
-    json_field(f, "achieved_over_single_key", "%.4f", !o->no_ceiling,
+    json_field(f, "ceiling_keys_per_s", "%.1f", r->ceiling_measured, c->batched);
+    json_field(f, "single_key_keys_per_s", "%.1f", r->ceiling_measured, c->single);
+    json_field(f, "ceiling_redis_cpu_pct", "%.2f", r->ceiling_measured, c->redis_cpu_pct);
+    json_field(f, "achieved_over_ceiling", "%.4f", r->ceiling_measured, ratio(r->achieved, c->batched));
+    json_field(f, "achieved_over_single_key", "%.4f", r->ceiling_measured,
                ratio(r->achieved, c->single));
     json_refusals(f, o, r);
     if (t->cluster)
-        json_masters(f, o, r, t);
+        json_masters(f, r, t);
     fprintf(f, "}%s\n", last ? "" : ",");
 }
 
 int report_json(FILE *f, const char *path, const struct opts *o, const struct target *t,
                 const struct run_result *runs, unsigned nruns, uint32_t largest_held)
 {
+    static const char *const plan_basis[] = {"null", "\"measured\"", "\"held\"",
+                                             "\"estimate\""};
+    struct capacity cap;
+
     fprintf(f, "{\n  \"version\": \"%s\",\n", lw_version());
     fprintf(f,
             "  \"config\": {\"lease_ms\": %u, \"tick_ms\": %u, \"slots\": %u, \"batch\": %u, "
@@ -319,55 +460,111 @@ int report_json(FILE *f, const char *path, const struct opts *o, const struct ta
         fprintf(f, "  \"per_semaphore\": %u,\n", o->per_semaphore);
     if (o->kind == LWB_KIND_MULTI)
         fprintf(f, "  \"names_per_lock\": %u,\n", o->names_per_lock);
-    fprintf(f, "  \"largest_held\": %u,\n  \"runs\": [\n", largest_held);
+    capacity_of(o, runs, nruns, &cap);
+    fprintf(f, "  \"largest_held\": %u,\n", largest_held);
+    /* What the table's capacity lines say: null where there is nothing. */
+    fprintf(f, "  \"capacity\": {\"held_locks\": %u", cap.held);
+    json_field(f, "measured_capacity_locks", "%.0f", cap.refused || cap.not_held, cap.held);
+    json_field(f, "smallest_not_held", "%.0f", cap.not_held != 0, cap.not_held);
+    json_field(f, "estimate_locks", "%.0f", cap.big != NULL, cap.estimate);
+    json_field(f, "plan_locks", "%.0f", cap.basis != PLAN_NONE, cap.plan);
+    fprintf(f, ", \"plan_basis\": %s},\n", plan_basis[cap.basis]);
+    /* SIGINT or SIGTERM stopped lwbench: the runs are those measured. */
+    if (stop_signal())
+        fprintf(f, "  \"interrupted\": \"%s\",\n", sig_name(stop_signal()));
+    else
+        fprintf(f, "  \"interrupted\": null,\n");
+    fprintf(f, "  \"runs\": [\n");
     for (unsigned i = 0; i < nruns; i++)
         json_run(f, o, &runs[i], t, i + 1 == nruns);
     fprintf(f, "  ]\n}\n");
     return tool_json_close("lwbench", path, f);
 }
 
-static int by_locks(const void *a, const void *b)
+static int by_held(const void *a, const void *b)
 {
     const struct run_result *x = a, *y = b;
 
-    return (x->locks > y->locks) - (x->locks < y->locks);
+    return (x->acquired > y->acquired) - (x->acquired < y->acquired);
 }
 
-/* Lag (left axis, ms, log) and renewals/s (right axis) against the lock
- * count, with each run's ceiling. */
+/* "%.1f" of v, or gnuplot's NaN (a point not drawn) where v is none. */
+static const char *or_nan(char *buf, size_t n, int have, double v)
+{
+    if (!have)
+        return "NaN";
+    snprintf(buf, n, "%.1f", v);
+    return buf;
+}
+
+/*
+ * Lag (left axis, ms, log) and renewals/s (right axis) against the locks
+ * held, with each run's ceiling: the runs that held, each at the count it
+ * held (a run at capacity at what admission let in, not what it asked
+ * for), so that the last point is the last that held; the measured
+ * capacity and the plan marked as vertical lines.  The runs that did not
+ * hold (or were interrupted) are not drawn: the title counts them.
+ */
 int report_plot(const char *path, const struct opts *o, const struct run_result *runs,
                 unsigned nruns)
 {
-    struct run_result *sorted = malloc(nruns * sizeof *sorted);
-    FILE *g = sorted ? popen("gnuplot", "w") : NULL;
+    struct run_result *held = malloc(nruns * sizeof *held);
+    struct capacity cap;
+    unsigned n = 0;
+    char ceil[32];
+    FILE *g;
 
-    if (!g) {
-        free(sorted);
+    for (unsigned i = 0; held && i < nruns; i++)
+        if (runs[i].held && !runs[i].interrupted)
+            held[n++] = runs[i];
+    if (held && n == 0) {
+        fprintf(stderr, "lwbench: --plot %s: no run held, nothing drawn\n", path);
+        free(held);
+        return 0;
+    }
+    if (!held || !(g = popen("gnuplot", "w"))) {
+        free(held);
         return -1;
     }
-    memcpy(sorted, runs, nruns * sizeof *sorted);
-    qsort(sorted, nruns, sizeof *sorted, by_locks);
+    capacity_of(o, runs, nruns, &cap);
+    qsort(held, n, sizeof *held, by_held);
     fprintf(g, "$runs << EOD\n");
-    for (unsigned i = 0; i < nruns; i++)
-        fprintf(g, "%u %.3f %.3f %.3f %.1f %.1f %.1f\n", sorted[i].locks,
-                ms(sorted[i].lag_p50_ns) + 0.001, ms(sorted[i].lag_p99_ns) + 0.001,
-                ms(sorted[i].lag_max_ns) + 0.001, sorted[i].needed, sorted[i].achieved,
-                sorted[i].ceiling.batched);
+    for (unsigned i = 0; i < n; i++)
+        fprintf(g, "%u %.3f %.3f %.3f %.1f %.1f %s\n", held[i].acquired,
+                ms(held[i].lag_p50_ns) + 0.001, ms(held[i].lag_p99_ns) + 0.001,
+                ms(held[i].lag_max_ns) + 0.001, held[i].acquired / (o->lease_ms / 3000.0),
+                held[i].achieved,
+                or_nan(ceil, sizeof ceil, held[i].ceiling_measured, held[i].ceiling.batched));
     fprintf(g, "EOD\n");
     fprintf(g, "set terminal pngcairo size 1000,600 noenhanced\n"
                "set output '%s'\n"
-               "set title 'lwbench: lease %u ms, tick %u ms, batch %u, %u in flight'\n"
-               "set xlabel 'locks'\nset logscale x\nset logscale y\n"
+               "set title 'lwbench: lease %u ms, tick %u ms, batch %u, %u in flight; runs that "
+               "held: %u (not drawn: %u that did not hold or were interrupted)'\n"
+               "set xlabel 'locks held'\nset logscale x\nset logscale y\n"
                "set ylabel 'renewal lag (ms)'\nset y2label 'renewals/s'\n"
-               "set y2tics\nset ytics nomirror\nset key left top\nset grid\n"
-               "plot $runs using 1:2 with linespoints title 'lag p50',"
+               "set y2tics\nset ytics nomirror\nset key left top\nset grid\n",
+            path, o->lease_ms, o->tick_ms, o->batch, o->inflight, n, nruns - n);
+    if (cap.refused || cap.not_held)
+        fprintf(g,
+                "set arrow from %u, graph 0 to %u, graph 1 nohead dashtype 2 lc rgb 'red'\n"
+                "set label 'measured capacity %u' at %u, graph 0.97 right offset -0.5,0 "
+                "tc rgb 'red'\n",
+                cap.held, cap.held, cap.held, cap.held);
+    if (cap.basis != PLAN_NONE)
+        fprintf(g,
+                "set arrow from %.0f, graph 0 to %.0f, graph 1 nohead dashtype 3 "
+                "lc rgb 'dark-green'\n"
+                "set label 'plan %.0f' at %.0f, graph 0.92 right offset -0.5,0 "
+                "tc rgb 'dark-green'\n",
+                cap.plan, cap.plan, cap.plan, cap.plan);
+    fprintf(g, "plot $runs using 1:2 with linespoints title 'lag p50',"
                " $runs using 1:3 with linespoints title 'lag p99',"
                " $runs using 1:4 with linespoints title 'lag max',"
                " %u * 1.0 with lines dashtype 2 title 'tick',"
                " $runs using 1:5 axes x1y2 with lines title 'renewals/s needed',"
                " $runs using 1:6 axes x1y2 with linespoints title 'renewals/s achieved',"
                " $runs using 1:7 axes x1y2 with linespoints dashtype 3 title 'ceiling'\n",
-            path, o->lease_ms, o->tick_ms, o->batch, o->inflight, o->tick_ms);
-    free(sorted);
+            o->tick_ms);
+    free(held);
     return pclose(g) == 0 ? 0 : -1;
 }

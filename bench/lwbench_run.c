@@ -63,6 +63,7 @@
  * Renewals per second: the renewals sent in each second of the hold, for
  * how evenly a burst's renewals spread (max over mean).
  */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,15 +187,19 @@ static int new_client(const struct opts *o, const struct target *t, struct run_c
     return lw_client_new(&cfg, c);
 }
 
-/* Wait while `window` acquires are out; 0, or -1 when stuck. */
-static int acquire_slot(struct run_ctx *x, uint32_t issued, uint32_t window)
+/* Wait while `window` acquires are out; 0, 1 interrupted (SIGINT,
+ * SIGTERM: looked for every 10 ms), or -1 when stuck. */
+static int acquire_slot(struct run_ctx *x, const struct target *t, uint32_t issued,
+                        uint32_t window)
 {
     uint64_t since = lw_clock_now();
     uint32_t seen = atomic_load(&x->done);
 
-    while (issued - atomic_load(&x->done) >= window) {
+    for (unsigned k = 1; issued - atomic_load(&x->done) >= window; k++) {
         struct timespec ts = {0, 100000};
 
+        if (k % 100 == 0 && nap(t, 0))
+            return 1;
         nanosleep(&ts, NULL);
         if (atomic_load(&x->done) != seen)
             seen = atomic_load(&x->done), since = lw_clock_now();
@@ -228,6 +233,7 @@ static int acquire_all(struct lw_lock **locks, uint32_t n, struct run_ctx *x,
                        const struct target *t, uint64_t admission_wait_ms)
 {
     uint64_t start = lw_clock_now(), last = start;
+    int slot;
 
     for (uint32_t i = 0; i < n; i++) {
         struct run_client *rc = client_of(x, i, n);
@@ -237,8 +243,8 @@ static int acquire_all(struct lw_lock **locks, uint32_t n, struct run_ctx *x,
             n = i;
             break;
         }
-        if (acquire_slot(x, i, ACQUIRE_WINDOW))
-            return -1;
+        if ((slot = acquire_slot(x, t, i, ACQUIRE_WINDOW)))
+            return slot;
         if (lw_acquire_async(locks[i], 1, admission_wait_ms, 0, on_acquired, rc))
             on_acquired(LW_ENOMEM, 0, rc);
         acquire_progress(x, n, start, &last);
@@ -271,12 +277,13 @@ static int acquire_sets(struct lw_multi **sets, uint32_t n, struct run_ctx *x,
 {
     uint64_t start = lw_clock_now(), last = start;
     uint32_t window = ACQUIRE_WINDOW / x->per ? ACQUIRE_WINDOW / x->per : 1;
+    int slot;
 
     for (uint32_t j = 0; j < n; j++) {
         struct run_client *rc = client_of(x, j, n);
 
-        if (acquire_slot(x, j, window))
-            return -1;
+        if ((slot = acquire_slot(x, t, j, window)))
+            return slot;
         if (lw_multi_acquire_async(sets[j], 1, 0, 0, NULL, on_set_acquired, rc))
             on_set_acquired(LW_ENOMEM, 0, rc);
         acquire_progress(x, n * x->per, start, &last);
@@ -310,16 +317,16 @@ static void on_permits(int err, int64_t value, void *arg)
     atomic_fetch_add(&x->done, 1);
 }
 
-/* Until start + j/n of a renewal period (lease/3). */
-static void pace(uint64_t start, uint32_t lease_ms, uint32_t j, uint32_t n)
+/* Until start + j/n of a renewal period (lease/3): 0, or 1 interrupted. */
+static int pace(const struct target *t, uint64_t start, uint32_t lease_ms, uint32_t j,
+                uint32_t n)
 {
-    uint64_t due = start + (uint64_t)lease_ms * 1000000u / 3u * j / n;
+    uint64_t due = start + (uint64_t)lease_ms * 1000000u / 3u * j / n, now;
 
-    while (lw_clock_now() < due) {
-        struct timespec ts = {0, 1000000};
-
-        nanosleep(&ts, NULL);
-    }
+    while ((now = lw_clock_now()) < due)
+        if (nap(t, (double)(due - now) / 1e9))
+            return 1;
+    return 0;
 }
 
 /*
@@ -336,13 +343,15 @@ static int acquire_permits(const struct permit_handles *ph, uint32_t lease_ms,
 {
     uint32_t window = ACQUIRE_WINDOW / ph->per ? ACQUIRE_WINDOW / ph->per : 1;
     uint64_t start = lw_clock_now(), last = start;
+    int slot;
 
     for (uint32_t j = 0; j < ph->nsems; j++) {
         struct run_client *rc = client_of(x, j, ph->nsems);
 
-        pace(start, lease_ms, j, ph->nsems);
-        if (acquire_slot(x, j, window))
-            return -1;
+        if (pace(t, start, lease_ms, j, ph->nsems))
+            return 1;
+        if ((slot = acquire_slot(x, t, j, window)))
+            return slot;
         if (lw_permit_acquire_async(ph->sems[j], permits_of(ph, j), 0, 0, &ph->ids[j * ph->per],
                                     on_permits, rc))
             on_permits(LW_ENOMEM, 0, rc);
@@ -371,7 +380,7 @@ static int make_handles(const struct opts *o, struct run_ctx *x, const struct ta
     };
     /* A multi-lock's names share a client: the sets split in runs. */
     uint32_t per = o->kind == LWB_KIND_MULTI ? o->names_per_lock : 1;
-    char name[128];
+    char name[LWB_NAME_MAX];
 
     snprintf(prefix, plen, "%s:r%u", t->prefix, step);
     for (uint32_t i = 0; i < n; i++) {
@@ -481,7 +490,7 @@ static void measure_masters(const struct target *t, const struct sample *a,
 static void count_masters(const struct target *t, const char *prefix, uint32_t locks,
                           struct run_result *r)
 {
-    char name[128];
+    char name[LWB_NAME_MAX];
 
     for (uint32_t i = 0; i < locks; i++) {
         key_name(name, sizeof name, prefix, i);
@@ -594,25 +603,31 @@ static int acquire_and_hold(const struct opts *o, struct target *t, struct lw_lo
     r->acquire_s = (double)(lw_clock_now() - t0) / 1e9;
     r->acquired = atomic_load(&x->acquired);
     r->bytes_per_lock = r->acquired ? (cli_rss_bytes() - rss0) / r->acquired : 0;
-    if (rc == 1 || r->acquired == 0) {
+    r->window_planned_s = window_s(o);
+    if (rc == 1) { /* SIGINT or SIGTERM while acquiring: no hold measured */
+        r->interrupted = 1;
+        r->lost = atomic_load(&x->lost);
+        return 0;
+    }
+    if (r->acquired == 0) {
         char last[LW_REPLY_ERROR_MAX + 16];
         int have_last = lw_client_last_error(x->clients[0].c, last, sizeof last) && last[0];
 
-        r->interrupted = rc == 1;
         /* And why: Redis's words when it refused, else why the connection
          * failed (TLS, ...), when the client knows. */
         if (x->first_said[0])
             snprintf(last, sizeof last, "Redis: %s", x->first_said);
         have_last = have_last || x->first_said[0];
-        if (!r->interrupted)
-            snprintf(why, n, "no lock acquired: %s%s%s%s",
-                     lw_strerror(atomic_load(&x->first_err)), have_last ? " (" : "",
-                     have_last ? last : "", have_last ? ")" : "");
-        return r->interrupted ? 0 : -1;
+        snprintf(why, n, "no lock acquired: %s%s%s%s", lw_strerror(atomic_load(&x->first_err)),
+                 have_last ? " (" : "", have_last ? last : "", have_last ? ")" : "");
+        return -1;
     }
     take_sample(x, t, &a);
-    r->interrupted = hold(t, x, window_s(o), a.at_ns, r);
+    r->interrupted = hold(t, x, r->window_planned_s, a.at_ns, r);
     take_sample(x, t, &b);
+    /* Lost by then: a terminal's Ctrl-C stops a private redis-server too,
+     * and what that loses afterwards is not the run's. */
+    r->lost = atomic_load(&x->lost);
     measure(&a, &b, r);
     r->overloads = b.st.overloads;
     if (t->cluster)
@@ -650,6 +665,36 @@ static int held(const struct opts *o, int rc, const struct run_result *r, uint32
            r->lag_p99_ns <= (uint64_t)o->lease_ms * 1000000u / 6;
 }
 
+/* Before a given Redis's first flood (--ceiling): the rest of the notice
+ * lwbench gave (FLOOD_NOTICE_NS), counted down a second at a time.  0, or
+ * 1 interrupted (no flood then). */
+static int flood_notice(struct target *t)
+{
+    uint64_t now;
+
+    while (t->warned_at && (now = lw_clock_now()) - t->warned_at < FLOOD_NOTICE_NS) {
+        double left = (double)(t->warned_at + FLOOD_NOTICE_NS - now) / 1e9;
+
+        progress("the ceiling floods %s in %.0f s (Ctrl-C stops lwbench, which deletes its "
+                 "keys)",
+                 t->cluster ? "every master" : "this Redis", ceil(left));
+        if (nap(t, left < 1 ? left : 1))
+            return 1;
+    }
+    t->warned_at = 0; /* given: later floods go at once */
+    return 0;
+}
+
+/* Whether to leave the run's keys: on a private server when SIGINT or
+ * SIGTERM stopped lwbench.  The server is stopped next, its keys with
+ * it, and a terminal's Ctrl-C, which reaches the whole foreground process
+ * group, may have stopped it already: the DELs would fail.  A Redis
+ * lwbench did not start has them deleted whatever stopped the run. */
+static int keep_keys(const struct target *t)
+{
+    return stop_signal() && t->private_server;
+}
+
 /* --kind permit's run: `permits` of them over semaphores, as sizing_run()
  * for locks. */
 static int permit_run(const struct opts *o, struct target *t, uint32_t permits, unsigned step,
@@ -678,12 +723,18 @@ static int permit_run(const struct opts *o, struct target *t, uint32_t permits, 
     }
     if (x)
         free_clients(x); /* renewals stop; the permits stay, for the ceiling */
-    r->lost = x ? atomic_load(&x->lost) : 0;
+    if (x && !r->interrupted)
+        r->lost = atomic_load(&x->lost);
     r->held = held(o, rc, r, permits);
-    if (rc == 0 && !r->interrupted && !o->no_ceiling)
+    if (rc == 0 && !r->interrupted && !o->no_ceiling && !stop_signal() &&
+        !flood_notice(t)) {
         rc = permit_ceiling(o, t, &ph, &r->ceiling, why, n);
-    progress("deleting the run's keys");
-    if (ph.nsems && permit_delete(t, &ph) && rc == 0) {
+        r->ceiling_measured = rc == 0 && !stop_signal();
+    }
+    if (ph.nsems && keep_keys(t)) {
+        progress("stopped: the private redis-server's keys go with it");
+    } else if (ph.nsems && (progress("deleting the run's keys"), permit_delete(t, &ph)) &&
+               rc == 0) {
         snprintf(why, n, "could not delete the run's keys");
         rc = -1;
     }
@@ -700,7 +751,7 @@ static int lock_run(const struct opts *o, struct target *t, uint32_t locks, unsi
     struct lw_lock **handles = calloc(locks, sizeof *handles);
     struct lw_multi **sets =
         o->kind == LWB_KIND_MULTI ? calloc(locks / per + 1, sizeof *sets) : NULL;
-    char prefix[96], field[LW_CLIENT_ID_MAX + 24] = "", id[LW_CLIENT_ID_MAX + 1] = "";
+    char prefix[LWB_PREFIX_MAX + 16], field[LW_CLIENT_ID_MAX + 24] = "", id[LW_CLIENT_ID_MAX + 1] = "";
     int rc = -1, erc = 0;
 
     memset(r, 0, sizeof *r);
@@ -726,13 +777,15 @@ static int lock_run(const struct opts *o, struct target *t, uint32_t locks, unsi
         free_clients(x); /* renewals stop; the locks stay, for the ceiling */
     free_sets(sets, locks / per);
     free_handles(handles, locks);
-    r->lost = x ? atomic_load(&x->lost) : 0;
+    if (x && !r->interrupted)
+        r->lost = atomic_load(&x->lost);
     r->refused = x ? atomic_load(&x->refused) : 0;
     r->skipped = x ? atomic_load(&x->skipped) : 0;
     r->held = rc == 0 && !r->interrupted && r->acquired + r->refused + r->skipped == locks &&
               r->lost == 0 &&
               r->lag_p99_ns <= (uint64_t)o->lease_ms * 1000000u / 6;
-    if (rc == 0 && !r->interrupted && !o->no_ceiling) {
+    if (rc == 0 && !r->interrupted && !o->no_ceiling && !stop_signal() &&
+        !flood_notice(t)) {
         /* Several clients: several owner fields; written again as one. */
         uint32_t asked = locks - r->skipped; /* see the head comment */
         struct flood_keys k = {prefix, field, asked,
@@ -744,9 +797,14 @@ static int lock_run(const struct opts *o, struct target *t, uint32_t locks, unsi
         } else {
             rc = measure_ceiling(o, t, &k, &r->ceiling, why, n);
         }
+        r->ceiling_measured = rc == 0 && !stop_signal();
     }
-    progress("deleting the run's keys");
-    if (field[0] && target_delete(t, prefix, locks, o->kind == LWB_KIND_READ) && rc == 0) {
+    if (field[0] && keep_keys(t)) {
+        progress("stopped: the private redis-server's keys go with it");
+    } else if (field[0] &&
+               (progress("deleting the run's keys"),
+                target_delete(t, prefix, locks, o->kind == LWB_KIND_READ)) &&
+               rc == 0) {
         snprintf(why, n, "could not delete the run's keys");
         rc = -1;
     }

@@ -1,9 +1,11 @@
 #!/bin/sh
-# lwbench pointed at a Redis it did not start (a shared one): it says
-# before the ceiling floods it that they drive it to 100% of a core, and
-# --no-ceiling skips them (the table says so, with no ratio and no
-# capacity estimate); the capacity estimate gives the ceiling's figure and
-# the 70% to plan for; LWLOCK_REDIS gives the address and the password;
+# lwbench pointed at a Redis it did not start (a shared one): it does not
+# flood it unless --ceiling asks (the table says so, with no ratio and no
+# capacity estimate); with --ceiling it says first that the floods drive
+# it to 100% of a core, and the first starts 5 s after that, counted down;
+# --no-ceiling says why there is no ceiling; the capacity estimate gives
+# the ceiling's figure, and the plan is no more than what held (with the
+# estimate's 70%); LWLOCK_REDIS gives the address and the password;
 # --version, and -h is the help (the address is -r); --clients N splits
 # the locks between N clients; --kind read holds read-write locks; the
 # JSON has the version, null where nothing was measured, and a --json
@@ -30,19 +32,49 @@ until redis-cli -p "$port" -a 'p@ss' --no-auth-warning PING 2>/dev/null | grep -
 done
 run="--locks 300 --lease-ms 3s --tick-ms 10ms --duration-s 1"
 
-# The address and password from LWLOCK_REDIS; the warning, the 70%.
+# The address and password from LWLOCK_REDIS; not flooded without
+# --ceiling, and said so.
 LWLOCK_REDIS="redis://:p%40ss@127.0.0.1:$port" "$lwbench" $run >"$work/out" 2>"$work/err"
 code=$?
 [ "$code" = 0 ] || fail "LWLOCK_REDIS run: status $code: $(cat "$work/err")"
 grep -q "Redis 127.0.0.1:$port" "$work/out" || fail "not the given Redis: $(cat "$work/out")"
 grep -q "(private)" "$work/out" && fail "a private server: $(cat "$work/out")"
-grep -q "ceiling floods this Redis.*100% of a core" "$work/err" ||
-    fail "no warning before the floods: $(cat "$work/err")"
-grep -q "plan for at most [0-9]* (70% of it" "$work/out" ||
-    fail "no planning figure: $(cat "$work/out")"
+grep -q "^lwbench: the Redis is not lwbench's own: no ceiling floods it (--ceiling asks for them)" \
+    "$work/err" || fail "not said that the Redis is not flooded: $(cat "$work/err")"
+grep -q "ceiling: renew flood\\|100% of a core" "$work/err" && fail "flooded: $(cat "$work/err")"
+grep -q "^ceiling: not measured (a Redis lwbench did not start: --ceiling floods it)" \
+    "$work/out" || fail "the table does not say why there is no ceiling: $(cat "$work/out")"
+grep -q "p@ss\\|p%40ss" "$work/out" "$work/err" && fail "the password is shown"
+
+# --ceiling: the warning, then the first flood no sooner than 5 s after
+# it, counted down (each stderr line timed as it comes); the capacity
+# estimate, the plan no more than what held.
+LWLOCK_REDIS="redis://:p%40ss@127.0.0.1:$port" python3 -I -S - "$lwbench" --ceiling $run \
+    >"$work/out" 2>"$work/err" <<'PY'
+import subprocess, sys, time
+start = time.monotonic()
+p = subprocess.Popen(sys.argv[1:], stderr=subprocess.PIPE, text=True)
+for line in p.stderr:
+    sys.stderr.write(f"{time.monotonic() - start:.3f} {line}")
+sys.exit(p.wait())
+PY
+code=$?
+[ "$code" = 0 ] || fail "--ceiling: status $code: $(cat "$work/err")"
+warned=$(sed -n 's/^\([0-9.]*\) lwbench: --ceiling: after each run, the ceiling floods this Redis.*100% of a core.*no sooner than 5 s.*/\1/p' "$work/err")
+flood=$(sed -n 's/^\([0-9.]*\) lwbench: ceiling: renew flood.*/\1/p' "$work/err" | head -n 1)
+[ -n "$warned" ] || fail "--ceiling: no warning before the floods: $(cat "$work/err")"
+[ -n "$flood" ] || fail "--ceiling: no flood: $(cat "$work/err")"
+if [ -n "$warned" ] && [ -n "$flood" ]; then
+    python3 -I -S -c 'import sys; sys.exit(float(sys.argv[2]) - float(sys.argv[1]) < 4.9)' \
+        "$warned" "$flood" || fail "--ceiling: flooded at $flood s, warned at $warned s"
+fi
+grep -q "lwbench: the ceiling floods this Redis in 1 s (Ctrl-C stops lwbench" "$work/err" ||
+    fail "--ceiling: no count down: $(cat "$work/err")"
+grep -q "^plan for at most 300 (what held; the limit was not reached: 70% of the estimate is [0-9]*)" \
+    "$work/out" || fail "no planning figure, or not what held: $(cat "$work/out")"
 grep -q "capacity estimate at this lease: [0-9]* locks at the ceiling" "$work/out" ||
     fail "no capacity estimate: $(cat "$work/out")"
-grep -q "p@ss\\|p%40ss" "$work/out" "$work/err" && fail "the password is shown"
+grep -q "p@ss\\|p%40ss" "$work/out" "$work/err" && fail "--ceiling: the password is shown"
 
 # --no-ceiling: no floods, no warning, no ratio, said so; in the JSON,
 # null where there is no value (not 0), and the library's version.
@@ -76,7 +108,7 @@ tail -n +5 "$work/out" | head -1 | grep -q " -  *-  *-  *-\$" ||
 
 # --clients: the locks split between 3 clients, held, the ceiling
 # measured on them all the same, nothing left behind.
-"$lwbench" -r "redis://:p%40ss@127.0.0.1:$port" --clients 3 $run --json "$work/c.json" \
+"$lwbench" -r "redis://:p%40ss@127.0.0.1:$port" --clients 3 --ceiling $run --json "$work/c.json" \
     >"$work/out" 2>"$work/err"
 code=$?
 [ "$code" = 0 ] || fail "--clients 3: status $code: $(cat "$work/out" "$work/err")"
@@ -104,7 +136,7 @@ err=$("$lwbench" --clients 257 2>&1 >/dev/null)
 # --kind read: read holds of read-write locks, split between 2 clients,
 # held with none lost, their own renew script flooded, nothing left
 # behind (the readers' timeout keys neither).
-"$lwbench" -r "redis://:p%40ss@127.0.0.1:$port" --kind read --clients 2 $run \
+"$lwbench" -r "redis://:p%40ss@127.0.0.1:$port" --kind read --clients 2 --ceiling $run \
     --json "$work/r.json" >"$work/out" 2>"$work/err"
 code=$?
 [ "$code" = 0 ] || fail "--kind read: status $code: $(cat "$work/out" "$work/err")"
@@ -130,5 +162,8 @@ case $err in *hunter2*) fail "bad LWLOCK_REDIS shows the password: $err" ;; esac
 "$lwbench" --version | grep -q "^lwbench [0-9]" || fail "--version"
 "$lwbench" -h | grep -q "the Redis address is -r" || fail "-h is not the help"
 "$lwbench" --help | grep -q -- "--no-ceiling" || fail "--help lacks --no-ceiling"
+"$lwbench" --help | grep -q -- "--ceiling " || fail "--help lacks --ceiling"
+err=$("$lwbench" --ceiling --no-ceiling 2>&1 >/dev/null)
+[ $? = 64 ] || fail "--ceiling --no-ceiling accepted"
 "$lwbench" --help | grep -q -- "--kind KIND" || fail "--help lacks --kind"
 exit $fails

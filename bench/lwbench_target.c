@@ -5,7 +5,9 @@
  * Connections to a node are lwbench_node.c's.
  *
  * On a server it did not start, lwbench touches only keys under its own
- * prefix ("lwbench:<pid>:<random>") and deletes them when it is done.
+ * prefix ("lwbench:<host>:<pid>:<start>", run_prefix()) and deletes them
+ * when it is done; what a run killed before that left, a later one (or
+ * --cleanup) removes (lwbench_cleanup.c).
  *
  * With --tls and no -r the private redis-server serves TLS only, with a
  * throwaway CA and certificate made at run time (tests/fixtures'
@@ -153,12 +155,9 @@ static int ping(const struct target *t, char *why, size_t n)
 
 int target_open(struct target *t, const struct opts *o, char *why, size_t n)
 {
-    struct timespec now;
     int rc;
 
-    clock_gettime(CLOCK_REALTIME, &now);
-    snprintf(t->prefix, sizeof t->prefix, "lwbench:%d:%08lx", (int)getpid(),
-             (unsigned long)(now.tv_nsec ^ now.tv_sec) & 0xffffffffUL);
+    run_prefix(t->prefix, sizeof t->prefix);
     t->username = o->url.username[0] ? o->url.username : NULL;
     t->password = o->url.password[0] ? o->url.password : NULL;
     t->db = o->url.db;

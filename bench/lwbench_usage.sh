@@ -1,7 +1,8 @@
 #!/bin/sh
 # lwbench's bad addresses, seeds and TLS flags: each is refused with
 # status 64 before anything starts, with a message that says what is wrong
-# and does not show the password.  And --help lists the TLS flags.
+# and does not show the password; an unknown option or a missing value in
+# one line.  And --help lists the TLS flags.
 # $1: the lwbench to run.
 lwbench=$1
 fails=0
@@ -62,6 +63,24 @@ expect "invalid --clients '0' (1 to 256)" --clients 0
 expect "invalid --locks 'many'" --locks many
 expect "at least 3 ticks" --lease-ms 1s --tick-ms 500ms
 expect "at least 3 ticks" --lease-ms 30 --tick-ms 1s
+# An option lwbench does not know, or one without its value: one line
+# that names it (getopt's own message and a second one were two).
+one_line() {
+    want=$1
+    shift
+    err=$("$lwbench" "$@" 2>&1 >/dev/null)
+    code=$?
+    [ "$code" = 64 ] || { echo "lwbench $*: status $code, not 64" >&2; fails=1; }
+    [ "$err" = "$want" ] || { echo "lwbench $*: '$err', not '$want'" >&2; fails=1; }
+}
+one_line "lwbench: unknown option '--csv'; see lwbench --help" --csv
+one_line "lwbench: unknown option '--csv'; see lwbench --help" --csv out.csv
+one_line "lwbench: unknown option '--csv=x'; see lwbench --help" --csv=x
+one_line "lwbench: unknown option '-x'; see lwbench --help" -x
+one_line "lwbench: option '--locks' needs a value; see lwbench --help" --locks
+one_line "lwbench: option '-r' needs a value; see lwbench --help" -r
+one_line "lwbench: invalid --locks 'many' (1 to 50000000); see lwbench --help" --locks many
+one_line "lwbench: unexpected argument x; see lwbench --help" x
 export LWLOCK_SENTINEL_TLS=1
 expect "LWLOCK_SENTINEL_TLS must be 0" -r 'rediss-sentinel://h#m'
 unset LWLOCK_SENTINEL_TLS

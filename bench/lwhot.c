@@ -768,7 +768,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
     o->modes = MODE_SHARED | MODE_EACH;
     o->duration_s = 5;
     o->warmup_s = 1;
-    while ((opt = getopt_long(argc, argv, "r:h", long_opts, NULL)) != -1) {
+    opterr = 0; /* our own messages, one line each */
+    while ((opt = getopt_long(argc, argv, ":r:h", long_opts, NULL)) != -1) {
         switch (opt) {
         case O_THREADS:
             if (parse_threads(optarg, o))
@@ -810,7 +811,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
             break;
         case O_JSON: o->json = optarg; break;
         case 'h': fputs(usage_text, stdout); return 1;
-        default: return tool_usage_error("lwhot", "%s", "bad option");
+        default: return tool_bad_option("lwhot", opt, argv);
         }
     }
     if (optind < argc)

@@ -255,7 +255,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
     o->lease_ms = 3000;
     lw_client_config_init(&defaults);
     o->reconnect_min_ms = defaults.reconnect_min_ms;
-    while ((opt = getopt_long(argc, argv, "vh", long_opts, NULL)) != -1) {
+    opterr = 0; /* our own messages, one line each */
+    while ((opt = getopt_long(argc, argv, ":vh", long_opts, NULL)) != -1) {
         switch (opt) {
         case O_RUNS:
             if (parse_runs(optarg, o))
@@ -287,7 +288,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         case O_JSON: o->json = optarg; break;
         case 'v': o->verbose = 1; break;
         case 'h': fputs(usage_text, stdout); return 1;
-        default: return tool_usage_error("lwtls", "%s", "bad option");
+        default: return tool_bad_option("lwtls", opt, argv);
         }
     }
     if (optind < argc)

@@ -2,6 +2,7 @@
  * bench/tool_util.c - see tool_util.h.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -11,8 +12,25 @@ int tool_usage_error(const char *tool, const char *fmt, const char *arg)
 {
     fprintf(stderr, "%s: ", tool);
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(%s --help for the options)\n", tool);
+    fprintf(stderr, "; see %s --help\n", tool);
     return 64;
+}
+
+int tool_bad_option(const char *tool, int opt, char **argv)
+{
+    char what[300];
+
+    /* getopt_long() with opterr 0 (and ':' first in the short options):
+     * ':' a value missing, '?' an option it does not know; optopt is the
+     * short option's letter, or 0 for a long option, which optind has
+     * passed. */
+    if (opt == ':')
+        snprintf(what, sizeof what, "option '%s' needs a value", argv[optind - 1]);
+    else if (optopt > 0 && optopt < 256)
+        snprintf(what, sizeof what, "unknown option '-%c'", optopt);
+    else
+        snprintf(what, sizeof what, "unknown option '%s'", argv[optind - 1]);
+    return tool_usage_error(tool, "%s", what);
 }
 
 FILE *tool_json_open(const char *tool, const char *path)

@@ -1,8 +1,9 @@
 /*
  * bench/tool_util.h - what the measuring tools lwbench, lwhot and lwtls
- * say the same way, beyond tests/support/cli_util.h: a usage error (64), the
- * --json file opened and closed with its errors said, and the line of
- * failed checks ("3 locks lost; interrupted", or "ok").
+ * say the same way, beyond tests/support/cli_util.h: a usage error (64) in
+ * one line, a bad option in the same form, the --json file opened and
+ * closed with its errors said, and the line of failed checks ("3 locks
+ * lost; interrupted", or "ok").
  *
  * Each takes the tool's name, which starts every message ("lwhot: ...").
  */
@@ -12,9 +13,15 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* "TOOL: <fmt with arg>" and "(TOOL --help for the options)" on stderr;
- * returns 64, the status of bad usage. */
+/* "TOOL: <fmt with arg>; see TOOL --help" on stderr, one line; returns
+ * 64, the status of bad usage. */
 int tool_usage_error(const char *tool, const char *fmt, const char *arg);
+
+/* What getopt_long() returned for a bad option (':' or '?', run with
+ * opterr = 0 and ':' first in its short options), said in one line as
+ * tool_usage_error() says it: "unknown option '--csv'", "option '--locks'
+ * needs a value".  Returns 64. */
+int tool_bad_option(const char *tool, int opt, char **argv);
 
 /* path opened for writing, or NULL ("TOOL: path: why" said). */
 FILE *tool_json_open(const char *tool, const char *path);
