@@ -690,7 +690,7 @@ static void exec_lwlock(const struct opts *o, const char *self, const char *name
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     snprintf(addr, sizeof addr, "127.0.0.1:%d", o->port);
     snprintf(lease, sizeof lease, "%d", o->lease_ms);
-    snprintf(wait, sizeof wait, "%d", o->wait_ms);
+    snprintf(wait, sizeof wait, "%dms", o->wait_ms);
     snprintf(rnd, sizeof rnd, "%ld", round);
     snprintf(hold, sizeof hold, "%d", hold_ms);
     if (o->kind)

@@ -168,7 +168,7 @@ CLUSTER_TEST(lwlock_through_one_seed_on_every_master)
     node_ok(1, "PEXPIRE %s 20000", name);
     cr_assert_eq(lwlock(ARGS("-c", seed, name, "touch", "ran")), 75);
     t0 = now_ms();
-    code = lwlock(ARGS("-w", "300", "-c", seed, name, "touch", "ran"));
+    code = lwlock(ARGS("-w", "300ms", "-c", seed, name, "touch", "ran"));
     cr_assert_eq(code, 75, "-w 300: %d", code);
     cr_assert_geq(now_ms() - t0, 300);
     cr_assert_not(exists("ran"), "COMMAND never ran");
@@ -367,7 +367,7 @@ static void fault_across_a_holder(int f, int slot)
     snprintf(round, sizeof round, "%d", f);
     snprintf(enter, sizeof enter, "enter lock0 h %d ", f);
     pid = start_child(LWLOCK_PATH,
-                      ARGS("-c", seeds, "-W", "3000", "-w", "20000", "--fence", "lock0", CONTENDER_PATH,
+                      ARGS("-c", seeds, "-W", "3000", "-w", "20000ms", "--fence", "lock0", CONTENDER_PATH,
                            "section", "--log", log_path, "--id", "h", "--round", round,
                            "--hold-ms", HOLD_ACROSS_MS),
                       NULL, "h.out", "h.err");

@@ -107,7 +107,7 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         ARGS("-w", "-2", "n", "true"),
         ARGS("-w", "5x", "n", "true"),
         ARGS("-w", " 5", "n", "true"),
-        ARGS("-w", "99999999999", "n", "true"),
+        ARGS("-w", "99999999999ms", "n", "true"),
         ARGS("-l", "5", "n", "true"),
         ARGS("-l", "0", "n", "true"),
         ARGS("-W", "-1", "n", "true"),
@@ -131,7 +131,7 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         ARGS("--warn-signal"),
         ARGS("--max-hold", "0", "n", "true"),
         ARGS("--max-hold", "-5", "n", "true"),
-        ARGS("--max-hold", "1.5s", "n", "true"),
+        ARGS("--max-hold", "1.0005s", "n", "true"),
         ARGS("--max-hold", "2147483648", "n", "true"),
         ARGS("--max-hold", "25d", "n", "true"),
         ARGS("-w", "1m1h", "n", "true"),
@@ -188,8 +188,12 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         {ARGS("-l", "1000", "--warn-signal", "USR1", "n", "true"), "--warn-signal needs a renewed"},
         {ARGS("--max-hold", "500", "-l", "1000", "n", "true"), "--max-hold needs a renewed"},
         {ARGS("--max-hold", "5x", "n", "true"),
-         "invalid --max-hold '5x': 1ms to 24d20h31m23s647ms (250ms, 30s"},
+         "invalid --max-hold '5x': 1ms to 24d20h31m23s647ms (250ms, 1.5s, 30s"},
         {ARGS("-w", "2x", "n", "true"), "invalid -w/--wait '2x': -1, or 0ms to 24d20h31m23s647ms"},
+        /* flock(1)'s -w 60 is a minute: a bare number is refused there. */
+        {ARGS("-w", "60", "n", "true"),
+         "-w/--wait '60': give a unit, 60s or 60ms: flock(1)'s -w counts seconds"},
+        {ARGS("--wait", "1.5", "n", "true"), "give a unit, 1.5s or 1.5ms"},
         {ARGS("--watchdog=25d", "n", "true"), "invalid -W/--watchdog '25d': 10ms to"},
         {ARGS("-l", "5", "n", "true"), "a bare number is ms"},
         {ARGS("--warn-signal", "SIGNAL", "n", "true"), "invalid warning signal 'SIGNAL'"},
@@ -498,16 +502,19 @@ Test(lwlock_usage, tls_forms_reach_the_client, .init = make_dir, .fini = remove_
 
 Test(lwlock_usage, help_and_version, .init = make_dir, .fini = remove_test_dir, .timeout = 60)
 {
-    char buf[8192];
+    char buf[16384];
 
     cr_assert_eq(run(ARGS("--version")), 0);
+    cr_assert_str_eq(slurp("out", buf, sizeof buf), "lwlock " LWLOCK_VERSION "\n");
+    cr_assert_eq(run(ARGS("-V")), 0, "-V, as flock(1)'s");
     cr_assert_str_eq(slurp("out", buf, sizeof buf), "lwlock " LWLOCK_VERSION "\n");
     cr_assert_eq(run(ARGS("-h")), 0);
     cr_assert(strstr(slurp("out", buf, sizeof buf), "Usage: lwlock"));
     cr_assert_eq(run(ARGS("--help")), 0);
     cr_assert(strstr(slurp("out", buf, sizeof buf), "--watchdog"));
     for (const char *const *f = ARGS("--warn-signal SIG", "--max-hold DURATION", "-v, --verbose",
-                                     "-w, --wait DURATION", "250ms, 30s, 5m", "-n, --nonblock",
+                                     "-w, --wait DURATION", "250ms, 1.5s, 30s, 5m", "-n, --nonblock",
+                                     "-V, --version", "not for -w",
                                      "-E, --conflict-exit-code N", "-q, --quiet",
                                      "--min-hold DURATION", "--prefix PREFIX", "--status",
                                      "--json");
@@ -549,11 +556,24 @@ Test(lwlock_usage, durations_with_units)
         {"1d1h1m1s1ms", 90061001},
         {"24d20h31m23s647ms", 2147483647},
         {"2147483647", 2147483647},
+        {"1.5s", 1500},
+        {"0.25s", 250},
+        {"2.5m", 150000},
+        {"1h0.5m", 3630000},
+        {"0.001s", 1},
+        {"1.25d", 108000000},
     };
     static const char *const bad[] = {
         "",
         "ms",
-        "1.5s",
+        "1.5",
+        "1.0005s",
+        "1.5ms",
+        "1.s",
+        ".5s",
+        "1.5.5s",
+        "0.0000000000001s",
+        "1s0.5s",
         "1 s",
         " 1s",
         "1s ",
@@ -613,7 +633,7 @@ LWLOCK_TEST(command_status_passes_through)
     cr_assert_eq(redis_int("EXISTS %s", "job"), 0, "released after a killed COMMAND");
 
     /* Options after NAME are COMMAND's. */
-    cr_assert_eq(run(ARGS("-r", addr, "job", "echo", "-w", "5")), 0);
+    cr_assert_eq(run(ARGS("-r", addr, "job", "echo", "-w", "5ms")), 0);
     cr_assert_str_eq(slurp("out", buf, sizeof buf), "-w 5\n");
 
     /* As shells: 127 not found, 126 not executable; with a message. */
@@ -670,7 +690,7 @@ LWLOCK_TEST(held_elsewhere_exits_75)
     cr_assert(stderr_has("lwlock: "));
 
     t0 = now_ms();
-    code = run(ARGS("-w", "300", "-r", addr, "busy", "touch", "ran"));
+    code = run(ARGS("-w", "300ms", "-r", addr, "busy", "touch", "ran"));
     cr_assert_eq(code, 75, "-w 300: %d", code);
     cr_assert_geq(now_ms() - t0, 300, "waited %llu ms", (unsigned long long)(now_ms() - t0));
     cr_assert_lt(now_ms() - t0, 5000);
@@ -859,7 +879,7 @@ LWLOCK_TEST(status_says_who_holds_what)
     cr_assert_eq(status_of("nothing", 0, out, sizeof out), 0);
     cr_assert_str_eq(out, "nothing: free\n");
     cr_assert_eq(status_of("nothing", 1, out, sizeof out), 0);
-    cr_assert(strstr(out, "\"state\": \"free\", \"kind\": \"free\"") &&
+    cr_assert(strstr(out, "\"state\": \"free\", \"kind\": \"free\", \"type\": \"none\"") &&
                   strstr(out, "\"ttl_ms\": -2"), "%s", out);
     cr_assert_eq(redis_int("EXISTS %s", "nothing"), 0, "--status took nothing");
 
@@ -910,8 +930,9 @@ LWLOCK_TEST(status_says_who_holds_what)
     }
     cr_assert_eq(status_of("fq", 0, out, sizeof out), 1, "a waiter's turn is not free");
     cr_assert(strstr(out, "fq: free, the first waiter's turn\n  waiting, in turn:\n"
-                          "    1. java-1:2  gives up in ") &&
-                  strstr(out, "\n    2. web-7-ab:7  gives up in ") && strstr(out, " ms, place "),
+                          "    1. java-1:2  in line ") &&
+                  strstr(out, " ms more\n    2. web-7-ab:7  in line ") &&
+                  strstr(out, " ms more unless renewed, place "),
               "%s", out);
     cr_assert_eq(status_of("fq", 1, out, sizeof out), 1);
     cr_assert(strstr(out, "\"state\": \"held\"") &&
@@ -934,7 +955,8 @@ LWLOCK_TEST(status_says_who_holds_what)
         freeReplyObject(r);
     }
     cr_assert_eq(status_of("sem", 0, out, sizeof out), 1);
-    cr_assert(strstr(out, "sem: a semaphore, 2 permits available, 2 taken, no expiry\n") &&
+    cr_assert(strstr(out, "sem: a semaphore, 2 permits available, 2 taken, no expiry\n"
+                          "  permit ids, random: COMMAND gets its own in LWLOCK_PERMIT\n") &&
                   strstr(out, "  0102030405060708090a0b0c0d0e0fff  ") &&
                   strstr(out, "  0123456789abcdef0123456789abcdef  never expires\n"),
               "%s", out);
@@ -991,6 +1013,12 @@ LWLOCK_TEST(durations_with_units_reach_the_lock)
     cr_assert_eq(code, 75, "-w 400ms: %d", code);
     cr_assert_geq(now_ms() - t0, 400, "waited %llu ms", (unsigned long long)(now_ms() - t0));
     cr_assert_not(exists("ran"));
+    /* A fraction of a unit: flock(1)'s -w 0.5, with its unit. */
+    t0 = now_ms();
+    code = run(ARGS("-w", "0.5s", "-r", addr, "busy", "touch", "ran"));
+    cr_assert_eq(code, 75, "-w 0.5s: %d", code);
+    cr_assert_geq(now_ms() - t0, 500, "waited %llu ms", (unsigned long long)(now_ms() - t0));
+    cr_assert_not(exists("ran"));
 
     snprintf(cmd, sizeof cmd, "redis-cli -p %d PTTL unitjob > \"$LWT_DIR/pttl\"", srv.port);
     for (const char *const *lease = ARGS("-W", "2m", "-l", "2m"); *lease; lease += 2) {
@@ -1024,13 +1052,20 @@ LWLOCK_TEST(redis_url_selects_db_and_authenticates)
     snprintf(url, sizeof url, "redis://:p%%40ss@127.0.0.1:%d", locked.port);
     code = run(ARGS("-r", url, "authjob", "true"));
     snprintf(url, sizeof url, "LWLOCK_REDIS=redis://:p%%40ss@127.0.0.1:%d/1", locked.port);
-    int code_env = run_lwlock(ARGS("authjob", "true"), ARGS(url));
+    /* COMMAND sees LWLOCK_REDIS without the password, the address kept. */
+    int code_env = run_lwlock(ARGS("authjob", "sh", "-c", "env > \"$LWT_DIR/env\""), ARGS(url));
+    char env_seen[8192];
+    slurp("env", env_seen, sizeof env_seen);
     snprintf(url, sizeof url, "redis://:wrong@127.0.0.1:%d", locked.port);
     int code_wrong = run(ARGS("-r", url, "authjob", "true"));
     int said = stderr_has(lw_strerror(LW_EAUTH));
     redis_server_stop(&locked);
     cr_assert_eq(code, 0, "the right password: %d", code);
     cr_assert_eq(code_env, 0, "the right password in LWLOCK_REDIS: %d", code_env);
+    cr_assert_null(strstr(env_seen, "p%40ss"), "the password reached COMMAND: %s", env_seen);
+    snprintf(url, sizeof url, "\nLWLOCK_REDIS=redis://127.0.0.1:%d/1\n", locked.port);
+    cr_assert_not_null(strstr(env_seen, url), "LWLOCK_REDIS not passed on, address kept: %s",
+                       env_seen);
     cr_assert_eq(code_wrong, 69, "a wrong password: %d", code_wrong);
     cr_assert(said, "a wrong password: says '%s'", lw_strerror(LW_EAUTH));
 }
@@ -2263,4 +2298,25 @@ LWLOCK_TEST(status_json_keeps_utf8)
     cr_assert(strstr(out, "{\"name\": \"bad\\u00ff\\u00c3(\", ") == out, "%s", out);
     cr_assert_eq(status_of("tab\there", 1, out, sizeof out), 0);
     cr_assert(strstr(out, "\"tab\\u0009here\""), "%s", out);
+}
+
+/* Text is for a terminal: a name's or a holder's byte that is not
+ * printable (ESC, a control character, no UTF-8) is shown as \xNN, so
+ * that what anyone wrote to Redis cannot move the cursor or recolour it;
+ * UTF-8 as it is. */
+LWLOCK_TEST(status_text_escapes_bytes)
+{
+    char out[1024];
+
+    cr_assert_eq(status_of("bad\x1b[2J\xff", 0, out, sizeof out), 0);
+    cr_assert_str_eq(out, "bad\\x1b[2J\\xff: free\n");
+    cr_assert_eq(status_of("a\\b", 0, out, sizeof out), 0);
+    cr_assert_str_eq(out, "a\\\\b: free\n");
+    /* An id that is not text is hex already (lw_name_status()). */
+    redis_do("HSET held \x1b]0;pwned\x07:1 1");
+    cr_assert_eq(status_of("held", 0, out, sizeof out), 1);
+    cr_assert(strstr(out, "\n  1b5d303b70776e6564073a31  1 hold\n"), "%s", out);
+    cr_assert_null(strchr(out, 0x1b), "%s", out);
+    cr_assert_eq(status_of("отчёт", 0, out, sizeof out), 0);
+    cr_assert_str_eq(out, "отчёт: free\n");
 }

@@ -645,8 +645,8 @@ REACH_TEST(lwlock_waits_end_by_their_deadline_while_redis_is_away)
 
     hold_elsewhere("x", 2500);
     hold_elsewhere("y", 2500);
-    spawn(&r[0], "multi", ARGS("-r", addr, "-w", "3000", "--multi", "y,x", "true"));
-    spawn(&r[1], "plain", ARGS("-r", addr, "-w", "3000", "x", "true"));
+    spawn(&r[0], "multi", ARGS("-r", addr, "-w", "3000ms", "--multi", "y,x", "true"));
+    spawn(&r[1], "plain", ARGS("-r", addr, "-w", "3000ms", "x", "true"));
     cr_assert(wait_until(waiting_on_x_and_y() == 2, 2000), "the lwlocks never waited");
     cr_assert_gt(redis_int("PTTL %s", "x"), 0, "x ran out before Redis went");
     kill_redis();
@@ -667,8 +667,8 @@ REACH_TEST(lwlock_waiters_get_the_lock_when_redis_is_back_within_their_wait)
 
     hold_elsewhere("x", 1200);
     hold_elsewhere("y", 1200);
-    spawn(&r[0], "multi", ARGS("-r", addr, "-w", "10000", "--multi", "y,x", "true"));
-    spawn(&r[1], "plain", ARGS("-r", addr, "-w", "10000", "x", "true"));
+    spawn(&r[0], "multi", ARGS("-r", addr, "-w", "10000ms", "--multi", "y,x", "true"));
+    spawn(&r[1], "plain", ARGS("-r", addr, "-w", "10000ms", "x", "true"));
     cr_assert(wait_until(waiting_on_x_and_y() == 2, 1000), "the lwlocks never waited");
     cr_assert_gt(redis_int("PTTL %s", "x"), 0, "x ran out before Redis went");
     kill_redis();
@@ -698,7 +698,7 @@ REACH_TEST(lwlock_no_wait_fails_at_once_and_a_wait_waits_for_redis)
     kill_redis();
     spawn(&now[0], "n", ARGS("-r", addr, "-n", "a", "true"));
     spawn(&now[1], "forever", ARGS("-r", addr, "-w", "-1", "b", "true"));
-    spawn(&now[2], "w1000", ARGS("-r", addr, "-w", "1000", "c", "true"));
+    spawn(&now[2], "w1000", ARGS("-r", addr, "-w", "1000ms", "c", "true"));
     reap(now, 3, 10000);
     fprintf(stderr, "reach: lwlock -n exited %d after %llu ms, -w -1 %d after %llu ms\n",
             now[0].code, (unsigned long long)run_ms(&now[0]), now[1].code,
@@ -711,9 +711,9 @@ REACH_TEST(lwlock_no_wait_fails_at_once_and_a_wait_waits_for_redis)
               (unsigned long long)run_ms(&now[1]));
     exited_by_deadline(&now[2], "-w 1000", 69, 1000);
 
-    spawn(&later[0], "lock", ARGS("-r", addr, "-w", "6000", "d", "true"));
-    spawn(&later[1], "multi", ARGS("-r", addr, "-w", "6000", "--multi", "e,f", "true"));
-    spawn(&later[2], "permit", ARGS("-r", addr, "-w", "6000", "--permits", "2", "s", "true"));
+    spawn(&later[0], "lock", ARGS("-r", addr, "-w", "6000ms", "d", "true"));
+    spawn(&later[1], "multi", ARGS("-r", addr, "-w", "6000ms", "--multi", "e,f", "true"));
+    spawn(&later[2], "permit", ARGS("-r", addr, "-w", "6000ms", "--permits", "2", "s", "true"));
     watch_for(later, 3, 1000);
     restart_after(0);
     reap(later, 3, 12000);

@@ -1,10 +1,11 @@
 /*
  * tools/duration.c - durations with units (duration.h).
  *
- * A duration is one or more "<digits><unit>" terms with the units
- * strictly decreasing (so "1h30m" but not "30m1h" nor "1m1m"), or bare
- * digits alone.  Every step is checked against overflow: the value is
- * compared with max_ms before it can wrap.
+ * A duration is one or more "<digits>[.<digits>]<unit>" terms with the
+ * units strictly decreasing (so "1h30m" but not "30m1h" nor "1m1m"), or
+ * bare digits alone.  A fraction must come to whole milliseconds ("1.5s",
+ * "0.25s", not "1.0005s"): nothing is rounded.  Every step is checked
+ * against overflow: the value is compared with max_ms before it can wrap.
  */
 #include <stdio.h>
 #include <string.h>
@@ -57,6 +58,29 @@ static int unit(const char **s)
     return -1;
 }
 
+/* A fraction's digits at *s (after the '.') times unit_ms, exact in ms,
+ * into *ms, advancing *s; -1 when there are none, too many, or the
+ * product is not a whole number of milliseconds. */
+static int fraction(const char **s, uint64_t unit_ms, uint64_t *ms)
+{
+    const char *p = *s;
+    uint64_t num = 0, den = 1;
+
+    if (*p < '0' || *p > '9')
+        return -1;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (den >= 1000000000000ull) /* more digits than any unit needs */
+            return -1;
+        num = num * 10 + (uint64_t)(*p - '0');
+        den *= 10;
+    }
+    if (num * unit_ms % den) /* num < den <= 1e12, unit_ms <= 86400000: no wrap */
+        return -1;
+    *ms = num * unit_ms / den;
+    *s = p;
+    return 0;
+}
+
 /* Unit i's order, largest first: d h m s ms. */
 static int rank(int i)
 {
@@ -80,12 +104,20 @@ int duration_parse(const char *s, uint64_t bare_ms, uint64_t min_ms, uint64_t ma
         return 0;
     }
     for (;;) {
+        const char *dot = *s == '.' ? s + 1 : NULL;
+        uint64_t part = 0;
+
+        if (dot) /* the unit follows the fraction's digits */
+            for (s = dot; *s >= '0' && *s <= '9'; s++)
+                ;
         if ((u = unit(&s)) < 0 || rank(u) <= last)
             return -1;
-        last = rank(u);
-        if (v > (max_ms - total) / units[u].ms)
+        if (dot && fraction(&dot, units[u].ms, &part))
             return -1;
-        total += v * units[u].ms;
+        last = rank(u);
+        if (v > (max_ms - total) / units[u].ms || part > max_ms - total - v * units[u].ms)
+            return -1;
+        total += v * units[u].ms + part;
         if (!*s)
             break;
         if (digits(&s, UINT64_MAX, &v))

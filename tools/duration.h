@@ -1,16 +1,17 @@
 /*
  * tools/duration.h - how long, as both tools' options take it.
  *
- *   250ms  30s  5m  1h  1d     a whole number and a unit
+ *   250ms  30s  5m  1h  1d     a number and a unit
+ *   1.5s  0.25s  2.5m          a fraction that comes to whole milliseconds
  *   1h30m  1m30s               units in decreasing order, summed
  *   1500                       a bare number: in the option's own unit
  *                              (milliseconds for every lwlock option and
  *                              lwbench's --lease-ms and --tick-ms; seconds
  *                              for lwbench's --duration-s, as its name says)
  *
- * Whole numbers only ("1.5s" is 1500ms): a fraction would leave the exact
- * value to rounding, and every unit has a smaller one to say it with.
- * Units are lower case, as systemd's and Go's, so that "m" cannot be read
+ * A fraction is taken only when it is exact in milliseconds ("1.5s" is
+ * 1500ms; "1.0005s" is refused): nothing is left to rounding.  A bare
+ * number has no fraction.  Units are lower case, as systemd's and Go's, so that "m" cannot be read
  * as months.  Pure parsing: no output; the caller's message names the
  * option, and duration_range() says its range.
  */
@@ -21,7 +22,7 @@
 #include <stdint.h>
 
 /* What a message about a bad duration adds after the range. */
-#define DURATION_FORMS "250ms, 30s, 5m, 1h, 1d or 1h30m"
+#define DURATION_FORMS "250ms, 1.5s, 30s, 5m, 1h, 1d or 1h30m"
 
 /*
  * duration_parse - s as a duration in ms, a bare number counting bare_ms

@@ -66,6 +66,7 @@
 
 #include "lwlock_args.h"
 #include "lwlock_status.h"
+#include "redis_url.h"
 
 #define MAX_INHERITED 64 /* descriptors passed on to COMMAND */
 
@@ -792,34 +793,64 @@ static int env_second(const struct run *r)
     return r->sem || r->opt.fence;
 }
 
-/* lwlock's environment with LWLOCK_NAME set, and LWLOCK_TOKEN or
- * LWLOCK_PERMIT when env_second(): built before fork(), since the child
- * of a threaded process must not allocate.  The strings made (1 +
- * env_second()) are the array's last entries, freed with it (free_env). */
-static char **command_env(const struct run *r, uint64_t token)
+/* LWLOCK_REDIS=... with the password taken out (malloc'd), or NULL when
+ * var is not LWLOCK_REDIS or has none.  *failed on ENOMEM. */
+static char *redis_var_without_password(const char *var, int *failed)
+{
+    char *v;
+
+    if (!has_prefix(var, "LWLOCK_REDIS=") || !strchr(var, '@'))
+        return NULL;
+    if (!(v = malloc(strlen(var) + 1))) {
+        *failed = 1;
+        return NULL;
+    }
+    memcpy(v, "LWLOCK_REDIS=", sizeof "LWLOCK_REDIS=");
+    if (redis_url_without_password(var + strlen("LWLOCK_REDIS="), v + strlen("LWLOCK_REDIS="),
+                                   strlen(var) + 1 - strlen("LWLOCK_REDIS=")))
+        return v;
+    free(v);
+    return NULL;
+}
+
+/* lwlock's environment with LWLOCK_NAME set, LWLOCK_TOKEN or
+ * LWLOCK_PERMIT when env_second(), and LWLOCK_REDIS without its password
+ * and no LWLOCK_SENTINEL_PASSWORD (COMMAND is not lwlock's to trust with
+ * them: a nested lwlock is given them again): built before fork(), since the child of a threaded process
+ * must not allocate.  The strings made (*made) are the array's last
+ * entries, freed with it (free_env). */
+static char **command_env(const struct run *r, uint64_t token, size_t *made)
 {
     extern char **environ;
     const char *name = r->opt.key;
     size_t n = 0, k = 0;
-    char **env, *vname, *vsecond = NULL, hex[LW_PERMIT_HEX_LEN + 1];
+    char **env, *vname, *vsecond = NULL, *vredis = NULL, hex[LW_PERMIT_HEX_LEN + 1];
+    int failed = 0;
 
     while (environ[n])
         n++;
-    env = malloc((n + 3) * sizeof *env);
+    env = malloc((n + 4) * sizeof *env);
     vname = malloc(strlen(name) + sizeof "LWLOCK_NAME=");
     if (env_second(r))
         vsecond = malloc(sizeof "LWLOCK_PERMIT=" + LW_PERMIT_HEX_LEN + 21 * LW_MULTI_MAX);
-    if (!env || !vname || (env_second(r) && !vsecond)) {
+    for (size_t i = 0; i < n && !vredis; i++)
+        vredis = redis_var_without_password(environ[i], &failed);
+    if (!env || !vname || (env_second(r) && !vsecond) || failed) {
         free(env);
         free(vname);
         free(vsecond);
+        free(vredis);
         return NULL;
     }
     for (size_t i = 0; i < n; i++)
-        if (!ours(environ[i]))
+        if (!ours(environ[i]) && !(vredis && has_prefix(environ[i], "LWLOCK_REDIS=")) &&
+            !has_prefix(environ[i], "LWLOCK_SENTINEL_PASSWORD="))
             env[k++] = environ[i];
+    *made = 0;
+    if (vredis)
+        env[k++] = vredis, ++*made;
     sprintf(vname, "LWLOCK_NAME=%s", name);
-    env[k++] = vname;
+    env[k++] = vname, ++*made;
     if (r->sem)
         sprintf(vsecond, "LWLOCK_PERMIT=%s", lw_permit_hex(&r->permit, hex));
     else if (r->multi && vsecond) /* each name's, in NAME's order */
@@ -828,12 +859,12 @@ static char **command_env(const struct run *r, uint64_t token)
     else if (vsecond)
         sprintf(vsecond, "LWLOCK_TOKEN=%" PRIu64, token);
     if (vsecond)
-        env[k++] = vsecond;
+        env[k++] = vsecond, ++*made;
     env[k] = NULL;
     return env;
 }
 
-/* made: the strings command_env() made, 1 or 2. */
+/* made: the strings command_env() made, 1 to 3. */
 static void free_env(char **env, size_t made)
 {
     size_t n = 0;
@@ -896,8 +927,8 @@ static void exec_command(const struct run *r, pid_t parent, char **env, int errf
  * an exit status. */
 static int spawn(struct run *r, uint64_t token)
 {
-    char **env = command_env(r, token);
-    size_t made = 1 + (size_t)env_second(r);
+    size_t made = 0;
+    char **env = command_env(r, token, &made);
     int p[2], err;
     pid_t pid, parent;
 

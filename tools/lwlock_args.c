@@ -118,10 +118,11 @@ static void usage(FILE *to)
           "  -v, --verbose          the library's log lines to stderr (connections lost\n"
           "                         and made again, the lock at risk, safe, lost)\n"
           "  -h, --help             show this help\n"
-          "      --version          show the version\n"
+          "  -V, --version          show the version\n"
           "\n"
-          "A DURATION is a whole number with a unit, ms, s, m, h or d (250ms, 30s, 5m,\n"
-          "1h, 1d, 1h30m), or a bare number of milliseconds; at most 24d20h31m23s647ms.\n"
+          "A DURATION is a number with a unit, ms, s, m, h or d (250ms, 1.5s, 30s, 5m,\n"
+          "1h, 1d, 1h30m), or a bare number of milliseconds (not for -w: flock's -w 60\n"
+          "is seconds, so -w wants a unit); at most 24d20h31m23s647ms.\n"
           "\n",
           to);
     /* In parts: C99 promises string literals of 4095 bytes only. */
@@ -348,6 +349,18 @@ static int duration_opt(struct parse *p, const char *opt, const char *arg, uint6
     return -1;
 }
 
+/* Whether -w's value is a bare number other than 0: refused, since
+ * flock(1)'s "-w 60" is a minute and a bare number elsewhere in lwlock is
+ * milliseconds; a script carried over from either would silently wait
+ * 1000 times too long or too short. */
+static int bare_wait(const char *arg)
+{
+    size_t n = strspn(arg, "0123456789");
+
+    return n && (!arg[n] || (arg[n] == '.' && arg[n + 1 + strspn(arg + n + 1, "0123456789")] == 0)) &&
+           strspn(arg, "0.") != strlen(arg);
+}
+
 /* --permits N (1..) or --set-permits N (0..): 0, or the usage status. */
 static int take_permits(struct parse *p, int c, const char *arg)
 {
@@ -389,6 +402,11 @@ static int take_option(struct parse *p, int c, const char *arg)
             o->wait_ms = -1;
             return 0;
         }
+        if (bare_wait(arg))
+            return usage_error(p->err,
+                               "-w/--wait '%s': give a unit, %ss or %sms: flock(1)'s -w counts "
+                               "seconds, lwlock's other durations milliseconds",
+                               arg, arg, arg);
         if (duration_opt(p, "-w/--wait", arg, 0, &u))
             return EXIT_USAGE;
         o->wait_ms = (long long)u;
@@ -490,12 +508,12 @@ static int take_options(struct parse *p, int argc, char **argv, FILE *out)
      * and print our own messages. */
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+:r:c:w:l:W:s:E:nqvh", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:r:c:w:l:W:s:E:nqvVh", long_options, NULL)) != -1) {
         if (c == 'h') {
             usage(out);
             return 0;
         }
-        if (c == OPT_VERSION) {
+        if (c == OPT_VERSION || c == 'V') { /* -V: flock(1)'s */
             fputs("lwlock " LWLOCK_VERSION "\n", out);
             return 0;
         }

@@ -6,8 +6,8 @@
  *   nightly: held as a lock, 29812 ms left
  *     web1-4242-1a2b3c4d:4242  1 hold
  *     waiting, in turn:
- *       1. web2-77-9f3e1c0a:77  gives up in 329812 ms, place 4800 ms
- *       2. java-svc-8a7f...:41  gives up in 629812 ms
+ *       1. web2-77-9f3e1c0a:77  in line 329812 ms more unless renewed, place 4800 ms
+ *       2. java-svc-8a7f...:41  in line 629812 ms more
  *
  * and JSON, for a script: {"name": ..., "state": "free"|"held", "kind":
  * "lock"|"read"|"write"|"permits"|"other", "type", "ttl_ms", "permits"
@@ -22,7 +22,14 @@
  *
  *   backups: a semaphore, 2 permits available, 2 taken, no expiry
  *
- * Ids are printed as stored (a permit's raw id as hex).
+ * Ids are printed as stored (a permit's raw id as hex), a byte that is
+ * not printable as \xNN (a backslash as \\) so that no name or id
+ * written to Redis can move a terminal's cursor or change its colours.
+ * A waiter's "in line" time is its timeout score in the queue, Redis's
+ * (Redisson's rule, and leasewheel's keep(): its place lease plus the wait
+ * of each waiter up to it), not the wait its client asked for, which is
+ * the client's own and not stored.  A free name's JSON "type" is Redis's
+ * TYPE, "none".
  */
 #include <inttypes.h>
 #include <string.h>
@@ -39,6 +46,33 @@ static const char *kind_name(int kind)
     case LW_NAME_WRITE: return "write";
     case LW_NAME_PERMITS: return "permits";
     default: return "other";
+    }
+}
+
+/* The length of the well-formed UTF-8 character at s, 0 when none
+ * (below). */
+static size_t utf8_char(const unsigned char *s);
+
+/* s for a terminal: printable ASCII and UTF-8 as they are, a backslash
+ * doubled, any other byte (a control character, ESC, a byte of no UTF-8
+ * character) as \xNN. */
+static void text_string(const char *s, FILE *out)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t n = *p >= 0x80 ? utf8_char(p) : 0;
+
+        if (n) {
+            fwrite(p, 1, n, out);
+            p += n;
+            continue;
+        }
+        if (*p == '\\')
+            fputs("\\\\", out);
+        else if (*p < 0x20 || *p >= 0x7f)
+            fprintf(out, "\\x%02x", *p);
+        else
+            fputc(*p, out);
+        p++;
     }
 }
 
@@ -76,9 +110,11 @@ static void print_waiters(const struct lw_name_status *st, FILE *out)
     for (unsigned i = 0; i < shown; i++) {
         const struct lw_name_waiter *w = &st->waiters[i];
 
-        fprintf(out, "    %u. %s  gives up in %" PRId64 " ms", i + 1, w->id, w->give_up_ms);
-        if (w->place_ms != INT64_MIN)
-            fprintf(out, ", place %" PRId64 " ms", w->place_ms);
+        fprintf(out, "    %u. ", i + 1);
+        text_string(w->id, out);
+        fprintf(out, "  in line %" PRId64 " ms more", w->give_up_ms);
+        if (w->place_ms != INT64_MIN) /* leasewheel's: renewed while it waits */
+            fprintf(out, " unless renewed, place %" PRId64 " ms", w->place_ms);
         fputc('\n', out);
     }
     if (shown < st->nwaiters)
@@ -94,8 +130,9 @@ static void print_text(const char *key, const struct lw_name_status *st, FILE *o
     };
     unsigned shown = st->nholders < LW_STATUS_HOLDERS ? st->nholders : LW_STATUS_HOLDERS;
 
+    text_string(key, out);
     if (st->kind == LW_NAME_FREE) {
-        fprintf(out, "%s: free%s\n", key, st->nwaiters ? ", the first waiter's turn" : "");
+        fprintf(out, ": free%s\n", st->nwaiters ? ", the first waiter's turn" : "");
         print_waiters(st, out);
         return;
     }
@@ -103,25 +140,29 @@ static void print_text(const char *key, const struct lw_name_status *st, FILE *o
         char what[100];
 
         lwlock_holds_phrase(st, what, sizeof what);
-        fprintf(out, "%s holds %s%s\n", key, what,
+        fprintf(out, " holds %s%s\n", what,
                 lwlock_phrase_says_no_lock(what) ? "" : ", not a lock");
         return;
     }
     if (st->kind == LW_NAME_PERMITS)
-        fprintf(out, "%s: a semaphore, %" PRId64 " permits available, %u taken", key,
-                st->permits, st->nholders);
+        fprintf(out, ": a semaphore, %" PRId64 " permits available, %u taken", st->permits,
+                st->nholders);
     else
-        fprintf(out, "%s: held as %s", key, held_as[st->kind]);
+        fprintf(out, ": held as %s", held_as[st->kind]);
     print_ttl(st->ttl_ms, out);
     fputc('\n', out);
+    if (st->kind == LW_NAME_PERMITS && shown) /* a lock's holder names its host; a permit not */
+        fputs("  permit ids, random: COMMAND gets its own in LWLOCK_PERMIT\n", out);
     for (unsigned i = 0; i < shown; i++) {
         const struct lw_name_holder *h = &st->holders[i];
 
+        fputs("  ", out);
+        text_string(h->id, out);
         if (st->kind == LW_NAME_PERMITS) {
-            fprintf(out, "  %s  ", h->id);
+            fputs("  ", out);
             print_permit_ttl(h->ttl_ms, out);
         } else {
-            fprintf(out, "  %s  %" PRId64 " hold%s\n", h->id, h->count, h->count == 1 ? "" : "s");
+            fprintf(out, "  %" PRId64 " hold%s\n", h->count, h->count == 1 ? "" : "s");
         }
     }
     if (shown < st->nholders)
@@ -195,7 +236,7 @@ static void print_json(const char *key, const struct lw_name_status *st, FILE *o
     json_string(key, out);
     fprintf(out, ", \"state\": \"%s\", \"kind\": \"%s\", \"type\": ",
             is_free(st) ? "free" : "held", kind_name(st->kind));
-    json_string(st->type, out);
+    json_string(st->type[0] ? st->type : "none", out); /* Redis's TYPE of no key */
     fprintf(out, ", \"ttl_ms\": %" PRId64, st->ttl_ms);
     if (st->kind == LW_NAME_PERMITS)
         fprintf(out, ", \"permits\": %" PRId64, st->permits);

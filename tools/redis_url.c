@@ -245,6 +245,26 @@ static const struct {
     {"rediss-sentinel", 1, 1},
 };
 
+int redis_url_without_password(const char *s, char *out, size_t n)
+{
+    const char *rest = strstr(s, "://"), *end, *at = NULL, *colon;
+
+    snprintf(out, n, "%s", s);
+    if (!rest)
+        return 0;
+    rest += 3;
+    /* Where parse_url() and parse_sentinel_url() end the credentials: the
+     * last '@' (before the last '#', #MASTER, of a Sentinel URL). */
+    end = strstr(s, "sentinel://") && strrchr(rest, '#') ? strrchr(rest, '#') : rest + strlen(rest);
+    for (const char *p = rest; p < end; p++)
+        if (*p == '@')
+            at = p;
+    if (!at || !(colon = memchr(rest, ':', (size_t)(at - rest))))
+        return 0;
+    snprintf(out, n, "%.*s%s%s", (int)(colon - s), s, colon == rest ? "" : "@", at + 1);
+    return 1;
+}
+
 int redis_url_parse(const char *s, struct redis_url *u, char *why, size_t n)
 {
     const char *sep = strstr(s, "://");

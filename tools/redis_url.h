@@ -68,6 +68,15 @@ struct redis_url {
 int redis_url_parse(const char *s, struct redis_url *u, char *why, size_t n);
 
 /*
+ * redis_url_without_password - s (an address as redis_url_parse() takes
+ * it) with the PASSWORD of its [USER]:PASSWORD@ taken out, USER kept
+ * ("redis://app:pw@h:1/2" -> "redis://app@h:1/2", "redis://:pw@h" ->
+ * "redis://h"), into out (size n, at least strlen(s) + 1).  1 when a
+ * password was taken out, 0 when s has none (out is then s).
+ */
+int redis_url_without_password(const char *s, char *out, size_t n);
+
+/*
  * redis_seeds_parse - a comma-separated list of HOST:PORT into *out
  * (replacing what it held).  0, or -1 with why.
  */
