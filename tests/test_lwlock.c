@@ -633,7 +633,7 @@ LWLOCK_TEST(command_status_passes_through)
     cr_assert_eq(redis_int("EXISTS %s", "job"), 0, "released after a killed COMMAND");
 
     /* Options after NAME are COMMAND's. */
-    cr_assert_eq(run(ARGS("-r", addr, "job", "echo", "-w", "5ms")), 0);
+    cr_assert_eq(run(ARGS("-r", addr, "job", "echo", "-w", "5")), 0);
     cr_assert_str_eq(slurp("out", buf, sizeof buf), "-w 5\n");
 
     /* As shells: 127 not found, 126 not executable; with a message. */

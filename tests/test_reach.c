@@ -501,6 +501,7 @@ REACH_TEST(an_acquire_sent_again_after_its_reply_was_lost_holds_once)
     cfg.reconnect_max_ms = 250;
     cr_assert_eq(lw_client_new(&cfg, &c), 0);
     lost_lock = new_lock(c, "resent");
+    cr_assert_eq(lw_lock_set_fenced(lost_lock, 1), 0); /* tokens tell the copies apart */
     cr_assert_eq(lw_trylock(lost_lock, 0, 0, &before), 0);
     cr_assert_eq(lw_unlock(lost_lock), 0);
     cr_assert_eq(lw_semaphore_new(c, "rsem", 4, &lost_sem), 0);
@@ -513,6 +514,7 @@ REACH_TEST(an_acquire_sent_again_after_its_reply_was_lost_holds_once)
     cr_assert_eq(lw_hold_count(lost_lock), 1, "the first copy's hold was not given back");
     cr_assert_eq(lw_unlock(lost_lock), 0);
     cr_assert_eq(redis_int("EXISTS %s", "resent"), 0, "a hold left behind");
+    freeReplyObject(redis_server_command(&srv, "DEL %s", "redisson_lock_token:{resent}"));
 
     err = reply_lost(px, "{rsem}:timeout", &out, start_permit);
     cr_assert_eq(err, 0, "%s", lw_errname(err));
