@@ -564,7 +564,8 @@ static unsigned run_all(const struct opts *o, struct target *t, struct run_resul
         if (r->interrupted) /* cut short: it says nothing of the count */
             break;
         if (r->held && r->refused) { /* at capacity: more would be refused too */
-            *largest_held = r->acquired;
+            if (r->acquired > *largest_held) /* a smaller count may have held whole */
+                *largest_held = r->acquired;
             break;
         }
         if (r->held && locks > *largest_held)

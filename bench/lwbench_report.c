@@ -132,7 +132,7 @@ struct capacity {
     double estimate;              /* ceiling x lease/3 (big's) */
     uint32_t held;                /* the most locks a run held, 0: none */
     uint32_t not_held;            /* the fewest a run did not hold, 0: none */
-    int refused;                  /* held is admission's measured capacity */
+    int refused;                  /* admission refused some in a run that held: a limit */
     double plan;                  /* locks, or -1: no figure */
     enum { PLAN_NONE,
            PLAN_MEASURED,
@@ -153,10 +153,10 @@ static void capacity_of(const struct opts *o, const struct run_result *runs, uns
 
         if (r->interrupted)
             continue;
-        if (r->held && r->acquired >= c->held) {
-            c->held = r->acquired;
-            c->refused = r->refused != 0;
-        } else if (!r->held && (!c->not_held || r->locks < c->not_held)) {
+        if (r->held) { /* the most held, and whether admission drew a line */
+            c->held = r->acquired > c->held ? r->acquired : c->held;
+            c->refused |= r->refused != 0;
+        } else if (!c->not_held || r->locks < c->not_held) {
             c->not_held = r->locks;
         }
     }
