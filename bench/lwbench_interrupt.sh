@@ -11,23 +11,15 @@
 # $1: the lwbench to run.
 lwbench=$1
 work=$(mktemp -d) || exit 1
+# shellcheck source=SCRIPTDIR/../tests/redis_server.sh
+. "$(dirname "$0")/../tests/redis_server.sh"
 pid= run=
 trap '[ -n "$run" ] && kill -9 "$run" 2>/dev/null; [ -n "$pid" ] && kill "$pid" 2>/dev/null
     rm -rf "$work"' EXIT
 fails=0
 fail() { echo "lwbench interrupted: $*" >&2; fails=1; }
 
-port=$(python3 -I -S -c 'import socket
-s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
-    >"$work/redis.log" 2>&1 &
-pid=$!
-i=0
-until redis-cli -p "$port" PING 2>/dev/null | grep -q PONG; do
-    i=$((i + 1))
-    [ "$i" -lt 100 ] || { echo "redis-server did not start" >&2; cat "$work/redis.log" >&2; exit 1; }
-    sleep 0.1
-done
+start_redis
 
 # stop SIGNAL WHEN ARGS...: an lwbench run with ARGS, sent SIGNAL once
 # its stderr has a line matching WHEN (at most 30 s); $code its status,

@@ -14,22 +14,15 @@
 # $1: the lwbench to run.
 lwbench=$1
 work=$(mktemp -d) || exit 1
+# shellcheck source=SCRIPTDIR/../tests/redis_server.sh
+. "$(dirname "$0")/../tests/redis_server.sh"
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 fails=0
 fail() { echo "$*" >&2; fails=1; }
 
-port=$(python3 -I -S -c 'import socket
-s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --requirepass 'p@ss' \
-    --dir "$work" >"$work/redis.log" 2>&1 &
-pid=$!
-i=0
-until redis-cli -p "$port" -a 'p@ss' --no-auth-warning PING 2>/dev/null | grep -q PONG; do
-    i=$((i + 1))
-    [ "$i" -lt 100 ] || { echo "redis-server did not start" >&2; cat "$work/redis.log" >&2; exit 1; }
-    sleep 0.1
-done
+redis_auth="-a p@ss --no-auth-warning"
+start_redis --requirepass 'p@ss'
 run="--locks 300 --lease-ms 3s --tick-ms 10ms --duration-s 1"
 
 # The address and password from LWLOCK_REDIS; not flooded without

@@ -9,6 +9,8 @@
 set -u
 lwlock=$1 page=$2
 work=$(mktemp -d) || exit 1
+# shellcheck source=SCRIPTDIR/redis_server.sh
+. "$(dirname "$0")/redis_server.sh"
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 fails=0
@@ -16,17 +18,7 @@ fail() { echo "acl_every_kind: $*" >&2; fails=1; }
 
 acl=$(grep -m 1 '^ACL SETUSER ' "$page")
 [ -n "$acl" ] || { echo "acl_every_kind: no ACL SETUSER line in $page" >&2; exit 1; }
-port=$(python3 -I -S -c 'import socket
-s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
-    >"$work/redis.log" 2>&1 &
-pid=$!
-i=0
-until redis-cli -p "$port" PING 2>/dev/null | grep -q PONG; do
-    i=$((i + 1))
-    [ "$i" -lt 100 ] || { echo "redis-server did not start" >&2; cat "$work/redis.log" >&2; exit 1; }
-    sleep 0.1
-done
+start_redis
 # shellcheck disable=SC2086
 [ "$(redis-cli -p "$port" $acl)" = OK ] || { echo "the ACL line is refused: $acl" >&2; exit 1; }
 user=$(echo "$acl" | awk '{print $3}')
