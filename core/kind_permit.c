@@ -27,18 +27,17 @@
 #include "entry.h"
 #include "owner.h"
 #include "publish.h"
+#include "tag.h"
 #include "watchdog.h"
 
 static void put_permit(const struct lw_client *c, const struct entry *e, int node,
                        struct batch_args *a)
 {
-    int tagged = memchr(e->name, '{', e->len) != NULL;
+    size_t brace = tag_brace(e->name, e->len);
     const char *parts[4] = {"{", e->name, "}", ":timeout"};
-    size_t lens[4] = {1, e->len, 1, 8};
+    size_t lens[4] = {brace, e->len, brace, 8};
 
     (void)c;
-    if (tagged)
-        lens[0] = lens[2] = 0;
     batch_key(a, e->name, e->len);
     if (!node)
         batch_key_cat(a, parts, lens, 4);

@@ -32,18 +32,17 @@
 #include "client_private.h"
 #include "entry.h"
 #include "owner.h"
+#include "tag.h"
 
 /* "<prefix>:{name}", or "<prefix>:name" when the name has a '{' of its
  * own, into the batch's keys. */
 static void put_prefixed(struct batch_args *a, const char *prefix, size_t prefix_len,
                          const struct entry *e)
 {
-    int tagged = memchr(e->name, '{', e->len) != NULL;
+    size_t brace = tag_brace(e->name, e->len);
     const char *parts[4] = {prefix, "{", e->name, "}"};
-    size_t lens[4] = {prefix_len, 1, e->len, 1};
+    size_t lens[4] = {prefix_len, brace, e->len, brace};
 
-    if (tagged)
-        lens[1] = lens[3] = 0;
     batch_key_cat(a, parts, lens, 4);
 }
 

@@ -32,19 +32,18 @@
 #include "client_private.h"
 #include "entry.h"
 #include "owner.h"
+#include "tag.h"
 
 #define TIMEOUT_INFIX ":rwlock_timeout:"
 
 static void put_timeout_keys(const struct entry *e, const char *field, size_t field_len,
                              struct batch_args *a)
 {
-    int tagged = memchr(e->name, '{', e->len) != NULL;
+    size_t brace = tag_brace(e->name, e->len);
     const char *parts[7] = {"{", e->name, "}", ":", field, TIMEOUT_INFIX, NULL};
-    size_t lens[7] = {1, e->len, 1, 1, field_len, sizeof TIMEOUT_INFIX - 1, 0};
+    size_t lens[7] = {brace, e->len, brace, 1, field_len, sizeof TIMEOUT_INFIX - 1, 0};
     char index[12];
 
-    if (tagged)
-        lens[0] = lens[2] = 0;
     for (uint32_t i = 1; i <= e->holds; i++) {
         lens[6] = (size_t)snprintf(index, sizeof index, "%u", i);
         parts[6] = index;

@@ -34,6 +34,7 @@
 #include "reply.h"
 #include "replicas.h"
 #include "status.h"
+#include "tag.h"
 #include "waiters.h"
 #include "watchdog.h"
 #include "way.h"
@@ -63,30 +64,16 @@ static int client_gone(const struct lw_lock *lock)
 
 /*
  * A companion key of the lock, named as Redisson's RedissonObject.prefixName
- * names it: "prefix:name" when the name has a '{' (its own hash tag rules),
- * else "prefix:{name}".  Either way the key hashes to the lock's own slot,
+ * names it: "prefix:{name}", the name's own hash tag rules kept (tag.h),
  * so a script may touch both in a cluster.  In a new buffer.
  */
 static char *prefix_name(const char *prefix, const char *name, size_t len, size_t *out_len)
 {
-    int tagged = memchr(name, '{', len) != NULL;
-    size_t np = strlen(prefix), n = np + 1 + len + (tagged ? 0 : 2);
-    char *s = malloc(n + 1), *p = s;
+    char pre[64]; /* the prefixes are constants of a few dozen bytes */
 
-    if (!s)
+    if ((size_t)snprintf(pre, sizeof pre, "%s:", prefix) >= sizeof pre)
         return NULL;
-    memcpy(p, prefix, np);
-    p += np;
-    *p++ = ':';
-    if (!tagged)
-        *p++ = '{';
-    memcpy(p, name, len);
-    p += len;
-    if (!tagged)
-        *p++ = '}';
-    *p = '\0';
-    *out_len = n;
-    return s;
+    return tag_key(pre, name, len, "", out_len);
 }
 
 /* A fair lock's companion keys, Redisson's queue and give-up times and
@@ -818,24 +805,20 @@ static int check_lease(const struct lw_client *c, uint64_t lease_ms)
 }
 
 /* lw_name_status's command: the name and Redisson's suffixName(name,
- * "timeout"), "name:timeout" when the name has a '{' else
- * "{name}:timeout" (a permit semaphore's zset), and a fair lock's queue,
+ * "timeout"), "{name}:timeout" (tag.h: a permit semaphore's zset), and a fair lock's queue,
  * give-up times and places (prefixName): all in the name's slot. */
 static int format_status(struct op *op)
 {
     static const char *const fair[3] = {FAIR_QUEUE_PREFIX, FAIR_TIMEOUT_PREFIX,
                                         FAIR_PLACE_PREFIX};
     const struct lw_lock *lock = op->lock;
-    int tagged = memchr(lock->name, '{', lock->len) != NULL;
-    size_t n = lock->len + sizeof "{}:timeout", lens[5] = {lock->len};
-    char *keys[5] = {NULL, malloc(n)};
+    size_t lens[5] = {lock->len};
+    char *keys[5] = {NULL, tag_key("", lock->name, lock->len, ":timeout", &lens[1])};
     int rc = LW_ENOMEM;
 
     for (int i = 0; i < 3; i++)
         keys[2 + i] = prefix_name(fair[i], lock->name, lock->len, &lens[2 + i]);
     if (keys[1] && keys[2] && keys[3] && keys[4]) {
-        lens[1] = (size_t)snprintf(keys[1], n, tagged ? "%.*s:timeout" : "{%.*s}:timeout",
-                                   (int)lock->len, lock->name);
         keys[0] = (char *)lock->name;
         rc = lw_request_evalsha(&op->req, SCRIPT_STATUS, 5, 5, (const char **)keys, lens);
     }

@@ -65,15 +65,19 @@
     "  return tonumber(redis.call('get', counter) or '0') "                \
     "end "
 
+/* Redisson's hash-tag rule (tag.h's, in C), for the keys a script names
+ * from a name it is handed: "{name}", or the name when it has a '{'. */
+#define LUA_TAG                                                  \
+    "local function tag(name) "                                  \
+    "  if string.find(name, '{', 1, true) then return name end " \
+    "  return '{' .. name .. '}' "                               \
+    "end "
+
 /* The channel of the lock at key k, by Redisson's prefixName rule (lock.c's
  * prefix_name()), for scripts that are handed only the lock's name. */
-#define LUA_CHANNEL_OF                             \
-    "local function channel(k) "                   \
-    "  if string.find(k, '{', 1, true) then "      \
-    "    return '" CHANNEL_PREFIX ":' .. k "       \
-    "  end "                                       \
-    "  return '" CHANNEL_PREFIX ":{' .. k .. '}' " \
-    "end "
+#define LUA_CHANNEL_OF \
+    LUA_TAG            \
+    "local function channel(k) return '" CHANNEL_PREFIX ":' .. tag(k) end "
 
 /* Semaphores (semaphore.c), in Redisson's RPermitExpirableSemaphore layout:
  * KEYS[1] the available count (a string), KEYS[2] the acquired permits (a
@@ -147,27 +151,26 @@
  * is a key of another type (its permits lost, nothing touched), -1 not
  * served by this node (a cluster's refusal, through pcall).  Then each
  * id is moved to now + the lease (renew_permit()). */
-#define LUA_RENEW_PERMITS                                                          \
-    LUA_NOW                                                                        \
-    LUA_STAMPED                                                                    \
-    LUA_RENEW_PERMIT                                                               \
-    "local function reclaim_expired(name, timeout, now, publish) "                 \
-    "  local ids = redis.pcall('zrangebyscore', timeout, 0, now) "                 \
-    "  if ids.err then "                                                           \
-    "    if string.find(ids.err, 'WRONGTYPE', 1, true) then return 0 end "         \
-    "    return -1 "                                                               \
-    "  end "                                                                       \
-    "  if #ids == 0 then return 1 end "                                            \
-    "  for i = 1, #ids, 1000 do "                                                  \
-    "    redis.call('zrem', timeout, unpack(ids, i, math.min(i + 999, #ids))) "    \
-    "  end "                                                                       \
-    "  local value = redis.pcall('incrby', name, #ids) "                           \
-    "  if type(value) == 'number' and value > 0 then "                             \
-    "    local ch = name "                                                         \
-    "    if not string.find(name, '{', 1, true) then ch = '{' .. name .. '}' end " \
-    "    redis.call(publish, 'redisson_sc:' .. ch, value) "                        \
-    "  end "                                                                       \
-    "  return 1 "                                                                  \
+#define LUA_RENEW_PERMITS                                                       \
+    LUA_TAG                                                                     \
+    LUA_NOW                                                                     \
+    LUA_STAMPED                                                                 \
+    LUA_RENEW_PERMIT                                                            \
+    "local function reclaim_expired(name, timeout, now, publish) "              \
+    "  local ids = redis.pcall('zrangebyscore', timeout, 0, now) "              \
+    "  if ids.err then "                                                        \
+    "    if string.find(ids.err, 'WRONGTYPE', 1, true) then return 0 end "      \
+    "    return -1 "                                                            \
+    "  end "                                                                    \
+    "  if #ids == 0 then return 1 end "                                         \
+    "  for i = 1, #ids, 1000 do "                                               \
+    "    redis.call('zrem', timeout, unpack(ids, i, math.min(i + 999, #ids))) " \
+    "  end "                                                                    \
+    "  local value = redis.pcall('incrby', name, #ids) "                        \
+    "  if type(value) == 'number' and value > 0 then "                          \
+    "    redis.call(publish, 'redisson_sc:' .. tag(name), value) "              \
+    "  end "                                                                    \
+    "  return 1 "                                                               \
     "end "
 
 /* A node batch's answer for a name whose HEXISTS, through pcall, did not
@@ -697,9 +700,10 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * keys' names built by Redisson's suffixName rule.  -1: not served
      * here, as above. */
     [SCRIPT_RENEW_READ_NODE] =
-        LUA_STAMPED
-            LUA_STRETCH_HASH
-                LUA_NOT_RENEWED
+        LUA_TAG
+            LUA_STAMPED
+                LUA_STRETCH_HASH
+                    LUA_NOT_RENEWED
     "local n = (#ARGV - 2) / 3 "
     "local lease = ARGV[n + 1] "
     "local renewed = {} "
@@ -708,8 +712,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "  local field = ARGV[n + 2] .. ':' .. ARGV[n + 1 + 2 * i] "
     "  local r = redis.pcall('hexists', name, field) "
     "  if r == 1 then "
-    "    local prefix = name "
-    "    if not string.find(name, '{', 1, true) then prefix = '{' .. name .. '}' end "
+    "    local prefix = tag(name) "
     "    for j = 1, tonumber(ARGV[n + 2 + 2 * i]) do "
     "      redis.call('pexpire', prefix .. ':' .. field .. ':rwlock_timeout:' .. j, lease) "
     "    end "
@@ -906,14 +909,13 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "local state, renewed = {}, {} "
     "for i = 1, n do "
     "  local name = ARGV[i] "
-    "  local tag = name "
-    "  if not string.find(name, '{', 1, true) then tag = '{' .. name .. '}' end "
+    "  local timeout = tag(name) .. ':timeout' "
     "  local s = state[name] "
     "  if s == nil then "
-    "    s = reclaim_expired(name, tag .. ':timeout', now, ARGV[n + 3]) "
+    "    s = reclaim_expired(name, timeout, now, ARGV[n + 3]) "
     "    state[name] = s "
     "  end "
-    "  if s == 1 then s = renew_permit(tag .. ':timeout', ARGV[n + 3 + i], expiry) end "
+    "  if s == 1 then s = renew_permit(timeout, ARGV[n + 3 + i], expiry) end "
     "  renewed[i] = s "
     "end "
     "return stamped(renewed)",
@@ -1048,23 +1050,23 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     /* Cluster: places of one node: ARGV n names, then as above.  -1: the
      * node does not serve the name (sent again on its own). */
     [SCRIPT_RENEW_PLACE_NODE] =
-        LUA_RENEW_PLACES
-            LUA_NOT_RENEWED
+        LUA_TAG
+            LUA_RENEW_PLACES
+                LUA_NOT_RENEWED
     "local n = (#ARGV - 3) / 2 "
     "local now, place_ms, wait = now_ms(), tonumber(ARGV[n + 1]), tonumber(ARGV[n + 3]) "
     "local renewed = {} "
     "for i = 1, n do "
-    "  local tag = ARGV[i] "
-    "  if not string.find(tag, '{', 1, true) then tag = '{' .. tag .. '}' end "
-    "  local t, field = '" FAIR_TIMEOUT_PREFIX ":' .. tag, ARGV[n + 2] .. ':' .. ARGV[n + 3 + i] "
+    "  local tagged = tag(ARGV[i]) "
+    "  local t, field = '" FAIR_TIMEOUT_PREFIX ":' .. tagged, ARGV[n + 2] .. ':' .. ARGV[n + 3 + i] "
     "  local r = redis.pcall('zscore', t, field) "
     "  if type(r) == 'table' and r.err then "
     "    renewed[i] = not_renewed(r) "
     "  elseif r == false then "
     "    renewed[i] = 0 "
     "  else "
-    "    renewed[i] = renew_place(t, '" FAIR_PLACE_PREFIX ":' .. tag, "
-    "                             '" FAIR_QUEUE_PREFIX ":' .. tag, field, now, place_ms, wait) "
+    "    renewed[i] = renew_place(t, '" FAIR_PLACE_PREFIX ":' .. tagged, "
+    "                             '" FAIR_QUEUE_PREFIX ":' .. tagged, field, now, place_ms, wait) "
     "  end "
     "end "
     "return stamped(renewed)",

@@ -38,6 +38,7 @@
 #include "refs.h"
 #include "reply.h"
 #include "replicas.h"
+#include "tag.h"
 #include "waiters.h"
 #include "watchdog.h"
 
@@ -139,36 +140,6 @@ static int client_gone(const struct lw_semaphore *sem)
     return atomic_load_explicit(&sem->client->freed, memory_order_acquire);
 }
 
-/*
- * "<pre><name><post>" with the name in braces unless it has a '{' of its
- * own: Redisson's prefixName (pre "redisson_sc:", post "") and suffixName
- * (pre "", post ":timeout").  Either way every key of the semaphore hashes
- * to the name's slot.  In a new buffer.
- */
-static char *tagged_name(const char *pre, const char *name, size_t len, const char *post,
-                         size_t *out_len)
-{
-    int tagged = memchr(name, '{', len) != NULL;
-    size_t npre = strlen(pre), npost = strlen(post);
-    size_t n = npre + len + npost + (tagged ? 0 : 2);
-    char *s = malloc(n + 1), *p = s;
-
-    if (!s)
-        return NULL;
-    memcpy(p, pre, npre);
-    p += npre;
-    if (!tagged)
-        *p++ = '{';
-    memcpy(p, name, len);
-    p += len;
-    if (!tagged)
-        *p++ = '}';
-    memcpy(p, post, npost);
-    p[npost] = '\0';
-    *out_len = n;
-    return s;
-}
-
 int lw_semaphore_new(struct lw_client *c, const void *name, size_t len,
                      struct lw_semaphore **out)
 {
@@ -189,8 +160,8 @@ int lw_semaphore_new(struct lw_client *c, const void *name, size_t len,
     memcpy(sem->name, name, len);
     atomic_init(&sem->refs, 1);
     sem->slot = lw_keyslot(name, len);
-    sem->channel = tagged_name(SEM_CHANNEL_PREFIX ":", name, len, "", &sem->channel_len);
-    sem->timeout_key = tagged_name("", name, len, ":" SEM_TIMEOUT_SUFFIX, &sem->timeout_len);
+    sem->channel = tag_key(SEM_CHANNEL_PREFIX ":", name, len, "", &sem->channel_len);
+    sem->timeout_key = tag_key("", name, len, ":" SEM_TIMEOUT_SUFFIX, &sem->timeout_len);
     if (!sem->channel || !sem->timeout_key) {
         sem_unref(sem);
         return LW_ENOMEM;

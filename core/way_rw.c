@@ -18,24 +18,18 @@
 #include "client_private.h"
 #include "owner.h"
 #include "publish.h"
+#include "tag.h"
 #include "way.h"
 
-/* "{name}" ("name" when it has a '{': its own hash tag), then, with field,
+/* "{name}" (tag.h), then, with field,
  * ":<field>:rwlock_timeout": the prefix of a reader's timeout keys, by
  * Redisson's suffixName rule.  Into buf (LW_LOCK_NAME_MAX + FIELD_MAX +
  * 20); its length. */
 static size_t timeout_prefix(const struct lw_lock *lock, const char *field, size_t flen,
                              char *buf)
 {
-    int tagged = memchr(lock->name, '{', lock->len) != NULL;
-    size_t n = 0;
+    size_t n = tag_name(buf, lock->name, lock->len);
 
-    if (!tagged)
-        buf[n++] = '{';
-    memcpy(buf + n, lock->name, lock->len);
-    n += lock->len;
-    if (!tagged)
-        buf[n++] = '}';
     if (field) {
         n += (size_t)sprintf(buf + n, ":%.*s:rwlock_timeout", (int)flen, field);
     }
