@@ -538,8 +538,8 @@ int report_plot(const char *path, const struct opts *o, const struct run_result 
     fprintf(g, "EOD\n");
     fprintf(g, "set terminal pngcairo size 1000,600 noenhanced\n"
                "set output '%s'\n"
-               "set title 'lwbench: lease %u ms, tick %u ms, batch %u, %u in flight; runs that "
-               "held: %u (not drawn: %u that did not hold or were interrupted)'\n"
+               "set title \"lwbench: lease %u ms, tick %u ms, batch %u, %u in flight\\nruns that "
+               "held: %u (not drawn: %u that did not hold or were interrupted)\"\n"
                "set xlabel 'locks held'\nset logscale x\nset logscale y\n"
                "set ylabel 'renewal lag (ms)'\nset y2label 'renewals/s'\n"
                "set y2tics\nset ytics nomirror\nset key left top\nset grid\n",
