@@ -56,7 +56,7 @@ expect "--sni NAME holds a blank" --tls --sni 'a b'
 # Durations: a unit, or a bare number in the option's own unit; the
 # lease must still be 3 ticks (so these are refused after parsing).
 expect "invalid --lease-ms '3x' (10ms to 24d20h31m23s647ms" --lease-ms 3x
-expect "invalid --tick-ms '1.5s' (1ms to 1m" --tick-ms 1.5s
+expect "invalid --tick-ms '1.0005s' (1ms to 1m" --tick-ms 1.0005s
 expect "invalid --duration-s '1m1h'" --duration-s 1m1h
 expect "invalid --lease-ms '25d'" --lease-ms 25d
 expect "invalid --clients '0' (1 to 256)" --clients 0
