@@ -193,7 +193,7 @@ Test(lwlock_usage, bad_usage_exits_64_with_a_message, .init = make_dir, .fini = 
         /* flock(1)'s -w 60 is a minute: a bare number is refused there. */
         {ARGS("-w", "60", "n", "true"),
          "-w/--wait '60': give a unit, 60s or 60ms: flock(1)'s -w counts seconds"},
-        {ARGS("--wait", "1.5", "n", "true"), "give a unit, 1.5s or 1.5ms"},
+        {ARGS("--wait", "1.5", "n", "true"), "give a unit, 1.5s: flock(1)'s"},
         {ARGS("--watchdog=25d", "n", "true"), "invalid -W/--watchdog '25d': 10ms to"},
         {ARGS("-l", "5", "n", "true"), "a bare number is ms"},
         {ARGS("--warn-signal", "SIGNAL", "n", "true"), "invalid warning signal 'SIGNAL'"},

@@ -402,6 +402,11 @@ static int take_option(struct parse *p, int c, const char *arg)
             o->wait_ms = -1;
             return 0;
         }
+        if (bare_wait(arg) && strchr(arg, '.')) /* no fraction of a ms */
+            return usage_error(p->err,
+                               "-w/--wait '%s': give a unit, %ss: flock(1)'s -w counts "
+                               "seconds, lwlock's other durations milliseconds",
+                               arg, arg);
         if (bare_wait(arg))
             return usage_error(p->err,
                                "-w/--wait '%s': give a unit, %ss or %sms: flock(1)'s -w counts "
