@@ -28,6 +28,9 @@ keys() { cli --scan --pattern '*lwbench:*' | sort; }
 # (at most 30 s), with its stderr in $work/run.err.  It removes nothing
 # before it runs (--no-cleanup): the killed runs' keys are --cleanup's.
 held() {
+    # Emptied first: the shell opens it in the child, after this one may
+    # already look, and the last run's "holding" must not pass for this.
+    : >"$work/run.err"
     "$lwbench" -r "127.0.0.1:$port" --no-ceiling --no-cleanup --duration-s 60 --lease-ms 30s "$@" \
         >/dev/null 2>"$work/run.err" &
     run=$!
