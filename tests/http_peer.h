@@ -36,10 +36,14 @@ static inline void http_peer_serve(struct http_peer *p, int c)
     struct pollfd in = {c, POLLIN, 0};
     char buf[4096];
 
-    if (poll(&in, 1, 2000) == 1 && read(c, buf, sizeof buf) > 0)
+    if (poll(&in, 1, 2000) == 1 && read(c, buf, sizeof buf) > 0) {
+        /* Counted before the answer goes: a client that read it finds
+         * the count already up (after, a busy machine could run the
+         * client's whole check between the write and the count). */
+        atomic_fetch_add(&p->served, 1);
         (void)!write(c, HTTP_PEER_ANSWER, sizeof HTTP_PEER_ANSWER - 1);
+    }
     close(c);
-    atomic_fetch_add(&p->served, 1);
 }
 
 static inline void *http_peer_run(void *arg)
