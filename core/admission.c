@@ -51,6 +51,7 @@
 
 #include "client_private.h"
 #include "admission.h"
+#include "call.h"
 #include "watchdog.h"
 
 #define ADMIT_MAX_STRIKES 4u /* the quiet wait doubles up to 16 periods */
@@ -79,41 +80,41 @@ void admission_init(struct lw_client *c)
     c->admit.ct.fire = admission_timer_fired;
 }
 
-static void refuse(struct lw_client *c, struct op *op)
+static void refuse(struct lw_client *c, struct call *call)
 {
     stats_overload_refused(&c->count);
     c->admit.refused++;
-    c->admit.rule->end(op, LW_EOVERLOAD);
+    c->admit.rule->end(call, LW_EOVERLOAD);
 }
 
-static void hold_back(struct admission *a, struct op *op)
+static void hold_back(struct admission *a, struct call *call)
 {
-    op->admit_next = NULL;
+    call->admit_next = NULL;
     if (a->tail)
-        a->tail->admit_next = op;
+        a->tail->admit_next = call;
     else
-        a->head = op;
-    a->tail = op;
+        a->head = call;
+    a->tail = call;
 }
 
 /* Take the held-back list, leaving it empty. */
-static struct op *take_held(struct admission *a)
+static struct call *take_held(struct admission *a)
 {
-    struct op *all = a->head;
+    struct call *all = a->head;
 
     a->head = a->tail = NULL;
     return all;
 }
 
-int admission_holds(struct lw_client *c, struct op *op, const struct admit_rule *rule)
+int admission_holds(struct lw_client *c, struct call *call, const struct admit_rule *rule)
 {
     if (!c->admit.closed || c->closing)
         return 0;
     c->admit.rule = rule; /* one acquire path gives ops; the same row each time */
-    if (lw_clock_now() >= op->w.deadline_ns)
-        refuse(c, op);
+    if (lw_clock_now() >= call->w.deadline_ns)
+        refuse(c, call);
     else
-        hold_back(&c->admit, op);
+        hold_back(&c->admit, call);
     return 1;
 }
 
@@ -146,7 +147,7 @@ static void close_admission(struct lw_client *c, uint64_t backlog_ns)
 /* Open again: what was held back goes on, oldest first. */
 static void open_admission(struct lw_client *c, uint64_t backlog_ns)
 {
-    struct op *op = take_held(&c->admit), *next;
+    struct call *call = take_held(&c->admit), *next;
 
     c->admit.closed = 0;
     c->admit.opened_ns = lw_clock_now();
@@ -160,9 +161,9 @@ static void open_admission(struct lw_client *c, uint64_t backlog_ns)
             (unsigned long long)c->admit.refused);
     if (c->wheel)
         lw_wheel_cancel(c->wheel, &c->admit.ct.timer);
-    for (; op; op = next) {
-        next = op->admit_next;
-        c->admit.rule->admitted(op);
+    for (; call; call = next) {
+        next = call->admit_next;
+        c->admit.rule->admitted(call);
     }
 }
 
@@ -170,14 +171,14 @@ static void open_admission(struct lw_client *c, uint64_t backlog_ns)
  * (a callback may hold back new ones meanwhile: they queue behind). */
 static void expire_held(struct lw_client *c, uint64_t now_ns)
 {
-    struct op *op = take_held(&c->admit), *next;
+    struct call *call = take_held(&c->admit), *next;
 
-    for (; op; op = next) {
-        next = op->admit_next;
-        if (now_ns >= op->w.deadline_ns)
-            refuse(c, op);
+    for (; call; call = next) {
+        next = call->admit_next;
+        if (now_ns >= call->w.deadline_ns)
+            refuse(c, call);
         else
-            hold_back(&c->admit, op);
+            hold_back(&c->admit, call);
     }
 }
 
@@ -208,12 +209,12 @@ void admission_check(struct lw_client *c, uint64_t now_ns)
 
 void admission_shutdown(struct lw_client *c)
 {
-    struct op *op = take_held(&c->admit), *next;
+    struct call *call = take_held(&c->admit), *next;
 
     if (c->wheel)
         lw_wheel_cancel(c->wheel, &c->admit.ct.timer);
-    for (; op; op = next) {
-        next = op->admit_next;
-        c->admit.rule->end(op, LW_ESHUTDOWN);
+    for (; call; call = next) {
+        next = call->admit_next;
+        c->admit.rule->end(call, LW_ESHUTDOWN);
     }
 }

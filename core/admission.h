@@ -9,14 +9,14 @@
 #include <stdint.h>
 
 struct lw_client;
-struct op;
+struct call;
 
-/* What admission does with an op it held back, set by the acquire path
- * that gives it the op (lock.c): let it go on (admitted), or end it in an
+/* What admission does with a call it held back, set by the call machine
+ * (call.c): let it go on (admitted), or end it in an
  * error (LW_EOVERLOAD, LW_ESHUTDOWN).  admission.c names nothing above it. */
 struct admit_rule {
-    void (*admitted)(struct op *op);
-    void (*end)(struct op *op, int err);
+    void (*admitted)(struct call *call);
+    void (*end)(struct call *call, int err);
 };
 
 /* The bounds, from the lease and the tick (lw_client_new()). */
@@ -24,7 +24,7 @@ void admission_init(struct lw_client *c);
 /* A first acquire of a watchdog lock, at its start: 0 to go on and send
  * it; 1 when admission took it (held back until admitted, then
  * rule->admitted(); or ended with LW_EOVERLOAD, its wait being over). */
-int admission_holds(struct lw_client *c, struct op *op, const struct admit_rule *rule);
+int admission_holds(struct lw_client *c, struct call *call, const struct admit_rule *rule);
 /* Every tick with due timers: read the renewal backlog, close or open. */
 void admission_check(struct lw_client *c, uint64_t now_ns);
 /* Closing: what is held back fails with LW_ESHUTDOWN. */

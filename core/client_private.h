@@ -117,18 +117,6 @@ struct lease_hold;
 struct batch;
 struct ack_wait;
 
-/* A first acquire waiting for replicas (replicas.c), in its op (a lock's
- * struct op, a semaphore's struct sem_op): where the acquire ran, and
- * what ends the wait.  acked() gets 0 (acknowledged), LW_EREPLICAS (too
- * few replicas, an error, a WAIT that ran elsewhere: give it back),
- * LW_ENOTSUP (the server has no WAIT: give it back) or LW_ESHUTDOWN.
- * Engine thread. */
-struct replica_ack {
-    struct replica_ack *next; /* the other acquires of its WAIT */
-    uint64_t conn;            /* the connection the acquire ran on */
-    uint64_t seq;             /* its write's sequence number there */
-    void (*acked)(struct replica_ack *ack, int err);
-};
 
 /* A cluster node's renewal batching (one Redis: node 0's): the renew and
  * drop batches of each kind being filled for it, the renewal calls sent
@@ -143,7 +131,7 @@ struct node_batches {
 /* Admission (admission.c): first acquires of watchdog locks held back
  * while the renewals are behind.  Engine thread. */
 struct admission {
-    struct op *head, *tail; /* held back, oldest first (op->admit_next) */
+    struct call *head, *tail; /* held back, oldest first (call->admit_next) */
     uint64_t close_ns;      /* a renewal backlog over this closes it */
     uint64_t open_ns;       /* under this for quiet_ns, it opens again */
     uint64_t quiet_ns;
@@ -224,113 +212,6 @@ struct lw_client {
     struct ack_wait *acks;   /* WAITs sent or to send (replicas.c) */
     struct admission admit;  /* admission.c */
     uint64_t first_renewals; /* new watchdog locks so far (watchdog.c) */
-};
-
-struct lw_lock {
-    struct lw_client *client;
-    _Atomic uint32_t refs; /* the handle, plus one per op in progress */
-    char *channel;         /* redisson_lock__channel:{name} */
-    size_t channel_len;
-    char *token_key; /* redisson_lock_token:{name} */
-    size_t token_len;
-    _Atomic int fenced; /* first acquires draw a fencing token
-                           (lw_lock_set_fenced()) */
-    /* A fair lock's: redisson_lock_queue:{name},
-     * redisson_lock_timeout:{name}, leasewheel_lock_place:{name}; NULL
-     * for the other kinds. */
-    char *fair_keys[3];
-    size_t fair_lens[3];
-    unsigned slot;                /* the cluster slot of name and both keys */
-    uint8_t kind;                 /* enum lease_kind_id */
-    const struct lock_way *way;   /* how it is asked for (way.h) */
-    _Atomic uint64_t max_hold_ms; /* lw_lock_set_max_hold(); 0: the client's */
-    size_t len;
-    char name[];
-};
-
-/* The key a script's first acquire of lock draws its fencing token from:
- * the name's counter when the handle is fenced, else the lock's own name,
- * which tells the script to draw none (scripts.c, LUA_TOKEN).  Its length
- * into *len. */
-static inline const char *lock_token_key(const struct lw_lock *lock, size_t *len)
-{
-    if (atomic_load_explicit(&lock->fenced, memory_order_relaxed)) {
-        *len = lock->token_len;
-        return lock->token_key;
-    }
-    *len = lock->len;
-    return lock->name;
-}
-
-/* A call in progress, from the API call until its completion: an op of
- * one of these kinds.  OP_UNDO: an acquire whose reply came too late, or
- * that too few replicas acknowledged, releasing the hold it took (the
- * unlock script), to end in undo_err (LW_ETIMEDOUT, LW_EREPLICAS).
- * OP_TRIM: an acquire sent again that ran more than once, giving back the
- * surplus holds (the unlock script, one at a time) before it is handed
- * over. */
-enum op_kind { OP_ACQUIRE,
-               OP_UNLOCK,
-               OP_FORCE,
-               OP_IS_LOCKED,
-               OP_IS_HELD,
-               OP_COUNT,
-               OP_TTL,
-               OP_UNDO,
-               OP_TRIM,
-               OP_STATUS }; /* lw_name_status: arg is the struct to fill */
-/* An op's fields, by feature.  lock.c owns the op and its states; each
- * group says who else reads or writes it. */
-struct op {
-    /* The call: what was asked, and the command that asks it. */
-    struct lw_request req; /* the command: formatted once, re-sent */
-    struct lw_lock *lock;
-    uint64_t owner;
-    uint8_t kind; /* enum op_kind */
-
-    /* The outcome (op_complete()), and who is told: the callback, or a
-     * caller blocked on `completed`. */
-    lw_done_fn *done;
-    void *arg;
-    int64_t value;
-    int err;
-    uint8_t blocking; /* a caller waits on `completed` */
-    _Atomic uint32_t completed;
-    char *said; /* Redis's error reply, for lw_reply_error() (reply.h) */
-
-    /* An acquire's terms (its wait's deadline is in w). */
-    uint64_t lease_ms;    /* 0 for the watchdog */
-    uint64_t start_ns;    /* when the call began */
-    uint64_t max_hold_ms; /* its watchdog lock's cap, 0: none */
-    uint64_t *until_out;  /* lw_acquire_until*(): the hold's sure end */
-
-    /* An acquire waiting for its lock (waiters.c; way_fair.c for a fair
-     * lock's): its state (enum wait_state), its retry time and deadline,
-     * its place in its channel's line; engine thread. */
-    struct waiter w;
-    uint8_t queued; /* a fair lock's waiter: it has a place in the queue
-                       in Redis (way_fair.c) */
-
-    /* The hand-over between an unlock and a waiter (lock.c). */
-    struct op *handoff; /* an unlock: the waiter it hands the lock to;
-                           that waiter: the unlock (either NULL once the
-                           other is done) */
-    /* A waiting acquire: a hand-over to it failed unanswered.  It may have
-     * run, and then a hold more than its owner had is that hand-over's. */
-    uint8_t handoff_unknown;
-
-    /* OP_UNDO and OP_TRIM (lock.c). */
-    int undo_err;  /* OP_UNDO: the error it ends in */
-    uint32_t trim; /* OP_TRIM: surplus holds still to give back */
-
-    /* A first acquire waiting for replicas (replicas.c; lock.c reads
-     * ack_holds and ack_from_ns when it is acknowledged); engine thread. */
-    struct replica_ack ack;
-    uint64_t ack_from_ns; /* when the acquire's lease began, at the earliest */
-    uint32_t ack_holds;   /* the hold count it hands over */
-
-    /* A first acquire held back by admission (admission.c). */
-    struct op *admit_next;
 };
 
 #endif

@@ -28,6 +28,7 @@
 #include <uthash.h>
 
 #include "client_private.h"
+#include "lock_op.h"
 #include "holds.h"
 
 struct lease_hold {

@@ -13,6 +13,7 @@
  * anyway, and the head's next look finds it free).
  */
 #include "client_private.h"
+#include "lock_op.h"
 #include "entry.h"
 #include "owner.h"
 

@@ -23,11 +23,11 @@
 #include <string.h>
 
 #include "client_private.h"
+#include "call.h"
 #include "admission.h"
-#include "completion.h"
 #include "container.h"
 #include "holds.h"
-#include "ops.h"
+#include "lock_op.h"
 #include "owner.h"
 #include "publish.h"
 #include "refs.h"
@@ -54,12 +54,6 @@ void lock_unref(struct lw_lock *lock)
             free(lock->fair_keys[i]);
         free(lock);
     }
-}
-
-/* The handle's client has been freed: every call fails, nothing is sent. */
-static int client_gone(const struct lw_lock *lock)
-{
-    return atomic_load_explicit(&lock->client->freed, memory_order_acquire);
 }
 
 /*
@@ -181,6 +175,21 @@ void lw_lock_free(struct lw_lock *lock)
 
 /* ---- Ending an op (engine thread) ---- */
 
+static struct op *op_of(struct call *call)
+{
+    return lw_container_of(call, struct op, call);
+}
+
+static void op_complete(struct op *op, int err, int64_t value)
+{
+    call_complete(&op->call, err, value);
+}
+
+static void op_attempt(struct op *op)
+{
+    call_attempt(&op->call);
+}
+
 /* op leaves the line it waits in, if any (its way's: this client's for
  * the name, or a fair lock's queue), with the lock (acquired) or not. */
 static void leave_line(struct lw_client *c, struct op *op, int acquired)
@@ -188,94 +197,52 @@ static void leave_line(struct lw_client *c, struct op *op, int acquired)
     op->lock->way->leave(c, op, acquired);
 }
 
-void op_complete(struct op *op, int err, int64_t value)
+/* Before a lock call ends (call.h's `ending`): its peer of a hand-over
+ * goes on without it, it leaves its line, an acquire's time is counted. */
+static void ending(struct call *call, int err)
 {
-    struct lw_lock *lock = op->lock;
+    struct op *op = op_of(call);
 
-    if (op->handoff) { /* its peer of a hand-over goes on without it */
+    if (op->handoff) {
         op->handoff->handoff = NULL;
         op->handoff = NULL;
     }
-    leave_line(lock->client, op, !err);
-    if (op->kind == OP_ACQUIRE && !err)
-        stats_acquired(&lock->client->count, lw_clock_now() - op->start_ns);
-    op->w.state = WAIT_NEW;
-    if (op->blocking) {
-        op->err = err;
-        op->value = value;
-        lock_unref(lock);                     /* the caller still holds its handle */
-        lw_completion_signal(&op->completed); /* op may be gone after this */
-        return;
-    }
-    if (op->done) {
-        lock->client->in_callback++;
-        reply_error_tell(&op->said);
-        op->done(err, value, op->arg);
-        reply_error_set(NULL);
-        lock->client->in_callback--;
-    }
-    free(op->said);
-    lw_request_clear(&op->req);
-    free(op);
-    lock_unref(lock);
+    leave_line(call->client, op, !err);
+    if (call->kind == OP_ACQUIRE && !err)
+        stats_acquired(&call->client->count, lw_clock_now() - call->start_ns);
 }
 
-static void on_reply(struct lw_request *req, const redisReply *reply, int err, void *arg);
+/* A lock call's kind, and whether its attempts wait for Redis (an
+ * acquire's; its undo and trim as every request). */
+static void set_kind(struct op *op, int kind)
+{
+    op->call.kind = (uint8_t)kind;
+    op->call.waits = kind == OP_ACQUIRE;
+}
+
 static int format_op(struct op *op);
 
-/* Send (or send again) the op's command: the last thing done with op. */
-void op_attempt(struct op *op)
+/* An acquire formatted for each attempt (a fair lock's: whether it may
+ * still join the queue). */
+static int format_attempt(struct call *call)
 {
-    struct lw_client *c = op->lock->client;
-    int rc;
+    struct op *op = op_of(call);
 
-    if (c->closing) {
-        op_complete(op, LW_ESHUTDOWN, 0);
-        return;
-    }
-    /* An acquire formatted for each attempt (a fair lock's: whether it
-     * may still join the queue). */
-    if (op->kind == OP_ACQUIRE && op->lock->way->per_attempt && (rc = format_op(op))) {
-        op_complete(op, rc, 0);
-        return;
-    }
-    op->w.state = WAIT_INFLIGHT;
-    op->w.woken = 0;
-    /* An acquire's attempt waits for Redis until the acquire's wait ends;
-     * its undo, its trim, any other call as every request. */
-    if (op->kind == OP_ACQUIRE)
-        waiters_reach(&op->w, &op->req);
-    else
-        lw_request_wait_until(&op->req, 0);
-    if ((rc = lw_engine_submit(c->engine, &op->req, on_reply, op)))
-        op_complete(op, rc, 0);
+    return call->kind == OP_ACQUIRE && op->lock->way->per_attempt ? format_op(op) : 0;
 }
 
-/* ---- Waiting (waiters.c): a lock's acquires' row ---- */
+/* ---- Waiting (waiters.c) ---- */
 
 static struct op *waiting_op(struct waiter *w)
 {
-    return w ? lw_container_of(w, struct op, w) : NULL;
+    return w ? lw_container_of(w, struct op, call.w) : NULL;
 }
-
-static void waiter_attempt(struct waiter *w)
-{
-    op_attempt(waiting_op(w));
-}
-
-static void waiter_end(struct waiter *w, int err)
-{
-    op_complete(waiting_op(w), err, 0);
-}
-
-/* A lock's channel says only that it was released (waiters.c). */
-static const struct wait_rule lock_rule = {waiter_attempt, waiter_end, 0};
 
 /* A new acquire queues behind this client's waiters for its name, if
  * there are any (1; no barging inside the client), or may try (0). */
 static int queue_behind(struct lw_client *c, struct op *op)
 {
-    return waiters_queue(c, &op->w, op->lock->channel, op->lock->channel_len);
+    return waiters_queue(c, &op->call.w, op->lock->channel, op->lock->channel_len);
 }
 
 /* The first waiter of lock's name, reserved for a hand-over
@@ -285,45 +252,27 @@ static struct op *reserve_waiter(struct lw_client *c, const struct lw_lock *lock
 {
     struct op *op = waiting_op(waiters_head(c, lock->channel, lock->channel_len));
 
-    if (!op || op->w.state != WAIT_WAITING || c->replicas || c->closing ||
-        lw_clock_now() >= op->w.deadline_ns)
+    if (!op || op->call.w.state != WAIT_WAITING || c->replicas || c->closing ||
+        lw_clock_now() >= op->call.w.deadline_ns)
         return NULL;
-    lw_wheel_cancel(c->wheel, &op->w.ct.timer);
-    op->w.state = WAIT_HANDOFF;
+    lw_wheel_cancel(c->wheel, &op->call.w.ct.timer);
+    op->call.w.state = WAIT_HANDOFF;
     return op;
 }
 
 /* The hand-over did not happen: op tries for itself (or its time is up). */
 static void unreserve_waiter(struct lw_client *c, struct op *op)
 {
-    op->w.state = WAIT_INFLIGHT;
+    op->call.w.state = WAIT_INFLIGHT;
     if (c->closing)
         op_complete(op, LW_ESHUTDOWN, 0);
-    else if (lw_clock_now() >= op->w.deadline_ns)
+    else if (lw_clock_now() >= op->call.w.deadline_ns)
         op_complete(op, waiters_timed_out(c), 0);
     else
         op_attempt(op); /* the lock may be free, or held on: it asks */
 }
 
 /* ---- Replies (engine thread) ---- */
-
-/* When a waiter told the holder has pttl ms left tries again, if no unlock
- * wakes it first: when the lease runs out, as nobody publishes an expiry.
- * PTTL reads 0 in the millisecond the key expires (Redis drops a key once
- * its clock has passed the expiry time): that too is a lease running out,
- * retried at the next tick, not a lock without expiry.  Only -1 (a key
- * with no TTL, not ours) waits for a message or the deadline. */
-uint64_t holder_retry_at(uint64_t now_ns, int64_t pttl, uint64_t deadline_ns)
-{
-    uint64_t ms;
-
-    if (pttl < 0)
-        return deadline_ns;
-    ms = pttl > 0 ? (uint64_t)pttl : 1;
-    if (ms >= (deadline_ns - now_ns) / 1000000u)
-        return deadline_ns;
-    return now_ns + ms * 1000000u;
-}
 
 /* The lock is someone else's; pttl is what the holder has left (a fair
  * lock: op is in its queue, and pttl when to look again unless woken). */
@@ -332,7 +281,7 @@ static void acquire_held(struct lw_client *c, struct op *op, int64_t pttl)
     uint64_t now = lw_clock_now();
     int live;
 
-    if (now >= op->w.deadline_ns) {
+    if (now >= op->call.w.deadline_ns) {
         op_complete(op, waiters_timed_out(c), 0);
         return;
     }
@@ -344,36 +293,36 @@ static void acquire_held(struct lw_client *c, struct op *op, int64_t pttl)
      * on its own, its place in the queue kept).  If it was listened to
      * already, an unlock between our attempt and now went unheard: try once
      * more.  Otherwise the subscription's confirmation wakes us. */
-    if (!op->w.link.chan && (live = op->lock->way->join(c, op)) != 0) {
+    if (!op->call.w.link.chan && (live = op->lock->way->join(c, op)) != 0) {
         if (live < 0)
             op_complete(op, LW_ENOMEM, 0);
         else
             op_attempt(op);
         return;
     }
-    if (op->w.woken) { /* an unlock came while this attempt was out */
+    if (op->call.w.woken) { /* an unlock came while this attempt was out */
         op_attempt(op);
         return;
     }
     /* Only the first in line tries again when the holder's lease runs
      * out; the others wait their turn, or their deadline.  A fair lock's
      * waiter is alone in its line: it looks again when the script said. */
-    op->w.state = WAIT_WAITING;
-    waiters_arm(c, &op->w,
-                waiters_first(&op->w) ? holder_retry_at(now, pttl, op->w.deadline_ns)
-                                      : UINT64_MAX);
+    op->call.w.state = WAIT_WAITING;
+    waiters_arm(c, &op->call.w,
+                waiters_first(&op->call.w) ? holder_retry_at(now, pttl, op->call.w.deadline_ns)
+                                           : UINT64_MAX);
 }
 
-/* Whether an acquire's reply came when less than a tick of the lease it
- * set is sure to be left: Redis ran it late (paused, stopped, slow), and
- * the key may expire before the caller could use it or a renewal be
+/* Until when an acquire's hold, its lease counting from from_ns, is sure.
+ * A reply that came when less than a tick of it is left came too late
+ * (call_too_late()): Redis ran it late (paused, stopped, slow), and the
+ * key may expire before the caller could use it or a renewal be
  * confirmed.  A hold the watchdog renews already is not at stake. */
-static int acquired_too_late(struct lw_client *c, const struct op *op, uint64_t from_ns)
+static uint64_t sure_until(struct lw_client *c, const struct op *op, uint64_t from_ns)
 {
-    uint64_t lease_ms = op->lease_ms ? op->lease_ms : c->lease_ms;
-
-    return lw_clock_now() + c->tick_ns >= lease_valid_until(lease_ms, from_ns) &&
-           !watchdog_renews(c, op->lock, op->owner);
+    if (watchdog_renews(c, op->lock, op->call.owner))
+        return UINT64_MAX;
+    return lease_valid_until(call_lease_ms(&op->call), from_ns);
 }
 
 /* Give back the hold an acquire took (the unlock script: it touches only
@@ -381,14 +330,16 @@ static int acquired_too_late(struct lw_client *c, const struct op *op, uint64_t 
  * LW_EREPLICAS for one too few replicas acknowledged.  Should the unlock
  * fail, the hold expires with its lease: nothing renews it.  The unlock
  * takes the main lane: it waits for no replica. */
-static void undo_acquire(struct lw_client *c, struct op *op, int err)
+static void undo_acquire(struct call *call, int err)
 {
+    struct op *op = op_of(call);
+
     /* It holds the lock until the undo: its unlock says when. */
-    leave_line(c, op, 1);
-    lw_request_clear(&op->req);
-    op->kind = OP_UNDO;
-    op->undo_err = err;
-    op->req.lane = LW_LANE_MAIN;
+    leave_line(call->client, op, 1);
+    lw_request_clear(&op->call.req);
+    set_kind(op, OP_UNDO);
+    op->call.undo_err = err;
+    op->call.req.lane = LW_LANE_MAIN;
     if (format_op(op))
         op_complete(op, err, 0);
     else
@@ -399,40 +350,25 @@ static void undo_acquire(struct lw_client *c, struct op *op, int err)
  * late to be of use. */
 static void acquire_done(struct lw_client *c, struct op *op, uint32_t holds, uint64_t from_ns)
 {
-    if (acquired_too_late(c, op, from_ns)) {
-        stats_acquired_too_late(&c->count);
-        undo_acquire(c, op, LW_ETIMEDOUT);
+    if (call_undo_if_late(&op->call, sure_until(c, op, from_ns)))
         return;
-    }
-    watchdog_acquired(c, op->lock, op->owner, holds, from_ns, op->lease_ms == 0,
-                      op->max_hold_ms);
-    if (op->until_out) /* the caller's, before done runs */
-        *op->until_out = lease_valid_until(op->lease_ms ? op->lease_ms : c->lease_ms, from_ns);
-    if (op->lease_ms) /* its lease ends by itself: at the latest this */
-        holds_acquired(c, op->lock, op->owner, holds,
-                       lw_clock_now() + op->lease_ms * 1000000u + op->lease_ms * 10000u +
+    watchdog_acquired(c, op->lock, op->call.owner, holds, from_ns, op->call.lease_ms == 0,
+                      op->call.max_hold_ms);
+    if (op->call.until_out) /* the caller's, before done runs */
+        *op->call.until_out = lease_valid_until(call_lease_ms(&op->call), from_ns);
+    if (op->call.lease_ms) /* its lease ends by itself: at the latest this */
+        holds_acquired(c, op->lock, op->call.owner, holds,
+                       lw_clock_now() + op->call.lease_ms * 1000000u + op->call.lease_ms * 10000u +
                            c->tick_ns);
-    op_complete(op, 0, op->value);
+    op_complete(op, 0, op->call.value);
 }
 
-/* A first acquire's WAIT is over (replicas.c): err 0 (acknowledged: the
- * lock is the caller's), LW_EREPLICAS or LW_ENOTSUP (give it back), or
- * LW_ESHUTDOWN. */
-static void acquire_acked(struct replica_ack *ack, int err)
+/* Its replicas acknowledged a first acquire (call.h's `acked`). */
+static void acquire_acked(struct call *call)
 {
-    struct op *op = lw_container_of(ack, struct op, ack);
-    struct lw_client *c = op->lock->client;
+    struct op *op = op_of(call);
 
-    if (err == LW_ESHUTDOWN) {
-        op_complete(op, err, 0);    /* as any hold at shutdown: its lease ends it */
-    } else if (err == LW_ENOTSUP) { /* the server has no WAIT */
-        undo_acquire(c, op, LW_ENOTSUP);
-    } else if (err) {
-        stats_replicas_refused(&c->count);
-        undo_acquire(c, op, LW_EREPLICAS);
-    } else {
-        acquire_done(c, op, op->ack_holds, op->ack_from_ns); /* the WAIT may have taken long */
-    }
+    acquire_done(call->client, op, op->ack_holds, call->from_ns);
 }
 
 /* Hand the acquire over, after its replicas acknowledged it when it is
@@ -440,11 +376,10 @@ static void acquire_acked(struct replica_ack *ack, int err)
 static void acquire_got(struct lw_client *c, struct op *op, uint32_t holds, int first,
                         uint64_t from_ns)
 {
-    if (c->replicas && first && !acquired_too_late(c, op, from_ns)) {
+    if (c->replicas && first && !call_too_late(&op->call, sure_until(c, op, from_ns))) {
         op->ack_holds = holds;
-        op->ack_from_ns = from_ns;
-        op->ack.acked = acquire_acked;
-        replicas_wait(c, &op->ack, &op->req);
+        op->call.from_ns = from_ns;
+        call_wait_replicas(&op->call);
     } else {
         acquire_done(c, op, holds, from_ns);
     }
@@ -466,9 +401,9 @@ static uint32_t surplus_holds(struct lw_client *c, const struct op *op, uint32_t
 {
     uint32_t expect;
 
-    if (op->lease_ms || holds_has(c, op->lock, op->owner, lw_clock_now()))
+    if (op->call.lease_ms || holds_has(c, op->lock, op->call.owner, lw_clock_now()))
         return 0;
-    expect = watchdog_holds(c, op->lock, op->owner) + 1;
+    expect = watchdog_holds(c, op->lock, op->call.owner) + 1;
     return holds > expect ? holds - expect : 0;
 }
 
@@ -476,8 +411,8 @@ static uint32_t surplus_holds(struct lw_client *c, const struct op *op, uint32_t
  * and slot: a WAIT after it covers the acquire too). */
 static void trim_hold(struct op *op)
 {
-    lw_request_clear(&op->req);
-    op->kind = OP_TRIM;
+    lw_request_clear(&op->call.req);
+    set_kind(op, OP_TRIM);
     if (format_op(op))
         op_complete(op, LW_ENOMEM, 0); /* what it holds expires with its lease */
     else
@@ -500,8 +435,8 @@ static void trim_reply(struct lw_client *c, struct op *op, const redisReply *rep
         trim_hold(op);
         return;
     }
-    op->kind = OP_ACQUIRE;
-    acquire_got(c, op, (uint32_t)left, 1, op->ack_from_ns);
+    set_kind(op, OP_ACQUIRE);
+    acquire_got(c, op, (uint32_t)left, 1, op->call.from_ns);
 }
 
 /* An acquire the script refused: {-1} the name holds a lock of another
@@ -514,7 +449,7 @@ static void acquire_refused(struct lw_client *c, struct op *op, int64_t why)
     if (why == -1)
         err = LW_EWRONGKIND;
     else if (why == -3)
-        err = lw_clock_now() < op->w.deadline_ns ? LW_EDEADLK : LW_ELOCKED;
+        err = lw_clock_now() < op->call.w.deadline_ns ? LW_EDEADLK : LW_ELOCKED;
     (void)c;
     op_complete(op, err, 0); /* leaves the name's queue, if in it */
 }
@@ -526,13 +461,13 @@ static void acquire_refused(struct lw_client *c, struct op *op, int64_t why)
  * renewed when it held the lock already. */
 static void acquire_unanswered(struct lw_client *c, const struct op *op)
 {
-    uint64_t until = watchdog_renews(c, op->lock, op->owner)
+    uint64_t until = watchdog_renews(c, op->lock, op->call.owner)
                          ? UINT64_MAX
                          : lw_clock_now() + 2 * c->lease_ms * 1000000u;
 
-    if (op->lease_ms || (op->kind == OP_ACQUIRE && !op->req.sent_conn))
+    if (op->call.lease_ms || (op->call.kind == OP_ACQUIRE && !op->call.req.sent_conn))
         return; /* a lease of its own ends it; never written, never run */
-    holds_unsure(c, op->lock, op->owner, until);
+    holds_unsure(c, op->lock, op->call.owner, until);
 }
 
 static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *reply)
@@ -540,23 +475,23 @@ static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *
     if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
         reply->element[0]->type == REDIS_REPLY_INTEGER &&
         reply->element[1]->type == REDIS_REPLY_INTEGER) {
-        uint64_t from_ns = lw_request_lease_from(&op->req);
+        uint64_t from_ns = lw_request_lease_from(&op->call.req);
         uint32_t holds = (uint32_t)reply->element[1]->integer;
         /* An earlier acquire of the owner's that may have run unanswered
          * counts as this one sent before. */
-        int unsure = !op->lease_ms && holds_take_unsure(c, op->lock, op->owner, lw_clock_now());
-        int resent = op->req.unsettled != 0 || op->handoff_unknown || unsure;
+        int unsure = !op->call.lease_ms && holds_take_unsure(c, op->lock, op->call.owner, lw_clock_now());
+        int resent = op->call.req.unsettled != 0 || op->handoff_unknown || unsure;
 
-        op->value = reply->element[0]->integer;
+        op->call.value = reply->element[0]->integer;
         if (resent && (op->trim = surplus_holds(c, op, holds))) {
-            op->ack_from_ns = from_ns;
+            op->call.from_ns = from_ns;
             trim_hold(op);
             return;
         }
         /* A first acquire waits for the replicas; a re-entry never does:
          * it adds to a hold that waited already. */
         acquire_got(c, op, holds,
-                    holds == 1 || (resent && !watchdog_renews(c, op->lock, op->owner)), from_ns);
+                    holds == 1 || (resent && !watchdog_renews(c, op->lock, op->call.owner)), from_ns);
     } else if (reply->type == REDIS_REPLY_INTEGER) {
         acquire_held(c, op, reply->integer);
     } else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 1) {
@@ -569,27 +504,19 @@ static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *
 /* Whether op's owner holds its lock already (re-entering). */
 static int reentry(struct lw_client *c, const struct op *op)
 {
-    return watchdog_renews(c, op->lock, op->owner) ||
-           holds_has(c, op->lock, op->owner, lw_clock_now());
+    return watchdog_renews(c, op->lock, op->call.owner) ||
+           holds_has(c, op->lock, op->call.owner, lw_clock_now());
 }
 
 /* A held-back acquire admitted goes on as any other, but for admission
  * (a fair lock's never queues in the client: its line is Redis's). */
-static void acquire_admitted(struct op *op)
+static void acquire_admitted(struct call *call)
 {
-    struct lw_client *c = op->lock->client;
+    struct op *op = op_of(call);
 
-    if (reentry(c, op) || !op->lock->way->queues || !queue_behind(c, op))
+    if (reentry(call->client, op) || !op->lock->way->queues || !queue_behind(call->client, op))
         op_attempt(op);
 }
-
-static void admit_end(struct op *op, int err)
-{
-    op_complete(op, err, 0);
-}
-
-/* What admission does with the acquires it holds back (admission.h). */
-static const struct admit_rule lock_admit = {.admitted = acquire_admitted, .end = admit_end};
 
 /* An acquire's first step, on the engine thread: behind this client's
  * waiters for the name, if it has any, unless its owner holds the lock
@@ -600,7 +527,7 @@ static void acquire_begin(struct lw_client *c, struct op *op)
 {
     int again = reentry(c, op);
 
-    if (!again && op->lease_ms == 0 && admission_holds(c, op, &lock_admit))
+    if (!again && op->call.lease_ms == 0 && call_held_back(&op->call))
         return;
     if (again || !op->lock->way->queues || !queue_behind(c, op))
         op_attempt(op);
@@ -615,7 +542,7 @@ static void release_begin(struct lw_client *c, struct op *op)
     /* Not an unlock that leaves the lock to expire (lease_ms set): the
      * lock stays taken until then, nothing to hand over.  Nor a read-write
      * lock's: readers share it. */
-    if (op->kind == OP_UNLOCK && !op->lease_ms && op->lock->kind == KIND_LOCK &&
+    if (op->call.kind == OP_UNLOCK && !op->call.lease_ms && op->lock->kind == KIND_LOCK &&
         (op->handoff = reserve_waiter(c, op->lock)))
         op->handoff->handoff = op;
     if (format_op(op)) {
@@ -624,8 +551,8 @@ static void release_begin(struct lw_client *c, struct op *op)
         op_complete(op, LW_ENOMEM, 0);
         return;
     }
-    if (op->kind == OP_UNLOCK)
-        watchdog_unlock_begin(c, op->lock, op->owner);
+    if (op->call.kind == OP_UNLOCK)
+        watchdog_unlock_begin(c, op->lock, op->call.owner);
     else if (op->lock->kind == KIND_LOCK)
         watchdog_forget(c, op->lock);
     /* A read-write lock's force-unlock frees it only in its own mode: its
@@ -638,8 +565,8 @@ static void release_begin(struct lw_client *c, struct op *op)
 static void handed_over(struct lw_client *c, struct op *w, int64_t token, int64_t holds,
                         uint64_t from_ns)
 {
-    w->w.state = WAIT_INFLIGHT;
-    w->value = token;
+    w->call.w.state = WAIT_INFLIGHT;
+    w->call.value = token;
     acquire_got(c, w, holds > 0 ? (uint32_t)holds : 1, holds <= 1, from_ns);
 }
 
@@ -680,7 +607,7 @@ static struct handoff_result handoff_decode(const redisReply *reply, int err, in
  * handoff_decode()'s shapes, not a plain unlock's integer. */
 static int sent_as_handoff(const struct op *op)
 {
-    return op->kind == OP_UNLOCK && op->req.script == SCRIPT_HANDOFF + 1;
+    return op->call.kind == OP_UNLOCK && op->call.req.script == SCRIPT_HANDOFF + 1;
 }
 
 /* An unlock that was to hand over, its reply decoded.  Without a waiter
@@ -693,116 +620,117 @@ static void handoff_reply(struct lw_client *c, struct op *op, const redisReply *
                           int err)
 {
     struct op *w = op->handoff;
-    struct handoff_result r = handoff_decode(reply, err, op->req.unsettled);
-    uint64_t from_ns = lw_request_lease_from(&op->req);
+    struct handoff_result r = handoff_decode(reply, err, op->call.req.unsettled);
+    uint64_t from_ns = lw_request_lease_from(&op->call.req);
 
     op->handoff = NULL;
     if (w)
         w->handoff = NULL;
     if (r.status == INT64_MIN) { /* failed: it may or may not have run */
-        watchdog_unlock_end(c, op->lock, op->owner, UNLOCK_UNKNOWN);
+        watchdog_unlock_end(c, op->lock, op->call.owner, UNLOCK_UNKNOWN);
         if (w) /* its next acquire may find the lock its own already */
             w->handoff_unknown = 1;
     } else {
-        watchdog_unlock_end(c, op->lock, op->owner, r.left);
-        holds_released(c, op->lock, op->owner, r.left);
+        watchdog_unlock_end(c, op->lock, op->call.owner, r.left);
+        holds_released(c, op->lock, op->call.owner, r.left);
     }
     if (w && r.handed)
         handed_over(c, w, r.token, r.holds, from_ns);
     if (r.status == INT64_MIN)
-        op_complete(op, err ? err : reply_error(reply, &op->said), 0);
+        op_complete(op, err ? err : reply_error(reply, &op->call.said), 0);
     else
         op_complete(op, r.left < 0 ? LW_ENOTOWNER : 0, r.left < 0 ? 0 : r.left);
     if (w && !r.handed)
         unreserve_waiter(c, w);
 }
 
-static void on_reply(struct lw_request *req, const redisReply *reply, int err, void *arg)
+/* A lock call's first step (call.h's `begin`). */
+static void begin(struct call *call)
 {
-    struct op *op = arg;
-    struct lw_client *c = op->lock->client;
+    if (call->kind == OP_ACQUIRE)
+        acquire_begin(call->client, op_of(call));
+    else
+        release_begin(call->client, op_of(call));
+}
 
-    if (req->task) { /* the first step, on the engine thread */
-        req->task = 0;
-        if (err)
-            op_complete(op, err, 0);
-        else if (op->kind == OP_ACQUIRE)
-            acquire_begin(c, op);
-        else
-            release_begin(c, op);
-        return;
-    }
+/* A lock call's answer (call.h's `reply`): reply, or none (err). */
+static void on_reply(struct call *call, const redisReply *reply, int err)
+{
+    struct op *op = op_of(call);
+    struct lw_client *c = call->client;
+
     if (sent_as_handoff(op)) {
         handoff_reply(c, op, reply, err);
         return;
     }
-    if (op->kind == OP_UNDO) { /* done or not, the acquire failed */
+    if (op->call.kind == OP_UNDO) { /* done or not, the acquire failed */
         if (err)
             acquire_unanswered(c, op);
-        op_complete(op, op->undo_err, 0);
+        op_complete(op, op->call.undo_err, 0);
         return;
     }
-    if (op->kind == OP_TRIM) {
+    if (op->call.kind == OP_TRIM) {
         if (err)
             acquire_unanswered(c, op);
         trim_reply(c, op, err ? NULL : reply);
         return;
     }
     if (err || reply->type == REDIS_REPLY_ERROR) {
-        if (op->kind == OP_UNLOCK) /* it may or may not have run */
-            watchdog_unlock_end(c, op->lock, op->owner, UNLOCK_UNKNOWN);
-        else if (op->kind == OP_ACQUIRE && err)
+        if (op->call.kind == OP_UNLOCK) /* it may or may not have run */
+            watchdog_unlock_end(c, op->lock, op->call.owner, UNLOCK_UNKNOWN);
+        else if (op->call.kind == OP_ACQUIRE && err)
             acquire_unanswered(c, op);
         /* Redis could not be reached, or did not answer, and the wait
          * goes on: again (an attempt that may have run counts as sent
          * before: acquire_unanswered()'s mark). */
-        if (op->kind == OP_ACQUIRE && err && waiters_retry(c, &op->w, &op->req, err)) {
+        if (op->call.kind == OP_ACQUIRE && call_retry(call, err)) {
             op_attempt(op);
             return;
         }
-        op_complete(op, err ? err : reply_error(reply, &op->said), 0);
+        op_complete(op, err ? err : reply_error(reply, &op->call.said), 0);
         return;
     }
-    if (op->kind == OP_STATUS) {
-        op_complete(op, status_decode(reply, op->arg), 0);
-    } else if (op->kind == OP_ACQUIRE) {
+    if (op->call.kind == OP_STATUS) {
+        op_complete(op, status_decode(reply, op->call.arg), 0);
+    } else if (op->call.kind == OP_ACQUIRE) {
         acquire_reply(c, op, reply);
-    } else if (op->kind == OP_UNLOCK) {
+    } else if (op->call.kind == OP_UNLOCK) {
         int64_t left = reply_integer(reply);
 
-        watchdog_unlock_end(c, op->lock, op->owner, left);
-        holds_released(c, op->lock, op->owner, left);
+        watchdog_unlock_end(c, op->lock, op->call.owner, left);
+        holds_released(c, op->lock, op->call.owner, left);
         op_complete(op, left < 0 ? LW_ENOTOWNER : 0, left < 0 ? 0 : left);
     } else {
-        if (op->kind == OP_FORCE && op->lock->kind != KIND_LOCK && reply_integer(reply) == 1)
+        if (op->call.kind == OP_FORCE && op->lock->kind != KIND_LOCK && reply_integer(reply) == 1)
             watchdog_forget(c, op->lock); /* every hold of the name is gone */
         op_complete(op, 0, reply_integer(reply));
     }
 }
 
-/* A waiting acquire's timer: the holder's lease ran out, or the wait did. */
-static void op_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t now_ns)
+/* The lock calls' row (call.h). */
+static void ref_lock(struct call *call)
 {
-    struct op *op = lw_container_of(t, struct op, w.ct);
-
-    if (op->w.state != WAIT_WAITING)
-        return; /* woken by a message in the same tick */
-    if (now_ns >= op->w.deadline_ns)
-        op_complete(op, waiters_timed_out(c), 0);
-    else
-        op_attempt(op);
+    lock_ref(op_of(call)->lock);
 }
+
+static void unref_lock(struct call *call)
+{
+    lock_unref(op_of(call)->lock);
+}
+
+static const struct call_class lock_calls = {
+    .ref = ref_lock,
+    .unref = unref_lock,
+    .begin = begin,
+    .format = format_attempt,
+    .reply = on_reply,
+    .admitted = acquire_admitted,
+    .acked = acquire_acked,
+    .undo = undo_acquire,
+    .ending = ending,
+};
 
 /* ---- Starting an op (calling thread) ---- */
-
-static int check_lease(const struct lw_client *c, uint64_t lease_ms)
-{
-    if (lease_ms > LW_MAX_LEASE_MS)
-        return LW_ERANGE;
-    if (lease_ms != 0 && (lease_ms < LW_MIN_LEASE_MS || lease_ms * 1000000u < 3 * c->tick_ns))
-        return LW_ELEASE;
-    return 0;
-}
 
 /* lw_name_status's command: the name and Redisson's suffixName(name,
  * "timeout"), "{name}:timeout" (tag.h: a permit semaphore's zset), and a fair lock's queue,
@@ -820,7 +748,7 @@ static int format_status(struct op *op)
         keys[2 + i] = prefix_name(fair[i], lock->name, lock->len, &lens[2 + i]);
     if (keys[1] && keys[2] && keys[3] && keys[4]) {
         keys[0] = (char *)lock->name;
-        rc = lw_request_evalsha(&op->req, SCRIPT_STATUS, 5, 5, (const char **)keys, lens);
+        rc = lw_request_evalsha(&op->call.req, SCRIPT_STATUS, 5, 5, (const char **)keys, lens);
     }
     for (int i = 1; i < 5; i++)
         free(keys[i]);
@@ -836,7 +764,7 @@ static int format_command(struct op *op)
 {
     const struct lw_lock *lock = op->lock;
     char field[FIELD_MAX + 8];
-    size_t flen = client_field(lock->client, op->owner, field);
+    size_t flen = client_field(lock->client, op->call.owner, field);
     const char *cmd[3] = {NULL, lock->name, field};
     size_t lens[3] = {0, lock->len, flen};
     int rc;
@@ -845,7 +773,7 @@ static int format_command(struct op *op)
     lens[2] = flen += strlen(lock->way->field_suffix);
     if ((rc = lock->way->format(op, field, flen)) != 1)
         return rc;
-    switch (op->kind) {
+    switch (op->call.kind) {
     case OP_STATUS: return format_status(op);
     case OP_IS_LOCKED: cmd[0] = "EXISTS"; break;
     case OP_IS_HELD: cmd[0] = "HEXISTS"; break;
@@ -853,7 +781,7 @@ static int format_command(struct op *op)
     default: cmd[0] = "PTTL"; break;
     }
     lens[0] = strlen(cmd[0]);
-    return lw_request_command(&op->req, op->kind == OP_IS_LOCKED || op->kind == OP_TTL ? 2 : 3,
+    return lw_request_command(&op->call.req, op->call.kind == OP_IS_LOCKED || op->call.kind == OP_TTL ? 2 : 3,
                               cmd, lens);
 }
 
@@ -864,9 +792,9 @@ static int format_op(struct op *op)
     int rc = format_command(op);
 
     if (rc == 0)
-        lw_request_route_slot(&op->req, op->lock->slot);
-    if (rc == 0 && op->kind == OP_ACQUIRE)
-        lw_request_settle(&op->req); /* Sentinel: not at once after a switch */
+        lw_request_route_slot(&op->call.req, op->lock->slot);
+    if (rc == 0 && op->call.kind == OP_ACQUIRE)
+        lw_request_settle(&op->call.req); /* Sentinel: not at once after a switch */
     return rc;
 }
 
@@ -878,54 +806,48 @@ static int prepare_op(struct op *op, struct lw_lock *lock, int kind, uint64_t ow
 
     if (!lock)
         return LW_EINVAL;
-    if (client_gone(lock))
-        return LW_ESHUTDOWN;
-    if (kind == OP_ACQUIRE && (rc = check_lease(lock->client, lease_ms)))
+    if (kind == OP_ACQUIRE && (rc = call_check_lease(lock->client, lease_ms)))
         return rc;
     op->lock = lock;
-    op->kind = (uint8_t)kind;
-    op->owner = owner;
-    op->lease_ms = lease_ms;
-    if (kind == OP_ACQUIRE)
-        waiters_set_wait(&op->w, wait_ms);
+    call_init(&op->call, &lock_calls, lock->client, kind, lock->way->shares ? 0 : WAIT_ALL);
+    set_kind(op, kind);
+    op->call.owner = owner;
+    op->call.lease_ms = lease_ms;
     if (kind == OP_ACQUIRE) {
         uint64_t cap = atomic_load_explicit(&lock->max_hold_ms, memory_order_relaxed);
 
-        op->start_ns = lw_clock_now();
-        op->max_hold_ms = cap ? cap : lock->client->max_hold_ms;
+        waiters_set_wait(&op->call.w, wait_ms);
+        op->call.start_ns = lw_clock_now();
+        op->call.max_hold_ms = cap ? cap : lock->client->max_hold_ms;
     }
-    op->w.ct.fire = op_timer_fired;
-    op->w.rule = &lock_rule;
-    op->w.want = lock->way->shares ? 0 : WAIT_ALL;
+    /* A first step on the engine thread (begin()): an acquire may queue
+     * behind this client's waiters; an unlock stops the watchdog, and may
+     * hand the lock over. */
+    op->call.task = kind == OP_ACQUIRE || kind == OP_UNLOCK || kind == OP_FORCE;
     /* Acquires that replicas must acknowledge go over the side lane, where
      * their WAIT follows them (replicas.c). */
     if (kind == OP_ACQUIRE && lock->client->replicas)
-        op->req.lane = LW_LANE_SIDE;
+        op->call.req.lane = LW_LANE_SIDE;
     /* Unlock and force-unlock publish: formatted on the engine thread, in
      * their task step, where the pub/sub mode is known.  So does a fair
      * lock's acquire (it wakes the queue's head), which also says whether
-     * it may still join the queue: formatted at each (op_attempt()). */
+     * it may still join the queue: formatted at each (format_attempt()). */
     if (kind == OP_UNLOCK || kind == OP_FORCE || (kind == OP_ACQUIRE && lock->way->per_attempt))
         return 0;
     return format_op(op);
 }
 
-static int start_op(struct op *op)
+/* Set up op (zeroed but for its caller's fields) and run it (call.h). */
+static int run_op(struct op *op, struct lw_lock *lock, int kind, uint64_t owner,
+                  uint64_t wait_ms, uint64_t lease_ms, int64_t *value)
 {
-    struct lw_lock *lock = op->lock;
-    int rc;
+    int rc = prepare_op(op, lock, kind, owner, wait_ms, lease_ms);
 
-    atomic_fetch_add_explicit(&lock->refs, 1, memory_order_relaxed);
-    /* A first step on the engine thread (on_reply's task branch): an
-     * acquire may queue behind this client's waiters; an unlock stops the
-     * watchdog, and may hand the lock over. */
-    if (op->kind == OP_ACQUIRE || op->kind == OP_UNLOCK || op->kind == OP_FORCE)
-        lw_request_task(&op->req);
-    op->w.state = WAIT_INFLIGHT;
-    rc = lw_engine_submit(lock->client->engine, &op->req, on_reply, op);
-    if (rc)
-        lock_unref(lock);
-    return rc;
+    if (rc) {
+        call_discard(&op->call);
+        return rc;
+    }
+    return call_run(&op->call, value);
 }
 
 /* A blocking call; until_ns (an acquire's, or NULL) gets the hold's sure
@@ -934,25 +856,11 @@ static int run_blocking_until(struct lw_lock *lock, int kind, uint64_t owner, ui
                               uint64_t lease_ms, int64_t *value, uint64_t *until_ns)
 {
     struct op op;
-    int rc;
 
     memset(&op, 0, sizeof op); /* {0} would set an atomic pointer from an int */
-    if (lock && !client_gone(lock) && lw_engine_on_thread(lock->client->engine))
-        return LW_EDEADLK;
-    op.until_out = until_ns;
-    if ((rc = prepare_op(&op, lock, kind, owner, wait_ms, lease_ms)) == 0) {
-        op.blocking = 1;
-        lw_completion_reset(&op.completed);
-        if ((rc = start_op(&op)) == 0) {
-            lw_completion_wait(&op.completed);
-            rc = op.err;
-            if (value)
-                *value = op.value;
-            reply_error_tell(&op.said);
-        }
-    }
-    lw_request_clear(&op.req);
-    return rc;
+    op.call.blocking = 1;
+    op.call.until_out = until_ns;
+    return run_op(&op, lock, kind, owner, wait_ms, lease_ms, value);
 }
 
 static int run_blocking(struct lw_lock *lock, int kind, uint64_t owner, uint64_t wait_ms,
@@ -965,19 +873,14 @@ static int run_async_until(struct lw_lock *lock, int kind, uint64_t owner, uint6
                            uint64_t lease_ms, uint64_t *until_ns, lw_done_fn *done, void *arg)
 {
     struct op *op = calloc(1, sizeof *op);
-    int rc;
 
     if (!op)
         return LW_ENOMEM;
-    op->done = done;
-    op->arg = arg;
-    op->until_out = until_ns;
-    if ((rc = prepare_op(op, lock, kind, owner, wait_ms, lease_ms)) == 0 &&
-        (rc = start_op(op)) == 0)
-        return 0;
-    lw_request_clear(&op->req);
-    free(op);
-    return rc;
+    op->call.heap = 1;
+    op->call.done = done;
+    op->call.arg = arg;
+    op->call.until_out = until_ns;
+    return run_op(op, lock, kind, owner, wait_ms, lease_ms, NULL);
 }
 
 static int run_async(struct lw_lock *lock, int kind, uint64_t owner, uint64_t wait_ms,
@@ -1050,26 +953,13 @@ int lw_unlock_after(struct lw_lock *lock, uint64_t owner, uint64_t after_ms)
 int lw_name_status(struct lw_lock *lock, struct lw_name_status *out)
 {
     struct op op;
-    int rc;
 
     if (!out)
         return LW_EINVAL;
-    /* run_blocking()'s steps, with the struct to fill as the op's arg. */
     memset(&op, 0, sizeof op);
-    if (lock && !client_gone(lock) && lw_engine_on_thread(lock->client->engine))
-        return LW_EDEADLK;
-    op.arg = out;
-    if ((rc = prepare_op(&op, lock, OP_STATUS, 0, 0, 0)) == 0) {
-        op.blocking = 1;
-        lw_completion_reset(&op.completed);
-        if ((rc = start_op(&op)) == 0) {
-            lw_completion_wait(&op.completed);
-            rc = op.err;
-            reply_error_tell(&op.said);
-        }
-    }
-    lw_request_clear(&op.req);
-    return rc;
+    op.call.blocking = 1;
+    op.call.arg = out; /* the struct to fill (status_decode()) */
+    return run_op(&op, lock, OP_STATUS, 0, 0, 0, NULL);
 }
 
 int lw_unlock(struct lw_lock *lock)

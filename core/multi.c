@@ -49,11 +49,11 @@
 #include <uthash.h>
 
 #include "client_private.h"
-#include "completion.h"
+#include "lock_op.h"
 #include "container.h"
 #include "holds.h"
 #include "multi.h"
-#include "ops.h"
+#include "call.h"
 #include "owner.h"
 #include "publish.h"
 #include "refs.h"
@@ -91,40 +91,28 @@ enum mop_phase { PH_TAKE,
                  PH_TRIM,
                  PH_RELEASE };
 
+/* A multi-lock call: the call (call.h), and what only a multi-lock's
+ * has. */
 struct multi_op {
-    struct lw_request req;
-    struct waiter w; /* in the refusing name's line */
+    struct call call;
     struct lw_multi *m;
-    uint64_t owner;
-    uint64_t lease_ms; /* 0: the watchdog */
-    uint64_t max_hold_ms;
-    uint64_t from_ns; /* the earliest lease start of the groups taken */
-    lw_done_fn *done;
-    void *arg;
     uint64_t *tokens_out; /* the caller's, in its order, or NULL */
-    uint64_t *until_out;  /* the caller's: the holds' sure end, or NULL */
-    int err;
-    int end_err;      /* a give-back ends the acquire in it; 0: wait */
-    uint8_t again;    /* a give-back is followed by taking again at once
-                         (a group could not reach Redis: waiters_retry()) */
-    uint8_t kind;     /* enum mop_kind */
-    uint8_t phase;    /* enum mop_phase */
-    uint8_t blocking; /* a caller waits on `completed` */
-    uint8_t quiet;    /* a lost set's rest released: nobody is told */
-    _Atomic uint32_t completed;
-    char *said;       /* Redis's error reply, for lw_reply_error() (reply.h) */
-    size_t group;     /* the group on the wire */
-    size_t taken;     /* groups taken, from the first */
-    size_t refused;   /* the lock whose line it waits in */
-    int64_t pttl;     /* its holder's lease left, as answered */
-    uint32_t count;   /* a release's holds per name */
-    uint64_t *tokens; /* n, the handle's order */
-    uint32_t *holds;  /* n: taken (acquire), or to give back (trim) */
+    int end_err;          /* a give-back ends the acquire in it; 0: wait */
+    uint8_t again;        /* a give-back is followed by taking again at once
+                             (a group could not reach Redis: waiters_retry()) */
+    uint8_t phase;        /* enum mop_phase */
+    size_t group;         /* the group on the wire */
+    size_t taken;         /* groups taken, from the first */
+    size_t refused;       /* the lock whose line it waits in */
+    int64_t pttl;         /* its holder's lease left, as answered */
+    uint32_t count;       /* a release's holds per name */
+    uint64_t *tokens;     /* n, the handle's order */
+    uint32_t *holds;      /* n: taken (acquire), or to give back (trim) */
 };
 
 static void take(struct multi_op *op);
 static void send_release(struct multi_op *op);
-static void on_reply(struct lw_request *req, const redisReply *reply, int err, void *arg);
+static struct multi_op *new_op(struct lw_multi *m, int kind, uint64_t owner);
 
 /* ---- The handle ---- */
 
@@ -263,8 +251,6 @@ static void free_set(struct lw_client *c, struct multi_set *s)
     multi_unref(m);
 }
 
-static int start_op(struct multi_op *op);
-
 /* One of the set's leases was lost (reported already, with the set): the
  * set's holds on every name go back, quietly; the owner's release will
  * find it lost. */
@@ -278,20 +264,14 @@ static void multi_lost(struct lw_client *c, struct lease_set *ls, const char *na
     (void)len; /* its field is gone: giving it back is a no-op (-1) */
     /* The other entries stay in the set until released: a loss of one of
      * them meanwhile is the set's, told already. */
-    if (c->closing || !(op = calloc(1, sizeof *op + m->n * (sizeof *op->tokens + sizeof *op->holds))))
-        return; /* the holds end with their leases: nothing renews them now */
-    op->m = m;
-    op->owner = s->key.owner;
-    op->kind = MOP_RELEASE;
-    op->count = s->holds;
-    op->quiet = 1;
-    op->tokens = (uint64_t *)(op + 1);
-    op->holds = (uint32_t *)(op->tokens + m->n);
+    if (c->closing || !(op = new_op(m, MOP_RELEASE, s->key.owner)))
+        return;           /* the holds end with their leases: nothing renews them now */
+    op->count = s->holds; /* nobody is told: it has no callback */
     multi_ref(m);
     op->phase = PH_RELEASE;
     op->group = 0;
     for (size_t i = 0; i < m->n; i++)
-        watchdog_unlock_begin(c, m->locks[i], op->owner);
+        watchdog_unlock_begin(c, m->locks[i], op->call.owner);
     send_release(op);
 }
 
@@ -300,7 +280,7 @@ static void multi_lost(struct lw_client *c, struct lease_set *ls, const char *na
 static void join_set(struct lw_client *c, struct multi_op *op)
 {
     struct lw_multi *m = op->m;
-    struct multi_set *s = find_set(c, m, op->owner);
+    struct multi_set *s = find_set(c, m, op->call.owner);
 
     if (s && !s->lease.lost) {
         s->holds++;
@@ -311,14 +291,14 @@ static void join_set(struct lw_client *c, struct multi_op *op)
     if (!(s = calloc(1, sizeof *s)))
         return; /* renewed, not as a set: each name is lost on its own */
     s->key.m = m;
-    s->key.owner = op->owner;
+    s->key.owner = op->call.owner;
     s->holds = 1;
     s->lease.multi = m;
     s->lease.on_lost = multi_lost;
     multi_ref(m);
     HASH_ADD(hh, c->multi_sets, key, sizeof s->key, s);
     for (size_t i = 0; i < m->n; i++)
-        watchdog_set_join(c, m->locks[i], op->owner, &s->lease);
+        watchdog_set_join(c, m->locks[i], op->call.owner, &s->lease);
 }
 
 void multi_shutdown(struct lw_client *c)
@@ -332,32 +312,26 @@ void multi_shutdown(struct lw_client *c)
 
 /* ---- Ending an op (engine thread) ---- */
 
+static struct multi_op *op_of(struct call *call)
+{
+    return lw_container_of(call, struct multi_op, call);
+}
+
 static void complete(struct multi_op *op, int err)
 {
-    struct lw_multi *m = op->m;
-    struct lw_client *c = m->client;
+    call_complete(&op->call, err, 0);
+}
 
-    if (op->w.link.chan)
-        waiters_leave(c, &op->w, err ? WAIT_PASS : -1,
-                      lw_clock_now() + (op->lease_ms ? op->lease_ms : c->lease_ms) * 1000000u +
-                          c->tick_ns);
-    lw_request_clear(&op->req);
-    if (op->blocking) {
-        op->err = err;
-        lw_completion_signal(&op->completed); /* op may be gone after this */
-        multi_unref(m);
-        return;
-    }
-    if (op->done && !op->quiet) {
-        c->in_callback++;
-        reply_error_tell(&op->said);
-        op->done(err, 0, op->arg);
-        reply_error_set(NULL);
-        c->in_callback--;
-    }
-    free(op->said);
-    free(op);
-    multi_unref(m);
+/* Before a multi-lock call ends (call.h's `ending`): it leaves the line it
+ * waits in, with the names (the holder's next look after its lease) or
+ * without. */
+static void ending(struct call *call, int err)
+{
+    struct lw_client *c = call->client;
+
+    if (call->w.link.chan)
+        waiters_leave(c, &call->w, err ? WAIT_PASS : -1,
+                      lw_clock_now() + call_lease_ms(call) * 1000000u + c->tick_ns);
 }
 
 /* ---- Commands ---- */
@@ -382,7 +356,7 @@ static int format_group(struct multi_op *op, size_t g, const uint32_t *counts)
     const char **argv = calloc(4 * k + 2, sizeof *argv);
     size_t *lens = calloc(4 * k + 2, sizeof *lens);
     char field[FIELD_MAX], lease[24], (*nums)[12] = calloc(k, sizeof *nums), modes[LW_MULTI_MAX];
-    size_t flen = client_field(c, op->owner, field);
+    size_t flen = client_field(c, op->call.owner, field);
     int rc = LW_ENOMEM;
 
     if (argv && lens && nums) {
@@ -398,7 +372,7 @@ static int format_group(struct multi_op *op, size_t g, const uint32_t *counts)
         }
         if (!counts) {
             snprintf(lease, sizeof lease, "%llu",
-                     (unsigned long long)(op->lease_ms ? op->lease_ms : c->lease_ms));
+                     (unsigned long long)call_lease_ms(&op->call));
             argv[at] = lease, lens[at++] = strlen(lease);
             argv[at] = field, lens[at++] = flen;
         } else {
@@ -413,18 +387,15 @@ static int format_group(struct multi_op *op, size_t g, const uint32_t *counts)
             }
         }
         argc = at;
-        lw_request_clear(&op->req);
-        rc = lw_request_evalsha(&op->req, counts ? SCRIPT_MULTI_RELEASE : SCRIPT_MULTI_LOCK,
+        lw_request_clear(&op->call.req);
+        rc = lw_request_evalsha(&op->call.req, counts ? SCRIPT_MULTI_RELEASE : SCRIPT_MULTI_LOCK,
                                 (int)(2 * k), (int)argc, argv, lens);
-        lw_request_route_slot(&op->req, m->locks[from]->slot);
+        lw_request_route_slot(&op->call.req, m->locks[from]->slot);
         if (!counts)
-            lw_request_settle(&op->req); /* Sentinel: not at once after a switch */
+            lw_request_settle(&op->call.req); /* Sentinel: not at once after a switch */
         /* A take waits for Redis until the acquire's wait ends; a
          * release, a give-back or a trim as every request. */
-        if (!counts)
-            waiters_reach(&op->w, &op->req);
-        else
-            lw_request_wait_until(&op->req, 0);
+        op->call.waits = !counts;
     }
     free(argv);
     free(lens);
@@ -434,39 +405,35 @@ static int format_group(struct multi_op *op, size_t g, const uint32_t *counts)
 
 static void submit(struct multi_op *op)
 {
-    struct lw_client *c = op->m->client;
-    int rc;
-
-    op->w.state = WAIT_INFLIGHT;
-    op->w.woken = 0;
-    if ((rc = lw_engine_submit(c->engine, &op->req, on_reply, op)))
-        complete(op, rc);
+    call_send(&op->call);
 }
 
 /* ---- Taking ---- */
 
-/* Send the next group to take (op->group). */
-static void take(struct multi_op *op)
+/* Format the next group to take (op->group): call.h's `format`. */
+static int format_take(struct call *call)
 {
-    int rc;
+    struct multi_op *op = op_of(call);
 
-    if (op->m->client->closing) {
-        complete(op, LW_ESHUTDOWN);
-        return;
-    }
     op->phase = PH_TAKE;
-    if ((rc = format_group(op, op->group, NULL)))
-        complete(op, rc);
-    else
-        submit(op);
+    return format_group(op, op->group, NULL);
 }
 
-/* From the first group again (woken, or the holder's lease ran out). */
-static void take_again(struct multi_op *op)
+/* Send the next group to take. */
+static void take(struct multi_op *op)
 {
+    call_attempt(&op->call);
+}
+
+/* From the first group again (woken, or the holder's lease ran out):
+ * call.h's `again`. */
+static void take_again(struct call *call)
+{
+    struct multi_op *op = op_of(call);
+
     op->group = 0;
     op->taken = 0;
-    op->from_ns = UINT64_MAX;
+    op->call.from_ns = UINT64_MAX;
     take(op);
 }
 
@@ -480,7 +447,7 @@ static void wait_turn(struct lw_client *c, struct multi_op *op)
     uint64_t now = lw_clock_now();
     int live = 0;
 
-    if (now >= op->w.deadline_ns) {
+    if (now >= op->call.w.deadline_ns) {
         complete(op, waiters_timed_out(c));
         return;
     }
@@ -489,23 +456,23 @@ static void wait_turn(struct lw_client *c, struct multi_op *op)
         return;
     }
     /* In another name's line: that one was taken since; this one's now. */
-    if (op->w.link.chan && op->w.link.chan != channel_find(c, lock->channel, lock->channel_len))
-        waiters_leave(c, &op->w, WAIT_PASS, 0);
-    if (!op->w.link.chan && (live = waiters_join(c, &op->w, lock->channel, lock->channel_len))) {
+    if (op->call.w.link.chan && op->call.w.link.chan != channel_find(c, lock->channel, lock->channel_len))
+        waiters_leave(c, &op->call.w, WAIT_PASS, 0);
+    if (!op->call.w.link.chan && (live = waiters_join(c, &op->call.w, lock->channel, lock->channel_len))) {
         if (live < 0)
             complete(op, LW_ENOMEM);
         else
-            take_again(op); /* an unlock may have gone unheard */
+            take_again(&op->call); /* an unlock may have gone unheard */
         return;
     }
-    if (op->w.woken) { /* an unlock came while the attempt was out */
-        take_again(op);
+    if (op->call.w.woken) { /* an unlock came while the attempt was out */
+        take_again(&op->call);
         return;
     }
-    op->w.state = WAIT_WAITING;
-    waiters_arm(c, &op->w,
-                waiters_first(&op->w) ? holder_retry_at(now, op->pttl, op->w.deadline_ns)
-                                      : UINT64_MAX);
+    op->call.w.state = WAIT_WAITING;
+    waiters_arm(c, &op->call.w,
+                waiters_first(&op->call.w) ? holder_retry_at(now, op->pttl, op->call.w.deadline_ns)
+                                           : UINT64_MAX);
 }
 
 static void after_give_back(struct multi_op *op)
@@ -514,7 +481,7 @@ static void after_give_back(struct multi_op *op)
         complete(op, op->end_err);
     } else if (op->again) {
         op->again = 0;
-        take_again(op);
+        take_again(&op->call);
     } else {
         wait_turn(op->m->client, op);
     }
@@ -534,39 +501,29 @@ static void give_back(struct multi_op *op, int err)
     send_release(op);
 }
 
-/* Whether the earliest of the groups' leases has less than a tick sure
- * to be left.  Names the watchdog renews already are not at stake, but a
- * set is taken whole or not at all. */
-static int too_late(struct lw_client *c, const struct multi_op *op)
-{
-    uint64_t lease_ms = op->lease_ms ? op->lease_ms : c->lease_ms;
-
-    return lw_clock_now() + c->tick_ns >= lease_valid_until(lease_ms, op->from_ns);
-}
-
 /* Every name is taken: the holds are the owner's. */
 static void all_taken(struct lw_client *c, struct multi_op *op)
 {
     struct lw_multi *m = op->m;
 
-    if (too_late(c, op)) {
-        stats_acquired_too_late(&c->count);
-        give_back(op, LW_ETIMEDOUT);
+    /* The earliest of the groups' leases: names the watchdog renews
+     * already are not at stake, but a set is taken whole or not at all. */
+    if (call_undo_if_late(&op->call,
+                          lease_valid_until(call_lease_ms(&op->call), op->call.from_ns)))
         return;
-    }
     for (size_t i = 0; i < m->n; i++) {
-        watchdog_acquired(c, m->locks[i], op->owner, op->holds[i], op->from_ns,
-                          op->lease_ms == 0, op->max_hold_ms);
-        if (op->lease_ms)
-            holds_acquired(c, m->locks[i], op->owner, op->holds[i],
-                           lw_clock_now() + op->lease_ms * 1000000u + op->lease_ms * 10000u +
+        watchdog_acquired(c, m->locks[i], op->call.owner, op->holds[i], op->call.from_ns,
+                          op->call.lease_ms == 0, op->call.max_hold_ms);
+        if (op->call.lease_ms)
+            holds_acquired(c, m->locks[i], op->call.owner, op->holds[i],
+                           lw_clock_now() + op->call.lease_ms * 1000000u + op->call.lease_ms * 10000u +
                                c->tick_ns);
         if (op->tokens_out)
             op->tokens_out[m->given[i]] = op->tokens[i];
     }
-    if (op->until_out) /* the caller's, before done runs */
-        *op->until_out = lease_valid_until(op->lease_ms ? op->lease_ms : c->lease_ms, op->from_ns);
-    if (!op->lease_ms)
+    if (op->call.until_out) /* the caller's, before done runs */
+        *op->call.until_out = lease_valid_until(call_lease_ms(&op->call), op->call.from_ns);
+    if (!op->call.lease_ms)
         join_set(c, op);
     complete(op, 0);
 }
@@ -582,10 +539,10 @@ static int surplus(struct lw_client *c, struct multi_op *op, size_t from, size_t
 
     for (size_t i = from; i < to; i++) {
         const struct lw_lock *lock = op->m->locks[i];
-        uint32_t expect = watchdog_holds(c, lock, op->owner) + 1;
+        uint32_t expect = watchdog_holds(c, lock, op->call.owner) + 1;
 
         counts[i] = 0;
-        if (!op->lease_ms && !holds_has(c, lock, op->owner, lw_clock_now()) &&
+        if (!op->call.lease_ms && !holds_has(c, lock, op->call.owner, lw_clock_now()) &&
             op->holds[i] > expect) {
             counts[i] = op->holds[i] - expect;
             op->holds[i] = expect;
@@ -600,17 +557,17 @@ static void group_taken(struct lw_client *c, struct multi_op *op, const redisRep
 {
     struct lw_multi *m = op->m;
     size_t from = group_start(m, op->group), to = m->ends[op->group];
-    uint64_t from_ns = lw_request_lease_from(&op->req);
-    int resent = op->req.unsettled != 0;
+    uint64_t from_ns = lw_request_lease_from(&op->call.req);
+    int resent = op->call.req.unsettled != 0;
 
     for (size_t i = from; i < to; i++) {
         op->tokens[i] = (uint64_t)reply_integer(r->element[1 + 2 * (i - from)]);
         op->holds[i] = (uint32_t)reply_integer(r->element[2 + 2 * (i - from)]);
-        if (!op->lease_ms && holds_take_unsure(c, m->locks[i], op->owner, lw_clock_now()))
+        if (!op->call.lease_ms && holds_take_unsure(c, m->locks[i], op->call.owner, lw_clock_now()))
             resent = 1;
     }
-    if (from_ns < op->from_ns)
-        op->from_ns = from_ns;
+    if (from_ns < op->call.from_ns)
+        op->call.from_ns = from_ns;
     op->taken = op->group + 1;
     if (resent) {
         uint32_t *counts = calloc(m->n, sizeof *counts);
@@ -637,14 +594,14 @@ static void group_unanswered(struct lw_client *c, const struct multi_op *op)
 {
     const struct lw_multi *m = op->m;
 
-    if (op->lease_ms || !op->req.sent_conn)
+    if (op->call.lease_ms || !op->call.req.sent_conn)
         return; /* its lease ends it; never written, never run */
     for (size_t i = group_start(m, op->group); i < m->ends[op->group]; i++) {
-        uint64_t until = watchdog_renews(c, m->locks[i], op->owner)
+        uint64_t until = watchdog_renews(c, m->locks[i], op->call.owner)
                              ? UINT64_MAX
                              : lw_clock_now() + 2 * c->lease_ms * 1000000u;
 
-        holds_unsure(c, m->locks[i], op->owner, until);
+        holds_unsure(c, m->locks[i], op->call.owner, until);
     }
 }
 
@@ -659,7 +616,7 @@ static void take_reply(struct lw_client *c, struct multi_op *op, const redisRepl
          * goes on: what was taken goes back, and it takes again (a group
          * that may have run counts as sent before: group_unanswered()'s
          * mark). */
-        op->again = (uint8_t)waiters_retry(c, &op->w, &op->req, err);
+        op->again = (uint8_t)waiters_retry(c, &op->call.w, &op->call.req, err);
         give_back(op, op->again ? 0 : err);
         return;
     }
@@ -678,7 +635,7 @@ static void take_reply(struct lw_client *c, struct multi_op *op, const redisRepl
     } else if (status == -1) {
         give_back(op, LW_EWRONGKIND);
     } else if (status == -3) {
-        give_back(op, lw_clock_now() < op->w.deadline_ns ? LW_EDEADLK : LW_ELOCKED);
+        give_back(op, lw_clock_now() < op->call.w.deadline_ns ? LW_EDEADLK : LW_ELOCKED);
     } else {
         give_back(op, LW_EREPLY);
     }
@@ -714,9 +671,9 @@ static void release_reply(struct lw_client *c, struct multi_op *op, const redisR
     for (size_t i = from; i < to; i++) {
         int64_t left = ok ? reply_integer(r->element[i - from]) : UNLOCK_UNKNOWN;
 
-        watchdog_unlock_end(c, m->locks[i], op->owner, left);
+        watchdog_unlock_end(c, m->locks[i], op->call.owner, left);
         if (ok)
-            holds_released(c, m->locks[i], op->owner, left);
+            holds_released(c, m->locks[i], op->call.owner, left);
         if (!op->end_err && left == -1)
             op->end_err = LW_ENOTOWNER;
     }
@@ -734,7 +691,7 @@ static void release_reply(struct lw_client *c, struct multi_op *op, const redisR
 static void start_release(struct lw_client *c, struct multi_op *op)
 {
     struct lw_multi *m = op->m;
-    struct multi_set *s = find_set(c, m, op->owner);
+    struct multi_set *s = find_set(c, m, op->call.owner);
 
     if (s && s->lease.lost) {
         if (--s->holds == 0)
@@ -745,30 +702,30 @@ static void start_release(struct lw_client *c, struct multi_op *op)
     if (s && --s->holds == 0)
         free_set(c, s);
     for (size_t i = 0; i < m->n; i++)
-        watchdog_unlock_begin(c, m->locks[i], op->owner);
+        watchdog_unlock_begin(c, m->locks[i], op->call.owner);
     op->phase = PH_RELEASE;
     op->count = 1;
     op->group = 0;
     send_release(op);
 }
 
-static void on_reply(struct lw_request *req, const redisReply *reply, int err, void *arg)
+/* A multi-lock call's first step (call.h's `begin`). */
+static void begin(struct call *call)
 {
-    struct multi_op *op = arg;
-    struct lw_client *c = op->m->client;
+    if (call->kind == MOP_ACQUIRE)
+        take_again(call);
+    else
+        start_release(call->client, op_of(call));
+}
 
-    if (req->task) { /* the first step, on the engine thread */
-        req->task = 0;
-        if (err)
-            complete(op, err);
-        else if (op->kind == MOP_ACQUIRE)
-            take_again(op);
-        else
-            start_release(c, op);
-        return;
-    }
+/* A multi-lock call's answer (call.h's `reply`): reply, or none (err). */
+static void on_reply(struct call *call, const redisReply *reply, int err)
+{
+    struct multi_op *op = op_of(call);
+    struct lw_client *c = call->client;
+
     if (!err && reply->type == REDIS_REPLY_ERROR)
-        err = reply_error(reply, &op->said);
+        err = reply_error(reply, &op->call.said);
     switch (op->phase) {
     case PH_TAKE: take_reply(c, op, reply, err); return;
     case PH_TRIM: /* what stays is a hold nobody renews: its lease ends it */
@@ -789,38 +746,34 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
     }
 }
 
-/* ---- Waiting (waiters.c): a multi-lock's acquires' row ---- */
-
-static struct multi_op *waiting_op(struct waiter *w)
+/* The multi-lock calls' row (call.h): a refused acquire waits in the
+ * refusing name's line, as that lock's waiters do. */
+static void ref_multi(struct call *call)
 {
-    return lw_container_of(w, struct multi_op, w);
+    multi_ref(op_of(call)->m);
 }
 
-static void waiter_attempt(struct waiter *w)
+static void unref_multi(struct call *call)
 {
-    take_again(waiting_op(w));
+    multi_unref(op_of(call)->m);
 }
 
-static void waiter_end(struct waiter *w, int err)
+/* Give back what was taken, then end in err (call.h's `undo`). */
+static void undo(struct call *call, int err)
 {
-    complete(waiting_op(w), err);
+    give_back(op_of(call), err);
 }
 
-/* It waits in the refusing name's line, as that lock's waiters do. */
-static const struct wait_rule multi_rule = {waiter_attempt, waiter_end, 0};
-
-/* Its timer: the holder's lease ran out, or the wait did. */
-static void op_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t now_ns)
-{
-    struct multi_op *op = lw_container_of(t, struct multi_op, w.ct);
-
-    if (op->w.state != WAIT_WAITING)
-        return; /* woken by a message in the same tick */
-    if (now_ns >= op->w.deadline_ns)
-        complete(op, waiters_timed_out(c));
-    else
-        take_again(op);
-}
+static const struct call_class multi_calls = {
+    .ref = ref_multi,
+    .unref = unref_multi,
+    .begin = begin,
+    .format = format_take,
+    .reply = on_reply,
+    .again = take_again,
+    .undo = undo,
+    .ending = ending,
+};
 
 /* ---- Starting an op (calling thread) ---- */
 
@@ -830,65 +783,14 @@ static struct multi_op *new_op(struct lw_multi *m, int kind, uint64_t owner)
 
     if (!m || !(op = calloc(1, sizeof *op + m->n * (sizeof *op->tokens + sizeof *op->holds))))
         return NULL;
+    call_init(&op->call, &multi_calls, m->client, kind, WAIT_ALL);
+    op->call.heap = 1;
+    op->call.task = 1;
+    op->call.owner = owner;
     op->m = m;
-    op->kind = (uint8_t)kind;
-    op->owner = owner;
     op->tokens = (uint64_t *)(op + 1);
     op->holds = (uint32_t *)(op->tokens + m->n);
-    op->w.rule = &multi_rule;
-    op->w.want = WAIT_ALL;
-    op->w.ct.fire = op_timer_fired;
     return op;
-}
-
-static int check_acquire(const struct lw_multi *m, uint64_t lease_ms)
-{
-    const struct lw_client *c = m->client;
-
-    if (lease_ms > LW_MAX_LEASE_MS)
-        return LW_ERANGE;
-    if (lease_ms && (lease_ms < LW_MIN_LEASE_MS || lease_ms * 1000000u < 3 * c->tick_ns))
-        return LW_ELEASE;
-    return 0;
-}
-
-static int start_op(struct multi_op *op)
-{
-    struct lw_client *c = op->m->client;
-    int rc;
-
-    if (atomic_load_explicit(&c->freed, memory_order_acquire))
-        return LW_ESHUTDOWN;
-    multi_ref(op->m);
-    lw_request_task(&op->req);
-    op->w.state = WAIT_INFLIGHT;
-    if ((rc = lw_engine_submit(c->engine, &op->req, on_reply, op)))
-        multi_unref(op->m);
-    return rc;
-}
-
-/* Start op, and wait for it when the caller blocks. */
-static int run_op(struct multi_op *op, int blocking)
-{
-    int rc;
-
-    if (blocking && lw_engine_on_thread(op->m->client->engine)) {
-        free(op);
-        return LW_EDEADLK;
-    }
-    op->blocking = (uint8_t)blocking;
-    lw_completion_reset(&op->completed);
-    if ((rc = start_op(op)) != 0) {
-        free(op);
-        return rc;
-    }
-    if (!blocking)
-        return 0;
-    lw_completion_wait(&op->completed);
-    rc = op->err;
-    reply_error_tell(&op->said);
-    free(op);
-    return rc;
 }
 
 static int acquire(struct lw_multi *m, uint64_t owner, uint64_t wait_ms, uint64_t lease_ms,
@@ -900,18 +802,19 @@ static int acquire(struct lw_multi *m, uint64_t owner, uint64_t wait_ms, uint64_
 
     if (!m)
         return LW_EINVAL;
-    if ((rc = check_acquire(m, lease_ms)))
+    if ((rc = call_check_lease(m->client, lease_ms)))
         return rc;
     if (!(op = new_op(m, MOP_ACQUIRE, owner)))
         return LW_ENOMEM;
-    op->lease_ms = lease_ms;
+    op->call.lease_ms = lease_ms;
     op->tokens_out = tokens;
-    op->until_out = until_ns;
-    op->done = done;
-    op->arg = arg;
-    waiters_set_wait(&op->w, wait_ms);
-    op->max_hold_ms = m->client->max_hold_ms;
-    return run_op(op, blocking);
+    op->call.until_out = until_ns;
+    op->call.done = done;
+    op->call.arg = arg;
+    op->call.blocking = (uint8_t)blocking;
+    waiters_set_wait(&op->call.w, wait_ms);
+    op->call.max_hold_ms = m->client->max_hold_ms;
+    return call_run(&op->call, NULL);
 }
 
 static int release(struct lw_multi *m, uint64_t owner, lw_done_fn *done, void *arg,
@@ -923,9 +826,10 @@ static int release(struct lw_multi *m, uint64_t owner, lw_done_fn *done, void *a
         return LW_EINVAL;
     if (!op)
         return LW_ENOMEM;
-    op->done = done;
-    op->arg = arg;
-    return run_op(op, blocking);
+    op->call.done = done;
+    op->call.arg = arg;
+    op->call.blocking = (uint8_t)blocking;
+    return call_run(&op->call, NULL);
 }
 
 /* ---- The API ---- */

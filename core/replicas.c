@@ -37,6 +37,7 @@
 
 #include "client_private.h"
 #include "replicas.h"
+#include "call.h"
 
 struct ack_wait {
     struct lw_request req; /* WAIT <replicas> <timeout> */

@@ -31,9 +31,9 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "completion.h"
 #include "container.h"
 #include "client_private.h"
+#include "call.h"
 #include "publish.h"
 #include "refs.h"
 #include "reply.h"
@@ -69,59 +69,33 @@ enum sem_op_kind { SOP_ACQUIRE,
                    SOP_AVAILABLE,
                    SOP_ACQUIRED };
 
+/* A semaphore call: the call (call.h), and what only a semaphore's has. */
 struct sem_op {
-    struct lw_request req;
+    struct call call;
     struct lw_semaphore *sem;
-    struct waiter w;           /* a waiting acquire's state (enum wait_state), its
-                                  retry or deadline, its place in its channel's line
-                                  (waiters.c); engine thread */
-    struct lw_permit *permits; /* acquire: the caller's, filled in;
-                                  release: the ids (own copy if async) */
-    struct lw_permit *own;     /* the async release's copy, freed with it */
-    lw_done_fn *done;
-    void *arg;
-    uint64_t lease_ms;
-    uint64_t *until_out; /* lw_permit_acquire_until*(): the permits'
-                            sure end */
-    uint64_t start_ns;
-    int64_t amount; /* set, try-set: the permits; add: the delta */
-    int64_t value;
-    int err;
-    unsigned n; /* permits acquired or released */
-    uint8_t kind;
-    uint8_t blocking;
-    uint8_t held_back; /* a release: the watchdog holds its permits'
-                          renewals back until it completes */
-    int undo_err;      /* SOP_UNDO: the error the acquire ends in */
-    /* An acquire waiting for replicas (replicas.c). */
-    struct replica_ack ack;
-    uint64_t ack_from_ns; /* when the acquire's lease began, at the earliest */
-    _Atomic uint32_t completed;
-    char *said; /* Redis's error reply, for lw_reply_error() (reply.h) */
+    struct lw_permit *permits; /* acquire: the caller's, filled in; release:
+                                  the ids (an async release's: its own copy,
+                                  after the op) */
+    int64_t amount;            /* set, try-set: the permits; add: the delta */
+    unsigned n;                /* permits acquired or released */
+    uint8_t held_back;         /* a release: the watchdog holds its permits'
+                                  renewals back until it completes */
 };
 
-static void sem_attempt(struct sem_op *op);
-static void sem_complete(struct sem_op *op, int err, int64_t value);
-
-/* ---- Waiting (waiters.c): a semaphore's acquires' row ---- */
-
-static struct sem_op *waiting_op(struct waiter *w)
+static struct sem_op *op_of(struct call *call)
 {
-    return lw_container_of(w, struct sem_op, w);
+    return lw_container_of(call, struct sem_op, call);
 }
 
-static void waiter_attempt(struct waiter *w)
+static void sem_attempt(struct sem_op *op)
 {
-    sem_attempt(waiting_op(w));
+    call_attempt(&op->call);
 }
 
-static void waiter_end(struct waiter *w, int err)
+static void sem_complete(struct sem_op *op, int err, int64_t value)
 {
-    sem_complete(waiting_op(w), err, 0);
+    call_complete(&op->call, err, value);
 }
-
-/* Messages on redisson_sc:{name} carry counts of permits (waiters.c). */
-static const struct wait_rule permit_rule = {waiter_attempt, waiter_end, 1};
 
 /* ---- Handles ---- */
 
@@ -133,11 +107,6 @@ static void sem_unref(struct lw_semaphore *sem)
         free(sem->channel);
         free(sem);
     }
-}
-
-static int client_gone(const struct lw_semaphore *sem)
-{
-    return atomic_load_explicit(&sem->client->freed, memory_order_acquire);
 }
 
 int lw_semaphore_new(struct lw_client *c, const void *name, size_t len,
@@ -244,37 +213,18 @@ static int random_ids(struct lw_permit *permits, unsigned n)
 
 static void release_watchdog(struct lw_client *c, struct sem_op *op, int begin, int rc);
 
-static void sem_complete(struct sem_op *op, int err, int64_t value)
+/* Before a semaphore call ends (call.h's `ending`): a release lets its
+ * permits' renewals go, however it ended, and a waiter leaves its line. */
+static void ending(struct call *call, int err)
 {
-    struct lw_semaphore *sem = op->sem;
-    struct lw_client *c = sem->client;
+    struct sem_op *op = op_of(call);
 
-    if (op->held_back) { /* however the release ended */
+    if (op->held_back) {
         op->held_back = 0;
-        release_watchdog(c, op, 0, err);
+        release_watchdog(call->client, op, 0, err);
     }
-    if (op->w.link.chan)
-        waiters_leave(c, &op->w, WAIT_PASS, op->w.look_ns);
-    op->w.state = WAIT_NEW;
-    if (op->blocking) {
-        op->err = err;
-        op->value = value;
-        sem_unref(sem);                       /* the caller still holds its handle */
-        lw_completion_signal(&op->completed); /* op may be gone after this */
-        return;
-    }
-    if (op->done) {
-        c->in_callback++;
-        reply_error_tell(&op->said);
-        op->done(err, value, op->arg);
-        reply_error_set(NULL);
-        c->in_callback--;
-    }
-    free(op->said);
-    lw_request_clear(&op->req);
-    free(op->own);
-    free(op);
-    sem_unref(sem);
+    if (call->w.link.chan)
+        waiters_leave(call->client, &call->w, WAIT_PASS, call->w.look_ns);
 }
 
 /* ---- Formatting (engine thread, before every attempt) ---- */
@@ -303,32 +253,26 @@ static int format_script(struct sem_op *op, int script, int nargs, const char **
         argv[argc] = args[i], lens[argc++] = strlen(args[i]);
     for (unsigned i = 0; i < n; i++)
         argv[argc] = (const char *)op->permits[i].id, lens[argc++] = LW_PERMIT_ID_LEN;
-    rc = lw_request_evalsha(&op->req, script, 3, argc, argv, lens);
+    rc = lw_request_evalsha(&op->call.req, script, 3, argc, argv, lens);
     free(argv);
     free(lens);
     return rc;
 }
 
-/* The lease an acquire asks for: its own, or the watchdog's. */
-static uint64_t op_lease_ms(const struct sem_op *op)
-{
-    return op->lease_ms ? op->lease_ms : op->sem->client->lease_ms;
-}
-
 /* The op's command.  It carries no time: the scripts read Redis's, and
  * an acquire's permits are scored Redis's TIME + their lease, which
  * counts from the command's last write (however late that is). */
-static int format_op(struct sem_op *op)
+static int format_command(struct sem_op *op)
 {
     const char *publish = client_publish_command(op->sem->client);
     char a[24], b[24];
 
-    lw_request_clear(&op->req);
+    lw_request_clear(&op->call.req);
     snprintf(a, sizeof a, "%lld", (long long)op->amount);
-    switch (op->kind) {
+    switch (op->call.kind) {
     case SOP_ACQUIRE:
         snprintf(a, sizeof a, "%u", op->n);
-        snprintf(b, sizeof b, "%llu", (unsigned long long)op_lease_ms(op));
+        snprintf(b, sizeof b, "%llu", (unsigned long long)call_lease_ms(&op->call));
         return format_script(op, SCRIPT_SEM_ACQUIRE, 3, (const char *[]){a, b, publish}, op->n);
     case SOP_RELEASE:
     case SOP_UNDO:
@@ -344,56 +288,27 @@ static int format_op(struct sem_op *op)
     }
 }
 
-static void on_reply(struct lw_request *req, const redisReply *reply, int err, void *arg);
-
-static void sem_attempt(struct sem_op *op)
+/* Format the op's command for this attempt, routed by its slot (call.h's
+ * `format`): its scripts carry the publish command, which follows the
+ * pub/sub mode the engine thread keeps. */
+static int format_attempt(struct call *call)
 {
-    struct lw_client *c = op->sem->client;
-    int rc;
+    struct sem_op *op = op_of(call);
+    int rc = format_command(op);
 
-    if (c->closing) {
-        sem_complete(op, LW_ESHUTDOWN, 0);
-        return;
-    }
-    if ((rc = format_op(op))) {
-        sem_complete(op, rc, 0);
-        return;
-    }
-    lw_request_route_slot(&op->req, op->sem->slot);
-    if (op->kind == SOP_ACQUIRE)
-        lw_request_settle(&op->req); /* Sentinel: not at once after a switch */
+    if (rc)
+        return rc;
+    lw_request_route_slot(&call->req, op->sem->slot);
+    if (call->kind == SOP_ACQUIRE)
+        lw_request_settle(&call->req); /* Sentinel: not at once after a switch */
     /* An acquire that replicas must acknowledge goes where its WAIT will
      * follow it (replicas.c); giving permits back waits for nothing. */
-    op->req.lane = op->kind == SOP_ACQUIRE && c->replicas ? LW_LANE_SIDE : LW_LANE_MAIN;
-    /* An acquire's attempt waits for Redis until the acquire's wait ends;
-     * giving permits back, any other call as every request. */
-    if (op->kind == SOP_ACQUIRE)
-        waiters_reach(&op->w, &op->req);
-    else
-        lw_request_wait_until(&op->req, 0);
-    op->w.state = WAIT_INFLIGHT;
-    op->w.woken = 0;
-    if ((rc = lw_engine_submit(c->engine, &op->req, on_reply, op)))
-        sem_complete(op, rc, 0);
+    call->req.lane =
+        call->kind == SOP_ACQUIRE && call->client->replicas ? LW_LANE_SIDE : LW_LANE_MAIN;
+    return 0;
 }
 
 /* ---- Replies (engine thread) ---- */
-
-/* When a waiter answered `nearest` (ms until the permit due first
- * expires, by Redis's clock; -1 none) tries again on its own: then, or at
- * its deadline if that comes first. */
-static uint64_t retry_at(uint64_t now_ns, int64_t nearest, uint64_t deadline_ns)
-{
-    int64_t ms = nearest;
-
-    if (nearest < 0)
-        return deadline_ns;
-    if (ms < 1)
-        ms = 1;
-    if ((uint64_t)ms >= (deadline_ns - now_ns) / 1000000u)
-        return deadline_ns;
-    return now_ns + (uint64_t)ms * 1000000u;
-}
 
 /* Too few permits were free; nearest is when the first expiry is due
  * (retry_at()). */
@@ -402,25 +317,25 @@ static void acquire_short(struct lw_client *c, struct sem_op *op, int64_t neares
     uint64_t now = lw_clock_now();
     int live;
 
-    if (now >= op->w.deadline_ns) {
+    if (now >= op->call.w.deadline_ns) {
         sem_complete(op, waiters_timed_out(c), 0);
         return;
     }
-    if (op->w.woken) { /* a release came while this attempt was out */
+    if (op->call.w.woken) { /* a release came while this attempt was out */
         sem_attempt(op);
         return;
     }
-    if (!op->w.link.chan &&
-        (live = waiters_join(c, &op->w, op->sem->channel, op->sem->channel_len)) != 0) {
+    if (!op->call.w.link.chan &&
+        (live = waiters_join(c, &op->call.w, op->sem->channel, op->sem->channel_len)) != 0) {
         if (live < 0)
             sem_complete(op, LW_ENOMEM, 0);
         else
             sem_attempt(op);
         return;
     }
-    op->w.state = WAIT_WAITING;
-    op->w.look_ns = retry_at(now, nearest, op->w.deadline_ns);
-    waiters_arm(c, &op->w, waiters_first(&op->w) ? op->w.look_ns : UINT64_MAX);
+    op->call.w.state = WAIT_WAITING;
+    op->call.w.look_ns = holder_retry_at(now, nearest, op->call.w.deadline_ns);
+    waiters_arm(c, &op->call.w, waiters_first(&op->call.w) ? op->call.w.look_ns : UINT64_MAX);
 }
 
 /* Until when an acquire's permits are sure, their lease counting from
@@ -433,7 +348,7 @@ static void acquire_short(struct lw_client *c, struct sem_op *op, int64_t neares
 static uint64_t permits_sure_until(const struct lw_client *c, const struct sem_op *op,
                                    uint64_t from_ns)
 {
-    uint64_t lease_ms = op_lease_ms(op);
+    uint64_t lease_ms = call_lease_ms(&op->call);
     uint64_t skew_ms = c->kind_skew_ms[KIND_PERMIT];
 
     if (skew_ms > lease_ms / 4)
@@ -441,58 +356,39 @@ static uint64_t permits_sure_until(const struct lw_client *c, const struct sem_o
     return lease_valid_until(lease_ms, from_ns) - skew_ms * 1000000u;
 }
 
-/* Whether an acquire comes too late to be of use: less than a tick of
- * its lease is sure to be left. */
-static int acquired_too_late(const struct lw_client *c, const struct sem_op *op,
-                             uint64_t from_ns)
+/* The acquire's permits go back (SOP_UNDO), and it fails with err
+ * (call.h's `undo`). */
+static void give_back(struct call *call, int err)
 {
-    return lw_clock_now() + c->tick_ns >= permits_sure_until(c, op, from_ns);
-}
-
-/* The acquire's permits go back (SOP_UNDO), and it fails with err. */
-static void give_back(struct lw_client *c, struct sem_op *op, int err)
-{
-    if (op->w.link.chan)
-        waiters_leave(c, &op->w, WAIT_PASS, op->w.look_ns);
-    op->kind = SOP_UNDO;
-    op->undo_err = err;
-    sem_attempt(op);
+    if (call->w.link.chan)
+        waiters_leave(call->client, &call->w, WAIT_PASS, call->w.look_ns);
+    call->kind = SOP_UNDO;
+    call->waits = 0;
+    call->undo_err = err;
+    call_attempt(call);
 }
 
 /* The permits are the caller's.  With lease 0 the watchdog renews each
  * from now on. */
 static void acquire_done(struct lw_client *c, struct sem_op *op, uint64_t from_ns)
 {
-    if (op->until_out) /* the caller's, before done runs */
-        *op->until_out = permits_sure_until(c, op, from_ns);
-    if (op->lease_ms == 0)
+    if (op->call.until_out) /* the caller's, before done runs */
+        *op->call.until_out = permits_sure_until(c, op, from_ns);
+    if (op->call.lease_ms == 0)
         for (unsigned i = 0; i < op->n; i++)
             watchdog_permit_acquired(c, op->sem->name, op->sem->len, op->sem->slot,
                                      op->permits[i].id, from_ns);
     sem_complete(op, 0, op->n);
 }
 
-/* The acquire's WAIT is over (replicas.c), as for a lock's (lock.c): at
- * shutdown the permits are left to their lease; refused, they go back;
- * acknowledged, they are the caller's unless the WAIT took too long. */
-static void acquire_acked(struct replica_ack *ack, int err)
+/* Its replicas acknowledged the acquire (call.h's `acked`): the permits
+ * are the caller's unless the WAIT took too long. */
+static void acquire_acked(struct call *call)
 {
-    struct sem_op *op = lw_container_of(ack, struct sem_op, ack);
-    struct lw_client *c = op->sem->client;
+    struct sem_op *op = op_of(call);
 
-    if (err == LW_ESHUTDOWN) {
-        sem_complete(op, err, 0);
-    } else if (err == LW_ENOTSUP) { /* the server has no WAIT */
-        give_back(c, op, LW_ENOTSUP);
-    } else if (err) {
-        stats_replicas_refused(&c->count);
-        give_back(c, op, LW_EREPLICAS);
-    } else if (acquired_too_late(c, op, op->ack_from_ns)) {
-        stats_acquired_too_late(&c->count);
-        give_back(c, op, LW_ETIMEDOUT);
-    } else {
-        acquire_done(c, op, op->ack_from_ns);
-    }
+    if (!call_undo_if_late(call, permits_sure_until(call->client, op, call->from_ns)))
+        acquire_done(call->client, op, call->from_ns);
 }
 
 /* The permits are ours, unless the reply came too late to be of use:
@@ -502,19 +398,15 @@ static void acquire_acked(struct replica_ack *ack, int err)
  * again). */
 static void acquire_got(struct lw_client *c, struct sem_op *op, int64_t left)
 {
-    uint64_t from_ns = lw_request_lease_from(&op->req);
+    uint64_t from_ns = lw_request_lease_from(&op->call.req);
 
-    if (acquired_too_late(c, op, from_ns)) {
-        stats_acquired_too_late(&c->count);
-        give_back(c, op, LW_ETIMEDOUT);
+    if (call_undo_if_late(&op->call, permits_sure_until(c, op, from_ns)))
         return;
-    }
-    if (op->w.link.chan)
-        waiters_leave(c, &op->w, left >= 0 ? left : WAIT_PASS, op->w.look_ns);
+    if (op->call.w.link.chan)
+        waiters_leave(c, &op->call.w, left >= 0 ? left : WAIT_PASS, op->call.w.look_ns);
     if (c->replicas) {
-        op->ack_from_ns = from_ns;
-        op->ack.acked = acquire_acked;
-        replicas_wait(c, &op->ack, &op->req);
+        op->call.from_ns = from_ns;
+        call_wait_replicas(&op->call);
     } else {
         acquire_done(c, op, from_ns);
     }
@@ -566,56 +458,56 @@ static void counts_reply(struct sem_op *op, const redisReply *reply)
     else if (reply->elements < 3)
         sem_complete(op, LW_EREPLY, 0);
     else
-        sem_complete(op, 0, reply_integer(reply->element[op->kind == SOP_AVAILABLE ? 1 : 2]));
+        sem_complete(op, 0, reply_integer(reply->element[op->call.kind == SOP_AVAILABLE ? 1 : 2]));
 }
 
 static void release_begin(struct lw_client *c, struct sem_op *op)
 {
     release_watchdog(c, op, 1, 0);
-    op->held_back = 1; /* sem_complete() lets them go */
+    op->held_back = 1; /* ending() lets them go */
     sem_attempt(op);
 }
 
 static void acquire_begin(struct lw_client *c, struct sem_op *op)
 {
-    if (!waiters_queue(c, &op->w, op->sem->channel, op->sem->channel_len))
+    if (!waiters_queue(c, &op->call.w, op->sem->channel, op->sem->channel_len))
         sem_attempt(op);
 }
 
-static void on_reply(struct lw_request *req, const redisReply *reply, int err, void *arg)
+/* A semaphore call's first step (call.h's `begin`). */
+static void begin(struct call *call)
 {
-    struct sem_op *op = arg;
-    struct lw_client *c = op->sem->client;
+    if (call->kind == SOP_ACQUIRE)
+        acquire_begin(call->client, op_of(call));
+    else if (call->kind == SOP_RELEASE)
+        release_begin(call->client, op_of(call));
+    else
+        call_attempt(call);
+}
 
-    if (req->task) { /* the first step, on the engine thread */
-        req->task = 0;
-        if (err)
-            sem_complete(op, err, 0);
-        else if (op->kind == SOP_ACQUIRE)
-            acquire_begin(c, op);
-        else if (op->kind == SOP_RELEASE)
-            release_begin(c, op);
-        else
-            sem_attempt(op);
-        return;
-    }
-    if (op->kind == SOP_UNDO) { /* given back or not, the acquire failed */
-        sem_complete(op, op->undo_err, 0);
+/* A semaphore call's answer (call.h's `reply`): reply, or none (err). */
+static void on_reply(struct call *call, const redisReply *reply, int err)
+{
+    struct sem_op *op = op_of(call);
+    struct lw_client *c = call->client;
+
+    if (op->call.kind == SOP_UNDO) { /* given back or not, the acquire failed */
+        sem_complete(op, op->call.undo_err, 0);
         return;
     }
     /* An acquire that could not reach Redis, or was not answered, while
      * its wait goes on: again.  One that ran unanswered took its permits
      * already: the copy sent again carries the same ids, finds them and
      * takes no more. */
-    if (err && op->kind == SOP_ACQUIRE && waiters_retry(c, &op->w, &op->req, err)) {
+    if (call_retry(call, err)) {
         sem_attempt(op);
         return;
     }
     if (err || reply->type == REDIS_REPLY_ERROR) {
-        sem_complete(op, err ? err : reply_error(reply, &op->said), 0);
+        sem_complete(op, err ? err : reply_error(reply, &op->call.said), 0);
         return;
     }
-    switch (op->kind) {
+    switch (op->call.kind) {
     case SOP_ACQUIRE: acquire_reply(c, op, reply); break;
     case SOP_RELEASE:
         err = reply_integer(reply) < 0 ? LW_ENOPERMIT : 0;
@@ -627,20 +519,29 @@ static void on_reply(struct lw_request *req, const redisReply *reply, int err, v
     }
 }
 
-/* A waiting acquire's timer: a permit's expiry, or the wait's end. */
-static void op_timer_fired(struct lw_client *c, struct core_timer *t, uint64_t now_ns)
+/* The semaphore calls' row (call.h): messages on redisson_sc:{name}
+ * carry counts of permits (waiters.c). */
+static void ref_sem(struct call *call)
 {
-    struct sem_op *op = lw_container_of(t, struct sem_op, w.ct);
-
-    if (op->w.state != WAIT_WAITING)
-        return;
-    if (now_ns >= op->w.deadline_ns) {
-        sem_complete(op, waiters_timed_out(c), 0);
-    } else {
-        op->w.state = WAIT_INFLIGHT;
-        sem_attempt(op);
-    }
+    atomic_fetch_add_explicit(&op_of(call)->sem->refs, 1, memory_order_relaxed);
 }
+
+static void unref_sem(struct call *call)
+{
+    sem_unref(op_of(call)->sem);
+}
+
+static const struct call_class sem_calls = {
+    .ref = ref_sem,
+    .unref = unref_sem,
+    .begin = begin,
+    .format = format_attempt,
+    .reply = on_reply,
+    .acked = acquire_acked,
+    .undo = give_back,
+    .ending = ending,
+    .counts = 1,
+};
 
 /* ---- Starting an op (calling thread) ---- */
 
@@ -649,81 +550,50 @@ static int check_acquire(const struct lw_client *c, unsigned n, uint64_t lease_m
 {
     if (!permits || n == 0)
         return LW_EINVAL;
-    if (n > LW_MAX_PERMITS_AT_ONCE || lease_ms > LW_MAX_LEASE_MS)
+    if (n > LW_MAX_PERMITS_AT_ONCE)
         return LW_ERANGE;
-    if (lease_ms != 0 && (lease_ms < LW_MIN_LEASE_MS || lease_ms * 1000000u < 3 * c->tick_ns))
-        return LW_ELEASE;
-    return 0;
+    return call_check_lease(c, lease_ms);
 }
 
-/* Fill in op (zeroed, kind, n, amount, permits set) and hand it to the
- * engine thread as a task. */
-static int start_op(struct sem_op *op, struct lw_semaphore *sem, uint64_t wait_ms)
+/* Run op (zeroed but for its kind, n, amount and permits, and its
+ * caller's fields) on sem: a task on the engine thread first. */
+static int run_op(struct lw_semaphore *sem, struct sem_op *op, uint64_t wait_ms,
+                  int64_t *value)
 {
-    int rc;
-
-    if (!sem)
+    if (!sem) {
+        call_discard(&op->call);
         return LW_EINVAL;
-    if (client_gone(sem))
-        return LW_ESHUTDOWN;
+    }
     op->sem = sem;
-    op->w.rule = &permit_rule;
-    op->w.want = op->n;
-    op->w.ct.fire = op_timer_fired;
-    op->start_ns = lw_clock_now();
-    waiters_set_wait(&op->w, wait_ms);
-    atomic_fetch_add_explicit(&sem->refs, 1, memory_order_relaxed);
-    lw_request_task(&op->req);
-    op->w.state = WAIT_INFLIGHT;
-    rc = lw_engine_submit(sem->client->engine, &op->req, on_reply, op);
-    if (rc)
-        sem_unref(sem);
-    return rc;
+    call_init(&op->call, &sem_calls, sem->client, op->call.kind, op->n);
+    op->call.task = 1;
+    op->call.waits = op->call.kind == SOP_ACQUIRE;
+    op->call.start_ns = lw_clock_now();
+    waiters_set_wait(&op->call.w, wait_ms);
+    return call_run(&op->call, value);
 }
 
 /* A blocking call: op on the stack, set up by the caller but for sem. */
 static int run_blocking(struct lw_semaphore *sem, struct sem_op *op, uint64_t wait_ms,
                         int64_t *value)
 {
-    int rc;
-
-    if (sem && !client_gone(sem) && lw_engine_on_thread(sem->client->engine))
-        return LW_EDEADLK;
-    op->blocking = 1;
-    lw_completion_reset(&op->completed);
-    if ((rc = start_op(op, sem, wait_ms)) == 0) {
-        lw_completion_wait(&op->completed);
-        rc = op->err;
-        if (value)
-            *value = op->value;
-        reply_error_tell(&op->said);
-    }
-    lw_request_clear(&op->req);
-    return rc;
+    op->call.blocking = 1;
+    return run_op(sem, op, wait_ms, value);
 }
 
-static struct sem_op *new_async(int kind, lw_done_fn *done, void *arg)
+/* An async op of kind, with room for n permits' ids after it (a
+ * release's own copy). */
+static struct sem_op *new_async(int kind, lw_done_fn *done, void *arg, unsigned n)
 {
-    struct sem_op *op = calloc(1, sizeof *op);
+    struct sem_op *op = calloc(1, sizeof *op + (size_t)n * sizeof(struct lw_permit));
 
     if (op) {
-        op->kind = (uint8_t)kind;
-        op->done = done;
-        op->arg = arg;
+        op->call.heap = 1;
+        op->call.kind = (uint8_t)kind;
+        op->call.done = done;
+        op->call.arg = arg;
     }
     return op;
-}
-
-static int run_async(struct lw_semaphore *sem, struct sem_op *op, uint64_t wait_ms)
-{
-    int rc = start_op(op, sem, wait_ms);
-
-    if (rc) {
-        lw_request_clear(&op->req);
-        free(op->own);
-        free(op);
-    }
-    return rc;
 }
 
 /* ---- The API ---- */
@@ -734,7 +604,7 @@ static int simple_call(struct lw_semaphore *sem, int kind, int64_t amount, int64
     struct sem_op op;
 
     memset(&op, 0, sizeof op); /* {0} would set an atomic from an int */
-    op.kind = (uint8_t)kind;
+    op.call.kind = (uint8_t)kind;
     op.amount = amount;
     return run_blocking(sem, &op, 0, value);
 }
@@ -790,11 +660,11 @@ static int acquire_terms(struct lw_semaphore *sem, unsigned n, uint64_t lease_ms
 static void set_acquire(struct sem_op *op, unsigned n, uint64_t lease_ms,
                         struct lw_permit *permits, uint64_t *until_ns)
 {
-    op->kind = SOP_ACQUIRE;
+    op->call.kind = SOP_ACQUIRE;
     op->n = n;
-    op->lease_ms = lease_ms;
+    op->call.lease_ms = lease_ms;
     op->permits = permits;
-    op->until_out = until_ns;
+    op->call.until_out = until_ns;
 }
 
 static int acquire_blocking(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms,
@@ -832,7 +702,7 @@ int lw_permit_release(struct lw_semaphore *sem, const struct lw_permit *permits,
     if (n > LW_MAX_PERMITS_AT_ONCE)
         return LW_ERANGE;
     memset(&op, 0, sizeof op);
-    op.kind = SOP_RELEASE;
+    op.call.kind = SOP_RELEASE;
     op.n = n;
     op.permits = (struct lw_permit *)permits; /* only read */
     return run_blocking(sem, &op, 0, NULL);
@@ -848,10 +718,10 @@ static int acquire_async(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms,
 
     if ((rc = acquire_terms(sem, n, lease_ms, permits)))
         return rc;
-    if (!(op = new_async(SOP_ACQUIRE, done, arg)))
+    if (!(op = new_async(SOP_ACQUIRE, done, arg, 0)))
         return LW_ENOMEM;
     set_acquire(op, n, lease_ms, permits, until_ns);
-    return run_async(sem, op, wait_ms);
+    return run_op(sem, op, wait_ms, NULL);
 }
 
 int lw_permit_acquire_async(struct lw_semaphore *sem, unsigned n, uint64_t wait_ms,
@@ -878,14 +748,10 @@ int lw_permit_release_async(struct lw_semaphore *sem, const struct lw_permit *pe
         return LW_EINVAL;
     if (n > LW_MAX_PERMITS_AT_ONCE)
         return LW_ERANGE;
-    if (!(op = new_async(SOP_RELEASE, done, arg)))
+    if (!(op = new_async(SOP_RELEASE, done, arg, n)))
         return LW_ENOMEM;
-    if (!(op->own = malloc((size_t)n * sizeof *permits))) {
-        free(op);
-        return LW_ENOMEM;
-    }
-    memcpy(op->own, permits, (size_t)n * sizeof *permits);
+    op->permits = (struct lw_permit *)(op + 1); /* its own copy */
+    memcpy(op->permits, permits, (size_t)n * sizeof *permits);
     op->n = n;
-    op->permits = op->own;
-    return run_async(sem, op, 0);
+    return run_op(sem, op, 0, NULL);
 }

@@ -90,6 +90,7 @@
 #include <uthash.h>
 
 #include "client_private.h"
+#include "lock_op.h"
 #include "container.h"
 #include "entry.h"
 #include "owner.h"

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "client_private.h"
+#include "lock_op.h"
 #include "waiters.h"
 #include "way.h"
 
@@ -13,15 +14,15 @@ void way_lease_arg(const struct op *op, char *buf)
 {
     const struct lw_client *c = op->lock->client;
 
-    if (op->lease_ms)
-        snprintf(buf, 24, "%llu", (unsigned long long)op->lease_ms);
+    if (op->call.lease_ms)
+        snprintf(buf, 24, "%llu", (unsigned long long)op->call.lease_ms);
     else
         memcpy(buf, c->lease_str, c->lease_len + 1);
 }
 
 int way_line_join(struct lw_client *c, struct op *op)
 {
-    return waiters_join(c, &op->w, op->lock->channel, op->lock->channel_len);
+    return waiters_join(c, &op->call.w, op->lock->channel, op->lock->channel_len);
 }
 
 /* Without the lock, the turn passes on; with it, the readers behind a
@@ -30,13 +31,13 @@ int way_line_join(struct lw_client *c, struct op *op)
  * first otherwise). */
 void way_line_leave(struct lw_client *c, struct op *op, int acquired)
 {
-    uint64_t lease_ms = op->lease_ms ? op->lease_ms : c->lease_ms;
+    uint64_t lease_ms = op->call.lease_ms ? op->call.lease_ms : c->lease_ms;
 
-    if (!op->w.link.chan)
+    if (!op->call.w.link.chan)
         return;
     if (!acquired)
-        waiters_leave(c, &op->w, WAIT_PASS, 0);
+        waiters_leave(c, &op->call.w, WAIT_PASS, 0);
     else
-        waiters_leave(c, &op->w, op->lock->way->shares ? 0 : -1,
+        waiters_leave(c, &op->call.w, op->lock->way->shares ? 0 : -1,
                       lw_clock_now() + lease_ms * 1000000u + c->tick_ns);
 }

@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "client_private.h"
+#include "lock_op.h"
 #include "owner.h"
 #include "publish.h"
 #include "waiters.h"
@@ -58,7 +59,7 @@ static size_t own_channel(const struct lw_client *c, const struct op *op, char *
 
     memcpy(buf, lock->channel, lock->channel_len);
     buf[lock->channel_len] = ':';
-    return lock->channel_len + 1 + client_field(c, op->owner, buf + lock->channel_len + 1);
+    return lock->channel_len + 1 + client_field(c, op->call.owner, buf + lock->channel_len + 1);
 }
 
 /* An acquire of a fair lock was answered "in the queue": its place is
@@ -66,14 +67,14 @@ static size_t own_channel(const struct lw_client *c, const struct op *op, char *
  * last write), and it listens on its own channel. */
 static int join(struct lw_client *c, struct op *op)
 {
-    uint64_t from_ns = lw_request_lease_from(&op->req);
+    uint64_t from_ns = lw_request_lease_from(&op->call.req);
     char name[OWN_CHANNEL_MAX];
 
     if (!op->queued) {
         op->queued = 1;
-        watchdog_place_taken(c, op->lock, op->owner, from_ns);
+        watchdog_place_taken(c, op->lock, op->call.owner, from_ns);
     }
-    return waiters_join(c, &op->w, name, own_channel(c, op, name));
+    return waiters_join(c, &op->call.w, name, own_channel(c, op, name));
 }
 
 /* ---- Leaving the queue ---- */
@@ -95,7 +96,7 @@ static void leave_queue(struct lw_client *c, const struct op *op)
     const struct lw_lock *lock = op->lock;
     struct lw_request *req = calloc(1, sizeof *req);
     char field[FIELD_MAX], wait[24];
-    size_t flen = client_field(c, op->owner, field);
+    size_t flen = client_field(c, op->call.owner, field);
     const char *publish = client_publish_command(c);
     size_t wlen = (size_t)snprintf(wait, sizeof wait, "%llu", (unsigned long long)c->fair_wait_ms);
 
@@ -123,13 +124,13 @@ static void leave_queue(struct lw_client *c, const struct op *op)
  * ends it otherwise). */
 static void leave(struct lw_client *c, struct op *op, int acquired)
 {
-    if (op->w.link.chan)
-        waiters_leave(c, &op->w, WAIT_PASS, 0); /* alone on its channel */
+    if (op->call.w.link.chan)
+        waiters_leave(c, &op->call.w, WAIT_PASS, 0); /* alone on its channel */
     if (!op->queued)
         return;
     op->queued = 0;
     if (c->wheel)
-        watchdog_place_left(c, op->lock, op->owner);
+        watchdog_place_left(c, op->lock, op->call.owner);
     if (!acquired && !c->closing)
         leave_queue(c, op);
 }
@@ -152,12 +153,12 @@ static int format_fair_acquire(struct op *op, const char *field, size_t flen)
     way_lease_arg(op, lease);
     snprintf(wait, sizeof wait, "%llu", (unsigned long long)c->fair_wait_ms);
     token = lock_token_key(lock, &tlen);
-    lw_request_clear(&op->req);
+    lw_request_clear(&op->call.req);
     return lw_request_evalsha(
-        &op->req, SCRIPT_FAIR_LOCK, 5, 12,
+        &op->call.req, SCRIPT_FAIR_LOCK, 5, 12,
         (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1], lock->fair_keys[2],
                          token, lease, field, wait, lock->channel, publish,
-                         lw_clock_now() < op->w.deadline_ns ? "1" : "0",
+                         lw_clock_now() < op->call.w.deadline_ns ? "1" : "0",
                          c->kind_lease_str[KIND_PLACE]},
         (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2], tlen,
                    strlen(lease), flen, strlen(wait), lock->channel_len, strlen(publish), 1,
@@ -173,20 +174,20 @@ static int format_fair(struct op *op, const char *field, size_t flen)
     const struct lw_lock *lock = op->lock;
     const char *publish = client_publish_command(lock->client);
 
-    switch (op->kind) {
+    switch (op->call.kind) {
     case OP_ACQUIRE: return format_fair_acquire(op, field, flen);
     case OP_UNLOCK:
     case OP_UNDO:
     case OP_TRIM:
         return lw_request_evalsha(
-            &op->req, SCRIPT_FAIR_UNLOCK, 4, 7,
+            &op->call.req, SCRIPT_FAIR_UNLOCK, 4, 7,
             (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1],
                              lock->fair_keys[2], field, publish, lock->channel},
             (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2],
                        flen, strlen(publish), lock->channel_len});
     case OP_FORCE:
         return lw_request_evalsha(
-            &op->req, SCRIPT_FAIR_FORCE, 4, 6,
+            &op->call.req, SCRIPT_FAIR_FORCE, 4, 6,
             (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1],
                              lock->fair_keys[2], publish, lock->channel},
             (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2],

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "client_private.h"
+#include "lock_op.h"
 #include "owner.h"
 #include "publish.h"
 #include "way.h"
@@ -27,11 +28,11 @@ static int format_handoff(struct op *op, const char *field, size_t flen)
     const struct lw_lock *lock = op->lock;
     const struct op *w = op->handoff;
     char wfield[FIELD_MAX], lease[24];
-    size_t wlen = client_field(lock->client, w->owner, wfield), tlen;
+    size_t wlen = client_field(lock->client, w->call.owner, wfield), tlen;
     const char *token = lock_token_key(w->lock, &tlen); /* the waiter's handle's */
 
     way_lease_arg(w, lease);
-    return lw_request_evalsha(&op->req, SCRIPT_HANDOFF, 2, 5,
+    return lw_request_evalsha(&op->call.req, SCRIPT_HANDOFF, 2, 5,
                               (const char *[]){lock->name, token, field, wfield, lease},
                               (size_t[]){lock->len, tlen, flen, wlen, strlen(lease)});
 }
@@ -43,19 +44,19 @@ static int format(struct op *op, const char *field, size_t flen)
     char lease[24];
     size_t tlen;
 
-    switch (op->kind) {
+    switch (op->call.kind) {
     case OP_ACQUIRE:
         way_lease_arg(op, lease);
         token = lock_token_key(lock, &tlen);
-        return lw_request_evalsha(&op->req, SCRIPT_LOCK, 2, 4,
+        return lw_request_evalsha(&op->call.req, SCRIPT_LOCK, 2, 4,
                                   (const char *[]){lock->name, token, lease, field},
                                   (size_t[]){lock->len, tlen, strlen(lease), flen});
     case OP_UNLOCK:
         if (op->handoff) /* to the first waiter, with its lease */
             return format_handoff(op, field, flen);
-        if (op->lease_ms) { /* lw_unlock_after */
+        if (op->call.lease_ms) { /* lw_unlock_after */
             way_lease_arg(op, lease);
-            return lw_request_evalsha(&op->req, SCRIPT_MIN_HOLD, 1, 3,
+            return lw_request_evalsha(&op->call.req, SCRIPT_MIN_HOLD, 1, 3,
                                       (const char *[]){lock->name, field, lease},
                                       (size_t[]){lock->len, flen, strlen(lease)});
         }
@@ -63,13 +64,13 @@ static int format(struct op *op, const char *field, size_t flen)
     case OP_UNDO:
     case OP_TRIM:
         publish = client_publish_command(lock->client);
-        return lw_request_evalsha(&op->req, SCRIPT_UNLOCK, 2, 4,
+        return lw_request_evalsha(&op->call.req, SCRIPT_UNLOCK, 2, 4,
                                   (const char *[]){lock->name, lock->channel, field, publish},
                                   (size_t[]){lock->len, lock->channel_len, flen,
                                              strlen(publish)});
     case OP_FORCE:
         publish = client_publish_command(lock->client);
-        return lw_request_evalsha(&op->req, SCRIPT_FORCE, 2, 3,
+        return lw_request_evalsha(&op->call.req, SCRIPT_FORCE, 2, 3,
                                   (const char *[]){lock->name, lock->channel, publish},
                                   (size_t[]){lock->len, lock->channel_len, strlen(publish)});
     default: return 1;

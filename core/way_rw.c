@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "client_private.h"
+#include "lock_op.h"
 #include "owner.h"
 #include "publish.h"
 #include "tag.h"
@@ -49,17 +50,17 @@ static int format_read(struct op *op, const char *field, size_t flen)
     if (!prefix)
         return LW_ENOMEM;
     plen = timeout_prefix(lock, field, flen, prefix);
-    if (op->kind == OP_ACQUIRE) {
+    if (op->call.kind == OP_ACQUIRE) {
         way_lease_arg(op, lease);
         memcpy(wfield, field, flen);
         memcpy(wfield + flen, ":write", 6);
-        rc = lw_request_evalsha(&op->req, SCRIPT_READ_LOCK, 2, 5,
+        rc = lw_request_evalsha(&op->call.req, SCRIPT_READ_LOCK, 2, 5,
                                 (const char *[]){lock->name, prefix, lease, field, wfield},
                                 (size_t[]){lock->len, plen, strlen(lease), flen, flen + 6});
     } else {
         publish = client_publish_command(lock->client);
         rc = lw_request_evalsha(
-            &op->req, SCRIPT_READ_UNLOCK, 4, 6,
+            &op->call.req, SCRIPT_READ_UNLOCK, 4, 6,
             (const char *[]){lock->name, lock->channel, prefix, tag, field, publish},
             (size_t[]){lock->len, lock->channel_len, plen, tlen, flen, strlen(publish)});
     }
@@ -77,13 +78,13 @@ static int format_rw(struct op *op, const char *field, size_t flen)
     char lease[24];
     size_t tlen;
 
-    switch (op->kind) {
+    switch (op->call.kind) {
     case OP_ACQUIRE:
         if (!write)
             return format_read(op, field, flen);
         way_lease_arg(op, lease);
         token = lock_token_key(lock, &tlen);
-        return lw_request_evalsha(&op->req, SCRIPT_WRITE_LOCK, 2, 5,
+        return lw_request_evalsha(&op->call.req, SCRIPT_WRITE_LOCK, 2, 5,
                                   (const char *[]){lock->name, token, lease, field, field},
                                   (size_t[]){lock->len, tlen, strlen(lease), flen, flen - 6});
     case OP_UNLOCK:
@@ -92,18 +93,18 @@ static int format_rw(struct op *op, const char *field, size_t flen)
         if (!write)
             return format_read(op, field, flen);
         publish = client_publish_command(lock->client);
-        return lw_request_evalsha(&op->req, SCRIPT_WRITE_UNLOCK, 2, 4,
+        return lw_request_evalsha(&op->call.req, SCRIPT_WRITE_UNLOCK, 2, 4,
                                   (const char *[]){lock->name, lock->channel, field, publish},
                                   (size_t[]){lock->len, lock->channel_len, flen,
                                              strlen(publish)});
     case OP_FORCE:
         publish = client_publish_command(lock->client);
         return lw_request_evalsha(
-            &op->req, SCRIPT_RW_FORCE, 2, 5,
+            &op->call.req, SCRIPT_RW_FORCE, 2, 5,
             (const char *[]){lock->name, lock->channel, mode, publish, write ? "1" : "0"},
             (size_t[]){lock->len, lock->channel_len, strlen(mode), strlen(publish), 1});
     case OP_IS_LOCKED:
-        return lw_request_evalsha(&op->req, SCRIPT_RW_IS_LOCKED, 1, 2,
+        return lw_request_evalsha(&op->call.req, SCRIPT_RW_IS_LOCKED, 1, 2,
                                   (const char *[]){lock->name, mode},
                                   (size_t[]){lock->len, strlen(mode)});
     default:

@@ -9,8 +9,9 @@
 #include <unistd.h>
 
 #include "client_private.h"
+#include "lock_op.h"
 #include "lock_util.h"
-#include "ops.h" /* holder_retry_at() */
+#include "call.h" /* holder_retry_at() */
 #include "proxy.h"
 
 REDIS_TEST(lock, reentrant_counts_and_wire_format)
