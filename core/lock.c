@@ -70,34 +70,24 @@ static char *prefix_name(const char *prefix, const char *name, size_t len, size_
     return tag_key(pre, name, len, "", out_len);
 }
 
-/* A fair lock's companion keys, Redisson's queue and give-up times and
- * our places: 0, or -1 (no memory). */
-static int fair_keys(struct lw_lock *lock)
+/* The companion keys the lock's way names beyond its channel and token
+ * key (a fair lock's queue, give-up times and places): 0, or -1 (no
+ * memory). */
+static int companion_keys(struct lw_lock *lock)
 {
-    static const char *const prefix[3] = {FAIR_QUEUE_PREFIX, FAIR_TIMEOUT_PREFIX,
-                                          FAIR_PLACE_PREFIX};
-
-    for (int i = 0; i < 3; i++)
-        if (!(lock->fair_keys[i] =
-                  prefix_name(prefix[i], lock->name, lock->len, &lock->fair_lens[i])))
+    for (int i = 0; lock->way->companions && i < 3; i++)
+        if (!(lock->fair_keys[i] = prefix_name(lock->way->companions[i], lock->name, lock->len,
+                                               &lock->fair_lens[i])))
             return -1;
     return 0;
 }
 
-/* A handle of kind (enum lease_kind_id): a lock, or the read or the write
- * lock of a read-write lock.  Read-write locks have their own channel,
- * Redisson's redisson_rwlock:{name}; a fenced write lock's tokens come
- * from the name's counter, as a lock's. */
-/* How each kind of handle is asked for (way.h). */
-static const struct lock_way *const ways[KIND_COUNT] = {
-    [KIND_LOCK] = &way_lock,
-    [KIND_READ] = &way_read,
-    [KIND_WRITE] = &way_write,
-    [KIND_FAIR] = &way_fair,
-};
-
-static int lock_new(struct lw_client *c, const void *name, size_t len, uint8_t kind,
-                    struct lw_lock **out)
+/* A handle asked for by way (way.h): a lock, the read or the write lock
+ * of a read-write lock, a fair lock.  Read-write locks have their own
+ * channel, Redisson's redisson_rwlock:{name}; a fenced write lock's
+ * tokens come from the name's counter, as a lock's. */
+static int lock_new(struct lw_client *c, const void *name, size_t len,
+                    const struct lock_way *way, struct lw_lock **out)
 {
     struct lw_lock *lock;
 
@@ -117,11 +107,11 @@ static int lock_new(struct lw_client *c, const void *name, size_t len, uint8_t k
     memcpy(lock->name, name, len);
     atomic_init(&lock->refs, 1);
     lock->slot = lw_keyslot(name, len);
-    lock->kind = kind;
-    lock->way = ways[kind];
+    lock->kind = way->kind;
+    lock->way = way;
     lock->channel = prefix_name(lock->way->channel_prefix, name, len, &lock->channel_len);
     lock->token_key = prefix_name(TOKEN_PREFIX, name, len, &lock->token_len);
-    if (!lock->channel || !lock->token_key || (kind == KIND_FAIR && fair_keys(lock))) {
+    if (!lock->channel || !lock->token_key || companion_keys(lock)) {
         lock_unref(lock);
         return LW_ENOMEM;
     }
@@ -131,22 +121,22 @@ static int lock_new(struct lw_client *c, const void *name, size_t len, uint8_t k
 
 int lw_lock_new(struct lw_client *c, const void *name, size_t len, struct lw_lock **out)
 {
-    return lock_new(c, name, len, KIND_LOCK, out);
+    return lock_new(c, name, len, &way_lock, out);
 }
 
 int lw_read_lock_new(struct lw_client *c, const void *name, size_t len, struct lw_lock **out)
 {
-    return lock_new(c, name, len, KIND_READ, out);
+    return lock_new(c, name, len, &way_read, out);
 }
 
 int lw_write_lock_new(struct lw_client *c, const void *name, size_t len, struct lw_lock **out)
 {
-    return lock_new(c, name, len, KIND_WRITE, out);
+    return lock_new(c, name, len, &way_write, out);
 }
 
 int lw_fair_lock_new(struct lw_client *c, const void *name, size_t len, struct lw_lock **out)
 {
-    return lock_new(c, name, len, KIND_FAIR, out);
+    return lock_new(c, name, len, &way_fair, out);
 }
 
 int lw_lock_set_max_hold(struct lw_lock *lock, uint64_t max_hold_ms)
@@ -161,7 +151,7 @@ int lw_lock_set_max_hold(struct lw_lock *lock, uint64_t max_hold_ms)
 
 int lw_lock_set_fenced(struct lw_lock *lock, int fenced)
 {
-    if (!lock || lock->kind == KIND_READ || (fenced != 0 && fenced != 1))
+    if (!lock || !lock->way->fences || (fenced != 0 && fenced != 1))
         return LW_EINVAL;
     atomic_store_explicit(&lock->fenced, fenced, memory_order_relaxed);
     return 0;
@@ -542,7 +532,7 @@ static void release_begin(struct lw_client *c, struct op *op)
     /* Not an unlock that leaves the lock to expire (lease_ms set): the
      * lock stays taken until then, nothing to hand over.  Nor a read-write
      * lock's: readers share it. */
-    if (op->call.kind == OP_UNLOCK && !op->call.lease_ms && op->lock->kind == KIND_LOCK &&
+    if (op->call.kind == OP_UNLOCK && !op->call.lease_ms && op->lock->way->hands_over &&
         (op->handoff = reserve_waiter(c, op->lock)))
         op->handoff->handoff = op;
     if (format_op(op)) {
@@ -553,7 +543,7 @@ static void release_begin(struct lw_client *c, struct op *op)
     }
     if (op->call.kind == OP_UNLOCK)
         watchdog_unlock_begin(c, op->lock, op->call.owner);
-    else if (op->lock->kind == KIND_LOCK)
+    else if (op->lock->way->forgets_forced)
         watchdog_forget(c, op->lock);
     /* A read-write lock's force-unlock frees it only in its own mode: its
      * entries are forgotten when the reply says it did (forget_forced()). */
@@ -701,7 +691,8 @@ static void on_reply(struct call *call, const redisReply *reply, int err)
         holds_released(c, op->lock, op->call.owner, left);
         op_complete(op, left < 0 ? LW_ENOTOWNER : 0, left < 0 ? 0 : left);
     } else {
-        if (op->call.kind == OP_FORCE && op->lock->kind != KIND_LOCK && reply_integer(reply) == 1)
+        if (op->call.kind == OP_FORCE && !op->lock->way->forgets_forced &&
+            reply_integer(reply) == 1)
             watchdog_forget(c, op->lock); /* every hold of the name is gone */
         op_complete(op, 0, reply_integer(reply));
     }
@@ -737,8 +728,7 @@ static const struct call_class lock_calls = {
  * give-up times and places (prefixName): all in the name's slot. */
 static int format_status(struct op *op)
 {
-    static const char *const fair[3] = {FAIR_QUEUE_PREFIX, FAIR_TIMEOUT_PREFIX,
-                                        FAIR_PLACE_PREFIX};
+    const char *const *fair = way_fair.companions;
     const struct lw_lock *lock = op->lock;
     size_t lens[5] = {lock->len};
     char *keys[5] = {NULL, tag_key("", lock->name, lock->len, ":timeout", &lens[1])};
@@ -944,7 +934,7 @@ int lw_unlock_after(struct lw_lock *lock, uint64_t owner, uint64_t after_ms)
         return LW_ERANGE;
     /* A read-write lock's release has Redisson's script, which frees a
      * last hold at once: no minimum hold for it. */
-    if (lock && lock->kind != KIND_LOCK)
+    if (lock && !lock->way->min_hold)
         return LW_EINVAL;
     /* An unlock whose lease_ms says how long the last hold leaves it. */
     return run_blocking(lock, OP_UNLOCK, owner, 0, after_ms, NULL);

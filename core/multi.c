@@ -60,6 +60,7 @@
 #include "reply.h"
 #include "waiters.h"
 #include "watchdog.h"
+#include "way.h"
 
 struct lw_multi {
     struct lw_client *client;
@@ -179,7 +180,7 @@ static int check_locks(struct lw_lock *const *locks, size_t n)
         return LW_ERANGE;
     for (size_t i = 0; i < n; i++) {
         if (!locks[i] || locks[i]->client != locks[0]->client ||
-            (locks[i]->kind != KIND_LOCK && locks[i]->kind != KIND_WRITE))
+            !locks[i]->way->multi_mode)
             return LW_EINVAL;
     }
     if (atomic_load_explicit(&locks[0]->client->freed, memory_order_acquire))
@@ -343,7 +344,7 @@ static size_t group_start(const struct lw_multi *m, size_t g)
 
 static char mode_of(const struct lw_lock *lock)
 {
-    return lock->kind == KIND_WRITE ? 'w' : 'l';
+    return lock->way->multi_mode;
 }
 
 /* Format group g's script: take (counts NULL) or release counts[i] holds

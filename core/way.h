@@ -29,11 +29,10 @@
  *
  * A way is one file (way_lock.c, way_rw.c for the two halves of a
  * read-write lock, way_fair.c) holding its row, set in the handle when it
- * is made (lock->way).  way.c holds what the rows share.  A plain lock's
- * extras stay lock.c's: the hand-over of an unlock to this client's first
- * waiter, lw_unlock_after()'s minimum hold, and a force-unlock that
- * forgets the name's holds before its reply (the others forget them when
- * it says it freed the name).
+ * is made (lock->way): the row is the handle's identity, so lock.c and
+ * multi.c ask the row's fields (its lease kind, fencing, a plain lock's
+ * extras, its multi-lock mode, its companion keys), never which kind it
+ * is.  way.c holds what the rows share.
  */
 #ifndef LW_CORE_WAY_H
 #define LW_CORE_WAY_H
@@ -66,6 +65,25 @@ struct lock_way {
                             it still join the queue?) */
     uint8_t shares;      /* holders share it (a read): waiters behind a reader
                             that got in try too */
+    /* The lease kind its holds are renewed as (kind.h). */
+    uint8_t kind;
+    /* Its first acquires may draw a fencing token (lw_lock_set_fenced();
+     * a read shares its hold, so it has none). */
+    uint8_t fences;
+    /* A plain lock's extras (lock.c): an unlock hands the lock to this
+     * client's first waiter for the name; lw_unlock_after() may leave a
+     * minimum hold; a force-unlock frees every hold of the name, so the
+     * watchdog forgets them before the reply (the others, a read-write
+     * lock's half freeing only its own mode, when the reply says so). */
+    uint8_t hands_over;
+    uint8_t min_hold;
+    uint8_t forgets_forced;
+    /* Its mode in a multi-lock's script ('l' a lock, 'w' a write lock;
+     * 0: not in a multi-lock). */
+    char multi_mode;
+    /* The prefixes of its companion keys beyond the channel and the token
+     * key (a fair lock's queue, give-up times and places), or NULL. */
+    const char *const *companions;
 };
 
 /* The rows. */

@@ -196,6 +196,11 @@ static int format_fair(struct op *op, const char *field, size_t flen)
     }
 }
 
+/* Redisson's RFairLock's queue and give-up times, and the waiters'
+ * places, ours (lock->fair_keys, in this order). */
+static const char *const companions[3] = {FAIR_QUEUE_PREFIX, FAIR_TIMEOUT_PREFIX,
+                                          FAIR_PLACE_PREFIX};
+
 const struct lock_way way_fair = {
     .channel_prefix = CHANNEL_PREFIX,
     .field_suffix = "",
@@ -203,4 +208,7 @@ const struct lock_way way_fair = {
     .join = join,
     .leave = leave,
     .per_attempt = 1,
+    .kind = KIND_FAIR,
+    .fences = 1,
+    .companions = companions,
 };

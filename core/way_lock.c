@@ -84,4 +84,10 @@ const struct lock_way way_lock = {
     .join = way_line_join,
     .leave = way_line_leave,
     .queues = 1,
+    .kind = KIND_LOCK,
+    .fences = 1,
+    .hands_over = 1,
+    .min_hold = 1,
+    .forgets_forced = 1,
+    .multi_mode = 'l',
 };

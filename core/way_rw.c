@@ -73,7 +73,7 @@ static int format_read(struct op *op, const char *field, size_t flen)
 static int format_rw(struct op *op, const char *field, size_t flen)
 {
     const struct lw_lock *lock = op->lock;
-    int write = lock->kind == KIND_WRITE;
+    int write = lock->way == &way_write;
     const char *mode = write ? "write" : "read", *publish, *token;
     char lease[24];
     size_t tlen;
@@ -120,6 +120,7 @@ const struct lock_way way_read = {
     .leave = way_line_leave,
     .queues = 1,
     .shares = 1,
+    .kind = KIND_READ,
 };
 
 const struct lock_way way_write = {
@@ -129,4 +130,7 @@ const struct lock_way way_write = {
     .join = way_line_join,
     .leave = way_line_leave,
     .queues = 1,
+    .kind = KIND_WRITE,
+    .fences = 1,
+    .multi_mode = 'w',
 };
