@@ -261,6 +261,12 @@ int call_too_late(const struct call *call, uint64_t sure_ns)
     return lw_clock_now() + call->client->tick_ns >= sure_ns;
 }
 
+uint64_t call_lease_end(const struct call *call)
+{
+    return lw_clock_now() + call->lease_ms * 1000000u + call->lease_ms * 10000u +
+           call->client->tick_ns;
+}
+
 int call_undo_if_late(struct call *call, uint64_t sure_ns)
 {
     if (!call_too_late(call, sure_ns))

@@ -172,6 +172,9 @@ uint64_t call_lease_ms(const struct call *call);
 /* Whether a hold sure until sure_ns comes too late to be of use: less
  * than a tick of it is left. */
 int call_too_late(const struct call *call, uint64_t sure_ns);
+/* When a hold taken now with the call's own lease is over at the latest:
+ * the lease, its drift allowance (1%) and a tick. */
+uint64_t call_lease_end(const struct call *call);
 /* An acquire answered: 1 when its hold, sure until sure_ns, came too
  * late (call_too_late()): counted, and given back (`undo`, then
  * LW_ETIMEDOUT); 0 to go on. */

@@ -348,8 +348,7 @@ static void acquire_done(struct lw_client *c, struct op *op, uint32_t holds, uin
         *op->call.until_out = lease_valid_until(call_lease_ms(&op->call), from_ns);
     if (op->call.lease_ms) /* its lease ends by itself: at the latest this */
         holds_acquired(c, op->lock, op->call.owner, holds,
-                       lw_clock_now() + op->call.lease_ms * 1000000u + op->call.lease_ms * 10000u +
-                           c->tick_ns);
+                       call_lease_end(&op->call));
     op_complete(op, 0, op->call.value);
 }
 

@@ -517,8 +517,7 @@ static void all_taken(struct lw_client *c, struct multi_op *op)
                           op->call.lease_ms == 0, op->call.max_hold_ms);
         if (op->call.lease_ms)
             holds_acquired(c, m->locks[i], op->call.owner, op->holds[i],
-                           lw_clock_now() + op->call.lease_ms * 1000000u + op->call.lease_ms * 10000u +
-                               c->tick_ns);
+                           call_lease_end(&op->call));
         if (op->tokens_out)
             op->tokens_out[m->given[i]] = op->tokens[i];
     }
