@@ -99,15 +99,17 @@ def sources(root, folder, ext=".c"):
 
 def section(lines, head):
     """(first line number, lines) of the section under head, to the next
-    heading of its level or above; None when there is none."""
+    heading of its level or above (outside a fenced block); None when
+    there is none."""
     level = len(head) - len(head.lstrip("#"))
     start = next((i for i, ln in enumerate(lines) if ln.rstrip() == head), None)
     if start is None:
         return None
-    end = start + 1
+    end, fenced = start + 1, False
     while end < len(lines):
+        fenced ^= lines[end].startswith("```")
         m = re.match(r"^(#+) ", lines[end])
-        if m and len(m.group(1)) <= level:
+        if m and not fenced and len(m.group(1)) <= level:
             break
         end += 1
     return start + 1, lines[start:end]
