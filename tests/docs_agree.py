@@ -14,17 +14,15 @@ with the tree (and with each other), where a reader would be misled:
   - kinds of lease: docs/guide/production.md names every kind label the
     metrics have (core/kind_*.c's labels: "lock", "read", ...), and
     design.md's kind="a|b|..." lists them all;
-  - design.md's map of core/ ("Who calls whom in core/"): its numbered
-    layers are tests/layering.py's CORE_LAYERS, file for file, and every
-    core/*.c is in it; the Layout table's row of core/ names every
-    core/*.c too;
   - the Redis user's commands (production.md): the table names every
     command of the ACL line (which tests/acl_every_kind.sh runs every
     kind with), the line has every command the scripts call
     (core/scripts.c), and the table's rows for a plain server ask for
     nothing the line (or the sentence after it, or AUTH) does not give.
 
-Fails, naming the file, line and what differs, on each it finds."""
+Fails, naming the file, line and what differs, on each it finds.
+(design.md's maps of the floors and of core/, against tests/layering.py's
+lists, are tests/design_map.py's to check.)"""
 import os
 import re
 import sys
@@ -152,51 +150,6 @@ def check_kinds(root, fails):
     return len(labels)
 
 
-def core_files(root):
-    return sorted(n for n in os.listdir(os.path.join(root, "core")) if n.endswith(".c"))
-
-
-def check_design_map(root, fails):
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from layering import CORE_LAYERS  # pylint: disable=import-outside-toplevel
-
-    rel = os.path.join("docs", "design.md")
-    text = read(root, rel)
-    files = core_files(root)
-    head = "### Who calls whom in core/"
-    if head not in text:
-        fails.append(f"{rel}: no \"{head}\"")
-        return 0
-    block = text[text.index(head):]
-    block = block[block.index("```") + 3:]
-    block = block[:block.index("```")]
-    layers = []
-    for line in block.split("\n"):
-        names = re.findall(r"(?<![\w.])([a-z_][a-z0-9_]*\.c)(?![\w.])", line)
-        if re.match(r"^\s*\d+\s", line):
-            layers.append([])
-        elif names and not layers:
-            fails.append(f"{rel}: the map of core/ names {names} before its first layer")
-            continue
-        if layers:
-            layers[-1] += names
-    mapped = [n for layer in layers for n in layer]
-    for n in sorted(set(files) - set(mapped)):
-        fails.append(f"{rel}: core/{n} is not in the map of core/ (\"{head[4:]}\")")
-    for n in sorted(set(mapped) - set(files)):
-        fails.append(f"{rel}: the map of core/ names {n}, which core/ does not have")
-    for n in sorted({n for n in mapped if mapped.count(n) > 1}):
-        fails.append(f"{rel}: the map of core/ names {n} twice")
-    if [sorted(layer) for layer in layers] != [sorted(layer) for layer in CORE_LAYERS]:
-        fails.append(f"{rel}: the map's layers differ from tests/layering.py's CORE_LAYERS:\n"
-                     f"    map:          {layers}\n    CORE_LAYERS: {CORE_LAYERS}")
-    row = next((ln for ln in text.split("\n") if ln.startswith("| `core/` |")), "")
-    for n in files:
-        if f"`{n}`" not in row:
-            fails.append(f"{rel}: the Layout table's row of core/ does not name `{n}`")
-    return len(files)
-
-
 def acl_commands(words):
     """+cmd and +cmd|sub of an ACL rule, as the table spells them: CMD."""
     return {w[1:].split("|")[0].upper() for w in words if w.startswith("+")}
@@ -247,14 +200,13 @@ def main(argv):
     n_examples = check_examples(root, docs, fails)
     n_jobs = check_crontabs(root, docs, fails)
     n_kinds = check_kinds(root, fails)
-    n_core = check_design_map(root, fails)
     n_acl = check_acl(root, fails)
     for f in fails:
         sys.stderr.write("docs_agree: " + f + "\n")
     if fails:
         return 1
     print(f"docs_agree: {n_examples} examples' Build: lines, {n_jobs} cron jobs, "
-          f"{n_kinds} kinds of lease, {n_core} files of core/ mapped, "
+          f"{n_kinds} kinds of lease, "
           f"{n_acl} commands of the ACL line")
     return 0
 

@@ -72,7 +72,10 @@ NAMES = ["engine.c", "link.c", "conn.c", "pubsub.c", "subscriber.c"]
 # queue), acquires waiting for replicas or admission; what the ways share;
 # the waiting in line (every kind's), the held leases (the watchdog, lease
 # holds); the channels waiters wait on (their subscription and line) and
-# the reports; the leaves, which call nothing of core/.
+# the reports; the leaves, which call nothing of core/.  docs/design.md
+# draws it ("Who calls whom in core/"), a file a line with its words:
+# tests/design_map.py fails when the map differs, and its --write lays
+# the map out again from this list.
 CORE_LAYERS = [
     ["client.c", "metrics.c"],
     ["multi.c"],
@@ -87,8 +90,9 @@ CORE_LAYERS = [
     ["publish.c", "refs.c", "owner.c", "status.c", "stats.c", "scripts.c", "version.c"],
     ["kind.c", "redis_clock.c", "tag.c"],
 ]
-# The calls up that are meant, each with its reason in design.md: none
-# now.  A held-back acquire is let go or ended through the row its acquire
+# The calls up that are meant, each with its reason in design.md (a
+# bullet whose bold lead names the file and the function:
+# tests/design_map.py fails on one without): none now.  A held-back acquire is let go or ended through the row its acquire
 # path gave admission.c (struct admit_rule), a waiter's op through the row
 # it gave waiters.c (struct wait_rule), and a WAIT's reply ends its
 # acquires through the callback each carries: none names a function above
@@ -318,7 +322,8 @@ def check_core(root, out):
     for name in present:
         if name not in layer_of:
             out.write(f"layering: core/{name} is in no layer of CORE_LAYERS: place it "
-                      "where its calls say (tests/layering.py)\n")
+                      "where its calls say (tests/layering.py), then in docs/design.md's "
+                      "map (tests/design_map.py --write)\n")
             ok = False
     files, owner = {}, {}
     for name in layer_of:
