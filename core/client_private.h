@@ -211,11 +211,11 @@ struct lw_client {
                                        handle and owner (multi.c) */
     struct lease_hold *lease_holds; /* holds.c */
     uint64_t unsure_swept_ns;       /* holds.c: dead unsure marks dropped then */
-    struct entry *renew_head;       /* due renewals waiting for a batch slot */
-    struct entry *renew_tail;
-    struct entry *drop_head; /* lost locks whose field is to be removed */
-    struct entry *drop_tail;
-    uint32_t batches_inflight; /* renewal and drop calls unanswered */
+    struct lw_queue renew;          /* due renewals waiting for a batch slot
+                                       (entry.renew_node) */
+    struct lw_queue drops;          /* lost locks whose field is to be removed
+                                       (entry.drop_node) */
+    uint32_t batches_inflight;      /* renewal and drop calls unanswered */
     /* A batch's arguments, while formatting (kind.c). */
     struct batch_args *args;
     int closing;             /* lw_client_free() has begun */

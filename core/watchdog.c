@@ -94,6 +94,7 @@
 #include "entry.h"
 #include "owner.h"
 #include "publish.h"
+#include "queue.h"
 #include "report.h"
 #include "watchdog.h"
 
@@ -237,21 +238,17 @@ static void release_if_unused(struct entry *e)
 
 /* ---- Sets of leases lost as one (multi-locks) ---- */
 
-/* e's refs, taken off it. */
-static struct set_ref *take_sets(struct entry *e)
+static struct set_ref *set_ref_of(struct lw_qnode *n)
 {
-    struct set_ref *r = e->sets;
-
-    e->sets = NULL;
-    return r;
+    return lw_item_of(n, struct set_ref, qnode);
 }
 
-static void free_sets(struct set_ref *r)
+/* Free the refs of a list taken off an entry (lw_slist_take()). */
+static void free_sets(struct lw_slist sets)
 {
-    struct set_ref *next;
+    struct set_ref *r;
 
-    for (; r; r = next) {
-        next = r->next;
+    while ((r = set_ref_of(lw_slist_pop(&sets)))) {
         r->set->members--;
         free(r);
     }
@@ -266,8 +263,7 @@ int watchdog_set_join(struct lw_client *c, const struct lw_lock *lock, uint64_t 
     if (!slot || !(r = malloc(sizeof *r)))
         return -1;
     r->set = s;
-    r->next = (*slot)->sets;
-    (*slot)->sets = r;
+    lw_slist_push(&(*slot)->sets, &r->qnode);
     s->members++;
     return 0;
 }
@@ -276,16 +272,15 @@ void watchdog_set_leave(struct lw_client *c, const struct lw_lock *lock, uint64_
                         struct lease_set *s)
 {
     struct entry *head, **slot = find_slot(c, lock, owner, &head);
-    struct set_ref **r, *gone;
+    struct lw_qnode *n;
 
     if (!slot)
         return;
-    for (r = &(*slot)->sets; *r; r = &(*r)->next) {
-        if ((*r)->set == s) {
-            gone = *r;
-            *r = gone->next;
+    for (n = lw_slist_first(&(*slot)->sets); n; n = lw_qnode_next(n)) {
+        if (set_ref_of(n)->set == s) {
+            lw_slist_remove(&(*slot)->sets, n);
             s->members--;
-            free(gone);
+            free(set_ref_of(n));
             return;
         }
     }
@@ -298,7 +293,7 @@ static void stop_watching(struct lw_client *c, struct entry *e, int ended)
 {
     unmap(c, e);
     e->dead = 1;
-    free_sets(take_sets(e));
+    free_sets(lw_slist_take(&e->sets));
     if (c->wheel)
         lw_wheel_cancel(c->wheel, &e->ct.timer);
     stats_held(&c->count, e->kind, -1);
@@ -366,12 +361,7 @@ static void retry_next_tick(struct lw_client *c, struct entry *e, uint64_t now_n
 static void queue_drop(struct lw_client *c, struct entry *e)
 {
     e->dropping = 1;
-    e->drop_next = NULL;
-    if (c->drop_tail)
-        c->drop_tail->drop_next = e;
-    else
-        c->drop_head = e;
-    c->drop_tail = e;
+    lw_queue_push(&c->drops, &e->drop_node);
 }
 
 /* How long after valid_until a loss is reported (0: in time). */
@@ -388,19 +378,22 @@ static uint64_t loss_late_ns(const struct entry *e)
  * that has no drop. */
 static void lose(struct lw_client *c, struct entry *e, int reason)
 {
-    struct set_ref *sets = take_sets(e), *r;
-    const void *multi = sets ? sets->set->multi : NULL;
+    struct lw_slist sets = lw_slist_take(&e->sets);
+    struct set_ref *first = set_ref_of(lw_slist_first(&sets)), *r;
+    const void *multi = first ? first->set->multi : NULL;
+    struct lw_qnode *n;
     int said = 0;
 
-    for (r = sets; r; r = r->next)
-        said |= r->set->lost;
+    for (n = lw_slist_first(&sets); n; n = lw_qnode_next(n))
+        said |= set_ref_of(n)->set->lost;
     stats_lost(&c->count, e->kind, reason, loss_late_ns(e));
     stop_watching(c, e, 1);
     /* The owner first: the drop is only tidying up.  A lease of a set is
      * the set's: reported once, then the set's owner lets the rest go. */
     if (!said)
         report_lost(c, e, reason, multi);
-    for (r = sets; r; r = r->next) {
+    for (n = lw_slist_first(&sets); n; n = lw_qnode_next(n)) {
+        r = set_ref_of(n);
         if (!r->set->lost) {
             r->set->lost = 1;
             r->set->on_lost(c, r->set, e->name, e->len);
@@ -680,12 +673,7 @@ static void enqueue(struct lw_client *c, struct entry *e, uint64_t now_ns)
     }
     note_risk(c, e, now_ns, 0); /* a retry, or a renewal late to the queue */
     e->state = ENTRY_QUEUED;
-    e->renew_next = NULL;
-    if (c->renew_tail)
-        c->renew_tail->renew_next = e;
-    else
-        c->renew_head = e;
-    c->renew_tail = e;
+    lw_queue_push(&c->renew, &e->renew_node);
     lw_wheel_schedule(c->wheel, &e->ct.timer, next_check(c, e));
 }
 
@@ -933,16 +921,19 @@ static void on_batch_reply(struct lw_request *req, const redisReply *reply, int 
         watchdog_flush(c);
 }
 
+/* The renew FIFO's first entry, taken off it; NULL: none. */
+static struct entry *pop_renew(struct lw_client *c)
+{
+    return lw_item_of(lw_queue_pop(&c->renew), struct entry, renew_node);
+}
+
 /* The next entry of the renew FIFO to send, freeing dead ones and holding
  * back those being unlocked on the way. */
 static struct entry *pop_due(struct lw_client *c, uint64_t now_ns)
 {
     struct entry *e;
 
-    while ((e = c->renew_head)) {
-        c->renew_head = e->renew_next;
-        if (!c->renew_head)
-            c->renew_tail = NULL;
+    while ((e = pop_renew(c))) {
         e->state = ENTRY_SCHEDULED; /* out of the FIFO */
         if (e->dead)
             release_if_unused(e);
@@ -1109,11 +1100,7 @@ static void send_drop_batch(struct lw_client *c, struct batch *b)
 
 static struct entry *pop_drop(struct lw_client *c)
 {
-    struct entry *e = c->drop_head;
-
-    if (e && !(c->drop_head = e->drop_next))
-        c->drop_tail = NULL;
-    return e;
+    return lw_item_of(lw_queue_pop(&c->drops), struct entry, drop_node);
 }
 
 /* ---- Batches: by node, then by kind ----
@@ -1201,7 +1188,7 @@ static void flush_batches(struct lw_client *c, uint64_t now_ns)
     while (!c->closing && c->batches_inflight < max && (e = pop_due(c, now_ns)))
         if (add_to_node(c, OPEN_RENEW, e, now_ns))
             retry_next_tick(c, e, now_ns); /* the map will say; not a failure */
-    while (!c->closing && !c->renew_head && c->batches_inflight < max &&
+    while (!c->closing && lw_queue_empty(&c->renew) && c->batches_inflight < max &&
            (e = pop_drop(c)))
         if (add_to_node(c, OPEN_DROP, e, now_ns)) {
             e->dropping = 0; /* best effort: the lease ends it */
@@ -1256,7 +1243,7 @@ void watchdog_failover(struct lw_client *c, const uint8_t *slots)
 
 uint64_t watchdog_backlog_ns(const struct lw_client *c, uint64_t now_ns)
 {
-    const struct entry *e = c->renew_head;
+    const struct entry *e = lw_item_of(lw_queue_peek(&c->renew), struct entry, renew_node);
 
     return e && now_ns > e->due_ns ? now_ns - e->due_ns : 0;
 }
@@ -1267,19 +1254,15 @@ void watchdog_shutdown(struct lw_client *c)
 {
     struct entry *e, *tmp;
 
-    while ((e = c->renew_head)) { /* the FIFO lets go of them */
-        c->renew_head = e->renew_next;
+    while ((e = pop_renew(c))) { /* the FIFO lets go of them */
         e->state = ENTRY_SCHEDULED;
         if (e->dead)
             release_if_unused(e); /* the live ones go below */
     }
-    c->renew_tail = NULL;
-    while ((e = c->drop_head)) { /* never sent: let go of them */
-        c->drop_head = e->drop_next;
+    while ((e = pop_drop(c))) { /* never sent: let go of them */
         e->dropping = 0;
         release_if_unused(e);
     }
-    c->drop_tail = NULL;
     HASH_ITER(hh, c->entries, e, tmp) {
         while (e->next_owner) {
             struct entry *next = e->next_owner;
