@@ -27,6 +27,7 @@
 #include "kind.h"
 #include "stats.h"
 #include "pubsub.h"
+#include "queue.h"
 #include "redis_clock.h"
 #include "timer.h"
 #include "waiters.h"
@@ -124,9 +125,9 @@ struct ack_wait;
  * LW_ENOTSUP (the server has no WAIT: give it back) or LW_ESHUTDOWN.
  * Engine thread. */
 struct replica_ack {
-    struct replica_ack *next; /* the other acquires of its WAIT */
-    uint64_t conn;            /* the connection the acquire ran on */
-    uint64_t seq;             /* its write's sequence number there */
+    struct lw_qnode qnode; /* with the other acquires of its WAIT */
+    uint64_t conn;         /* the connection the acquire ran on */
+    uint64_t seq;          /* its write's sequence number there */
     void (*acked)(struct replica_ack *ack, int err);
 };
 
@@ -221,7 +222,7 @@ struct lw_client {
     int closing;             /* lw_client_free() has begun */
     int in_callback;         /* depth of done and on_lost calls running */
     int flushing;            /* inside watchdog_flush() */
-    struct ack_wait *acks;   /* WAITs sent or to send (replicas.c) */
+    struct lw_slist acks;    /* struct ack_wait: WAITs sent or to send (replicas.c) */
     struct admission admit;  /* admission.c */
     uint64_t first_renewals; /* new watchdog locks so far (watchdog.c) */
 };
