@@ -15,6 +15,7 @@
 #include "owner.h"
 #include "refs.h"
 #include "replicas.h"
+#include "scripts.h"
 #include "watchdog.h"
 
 _Static_assert(LW_MAX_TIMEOUT_MS == LW_ENDPOINT_MAX_TIMEOUT_MS && LW_MAX_INFLIGHT == LW_ENGINE_MAX_INFLIGHT && LW_UNIX_PATH_MAX == LW_ENDPOINT_UNIX_PATH_MAX,

@@ -42,6 +42,7 @@
 #include "client_private.h"
 #include "owner.h"
 #include "publish.h"
+#include "scripts.h"
 #include "waiters.h"
 #include "watchdog.h"
 #include "way.h"

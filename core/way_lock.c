@@ -18,6 +18,7 @@
 #include "client_private.h"
 #include "owner.h"
 #include "publish.h"
+#include "scripts.h"
 #include "way.h"
 
 /* The hand-over script: this owner's hold released, the lock given to

@@ -18,6 +18,7 @@
 #include "client_private.h"
 #include "owner.h"
 #include "publish.h"
+#include "scripts.h"
 #include "tag.h"
 #include "way.h"
 
