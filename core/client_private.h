@@ -81,6 +81,66 @@ struct admission {
     uint64_t refused; /* refused in this closing, for the log */
 };
 
+/* A kind's lease terms (client.c sets them at start): its lease (the
+ * watchdog's, but a place's: fair_place_ms), also as a script argument,
+ * and the clock-skew allowance its valid_until is less when its kind is
+ * judged by the clients' clocks (permit_clock_skew_ms, at most a quarter
+ * of the lease).  The watchdog, way_fair.c and semaphore.c read them. */
+struct lease_terms {
+    uint64_t lease_ms;
+    char lease_str[24];
+    size_t lease_len;
+    uint64_t skew_ms;
+};
+
+/* The program's callbacks for a lease at risk, safe again or lost
+ * (report.c calls them; client.c sets them from the config at start).
+ * The first generation hears of locks by owner, the second of every kind
+ * of lease (struct lw_lease). */
+struct lease_callbacks {
+    lw_lost_fn *on_lost;
+    void *lost_arg;
+    lw_risk_fn *on_risk;
+    void *risk_arg;
+    lw_lease_lost_fn *on_lease_lost;
+    void *lease_lost_arg;
+    lw_lease_risk_fn *on_lease_risk;
+    void *lease_risk_arg;
+};
+
+/* The watchdog's (watchdog.c): its entries, its queues and the batches
+ * it sends.  client.c sets the two limits from the config and makes args
+ * before the engine starts, and asks for a flush off a tick (flush_task);
+ * the kinds (kind.c) format a batch into args; metrics.c reads nodes;
+ * refs.c frees nodes and args.  Engine thread, but for client.c's start. */
+struct watchdog_state {
+    uint32_t renew_batch;         /* renew_batch: entries per call at most */
+    uint32_t batches_max;         /* renew_batches_inflight, per master */
+    struct entry *entries;        /* by name; each heads a chain of owners */
+    struct lw_queue renew;        /* due renewals waiting for a batch slot
+                                     (entry.renew_node) */
+    struct lw_queue drops;        /* lost leases whose field is to be removed
+                                     (entry.drop_node) */
+    uint32_t batches_inflight;    /* renewal and drop calls unanswered */
+    struct node_batches *nodes;   /* by node; one Redis: 0 */
+    unsigned nodes_cap;           /* nodes has room for */
+    struct batch_args *args;      /* a batch's arguments, while formatting */
+    int flushing;                 /* inside watchdog_flush() */
+    uint64_t first_renewals;      /* new watchdog locks so far */
+    struct lw_request flush_task; /* a flush asked for off a tick */
+    int flush_pending;            /* flush_task is submitted */
+};
+
+/* Lease locks held, as far as this client knows (holds.c).  Engine
+ * thread. */
+struct holds_state {
+    struct lease_hold *table; /* by owner, kind and name */
+    uint64_t unsure_swept_ns; /* dead unsure marks dropped then */
+};
+
+/* The client.  What lock.c, semaphore.c and multi.c read is at the top
+ * level; what one module owns is in its group (terms, callbacks, wd,
+ * holds, admit), which says who else touches it. */
 struct lw_client {
     _Atomic uint32_t refs;    /* lw_client_free() to come, plus one per handle */
     _Atomic int freed;        /* lw_client_free() has been called */
@@ -92,25 +152,9 @@ struct lw_client {
     uint64_t lease_ms;  /* watchdog_timeout_ms */
     char lease_str[24]; /* the same, as a script argument */
     size_t lease_len;
-    /* Each kind's lease (the watchdog's, but a place's: fair_place_ms),
-     * as a script argument too, and the clock-skew allowance its
-     * valid_until is less when its kind is judged by the clients' clocks
-     * (permit_clock_skew_ms, at most a quarter of the lease). */
-    uint64_t kind_lease_ms[KIND_COUNT];
-    char kind_lease_str[KIND_COUNT][24];
-    size_t kind_lease_len[KIND_COUNT];
-    uint64_t kind_skew_ms[KIND_COUNT];
-    uint64_t fair_wait_ms; /* fair_wait_ms */
-    uint32_t renew_batch;
-    uint32_t batches_max;
-    lw_lost_fn *on_lost;
-    void *lost_arg;
-    lw_risk_fn *on_risk;
-    void *risk_arg;
-    lw_lease_lost_fn *on_lease_lost;
-    void *lease_lost_arg;
-    lw_lease_risk_fn *on_lease_risk;
-    void *lease_risk_arg;
+    struct lease_terms terms[KIND_COUNT]; /* each kind's lease */
+    uint64_t fair_wait_ms;                /* fair_wait_ms */
+    struct lease_callbacks callbacks;
     uint64_t max_hold_ms; /* max_hold_ms: 0 none */
     int embedded;         /* on the caller's loop (config.loop) */
     int sharded_pubsub;   /* enum lw_sharded_mode */
@@ -119,34 +163,21 @@ struct lw_client {
     struct client_counters count;
 
     /* Engine thread only. */
-    struct lw_pubsub *pubsub;       /* unlock messages (adapters/pubsub.h) */
-    int cluster;                    /* the engine is a cluster client */
-    int sentinel;                   /* the engine finds its master by Sentinel:
-                                       a switch is a failover, unsettled is
-                                       not failed */
-    struct lw_request flush_task;   /* a watchdog flush asked for off a tick */
-    int flush_pending;              /* flush_task is submitted */
-    struct node_batches *nodes;     /* by node (watchdog.c); one Redis: 0 */
-    unsigned nodes_cap;             /* nodes has room for */
-    struct entry *entries;          /* by name; each heads a chain of owners */
-    struct wait_channel *channels;  /* with waiters, by name (channel.c) */
-    struct multi_set *multi_sets;   /* multi-locks' watchdog holds, by
-                                       handle and owner (multi.c) */
-    struct lease_hold *lease_holds; /* holds.c */
-    uint64_t unsure_swept_ns;       /* holds.c: dead unsure marks dropped then */
-    struct lw_queue renew;          /* due renewals waiting for a batch slot
-                                       (entry.renew_node) */
-    struct lw_queue drops;          /* lost locks whose field is to be removed
-                                       (entry.drop_node) */
-    uint32_t batches_inflight;      /* renewal and drop calls unanswered */
-    /* A batch's arguments, while formatting (kind.c). */
-    struct batch_args *args;
-    int closing;             /* lw_client_free() has begun */
-    int in_callback;         /* depth of done and on_lost calls running */
-    int flushing;            /* inside watchdog_flush() */
-    struct lw_slist acks;    /* struct ack_wait: WAITs sent or to send (replicas.c) */
-    struct admission admit;  /* admission.c */
-    uint64_t first_renewals; /* new watchdog locks so far (watchdog.c) */
+    struct lw_pubsub *pubsub;      /* unlock messages (adapters/pubsub.h) */
+    int cluster;                   /* the engine is a cluster client */
+    int sentinel;                  /* the engine finds its master by Sentinel:
+                                      a switch is a failover, unsettled is
+                                      not failed */
+    struct watchdog_state wd;      /* watchdog.c */
+    struct wait_channel *channels; /* with waiters, by name (channel.c) */
+    struct multi_set *multi_sets;  /* multi-locks' watchdog holds, by
+                                      handle and owner (multi.c) */
+    struct holds_state holds;      /* holds.c */
+    int closing;                   /* lw_client_free() has begun */
+    int in_callback;               /* depth of done and on_lost calls running */
+    struct lw_slist acks;          /* struct ack_wait: WAITs sent or to send
+                                      (replicas.c) */
+    struct admission admit;        /* admission.c */
 };
 
 struct lw_lock {

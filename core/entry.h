@@ -29,7 +29,7 @@ struct set_ref {
 
 struct entry {
     struct core_timer ct;
-    UT_hash_handle hh;          /* in client->entries when the chain's head */
+    UT_hash_handle hh;          /* in client->wd.entries when the chain's head */
     struct entry *next_owner;   /* same name, another owner */
     struct lw_qnode renew_node; /* the renew queue */
     struct lw_qnode drop_node;  /* the drop queue */

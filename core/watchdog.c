@@ -111,7 +111,7 @@ struct batch {
 /* e's lease: its kind's (the watchdog's, but a place's). */
 static uint64_t lease_ns(const struct lw_client *c, const struct entry *e)
 {
-    return c->kind_lease_ms[e->kind] * 1000000u;
+    return c->terms[e->kind].lease_ms * 1000000u;
 }
 
 uint64_t lease_valid_until(uint64_t lease_ms, uint64_t from_ns)
@@ -127,9 +127,9 @@ uint64_t lease_valid_until(uint64_t lease_ms, uint64_t from_ns)
 static uint64_t entry_valid_until(const struct lw_client *c, const struct entry *e,
                                   uint64_t from_ns)
 {
-    uint64_t until = lease_valid_until(c->kind_lease_ms[e->kind], from_ns);
+    uint64_t until = lease_valid_until(c->terms[e->kind].lease_ms, from_ns);
 
-    return lw_kinds[e->kind]->client_clocks ? until - c->kind_skew_ms[e->kind] * 1000000u : until;
+    return lw_kinds[e->kind]->client_clocks ? until - c->terms[e->kind].skew_ms * 1000000u : until;
 }
 
 /* The last moment to notice that e's lease is running out: a timer set
@@ -197,7 +197,7 @@ static struct entry **find_kind(struct lw_client *c, const struct lw_lock *lock,
     struct entry **slot;
 
     *head = NULL;
-    HASH_FIND(hh, c->entries, lock->name, lock->len, *head);
+    HASH_FIND(hh, c->wd.entries, lock->name, lock->len, *head);
     for (slot = head; *slot; slot = &(*slot)->next_owner)
         if ((*slot)->owner == owner && (*slot)->kind == kind)
             return slot;
@@ -215,11 +215,11 @@ static void unmap(struct lw_client *c, struct entry *e)
 {
     struct entry *head = NULL, **slot;
 
-    HASH_FIND(hh, c->entries, e->name, e->len, head);
+    HASH_FIND(hh, c->wd.entries, e->name, e->len, head);
     if (head == e) {
-        HASH_DEL(c->entries, e);
+        HASH_DEL(c->wd.entries, e);
         if (e->next_owner)
-            HASH_ADD(hh, c->entries, name[0], e->next_owner->len, e->next_owner);
+            HASH_ADD(hh, c->wd.entries, name[0], e->next_owner->len, e->next_owner);
     } else {
         for (slot = &head->next_owner; *slot != e; slot = &(*slot)->next_owner)
             ;
@@ -361,7 +361,7 @@ static void retry_next_tick(struct lw_client *c, struct entry *e, uint64_t now_n
 static void queue_drop(struct lw_client *c, struct entry *e)
 {
     e->dropping = 1;
-    lw_queue_push(&c->drops, &e->drop_node);
+    lw_queue_push(&c->wd.drops, &e->drop_node);
 }
 
 /* How long after valid_until a loss is reported (0: in time). */
@@ -472,7 +472,7 @@ static uint64_t renewal_grid_ns(const struct lw_client *c, const struct entry *e
  * rounded down to the grid, as every renewal). */
 static void schedule_first_renewal(struct lw_client *c, struct entry *e, uint64_t from_ns)
 {
-    uint64_t run = c->first_renewals++ / WATCHDOG_PHASE_RUN;
+    uint64_t run = c->wd.first_renewals++ / WATCHDOG_PHASE_RUN;
     uint64_t early = watchdog_first_early_ns(run, lease_ns(c, e) / 3);
 
     schedule_renewal(c, e, from_ns - early);
@@ -566,7 +566,7 @@ static void start_entry(struct lw_client *c, struct entry *e, struct entry *head
         e->next_owner = head->next_owner;
         head->next_owner = e;
     } else {
-        HASH_ADD(hh, c->entries, name[0], e->len, e);
+        HASH_ADD(hh, c->wd.entries, name[0], e->len, e);
     }
     stats_held(&c->count, e->kind, 1);
 }
@@ -604,7 +604,7 @@ void watchdog_forget(struct lw_client *c, const struct lw_lock *lock)
     for (;;) {
         struct entry *head = NULL;
 
-        HASH_FIND(hh, c->entries, lock->name, lock->len, head);
+        HASH_FIND(hh, c->wd.entries, lock->name, lock->len, head);
         if (!head)
             return;
         retire(c, head, 1);
@@ -621,7 +621,7 @@ static struct entry *find_permit(struct lw_client *c, const char *name, size_t l
     struct entry *e;
 
     *head = NULL;
-    HASH_FIND(hh, c->entries, name, len, *head);
+    HASH_FIND(hh, c->wd.entries, name, len, *head);
     for (e = *head; e; e = e->next_owner)
         if (e->kind == KIND_PERMIT && e->owner == tag &&
             memcmp(e->name + e->len + 1, id, PERMIT_ID_LEN) == 0)
@@ -673,7 +673,7 @@ static void enqueue(struct lw_client *c, struct entry *e, uint64_t now_ns)
     }
     note_risk(c, e, now_ns, 0); /* a retry, or a renewal late to the queue */
     e->state = ENTRY_QUEUED;
-    lw_queue_push(&c->renew, &e->renew_node);
+    lw_queue_push(&c->wd.renew, &e->renew_node);
     lw_wheel_schedule(c->wheel, &e->ct.timer, next_check(c, e));
 }
 
@@ -854,7 +854,7 @@ static void redis_clock_stepped(struct lw_client *c, int node, uint64_t ahead_ns
     struct entry *head, *tmp, *e;
 
     report_redis_clock(c, node, ahead_ns / 1000000u);
-    HASH_ITER(hh, c->entries, head, tmp) {
+    HASH_ITER(hh, c->wd.entries, head, tmp) {
         for (e = head; e; e = e->next_owner)
             if (!c->cluster || lw_engine_slot_node(c->engine, e->slot) == node)
                 stepped_down(c, e, ahead_ns, now);
@@ -877,7 +877,7 @@ static void watch_redis_clock(struct lw_client *c, const struct batch *b,
 
     if (time->type != REDIS_REPLY_INTEGER || node < 0 || node_room(c, (unsigned)node))
         return;
-    ahead = redis_clock_sample(&c->nodes[node].clock, req->sent_conn, time->integer,
+    ahead = redis_clock_sample(&c->wd.nodes[node].clock, req->sent_conn, time->integer,
                                req->sent_ns, now_ns);
     if (ahead)
         redis_clock_stepped(c, node, ahead);
@@ -893,14 +893,14 @@ static void on_batch_reply(struct lw_request *req, const redisReply *reply, int 
     int moving = !ok && unsettled(c, err, reply);
     uint64_t from_ns = ok ? lw_request_lease_from(req) : 0, now = lw_clock_now();
 
-    int was_flushing = c->flushing;
+    int was_flushing = c->wd.flushing;
 
     if (ok && !c->closing)
         watch_redis_clock(c, b, req, reply->element[b->n], now);
     /* A renewal re-sent on its own (send_alone()) may fail at once: that
      * must not start a flush in the middle of this loop. */
-    c->flushing = 1;
-    c->batches_inflight--;
+    c->wd.flushing = 1;
+    c->wd.batches_inflight--;
     for (uint32_t i = 0; i < b->n; i++) {
         struct entry *e = b->entries[i];
 
@@ -914,17 +914,17 @@ static void on_batch_reply(struct lw_request *req, const redisReply *reply, int 
         else
             settle(c, e, reply->element[i], from_ns, now);
     }
-    c->flushing = was_flushing;
+    c->wd.flushing = was_flushing;
     lw_request_clear(req);
     free(b);
-    if (!c->closing && !c->flushing)
+    if (!c->closing && !c->wd.flushing)
         watchdog_flush(c);
 }
 
 /* The renew FIFO's first entry, taken off it; NULL: none. */
 static struct entry *pop_renew(struct lw_client *c)
 {
-    return lw_item_of(lw_queue_pop(&c->renew), struct entry, renew_node);
+    return lw_item_of(lw_queue_pop(&c->wd.renew), struct entry, renew_node);
 }
 
 /* The next entry of the renew FIFO to send, freeing dead ones and holding
@@ -957,7 +957,7 @@ static struct batch *new_batch(uint32_t n, int node, uint8_t kind)
     return b;
 }
 
-/* b's call of script into c->args: its entries' keys (as its kind puts
+/* b's call of script into c->wd.args: its entries' keys (as its kind puts
  * them), the call's own argument (arg) and the client id (and a renewal's
  * shared arguments, kind->put_call), its entries' arguments (an owner
  * each, the scripts building the field "<id>:<owner>": the id once a
@@ -967,14 +967,14 @@ static int format_batch(struct lw_client *c, const struct batch *b, int script,
 {
     const struct lease_kind *kind = lw_kinds[b->kind];
 
-    batch_args_clear(c->args);
+    batch_args_clear(c->wd.args);
     for (uint32_t i = 0; i < b->n; i++)
-        kind->put(c, b->entries[i], b->node >= 0, c->args);
-    batch_call(c->args, arg, arg_len);
-    batch_call(c->args, c->id, c->id_len);
+        kind->put(c, b->entries[i], b->node >= 0, c->wd.args);
+    batch_call(c->wd.args, arg, arg_len);
+    batch_call(c->wd.args, c->id, c->id_len);
     if (kind->put_call && (script == kind->renew || script == kind->renew_node))
-        kind->put_call(c, c->args);
-    return batch_assemble(c->args);
+        kind->put_call(c, c->wd.args);
+    return batch_assemble(c->wd.args);
 }
 
 /* One call of script for b, formatted by format_batch(): the last thing
@@ -986,13 +986,13 @@ static void submit_batch(struct lw_client *c, struct batch *b, int script, const
                          size_t arg_len, lw_request_fn *done)
 {
     int nargs = format_batch(c, b, script, arg, arg_len);
-    int nkeys = b->node >= 0 ? 0 : (int)c->args->keys.n;
+    int nkeys = b->node >= 0 ? 0 : (int)c->wd.args->keys.n;
 
     b->client = c;
     lw_request_init(&b->req);
-    c->batches_inflight++;
-    if (nargs < 0 || lw_request_evalsha(&b->req, script, nkeys, nargs, c->args->argv,
-                                        c->args->lens) != 0) {
+    c->wd.batches_inflight++;
+    if (nargs < 0 || lw_request_evalsha(&b->req, script, nkeys, nargs, c->wd.args->argv,
+                                        c->wd.args->lens) != 0) {
         done(&b->req, NULL, LW_ENOMEM, b);
         return;
     }
@@ -1006,19 +1006,19 @@ static void submit_batch(struct lw_client *c, struct batch *b, int script, const
         done(&b->req, NULL, LW_ENOMEM, b);
 }
 
-/* Room for node in c->nodes: 0, or -1 (no memory). */
+/* Room for node in c->wd.nodes: 0, or -1 (no memory). */
 static int node_room(struct lw_client *c, unsigned node)
 {
     unsigned cap = node + 8;
     struct node_batches *grown;
 
-    if (node < c->nodes_cap)
+    if (node < c->wd.nodes_cap)
         return 0;
-    if (!(grown = realloc(c->nodes, cap * sizeof *grown)))
+    if (!(grown = realloc(c->wd.nodes, cap * sizeof *grown)))
         return -1;
-    memset(grown + c->nodes_cap, 0, (cap - c->nodes_cap) * sizeof *grown);
-    c->nodes = grown;
-    c->nodes_cap = cap;
+    memset(grown + c->wd.nodes_cap, 0, (cap - c->wd.nodes_cap) * sizeof *grown);
+    c->wd.nodes = grown;
+    c->wd.nodes_cap = cap;
     return 0;
 }
 
@@ -1034,7 +1034,7 @@ static void count_node_call(struct lw_client *c, const struct batch *b)
     if (node < 0)
         node = lw_engine_slot_node(c->engine, b->entries[0]->slot);
     if (node >= 0 && node_room(c, (unsigned)node) == 0)
-        c->nodes[node].renew_calls++;
+        c->wd.nodes[node].renew_calls++;
 }
 
 static void send_renew_batch(struct lw_client *c, struct batch *b)
@@ -1044,7 +1044,7 @@ static void send_renew_batch(struct lw_client *c, struct batch *b)
     stats_batch_sent(&c->count, b->kind, b->n);
     count_node_call(c, b);
     submit_batch(c, b, b->node >= 0 ? kind->renew_node : kind->renew,
-                 c->kind_lease_str[b->kind], c->kind_lease_len[b->kind],
+                 c->terms[b->kind].lease_str, c->terms[b->kind].lease_len,
                  on_batch_reply);
 }
 
@@ -1078,14 +1078,14 @@ static void on_drop_reply(struct lw_request *req, const redisReply *reply, int e
 
     (void)reply;
     (void)err; /* best effort: the lease ends a field left behind anyway */
-    c->batches_inflight--;
+    c->wd.batches_inflight--;
     for (uint32_t i = 0; i < b->n; i++) {
         b->entries[i]->dropping = 0;
         release_if_unused(b->entries[i]);
     }
     lw_request_clear(req);
     free(b);
-    if (!c->closing && !c->flushing)
+    if (!c->closing && !c->wd.flushing)
         watchdog_flush(c);
 }
 
@@ -1100,7 +1100,7 @@ static void send_drop_batch(struct lw_client *c, struct batch *b)
 
 static struct entry *pop_drop(struct lw_client *c)
 {
-    return lw_item_of(lw_queue_pop(&c->drops), struct entry, drop_node);
+    return lw_item_of(lw_queue_pop(&c->wd.drops), struct entry, drop_node);
 }
 
 /* ---- Batches: by node, then by kind ----
@@ -1127,17 +1127,17 @@ static struct batch *open_batch(struct lw_client *c, int purpose, uint8_t kind, 
 
     if (node_room(c, node))
         return NULL;
-    open = &c->nodes[node].open[kind][purpose];
+    open = &c->wd.nodes[node].open[kind][purpose];
     if (!*open)
-        *open = new_batch(c->renew_batch, c->cluster ? (int)node : -1, kind);
+        *open = new_batch(c->wd.renew_batch, c->cluster ? (int)node : -1, kind);
     return *open;
 }
 
 static void send_open(struct lw_client *c, int purpose, uint8_t kind, unsigned node)
 {
-    struct batch *b = c->nodes[node].open[kind][purpose];
+    struct batch *b = c->wd.nodes[node].open[kind][purpose];
 
-    c->nodes[node].open[kind][purpose] = NULL;
+    c->wd.nodes[node].open[kind][purpose] = NULL;
     if (purpose == OPEN_RENEW)
         send_renew_batch(c, b);
     else
@@ -1149,9 +1149,9 @@ static void send_open(struct lw_client *c, int purpose, uint8_t kind, unsigned n
 static void send_all_open(struct lw_client *c)
 {
     for (int purpose = 0; purpose < 2; purpose++)
-        for (unsigned node = 0; node < c->nodes_cap; node++)
+        for (unsigned node = 0; node < c->wd.nodes_cap; node++)
             for (uint8_t kind = 0; kind < KIND_COUNT; kind++)
-                if (c->nodes[node].open[kind][purpose])
+                if (c->wd.nodes[node].open[kind][purpose])
                     send_open(c, purpose, kind, node);
 }
 
@@ -1168,7 +1168,7 @@ static int add_to_node(struct lw_client *c, int purpose, struct entry *e, uint64
         add_renewal(c, b, e, now_ns);
     else
         b->entries[b->n++] = e;
-    if (b->n == c->renew_batch)
+    if (b->n == c->wd.renew_batch)
         send_open(c, purpose, e->kind, (unsigned)node);
     return 0;
 }
@@ -1182,13 +1182,13 @@ static int add_to_node(struct lw_client *c, int purpose, struct entry *e, uint64
 static void flush_batches(struct lw_client *c, uint64_t now_ns)
 {
     uint64_t masters = c->cluster ? lw_engine_master_count(c->engine) : 1;
-    uint64_t max = (uint64_t)c->batches_max * masters;
+    uint64_t max = (uint64_t)c->wd.batches_max * masters;
     struct entry *e;
 
-    while (!c->closing && c->batches_inflight < max && (e = pop_due(c, now_ns)))
+    while (!c->closing && c->wd.batches_inflight < max && (e = pop_due(c, now_ns)))
         if (add_to_node(c, OPEN_RENEW, e, now_ns))
             retry_next_tick(c, e, now_ns); /* the map will say; not a failure */
-    while (!c->closing && lw_queue_empty(&c->renew) && c->batches_inflight < max &&
+    while (!c->closing && lw_queue_empty(&c->wd.renew) && c->wd.batches_inflight < max &&
            (e = pop_drop(c)))
         if (add_to_node(c, OPEN_DROP, e, now_ns)) {
             e->dropping = 0; /* best effort: the lease ends it */
@@ -1201,9 +1201,9 @@ void watchdog_flush(struct lw_client *c)
 {
     /* A batch whose write fails completes inside submit_batch(): it must
      * not start a flush of its own, or failures would nest. */
-    c->flushing = 1;
+    c->wd.flushing = 1;
     flush_batches(c, lw_clock_now());
-    c->flushing = 0;
+    c->wd.flushing = 0;
 }
 
 /*
@@ -1234,7 +1234,7 @@ void watchdog_failover(struct lw_client *c, const uint8_t *slots)
     uint64_t now = lw_clock_now();
     struct entry *head, *tmp, *e;
 
-    HASH_ITER(hh, c->entries, head, tmp) {
+    HASH_ITER(hh, c->wd.entries, head, tmp) {
         for (e = head; e; e = e->next_owner)
             if (slots[e->slot / 8] & (1u << (e->slot % 8)))
                 check_after_failover(c, e, now);
@@ -1243,7 +1243,7 @@ void watchdog_failover(struct lw_client *c, const uint8_t *slots)
 
 uint64_t watchdog_backlog_ns(const struct lw_client *c, uint64_t now_ns)
 {
-    const struct entry *e = lw_item_of(lw_queue_peek(&c->renew), struct entry, renew_node);
+    const struct entry *e = lw_item_of(lw_queue_peek(&c->wd.renew), struct entry, renew_node);
 
     return e && now_ns > e->due_ns ? now_ns - e->due_ns : 0;
 }
@@ -1263,7 +1263,7 @@ void watchdog_shutdown(struct lw_client *c)
         e->dropping = 0;
         release_if_unused(e);
     }
-    HASH_ITER(hh, c->entries, e, tmp) {
+    HASH_ITER(hh, c->wd.entries, e, tmp) {
         while (e->next_owner) {
             struct entry *next = e->next_owner;
 

@@ -571,7 +571,7 @@ static void read_due_times(struct lw_request *req, const redisReply *reply, int 
     (void)req;
     (void)reply;
     (void)err;
-    HASH_ITER(hh, c->entries, head, tmp) {
+    HASH_ITER(hh, c->wd.entries, head, tmp) {
         for (struct entry *e = head; e; e = e->next_owner, d->n++) {
             d->due[d->n] = e->due_ns;
             d->sent[d->n] = e->valid_until_ns + drift - lease;
