@@ -838,9 +838,9 @@ static void tick(struct lw_topology *t, uint64_t now_ns)
         send_query(c);
     if (c->querying && now_ns - c->query_ns >= c->ls->command_timeout_ns)
         conn_fail(&c->tconn, LW_ETIMEDOUT); /* that node hangs: ask another */
-    if (c->pending.head)
+    if (!fifo_empty(&c->pending))
         expire_pending(c, now_ns);
-    if (c->backoff.head)
+    if (!fifo_empty(&c->backoff))
         run_backoff(c, now_ns);
 }
 

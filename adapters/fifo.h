@@ -1,43 +1,52 @@
 /*
- * adapters/fifo.h - a singly-linked FIFO of requests (lw_request.next):
+ * adapters/fifo.h - a FIFO of requests (their fifo_node) and its length:
  * what waits to be written on a link, what is in flight on it, what a
- * topology holds back.  Engine thread only.
+ * topology holds back.  A wheel/queue.h FIFO with a count, which the
+ * links' caps read.  Engine thread only.
  */
 #ifndef LW_ADAPTERS_FIFO_H
 #define LW_ADAPTERS_FIFO_H
 
 #include <stddef.h>
 
+#include "queue.h"
 #include "request.h"
 
+/* Zeroed: empty. */
 struct fifo {
-    struct lw_request *head;
-    struct lw_request *tail;
+    struct lw_queue q;
     size_t count;
 };
 
+static inline int fifo_empty(const struct fifo *f)
+{
+    return lw_queue_empty(&f->q);
+}
+
+/* The oldest request, left in f, or NULL when empty. */
+static inline struct lw_request *fifo_peek(const struct fifo *f)
+{
+    return lw_item_of(lw_queue_peek(&f->q), struct lw_request, fifo_node);
+}
+
+/* The request after req in its FIFO, or NULL: a walk from fifo_peek(). */
+static inline struct lw_request *fifo_next(const struct lw_request *req)
+{
+    return lw_item_of(lw_qnode_next(&req->fifo_node), struct lw_request, fifo_node);
+}
+
 static inline void fifo_push(struct fifo *f, struct lw_request *req)
 {
-    req->next = NULL;
-    if (f->tail)
-        f->tail->next = req;
-    else
-        f->head = req;
-    f->tail = req;
+    lw_queue_push(&f->q, &req->fifo_node);
     f->count++;
 }
 
 static inline struct lw_request *fifo_pop(struct fifo *f)
 {
-    struct lw_request *req = f->head;
+    struct lw_request *req = lw_item_of(lw_queue_pop(&f->q), struct lw_request, fifo_node);
 
-    if (req) {
-        f->head = req->next;
-        if (!f->head)
-            f->tail = NULL;
+    if (req)
         f->count--;
-        req->next = NULL;
-    }
     return req;
 }
 
@@ -46,19 +55,15 @@ static inline struct lw_request *fifo_pop(struct fifo *f)
  * deadline order. */
 static inline void fifo_push_front(struct fifo *f, struct lw_request *req)
 {
-    req->next = f->head;
-    f->head = req;
-    if (!f->tail)
-        f->tail = req;
+    lw_queue_push_front(&f->q, &req->fifo_node);
     f->count++;
 }
 
 /* Take the whole list, leaving f empty. */
 static inline struct fifo fifo_take(struct fifo *f)
 {
-    struct fifo all = *f;
+    struct fifo all = {lw_queue_take(&f->q), f->count};
 
-    f->head = f->tail = NULL;
     f->count = 0;
     return all;
 }

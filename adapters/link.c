@@ -198,13 +198,14 @@ void link_pump(struct link *l)
     if (l->pipeline_full && l->inflight.count <= ls->refill_at)
         l->pipeline_full = 0;
     if (conn_is_ready(&l->conn) &&
-        (l->urgent.head || (l->waiting.head && !l->pipeline_full && !ls->all_full))) {
+        (!fifo_empty(&l->urgent) ||
+         (!fifo_empty(&l->waiting) && !l->pipeline_full && !ls->all_full))) {
         now_ns = lw_clock_now();
-        while (conn_is_ready(&l->conn) && l->urgent.head &&
+        while (conn_is_ready(&l->conn) && !fifo_empty(&l->urgent) &&
                l->inflight.count < ls->max_inflight && ls->inflight_all < ls->max_inflight_all)
             write_request(l, fifo_pop(&l->urgent), now_ns);
         while (!l->pipeline_full && !ls->all_full && conn_is_ready(&l->conn) &&
-               l->waiting.head && l->inflight.count < cap && ls->inflight_all < cap_all)
+               !fifo_empty(&l->waiting) && l->inflight.count < cap && ls->inflight_all < cap_all)
             write_request(l, fifo_pop(&l->waiting), now_ns);
         if (l->inflight.count >= cap)
             l->pipeline_full = 1;
@@ -340,7 +341,7 @@ static void count_unsettled(struct link *l, const struct fifo *list)
 {
     uint64_t n = 0;
 
-    for (const struct lw_request *req = list->head; req; req = req->next)
+    for (const struct lw_request *req = fifo_peek(list); req; req = fifo_next(req))
         n += !is_own(req);
     count_add(&l->ls->count.unsettled, n);
 }
@@ -635,7 +636,9 @@ static void expire(struct link *l, struct lw_request *req)
  * time to be written. */
 static void expire_waiting(struct link *l, struct fifo *q, uint64_t now_ns)
 {
-    while (q->head && q->head->expires_ns <= now_ns)
+    const struct lw_request *first;
+
+    while ((first = fifo_peek(q)) && first->expires_ns <= now_ns)
         expire(l, fifo_pop(q));
 }
 
@@ -673,11 +676,13 @@ static void expire_own(struct link *l, uint64_t now_ns)
 
 static void check_timeouts(struct link *l, uint64_t now_ns)
 {
+    const struct lw_request *oldest;
+
     /* The server has stopped answering: everything on the wire is late. */
     if (l->side)
         check_timeouts(l->side, now_ns);
-    if (l->inflight.head &&
-        l->inflight.head->sent_ns + l->ls->command_timeout_ns + l->grace_ns <= now_ns)
+    oldest = fifo_peek(&l->inflight);
+    if (oldest && oldest->sent_ns + l->ls->command_timeout_ns + l->grace_ns <= now_ns)
         conn_fail(&l->conn, LW_ETIMEDOUT);
     expire_waiting(l, &l->urgent, now_ns);
     expire_waiting(l, &l->waiting, now_ns);

@@ -28,6 +28,7 @@
 
 #include "engine.h"
 #include "pubsub.h"
+#include "queue.h"
 #include "subscriber.h"
 #include "topology.h"
 
@@ -44,8 +45,8 @@ struct node_sub {
 
 struct route {
     UT_hash_handle hh;
-    struct route *next;  /* in a list of routes dropped, or held */
-    struct node_sub *ns; /* NULL while held */
+    struct lw_qnode qnode; /* in a list of routes dropped, or held */
+    struct node_sub *ns;   /* NULL while held */
     int unsubscribing;
     size_t len;
     char name[];
@@ -62,7 +63,7 @@ struct lw_pubsub {
     struct node_sub **nodes; /* sharded: by engine node index */
     unsigned nnodes;
     struct route *routes; /* by channel name */
-    struct route *held;   /* refused by their node: LOST when hold ends */
+    struct lw_slist held; /* routes refused by their node: LOST when hold ends */
     int16_t *hint;        /* slot -> node + 1 that a MOVED named */
     ev_timer hold;
     ev_timer recheck; /* the mode is to change: a new map, soon */
@@ -122,13 +123,18 @@ static void unroute(struct lw_pubsub *ps, struct route *r)
     r->ns = NULL;
 }
 
+/* The route first in a list of them, taken off it; NULL: none. */
+static struct route *pop_route(struct lw_slist *list)
+{
+    return lw_item_of(lw_slist_pop(list), struct route, qnode);
+}
+
 /* Tell LW_PS_LOST for each dropped route, freeing them. */
-static void tell_lost(struct lw_pubsub *ps, struct route *list)
+static void tell_lost(struct lw_pubsub *ps, struct lw_slist list)
 {
     struct route *r;
 
-    while ((r = list)) {
-        list = r->next;
+    while ((r = pop_route(&list))) {
         tell(ps, LW_PS_LOST, r->name, r->len);
         free(r);
     }
@@ -231,7 +237,7 @@ static int mode_settled(struct lw_pubsub *ps)
 
     if (sharded == ps->sharded)
         return 1;
-    if (!has_subscribers(ps) && !ps->routes && !ps->held) {
+    if (!has_subscribers(ps) && !ps->routes && lw_slist_empty(&ps->held)) {
         ps->sharded = sharded;
         return 1;
     }
@@ -324,16 +330,16 @@ int lw_pubsub_unsubscribe(struct lw_pubsub *ps, const char *name, size_t len)
 }
 
 /* Drop every route on ns (or every route, ns NULL) into a list. */
-static struct route *drop_routes(struct lw_pubsub *ps, const struct node_sub *ns)
+static struct lw_slist drop_routes(struct lw_pubsub *ps, const struct node_sub *ns)
 {
-    struct route *r, *tmp, *list = NULL;
+    struct route *r, *tmp;
+    struct lw_slist list = {0};
 
     HASH_ITER(hh, ps->routes, r, tmp) {
         if (ns && r->ns != ns)
             continue;
         unroute(ps, r);
-        r->next = list;
-        list = r;
+        lw_slist_push(&list, &r->qnode);
     }
     return list;
 }
@@ -366,8 +372,7 @@ static int note_moved(struct lw_pubsub *ps, const struct node_sub *ns, const cha
 static void hold(struct lw_pubsub *ps, struct route *r)
 {
     unroute(ps, r);
-    r->next = ps->held;
-    ps->held = r;
+    lw_slist_push(&ps->held, &r->qnode);
     if (!ev_is_active(&ps->hold)) {
         ev_timer_set(&ps->hold, HOLD_S, 0.0);
         ev_timer_start(ps->loop, &ps->hold);
@@ -377,12 +382,10 @@ static void hold(struct lw_pubsub *ps, struct route *r)
 static void on_hold_over(struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct lw_pubsub *ps = w->data;
-    struct route *list = ps->held;
 
     (void)loop;
     (void)revents;
-    ps->held = NULL;
-    tell_lost(ps, list);
+    tell_lost(ps, lw_slist_take(&ps->held));
 }
 
 /* A channel event of ns's: only for a route on ns.  detail: a message's
@@ -392,6 +395,7 @@ static void on_channel_event(struct node_sub *ns, int event, const char *name, s
 {
     struct lw_pubsub *ps = ns->ps;
     struct route *r = find_route(ps, name, len);
+    struct lw_slist lost = {0};
 
     if (!r || r->ns != ns)
         return;
@@ -421,8 +425,8 @@ static void on_channel_event(struct node_sub *ns, int event, const char *name, s
         return;
     }
     unroute(ps, r); /* LW_SUB_LOST, or MOVED to a known node */
-    r->next = NULL;
-    tell_lost(ps, r);
+    lw_slist_push(&lost, &r->qnode);
+    tell_lost(ps, lost);
 }
 
 static void on_sub_event(void *arg, int event, const char *name, size_t len,
@@ -459,9 +463,10 @@ static void free_idle(struct lw_pubsub *ps, int all)
 
 /* Sharded: drop the routes whose slot now lives elsewhere, unsubscribing
  * them where they were (best effort: that node may be gone). */
-static struct route *drop_moved(struct lw_pubsub *ps)
+static struct lw_slist drop_moved(struct lw_pubsub *ps)
 {
-    struct route *r, *tmp, *list = NULL;
+    struct route *r, *tmp;
+    struct lw_slist list = {0};
 
     HASH_ITER(hh, ps->routes, r, tmp) {
         int node = slot_node(ps, lw_keyslot(r->name, r->len));
@@ -471,23 +476,23 @@ static struct route *drop_moved(struct lw_pubsub *ps)
         if (!r->unsubscribing)
             send_unsubscribe(r);
         unroute(ps, r);
-        r->next = list;
-        list = r;
+        lw_slist_push(&list, &r->qnode);
     }
     return list;
 }
 
 /* Not sharded, in a cluster: a subscriber that is down while its node
  * serves slot 0 no more (failed over, gone) moves to the one that does. */
-static struct route *drop_stale_plain(struct lw_pubsub *ps)
+static struct lw_slist drop_stale_plain(struct lw_pubsub *ps)
 {
+    struct lw_slist none = {0};
     int node;
 
     if (!ps->plain || ps->plain->node == NODE_SINGLE || lw_sub_is_up(ps->plain->sub))
-        return NULL;
+        return none;
     node = slot_node(ps, 0);
     if (node < 0 || node == ps->plain->node)
-        return NULL;
+        return none;
     return drop_routes(ps, ps->plain);
 }
 
@@ -506,7 +511,8 @@ static void follow_node0(struct lw_pubsub *ps)
 void lw_pubsub_topology_changed(struct lw_pubsub *ps)
 {
     int sharded = want_sharded(ps), flipped = sharded != ps->sharded;
-    struct route *r, *list;
+    struct lw_qnode *n;
+    struct lw_slist list;
 
     if (!is_cluster(ps)) {
         follow_node0(ps);
@@ -518,8 +524,8 @@ void lw_pubsub_topology_changed(struct lw_pubsub *ps)
         memset(ps->hint, 0, LW_CLUSTER_SLOTS * sizeof *ps->hint);
     if (flipped) {
         list = drop_routes(ps, NULL);
-        for (r = list; r; r = r->next)
-            r->ns = NULL;
+        for (n = lw_slist_first(&list); n; n = lw_qnode_next(n))
+            lw_item_of(n, struct route, qnode)->ns = NULL;
         ps->sharded = sharded;
     } else {
         list = sharded ? drop_moved(ps) : drop_stale_plain(ps);
@@ -576,14 +582,12 @@ int lw_pubsub_new(const struct lw_pubsub_config *cfg, struct lw_pubsub **out)
     return 0;
 }
 
-static void free_list(struct route *list)
+static void free_list(struct lw_slist list)
 {
     struct route *r;
 
-    while ((r = list)) {
-        list = r->next;
+    while ((r = pop_route(&list)))
         free(r);
-    }
 }
 
 void lw_pubsub_free(struct lw_pubsub *ps)
@@ -593,7 +597,7 @@ void lw_pubsub_free(struct lw_pubsub *ps)
     ev_timer_stop(ps->loop, &ps->hold);
     ev_timer_stop(ps->loop, &ps->recheck);
     free_list(drop_routes(ps, NULL));
-    free_list(ps->held);
+    free_list(lw_slist_take(&ps->held));
     for (unsigned i = 0; i < ps->nnodes; i++)
         free_node_sub(ps, ps->nodes[i]);
     free_node_sub(ps, ps->plain);

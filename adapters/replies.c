@@ -17,6 +17,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "queue.h"
 #include "replies.h"
 
 #define ARENA_FIRST 8192u         /* bytes: a renewal call's 100 integers fit */
@@ -24,15 +25,15 @@
 #define ARENA_ALIGN sizeof(max_align_t)
 
 struct block {
-    struct block *next;
+    struct lw_qnode qnode; /* a spill block: in its arena's spill */
     size_t used, cap;
     max_align_t data[];
 };
 
 struct arena {
-    struct block *main;  /* emptied by replies_done() */
-    struct block *spill; /* this reply's overflow, newest first */
-    size_t spilled;      /* bytes taken from spill blocks */
+    struct block *main;    /* emptied by replies_done() */
+    struct lw_slist spill; /* this reply's overflow, newest first */
+    size_t spilled;        /* bytes taken from spill blocks */
 };
 
 static struct block *block_new(size_t cap)
@@ -40,7 +41,6 @@ static struct block *block_new(size_t cap)
     struct block *b = malloc(sizeof *b + cap);
 
     if (b) {
-        b->next = NULL;
         b->used = 0;
         b->cap = cap;
     }
@@ -65,23 +65,21 @@ static void *arena_alloc(struct arena *a, size_t n)
     if (a->main->cap - a->main->used >= n)
         return cut(a->main, n);
     a->spilled += n;
-    if (a->spill && a->spill->cap - a->spill->used >= n)
-        return cut(a->spill, n);
+    b = lw_item_of(lw_slist_first(&a->spill), struct block, qnode);
+    if (b && b->cap - b->used >= n)
+        return cut(b, n);
     if (!(b = block_new(n > a->main->cap ? n : a->main->cap)))
         return NULL;
-    b->next = a->spill;
-    a->spill = b;
+    lw_slist_push(&a->spill, &b->qnode);
     return cut(b, n);
 }
 
 static void free_spill(struct arena *a)
 {
-    while (a->spill) {
-        struct block *next = a->spill->next;
+    struct block *b;
 
-        free(a->spill);
-        a->spill = next;
-    }
+    while ((b = lw_item_of(lw_slist_pop(&a->spill), struct block, qnode)))
+        free(b);
 }
 
 /* The reply that spilled over fits in one block next time, if it may. */

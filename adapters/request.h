@@ -20,6 +20,8 @@
 #include <leasewheel/error.h>
 #include <leasewheel/wheel.h>
 
+#include "queue.h"
+
 struct lw_request;
 
 /*
@@ -77,20 +79,20 @@ struct lw_request {
     struct lw_mpsc_node qnode; /* the submission queue */
 
     /* The engine (engine.c, link.c): queues, the wire, the outcome. */
-    struct lw_request *next; /* the FIFO it waits in (waiting, in flight,
-                                held by the topology) */
-    uint64_t expires_ns;     /* when its wait ends, set when the engine takes
-                                it in: taken in + command timeout.  Not
-                                written by then, it fails; the topology's
-                                retries give up then too */
-    uint64_t sent_ns;        /* when it was last written; it must be
-                                answered within the command timeout */
-    uint64_t sent_seq;       /* the write's sequence number on its link */
-    uint64_t sent_conn;      /* the connection it was last written on (a
-                                number unique in the engine, new for every
-                                connection set up), 0 before */
-    uint8_t retried;         /* NOSCRIPT retry spent */
-    int err;                 /* the outcome, for lw_engine_call() */
+    struct lw_qnode fifo_node; /* the FIFO it waits in (waiting, in flight,
+                                  held by the topology: fifo.h) */
+    uint64_t expires_ns;       /* when its wait ends, set when the engine takes
+                                  it in: taken in + command timeout.  Not
+                                  written by then, it fails; the topology's
+                                  retries give up then too */
+    uint64_t sent_ns;          /* when it was last written; it must be
+                                  answered within the command timeout */
+    uint64_t sent_seq;         /* the write's sequence number on its link */
+    uint64_t sent_conn;        /* the connection it was last written on (a
+                                  number unique in the engine, new for every
+                                  connection set up), 0 before */
+    uint8_t retried;           /* NOSCRIPT retry spent */
+    int err;                   /* the outcome, for lw_engine_call() */
     _Atomic uint32_t completed;
 
     /* The topology (cluster.c): redirects and retries. */

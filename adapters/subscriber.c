@@ -16,12 +16,13 @@
 #include <leasewheel/error.h>
 
 #include "conn.h"
+#include "queue.h"
 #include "subscriber.h"
 
 /* A (un)subscribe on the wire, not yet answered. */
 struct pending {
-    struct pending *next;
-    int verb; /* enum verb */
+    struct lw_qnode node; /* the subscriber's pending FIFO */
+    int verb;             /* enum verb */
     size_t len;
     char channel[];
 };
@@ -42,8 +43,8 @@ struct lw_sub {
     struct lw_conn conn;
     lw_sub_fn *on_event;
     void *arg;
-    int up; /* LW_SUB_UP told, LW_SUB_DOWN not yet */
-    struct pending *head, *tail;
+    int up;                  /* LW_SUB_UP told, LW_SUB_DOWN not yet */
+    struct lw_queue pending; /* struct pending, oldest first */
 };
 
 static void tell(struct lw_sub *sub, int event, const char *channel, size_t len,
@@ -52,15 +53,18 @@ static void tell(struct lw_sub *sub, int event, const char *channel, size_t len,
     sub->on_event(sub->arg, event, channel, len, detail, detail_len);
 }
 
+/* The oldest command, taken off the FIFO (NULL: none); the caller frees it. */
+static struct pending *pop_oldest(struct lw_sub *sub)
+{
+    return lw_item_of(lw_queue_pop(&sub->pending), struct pending, node);
+}
+
 static void forget_pending(struct lw_sub *sub)
 {
     struct pending *p;
 
-    while ((p = sub->head)) {
-        sub->head = p->next;
+    while ((p = pop_oldest(sub)))
         free(p);
-    }
-    sub->tail = NULL;
 }
 
 static void on_up(void *arg)
@@ -86,26 +90,16 @@ static void on_down(void *arg, int err)
 /* The oldest command, when it is verb on channel. */
 static int head_is(const struct lw_sub *sub, int verb, const char *channel, size_t len)
 {
-    const struct pending *p = sub->head;
+    const struct pending *p = lw_item_of(lw_queue_peek(&sub->pending), struct pending, node);
 
     return p && p->verb == verb && p->len == len && !memcmp(p->channel, channel, len);
-}
-
-static void pop_pending(struct lw_sub *sub)
-{
-    struct pending *p = sub->head;
-
-    sub->head = p->next;
-    if (!sub->head)
-        sub->tail = NULL;
-    free(p);
 }
 
 /* An error reply answers the oldest command; a MOVED to SSUBSCRIBE is
  * "MOVED <slot> <host:port>". */
 static void on_error(struct lw_sub *sub, const redisReply *reply)
 {
-    struct pending *p = sub->head;
+    struct pending *p = pop_oldest(sub);
     const char *detail, *addr;
     int event = LW_SUB_ERROR;
 
@@ -113,9 +107,6 @@ static void on_error(struct lw_sub *sub, const redisReply *reply)
         conn_fail(&sub->conn, LW_ECONNLOST); /* out of step */
         return;
     }
-    sub->head = p->next;
-    if (!sub->head)
-        sub->tail = NULL;
     detail = reply->str;
     if (p->verb == SSUBSCRIBE && !strncmp(reply->str, "MOVED ", 6) &&
         (addr = strchr(reply->str + 6, ' '))) {
@@ -164,7 +155,7 @@ static void on_push(struct lw_sub *sub, const char *kind, const redisReply *cons
     else
         event = LW_SUB_UNSUBSCRIBED;
     if (confirms)
-        pop_pending(sub);
+        free(pop_oldest(sub));
     tell(sub, event, channel->str, channel->len, NULL, 0);
 }
 
@@ -201,15 +192,10 @@ static int send_sub(struct lw_sub *sub, int verb, const char *channel, size_t le
         free(p);
         return rc;
     }
-    p->next = NULL;
     p->verb = verb;
     p->len = len;
     memcpy(p->channel, channel, len);
-    if (sub->tail)
-        sub->tail->next = p;
-    else
-        sub->head = p;
-    sub->tail = p;
+    lw_queue_push(&sub->pending, &p->node);
     return 0;
 }
 

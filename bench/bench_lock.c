@@ -43,7 +43,7 @@
 
 #include <leasewheel/lock.h>
 
-#include "client_private.h"
+#include "scripts.h"
 #include "engine.h"
 #include "pipeline.h"
 #include "redis_server.h"

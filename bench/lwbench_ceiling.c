@@ -30,7 +30,7 @@
 
 #include <leasewheel/lock.h>
 
-#include "client_private.h"
+#include "scripts.h"
 #include "lwbench.h"
 #include "pipeline.h"
 

@@ -27,7 +27,7 @@
 
 #include <leasewheel/semaphore.h>
 
-#include "client_private.h"
+#include "scripts.h"
 #include "lwbench.h"
 #include "pipeline.h"
 

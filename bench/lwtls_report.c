@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "cli_util.h"
-#include "client_private.h" /* SCRIPT_COUNT: the set-up's SCRIPT LOADs */
+#include "scripts.h" /* SCRIPT_COUNT: the set-up's SCRIPT LOADs */
 #include "lwtls.h"
 #include "tool_util.h"
 

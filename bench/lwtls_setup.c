@@ -10,7 +10,7 @@
 #include <ev.h>
 
 #include "cli_util.h"
-#include "client_private.h" /* lw_lock_scripts: the set-up's SCRIPT LOADs */
+#include "scripts.h" /* lw_lock_scripts: the set-up's SCRIPT LOADs */
 #include "conn.h"
 #include "endpoint.h"
 #include "lwtls.h"

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client_private.h"
+#include "scripts.h"
 #include "pipeline.h"
 
 #define WAIT_LIMIT_NS (60ull * 1000000000ull) /* a run that takes longer failed */

@@ -89,21 +89,15 @@ static void refuse(struct lw_client *c, struct call *call)
 
 static void hold_back(struct admission *a, struct call *call)
 {
-    call->admit_next = NULL;
-    if (a->tail)
-        a->tail->admit_next = call;
-    else
-        a->head = call;
-    a->tail = call;
+    lw_queue_push(&a->held, &call->admit_node);
 }
 
-/* Take the held-back list, leaving it empty. */
-static struct call *take_held(struct admission *a)
+/* The next call of a taken list of held-back calls, or NULL. */
+static struct call *next_held(struct lw_queue *held)
 {
-    struct call *all = a->head;
+    struct lw_qnode *n = lw_queue_pop(held);
 
-    a->head = a->tail = NULL;
-    return all;
+    return n ? lw_item_of(n, struct call, admit_node) : NULL;
 }
 
 int admission_holds(struct lw_client *c, struct call *call, const struct admit_rule *rule)
@@ -147,7 +141,8 @@ static void close_admission(struct lw_client *c, uint64_t backlog_ns)
 /* Open again: what was held back goes on, oldest first. */
 static void open_admission(struct lw_client *c, uint64_t backlog_ns)
 {
-    struct call *call = take_held(&c->admit), *next;
+    struct lw_queue held = lw_queue_take(&c->admit.held);
+    struct call *call;
 
     c->admit.closed = 0;
     c->admit.opened_ns = lw_clock_now();
@@ -161,20 +156,18 @@ static void open_admission(struct lw_client *c, uint64_t backlog_ns)
             (unsigned long long)c->admit.refused);
     if (c->wheel)
         lw_wheel_cancel(c->wheel, &c->admit.ct.timer);
-    for (; call; call = next) {
-        next = call->admit_next;
+    while ((call = next_held(&held)))
         c->admit.rule->admitted(call);
-    }
 }
 
 /* Held-back acquires whose wait is over fail; the others stay, in order
  * (a callback may hold back new ones meanwhile: they queue behind). */
 static void expire_held(struct lw_client *c, uint64_t now_ns)
 {
-    struct call *call = take_held(&c->admit), *next;
+    struct lw_queue held = lw_queue_take(&c->admit.held);
+    struct call *call;
 
-    for (; call; call = next) {
-        next = call->admit_next;
+    while ((call = next_held(&held))) {
         if (now_ns >= call->w.deadline_ns)
             refuse(c, call);
         else
@@ -209,12 +202,11 @@ void admission_check(struct lw_client *c, uint64_t now_ns)
 
 void admission_shutdown(struct lw_client *c)
 {
-    struct call *call = take_held(&c->admit), *next;
+    struct lw_queue held = lw_queue_take(&c->admit.held);
+    struct call *call;
 
     if (c->wheel)
         lw_wheel_cancel(c->wheel, &c->admit.ct.timer);
-    for (; call; call = next) {
-        next = call->admit_next;
+    while ((call = next_held(&held)))
         c->admit.rule->end(call, LW_ESHUTDOWN);
-    }
 }

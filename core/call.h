@@ -50,6 +50,7 @@
 #include <hiredis/hiredis.h>
 #include <leasewheel/lock.h>
 
+#include "queue.h"
 #include "request.h"
 #include "waiters.h"
 
@@ -62,9 +63,9 @@ struct call;
  * ran elsewhere: give it back), LW_ENOTSUP (the server has no WAIT: give
  * it back) or LW_ESHUTDOWN.  Engine thread. */
 struct replica_ack {
-    struct replica_ack *next; /* the other acquires of its WAIT */
-    uint64_t conn;            /* the connection the acquire ran on */
-    uint64_t seq;             /* its write's sequence number there */
+    struct lw_qnode qnode; /* with the other acquires of its WAIT */
+    uint64_t conn;         /* the connection the acquire ran on */
+    uint64_t seq;          /* its write's sequence number there */
     void (*acked)(struct replica_ack *ack, int err);
 };
 
@@ -135,7 +136,7 @@ struct call {
      * (admission.c): engine thread. */
     struct waiter w;
     struct replica_ack ack;
-    struct call *admit_next;
+    struct lw_qnode admit_node; /* held back by admission */
 };
 
 /* Set up call (zeroed) for cls on client c: an op of kind.  A waiting

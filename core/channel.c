@@ -47,16 +47,16 @@ struct wait_channel *channel_find(struct lw_client *c, const char *name, size_t 
 /* Move ch towards what its waiters need.  ch may be freed. */
 static void follow(struct lw_client *c, struct wait_channel *ch)
 {
-    if (ch->state == CH_IDLE && ch->head && c->pubsub) {
+    if (ch->state == CH_IDLE && !lw_list_empty(&ch->line) && c->pubsub) {
         if (lw_pubsub_subscribe(c->pubsub, ch->name, ch->len) == 0)
             ch->state = CH_SUBSCRIBING;
-    } else if (ch->state == CH_ACTIVE && !ch->head) {
+    } else if (ch->state == CH_ACTIVE && lw_list_empty(&ch->line)) {
         if (c->pubsub && lw_pubsub_unsubscribe(c->pubsub, ch->name, ch->len) == 0)
             ch->state = CH_UNSUBSCRIBING;
         else
             ch->state = CH_IDLE;
     }
-    if (ch->state == CH_IDLE && !ch->head) {
+    if (ch->state == CH_IDLE && lw_list_empty(&ch->line)) {
         HASH_DEL(c->channels, ch);
         free(ch);
     }
@@ -73,13 +73,7 @@ void channel_settle(struct lw_client *c, const char *name, size_t len)
 
 void channel_append(struct wait_channel *ch, struct wait_link *l)
 {
-    l->next = NULL;
-    l->prev = ch->tail;
-    if (ch->tail)
-        ch->tail->next = l;
-    else
-        ch->head = l;
-    ch->tail = l;
+    lw_list_insert_tail(&ch->line, &l->node);
     l->chan = ch;
 }
 
@@ -92,30 +86,22 @@ int channel_join(struct lw_client *c, const struct channel_class *cls, const cha
         if (!(ch = calloc(1, sizeof *ch + len)))
             return -1;
         ch->cls = cls;
+        lw_list_init(&ch->line);
         ch->len = len;
         memcpy(ch->name, name, len);
         HASH_ADD(hh, c->channels, name, ch->len, ch);
     }
     channel_append(ch, l);
     follow(c, ch);
-    return ch->state == CH_ACTIVE && ch->head == l;
+    return ch->state == CH_ACTIVE && channel_first(ch) == l;
 }
 
 int channel_remove(struct wait_link *l)
 {
-    struct wait_channel *ch = l->chan;
-    int was_first = ch->head == l;
+    int was_first = channel_first(l->chan) == l;
 
-    if (l->prev)
-        l->prev->next = l->next;
-    else
-        ch->head = l->next;
-    if (l->next)
-        l->next->prev = l->prev;
-    else
-        ch->tail = l->prev;
+    lw_list_remove(&l->node);
     l->chan = NULL;
-    l->next = l->prev = NULL;
     return was_first;
 }
 
@@ -151,10 +137,10 @@ void channel_shutdown(struct lw_client *c)
 
     HASH_ITER(hh, c->channels, ch, tmp) {
         const struct channel_class *cls = ch->cls;
-        struct wait_link *l = ch->head, *next;
+        struct wait_link *l = channel_first(ch), *next;
 
         for (; l; l = next) {
-            next = l->next;
+            next = channel_next(l);
             cls->stop(c, l); /* may free ch: the last waiter does */
         }
     }

@@ -10,15 +10,17 @@
 
 #include <uthash.h>
 
+#include "queue.h"
+
 struct lw_client;
 struct wait_channel;
 
 /* A waiter's place in its channel's line, in its struct waiter
  * (waiters.h; found from it by lw_container_of). */
 struct wait_link {
-    struct wait_link *next, *prev; /* the line, oldest first */
-    struct wait_link *wake_next;   /* in a batch being woken */
-    struct wait_channel *chan;     /* NULL: in no line */
+    struct lw_list node;       /* in its channel's line */
+    struct lw_qnode wake;      /* in a batch being woken (waiters.c) */
+    struct wait_channel *chan; /* NULL: in no line */
 };
 
 /* What a channel's waiters do at its events: their file's rules. */
@@ -36,11 +38,23 @@ struct channel_class {
 struct wait_channel {
     UT_hash_handle hh;
     const struct channel_class *cls;
-    struct wait_link *head, *tail; /* the waiters, oldest first */
-    int state;                     /* channel.c's */
+    struct lw_list line; /* the waiters (wait_link.node), oldest first */
+    int state;           /* channel.c's */
     size_t len;
     char name[];
 };
+
+/* The first waiter in ch's line, or NULL when it has none. */
+static inline struct wait_link *channel_first(const struct wait_channel *ch)
+{
+    return lw_item_of(lw_list_first(&ch->line), struct wait_link, node);
+}
+
+/* The waiter after l (in a line) in its line, or NULL when l is the last. */
+static inline struct wait_link *channel_next(const struct wait_link *l)
+{
+    return lw_item_of(lw_list_next(&l->chan->line, &l->node), struct wait_link, node);
+}
 
 /* The channel named so, or NULL when it has no waiters. */
 struct wait_channel *channel_find(struct lw_client *c, const char *name, size_t len);

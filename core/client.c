@@ -15,6 +15,7 @@
 #include "owner.h"
 #include "refs.h"
 #include "replicas.h"
+#include "scripts.h"
 #include "watchdog.h"
 
 _Static_assert(LW_MAX_TIMEOUT_MS == LW_ENDPOINT_MAX_TIMEOUT_MS && LW_MAX_INFLIGHT == LW_ENGINE_MAX_INFLIGHT && LW_UNIX_PATH_MAX == LW_ENDPOINT_UNIX_PATH_MAX,
@@ -196,7 +197,7 @@ static void flush_task_done(struct lw_request *req, const redisReply *reply, int
 
     (void)req;
     (void)reply;
-    c->flush_pending = 0;
+    c->wd.flush_pending = 0;
     if (!err && !c->closing)
         watchdog_flush(c);
 }
@@ -205,12 +206,12 @@ static void flush_task_done(struct lw_request *req, const redisReply *reply, int
  * (a task: the topology hook runs inside the engine's own work). */
 static void request_flush(struct lw_client *c)
 {
-    if (c->flush_pending || c->closing)
+    if (c->wd.flush_pending || c->closing)
         return;
-    lw_request_init(&c->flush_task);
-    lw_request_task(&c->flush_task);
-    if (lw_engine_submit(c->engine, &c->flush_task, flush_task_done, c) == 0)
-        c->flush_pending = 1;
+    lw_request_init(&c->wd.flush_task);
+    lw_request_task(&c->wd.flush_task);
+    if (lw_engine_submit(c->engine, &c->wd.flush_task, flush_task_done, c) == 0)
+        c->wd.flush_pending = 1;
 }
 
 static int any_bit(const uint8_t *map)
@@ -280,10 +281,10 @@ static void kind_leases(struct lw_client *c, const struct lw_client_config *cfg)
     for (int k = 0; k < KIND_COUNT; k++) {
         uint64_t ms = k == KIND_PLACE ? place_lease_ms(cfg) : c->lease_ms;
 
-        c->kind_lease_ms[k] = ms;
-        c->kind_lease_len[k] = (size_t)snprintf(c->kind_lease_str[k], sizeof c->kind_lease_str[k],
-                                                "%llu", (unsigned long long)ms);
-        c->kind_skew_ms[k] = cfg->permit_clock_skew_ms < ms / 4 ? cfg->permit_clock_skew_ms : ms / 4;
+        c->terms[k].lease_ms = ms;
+        c->terms[k].lease_len = (size_t)snprintf(c->terms[k].lease_str, sizeof c->terms[k].lease_str,
+                                                 "%llu", (unsigned long long)ms);
+        c->terms[k].skew_ms = cfg->permit_clock_skew_ms < ms / 4 ? cfg->permit_clock_skew_ms : ms / 4;
     }
 }
 
@@ -300,27 +301,27 @@ static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
     c->lease_ms = cfg->watchdog_timeout_ms;
     c->lease_len = (size_t)snprintf(c->lease_str, sizeof c->lease_str, "%llu",
                                     (unsigned long long)c->lease_ms);
-    c->renew_batch = cfg->renew_batch;
-    c->batches_max = cfg->renew_batches_inflight;
+    c->wd.renew_batch = cfg->renew_batch;
+    c->wd.batches_max = cfg->renew_batches_inflight;
     admission_init(c);
     c->cluster = cfg->cluster_nseeds > 0;
     c->sentinel = cfg->nsentinels > 0;
     c->sharded_pubsub = cfg->sharded_pubsub;
-    c->on_lost = cfg->on_lost;
-    c->lost_arg = cfg->lost_arg;
-    c->on_risk = cfg->on_risk;
-    c->risk_arg = cfg->risk_arg;
-    c->on_lease_lost = cfg->on_lease_lost;
-    c->lease_lost_arg = cfg->lease_lost_arg;
-    c->on_lease_risk = cfg->on_lease_risk;
-    c->lease_risk_arg = cfg->lease_risk_arg;
+    c->callbacks.on_lost = cfg->on_lost;
+    c->callbacks.lost_arg = cfg->lost_arg;
+    c->callbacks.on_risk = cfg->on_risk;
+    c->callbacks.risk_arg = cfg->risk_arg;
+    c->callbacks.on_lease_lost = cfg->on_lease_lost;
+    c->callbacks.lease_lost_arg = cfg->lease_lost_arg;
+    c->callbacks.on_lease_risk = cfg->on_lease_risk;
+    c->callbacks.lease_risk_arg = cfg->lease_risk_arg;
     c->max_hold_ms = cfg->max_hold_ms;
     c->fair_wait_ms = cfg->fair_wait_ms;
     kind_leases(c, cfg);
     c->replicas = cfg->acquire_replicas;
     c->replicas_timeout_ms = cfg->acquire_replicas_timeout_ms;
-    c->args = batch_args_new();
-    return c->args ? 0 : LW_ENOMEM;
+    c->wd.args = batch_args_new();
+    return c->wd.args ? 0 : LW_ENOMEM;
 }
 
 /* Every connection the client opens, from the config, once: the data

@@ -1,12 +1,12 @@
 /*
- * core/client_private.h - the types the parts of core/ share: the scripts'
- * order, the client, lock handles, calls in progress (ops), and the timers
- * core/ puts on the wheel.  What one file alone uses stays in it (the
- * watchdog's entries in watchdog.c); each file's calls for the others are
- * in a header named for it (refs.h, publish.h, owner.h, ops.h for
- * lock.c's, replicas.h, waiters.h, holds.h, watchdog.h), which its callers
- * include: docs/design.md, "Who calls whom in core/", says which go which
- * way, and why.
+ * core/client_private.h - the types the parts of core/ share: the client,
+ * lock handles, calls in progress (ops), and the timers core/ puts on the
+ * wheel.  What one file alone uses stays in it (the watchdog's entries in
+ * watchdog.c); each file's calls for the others are in a header named for
+ * it (refs.h, publish.h, owner.h, ops.h for lock.c's, replicas.h,
+ * waiters.h, holds.h, watchdog.h; scripts.h for scripts.c's scripts),
+ * which its callers include: docs/design.md, "Who calls whom in core/",
+ * says which go which way, and why.
  *
  * Threads.  Application threads only format commands and hand ops over;
  * every structure below that is marked "engine thread" is touched by the
@@ -27,88 +27,11 @@
 #include "kind.h"
 #include "stats.h"
 #include "pubsub.h"
+#include "queue.h"
 #include "redis_clock.h"
+#include "scripts.h" /* lock.c, semaphore.c and multi.c send them */
 #include "timer.h"
 #include "waiters.h"
-
-/* The scripts, in the engine's order (lw_request_evalsha()'s `script`). */
-enum script_id {
-    SCRIPT_LOCK,      /* KEYS name, token key; ARGV lease ms, field */
-    SCRIPT_UNLOCK,    /* KEYS name, channel;   ARGV field, publish command */
-    SCRIPT_FORCE,     /* KEYS name, channel;   ARGV publish command */
-    SCRIPT_RENEW,     /* KEYS names...;        ARGV lease ms, fields... */
-    SCRIPT_DROP,      /* KEYS names...;        ARGV publish command, id, owners... */
-    SCRIPT_DROP_NODE, /* no KEYS; ARGV names..., publish command, id, owners... */
-    SCRIPT_HANDOFF,   /* KEYS name, token key; ARGV field, waiter's field, lease ms */
-    SCRIPT_MIN_HOLD,  /* KEYS name;            ARGV field, ms */
-    SCRIPT_STATUS,    /* KEYS name, {name}:timeout, and a fair lock's
-                         queue, give-up times, places */
-    /* Semaphores (semaphore.c): KEYS name, {name}:timeout, channel. */
-    SCRIPT_SEM_ACQUIRE, /* ARGV n, lease ms, publish command, ids... */
-    SCRIPT_SEM_RELEASE, /* ARGV publish command, ids... */
-    SCRIPT_SEM_TRY_SET, /* ARGV permits, publish command */
-    SCRIPT_SEM_SET,     /* ARGV permits, publish command */
-    SCRIPT_SEM_ADD,     /* ARGV delta, publish command */
-    SCRIPT_SEM_COUNTS,  /* ARGV publish command */
-    /* The watchdog's renewals below answer one integer per entry, then
-     * Redis's clock in microseconds (redis_clock.h). */
-    /* Permits (kind_permit.c).  KEYS per permit: name, timeout key; ARGV
-     * lease ms, id, publish command, per permit: its id. */
-    SCRIPT_RENEW_PERMIT,
-    /* No KEYS; ARGV names..., lease ms, id, publish, ids... */
-    SCRIPT_RENEW_PERMIT_NODE,
-
-    /* The watchdog's batches (kind_*.c): the client id once a call, an
-     * owner per entry.  KEYS names...; ARGV lease ms, id, owners... */
-    SCRIPT_RENEW_OWNERS,
-    /* No KEYS; ARGV names..., lease ms, id, owners... */
-    SCRIPT_RENEW_OWNERS_NODE,
-    /* Read holds.  KEYS per hold: its name and timeout keys; ARGV lease
-     * ms, id, per hold: owner, count. */
-    SCRIPT_RENEW_READ,
-    /* No KEYS; ARGV names..., lease ms, id, per name: owner, count. */
-    SCRIPT_RENEW_READ_NODE,
-
-    /* Read-write locks (Redisson's RReadWriteLock layout; scripts.c). */
-    SCRIPT_READ_LOCK,    /* KEYS name, timeout prefix; ARGV lease ms, field, write field */
-    SCRIPT_READ_UNLOCK,  /* KEYS name, channel, timeout prefix, {name};
-                            ARGV field, publish command */
-    SCRIPT_WRITE_LOCK,   /* KEYS name, token key; ARGV lease ms, write field, field */
-    SCRIPT_WRITE_UNLOCK, /* KEYS name, channel; ARGV write field, publish command */
-    SCRIPT_RW_FORCE,     /* KEYS name, channel; ARGV mode, publish command, message */
-    SCRIPT_RW_IS_LOCKED, /* KEYS name; ARGV mode */
-    /* Fair locks (way_fair.c): KEYS name, queue, give-up
-     * times, places (and the token key for the acquire). */
-    SCRIPT_FAIR_LOCK,   /* ARGV lease, field, wait, channel, publish,
-                           enqueue (0: try once), place ms */
-    SCRIPT_FAIR_LEAVE,  /* ARGV field, wait, channel, publish */
-    SCRIPT_FAIR_UNLOCK, /* ARGV field, publish, channel */
-    SCRIPT_FAIR_FORCE,  /* ARGV publish, channel */
-    /* Places' renewals (kind_place.c): KEYS give-up times, places and
-     * queue per waiter; ARGV place ms, client id, wait, owners.  The node
-     * layout: ARGV names, then the same. */
-    SCRIPT_RENEW_PLACE,
-    SCRIPT_RENEW_PLACE_NODE,
-    /* Multi-locks (multi.c), one group of names sharing a slot (one
-     * Redis: all of them). */
-    SCRIPT_MULTI_LOCK,    /* KEYS name, token key per name; ARGV lease,
-                             field, a mode per name ('l' lock, 'w' write) */
-    SCRIPT_MULTI_RELEASE, /* KEYS name, channel per name; ARGV field,
-                             publish, a mode and a count per name */
-    SCRIPT_COUNT
-};
-extern const char *const lw_lock_scripts[SCRIPT_COUNT];
-
-/* Companion keys' prefixes, named as Redisson names them (lock.c's
- * prefix_name()). */
-#define CHANNEL_PREFIX "redisson_lock__channel"
-#define TOKEN_PREFIX "redisson_lock_token"
-#define RW_CHANNEL_PREFIX "redisson_rwlock"
-/* A fair lock's: Redisson's RFairLock's queue and give-up times, and the
- * waiters' places, ours. */
-#define FAIR_QUEUE_PREFIX "redisson_lock_queue"
-#define FAIR_TIMEOUT_PREFIX "redisson_lock_timeout"
-#define FAIR_PLACE_PREFIX "leasewheel_lock_place"
 
 struct lw_client;
 
@@ -116,7 +39,6 @@ struct entry;
 struct lease_hold;
 struct batch;
 struct ack_wait;
-
 
 /* A cluster node's renewal batching (one Redis: node 0's): the renew and
  * drop batches of each kind being filled for it, the renewal calls sent
@@ -131,9 +53,9 @@ struct node_batches {
 /* Admission (admission.c): first acquires of watchdog locks held back
  * while the renewals are behind.  Engine thread. */
 struct admission {
-    struct call *head, *tail; /* held back, oldest first (call->admit_next) */
-    uint64_t close_ns;      /* a renewal backlog over this closes it */
-    uint64_t open_ns;       /* under this for quiet_ns, it opens again */
+    struct lw_queue held; /* struct call: held back, oldest first (admit_node) */
+    uint64_t close_ns;    /* a renewal backlog over this closes it */
+    uint64_t open_ns;     /* under this for quiet_ns, it opens again */
     uint64_t quiet_ns;
     uint64_t quiet_since_ns;       /* the backlog under open_ns since, or 0 */
     uint64_t opened_ns;            /* it last opened then (0: never closed) */
@@ -146,6 +68,66 @@ struct admission {
     uint64_t refused; /* refused in this closing, for the log */
 };
 
+/* A kind's lease terms (client.c sets them at start): its lease (the
+ * watchdog's, but a place's: fair_place_ms), also as a script argument,
+ * and the clock-skew allowance its valid_until is less when its kind is
+ * judged by the clients' clocks (permit_clock_skew_ms, at most a quarter
+ * of the lease).  The watchdog, way_fair.c and semaphore.c read them. */
+struct lease_terms {
+    uint64_t lease_ms;
+    char lease_str[24];
+    size_t lease_len;
+    uint64_t skew_ms;
+};
+
+/* The program's callbacks for a lease at risk, safe again or lost
+ * (report.c calls them; client.c sets them from the config at start).
+ * The first generation hears of locks by owner, the second of every kind
+ * of lease (struct lw_lease). */
+struct lease_callbacks {
+    lw_lost_fn *on_lost;
+    void *lost_arg;
+    lw_risk_fn *on_risk;
+    void *risk_arg;
+    lw_lease_lost_fn *on_lease_lost;
+    void *lease_lost_arg;
+    lw_lease_risk_fn *on_lease_risk;
+    void *lease_risk_arg;
+};
+
+/* The watchdog's (watchdog.c): its entries, its queues and the batches
+ * it sends.  client.c sets the two limits from the config and makes args
+ * before the engine starts, and asks for a flush off a tick (flush_task);
+ * the kinds (kind.c) format a batch into args; metrics.c reads nodes;
+ * refs.c frees nodes and args.  Engine thread, but for client.c's start. */
+struct watchdog_state {
+    uint32_t renew_batch;         /* renew_batch: entries per call at most */
+    uint32_t batches_max;         /* renew_batches_inflight, per master */
+    struct entry *entries;        /* by name; each heads a chain of owners */
+    struct lw_queue renew;        /* due renewals waiting for a batch slot
+                                     (entry.renew_node) */
+    struct lw_queue drops;        /* lost leases whose field is to be removed
+                                     (entry.drop_node) */
+    uint32_t batches_inflight;    /* renewal and drop calls unanswered */
+    struct node_batches *nodes;   /* by node; one Redis: 0 */
+    unsigned nodes_cap;           /* nodes has room for */
+    struct batch_args *args;      /* a batch's arguments, while formatting */
+    int flushing;                 /* inside watchdog_flush() */
+    uint64_t first_renewals;      /* new watchdog locks so far */
+    struct lw_request flush_task; /* a flush asked for off a tick */
+    int flush_pending;            /* flush_task is submitted */
+};
+
+/* Lease locks held, as far as this client knows (holds.c).  Engine
+ * thread. */
+struct holds_state {
+    struct lease_hold *table; /* by owner, kind and name */
+    uint64_t unsure_swept_ns; /* dead unsure marks dropped then */
+};
+
+/* The client.  What lock.c, semaphore.c and multi.c read is at the top
+ * level; what one module owns is in its group (terms, callbacks, wd,
+ * holds, admit), which says who else touches it. */
 struct lw_client {
     _Atomic uint32_t refs;    /* lw_client_free() to come, plus one per handle */
     _Atomic int freed;        /* lw_client_free() has been called */
@@ -157,25 +139,9 @@ struct lw_client {
     uint64_t lease_ms;  /* watchdog_timeout_ms */
     char lease_str[24]; /* the same, as a script argument */
     size_t lease_len;
-    /* Each kind's lease (the watchdog's, but a place's: fair_place_ms),
-     * as a script argument too, and the clock-skew allowance its
-     * valid_until is less when its kind is judged by the clients' clocks
-     * (permit_clock_skew_ms, at most a quarter of the lease). */
-    uint64_t kind_lease_ms[KIND_COUNT];
-    char kind_lease_str[KIND_COUNT][24];
-    size_t kind_lease_len[KIND_COUNT];
-    uint64_t kind_skew_ms[KIND_COUNT];
-    uint64_t fair_wait_ms; /* fair_wait_ms */
-    uint32_t renew_batch;
-    uint32_t batches_max;
-    lw_lost_fn *on_lost;
-    void *lost_arg;
-    lw_risk_fn *on_risk;
-    void *risk_arg;
-    lw_lease_lost_fn *on_lease_lost;
-    void *lease_lost_arg;
-    lw_lease_risk_fn *on_lease_risk;
-    void *lease_risk_arg;
+    struct lease_terms terms[KIND_COUNT]; /* each kind's lease */
+    uint64_t fair_wait_ms;                /* fair_wait_ms */
+    struct lease_callbacks callbacks;
     uint64_t max_hold_ms; /* max_hold_ms: 0 none */
     int embedded;         /* on the caller's loop (config.loop) */
     int sharded_pubsub;   /* enum lw_sharded_mode */
@@ -184,34 +150,21 @@ struct lw_client {
     struct client_counters count;
 
     /* Engine thread only. */
-    struct lw_pubsub *pubsub;       /* unlock messages (adapters/pubsub.h) */
-    int cluster;                    /* the engine is a cluster client */
-    int sentinel;                   /* the engine finds its master by Sentinel:
-                                       a switch is a failover, unsettled is
-                                       not failed */
-    struct lw_request flush_task;   /* a watchdog flush asked for off a tick */
-    int flush_pending;              /* flush_task is submitted */
-    struct node_batches *nodes;     /* by node (watchdog.c); one Redis: 0 */
-    unsigned nodes_cap;             /* nodes has room for */
-    struct entry *entries;          /* by name; each heads a chain of owners */
-    struct wait_channel *channels;  /* with waiters, by name (channel.c) */
-    struct multi_set *multi_sets;   /* multi-locks' watchdog holds, by
-                                       handle and owner (multi.c) */
-    struct lease_hold *lease_holds; /* holds.c */
-    uint64_t unsure_swept_ns;       /* holds.c: dead unsure marks dropped then */
-    struct entry *renew_head;       /* due renewals waiting for a batch slot */
-    struct entry *renew_tail;
-    struct entry *drop_head; /* lost locks whose field is to be removed */
-    struct entry *drop_tail;
-    uint32_t batches_inflight; /* renewal and drop calls unanswered */
-    /* A batch's arguments, while formatting (kind.c). */
-    struct batch_args *args;
-    int closing;             /* lw_client_free() has begun */
-    int in_callback;         /* depth of done and on_lost calls running */
-    int flushing;            /* inside watchdog_flush() */
-    struct ack_wait *acks;   /* WAITs sent or to send (replicas.c) */
-    struct admission admit;  /* admission.c */
-    uint64_t first_renewals; /* new watchdog locks so far (watchdog.c) */
+    struct lw_pubsub *pubsub;      /* unlock messages (adapters/pubsub.h) */
+    int cluster;                   /* the engine is a cluster client */
+    int sentinel;                  /* the engine finds its master by Sentinel:
+                                      a switch is a failover, unsettled is
+                                      not failed */
+    struct watchdog_state wd;      /* watchdog.c */
+    struct wait_channel *channels; /* with waiters, by name (channel.c) */
+    struct multi_set *multi_sets;  /* multi-locks' watchdog holds, by
+                                      handle and owner (multi.c) */
+    struct holds_state holds;      /* holds.c */
+    int closing;                   /* lw_client_free() has begun */
+    int in_callback;               /* depth of done and on_lost calls running */
+    struct lw_slist acks;          /* struct ack_wait: WAITs sent or to send
+                                      (replicas.c) */
+    struct admission admit;        /* admission.c */
 };
 
 #endif

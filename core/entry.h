@@ -12,6 +12,7 @@
 #include <uthash.h>
 
 #include "client_private.h"
+#include "queue.h"
 
 enum entry_state {
     ENTRY_SCHEDULED, /* timer: the next renewal */
@@ -23,16 +24,18 @@ enum entry_state {
 /* A set the entry's lease belongs to (watchdog.h, struct lease_set). */
 struct set_ref {
     struct lease_set *set;
-    struct set_ref *next;
+    struct lw_qnode qnode; /* in its entry's sets */
 };
 
 struct entry {
     struct core_timer ct;
-    UT_hash_handle hh;        /* in client->entries when the chain's head */
-    struct entry *next_owner; /* same name, another owner */
-    struct entry *renew_next; /* the renew queue */
-    struct entry *drop_next;  /* the drop queue */
-    struct set_ref *sets;     /* the sets it is part of (multi-locks) */
+    UT_hash_handle hh;          /* in client->wd.entries when the chain's head */
+    struct lw_qnode owner_node; /* the chain of its name's entries, another
+                                   owner's each, from the one in the map */
+    struct lw_qnode renew_node; /* the renew queue */
+    struct lw_qnode drop_node;  /* the drop queue */
+    struct lw_slist sets;       /* struct set_ref: the sets it is part of
+                                   (multi-locks); one pointer */
     uint64_t owner;
     uint64_t valid_until_ns; /* the lease surely lasts until then */
     uint64_t due_ns;         /* when the next renewal falls due */

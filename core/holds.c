@@ -58,13 +58,13 @@ static struct lease_hold *find(struct lw_client *c, const struct lw_lock *lock, 
     size_t len = make_key(key, lock, owner);
     struct lease_hold *h = NULL;
 
-    HASH_FIND(hh, c->lease_holds, key, len, h);
+    HASH_FIND(hh, c->holds.table, key, len, h);
     return h;
 }
 
 static void drop(struct lw_client *c, struct lease_hold *h)
 {
-    HASH_DEL(c->lease_holds, h);
+    HASH_DEL(c->holds.table, h);
     free(h);
 }
 
@@ -76,7 +76,7 @@ static struct lease_hold *get(struct lw_client *c, const struct lw_lock *lock, u
 
     if (!h && (h = calloc(1, sizeof *h + sizeof owner + 1 + lock->len))) {
         h->key_len = make_key(h->key, lock, owner);
-        HASH_ADD(hh, c->lease_holds, key, h->key_len, h);
+        HASH_ADD(hh, c->holds.table, key, h->key_len, h);
     }
     return h;
 }
@@ -101,10 +101,10 @@ static void sweep_unsure(struct lw_client *c, uint64_t now_ns)
 {
     struct lease_hold *h, *tmp;
 
-    if (now_ns < c->unsure_swept_ns + c->lease_ms * 1000000u)
+    if (now_ns < c->holds.unsure_swept_ns + c->lease_ms * 1000000u)
         return;
-    c->unsure_swept_ns = now_ns;
-    HASH_ITER(hh, c->lease_holds, h, tmp) {
+    c->holds.unsure_swept_ns = now_ns;
+    HASH_ITER(hh, c->holds.table, h, tmp) {
         if (!h->holds && h->unsure_until_ns <= now_ns)
             drop(c, h);
     }
@@ -174,7 +174,7 @@ void holds_shutdown(struct lw_client *c)
 {
     struct lease_hold *h, *tmp;
 
-    HASH_ITER(hh, c->lease_holds, h, tmp) {
+    HASH_ITER(hh, c->holds.table, h, tmp) {
         drop(c, h);
     }
 }

@@ -30,7 +30,7 @@
  * A kind is one file (kind_lock.c, kind_read.c, kind_write.c,
  * kind_permit.c, kind_place.c) holding its table, and one line in
  * lw_kinds[] (kinds.c); a fair lock held is a lock's table under its own
- * name (kind_lock.c).  A kind's lease is the client's kind_lease_ms[]:
+ * name (kind_lock.c).  A kind's lease is the client's terms[kind]:
  * the watchdog's, but a place's (fair_place_ms).
  * Its scripts are in
  * scripts.c's table, with the others the engine loads.
@@ -74,7 +74,7 @@ struct arg_list {
 };
 
 /* A batch's arguments while it is formatted, grown on demand and kept
- * between batches (client->args).  `failed`: out of memory on the way. */
+ * between batches (client->wd.args).  `failed`: out of memory on the way. */
 struct batch_args {
     struct arg_list keys, call, entry;
     char *text;

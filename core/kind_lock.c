@@ -16,6 +16,7 @@
 #include "lock_op.h"
 #include "entry.h"
 #include "owner.h"
+#include "scripts.h"
 
 static void put_lock(const struct lw_client *c, const struct entry *e, int node,
                      struct batch_args *a)

@@ -27,6 +27,7 @@
 #include "entry.h"
 #include "owner.h"
 #include "publish.h"
+#include "scripts.h"
 #include "tag.h"
 #include "watchdog.h"
 

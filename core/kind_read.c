@@ -32,6 +32,7 @@
 #include "client_private.h"
 #include "entry.h"
 #include "owner.h"
+#include "scripts.h"
 #include "tag.h"
 
 #define TIMEOUT_INFIX ":rwlock_timeout:"

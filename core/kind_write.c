@@ -14,6 +14,7 @@
 #include "client_private.h"
 #include "entry.h"
 #include "owner.h"
+#include "scripts.h"
 
 #define WRITE_SUFFIX ":write"
 

@@ -164,7 +164,7 @@ static void read_nodes(struct nodes *ns)
         if (lw_engine_node_stats(ns->engine, i, &f->st) || f->st.sent == 0 ||
             lw_engine_node_addr(ns->engine, i, &host, &port))
             continue;
-        f->renew_calls = i < ns->c->nodes_cap ? ns->c->nodes[i].renew_calls : 0;
+        f->renew_calls = i < ns->c->wd.nodes_cap ? ns->c->wd.nodes[i].renew_calls : 0;
         if (port)
             snprintf(f->addr, sizeof f->addr, "%s:%d", host, port);
         else

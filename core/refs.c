@@ -16,8 +16,8 @@
 
 void client_free_memory(struct lw_client *c)
 {
-    batch_args_free(c->args);
-    free(c->nodes);
+    batch_args_free(c->wd.args);
+    free(c->wd.nodes);
     free(c);
 }
 

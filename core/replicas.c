@@ -36,15 +36,16 @@
 #include <string.h>
 
 #include "client_private.h"
+#include "queue.h"
 #include "replicas.h"
 #include "call.h"
 
 struct ack_wait {
     struct lw_request req; /* WAIT <replicas> <timeout> */
     struct lw_client *c;
-    struct ack_wait *next;    /* c->acks */
-    struct replica_ack *acks; /* the acquires it answers for */
-    uint64_t conn;            /* the connection they ran on */
+    struct lw_qnode qnode; /* in c->acks */
+    struct lw_slist acks;  /* struct replica_ack: the acquires it answers for */
+    uint64_t conn;         /* the connection they ran on */
     int submitted;
 };
 
@@ -59,29 +60,22 @@ static int covers(const struct ack_wait *w, const struct replica_ack *ack)
     return w->req.sent_conn == w->conn && w->req.sent_seq > ack->seq;
 }
 
-static void unlink_wait(struct lw_client *c, struct ack_wait *w)
+static struct ack_wait *wait_of(struct lw_qnode *n)
 {
-    struct ack_wait **p = &c->acks;
-
-    while (*p && *p != w)
-        p = &(*p)->next;
-    if (*p)
-        *p = w->next;
+    return lw_item_of(n, struct ack_wait, qnode);
 }
 
 /* End every acquire w answers for, and w. */
 static void settle(struct lw_client *c, struct ack_wait *w, int err)
 {
-    struct replica_ack *ack = w->acks, *next;
+    struct lw_slist acks = lw_slist_take(&w->acks);
+    struct replica_ack *ack;
 
-    unlink_wait(c, w);
+    lw_slist_remove(&c->acks, &w->qnode);
     lw_request_clear(&w->req);
     free(w);
-    for (; ack; ack = next) {
-        next = ack->next;
-        ack->next = NULL;
+    while ((ack = lw_item_of(lw_slist_pop(&acks), struct replica_ack, qnode)))
         ack->acked(ack, err);
-    }
 }
 
 static void submit_wait(struct lw_client *c, struct ack_wait *w);
@@ -108,6 +102,7 @@ static void on_wait(struct lw_request *req, const redisReply *reply, int err, vo
 {
     struct ack_wait *w = arg, *next;
     struct lw_client *c = w->c;
+    struct lw_qnode *n;
     uint64_t conn = w->conn;
     int ok = !err && reply->type == REDIS_REPLY_INTEGER &&
              reply->integer >= (long long)c->replicas && req->sent_conn == conn;
@@ -119,11 +114,13 @@ static void on_wait(struct lw_request *req, const redisReply *reply, int err, vo
            : err == LW_ESHUTDOWN || c->closing ? LW_ESHUTDOWN
            : err == LW_ENOTSUP                 ? LW_ENOTSUP
                                                : LW_EREPLICAS);
-    for (next = c->acks; next; next = next->next) /* those that gathered behind it */
+    for (n = lw_slist_first(&c->acks); n; n = lw_qnode_next(n)) { /* those gathered behind it */
+        next = wait_of(n);
         if (next->conn == conn && !next->submitted) {
             submit_wait(c, next);
             return;
         }
+    }
 }
 
 static void submit_wait(struct lw_client *c, struct ack_wait *w)
@@ -155,27 +152,26 @@ static struct ack_wait *new_wait(struct lw_client *c, const struct replica_ack *
     w->req.lane = LW_LANE_SIDE;
     w->c = c;
     w->conn = ack->conn;
-    w->next = c->acks;
-    c->acks = w;
+    lw_slist_push(&c->acks, &w->qnode);
     return w;
 }
 
 void replicas_wait(struct lw_client *c, struct replica_ack *ack, const struct lw_request *req)
 {
     struct ack_wait *w;
+    struct lw_qnode *n;
     int busy = 0, node;
 
     ack->conn = req->sent_conn;
     ack->seq = req->sent_seq;
-    ack->next = NULL;
     if (c->closing) {
         ack->acked(ack, LW_ESHUTDOWN);
         return;
     }
-    for (w = c->acks; w; w = w->next) {
+    for (n = lw_slist_first(&c->acks); n; n = lw_qnode_next(n)) {
+        w = wait_of(n);
         if (covers(w, ack)) { /* one that is out, or gathers behind one */
-            ack->next = w->acks;
-            w->acks = ack;
+            lw_slist_push(&w->acks, &ack->qnode);
             return;
         }
         busy |= w->conn == ack->conn; /* out, but too early for this one */
@@ -188,21 +184,21 @@ void replicas_wait(struct lw_client *c, struct replica_ack *ack, const struct lw
         ack->acked(ack, LW_EREPLICAS); /* or out of memory: not acknowledged */
         return;
     }
-    w->acks = ack;
+    lw_slist_push(&w->acks, &ack->qnode);
     if (!busy)
         submit_wait(c, w);
 }
 
 void replicas_shutdown(struct lw_client *c)
 {
-    struct ack_wait *w = c->acks;
+    struct ack_wait *w = wait_of(lw_slist_first(&c->acks));
 
     while (w) {
         if (w->submitted) { /* the engine ends it */
-            w = w->next;
+            w = wait_of(lw_qnode_next(&w->qnode));
             continue;
         }
         settle(c, w, LW_ESHUTDOWN);
-        w = c->acks; /* settle() ran callbacks: start over */
+        w = wait_of(lw_slist_first(&c->acks)); /* settle() ran callbacks: start over */
     }
 }

@@ -99,11 +99,11 @@ void report_risk(struct lw_client *c, const struct entry *e, int at_risk, uint64
 
     log_risk(c, e, at_risk, left_ms);
     c->in_callback++;
-    if (c->on_risk && !lw_kinds[e->kind]->not_held)
-        c->on_risk(e->name, e->len, e->owner, at_risk, left_ms, c->risk_arg);
-    if (c->on_lease_risk) {
+    if (c->callbacks.on_risk && !lw_kinds[e->kind]->not_held)
+        c->callbacks.on_risk(e->name, e->len, e->owner, at_risk, left_ms, c->callbacks.risk_arg);
+    if (c->callbacks.on_lease_risk) {
         lease_of(e, &lease, &permit);
-        c->on_lease_risk(&lease, at_risk, left_ms, c->lease_risk_arg);
+        c->callbacks.on_lease_risk(&lease, at_risk, left_ms, c->callbacks.lease_risk_arg);
     }
     c->in_callback--;
 }
@@ -138,12 +138,12 @@ void report_lost(struct lw_client *c, const struct entry *e, int reason, const v
                 e->name, holder_text(e, who, sizeof who),
                 multi ? ", and with it its multi-lock's set," : "", lw_lost_reason_name(reason));
     c->in_callback++;
-    if (c->on_lost && !lw_kinds[e->kind]->not_held)
-        c->on_lost(e->name, e->len, e->owner, reason, c->lost_arg);
-    if (c->on_lease_lost) {
+    if (c->callbacks.on_lost && !lw_kinds[e->kind]->not_held)
+        c->callbacks.on_lost(e->name, e->len, e->owner, reason, c->callbacks.lost_arg);
+    if (c->callbacks.on_lease_lost) {
         lease_of(e, &lease, &permit);
         lease.multi = multi;
-        c->on_lease_lost(&lease, reason, c->lease_lost_arg);
+        c->callbacks.on_lease_lost(&lease, reason, c->callbacks.lease_lost_arg);
     }
     c->in_callback--;
 }

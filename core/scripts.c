@@ -334,7 +334,7 @@
     "local function must_be_rw(mode) "                                                  \
     "  if mode ~= 'read' and mode ~= 'write' then not_a_lock() end "                    \
     "end "
-#include "client_private.h"
+#include "scripts.h"
 
 /* A script is one string literal, and the fair lock's acquire (its queue,
  * places, give-up times, token and type checks) is longer than the 4095

@@ -349,7 +349,7 @@ static uint64_t permits_sure_until(const struct lw_client *c, const struct sem_o
                                    uint64_t from_ns)
 {
     uint64_t lease_ms = call_lease_ms(&op->call);
-    uint64_t skew_ms = c->kind_skew_ms[KIND_PERMIT];
+    uint64_t skew_ms = c->terms[KIND_PERMIT].skew_ms;
 
     if (skew_ms > lease_ms / 4)
         skew_ms = lease_ms / 4;

@@ -58,6 +58,7 @@
 
 #include "client_private.h"
 #include "container.h"
+#include "queue.h"
 #include "waiters.h"
 
 static const struct channel_class waiting;
@@ -136,16 +137,16 @@ void waiters_arm(struct lw_client *c, struct waiter *w, uint64_t at_ns)
  * `mark`, tries once more should that attempt fail.  The first that does
  * not fit stops it; with `head_anyway` the head takes its turn even so.
  */
-static struct wait_link *take_turns(struct lw_client *c, struct wait_channel *ch, int64_t room,
-                                    int head_anyway, int mark)
+static struct lw_queue take_turns(struct lw_client *c, struct wait_channel *ch, int64_t room,
+                                  int head_anyway, int mark)
 {
-    struct waiter *w = waiter_of(ch->head);
-    struct wait_link *batch = NULL, **tail = &batch;
+    struct waiter *w = waiter_of(channel_first(ch));
+    struct lw_queue batch = {0};
 
     if (c->closing || !c->wheel)
-        return NULL;
-    for (; w; w = waiter_of(w->link.next)) {
-        if (w->want > room && !(head_anyway && &w->link == ch->head))
+        return batch;
+    for (; w; w = waiter_of(channel_next(&w->link))) {
+        if (w->want > room && !(head_anyway && &w->link == channel_first(ch)))
             break;
         room -= w->want;
         if (w->state == WAIT_INFLIGHT && mark) {
@@ -153,9 +154,7 @@ static struct wait_link *take_turns(struct lw_client *c, struct wait_channel *ch
         } else if (w->state == WAIT_WAITING) {
             lw_wheel_cancel(c->wheel, &w->ct.timer);
             w->state = WAIT_INFLIGHT; /* taken: not woken twice */
-            w->link.wake_next = NULL;
-            *tail = &w->link;
-            tail = &w->link.wake_next;
+            lw_queue_push(&batch, &w->link.wake);
         }
     }
     return batch;
@@ -164,17 +163,12 @@ static struct wait_link *take_turns(struct lw_client *c, struct wait_channel *ch
 /* The batch's attempts, in line order: the last thing done, for an
  * attempt may complete its op (and free the channel); all were marked in
  * flight first, so no completion in between wakes one twice. */
-static void send(struct wait_link *batch)
+static void send(struct lw_queue batch)
 {
-    struct wait_link *next;
     struct waiter *w;
 
-    for (; batch; batch = next) {
-        next = batch->wake_next;
-        batch->wake_next = NULL;
-        w = waiter_of(batch);
+    while ((w = lw_item_of(lw_queue_pop(&batch), struct waiter, link.wake)))
         w->rule->attempt(w);
-    }
 }
 
 static void wake(struct lw_client *c, struct wait_channel *ch, int64_t room, int head_anyway,
@@ -202,7 +196,7 @@ int waiters_queue(struct lw_client *c, struct waiter *w, const char *name, size_
 {
     struct wait_channel *ch = channel_find(c, name, len);
 
-    if (!ch || !ch->head)
+    if (!ch || !channel_first(ch))
         return 0;
     channel_append(ch, &w->link);
     stats_waiters(&c->count, 1);
@@ -214,20 +208,20 @@ int waiters_queue(struct lw_client *c, struct waiter *w, const char *name, size_
 
 int waiters_first(const struct waiter *w)
 {
-    return w->link.chan && w->link.chan->head == &w->link;
+    return w->link.chan && channel_first(w->link.chan) == &w->link;
 }
 
 struct waiter *waiters_head(struct lw_client *c, const char *name, size_t len)
 {
     struct wait_channel *ch = channel_find(c, name, len);
 
-    return ch ? waiter_of(ch->head) : NULL;
+    return ch ? waiter_of(channel_first(ch)) : NULL;
 }
 
 void waiters_leave(struct lw_client *c, struct waiter *w, int64_t left, uint64_t look_ns)
 {
     struct wait_channel *ch = w->link.chan;
-    struct wait_link *batch = NULL;
+    struct lw_queue batch = {0};
     struct waiter *head;
     int was_first;
 
@@ -239,7 +233,7 @@ void waiters_leave(struct lw_client *c, struct waiter *w, int64_t left, uint64_t
         batch = take_turns(c, ch, 0, 1, 1); /* the turn passes on */
     else if (was_first)
         batch = take_turns(c, ch, left, 0, !w->rule->counts); /* what it left free */
-    head = waiter_of(ch->head);
+    head = waiter_of(channel_first(ch));
     if (was_first && head && head->state == WAIT_WAITING && !c->closing && c->wheel)
         waiters_arm(c, head, head->look_ns ? head->look_ns : look_ns);
     channel_settle(c, ch->name, ch->len); /* frees ch when none is left */
@@ -271,7 +265,7 @@ static int64_t message_count(const char *msg, size_t len)
 static void on_message(struct lw_client *c, struct wait_channel *ch, const char *msg,
                        size_t len)
 {
-    struct waiter *head = waiter_of(ch->head);
+    struct waiter *head = waiter_of(channel_first(ch));
     int64_t k = head && head->rule->counts ? message_count(msg, len) : -1;
 
     if (k < 0)

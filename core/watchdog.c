@@ -95,6 +95,7 @@
 #include "entry.h"
 #include "owner.h"
 #include "publish.h"
+#include "queue.h"
 #include "report.h"
 #include "watchdog.h"
 
@@ -111,7 +112,7 @@ struct batch {
 /* e's lease: its kind's (the watchdog's, but a place's). */
 static uint64_t lease_ns(const struct lw_client *c, const struct entry *e)
 {
-    return c->kind_lease_ms[e->kind] * 1000000u;
+    return c->terms[e->kind].lease_ms * 1000000u;
 }
 
 uint64_t lease_valid_until(uint64_t lease_ms, uint64_t from_ns)
@@ -127,9 +128,9 @@ uint64_t lease_valid_until(uint64_t lease_ms, uint64_t from_ns)
 static uint64_t entry_valid_until(const struct lw_client *c, const struct entry *e,
                                   uint64_t from_ns)
 {
-    uint64_t until = lease_valid_until(c->kind_lease_ms[e->kind], from_ns);
+    uint64_t until = lease_valid_until(c->terms[e->kind].lease_ms, from_ns);
 
-    return lw_kinds[e->kind]->client_clocks ? until - c->kind_skew_ms[e->kind] * 1000000u : until;
+    return lw_kinds[e->kind]->client_clocks ? until - c->terms[e->kind].skew_ms * 1000000u : until;
 }
 
 /* The last moment to notice that e's lease is running out: a timer set
@@ -189,23 +190,29 @@ static void note_risk(struct lw_client *c, struct entry *e, uint64_t now_ns, int
     tell_risk(c, e, 1, now_ns);
 }
 
+/* The entry after e in its name's chain, another owner's, or NULL. */
+static struct entry *next_owner(const struct entry *e)
+{
+    return lw_item_of(lw_qnode_next(&e->owner_node), struct entry, owner_node);
+}
+
 /* lock's entry for owner (of the lock's kind: an owner may hold a read
  * and a write lease of one name), or NULL; *head the name's chain. */
-static struct entry **find_kind(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
-                                uint8_t kind, struct entry **head)
+static struct entry *find_kind(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                               uint8_t kind, struct entry **head)
 {
-    struct entry **slot;
+    struct entry *e;
 
     *head = NULL;
-    HASH_FIND(hh, c->entries, lock->name, lock->len, *head);
-    for (slot = head; *slot; slot = &(*slot)->next_owner)
-        if ((*slot)->owner == owner && (*slot)->kind == kind)
-            return slot;
+    HASH_FIND(hh, c->wd.entries, lock->name, lock->len, *head);
+    for (e = *head; e; e = next_owner(e))
+        if (e->owner == owner && e->kind == kind)
+            return e;
     return NULL;
 }
 
-static struct entry **find_slot(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
-                                struct entry **head)
+static struct entry *find_slot(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
+                               struct entry **head)
 {
     return find_kind(c, lock, owner, lock->kind, head);
 }
@@ -213,19 +220,17 @@ static struct entry **find_slot(struct lw_client *c, const struct lw_lock *lock,
 /* Take e out of the map (the chain's head may change). */
 static void unmap(struct lw_client *c, struct entry *e)
 {
-    struct entry *head = NULL, **slot;
+    struct entry *head = NULL, *rest;
 
-    HASH_FIND(hh, c->entries, e->name, e->len, head);
+    HASH_FIND(hh, c->wd.entries, e->name, e->len, head);
     if (head == e) {
-        HASH_DEL(c->entries, e);
-        if (e->next_owner)
-            HASH_ADD(hh, c->entries, name[0], e->next_owner->len, e->next_owner);
+        HASH_DEL(c->wd.entries, e);
+        rest = lw_item_of(lw_qnode_detach(&e->owner_node), struct entry, owner_node);
+        if (rest)
+            HASH_ADD(hh, c->wd.entries, name[0], rest->len, rest);
     } else {
-        for (slot = &head->next_owner; *slot != e; slot = &(*slot)->next_owner)
-            ;
-        *slot = e->next_owner;
+        lw_qnode_remove_after(&head->owner_node, &e->owner_node);
     }
-    e->next_owner = NULL;
 }
 
 /* Free e if nothing points at it any more. */
@@ -238,21 +243,17 @@ static void release_if_unused(struct entry *e)
 
 /* ---- Sets of leases lost as one (multi-locks) ---- */
 
-/* e's refs, taken off it. */
-static struct set_ref *take_sets(struct entry *e)
+static struct set_ref *set_ref_of(struct lw_qnode *n)
 {
-    struct set_ref *r = e->sets;
-
-    e->sets = NULL;
-    return r;
+    return lw_item_of(n, struct set_ref, qnode);
 }
 
-static void free_sets(struct set_ref *r)
+/* Free the refs of a list taken off an entry (lw_slist_take()). */
+static void free_sets(struct lw_slist sets)
 {
-    struct set_ref *next;
+    struct set_ref *r;
 
-    for (; r; r = next) {
-        next = r->next;
+    while ((r = set_ref_of(lw_slist_pop(&sets)))) {
         r->set->members--;
         free(r);
     }
@@ -261,14 +262,13 @@ static void free_sets(struct set_ref *r)
 int watchdog_set_join(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
                       struct lease_set *s)
 {
-    struct entry *head, **slot = find_slot(c, lock, owner, &head);
+    struct entry *head, *found = find_slot(c, lock, owner, &head);
     struct set_ref *r;
 
-    if (!slot || !(r = malloc(sizeof *r)))
+    if (!found || !(r = malloc(sizeof *r)))
         return -1;
     r->set = s;
-    r->next = (*slot)->sets;
-    (*slot)->sets = r;
+    lw_slist_push(&found->sets, &r->qnode);
     s->members++;
     return 0;
 }
@@ -276,17 +276,16 @@ int watchdog_set_join(struct lw_client *c, const struct lw_lock *lock, uint64_t 
 void watchdog_set_leave(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
                         struct lease_set *s)
 {
-    struct entry *head, **slot = find_slot(c, lock, owner, &head);
-    struct set_ref **r, *gone;
+    struct entry *head, *found = find_slot(c, lock, owner, &head);
+    struct lw_qnode *n;
 
-    if (!slot)
+    if (!found)
         return;
-    for (r = &(*slot)->sets; *r; r = &(*r)->next) {
-        if ((*r)->set == s) {
-            gone = *r;
-            *r = gone->next;
+    for (n = lw_slist_first(&found->sets); n; n = lw_qnode_next(n)) {
+        if (set_ref_of(n)->set == s) {
+            lw_slist_remove(&found->sets, n);
             s->members--;
-            free(gone);
+            free(set_ref_of(n));
             return;
         }
     }
@@ -299,7 +298,7 @@ static void stop_watching(struct lw_client *c, struct entry *e, int ended)
 {
     unmap(c, e);
     e->dead = 1;
-    free_sets(take_sets(e));
+    free_sets(lw_slist_take(&e->sets));
     if (c->wheel)
         lw_wheel_cancel(c->wheel, &e->ct.timer);
     stats_held(&c->count, e->kind, -1);
@@ -367,12 +366,7 @@ static void retry_next_tick(struct lw_client *c, struct entry *e, uint64_t now_n
 static void queue_drop(struct lw_client *c, struct entry *e)
 {
     e->dropping = 1;
-    e->drop_next = NULL;
-    if (c->drop_tail)
-        c->drop_tail->drop_next = e;
-    else
-        c->drop_head = e;
-    c->drop_tail = e;
+    lw_queue_push(&c->wd.drops, &e->drop_node);
 }
 
 /* How long after valid_until a loss is reported (0: in time). */
@@ -389,19 +383,22 @@ static uint64_t loss_late_ns(const struct entry *e)
  * that has no drop. */
 static void lose(struct lw_client *c, struct entry *e, int reason)
 {
-    struct set_ref *sets = take_sets(e), *r;
-    const void *multi = sets ? sets->set->multi : NULL;
+    struct lw_slist sets = lw_slist_take(&e->sets);
+    struct set_ref *first = set_ref_of(lw_slist_first(&sets)), *r;
+    const void *multi = first ? first->set->multi : NULL;
+    struct lw_qnode *n;
     int said = 0;
 
-    for (r = sets; r; r = r->next)
-        said |= r->set->lost;
+    for (n = lw_slist_first(&sets); n; n = lw_qnode_next(n))
+        said |= set_ref_of(n)->set->lost;
     stats_lost(&c->count, e->kind, reason, loss_late_ns(e));
     stop_watching(c, e, 1);
     /* The owner first: the drop is only tidying up.  A lease of a set is
      * the set's: reported once, then the set's owner lets the rest go. */
     if (!said)
         report_lost(c, e, reason, multi);
-    for (r = sets; r; r = r->next) {
+    for (n = lw_slist_first(&sets); n; n = lw_qnode_next(n)) {
+        r = set_ref_of(n);
         if (!r->set->lost) {
             r->set->lost = 1;
             r->set->on_lost(c, r->set, e->name, e->len);
@@ -480,7 +477,7 @@ static uint64_t renewal_grid_ns(const struct lw_client *c, const struct entry *e
  * rounded down to the grid, as every renewal). */
 static void schedule_first_renewal(struct lw_client *c, struct entry *e, uint64_t from_ns)
 {
-    uint64_t run = c->first_renewals++ / WATCHDOG_PHASE_RUN;
+    uint64_t run = c->wd.first_renewals++ / WATCHDOG_PHASE_RUN;
     uint64_t early = watchdog_first_early_ns(run, lease_ns(c, e) / 3);
 
     schedule_renewal(c, e, from_ns - early);
@@ -495,18 +492,18 @@ int watchdog_renews(struct lw_client *c, const struct lw_lock *lock, uint64_t ow
 
 uint32_t watchdog_holds(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
 {
-    struct entry *head, **slot = find_slot(c, lock, owner, &head);
+    struct entry *head, *found = find_slot(c, lock, owner, &head);
 
-    return slot ? (*slot)->holds : 0;
+    return found ? found->holds : 0;
 }
 
 void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
                        uint32_t holds, uint64_t from_ns, int watch, uint64_t max_hold_ms)
 {
-    struct entry *head, **slot = find_slot(c, lock, owner, &head), *e;
+    struct entry *head, *found = find_slot(c, lock, owner, &head), *e;
 
-    if (slot) {
-        (*slot)->holds = holds;
+    if (found) {
+        found->holds = holds;
         return; /* reentrant: the entry renews it already */
     }
     if (!watch || c->closing || !(e = new_entry(lock->name, lock->len, NULL, 0)))
@@ -524,9 +521,9 @@ void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t
 void watchdog_place_taken(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
                           uint64_t from_ns)
 {
-    struct entry *head, **slot = find_kind(c, lock, owner, KIND_PLACE, &head), *e;
+    struct entry *head, *found = find_kind(c, lock, owner, KIND_PLACE, &head), *e;
 
-    if (slot || c->closing || !(e = new_entry(lock->name, lock->len, NULL, 0)))
+    if (found || c->closing || !(e = new_entry(lock->name, lock->len, NULL, 0)))
         return; /* renewed already; or left to its lease */
     e->kind = KIND_PLACE;
     e->owner = owner;
@@ -537,10 +534,10 @@ void watchdog_place_taken(struct lw_client *c, const struct lw_lock *lock, uint6
 
 void watchdog_place_left(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
 {
-    struct entry *head, **slot = find_kind(c, lock, owner, KIND_PLACE, &head);
+    struct entry *head, *found = find_kind(c, lock, owner, KIND_PLACE, &head);
 
-    if (slot)
-        retire(c, *slot, 1);
+    if (found)
+        retire(c, found, 1);
 }
 
 /* A zeroed entry named name, extra bytes after the name's NUL. */
@@ -571,32 +568,31 @@ static void start_entry(struct lw_client *c, struct entry *e, struct entry *head
     e->state = ENTRY_SCHEDULED;
     schedule_first_renewal(c, e, from_ns);
     if (head) {
-        e->next_owner = head->next_owner;
-        head->next_owner = e;
+        lw_qnode_insert_after(&head->owner_node, &e->owner_node);
     } else {
-        HASH_ADD(hh, c->entries, name[0], e->len, e);
+        HASH_ADD(hh, c->wd.entries, name[0], e->len, e);
     }
     stats_held(&c->count, e->kind, 1);
 }
 
 void watchdog_unlock_begin(struct lw_client *c, const struct lw_lock *lock, uint64_t owner)
 {
-    struct entry *head, **slot = find_slot(c, lock, owner, &head);
+    struct entry *head, *found = find_slot(c, lock, owner, &head);
 
     /* Still held after this unlock: keep renewing.  The last hold: no
      * renewal may follow the unlock onto the wire. */
-    if (slot && (*slot)->holds <= 1)
-        (*slot)->unlocking++;
+    if (found && found->holds <= 1)
+        found->unlocking++;
 }
 
 void watchdog_unlock_end(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
                          int64_t holds_left)
 {
-    struct entry *head, **slot = find_slot(c, lock, owner, &head), *e;
+    struct entry *head, *found = find_slot(c, lock, owner, &head), *e;
 
-    if (!slot)
+    if (!found)
         return;
-    e = *slot;
+    e = found;
     if (e->unlocking)
         e->unlocking--;
     if (holds_left == UNLOCK_UNKNOWN)
@@ -612,7 +608,7 @@ void watchdog_forget(struct lw_client *c, const struct lw_lock *lock)
     for (;;) {
         struct entry *head = NULL;
 
-        HASH_FIND(hh, c->entries, lock->name, lock->len, head);
+        HASH_FIND(hh, c->wd.entries, lock->name, lock->len, head);
         if (!head)
             return;
         retire(c, head, 1);
@@ -629,8 +625,8 @@ static struct entry *find_permit(struct lw_client *c, const char *name, size_t l
     struct entry *e;
 
     *head = NULL;
-    HASH_FIND(hh, c->entries, name, len, *head);
-    for (e = *head; e; e = e->next_owner)
+    HASH_FIND(hh, c->wd.entries, name, len, *head);
+    for (e = *head; e; e = next_owner(e))
         if (e->kind == KIND_PERMIT && e->owner == tag &&
             memcmp(e->name + e->len + 1, id, PERMIT_ID_LEN) == 0)
             return e;
@@ -681,12 +677,7 @@ static void enqueue(struct lw_client *c, struct entry *e, uint64_t now_ns)
     }
     note_risk(c, e, now_ns, 0); /* a retry, or a renewal late to the queue */
     e->state = ENTRY_QUEUED;
-    e->renew_next = NULL;
-    if (c->renew_tail)
-        c->renew_tail->renew_next = e;
-    else
-        c->renew_head = e;
-    c->renew_tail = e;
+    lw_queue_push(&c->wd.renew, &e->renew_node);
     lw_wheel_schedule(c->wheel, &e->ct.timer, next_check(c, e));
 }
 
@@ -867,8 +858,8 @@ static void redis_clock_stepped(struct lw_client *c, int node, uint64_t ahead_ns
     struct entry *head, *tmp, *e;
 
     report_redis_clock(c, node, ahead_ns / 1000000u);
-    HASH_ITER(hh, c->entries, head, tmp) {
-        for (e = head; e; e = e->next_owner)
+    HASH_ITER(hh, c->wd.entries, head, tmp) {
+        for (e = head; e; e = next_owner(e))
             if (!c->cluster || lw_engine_slot_node(c->engine, e->slot) == node)
                 stepped_down(c, e, ahead_ns, now);
     }
@@ -890,7 +881,7 @@ static void watch_redis_clock(struct lw_client *c, const struct batch *b,
 
     if (time->type != REDIS_REPLY_INTEGER || node < 0 || node_room(c, (unsigned)node))
         return;
-    ahead = redis_clock_sample(&c->nodes[node].clock, req->sent_conn, time->integer,
+    ahead = redis_clock_sample(&c->wd.nodes[node].clock, req->sent_conn, time->integer,
                                req->sent_ns, now_ns);
     if (ahead)
         redis_clock_stepped(c, node, ahead);
@@ -906,14 +897,14 @@ static void on_batch_reply(struct lw_request *req, const redisReply *reply, int 
     int moving = !ok && unsettled(c, err, reply);
     uint64_t from_ns = ok ? lw_request_lease_from(req) : 0, now = lw_clock_now();
 
-    int was_flushing = c->flushing;
+    int was_flushing = c->wd.flushing;
 
     if (ok && !c->closing)
         watch_redis_clock(c, b, req, reply->element[b->n], now);
     /* A renewal re-sent on its own (send_alone()) may fail at once: that
      * must not start a flush in the middle of this loop. */
-    c->flushing = 1;
-    c->batches_inflight--;
+    c->wd.flushing = 1;
+    c->wd.batches_inflight--;
     for (uint32_t i = 0; i < b->n; i++) {
         struct entry *e = b->entries[i];
 
@@ -927,11 +918,17 @@ static void on_batch_reply(struct lw_request *req, const redisReply *reply, int 
         else
             settle(c, e, reply->element[i], from_ns, now);
     }
-    c->flushing = was_flushing;
+    c->wd.flushing = was_flushing;
     lw_request_clear(req);
     free(b);
-    if (!c->closing && !c->flushing)
+    if (!c->closing && !c->wd.flushing)
         watchdog_flush(c);
+}
+
+/* The renew FIFO's first entry, taken off it; NULL: none. */
+static struct entry *pop_renew(struct lw_client *c)
+{
+    return lw_item_of(lw_queue_pop(&c->wd.renew), struct entry, renew_node);
 }
 
 /* The next entry of the renew FIFO to send, freeing dead ones and holding
@@ -940,10 +937,7 @@ static struct entry *pop_due(struct lw_client *c, uint64_t now_ns)
 {
     struct entry *e;
 
-    while ((e = c->renew_head)) {
-        c->renew_head = e->renew_next;
-        if (!c->renew_head)
-            c->renew_tail = NULL;
+    while ((e = pop_renew(c))) {
         e->state = ENTRY_SCHEDULED; /* out of the FIFO */
         if (e->dead)
             release_if_unused(e);
@@ -967,7 +961,7 @@ static struct batch *new_batch(uint32_t n, int node, uint8_t kind)
     return b;
 }
 
-/* b's call of script into c->args: its entries' keys (as its kind puts
+/* b's call of script into c->wd.args: its entries' keys (as its kind puts
  * them), the call's own argument (arg) and the client id (and a renewal's
  * shared arguments, kind->put_call), its entries' arguments (an owner
  * each, the scripts building the field "<id>:<owner>": the id once a
@@ -977,14 +971,14 @@ static int format_batch(struct lw_client *c, const struct batch *b, int script,
 {
     const struct lease_kind *kind = lw_kinds[b->kind];
 
-    batch_args_clear(c->args);
+    batch_args_clear(c->wd.args);
     for (uint32_t i = 0; i < b->n; i++)
-        kind->put(c, b->entries[i], b->node >= 0, c->args);
-    batch_call(c->args, arg, arg_len);
-    batch_call(c->args, c->id, c->id_len);
+        kind->put(c, b->entries[i], b->node >= 0, c->wd.args);
+    batch_call(c->wd.args, arg, arg_len);
+    batch_call(c->wd.args, c->id, c->id_len);
     if (kind->put_call && (script == kind->renew || script == kind->renew_node))
-        kind->put_call(c, c->args);
-    return batch_assemble(c->args);
+        kind->put_call(c, c->wd.args);
+    return batch_assemble(c->wd.args);
 }
 
 /* One call of script for b, formatted by format_batch(): the last thing
@@ -996,13 +990,13 @@ static void submit_batch(struct lw_client *c, struct batch *b, int script, const
                          size_t arg_len, lw_request_fn *done)
 {
     int nargs = format_batch(c, b, script, arg, arg_len);
-    int nkeys = b->node >= 0 ? 0 : (int)c->args->keys.n;
+    int nkeys = b->node >= 0 ? 0 : (int)c->wd.args->keys.n;
 
     b->client = c;
     lw_request_init(&b->req);
-    c->batches_inflight++;
-    if (nargs < 0 || lw_request_evalsha(&b->req, script, nkeys, nargs, c->args->argv,
-                                        c->args->lens) != 0) {
+    c->wd.batches_inflight++;
+    if (nargs < 0 || lw_request_evalsha(&b->req, script, nkeys, nargs, c->wd.args->argv,
+                                        c->wd.args->lens) != 0) {
         done(&b->req, NULL, LW_ENOMEM, b);
         return;
     }
@@ -1016,19 +1010,19 @@ static void submit_batch(struct lw_client *c, struct batch *b, int script, const
         done(&b->req, NULL, LW_ENOMEM, b);
 }
 
-/* Room for node in c->nodes: 0, or -1 (no memory). */
+/* Room for node in c->wd.nodes: 0, or -1 (no memory). */
 static int node_room(struct lw_client *c, unsigned node)
 {
     unsigned cap = node + 8;
     struct node_batches *grown;
 
-    if (node < c->nodes_cap)
+    if (node < c->wd.nodes_cap)
         return 0;
-    if (!(grown = realloc(c->nodes, cap * sizeof *grown)))
+    if (!(grown = realloc(c->wd.nodes, cap * sizeof *grown)))
         return -1;
-    memset(grown + c->nodes_cap, 0, (cap - c->nodes_cap) * sizeof *grown);
-    c->nodes = grown;
-    c->nodes_cap = cap;
+    memset(grown + c->wd.nodes_cap, 0, (cap - c->wd.nodes_cap) * sizeof *grown);
+    c->wd.nodes = grown;
+    c->wd.nodes_cap = cap;
     return 0;
 }
 
@@ -1044,7 +1038,7 @@ static void count_node_call(struct lw_client *c, const struct batch *b)
     if (node < 0)
         node = lw_engine_slot_node(c->engine, b->entries[0]->slot);
     if (node >= 0 && node_room(c, (unsigned)node) == 0)
-        c->nodes[node].renew_calls++;
+        c->wd.nodes[node].renew_calls++;
 }
 
 static void send_renew_batch(struct lw_client *c, struct batch *b)
@@ -1054,7 +1048,7 @@ static void send_renew_batch(struct lw_client *c, struct batch *b)
     stats_batch_sent(&c->count, b->kind, b->n);
     count_node_call(c, b);
     submit_batch(c, b, b->node >= 0 ? kind->renew_node : kind->renew,
-                 c->kind_lease_str[b->kind], c->kind_lease_len[b->kind],
+                 c->terms[b->kind].lease_str, c->terms[b->kind].lease_len,
                  on_batch_reply);
 }
 
@@ -1088,14 +1082,14 @@ static void on_drop_reply(struct lw_request *req, const redisReply *reply, int e
 
     (void)reply;
     (void)err; /* best effort: the lease ends a field left behind anyway */
-    c->batches_inflight--;
+    c->wd.batches_inflight--;
     for (uint32_t i = 0; i < b->n; i++) {
         b->entries[i]->dropping = 0;
         release_if_unused(b->entries[i]);
     }
     lw_request_clear(req);
     free(b);
-    if (!c->closing && !c->flushing)
+    if (!c->closing && !c->wd.flushing)
         watchdog_flush(c);
 }
 
@@ -1110,11 +1104,7 @@ static void send_drop_batch(struct lw_client *c, struct batch *b)
 
 static struct entry *pop_drop(struct lw_client *c)
 {
-    struct entry *e = c->drop_head;
-
-    if (e && !(c->drop_head = e->drop_next))
-        c->drop_tail = NULL;
-    return e;
+    return lw_item_of(lw_queue_pop(&c->wd.drops), struct entry, drop_node);
 }
 
 /* ---- Batches: by node, then by kind ----
@@ -1141,17 +1131,17 @@ static struct batch *open_batch(struct lw_client *c, int purpose, uint8_t kind, 
 
     if (node_room(c, node))
         return NULL;
-    open = &c->nodes[node].open[kind][purpose];
+    open = &c->wd.nodes[node].open[kind][purpose];
     if (!*open)
-        *open = new_batch(c->renew_batch, c->cluster ? (int)node : -1, kind);
+        *open = new_batch(c->wd.renew_batch, c->cluster ? (int)node : -1, kind);
     return *open;
 }
 
 static void send_open(struct lw_client *c, int purpose, uint8_t kind, unsigned node)
 {
-    struct batch *b = c->nodes[node].open[kind][purpose];
+    struct batch *b = c->wd.nodes[node].open[kind][purpose];
 
-    c->nodes[node].open[kind][purpose] = NULL;
+    c->wd.nodes[node].open[kind][purpose] = NULL;
     if (purpose == OPEN_RENEW)
         send_renew_batch(c, b);
     else
@@ -1163,9 +1153,9 @@ static void send_open(struct lw_client *c, int purpose, uint8_t kind, unsigned n
 static void send_all_open(struct lw_client *c)
 {
     for (int purpose = 0; purpose < 2; purpose++)
-        for (unsigned node = 0; node < c->nodes_cap; node++)
+        for (unsigned node = 0; node < c->wd.nodes_cap; node++)
             for (uint8_t kind = 0; kind < KIND_COUNT; kind++)
-                if (c->nodes[node].open[kind][purpose])
+                if (c->wd.nodes[node].open[kind][purpose])
                     send_open(c, purpose, kind, node);
 }
 
@@ -1182,7 +1172,7 @@ static int add_to_node(struct lw_client *c, int purpose, struct entry *e, uint64
         add_renewal(c, b, e, now_ns);
     else
         b->entries[b->n++] = e;
-    if (b->n == c->renew_batch)
+    if (b->n == c->wd.renew_batch)
         send_open(c, purpose, e->kind, (unsigned)node);
     return 0;
 }
@@ -1196,13 +1186,13 @@ static int add_to_node(struct lw_client *c, int purpose, struct entry *e, uint64
 static void flush_batches(struct lw_client *c, uint64_t now_ns)
 {
     uint64_t masters = c->cluster ? lw_engine_master_count(c->engine) : 1;
-    uint64_t max = (uint64_t)c->batches_max * masters;
+    uint64_t max = (uint64_t)c->wd.batches_max * masters;
     struct entry *e;
 
-    while (!c->closing && c->batches_inflight < max && (e = pop_due(c, now_ns)))
+    while (!c->closing && c->wd.batches_inflight < max && (e = pop_due(c, now_ns)))
         if (add_to_node(c, OPEN_RENEW, e, now_ns))
             retry_next_tick(c, e, now_ns); /* the map will say; not a failure */
-    while (!c->closing && !c->renew_head && c->batches_inflight < max &&
+    while (!c->closing && lw_queue_empty(&c->wd.renew) && c->wd.batches_inflight < max &&
            (e = pop_drop(c)))
         if (add_to_node(c, OPEN_DROP, e, now_ns)) {
             e->dropping = 0; /* best effort: the lease ends it */
@@ -1215,9 +1205,9 @@ void watchdog_flush(struct lw_client *c)
 {
     /* A batch whose write fails completes inside submit_batch(): it must
      * not start a flush of its own, or failures would nest. */
-    c->flushing = 1;
+    c->wd.flushing = 1;
     flush_batches(c, lw_clock_now());
-    c->flushing = 0;
+    c->wd.flushing = 0;
 }
 
 /*
@@ -1248,8 +1238,8 @@ void watchdog_failover(struct lw_client *c, const uint8_t *slots)
     uint64_t now = lw_clock_now();
     struct entry *head, *tmp, *e;
 
-    HASH_ITER(hh, c->entries, head, tmp) {
-        for (e = head; e; e = e->next_owner)
+    HASH_ITER(hh, c->wd.entries, head, tmp) {
+        for (e = head; e; e = next_owner(e))
             if (slots[e->slot / 8] & (1u << (e->slot % 8)))
                 check_after_failover(c, e, now);
     }
@@ -1257,7 +1247,7 @@ void watchdog_failover(struct lw_client *c, const uint8_t *slots)
 
 uint64_t watchdog_backlog_ns(const struct lw_client *c, uint64_t now_ns)
 {
-    const struct entry *e = c->renew_head;
+    const struct entry *e = lw_item_of(lw_queue_peek(&c->wd.renew), struct entry, renew_node);
 
     return e && now_ns > e->due_ns ? now_ns - e->due_ns : 0;
 }
@@ -1268,25 +1258,18 @@ void watchdog_shutdown(struct lw_client *c)
 {
     struct entry *e, *tmp;
 
-    while ((e = c->renew_head)) { /* the FIFO lets go of them */
-        c->renew_head = e->renew_next;
+    while ((e = pop_renew(c))) { /* the FIFO lets go of them */
         e->state = ENTRY_SCHEDULED;
         if (e->dead)
             release_if_unused(e); /* the live ones go below */
     }
-    c->renew_tail = NULL;
-    while ((e = c->drop_head)) { /* never sent: let go of them */
-        c->drop_head = e->drop_next;
+    while ((e = pop_drop(c))) { /* never sent: let go of them */
         e->dropping = 0;
         release_if_unused(e);
     }
-    c->drop_tail = NULL;
-    HASH_ITER(hh, c->entries, e, tmp) {
-        while (e->next_owner) {
-            struct entry *next = e->next_owner;
-
-            retire(c, next, 0);
-        }
+    HASH_ITER(hh, c->wd.entries, e, tmp) {
+        while (next_owner(e))
+            retire(c, next_owner(e), 0);
         retire(c, e, 0);
     }
 }

@@ -43,6 +43,7 @@
 #include "lock_op.h"
 #include "owner.h"
 #include "publish.h"
+#include "scripts.h"
 #include "waiters.h"
 #include "watchdog.h"
 #include "way.h"
@@ -159,10 +160,10 @@ static int format_fair_acquire(struct op *op, const char *field, size_t flen)
         (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1], lock->fair_keys[2],
                          token, lease, field, wait, lock->channel, publish,
                          lw_clock_now() < op->call.w.deadline_ns ? "1" : "0",
-                         c->kind_lease_str[KIND_PLACE]},
+                         c->terms[KIND_PLACE].lease_str},
         (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2], tlen,
                    strlen(lease), flen, strlen(wait), lock->channel_len, strlen(publish), 1,
-                   c->kind_lease_len[KIND_PLACE]});
+                   c->terms[KIND_PLACE].lease_len});
 }
 
 /* A fair lock's command (scripts.c, SCRIPT_FAIR_*): its acquire, its

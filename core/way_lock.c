@@ -19,6 +19,7 @@
 #include "lock_op.h"
 #include "owner.h"
 #include "publish.h"
+#include "scripts.h"
 #include "way.h"
 
 /* The hand-over script: this owner's hold released, the lock given to

@@ -19,6 +19,7 @@
 #include "lock_op.h"
 #include "owner.h"
 #include "publish.h"
+#include "scripts.h"
 #include "tag.h"
 #include "way.h"
 

@@ -22,7 +22,7 @@ start with spaces.  Fails, naming the file (and the line of design.md), if
   - the map has more or fewer layers than CORE_LAYERS;
   - an UP_CALLS entry (a file, a function above it) has no reason in the
     section: a bullet whose bold lead names the file and the function,
-    `waiters.c` ... `op_attempt()`, and says why after it;
+    `waiters.c` ... `call_attempt()`, and says why after it;
   - a bullet's bold lead says a file of core/ calls a function
     (**`lock.c` calls `watchdog_flush()`**) that the file does not name,
     or one above it that UP_CALLS does not allow, or says two files call
@@ -547,16 +547,16 @@ def self_check(root):
                Lists(layers=[[n for n in layer if n != "version.c"] for layer in real.layers]))
 
         fresh()
-        expect("UP_CALLS' waiters.c -> op_attempt() without its reason",
-               "UP_CALLS lets core/waiters.c call op_attempt()",
-               Lists(up_calls={"waiters.c": {"op_attempt"}}))
-        plant("core/waiters.c", "static void zz(struct op *op) { op_attempt(op); }\n")
-        bullet("- **`waiters.c` calls `op_attempt()`**: to wake a waiter, which is an\n"
-               "  acquire op in its own states.")
+        expect("UP_CALLS' waiters.c -> call_attempt() without its reason",
+               "UP_CALLS lets core/waiters.c call call_attempt()",
+               Lists(up_calls={"waiters.c": {"call_attempt"}}))
+        plant("core/waiters.c", "static void zz(struct call *op) { call_attempt(op); }\n")
+        bullet("- **`waiters.c` calls `call_attempt()`**: to wake a waiter, which is an\n"
+               "  acquire call in its own states.")
         expect("a call up claimed that UP_CALLS does not allow",
-               "says core/waiters.c calls op_attempt(), core/lock.c's")
-        expect("UP_CALLS' waiters.c -> op_attempt() with its reason", None,
-               Lists(up_calls={"waiters.c": {"op_attempt"}}))
+               "says core/waiters.c calls call_attempt(), core/call.c's")
+        expect("UP_CALLS' waiters.c -> call_attempt() with its reason", None,
+               Lists(up_calls={"waiters.c": {"call_attempt"}}))
 
         fresh()
         bullet("- **`lock.c` and `waiters.c` call each other**: planted.")

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client_private.h"
+#include "scripts.h"
 #include "lock_util.h"
 
 #define THREADS 8

@@ -18,6 +18,7 @@
 #include <leasewheel/semaphore.h>
 
 #include "client_private.h"
+#include "scripts.h"
 #include "entry.h"
 #include "owner.h"
 #include "lock_util.h"

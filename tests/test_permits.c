@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "client_private.h"
+#include "scripts.h"
 #include "lock_util.h"
 #include "attempts_util.h"
 #include "proxy.h"

@@ -571,8 +571,9 @@ static void read_due_times(struct lw_request *req, const redisReply *reply, int 
     (void)req;
     (void)reply;
     (void)err;
-    HASH_ITER(hh, c->entries, head, tmp) {
-        for (struct entry *e = head; e; e = e->next_owner, d->n++) {
+    HASH_ITER(hh, c->wd.entries, head, tmp) {
+        for (struct entry *e = head; e;
+             e = lw_item_of(lw_qnode_next(&e->owner_node), struct entry, owner_node), d->n++) {
             d->due[d->n] = e->due_ns;
             d->sent[d->n] = e->valid_until_ns + drift - lease;
         }

@@ -62,6 +62,7 @@
 #include "container.h"
 #include "counter.h"
 #include "mpsc.h"
+#include "queue.h"
 
 enum {
     LANES = 8,       /* lists per bucket, walked in step */
@@ -140,40 +141,25 @@ static uint32_t get_state_relaxed(const struct lw_timer *t)
 
 /* ---- buckets ---- */
 
-static void list_init(struct lw_list *head)
-{
-    head->next = head;
-    head->prev = head;
-}
-
 static void bucket_link(struct lw_wheel *w, struct lw_timer *t)
 {
     uint64_t lane = (t->expires & w->mask) * LANES + (w->next_lane++ & (LANES - 1));
-    struct lw_list *head = &w->lanes[lane];
-    struct lw_list *node = &t->link;
 
-    node->prev = head->prev;
-    node->next = head;
-    head->prev->next = node;
-    head->prev = node;
+    lw_list_insert_tail(&w->lanes[lane], &t->link);
     count_add(&w->stats.pending, 1);
 }
 
-/* Unlink and mark unlinked (next == NULL), for the cancel-queue drain. */
+/* Unlink and mark unlinked (is_linked() false), for the cancel-queue
+ * drain: a cancel needs no lane, the lists being doubly linked. */
 static void bucket_unlink(struct lw_wheel *w, struct lw_timer *t)
 {
-    struct lw_list *node = &t->link;
-
-    node->prev->next = node->next;
-    node->next->prev = node->prev;
-    node->next = NULL;
-    node->prev = NULL;
+    lw_list_remove(&t->link);
     count_add(&w->stats.pending, (uint64_t)-1);
 }
 
 static bool is_linked(const struct lw_timer *t)
 {
-    return t->link.next != NULL;
+    return lw_list_linked(&t->link);
 }
 
 __extension__ typedef unsigned __int128 u128;
@@ -220,7 +206,10 @@ struct appender {
     uint32_t appended;
 };
 
-/* t must be unlinked, with both links NULL. */
+/* t must be unlinked, with both links NULL.  The due list is the public
+ * struct lw_timer_list, popped by lw_timer_list_pop() inline in the
+ * public header, and link.prev holds the hint: its links are written
+ * here, not by queue.h, whose FIFO is private and has no hint. */
 static void appender_add(struct appender *app, struct lw_timer *t)
 {
     struct lw_timer_list *list = app->list;
@@ -333,7 +322,7 @@ int lw_wheel_new(const struct lw_wheel_config *cfg, struct lw_wheel **out)
         return LW_ENOMEM;
     }
     for (uint64_t i = 0; i < (uint64_t)slots * LANES; i++)
-        list_init(&w->lanes[i]);
+        lw_list_init(&w->lanes[i]);
     w->mask = slots - 1;
     w->tick_ns = cfg->tick_ns;
     w->tick_inverse = UINT64_MAX / cfg->tick_ns;
@@ -369,8 +358,8 @@ void lw_wheel_free(struct lw_wheel *w)
     for (uint64_t i = 0; i < (w->mask + 1) * LANES; i++) {
         struct lw_list *head = &w->lanes[i];
 
-        while (head->next != head) {
-            struct lw_timer *t = (struct lw_timer *)head->next;
+        while (!lw_list_empty(head)) {
+            struct lw_timer *t = lw_container_of(lw_list_first(head), struct lw_timer, link);
 
             bucket_unlink(w, t);
             release_timer(w, t);
@@ -514,8 +503,7 @@ static void fire_batch(struct lw_timer **batch, size_t n, struct appender *due)
         struct lw_timer *t = batch[i];
         uint32_t expected = LW_TIMER_SCHEDULED;
 
-        t->link.next = NULL; /* unlinked: see is_linked() */
-        t->link.prev = NULL;
+        lw_list_mark_unlinked(&t->link); /* left out by the walk: see is_linked() */
         if (cas_state(t, &expected, LW_TIMER_FIRED))
             appender_add(due, t);
         /* else: cancelled from another thread; the cancel queue releases it */
@@ -554,8 +542,7 @@ static void expire_bucket(struct lw_wheel *w, uint64_t bucket, uint64_t k,
             walking = true;
             cursor[l] = node->next;
             if (((struct lw_timer *)node)->expires > k) {
-                kept[l]->next = node; /* a later revolution: it stays */
-                node->prev = kept[l];
+                lw_list_join(kept[l], node); /* a later revolution: it stays */
                 kept[l] = node;
             } else {
                 batch[n++] = (struct lw_timer *)node;
@@ -567,10 +554,8 @@ static void expire_bucket(struct lw_wheel *w, uint64_t bucket, uint64_t k,
             n = 0;
         }
     }
-    for (int l = 0; l < LANES; l++) {
-        kept[l]->next = &heads[l];
-        heads[l].prev = kept[l];
-    }
+    for (int l = 0; l < LANES; l++)
+        lw_list_join(kept[l], &heads[l]);
     count_add(&w->stats.pending, (uint64_t)0 - removed);
 }
 
