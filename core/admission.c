@@ -49,7 +49,7 @@
  */
 #include <stdio.h>
 
-#include "client_private.h"
+#include "client_base.h"
 #include "admission.h"
 #include "call.h"
 #include "watchdog.h"

@@ -15,7 +15,7 @@
 
 #include "call.h"
 #include "admission.h"
-#include "client_private.h"
+#include "client_base.h"
 #include "completion.h"
 #include "container.h"
 #include "replicas.h"

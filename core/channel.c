@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "channel.h"
-#include "client_private.h"
+#include "client_base.h"
 
 enum channel_state { CH_IDLE,
                      CH_SUBSCRIBING,

@@ -8,7 +8,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "client_private.h"
+#include "client_base.h"
 #include "admission.h"
 #include "holds.h"
 #include "multi.h"

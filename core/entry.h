@@ -11,7 +11,7 @@
 
 #include <uthash.h>
 
-#include "client_private.h"
+#include "client_base.h"
 #include "queue.h"
 
 enum entry_state {

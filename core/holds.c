@@ -27,7 +27,7 @@
 
 #include <uthash.h>
 
-#include "client_private.h"
+#include "client_base.h"
 #include "lock_op.h"
 #include "holds.h"
 

@@ -12,7 +12,7 @@
  * no waiter of the queue: the lease of the lost lock would have run out
  * anyway, and the head's next look finds it free).
  */
-#include "client_private.h"
+#include "client_base.h"
 #include "lock_op.h"
 #include "entry.h"
 #include "owner.h"

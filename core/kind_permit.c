@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "client_private.h"
+#include "client_base.h"
 #include "entry.h"
 #include "owner.h"
 #include "publish.h"

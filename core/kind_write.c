@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "client_private.h"
+#include "client_base.h"
 #include "entry.h"
 #include "owner.h"
 #include "scripts.h"

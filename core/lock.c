@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client_private.h"
+#include "client_base.h"
 #include "call.h"
 #include "admission.h"
 #include "container.h"
@@ -30,6 +30,7 @@
 #include "lock_op.h"
 #include "owner.h"
 #include "publish.h"
+#include "scripts.h"
 #include "refs.h"
 #include "reply.h"
 #include "replicas.h"

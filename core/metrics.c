@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client_private.h"
+#include "client_base.h"
 
 /* The text as snprintf() writes it: what fits in len, and the length the
  * whole needs (pos). */

@@ -48,7 +48,7 @@
 #include <leasewheel/multi.h>
 #include <uthash.h>
 
-#include "client_private.h"
+#include "client_base.h"
 #include "lock_op.h"
 #include "container.h"
 #include "holds.h"
@@ -56,6 +56,7 @@
 #include "call.h"
 #include "owner.h"
 #include "publish.h"
+#include "scripts.h"
 #include "refs.h"
 #include "reply.h"
 #include "waiters.h"

@@ -12,7 +12,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "client_private.h"
+#include "client_base.h"
 #include "owner.h"
 
 uint64_t lw_owner_self(void)

@@ -8,7 +8,7 @@
  * files that publish need not call back up into client.c, which starts
  * the router.  Engine thread.
  */
-#include "client_private.h"
+#include "client_base.h"
 #include "publish.h"
 
 /* Unlock messages go out the way waiters listen: the pub/sub router decides

@@ -10,7 +10,7 @@
  */
 #include <stdlib.h>
 
-#include "client_private.h"
+#include "client_base.h"
 #include "kind.h"
 #include "refs.h"
 

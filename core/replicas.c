@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client_private.h"
+#include "client_base.h"
 #include "queue.h"
 #include "replicas.h"
 #include "call.h"

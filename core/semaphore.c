@@ -2,7 +2,7 @@
  * core/semaphore.c - semaphore handles and the calls on them
  * (<leasewheel/semaphore.h> says what they promise).
  *
- * Every call is a sem_op, as a lock call is a struct op (client_private.h),
+ * Every call is a sem_op, as a lock call is a struct op (client_base.h),
  * but simpler: no owners, no hand-over.  The calling thread checks the arguments (and
  * for an acquire draws the permits' ids: 16 bytes each from getrandom());
  * the engine thread does the rest.  Unlike a lock's op, a sem_op is
@@ -32,9 +32,10 @@
 #include <time.h>
 
 #include "container.h"
-#include "client_private.h"
+#include "client_base.h"
 #include "call.h"
 #include "publish.h"
+#include "scripts.h"
 #include "refs.h"
 #include "reply.h"
 #include "replicas.h"

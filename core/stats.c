@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "client_private.h"
+#include "client_base.h"
 
 static void get_stats(const struct lw_client *c, struct lw_client_stats *out)
 {

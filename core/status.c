@@ -15,8 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client_private.h"
+#include "client_base.h"
 #include "status.h"
+#include "scripts.h"
 
 /* A bulk string's or an integer's value; 0 for anything else. */
 static int64_t number_of(const redisReply *r)

@@ -56,7 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client_private.h"
+#include "client_base.h"
 #include "container.h"
 #include "queue.h"
 #include "waiters.h"

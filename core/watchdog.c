@@ -89,12 +89,13 @@
 
 #include <uthash.h>
 
-#include "client_private.h"
+#include "client_base.h"
 #include "lock_op.h"
 #include "container.h"
 #include "entry.h"
 #include "owner.h"
 #include "publish.h"
+#include "scripts.h"
 #include "queue.h"
 #include "report.h"
 #include "watchdog.h"

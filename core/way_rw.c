@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client_private.h"
+#include "client_base.h"
 #include "lock_op.h"
 #include "owner.h"
 #include "publish.h"

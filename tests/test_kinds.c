@@ -17,7 +17,7 @@
 
 #include <leasewheel/semaphore.h>
 
-#include "client_private.h"
+#include "client_base.h"
 #include "scripts.h"
 #include "entry.h"
 #include "owner.h"

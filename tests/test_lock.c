@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "client_private.h"
+#include "client_base.h"
 #include "lock_op.h"
 #include "lock_util.h"
 #include "call.h" /* holder_retry_at() */

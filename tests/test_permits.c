@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "client_private.h"
+#include "client_base.h"
 #include "scripts.h"
 #include "lock_util.h"
 #include "attempts_util.h"

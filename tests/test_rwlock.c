@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "client_private.h"
+#include "client_base.h"
 #include "fixture_util.h"
 #include "lock_util.h"
 #include "attempts_util.h"

@@ -5,7 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
-#include "client_private.h"
+#include "client_base.h"
 #include "entry.h"
 #include "watchdog.h"
 #include "lock_util.h"

@@ -1,19 +1,20 @@
 /*
- * core/client_private.h - the types the parts of core/ share: the client,
- * lock handles, calls in progress (ops), and the timers core/ puts on the
- * wheel.  What one file alone uses stays in it (the watchdog's entries in
- * watchdog.c); each file's calls for the others are in a header named for
- * it (refs.h, publish.h, owner.h, ops.h for lock.c's, replicas.h,
- * waiters.h, holds.h, watchdog.h; scripts.h for scripts.c's scripts),
- * which its callers include: docs/design.md, "Who calls whom in core/",
- * says which go which way, and why.
+ * core/client_base.h - the shared base of core/: struct lw_client, which
+ * every part of core/ reads, its groups (the watchdog's, the lease holds',
+ * admission's, the kinds' terms), and what a renewal batch keeps per
+ * node.  Nothing else: a type one file owns is in that file or in a header
+ * named for it (lock_op.h for lock.c's handle and op, call.h for the call
+ * machine, scripts.h for the scripts, entry.h for the watchdog's entries),
+ * and each file's calls for the others are in a header named for it, which
+ * its callers include: docs/design.md, "Who calls whom in core/", says
+ * which go which way, and why.
  *
- * Threads.  Application threads only format commands and hand ops over;
+ * Threads.  Application threads only format commands and hand calls over;
  * every structure below that is marked "engine thread" is touched by the
  * engine thread alone, so none of it needs a lock.
  */
-#ifndef LW_CORE_CLIENT_PRIVATE_H
-#define LW_CORE_CLIENT_PRIVATE_H
+#ifndef LW_CORE_CLIENT_BASE_H
+#define LW_CORE_CLIENT_BASE_H
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -29,7 +30,6 @@
 #include "pubsub.h"
 #include "queue.h"
 #include "redis_clock.h"
-#include "scripts.h" /* lock.c, semaphore.c and multi.c send them */
 #include "timer.h"
 #include "waiters.h"
 
