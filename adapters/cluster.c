@@ -67,7 +67,7 @@ struct node {
 };
 
 struct cluster {
-    struct lw_topology t;
+    struct topology t;
     struct link_set *ls;
     char *seed_host[LW_ENGINE_MAX_SEEDS];
     int seed_port[LW_ENGINE_MAX_SEEDS];
@@ -84,7 +84,7 @@ struct cluster {
     int use_slots; /* it did not: ask CLUSTER SLOTS */
 
     /* The topology connection. */
-    struct lw_conn tconn;
+    struct conn tconn;
     char *thost;        /* its address, for CLUSTER SLOTS' empty host */
     unsigned next_addr; /* candidate tried next: seeds, then nodes */
     unsigned failures;  /* attempts failed since a map was last read */
@@ -103,14 +103,14 @@ struct cluster {
     struct xorshift rng; /* the back-off's jitter */
 };
 
-static struct cluster *of(const struct lw_topology *t)
+static struct cluster *of(const struct topology *t)
 {
     return (struct cluster *)t;
 }
 
 /* --- configuration ------------------------------------------------------ */
 
-int cluster_check(const struct lw_engine_config *cfg)
+int cluster_check(const struct engine_config *cfg)
 {
     int rc;
 
@@ -119,7 +119,7 @@ int cluster_check(const struct lw_engine_config *cfg)
     if (!cfg->seeds)
         return LW_EINVAL;
     for (unsigned i = 0; i < cfg->nseeds; i++)
-        if ((rc = lw_parse_addr(cfg->seeds[i], NULL, NULL)))
+        if ((rc = parse_addr(cfg->seeds[i], NULL, NULL)))
             return rc;
     return 0;
 }
@@ -190,13 +190,13 @@ static struct link *any_master(struct cluster *c)
 
 /* Queue req on l's node, on the lane it asks for, and write it if there
  * is room. */
-static void to_link(struct link *l, struct lw_request *req, int front)
+static void to_link(struct link *l, struct request *req, int front)
 {
     link_queue(l, req, front);
     link_pump(l);
 }
 
-static void route(struct lw_topology *t, struct lw_request *req, int front)
+static void route(struct topology *t, struct request *req, int front)
 {
     struct cluster *c = of(t);
     struct link *l = NULL;
@@ -230,7 +230,7 @@ static void route(struct lw_topology *t, struct lw_request *req, int front)
 static void reroute_queue(struct cluster *c, struct link *l, struct fifo *q)
 {
     struct fifo all = fifo_take(q);
-    struct lw_request *req;
+    struct request *req;
     int is_master = c->nodes[l->node].master;
 
     while ((req = fifo_pop(&all))) {
@@ -253,7 +253,7 @@ static void reroute_link(struct cluster *c, struct link *l)
 static void reroute_all(struct cluster *c)
 {
     struct fifo all = fifo_take(&c->pending);
-    struct lw_request *req;
+    struct request *req;
 
     for (unsigned i = 0; i < c->nnodes; i++) {
         struct link *l = c->ls->links[i];
@@ -271,7 +271,7 @@ static void reroute_all(struct cluster *c)
 /* Unsettled: try again after the back-off (backoff.h: 20 ms doubling to
  * 200 ms, jittered), but never past the request's own time; then
  * LW_EUNSETTLED. */
-static void retry_later(struct cluster *c, struct lw_request *req)
+static void retry_later(struct cluster *c, struct request *req)
 {
     uint64_t now = lw_clock_now();
     uint32_t ms = backoff_delay_ms(RETRY_MIN_MS, RETRY_MAX_MS, req->unsettled, &c->rng);
@@ -473,7 +473,7 @@ static unsigned count_bits(const uint8_t *map)
 
 /* Say a map change in the log: a failover as a warning (what the old
  * masters acknowledged last may be gone), a migration as news. */
-static void say_change(struct cluster *c, const struct lw_topology_change *change)
+static void say_change(struct cluster *c, const struct topology_change *change)
 {
     unsigned failed = count_bits(change->failover), moved = count_bits(change->moved);
 
@@ -492,7 +492,7 @@ static void report_change(struct cluster *c)
 {
     uint8_t *failover = c->failover, *moved = c->moved;
     uint8_t *shard_seen = calloc(c->nnodes + 1, 1);
-    struct lw_topology_change change = {failover, moved, 0};
+    struct topology_change change = {failover, moved, 0};
     int any = 0;
 
     memset(failover, 0, sizeof c->failover);
@@ -593,7 +593,7 @@ static void open_topology(struct cluster *c);
 static void on_topology_down(void *arg, int err)
 {
     struct cluster *c = arg;
-    const struct lw_endpoint *ep = c->ls->ep;
+    const struct endpoint *ep = c->ls->ep;
     unsigned ncand = c->nseeds + c->nnodes;
     double delay = 0.0;
 
@@ -706,7 +706,7 @@ static void count_redirect(struct cluster *c)
 
 /* MOVED: the slot is the target's now; patch the map at once and have the
  * whole map read soon.  ASK: this one request goes there, after ASKING. */
-static int redirect(struct cluster *c, struct lw_request *req, const char *msg)
+static int redirect(struct cluster *c, struct request *req, const char *msg)
 {
     int ask = starts(msg, "ASK "), to = redirect_target(c, msg);
     struct link *l;
@@ -737,7 +737,7 @@ static int is_unsettled(const char *msg)
 
 /* A request routed by slot answered MOVED, ASK or unsettled: routed again
  * from here; anything else is the caller's to read. */
-static int link_error(struct lw_topology *t, struct link *l, struct lw_request *req,
+static int link_error(struct topology *t, struct link *l, struct request *req,
                       const redisReply *reply)
 {
     struct cluster *c = of(t);
@@ -758,7 +758,7 @@ static int link_error(struct lw_topology *t, struct link *l, struct lw_request *
 
 /* A request lost with its connection: one routed by slot is sent again
  * (it may have run: route commands that are not safe to repeat by node). */
-static void link_lost(struct lw_topology *t, struct link *l, struct lw_request *req, int err)
+static void link_lost(struct topology *t, struct link *l, struct request *req, int err)
 {
     (void)l;
     if (req->route == LW_ROUTE_SLOT &&
@@ -768,7 +768,7 @@ static void link_lost(struct lw_topology *t, struct link *l, struct lw_request *
         links_complete(t->ls, req, NULL, err);
 }
 
-static void link_down(struct lw_topology *t, struct link *l, int err)
+static void link_down(struct topology *t, struct link *l, int err)
 {
     (void)l;
     (void)err;
@@ -777,7 +777,7 @@ static void link_down(struct lw_topology *t, struct link *l, int err)
 
 /* A request that waited its whole time on a master that is not up: by
  * slot, the cluster was moving; else why that master could not be had. */
-static int link_expired(struct lw_topology *t, struct link *l, const struct lw_request *req)
+static int link_expired(struct topology *t, struct link *l, const struct request *req)
 {
     (void)t;
     if (req->route == LW_ROUTE_SLOT)
@@ -792,7 +792,7 @@ static int link_expired(struct lw_topology *t, struct link *l, const struct lw_r
 static void expire_pending(struct cluster *c, uint64_t now)
 {
     struct fifo all = fifo_take(&c->pending);
-    struct lw_request *req;
+    struct request *req;
     int err = c->have_map ? LW_EUNSETTLED : c->last_err ? c->last_err
                                                         : LW_ETIMEDOUT;
 
@@ -807,7 +807,7 @@ static void expire_pending(struct cluster *c, uint64_t now)
 static void run_backoff(struct cluster *c, uint64_t now)
 {
     struct fifo all = fifo_take(&c->backoff);
-    struct lw_request *req;
+    struct request *req;
 
     while ((req = fifo_pop(&all))) {
         if (req->expires_ns <= now)
@@ -830,7 +830,7 @@ static int degraded(const struct cluster *c)
     return 0;
 }
 
-static void tick(struct lw_topology *t, uint64_t now_ns)
+static void tick(struct topology *t, uint64_t now_ns)
 {
     struct cluster *c = of(t);
 
@@ -844,19 +844,19 @@ static void tick(struct lw_topology *t, uint64_t now_ns)
         run_backoff(c, now_ns);
 }
 
-static size_t held(const struct lw_topology *t)
+static size_t held(const struct topology *t)
 {
     return of(t)->pending.count + of(t)->backoff.count;
 }
 
-static int fails_at_once(const struct lw_topology *t)
+static int fails_at_once(const struct topology *t)
 {
     return of(t)->fail_err;
 }
 
 /* --- life --------------------------------------------------------------- */
 
-static void start(struct lw_topology *t)
+static void start(struct topology *t)
 {
     struct cluster *c = of(t);
 
@@ -864,7 +864,7 @@ static void start(struct lw_topology *t)
     open_topology(c);
 }
 
-static void stop(struct lw_topology *t)
+static void stop(struct topology *t)
 {
     struct cluster *c = of(t);
 
@@ -876,7 +876,7 @@ static void stop(struct lw_topology *t)
     links_fail_all(c->ls, &c->backoff, LW_ESHUTDOWN);
 }
 
-static void free_cluster(struct lw_topology *t)
+static void free_cluster(struct topology *t)
 {
     struct cluster *c = of(t);
 
@@ -891,28 +891,28 @@ static void free_cluster(struct lw_topology *t)
 
 /* --- the questions -------------------------------------------------------- */
 
-static int is_cluster(const struct lw_topology *t)
+static int is_cluster(const struct topology *t)
 {
     (void)t;
     return 1;
 }
 
-static int sharded(const struct lw_topology *t)
+static int sharded(const struct topology *t)
 {
     return of(t)->sharded;
 }
 
-static int slot_node(const struct lw_topology *t, unsigned slot)
+static int slot_node(const struct topology *t, unsigned slot)
 {
     return of(t)->map[slot % LW_CLUSTER_SLOTS];
 }
 
-static unsigned node_count(const struct lw_topology *t)
+static unsigned node_count(const struct topology *t)
 {
     return of(t)->nnodes;
 }
 
-static unsigned master_count(const struct lw_topology *t)
+static unsigned master_count(const struct topology *t)
 {
     const struct cluster *c = of(t);
     unsigned n = 0;
@@ -922,7 +922,7 @@ static unsigned master_count(const struct lw_topology *t)
     return n ? n : 1;
 }
 
-static int node_addr(const struct lw_topology *t, unsigned node, const char **host, int *port)
+static int node_addr(const struct topology *t, unsigned node, const char **host, int *port)
 {
     const struct cluster *c = of(t);
 
@@ -933,7 +933,7 @@ static int node_addr(const struct lw_topology *t, unsigned node, const char **ho
     return 0;
 }
 
-static const struct lw_topology_ops cluster_ops = {
+static const struct topology_ops cluster_ops = {
     .start = start,
     .route = route,
     .held = held,
@@ -953,8 +953,8 @@ static const struct lw_topology_ops cluster_ops = {
     .node_addr = node_addr,
 };
 
-int cluster_new(const struct lw_engine_config *cfg, struct link_set *ls,
-                struct lw_topology **out)
+int cluster_new(const struct engine_config *cfg, struct link_set *ls,
+                struct topology **out)
 {
     struct cluster *c = calloc(1, sizeof *c);
     uint32_t period = cfg->topology_refresh_ms ? cfg->topology_refresh_ms
@@ -983,8 +983,8 @@ int cluster_new(const struct lw_engine_config *cfg, struct link_set *ls,
     ev_timer_init(&c->periodic, on_periodic, period / 1000.0, period / 1000.0);
     c->periodic.data = c;
     for (; c->nseeds < cfg->nseeds; c->nseeds++)
-        if (lw_parse_addr(cfg->seeds[c->nseeds], &c->seed_host[c->nseeds],
-                          &c->seed_port[c->nseeds]))
+        if (parse_addr(cfg->seeds[c->nseeds], &c->seed_host[c->nseeds],
+                       &c->seed_port[c->nseeds]))
             return LW_ENOMEM;
     return 0;
 }

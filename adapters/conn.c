@@ -99,32 +99,32 @@ int conn_refusal(const char *words)
     return LW_EREDIS;
 }
 
-int conn_fails_at_once(const struct lw_conn *c)
+int conn_fails_at_once(const struct conn *c)
 {
     if (c->ever_ready)
         return 0;
     return conn_is_hard_failure(c->last_err) ? c->last_err : 0;
 }
 
-const char *conn_why(const struct lw_conn *c)
+const char *conn_why(const struct conn *c)
 {
     return c->why;
 }
 
-static int is_tls(const struct lw_conn *c)
+static int is_tls(const struct conn *c)
 {
     return c->ep->tls.enable;
 }
 
 /* Say why the attempt or the connection failed. */
-static void note_why(struct lw_conn *c, const char *what)
+static void note_why(struct conn *c, const char *what)
 {
     snprintf(c->why, sizeof c->why, "%s", what);
 }
 
 /* Record why where the endpoint's owner reads it, "host:port: why", and
  * say it in the log as a line of kind at level. */
-static void report_at(const struct lw_conn *c, int err, int kind, int level)
+static void report_at(const struct conn *c, int err, int kind, int level)
 {
     char line[sizeof c->why + 300];
 
@@ -134,11 +134,11 @@ static void report_at(const struct lw_conn *c, int err, int kind, int level)
         snprintf(line, sizeof line, "%s: %s", c->unix_path, c->why);
     else
         snprintf(line, sizeof line, "%s:%d: %s", c->host ? c->host : "?", c->port, c->why);
-    lw_report_set(c->ep->report, err, kind, level, line);
+    report_set(c->ep->report, err, kind, level, line);
 }
 
 /* Record the failure: an error when it will not mend by waiting. */
-static void report(const struct lw_conn *c, int err)
+static void report(const struct conn *c, int err)
 {
     report_at(c, err, LOG_CONN_FAILED,
               !c->ever_ready && conn_is_hard_failure(err) ? LOG_ERROR : LOG_WARN);
@@ -147,7 +147,7 @@ static void report(const struct lw_conn *c, int err)
 /* Let go of the socket (or give up the lookup that was to lead to one):
  * stop watching it, close it, forget what was to be written; the reader is freed unless the read loop is using it (it frees
  * it on return).  The TLS session stays, to be resumed. */
-static void drop_stream(struct lw_conn *c)
+static void drop_stream(struct conn *c)
 {
     if (c->lookup)
         resolve_cancel(c->lookup);
@@ -171,7 +171,7 @@ static void drop_stream(struct lw_conn *c)
 
 /* The attempt or the connection is over: note why, schedule the next
  * attempt, then tell. */
-static void went_down(struct lw_conn *c, int err)
+static void went_down(struct conn *c, int err)
 {
     /* Nothing of a failed handshake is resumed; one that failed for
      * offering a session is tried again at once, without. */
@@ -189,7 +189,7 @@ static void went_down(struct lw_conn *c, int err)
     c->on_down(c->arg, err);
 }
 
-void conn_fail(struct lw_conn *c, int err)
+void conn_fail(struct conn *c, int err)
 {
     if (c->state == CONN_DOWN || c->state == CONN_CLOSED)
         return;
@@ -199,9 +199,9 @@ void conn_fail(struct lw_conn *c, int err)
 }
 
 /* Say in the endpoint's log that a connection that failed is back. */
-static void say_restored(const struct lw_conn *c)
+static void say_restored(const struct conn *c)
 {
-    struct lw_logger *log = c->ep->report ? c->ep->report->log : NULL;
+    struct logger *log = c->ep->report ? c->ep->report->log : NULL;
 
     if (!log_enabled(log, LOG_INFO))
         return;
@@ -212,7 +212,7 @@ static void say_restored(const struct lw_conn *c)
                 c->port);
 }
 
-static void ready(struct lw_conn *c)
+static void ready(struct conn *c)
 {
     ev_timer_stop(c->loop, &c->deadline);
     backoff_reset(&c->backoff); /* the next failure starts again from min_ms */
@@ -226,7 +226,7 @@ static void ready(struct lw_conn *c)
     c->on_up(c->arg);
 }
 
-void conn_refused(struct lw_conn *c, const char *cmd, const char *words)
+void conn_refused(struct conn *c, const char *cmd, const char *words)
 {
     char what[sizeof c->why];
 
@@ -240,7 +240,7 @@ void conn_refused(struct lw_conn *c, const char *cmd, const char *words)
 /* A reply read during SETUP: the AUTH's and the PING's are ours (an error
  * fails the attempt; the PING's answer ends SETUP), the user's set-up
  * replies between them are the user's. */
-static void setup_reply(struct lw_conn *c, redisReply *reply)
+static void setup_reply(struct conn *c, redisReply *reply)
 {
     if (!c->setup_auth && c->setup_user) {
         c->setup_user--;
@@ -258,7 +258,7 @@ static void setup_reply(struct lw_conn *c, redisReply *reply)
  * the server does not speak RESP (an HTTP server answers "HTTP/1.1 400"),
  * which no wait mends: LW_EPROTO, with what it said.  Later: the stream
  * is out of step, the connection is lost. */
-static void not_resp(struct lw_conn *c, const redisReader *r)
+static void not_resp(struct conn *c, const redisReader *r)
 {
     char what[sizeof c->why];
 
@@ -277,7 +277,7 @@ static void not_resp(struct lw_conn *c, const redisReader *r)
 /* The first bytes a connection reads, kept as a line of printable
  * characters (the rest cut): what a server that does not speak RESP
  * answered. */
-static void hear(struct lw_conn *c, const char *buf, size_t n)
+static void hear(struct conn *c, const char *buf, size_t n)
 {
     size_t at = 0;
 
@@ -290,7 +290,7 @@ static void hear(struct lw_conn *c, const char *buf, size_t n)
 }
 
 /* Hand every complete reply read so far to its reader, in order. */
-static void dispatch_replies(struct lw_conn *c, redisReader *r)
+static void dispatch_replies(struct conn *c, redisReader *r)
 {
     void *reply;
 
@@ -315,7 +315,7 @@ static void dispatch_replies(struct lw_conn *c, redisReader *r)
  * connection lost: a TLS port spoken to in plain text closes so, and a
  * TLS 1.3 server refusing the client's certificate, whose alert the
  * reset of closing on an unread command often loses (tls_refusal_hint()). */
-static void closed_by_server(struct lw_conn *c, const char *how)
+static void closed_by_server(struct conn *c, const char *how)
 {
     char what[sizeof c->why];
     const char *hint = is_tls(c) ? tls_refusal_hint(&c->tls) : NULL;
@@ -338,7 +338,7 @@ static void closed_by_server(struct lw_conn *c, const char *how)
 /* A TLS read or write failed with err (why said): a TLS failure during
  * the handshake or the set-up, a lost connection once set up; closed or
  * reset, as closed_by_server() says. */
-static void tls_failed(struct lw_conn *c, int err)
+static void tls_failed(struct conn *c, int err)
 {
     char saved[sizeof c->why];
 
@@ -357,7 +357,7 @@ static void tls_failed(struct lw_conn *c, int err)
 /* Read once (plain), or until OpenSSL wants more bytes (TLS), feeding the
  * reader.  1 when something was read, 0 when nothing more, -1 when the
  * connection failed. */
-static int read_some(struct lw_conn *c)
+static int read_some(struct conn *c)
 {
     char buf[READ_CHUNK];
     ssize_t n;
@@ -397,7 +397,7 @@ static int read_some(struct lw_conn *c)
     return 1;
 }
 
-static void read_and_dispatch(struct lw_conn *c)
+static void read_and_dispatch(struct conn *c)
 {
     redisReader *r = c->reader;
     int more;
@@ -418,7 +418,7 @@ static void read_and_dispatch(struct lw_conn *c)
 
 /* Write what is buffered; wait for room (the write watcher) only when the
  * socket took less than all of it. */
-static void write_out(struct lw_conn *c)
+static void write_out(struct conn *c)
 {
     size_t done = 0, len = sdslen(c->out);
     ssize_t n = 0;
@@ -452,7 +452,7 @@ static void write_out(struct lw_conn *c)
     }
 }
 
-static int append(struct lw_conn *c, const char *cmd, size_t len)
+static int append(struct conn *c, const char *cmd, size_t len)
 {
     sds grown = sdscatlen(c->out, cmd, len);
 
@@ -465,7 +465,7 @@ static int append(struct lw_conn *c, const char *cmd, size_t len)
 
 /* The connection is up (TCP, and TLS if asked): pipeline AUTH, the user's
  * set-up and PING.  Out of memory, the deadline ends the attempt. */
-static void start_setup(struct lw_conn *c)
+static void start_setup(struct conn *c)
 {
     c->state = CONN_SETUP; /* the deadline runs on from CONNECTING */
     c->setup_auth = 0;
@@ -483,7 +483,7 @@ static void start_setup(struct lw_conn *c)
 }
 
 /* A handshake step: done, or wait for the direction OpenSSL asks for. */
-static void handshake(struct lw_conn *c)
+static void handshake(struct conn *c)
 {
     int rc = tls_handshake(&c->tls, c->why, sizeof c->why);
 
@@ -505,14 +505,14 @@ static void handshake(struct lw_conn *c)
  * the connection goes on with the previous ones, so nothing else would
  * tell.  Recorded as LW_ETLS and logged as a warning, once per change of
  * the files (tls.c tries them again only when they change again). */
-static void report_reload(struct lw_conn *c)
+static void report_reload(struct conn *c)
 {
     report_at(c, LW_ETLS, LOG_TLS_FILES, LOG_WARN);
     c->why[0] = 0; /* not this attempt's failure, should it fail */
 }
 
 /* Writable while CONNECTING: the connect is over; SO_ERROR says how. */
-static void connected(struct lw_conn *c)
+static void connected(struct conn *c)
 {
     int rc = socket_connected(c->fd, c->why, sizeof c->why);
 
@@ -536,7 +536,7 @@ static void connected(struct lw_conn *c)
 
 static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
 {
-    struct lw_conn *c = w->data;
+    struct conn *c = w->data;
 
     (void)loop;
     (void)revents;
@@ -554,7 +554,7 @@ static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
 
 static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
 {
-    struct lw_conn *c = w->data;
+    struct conn *c = w->data;
 
     (void)loop;
     (void)revents;
@@ -575,7 +575,7 @@ static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
 
 /* Connect to host:port from now on (port 0: the unix socket at host).
  * Out of memory, the old address stays; its ROLE check tells. */
-static void set_address(struct lw_conn *c, const char *host, int port)
+static void set_address(struct conn *c, const char *host, int port)
 {
     char *copy = strdup(host);
 
@@ -589,7 +589,7 @@ static void set_address(struct lw_conn *c, const char *host, int port)
 }
 
 /* The where hook's address, copied when it changed.  1: hold. */
-static int pick_address(struct lw_conn *c)
+static int pick_address(struct conn *c)
 {
     const char *host;
     int port;
@@ -603,27 +603,27 @@ static int pick_address(struct lw_conn *c)
     return 0;
 }
 
-int conn_is_at(const struct lw_conn *c, const char *host, int port)
+int conn_is_at(const struct conn *c, const char *host, int port)
 {
     if (port == 0)
         return c->unix_path && !strcmp(c->unix_path, host);
     return c->host && !c->unix_path && c->port == port && !strcmp(c->host, host);
 }
 
-void conn_address(const struct lw_conn *c, const char **host, int *port)
+void conn_address(const struct conn *c, const char **host, int *port)
 {
     *host = c->unix_path ? c->unix_path : c->host;
     *port = c->unix_path ? 0 : c->port;
 }
 
-int conn_held(const struct lw_conn *c)
+int conn_held(const struct conn *c)
 {
     return c->state == CONN_DOWN && !ev_is_active(&c->retry);
 }
 
 /* The socket connecting (rc 0: else rc, its failure) gets its reader,
  * its buffer, and a watch for the connect's end: 0, or LW_E*. */
-static int stream_opened(struct lw_conn *c, int rc)
+static int stream_opened(struct conn *c, int rc)
 {
     if (rc)
         return rc;
@@ -643,7 +643,7 @@ static int stream_opened(struct lw_conn *c, int rc)
  * addresses, or the attempt failed as the lookup says. */
 static void on_resolved(void *arg, int err, struct addrinfo *all, const char *why)
 {
-    struct lw_conn *c = arg;
+    struct conn *c = arg;
 
     c->lookup = NULL;
     if (err) {
@@ -659,7 +659,7 @@ static void on_resolved(void *arg, int err, struct addrinfo *all, const char *wh
 /* Start a new attempt's socket: at once to a unix socket or a numeric
  * address; to a name once its lookup, started here, answers
  * (on_resolved).  0, or LW_E*. */
-static int open_stream(struct lw_conn *c)
+static int open_stream(struct conn *c)
 {
     struct addrinfo *all;
     int rc;
@@ -679,7 +679,7 @@ static int open_stream(struct lw_conn *c)
     return stream_opened(c, rc);
 }
 
-void conn_connect(struct lw_conn *c)
+void conn_connect(struct conn *c)
 {
     int err;
 
@@ -703,7 +703,7 @@ void conn_connect(struct lw_conn *c)
 
 /* A user's command is appended: count it when its reply comes during
  * SETUP, before the PING's. */
-static int sent(struct lw_conn *c, int rc)
+static int sent(struct conn *c, int rc)
 {
     if (rc)
         return LW_ECONNLOST;
@@ -712,19 +712,19 @@ static int sent(struct lw_conn *c, int rc)
     return 0;
 }
 
-static int can_send(const struct lw_conn *c)
+static int can_send(const struct conn *c)
 {
     return c->fd >= 0 && (c->state == CONN_SETUP || c->state == CONN_READY);
 }
 
-int conn_send(struct lw_conn *c, const char *cmd, size_t len)
+int conn_send(struct conn *c, const char *cmd, size_t len)
 {
     if (!can_send(c))
         return LW_ECONNLOST;
     return sent(c, append(c, cmd, len));
 }
 
-int conn_send_argv(struct lw_conn *c, int argc, const char **argv, const size_t *lens)
+int conn_send_argv(struct conn *c, int argc, const char **argv, const size_t *lens)
 {
     char *cmd;
     int n, rc;
@@ -747,7 +747,7 @@ int conn_send_argv(struct lw_conn *c, int argc, const char **argv, const size_t 
  */
 static void on_flush(struct ev_loop *loop, ev_prepare *w, int revents)
 {
-    struct lw_conn *c = w->data;
+    struct conn *c = w->data;
 
     (void)loop;
     (void)revents;
@@ -762,7 +762,7 @@ static void on_flush(struct ev_loop *loop, ev_prepare *w, int revents)
  * LW_ECONNECT. */
 static void on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
 {
-    struct lw_conn *c = w->data;
+    struct conn *c = w->data;
     char what[sizeof c->why];
     int handshaking = c->state == CONN_HANDSHAKE;
 
@@ -821,9 +821,9 @@ static char *format_auth(const char *user, const char *password, size_t *len, in
     return cmd;
 }
 
-int conn_init(struct lw_conn *c, const struct conn_config *cfg)
+int conn_init(struct conn *c, const struct conn_config *cfg)
 {
-    const struct lw_endpoint *ep = cfg->ep;
+    const struct endpoint *ep = cfg->ep;
     int failed = 0;
 
     memset(c, 0, sizeof *c);
@@ -863,7 +863,7 @@ int conn_init(struct lw_conn *c, const struct conn_config *cfg)
     return failed ? LW_ENOMEM : 0;
 }
 
-void conn_drop(struct lw_conn *c)
+void conn_drop(struct conn *c)
 {
     if (c->state == CONN_CLOSED)
         return;
@@ -873,7 +873,7 @@ void conn_drop(struct lw_conn *c)
     c->state = CONN_DOWN; /* held (conn_held()) until conn_connect() */
 }
 
-void conn_close(struct lw_conn *c)
+void conn_close(struct conn *c)
 {
     if (c->loop) {
         ev_timer_stop(c->loop, &c->deadline);
@@ -884,7 +884,7 @@ void conn_close(struct lw_conn *c)
     c->state = CONN_CLOSED;
 }
 
-void conn_clear(struct lw_conn *c)
+void conn_clear(struct conn *c)
 {
     tls_forget(&c->tls);
     free(c->host);

@@ -62,7 +62,7 @@ enum conn_state {
     CONN_CLOSED,     /* conn_close() has run */
 };
 
-struct lw_conn;
+struct conn;
 
 /* Connected, AUTH sent: send your own set-up commands (the PING follows).
  * It must not fail or close the connection. */
@@ -84,12 +84,12 @@ typedef void conn_reply_fn(void *arg, redisReply *reply);
 typedef int conn_where_fn(void *arg, const char **host, int *port);
 
 struct conn_config {
-    const struct lw_endpoint *ep; /* credentials, timeouts, back-off; its
-                                     address unless host is set.  It must
-                                     outlive the connection */
-    const char *host;             /* another address of the same deployment (a
-                                     cluster node, a sentinel), or NULL */
-    int port;                     /* with host; 0: host is a unix socket's path */
+    const struct endpoint *ep; /* credentials, timeouts, back-off; its
+                                  address unless host is set.  It must
+                                  outlive the connection */
+    const char *host;          /* another address of the same deployment (a
+                                  cluster node, a sentinel), or NULL */
+    int port;                  /* with host; 0: host is a unix socket's path */
     struct ev_loop *loop;
     conn_setup_fn *on_setup; /* may be NULL */
     conn_up_fn *on_up;
@@ -100,8 +100,8 @@ struct conn_config {
     void *where_arg;
 };
 
-struct lw_conn {
-    const struct lw_endpoint *ep;
+struct conn {
+    const struct endpoint *ep;
     char *host; /* where it connects: a copy */
     char *unix_path;
     int port;
@@ -150,54 +150,54 @@ struct lw_conn {
 
 /* conn_init - copy cfg (validated by the caller); no I/O yet.  Returns 0
  * or LW_ENOMEM; either way conn_clear() frees what was copied. */
-int conn_init(struct lw_conn *c, const struct conn_config *cfg);
+int conn_init(struct conn *c, const struct conn_config *cfg);
 
 /* conn_address - where c connects now: a host and port, or (port 0) a
  * unix socket's path.  For a second connection to the same node. */
-void conn_address(const struct lw_conn *c, const char **host, int *port);
+void conn_address(const struct conn *c, const char **host, int *port);
 
 /* conn_connect - start an attempt now: the first, or one held by the
  * where hook (a pending back-off is cut short). */
-void conn_connect(struct lw_conn *c);
+void conn_connect(struct conn *c);
 
 /* conn_held - 1 when DOWN with no attempt scheduled: the where hook held
  * it, and only conn_connect() starts the next. */
-int conn_held(const struct lw_conn *c);
+int conn_held(const struct conn *c);
 
 /* conn_is_at - 1 when the connection's address is host:port (port 0: the
  * unix socket at host). */
-int conn_is_at(const struct lw_conn *c, const char *host, int port);
+int conn_is_at(const struct conn *c, const char *host, int port);
 
 /* conn_drop - let go of the connection at once, without on_down (the user
  * deals with what it had in flight), and start no new attempt: the node it
  * was on must not be heard from again (Sentinel named another master), and
  * the user first settles what it had there, then calls conn_connect().
  * Ignored when CLOSED. */
-void conn_drop(struct lw_conn *c);
+void conn_drop(struct conn *c);
 
 /* conn_send - append a formatted command while SETUP (from on_setup) or
  * READY; its reply goes to on_reply.  Returns 0, or LW_ECONNLOST. */
-int conn_send(struct lw_conn *c, const char *cmd, size_t len);
-int conn_send_argv(struct lw_conn *c, int argc, const char **argv, const size_t *lens);
+int conn_send(struct conn *c, const char *cmd, size_t len);
+int conn_send_argv(struct conn *c, int argc, const char **argv, const size_t *lens);
 
 /* conn_fail - drop the connection for err and try again later (on_down
  * runs).  Ignored when DOWN or CLOSED. */
-void conn_fail(struct lw_conn *c, int err);
+void conn_fail(struct conn *c, int err);
 
 /* conn_close - drop the connection for good; no callback runs after.
  * Safe on a connection never connected. */
-void conn_close(struct lw_conn *c);
+void conn_close(struct conn *c);
 
 /* conn_clear - free what conn_init() copied (after conn_close()). */
-void conn_clear(struct lw_conn *c);
+void conn_clear(struct conn *c);
 
-static inline int conn_is_ready(const struct lw_conn *c)
+static inline int conn_is_ready(const struct conn *c)
 {
     return c->state == CONN_READY;
 }
 
 /* The commands each set-up writes besides the user's: AUTH, PING. */
-static inline unsigned conn_own_commands(const struct lw_conn *c)
+static inline unsigned conn_own_commands(const struct conn *c)
 {
     return c->auth_cmd ? 2 : 1;
 }
@@ -212,7 +212,7 @@ static inline unsigned conn_own_commands(const struct lw_conn *c)
  * the set-up refusals that may mend (LW_EREDIS: LOADING, BUSY, ...) keep
  * the wait.
  */
-int conn_fails_at_once(const struct lw_conn *c);
+int conn_fails_at_once(const struct conn *c);
 
 /* conn_is_hard_failure - err is one that waiting will not mend (before a
  * first connection): LW_ECONNREFUSED, LW_ECONNECT, LW_ETLS, LW_EPROTO,
@@ -220,7 +220,7 @@ int conn_fails_at_once(const struct lw_conn *c);
 int conn_is_hard_failure(int err);
 
 /* conn_why - why the last attempt failed, in words ("" before one did). */
-const char *conn_why(const struct lw_conn *c);
+const char *conn_why(const struct conn *c);
 
 /* Reply errors that mean the password is wrong or missing. */
 int conn_is_auth_error(const char *msg);
@@ -239,6 +239,6 @@ int conn_refusal(const char *words);
 /* conn_refused - the set-up command cmd ("SELECT 3", "SCRIPT LOAD") was
  * answered with the error words: the attempt fails with conn_refusal()'s
  * code, why being "cmd: words".  Ignored when DOWN or CLOSED. */
-void conn_refused(struct lw_conn *c, const char *cmd, const char *words);
+void conn_refused(struct conn *c, const char *cmd, const char *words);
 
 #endif

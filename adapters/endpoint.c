@@ -16,7 +16,7 @@
 _Static_assert(LW_ENDPOINT_UNIX_PATH_MAX + 1 == sizeof(((struct sockaddr_un *)0)->sun_path),
                "LW_ENDPOINT_UNIX_PATH_MAX is a sockaddr_un's path");
 
-void lw_endpoint_init(struct lw_endpoint *ep)
+void endpoint_init(struct endpoint *ep)
 {
     memset(ep, 0, sizeof *ep);
     ep->host = LW_ENDPOINT_DEFAULT_HOST;
@@ -27,7 +27,7 @@ void lw_endpoint_init(struct lw_endpoint *ep)
     ep->reconnect_max_ms = LW_ENDPOINT_DEFAULT_RECONNECT_MAX_MS;
 }
 
-int lw_endpoint_check_address(const struct lw_endpoint *ep)
+int endpoint_check_address(const struct endpoint *ep)
 {
     if (!ep->unix_path && (!ep->host || !ep->host[0]))
         return LW_EINVAL;
@@ -43,14 +43,14 @@ int lw_endpoint_check_address(const struct lw_endpoint *ep)
     return 0;
 }
 
-int lw_tls_check(const struct lw_tls_config *tls)
+int tls_check(const struct lw_tls_config *tls)
 {
     if (!tls->enable)
         return tls->ca_file || tls->ca_dir || tls->cert_file || tls->key_file ||
                        tls->server_name || tls->insecure || tls->ssl_ctx
                    ? LW_EINVAL
                    : 0;
-    if (!lw_tls_available())
+    if (!tls_available())
         return LW_ENOTSUP;
     if (!tls->cert_file != !tls->key_file)
         return LW_EINVAL;
@@ -64,7 +64,7 @@ static int check_ms(uint32_t ms)
     return ms > LW_ENDPOINT_MAX_TIMEOUT_MS ? LW_ERANGE : 0;
 }
 
-int lw_endpoint_check(const struct lw_endpoint *ep)
+int endpoint_check(const struct endpoint *ep)
 {
     const uint32_t times[] = {ep->connect_timeout_ms, ep->command_timeout_ms,
                               ep->reconnect_min_ms, ep->reconnect_max_ms};
@@ -77,7 +77,7 @@ int lw_endpoint_check(const struct lw_endpoint *ep)
             return rc;
     if (ep->reconnect_min_ms > ep->reconnect_max_ms)
         return LW_ERANGE;
-    return lw_tls_check(&ep->tls);
+    return tls_check(&ep->tls);
 }
 
 static const char *dup_or_null(const char *s, int *failed)
@@ -89,7 +89,7 @@ static const char *dup_or_null(const char *s, int *failed)
     return d;
 }
 
-int lw_endpoint_copy(struct lw_endpoint *dst, const struct lw_endpoint *src)
+int endpoint_copy(struct endpoint *dst, const struct endpoint *src)
 {
     int failed = 0, rc = 0;
 
@@ -104,11 +104,11 @@ int lw_endpoint_copy(struct lw_endpoint *dst, const struct lw_endpoint *src)
     dst->report = NULL;
     dst->owned = 1;
     if (src->tls.enable)
-        rc = lw_tls_new(&src->tls, &dst->tls_ctx);
+        rc = tls_new(&src->tls, &dst->tls_ctx);
     return failed ? LW_ENOMEM : rc;
 }
 
-void lw_endpoint_clear(struct lw_endpoint *ep)
+void endpoint_clear(struct endpoint *ep)
 {
     if (!ep->owned)
         return;
@@ -116,13 +116,13 @@ void lw_endpoint_clear(struct lw_endpoint *ep)
     free((char *)ep->unix_path);
     free((char *)ep->username);
     free((char *)ep->password);
-    lw_tls_free(ep->tls_ctx);
+    tls_free(ep->tls_ctx);
     ep->host = ep->unix_path = ep->username = ep->password = NULL;
     ep->tls_ctx = NULL;
     ep->owned = 0;
 }
 
-void lw_report_init(struct lw_report *r)
+void report_init(struct report *r)
 {
     pthread_mutex_init(&r->lock, NULL);
     r->err = 0;
@@ -130,12 +130,12 @@ void lw_report_init(struct lw_report *r)
     r->log = NULL;
 }
 
-void lw_report_destroy(struct lw_report *r)
+void report_destroy(struct report *r)
 {
     pthread_mutex_destroy(&r->lock);
 }
 
-void lw_report_set(struct lw_report *r, int err, int kind, int level, const char *text)
+void report_set(struct report *r, int err, int kind, int level, const char *text)
 {
     pthread_mutex_lock(&r->lock);
     r->err = err;
@@ -144,7 +144,7 @@ void lw_report_set(struct lw_report *r, int err, int kind, int level, const char
     log_say(r->log, kind, level, "%s (%s)", text, lw_errname(err));
 }
 
-int lw_report_get(struct lw_report *r, char *buf, size_t len)
+int report_get(struct report *r, char *buf, size_t len)
 {
     int err;
 
@@ -156,7 +156,7 @@ int lw_report_get(struct lw_report *r, char *buf, size_t len)
     return err;
 }
 
-int lw_parse_addr(const char *s, char **host, int *port)
+int parse_addr(const char *s, char **host, int *port)
 {
     const char *colon = s ? strrchr(s, ':') : NULL;
     const char *h = s;

@@ -6,7 +6,7 @@
  *
  * A client fills one endpoint for its data nodes, and one for its
  * sentinels, from its config (core/client.c); the defaults live here and
- * nowhere else.  The engine keeps its own copy (lw_endpoint_copy()) and
+ * nowhere else.  The engine keeps its own copy (endpoint_copy()) and
  * hands a pointer to it to every connection it opens: the command link,
  * the acquire side link, every cluster node's link, the subscribers.  A
  * connection to another address of the same deployment (a cluster node, a
@@ -37,7 +37,7 @@
 #define LW_ENDPOINT_UNIX_PATH_MAX 107u      /* bytes: a sockaddr_un's, less the NUL */
 
 struct addrinfo;
-struct lw_tls;
+struct tls;
 
 /*
  * Where an engine's connections say why they failed: the latest failure's
@@ -45,14 +45,14 @@ struct lw_tls;
  * connect's, an AUTH error's), for lw_client_last_error().  Written by the
  * engine thread, read by any thread.
  */
-struct lw_report {
+struct report {
     pthread_mutex_t lock;
     int err; /* LW_E*, 0 before the first failure */
     char text[256];
-    struct lw_logger *log; /* said there too (engine thread), or NULL */
+    struct logger *log; /* said there too (engine thread), or NULL */
 };
 
-struct lw_endpoint {
+struct endpoint {
     const char *host;            /* name or address; ignored with unix_path */
     int port;                    /* 1..65535 */
     const char *unix_path;       /* a unix socket instead of host:port, or NULL */
@@ -67,62 +67,62 @@ struct lw_endpoint {
     struct lw_tls_config tls;    /* tls.enable: every connection over TLS;
                                     a copy keeps only `enable`, the rest is
                                     in tls_ctx */
-    /* Made by lw_endpoint_copy(): */
-    int owned;              /* the strings are its own */
-    struct lw_tls *tls_ctx; /* with tls.enable: the OpenSSL context
-                               (tls.h), loaded on first use */
+    /* Made by endpoint_copy(): */
+    int owned;           /* the strings are its own */
+    struct tls *tls_ctx; /* with tls.enable: the OpenSSL context
+                            (tls.h), loaded on first use */
     /* Set by the owner of a copy, or NULL: */
-    struct lw_report *report; /* where its connections say why they
-                                 failed; not the endpoint's own */
+    struct report *report; /* where its connections say why they
+                              failed; not the endpoint's own */
     /* Tests only, else NULL: what looks host names up instead of
      * getaddrinfo() (resolve.h; on the lookup's own thread, answering
-     * with getaddrinfo()'s own results).  Kept by lw_endpoint_copy(). */
+     * with getaddrinfo()'s own results).  Kept by endpoint_copy(). */
     int (*resolve)(const char *node, const char *service, const struct addrinfo *hints,
                    struct addrinfo **res);
 };
 
-/* lw_endpoint_init - the defaults: 127.0.0.1:6379, db 0, no credentials,
+/* endpoint_init - the defaults: 127.0.0.1:6379, db 0, no credentials,
  * the LW_ENDPOINT_DEFAULT_* times. */
-void lw_endpoint_init(struct lw_endpoint *ep);
+void endpoint_init(struct endpoint *ep);
 
-/* lw_endpoint_check_address - a usable address: host and port, or a unix
+/* endpoint_check_address - a usable address: host and port, or a unix
  * socket path that fits a sockaddr_un (and then no TLS: Redis serves TLS
  * on TCP only).  0, LW_EINVAL or LW_ERANGE. */
-int lw_endpoint_check_address(const struct lw_endpoint *ep);
+int endpoint_check_address(const struct endpoint *ep);
 
-/* lw_endpoint_check - the rest: db, times (0: LW_EINVAL; over
+/* endpoint_check - the rest: db, times (0: LW_EINVAL; over
  * LW_ENDPOINT_MAX_TIMEOUT_MS: LW_ERANGE), reconnect_min_ms <=
- * reconnect_max_ms (LW_ERANGE), the TLS settings (lw_tls_check()). */
-int lw_endpoint_check(const struct lw_endpoint *ep);
+ * reconnect_max_ms (LW_ERANGE), the TLS settings (tls_check()). */
+int endpoint_check(const struct endpoint *ep);
 
-/* lw_tls_check - TLS settings that make sense: none set without enable, a
+/* tls_check - TLS settings that make sense: none set without enable, a
  * certificate with its key (LW_EINVAL); enable in a build without TLS
  * (LW_ENOTSUP). */
-int lw_tls_check(const struct lw_tls_config *tls);
+int tls_check(const struct lw_tls_config *tls);
 
-/* lw_endpoint_copy - dst becomes src with strings of its own, and its TLS
+/* endpoint_copy - dst becomes src with strings of its own, and its TLS
  * context (not loaded yet) when TLS is on; no report.  0, LW_ENOMEM or
- * LW_ENOTSUP; either way lw_endpoint_clear(dst) frees what was made. */
-int lw_endpoint_copy(struct lw_endpoint *dst, const struct lw_endpoint *src);
+ * LW_ENOTSUP; either way endpoint_clear(dst) frees what was made. */
+int endpoint_copy(struct endpoint *dst, const struct endpoint *src);
 
-/* lw_endpoint_clear - free a copy's strings; nothing for one not owned. */
-void lw_endpoint_clear(struct lw_endpoint *ep);
+/* endpoint_clear - free a copy's strings; nothing for one not owned. */
+void endpoint_clear(struct endpoint *ep);
 
-/* lw_report_init, lw_report_destroy - a report with no failure yet. */
-void lw_report_init(struct lw_report *r);
-void lw_report_destroy(struct lw_report *r);
+/* report_init, report_destroy - a report with no failure yet. */
+void report_init(struct report *r);
+void report_destroy(struct report *r);
 
-/* lw_report_set - record a failure: err and its line (copied, cut to fit),
+/* report_set - record a failure: err and its line (copied, cut to fit),
  * and say it in the log as a line of kind (log.h) at level (LOG_ERROR: it
  * will not mend by waiting; LOG_WARN else). */
-void lw_report_set(struct lw_report *r, int err, int kind, int level, const char *text);
+void report_set(struct report *r, int err, int kind, int level, const char *text);
 
-/* lw_report_get - the latest failure's code (0: none yet), its line into
+/* report_get - the latest failure's code (0: none yet), its line into
  * buf (len bytes, NUL-terminated; buf may be NULL when len is 0). */
-int lw_report_get(struct lw_report *r, char *buf, size_t len);
+int report_get(struct report *r, char *buf, size_t len);
 
-/* lw_parse_addr - "host:port" (an IPv6 host in brackets): 0, LW_EINVAL,
+/* parse_addr - "host:port" (an IPv6 host in brackets): 0, LW_EINVAL,
  * LW_ERANGE, LW_ENOMEM; host (malloc'd) and port may be NULL. */
-int lw_parse_addr(const char *s, char **host, int *port);
+int parse_addr(const char *s, char **host, int *port);
 
 #endif

@@ -50,19 +50,19 @@
  * far CLOCK_BOOTTIME went ahead of CLOCK_MONOTONIC since the last one:
  * more than a tick is a sleep, counted (host_sleeps) and logged.
  *
- * Hand-over.  lw_engine_submit() pushes the request on a Vyukov MPSC queue
+ * Hand-over.  engine_submit() pushes the request on a Vyukov MPSC queue
  * (one atomic exchange) and calls ev_async_send(), which is cheap when a
  * wake-up is already pending.  The engine's ev_async callback drains the
  * queue, routes each request and writes as many as the pipelines have room
  * for.
  *
  * Completion.  A request completes on the engine thread: its callback runs,
- * then a caller blocked in lw_engine_call() is woken through a futex on
+ * then a caller blocked in engine_call() is woken through a futex on
  * the request's `completed` word: 0 pending, 1 done, 2 done-and-a-waiter-
  * sleeps.  The engine only makes the wake system call when somebody sleeps
  * (links_complete(), link.c).
  *
- * Shutdown.  lw_engine_free() raises `closing`, waits for the submitters
+ * Shutdown.  engine_free() raises `closing`, waits for the submitters
  * already past their check of it (`callers`), and has the engine thread
  * fail everything and stop.  After that no request can be in the queue
  * that nobody will complete.
@@ -87,13 +87,13 @@
 #include "mpsc.h"
 #include "topology.h"
 
-struct lw_engine {
+struct engine {
     /* The loop and its watchers. */
     struct ev_loop *loop;
     int own_thread;           /* 0: embedded in the caller's loop */
     pthread_t thread;         /* ours, when own_thread */
     pthread_t loop_thread;    /* the engine thread, for LW_EDEADLK; set
-                                 before lw_engine_new() returns */
+                                 before engine_new() returns */
     _Atomic uint32_t started; /* own thread: loop_thread is set (a futex) */
     ev_async wake;            /* submissions, and shutdown */
     ev_timer tick;            /* the wheel's tick */
@@ -103,7 +103,7 @@ struct lw_engine {
                                  last tick: the host's sleep so far */
     _Atomic uint64_t host_sleeps;
     struct lw_wheel *wheel;
-    lw_engine_tick_fn *on_tick;
+    engine_tick_fn *on_tick;
     void *tick_arg;
 
     /* Shared with application threads.  What submitters write (the queue's
@@ -114,24 +114,24 @@ struct lw_engine {
     struct lw_mpsc_node *tick_first;  /* the queue's first node */
     uint64_t tick_taken;              /* `taken` then */
     uint64_t taken;                   /* requests taken from the queue */
-    unsigned nscripts;                /* for lw_engine_submit()'s check */
-    _Alignas(64) _Atomic int callers; /* threads inside lw_engine_submit() */
-    _Atomic int closing;              /* lw_engine_free() has begun */
+    unsigned nscripts;                /* for engine_submit()'s check */
+    _Alignas(64) _Atomic int callers; /* threads inside engine_submit() */
+    _Atomic int closing;              /* engine_free() has begun */
 
     /* Engine thread: the links, and the topology that routes over them. */
-    struct lw_endpoint node; /* the data nodes' endpoint: every link's */
-    struct lw_report report; /* why a connection failed last (any thread) */
-    struct lw_logger logger; /* the program's log hook */
+    struct endpoint node; /* the data nodes' endpoint: every link's */
+    struct report report; /* why a connection failed last (any thread) */
+    struct logger logger; /* the program's log hook */
     struct link_set links;
-    struct lw_topology *topo;
+    struct topology *topo;
 };
 
 /* A request's wait for the pipeline starts when the engine takes it (at
  * now_ns): a request that cannot be written within the command timeout,
  * or by the end of its caller's wait when that comes first
- * (lw_request_wait_until()), fails (links_check_timeouts()).  Its
+ * (request_wait_until()), fails (links_check_timeouts()).  Its
  * topology routes it. */
-static void take_request(struct lw_engine *e, struct lw_request *req, uint64_t now_ns)
+static void take_request(struct engine *e, struct request *req, uint64_t now_ns)
 {
     req->expires_ns = now_ns + e->links.command_timeout_ns;
     if (req->wait_until_ns && req->wait_until_ns < req->expires_ns)
@@ -142,14 +142,14 @@ static void take_request(struct lw_engine *e, struct lw_request *req, uint64_t n
 /* Why req, taken in at now_ns, fails at once: no first connection can be
  * had (refused: the topology's fails_at_once), unless req's wait goes on
  * and may see that mend (a Redis down or starting); else 0. */
-static int refused_now(const struct lw_request *req, int refused, uint64_t now_ns)
+static int refused_now(const struct request *req, int refused, uint64_t now_ns)
 {
-    return refused && !lw_request_waits_through(req, refused, now_ns) ? refused : 0;
+    return refused && !request_waits_through(req, refused, now_ns) ? refused : 0;
 }
 
 /* Take every submitted request.  One clock read per batch, not per
  * request.  Tasks run as they come out of the queue, with task_err. */
-static void take_submitted(struct lw_engine *e, int task_err)
+static void take_submitted(struct engine *e, int task_err)
 {
     struct lw_mpsc_node *node = lw_mpsc_pop(&e->submitted);
     uint64_t now;
@@ -161,7 +161,7 @@ static void take_submitted(struct lw_engine *e, int task_err)
     /* Shutting down, everything fails with LW_ESHUTDOWN instead. */
     refused = task_err ? 0 : e->topo->ops->fails_at_once(e->topo);
     do {
-        struct lw_request *req = lw_container_of(node, struct lw_request, qnode);
+        struct request *req = lw_container_of(node, struct request, qnode);
         int err = req->task ? task_err : refused_now(req, refused, now);
 
         e->taken++;
@@ -174,7 +174,7 @@ static void take_submitted(struct lw_engine *e, int task_err)
 }
 
 /* Engine thread: fail everything, stop the watchers. */
-static void shutdown_engine(struct lw_engine *e)
+static void shutdown_engine(struct engine *e)
 {
     take_submitted(e, LW_ESHUTDOWN);
     e->topo->ops->stop(e->topo);
@@ -188,7 +188,7 @@ static void shutdown_engine(struct lw_engine *e)
 }
 
 /* Take what was submitted and write what the pipelines have room for. */
-static void take_and_write(struct lw_engine *e)
+static void take_and_write(struct engine *e)
 {
     take_submitted(e, 0);
     links_pump_all(&e->links);
@@ -199,7 +199,7 @@ static void take_and_write(struct lw_engine *e)
  * The same fence orders the `closing` flag. */
 static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
 {
-    struct lw_engine *e = w->data;
+    struct engine *e = w->data;
 
     (void)loop;
     (void)revents;
@@ -218,7 +218,7 @@ static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
  * since, had its wake-up missed: its submitter was held up between
  * queueing and waking, or the wake-up was lost (as it was before on_wake
  * had its fence).  Take it now and count it.  Two loads a tick. */
-static void take_late(struct lw_engine *e)
+static void take_late(struct engine *e)
 {
     struct lw_mpsc_node *first = lw_mpsc_peek(&e->submitted);
 
@@ -234,7 +234,7 @@ static void take_late(struct lw_engine *e)
     e->tick_taken = e->taken;
 }
 
-static void arm_tick(struct lw_engine *e)
+static void arm_tick(struct engine *e)
 {
     uint64_t next = lw_wheel_next_tick(e->wheel), now = lw_clock_now();
 
@@ -255,7 +255,7 @@ static uint64_t slept_gap_ns(uint64_t now_ns)
 }
 
 /* A tick: did the host sleep since the last?  Counted and said once. */
-static void note_sleep(struct lw_engine *e, uint64_t now_ns)
+static void note_sleep(struct engine *e, uint64_t now_ns)
 {
     uint64_t gap = slept_gap_ns(now_ns), slept = gap - e->slept_gap_ns;
 
@@ -271,7 +271,7 @@ static void note_sleep(struct lw_engine *e, uint64_t now_ns)
 
 static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 {
-    struct lw_engine *e = w->data;
+    struct engine *e = w->data;
     struct lw_timer_list due = {0};
     uint64_t now = lw_clock_now();
 
@@ -299,7 +299,7 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
  * ahead of the replies and messages that woke the loop. */
 static void on_check(struct ev_loop *loop, ev_check *w, int revents)
 {
-    struct lw_engine *e = w->data;
+    struct engine *e = w->data;
 
     (void)revents;
     if (lw_clock_now() < lw_wheel_next_tick(e->wheel) + lw_wheel_tick_ns(e->wheel))
@@ -310,7 +310,7 @@ static void on_check(struct ev_loop *loop, ev_check *w, int revents)
 
 static void *engine_thread(void *arg)
 {
-    struct lw_engine *e = arg;
+    struct engine *e = arg;
 
     e->loop_thread = pthread_self();
     atomic_store_explicit(&e->started, 1, memory_order_release);
@@ -320,13 +320,13 @@ static void *engine_thread(void *arg)
     return NULL;
 }
 
-static int is_engine_thread(const struct lw_engine *e)
+static int is_engine_thread(const struct engine *e)
 {
     return pthread_equal(pthread_self(), e->loop_thread);
 }
 
-int lw_engine_submit(struct lw_engine *e, struct lw_request *req, lw_request_fn *done,
-                     void *arg)
+int engine_submit(struct engine *e, struct request *req, request_fn *done,
+                  void *arg)
 {
     uint64_t now = 0;
 
@@ -363,13 +363,13 @@ int lw_engine_submit(struct lw_engine *e, struct lw_request *req, lw_request_fn 
     return 0;
 }
 
-void lw_engine_queue_unwoken(struct lw_engine *e, struct lw_request *req)
+void engine_queue_unwoken(struct engine *e, struct request *req)
 {
     lw_mpsc_push(&e->submitted, &req->qnode);
 }
 
-int lw_engine_call(struct lw_engine *e, struct lw_request *req, lw_request_fn *done,
-                   void *arg)
+int engine_call(struct engine *e, struct request *req, request_fn *done,
+                void *arg)
 {
     int rc;
 
@@ -378,7 +378,7 @@ int lw_engine_call(struct lw_engine *e, struct lw_request *req, lw_request_fn *d
     if (is_engine_thread(e))
         return LW_EDEADLK;
     req->blocking = 1;
-    rc = lw_engine_submit(e, req, done, arg);
+    rc = engine_submit(e, req, done, arg);
     if (rc == 0) {
         lw_completion_wait(&req->completed);
         rc = req->err;
@@ -387,21 +387,21 @@ int lw_engine_call(struct lw_engine *e, struct lw_request *req, lw_request_fn *d
     return rc;
 }
 
-void lw_engine_config_init(struct lw_engine_config *cfg)
+void engine_config_init(struct engine_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    lw_endpoint_init(&cfg->node);
-    lw_endpoint_init(&cfg->sentinel);
+    endpoint_init(&cfg->node);
+    endpoint_init(&cfg->sentinel);
     cfg->max_inflight = LW_ENGINE_DEFAULT_MAX_INFLIGHT;
     lw_wheel_config_init(&cfg->wheel);
     cfg->log_level = LOG_INFO;
 }
 
-static int check_config(const struct lw_engine_config *cfg)
+static int check_config(const struct engine_config *cfg)
 {
     int rc;
 
-    if ((rc = topology_check(cfg)) || (rc = lw_endpoint_check(&cfg->node)))
+    if ((rc = topology_check(cfg)) || (rc = endpoint_check(&cfg->node)))
         return rc;
     if (cfg->topology_refresh_ms > LW_ENGINE_MAX_TIMEOUT_MS ||
         cfg->side_block_ms > LW_ENGINE_MAX_TIMEOUT_MS)
@@ -435,7 +435,7 @@ static char *format(size_t *len, int argc, const char **argv)
  * together may have one link's cap in flight, unless the topology raises
  * it when it makes its links (topology_new()); so too with SELECT, which
  * the topology asks for when its nodes have databases. */
-static int init_links(struct lw_engine *e, const struct lw_engine_config *cfg)
+static int init_links(struct engine *e, const struct engine_config *cfg)
 {
     struct link_set *ls = &e->links;
 
@@ -462,7 +462,7 @@ static int init_links(struct lw_engine *e, const struct lw_engine_config *cfg)
     return 0;
 }
 
-static void free_engine(struct lw_engine *e)
+static void free_engine(struct engine *e)
 {
     struct link_set *ls = &e->links;
 
@@ -473,12 +473,12 @@ static void free_engine(struct lw_engine *e)
     for (unsigned i = 0; ls->scripts && i < ls->nscripts; i++)
         redisFreeCommand(ls->scripts[i].load_cmd);
     free(ls->scripts);
-    lw_endpoint_clear(&e->node);
-    lw_report_destroy(&e->report);
+    endpoint_clear(&e->node);
+    report_destroy(&e->report);
     free(e);
 }
 
-static void init_watchers(struct lw_engine *e)
+static void init_watchers(struct engine *e)
 {
     ev_async_init(&e->wake, on_wake);
     e->wake.data = e;
@@ -493,7 +493,7 @@ static void init_watchers(struct lw_engine *e)
     e->slept_gap_ns = slept_gap_ns(lw_clock_now());
 }
 
-static int start_thread(struct lw_engine *e)
+static int start_thread(struct engine *e)
 {
     sigset_t all, old;
     int rc;
@@ -516,11 +516,11 @@ static int start_thread(struct lw_engine *e)
 
 /* The engine's state, its links' shared part and its topology (which
  * makes the first links); the loop is not running yet. */
-static int make_engine(struct lw_engine *e, const struct lw_engine_config *cfg)
+static int make_engine(struct engine *e, const struct engine_config *cfg)
 {
     int rc;
 
-    if ((rc = lw_endpoint_copy(&e->node, &cfg->node)) || (rc = init_links(e, cfg)) ||
+    if ((rc = endpoint_copy(&e->node, &cfg->node)) || (rc = init_links(e, cfg)) ||
         (rc = lw_wheel_new(&cfg->wheel, &e->wheel)))
         return rc;
     e->node.report = &e->report;
@@ -540,9 +540,9 @@ static int make_engine(struct lw_engine *e, const struct lw_engine_config *cfg)
     return topology_new(cfg, &e->links, &e->topo);
 }
 
-int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out)
+int engine_new(const struct engine_config *cfg, struct engine **out)
 {
-    struct lw_engine *e;
+    struct engine *e;
     int rc;
 
     if (!cfg || !out)
@@ -551,7 +551,7 @@ int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out)
         return rc;
     if (!(e = calloc(1, sizeof *e)))
         return LW_ENOMEM;
-    lw_report_init(&e->report);
+    report_init(&e->report);
     if ((rc = make_engine(e, cfg))) {
         if (e->loop && e->own_thread)
             ev_loop_destroy(e->loop);
@@ -573,7 +573,7 @@ int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out)
     return 0;
 }
 
-int lw_engine_free(struct lw_engine *e)
+int engine_free(struct engine *e)
 {
     if (!e)
         return 0;
@@ -597,37 +597,37 @@ int lw_engine_free(struct lw_engine *e)
     return 0;
 }
 
-int lw_engine_on_thread(const struct lw_engine *e)
+int engine_on_thread(const struct engine *e)
 {
     return is_engine_thread(e);
 }
 
-struct lw_wheel *lw_engine_wheel(struct lw_engine *e)
+struct lw_wheel *engine_wheel(struct engine *e)
 {
     return e->wheel;
 }
 
-struct ev_loop *lw_engine_loop(struct lw_engine *e)
+struct ev_loop *engine_loop(struct engine *e)
 {
     return e->loop;
 }
 
-struct lw_topology *lw_engine_topology(struct lw_engine *e)
+struct topology *engine_topology(struct engine *e)
 {
     return e->topo;
 }
 
-const struct lw_endpoint *lw_engine_endpoint(const struct lw_engine *e)
+const struct endpoint *engine_endpoint(const struct engine *e)
 {
     return &e->node;
 }
 
-struct lw_logger *lw_engine_logger(struct lw_engine *e)
+struct logger *engine_logger(struct engine *e)
 {
     return &e->logger;
 }
 
-void lw_engine_report(struct lw_engine *e, int err, int level, const char *text)
+void engine_report(struct engine *e, int err, int level, const char *text)
 {
     pthread_mutex_lock(&e->report.lock);
     e->report.err = err;
@@ -636,17 +636,17 @@ void lw_engine_report(struct lw_engine *e, int err, int level, const char *text)
     log_say(&e->logger, LOG_SERVER, level, "%s", text);
 }
 
-int lw_engine_last_error(struct lw_engine *e, char *buf, size_t len)
+int engine_last_error(struct engine *e, char *buf, size_t len)
 {
-    return lw_report_get(&e->report, buf, len);
+    return report_get(&e->report, buf, len);
 }
 
-int lw_engine_status(const struct lw_engine *e)
+int engine_status(const struct engine *e)
 {
     return atomic_load_explicit(&e->links.status, memory_order_relaxed);
 }
 
-void lw_engine_get_stats(const struct lw_engine *e, struct lw_engine_stats *out)
+void engine_get_stats(const struct engine *e, struct engine_stats *out)
 {
     const struct link_counters *c = &e->links.count;
 
@@ -672,44 +672,44 @@ void lw_engine_get_stats(const struct lw_engine *e, struct lw_engine_stats *out)
 
 /* --- the topology's answers ---------------------------------------------- */
 
-int lw_engine_is_cluster(const struct lw_engine *e)
+int engine_is_cluster(const struct engine *e)
 {
     return e->topo->ops->is_cluster(e->topo);
 }
 
-int lw_engine_sharded_pubsub(const struct lw_engine *e)
+int engine_sharded_pubsub(const struct engine *e)
 {
     return e->topo->ops->sharded(e->topo);
 }
 
-int lw_engine_slot_node(const struct lw_engine *e, unsigned slot)
+int engine_slot_node(const struct engine *e, unsigned slot)
 {
     return e->topo->ops->slot_node(e->topo, slot);
 }
 
-unsigned lw_engine_node_count(const struct lw_engine *e)
+unsigned engine_node_count(const struct engine *e)
 {
     return e->topo->ops->node_count(e->topo);
 }
 
-unsigned lw_engine_master_count(const struct lw_engine *e)
+unsigned engine_master_count(const struct engine *e)
 {
     return e->topo->ops->master_count(e->topo);
 }
 
-int lw_engine_node_addr(const struct lw_engine *e, unsigned node, const char **host, int *port)
+int engine_node_addr(const struct engine *e, unsigned node, const char **host, int *port)
 {
     return e->topo->ops->node_addr(e->topo, node, host, port);
 }
 
-int lw_engine_conn_node(const struct lw_engine *e, uint64_t conn)
+int engine_conn_node(const struct engine *e, uint64_t conn)
 {
     return links_conn_node(&e->links, conn);
 }
 
-int lw_engine_node_stats(const struct lw_engine *e, unsigned node, struct lw_engine_stats *out)
+int engine_node_stats(const struct engine *e, unsigned node, struct engine_stats *out)
 {
-    if (node >= lw_engine_node_count(e))
+    if (node >= engine_node_count(e))
         return LW_ERANGE;
     links_node_stats(&e->links, node, out);
     return 0;

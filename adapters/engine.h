@@ -11,10 +11,10 @@
  * the "engine thread".  hiredis is touched by the engine thread only.  Other
  * threads hand requests over through a lock-free queue and ev_async_send().
  *
- * Requests.  A request is a struct lw_request the caller owns, holding a
- * command already in Redis's wire format (RESP).  lw_engine_submit() queues
+ * Requests.  A request is a struct request the caller owns, holding a
+ * command already in Redis's wire format (RESP).  engine_submit() queues
  * it and returns; its callback runs later on the engine thread, exactly once,
- * with the reply or an error.  lw_engine_call() does the same and waits.
+ * with the reply or an error.  engine_call() does the same and waits.
  * Commands are pipelined: the engine writes each as soon as it has it and
  * never waits for a reply before the next write, up to `max_inflight`
  * commands on the wire; the rest wait their turn in order (back-pressure).
@@ -23,7 +23,7 @@
  * that thread submitted them, but for two exceptions: a command answered
  * NOSCRIPT is sent again behind its SCRIPT LOAD, so it reaches Redis, and
  * completes, after commands submitted later; and an urgent request
- * (lw_request_urgent(): the watchdog's renewals) is written before every
+ * (request_urgent(): the watchdog's renewals) is written before every
  * request without the mark that waits on its connection, whenever they
  * were submitted.
  *
@@ -44,13 +44,13 @@
  *     attempt failed (LW_ECONNREFUSED, LW_EAUTH, ...), or LW_ETIMEDOUT;
  *   - a connection that breaks fails its commands in flight with
  *     LW_ECONNLOST;
- *   - lw_engine_free() fails everything still queued with LW_ESHUTDOWN.
+ *   - engine_free() fails everything still queued with LW_ESHUTDOWN.
  * Timeouts are checked at every tick of the engine's wheel, so a request
  * fails at most one tick after its time is up.
  *
  * Scripts.  The Lua scripts given at creation are loaded with SCRIPT LOAD
  * on every connection before any other command, and called with EVALSHA
- * (lw_request_evalsha()).  A NOSCRIPT reply (Redis restarted or flushed
+ * (request_evalsha()).  A NOSCRIPT reply (Redis restarted or flushed
  * its scripts) loads the script again and re-sends the command, once.
  */
 #ifndef LW_ADAPTERS_ENGINE_H
@@ -69,14 +69,14 @@
 #include "request.h"
 
 struct ev_loop;
-struct lw_engine;
+struct engine;
 
 /*
  * Called on the engine thread at every tick with the timers of
- * lw_engine_wheel() that fell due (see lw_wheel_advance()).
+ * engine_wheel() that fell due (see lw_wheel_advance()).
  */
-typedef void lw_engine_tick_fn(struct lw_engine *engine, struct lw_timer_list *due,
-                               void *arg);
+typedef void engine_tick_fn(struct engine *engine, struct lw_timer_list *due,
+                            void *arg);
 
 /* Cluster geometry. */
 #define LW_CLUSTER_SLOTS 16384u
@@ -85,10 +85,10 @@ typedef void lw_engine_tick_fn(struct lw_engine *engine, struct lw_timer_list *d
 #define LW_ENGINE_DEFAULT_SENTINEL_REFRESH_MS 1000u
 
 /*
- * What a topology change did, for lw_engine_topology_fn.  Bitmaps of
+ * What a topology change did, for engine_topology_fn.  Bitmaps of
  * LW_CLUSTER_SLOTS bits (slot s is bit s % 8 of byte s / 8).
  */
-struct lw_topology_change {
+struct topology_change {
     const uint8_t *failover; /* slots whose master changed by a failover: the
                                 new master was the old one's replica (same
                                 shard), so what the old master acknowledged
@@ -107,7 +107,7 @@ struct lw_topology_change {
  * once when the first master is found (no slot, failovers 0), and at every
  * switch of master, as a failover of every slot (failovers 1).
  */
-typedef void lw_engine_topology_fn(const struct lw_topology_change *change, void *arg);
+typedef void engine_topology_fn(const struct topology_change *change, void *arg);
 
 #define LW_ENGINE_DEFAULT_MAX_INFLIGHT 4096u
 #define LW_ENGINE_MAX_TIMEOUT_MS LW_ENDPOINT_MAX_TIMEOUT_MS
@@ -115,8 +115,8 @@ typedef void lw_engine_topology_fn(const struct lw_topology_change *change, void
 #define LW_ENGINE_MAX_SCRIPTS 64u
 #define LW_ENGINE_DEFAULT_TOPOLOGY_REFRESH_MS 10000u
 
-struct lw_engine_config {
-    struct lw_endpoint node;      /* every data node's connection: the address
+struct engine_config {
+    struct endpoint node;         /* every data node's connection: the address
                                      (one Redis; ignored with seeds or
                                      sentinels), credentials, db (not in a
                                      cluster), timeouts, back-off */
@@ -124,10 +124,10 @@ struct lw_engine_config {
                                      link; 1..MAX */
     uint32_t urgent_reserve;      /* of those, the slots only urgent requests
                                      may take; 0 (default)..max_inflight - 1 */
-    const char *const *scripts;   /* Lua bodies; script i is lw_request_evalsha(i) */
+    const char *const *scripts;   /* Lua bodies; script i is request_evalsha(i) */
     unsigned nscripts;            /* 0..LW_ENGINE_MAX_SCRIPTS */
     struct lw_wheel_config wheel; /* the engine's wheel: its tick paces timeouts */
-    lw_engine_tick_fn *on_tick;   /* may be NULL */
+    engine_tick_fn *on_tick;      /* may be NULL */
     void *tick_arg;
     struct ev_loop *loop;   /* embedded mode: run on this loop; NULL: own thread */
     uint32_t side_block_ms; /* commands on the side lane may block the
@@ -136,13 +136,13 @@ struct lw_engine_config {
                                0..LW_ENGINE_MAX_TIMEOUT_MS */
     /* Redis Cluster: nseeds > 0 makes the engine a cluster client (see
      * "Clusters" below). */
-    const char *const *seeds;           /* "host:port" each */
-    unsigned nseeds;                    /* 0..LW_ENGINE_MAX_SEEDS */
-    uint32_t topology_refresh_ms;       /* periodic slot map refresh; 0: default.
-                                        With sentinels: how often they are asked
-                                        again besides +switch-master; 0:
-                                        LW_ENGINE_DEFAULT_SENTINEL_REFRESH_MS */
-    lw_engine_topology_fn *on_topology; /* may be NULL */
+    const char *const *seeds;        /* "host:port" each */
+    unsigned nseeds;                 /* 0..LW_ENGINE_MAX_SEEDS */
+    uint32_t topology_refresh_ms;    /* periodic slot map refresh; 0: default.
+                                     With sentinels: how often they are asked
+                                     again besides +switch-master; 0:
+                                     LW_ENGINE_DEFAULT_SENTINEL_REFRESH_MS */
+    engine_topology_fn *on_topology; /* may be NULL */
     void *topology_arg;
     /* Redis Sentinel: nsentinels > 0 finds the master through them (see
      * "Sentinel" below).  Not with seeds: a config with both is refused
@@ -150,7 +150,7 @@ struct lw_engine_config {
     const char *const *sentinels; /* "host:port" each */
     unsigned nsentinels;          /* 0..LW_ENGINE_MAX_SENTINELS */
     const char *sentinel_master;  /* the master's name (required with them) */
-    struct lw_endpoint sentinel;  /* the sentinels' connections: their own
+    struct endpoint sentinel;     /* the sentinels' connections: their own
                                      username and password (the address is
                                      each sentinel's; the db unused) */
     log_fn *log;                  /* the program's log hook (log.h), or NULL */
@@ -159,7 +159,7 @@ struct lw_engine_config {
 };
 
 /* Counters since creation.  Snapshots from any thread. */
-struct lw_engine_stats {
+struct engine_stats {
     uint64_t sent;               /* commands written, set-up commands included */
     uint64_t replies;            /* replies read */
     uint64_t error_replies;      /* of which Redis errors */
@@ -184,26 +184,26 @@ struct lw_engine_stats {
                                     "Time") */
 };
 
-/* lw_engine_config_init - the defaults: lw_endpoint_init()'s node (and
+/* engine_config_init - the defaults: endpoint_init()'s node (and
  * sentinels), the limits above, the default wheel, own thread. */
-void lw_engine_config_init(struct lw_engine_config *cfg);
+void engine_config_init(struct engine_config *cfg);
 
 /*
- * lw_engine_new - validate cfg, create an engine and start connecting.
+ * engine_new - validate cfg, create an engine and start connecting.
  * Returns 0 and sets *out, or LW_EINVAL / LW_ERANGE (a bad field), LW_ENOHOST
  * (the host name does not resolve), LW_ENOMEM.  The connection is made in
  * the background: requests submitted before it is up wait for it, up to
  * the command timeout; but until a first connection has been set up, a
  * refused connection, a missing unix socket or a wrong password fails them
  * at once (LW_ECONNREFUSED, LW_ECONNECT, LW_EAUTH).  A request whose
- * caller waits (lw_request_wait_until()) waits no longer than that wait,
- * and through a refusal or a missing socket (lw_request_waits_through()).
+ * caller waits (request_wait_until()) waits no longer than that wait,
+ * and through a refusal or a missing socket (request_waits_through()).
  * In embedded mode call it on the loop's thread.
  */
-int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out);
+int engine_new(const struct engine_config *cfg, struct engine **out);
 
 /*
- * lw_engine_free - stop the engine.  Every request not yet completed fails
+ * engine_free - stop the engine.  Every request not yet completed fails
  * with LW_ESHUTDOWN (callbacks run, blocked callers return), then the
  * connection, the thread and all memory go.  Requests submitted while it
  * runs fail with LW_ESHUTDOWN too; calls that start after it returned are
@@ -212,85 +212,85 @@ int lw_engine_new(const struct lw_engine_config *cfg, struct lw_engine **out);
  * does nothing when called from one of the engine's own callbacks (or, with
  * its own thread, on that thread; embedded, on any other thread).
  */
-int lw_engine_free(struct lw_engine *engine);
+int engine_free(struct engine *engine);
 
 /*
- * lw_engine_submit - any thread: queue req; done(req, reply, err, arg) runs
+ * engine_submit - any thread: queue req; done(req, reply, err, arg) runs
  * on the engine thread once it completes.  req must stay valid and
  * untouched until then.  Returns 0, LW_EINVAL (NULL, no command and not a
  * task, script out
  * of range), LW_ESHUTDOWN.  On error done is not called.
  */
-int lw_engine_submit(struct lw_engine *engine, struct lw_request *req,
-                     lw_request_fn *done, void *arg);
+int engine_submit(struct engine *engine, struct request *req,
+                  request_fn *done, void *arg);
 
 /*
- * lw_engine_call - any thread but the engine's: submit req and wait until it
+ * engine_call - any thread but the engine's: submit req and wait until it
  * completes.  done (may be NULL) runs first on the engine thread, where it
  * can read the reply.  Returns the request's error (0 when a reply came,
- * even a Redis error reply), or LW_EINVAL / LW_ESHUTDOWN as lw_engine_submit,
+ * even a Redis error reply), or LW_EINVAL / LW_ESHUTDOWN as engine_submit,
  * or LW_EDEADLK on the engine thread.
  */
-int lw_engine_call(struct lw_engine *engine, struct lw_request *req,
-                   lw_request_fn *done, void *arg);
+int engine_call(struct engine *engine, struct request *req,
+                request_fn *done, void *arg);
 
 /*
- * lw_engine_queue_unwoken - for tests of the hand-over's safety net: what
- * lw_engine_submit() does, less the wake-up (ev_async_send()), as a
+ * engine_queue_unwoken - for tests of the hand-over's safety net: what
+ * engine_submit() does, less the wake-up (ev_async_send()), as a
  * submitter held up between the two leaves it.  req's fields are the
  * caller's to set (done, arg); the tick takes it (taken_late).
  */
-void lw_engine_queue_unwoken(struct lw_engine *engine, struct lw_request *req);
+void engine_queue_unwoken(struct engine *engine, struct request *req);
 
-/* lw_engine_on_thread - 1 when called on the engine thread. */
-int lw_engine_on_thread(const struct lw_engine *engine);
+/* engine_on_thread - 1 when called on the engine thread. */
+int engine_on_thread(const struct engine *engine);
 
-/* lw_engine_wheel - the engine's wheel: its owner is the engine thread. */
-struct lw_wheel *lw_engine_wheel(struct lw_engine *engine);
+/* engine_wheel - the engine's wheel: its owner is the engine thread. */
+struct lw_wheel *engine_wheel(struct engine *engine);
 
-/* lw_engine_loop - the loop the engine runs on. */
-struct ev_loop *lw_engine_loop(struct lw_engine *engine);
+/* engine_loop - the loop the engine runs on. */
+struct ev_loop *engine_loop(struct engine *engine);
 
 /*
- * lw_engine_status - any thread: 0 while connected and set up, otherwise why
+ * engine_status - any thread: 0 while connected and set up, otherwise why
  * the last connection attempt failed (LW_ECONNREFUSED, LW_EAUTH, LW_ECONNECT
  * for any other reason, ...), or LW_ETIMEDOUT before the first attempt has
  * ended.  Requests that time out waiting for a connection fail with it.
  */
-int lw_engine_status(const struct lw_engine *engine);
+int engine_status(const struct engine *engine);
 
 /*
- * lw_engine_last_error - any thread: why the engine's last failed
+ * engine_last_error - any thread: why the engine's last failed
  * connection attempt failed (any of its connections, and the pub/sub
  * router's and the sentinels' that share its report): the LW_E* code, 0
  * when none has yet, and a line with the address and the reason into buf
  * (len bytes; NUL-terminated).
  */
-int lw_engine_last_error(struct lw_engine *engine, char *buf, size_t len);
+int engine_last_error(struct engine *engine, char *buf, size_t len);
 
-/* lw_engine_logger - the engine's log hook, for core's lines (log.h):
+/* engine_logger - the engine's log hook, for core's lines (log.h):
  * engine thread only. */
-struct lw_logger *lw_engine_logger(struct lw_engine *engine);
+struct logger *engine_logger(struct engine *engine);
 
-/* lw_engine_report - record a failure the engine's user found (a server
+/* engine_report - record a failure the engine's user found (a server
  * that lacks a command it needs), as a connection's are: the last error
- * (lw_engine_last_error()) and the log (kind LOG_SERVER, at level). */
-void lw_engine_report(struct lw_engine *engine, int err, int level, const char *text);
+ * (engine_last_error()) and the log (kind LOG_SERVER, at level). */
+void engine_report(struct engine *engine, int err, int level, const char *text);
 
-/* lw_engine_get_stats - any thread: snapshot the counters. */
-void lw_engine_get_stats(const struct lw_engine *engine, struct lw_engine_stats *out);
+/* engine_get_stats - any thread: snapshot the counters. */
+void engine_get_stats(const struct engine *engine, struct engine_stats *out);
 
 /*
  * Clusters.  Outside a cluster there is one node, index 0, and routing is
  * ignored.  In a cluster a request goes where its route says:
- *   - by slot (lw_request_route_slot): to the master serving the slot,
+ *   - by slot (request_route_slot): to the master serving the slot,
  *     following MOVED (the map is patched at once and a full refresh is
  *     scheduled) and ASK (ASKING, then the command, on the target; the map
  *     is kept), and retrying replies that say the cluster is moving
  *     (TRYAGAIN, CLUSTERDOWN, LOADING, READONLY, MASTERDOWN, a refused
  *     connection to a failed master) with back-off until the request's
  *     command timeout, then LW_EUNSETTLED;
- *   - to a node (lw_request_route_node): to that node only, for calls that
+ *   - to a node (request_route_node): to that node only, for calls that
  *     batch keys of many slots on one master.  No redirect is followed: a
  *     MOVED/ASK or unsettled reply is handed to the callback as it is, and
  *     a node that is no longer a master (or gone) fails the request with
@@ -306,37 +306,37 @@ void lw_engine_get_stats(const struct lw_engine *engine, struct lw_engine_stats 
  * topology_refresh_ms, and at most every 100 ms after a MOVED, an
  * unsettled reply or a lost connection.  A slot-routed request lost with
  * its connection is sent again (it may have run): route commands that are
- * not safe to repeat by node.  lw_engine_status() in a cluster: 0 once a
+ * not safe to repeat by node.  engine_status() in a cluster: 0 once a
  * map has been read, else why the seeds could not be asked.
  */
 
-/* lw_keyslot - the cluster slot of a key: CRC16 (XMODEM) of the key, or of
+/* keyslot - the cluster slot of a key: CRC16 (XMODEM) of the key, or of
  * its hash tag (the bytes between the first '{' and the first '}' after
  * it, when there are any), modulo LW_CLUSTER_SLOTS. */
-unsigned lw_keyslot(const void *key, size_t len);
+unsigned keyslot(const void *key, size_t len);
 
-/* lw_engine_is_cluster - 1 when configured with seeds.  Engine thread. */
-int lw_engine_is_cluster(const struct lw_engine *engine);
+/* engine_is_cluster - 1 when configured with seeds.  Engine thread. */
+int engine_is_cluster(const struct engine *engine);
 
-/* lw_engine_slot_node - engine thread: the node serving slot by the
+/* engine_slot_node - engine thread: the node serving slot by the
  * current map, or -1 while it is not known.  0 outside a cluster. */
-int lw_engine_slot_node(const struct lw_engine *engine, unsigned slot);
+int engine_slot_node(const struct engine *engine, unsigned slot);
 
-/* lw_engine_node_count - engine thread: node indexes in use so far. */
-unsigned lw_engine_node_count(const struct lw_engine *engine);
-/* lw_engine_master_count - engine thread: the nodes serving slots by the
+/* engine_node_count - engine thread: node indexes in use so far. */
+unsigned engine_node_count(const struct engine *engine);
+/* engine_master_count - engine thread: the nodes serving slots by the
  * current map (at least 1; 1 outside a cluster). */
-unsigned lw_engine_master_count(const struct lw_engine *engine);
+unsigned engine_master_count(const struct engine *engine);
 
-/* lw_engine_node_addr - engine thread: a node's address; 0, LW_ERANGE for
+/* engine_node_addr - engine thread: a node's address; 0, LW_ERANGE for
  * an unknown index, or (Sentinel) LW_EUNSETTLED while no master is known.
  * Port 0: host is a unix socket's path.  host stays valid while the engine
  * lives (Sentinel: until the next switch; copy it). */
-int lw_engine_node_addr(const struct lw_engine *engine, unsigned node, const char **host,
-                        int *port);
+int engine_node_addr(const struct engine *engine, unsigned node, const char **host,
+                     int *port);
 
 /*
- * lw_engine_node_stats - engine thread: one node's share of the counters:
+ * engine_node_stats - engine thread: one node's share of the counters:
  * sent, replies, error_replies, reconnects, script_reloads, redirects (the
  * MOVED and ASK replies it sent, followed), and its
  * waiting and inflight now, its side lane's included; the other fields are
@@ -344,15 +344,15 @@ int lw_engine_node_addr(const struct lw_engine *engine, unsigned node, const cha
  * reads all 0.  Returns 0, or
  * LW_ERANGE for an unknown index.  Outside a cluster node 0 is the engine.
  */
-int lw_engine_node_stats(const struct lw_engine *engine, unsigned node,
-                         struct lw_engine_stats *out);
+int engine_node_stats(const struct engine *engine, unsigned node,
+                      struct engine_stats *out);
 
-/* lw_engine_conn_node - engine thread: the node whose connection (either
- * lane) is number conn (lw_request.sent_conn), or -1 when that connection
+/* engine_conn_node - engine thread: the node whose connection (either
+ * lane) is number conn (request.sent_conn), or -1 when that connection
  * is no longer up.  0 outside a cluster while it is up.  For a command
  * that must follow another on the same connection (WAIT after a write):
  * route it to that node, on the same lane, and check its sent_conn. */
-int lw_engine_conn_node(const struct lw_engine *engine, uint64_t conn);
+int engine_conn_node(const struct engine *engine, uint64_t conn);
 
 /*
  * Sentinel.  With sentinels the engine has one link, as with one Redis, but
@@ -367,23 +367,23 @@ int lw_engine_conn_node(const struct lw_engine *engine, uint64_t conn);
  * When they name another master (a switch): the old connection is let go
  * of at once and nothing read from it after counts, its requests in flight
  * fail with LW_EUNSETTLED (count in `unsettled`), those waiting go to the
- * new master (but those marked lw_request_settle(), held back a refresh
+ * new master (but those marked request_settle(), held back a refresh
  * period), and on_topology is told a failover of every slot
  * (failovers 1).  Until a master has been found, a round of sentinels that
  * all refused fails requests at once (LW_ECONNREFUSED, ...), as a refused
  * single node does; a master name no sentinel knows reads LW_EREDIS in
- * lw_engine_status().
+ * engine_status().
  */
 
-/* lw_engine_sharded_pubsub - engine thread: 1 when the cluster answered
+/* engine_sharded_pubsub - engine thread: 1 when the cluster answered
  * CLUSTER SHARDS (Redis 7), so every master has SSUBSCRIBE/SPUBLISH. */
-int lw_engine_sharded_pubsub(const struct lw_engine *engine);
+int engine_sharded_pubsub(const struct engine *engine);
 
-/* lw_engine_topology - the engine's topology (topology.h), whose questions
- * the pub/sub router asks; lw_engine_endpoint - its data nodes' endpoint,
+/* engine_topology - the engine's topology (topology.h), whose questions
+ * the pub/sub router asks; engine_endpoint - its data nodes' endpoint,
  * which the router's subscribers connect with.  Both live as long as the
  * engine. */
-struct lw_topology *lw_engine_topology(struct lw_engine *engine);
-const struct lw_endpoint *lw_engine_endpoint(const struct lw_engine *engine);
+struct topology *engine_topology(struct engine *engine);
+const struct endpoint *engine_endpoint(const struct engine *engine);
 
 #endif

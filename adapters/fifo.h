@@ -24,26 +24,26 @@ static inline int fifo_empty(const struct fifo *f)
 }
 
 /* The oldest request, left in f, or NULL when empty. */
-static inline struct lw_request *fifo_peek(const struct fifo *f)
+static inline struct request *fifo_peek(const struct fifo *f)
 {
-    return lw_item_of(lw_queue_peek(&f->q), struct lw_request, fifo_node);
+    return lw_item_of(lw_queue_peek(&f->q), struct request, fifo_node);
 }
 
 /* The request after req in its FIFO, or NULL: a walk from fifo_peek(). */
-static inline struct lw_request *fifo_next(const struct lw_request *req)
+static inline struct request *fifo_next(const struct request *req)
 {
-    return lw_item_of(lw_qnode_next(&req->fifo_node), struct lw_request, fifo_node);
+    return lw_item_of(lw_qnode_next(&req->fifo_node), struct request, fifo_node);
 }
 
-static inline void fifo_push(struct fifo *f, struct lw_request *req)
+static inline void fifo_push(struct fifo *f, struct request *req)
 {
     lw_queue_push(&f->q, &req->fifo_node);
     f->count++;
 }
 
-static inline struct lw_request *fifo_pop(struct fifo *f)
+static inline struct request *fifo_pop(struct fifo *f)
 {
-    struct lw_request *req = lw_item_of(lw_queue_pop(&f->q), struct lw_request, fifo_node);
+    struct request *req = lw_item_of(lw_queue_pop(&f->q), struct request, fifo_node);
 
     if (req)
         f->count--;
@@ -53,7 +53,7 @@ static inline struct lw_request *fifo_pop(struct fifo *f)
 /* Put req first: a request coming back (a redirect, a retry) is older
  * than those waiting, so it goes first and the FIFO stays nearly in
  * deadline order. */
-static inline void fifo_push_front(struct fifo *f, struct lw_request *req)
+static inline void fifo_push_front(struct fifo *f, struct request *req)
 {
     lw_queue_push_front(&f->q, &req->fifo_node);
     f->count++;

@@ -26,7 +26,7 @@ static uint16_t crc16_xmodem(const unsigned char *p, size_t len)
     return crc;
 }
 
-unsigned lw_keyslot(const void *key, size_t len)
+unsigned keyslot(const void *key, size_t len)
 {
     const unsigned char *k = key;
     const unsigned char *open = memchr(k, '{', len);
@@ -41,13 +41,13 @@ unsigned lw_keyslot(const void *key, size_t len)
     return crc16_xmodem(k, len) % LW_CLUSTER_SLOTS;
 }
 
-void lw_request_route_slot(struct lw_request *req, unsigned slot)
+void request_route_slot(struct request *req, unsigned slot)
 {
     req->route = LW_ROUTE_SLOT;
     req->route_to = slot % LW_CLUSTER_SLOTS;
 }
 
-void lw_request_route_node(struct lw_request *req, unsigned node)
+void request_route_node(struct request *req, unsigned node)
 {
     req->route = LW_ROUTE_NODE;
     req->route_to = node;

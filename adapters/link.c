@@ -19,7 +19,7 @@
  * O(1), instead of a wheel timer per command (scheduled and cancelled for
  * every reply).  The same holds for the FIFO of requests waiting to be
  * written, but for an acquire's attempt whose wait ends sooner
- * (lw_request_wait_until()), which the tick looks for when the earliest
+ * (request_wait_until()), which the tick looks for when the earliest
  * is due (expire_own()).  They belong to the pipeline, so they stay on
  * the engine's tick; the connection's own set-up deadline is its business.
  *
@@ -42,7 +42,7 @@
 
 /* A command the link sends for itself (set-up, script reload, ASKING). */
 struct own_request {
-    struct lw_request req;
+    struct request req;
     enum { OWN_SELECT,
            OWN_LOAD,
            OWN_ASKING,
@@ -54,22 +54,22 @@ static const char asking_cmd[] = "*1\r\n$6\r\nASKING\r\n";
 static const char role_cmd[] = "*1\r\n$4\r\nROLE\r\n";
 
 static void send_own(struct link *l, int kind, unsigned script, char *cmd, size_t len);
-static void on_own_reply(struct lw_request *req, const redisReply *reply, int err,
+static void on_own_reply(struct request *req, const redisReply *reply, int err,
                          void *arg);
 
-static const struct lw_topology_ops *ops(const struct link *l)
+static const struct topology_ops *ops(const struct link *l)
 {
     return l->ls->topo->ops;
 }
 
-static int is_own(const struct lw_request *req)
+static int is_own(const struct request *req)
 {
     return req->done == on_own_reply;
 }
 
 /* --- the set -------------------------------------------------------------- */
 
-void links_complete(struct link_set *ls, struct lw_request *req, const redisReply *reply,
+void links_complete(struct link_set *ls, struct request *req, const redisReply *reply,
                     int err)
 {
     int blocking = req->blocking;
@@ -92,13 +92,13 @@ void links_complete(struct link_set *ls, struct lw_request *req, const redisRepl
 void links_fail_all(struct link_set *ls, struct fifo *list, int err)
 {
     struct fifo all = fifo_take(list), doomed = {0};
-    struct lw_request *req;
+    struct request *req;
     uint64_t now = lw_clock_now();
 
     /* Those that wait through err stay, in order, before a callback below
      * can queue anything behind them. */
     while ((req = fifo_pop(&all)))
-        fifo_push(lw_request_waits_through(req, err, now) ? list : &doomed, req);
+        fifo_push(request_waits_through(req, err, now) ? list : &doomed, req);
     while ((req = fifo_pop(&doomed)))
         links_complete(ls, req, NULL, err);
 }
@@ -142,7 +142,7 @@ void links_pump_all(struct link_set *ls)
 
 /* The request could not be written, or its connection went: the topology
  * may retry a user's request; the link's own are done with. */
-static void lost_request(struct link *l, struct lw_request *req, int err)
+static void lost_request(struct link *l, struct request *req, int err)
 {
     if (!is_own(req) && ops(l)->link_lost)
         ops(l)->link_lost(l->ls->topo, l, req, err);
@@ -154,7 +154,7 @@ static void lost_request(struct link *l, struct lw_request *req, int err)
  * neither in SETUP nor READY (a NOSCRIPT retry after it dropped).  A
  * request sent after an ASK redirect is preceded by ASKING, back to back,
  * as the cluster requires. */
-static void write_request(struct link *l, struct lw_request *req, uint64_t now_ns)
+static void write_request(struct link *l, struct request *req, uint64_t now_ns)
 {
     struct link_set *ls = l->ls;
 
@@ -278,7 +278,7 @@ static void refused(struct link *l, int kind, const char *words)
     conn_refused(&l->conn, cmd, words);
 }
 
-static void on_own_reply(struct lw_request *req, const redisReply *reply, int err,
+static void on_own_reply(struct request *req, const redisReply *reply, int err,
                          void *arg)
 {
     struct own_request *own = (struct own_request *)req;
@@ -341,7 +341,7 @@ static void count_unsettled(struct link *l, const struct fifo *list)
 {
     uint64_t n = 0;
 
-    for (const struct lw_request *req = fifo_peek(list); req; req = fifo_next(req))
+    for (const struct request *req = fifo_peek(list); req; req = fifo_next(req))
         n += !is_own(req);
     count_add(&l->ls->count.unsettled, n);
 }
@@ -356,7 +356,7 @@ static void on_down(void *arg, int err)
     struct link *l = arg;
     struct link_set *ls = l->ls;
     struct fifo lost = take_inflight(l);
-    struct lw_request *req;
+    struct request *req;
 
     l->conn_id = 0;
     if (err == LW_EUNSETTLED) /* the node is no master now */
@@ -388,7 +388,7 @@ void link_fail_waiting(struct link *l, int err)
 
 /* NOSCRIPT: load the script again (unless a load already follows this
  * request on the wire) and send the request once more behind it. */
-static void retry_noscript(struct link *l, struct lw_request *req)
+static void retry_noscript(struct link *l, struct request *req)
 {
     struct link_set *ls = l->ls;
     struct link_script *s = &l->scripts[req->script - 1];
@@ -424,7 +424,7 @@ static void on_reply(void *arg, redisReply *reply)
 {
     struct link *l = arg;
     struct link_set *ls = l->ls;
-    struct lw_request *req = fifo_pop(&l->inflight);
+    struct request *req = fifo_pop(&l->inflight);
 
     if (!req) { /* a reply nobody asked for: the stream is out of step */
         conn_fail(&l->conn, LW_ECONNLOST);
@@ -520,7 +520,7 @@ static struct link *side_new(struct link *of)
 
 /* The link of l's node that req's lane names: l, or its side link (made
  * and connecting on first use; NULL when out of memory). */
-static struct link *lane_of(struct link *l, const struct lw_request *req)
+static struct link *lane_of(struct link *l, const struct request *req)
 {
     if (req->lane != LW_LANE_SIDE || l->is_side)
         return l;
@@ -529,7 +529,7 @@ static struct link *lane_of(struct link *l, const struct lw_request *req)
     return l->side;
 }
 
-void link_queue(struct link *l, struct lw_request *req, int front)
+void link_queue(struct link *l, struct request *req, int front)
 {
     struct link *to = lane_of(l, req);
     struct fifo *q;
@@ -615,7 +615,7 @@ void link_drop(struct link *l)
 /* --- time ------------------------------------------------------------------ */
 
 /* Why a request that waited its whole time on this link fails. */
-static int wait_error(struct link *l, const struct lw_request *req)
+static int wait_error(struct link *l, const struct request *req)
 {
     if (conn_is_ready(&l->conn))
         return LW_ETIMEDOUT;
@@ -623,7 +623,7 @@ static int wait_error(struct link *l, const struct lw_request *req)
 }
 
 /* req waited its whole time to be written: it fails. */
-static void expire(struct link *l, struct lw_request *req)
+static void expire(struct link *l, struct request *req)
 {
     int err = wait_error(l, req);
 
@@ -636,14 +636,14 @@ static void expire(struct link *l, struct lw_request *req)
  * time to be written. */
 static void expire_waiting(struct link *l, struct fifo *q, uint64_t now_ns)
 {
-    const struct lw_request *first;
+    const struct request *first;
 
     while ((first = fifo_peek(q)) && first->expires_ns <= now_ns)
         expire(l, fifo_pop(q));
 }
 
 /* Requests whose caller's wait ends before the command timeout
- * (lw_request_wait_until()) break the deadline order: one may be due
+ * (request_wait_until()) break the deadline order: one may be due
  * behind a head that is not.  When the earliest such wait queued on l is
  * over (own_due_ns, a bound: what was written since may have been it),
  * both FIFOs are searched: those due fail, the others keep their order,
@@ -653,7 +653,7 @@ static void expire_waiting(struct link *l, struct fifo *q, uint64_t now_ns)
 static void expire_own(struct link *l, uint64_t now_ns)
 {
     struct fifo *queues[2] = {&l->urgent, &l->waiting}, due = {0};
-    struct lw_request *req;
+    struct request *req;
     uint64_t next = 0;
 
     for (int i = 0; i < 2; i++) {
@@ -676,7 +676,7 @@ static void expire_own(struct link *l, uint64_t now_ns)
 
 static void check_timeouts(struct link *l, uint64_t now_ns)
 {
-    const struct lw_request *oldest;
+    const struct request *oldest;
 
     /* The server has stopped answering: everything on the wire is late. */
     if (l->side)
@@ -731,7 +731,7 @@ int links_conn_node(const struct link_set *ls, uint64_t conn)
 }
 
 /* Add l's share of the counters to out. */
-static void add_stats(const struct link *l, struct lw_engine_stats *out)
+static void add_stats(const struct link *l, struct engine_stats *out)
 {
     out->sent += l->sent;
     out->replies += l->replies;
@@ -743,7 +743,7 @@ static void add_stats(const struct link *l, struct lw_engine_stats *out)
     out->inflight += l->inflight.count;
 }
 
-void links_node_stats(const struct link_set *ls, unsigned node, struct lw_engine_stats *out)
+void links_node_stats(const struct link_set *ls, unsigned node, struct engine_stats *out)
 {
     const struct link *l = node < ls->nlinks ? ls->links[node] : NULL;
 

@@ -35,8 +35,8 @@
 #include "log.h"
 #include "request.h"
 
-struct lw_engine_stats;
-struct lw_topology;
+struct engine_stats;
+struct topology;
 
 /* A script: its SCRIPT LOAD, formatted once for every connection. */
 struct script {
@@ -50,7 +50,7 @@ struct link_script {
     uint64_t load_seq; /* write sequence number of the latest SCRIPT LOAD */
 };
 
-/* The engine's counters (lw_engine_stats): written by the engine thread
+/* The engine's counters (engine_stats): written by the engine thread
  * only, read from anywhere. */
 struct link_counters {
     _Atomic uint64_t sent, replies, error_replies, failed, timeouts;
@@ -62,7 +62,7 @@ struct link_counters {
 struct link {
     struct link_set *ls;
     unsigned node; /* its node index (0 outside a cluster) */
-    struct lw_conn conn;
+    struct conn conn;
     struct fifo waiting;  /* routed here, not yet written */
     struct fifo urgent;   /* the same, urgent: written first */
     struct fifo inflight; /* written, reply pending, in write order */
@@ -73,23 +73,23 @@ struct link {
     uint64_t resumed;    /* conn.tls.resumed already counted */
     int pipeline_full;   /* reached the cap; waiting for refill_at */
     uint64_t conn_id;    /* the connection's number while READY
-                            (lw_request.sent_conn) */
+                            (request.sent_conn) */
     uint64_t grace_ns;   /* added to the command timeout: a side
                             link's commands may block (WAIT) */
     uint64_t own_due_ns; /* the earliest expiry of a request waiting with
-                            a wait of its own (lw_request_wait_until()),
+                            a wait of its own (request_wait_until()),
                             or earlier; 0: none */
     struct link *side;   /* the node's side lane, once asked for */
     int is_side;         /* this is a side lane */
-    /* lw_engine_node_stats(): plain counters, read on the engine thread. */
+    /* engine_node_stats(): plain counters, read on the engine thread. */
     uint64_t sent, replies, error_replies, script_reloads;
     uint64_t redirects; /* MOVED and ASK replies it received, followed */
 };
 
 struct link_set {
     struct ev_loop *loop;
-    const struct lw_endpoint *ep; /* every data node's (the engine's copy) */
-    struct lw_topology *topo;     /* where the links report */
+    const struct endpoint *ep; /* every data node's (the engine's copy) */
+    struct topology *topo;     /* where the links report */
     uint64_t command_timeout_ns;
     uint64_t side_grace_ns;    /* side links' extra time (side_block_ms) */
     uint32_t max_inflight;     /* per link */
@@ -111,9 +111,9 @@ struct link_set {
     unsigned nlinks;
     int in_callback;            /* depth of user callbacks running now */
     const _Atomic int *closing; /* the engine is being freed */
-    struct lw_logger *log;      /* the program's log hook (log.h) */
+    struct logger *log;         /* the program's log hook (log.h) */
     struct link_counters count;
-    _Alignas(64) _Atomic int status; /* lw_engine_status() */
+    _Alignas(64) _Atomic int status; /* engine_status() */
 };
 
 /* --- the set ------------------------------------------------------------ */
@@ -124,11 +124,11 @@ int links_reserve(struct link_set *ls, unsigned n);
 
 /* links_complete - finish a request: count it, run its callback (reply
  * valid during the call), wake a caller blocked on it. */
-void links_complete(struct link_set *ls, struct lw_request *req, const redisReply *reply,
+void links_complete(struct link_set *ls, struct request *req, const redisReply *reply,
                     int err);
 
 /* links_fail_all - complete every request of the list with err, but
- * those that wait through it (lw_request_waits_through(): a failure to
+ * those that wait through it (request_waits_through(): a failure to
  * reach Redis that may mend, within their caller's wait), which stay in
  * the list, in order. */
 void links_fail_all(struct link_set *ls, struct fifo *list, int err);
@@ -162,8 +162,8 @@ void links_free(struct link_set *ls);
 int links_conn_node(const struct link_set *ls, uint64_t conn);
 
 /* links_node_stats - a node's share of the counters (engine.h's
- * lw_engine_node_stats()); all 0 for a node without a link. */
-void links_node_stats(const struct link_set *ls, unsigned node, struct lw_engine_stats *out);
+ * engine_node_stats()); all 0 for a node without a link. */
+void links_node_stats(const struct link_set *ls, unsigned node, struct engine_stats *out);
 
 /* --- one link ------------------------------------------------------------ */
 
@@ -180,7 +180,7 @@ void link_connect(struct link *l);
  * connecting on first use), last or first among the requests of its kind
  * (urgent or not); written by the next pump.  Out of memory, req completes
  * with LW_ENOMEM. */
-void link_queue(struct link *l, struct lw_request *req, int front);
+void link_queue(struct link *l, struct request *req, int front);
 
 /* link_pump - write l's waiting requests (and its side link's) while the
  * pipeline has room. */

@@ -25,7 +25,7 @@ static int has_room(struct log_window *w, uint64_t now_ns)
     return 0;
 }
 
-void log_say(struct lw_logger *lg, int kind, int level, const char *fmt, ...)
+void log_say(struct logger *lg, int kind, int level, const char *fmt, ...)
 {
     struct log_window *w;
     char line[512];

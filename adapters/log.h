@@ -47,7 +47,7 @@ struct log_window {
     uint64_t unsaid;   /* lines not said since the last one that was */
 };
 
-struct lw_logger {
+struct logger {
     log_fn *fn; /* NULL: silent */
     void *arg;
     int level; /* the least severe level said */
@@ -56,14 +56,14 @@ struct lw_logger {
 
 /* log_enabled - whether a line of level would be said (when its kind has
  * room): to skip formatting it. */
-static inline int log_enabled(const struct lw_logger *lg, int level)
+static inline int log_enabled(const struct logger *lg, int level)
 {
     return lg && lg->fn && level <= lg->level;
 }
 
 /* log_say - a line of kind at level, printf-style: said, or counted when
  * its kind said LOG_BURST lines this second. */
-void log_say(struct lw_logger *lg, int kind, int level, const char *fmt, ...)
+void log_say(struct logger *lg, int kind, int level, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 #endif

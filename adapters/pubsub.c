@@ -36,8 +36,8 @@
 #define HOLD_S 0.1       /* how long a channel refused by its node waits */
 
 struct node_sub {
-    struct lw_pubsub *ps;
-    struct lw_sub *sub;
+    struct pubsub *ps;
+    struct sub *sub;
     int node;        /* engine node index, or NODE_SINGLE */
     int sharded;     /* SSUBSCRIBE on it, or SUBSCRIBE */
     unsigned routes; /* channels on it */
@@ -52,10 +52,10 @@ struct route {
     char name[];
 };
 
-struct lw_pubsub {
-    const struct lw_topology *topo; /* where channels live */
-    const struct lw_endpoint *ep;   /* how subscribers connect */
-    struct lw_endpoint own_ep;      /* a copy of the config's, if it gave one */
+struct pubsub {
+    const struct topology *topo; /* where channels live */
+    const struct endpoint *ep;   /* how subscribers connect */
+    struct endpoint own_ep;      /* a copy of the config's, if it gave one */
     struct ev_loop *loop;
     int mode;                /* enum lw_sharded_mode */
     int sharded;             /* the mode in force */
@@ -67,32 +67,32 @@ struct lw_pubsub {
     int16_t *hint;        /* slot -> node + 1 that a MOVED named */
     ev_timer hold;
     ev_timer recheck; /* the mode is to change: a new map, soon */
-    lw_pubsub_fn *on_event;
+    pubsub_fn *on_event;
     void *arg;
 };
 
 /* The topology's questions. */
-static int is_cluster(const struct lw_pubsub *ps)
+static int is_cluster(const struct pubsub *ps)
 {
     return ps->topo->ops->is_cluster(ps->topo);
 }
 
-static int slot_node(const struct lw_pubsub *ps, unsigned slot)
+static int slot_node(const struct pubsub *ps, unsigned slot)
 {
     return ps->topo->ops->slot_node(ps->topo, slot);
 }
 
-static unsigned node_count(const struct lw_pubsub *ps)
+static unsigned node_count(const struct pubsub *ps)
 {
     return ps->topo->ops->node_count(ps->topo);
 }
 
-static int node_addr(const struct lw_pubsub *ps, unsigned node, const char **host, int *port)
+static int node_addr(const struct pubsub *ps, unsigned node, const char **host, int *port)
 {
     return ps->topo->ops->node_addr(ps->topo, node, host, port);
 }
 
-static int want_sharded(const struct lw_pubsub *ps)
+static int want_sharded(const struct pubsub *ps)
 {
     if (!is_cluster(ps) || ps->mode == LW_SHARDED_OFF)
         return 0;
@@ -101,7 +101,7 @@ static int want_sharded(const struct lw_pubsub *ps)
     return ps->topo->ops->sharded(ps->topo);
 }
 
-static struct route *find_route(const struct lw_pubsub *ps, const char *name, size_t len)
+static struct route *find_route(const struct pubsub *ps, const char *name, size_t len)
 {
     struct route *r = NULL;
 
@@ -109,13 +109,13 @@ static struct route *find_route(const struct lw_pubsub *ps, const char *name, si
     return r;
 }
 
-static void tell(struct lw_pubsub *ps, int event, const char *name, size_t len)
+static void tell(struct pubsub *ps, int event, const char *name, size_t len)
 {
     ps->on_event(ps->arg, event, name, len, NULL, 0);
 }
 
 /* Take r out of the map and off its subscriber (it is not freed). */
-static void unroute(struct lw_pubsub *ps, struct route *r)
+static void unroute(struct pubsub *ps, struct route *r)
 {
     HASH_DEL(ps->routes, r);
     if (r->ns)
@@ -130,7 +130,7 @@ static struct route *pop_route(struct lw_slist *list)
 }
 
 /* Tell LW_PS_LOST for each dropped route, freeing them. */
-static void tell_lost(struct lw_pubsub *ps, struct lw_slist list)
+static void tell_lost(struct pubsub *ps, struct lw_slist list)
 {
     struct route *r;
 
@@ -148,17 +148,17 @@ static void on_sub_event(void *arg, int event, const char *name, size_t len,
  * the subscriber is held. */
 static int node0_where(void *arg, const char **host, int *port)
 {
-    struct lw_pubsub *ps = arg;
+    struct pubsub *ps = arg;
 
     return node_addr(ps, 0, host, port) ? 1 : 0;
 }
 
 /* A subscriber for node (NODE_SINGLE: node 0 of a topology that is no
  * cluster). */
-static struct node_sub *new_node_sub(struct lw_pubsub *ps, int node)
+static struct node_sub *new_node_sub(struct pubsub *ps, int node)
 {
     struct node_sub *ns = calloc(1, sizeof *ns);
-    struct lw_sub_config sc = {
+    struct sub_config sc = {
         .ep = ps->ep,
         .loop = ps->loop,
         .on_event = on_sub_event,
@@ -179,14 +179,14 @@ static struct node_sub *new_node_sub(struct lw_pubsub *ps, int node)
     ns->ps = ps;
     ns->node = node;
     ns->sharded = ps->sharded;
-    if (lw_sub_new(&sc, &ns->sub)) {
+    if (sub_new(&sc, &ns->sub)) {
         free(ns);
         return NULL;
     }
     return ns;
 }
 
-static void free_node_sub(struct lw_pubsub *ps, struct node_sub *ns)
+static void free_node_sub(struct pubsub *ps, struct node_sub *ns)
 {
     if (!ns)
         return;
@@ -194,12 +194,12 @@ static void free_node_sub(struct lw_pubsub *ps, struct node_sub *ns)
         ps->plain = NULL;
     else if (ns->node >= 0 && (unsigned)ns->node < ps->nnodes)
         ps->nodes[ns->node] = NULL;
-    lw_sub_free(ns->sub);
+    sub_free(ns->sub);
     free(ns);
 }
 
 /* The sharded subscriber of node, created when missing. */
-static struct node_sub *node_sub_of(struct lw_pubsub *ps, int node)
+static struct node_sub *node_sub_of(struct pubsub *ps, int node)
 {
     struct node_sub **nodes;
 
@@ -215,7 +215,7 @@ static struct node_sub *node_sub_of(struct lw_pubsub *ps, int node)
     return ps->nodes[node];
 }
 
-static int has_subscribers(const struct lw_pubsub *ps)
+static int has_subscribers(const struct pubsub *ps)
 {
     for (unsigned i = 0; i < ps->nnodes; i++)
         if (ps->nodes[i])
@@ -231,7 +231,7 @@ static int has_subscribers(const struct lw_pubsub *ps)
  * loop (not from inside the user's call), and this subscribe waits for
  * the LW_PS_UP that follows.  0 when the mode in force is the right one.
  */
-static int mode_settled(struct lw_pubsub *ps)
+static int mode_settled(struct pubsub *ps)
 {
     int sharded = want_sharded(ps);
 
@@ -252,13 +252,13 @@ static void on_recheck(struct ev_loop *loop, ev_timer *w, int revents)
 {
     (void)loop;
     (void)revents;
-    lw_pubsub_topology_changed(w->data);
+    pubsub_topology_changed(w->data);
 }
 
 /* Where a channel is to be subscribed now, or NULL (no map yet, the mode
  * about to change, no memory).  Not sharded, in a cluster: the master of
  * slot 0, any master would do. */
-static struct node_sub *sub_for_channel(struct lw_pubsub *ps, const char *name, size_t len)
+static struct node_sub *sub_for_channel(struct pubsub *ps, const char *name, size_t len)
 {
     unsigned slot;
     int node;
@@ -273,12 +273,12 @@ static struct node_sub *sub_for_channel(struct lw_pubsub *ps, const char *name, 
         }
         return ps->plain;
     }
-    slot = lw_keyslot(name, len);
+    slot = keyslot(name, len);
     node = ps->hint && ps->hint[slot] ? ps->hint[slot] - 1 : slot_node(ps, slot);
     return node < 0 ? NULL : node_sub_of(ps, node);
 }
 
-int lw_pubsub_subscribe(struct lw_pubsub *ps, const char *name, size_t len)
+int pubsub_subscribe(struct pubsub *ps, const char *name, size_t len)
 {
     struct node_sub *ns;
     struct route *r = find_route(ps, name, len);
@@ -286,10 +286,10 @@ int lw_pubsub_subscribe(struct lw_pubsub *ps, const char *name, size_t len)
 
     if (r)
         return r->unsubscribing ? LW_ECONNLOST : 0; /* on its way already */
-    if (!(ns = sub_for_channel(ps, name, len)) || !lw_sub_is_up(ns->sub))
+    if (!(ns = sub_for_channel(ps, name, len)) || !sub_is_up(ns->sub))
         return LW_ECONNLOST;
-    rc = ns->sharded ? lw_sub_ssubscribe(ns->sub, name, len)
-                     : lw_sub_subscribe(ns->sub, name, len);
+    rc = ns->sharded ? sub_ssubscribe(ns->sub, name, len)
+                     : sub_subscribe(ns->sub, name, len);
     if (rc)
         return rc;
     if (!(r = calloc(1, sizeof *r + len)))
@@ -307,13 +307,13 @@ static int send_unsubscribe(struct route *r)
 {
     struct node_sub *ns = r->ns;
 
-    if (!ns || !lw_sub_is_up(ns->sub))
+    if (!ns || !sub_is_up(ns->sub))
         return LW_ECONNLOST;
-    return ns->sharded ? lw_sub_sunsubscribe(ns->sub, r->name, r->len)
-                       : lw_sub_unsubscribe(ns->sub, r->name, r->len);
+    return ns->sharded ? sub_sunsubscribe(ns->sub, r->name, r->len)
+                       : sub_unsubscribe(ns->sub, r->name, r->len);
 }
 
-int lw_pubsub_unsubscribe(struct lw_pubsub *ps, const char *name, size_t len)
+int pubsub_unsubscribe(struct pubsub *ps, const char *name, size_t len)
 {
     struct route *r = find_route(ps, name, len);
     int rc;
@@ -330,7 +330,7 @@ int lw_pubsub_unsubscribe(struct lw_pubsub *ps, const char *name, size_t len)
 }
 
 /* Drop every route on ns (or every route, ns NULL) into a list. */
-static struct lw_slist drop_routes(struct lw_pubsub *ps, const struct node_sub *ns)
+static struct lw_slist drop_routes(struct pubsub *ps, const struct node_sub *ns)
 {
     struct route *r, *tmp;
     struct lw_slist list = {0};
@@ -346,7 +346,7 @@ static struct lw_slist drop_routes(struct lw_pubsub *ps, const struct node_sub *
 
 /* Remember the node a MOVED named ("host:port"), when the engine knows
  * it and it is not where we asked.  0 when remembered. */
-static int note_moved(struct lw_pubsub *ps, const struct node_sub *ns, const char *name,
+static int note_moved(struct pubsub *ps, const struct node_sub *ns, const char *name,
                       size_t len, const char *addr)
 {
     const char *colon = strrchr(addr, ':'), *host;
@@ -360,7 +360,7 @@ static int note_moved(struct lw_pubsub *ps, const struct node_sub *ns, const cha
             continue;
         if (port == atoi(colon + 1) && strlen(host) == (size_t)(colon - addr) &&
             !memcmp(host, addr, (size_t)(colon - addr))) {
-            ps->hint[lw_keyslot(name, len)] = (int16_t)(i + 1);
+            ps->hint[keyslot(name, len)] = (int16_t)(i + 1);
             return 0;
         }
     }
@@ -369,7 +369,7 @@ static int note_moved(struct lw_pubsub *ps, const struct node_sub *ns, const cha
 
 /* The node refused r: hold it a while before it is tried again, so that
  * a node that keeps refusing is not asked in a tight loop. */
-static void hold(struct lw_pubsub *ps, struct route *r)
+static void hold(struct pubsub *ps, struct route *r)
 {
     unroute(ps, r);
     lw_slist_push(&ps->held, &r->qnode);
@@ -381,7 +381,7 @@ static void hold(struct lw_pubsub *ps, struct route *r)
 
 static void on_hold_over(struct ev_loop *loop, ev_timer *w, int revents)
 {
-    struct lw_pubsub *ps = w->data;
+    struct pubsub *ps = w->data;
 
     (void)loop;
     (void)revents;
@@ -393,7 +393,7 @@ static void on_hold_over(struct ev_loop *loop, ev_timer *w, int revents)
 static void on_channel_event(struct node_sub *ns, int event, const char *name, size_t len,
                              const char *detail, size_t detail_len)
 {
-    struct lw_pubsub *ps = ns->ps;
+    struct pubsub *ps = ns->ps;
     struct route *r = find_route(ps, name, len);
     struct lw_slist lost = {0};
 
@@ -449,10 +449,10 @@ static void on_sub_event(void *arg, int event, const char *name, size_t len,
  * new map only: never inside their events. */
 static int idle(const struct node_sub *ns, int all)
 {
-    return ns && !ns->routes && (all || !lw_sub_is_up(ns->sub));
+    return ns && !ns->routes && (all || !sub_is_up(ns->sub));
 }
 
-static void free_idle(struct lw_pubsub *ps, int all)
+static void free_idle(struct pubsub *ps, int all)
 {
     for (unsigned i = 0; i < ps->nnodes; i++)
         if (idle(ps->nodes[i], all))
@@ -463,13 +463,13 @@ static void free_idle(struct lw_pubsub *ps, int all)
 
 /* Sharded: drop the routes whose slot now lives elsewhere, unsubscribing
  * them where they were (best effort: that node may be gone). */
-static struct lw_slist drop_moved(struct lw_pubsub *ps)
+static struct lw_slist drop_moved(struct pubsub *ps)
 {
     struct route *r, *tmp;
     struct lw_slist list = {0};
 
     HASH_ITER(hh, ps->routes, r, tmp) {
-        int node = slot_node(ps, lw_keyslot(r->name, r->len));
+        int node = slot_node(ps, keyslot(r->name, r->len));
 
         if (node < 0 || node == r->ns->node)
             continue;
@@ -483,12 +483,12 @@ static struct lw_slist drop_moved(struct lw_pubsub *ps)
 
 /* Not sharded, in a cluster: a subscriber that is down while its node
  * serves slot 0 no more (failed over, gone) moves to the one that does. */
-static struct lw_slist drop_stale_plain(struct lw_pubsub *ps)
+static struct lw_slist drop_stale_plain(struct pubsub *ps)
 {
     struct lw_slist none = {0};
     int node;
 
-    if (!ps->plain || ps->plain->node == NODE_SINGLE || lw_sub_is_up(ps->plain->sub))
+    if (!ps->plain || ps->plain->node == NODE_SINGLE || sub_is_up(ps->plain->sub))
         return none;
     node = slot_node(ps, 0);
     if (node < 0 || node == ps->plain->node)
@@ -499,16 +499,16 @@ static struct lw_slist drop_stale_plain(struct lw_pubsub *ps)
 /* Outside a cluster (Sentinel): node 0, a master named for the first
  * time or another one: the one subscriber follows (its channels are lost
  * when it moves, and so subscribed again on the new master). */
-static void follow_node0(struct lw_pubsub *ps)
+static void follow_node0(struct pubsub *ps)
 {
     const char *host;
     int port;
 
     if (ps->plain && node_addr(ps, 0, &host, &port) == 0)
-        lw_sub_follow(ps->plain->sub, host, port);
+        sub_follow(ps->plain->sub, host, port);
 }
 
-void lw_pubsub_topology_changed(struct lw_pubsub *ps)
+void pubsub_topology_changed(struct pubsub *ps)
 {
     int sharded = want_sharded(ps), flipped = sharded != ps->sharded;
     struct lw_qnode *n;
@@ -535,32 +535,32 @@ void lw_pubsub_topology_changed(struct lw_pubsub *ps)
     tell(ps, LW_PS_UP, NULL, 0); /* the map may have just become known */
 }
 
-int lw_pubsub_is_sharded(const struct lw_pubsub *ps)
+int pubsub_is_sharded(const struct pubsub *ps)
 {
     return want_sharded(ps);
 }
 
-int lw_pubsub_channel_node(const struct lw_pubsub *ps, const char *name, size_t len)
+int pubsub_channel_node(const struct pubsub *ps, const char *name, size_t len)
 {
     const struct route *r = find_route(ps, name, len);
 
     return r && r->ns ? r->ns->node : -1;
 }
 
-int lw_pubsub_new(const struct lw_pubsub_config *cfg, struct lw_pubsub **out)
+int pubsub_new(const struct pubsub_config *cfg, struct pubsub **out)
 {
-    struct lw_pubsub *ps = calloc(1, sizeof *ps);
+    struct pubsub *ps = calloc(1, sizeof *ps);
     int failed = 0;
 
     if (!ps)
         return LW_ENOMEM;
-    ps->topo = cfg->topology ? cfg->topology : lw_engine_topology(cfg->engine);
-    ps->loop = cfg->loop ? cfg->loop : lw_engine_loop(cfg->engine);
+    ps->topo = cfg->topology ? cfg->topology : engine_topology(cfg->engine);
+    ps->loop = cfg->loop ? cfg->loop : engine_loop(cfg->engine);
     if (cfg->endpoint) {
-        failed = lw_endpoint_copy(&ps->own_ep, cfg->endpoint) != 0;
+        failed = endpoint_copy(&ps->own_ep, cfg->endpoint) != 0;
         ps->ep = &ps->own_ep;
     } else {
-        ps->ep = lw_engine_endpoint(cfg->engine);
+        ps->ep = engine_endpoint(cfg->engine);
     }
     ps->mode = cfg->sharded;
     ps->sharded = want_sharded(ps);
@@ -575,7 +575,7 @@ int lw_pubsub_new(const struct lw_pubsub_config *cfg, struct lw_pubsub **out)
     if (!failed && !is_cluster(ps) && !(ps->plain = new_node_sub(ps, NODE_SINGLE)))
         failed = 1;
     if (failed) {
-        lw_pubsub_free(ps);
+        pubsub_free(ps);
         return LW_ENOMEM;
     }
     *out = ps;
@@ -590,7 +590,7 @@ static void free_list(struct lw_slist list)
         free(r);
 }
 
-void lw_pubsub_free(struct lw_pubsub *ps)
+void pubsub_free(struct pubsub *ps)
 {
     if (!ps)
         return;
@@ -603,6 +603,6 @@ void lw_pubsub_free(struct lw_pubsub *ps)
     free_node_sub(ps, ps->plain);
     free(ps->nodes);
     free(ps->hint);
-    lw_endpoint_clear(&ps->own_ep);
+    endpoint_clear(&ps->own_ep);
     free(ps);
 }

@@ -8,7 +8,7 @@
  * the topology says (topology.h's questions): the engine's, the same
  * table its requests are routed by.  In sharded mode there is one subscriber per
  * master that has channels, and each channel is SSUBSCRIBEd on the master
- * serving its slot (lw_keyslot of the channel name).  The user (core's
+ * serving its slot (keyslot of the channel name).  The user (core's
  * waiters) keeps its own per-channel state, as it did on one subscriber,
  * and sees events per channel:
  *
@@ -26,8 +26,8 @@
  *                       (it goes where the channel lives now) and check
  *                       again what was waited for.
  *
- * Everything runs on the engine thread, lw_pubsub_new() and
- * lw_pubsub_free() included.
+ * Everything runs on the engine thread, pubsub_new() and
+ * pubsub_free() included.
  */
 #ifndef LW_ADAPTERS_PUBSUB_H
 #define LW_ADAPTERS_PUBSUB_H
@@ -38,11 +38,11 @@
 #include "endpoint.h"
 
 struct ev_loop;
-struct lw_engine;
-struct lw_pubsub;
-struct lw_topology;
+struct engine;
+struct pubsub;
+struct topology;
 
-enum lw_pubsub_event {
+enum pubsub_event {
     LW_PS_UP,
     LW_PS_SUBSCRIBED,
     LW_PS_UNSUBSCRIBED,
@@ -53,59 +53,59 @@ enum lw_pubsub_event {
 /* channel is NULL for LW_PS_UP.  msg is the payload of LW_PS_MESSAGE,
  * msg_len bytes (not terminated, valid during the call only; NULL when the
  * server sent none), NULL for the other events. */
-typedef void lw_pubsub_fn(void *arg, int event, const char *channel, size_t len,
-                          const char *msg, size_t msg_len);
+typedef void pubsub_fn(void *arg, int event, const char *channel, size_t len,
+                       const char *msg, size_t msg_len);
 
-struct lw_pubsub_config {
-    struct lw_engine *engine; /* its loop, topology and endpoint, unless
-                                 given below; may be NULL when they are */
-    struct ev_loop *loop;     /* NULL: the engine's */
+struct pubsub_config {
+    struct engine *engine; /* its loop, topology and endpoint, unless
+                              given below; may be NULL when they are */
+    struct ev_loop *loop;  /* NULL: the engine's */
     /* Where channels live: the slot map, each node's address, whether the
      * cluster has sharded pub/sub (the questions of topology.h).  NULL: the
      * engine's.  A test may give a table of its own with just the
      * questions.  It must outlive the router. */
-    const struct lw_topology *topology;
+    const struct topology *topology;
     /* How subscribers connect: credentials, timeouts, back-off (the
      * address is the topology's node's).  NULL: the engine's endpoint;
      * else copied. */
-    const struct lw_endpoint *endpoint;
+    const struct endpoint *endpoint;
     int sharded; /* enum lw_sharded_mode */
-    lw_pubsub_fn *on_event;
+    pubsub_fn *on_event;
     void *arg;
 };
 
-/* lw_pubsub_new - copy cfg (validated by the caller).  Outside a cluster
+/* pubsub_new - copy cfg (validated by the caller).  Outside a cluster
  * the one subscriber starts connecting (to node 0's address, asked again
  * before every attempt: Sentinel's master moves); in a cluster a
  * subscriber connects when a channel first needs it.  Returns 0,
  * LW_ENOMEM. */
-int lw_pubsub_new(const struct lw_pubsub_config *cfg, struct lw_pubsub **out);
+int pubsub_new(const struct pubsub_config *cfg, struct pubsub **out);
 
-/* lw_pubsub_free - close every connection; no event runs after.  NULL
+/* pubsub_free - close every connection; no event runs after.  NULL
  * ignored.  Not from inside one of its events. */
-void lw_pubsub_free(struct lw_pubsub *ps);
+void pubsub_free(struct pubsub *ps);
 
-/* lw_pubsub_subscribe, lw_pubsub_unsubscribe - send SUBSCRIBE or
+/* pubsub_subscribe, pubsub_unsubscribe - send SUBSCRIBE or
  * SSUBSCRIBE (UNSUBSCRIBE, SUNSUBSCRIBE) on the channel's connection; the
  * confirmation comes as an event.  Returns 0, or LW_ECONNLOST when that
  * connection is not up (or the slot map is not known yet): LW_PS_UP
  * follows when it is worth trying again.  LW_ENOMEM. */
-int lw_pubsub_subscribe(struct lw_pubsub *ps, const char *channel, size_t len);
-int lw_pubsub_unsubscribe(struct lw_pubsub *ps, const char *channel, size_t len);
+int pubsub_subscribe(struct pubsub *ps, const char *channel, size_t len);
+int pubsub_unsubscribe(struct pubsub *ps, const char *channel, size_t len);
 
-/* lw_pubsub_topology_changed - the engine has a new slot map: channels
+/* pubsub_topology_changed - the engine has a new slot map: channels
  * whose slot now lives on another master are LW_PS_LOST (and so
  * resubscribed there); a change of sharded mode (AUTO learning that the
  * cluster has sharded pub/sub) moves every channel. */
-void lw_pubsub_topology_changed(struct lw_pubsub *ps);
+void pubsub_topology_changed(struct pubsub *ps);
 
-/* lw_pubsub_is_sharded - 1 when channels are SSUBSCRIBEd (or about to be:
+/* pubsub_is_sharded - 1 when channels are SSUBSCRIBEd (or about to be:
  * AUTO decides by the engine's latest map), so unlocks must SPUBLISH. */
-int lw_pubsub_is_sharded(const struct lw_pubsub *ps);
+int pubsub_is_sharded(const struct pubsub *ps);
 
-/* lw_pubsub_channel_node - the node a channel is subscribed (or being
+/* pubsub_channel_node - the node a channel is subscribed (or being
  * subscribed) on, or -1 when it is not; the single subscriber outside a
  * cluster is -2.  For tests and stats. */
-int lw_pubsub_channel_node(const struct lw_pubsub *ps, const char *channel, size_t len);
+int pubsub_channel_node(const struct pubsub *ps, const char *channel, size_t len);
 
 #endif

@@ -13,32 +13,32 @@
 /* "EVALSHA <40 placeholder bytes>", filled in by the engine at write time. */
 static const char sha_placeholder[41] = "0000000000000000000000000000000000000000";
 
-void lw_request_init(struct lw_request *req)
+void request_init(struct request *req)
 {
     memset(req, 0, sizeof *req);
 }
 
-void lw_request_settle(struct lw_request *req)
+void request_settle(struct request *req)
 {
     req->settle = 1;
 }
 
-void lw_request_urgent(struct lw_request *req)
+void request_urgent(struct request *req)
 {
     req->urgent = 1;
 }
 
-void lw_request_wait_until(struct lw_request *req, uint64_t until_ns)
+void request_wait_until(struct request *req, uint64_t until_ns)
 {
     req->wait_until_ns = until_ns;
 }
 
-void lw_request_task(struct lw_request *req)
+void request_task(struct request *req)
 {
     req->task = 1;
 }
 
-void lw_request_clear(struct lw_request *req)
+void request_clear(struct request *req)
 {
     if (req) {
         free(req->cmd);
@@ -47,7 +47,7 @@ void lw_request_clear(struct lw_request *req)
     }
 }
 
-uint64_t lw_request_lease_from(const struct lw_request *req)
+uint64_t request_lease_from(const struct request *req)
 {
     return req->sent_ns;
 }
@@ -96,7 +96,7 @@ static size_t arg_len(const char **argv, const size_t *lens, int i)
  * that was a sixth of the engine thread's time renewing 100-key batches.
  * The buffer is malloc'ed, as hiredis's is, so either is freed with free().
  */
-static int set_command(struct lw_request *req, int nhead, const char **head,
+static int set_command(struct request *req, int nhead, const char **head,
                        const size_t *head_lens, int argc, const char **argv,
                        const size_t *argvlen)
 {
@@ -126,7 +126,7 @@ static int set_command(struct lw_request *req, int nhead, const char **head,
         p += len + 2;
     }
     *p = 0;
-    lw_request_clear(req);
+    request_clear(req);
     req->cmd = cmd;
     req->len = total;
     return 0;
@@ -145,8 +145,8 @@ static int is_push_command(const char *name, size_t len)
     return 0;
 }
 
-int lw_request_command(struct lw_request *req, int argc, const char **argv,
-                       const size_t *argvlen)
+int request_command(struct request *req, int argc, const char **argv,
+                    const size_t *argvlen)
 {
     int rc;
 
@@ -160,8 +160,8 @@ int lw_request_command(struct lw_request *req, int argc, const char **argv,
     return rc;
 }
 
-int lw_request_evalsha(struct lw_request *req, int script, int nkeys, int argc,
-                       const char **argv, const size_t *argvlen)
+int request_evalsha(struct request *req, int script, int nkeys, int argc,
+                    const char **argv, const size_t *argvlen)
 {
     char numkeys[16];
     const char *head[3] = {"EVALSHA", sha_placeholder, numkeys};

@@ -34,7 +34,7 @@
 struct addrinfo;
 
 /* getaddrinfo()'s signature: what a lookup calls (a test stands in a
- * slow one, through struct lw_endpoint's resolve). */
+ * slow one, through struct endpoint's resolve). */
 typedef int resolve_fn(const char *node, const char *service, const struct addrinfo *hints,
                        struct addrinfo **res);
 

@@ -48,7 +48,7 @@ static const char subscribe_cmd[] =
     "*3\r\n$9\r\nSUBSCRIBE\r\n$14\r\n+switch-master\r\n$15\r\n+promoted-slave\r\n";
 
 struct sentinel {
-    struct lw_topology t;
+    struct topology t;
     struct link_set *ls;
     struct link *link; /* node 0's, to the master */
     char *host[LW_ENGINE_MAX_SENTINELS];
@@ -60,12 +60,12 @@ struct sentinel {
     size_t ask_len;
     char *epoch_cmd; /* SENTINEL MASTER <name>: its config-epoch */
     size_t epoch_len;
-    struct lw_endpoint ep; /* the sentinels' credentials and patience */
+    struct endpoint ep; /* the sentinels' credentials and patience */
     double refresh_s;
     uint64_t settle_ns; /* acquires wait this long after a switch */
 
     /* A round of questions. */
-    struct lw_conn ask;
+    struct conn ask;
     int asking;             /* a round is under way */
     unsigned tried;         /* sentinels asked in it so far */
     unsigned failed_rounds; /* in a row */
@@ -98,7 +98,7 @@ struct sentinel {
     ev_timer settle;
 
     /* +switch-master */
-    struct lw_conn watch;
+    struct conn watch;
     int watching; /* watch initialised */
 
     uint8_t every_slot[LW_CLUSTER_SLOTS / 8];
@@ -107,7 +107,7 @@ struct sentinel {
 
 /* --- configuration ------------------------------------------------------ */
 
-int sentinel_check(const struct lw_engine_config *cfg)
+int sentinel_check(const struct engine_config *cfg)
 {
     int rc;
 
@@ -116,12 +116,12 @@ int sentinel_check(const struct lw_engine_config *cfg)
     if (!cfg->sentinels || !cfg->sentinel_master || !cfg->sentinel_master[0])
         return LW_EINVAL;
     for (unsigned i = 0; i < cfg->nsentinels; i++)
-        if ((rc = lw_parse_addr(cfg->sentinels[i], NULL, NULL)))
+        if ((rc = parse_addr(cfg->sentinels[i], NULL, NULL)))
             return rc;
-    return lw_tls_check(&cfg->sentinel.tls);
+    return tls_check(&cfg->sentinel.tls);
 }
 
-static struct sentinel *of(const struct lw_topology *t)
+static struct sentinel *of(const struct topology *t)
 {
     return (struct sentinel *)t;
 }
@@ -130,7 +130,7 @@ static struct sentinel *of(const struct lw_topology *t)
 
 static void tell_topology(struct sentinel *s, const uint8_t *failover, unsigned failovers)
 {
-    struct lw_topology_change change = {failover, s->no_slot, failovers};
+    struct topology_change change = {failover, s->no_slot, failovers};
 
     topology_tell(&s->t, &change);
 }
@@ -167,7 +167,7 @@ static int side_where(struct sentinel *s, const char **host, int *port)
     return 0;
 }
 
-static int link_where(struct lw_topology *t, struct link *l, const char **host, int *port)
+static int link_where(struct topology *t, struct link *l, const char **host, int *port)
 {
     return l->is_side ? side_where(of(t), host, port) : main_where(of(t), host, port);
 }
@@ -177,7 +177,7 @@ static int link_where(struct lw_topology *t, struct link *l, const char **host, 
 static void on_settled(struct ev_loop *loop, ev_timer *w, int revents)
 {
     struct sentinel *s = w->data;
-    struct lw_request *req;
+    struct request *req;
 
     (void)loop;
     (void)revents;
@@ -187,8 +187,8 @@ static void on_settled(struct ev_loop *loop, ev_timer *w, int revents)
 }
 
 /* A request taken in: to the link, unless it is an acquire held back
- * after a switch (lw_request_settle()). */
-static void route(struct lw_topology *t, struct lw_request *req, int front)
+ * after a switch (request_settle()). */
+static void route(struct topology *t, struct request *req, int front)
 {
     struct sentinel *s = of(t);
 
@@ -198,7 +198,7 @@ static void route(struct lw_topology *t, struct lw_request *req, int front)
         link_queue(s->link, req, front);
 }
 
-static size_t held(const struct lw_topology *t)
+static size_t held(const struct topology *t)
 {
     return of(t)->held.count;
 }
@@ -215,7 +215,7 @@ static size_t held(const struct lw_topology *t)
 static void hold_back(struct sentinel *s, struct link *l)
 {
     struct fifo all = fifo_take(&l->waiting);
-    struct lw_request *req;
+    struct request *req;
 
     while ((req = fifo_pop(&all)))
         fifo_push(req->settle ? &s->held : &l->waiting, req);
@@ -548,7 +548,7 @@ static void on_periodic(struct ev_loop *loop, ev_timer *w, int revents)
  * (its requests in flight fail as unsettled); the link's back-off, then
  * its where hook asks; ask now as well, so that a switch is known (and
  * reported) before it reconnects. */
-static void demoted(struct lw_topology *t, struct link *l)
+static void demoted(struct topology *t, struct link *l)
 {
     struct sentinel *s = of(t);
 
@@ -559,7 +559,7 @@ static void demoted(struct lw_topology *t, struct link *l)
 
 /* The master we were told of was demoted under us: this request, and
  * everything after it on the wire, is unsettled, not failed. */
-static int link_error(struct lw_topology *t, struct link *l, struct lw_request *req,
+static int link_error(struct topology *t, struct link *l, struct request *req,
                       const redisReply *reply)
 {
     if (strncmp(reply->str, "READONLY", 8))
@@ -646,13 +646,13 @@ static char *format_ask(const char *what, const char *name, size_t *len)
     return cmd;
 }
 
-static int copy_sentinels(struct sentinel *s, const struct lw_engine_config *cfg)
+static int copy_sentinels(struct sentinel *s, const struct engine_config *cfg)
 {
     uint32_t timeout = cfg->sentinel.connect_timeout_ms;
     int rc;
 
     for (; s->n < cfg->nsentinels; s->n++) {
-        if (lw_parse_addr(cfg->sentinels[s->n], &s->host[s->n], &s->port[s->n]))
+        if (parse_addr(cfg->sentinels[s->n], &s->host[s->n], &s->port[s->n]))
             return LW_ENOMEM;
         s->order[s->n] = s->n;
     }
@@ -661,7 +661,7 @@ static int copy_sentinels(struct sentinel *s, const struct lw_engine_config *cfg
     s->epoch_cmd = format_ask("MASTER", cfg->sentinel_master, &s->epoch_len);
     if (!s->name || !s->ask_cmd || !s->epoch_cmd)
         return LW_ENOMEM;
-    if ((rc = lw_endpoint_copy(&s->ep, &cfg->sentinel)))
+    if ((rc = endpoint_copy(&s->ep, &cfg->sentinel)))
         return rc;
     s->ep.report = s->ls->ep->report; /* one report for the engine's connections */
     s->ep.connect_timeout_ms = timeout < SENTINEL_TIMEOUT_MS ? timeout : SENTINEL_TIMEOUT_MS;
@@ -698,7 +698,7 @@ static int init_watch(struct sentinel *s)
     return conn_init(&s->watch, &wc) ? LW_ENOMEM : 0;
 }
 
-static void start(struct lw_topology *t)
+static void start(struct topology *t)
 {
     struct sentinel *s = of(t);
 
@@ -708,7 +708,7 @@ static void start(struct lw_topology *t)
     conn_connect(&s->watch);
 }
 
-static void stop(struct lw_topology *t)
+static void stop(struct topology *t)
 {
     struct sentinel *s = of(t);
     struct ev_loop *loop = s->ls->loop;
@@ -722,7 +722,7 @@ static void stop(struct lw_topology *t)
     conn_close(&s->watch);
 }
 
-static void free_sentinel(struct lw_topology *t)
+static void free_sentinel(struct topology *t)
 {
     struct sentinel *s = of(t);
 
@@ -734,13 +734,13 @@ static void free_sentinel(struct lw_topology *t)
     free(s->name);
     redisFreeCommand(s->ask_cmd);
     redisFreeCommand(s->epoch_cmd);
-    lw_endpoint_clear(&s->ep);
+    endpoint_clear(&s->ep);
     free(s->got_host);
     free(s->master_host);
     free(s);
 }
 
-static int fails_at_once(const struct lw_topology *t)
+static int fails_at_once(const struct topology *t)
 {
     const struct sentinel *s = of(t);
 
@@ -749,7 +749,7 @@ static int fails_at_once(const struct lw_topology *t)
 
 /* Node 0 is the master the sentinels named last: LW_EUNSETTLED while none
  * is known. */
-static int node_addr(const struct lw_topology *t, unsigned node, const char **host, int *port)
+static int node_addr(const struct topology *t, unsigned node, const char **host, int *port)
 {
     const struct sentinel *s = of(t);
 
@@ -762,7 +762,7 @@ static int node_addr(const struct lw_topology *t, unsigned node, const char **ho
     return 0;
 }
 
-static const struct lw_topology_ops sentinel_ops = {
+static const struct topology_ops sentinel_ops = {
     .start = start,
     .route = route,
     .held = held,
@@ -783,8 +783,8 @@ static const struct lw_topology_ops sentinel_ops = {
     .node_addr = node_addr,
 };
 
-int sentinel_new(const struct lw_engine_config *cfg, struct link_set *ls,
-                 struct lw_topology **out)
+int sentinel_new(const struct engine_config *cfg, struct link_set *ls,
+                 struct topology **out)
 {
     struct sentinel *s = calloc(1, sizeof *s);
     int rc;

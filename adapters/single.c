@@ -12,49 +12,49 @@
 #include "topology.h"
 
 struct single {
-    struct lw_topology t;
+    struct topology t;
     struct link *link;
 };
 
-static struct link *link_of(const struct lw_topology *t)
+static struct link *link_of(const struct topology *t)
 {
     return ((const struct single *)t)->link;
 }
 
-static void start(struct lw_topology *t)
+static void start(struct topology *t)
 {
     link_connect(link_of(t));
 }
 
-static void route(struct lw_topology *t, struct lw_request *req, int front)
+static void route(struct topology *t, struct request *req, int front)
 {
     link_queue(link_of(t), req, front);
 }
 
-static size_t held(const struct lw_topology *t)
+static size_t held(const struct topology *t)
 {
     (void)t;
     return 0; /* nothing outside its link */
 }
 
-static int fails_at_once(const struct lw_topology *t)
+static int fails_at_once(const struct topology *t)
 {
     return conn_fails_at_once(&link_of(t)->conn);
 }
 
-static void stop(struct lw_topology *t)
+static void stop(struct topology *t)
 {
     (void)t; /* it holds nothing: the link is the engine's to close */
 }
 
-static void free_single(struct lw_topology *t)
+static void free_single(struct topology *t)
 {
     free(t);
 }
 
-static int node_addr(const struct lw_topology *t, unsigned node, const char **host, int *port)
+static int node_addr(const struct topology *t, unsigned node, const char **host, int *port)
 {
-    const struct lw_endpoint *ep = t->ls->ep;
+    const struct endpoint *ep = t->ls->ep;
 
     if (node != 0)
         return LW_ERANGE;
@@ -63,7 +63,7 @@ static int node_addr(const struct lw_topology *t, unsigned node, const char **ho
     return 0;
 }
 
-static const struct lw_topology_ops single_ops = {
+static const struct topology_ops single_ops = {
     .start = start,
     .route = route,
     .held = held,
@@ -81,9 +81,9 @@ static const struct lw_topology_ops single_ops = {
     .node_addr = node_addr,
 };
 
-int single_check(const struct lw_engine_config *cfg)
+int single_check(const struct engine_config *cfg)
 {
-    return lw_endpoint_check_address(&cfg->node);
+    return endpoint_check_address(&cfg->node);
 }
 
 /* RFC 6761: names under .invalid never resolve; say so without a query. */
@@ -96,13 +96,13 @@ static int is_invalid_name(const char *host)
     return n >= 8 && !strncasecmp(host + n - 8, ".invalid", 8);
 }
 
-int single_check_host(const struct lw_engine_config *cfg)
+int single_check_host(const struct engine_config *cfg)
 {
     return !cfg->node.unix_path && is_invalid_name(cfg->node.host) ? LW_ENOHOST : 0;
 }
 
-int single_new(const struct lw_engine_config *cfg, struct link_set *ls,
-               struct lw_topology **out)
+int single_new(const struct engine_config *cfg, struct link_set *ls,
+               struct topology **out)
 {
     struct single *s = calloc(1, sizeof *s);
 

@@ -39,27 +39,27 @@ static const char *const verb_cmd[VERB_COUNT] = {"SUBSCRIBE", "UNSUBSCRIBE", "SS
 static const char *const verb_push[VERB_COUNT] = {"subscribe", "unsubscribe", "ssubscribe",
                                                   "sunsubscribe"};
 
-struct lw_sub {
-    struct lw_conn conn;
-    lw_sub_fn *on_event;
+struct sub {
+    struct conn conn;
+    sub_fn *on_event;
     void *arg;
     int up;                  /* LW_SUB_UP told, LW_SUB_DOWN not yet */
     struct lw_queue pending; /* struct pending, oldest first */
 };
 
-static void tell(struct lw_sub *sub, int event, const char *channel, size_t len,
+static void tell(struct sub *sub, int event, const char *channel, size_t len,
                  const char *detail, size_t detail_len)
 {
     sub->on_event(sub->arg, event, channel, len, detail, detail_len);
 }
 
 /* The oldest command, taken off the FIFO (NULL: none); the caller frees it. */
-static struct pending *pop_oldest(struct lw_sub *sub)
+static struct pending *pop_oldest(struct sub *sub)
 {
     return lw_item_of(lw_queue_pop(&sub->pending), struct pending, node);
 }
 
-static void forget_pending(struct lw_sub *sub)
+static void forget_pending(struct sub *sub)
 {
     struct pending *p;
 
@@ -69,7 +69,7 @@ static void forget_pending(struct lw_sub *sub)
 
 static void on_up(void *arg)
 {
-    struct lw_sub *sub = arg;
+    struct sub *sub = arg;
 
     sub->up = 1;
     tell(sub, LW_SUB_UP, NULL, 0, NULL, 0);
@@ -77,7 +77,7 @@ static void on_up(void *arg)
 
 static void on_down(void *arg, int err)
 {
-    struct lw_sub *sub = arg;
+    struct sub *sub = arg;
     int was_up = sub->up;
 
     (void)err; /* the user only needs to know that it is down */
@@ -88,7 +88,7 @@ static void on_down(void *arg, int err)
 }
 
 /* The oldest command, when it is verb on channel. */
-static int head_is(const struct lw_sub *sub, int verb, const char *channel, size_t len)
+static int head_is(const struct sub *sub, int verb, const char *channel, size_t len)
 {
     const struct pending *p = lw_item_of(lw_queue_peek(&sub->pending), struct pending, node);
 
@@ -97,7 +97,7 @@ static int head_is(const struct lw_sub *sub, int verb, const char *channel, size
 
 /* An error reply answers the oldest command; a MOVED to SSUBSCRIBE is
  * "MOVED <slot> <host:port>". */
-static void on_error(struct lw_sub *sub, const redisReply *reply)
+static void on_error(struct sub *sub, const redisReply *reply)
 {
     struct pending *p = pop_oldest(sub);
     const char *detail, *addr;
@@ -127,7 +127,7 @@ static int push_verb(const char *kind)
 }
 
 /* A message's payload: ["message", channel, payload] (or "smessage"). */
-static void on_message(struct lw_sub *sub, const redisReply *channel, const redisReply *payload)
+static void on_message(struct sub *sub, const redisReply *channel, const redisReply *payload)
 {
     if (payload->type == REDIS_REPLY_STRING)
         tell(sub, LW_SUB_MESSAGE, channel->str, channel->len, payload->str, payload->len);
@@ -135,7 +135,7 @@ static void on_message(struct lw_sub *sub, const redisReply *channel, const redi
         tell(sub, LW_SUB_MESSAGE, channel->str, channel->len, NULL, 0);
 }
 
-static void on_push(struct lw_sub *sub, const char *kind, const redisReply *const *elements)
+static void on_push(struct sub *sub, const char *kind, const redisReply *const *elements)
 {
     const redisReply *channel = elements[1];
     int verb = push_verb(kind);
@@ -161,7 +161,7 @@ static void on_push(struct lw_sub *sub, const char *kind, const redisReply *cons
 
 static void on_reply(void *arg, redisReply *reply)
 {
-    struct lw_sub *sub = arg;
+    struct sub *sub = arg;
     const redisReply *kind, *channel;
 
     if (reply->type == REDIS_REPLY_ERROR) {
@@ -177,7 +177,7 @@ static void on_reply(void *arg, redisReply *reply)
     on_push(sub, kind->str, (const redisReply *const *)reply->element);
 }
 
-static int send_sub(struct lw_sub *sub, int verb, const char *channel, size_t len)
+static int send_sub(struct sub *sub, int verb, const char *channel, size_t len)
 {
     const char *argv[] = {verb_cmd[verb], channel};
     size_t lens[] = {strlen(verb_cmd[verb]), len};
@@ -199,32 +199,32 @@ static int send_sub(struct lw_sub *sub, int verb, const char *channel, size_t le
     return 0;
 }
 
-int lw_sub_subscribe(struct lw_sub *sub, const char *channel, size_t len)
+int sub_subscribe(struct sub *sub, const char *channel, size_t len)
 {
     return send_sub(sub, SUBSCRIBE, channel, len);
 }
 
-int lw_sub_unsubscribe(struct lw_sub *sub, const char *channel, size_t len)
+int sub_unsubscribe(struct sub *sub, const char *channel, size_t len)
 {
     return send_sub(sub, UNSUBSCRIBE, channel, len);
 }
 
-int lw_sub_ssubscribe(struct lw_sub *sub, const char *channel, size_t len)
+int sub_ssubscribe(struct sub *sub, const char *channel, size_t len)
 {
     return send_sub(sub, SSUBSCRIBE, channel, len);
 }
 
-int lw_sub_sunsubscribe(struct lw_sub *sub, const char *channel, size_t len)
+int sub_sunsubscribe(struct sub *sub, const char *channel, size_t len)
 {
     return send_sub(sub, SUNSUBSCRIBE, channel, len);
 }
 
-int lw_sub_is_up(const struct lw_sub *sub)
+int sub_is_up(const struct sub *sub)
 {
     return sub->up;
 }
 
-void lw_sub_follow(struct lw_sub *sub, const char *host, int port)
+void sub_follow(struct sub *sub, const char *host, int port)
 {
     if (conn_held(&sub->conn)) {
         conn_connect(&sub->conn);
@@ -236,9 +236,9 @@ void lw_sub_follow(struct lw_sub *sub, const char *host, int port)
     conn_connect(&sub->conn);            /* no back-off: it has somewhere to go */
 }
 
-int lw_sub_new(const struct lw_sub_config *cfg, struct lw_sub **out)
+int sub_new(const struct sub_config *cfg, struct sub **out)
 {
-    struct lw_sub *sub = calloc(1, sizeof *sub);
+    struct sub *sub = calloc(1, sizeof *sub);
     const struct conn_config cc = {
         .ep = cfg->ep,
         .host = cfg->host,
@@ -255,7 +255,7 @@ int lw_sub_new(const struct lw_sub_config *cfg, struct lw_sub **out)
     if (!sub)
         return LW_ENOMEM;
     if (conn_init(&sub->conn, &cc)) {
-        lw_sub_free(sub);
+        sub_free(sub);
         return LW_ENOMEM;
     }
     sub->on_event = cfg->on_event;
@@ -265,7 +265,7 @@ int lw_sub_new(const struct lw_sub_config *cfg, struct lw_sub **out)
     return 0;
 }
 
-void lw_sub_free(struct lw_sub *sub)
+void sub_free(struct sub *sub)
 {
     if (!sub)
         return;

@@ -6,7 +6,7 @@
  * carries SUBSCRIBE, UNSUBSCRIBE and the messages; which channels should
  * be subscribed is its user's business (core/ keeps a channel per lock
  * with waiters).  Everything runs on the engine thread, including
- * lw_sub_new() and lw_sub_free().
+ * sub_new() and sub_free().
  *
  * Connection life (conn.h): connect, AUTH when there is a password, PING;
  * the PING's reply makes it UP.  A failure, or no PING reply within the connect
@@ -32,9 +32,9 @@
 #include "endpoint.h"
 
 struct ev_loop;
-struct lw_sub;
+struct sub;
 
-enum lw_sub_event {
+enum sub_event {
     LW_SUB_UP,           /* connected: subscribe what you need */
     LW_SUB_DOWN,         /* disconnected: every subscription is gone */
     LW_SUB_SUBSCRIBED,   /* the server confirmed SUBSCRIBE channel */
@@ -52,17 +52,17 @@ enum lw_sub_event {
 /* channel is NULL for UP and DOWN.  detail is NULL but for MESSAGE (the
  * payload: detail_len bytes, any bytes, not terminated), MOVED and ERROR
  * (a C string, detail_len its length); valid during the call only. */
-typedef void lw_sub_fn(void *arg, int event, const char *channel, size_t len,
-                       const char *detail, size_t detail_len);
+typedef void sub_fn(void *arg, int event, const char *channel, size_t len,
+                    const char *detail, size_t detail_len);
 
-struct lw_sub_config {
-    const struct lw_endpoint *ep; /* credentials, timeouts, back-off, and the
-                                     address unless host is set; it must
-                                     outlive the subscriber */
-    const char *host;             /* another address (a cluster node), or NULL */
-    int port;                     /* with host; 0: host is a unix socket's path */
+struct sub_config {
+    const struct endpoint *ep; /* credentials, timeouts, back-off, and the
+                                  address unless host is set; it must
+                                  outlive the subscriber */
+    const char *host;          /* another address (a cluster node), or NULL */
+    int port;                  /* with host; 0: host is a unix socket's path */
     struct ev_loop *loop;
-    lw_sub_fn *on_event;
+    sub_fn *on_event;
     void *arg;
     /* Asked before each attempt where to connect (conn.h's where hook), so
      * that a reconnect goes to the master of the moment (Sentinel); NULL:
@@ -71,30 +71,30 @@ struct lw_sub_config {
     void *where_arg;
 };
 
-/* lw_sub_new - copy cfg (validated by the caller) and start connecting.
+/* sub_new - copy cfg (validated by the caller) and start connecting.
  * Returns 0, LW_ENOMEM. */
-int lw_sub_new(const struct lw_sub_config *cfg, struct lw_sub **out);
+int sub_new(const struct sub_config *cfg, struct sub **out);
 
-/* lw_sub_free - close the connection; no event runs after.  NULL ignored. */
-void lw_sub_free(struct lw_sub *sub);
+/* sub_free - close the connection; no event runs after.  NULL ignored. */
+void sub_free(struct sub *sub);
 
-/* lw_sub_is_up - 1 between LW_SUB_UP and LW_SUB_DOWN. */
-int lw_sub_is_up(const struct lw_sub *sub);
+/* sub_is_up - 1 between LW_SUB_UP and LW_SUB_DOWN. */
+int sub_is_up(const struct sub *sub);
 
-/* lw_sub_subscribe, lw_sub_unsubscribe - send the command; its
+/* sub_subscribe, sub_unsubscribe - send the command; its
  * confirmation comes as an event.  Returns 0, or LW_ECONNLOST when not up
  * (or the write failed: LW_SUB_DOWN follows), LW_ENOMEM. */
-int lw_sub_subscribe(struct lw_sub *sub, const char *channel, size_t len);
-int lw_sub_unsubscribe(struct lw_sub *sub, const char *channel, size_t len);
+int sub_subscribe(struct sub *sub, const char *channel, size_t len);
+int sub_unsubscribe(struct sub *sub, const char *channel, size_t len);
 
-/* lw_sub_ssubscribe, lw_sub_sunsubscribe - the same, sharded. */
-int lw_sub_ssubscribe(struct lw_sub *sub, const char *channel, size_t len);
-int lw_sub_sunsubscribe(struct lw_sub *sub, const char *channel, size_t len);
+/* sub_ssubscribe, sub_sunsubscribe - the same, sharded. */
+int sub_ssubscribe(struct sub *sub, const char *channel, size_t len);
+int sub_sunsubscribe(struct sub *sub, const char *channel, size_t len);
 
-/* lw_sub_follow - the node to be on is host:port now (port 0: a unix
+/* sub_follow - the node to be on is host:port now (port 0: a unix
  * socket; Sentinel named another master): when the subscriber is
  * elsewhere, or held by its where hook, it reconnects at once (its
  * subscriptions are lost: LW_SUB_DOWN when it was up). */
-void lw_sub_follow(struct lw_sub *sub, const char *host, int port);
+void sub_follow(struct sub *sub, const char *host, int port);
 
 #endif

@@ -61,7 +61,7 @@ enum { F_CA,
        F_KEY,
        F_COUNT };
 
-struct lw_tls {
+struct tls {
     struct lw_tls_config cfg;     /* the strings our own */
     SSL_CTX *ctx;                 /* in use, NULL until made */
     uint64_t generation;          /* contexts made so far */
@@ -70,12 +70,12 @@ struct lw_tls {
     int have_failed;
 };
 
-int lw_tls_available(void)
+int tls_available(void)
 {
     return 1;
 }
 
-static const char *file_of(const struct lw_tls *t, int f)
+static const char *file_of(const struct tls *t, int f)
 {
     const char *files[F_COUNT] = {t->cfg.ca_file, t->cfg.ca_dir, t->cfg.cert_file,
                                   t->cfg.key_file};
@@ -83,7 +83,7 @@ static const char *file_of(const struct lw_tls *t, int f)
     return files[f];
 }
 
-static void stamp_files(const struct lw_tls *t, struct stamp *out)
+static void stamp_files(const struct tls *t, struct stamp *out)
 {
     for (int f = 0; f < F_COUNT; f++) {
         const char *path = file_of(t, f);
@@ -139,7 +139,7 @@ static void ssl_reason(char *why, size_t n, const char *what)
 static int keep_session(SSL *ssl, SSL_SESSION *session);
 
 /* A new context from the files; NULL with why. */
-static SSL_CTX *make_ctx(const struct lw_tls *t, char *why, size_t n)
+static SSL_CTX *make_ctx(const struct tls *t, char *why, size_t n)
 {
     const struct lw_tls_config *c = &t->cfg;
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
@@ -179,7 +179,7 @@ static SSL_CTX *make_ctx(const struct lw_tls *t, char *why, size_t n)
  * why when none could be made.  A failed reload keeps the previous one,
  * says why (only then: the caller reports it once per change of the
  * files) and is not tried again until the files change again. */
-static SSL_CTX *current_ctx(struct lw_tls *t, char *why, size_t n)
+static SSL_CTX *current_ctx(struct tls *t, char *why, size_t n)
 {
     struct stamp now[F_COUNT];
     char reason[256];
@@ -230,7 +230,7 @@ static int is_ip_address(const char *s)
 }
 
 /* Which name the server's certificate must carry, and SNI. */
-static int name_server(const struct lw_tls *t, SSL *ssl, const char *host)
+static int name_server(const struct tls *t, SSL *ssl, const char *host)
 {
     const char *name = t->cfg.server_name ? t->cfg.server_name : host;
     int ip = is_ip_address(name);
@@ -245,7 +245,7 @@ static int name_server(const struct lw_tls *t, SSL *ssl, const char *host)
               : SSL_set1_host(ssl, name) == 1;
 }
 
-int tls_start(struct lw_tls *t, struct tls_conn *tc, int fd, const char *host, char *why,
+int tls_start(struct tls *t, struct tls_conn *tc, int fd, const char *host, char *why,
               size_t n)
 {
     SSL_CTX *ctx;
@@ -414,9 +414,9 @@ static char *dup_or_null(const char *s, int *failed)
     return d;
 }
 
-int lw_tls_new(const struct lw_tls_config *cfg, struct lw_tls **out)
+int tls_new(const struct lw_tls_config *cfg, struct tls **out)
 {
-    struct lw_tls *t = calloc(1, sizeof *t);
+    struct tls *t = calloc(1, sizeof *t);
     int failed = 0;
 
     if (!t)
@@ -430,14 +430,14 @@ int lw_tls_new(const struct lw_tls_config *cfg, struct lw_tls **out)
     if (cfg->ssl_ctx)
         t->generation = 1; /* the caller's, for good */
     if (failed) {
-        lw_tls_free(t);
+        tls_free(t);
         return LW_ENOMEM;
     }
     *out = t;
     return 0;
 }
 
-void lw_tls_free(struct lw_tls *t)
+void tls_free(struct tls *t)
 {
     if (!t)
         return;

@@ -1,7 +1,7 @@
 /*
  * adapters/tls.h - TLS on a connection's socket (OpenSSL 3).
  *
- * Two objects.  An endpoint's TLS (struct lw_tls) holds its settings and
+ * Two objects.  An endpoint's TLS (struct tls) holds its settings and
  * the OpenSSL context made from them, made on first use and made again
  * when the files it was made from change on disk (a certificate rotation):
  * connections made after see the new files, those already up keep theirs.
@@ -32,7 +32,7 @@
 #define TLS_WANT_READ (-1000)  /* retry once the socket is readable */
 #define TLS_WANT_WRITE (-1001) /* retry once the socket is writable */
 
-struct lw_tls;
+struct tls;
 
 /* One connection's TLS. */
 struct tls_conn {
@@ -46,15 +46,15 @@ struct tls_conn {
     uint64_t resumed;     /* of which resumed a session */
 };
 
-/* lw_tls_available - 1 when built with TLS. */
-int lw_tls_available(void);
+/* tls_available - 1 when built with TLS. */
+int tls_available(void);
 
-/* lw_tls_new - an endpoint's TLS, from cfg (copied; nothing is loaded
+/* tls_new - an endpoint's TLS, from cfg (copied; nothing is loaded
  * yet).  0, LW_ENOMEM, LW_ENOTSUP. */
-int lw_tls_new(const struct lw_tls_config *cfg, struct lw_tls **out);
+int tls_new(const struct lw_tls_config *cfg, struct tls **out);
 
-/* lw_tls_free - after every connection using it let go of its session. */
-void lw_tls_free(struct lw_tls *t);
+/* tls_free - after every connection using it let go of its session. */
+void tls_free(struct tls *t);
 
 /*
  * tls_start - begin the handshake on connected socket fd to host (the
@@ -66,7 +66,7 @@ void lw_tls_free(struct lw_tls *t);
  * half-written), so the previous context is used; said by the first
  * connection after each change only, for the caller to report.
  */
-int tls_start(struct lw_tls *t, struct tls_conn *tc, int fd, const char *host, char *why,
+int tls_start(struct tls *t, struct tls_conn *tc, int fd, const char *host, char *why,
               size_t n);
 
 /* tls_handshake - go on with it: 0 when done, TLS_WANT_READ,

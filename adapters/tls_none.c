@@ -1,7 +1,7 @@
 /*
  * adapters/tls_none.c - TLS in a build without it (-Dtls=disabled, or no
  * OpenSSL 3): the calls of tls.h, each saying so.  A config that asks for
- * TLS is refused with LW_ENOTSUP (lw_tls_new()); the rest is never
+ * TLS is refused with LW_ENOTSUP (tls_new()); the rest is never
  * reached, but a connection's code calls it unconditionally.
  */
 #include <stdio.h>
@@ -10,24 +10,24 @@
 
 #include "tls.h"
 
-int lw_tls_available(void)
+int tls_available(void)
 {
     return 0;
 }
 
-int lw_tls_new(const struct lw_tls_config *cfg, struct lw_tls **out)
+int tls_new(const struct lw_tls_config *cfg, struct tls **out)
 {
     (void)cfg;
     *out = NULL;
     return LW_ENOTSUP;
 }
 
-void lw_tls_free(struct lw_tls *t)
+void tls_free(struct tls *t)
 {
     (void)t;
 }
 
-int tls_start(struct lw_tls *t, struct tls_conn *tc, int fd, const char *host, char *why,
+int tls_start(struct tls *t, struct tls_conn *tc, int fd, const char *host, char *why,
               size_t n)
 {
     (void)t;

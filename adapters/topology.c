@@ -10,7 +10,7 @@
  * such socket, a wrong password: conn_fails_at_once()) fails the requests
  * waiting on the link at once, instead of after the command timeout; but
  * not those whose caller's wait goes on through a Redis down or starting
- * (links_fail_all(), lw_request_waits_through()).
+ * (links_fail_all(), request_waits_through()).
  */
 #include "engine.h"
 #include "link.h"
@@ -18,10 +18,10 @@
 
 /* The implementations, by the config that asks for them. */
 struct kind {
-    int (*check)(const struct lw_engine_config *cfg);
-    int (*check_host)(const struct lw_engine_config *cfg); /* NULL: 0 */
-    int (*make)(const struct lw_engine_config *cfg, struct link_set *ls,
-                struct lw_topology **out);
+    int (*check)(const struct engine_config *cfg);
+    int (*check_host)(const struct engine_config *cfg); /* NULL: 0 */
+    int (*make)(const struct engine_config *cfg, struct link_set *ls,
+                struct topology **out);
 };
 
 static const struct kind single_kind = {single_check, single_check_host, single_new};
@@ -30,14 +30,14 @@ static const struct kind cluster_kind = {cluster_check, NULL, cluster_new};
 
 /* Seeds and sentinels in one config ask for two topologies: refused, where
  * choosing one would drop the other's settings without a word. */
-static int both_check(const struct lw_engine_config *cfg)
+static int both_check(const struct engine_config *cfg)
 {
     (void)cfg;
     return LW_EINVAL;
 }
 
-static int both_new(const struct lw_engine_config *cfg, struct link_set *ls,
-                    struct lw_topology **out)
+static int both_new(const struct engine_config *cfg, struct link_set *ls,
+                    struct topology **out)
 {
     (void)cfg, (void)ls, (void)out;
     return LW_EINVAL; /* never reached: both_check() refused the config */
@@ -45,7 +45,7 @@ static int both_new(const struct lw_engine_config *cfg, struct link_set *ls,
 
 static const struct kind both_kind = {both_check, NULL, both_new};
 
-static const struct kind *kind_of(const struct lw_engine_config *cfg)
+static const struct kind *kind_of(const struct engine_config *cfg)
 {
     if (cfg->nseeds && cfg->nsentinels)
         return &both_kind;
@@ -53,25 +53,25 @@ static const struct kind *kind_of(const struct lw_engine_config *cfg)
                                                          : &single_kind;
 }
 
-int topology_check(const struct lw_engine_config *cfg)
+int topology_check(const struct engine_config *cfg)
 {
     return kind_of(cfg)->check(cfg);
 }
 
-int topology_check_host(const struct lw_engine_config *cfg)
+int topology_check_host(const struct engine_config *cfg)
 {
     const struct kind *k = kind_of(cfg);
 
     return k->check_host ? k->check_host(cfg) : 0;
 }
 
-int topology_new(const struct lw_engine_config *cfg, struct link_set *ls,
-                 struct lw_topology **out)
+int topology_new(const struct engine_config *cfg, struct link_set *ls,
+                 struct topology **out)
 {
     return kind_of(cfg)->make(cfg, ls, out);
 }
 
-void topology_tell(struct lw_topology *t, const struct lw_topology_change *change)
+void topology_tell(struct topology *t, const struct topology_change *change)
 {
     if (!t->on_change)
         return;
@@ -80,13 +80,13 @@ void topology_tell(struct lw_topology *t, const struct lw_topology_change *chang
     t->ls->in_callback--;
 }
 
-void one_link_up(struct lw_topology *t, struct link *l)
+void one_link_up(struct topology *t, struct link *l)
 {
     if (!l->is_side) /* the engine's status is its main connection's */
         atomic_store_explicit(&t->ls->status, 0, memory_order_relaxed);
 }
 
-void one_link_down(struct lw_topology *t, struct link *l, int err)
+void one_link_down(struct topology *t, struct link *l, int err)
 {
     int fail;
 
@@ -99,7 +99,7 @@ void one_link_down(struct lw_topology *t, struct link *l, int err)
     }
 }
 
-int one_link_expired(struct lw_topology *t, struct link *l, const struct lw_request *req)
+int one_link_expired(struct topology *t, struct link *l, const struct request *req)
 {
     int err = atomic_load_explicit(&t->ls->status, memory_order_relaxed);
 
@@ -108,20 +108,20 @@ int one_link_expired(struct lw_topology *t, struct link *l, const struct lw_requ
     return err ? err : LW_ETIMEDOUT;
 }
 
-int one_node_is_cluster(const struct lw_topology *t)
+int one_node_is_cluster(const struct topology *t)
 {
     (void)t;
     return 0;
 }
 
-int one_node_slot_node(const struct lw_topology *t, unsigned slot)
+int one_node_slot_node(const struct topology *t, unsigned slot)
 {
     (void)t;
     (void)slot;
     return 0;
 }
 
-unsigned one_node_count(const struct lw_topology *t)
+unsigned one_node_count(const struct topology *t)
 {
     (void)t;
     return 1;

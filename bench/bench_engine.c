@@ -51,7 +51,7 @@ struct window {
     _Atomic uint32_t failed;
 };
 
-static void on_done(struct lw_request *req, const redisReply *reply, int err, void *arg)
+static void on_done(struct request *req, const redisReply *reply, int err, void *arg)
 {
     struct window *w = arg;
     uint32_t done = atomic_fetch_add(&w->done, 1) + 1;
@@ -82,7 +82,7 @@ static void wait_done(struct window *w, uint32_t target)
 }
 
 /* N round trips with at most `slots` outstanding; returns seconds. */
-static double run_window(struct lw_engine *e, struct lw_request *reqs, uint32_t slots,
+static double run_window(struct engine *e, struct request *reqs, uint32_t slots,
                          uint32_t n, struct window *w)
 {
     uint32_t base = atomic_load(&w->done);
@@ -94,7 +94,7 @@ static double run_window(struct lw_engine *e, struct lw_request *reqs, uint32_t 
          * is then free. */
         if (i - (atomic_load(&w->done) - base) >= slots)
             wait_done(w, base + i - slots / 2);
-        lw_engine_submit(e, &reqs[i % slots], on_done, w);
+        engine_submit(e, &reqs[i % slots], on_done, w);
     }
     wait_done(w, base + n);
     return (double)(lw_clock_now() - start) / 1e9;
@@ -107,19 +107,19 @@ static void bm_engine(struct lwb_state *st)
      * would: the engine writes the next command the moment there is room,
      * and the application thread wakes once per `slots / 2` replies. */
     uint32_t slots = 8 * depth > 512 ? 8 * depth : 512;
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
-    struct lw_request cmd, *reqs = calloc(slots, sizeof *reqs);
+    struct engine_config cfg;
+    struct engine *e;
+    struct request cmd, *reqs = calloc(slots, sizeof *reqs);
     struct window w = {0};
     const char *argv[] = {"INCR", KEY};
     int64_t total = 0;
 
-    lw_engine_config_init(&cfg);
+    engine_config_init(&cfg);
     cfg.node.port = server.port;
     cfg.max_inflight = depth;
     cfg.node.command_timeout_ms = 60000;
-    lw_request_init(&cmd);
-    if (lw_engine_new(&cfg, &e) || lw_request_command(&cmd, 2, argv, NULL)) {
+    request_init(&cmd);
+    if (engine_new(&cfg, &e) || request_command(&cmd, 2, argv, NULL)) {
         lwb_error(st, "engine set-up failed");
         return;
     }
@@ -135,8 +135,8 @@ static void bm_engine(struct lwb_state *st)
     lwb_set_items(st, total);
     if (atomic_load(&w.failed))
         lwb_error(st, "some commands failed");
-    lw_engine_free(e);
-    lw_request_clear(&cmd);
+    engine_free(e);
+    request_clear(&cmd);
     free(reqs);
 }
 

@@ -6,7 +6,7 @@
  *                                iteration, through a client with the
  *                                default config.  items: pairs.
  *   lock/raw-2xevalsha           the floor under it: a bare engine and, per
- *                                pair, two blocking lw_engine_call()s of the
+ *                                pair, two blocking engine_call()s of the
  *                                client's own SCRIPT_LOCK and SCRIPT_UNLOCK
  *                                with the arguments the client sends (each
  *                                formatted once, re-sent).  What the client
@@ -162,7 +162,7 @@ static void raw_fail(struct raw_check *k, const char *what, const redisReply *r,
 }
 
 /* SCRIPT_LOCK on a free lock: {token, 1}. */
-static void on_raw_lock(struct lw_request *req, const redisReply *r, int err, void *arg)
+static void on_raw_lock(struct request *req, const redisReply *r, int err, void *arg)
 {
     (void)req;
     if (err || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
@@ -171,7 +171,7 @@ static void on_raw_lock(struct lw_request *req, const redisReply *r, int err, vo
 }
 
 /* SCRIPT_UNLOCK of the only hold: 0. */
-static void on_raw_unlock(struct lw_request *req, const redisReply *r, int err, void *arg)
+static void on_raw_unlock(struct request *req, const redisReply *r, int err, void *arg)
 {
     (void)req;
     if (err || r->type != REDIS_REPLY_INTEGER || r->integer != 0)
@@ -179,45 +179,45 @@ static void on_raw_unlock(struct lw_request *req, const redisReply *r, int err, 
 }
 
 /* The two requests, formatted as core/lock.c formats them. */
-static int raw_format(struct lw_request *lock, struct lw_request *unlock)
+static int raw_format(struct request *lock, struct request *unlock)
 {
     static const char name[] = "lw:bench:lock2";
     const char *lock_argv[] = {name, TOKEN_PREFIX ":{lw:bench:lock2}", LEASE, FIELD};
     const char *unlock_argv[] = {name, CHANNEL_PREFIX ":{lw:bench:lock2}", FIELD, "publish"};
 
-    lw_request_init(lock);
-    lw_request_init(unlock);
-    if (lw_request_evalsha(lock, SCRIPT_LOCK, 2, 4, lock_argv, NULL))
+    request_init(lock);
+    request_init(unlock);
+    if (request_evalsha(lock, SCRIPT_LOCK, 2, 4, lock_argv, NULL))
         return -1;
-    return lw_request_evalsha(unlock, SCRIPT_UNLOCK, 2, 4, unlock_argv, NULL) ? -1 : 0;
+    return request_evalsha(unlock, SCRIPT_UNLOCK, 2, 4, unlock_argv, NULL) ? -1 : 0;
 }
 
-static int raw_pairs(struct lw_engine *e, struct lw_request *lock, struct lw_request *unlock,
+static int raw_pairs(struct engine *e, struct request *lock, struct request *unlock,
                      int n, struct raw_check *k)
 {
     for (int i = 0; i < n && !k->bad; i++) {
-        int rc = lw_engine_call(e, lock, on_raw_lock, k);
+        int rc = engine_call(e, lock, on_raw_lock, k);
 
         if (rc == 0)
-            rc = lw_engine_call(e, unlock, on_raw_unlock, k);
+            rc = engine_call(e, unlock, on_raw_unlock, k);
         if (rc && !k->bad)
-            raw_fail(k, "lw_engine_call", NULL, rc);
+            raw_fail(k, "engine_call", NULL, rc);
     }
     return k->bad ? -1 : 0;
 }
 
 static void bm_raw(struct lwb_state *st)
 {
-    struct lw_engine *e;
-    struct lw_request lock, unlock;
+    struct engine *e;
+    struct request lock, unlock;
     struct raw_check k = {0};
     int64_t total = 0;
 
     if (raw_format(&lock, &unlock) ||
         pipe_scripts_engine("127.0.0.1", server.port, LW_ENGINE_DEFAULT_MAX_INFLIGHT, &e)) {
         lwb_error(st, "engine set-up failed");
-        lw_request_clear(&lock);
-        lw_request_clear(&unlock);
+        request_clear(&lock);
+        request_clear(&unlock);
         return;
     }
     raw_pairs(e, &lock, &unlock, 100, &k); /* connect, load scripts, warm up */
@@ -233,9 +233,9 @@ static void bm_raw(struct lwb_state *st)
         lwb_error(st, k.why);
     }
     lwb_set_items(st, total);
-    lw_engine_free(e);
-    lw_request_clear(&lock);
-    lw_request_clear(&unlock);
+    engine_free(e);
+    request_clear(&lock);
+    request_clear(&unlock);
 }
 
 /* ---- renew/batched/B and renew/single-key-pipelined ------------------ */
@@ -244,15 +244,15 @@ static char (*key_names)[32]; /* RENEW_KEYS names, made once in main */
 
 /* One HSET per key: every key a lock hash owned by FIELD (no expiry; the
  * renewals set one, of 30 s, which outlasts a case). */
-static int make_locks(struct lw_engine *e)
+static int make_locks(struct engine *e)
 {
-    struct lw_request *reqs = calloc(RENEW_KEYS, sizeof *reqs);
+    struct request *reqs = calloc(RENEW_KEYS, sizeof *reqs);
     struct pipeline p = {.e = e, .reqs = reqs, .n = RENEW_KEYS, .window = SINGLE_WINDOW};
     int rc = reqs ? 0 : -1;
 
     for (uint32_t i = 0; rc == 0 && i < RENEW_KEYS; i++)
-        rc = lw_request_command(&reqs[i], 4,
-                                (const char *[]){"HSET", key_names[i], FIELD, "1"}, NULL);
+        rc = request_command(&reqs[i], 4,
+                             (const char *[]){"HSET", key_names[i], FIELD, "1"}, NULL);
     if (rc == 0 && (pipe_run(&p) < 0 || atomic_load(&p.failed)))
         rc = -1;
     pipe_free_reqs(reqs, RENEW_KEYS);
@@ -261,10 +261,10 @@ static int make_locks(struct lw_engine *e)
 
 /* RENEW_KEYS / batch SCRIPT_RENEW calls, keys then LEASE then fields, as
  * core/watchdog.c formats them. */
-static struct lw_request *format_renewals(uint32_t batch, uint32_t *ncalls)
+static struct request *format_renewals(uint32_t batch, uint32_t *ncalls)
 {
     uint32_t n = RENEW_KEYS / batch;
-    struct lw_request *reqs = calloc(n, sizeof *reqs);
+    struct request *reqs = calloc(n, sizeof *reqs);
     const char **argv = calloc(2 * batch + 1, sizeof *argv);
     int rc = reqs && argv ? 0 : -1;
 
@@ -274,8 +274,8 @@ static struct lw_request *format_renewals(uint32_t batch, uint32_t *ncalls)
             argv[batch + 1 + i] = FIELD;
         }
         argv[batch] = LEASE;
-        rc = lw_request_evalsha(&reqs[c], SCRIPT_RENEW, (int)batch, (int)(2 * batch + 1),
-                                argv, NULL);
+        rc = request_evalsha(&reqs[c], SCRIPT_RENEW, (int)batch, (int)(2 * batch + 1),
+                             argv, NULL);
     }
     free(argv);
     if (rc) {
@@ -300,7 +300,7 @@ static void renew_case(struct lwb_state *st, uint32_t batch, uint32_t window)
     }
     if (make_locks(p.e) || !(p.reqs = format_renewals(batch, &p.n))) {
         lwb_error(st, "creating the lock hashes failed");
-        lw_engine_free(p.e);
+        engine_free(p.e);
         return;
     }
     pipe_run(&p); /* load the script, warm up */
@@ -316,7 +316,7 @@ static void renew_case(struct lwb_state *st, uint32_t batch, uint32_t window)
         lwb_error(st, pipe_why(&p, why, sizeof why));
     lwb_set_items(st, total);
     lwb_counter(st, "keys_per_call", batch);
-    lw_engine_free(p.e); /* fails whatever is left: callbacks end before */
+    engine_free(p.e); /* fails whatever is left: callbacks end before */
     pipe_free_reqs(p.reqs, p.n);
 }
 

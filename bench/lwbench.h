@@ -243,32 +243,32 @@ int target_private_tls(struct target *t, struct fixture_tls *ft, char *why, size
 /* An engine on host:port as username/password (either may be NULL), on
  * db, with tls, that knows `scripts` (5 s to connect, command_timeout_ms
  * per command).  0 or an LW_E* code. */
-struct lw_engine;
+struct engine;
 int node_engine(const char *host, int port, const char *username, const char *password, int db,
                 const struct lw_tls_config *tls, const char *const *scripts, unsigned nscripts,
-                uint32_t max_inflight, uint32_t command_timeout_ms, struct lw_engine **e);
+                uint32_t max_inflight, uint32_t command_timeout_ms, struct engine **e);
 /* A bare engine on host:port with t's credentials, DB and TLS that knows
  * `scripts`, a minute's command timeout.  0 or an LW_E* code. */
 int target_engine(const struct target *t, const char *host, int port,
                   const char *const *scripts, unsigned nscripts, uint32_t max_inflight,
-                  struct lw_engine **e);
+                  struct engine **e);
 /* lwbench's own connection to host:port, with t's credentials, DB and TLS:
  * an engine without scripts (5 s to connect, 30 s per command), for
- * node_call().  0 or an LW_E* code; lw_engine_last_error() says why a
+ * node_call().  0 or an LW_E* code; engine_last_error() says why a
  * connection failed. */
-int target_node(const struct target *t, const char *host, int port, struct lw_engine **e);
+int target_node(const struct target *t, const char *host, int port, struct engine **e);
 /* One command through e, waited for.  fn (may be NULL) reads the reply on
  * the engine thread, an error reply too.  0 when a reply came that is not
  * an error, LW_EREDIS when it is one, else the request's LW_E* code. */
 typedef void node_reply_fn(const redisReply *r, void *arg);
-int node_call(struct lw_engine *e, node_reply_fn *fn, void *arg, int argc, const char **argv);
+int node_call(struct engine *e, node_reply_fn *fn, void *arg, int argc, const char **argv);
 
 /* Deleting a run's keys on one node: DELs pipelined DELETE_CHUNK at a time
  * (each chunk sent, then its replies awaited). */
 #define DELETE_CHUNK 1000u
 struct deleter {
-    struct lw_engine *e;
-    struct lw_request *reqs; /* DELETE_CHUNK */
+    struct engine *e;
+    struct request *reqs; /* DELETE_CHUNK */
     struct pipeline *p;
     uint32_t queued;
     int bad;        /* a DEL failed, or a chunk never finished */

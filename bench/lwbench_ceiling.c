@@ -60,7 +60,7 @@ static void lock_keys(const struct flood_keys *k, uint32_t i, char *name, size_t
 /* The commands that write lock i again as the run held it (the lease is
  * set by the flood's first renewal): into reqs, 1 or 2 of them; how many,
  * or -1. */
-static int remake_lock(const struct flood_keys *k, uint32_t i, struct lw_request *reqs)
+static int remake_lock(const struct flood_keys *k, uint32_t i, struct request *reqs)
 {
     char name[LWB_NAME_MAX], timeout[512], field[LW_CLIENT_ID_MAX + 16];
 
@@ -68,32 +68,32 @@ static int remake_lock(const struct flood_keys *k, uint32_t i, struct lw_request
     snprintf(field, sizeof field, "%s:%s", k->id, flood_owner(k));
     if (k->kind == LWB_KIND_LOCK || k->kind == LWB_KIND_FAIR ||
         k->kind == LWB_KIND_MULTI) /* the same hash and field */
-        return lw_request_command(&reqs[0], 4, (const char *[]){"HSET", name, field, "1"},
-                                  NULL)
+        return request_command(&reqs[0], 4, (const char *[]){"HSET", name, field, "1"},
+                               NULL)
                    ? -1
                    : 1;
-    if (lw_request_command(&reqs[0], 6,
-                           (const char *[]){"HSET", name, "mode",
-                                            k->kind == LWB_KIND_READ ? "read" : "write", field,
-                                            "1"},
-                           NULL))
+    if (request_command(&reqs[0], 6,
+                        (const char *[]){"HSET", name, "mode",
+                                         k->kind == LWB_KIND_READ ? "read" : "write", field,
+                                         "1"},
+                        NULL))
         return -1;
     if (k->kind == LWB_KIND_WRITE)
         return 1;
     /* SETRANGE, not SET: the pipeline takes integer replies (the value
      * is "1" either way, as Redisson's). */
-    return lw_request_command(&reqs[1], 4, (const char *[]){"SETRANGE", timeout, "0", "1"},
-                              NULL)
+    return request_command(&reqs[1], 4, (const char *[]){"SETRANGE", timeout, "0", "1"},
+                           NULL)
                ? -1
                : 2;
 }
 
 /* Write every lock again as the run held it: some were lost, or other
  * clients' holds are there. */
-static int remake_locks(struct lw_engine *e, const struct flood_keys *k)
+static int remake_locks(struct engine *e, const struct flood_keys *k)
 {
     uint32_t max = 2 * k->count, n = 0;
-    struct lw_request *reqs = calloc(max, sizeof *reqs);
+    struct request *reqs = calloc(max, sizeof *reqs);
     struct pipeline p = {.e = e, .reqs = reqs, .window = SINGLE_WINDOW};
     int rc = reqs ? 0 : -1, made;
 
@@ -124,7 +124,7 @@ struct call_args {
  * the client id, per name the owner and the hold count 1) over the locks
  * first.. (mod keys). */
 static int format_call(const struct flood_keys *k, uint32_t keys, uint64_t first,
-                       uint32_t batch, struct call_args *c, struct lw_request *req)
+                       uint32_t batch, struct call_args *c, struct request *req)
 {
     int read = k->kind == LWB_KIND_READ;
     uint32_t nkeys = read ? 2 * batch : batch, per = read ? 2 : 1;
@@ -142,15 +142,15 @@ static int format_call(const struct flood_keys *k, uint32_t keys, uint64_t first
     }
     argv[nkeys] = LEASE;
     argv[nkeys + 1] = k->id;
-    return lw_request_evalsha(req, read ? SCRIPT_RENEW_READ : SCRIPT_RENEW_OWNERS, (int)nkeys,
-                              (int)(2 * nkeys + 2), argv, NULL);
+    return request_evalsha(req, read ? SCRIPT_RENEW_READ : SCRIPT_RENEW_OWNERS, (int)nkeys,
+                           (int)(2 * nkeys + 2), argv, NULL);
 }
 
 /* ncalls renew calls of batch locks each, over `keys` locks in turn. */
-static struct lw_request *format_renewals(const struct flood_keys *k, uint32_t keys,
-                                          uint32_t batch, uint32_t ncalls)
+static struct request *format_renewals(const struct flood_keys *k, uint32_t keys,
+                                       uint32_t batch, uint32_t ncalls)
 {
-    struct lw_request *reqs = calloc(ncalls, sizeof *reqs);
+    struct request *reqs = calloc(ncalls, sizeof *reqs);
     struct call_args c = {calloc(4u * batch + 2u, sizeof *c.argv), calloc(batch, sizeof *c.names),
                           calloc(batch, sizeof *c.timeouts)};
     int rc = reqs && c.argv && c.names && c.timeouts ? 0 : -1;
@@ -171,7 +171,7 @@ static struct lw_request *format_renewals(const struct flood_keys *k, uint32_t k
  * window unanswered; *redis_cpu gets Redis's CPU % meanwhile.  -1 when
  * the flood failed.  There are more calls than the window, so that no
  * call is re-sent while it is still on the wire. */
-static double flood(struct lw_engine *e, struct target *t, const struct flood_keys *k,
+static double flood(struct engine *e, struct target *t, const struct flood_keys *k,
                     uint32_t keys, uint32_t batch, uint32_t window, double *redis_cpu,
                     char *why, size_t n)
 {
@@ -211,7 +211,7 @@ int measure_ceiling(const struct opts *o, struct target *t, const struct flood_k
                     struct ceiling *out, char *why, size_t n)
 {
     uint32_t single_keys = k->count < SINGLE_KEYS_MAX ? k->count : SINGLE_KEYS_MAX;
-    struct lw_engine *e = NULL;
+    struct engine *e = NULL;
     double single_cpu;
     int rc = -1;
 
@@ -237,6 +237,6 @@ int measure_ceiling(const struct opts *o, struct target *t, const struct flood_k
     }
     rc = 0;
 out:
-    lw_engine_free(e);
+    engine_free(e);
     return rc;
 }

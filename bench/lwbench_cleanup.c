@@ -235,15 +235,15 @@ static void on_dbsize(const redisReply *r, void *arg)
 }
 
 /* UNLINK the n keys at idx of page p, pipelined.  0 or -1. */
-static int unlink_keys(struct lw_engine *e, const struct page *p, const size_t *idx, size_t n)
+static int unlink_keys(struct engine *e, const struct page *p, const size_t *idx, size_t n)
 {
-    struct lw_request *reqs = calloc(n, sizeof *reqs);
+    struct request *reqs = calloc(n, sizeof *reqs);
     struct pipeline pl = {.e = e, .reqs = reqs, .n = (uint32_t)n, .window = (uint32_t)n};
     int rc = reqs ? 0 : -1;
 
     for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = lw_request_command(&reqs[i], 2, (const char *[]){"UNLINK", p->keys[idx[i]]},
-                                (size_t[]){6, p->lens[idx[i]]});
+        rc = request_command(&reqs[i], 2, (const char *[]){"UNLINK", p->keys[idx[i]]},
+                             (size_t[]){6, p->lens[idx[i]]});
     if (rc == 0 && (pipe_run(&pl) < 0 || atomic_load(&pl.failed)))
         rc = -1;
     pipe_free_reqs(reqs, (uint32_t)n);
@@ -251,7 +251,7 @@ static int unlink_keys(struct lw_engine *e, const struct page *p, const size_t *
 }
 
 /* Judge page p's keys, UNLINK those of gone runs.  0 or -1. */
-static int sort_page(struct lw_engine *e, const struct page *p, struct runs *runs,
+static int sort_page(struct engine *e, const struct page *p, struct runs *runs,
                      const char *host, struct cleanup *c)
 {
     size_t *gone = calloc(p->n + 1, sizeof *gone), ngone = 0;
@@ -291,7 +291,7 @@ static int sort_page(struct lw_engine *e, const struct page *p, struct runs *run
 static int clean_node(const struct target *t, const char *nhost, int nport, uint64_t deadline,
                       struct runs *runs, const char *host, struct cleanup *c)
 {
-    struct lw_engine *e = NULL;
+    struct engine *e = NULL;
     struct page p = {.cursor = "0"};
     long long dbsize = -1;
     uint64_t pages = 0, max_pages;
@@ -327,7 +327,7 @@ static int clean_node(const struct target *t, const char *nhost, int nport, uint
     rc = 0;
 out:
     page_free(&p);
-    lw_engine_free(e);
+    engine_free(e);
     return rc;
 }
 

@@ -132,18 +132,18 @@ static int read_topology(struct target *t, char *why, size_t n)
     for (unsigned i = 0; i < t->seeds.n; i++) {
         char host[REDIS_URL_HOST_MAX], last[256];
         struct slots_ctx x = {t, t->seeds.addr[i], host, why, n, 1};
-        struct lw_engine *e = NULL;
+        struct engine *e = NULL;
         int port, rc;
 
         if (redis_addr_split(t->seeds.addr[i], host, sizeof host, &port) ||
             target_node(t, host, port, &e)) {
-            lw_engine_free(e);
+            engine_free(e);
             continue;
         }
         rc = node_call(e, on_slots, &x, 2, (const char *[]){"CLUSTER", "SLOTS"});
-        if (rc && rc != LW_EREDIS && lw_engine_last_error(e, last, sizeof last) && last[0])
+        if (rc && rc != LW_EREDIS && engine_last_error(e, last, sizeof last) && last[0])
             snprintf(why, n, "no seed answered CLUSTER SLOTS (%s)", last);
-        lw_engine_free(e);
+        engine_free(e);
         if (x.rc != 1)
             return x.rc;
     }
@@ -207,7 +207,7 @@ void cluster_close(struct target *t)
 
 unsigned cluster_master_of(const struct target *t, const char *name)
 {
-    return t->slot_master[lw_keyslot(name, strlen(name))];
+    return t->slot_master[keyslot(name, strlen(name))];
 }
 
 /* ---- Counters ---- */
@@ -240,21 +240,21 @@ static void on_cpu(const redisReply *r, void *arg)
 
 void cluster_counters(const struct target *t, unsigned i, struct master_counters *c)
 {
-    struct lw_engine *e = NULL;
+    struct engine *e = NULL;
 
     c->pexpire = c->evalsha = c->cpu_s = -1;
     if (target_node(t, t->masters[i].host, t->masters[i].port, &e) == 0) {
         node_call(e, on_commandstats, c, 2, (const char *[]){"INFO", "commandstats"});
         node_call(e, on_cpu, c, 2, (const char *[]){"INFO", "cpu"});
     }
-    lw_engine_free(e);
+    engine_free(e);
 }
 
 /* ---- The ceiling ---- */
 
 /* One master's flood: its engine, its locks (indices into the run's). */
 struct flood {
-    struct lw_engine *e;
+    struct engine *e;
     struct pipeline p;
     uint32_t *idx, nidx;
     uint64_t d0, d1;
@@ -282,15 +282,15 @@ static int group_keys(const struct target *t, const struct flood_keys *k, struct
 /* HSET name field 1 for f's locks: the run's lost locks made again. */
 static int remake(struct flood *f, const struct flood_keys *k)
 {
-    struct lw_request *reqs = calloc(f->nidx, sizeof *reqs);
+    struct request *reqs = calloc(f->nidx, sizeof *reqs);
     struct pipeline p = {.e = f->e, .reqs = reqs, .n = f->nidx, .window = SINGLE_WINDOW};
     char name[LWB_NAME_MAX];
     int rc = reqs ? 0 : -1;
 
     for (uint32_t i = 0; rc == 0 && i < f->nidx; i++) {
         key_name(name, sizeof name, k->prefix, f->idx[i]);
-        rc = lw_request_command(&reqs[i], 4, (const char *[]){"HSET", name, k->field, "1"},
-                                NULL);
+        rc = request_command(&reqs[i], 4, (const char *[]){"HSET", name, k->field, "1"},
+                             NULL);
     }
     if (rc == 0 && (pipe_run(&p) < 0 || atomic_load(&p.failed)))
         rc = -1;
@@ -322,7 +322,7 @@ static int format_flood(struct flood *f, const struct flood_keys *k, uint32_t ke
             argv[1 + 2 * i] = names[i];
             argv[2 + 2 * i] = k->field;
         }
-        rc = lw_request_evalsha(&f->p.reqs[c], 0, 0, (int)(2 * batch + 1), argv, NULL);
+        rc = request_evalsha(&f->p.reqs[c], 0, 0, (int)(2 * batch + 1), argv, NULL);
     }
     free(names);
     free(argv);
@@ -347,7 +347,7 @@ static int format_floods(const struct target *t, struct flood *f, const struct f
 static void free_floods(struct flood *f, unsigned n)
 {
     for (unsigned m = 0; m < n; m++) {
-        lw_engine_free(f[m].e);
+        engine_free(f[m].e);
         pipe_free_reqs(f[m].p.reqs, f[m].p.n);
         free(f[m].idx);
     }

@@ -28,11 +28,11 @@
 int node_engine(const char *host, int port, const char *username, const char *password,
                 int db, const struct lw_tls_config *tls, const char *const *scripts,
                 unsigned nscripts, uint32_t max_inflight, uint32_t command_timeout_ms,
-                struct lw_engine **e)
+                struct engine **e)
 {
-    struct lw_engine_config cfg;
+    struct engine_config cfg;
 
-    lw_engine_config_init(&cfg);
+    engine_config_init(&cfg);
     cfg.node.host = host;
     cfg.node.port = port;
     cfg.node.username = username;
@@ -44,19 +44,19 @@ int node_engine(const char *host, int port, const char *username, const char *pa
     cfg.scripts = scripts;
     cfg.nscripts = nscripts;
     cfg.max_inflight = max_inflight;
-    return lw_engine_new(&cfg, e);
+    return engine_new(&cfg, e);
 }
 
 int target_engine(const struct target *t, const char *host, int port,
                   const char *const *scripts, unsigned nscripts, uint32_t max_inflight,
-                  struct lw_engine **e)
+                  struct engine **e)
 {
     /* A minute: a busy shared machine is not a failure. */
     return node_engine(host, port, t->username, t->password, t->db, &t->tls, scripts, nscripts,
                        max_inflight, 60000, e);
 }
 
-int target_node(const struct target *t, const char *host, int port, struct lw_engine **e)
+int target_node(const struct target *t, const char *host, int port, struct engine **e)
 {
     return node_engine(host, port, t->username, t->password, t->db, &t->tls, NULL, 0,
                        DELETE_CHUNK, 30000, e);
@@ -68,7 +68,7 @@ struct call_ctx {
     int error_reply;
 };
 
-static void call_done(struct lw_request *req, const redisReply *r, int err, void *arg)
+static void call_done(struct request *req, const redisReply *r, int err, void *arg)
 {
     struct call_ctx *c = arg;
 
@@ -80,16 +80,16 @@ static void call_done(struct lw_request *req, const redisReply *r, int err, void
         c->fn(r, c->arg);
 }
 
-int node_call(struct lw_engine *e, node_reply_fn *fn, void *arg, int argc, const char **argv)
+int node_call(struct engine *e, node_reply_fn *fn, void *arg, int argc, const char **argv)
 {
     struct call_ctx c = {fn, arg, 0};
-    struct lw_request req;
+    struct request req;
     int rc;
 
-    lw_request_init(&req);
-    if ((rc = lw_request_command(&req, argc, argv, NULL)) == 0)
-        rc = lw_engine_call(e, &req, call_done, &c);
-    lw_request_clear(&req);
+    request_init(&req);
+    if ((rc = request_command(&req, argc, argv, NULL)) == 0)
+        rc = engine_call(e, &req, call_done, &c);
+    request_clear(&req);
     return rc ? rc : c.error_reply ? LW_EREDIS
                                    : 0;
 }
@@ -164,7 +164,7 @@ int deleter_open(struct deleter *d, const struct target *t, const char *host, in
     *d = (struct deleter){.bad = 0};
     if (!(d->reqs = calloc(DELETE_CHUNK, sizeof *d->reqs)) || !(d->p = calloc(1, sizeof *d->p)) ||
         target_node(t, host, port, &d->e)) {
-        lw_engine_free(d->e);
+        engine_free(d->e);
         free(d->reqs);
         free(d->p);
         *d = (struct deleter){.bad = -1};
@@ -188,8 +188,8 @@ static void deleter_flush(struct deleter *d)
     if (atomic_load(&d->p->failed))
         d->bad = -1;
     for (uint32_t i = 0; i < d->queued; i++) {
-        lw_request_clear(&d->reqs[i]);
-        lw_request_init(&d->reqs[i]);
+        request_clear(&d->reqs[i]);
+        request_init(&d->reqs[i]);
     }
     d->queued = 0;
 }
@@ -224,9 +224,9 @@ void deleter_add(struct deleter *d, const char *p, uint32_t i)
      * so they draw none and leave no key but their hash. */
     key_name(name, sizeof name, p, i);
     if (d->read_holds
-            ? lw_request_command(&d->reqs[d->queued], 4,
-                                 (const char *[]){"EVAL", delete_read_holds, "1", name}, NULL)
-            : lw_request_command(&d->reqs[d->queued], 2, (const char *[]){"DEL", name}, NULL)) {
+            ? request_command(&d->reqs[d->queued], 4,
+                              (const char *[]){"EVAL", delete_read_holds, "1", name}, NULL)
+            : request_command(&d->reqs[d->queued], 2, (const char *[]){"DEL", name}, NULL)) {
         d->bad = -1;
         return;
     }
@@ -240,7 +240,7 @@ int deleter_close(struct deleter *d)
 
     deleter_flush(d);
     bad = d->bad;
-    lw_engine_free(d->e); /* first: it may still hold requests */
+    engine_free(d->e); /* first: it may still hold requests */
     pipe_free_reqs(d->reqs, DELETE_CHUNK);
     free(d->p);
     *d = (struct deleter){.bad = bad};

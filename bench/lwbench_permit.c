@@ -95,9 +95,9 @@ static void timeout_key(const struct permit_handles *ph, uint32_t j, char *buf, 
 }
 
 /* Every permit scored SCORE_AHEAD_MS from now: one ZADD per semaphore. */
-static int rescore(struct lw_engine *e, const struct permit_handles *ph)
+static int rescore(struct engine *e, const struct permit_handles *ph)
 {
-    struct lw_request *reqs = calloc(ph->nsems, sizeof *reqs);
+    struct request *reqs = calloc(ph->nsems, sizeof *reqs);
     const char **argv = calloc(2u + 2u * ph->per, sizeof *argv);
     size_t *lens = calloc(2u + 2u * ph->per, sizeof *lens);
     struct pipeline p = {.e = e, .reqs = reqs, .n = ph->nsems, .window = SINGLE_WINDOW};
@@ -116,7 +116,7 @@ static int rescore(struct lw_engine *e, const struct permit_handles *ph)
             argv[3 + 2 * i] = (const char *)ph->ids[j * ph->per + i].id;
             lens[3 + 2 * i] = LW_PERMIT_ID_LEN;
         }
-        rc = lw_request_command(&reqs[j], (int)(2 + 2 * k), argv, lens);
+        rc = request_command(&reqs[j], (int)(2 + 2 * k), argv, lens);
     }
     if (rc == 0 && (pipe_run(&p) < 0 || atomic_load(&p.failed)))
         rc = -1;
@@ -128,7 +128,7 @@ static int rescore(struct lw_engine *e, const struct permit_handles *ph)
 
 /* One call renewing `batch` permits from permit `first` on (in turn over
  * `count`): names, lease, client id, publish, then an id each. */
-static int format_call(struct lw_request *req, const struct permit_handles *ph, uint64_t first,
+static int format_call(struct request *req, const struct permit_handles *ph, uint64_t first,
                        uint32_t batch, uint32_t count)
 {
     const char **argv = calloc(3u + 2u * batch, sizeof *argv);
@@ -149,8 +149,8 @@ static int format_call(struct lw_request *req, const struct permit_handles *ph, 
     argv[batch + 1] = "lwbench", lens[batch + 1] = 7;
     argv[batch + 2] = "publish", lens[batch + 2] = 7;
     if (rc == 0)
-        rc = lw_request_evalsha(req, SCRIPT_RENEW_PERMIT_NODE, 0, (int)(3 + 2 * batch), argv,
-                                lens);
+        rc = request_evalsha(req, SCRIPT_RENEW_PERMIT_NODE, 0, (int)(3 + 2 * batch), argv,
+                             lens);
     free(argv);
     free(lens);
     free(names);
@@ -158,10 +158,10 @@ static int format_call(struct lw_request *req, const struct permit_handles *ph, 
 }
 
 /* ncalls requests over `count` permits in turn, `batch` a call. */
-static struct lw_request *format_renewals(const struct permit_handles *ph, uint32_t count,
-                                          uint32_t batch, uint32_t ncalls)
+static struct request *format_renewals(const struct permit_handles *ph, uint32_t count,
+                                       uint32_t batch, uint32_t ncalls)
 {
-    struct lw_request *reqs = calloc(ncalls, sizeof *reqs);
+    struct request *reqs = calloc(ncalls, sizeof *reqs);
     int rc = reqs ? 0 : -1;
 
     for (uint32_t c = 0; rc == 0 && c < ncalls; c++)
@@ -175,7 +175,7 @@ static struct lw_request *format_renewals(const struct permit_handles *ph, uint3
 
 /* Permits renewed per second by a flood of batch-permit calls over the
  * first `count` permits, window unanswered (as lwbench_ceiling.c's). */
-static double flood(struct lw_engine *e, struct target *t, const struct permit_handles *ph,
+static double flood(struct engine *e, struct target *t, const struct permit_handles *ph,
                     uint32_t count, uint32_t batch, uint32_t window, double *redis_cpu,
                     char *why, size_t n)
 {
@@ -218,7 +218,7 @@ int permit_ceiling(const struct opts *o, struct target *t, const struct permit_h
                    struct ceiling *out, char *why, size_t n)
 {
     uint32_t single = ph->permits < SINGLE_KEYS_MAX ? ph->permits : SINGLE_KEYS_MAX;
-    struct lw_engine *e = NULL;
+    struct engine *e = NULL;
     double single_cpu;
     int rc = -1;
 
@@ -246,14 +246,14 @@ int permit_ceiling(const struct opts *o, struct target *t, const struct permit_h
     }
     rc = 0;
 out:
-    lw_engine_free(e);
+    engine_free(e);
     return rc;
 }
 
 int permit_delete(const struct target *t, const struct permit_handles *ph)
 {
-    struct lw_request *reqs = calloc(ph->nsems, sizeof *reqs);
-    struct lw_engine *e = NULL;
+    struct request *reqs = calloc(ph->nsems, sizeof *reqs);
+    struct engine *e = NULL;
     struct pipeline p = {.reqs = reqs, .n = ph->nsems, .window = SINGLE_WINDOW};
     char name[LWB_NAME_MAX], key[LWB_NAME_MAX + 16];
     int rc = reqs ? 0 : -1;
@@ -261,7 +261,7 @@ int permit_delete(const struct target *t, const struct permit_handles *ph)
     for (uint32_t j = 0; rc == 0 && j < ph->nsems; j++) {
         key_name(name, sizeof name, ph->prefix, j);
         timeout_key(ph, j, key, sizeof key);
-        rc = lw_request_command(&reqs[j], 3, (const char *[]){"DEL", name, key}, NULL);
+        rc = request_command(&reqs[j], 3, (const char *[]){"DEL", name, key}, NULL);
     }
     if (rc == 0 && target_engine(t, t->host, t->port, lw_lock_scripts, SCRIPT_COUNT,
                                  SINGLE_WINDOW, &e))
@@ -269,7 +269,7 @@ int permit_delete(const struct target *t, const struct permit_handles *ph)
     p.e = e;
     if (rc == 0 && (pipe_run(&p) < 0 || atomic_load(&p.failed)))
         rc = -1;
-    lw_engine_free(e);
+    engine_free(e);
     pipe_free_reqs(reqs, ph->nsems);
     return rc;
 }

@@ -27,10 +27,10 @@
 
 /* The engine's last connection failure (its address and why) into buf,
  * or "". */
-static const char *engine_why(struct lw_engine *e, char *buf, size_t n)
+static const char *engine_why(struct engine *e, char *buf, size_t n)
 {
     buf[0] = 0;
-    if (e && !lw_engine_last_error(e, buf, n))
+    if (e && !engine_last_error(e, buf, n))
         buf[0] = 0;
     return buf;
 }
@@ -66,7 +66,7 @@ static int ask_sentinel(const struct target *t, const struct opts *o, unsigned j
 {
     static const struct lw_tls_config plain;
     char host[REDIS_URL_HOST_MAX];
-    struct lw_engine *e = NULL;
+    struct engine *e = NULL;
     int port, rc;
 
     last[0] = 0;
@@ -79,7 +79,7 @@ static int ask_sentinel(const struct target *t, const struct opts *o, unsigned j
                    (const char *[]){"SENTINEL", "GET-MASTER-ADDR-BY-NAME", o->url.master});
     if (rc && rc != LW_EREDIS)
         engine_why(e, last, nlast);
-    lw_engine_free(e);
+    engine_free(e);
     return rc == LW_EREDIS ? 0 : rc;
 }
 
@@ -138,13 +138,13 @@ static int single_open(struct target *t, const struct opts *o, char *why, size_t
  * connections will talk to it.  0, or -1 with why. */
 static int ping(const struct target *t, char *why, size_t n)
 {
-    struct lw_engine *e = NULL;
+    struct engine *e = NULL;
     char last[300] = "";
     int rc = target_node(t, t->host, t->port, &e);
 
     if (rc == 0 && (rc = node_call(e, NULL, NULL, 1, (const char *[]){"PING"})) != 0)
         engine_why(e, last, sizeof last);
-    lw_engine_free(e);
+    engine_free(e);
     if (rc == 0)
         return 0;
     snprintf(why, n, "Redis at %s:%d does not answer PING%s: %s%s%s%s", t->host, t->port,
@@ -202,13 +202,13 @@ static void on_info_cpu(const redisReply *r, void *arg)
 /* One server's CPU seconds, or -1. */
 static double server_cpu_s(const struct target *t, const char *host, int port)
 {
-    struct lw_engine *e = NULL;
+    struct engine *e = NULL;
     double s = -1;
 
     if (target_node(t, host, port, &e) == 0 &&
         node_call(e, on_info_cpu, &s, 2, (const char *[]){"INFO", "cpu"}))
         s = -1;
-    lw_engine_free(e);
+    engine_free(e);
     return s;
 }
 

@@ -143,7 +143,7 @@
 #include "cli_util.h"
 #include "lwtls.h"
 #include "redis_server.h"
-#include "tls.h" /* lw_tls_available() */
+#include "tls.h" /* tls_available() */
 #include "tls_certs.h"
 #include "tool_util.h"
 
@@ -363,7 +363,7 @@ static int tls_runs(struct opts *o)
 {
     int any_tls = o->runs[RUN_TLS] || o->runs[RUN_TLS_NOCACHE] || o->runs[RUN_TLS_NORESUME];
 
-    if (any_tls && !lw_tls_available()) {
+    if (any_tls && !tls_available()) {
         fprintf(stderr, "lwtls: this leasewheel was built without TLS: the tcp run only\n");
         o->runs[RUN_TLS] = o->runs[RUN_TLS_NOCACHE] = o->runs[RUN_TLS_NORESUME] = any_tls = 0;
         if (!o->runs[RUN_TCP])

@@ -18,7 +18,7 @@
 #define WARMUP_PAIRS 5
 
 struct probe {
-    struct lw_conn conn;
+    struct conn conn;
     char *loads[SCRIPT_COUNT]; /* SCRIPT LOAD <script>, formatted */
     size_t lens[SCRIPT_COUNT];
     int up, down, err, bad;
@@ -98,16 +98,16 @@ static int probe_connect(struct ev_loop *loop, struct probe *p, uint64_t *ns, un
 /* p's endpoint in *own (the run's TLS settings) and its SCRIPT LOADs
  * formatted.  0, or 2 (said). */
 static int probe_prepare(const struct opts *o, enum run_kind k, const struct tls_certs *certs,
-                         int port, struct probe *p, struct lw_endpoint *own)
+                         int port, struct probe *p, struct endpoint *own)
 {
-    struct lw_endpoint ep;
+    struct endpoint ep;
     int rc;
 
-    lw_endpoint_init(&ep);
+    endpoint_init(&ep);
     ep.host = "127.0.0.1";
     ep.port = port;
     ep.tls = client_tls(o, k, certs);
-    if ((rc = lw_endpoint_copy(own, &ep)) == LW_ENOMEM) {
+    if ((rc = endpoint_copy(own, &ep)) == LW_ENOMEM) {
         fprintf(stderr, "lwtls: out of memory\n");
         return 2;
     } else if (rc) {
@@ -157,7 +157,7 @@ static int sample_pair(struct ev_loop *loop, struct probe *p, const struct conn_
 int measure_setup(struct ev_loop *loop, const struct opts *o, enum run_kind k,
                   const struct tls_certs *certs, int port, struct run *run)
 {
-    struct lw_endpoint own;
+    struct endpoint own;
     struct probe p;
     struct conn_config cc = {.loop = loop,
                              .on_setup = probe_setup,
@@ -199,7 +199,7 @@ int measure_setup(struct ev_loop *loop, const struct opts *o, enum run_kind k,
     }
     for (unsigned i = 0; i < SCRIPT_COUNT; i++)
         redisFreeCommand(p.loads[i]);
-    lw_endpoint_clear(&own);
+    endpoint_clear(&own);
     free(fresh);
     free(again);
     return status;

@@ -49,7 +49,7 @@ static void finish_one(struct pipeline *p, int err)
     syscall(SYS_futex, done_word(p), FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-static void on_reply(struct lw_request *req, const redisReply *r, int err, void *arg);
+static void on_reply(struct request *req, const redisReply *r, int err, void *arg);
 
 /* Submit the next request, if any: any thread.  Counted as submitted
  * before the caller counts itself done, so that done == submitted means
@@ -62,7 +62,7 @@ static void submit_next(struct pipeline *p)
     if (atomic_load(&p->stop) || (i = atomic_fetch_add(&p->next, 1)) >= p->total)
         return;
     atomic_fetch_add(&p->submitted, 1);
-    if ((rc = lw_engine_submit(p->e, &p->reqs[i % p->n], on_reply, p)))
+    if ((rc = engine_submit(p->e, &p->reqs[i % p->n], on_reply, p)))
         finish_one(p, rc);
 }
 
@@ -91,7 +91,7 @@ static void note_bad(struct pipeline *p, const redisReply *r)
                     ? r->element[i]->integer : -999);
 }
 
-static void on_reply(struct lw_request *req, const redisReply *r, int err, void *arg)
+static void on_reply(struct request *req, const redisReply *r, int err, void *arg)
 {
     struct pipeline *p = arg;
 
@@ -163,24 +163,24 @@ const char *pipe_why(struct pipeline *p, char *buf, size_t n)
     return buf;
 }
 
-void pipe_free_reqs(struct lw_request *reqs, uint32_t n)
+void pipe_free_reqs(struct request *reqs, uint32_t n)
 {
     for (uint32_t i = 0; reqs && i < n; i++)
-        lw_request_clear(&reqs[i]);
+        request_clear(&reqs[i]);
     free(reqs);
 }
 
 int pipe_scripts_engine(const char *host, int port, uint32_t max_inflight,
-                        struct lw_engine **e)
+                        struct engine **e)
 {
-    struct lw_engine_config cfg;
+    struct engine_config cfg;
 
-    lw_engine_config_init(&cfg);
+    engine_config_init(&cfg);
     cfg.node.host = host;
     cfg.node.port = port;
     cfg.scripts = lw_lock_scripts;
     cfg.nscripts = SCRIPT_COUNT;
     cfg.max_inflight = max_inflight;
     cfg.node.command_timeout_ms = 60000;
-    return lw_engine_new(&cfg, e);
+    return engine_new(&cfg, e);
 }

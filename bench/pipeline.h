@@ -19,8 +19,8 @@
 #define PIPE_FOREVER UINT64_MAX
 
 struct pipeline {
-    struct lw_engine *e;
-    struct lw_request *reqs;
+    struct engine *e;
+    struct request *reqs;
     uint32_t n, window;
     uint32_t ones;              /* each reply: an array of this many 1s;
                                    0: any integer (HSET, DEL) */
@@ -56,9 +56,9 @@ const char *pipe_why(struct pipeline *p, char *buf, size_t n);
  * max_inflight unanswered, with a command timeout of a minute (a busy
  * shared machine is not a failure).  0 or an LW_E* code. */
 int pipe_scripts_engine(const char *host, int port, uint32_t max_inflight,
-                        struct lw_engine **e);
+                        struct engine **e);
 
 /* Clear and free n requests (reqs may be NULL). */
-void pipe_free_reqs(struct lw_request *reqs, uint32_t n);
+void pipe_free_reqs(struct request *reqs, uint32_t n);
 
 #endif

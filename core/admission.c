@@ -112,9 +112,9 @@ int admission_holds(struct lw_client *c, struct call *call, const struct admit_r
     return 1;
 }
 
-static struct lw_logger *logger(struct lw_client *c)
+static struct logger *logger(struct lw_client *c)
 {
-    return c->engine ? lw_engine_logger(c->engine) : NULL;
+    return c->engine ? engine_logger(c->engine) : NULL;
 }
 
 static void close_admission(struct lw_client *c, uint64_t backlog_ns)
@@ -181,7 +181,7 @@ void admission_check(struct lw_client *c, uint64_t now_ns)
 
     if (c->closing)
         return;
-    if (lw_engine_status(c->engine) == 0)
+    if (engine_status(c->engine) == 0)
         backlog = watchdog_backlog_ns(c, now_ns);
     stats_backlog(&c->count, backlog);
     if (backlog >= c->admit.open_ns)

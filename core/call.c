@@ -99,14 +99,14 @@ void call_complete(struct call *call, int err, int64_t value)
         c->in_callback--;
     }
     free(call->said);
-    lw_request_clear(&call->req);
+    request_clear(&call->req);
     call->cls->unref(call);
     free(call);
 }
 
 /* ---- Sending ---- */
 
-static void on_reply(struct lw_request *req, const redisReply *reply, int err, void *arg)
+static void on_reply(struct request *req, const redisReply *reply, int err, void *arg)
 {
     struct call *call = arg;
 
@@ -130,10 +130,10 @@ void call_send(struct call *call)
     if (call->waits)
         waiters_reach(&call->w, &call->req);
     else
-        lw_request_wait_until(&call->req, 0);
+        request_wait_until(&call->req, 0);
     call->w.state = WAIT_INFLIGHT;
     call->w.woken = 0;
-    if ((rc = lw_engine_submit(call->client->engine, &call->req, on_reply, call)))
+    if ((rc = engine_submit(call->client->engine, &call->req, on_reply, call)))
         call_complete(call, rc, 0);
 }
 
@@ -210,16 +210,16 @@ static int call_start(struct call *call)
 
     call->cls->ref(call);
     if (call->task)
-        lw_request_task(&call->req);
+        request_task(&call->req);
     call->w.state = WAIT_INFLIGHT;
-    if ((rc = lw_engine_submit(call->client->engine, &call->req, on_reply, call)))
+    if ((rc = engine_submit(call->client->engine, &call->req, on_reply, call)))
         call->cls->unref(call);
     return rc;
 }
 
 void call_discard(struct call *call)
 {
-    lw_request_clear(&call->req);
+    request_clear(&call->req);
     if (call->heap)
         free(call);
 }
@@ -232,7 +232,7 @@ int call_run(struct call *call, int64_t *value)
 
     if (atomic_load_explicit(&c->freed, memory_order_acquire))
         rc = LW_ESHUTDOWN; /* every call fails, nothing is sent */
-    else if (blocking && lw_engine_on_thread(c->engine))
+    else if (blocking && engine_on_thread(c->engine))
         rc = LW_EDEADLK; /* it would wait for itself */
     else if (blocking)
         lw_completion_reset(&call->completed);

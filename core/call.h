@@ -37,7 +37,7 @@
  * node's writes, and its groups span nodes in a cluster).
  *
  * Threads.  The calling thread fills in a call and runs it; everything
- * after the hop is the engine thread's, and lw_engine_submit() there may
+ * after the hop is the engine thread's, and engine_submit() there may
  * complete the request at once, so sending is the last thing done with a
  * call.
  */
@@ -103,7 +103,7 @@ struct call_class {
 
 /* The head of every op.  Its kind is the op's own (enum op_kind, ...). */
 struct call {
-    struct lw_request req; /* the command: formatted once or per attempt */
+    struct request req; /* the command: formatted once or per attempt */
     const struct call_class *cls;
     struct lw_client *client;
     uint64_t owner; /* whose hold it is (a semaphore's calls: 0) */

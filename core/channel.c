@@ -48,10 +48,10 @@ struct wait_channel *channel_find(struct lw_client *c, const char *name, size_t 
 static void follow(struct lw_client *c, struct wait_channel *ch)
 {
     if (ch->state == CH_IDLE && !lw_list_empty(&ch->line) && c->pubsub) {
-        if (lw_pubsub_subscribe(c->pubsub, ch->name, ch->len) == 0)
+        if (pubsub_subscribe(c->pubsub, ch->name, ch->len) == 0)
             ch->state = CH_SUBSCRIBING;
     } else if (ch->state == CH_ACTIVE && lw_list_empty(&ch->line)) {
-        if (c->pubsub && lw_pubsub_unsubscribe(c->pubsub, ch->name, ch->len) == 0)
+        if (c->pubsub && pubsub_unsubscribe(c->pubsub, ch->name, ch->len) == 0)
             ch->state = CH_UNSUBSCRIBING;
         else
             ch->state = CH_IDLE;

@@ -72,7 +72,7 @@ int channel_remove(struct wait_link *l);
 /* The channel named so, if any, follows its waiters: subscribed while it
  * has some, unsubscribed and freed when none are left. */
 void channel_settle(struct lw_client *c, const char *name, size_t len);
-/* The client's pub/sub events (adapters/pubsub.h's lw_pubsub_fn), for
+/* The client's pub/sub events (adapters/pubsub.h's pubsub_fn), for
  * every channel: its class is told. */
 void channel_on_event(void *arg, int event, const char *name, size_t len, const char *msg,
                       size_t msg_len);

@@ -28,9 +28,9 @@ _Static_assert(LW_MAX_SLOTS <= LW_WHEEL_MAX_SLOTS &&
  * connection's are the endpoint's (adapters/endpoint.h). */
 static void config_defaults(struct lw_client_config *cfg)
 {
-    struct lw_endpoint ep;
+    struct endpoint ep;
 
-    lw_endpoint_init(&ep);
+    endpoint_init(&ep);
     memset(cfg, 0, sizeof *cfg);
     cfg->size = sizeof *cfg;
     cfg->host = ep.host;
@@ -190,7 +190,7 @@ static void random_id(char *out)
              b[13], b[14], b[15]);
 }
 
-static void flush_task_done(struct lw_request *req, const redisReply *reply, int err,
+static void flush_task_done(struct request *req, const redisReply *reply, int err,
                             void *arg)
 {
     struct lw_client *c = arg;
@@ -208,9 +208,9 @@ static void request_flush(struct lw_client *c)
 {
     if (c->wd.flush_pending || c->closing)
         return;
-    lw_request_init(&c->wd.flush_task);
-    lw_request_task(&c->wd.flush_task);
-    if (lw_engine_submit(c->engine, &c->wd.flush_task, flush_task_done, c) == 0)
+    request_init(&c->wd.flush_task);
+    request_task(&c->wd.flush_task);
+    if (engine_submit(c->engine, &c->wd.flush_task, flush_task_done, c) == 0)
         c->wd.flush_pending = 1;
 }
 
@@ -227,12 +227,12 @@ static int any_bit(const uint8_t *map)
  * (MIGRATE carries the hash and its TTL, and a renewal the old node no
  * longer serves is re-sent by its slot).  In Sentinel mode a switch of
  * master comes here as a failover of every slot. */
-static void on_topology(const struct lw_topology_change *change, void *arg)
+static void on_topology(const struct topology_change *change, void *arg)
 {
     struct lw_client *c = arg;
 
     if (c->pubsub) /* it decides how waiters listen, and so how unlocks publish */
-        lw_pubsub_topology_changed(c->pubsub);
+        pubsub_topology_changed(c->pubsub);
     stats_failovers(&c->count, change->failovers);
     if (!c->closing && any_bit(change->failover)) {
         watchdog_failover(c, change->failover);
@@ -243,7 +243,7 @@ static void on_topology(const struct lw_topology_change *change, void *arg)
 /* Engine thread, every tick with due timers: each does what its owner set
  * (a waiting acquire tries again, an entry queues its renewal or is lost),
  * then the watchdog sends the queued renewals. */
-static void on_tick(struct lw_engine *engine, struct lw_timer_list *due, void *arg)
+static void on_tick(struct engine *engine, struct lw_timer_list *due, void *arg)
 {
     struct lw_client *c = arg;
     struct lw_timer *t;
@@ -327,9 +327,9 @@ static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
 /* Every connection the client opens, from the config, once: the data
  * nodes' endpoint, and the sentinels' (their own user and password; the
  * rest as the data nodes'). */
-static void client_endpoints(const struct lw_client_config *cfg, struct lw_engine_config *ec)
+static void client_endpoints(const struct lw_client_config *cfg, struct engine_config *ec)
 {
-    struct lw_endpoint *ep = &ec->node;
+    struct endpoint *ep = &ec->node;
 
     ep->host = cfg->host;
     ep->port = cfg->port;
@@ -351,9 +351,9 @@ static void client_endpoints(const struct lw_client_config *cfg, struct lw_engin
 }
 
 static void engine_config(const struct lw_client_config *cfg, struct lw_client *c,
-                          struct lw_engine_config *ec)
+                          struct engine_config *ec)
 {
-    lw_engine_config_init(ec);
+    engine_config_init(ec);
     client_endpoints(cfg, ec);
     ec->max_inflight = cfg->max_inflight;
     /* Renewals are urgent: as many slots as the watchdog sends calls at
@@ -388,18 +388,18 @@ static void engine_config(const struct lw_client_config *cfg, struct lw_client *
  * with its endpoint where its topology says. */
 static int start_subscriber(struct lw_client *c)
 {
-    struct lw_pubsub_config pc = {
+    struct pubsub_config pc = {
         .engine = c->engine,
         .sharded = c->sharded_pubsub,
         .on_event = channel_on_event, /* each channel's class is told */
         .arg = c,
     };
 
-    return lw_pubsub_new(&pc, &c->pubsub);
+    return pubsub_new(&pc, &c->pubsub);
 }
 
 /* The same as a task, for a client with its own engine thread. */
-static void start_subscriber_task(struct lw_request *req, const redisReply *reply, int err,
+static void start_subscriber_task(struct request *req, const redisReply *reply, int err,
                                   void *arg)
 {
     (void)reply;
@@ -408,23 +408,23 @@ static void start_subscriber_task(struct lw_request *req, const redisReply *repl
 }
 
 /* Start the subscriber on the engine thread: embedded, we are on it (the
- * caller's word), and lw_engine_call() would wait for the loop we are
+ * caller's word), and engine_call() would wait for the loop we are
  * keeping from running. */
 static int start_on_engine(struct lw_client *c)
 {
-    struct lw_request task;
+    struct request task;
 
     if (c->embedded)
         return start_subscriber(c);
-    lw_request_init(&task);
-    lw_request_task(&task);
-    return lw_engine_call(c->engine, &task, start_subscriber_task, c);
+    request_init(&task);
+    request_task(&task);
+    return engine_call(c->engine, &task, start_subscriber_task, c);
 }
 
 int lw_client_new(const struct lw_client_config *given, struct lw_client **out)
 {
     struct lw_client_config whole, *cfg = &whole;
-    struct lw_engine_config ec;
+    struct engine_config ec;
     struct lw_client *c;
     int rc;
 
@@ -441,13 +441,13 @@ int lw_client_new(const struct lw_client_config *given, struct lw_client **out)
     }
     c->embedded = cfg->loop != NULL;
     engine_config(cfg, c, &ec);
-    if ((rc = lw_engine_new(&ec, &c->engine))) {
+    if ((rc = engine_new(&ec, &c->engine))) {
         client_free_memory(c);
         return rc;
     }
-    c->wheel = lw_engine_wheel(c->engine);
+    c->wheel = engine_wheel(c->engine);
     if ((rc = start_on_engine(c))) {
-        lw_engine_free(c->engine);
+        engine_free(c->engine);
         client_free_memory(c);
         return rc;
     }
@@ -465,11 +465,11 @@ static void stop_client(struct lw_client *c)
     replicas_shutdown(c);
     channel_shutdown(c);
     watchdog_shutdown(c);
-    lw_pubsub_free(c->pubsub);
+    pubsub_free(c->pubsub);
     c->pubsub = NULL;
 }
 
-static void stop_client_task(struct lw_request *req, const redisReply *reply, int err,
+static void stop_client_task(struct request *req, const redisReply *reply, int err,
                              void *arg)
 {
     (void)req;
@@ -483,21 +483,21 @@ static void stop_client_task(struct lw_request *req, const redisReply *reply, in
  * thread, and a task would wait for the loop it keeps from running: stop
  * it here, unless from another thread (it would race the loop) or from
  * inside one of our callbacks (it would free what that call returns into).
- * Requests other threads submit meanwhile are failed by lw_engine_free().
+ * Requests other threads submit meanwhile are failed by engine_free().
  */
 static int stop_on_engine(struct lw_client *c)
 {
-    struct lw_request task;
+    struct request task;
 
     if (c->embedded) {
-        if (!lw_engine_on_thread(c->engine) || c->in_callback)
+        if (!engine_on_thread(c->engine) || c->in_callback)
             return LW_EDEADLK;
         stop_client(c);
         return 0;
     }
-    lw_request_init(&task);
-    lw_request_task(&task);
-    return lw_engine_call(c->engine, &task, stop_client_task, c);
+    request_init(&task);
+    request_task(&task);
+    return engine_call(c->engine, &task, stop_client_task, c);
 }
 
 int lw_client_free(struct lw_client *c)
@@ -508,7 +508,7 @@ int lw_client_free(struct lw_client *c)
         return LW_ESHUTDOWN; /* freed before, kept alive by a handle */
     if (stop_on_engine(c) == LW_EDEADLK)
         return LW_EDEADLK;
-    lw_engine_free(c->engine);
+    engine_free(c->engine);
     /* The ops in flight have completed, leaving their channels; what is
      * left is memory only (the wheel went with the engine). */
     c->engine = NULL;
@@ -533,7 +533,7 @@ int lw_client_last_error(const struct lw_client *c, char *buf, size_t len)
             buf[0] = 0;
         return 0;
     }
-    return lw_engine_last_error(c->engine, buf, len);
+    return engine_last_error(c->engine, buf, len);
 }
 
 const char *lw_client_id(const struct lw_client *c)

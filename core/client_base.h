@@ -101,21 +101,21 @@ struct lease_callbacks {
  * the kinds (kind.c) format a batch into args; metrics.c reads nodes;
  * refs.c frees nodes and args.  Engine thread, but for client.c's start. */
 struct watchdog_state {
-    uint32_t renew_batch;         /* renew_batch: entries per call at most */
-    uint32_t batches_max;         /* renew_batches_inflight, per master */
-    struct entry *entries;        /* by name; each heads a chain of owners */
-    struct lw_queue renew;        /* due renewals waiting for a batch slot
-                                     (entry.renew_node) */
-    struct lw_queue drops;        /* lost leases whose field is to be removed
-                                     (entry.drop_node) */
-    uint32_t batches_inflight;    /* renewal and drop calls unanswered */
-    struct node_batches *nodes;   /* by node; one Redis: 0 */
-    unsigned nodes_cap;           /* nodes has room for */
-    struct batch_args *args;      /* a batch's arguments, while formatting */
-    int flushing;                 /* inside watchdog_flush() */
-    uint64_t first_renewals;      /* new watchdog locks so far */
-    struct lw_request flush_task; /* a flush asked for off a tick */
-    int flush_pending;            /* flush_task is submitted */
+    uint32_t renew_batch;       /* renew_batch: entries per call at most */
+    uint32_t batches_max;       /* renew_batches_inflight, per master */
+    struct entry *entries;      /* by name; each heads a chain of owners */
+    struct lw_queue renew;      /* due renewals waiting for a batch slot
+                                   (entry.renew_node) */
+    struct lw_queue drops;      /* lost leases whose field is to be removed
+                                   (entry.drop_node) */
+    uint32_t batches_inflight;  /* renewal and drop calls unanswered */
+    struct node_batches *nodes; /* by node; one Redis: 0 */
+    unsigned nodes_cap;         /* nodes has room for */
+    struct batch_args *args;    /* a batch's arguments, while formatting */
+    int flushing;               /* inside watchdog_flush() */
+    uint64_t first_renewals;    /* new watchdog locks so far */
+    struct request flush_task;  /* a flush asked for off a tick */
+    int flush_pending;          /* flush_task is submitted */
 };
 
 /* Lease locks held, as far as this client knows (holds.c).  Engine
@@ -129,10 +129,10 @@ struct holds_state {
  * level; what one module owns is in its group (terms, callbacks, wd,
  * holds, admit), which says who else touches it. */
 struct lw_client {
-    _Atomic uint32_t refs;    /* lw_client_free() to come, plus one per handle */
-    _Atomic int freed;        /* lw_client_free() has been called */
-    struct lw_engine *engine; /* NULL once freed */
-    struct lw_wheel *wheel;   /* the engine's */
+    _Atomic uint32_t refs;  /* lw_client_free() to come, plus one per handle */
+    _Atomic int freed;      /* lw_client_free() has been called */
+    struct engine *engine;  /* NULL once freed */
+    struct lw_wheel *wheel; /* the engine's */
     char id[LW_CLIENT_ID_MAX + 1];
     size_t id_len;
     uint64_t tick_ns;
@@ -150,7 +150,7 @@ struct lw_client {
     struct client_counters count;
 
     /* Engine thread only. */
-    struct lw_pubsub *pubsub;      /* unlock messages (adapters/pubsub.h) */
+    struct pubsub *pubsub;         /* unlock messages (adapters/pubsub.h) */
     int cluster;                   /* the engine is a cluster client */
     int sentinel;                  /* the engine finds its master by Sentinel:
                                       a switch is a failover, unsettled is

@@ -14,7 +14,7 @@
  * with the publish command the pub/sub mode in force calls for.  An unlock's reply then settles the
  * entry (watchdog_unlock_end()).
  *
- * Rule for the engine thread: lw_engine_submit() there may complete the
+ * Rule for the engine thread: engine_submit() there may complete the
  * request at once (a failed write), so it is always the last thing done
  * with an op.
  */
@@ -107,7 +107,7 @@ static int lock_new(struct lw_client *c, const void *name, size_t len,
     lock->len = len;
     memcpy(lock->name, name, len);
     atomic_init(&lock->refs, 1);
-    lock->slot = lw_keyslot(name, len);
+    lock->slot = keyslot(name, len);
     lock->kind = way->kind;
     lock->way = way;
     lock->channel = prefix_name(lock->way->channel_prefix, name, len, &lock->channel_len);
@@ -327,7 +327,7 @@ static void undo_acquire(struct call *call, int err)
 
     /* It holds the lock until the undo: its unlock says when. */
     leave_line(call->client, op, 1);
-    lw_request_clear(&op->call.req);
+    request_clear(&op->call.req);
     set_kind(op, OP_UNDO);
     op->call.undo_err = err;
     op->call.req.lane = LW_LANE_MAIN;
@@ -401,7 +401,7 @@ static uint32_t surplus_holds(struct lw_client *c, const struct op *op, uint32_t
  * and slot: a WAIT after it covers the acquire too). */
 static void trim_hold(struct op *op)
 {
-    lw_request_clear(&op->call.req);
+    request_clear(&op->call.req);
     set_kind(op, OP_TRIM);
     if (format_op(op))
         op_complete(op, LW_ENOMEM, 0); /* what it holds expires with its lease */
@@ -465,7 +465,7 @@ static void acquire_reply(struct lw_client *c, struct op *op, const redisReply *
     if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
         reply->element[0]->type == REDIS_REPLY_INTEGER &&
         reply->element[1]->type == REDIS_REPLY_INTEGER) {
-        uint64_t from_ns = lw_request_lease_from(&op->call.req);
+        uint64_t from_ns = request_lease_from(&op->call.req);
         uint32_t holds = (uint32_t)reply->element[1]->integer;
         /* An earlier acquire of the owner's that may have run unanswered
          * counts as this one sent before. */
@@ -592,7 +592,7 @@ static struct handoff_result handoff_decode(const redisReply *reply, int err, in
     return r;
 }
 
-/* An unlock sent as the hand-over (format_handoff()): lw_request.script is
+/* An unlock sent as the hand-over (format_handoff()): request.script is
  * a script's index + 1 (0: a plain command), and this one's reply has
  * handoff_decode()'s shapes, not a plain unlock's integer. */
 static int sent_as_handoff(const struct op *op)
@@ -611,7 +611,7 @@ static void handoff_reply(struct lw_client *c, struct op *op, const redisReply *
 {
     struct op *w = op->handoff;
     struct handoff_result r = handoff_decode(reply, err, op->call.req.unsettled);
-    uint64_t from_ns = lw_request_lease_from(&op->call.req);
+    uint64_t from_ns = request_lease_from(&op->call.req);
 
     op->handoff = NULL;
     if (w)
@@ -738,7 +738,7 @@ static int format_status(struct op *op)
         keys[2 + i] = prefix_name(fair[i], lock->name, lock->len, &lens[2 + i]);
     if (keys[1] && keys[2] && keys[3] && keys[4]) {
         keys[0] = (char *)lock->name;
-        rc = lw_request_evalsha(&op->call.req, SCRIPT_STATUS, 5, 5, (const char **)keys, lens);
+        rc = request_evalsha(&op->call.req, SCRIPT_STATUS, 5, 5, (const char **)keys, lens);
     }
     for (int i = 1; i < 5; i++)
         free(keys[i]);
@@ -771,8 +771,8 @@ static int format_command(struct op *op)
     default: cmd[0] = "PTTL"; break;
     }
     lens[0] = strlen(cmd[0]);
-    return lw_request_command(&op->call.req, op->call.kind == OP_IS_LOCKED || op->call.kind == OP_TTL ? 2 : 3,
-                              cmd, lens);
+    return request_command(&op->call.req, op->call.kind == OP_IS_LOCKED || op->call.kind == OP_TTL ? 2 : 3,
+                           cmd, lens);
 }
 
 /* Format the op's command, routed by its lock's slot: every key a lock's
@@ -782,9 +782,9 @@ static int format_op(struct op *op)
     int rc = format_command(op);
 
     if (rc == 0)
-        lw_request_route_slot(&op->call.req, op->lock->slot);
+        request_route_slot(&op->call.req, op->lock->slot);
     if (rc == 0 && op->call.kind == OP_ACQUIRE)
-        lw_request_settle(&op->call.req); /* Sentinel: not at once after a switch */
+        request_settle(&op->call.req); /* Sentinel: not at once after a switch */
     return rc;
 }
 

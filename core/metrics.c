@@ -136,13 +136,13 @@ static double midpoint_sum_s(const uint64_t *b)
 
 struct node_figures {
     char addr[264]; /* "host:port" (or a unix socket's path) */
-    struct lw_engine_stats st;
+    struct engine_stats st;
     uint64_t renew_calls; /* the watchdog's, to this node */
 };
 
 struct nodes {
     const struct lw_client *c;
-    struct lw_engine *engine;
+    struct engine *engine;
     struct node_figures *v; /* the nodes with a link that has sent */
     unsigned n;
     unsigned masters;
@@ -151,9 +151,9 @@ struct nodes {
 /* Engine thread: every node that has sent something, with its address. */
 static void read_nodes(struct nodes *ns)
 {
-    unsigned count = lw_engine_node_count(ns->engine);
+    unsigned count = engine_node_count(ns->engine);
 
-    ns->masters = lw_engine_master_count(ns->engine);
+    ns->masters = engine_master_count(ns->engine);
     if (!count || !(ns->v = calloc(count, sizeof *ns->v)))
         return;
     for (unsigned i = 0; i < count; i++) {
@@ -161,8 +161,8 @@ static void read_nodes(struct nodes *ns)
         const char *host;
         int port;
 
-        if (lw_engine_node_stats(ns->engine, i, &f->st) || f->st.sent == 0 ||
-            lw_engine_node_addr(ns->engine, i, &host, &port))
+        if (engine_node_stats(ns->engine, i, &f->st) || f->st.sent == 0 ||
+            engine_node_addr(ns->engine, i, &host, &port))
             continue;
         f->renew_calls = i < ns->c->wd.nodes_cap ? ns->c->wd.nodes[i].renew_calls : 0;
         if (port)
@@ -173,7 +173,7 @@ static void read_nodes(struct nodes *ns)
     }
 }
 
-static void read_nodes_task(struct lw_request *req, const redisReply *reply, int err,
+static void read_nodes_task(struct request *req, const redisReply *reply, int err,
                             void *arg)
 {
     (void)req;
@@ -186,17 +186,17 @@ static void read_nodes_task(struct lw_request *req, const redisReply *reply, int
  * a task, waited for (LW_ESHUTDOWN: none). */
 static void get_nodes(const struct lw_client *c, struct nodes *ns)
 {
-    struct lw_request task;
+    struct request task;
 
     ns->c = c;
     ns->engine = c->engine;
-    if (lw_engine_on_thread(c->engine)) {
+    if (engine_on_thread(c->engine)) {
         read_nodes(ns);
         return;
     }
-    lw_request_init(&task);
-    lw_request_task(&task);
-    (void)lw_engine_call(c->engine, &task, read_nodes_task, ns);
+    request_init(&task);
+    request_task(&task);
+    (void)engine_call(c->engine, &task, read_nodes_task, ns);
 }
 
 /* A label value, escaped as the format asks. */
@@ -373,7 +373,7 @@ static void kind_metrics(struct out *o, const struct client_counters *k)
 }
 
 static void engine_metrics(struct out *o, const struct lw_client_stats *s,
-                           const struct lw_engine_stats *e)
+                           const struct engine_stats *e)
 {
     one(o, "commands_sent_total", "counter", "Commands written, set-up commands included.",
         e->sent);
@@ -436,7 +436,7 @@ int lw_client_format_metrics(const struct lw_client *c, char *buf, size_t len)
 {
     struct out o = {.buf = buf, .len = len};
     struct lw_client_stats s;
-    struct lw_engine_stats e;
+    struct engine_stats e;
     struct nodes ns = {0};
 
     if (!c || (!buf && len))
@@ -449,7 +449,7 @@ int lw_client_format_metrics(const struct lw_client *c, char *buf, size_t len)
     lw_client_get_stats(c, &s);
     memset(&e, 0, sizeof e);
     if (c->engine)
-        lw_engine_get_stats(c->engine, &e);
+        engine_get_stats(c->engine, &e);
     lock_metrics(&o, &s);
     kind_metrics(&o, &c->count);
     histograms(&o, c, &s);

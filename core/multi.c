@@ -389,12 +389,12 @@ static int format_group(struct multi_op *op, size_t g, const uint32_t *counts)
             }
         }
         argc = at;
-        lw_request_clear(&op->call.req);
-        rc = lw_request_evalsha(&op->call.req, counts ? SCRIPT_MULTI_RELEASE : SCRIPT_MULTI_LOCK,
-                                (int)(2 * k), (int)argc, argv, lens);
-        lw_request_route_slot(&op->call.req, m->locks[from]->slot);
+        request_clear(&op->call.req);
+        rc = request_evalsha(&op->call.req, counts ? SCRIPT_MULTI_RELEASE : SCRIPT_MULTI_LOCK,
+                             (int)(2 * k), (int)argc, argv, lens);
+        request_route_slot(&op->call.req, m->locks[from]->slot);
         if (!counts)
-            lw_request_settle(&op->call.req); /* Sentinel: not at once after a switch */
+            request_settle(&op->call.req); /* Sentinel: not at once after a switch */
         /* A take waits for Redis until the acquire's wait ends; a
          * release, a give-back or a trim as every request. */
         op->call.waits = !counts;
@@ -558,7 +558,7 @@ static void group_taken(struct lw_client *c, struct multi_op *op, const redisRep
 {
     struct lw_multi *m = op->m;
     size_t from = group_start(m, op->group), to = m->ends[op->group];
-    uint64_t from_ns = lw_request_lease_from(&op->call.req);
+    uint64_t from_ns = request_lease_from(&op->call.req);
     int resent = op->call.req.unsettled != 0;
 
     for (size_t i = from; i < to; i++) {

@@ -17,10 +17,10 @@
  * Before the router exists, the same rule from the configuration. */
 const char *client_publish_command(const struct lw_client *c)
 {
-    int sharded = c->pubsub ? lw_pubsub_is_sharded(c->pubsub)
+    int sharded = c->pubsub ? pubsub_is_sharded(c->pubsub)
                             : c->cluster && c->sharded_pubsub != LW_SHARDED_OFF &&
                                   (c->sharded_pubsub == LW_SHARDED_ON ||
-                                   lw_engine_sharded_pubsub(c->engine));
+                                   engine_sharded_pubsub(c->engine));
 
     return sharded ? "spublish" : "publish";
 }

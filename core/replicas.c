@@ -18,7 +18,7 @@
  * would each wait out a whole timeout of their own, one after another.
  *
  * A WAIT counts only if it ran on the connection its acquires ran on
- * (lw_request.sent_conn): after a reconnect, or on another master, it
+ * (request.sent_conn): after a reconnect, or on another master, it
  * would count nothing of ours and could answer "enough" all the same.  So
  * it is routed to the node whose connection that was (by node, not by
  * slot: an acquire that followed an ASK ran on a node its slot does not
@@ -41,7 +41,7 @@
 #include "call.h"
 
 struct ack_wait {
-    struct lw_request req; /* WAIT <replicas> <timeout> */
+    struct request req; /* WAIT <replicas> <timeout> */
     struct lw_client *c;
     struct lw_qnode qnode; /* in c->acks */
     struct lw_slist acks;  /* struct replica_ack: the acquires it answers for */
@@ -72,7 +72,7 @@ static void settle(struct lw_client *c, struct ack_wait *w, int err)
     struct replica_ack *ack;
 
     lw_slist_remove(&c->acks, &w->qnode);
-    lw_request_clear(&w->req);
+    request_clear(&w->req);
     free(w);
     while ((ack = lw_item_of(lw_slist_pop(&acks), struct replica_ack, qnode)))
         ack->acked(ack, err);
@@ -94,11 +94,11 @@ static int no_wait_command(struct lw_client *c, const redisReply *reply)
              "WAIT: %.120s: this server has no WAIT command (serverless Redis or Valkey?), so "
              "acquire_replicas cannot be met: set it to 0",
              reply->str);
-    lw_engine_report(c->engine, LW_ENOTSUP, LOG_ERROR, line);
+    engine_report(c->engine, LW_ENOTSUP, LOG_ERROR, line);
     return 1;
 }
 
-static void on_wait(struct lw_request *req, const redisReply *reply, int err, void *arg)
+static void on_wait(struct request *req, const redisReply *reply, int err, void *arg)
 {
     struct ack_wait *w = arg, *next;
     struct lw_client *c = w->c;
@@ -128,7 +128,7 @@ static void submit_wait(struct lw_client *c, struct ack_wait *w)
     int rc;
 
     w->submitted = 1;
-    if ((rc = lw_engine_submit(c->engine, &w->req, on_wait, w)))
+    if ((rc = engine_submit(c->engine, &w->req, on_wait, w)))
         on_wait(&w->req, NULL, rc, w);
 }
 
@@ -144,11 +144,11 @@ static struct ack_wait *new_wait(struct lw_client *c, const struct replica_ack *
         return NULL;
     snprintf(n, sizeof n, "%u", c->replicas);
     snprintf(ms, sizeof ms, "%u", c->replicas_timeout_ms);
-    if (lw_request_command(&w->req, 3, argv, NULL)) {
+    if (request_command(&w->req, 3, argv, NULL)) {
         free(w);
         return NULL;
     }
-    lw_request_route_node(&w->req, (unsigned)node);
+    request_route_node(&w->req, (unsigned)node);
     w->req.lane = LW_LANE_SIDE;
     w->c = c;
     w->conn = ack->conn;
@@ -156,7 +156,7 @@ static struct ack_wait *new_wait(struct lw_client *c, const struct replica_ack *
     return w;
 }
 
-void replicas_wait(struct lw_client *c, struct replica_ack *ack, const struct lw_request *req)
+void replicas_wait(struct lw_client *c, struct replica_ack *ack, const struct request *req)
 {
     struct ack_wait *w;
     struct lw_qnode *n;
@@ -179,7 +179,7 @@ void replicas_wait(struct lw_client *c, struct replica_ack *ack, const struct lw
     /* The node whose connection ran the acquire: after a redirect (ASK
      * above all) not the one its slot names.  None: that connection is
      * gone already, and a WAIT elsewhere would count nothing of ours. */
-    if ((node = lw_engine_conn_node(c->engine, ack->conn)) < 0 ||
+    if ((node = engine_conn_node(c->engine, ack->conn)) < 0 ||
         !(w = new_wait(c, ack, node))) {
         ack->acked(ack, LW_EREPLICAS); /* or out of memory: not acknowledged */
         return;

@@ -67,14 +67,14 @@ static void lease_of(const struct entry *e, struct lw_lease *lease, struct lw_pe
     }
 }
 
-static struct lw_logger *logger(const struct lw_client *c)
+static struct logger *logger(const struct lw_client *c)
 {
-    return c->engine ? lw_engine_logger(c->engine) : NULL;
+    return c->engine ? engine_logger(c->engine) : NULL;
 }
 
 static void log_risk(struct lw_client *c, const struct entry *e, int at_risk, uint64_t left_ms)
 {
-    struct lw_logger *log = logger(c);
+    struct logger *log = logger(c);
     const char *noun = lw_kinds[e->kind]->noun;
     int shown = (int)(e->len > NAME_SHOWN ? NAME_SHOWN : e->len);
     char who[64];
@@ -110,14 +110,14 @@ void report_risk(struct lw_client *c, const struct entry *e, int at_risk, uint64
 
 void report_redis_clock(struct lw_client *c, int node, uint64_t ahead_ms)
 {
-    struct lw_logger *log = logger(c);
+    struct logger *log = logger(c);
     const char *host = "?";
     int port = 0;
 
     stats_redis_clock_jump(&c->count);
     if (!log_enabled(log, LOG_WARN))
         return;
-    if (lw_engine_node_addr(c->engine, (unsigned)node, &host, &port) != 0)
+    if (engine_node_addr(c->engine, (unsigned)node, &host, &port) != 0)
         host = "?";
     log_say(log, LOG_CLOCK, LOG_WARN,
             "Redis's clock at %s:%d stepped %llu ms ahead of ours: every lease there ends "
@@ -127,7 +127,7 @@ void report_redis_clock(struct lw_client *c, int node, uint64_t ahead_ms)
 
 void report_lost(struct lw_client *c, const struct entry *e, int reason, const void *multi)
 {
-    struct lw_logger *log = logger(c);
+    struct logger *log = logger(c);
     struct lw_lease lease;
     struct lw_permit permit;
     char who[64];

@@ -7,7 +7,7 @@
 #ifndef LW_CORE_SCRIPTS_H
 #define LW_CORE_SCRIPTS_H
 
-/* The scripts, in the engine's order (lw_request_evalsha()'s `script`). */
+/* The scripts, in the engine's order (request_evalsha()'s `script`). */
 enum script_id {
     SCRIPT_LOCK,      /* KEYS name, token key; ARGV lease ms, field */
     SCRIPT_UNLOCK,    /* KEYS name, channel;   ARGV field, publish command */

@@ -22,7 +22,7 @@
  * are the caller's only once a WAIT there counted enough replicas
  * (replicas.c); else they go back the same way (LW_EREPLICAS).
  *
- * Rule for the engine thread, as in lock.c: lw_engine_submit() there may
+ * Rule for the engine thread, as in lock.c: engine_submit() there may
  * complete the request at once, so it is the last thing done with an op.
  */
 #include <stdio.h>
@@ -129,7 +129,7 @@ int lw_semaphore_new(struct lw_client *c, const void *name, size_t len,
     sem->len = len;
     memcpy(sem->name, name, len);
     atomic_init(&sem->refs, 1);
-    sem->slot = lw_keyslot(name, len);
+    sem->slot = keyslot(name, len);
     sem->channel = tag_key(SEM_CHANNEL_PREFIX ":", name, len, "", &sem->channel_len);
     sem->timeout_key = tag_key("", name, len, ":" SEM_TIMEOUT_SUFFIX, &sem->timeout_len);
     if (!sem->channel || !sem->timeout_key) {
@@ -254,7 +254,7 @@ static int format_script(struct sem_op *op, int script, int nargs, const char **
         argv[argc] = args[i], lens[argc++] = strlen(args[i]);
     for (unsigned i = 0; i < n; i++)
         argv[argc] = (const char *)op->permits[i].id, lens[argc++] = LW_PERMIT_ID_LEN;
-    rc = lw_request_evalsha(&op->call.req, script, 3, argc, argv, lens);
+    rc = request_evalsha(&op->call.req, script, 3, argc, argv, lens);
     free(argv);
     free(lens);
     return rc;
@@ -268,7 +268,7 @@ static int format_command(struct sem_op *op)
     const char *publish = client_publish_command(op->sem->client);
     char a[24], b[24];
 
-    lw_request_clear(&op->call.req);
+    request_clear(&op->call.req);
     snprintf(a, sizeof a, "%lld", (long long)op->amount);
     switch (op->call.kind) {
     case SOP_ACQUIRE:
@@ -299,9 +299,9 @@ static int format_attempt(struct call *call)
 
     if (rc)
         return rc;
-    lw_request_route_slot(&call->req, op->sem->slot);
+    request_route_slot(&call->req, op->sem->slot);
     if (call->kind == SOP_ACQUIRE)
-        lw_request_settle(&call->req); /* Sentinel: not at once after a switch */
+        request_settle(&call->req); /* Sentinel: not at once after a switch */
     /* An acquire that replicas must acknowledge goes where its WAIT will
      * follow it (replicas.c); giving permits back waits for nothing. */
     call->req.lane =
@@ -399,7 +399,7 @@ static void acquire_acked(struct call *call)
  * again). */
 static void acquire_got(struct lw_client *c, struct sem_op *op, int64_t left)
 {
-    uint64_t from_ns = lw_request_lease_from(&op->call.req);
+    uint64_t from_ns = request_lease_from(&op->call.req);
 
     if (call_undo_if_late(&op->call, permits_sure_until(c, op, from_ns)))
         return;

@@ -56,9 +56,9 @@ static void get_stats(const struct lw_client *c, struct lw_client_stats *out)
         out->hold_time[i] = count_get(&k->hold_time[i]);
     }
     if (c->engine) {
-        struct lw_engine_stats es;
+        struct engine_stats es;
 
-        lw_engine_get_stats(c->engine, &es);
+        engine_get_stats(c->engine, &es);
         out->topology_refreshes = es.topology_refreshes;
         out->redirects = es.redirects;
         out->unsettled = es.unsettled;

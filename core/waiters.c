@@ -83,11 +83,11 @@ void waiters_set_wait(struct waiter *w, uint64_t wait_ms)
     w->reach = wait_ms != 0 && w->deadline_ns != UINT64_MAX;
 }
 
-void waiters_reach(struct waiter *w, struct lw_request *req)
+void waiters_reach(struct waiter *w, struct request *req)
 {
     if (w->reach)
         w->tried_ns = lw_clock_now();
-    lw_request_wait_until(req, w->reach ? w->deadline_ns : 0);
+    request_wait_until(req, w->reach ? w->deadline_ns : 0);
 }
 
 /* err says Redis could not be reached, or did not answer. */
@@ -104,7 +104,7 @@ static int unreachable(int err)
 }
 
 int waiters_retry(const struct lw_client *c, const struct waiter *w,
-                  const struct lw_request *req, int err)
+                  const struct request *req, int err)
 {
     uint64_t now;
 
@@ -116,7 +116,7 @@ int waiters_retry(const struct lw_client *c, const struct waiter *w,
 
 int waiters_timed_out(struct lw_client *c)
 {
-    int err = c->engine ? lw_engine_status(c->engine) : 0;
+    int err = c->engine ? engine_status(c->engine) : 0;
 
     return err ? err : LW_ELOCKED;
 }

@@ -19,7 +19,7 @@
 #include "timer.h"
 
 struct lw_client;
-struct lw_request;
+struct request;
 struct waiter;
 
 /* A waiter's state, which is its op's (lock.c's and semaphore.c's). */
@@ -84,9 +84,9 @@ uint64_t waiters_deadline(uint64_t wait_ms);
  */
 void waiters_set_wait(struct waiter *w, uint64_t wait_ms);
 /* req carries an attempt of w's: it waits for Redis until w's deadline
- * when w's wait covers that (lw_request_wait_until()), else as any
+ * when w's wait covers that (request_wait_until()), else as any
  * request.  Before every attempt's submission. */
-void waiters_reach(struct waiter *w, struct lw_request *req);
+void waiters_reach(struct waiter *w, struct request *req);
 /* An attempt of w's, req, failed with err before Redis answered it (its
  * path noted already that one written may have run): 1 when it is to be
  * sent again now, for err says Redis could not be reached or did not
@@ -96,10 +96,10 @@ void waiters_reach(struct waiter *w, struct lw_request *req);
  * while Redis is down it waits in the engine, not here); else 0, and the
  * acquire ends in err. */
 int waiters_retry(const struct lw_client *c, const struct waiter *w,
-                  const struct lw_request *req, int err);
+                  const struct request *req, int err);
 /* How an acquire whose wait ran out ends: LW_ELOCKED, Redis's last word
  * being that the lock is held (too few permits free); or, when the client
- * has no connection to Redis now, why not (lw_engine_status():
+ * has no connection to Redis now, why not (engine_status():
  * LW_ECONNREFUSED, ...): nobody can say whether it is held, and "held"
  * must not stand for "unreachable". */
 int waiters_timed_out(struct lw_client *c);

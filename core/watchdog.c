@@ -37,7 +37,7 @@
  *
  * valid_until = lease start + lease - drift: the lease start is the
  * earliest moment the lease the command set can have begun
- * (lw_request_lease_from()): the command's last write, for every kind.
+ * (request_lease_from()): the command's last write, for every kind.
  * Every lease is timed by Redis's clock: a TTL (a lock's PEXPIRE), or an
  * expiry the script computes from Redis's TIME (a permit's score, a
  * place), and the script ran after the write, however late that was.
@@ -101,7 +101,7 @@
 #include "watchdog.h"
 
 struct batch {
-    struct lw_request req;
+    struct request req;
     struct lw_client *client;
     uint32_t n;
     uint8_t kind; /* its entries' (enum lease_kind_id) */
@@ -744,7 +744,7 @@ static void renewal_failed(struct lw_client *c, struct entry *e, uint64_t now_ns
 }
 
 /* A renewal confirmed a lease counted from from_ns (its stamp, or its
- * write: lw_request_lease_from()).  One that waited in this client long
+ * write: request_lease_from()).  One that waited in this client long
  * enough may prove less than half a lease, or nothing any more: it stays
  * at risk, or is lost now rather than renewed. */
 static void renewal_confirmed(struct lw_client *c, struct entry *e, uint64_t from_ns,
@@ -861,7 +861,7 @@ static void redis_clock_stepped(struct lw_client *c, int node, uint64_t ahead_ns
     report_redis_clock(c, node, ahead_ns / 1000000u);
     HASH_ITER(hh, c->wd.entries, head, tmp) {
         for (e = head; e; e = next_owner(e))
-            if (!c->cluster || lw_engine_slot_node(c->engine, e->slot) == node)
+            if (!c->cluster || engine_slot_node(c->engine, e->slot) == node)
                 stepped_down(c, e, ahead_ns, now);
     }
 }
@@ -872,11 +872,11 @@ static int node_room(struct lw_client *c, unsigned node);
  * (scripts.c, stamped()): held against ours, on the node that answered
  * (a node batch's, or the one its connection serves). */
 static void watch_redis_clock(struct lw_client *c, const struct batch *b,
-                              const struct lw_request *req, const redisReply *time,
+                              const struct request *req, const redisReply *time,
                               uint64_t now_ns)
 {
     int node = b->node >= 0 ? b->node
-               : c->cluster ? lw_engine_conn_node(c->engine, req->sent_conn)
+               : c->cluster ? engine_conn_node(c->engine, req->sent_conn)
                             : 0;
     uint64_t ahead;
 
@@ -888,7 +888,7 @@ static void watch_redis_clock(struct lw_client *c, const struct batch *b,
         redis_clock_stepped(c, node, ahead);
 }
 
-static void on_batch_reply(struct lw_request *req, const redisReply *reply, int err,
+static void on_batch_reply(struct request *req, const redisReply *reply, int err,
                            void *arg)
 {
     struct batch *b = arg;
@@ -896,7 +896,7 @@ static void on_batch_reply(struct lw_request *req, const redisReply *reply, int 
     /* An answer per entry, then Redis's clock. */
     int ok = !err && reply->type == REDIS_REPLY_ARRAY && reply->elements == b->n + 1;
     int moving = !ok && unsettled(c, err, reply);
-    uint64_t from_ns = ok ? lw_request_lease_from(req) : 0, now = lw_clock_now();
+    uint64_t from_ns = ok ? request_lease_from(req) : 0, now = lw_clock_now();
 
     int was_flushing = c->wd.flushing;
 
@@ -920,7 +920,7 @@ static void on_batch_reply(struct lw_request *req, const redisReply *reply, int 
             settle(c, e, reply->element[i], from_ns, now);
     }
     c->wd.flushing = was_flushing;
-    lw_request_clear(req);
+    request_clear(req);
     free(b);
     if (!c->closing && !c->wd.flushing)
         watchdog_flush(c);
@@ -988,26 +988,26 @@ static int format_batch(struct lw_client *c, const struct batch *b, int script,
  * goes by the slot of its first key, which in a cluster is its only
  * entry's. */
 static void submit_batch(struct lw_client *c, struct batch *b, int script, const char *arg,
-                         size_t arg_len, lw_request_fn *done)
+                         size_t arg_len, request_fn *done)
 {
     int nargs = format_batch(c, b, script, arg, arg_len);
     int nkeys = b->node >= 0 ? 0 : (int)c->wd.args->keys.n;
 
     b->client = c;
-    lw_request_init(&b->req);
+    request_init(&b->req);
     c->wd.batches_inflight++;
-    if (nargs < 0 || lw_request_evalsha(&b->req, script, nkeys, nargs, c->wd.args->argv,
-                                        c->wd.args->lens) != 0) {
+    if (nargs < 0 || request_evalsha(&b->req, script, nkeys, nargs, c->wd.args->argv,
+                                     c->wd.args->lens) != 0) {
         done(&b->req, NULL, LW_ENOMEM, b);
         return;
     }
     if (script == lw_kinds[b->kind]->renew || script == lw_kinds[b->kind]->renew_node)
-        lw_request_urgent(&b->req); /* held locks before locks to take */
+        request_urgent(&b->req); /* held locks before locks to take */
     if (b->node >= 0)
-        lw_request_route_node(&b->req, (unsigned)b->node);
+        request_route_node(&b->req, (unsigned)b->node);
     else
-        lw_request_route_slot(&b->req, b->entries[0]->slot);
-    if (lw_engine_submit(c->engine, &b->req, done, b) != 0)
+        request_route_slot(&b->req, b->entries[0]->slot);
+    if (engine_submit(c->engine, &b->req, done, b) != 0)
         done(&b->req, NULL, LW_ENOMEM, b);
 }
 
@@ -1037,7 +1037,7 @@ static void count_node_call(struct lw_client *c, const struct batch *b)
     if (!c->cluster)
         return;
     if (node < 0)
-        node = lw_engine_slot_node(c->engine, b->entries[0]->slot);
+        node = engine_slot_node(c->engine, b->entries[0]->slot);
     if (node >= 0 && node_room(c, (unsigned)node) == 0)
         c->wd.nodes[node].renew_calls++;
 }
@@ -1076,7 +1076,7 @@ static void add_renewal(struct lw_client *c, struct batch *b, struct entry *e, u
     stats_renewal_lag(&c->count, now_ns > e->due_ns ? now_ns - e->due_ns : 0);
 }
 
-static void on_drop_reply(struct lw_request *req, const redisReply *reply, int err, void *arg)
+static void on_drop_reply(struct request *req, const redisReply *reply, int err, void *arg)
 {
     struct batch *b = arg;
     struct lw_client *c = b->client;
@@ -1088,7 +1088,7 @@ static void on_drop_reply(struct lw_request *req, const redisReply *reply, int e
         b->entries[i]->dropping = 0;
         release_if_unused(b->entries[i]);
     }
-    lw_request_clear(req);
+    request_clear(req);
     free(b);
     if (!c->closing && !c->wd.flushing)
         watchdog_flush(c);
@@ -1164,7 +1164,7 @@ static void send_all_open(struct lw_client *c)
  * -1 when the node is not known (or no memory). */
 static int add_to_node(struct lw_client *c, int purpose, struct entry *e, uint64_t now_ns)
 {
-    int node = c->cluster ? lw_engine_slot_node(c->engine, e->slot) : 0;
+    int node = c->cluster ? engine_slot_node(c->engine, e->slot) : 0;
     struct batch *b;
 
     if (node < 0 || !(b = open_batch(c, purpose, e->kind, (unsigned)node)))
@@ -1186,7 +1186,7 @@ static int add_to_node(struct lw_client *c, int purpose, struct entry *e, uint64
  * what in-flight room is left. */
 static void flush_batches(struct lw_client *c, uint64_t now_ns)
 {
-    uint64_t masters = c->cluster ? lw_engine_master_count(c->engine) : 1;
+    uint64_t masters = c->cluster ? engine_master_count(c->engine) : 1;
     uint64_t max = (uint64_t)c->wd.batches_max * masters;
     struct entry *e;
 

@@ -15,7 +15,7 @@ struct lw_client;
 struct lw_lock;
 
 /* A lease of lease_ms that started no earlier than from_ns
- * (lw_request_lease_from(): the command's stamp, or its last write) lasts
+ * (request_lease_from(): the command's stamp, or its last write) lasts
  * at least until then (less a clock-drift allowance). */
 uint64_t lease_valid_until(uint64_t lease_ms, uint64_t from_ns);
 /* Whether the watchdog renews (name, owner) already. */
@@ -25,7 +25,7 @@ int watchdog_renews(struct lw_client *c, const struct lw_lock *lock, uint64_t ow
  * has none. */
 uint32_t watchdog_holds(struct lw_client *c, const struct lw_lock *lock, uint64_t owner);
 /* An acquire succeeded, its lease counted from from_ns
- * (lw_request_lease_from()): note the hold count; with watch, start
+ * (request_lease_from()): note the hold count; with watch, start
  * renewing, to be given up max_hold_ms after from_ns (0: never). */
 void watchdog_acquired(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
                        uint32_t holds, uint64_t from_ns, int watch, uint64_t max_hold_ms);
@@ -86,7 +86,7 @@ void watchdog_set_leave(struct lw_client *c, const struct lw_lock *lock, uint64_
 /* Permits (semaphore.c), renewed with lease 0: an entry per permit, named
  * by its semaphore, owned by its tag (permit_tag()), its id's 16 bytes
  * after the name's NUL.  Acquired by a command whose lease counts from
- * from_ns (its stamp: lw_request_lease_from()); a release
+ * from_ns (its stamp: request_lease_from()); a release
  * about to be sent holds renewals back (begin) until it is answered (end:
  * gone 1 when the permit is no longer there, released or not; 0 when the
  * release may not have run: renewing resumes). */

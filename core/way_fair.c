@@ -68,7 +68,7 @@ static size_t own_channel(const struct lw_client *c, const struct op *op, char *
  * last write), and it listens on its own channel. */
 static int join(struct lw_client *c, struct op *op)
 {
-    uint64_t from_ns = lw_request_lease_from(&op->call.req);
+    uint64_t from_ns = request_lease_from(&op->call.req);
     char name[OWN_CHANNEL_MAX];
 
     if (!op->queued) {
@@ -80,12 +80,12 @@ static int join(struct lw_client *c, struct op *op)
 
 /* ---- Leaving the queue ---- */
 
-static void on_left(struct lw_request *req, const redisReply *reply, int err, void *arg)
+static void on_left(struct request *req, const redisReply *reply, int err, void *arg)
 {
     (void)reply;
     (void)err; /* best effort: the place's lease ends it otherwise */
     (void)arg;
-    lw_request_clear(req);
+    request_clear(req);
     free(req);
 }
 
@@ -95,7 +95,7 @@ static void on_left(struct lw_request *req, const redisReply *reply, int err, vo
 static void leave_queue(struct lw_client *c, const struct op *op)
 {
     const struct lw_lock *lock = op->lock;
-    struct lw_request *req = calloc(1, sizeof *req);
+    struct request *req = calloc(1, sizeof *req);
     char field[FIELD_MAX], wait[24];
     size_t flen = client_field(c, op->call.owner, field);
     const char *publish = client_publish_command(c);
@@ -104,18 +104,18 @@ static void leave_queue(struct lw_client *c, const struct op *op)
     if (!req)
         return;
     /* The command holds all it needs: nothing points at op or its lock. */
-    if (lw_request_evalsha(req, SCRIPT_FAIR_LEAVE, 4, 8,
-                           (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1],
-                                            lock->fair_keys[2], field, wait, lock->channel,
-                                            publish},
-                           (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1],
-                                      lock->fair_lens[2], flen, wlen, lock->channel_len,
-                                      strlen(publish)}) != 0) {
+    if (request_evalsha(req, SCRIPT_FAIR_LEAVE, 4, 8,
+                        (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1],
+                                         lock->fair_keys[2], field, wait, lock->channel,
+                                         publish},
+                        (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1],
+                                   lock->fair_lens[2], flen, wlen, lock->channel_len,
+                                   strlen(publish)}) != 0) {
         on_left(req, NULL, LW_ENOMEM, NULL);
         return;
     }
-    lw_request_route_slot(req, lock->slot);
-    if (lw_engine_submit(c->engine, req, on_left, NULL) != 0)
+    request_route_slot(req, lock->slot);
+    if (engine_submit(c->engine, req, on_left, NULL) != 0)
         on_left(req, NULL, LW_ESHUTDOWN, NULL);
 }
 
@@ -154,8 +154,8 @@ static int format_fair_acquire(struct op *op, const char *field, size_t flen)
     way_lease_arg(op, lease);
     snprintf(wait, sizeof wait, "%llu", (unsigned long long)c->fair_wait_ms);
     token = lock_token_key(lock, &tlen);
-    lw_request_clear(&op->call.req);
-    return lw_request_evalsha(
+    request_clear(&op->call.req);
+    return request_evalsha(
         &op->call.req, SCRIPT_FAIR_LOCK, 5, 12,
         (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1], lock->fair_keys[2],
                          token, lease, field, wait, lock->channel, publish,
@@ -180,14 +180,14 @@ static int format_fair(struct op *op, const char *field, size_t flen)
     case OP_UNLOCK:
     case OP_UNDO:
     case OP_TRIM:
-        return lw_request_evalsha(
+        return request_evalsha(
             &op->call.req, SCRIPT_FAIR_UNLOCK, 4, 7,
             (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1],
                              lock->fair_keys[2], field, publish, lock->channel},
             (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2],
                        flen, strlen(publish), lock->channel_len});
     case OP_FORCE:
-        return lw_request_evalsha(
+        return request_evalsha(
             &op->call.req, SCRIPT_FAIR_FORCE, 4, 6,
             (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1],
                              lock->fair_keys[2], publish, lock->channel},

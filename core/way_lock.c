@@ -33,9 +33,9 @@ static int format_handoff(struct op *op, const char *field, size_t flen)
     const char *token = lock_token_key(w->lock, &tlen); /* the waiter's handle's */
 
     way_lease_arg(w, lease);
-    return lw_request_evalsha(&op->call.req, SCRIPT_HANDOFF, 2, 5,
-                              (const char *[]){lock->name, token, field, wfield, lease},
-                              (size_t[]){lock->len, tlen, flen, wlen, strlen(lease)});
+    return request_evalsha(&op->call.req, SCRIPT_HANDOFF, 2, 5,
+                           (const char *[]){lock->name, token, field, wfield, lease},
+                           (size_t[]){lock->len, tlen, flen, wlen, strlen(lease)});
 }
 
 static int format(struct op *op, const char *field, size_t flen)
@@ -49,31 +49,31 @@ static int format(struct op *op, const char *field, size_t flen)
     case OP_ACQUIRE:
         way_lease_arg(op, lease);
         token = lock_token_key(lock, &tlen);
-        return lw_request_evalsha(&op->call.req, SCRIPT_LOCK, 2, 4,
-                                  (const char *[]){lock->name, token, lease, field},
-                                  (size_t[]){lock->len, tlen, strlen(lease), flen});
+        return request_evalsha(&op->call.req, SCRIPT_LOCK, 2, 4,
+                               (const char *[]){lock->name, token, lease, field},
+                               (size_t[]){lock->len, tlen, strlen(lease), flen});
     case OP_UNLOCK:
         if (op->handoff) /* to the first waiter, with its lease */
             return format_handoff(op, field, flen);
         if (op->call.lease_ms) { /* lw_unlock_after */
             way_lease_arg(op, lease);
-            return lw_request_evalsha(&op->call.req, SCRIPT_MIN_HOLD, 1, 3,
-                                      (const char *[]){lock->name, field, lease},
-                                      (size_t[]){lock->len, flen, strlen(lease)});
+            return request_evalsha(&op->call.req, SCRIPT_MIN_HOLD, 1, 3,
+                                   (const char *[]){lock->name, field, lease},
+                                   (size_t[]){lock->len, flen, strlen(lease)});
         }
         /* fall through */
     case OP_UNDO:
     case OP_TRIM:
         publish = client_publish_command(lock->client);
-        return lw_request_evalsha(&op->call.req, SCRIPT_UNLOCK, 2, 4,
-                                  (const char *[]){lock->name, lock->channel, field, publish},
-                                  (size_t[]){lock->len, lock->channel_len, flen,
-                                             strlen(publish)});
+        return request_evalsha(&op->call.req, SCRIPT_UNLOCK, 2, 4,
+                               (const char *[]){lock->name, lock->channel, field, publish},
+                               (size_t[]){lock->len, lock->channel_len, flen,
+                                          strlen(publish)});
     case OP_FORCE:
         publish = client_publish_command(lock->client);
-        return lw_request_evalsha(&op->call.req, SCRIPT_FORCE, 2, 3,
-                                  (const char *[]){lock->name, lock->channel, publish},
-                                  (size_t[]){lock->len, lock->channel_len, strlen(publish)});
+        return request_evalsha(&op->call.req, SCRIPT_FORCE, 2, 3,
+                               (const char *[]){lock->name, lock->channel, publish},
+                               (size_t[]){lock->len, lock->channel_len, strlen(publish)});
     default: return 1;
     }
 }

@@ -55,12 +55,12 @@ static int format_read(struct op *op, const char *field, size_t flen)
         way_lease_arg(op, lease);
         memcpy(wfield, field, flen);
         memcpy(wfield + flen, ":write", 6);
-        rc = lw_request_evalsha(&op->call.req, SCRIPT_READ_LOCK, 2, 5,
-                                (const char *[]){lock->name, prefix, lease, field, wfield},
-                                (size_t[]){lock->len, plen, strlen(lease), flen, flen + 6});
+        rc = request_evalsha(&op->call.req, SCRIPT_READ_LOCK, 2, 5,
+                             (const char *[]){lock->name, prefix, lease, field, wfield},
+                             (size_t[]){lock->len, plen, strlen(lease), flen, flen + 6});
     } else {
         publish = client_publish_command(lock->client);
-        rc = lw_request_evalsha(
+        rc = request_evalsha(
             &op->call.req, SCRIPT_READ_UNLOCK, 4, 6,
             (const char *[]){lock->name, lock->channel, prefix, tag, field, publish},
             (size_t[]){lock->len, lock->channel_len, plen, tlen, flen, strlen(publish)});
@@ -85,29 +85,29 @@ static int format_rw(struct op *op, const char *field, size_t flen)
             return format_read(op, field, flen);
         way_lease_arg(op, lease);
         token = lock_token_key(lock, &tlen);
-        return lw_request_evalsha(&op->call.req, SCRIPT_WRITE_LOCK, 2, 5,
-                                  (const char *[]){lock->name, token, lease, field, field},
-                                  (size_t[]){lock->len, tlen, strlen(lease), flen, flen - 6});
+        return request_evalsha(&op->call.req, SCRIPT_WRITE_LOCK, 2, 5,
+                               (const char *[]){lock->name, token, lease, field, field},
+                               (size_t[]){lock->len, tlen, strlen(lease), flen, flen - 6});
     case OP_UNLOCK:
     case OP_UNDO:
     case OP_TRIM:
         if (!write)
             return format_read(op, field, flen);
         publish = client_publish_command(lock->client);
-        return lw_request_evalsha(&op->call.req, SCRIPT_WRITE_UNLOCK, 2, 4,
-                                  (const char *[]){lock->name, lock->channel, field, publish},
-                                  (size_t[]){lock->len, lock->channel_len, flen,
-                                             strlen(publish)});
+        return request_evalsha(&op->call.req, SCRIPT_WRITE_UNLOCK, 2, 4,
+                               (const char *[]){lock->name, lock->channel, field, publish},
+                               (size_t[]){lock->len, lock->channel_len, flen,
+                                          strlen(publish)});
     case OP_FORCE:
         publish = client_publish_command(lock->client);
-        return lw_request_evalsha(
+        return request_evalsha(
             &op->call.req, SCRIPT_RW_FORCE, 2, 5,
             (const char *[]){lock->name, lock->channel, mode, publish, write ? "1" : "0"},
             (size_t[]){lock->len, lock->channel_len, strlen(mode), strlen(publish), 1});
     case OP_IS_LOCKED:
-        return lw_request_evalsha(&op->call.req, SCRIPT_RW_IS_LOCKED, 1, 2,
-                                  (const char *[]){lock->name, mode},
-                                  (size_t[]){lock->len, strlen(mode)});
+        return request_evalsha(&op->call.req, SCRIPT_RW_IS_LOCKED, 1, 2,
+                               (const char *[]){lock->name, mode},
+                               (size_t[]){lock->len, strlen(mode)});
     default:
         return 1; /* a plain command: the caller's */
     }

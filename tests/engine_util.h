@@ -71,9 +71,9 @@ static inline long long blocked_clients(void)
 #define REDIS_TEST(suite, name) \
     Test(suite, name, .init = server_start, .fini = server_stop, .timeout = 120)
 
-static inline void engine_config(struct lw_engine_config *cfg)
+static inline void engine_config(struct engine_config *cfg)
 {
-    lw_engine_config_init(cfg);
+    engine_config_init(cfg);
     cfg->node.port = srv.port;
     cfg->wheel.tick_ns = 10 * 1000000ull;
     cfg->node.command_timeout_ms = 10000;
@@ -140,7 +140,7 @@ static inline void tally_destroy(struct tally *t)
 }
 
 /* A request's callback that only counts. */
-static inline void count_done(struct lw_request *req, const redisReply *reply, int err, void *arg)
+static inline void count_done(struct request *req, const redisReply *reply, int err, void *arg)
 {
     (void)req;
     (void)reply;
@@ -151,31 +151,31 @@ static inline void count_done(struct lw_request *req, const redisReply *reply, i
 #define set_cmd(req, ...)                                                           \
     do {                                                                            \
         const char *argv_[] = {__VA_ARGS__};                                        \
-        lw_request_init(req);                                                       \
-        cr_assert_eq(lw_request_command((req), sizeof argv_ / sizeof argv_[0],      \
-                                        argv_, NULL), 0);                           \
+        request_init(req);                                                          \
+        cr_assert_eq(request_command((req), sizeof argv_ / sizeof argv_[0],         \
+                                     argv_, NULL), 0);                              \
     } while (0)
 
 /* A blocking PING; 0 when PONG came back. */
-static inline void pong_check(struct lw_request *req, const redisReply *reply, int err, void *arg)
+static inline void pong_check(struct request *req, const redisReply *reply, int err, void *arg)
 {
     (void)req;
     *(int *)arg = !err && reply->type == REDIS_REPLY_STATUS && !strcmp(reply->str, "PONG");
 }
 
-static inline int ping(struct lw_engine *e)
+static inline int ping(struct engine *e)
 {
-    struct lw_request req;
+    struct request req;
     int pong = 0, rc;
 
     set_cmd(&req, "PING");
-    rc = lw_engine_call(e, &req, pong_check, &pong);
-    lw_request_clear(&req);
+    rc = engine_call(e, &req, pong_check, &pong);
+    request_clear(&req);
     return rc ? rc : pong ? 0 : -1000;
 }
 
 /* Ping until it works: at most `tries` times, 50 ms apart. */
-static inline int ping_until_up(struct lw_engine *e, int tries)
+static inline int ping_until_up(struct engine *e, int tries)
 {
     int rc = -1;
 

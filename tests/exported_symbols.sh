@@ -1,8 +1,9 @@
 #!/bin/sh
 # exported_symbols.sh LIB INCLUDE_DIR - the shared library exports exactly
 # the functions its public headers declare with LW_API: every exported
-# symbol is lw_-prefixed, none is missing, and nothing internal (lw_engine_*,
-# lw_request_*, lw_sub_*, ...) leaks although it is lw_-prefixed too.
+# symbol is lw_-prefixed, none is missing, and nothing internal leaks:
+# neither the unprefixed functions (engine_*, request_*, sub_*, ...) nor
+# the few internal names still lw_-prefixed (core's lw_kinds, lw_lock_scripts).
 set -eu
 lib=$1 include=$2
 tmp=$(mktemp -d)

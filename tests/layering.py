@@ -391,7 +391,7 @@ PLANTED = [
     ("core/owner.c", "static int call_complete(int x) { return x; }\nstatic int g(void) { return call_complete(1); }\n", None),
     ("adapters/conn.c", "static void f(struct call *op) { call_complete(op, 0, 0); }\n", 1),
     ("adapters/link.c", '#include "client_base.h"\n', 1),
-    ("wheel/wheel.c", "static void f(struct lw_engine *e) { lw_engine_free(e); }\n", 1),
+    ("wheel/wheel.c", "static void f(struct engine *e) { engine_free(e); }\n", 1),
     ("base/error.c", '#include "engine.h"\n', 1),
     ("base/error.c", "static const char *f(void) { return lw_version(); }\n", 1),
     ("core/lock.c", "static const char *f(int e) { return lw_strerror(e); }\n", None),

@@ -59,7 +59,7 @@ static struct {
 
 static pthread_mutex_t topo_mu = PTHREAD_MUTEX_INITIALIZER; /* the engine thread writes */
 
-static void on_topology(const struct lw_topology_change *ch, void *arg)
+static void on_topology(const struct topology_change *ch, void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&topo_mu);
@@ -84,13 +84,13 @@ static int failover_slots_are(const uint8_t *want)
 }
 
 /* An engine that knows the cluster through node 0 alone. */
-static struct lw_engine *engine_new(uint32_t timeout_ms, uint32_t refresh_ms)
+static struct engine *node0_engine(uint32_t timeout_ms, uint32_t refresh_ms)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
+    struct engine_config cfg;
+    struct engine *e;
 
     snprintf(seed, sizeof seed, "127.0.0.1:%d", cl.node[0].port);
-    lw_engine_config_init(&cfg);
+    engine_config_init(&cfg);
     cfg.seeds = seeds;
     cfg.nseeds = 1;
     cfg.node.command_timeout_ms = timeout_ms;
@@ -98,7 +98,7 @@ static struct lw_engine *engine_new(uint32_t timeout_ms, uint32_t refresh_ms)
     cfg.wheel.tick_ns = 10 * 1000000ull;
     cfg.on_topology = on_topology;
     memset(&topo, 0, sizeof topo);
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     return e;
 }
 
@@ -112,7 +112,7 @@ struct got {
     char el[4][32];
 };
 
-static void copy_reply(struct lw_request *req, const redisReply *r, int err, void *arg)
+static void copy_reply(struct request *req, const redisReply *r, int err, void *arg)
 {
     struct got *g = arg;
 
@@ -132,77 +132,77 @@ static void copy_reply(struct lw_request *req, const redisReply *r, int err, voi
 }
 
 /* A command routed as asked, waited for.  Returns the call's error. */
-static int call(struct lw_engine *e, struct got *g, int route, unsigned to, const char *a0,
+static int call(struct engine *e, struct got *g, int route, unsigned to, const char *a0,
                 const char *a1, const char *a2, const char *a3)
 {
     const char *argv[] = {a0, a1, a2, a3};
     int argc = a3 ? 4 : a2 ? 3 : a1 ? 2 : 1, rc;
-    struct lw_request req;
+    struct request req;
 
-    lw_request_init(&req);
-    cr_assert_eq(lw_request_command(&req, argc, argv, NULL), 0);
+    request_init(&req);
+    cr_assert_eq(request_command(&req, argc, argv, NULL), 0);
     if (route == LW_ROUTE_SLOT)
-        lw_request_route_slot(&req, to);
+        request_route_slot(&req, to);
     else if (route == LW_ROUTE_NODE)
-        lw_request_route_node(&req, to);
-    rc = lw_engine_call(e, &req, copy_reply, g);
-    lw_request_clear(&req);
+        request_route_node(&req, to);
+    rc = engine_call(e, &req, copy_reply, g);
+    request_clear(&req);
     return rc;
 }
 
 /* By the key's slot. */
-static int call_key(struct lw_engine *e, struct got *g, const char *cmd, const char *key,
+static int call_key(struct engine *e, struct got *g, const char *cmd, const char *key,
                     const char *arg)
 {
-    return call(e, g, LW_ROUTE_SLOT, lw_keyslot(key, strlen(key)), cmd, key, arg, NULL);
+    return call(e, g, LW_ROUTE_SLOT, keyslot(key, strlen(key)), cmd, key, arg, NULL);
 }
 
 /* Questions for the engine thread, asked through a task. */
 struct ask {
-    struct lw_engine *e;
+    struct engine *e;
     unsigned slot;
     int node;
     unsigned node_count;
     int sharded;
-    struct lw_engine_stats ns; /* the slot's node's stats */
+    struct engine_stats ns;    /* the slot's node's stats */
     int ns_rc;
-    int bad_rc;                /* lw_engine_node_stats of an unknown node */
+    int bad_rc;                /* engine_node_stats of an unknown node */
 };
 
-static void on_ask(struct lw_request *req, const redisReply *r, int err, void *arg)
+static void on_ask(struct request *req, const redisReply *r, int err, void *arg)
 {
     struct ask *a = arg;
-    struct lw_engine *e = a->e;
+    struct engine *e = a->e;
 
     (void)req;
     (void)r;
     (void)err;
-    a->node = lw_engine_slot_node(e, a->slot);
-    a->node_count = lw_engine_node_count(e);
-    a->sharded = lw_engine_sharded_pubsub(e);
-    a->ns_rc = a->node >= 0 ? lw_engine_node_stats(e, (unsigned)a->node, &a->ns) : -1;
-    a->bad_rc = lw_engine_node_stats(e, 100000, &(struct lw_engine_stats){0});
+    a->node = engine_slot_node(e, a->slot);
+    a->node_count = engine_node_count(e);
+    a->sharded = engine_sharded_pubsub(e);
+    a->ns_rc = a->node >= 0 ? engine_node_stats(e, (unsigned)a->node, &a->ns) : -1;
+    a->bad_rc = engine_node_stats(e, 100000, &(struct engine_stats){0});
 }
 
-static struct ask ask(struct lw_engine *e, unsigned slot)
+static struct ask ask(struct engine *e, unsigned slot)
 {
     struct ask a = {.e = e, .slot = slot};
-    struct lw_request req;
+    struct request req;
 
-    lw_request_init(&req);
-    lw_request_task(&req);
-    cr_assert_eq(lw_engine_call(e, &req, on_ask, &a), 0);
+    request_init(&req);
+    request_task(&req);
+    cr_assert_eq(engine_call(e, &req, on_ask, &a), 0);
     return a;
 }
 
 /* The fixture's index of engine node n (by port). */
-static int fixture_node(struct lw_engine *e, int n)
+static int fixture_node(struct engine *e, int n)
 {
     const char *host;
     int port;
 
     (void)host;
-    cr_assert_eq(lw_engine_node_addr(e, (unsigned)n, &host, &port), 0);
+    cr_assert_eq(engine_node_addr(e, (unsigned)n, &host, &port), 0);
     return redis_cluster_node_by_port(&cl, port);
 }
 
@@ -223,7 +223,7 @@ static void key_on(int m, const char *prefix, char *key, size_t size)
 {
     for (int i = 0; i < 100000; i++) {
         snprintf(key, size, "%s%d", prefix, i);
-        if (redis_cluster_slot_master(&cl, (int)lw_keyslot(key, strlen(key)), -1) == m)
+        if (redis_cluster_slot_master(&cl, (int)keyslot(key, strlen(key)), -1) == m)
             return;
     }
     cr_assert(0, "no key for node %d", m);
@@ -246,7 +246,7 @@ CLUSTER_TEST(keyslot_parity)
     unsigned rng = 12345;
 
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        cr_assert_eq(lw_keyslot(keys[i].key, keys[i].len),
+        cr_assert_eq(keyslot(keys[i].key, keys[i].len),
                      (unsigned)server_keyslot(keys[i].key, keys[i].len), "key %zu", i);
     /* Random binary names, some with braces. */
     for (int n = 0; n < 200; n++) {
@@ -258,7 +258,7 @@ CLUSTER_TEST(keyslot_parity)
             if ((rng >> 8) % 7 == 0)
                 bin[i] = (rng >> 4) % 2 ? '{' : '}';
         }
-        cr_assert_eq(lw_keyslot(bin, len), (unsigned)server_keyslot(bin, len), "random %d", n);
+        cr_assert_eq(keyslot(bin, len), (unsigned)server_keyslot(bin, len), "random %d", n);
     }
 }
 
@@ -266,19 +266,19 @@ CLUSTER_TEST(keyslot_parity)
  * node index. */
 CLUSTER_TEST(all_masters_through_one_seed)
 {
-    struct lw_engine *e = engine_new(5000, 0);
-    struct lw_engine_stats st;
+    struct engine *e = node0_engine(5000, 0);
+    struct engine_stats st;
     struct got g;
     char key[32];
     int seen[REDIS_CLUSTER_MAX_NODES] = {0};
 
-    cr_assert(lw_engine_is_cluster(e));
+    cr_assert(engine_is_cluster(e));
     for (int m = 0; m < 3; m++) {
         unsigned slot;
         struct ask a;
 
         key_on(m, "k", key, sizeof key);
-        slot = lw_keyslot(key, strlen(key));
+        slot = keyslot(key, strlen(key));
         cr_assert_eq(call_key(e, &g, "SET", key, "v"), 0);
         cr_assert_eq(g.type, REDIS_REPLY_STATUS, "SET %s: %s", key, g.str);
         a = ask(e, slot);
@@ -301,16 +301,16 @@ CLUSTER_TEST(all_masters_through_one_seed)
     /* A node that is not a master (a replica is known, linkless) or not
      * known fails at once. */
     cr_assert_eq(call(e, &g, LW_ROUTE_NODE, 1000, "PING", NULL, NULL, NULL), LW_EUNSETTLED);
-    lw_engine_get_stats(e, &st);
+    engine_get_stats(e, &st);
     cr_assert_geq(st.topology_refreshes, 1);
     cr_assert_eq(st.redirects, 0);
-    lw_engine_free(e);
+    engine_free(e);
 }
 
 CLUSTER_TEST(moved_after_reshard)
 {
-    struct lw_engine *e = engine_new(5000, 3600000); /* no periodic refresh */
-    struct lw_engine_stats st;
+    struct engine *e = node0_engine(5000, 3600000); /* no periodic refresh */
+    struct engine_stats st;
     struct got g;
     char key[32];
     int from = 0, to = 1, slot, followed = 0;
@@ -318,7 +318,7 @@ CLUSTER_TEST(moved_after_reshard)
     struct ask a;
 
     key_on(from, "m", key, sizeof key);
-    slot = (int)lw_keyslot(key, strlen(key));
+    slot = (int)keyslot(key, strlen(key));
     cr_assert_eq(call_key(e, &g, "SET", key, "before"), 0);
     cr_assert_str_eq(g.str, "OK");
     cr_assert_eq(fixture_node(e, ask(e, (unsigned)slot).node), from);
@@ -327,7 +327,7 @@ CLUSTER_TEST(moved_after_reshard)
     cr_assert_eq(redis_cluster_wait_slot_master(&cl, slot, from, 10000), to);
     cr_assert_eq(call_key(e, &g, "GET", key, NULL), 0);
     cr_assert_str_eq(g.str, "before", "GET after the move: %s", g.str);
-    lw_engine_get_stats(e, &st);
+    engine_get_stats(e, &st);
     cr_assert_geq(st.redirects, 1);
     a = ask(e, (unsigned)slot);
     cr_assert_eq(fixture_node(e, a.node), to, "the map was patched at once");
@@ -335,7 +335,7 @@ CLUSTER_TEST(moved_after_reshard)
      * resharding, so that the reshard's slots are still old in our map. */
     for (int i = 0; i < 500 && st.topology_refreshes < 2; i++) {
         sleep_ms(10);
-        lw_engine_get_stats(e, &st);
+        engine_get_stats(e, &st);
     }
     cr_assert_geq(st.topology_refreshes, 2, "no map read after MOVED");
 
@@ -352,7 +352,7 @@ CLUSTER_TEST(moved_after_reshard)
 
             for (int j = 0;; j++) {
                 snprintf(k2, sizeof k2, "r%d", j);
-                if ((int)lw_keyslot(k2, strlen(k2)) == i)
+                if ((int)keyslot(k2, strlen(k2)) == i)
                     break;
                 cr_assert_lt(j, 2000000);
             }
@@ -364,21 +364,21 @@ CLUSTER_TEST(moved_after_reshard)
         }
     }
     cr_assert(followed, "no resharded slot was still ours to follow");
-    lw_engine_free(e);
+    engine_free(e);
 }
 
 /* Migration by hand: ASK for a key already moved (and for a new key),
  * TRYAGAIN for a two-key command whose keys are split, retried until the
  * slot settles. */
 struct mig {
-    struct lw_engine *e;
+    struct engine *e;
     int some_seen;
-    struct lw_request mget;
+    struct request mget;
     struct got mget_got;
     _Atomic int mget_done;
 };
 
-static void on_mget(struct lw_request *req, const redisReply *r, int err, void *arg)
+static void on_mget(struct request *req, const redisReply *r, int err, void *arg)
 {
     struct mig *m = arg;
 
@@ -389,45 +389,45 @@ static void on_mget(struct lw_request *req, const redisReply *r, int err, void *
 static int during_migration(struct redis_cluster *c, enum redis_cluster_step step, void *arg)
 {
     struct mig *m = arg;
-    struct lw_engine_stats before, after;
+    struct engine_stats before, after;
     struct got g;
     const char *argv[] = {"MGET", "{mig}a", "{mig}b"};
 
     (void)c;
     if (step == REDIS_CLUSTER_MARKED) {
         /* A new key in a MIGRATING slot: the source says ASK. */
-        lw_engine_get_stats(m->e, &before);
+        engine_get_stats(m->e, &before);
         cr_assert_eq(call_key(m->e, &g, "SET", "{mig}new", "n"), 0);
         cr_assert_str_eq(g.str, "OK", "SET while migrating: %s", g.str);
-        lw_engine_get_stats(m->e, &after);
+        engine_get_stats(m->e, &after);
         cr_assert_gt(after.redirects, before.redirects, "ASK followed");
     }
     if (step != REDIS_CLUSTER_KEYS_SOME || m->some_seen++)
         return 0;
     /* One key moved ({mig}a sorts first), the other not yet. */
-    lw_engine_get_stats(m->e, &before);
+    engine_get_stats(m->e, &before);
     cr_assert_eq(call_key(m->e, &g, "GET", "{mig}a", NULL), 0);
     cr_assert_str_eq(g.str, "va", "GET of a moved key: %s", g.str);
     cr_assert_eq(call_key(m->e, &g, "GET", "{mig}b", NULL), 0);
     cr_assert_str_eq(g.str, "vb");
-    lw_engine_get_stats(m->e, &after);
+    engine_get_stats(m->e, &after);
     cr_assert_gt(after.redirects, before.redirects, "ASK followed");
     /* Both keys: TRYAGAIN until the migration ends (the hook returns). */
-    lw_request_init(&m->mget);
-    cr_assert_eq(lw_request_command(&m->mget, 3, argv, NULL), 0);
-    lw_request_route_slot(&m->mget, lw_keyslot("{mig}", 5));
-    cr_assert_eq(lw_engine_submit(m->e, &m->mget, on_mget, m), 0);
+    request_init(&m->mget);
+    cr_assert_eq(request_command(&m->mget, 3, argv, NULL), 0);
+    request_route_slot(&m->mget, keyslot("{mig}", 5));
+    cr_assert_eq(engine_submit(m->e, &m->mget, on_mget, m), 0);
     sleep_ms(300);
     cr_assert_eq(m->mget_done, 0, "MGET served while its keys are split?");
-    lw_engine_get_stats(m->e, &after);
+    engine_get_stats(m->e, &after);
     cr_assert_gt(after.unsettled, before.unsettled, "TRYAGAIN retried");
     return 0;
 }
 
 CLUSTER_TEST(ask_and_tryagain_during_migration)
 {
-    struct mig m = {.e = engine_new(10000, 3600000)};
-    int slot = (int)lw_keyslot("{mig}", 5), from, to;
+    struct mig m = {.e = node0_engine(10000, 3600000)};
+    int slot = (int)keyslot("{mig}", 5), from, to;
     struct got g;
     struct ask a;
 
@@ -445,9 +445,9 @@ CLUSTER_TEST(ask_and_tryagain_during_migration)
     cr_assert_eq(m.mget_got.elements, 2, "MGET: %s", m.mget_got.str);
     cr_assert_str_eq(m.mget_got.el[0], "va");
     cr_assert_str_eq(m.mget_got.el[1], "vb");
-    lw_request_clear(&m.mget);
+    request_clear(&m.mget);
     (void)a;
-    lw_engine_free(m.e);
+    engine_free(m.e);
 }
 
 /* Node i says cluster_state:fail. */
@@ -481,8 +481,8 @@ static void full_coverage(const char *yes_no)
  */
 CLUSTER_TEST(dead_shard_unsettled_others_serve)
 {
-    struct lw_engine *e = engine_new(1000, 200);
-    struct lw_engine_stats st, after;
+    struct engine *e = node0_engine(1000, 200);
+    struct engine_stats st, after;
     char dead_key[32], live_key[32];
     struct got g;
     int rep = redis_cluster_replica_of(&cl, 2);
@@ -498,12 +498,12 @@ CLUSTER_TEST(dead_shard_unsettled_others_serve)
         sleep_ms(20);
     cr_assert(cluster_down(0), "node 0 never said cluster_state:fail");
 
-    lw_engine_get_stats(e, &st);
+    engine_get_stats(e, &st);
     t0 = now_s();
     cr_assert_eq(call_key(e, &g, "GET", live_key, NULL), LW_EUNSETTLED);
     cr_assert_geq(now_s() - t0, 0.9, "failed before its timeout");
     cr_assert_leq(now_s() - t0, 1.5, "failed long after its timeout");
-    lw_engine_get_stats(e, &after);
+    engine_get_stats(e, &after);
     cr_assert_gt(after.unsettled, st.unsettled + 2, "CLUSTERDOWN retried");
     cr_assert_gt(after.error_replies, st.error_replies);
 
@@ -521,14 +521,14 @@ CLUSTER_TEST(dead_shard_unsettled_others_serve)
         cr_assert_str_eq(g.str, "OK");
         cr_assert_lt(now_s() - t0, 0.5);
     }
-    lw_engine_free(e);
+    engine_free(e);
 }
 
 /* CLUSTER FAILOVER on a replica: on_topology names exactly that shard's
  * slots as failed over, and no slot as moved. */
 CLUSTER_TEST(graceful_failover_reported)
 {
-    struct lw_engine *e = engine_new(5000, 100);
+    struct engine *e = node0_engine(5000, 100);
     uint8_t want[LW_CLUSTER_SLOTS / 8] = {0};
     int rep = redis_cluster_replica_of(&cl, 1), n = 0, slot = redis_cluster_first_slot(&cl, 1);
     struct got g;
@@ -547,7 +547,7 @@ CLUSTER_TEST(graceful_failover_reported)
     for (int i = 0; i < 500 && !failover_slots_are(want); i++)
         sleep_ms(10);
     cr_assert(failover_slots_are(want), "failover slots differ");
-    lw_engine_free(e); /* its thread is gone: topo is ours to read */
+    engine_free(e); /* its thread is gone: topo is ours to read */
     for (unsigned i = 0; i < sizeof want; i++)
         cr_assert_eq(topo.moved[i], 0, "moved slots reported");
     cr_assert_eq(topo.failovers, 1);
@@ -581,7 +581,7 @@ static int replica_caught_up(int m)
  * meanwhile; its own slot's requests resume on the replica. */
 CLUSTER_TEST(killed_master_holds_up_only_its_node)
 {
-    struct lw_engine *e = engine_new(3000, 200);
+    struct engine *e = node0_engine(3000, 200);
     char key[32], dead_key[32];
     int nodes[2], dead_node, slot, succ;
     struct got g;
@@ -591,13 +591,13 @@ CLUSTER_TEST(killed_master_holds_up_only_its_node)
      * it are known (asked before, a map still loading answered -1, and a
      * PING to "node -1" failed at once). */
     key_on(2, "x", dead_key, sizeof dead_key);
-    slot = (int)lw_keyslot(dead_key, strlen(dead_key));
+    slot = (int)keyslot(dead_key, strlen(dead_key));
     cr_assert_eq(call_key(e, &g, "SET", dead_key, "kept"), 0);
     dead_node = ask(e, (unsigned)slot).node;
     cr_assert_geq(dead_node, 0);
     for (int m = 0; m < 2; m++) {
         key_on(m, "o", key, sizeof key);
-        nodes[m] = ask(e, lw_keyslot(key, strlen(key))).node;
+        nodes[m] = ask(e, keyslot(key, strlen(key))).node;
         cr_assert(nodes[m] >= 0 && nodes[m] != dead_node, "node %d: engine node %d (dead %d)",
                   m, nodes[m], dead_node);
     }
@@ -629,56 +629,56 @@ CLUSTER_TEST(killed_master_holds_up_only_its_node)
     cr_assert_geq(succ, 0);
     cr_assert_eq(call_key(e, &g, "GET", dead_key, NULL), 0);
     cr_assert_str_eq(g.str, "kept");
-    lw_engine_free(e);
+    engine_free(e);
 }
 
 Test(cluster_engine, bad_seeds)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
+    struct engine_config cfg;
+    struct engine *e;
     const char *bad[] = {"nohost", ":6379", "h:", "h:0", "h:65536", "h:12x", NULL};
     const int want[] = {LW_EINVAL, LW_EINVAL, LW_EINVAL, LW_ERANGE, LW_ERANGE, LW_EINVAL,
                         LW_EINVAL};
     static const char *many[LW_ENGINE_MAX_SEEDS + 1];
 
-    lw_engine_config_init(&cfg);
+    engine_config_init(&cfg);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cfg.seeds = &bad[i];
         cfg.nseeds = 1;
-        cr_assert_eq(lw_engine_new(&cfg, &e), want[i], "seed %zu", i);
+        cr_assert_eq(engine_new(&cfg, &e), want[i], "seed %zu", i);
     }
     for (unsigned i = 0; i <= LW_ENGINE_MAX_SEEDS; i++)
         many[i] = "127.0.0.1:1";
     cfg.seeds = many;
     cfg.nseeds = LW_ENGINE_MAX_SEEDS + 1;
-    cr_assert_eq(lw_engine_new(&cfg, &e), LW_ERANGE);
+    cr_assert_eq(engine_new(&cfg, &e), LW_ERANGE);
     cfg.seeds = NULL;
     cfg.nseeds = 1;
-    cr_assert_eq(lw_engine_new(&cfg, &e), LW_EINVAL);
+    cr_assert_eq(engine_new(&cfg, &e), LW_EINVAL);
 }
 
 /* Nothing listens at any seed: requests fail at once, as for one node. */
 Test(cluster_engine, refused_seeds_fail_at_once)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
+    struct engine_config cfg;
+    struct engine *e;
     const char *dead[] = {"127.0.0.1:1", "127.0.0.1:2"};
     struct got g;
     double t0;
 
-    lw_engine_config_init(&cfg);
+    engine_config_init(&cfg);
     cfg.seeds = dead;
     cfg.nseeds = 2;
     cfg.node.command_timeout_ms = 5000;
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     t0 = now_s();
     cr_assert_eq(call(e, &g, LW_ROUTE_SLOT, 5, "PING", NULL, NULL, NULL), LW_ECONNREFUSED);
     cr_assert_lt(now_s() - t0, 2.0);
-    lw_engine_free(e);
+    engine_free(e);
 }
 
 /*
- * getaddrinfo()'s stand-in (struct lw_endpoint's resolve, a test hook):
+ * getaddrinfo()'s stand-in (struct endpoint's resolve, a test hook):
  * "slow.test" answers as 127.0.0.1 after 3 s, any other name as
  * getaddrinfo(); dns_running counts the lookups under way.
  */
@@ -734,8 +734,8 @@ static int kill_client_by_cmd(int i, const char *cmd)
  */
 CLUSTER_TEST(slow_host_name_holds_up_only_its_connection)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
+    struct engine_config cfg;
+    struct engine *e;
     char seed0[32], seed1[32];
     const char *two[2] = {seed0, seed1};
     int nodes[3];
@@ -745,7 +745,7 @@ CLUSTER_TEST(slow_host_name_holds_up_only_its_connection)
 
     snprintf(seed0, sizeof seed0, "127.0.0.1:%d", cl.node[0].port);
     snprintf(seed1, sizeof seed1, "slow.test:%d", cl.node[1].port);
-    lw_engine_config_init(&cfg);
+    engine_config_init(&cfg);
     cfg.seeds = two;
     cfg.nseeds = 2;
     cfg.node.command_timeout_ms = 5000;
@@ -753,14 +753,14 @@ CLUSTER_TEST(slow_host_name_holds_up_only_its_connection)
     cfg.node.resolve = slow_getaddrinfo;
     cfg.topology_refresh_ms = 3600000; /* the map is read once, from seed0 */
     cfg.wheel.tick_ns = 10 * 1000000ull;
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     for (int m = 0; m < 3; m++) {
         char key[32];
 
         key_on(m, "s", key, sizeof key);
         /* The first map read may not be in yet (under load it was not):
          * until it is, the engine knows no node for the slot. */
-        cr_assert(wait_until((nodes[m] = ask(e, lw_keyslot(key, strlen(key))).node) >= 0, 5000),
+        cr_assert(wait_until((nodes[m] = ask(e, keyslot(key, strlen(key))).node) >= 0, 5000),
                   "no map read within 5 s");
         cr_assert_eq(call(e, &g, LW_ROUTE_NODE, (unsigned)nodes[m], "PING", NULL, NULL, NULL), 0);
     }
@@ -783,6 +783,6 @@ CLUSTER_TEST(slow_host_name_holds_up_only_its_connection)
     }
     cr_assert_gt(calls, 30, "%d PINGs during the lookup", calls);
     cr_assert_lt(worst, 0.5, "a master waited %.3f s during another connection's lookup", worst);
-    lw_engine_free(e);
+    engine_free(e);
     cr_assert(wait_until(dns_running == 0, 5000), "the lookup's thread is still running");
 }

@@ -123,7 +123,7 @@ static void read_slot_map(int ask)
 
 static int node_of(const char *name)
 {
-    return owner_of[lw_keyslot(name, strlen(name))];
+    return owner_of[keyslot(name, strlen(name))];
 }
 
 static char seed[32];
@@ -312,7 +312,7 @@ CLUSTER_LOCKS_TEST(held_locks_survive_a_slot_migrating_key_by_key)
     int slot, from, to;
 
     acquire_all(c, &h, "{mig}", 40); /* one slot */
-    slot = (int)lw_keyslot("mig", 3);
+    slot = (int)keyslot("mig", 3);
     from = redis_cluster_slot_master(&cl, slot, -1);
     to = other_master(from);
     /* 80 keys (each lock's hash and its fencing token's) in batches of 20:
@@ -352,7 +352,7 @@ CLUSTER_LOCKS_TEST(graceful_failover_loses_nothing)
     int slot;
 
     acquire_all(c, &h, "gf", NLOCKS);
-    slot = (int)lw_keyslot("gf0", 3);
+    slot = (int)keyslot("gf0", 3);
     cr_assert_geq(redis_cluster_failover(&cl, slot), 0, "the replica never took over");
     cr_assert(wait_until((stats(c, &st), st.failovers >= 1), 15000), "failover not seen");
     sleep_ms(FAILOVER_LEASE_MS + 500); /* more than a lease after */
@@ -405,7 +405,7 @@ CLUSTER_LOCKS_TEST(a_failover_is_logged_and_its_locks_at_risk_until_checked)
     cfg.log = note_failover_line;
     cr_assert_eq(lw_client_new(&cfg, &c), 0);
     acquire_all(c, &h, "fl", NLOCKS);
-    cr_assert_geq(redis_cluster_failover(&cl, (int)lw_keyslot("fl0", 3)), 0);
+    cr_assert_geq(redis_cluster_failover(&cl, (int)keyslot("fl0", 3)), 0);
     cr_assert(wait_until((stats(c, &st), st.failovers >= 1), 15000), "failover not seen");
     cr_assert(wait_until(atomic_load(&seen.warned) >= 1, 2000), "the failover not logged");
     cr_assert(wait_until((stats(c, &st), st.at_risk == 0 && st.went_at_risk > 0), 5000),
@@ -433,7 +433,7 @@ CLUSTER_LOCKS_TEST(a_failover_is_seen_through_a_node_that_lost_sight_of_the_shar
     struct lw_client_config cfg;
     struct lw_client *c;
     struct lw_client_stats st;
-    int slot = (int)lw_keyslot("lf0", 3), m, r, via = -1;
+    int slot = (int)keyslot("lf0", 3), m, r, via = -1;
     uint64_t reads;
     redisReply *rep;
 
@@ -476,7 +476,7 @@ CLUSTER_LOCKS_TEST(killed_master_keeps_replicated_locks)
     redisReply *rep;
 
     acquire_all(c, &h, "km", NLOCKS);
-    slot = (int)lw_keyslot("km0", 3);
+    slot = (int)keyslot("km0", 3);
     m = redis_cluster_slot_master(&cl, slot, -1);
     cr_assert(wait_replicated(m, redis_cluster_replica_of(&cl, m), 5000), "not replicated");
     cr_assert_eq(redis_cluster_signal(&cl, m, SIGKILL), 0);
@@ -551,7 +551,7 @@ CLUSTER_LOCKS_TEST(clusterdown_window_loses_nothing_on_healthy_shards)
     cfg.lost_arg = &log;
     cr_assert_eq(lw_client_new(&cfg, &c), 0);
     acquire_all(c, &h, "cd", NLOCKS);
-    slot = (int)lw_keyslot("cd0", 3);
+    slot = (int)keyslot("cd0", 3);
     m = redis_cluster_slot_master(&cl, slot, -1);
     read_slot_map(m);
     sleep_ms(1000); /* renewals in every phase */
@@ -600,7 +600,7 @@ CLUSTER_LOCKS_TEST(unreplicated_lock_is_reported_lost_to_the_failover)
     cr_assert_eq(lw_lock_new(c, "{u}gone", 7, &gone), 0);
     cr_assert_eq(lw_read_lock_new(c, "{u}rkept", 8, &rkept), 0);
     cr_assert_eq(lw_read_lock_new(c, "{u}rgone", 8, &rgone), 0);
-    slot = (int)lw_keyslot("u", 1);
+    slot = (int)keyslot("u", 1);
     m = redis_cluster_slot_master(&cl, slot, -1);
     r = redis_cluster_replica_of(&cl, m);
     cr_assert_geq(r, 0);
@@ -658,7 +658,7 @@ CLUSTER_LOCKS_TEST(contention_never_lets_two_holders_in)
 {
     pthread_t t[RACE_THREADS];
     struct lost_log log;
-    int slot = (int)lw_keyslot("race", 4), r, to;
+    int slot = (int)keyslot("race", 4), r, to;
     redisReply *rep;
 
     race_start(t, new_client(0, 3000, &log), new_client(1, 3000, NULL), "{race}%d");

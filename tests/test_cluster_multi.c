@@ -57,7 +57,7 @@ static void names_on_every_master(char names[4][16])
         int m;
 
         snprintf(n, sizeof n, "ms%d", i);
-        m = owner_of[lw_keyslot(n, strlen(n))];
+        m = owner_of[keyslot(n, strlen(n))];
         if (m < 0 || m > 2 || (have[m] && found < 3))
             continue;
         have[m] = 1;
@@ -84,7 +84,7 @@ static struct lw_multi *multi_of(struct lw_client *c, char names[4][16], int rev
 
 static long long exists(const char *name)
 {
-    int node = owner_of[lw_keyslot(name, strlen(name))];
+    int node = owner_of[keyslot(name, strlen(name))];
     redisReply *r = redis_cluster_command(&cl, node, "EXISTS %s", name);
     long long v = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
 

@@ -51,7 +51,7 @@ static struct want {
 static int nwant;
 
 static struct ev_loop *loop;
-static struct lw_pubsub *ps;
+static struct pubsub *ps;
 
 static double now_s(void)
 {
@@ -61,31 +61,31 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int map_is_cluster(const struct lw_topology *arg)
+static int map_is_cluster(const struct topology *arg)
 {
     (void)arg;
     return 1;
 }
 
-static int map_sharded(const struct lw_topology *arg)
+static int map_sharded(const struct topology *arg)
 {
     (void)arg;
     return map.sharded;
 }
 
-static int map_slot_node(const struct lw_topology *arg, unsigned slot)
+static int map_slot_node(const struct topology *arg, unsigned slot)
 {
     (void)arg;
     return map.slot_node[slot];
 }
 
-static unsigned map_node_count(const struct lw_topology *arg)
+static unsigned map_node_count(const struct topology *arg)
 {
     (void)arg;
     return (unsigned)cl.nnodes;
 }
 
-static int map_node_addr(const struct lw_topology *arg, unsigned node, const char **host,
+static int map_node_addr(const struct topology *arg, unsigned node, const char **host,
                          int *port)
 {
     (void)arg;
@@ -96,7 +96,7 @@ static int map_node_addr(const struct lw_topology *arg, unsigned node, const cha
     return 0;
 }
 
-static const struct lw_topology_ops map_ops = {
+static const struct topology_ops map_ops = {
     .is_cluster = map_is_cluster,
     .sharded = map_sharded,
     .slot_node = map_slot_node,
@@ -104,7 +104,7 @@ static const struct lw_topology_ops map_ops = {
     .node_addr = map_node_addr,
 };
 
-static const struct lw_topology cluster_map = {.ops = &map_ops};
+static const struct topology cluster_map = {.ops = &map_ops};
 
 /* Read the slot map from node ask's CLUSTER SLOTS. */
 static void read_map(int ask)
@@ -133,7 +133,7 @@ static struct want *find_want(const char *name, size_t len)
 
 static void sync_want(struct want *w)
 {
-    if (w->state == IDLE && lw_pubsub_subscribe(ps, w->name, strlen(w->name)) == 0)
+    if (w->state == IDLE && pubsub_subscribe(ps, w->name, strlen(w->name)) == 0)
         w->state = SUBSCRIBING;
 }
 
@@ -206,8 +206,8 @@ static const char *username, *password;
 
 static void start_router(int mode)
 {
-    struct lw_endpoint ep;
-    struct lw_pubsub_config pc = {
+    struct endpoint ep;
+    struct pubsub_config pc = {
         .loop = loop,
         .topology = &cluster_map,
         .endpoint = &ep,
@@ -215,14 +215,14 @@ static void start_router(int mode)
         .on_event = on_event,
     };
 
-    lw_endpoint_init(&ep);
+    endpoint_init(&ep);
     ep.username = username;
     ep.password = password;
     ep.connect_timeout_ms = 2000;
     ep.reconnect_min_ms = 20;
     ep.reconnect_max_ms = 200;
 
-    cr_assert_eq(lw_pubsub_new(&pc, &ps), 0);
+    cr_assert_eq(pubsub_new(&pc, &ps), 0);
 }
 
 /* The tests name the masters 0..2, redis-cli's order right after the
@@ -262,7 +262,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    lw_pubsub_free(ps);
+    pubsub_free(ps);
     ps = NULL;
     if (loop) {
         ev_timer_stop(loop, &tick);
@@ -283,7 +283,7 @@ static struct want *want_on(int m, int avoid_slot)
         unsigned slot;
 
         snprintf(lock, sizeof lock, "lk%d", i);
-        slot = lw_keyslot(lock, strlen(lock));
+        slot = keyslot(lock, strlen(lock));
         if (map.slot_node[slot] == m && (int)slot != avoid_slot) {
             snprintf(w->name, sizeof w->name, "redisson_lock__channel:{%s}", lock);
             sync_want(w);
@@ -296,7 +296,7 @@ static struct want *want_on(int m, int avoid_slot)
 
 static unsigned slot_of(const struct want *w)
 {
-    return lw_keyslot(w->name, strlen(w->name));
+    return keyslot(w->name, strlen(w->name));
 }
 
 /* What a Redisson client in sharded mode sends on unlock, sent with
@@ -331,14 +331,14 @@ Test(cluster_pubsub, sharded_across_masters, .init = setup, .fini = teardown, .t
     int nodes = 0;
 
     start_router(LW_SHARDED_AUTO); /* the map says sharded pub/sub is there */
-    cr_assert(lw_pubsub_is_sharded(ps));
+    cr_assert(pubsub_is_sharded(ps));
     for (int m = 0; m < 3; m++)
         w[m] = want_on(m, -1);
     cr_assert(run_until(all_active, 10.0), "not every channel was subscribed");
     for (int m = 0; m < 3; m++) {
         double latency;
 
-        cr_assert_eq(lw_pubsub_channel_node(ps, w[m]->name, strlen(w[m]->name)), m);
+        cr_assert_eq(pubsub_channel_node(ps, w[m]->name, strlen(w[m]->name)), m);
         nodes |= 1 << m;
         latency = publish_and_wait(w[m], m, "SPUBLISH");
         cr_log_info("SPUBLISH on node %d: message after %.1f ms", m, latency * 1e3);
@@ -355,7 +355,7 @@ Test(cluster_pubsub, sharded_across_masters, .init = setup, .fini = teardown, .t
  * map not yet refreshed the new SSUBSCRIBE goes to the old master, which
  * answers MOVED, and the router follows it to the new one.  A second
  * channel's slot moves too, but the map is refreshed first
- * (lw_pubsub_topology_changed): the router moves it by itself.
+ * (pubsub_topology_changed): the router moves it by itself.
  */
 Test(cluster_pubsub, slot_migrated, .init = setup, .fini = teardown, .timeout = 120)
 {
@@ -377,19 +377,19 @@ Test(cluster_pubsub, slot_migrated, .init = setup, .fini = teardown, .timeout = 
     }
     cr_assert_geq(a->lost, 1, "no unsolicited sunsubscribe seen");
     cr_assert_eq(a->state, ACTIVE, "not subscribed again");
-    cr_assert_eq(lw_pubsub_channel_node(ps, a->name, strlen(a->name)), 1,
+    cr_assert_eq(pubsub_channel_node(ps, a->name, strlen(a->name)), 1,
                  "resubscribed on node %d, not the new master",
-                 lw_pubsub_channel_node(ps, a->name, strlen(a->name)));
+                 pubsub_channel_node(ps, a->name, strlen(a->name)));
     cr_assert_eq(b->lost, 0, "a channel of another slot was lost");
     publish_and_wait(a, 1, "SPUBLISH");
 
     ret = redis_cluster_migrate_slot(&cl, (int)slot_of(b), 0, 2, 10, NULL, NULL);
     cr_assert_eq(ret, 0);
     read_map(0);
-    lw_pubsub_topology_changed(ps);
+    pubsub_topology_changed(ps);
     cr_assert_eq(b->lost, 1, "the new map did not move the channel");
     cr_assert(run_until(all_active, 10.0), "not subscribed again");
-    cr_assert_eq(lw_pubsub_channel_node(ps, b->name, strlen(b->name)), 2);
+    cr_assert_eq(pubsub_channel_node(ps, b->name, strlen(b->name)), 2);
     publish_and_wait(b, 2, "SPUBLISH");
 }
 
@@ -402,10 +402,10 @@ Test(cluster_pubsub, mode_off_subscribes, .init = setup, .fini = teardown, .time
     redisReply *r;
 
     start_router(LW_SHARDED_OFF);
-    cr_assert_not(lw_pubsub_is_sharded(ps));
+    cr_assert_not(pubsub_is_sharded(ps));
     w = want_on(2, -1);
     cr_assert(run_until(all_active, 10.0));
-    node = lw_pubsub_channel_node(ps, w->name, strlen(w->name));
+    node = pubsub_channel_node(ps, w->name, strlen(w->name));
     cr_assert(node >= 0 && node < cl.nnodes);
     r = redis_cluster_command(&cl, node, "PUBSUB NUMSUB %s", w->name);
     cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2);
@@ -434,7 +434,7 @@ Test(cluster_pubsub, moved_on_subscribe, .init = setup, .fini = teardown, .timeo
     sync_want(w);
     cr_assert(run_until(all_active, 10.0));
     read_map(0);
-    cr_assert_eq(lw_pubsub_channel_node(ps, w->name, strlen(w->name)), map.slot_node[slot]);
+    cr_assert_eq(pubsub_channel_node(ps, w->name, strlen(w->name)), map.slot_node[slot]);
     cr_assert_eq(w->lost, 1);
     publish_and_wait(w, map.slot_node[slot], "SPUBLISH");
 }
@@ -505,7 +505,7 @@ static void name_on(int m, char *name, size_t size)
 {
     for (int i = 0; i < 100000; i++) {
         snprintf(name, size, "wk%d", i);
-        if (map.slot_node[lw_keyslot(name, strlen(name))] == m)
+        if (map.slot_node[keyslot(name, strlen(name))] == m)
             return;
     }
     cr_assert_fail("no lock name for node %d", m);
@@ -652,7 +652,7 @@ Test(cluster_pubsub, client_waiter_follows_migration, .init = setup, .fini = tea
     int i;
 
     name_on(0, name, sizeof name);
-    slot = lw_keyslot(name, strlen(name));
+    slot = keyslot(name, strlen(name));
     snprintf(channel, sizeof channel, "redisson_lock__channel:{%s}", name);
     cr_assert_eq(lw_lock_new(holder, name, strlen(name), &h), 0);
     cr_assert_eq(lw_lock_new(waiter, name, strlen(name), &w), 0);

@@ -147,7 +147,7 @@ static void names_by_master(char names[3][PER_MASTER][32])
         int m;
 
         snprintf(name, sizeof name, "crep-%d", i);
-        m = redis_cluster_slot_master(&cl, (int)lw_keyslot(name, strlen(name)), -1);
+        m = redis_cluster_slot_master(&cl, (int)keyslot(name, strlen(name)), -1);
         cr_assert(m >= 0 && m < 3, "slot without a master");
         if (have[m] < PER_MASTER) {
             strcpy(names[m][have[m]++], name);
@@ -232,7 +232,7 @@ Test(cluster_replicas, per_master, .timeout = 120)
      * it there.  (Not ASK: an importing node answers TRYAGAIN to a script
      * whose keys do not all exist yet, and the acquire's never all do.) */
     {
-        unsigned slot = lw_keyslot(names[0][0], strlen(names[0][0]));
+        unsigned slot = keyslot(names[0][0], strlen(names[0][0]));
         struct lw_client_stats before;
         int rc, rep2 = redis_cluster_replica_of(&cl, 2);
 

@@ -16,8 +16,8 @@
 #define PER_THREAD 50000
 
 struct sender {
-    struct lw_engine *engine;
-    struct lw_request *reqs;
+    struct engine *engine;
+    struct request *reqs;
     struct tally *tally;
     char key[16];
     long next;     /* engine thread: index of the next completion expected */
@@ -25,7 +25,7 @@ struct sender {
     int submit_errors;
 };
 
-static void in_order(struct lw_request *req, const redisReply *reply, int err, void *arg)
+static void in_order(struct request *req, const redisReply *reply, int err, void *arg)
 {
     struct sender *s = arg;
     long i = s->next++;
@@ -41,34 +41,34 @@ static void in_order(struct lw_request *req, const redisReply *reply, int err, v
 static void *send_all(void *arg)
 {
     struct sender *s = arg;
-    struct lw_request cmd;
+    struct request cmd;
 
     set_cmd(&cmd, "INCR", s->key);
     for (long i = 0; i < PER_THREAD; i++) {
         /* Every request shares the one formatted command: it is only read. */
-        lw_request_init(&s->reqs[i]);
+        request_init(&s->reqs[i]);
         s->reqs[i].cmd = cmd.cmd;
         s->reqs[i].len = cmd.len;
-        if (lw_engine_submit(s->engine, &s->reqs[i], in_order, s))
+        if (engine_submit(s->engine, &s->reqs[i], in_order, s))
             s->submit_errors++;
     }
     tally_wait(s->tally, 2 * PER_THREAD, 60000);
-    lw_request_clear(&cmd);
+    request_clear(&cmd);
     return NULL;
 }
 
 REDIS_TEST(engine, pipelined_two_threads_keep_order)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
-    struct lw_engine_stats st;
+    struct engine_config cfg;
+    struct engine *e;
+    struct engine_stats st;
     struct tally tally;
     struct sender senders[2];
     pthread_t threads[2];
 
     engine_config(&cfg);
     cfg.node.command_timeout_ms = 60000; /* sanitizer builds are slow */
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     tally_init(&tally);
     for (int t = 0; t < 2; t++) {
         senders[t] = (struct sender){.engine = e, .tally = &tally};
@@ -79,8 +79,8 @@ REDIS_TEST(engine, pipelined_two_threads_keep_order)
     for (int t = 0; t < 2; t++)
         pthread_join(threads[t], NULL);
     cr_assert_eq(tally_wait(&tally, 2 * PER_THREAD, 1000), 2 * PER_THREAD);
-    lw_engine_get_stats(e, &st);
-    lw_engine_free(e);
+    engine_get_stats(e, &st);
+    engine_free(e);
     for (int t = 0; t < 2; t++) {
         cr_assert_eq(senders[t].submit_errors, 0);
         cr_assert_eq(senders[t].next, PER_THREAD);
@@ -102,29 +102,29 @@ REDIS_TEST(engine, pipelined_two_threads_keep_order)
 
 REDIS_TEST(engine, inflight_cap_holds)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
-    struct lw_engine_stats st;
+    struct engine_config cfg;
+    struct engine *e;
+    struct engine_stats st;
     struct tally tally;
     enum { N = 2000 };
-    struct lw_request *reqs = calloc(N, sizeof *reqs);
+    struct request *reqs = calloc(N, sizeof *reqs);
 
     engine_config(&cfg);
     cfg.max_inflight = 8;
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     cr_assert_eq(ping_until_up(e, 100), 0);
     tally_init(&tally);
     for (int i = 0; i < N; i++) {
         set_cmd(&reqs[i], "INCR", "capped");
-        cr_assert_eq(lw_engine_submit(e, &reqs[i], count_done, &tally), 0);
+        cr_assert_eq(engine_submit(e, &reqs[i], count_done, &tally), 0);
     }
     cr_assert_eq(tally_wait(&tally, N, 30000), N);
     cr_assert_eq(tally.failed, 0);
-    lw_engine_get_stats(e, &st);
+    engine_get_stats(e, &st);
     cr_assert_eq(st.inflight_max, 8, "high-water %llu", (unsigned long long)st.inflight_max);
-    lw_engine_free(e);
+    engine_free(e);
     for (int i = 0; i < N; i++)
-        lw_request_clear(&reqs[i]);
+        request_clear(&reqs[i]);
     free(reqs);
     tally_destroy(&tally);
 }
@@ -138,7 +138,7 @@ struct echo {
     int wrong;
 };
 
-static void check_echo(struct lw_request *req, const redisReply *reply, int err, void *arg)
+static void check_echo(struct request *req, const redisReply *reply, int err, void *arg)
 {
     struct echo *echo = arg;
 
@@ -149,20 +149,20 @@ static void check_echo(struct lw_request *req, const redisReply *reply, int err,
         tally_add(echo->tally, err);
 }
 
-static void evalsha_echo(struct lw_request *req)
+static void evalsha_echo(struct request *req)
 {
     const char *argv[] = {"k", "v"};
 
-    lw_request_init(req);
-    cr_assert_eq(lw_request_evalsha(req, 0, 1, 2, argv, NULL), 0);
+    request_init(req);
+    cr_assert_eq(request_evalsha(req, 0, 1, 2, argv, NULL), 0);
 }
 
 REDIS_TEST(engine, script_flush_recovers_through_noscript)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
-    struct lw_engine_stats st;
-    struct lw_request req, plain;
+    struct engine_config cfg;
+    struct engine *e;
+    struct engine_stats st;
+    struct request req, plain;
     struct echo echo = {0};
     redisReply *r;
     int pong = 0;
@@ -170,72 +170,72 @@ REDIS_TEST(engine, script_flush_recovers_through_noscript)
     engine_config(&cfg);
     cfg.scripts = echo_script;
     cfg.nscripts = 1;
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     evalsha_echo(&req);
-    cr_assert_eq(lw_engine_call(e, &req, check_echo, &echo), 0);
+    cr_assert_eq(engine_call(e, &req, check_echo, &echo), 0);
     cr_assert_eq(echo.wrong, 0);
 
     /* A zeroed request is a plain command, not script 0. */
     memset(&plain, 0, sizeof plain);
     plain.cmd = (char *)"*1\r\n$4\r\nPING\r\n";
     plain.len = strlen(plain.cmd);
-    cr_assert_eq(lw_engine_call(e, &plain, pong_check, &pong), 0);
+    cr_assert_eq(engine_call(e, &plain, pong_check, &pong), 0);
     cr_assert(pong);
 
     r = redis_server_command(&srv, "SCRIPT FLUSH");
     cr_assert(r && r->type == REDIS_REPLY_STATUS);
     freeReplyObject(r);
-    cr_assert_eq(lw_engine_call(e, &req, check_echo, &echo), 0);
+    cr_assert_eq(engine_call(e, &req, check_echo, &echo), 0);
     cr_assert_eq(echo.wrong, 0, "EVALSHA after SCRIPT FLUSH did not recover");
-    lw_engine_get_stats(e, &st);
+    engine_get_stats(e, &st);
     cr_assert_eq(st.script_reloads, 1);
-    lw_request_clear(&req);
-    lw_engine_free(e);
+    request_clear(&req);
+    engine_free(e);
 }
 
 REDIS_TEST(engine, script_flush_under_pipelining_loads_once_per_burst)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
-    struct lw_engine_stats before, after;
+    struct engine_config cfg;
+    struct engine *e;
+    struct engine_stats before, after;
     struct tally tally;
     enum { N = 200 };
-    struct lw_request reqs[N], one;
+    struct request reqs[N], one;
     struct echo echo = {&tally, 0};
     redisReply *r;
 
     engine_config(&cfg);
     cfg.scripts = echo_script;
     cfg.nscripts = 1;
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     evalsha_echo(&one);
-    cr_assert_eq(lw_engine_call(e, &one, NULL, NULL), 0);
+    cr_assert_eq(engine_call(e, &one, NULL, NULL), 0);
     r = redis_server_command(&srv, "SCRIPT FLUSH");
     freeReplyObject(r);
-    lw_engine_get_stats(e, &before);
+    engine_get_stats(e, &before);
     tally_init(&tally);
     for (int i = 0; i < N; i++) {
         evalsha_echo(&reqs[i]);
-        cr_assert_eq(lw_engine_submit(e, &reqs[i], check_echo, &echo), 0);
+        cr_assert_eq(engine_submit(e, &reqs[i], check_echo, &echo), 0);
     }
     cr_assert_eq(tally_wait(&tally, N, 30000), N);
     cr_assert_eq(echo.wrong, 0);
-    lw_engine_get_stats(e, &after);
+    engine_get_stats(e, &after);
     /* Every EVALSHA written before the reload came back NOSCRIPT and was
      * retried, but each burst of them loaded the script only once. */
     cr_assert_geq(after.script_reloads - before.script_reloads, 1);
     cr_assert_leq(after.sent - before.sent,
                   N + 2 * (after.script_reloads - before.script_reloads));
-    lw_engine_free(e);
+    engine_free(e);
     for (int i = 0; i < N; i++)
-        lw_request_clear(&reqs[i]);
-    lw_request_clear(&one);
+        request_clear(&reqs[i]);
+    request_clear(&one);
     tally_destroy(&tally);
 }
 
 /* --- unix socket, SELECT --- */
 
-static void expect_ok(struct lw_request *req, const redisReply *reply, int err, void *arg)
+static void expect_ok(struct request *req, const redisReply *reply, int err, void *arg)
 {
     (void)req;
     *(int *)arg = !err && reply->type == REDIS_REPLY_STATUS && !strcmp(reply->str, "OK");
@@ -243,22 +243,22 @@ static void expect_ok(struct lw_request *req, const redisReply *reply, int err, 
 
 REDIS_TEST(engine, unix_socket_and_select)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
-    struct lw_request req;
+    struct engine_config cfg;
+    struct engine *e;
+    struct request req;
     redisReply *r;
     int ok = 0;
 
     engine_config(&cfg);
     cfg.node.unix_path = srv.unix_path;
     cfg.node.db = 3;
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     set_cmd(&req, "SET", "in-db-3", "yes");
-    cr_assert_eq(lw_engine_call(e, &req, expect_ok, &ok), 0);
+    cr_assert_eq(engine_call(e, &req, expect_ok, &ok), 0);
     cr_assert(ok);
-    lw_request_clear(&req);
-    cr_assert_eq(lw_engine_status(e), 0);
-    lw_engine_free(e);
+    request_clear(&req);
+    cr_assert_eq(engine_status(e), 0);
+    engine_free(e);
 
     r = redis_server_command(&srv, "INFO keyspace");
     cr_assert(r && r->type == REDIS_REPLY_STRING);
@@ -269,42 +269,42 @@ REDIS_TEST(engine, unix_socket_and_select)
 /* --- a blocking call on the engine thread is refused --- */
 
 struct nested {
-    struct lw_engine *engine;
+    struct engine *engine;
     int rc;
 };
 
-static void call_from_engine(struct lw_request *req, const redisReply *reply, int err,
+static void call_from_engine(struct request *req, const redisReply *reply, int err,
                              void *arg)
 {
     struct nested *n = arg;
-    struct lw_request inner;
+    struct request inner;
 
     (void)req;
     (void)reply;
     (void)err;
-    lw_request_init(&inner);
-    n->rc = lw_engine_call(n->engine, &inner, NULL, NULL);
+    request_init(&inner);
+    n->rc = engine_call(n->engine, &inner, NULL, NULL);
 }
 
 REDIS_TEST(engine, blocking_call_on_engine_thread_is_edeadlk)
 {
-    struct lw_engine_config cfg;
+    struct engine_config cfg;
     struct nested out = {NULL, 0};
-    struct lw_request req;
+    struct request req;
 
     engine_config(&cfg);
-    cr_assert_eq(lw_engine_new(&cfg, &out.engine), 0);
+    cr_assert_eq(engine_new(&cfg, &out.engine), 0);
     set_cmd(&req, "PING");
-    cr_assert_eq(lw_engine_call(out.engine, &req, call_from_engine, &out), 0);
+    cr_assert_eq(engine_call(out.engine, &req, call_from_engine, &out), 0);
     cr_assert_eq(out.rc, LW_EDEADLK);
-    lw_request_clear(&req);
-    lw_engine_free(out.engine);
+    request_clear(&req);
+    engine_free(out.engine);
 }
 
 /* --- embedded mode: the caller's loop, the caller's thread --- */
 
 struct embedded {
-    struct lw_engine *engine;
+    struct engine *engine;
     struct tally tally;
     int blocking_ok;
     int finished;
@@ -313,17 +313,17 @@ struct embedded {
 static void *embedded_client(void *arg)
 {
     struct embedded *m = arg;
-    struct lw_request reqs[100];
+    struct request reqs[100];
 
     /* From another thread: blocking calls, then a burst of async ones. */
     m->blocking_ok = ping_until_up(m->engine, 100) == 0 && ping(m->engine) == 0;
     for (int i = 0; i < 100; i++) {
         set_cmd(&reqs[i], "INCR", "embedded");
-        lw_engine_submit(m->engine, &reqs[i], count_done, &m->tally);
+        engine_submit(m->engine, &reqs[i], count_done, &m->tally);
     }
     tally_wait(&m->tally, 100, 30000);
     for (int i = 0; i < 100; i++)
-        lw_request_clear(&reqs[i]);
+        request_clear(&reqs[i]);
     __atomic_store_n(&m->finished, 1, __ATOMIC_RELEASE);
     return NULL;
 }
@@ -346,22 +346,22 @@ static void give_up(struct ev_loop *loop, ev_timer *w, int revents)
 
 REDIS_TEST(engine, embedded_mode_runs_on_callers_loop)
 {
-    struct lw_engine_config cfg;
+    struct engine_config cfg;
     struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
     struct embedded m = {0};
-    struct lw_request req;
+    struct request req;
     ev_timer watch, limit;
     pthread_t client;
 
     signal(SIGPIPE, SIG_IGN); /* embedded: the application's business */
     engine_config(&cfg);
     cfg.loop = loop;
-    cr_assert_eq(lw_engine_new(&cfg, &m.engine), 0);
-    cr_assert_eq(lw_engine_loop(m.engine), loop);
+    cr_assert_eq(engine_new(&cfg, &m.engine), 0);
+    cr_assert_eq(engine_loop(m.engine), loop);
     set_cmd(&req, "PING");
-    cr_assert_eq(lw_engine_call(m.engine, &req, NULL, NULL), LW_EDEADLK,
+    cr_assert_eq(engine_call(m.engine, &req, NULL, NULL), LW_EDEADLK,
                  "blocking on the loop's own thread must be refused");
-    lw_request_clear(&req);
+    request_clear(&req);
 
     tally_init(&m.tally);
     pthread_create(&client, NULL, embedded_client, &m);
@@ -378,7 +378,7 @@ REDIS_TEST(engine, embedded_mode_runs_on_callers_loop)
     cr_assert(m.blocking_ok);
     cr_assert_eq(m.tally.done, 100);
     cr_assert_eq(m.tally.failed, 0);
-    lw_engine_free(m.engine);
+    engine_free(m.engine);
     ev_loop_destroy(loop);
     tally_destroy(&m.tally);
 }
@@ -392,7 +392,7 @@ static void nap_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
-static void note_done(struct lw_request *req, const redisReply *reply, int err, void *arg)
+static void note_done(struct request *req, const redisReply *reply, int err, void *arg)
 {
     (void)req;
     (void)reply;
@@ -401,26 +401,26 @@ static void note_done(struct lw_request *req, const redisReply *reply, int err, 
 
 REDIS_TEST(engine, request_queued_without_wakeup_is_taken_by_the_tick)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
-    struct lw_engine_stats st;
-    struct lw_request ping, task;
+    struct engine_config cfg;
+    struct engine *e;
+    struct engine_stats st;
+    struct request ping, task;
     _Atomic int ping_done = 0, task_done = 0;
     uint64_t queued_ns, taken_ns = 0;
 
     engine_config(&cfg);
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     set_cmd(&ping, "PING");
-    cr_assert_eq(lw_engine_call(e, &ping, NULL, NULL), 0); /* connected */
+    cr_assert_eq(engine_call(e, &ping, NULL, NULL), 0); /* connected */
 
-    /* What lw_engine_submit() does, less the ev_async_send(): the state a
+    /* What engine_submit() does, less the ev_async_send(): the state a
      * missed wake-up leaves behind. */
-    lw_request_init(&task);
-    lw_request_task(&task);
+    request_init(&task);
+    request_task(&task);
     task.done = note_done;
     task.arg = &task_done;
     queued_ns = lw_clock_now();
-    lw_engine_queue_unwoken(e, &task);
+    engine_queue_unwoken(e, &task);
     for (int i = 0; i < 2000 && !atomic_load(&task_done); i++) /* 2 s at most */
         nap_ms(1);
     if (atomic_load(&task_done))
@@ -428,18 +428,18 @@ REDIS_TEST(engine, request_queued_without_wakeup_is_taken_by_the_tick)
     cr_assert_eq(atomic_load(&task_done), 1, "the queued task was never taken");
     cr_assert_lt(taken_ns, 500 * 1000000ull, "taken %.0f ms after it was queued",
                  (double)taken_ns / 1e6);
-    lw_engine_get_stats(e, &st);
+    engine_get_stats(e, &st);
     cr_assert_eq(st.taken_late, 1);
 
     /* A plain submission behind it is taken at once, as always. */
-    lw_request_clear(&ping);
+    request_clear(&ping);
     set_cmd(&ping, "PING");
-    cr_assert_eq(lw_engine_submit(e, &ping, note_done, &ping_done), 0);
+    cr_assert_eq(engine_submit(e, &ping, note_done, &ping_done), 0);
     for (int i = 0; i < 2000 && !atomic_load(&ping_done); i++)
         nap_ms(1);
     cr_assert_eq(atomic_load(&ping_done), 1);
-    lw_engine_free(e);
-    lw_request_clear(&ping);
+    engine_free(e);
+    request_clear(&ping);
 }
 
 /* Cluster seeds and sentinels in one config ask for two topologies: the
@@ -447,39 +447,39 @@ REDIS_TEST(engine, request_queued_without_wakeup_is_taken_by_the_tick)
  * Either alone is accepted, so the refusal is the pair's. */
 Test(engine, seeds_with_sentinels_is_refused)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e = NULL;
+    struct engine_config cfg;
+    struct engine *e = NULL;
     const char *nodes[] = {"127.0.0.1:1"};
 
-    lw_engine_config_init(&cfg);
+    engine_config_init(&cfg);
     cfg.seeds = nodes;
     cfg.nseeds = 1;
     cfg.sentinels = nodes;
     cfg.nsentinels = 1;
     cfg.sentinel_master = "mymaster";
-    cr_assert_eq(lw_engine_new(&cfg, &e), LW_EINVAL);
+    cr_assert_eq(engine_new(&cfg, &e), LW_EINVAL);
     cr_assert_null(e);
 
     cfg.nsentinels = 0;
     cfg.sentinels = NULL;
     cfg.sentinel_master = NULL;
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0, "seeds alone");
-    lw_engine_free(e);
+    cr_assert_eq(engine_new(&cfg, &e), 0, "seeds alone");
+    engine_free(e);
     e = NULL;
     cfg.seeds = NULL;
     cfg.nseeds = 0;
     cfg.sentinels = nodes;
     cfg.nsentinels = 1;
     cfg.sentinel_master = "mymaster";
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0, "sentinels alone");
-    lw_engine_free(e);
+    cr_assert_eq(engine_new(&cfg, &e), 0, "sentinels alone");
+    engine_free(e);
 }
 
 /* --- urgent requests (renewals) are written before others waiting --- */
 
 #include "proxy.h"
 
-static void tally_done(struct lw_request *req, const redisReply *reply, int err, void *arg)
+static void tally_done(struct request *req, const redisReply *reply, int err, void *arg)
 {
     (void)req;
     (void)reply;
@@ -488,12 +488,12 @@ static void tally_done(struct lw_request *req, const redisReply *reply, int err,
 
 /* Wait (2 s at most) until the engine has `inflight` commands on the wire
  * and `waiting` more queued. */
-static int queues_reach(struct lw_engine *e, uint64_t inflight, uint64_t waiting)
+static int queues_reach(struct engine *e, uint64_t inflight, uint64_t waiting)
 {
-    struct lw_engine_stats st;
+    struct engine_stats st;
 
     for (int i = 0; i < 2000; i++) {
-        lw_engine_get_stats(e, &st);
+        engine_get_stats(e, &st);
         if (st.inflight == inflight && st.waiting == waiting)
             return 1;
         nap_ms(1);
@@ -511,9 +511,9 @@ static int queues_reach(struct lw_engine *e, uint64_t inflight, uint64_t waiting
 REDIS_TEST(engine, urgent_requests_are_written_before_others_waiting)
 {
     struct proxy *p = proxy_start(srv.port);
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
-    struct lw_request plain[6], urgent;
+    struct engine_config cfg;
+    struct engine *e;
+    struct request plain[6], urgent;
     struct tally tally;
     char name[8];
     redisReply *list;
@@ -525,18 +525,18 @@ REDIS_TEST(engine, urgent_requests_are_written_before_others_waiting)
     cfg.node.port = proxy_port(p);
     cfg.max_inflight = 4;
     cfg.urgent_reserve = 2;
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     cr_assert_eq(ping_until_up(e, 100), 0);
     cr_assert_eq(proxy_hold(p, 1), 0);
     for (int i = 0; i < 6; i++) {
         snprintf(name, sizeof name, "p%d", i);
         set_cmd(&plain[i], "RPUSH", "order", name);
-        cr_assert_eq(lw_engine_submit(e, &plain[i], tally_done, &tally), 0);
+        cr_assert_eq(engine_submit(e, &plain[i], tally_done, &tally), 0);
     }
     cr_assert(queues_reach(e, 2, 4), "the plain requests took the reserved slots");
     set_cmd(&urgent, "RPUSH", "order", "u");
-    lw_request_urgent(&urgent);
-    cr_assert_eq(lw_engine_submit(e, &urgent, tally_done, &tally), 0);
+    request_urgent(&urgent);
+    cr_assert_eq(engine_submit(e, &urgent, tally_done, &tally), 0);
     cr_assert(queues_reach(e, 3, 4), "the urgent request was not written at once");
     cr_assert_eq(proxy_hold(p, 0), 0);
     cr_assert_eq(tally_wait(&tally, 7, 10000), 7);
@@ -548,10 +548,10 @@ REDIS_TEST(engine, urgent_requests_are_written_before_others_waiting)
         cr_expect_str_eq(list->element[i]->str, expect[i], "command %zu reached Redis as %s",
                          i, list->element[i]->str);
     freeReplyObject(list);
-    lw_engine_free(e);
+    engine_free(e);
     for (int i = 0; i < 6; i++)
-        lw_request_clear(&plain[i]);
-    lw_request_clear(&urgent);
+        request_clear(&plain[i]);
+    request_clear(&urgent);
     tally_destroy(&tally);
     proxy_stop(p);
 }
@@ -559,11 +559,11 @@ REDIS_TEST(engine, urgent_requests_are_written_before_others_waiting)
 /* A reserve as large as the pipeline leaves nothing for other requests. */
 Test(engine, urgent_reserve_must_leave_room)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e = NULL;
+    struct engine_config cfg;
+    struct engine *e = NULL;
 
-    lw_engine_config_init(&cfg);
+    engine_config_init(&cfg);
     cfg.max_inflight = 4;
     cfg.urgent_reserve = 4;
-    cr_assert_eq(lw_engine_new(&cfg, &e), LW_ERANGE);
+    cr_assert_eq(engine_new(&cfg, &e), LW_ERANGE);
 }

@@ -28,7 +28,7 @@ struct timed {
     int err;
 };
 
-static void record_time(struct lw_request *req, const redisReply *reply, int err, void *arg)
+static void record_time(struct request *req, const redisReply *reply, int err, void *arg)
 {
     struct timed *t = arg;
 
@@ -41,19 +41,19 @@ static void record_time(struct lw_request *req, const redisReply *reply, int err
 
 REDIS_TEST(faults, sigstop_times_out_then_recovers)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
-    struct lw_engine_stats st;
+    struct engine_config cfg;
+    struct engine *e;
+    struct engine_stats st;
     struct tally tally;
     enum { N = 20 };
-    struct lw_request reqs[N];
+    struct request reqs[N];
     struct timed timed[N];
 
     engine_config(&cfg);
     cfg.node.command_timeout_ms = STOP_TIMEOUT_MS;
     cfg.node.connect_timeout_ms = STOP_TIMEOUT_MS;
     cfg.wheel.tick_ns = STOP_TICK_MS * 1000000ull;
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     cr_assert_eq(ping_until_up(e, 100), 0);
 
     cr_assert_eq(redis_server_signal(&srv, SIGSTOP), 0);
@@ -61,7 +61,7 @@ REDIS_TEST(faults, sigstop_times_out_then_recovers)
     for (int i = 0; i < N; i++) {
         set_cmd(&reqs[i], "INCR", "stopped");
         timed[i] = (struct timed){.tally = &tally, .submitted_ns = lw_clock_now()};
-        cr_assert_eq(lw_engine_submit(e, &reqs[i], record_time, &timed[i]), 0);
+        cr_assert_eq(engine_submit(e, &reqs[i], record_time, &timed[i]), 0);
     }
     cr_assert_eq(tally_wait(&tally, N, 10000), N, "requests hung on a stopped server");
     for (int i = 0; i < N; i++) {
@@ -76,12 +76,12 @@ REDIS_TEST(faults, sigstop_times_out_then_recovers)
 
     cr_assert_eq(redis_server_signal(&srv, SIGCONT), 0);
     cr_assert_eq(ping_until_up(e, 200), 0, "no recovery after SIGCONT");
-    lw_engine_get_stats(e, &st);
+    engine_get_stats(e, &st);
     cr_assert_geq(st.timeouts, N);
     cr_assert_geq(st.reconnects, 1);
-    lw_engine_free(e);
+    engine_free(e);
     for (int i = 0; i < N; i++)
-        lw_request_clear(&reqs[i]);
+        request_clear(&reqs[i]);
     tally_destroy(&tally);
 }
 
@@ -93,7 +93,7 @@ struct outcome {
     long long integer;
 };
 
-static void record_outcome(struct lw_request *req, const redisReply *reply, int err,
+static void record_outcome(struct request *req, const redisReply *reply, int err,
                            void *arg)
 {
     struct outcome *o = arg;
@@ -106,17 +106,17 @@ static void record_outcome(struct lw_request *req, const redisReply *reply, int 
 
 REDIS_TEST(faults, restart_fails_inflight_and_reconnects)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
-    struct lw_engine_stats st;
+    struct engine_config cfg;
+    struct engine *e;
+    struct engine_stats st;
     struct tally tally;
     enum { N = 10 };
-    struct lw_request block, reqs[N], incr;
+    struct request block, reqs[N], incr;
     struct outcome blocked = {0}, out[N], after = {0};
     uint64_t start;
 
     engine_config(&cfg);
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     cr_assert_eq(ping_until_up(e, 100), 0);
 
     /* BLPOP holds the connection, so everything behind it is in flight
@@ -124,14 +124,14 @@ REDIS_TEST(faults, restart_fails_inflight_and_reconnects)
     tally_init(&tally);
     set_cmd(&block, "BLPOP", "never", "0");
     blocked.tally = &tally;
-    cr_assert_eq(lw_engine_submit(e, &block, record_outcome, &blocked), 0);
+    cr_assert_eq(engine_submit(e, &block, record_outcome, &blocked), 0);
     for (int i = 0; i < N; i++) {
         set_cmd(&reqs[i], "INCR", "restarted");
         out[i] = (struct outcome){.tally = &tally};
-        cr_assert_eq(lw_engine_submit(e, &reqs[i], record_outcome, &out[i]), 0);
+        cr_assert_eq(engine_submit(e, &reqs[i], record_outcome, &out[i]), 0);
     }
     for (int i = 0; i < 100; i++) { /* until all of them are written */
-        lw_engine_get_stats(e, &st);
+        engine_get_stats(e, &st);
         if (st.inflight == N + 1)
             break;
         struct timespec ts = {0, 10 * 1000000L};
@@ -150,17 +150,17 @@ REDIS_TEST(faults, restart_fails_inflight_and_reconnects)
     cr_assert_eq(ping_until_up(e, 200), 0, "no reconnect after restart");
     after.tally = &tally;
     set_cmd(&incr, "INCR", "restarted");
-    cr_assert_eq(lw_engine_call(e, &incr, record_outcome, &after), 0);
+    cr_assert_eq(engine_call(e, &incr, record_outcome, &after), 0);
     cr_assert_eq(after.integer, 1);
-    lw_engine_get_stats(e, &st);
+    engine_get_stats(e, &st);
     cr_assert_geq(st.reconnects, 1);
     cr_log_info("reconnected %llu ms after the restart began",
                 (unsigned long long)ms_since(start));
-    lw_engine_free(e);
-    lw_request_clear(&block);
-    lw_request_clear(&incr);
+    engine_free(e);
+    request_clear(&block);
+    request_clear(&incr);
     for (int i = 0; i < N; i++)
-        lw_request_clear(&reqs[i]);
+        request_clear(&reqs[i]);
     tally_destroy(&tally);
 }
 
@@ -173,36 +173,36 @@ REDIS_TEST(faults, restart_fails_inflight_and_reconnects)
  * 10 s command timeout is not waited out), the next request too; a
  * refusal that may mend (LW_EREDIS) fails a request at its command
  * timeout (200 ms here).  Either way with the reason the attempts failed,
- * and said (when said is not NULL) in lw_engine_last_error()'s words.
+ * and said (when said is not NULL) in engine_last_error()'s words.
  */
-static void expect_connect_error(struct lw_engine_config *cfg, int want, int at_once,
+static void expect_connect_error(struct engine_config *cfg, int want, int at_once,
                                  const char *said)
 {
-    struct lw_engine *e;
+    struct engine *e;
     uint64_t start = lw_clock_now(), limit_ms = at_once ? 2000 : 200 + 10 + 500;
     char why[256];
 
     cfg->node.command_timeout_ms = at_once ? 10000 : 200;
     cfg->node.connect_timeout_ms = 200;
-    cr_assert_eq(lw_engine_new(cfg, &e), 0);
+    cr_assert_eq(engine_new(cfg, &e), 0);
     for (int i = 0; i < 2; i++) {
         int got = ping(e);
 
         cr_assert_eq(got, want, "got %s, want %s", lw_errname(got), lw_errname(want));
     }
     cr_assert_leq(ms_since(start), 2 * limit_ms, "%llu ms", (unsigned long long)ms_since(start));
-    cr_assert_eq(lw_engine_status(e), want);
+    cr_assert_eq(engine_status(e), want);
     if (said) {
-        cr_assert_eq(lw_engine_last_error(e, why, sizeof why), want);
+        cr_assert_eq(engine_last_error(e, why, sizeof why), want);
         cr_assert(strstr(why, said), "\"%s\" does not say \"%s\"", why, said);
     }
-    lw_engine_free(e);
+    engine_free(e);
 }
 
 REDIS_TEST(faults, wrong_password_is_eauth)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
+    struct engine_config cfg;
+    struct engine *e;
 
     redis_server_stop(&srv);
     cr_assert_eq(redis_server_start(&srv, "sesame"), 0);
@@ -214,14 +214,14 @@ REDIS_TEST(faults, wrong_password_is_eauth)
     cr_assert_str_eq(lw_strerror(LW_EAUTH), "Redis authentication failed");
 
     cfg.node.password = "sesame";
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     cr_assert_eq(ping(e), 0);
-    lw_engine_free(e);
+    engine_free(e);
 }
 
 REDIS_TEST(faults, refused_connection_is_econnrefused)
 {
-    struct lw_engine_config cfg;
+    struct engine_config cfg;
     int port = srv.port;
 
     redis_server_stop(&srv); /* nothing listens there now */
@@ -235,7 +235,7 @@ REDIS_TEST(faults, refused_connection_is_econnrefused)
  * is fixed at its start), in redis-cli's words. */
 REDIS_TEST(faults, bad_db_is_enodb_at_once)
 {
-    struct lw_engine_config cfg;
+    struct engine_config cfg;
 
     engine_config(&cfg);
     cfg.node.db = 60000; /* the server has 16 */
@@ -261,8 +261,8 @@ static void make_user(const char *user, const char *minus)
  * words in the last error; the same user with the right gets in. */
 REDIS_TEST(faults, acl_refusals_at_set_up_are_enoperm_at_once)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
+    struct engine_config cfg;
+    struct engine *e;
     redisReply *r;
 
     make_user("noload", "-script|load");
@@ -285,9 +285,9 @@ REDIS_TEST(faults, acl_refusals_at_set_up_are_enoperm_at_once)
     r = redis_server_command(&srv, "ACL SETUSER noload +script|load");
     freeReplyObject(r);
     cfg.node.username = "noload";
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     cr_assert_eq(ping(e), 0);
-    lw_engine_free(e);
+    engine_free(e);
 }
 
 /* A server full up ("ERR max number of clients reached", which Redis
@@ -296,8 +296,8 @@ REDIS_TEST(faults, acl_refusals_at_set_up_are_enoperm_at_once)
  * connection is made once there is room. */
 REDIS_TEST(faults, a_refusal_that_may_mend_keeps_the_wait)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
+    struct engine_config cfg;
+    struct engine *e;
     redisContext *admin;
     redisReply *r;
     uint64_t start;
@@ -314,30 +314,30 @@ REDIS_TEST(faults, a_refusal_that_may_mend_keeps_the_wait)
     cfg.node.connect_timeout_ms = 200;
     cfg.node.reconnect_max_ms = 50;
     start = lw_clock_now();
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     got = ping(e);
     cr_assert_eq(got, LW_EREDIS, "%s", lw_errname(got));
     cr_assert_geq(ms_since(start), 300 - 1, "failed at once: %llu ms",
                   (unsigned long long)ms_since(start));
-    cr_assert_eq(lw_engine_last_error(e, why, sizeof why), LW_EREDIS);
+    cr_assert_eq(engine_last_error(e, why, sizeof why), LW_EREDIS);
     cr_assert(strstr(why, "ERR max number of clients reached"), "%s", why);
     r = redisCommand(admin, "CONFIG SET maxclients 10000");
     cr_assert(r && r->type == REDIS_REPLY_STATUS);
     freeReplyObject(r);
     redisFree(admin);
     cr_assert_eq(ping_until_up(e, 100), 0, "no connection once there was room");
-    lw_engine_free(e);
+    engine_free(e);
 }
 
 /* A port that is not Redis (an HTTP server): its first answer does not
  * parse, LW_EPROTO at once, saying what it answered. */
 Test(faults, a_port_that_is_not_redis_is_eproto_at_once)
 {
-    struct lw_engine_config cfg;
+    struct engine_config cfg;
     struct http_peer peer;
 
     http_peer_start(&peer);
-    lw_engine_config_init(&cfg);
+    engine_config_init(&cfg);
     cfg.node.port = peer.port;
     cfg.wheel.tick_ns = 10 * 1000000ull;
     expect_connect_error(&cfg, LW_EPROTO, 1, "It answered \"HTTP/1.1 400 Bad Request\"");
@@ -390,12 +390,12 @@ Test(faults, set_up_refusals_by_their_words)
 
 Test(faults, unknown_host_is_enohost)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e = NULL;
+    struct engine_config cfg;
+    struct engine *e = NULL;
 
-    lw_engine_config_init(&cfg);
+    engine_config_init(&cfg);
     cfg.node.host = "no-such-host.invalid"; /* RFC 6761: never resolves, no query */
-    cr_assert_eq(lw_engine_new(&cfg, &e), LW_ENOHOST);
+    cr_assert_eq(engine_new(&cfg, &e), LW_ENOHOST);
     cr_assert_null(e);
     cr_assert_str_eq(lw_strerror(LW_ENOHOST), "Redis host name does not resolve");
 }
@@ -404,18 +404,18 @@ Test(faults, unknown_host_is_enohost)
 
 Test(faults, bad_config_and_arguments_are_refused)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e = NULL;
+    struct engine_config cfg;
+    struct engine *e = NULL;
     const char *no_body[] = {NULL};
-    struct lw_request req;
+    struct request req;
     const char *argv[] = {"k"};
 
-    cr_assert_eq(lw_engine_new(NULL, &e), LW_EINVAL);
+    cr_assert_eq(engine_new(NULL, &e), LW_EINVAL);
 #define REFUSED(field, value, code)                                                   \
     do {                                                                              \
-        lw_engine_config_init(&cfg);                                                  \
+        engine_config_init(&cfg);                                                     \
         cfg.field = value;                                                            \
-        cr_assert_eq(lw_engine_new(&cfg, &e), code, #field " = " #value);             \
+        cr_assert_eq(engine_new(&cfg, &e), code, #field " = " #value);                \
     } while (0)
     REFUSED(node.host, NULL, LW_EINVAL);
     REFUSED(node.host, "", LW_EINVAL);
@@ -430,44 +430,44 @@ Test(faults, bad_config_and_arguments_are_refused)
     REFUSED(max_inflight, LW_ENGINE_MAX_INFLIGHT + 1, LW_ERANGE);
     REFUSED(nscripts, LW_ENGINE_MAX_SCRIPTS + 1, LW_ERANGE);
     REFUSED(nscripts, 1, LW_EINVAL); /* scripts NULL */
-    lw_engine_config_init(&cfg);
+    engine_config_init(&cfg);
     cfg.scripts = no_body;
     cfg.nscripts = 1;
-    cr_assert_eq(lw_engine_new(&cfg, &e), LW_EINVAL);
+    cr_assert_eq(engine_new(&cfg, &e), LW_EINVAL);
     REFUSED(wheel.tick_ns, 0, LW_EINVAL);
 #undef REFUSED
     cr_assert_null(e);
 
-    lw_request_init(&req);
-    cr_assert_eq(lw_request_command(&req, 0, argv, NULL), LW_EINVAL);
-    cr_assert_eq(lw_request_evalsha(&req, 0, 2, 1, argv, NULL), LW_ERANGE);
-    cr_assert_eq(lw_request_evalsha(&req, -1, 0, 1, argv, NULL), LW_EINVAL);
-    lw_engine_free(NULL);
+    request_init(&req);
+    cr_assert_eq(request_command(&req, 0, argv, NULL), LW_EINVAL);
+    cr_assert_eq(request_evalsha(&req, 0, 2, 1, argv, NULL), LW_ERANGE);
+    cr_assert_eq(request_evalsha(&req, -1, 0, 1, argv, NULL), LW_EINVAL);
+    engine_free(NULL);
 }
 
 REDIS_TEST(faults, bad_requests_are_refused)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
-    struct lw_request req;
+    struct engine_config cfg;
+    struct engine *e;
+    struct request req;
     const char *argv[] = {"k"};
 
     engine_config(&cfg);
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
-    lw_request_init(&req);
-    cr_assert_eq(lw_engine_submit(e, NULL, NULL, NULL), LW_EINVAL);
-    cr_assert_eq(lw_engine_submit(e, &req, NULL, NULL), LW_EINVAL, "no command");
-    cr_assert_eq(lw_engine_call(NULL, &req, NULL, NULL), LW_EINVAL);
-    cr_assert_eq(lw_request_evalsha(&req, 0, 1, 1, argv, NULL), 0);
-    cr_assert_eq(lw_engine_submit(e, &req, NULL, NULL), LW_EINVAL, "no script 0");
-    lw_request_clear(&req);
-    lw_engine_free(e);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
+    request_init(&req);
+    cr_assert_eq(engine_submit(e, NULL, NULL, NULL), LW_EINVAL);
+    cr_assert_eq(engine_submit(e, &req, NULL, NULL), LW_EINVAL, "no command");
+    cr_assert_eq(engine_call(NULL, &req, NULL, NULL), LW_EINVAL);
+    cr_assert_eq(request_evalsha(&req, 0, 1, 1, argv, NULL), 0);
+    cr_assert_eq(engine_submit(e, &req, NULL, NULL), LW_EINVAL, "no script 0");
+    request_clear(&req);
+    engine_free(e);
 }
 
 /* --- shutdown with requests in flight and queued --- */
 
 struct waiter {
-    struct lw_engine *engine;
+    struct engine *engine;
     int rc;
 };
 
@@ -481,19 +481,19 @@ static void *blocking_ping(void *arg)
 
 REDIS_TEST(faults, free_with_requests_outstanding_fails_them_eshutdown)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
-    struct lw_engine_stats st;
+    struct engine_config cfg;
+    struct engine *e;
+    struct engine_stats st;
     struct tally tally;
     enum { N = 100 };
-    struct lw_request reqs[N];
+    struct request reqs[N];
     struct outcome out[N];
     struct waiter w;
     pthread_t thread;
 
     engine_config(&cfg);
     cfg.max_inflight = N / 2; /* half in flight, half queued behind them */
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     cr_assert_eq(ping_until_up(e, 100), 0);
     cr_assert_eq(redis_server_signal(&srv, SIGSTOP), 0); /* nothing will answer */
 
@@ -501,12 +501,12 @@ REDIS_TEST(faults, free_with_requests_outstanding_fails_them_eshutdown)
     for (int i = 0; i < N; i++) {
         set_cmd(&reqs[i], "INCR", "shutdown");
         out[i] = (struct outcome){.tally = &tally};
-        cr_assert_eq(lw_engine_submit(e, &reqs[i], record_outcome, &out[i]), 0);
+        cr_assert_eq(engine_submit(e, &reqs[i], record_outcome, &out[i]), 0);
     }
     w = (struct waiter){e, 0};
     pthread_create(&thread, NULL, blocking_ping, &w);
     for (int i = 0; i < 200; i++) { /* until the pipeline is full */
-        lw_engine_get_stats(e, &st);
+        engine_get_stats(e, &st);
         if (st.inflight == N / 2 && st.waiting == N / 2 + 1)
             break;
         struct timespec ts = {0, 5 * 1000000L};
@@ -515,7 +515,7 @@ REDIS_TEST(faults, free_with_requests_outstanding_fails_them_eshutdown)
     cr_assert_eq(st.inflight, N / 2);
     cr_assert_eq(st.waiting, N / 2 + 1, "the blocking PING is queued");
 
-    lw_engine_free(e);
+    engine_free(e);
     pthread_join(thread, NULL);
     cr_assert_eq(tally.done, N, "every request completes before free returns");
     for (int i = 0; i < N; i++)
@@ -523,30 +523,30 @@ REDIS_TEST(faults, free_with_requests_outstanding_fails_them_eshutdown)
     cr_assert_eq(w.rc, LW_ESHUTDOWN);
     redis_server_signal(&srv, SIGCONT);
     for (int i = 0; i < N; i++)
-        lw_request_clear(&reqs[i]);
+        request_clear(&reqs[i]);
     tally_destroy(&tally);
 }
 
 REDIS_TEST(faults, free_while_never_connected)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
+    struct engine_config cfg;
+    struct engine *e;
     struct tally tally;
-    struct lw_request req;
+    struct request req;
 
     /* Stopped, the server's kernel still accepts the connection; the set-up
      * is never answered.  (A refused connection would fail it at once.) */
     redis_server_signal(&srv, SIGSTOP);
     engine_config(&cfg);
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     tally_init(&tally);
     set_cmd(&req, "PING");
-    cr_assert_eq(lw_engine_submit(e, &req, count_done, &tally), 0);
-    lw_engine_free(e);
+    cr_assert_eq(engine_submit(e, &req, count_done, &tally), 0);
+    engine_free(e);
     redis_server_signal(&srv, SIGCONT);
     cr_assert_eq(tally.done, 1);
     cr_assert_eq(tally.last_err, LW_ESHUTDOWN);
-    lw_request_clear(&req);
+    request_clear(&req);
     tally_destroy(&tally);
 }
 
@@ -554,14 +554,14 @@ REDIS_TEST(faults, free_while_never_connected)
  *     next connection instead of being written to the dead one --- */
 
 struct again {
-    struct lw_engine *engine;
+    struct engine *engine;
     struct tally *tally;
     int first_err;
     int second_err;
     int calls;
 };
 
-static void resubmit_once(struct lw_request *req, const redisReply *reply, int err,
+static void resubmit_once(struct request *req, const redisReply *reply, int err,
                           void *arg)
 {
     struct again *a = arg;
@@ -569,7 +569,7 @@ static void resubmit_once(struct lw_request *req, const redisReply *reply, int e
     (void)reply;
     if (a->calls++ == 0) {
         a->first_err = err;
-        if (err && lw_engine_submit(a->engine, req, resubmit_once, a) == 0)
+        if (err && engine_submit(a->engine, req, resubmit_once, a) == 0)
             return;
     } else {
         a->second_err = err;
@@ -579,16 +579,16 @@ static void resubmit_once(struct lw_request *req, const redisReply *reply, int e
 
 REDIS_TEST(faults, resubmit_from_failure_callback_waits_for_reconnect)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
+    struct engine_config cfg;
+    struct engine *e;
     struct tally tally;
-    struct lw_request stopped, killed;
+    struct request stopped, killed;
     struct again a1 = {0}, a2 = {0};
 
     engine_config(&cfg);
     cfg.node.command_timeout_ms = 200;
     cfg.node.connect_timeout_ms = 200;
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     cr_assert_eq(ping_until_up(e, 100), 0);
     tally_init(&tally);
 
@@ -596,7 +596,7 @@ REDIS_TEST(faults, resubmit_from_failure_callback_waits_for_reconnect)
     cr_assert_eq(redis_server_signal(&srv, SIGSTOP), 0);
     a1 = (struct again){.engine = e, .tally = &tally};
     set_cmd(&stopped, "INCR", "again");
-    cr_assert_eq(lw_engine_submit(e, &stopped, resubmit_once, &a1), 0);
+    cr_assert_eq(engine_submit(e, &stopped, resubmit_once, &a1), 0);
     cr_assert_eq(tally_wait(&tally, 1, 10000), 1);
     cr_assert_eq(a1.first_err, LW_ETIMEDOUT);
     cr_assert_eq(redis_server_signal(&srv, SIGCONT), 0);
@@ -605,27 +605,27 @@ REDIS_TEST(faults, resubmit_from_failure_callback_waits_for_reconnect)
     /* Lost (the server dies under a blocked command). */
     a2 = (struct again){.engine = e, .tally = &tally};
     set_cmd(&killed, "BLPOP", "never", "0");
-    cr_assert_eq(lw_engine_submit(e, &killed, resubmit_once, &a2), 0);
+    cr_assert_eq(engine_submit(e, &killed, resubmit_once, &a2), 0);
     cr_assert(wait_until(blocked_clients() >= 1, 5000), "the BLPOP never blocked");
     cr_assert_eq(redis_server_signal(&srv, SIGKILL), 0);
     cr_assert_eq(tally_wait(&tally, 2, 10000), 2);
     cr_assert_eq(a2.first_err, LW_ECONNLOST, "%s", lw_errname(a2.first_err));
     cr_assert_eq(a2.second_err, LW_ECONNREFUSED, "%s", lw_errname(a2.second_err));
 
-    cr_assert_eq(lw_engine_free(e), 0);
-    lw_request_clear(&stopped);
-    lw_request_clear(&killed);
+    cr_assert_eq(engine_free(e), 0);
+    request_clear(&stopped);
+    request_clear(&killed);
     tally_destroy(&tally);
 }
 
-/* --- lw_engine_free from the engine's own callback is refused --- */
+/* --- engine_free from the engine's own callback is refused --- */
 
 struct self_free {
-    struct lw_engine *engine;
+    struct engine *engine;
     int rc;
 };
 
-static void free_from_callback(struct lw_request *req, const redisReply *reply, int err,
+static void free_from_callback(struct request *req, const redisReply *reply, int err,
                                void *arg)
 {
     struct self_free *f = arg;
@@ -633,35 +633,35 @@ static void free_from_callback(struct lw_request *req, const redisReply *reply, 
     (void)req;
     (void)reply;
     (void)err;
-    f->rc = lw_engine_free(f->engine);
+    f->rc = engine_free(f->engine);
 }
 
 REDIS_TEST(faults, free_from_callback_is_edeadlk)
 {
-    struct lw_engine_config cfg;
+    struct engine_config cfg;
     struct self_free f = {0};
-    struct lw_request req;
+    struct request req;
     const char *sub[] = {"SUBSCRIBE", "chan"}, *mon[] = {"monitor"};
 
     engine_config(&cfg);
-    cr_assert_eq(lw_engine_new(&cfg, &f.engine), 0);
+    cr_assert_eq(engine_new(&cfg, &f.engine), 0);
     set_cmd(&req, "PING");
-    cr_assert_eq(lw_engine_call(f.engine, &req, free_from_callback, &f), 0);
+    cr_assert_eq(engine_call(f.engine, &req, free_from_callback, &f), 0);
     cr_assert_eq(f.rc, LW_EDEADLK);
-    lw_request_clear(&req);
+    request_clear(&req);
 
     /* Commands without exactly one reply cannot go through the engine. */
-    lw_request_init(&req);
-    cr_assert_eq(lw_request_command(&req, 2, sub, NULL), LW_EINVAL);
-    cr_assert_eq(lw_request_command(&req, 1, mon, NULL), LW_EINVAL);
+    request_init(&req);
+    cr_assert_eq(request_command(&req, 2, sub, NULL), LW_EINVAL);
+    cr_assert_eq(request_command(&req, 1, mon, NULL), LW_EINVAL);
     cr_assert_null(req.cmd);
-    cr_assert_eq(lw_engine_free(f.engine), 0);
+    cr_assert_eq(engine_free(f.engine), 0);
 }
 
 /* --- host names looked up off the engine thread --- */
 
 /*
- * getaddrinfo()'s stand-in (struct lw_endpoint's resolve, a test hook):
+ * getaddrinfo()'s stand-in (struct endpoint's resolve, a test hook):
  * "slow.test" answers as 127.0.0.1 after SLOW_DNS_MS; "never.test" does
  * not answer before the test lets it go (10 s at most), then fails as a
  * DNS that does not answer does; any other name as getaddrinfo().  It
@@ -712,7 +712,7 @@ static struct {
     uint64_t last_ns, worst_ns, count;
 } beat;
 
-static void on_beat(struct lw_engine *e, struct lw_timer_list *due, void *arg)
+static void on_beat(struct engine *e, struct lw_timer_list *due, void *arg)
 {
     uint64_t now = lw_clock_now();
 
@@ -722,7 +722,7 @@ static void on_beat(struct lw_engine *e, struct lw_timer_list *due, void *arg)
             beat.worst_ns = now - beat.last_ns;
         beat.last_ns = now;
         beat.count++;
-        lw_wheel_schedule(lw_engine_wheel(e), &beat.timer, now + 10 * 1000000ull);
+        lw_wheel_schedule(engine_wheel(e), &beat.timer, now + 10 * 1000000ull);
     }
 }
 
@@ -735,8 +735,8 @@ static void on_beat(struct lw_engine *e, struct lw_timer_list *due, void *arg)
  */
 REDIS_TEST(faults, slow_host_name_delays_only_its_connection)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
+    struct engine_config cfg;
+    struct engine *e;
     uint64_t start;
 
     dns_reset();
@@ -747,11 +747,11 @@ REDIS_TEST(faults, slow_host_name_delays_only_its_connection)
     cfg.node.connect_timeout_ms = 2 * SLOW_DNS_MS;
     cfg.on_tick = on_beat;
     start = lw_clock_now();
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
-    cr_assert_eq(lw_wheel_schedule_remote(lw_engine_wheel(e), &beat.timer, start), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
+    cr_assert_eq(lw_wheel_schedule_remote(engine_wheel(e), &beat.timer, start), 0);
     cr_assert_eq(ping(e), 0);
     cr_assert_geq(ms_since(start), SLOW_DNS_MS - 50, "the PING did not wait for the lookup");
-    lw_engine_free(e);
+    engine_free(e);
     /* Every 10-20 ms (the next tick after 10 ms); at least one per 100 ms
      * on average, none more than 500 ms after the last. */
     cr_assert_geq(beat.count, SLOW_DNS_MS / 100, "%llu beats in 3 s",
@@ -767,25 +767,25 @@ REDIS_TEST(faults, slow_host_name_delays_only_its_connection)
  * connection; the lookup's thread is let go. */
 Test(faults, host_name_not_resolved_in_time_is_econnect)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
+    struct engine_config cfg;
+    struct engine *e;
     uint64_t start;
     char why[256];
 
     dns_reset();
-    lw_engine_config_init(&cfg);
+    engine_config_init(&cfg);
     cfg.node.host = "never.test";
     cfg.node.resolve = test_getaddrinfo;
     cfg.node.connect_timeout_ms = 300;
     cfg.node.command_timeout_ms = 10000;
     start = lw_clock_now();
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     cr_assert_eq(ping(e), LW_ECONNECT);
     cr_assert_lt(ms_since(start), 300 + 700, "%llu ms", (unsigned long long)ms_since(start));
-    cr_assert_eq(lw_engine_status(e), LW_ECONNECT);
-    cr_assert_eq(lw_engine_last_error(e, why, sizeof why), LW_ECONNECT);
+    cr_assert_eq(engine_status(e), LW_ECONNECT);
+    cr_assert_eq(engine_last_error(e, why, sizeof why), LW_ECONNECT);
     cr_assert(strstr(why, "never.test") && strstr(why, "lookup took over 300 ms"), "%s", why);
-    lw_engine_free(e);
+    engine_free(e);
     dns_wait_done();
 }
 
@@ -794,9 +794,9 @@ Test(faults, host_name_not_resolved_in_time_is_econnect)
  * check sees it). */
 REDIS_TEST(faults, free_during_host_name_lookup)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
-    struct lw_request req;
+    struct engine_config cfg;
+    struct engine *e;
+    struct request req;
     struct tally tally;
 
     dns_reset();
@@ -805,14 +805,14 @@ REDIS_TEST(faults, free_during_host_name_lookup)
     cfg.node.resolve = test_getaddrinfo;
     cfg.node.connect_timeout_ms = 2 * SLOW_DNS_MS;
     tally_init(&tally);
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     set_cmd(&req, "PING");
-    cr_assert_eq(lw_engine_submit(e, &req, count_done, &tally), 0);
+    cr_assert_eq(engine_submit(e, &req, count_done, &tally), 0);
     cr_assert(wait_until(dns_running == 1, 2000), "no lookup started");
-    lw_engine_free(e);
+    engine_free(e);
     cr_assert_eq(tally_wait(&tally, 1, 1000), 1);
     cr_assert_eq(tally.last_err, LW_ESHUTDOWN);
-    lw_request_clear(&req);
+    request_clear(&req);
     tally_destroy(&tally);
     dns_wait_done();
 }
@@ -820,15 +820,15 @@ REDIS_TEST(faults, free_during_host_name_lookup)
 /* A numeric address is never looked up: no call to the resolver. */
 REDIS_TEST(faults, numeric_address_is_not_looked_up)
 {
-    struct lw_engine_config cfg;
-    struct lw_engine *e;
+    struct engine_config cfg;
+    struct engine *e;
 
     dns_reset();
     engine_config(&cfg);
     cfg.node.host = "127.0.0.1";
     cfg.node.resolve = test_getaddrinfo;
-    cr_assert_eq(lw_engine_new(&cfg, &e), 0);
+    cr_assert_eq(engine_new(&cfg, &e), 0);
     cr_assert_eq(ping(e), 0);
-    lw_engine_free(e);
+    engine_free(e);
     cr_assert_eq(dns_calls, 0);
 }

@@ -72,10 +72,10 @@ REDIS_TEST(lock, companion_keys_follow_redissons_prefix_name)
     cr_assert_str_eq(plain->channel, "redisson_lock__channel:{jobs}");
     cr_assert_str_eq(tagged->token_key, "redisson_lock_token:{user7}:cart");
     cr_assert_str_eq(tagged->channel, "redisson_lock__channel:{user7}:cart");
-    cr_assert_eq(plain->slot, lw_keyslot("jobs", 4));
-    cr_assert_eq(tagged->slot, lw_keyslot("user7", 5));
-    cr_assert_eq(lw_keyslot(tagged->token_key, strlen(tagged->token_key)), tagged->slot);
-    cr_assert_eq(lw_keyslot(plain->channel, strlen(plain->channel)), plain->slot);
+    cr_assert_eq(plain->slot, keyslot("jobs", 4));
+    cr_assert_eq(tagged->slot, keyslot("user7", 5));
+    cr_assert_eq(keyslot(tagged->token_key, strlen(tagged->token_key)), tagged->slot);
+    cr_assert_eq(keyslot(plain->channel, strlen(plain->channel)), plain->slot);
 
     cr_assert_eq(lw_lock_set_fenced(tagged, 1), 0);
     cr_assert_eq(lw_lock_acquire(tagged, &t), 0);

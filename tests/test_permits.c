@@ -935,7 +935,7 @@ REDIS_TEST(permits, an_acquire_that_waited_in_the_client_past_its_lease_is_grant
     tally_init(&out.tally);
     cr_assert_eq(proxy_hold(p, 1), 0);
     cr_assert_eq(proxy_drop(p, 1), 0);
-    cr_assert(wait_until(lw_engine_status(c->engine) != 0, 3000), "the drop went unseen");
+    cr_assert(wait_until(engine_status(c->engine) != 0, 3000), "the drop went unseen");
     cr_assert_eq(lw_permit_acquire_async(s, 1, 0, 0, &mine, on_call, &out), 0);
     sleep_ms(1500); /* a lease and a half: time that must pass */
     cr_assert_eq(tally_wait(&out.tally, 1, 0), 0, "answered with no connection to be had");

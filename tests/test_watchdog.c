@@ -474,7 +474,7 @@ REDIS_TEST(watchdog, many_losses_are_dropped_in_few_calls)
     struct lw_client *c = new_client(1000, &lost);
     struct lw_lock *locks[300];
     struct lw_client_stats st0, st1;
-    struct lw_engine_stats es0, es1;
+    struct engine_stats es0, es1;
     struct tally acquired;
     uint64_t calls;
     char name[32];
@@ -493,19 +493,19 @@ REDIS_TEST(watchdog, many_losses_are_dropped_in_few_calls)
                  lw_strerror(acquired.last_err));
     tally_destroy(&acquired);
     lw_client_get_stats(c, &st0);
-    lw_engine_get_stats(c->engine, &es0);
+    engine_get_stats(c->engine, &es0);
     /* Paused past the lease: every lock expires unconfirmed, and each
      * wants its field dropped.  The calls queue in Redis until the end. */
     freeReplyObject(redis_server_command(&srv, "CLIENT PAUSE 1500 ALL"));
     cr_assert(wait_until(atomic_load(&lost.count) == 300, 3000));
     /* The pause is over (the server answers us) and the queued calls
      * answered (none on the wire). */
-    cr_assert(wait_until(server_answers() && (lw_engine_get_stats(c->engine, &es1),
+    cr_assert(wait_until(server_answers() && (engine_get_stats(c->engine, &es1),
                                               es1.inflight == 0),
                          5000),
               "%llu calls still on the wire", (unsigned long long)es1.inflight);
     lw_client_get_stats(c, &st1);
-    lw_engine_get_stats(c->engine, &es1);
+    engine_get_stats(c->engine, &es1);
     cr_assert_eq(st1.lost_expired, 300);
     cr_assert_eq(es1.reconnects, es0.reconnects);
     /* Commands written besides renewals: a few drop batches, not 300. */
@@ -561,7 +561,7 @@ struct due_times {
 
 /* On the engine thread: every entry's next renewal, and its last send
  * (valid_until less the lease and its drift allowance). */
-static void read_due_times(struct lw_request *req, const redisReply *reply, int err, void *arg)
+static void read_due_times(struct request *req, const redisReply *reply, int err, void *arg)
 {
     struct lw_client *c = ((void **)arg)[0];
     struct due_times *d = ((void **)arg)[1];
@@ -596,7 +596,7 @@ REDIS_TEST(watchdog, a_burst_of_locks_comes_due_spread_over_the_period)
     struct lw_client *c = new_client(30000, NULL);
     struct lw_lock *locks[N];
     struct tally t;
-    struct lw_request task;
+    struct request task;
     struct due_times d = {calloc(N, sizeof(uint64_t)), calloc(N, sizeof(uint64_t)), 0};
     void *args[2] = {c, &d};
     uint64_t start = lw_clock_now();
@@ -611,9 +611,9 @@ REDIS_TEST(watchdog, a_burst_of_locks_comes_due_spread_over_the_period)
     }
     cr_assert_eq(tally_wait(&t, N, 60000), N);
     cr_assert_eq(t.failed, 0);
-    lw_request_init(&task);
-    lw_request_task(&task);
-    cr_assert_eq(lw_engine_call(c->engine, &task, read_due_times, args), 0);
+    request_init(&task);
+    request_task(&task);
+    cr_assert_eq(engine_call(c->engine, &task, read_due_times, args), 0);
     cr_assert_eq(d.n, N);
     for (size_t i = 0; i < d.n; i++) {
         cr_assert_leq(d.due[i], d.sent[i] + period, "entry %zu due %lld ms after lease/3", i,

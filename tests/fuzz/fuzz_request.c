@@ -2,8 +2,8 @@
  * tests/fuzz/fuzz_request.c - the RESP formatter (adapters/request.c).
  *
  * Input: three header bytes, then the arguments.
- *   byte 0: bit 0 EVALSHA (lw_request_evalsha) or a plain command
- *           (lw_request_command); bit 1 lengths NULL (strlen() of each
+ *   byte 0: bit 0 EVALSHA (request_evalsha) or a plain command
+ *           (request_command); bit 1 lengths NULL (strlen() of each
  *           argument, so it ends at its first NUL) or given (binary-safe);
  *           bits 2-7 nkeys, for EVALSHA
  *   byte 1: the script index, for EVALSHA
@@ -15,7 +15,7 @@
  * Oracle: hiredis's own reply parser reads the command back as exactly one
  * array of exactly the arguments (EVALSHA: "EVALSHA", the 40-byte SHA
  * placeholder at sha_at, nkeys in decimal, then the arguments), with no
- * byte left over; what lw_request_command refuses (argc 0, the pub/sub
+ * byte left over; what request_command refuses (argc 0, the pub/sub
  * commands and MONITOR) and nkeys > argc are refused with the documented
  * codes; and calls with NULL or negative arguments are refused with
  * LW_EINVAL, never a crash, and so is a NULL among the arguments.
@@ -57,7 +57,7 @@ static void check_bulk(const redisReply *e, const char *s, size_t len, size_t i)
 }
 
 /* req holds exactly one RESP array: nhead head strings, then the args. */
-static void check_resp(const struct lw_request *req, int nhead, const char *const *head,
+static void check_resp(const struct request *req, int nhead, const char *const *head,
                        const size_t *head_len, const struct args *a)
 {
     redisReader *r = redisReaderCreate();
@@ -87,43 +87,43 @@ static void check_resp(const struct lw_request *req, int nhead, const char *cons
 }
 
 /* NULL and negative arguments: LW_EINVAL, whatever else is passed. */
-static void check_refusals(struct lw_request *req, const struct args *a, int script, int nkeys)
+static void check_refusals(struct request *req, const struct args *a, int script, int nkeys)
 {
     const char *null_first[] = {NULL, "x"};
     int argc = a->argc > 0 ? a->argc : 1;
     const char **argv = a->argc > 0 ? a->argv : null_first + 1;
     const size_t *lens = a->argc > 0 ? a->lens : NULL;
 
-    FUZZ_CHECK(lw_request_command(NULL, argc, argv, lens) == LW_EINVAL, "NULL request");
-    FUZZ_CHECK(lw_request_command(req, 0, argv, lens) == LW_EINVAL, "argc 0");
-    FUZZ_CHECK(lw_request_command(req, -1, argv, lens) == LW_EINVAL, "argc -1");
-    FUZZ_CHECK(lw_request_command(req, INT_MIN, argv, lens) == LW_EINVAL, "argc INT_MIN");
-    FUZZ_CHECK(lw_request_command(req, argc, NULL, lens) == LW_EINVAL, "argv NULL");
-    FUZZ_CHECK(lw_request_command(req, 1, null_first, NULL) == LW_EINVAL, "argv[0] NULL");
+    FUZZ_CHECK(request_command(NULL, argc, argv, lens) == LW_EINVAL, "NULL request");
+    FUZZ_CHECK(request_command(req, 0, argv, lens) == LW_EINVAL, "argc 0");
+    FUZZ_CHECK(request_command(req, -1, argv, lens) == LW_EINVAL, "argc -1");
+    FUZZ_CHECK(request_command(req, INT_MIN, argv, lens) == LW_EINVAL, "argc INT_MIN");
+    FUZZ_CHECK(request_command(req, argc, NULL, lens) == LW_EINVAL, "argv NULL");
+    FUZZ_CHECK(request_command(req, 1, null_first, NULL) == LW_EINVAL, "argv[0] NULL");
     if (a->argc > 0) { /* the last argument NULL: refused, nothing read */
         const char **last_null = malloc((size_t)argc * sizeof *last_null);
 
         if (last_null) {
             memcpy(last_null, argv, (size_t)argc * sizeof *last_null);
             last_null[argc - 1] = NULL;
-            FUZZ_CHECK(lw_request_command(req, argc, last_null, lens) == LW_EINVAL,
+            FUZZ_CHECK(request_command(req, argc, last_null, lens) == LW_EINVAL,
                        "argv[%d] NULL", argc - 1);
-            FUZZ_CHECK(lw_request_evalsha(req, script, 0, argc, last_null, lens) == LW_EINVAL,
+            FUZZ_CHECK(request_evalsha(req, script, 0, argc, last_null, lens) == LW_EINVAL,
                        "EVALSHA argv[%d] NULL", argc - 1);
             free(last_null);
         }
     }
-    FUZZ_CHECK(lw_request_evalsha(NULL, script, 0, argc, argv, lens) == LW_EINVAL, "NULL req");
-    FUZZ_CHECK(lw_request_evalsha(req, -1, 0, argc, argv, lens) == LW_EINVAL, "script -1");
-    FUZZ_CHECK(lw_request_evalsha(req, INT_MIN, 0, argc, argv, lens) == LW_EINVAL, "INT_MIN");
-    FUZZ_CHECK(lw_request_evalsha(req, script, -1, argc, argv, lens) == LW_EINVAL, "nkeys -1");
-    FUZZ_CHECK(lw_request_evalsha(req, script, nkeys, -1, argv, lens) == LW_EINVAL, "argc -1");
-    FUZZ_CHECK(lw_request_evalsha(req, script, 0, argc, NULL, NULL) == LW_EINVAL, "argv NULL");
+    FUZZ_CHECK(request_evalsha(NULL, script, 0, argc, argv, lens) == LW_EINVAL, "NULL req");
+    FUZZ_CHECK(request_evalsha(req, -1, 0, argc, argv, lens) == LW_EINVAL, "script -1");
+    FUZZ_CHECK(request_evalsha(req, INT_MIN, 0, argc, argv, lens) == LW_EINVAL, "INT_MIN");
+    FUZZ_CHECK(request_evalsha(req, script, -1, argc, argv, lens) == LW_EINVAL, "nkeys -1");
+    FUZZ_CHECK(request_evalsha(req, script, nkeys, -1, argv, lens) == LW_EINVAL, "argc -1");
+    FUZZ_CHECK(request_evalsha(req, script, 0, argc, NULL, NULL) == LW_EINVAL, "argv NULL");
 }
 
-static void fuzz_command(struct lw_request *req, const struct args *a)
+static void fuzz_command(struct request *req, const struct args *a)
 {
-    int rc = lw_request_command(req, a->argc, a->argv, a->lens);
+    int rc = request_command(req, a->argc, a->argv, a->lens);
 
     if (a->argc < 1 || is_push(a->argv[0], a->expect_len[0])) {
         FUZZ_CHECK(rc == LW_EINVAL, "accepted: %s", lw_errname(rc));
@@ -134,13 +134,13 @@ static void fuzz_command(struct lw_request *req, const struct args *a)
     check_resp(req, 0, NULL, NULL, a);
 }
 
-static void fuzz_evalsha(struct lw_request *req, const struct args *a, int script, int nkeys)
+static void fuzz_evalsha(struct request *req, const struct args *a, int script, int nkeys)
 {
     static const char placeholder[] = "0000000000000000000000000000000000000000";
     char numkeys[16];
     const char *head[3] = {"EVALSHA", placeholder, numkeys};
     size_t head_len[3] = {7, 40, 0};
-    int rc = lw_request_evalsha(req, script, nkeys, a->argc, a->argv, a->lens);
+    int rc = request_evalsha(req, script, nkeys, a->argc, a->argv, a->lens);
 
     if (nkeys > a->argc) {
         FUZZ_CHECK(rc == LW_ERANGE, "nkeys %d > argc %d: %s", nkeys, a->argc, lw_errname(rc));
@@ -162,7 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *ping[] = {"PING"};
     struct fuzz_pieces f = {0, NULL, NULL};
-    struct lw_request req;
+    struct request req;
     struct args a = {0, NULL, NULL, NULL};
     int evalsha, script, nkeys;
 
@@ -183,17 +183,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     /* A request that already holds a command and is a task: formatting
      * must replace the first (ASan: no leak) and make it a command. */
-    lw_request_init(&req);
-    FUZZ_CHECK(lw_request_command(&req, 1, ping, NULL) == 0, "PING refused");
-    lw_request_task(&req);
+    request_init(&req);
+    FUZZ_CHECK(request_command(&req, 1, ping, NULL) == 0, "PING refused");
+    request_task(&req);
     check_refusals(&req, &a, script, nkeys);
     if (evalsha)
         fuzz_evalsha(&req, &a, script, nkeys);
     else
         fuzz_command(&req, &a);
-    lw_request_clear(&req);
+    request_clear(&req);
     FUZZ_CHECK(!req.cmd && req.len == 0, "not cleared");
-    lw_request_clear(NULL);
+    request_clear(NULL);
     if (f.p)
         fuzz_pieces_free(&f);
     return 0;
