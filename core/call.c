@@ -224,17 +224,21 @@ void call_discard(struct call *call)
         free(call);
 }
 
+int call_gate(const struct lw_client *c, int blocking)
+{
+    if (atomic_load_explicit(&c->freed, memory_order_acquire))
+        return LW_ESHUTDOWN; /* every call fails, nothing is sent */
+    if (blocking && engine_on_thread(c->engine))
+        return LW_EDEADLK; /* it would wait for itself */
+    return 0;
+}
+
 int call_run(struct call *call, int64_t *value)
 {
-    struct lw_client *c = call->client;
     int blocking = call->blocking; /* an async call may be gone once started */
-    int rc = 0;
+    int rc = call_gate(call->client, blocking);
 
-    if (atomic_load_explicit(&c->freed, memory_order_acquire))
-        rc = LW_ESHUTDOWN; /* every call fails, nothing is sent */
-    else if (blocking && engine_on_thread(c->engine))
-        rc = LW_EDEADLK; /* it would wait for itself */
-    else if (blocking)
+    if (rc == 0 && blocking)
         lw_completion_reset(&call->completed);
     if (rc == 0 && (rc = call_start(call)) == 0 && !blocking)
         return 0;

@@ -143,6 +143,11 @@ struct call {
  * acquire takes `want` of its name (waiters.h: WAIT_ALL, 0 or n). */
 void call_init(struct call *call, const struct call_class *cls, struct lw_client *c, int kind,
                int64_t want);
+/* Whether a call may start on client c: 0, LW_ESHUTDOWN once the client
+ * is freed, or LW_EDEADLK for a blocking call on the engine thread (it
+ * would wait for itself).  call_run() asks; a primitive whose set-up
+ * reads what the engine keeps asks first. */
+int call_gate(const struct lw_client *c, int blocking);
 /* Run a call that is set up: a blocking one (call->blocking) is waited
  * for, its value into *value (or NULL) and its error returned; an async
  * one is started, 0 or the error it could not start with.  A call ending

@@ -831,8 +831,13 @@ static int prepare_op(struct op *op, struct lw_lock *lock, int kind, uint64_t ow
 static int run_op(struct op *op, struct lw_lock *lock, int kind, uint64_t owner,
                   uint64_t wait_ms, uint64_t lease_ms, int64_t *value)
 {
-    int rc = prepare_op(op, lock, kind, owner, wait_ms, lease_ms);
+    /* Refused before it is set up (as every call: call_gate()), for a
+     * fair lock's command reads the engine's pub/sub state, gone once the
+     * client is freed. */
+    int rc = lock ? call_gate(lock->client, op->call.blocking) : LW_EINVAL;
 
+    if (rc == 0)
+        rc = prepare_op(op, lock, kind, owner, wait_ms, lease_ms);
     if (rc) {
         call_discard(&op->call);
         return rc;

@@ -55,12 +55,14 @@ REDIS_TEST(misuse, free_client_with_locks_held_then_use_handles)
 {
     struct lost_log lost;
     struct lw_client *c = new_client(1000, &lost);
-    struct lw_lock *w = new_lock(c, "watched"), *f = new_lock(c, "fixed"), *l = NULL;
+    struct lw_lock *w = new_lock(c, "watched"), *f = new_lock(c, "fixed"), *l = NULL, *fair = NULL;
+    struct lw_name_status st;
     int64_t ttl = 0;
     uint64_t token;
 
     cr_assert_eq(lw_lock_acquire(w, NULL), 0);
     cr_assert_eq(lw_lock_lease(f, 5000, NULL), 0);
+    cr_assert_eq(lw_fair_lock_new(c, "fair", 4, &fair), 0);
     cr_assert_eq(lw_client_free(c), 0, "freeing with locks held is allowed");
 
     /* The handles outlive the client: every call is refused, nothing runs. */
@@ -72,6 +74,12 @@ REDIS_TEST(misuse, free_client_with_locks_held_then_use_handles)
     cr_assert_eq(lw_force_unlock(f), LW_ESHUTDOWN);
     cr_assert_eq(lw_acquire_async(w, 1, 0, 0, NULL, NULL), LW_ESHUTDOWN);
     cr_assert_eq(lw_unlock_async(w, 1, NULL, NULL), LW_ESHUTDOWN);
+    /* Refused before anything is formatted: a fair lock's command reads the
+     * engine's pub/sub mode, and a bad lease is not the first thing wrong. */
+    cr_assert_eq(lw_is_locked(fair), LW_ESHUTDOWN);
+    cr_assert_eq(lw_name_status(fair, &st), LW_ESHUTDOWN);
+    cr_assert_eq(lw_trylock(fair, 0, 1, NULL), LW_ESHUTDOWN, "a bad lease, after the client");
+    lw_lock_free(fair);
     cr_assert_eq(lw_lock_new(c, "late", 4, &l), LW_ESHUTDOWN);
     cr_assert_null(l);
     cr_assert_eq(lw_client_free(c), LW_ESHUTDOWN, "freed twice");
