@@ -319,22 +319,41 @@
  * write.  must_be_lock(k) is called only off the fast paths, when k
  * exists, has no `mode` and the caller does not hold it: one HLEN, and
  * an HGETALL of one field. */
-#define LUA_MUST_BE_LOCK                                                                \
-    "local function not_a_lock() "                                                      \
-    "  error({err = 'WRONGTYPE Operation against a key holding the wrong kind of "      \
-    "value (a hash that is not a lock)'}) "                                             \
-    "end "                                                                              \
-    "local function must_be_lock(k) "                                                   \
-    "  if redis.call('hlen', k) ~= 1 then not_a_lock() end "                            \
-    "  local f = redis.call('hgetall', k) "                                             \
-    "  if not string.find(f[1], ':', 1, true) or not string.match(f[2], '^%d+$') then " \
-    "    not_a_lock() "                                                                 \
-    "  end "                                                                            \
-    "end "                                                                              \
-    "local function must_be_rw(mode) "                                                  \
-    "  if mode ~= 'read' and mode ~= 'write' then not_a_lock() end "                    \
+#define LUA_MUST_BE_LOCK                                                              \
+    "local function not_a_lock() "                                                    \
+    "  error({err = 'WRONGTYPE Operation against a key holding the wrong kind of "    \
+    "value (a hash that is not a lock)'}) "                                           \
+    "end "                                                                            \
+    "local function must_be_lock(k) "                                                 \
+    "  local f, owners = redis.call('hgetall', k), 0 "                                \
+    "  for i = 1, #f, 2 do "                                                          \
+    "    if f[i] ~= '" ELECT_TERM_FIELD "' and f[i] ~= '" ELECT_VALUE_FIELD "' then " \
+    "      if not string.find(f[i], ':', 1, true) or "                                \
+    "         not string.match(f[i + 1], '^%d+$') then "                              \
+    "        not_a_lock() "                                                           \
+    "      end "                                                                      \
+    "      owners = owners + 1 "                                                      \
+    "    end "                                                                        \
+    "  end "                                                                          \
+    "  if owners ~= 1 then not_a_lock() end "                                         \
+    "end "                                                                            \
+    "local function must_be_rw(mode) "                                                \
+    "  if mode ~= 'read' and mode ~= 'write' then not_a_lock() end "                  \
     "end "
 #include "scripts.h"
+
+/* An elected leader's hash whose last owner's field went (a drop of a lost
+ * lease) goes whole: its term and value were the leader's, and a hash of
+ * them alone would be nobody's lock, in every candidate's way until its
+ * lease ran out. */
+#define LUA_VACATE                                                       \
+    "local function vacate(k) "                                          \
+    "  if redis.call('hlen', k) == 2 and "                               \
+    "     redis.call('hexists', k, '" ELECT_TERM_FIELD "') == 1 and "    \
+    "     redis.call('hexists', k, '" ELECT_VALUE_FIELD "') == 1 then "  \
+    "    redis.call('del', k) "                                          \
+    "  end "                                                             \
+    "end "
 
 /* A script is one string literal, and the fair lock's acquire (its queue,
  * places, give-up times, token and type checks) is longer than the 4095
@@ -502,10 +521,12 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * for a lease we no longer renew.  Returns how many were. */
     [SCRIPT_DROP] =
         LUA_CHANNEL_OF
+            LUA_VACATE
     "local dropped = 0 "
     "for i = 1, #KEYS do "
     "  if redis.pcall('hdel', KEYS[i], ARGV[2] .. ':' .. ARGV[i + 2]) == 1 then "
     "    dropped = dropped + 1 "
+    "    vacate(KEYS[i]) "
     "    if redis.call('exists', KEYS[i]) == 0 then "
     "      redis.call(ARGV[1], channel(KEYS[i]), '0') "
     "    end "
@@ -519,11 +540,13 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * ends the field anyway. */
     [SCRIPT_DROP_NODE] =
         LUA_CHANNEL_OF
+            LUA_VACATE
     "local n = (#ARGV - 2) / 2 "
     "local dropped = 0 "
     "for i = 1, n do "
     "  if redis.pcall('hdel', ARGV[i], ARGV[n + 2] .. ':' .. ARGV[n + 2 + i]) == 1 then "
     "    dropped = dropped + 1 "
+    "    vacate(ARGV[i]) "
     "    if redis.call('exists', ARGV[i]) == 0 then "
     "      redis.call(ARGV[n + 1], channel(ARGV[i]), '0') "
     "    end "
@@ -1167,5 +1190,86 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         "  end "
         "end "
         "return left",
+
+    /* Campaign: the lock's acquire (SCRIPT_LOCK's), and a first acquire
+     * is elected: the next term from the counter (a fencing token's,
+     * seeded at Redis's clock when missing, so terms rise across a Redis
+     * that lost its data), written with the value into the lock's own
+     * hash, so that whatever removes the lock (an unlock, its lease
+     * running out, Redisson's forceUnlock, DEL) removes them with it; and
+     * "elected <term> <field>" on the election's channel.  {term, 1}
+     * elected; {term, holds} the caller leads already; the holder's PTTL
+     * when another holds it (a candidate, or a Redisson RLock); {-1} a
+     * read-write lock's name. */
+    [SCRIPT_ELECT] =
+        LUA_EFFECTS
+            LUA_TOKEN
+                LUA_MUST_BE_LOCK
+    "if redis.call('exists', KEYS[1]) == 0 then "
+    "  local term = draw_token(KEYS[2], KEYS[1]) "
+    "  redis.call('hincrby', KEYS[1], ARGV[2], 1) "
+    "  redis.call('hset', KEYS[1], '" ELECT_TERM_FIELD "', term) "
+    "  redis.call('hset', KEYS[1], '" ELECT_VALUE_FIELD "', ARGV[3]) "
+    "  redis.call('pexpire', KEYS[1], ARGV[1]) "
+    "  redis.call(ARGV[4], KEYS[3], 'elected ' .. term .. ' ' .. ARGV[2]) "
+    "  return {term, 1} "
+    "end "
+    "local mode = redis.call('hget', KEYS[1], 'mode') "
+    "if mode then "
+    "  must_be_rw(mode) "
+    "  return {-1} "
+    "end "
+    "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
+    "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
+    "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
+    "    redis.call('pexpire', KEYS[1], ARGV[1]) "
+    "  end "
+    "  return {tonumber(redis.call('hget', KEYS[1], '" ELECT_TERM_FIELD "') or '0'), holds} "
+    "end "
+    "must_be_lock(KEYS[1]) "
+    "return redis.call('pttl', KEYS[1])",
+
+    /* Resign: the lock's unlock (SCRIPT_UNLOCK's), and when the last hold
+     * goes, the term and the value with it, "resigned <term>" on the
+     * election's channel as well as Redisson's 0 on the lock's.  The holds
+     * left, or -1 (not the caller's: untouched). */
+    [SCRIPT_RESIGN] =
+        "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then return -1 end "
+        "local holds = redis.call('hincrby', KEYS[1], ARGV[1], -1) "
+        "if holds > 0 then return holds end "
+        "local term = redis.call('hget', KEYS[1], '" ELECT_TERM_FIELD "') or '0' "
+        "redis.call('del', KEYS[1]) "
+        "redis.call(ARGV[2], KEYS[2], '0') "
+        "redis.call(ARGV[2], KEYS[3], 'resigned ' .. term) "
+        "return 0",
+
+    /* Proclaim: a new value, only while the caller still holds the term
+     * it was elected for (etcd's compare on the creation revision).  1,
+     * with "proclaimed <term>" on the election's channel; 0 when the
+     * caller does not lead in that term (nothing written). */
+    [SCRIPT_PROCLAIM] =
+        "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 or "
+        "   redis.call('hget', KEYS[1], '" ELECT_TERM_FIELD "') ~= ARGV[2] then "
+        "  return 0 "
+        "end "
+        "redis.call('hset', KEYS[1], '" ELECT_VALUE_FIELD "', ARGV[3]) "
+        "redis.call(ARGV[4], KEYS[2], 'proclaimed ' .. ARGV[2]) "
+        "return 1",
+
+    /* Who leads, in one read: {} when nobody holds the name; else {term,
+     * leader's field, value, PTTL}, term 0 and value '' when the holder
+     * is a lock that was not elected (a Redisson RLock, a plain lock).
+     * A read-write lock's name: {-1}. */
+    [SCRIPT_LEADER] =
+        "local f = redis.call('hgetall', KEYS[1]) "
+        "if #f == 0 then return {} end "
+        "local term, value, leader = 0, '', '' "
+        "for i = 1, #f, 2 do "
+        "  if f[i] == '" ELECT_TERM_FIELD "' then term = tonumber(f[i + 1]) "
+        "  elseif f[i] == '" ELECT_VALUE_FIELD "' then value = f[i + 1] "
+        "  elseif f[i] == 'mode' then return {-1} "
+        "  else leader = f[i] end "
+        "end "
+        "return {term, leader, value, redis.call('pttl', KEYS[1])}",
 };
 /* clang-format on */

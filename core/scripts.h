@@ -71,6 +71,15 @@ enum script_id {
                              field, a mode per name ('l' lock, 'w' write) */
     SCRIPT_MULTI_RELEASE, /* KEYS name, channel per name; ARGV field,
                              publish, a mode and a count per name */
+    /* Leader election: a lock (Redisson's RLock hash) whose hash also
+     * holds the term and the value (ELECT_TERM_FIELD, ELECT_VALUE_FIELD). */
+    SCRIPT_ELECT,    /* KEYS name, term counter, election channel; ARGV
+                        lease ms, field, value, publish command */
+    SCRIPT_RESIGN,   /* KEYS name, lock channel, election channel; ARGV
+                        field, publish command */
+    SCRIPT_PROCLAIM, /* KEYS name, election channel; ARGV field, term,
+                        value, publish command */
+    SCRIPT_LEADER,   /* KEYS name */
     SCRIPT_COUNT
 };
 extern const char *const lw_lock_scripts[SCRIPT_COUNT];
@@ -85,5 +94,11 @@ extern const char *const lw_lock_scripts[SCRIPT_COUNT];
 #define FAIR_QUEUE_PREFIX "redisson_lock_queue"
 #define FAIR_TIMEOUT_PREFIX "redisson_lock_timeout"
 #define FAIR_PLACE_PREFIX "leasewheel_lock_place"
+/* An election's channel (ours: Redisson's lock channel carries numbers
+ * only), and the fields of the lock's hash no Redisson owner can take (an
+ * owner's field is "<uuid>:<thread id>"). */
+#define ELECTION_PREFIX "leasewheel_election"
+#define ELECT_TERM_FIELD "leasewheel:term"
+#define ELECT_VALUE_FIELD "leasewheel:value"
 
 #endif
