@@ -219,6 +219,8 @@ static int call_start(struct call *call)
 
 void call_discard(struct call *call)
 {
+    if (call->cls && call->cls->discard)
+        call->cls->discard(call);
     request_clear(&call->req);
     if (call->heap)
         free(call);

@@ -97,6 +97,9 @@ struct call_class {
     /* Before the caller is told: leave the line, let go of what is held
      * back, count (NULL: nothing). */
     void (*ending)(struct call *call, int err);
+    /* A call that ends without completing (call_discard()): let go of
+     * what its op owns (NULL: nothing). */
+    void (*discard)(struct call *call);
     /* Its waiters' channel messages carry counts (waiters.h's rule). */
     uint8_t counts;
 };

@@ -52,7 +52,7 @@ void lock_unref(struct lw_lock *lock)
         free(lock->channel);
         free(lock->token_key);
         for (int i = 0; i < 3; i++)
-            free(lock->fair_keys[i]);
+            free(lock->companion_keys[i]);
         free(lock);
     }
 }
@@ -72,23 +72,23 @@ static char *prefix_name(const char *prefix, const char *name, size_t len, size_
 }
 
 /* The companion keys the lock's way names beyond its channel and token
- * key (a fair lock's queue, give-up times and places): 0, or -1 (no
- * memory). */
+ * key (a fair lock's queue, give-up times and places; an election's
+ * channel): 0, or -1 (no memory). */
 static int companion_keys(struct lw_lock *lock)
 {
-    for (int i = 0; lock->way->companions && i < 3; i++)
-        if (!(lock->fair_keys[i] = prefix_name(lock->way->companions[i], lock->name, lock->len,
-                                               &lock->fair_lens[i])))
+    for (int i = 0; lock->way->companions && i < 3 && lock->way->companions[i]; i++)
+        if (!(lock->companion_keys[i] = prefix_name(lock->way->companions[i], lock->name, lock->len,
+                                                    &lock->companion_lens[i])))
             return -1;
     return 0;
 }
 
 /* A handle asked for by way (way.h): a lock, the read or the write lock
- * of a read-write lock, a fair lock.  Read-write locks have their own
- * channel, Redisson's redisson_rwlock:{name}; a fenced write lock's
- * tokens come from the name's counter, as a lock's. */
-static int lock_new(struct lw_client *c, const void *name, size_t len,
-                    const struct lock_way *way, struct lw_lock **out)
+ * of a read-write lock, a fair lock, an election's.  Read-write locks
+ * have their own channel, Redisson's redisson_rwlock:{name}; a fenced
+ * write lock's tokens come from the name's counter, as a lock's. */
+int lock_new_way(struct lw_client *c, const void *name, size_t len, const struct lock_way *way,
+                 int fenced, struct lw_lock **out)
 {
     struct lw_lock *lock;
 
@@ -110,6 +110,7 @@ static int lock_new(struct lw_client *c, const void *name, size_t len,
     lock->slot = keyslot(name, len);
     lock->kind = way->kind;
     lock->way = way;
+    atomic_init(&lock->fenced, fenced);
     lock->channel = prefix_name(lock->way->channel_prefix, name, len, &lock->channel_len);
     lock->token_key = prefix_name(TOKEN_PREFIX, name, len, &lock->token_len);
     if (!lock->channel || !lock->token_key || companion_keys(lock)) {
@@ -122,22 +123,22 @@ static int lock_new(struct lw_client *c, const void *name, size_t len,
 
 int lw_lock_new(struct lw_client *c, const void *name, size_t len, struct lw_lock **out)
 {
-    return lock_new(c, name, len, &way_lock, out);
+    return lock_new_way(c, name, len, &way_lock, 0, out);
 }
 
 int lw_read_lock_new(struct lw_client *c, const void *name, size_t len, struct lw_lock **out)
 {
-    return lock_new(c, name, len, &way_read, out);
+    return lock_new_way(c, name, len, &way_read, 0, out);
 }
 
 int lw_write_lock_new(struct lw_client *c, const void *name, size_t len, struct lw_lock **out)
 {
-    return lock_new(c, name, len, &way_write, out);
+    return lock_new_way(c, name, len, &way_write, 0, out);
 }
 
 int lw_fair_lock_new(struct lw_client *c, const void *name, size_t len, struct lw_lock **out)
 {
-    return lock_new(c, name, len, &way_fair, out);
+    return lock_new_way(c, name, len, &way_fair, 0, out);
 }
 
 int lw_lock_set_max_hold(struct lw_lock *lock, uint64_t max_hold_ms)
@@ -188,6 +189,16 @@ static void leave_line(struct lw_client *c, struct op *op, int acquired)
     op->lock->way->leave(c, op, acquired);
 }
 
+/* What a lock call owns beyond the call: an election's copy of its value
+ * (call.h's `discard`; `ending` lets it go too). */
+static void discard(struct call *call)
+{
+    struct op *op = op_of(call);
+
+    free(op->value);
+    op->value = NULL;
+}
+
 /* Before a lock call ends (call.h's `ending`): its peer of a hand-over
  * goes on without it, it leaves its line, an acquire's time is counted. */
 static void ending(struct call *call, int err)
@@ -201,6 +212,7 @@ static void ending(struct call *call, int err)
     leave_line(call->client, op, !err);
     if (call->kind == OP_ACQUIRE && !err)
         stats_acquired(&call->client->count, lw_clock_now() - call->start_ns);
+    discard(call);
 }
 
 /* A lock call's kind, and whether its attempts wait for Redis (an
@@ -345,6 +357,10 @@ static void acquire_done(struct lw_client *c, struct op *op, uint32_t holds, uin
         return;
     watchdog_acquired(c, op->lock, op->call.owner, holds, from_ns, op->call.lease_ms == 0,
                       op->call.max_hold_ms);
+    /* An election's first hold: its lease joins the set the leader's
+     * belief is read from (watchdog.h). */
+    if (op->set && holds == 1 && op->call.lease_ms == 0)
+        watchdog_set_join(c, op->lock, op->call.owner, op->set);
     if (op->call.until_out) /* the caller's, before done runs */
         *op->call.until_out = lease_valid_until(call_lease_ms(&op->call), from_ns);
     if (op->call.lease_ms) /* its lease ends by itself: at the latest this */
@@ -637,10 +653,17 @@ static void handoff_reply(struct lw_client *c, struct op *op, const redisReply *
 /* A lock call's first step (call.h's `begin`). */
 static void begin(struct call *call)
 {
+    struct op *op = op_of(call);
+    int rc;
+
     if (call->kind == OP_ACQUIRE)
-        acquire_begin(call->client, op_of(call));
+        acquire_begin(call->client, op);
+    else if (call->kind != OP_PROCLAIM)
+        release_begin(call->client, op);
+    else if ((rc = format_op(op))) /* it publishes: formatted here */
+        op_complete(op, rc, 0);
     else
-        release_begin(call->client, op_of(call));
+        op_attempt(op);
 }
 
 /* A lock call's answer (call.h's `reply`): reply, or none (err). */
@@ -682,6 +705,8 @@ static void on_reply(struct call *call, const redisReply *reply, int err)
     }
     if (op->call.kind == OP_STATUS) {
         op_complete(op, status_decode(reply, op->call.arg), 0);
+    } else if (op->call.kind == OP_LEADER) {
+        op_complete(op, leader_decode(reply, op->call.arg), 0);
     } else if (op->call.kind == OP_ACQUIRE) {
         acquire_reply(c, op, reply);
     } else if (op->call.kind == OP_UNLOCK) {
@@ -719,6 +744,7 @@ static const struct call_class lock_calls = {
     .acked = acquire_acked,
     .undo = undo_acquire,
     .ending = ending,
+    .discard = discard,
 };
 
 /* ---- Starting an op (calling thread) ---- */
@@ -813,7 +839,8 @@ static int prepare_op(struct op *op, struct lw_lock *lock, int kind, uint64_t ow
     /* A first step on the engine thread (begin()): an acquire may queue
      * behind this client's waiters; an unlock stops the watchdog, and may
      * hand the lock over. */
-    op->call.task = kind == OP_ACQUIRE || kind == OP_UNLOCK || kind == OP_FORCE;
+    op->call.task =
+        kind == OP_ACQUIRE || kind == OP_UNLOCK || kind == OP_FORCE || kind == OP_PROCLAIM;
     /* Acquires that replicas must acknowledge go over the side lane, where
      * their WAIT follows them (replicas.c). */
     if (kind == OP_ACQUIRE && lock->client->replicas)
@@ -822,7 +849,8 @@ static int prepare_op(struct op *op, struct lw_lock *lock, int kind, uint64_t ow
      * their task step, where the pub/sub mode is known.  So does a fair
      * lock's acquire (it wakes the queue's head), which also says whether
      * it may still join the queue: formatted at each (format_attempt()). */
-    if (kind == OP_UNLOCK || kind == OP_FORCE || (kind == OP_ACQUIRE && lock->way->per_attempt))
+    if (kind == OP_UNLOCK || kind == OP_FORCE || kind == OP_PROCLAIM ||
+        (kind == OP_ACQUIRE && lock->way->per_attempt))
         return 0;
     return format_op(op);
 }
@@ -839,10 +867,36 @@ static int run_op(struct op *op, struct lw_lock *lock, int kind, uint64_t owner,
     if (rc == 0)
         rc = prepare_op(op, lock, kind, owner, wait_ms, lease_ms);
     if (rc) {
+        discard(&op->call); /* its class may not be set yet */
         call_discard(&op->call);
         return rc;
     }
     return call_run(&op->call, value);
+}
+
+int lock_run(struct lw_lock *lock, int kind, const struct lock_run_args *a, int64_t *value)
+{
+    struct op stack, *op = a->done ? calloc(1, sizeof *op) : &stack;
+
+    if (!op)
+        return LW_ENOMEM;
+    if (!a->done)
+        memset(op, 0, sizeof *op);
+    op->call.heap = a->done != NULL;
+    op->call.blocking = a->done == NULL;
+    op->call.done = a->done;
+    op->call.arg = a->done ? a->arg : a->out;
+    op->call.until_out = a->until_ns;
+    op->term = a->term;
+    op->set = a->set;
+    if (a->value && !(op->value = malloc(a->value_len ? a->value_len : 1))) {
+        call_discard(&op->call);
+        return LW_ENOMEM;
+    }
+    if (a->value)
+        memcpy(op->value, a->value, a->value_len);
+    op->value_len = a->value_len;
+    return run_op(op, lock, kind, a->owner, a->wait_ms, 0, value);
 }
 
 /* A blocking call; until_ns (an acquire's, or NULL) gets the hold's sure

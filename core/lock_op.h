@@ -14,6 +14,7 @@
 
 struct lw_client;
 struct lock_way;
+struct lease_set;
 
 struct lw_lock {
     struct lw_client *client;
@@ -24,11 +25,12 @@ struct lw_lock {
     size_t token_len;
     _Atomic int fenced; /* first acquires draw a fencing token
                            (lw_lock_set_fenced()) */
-    /* A fair lock's: redisson_lock_queue:{name},
-     * redisson_lock_timeout:{name}, leasewheel_lock_place:{name}; NULL
-     * for the other kinds. */
-    char *fair_keys[3];
-    size_t fair_lens[3];
+    /* The keys its way names beyond the channel and the token key
+     * (way.h's `companions`): a fair lock's redisson_lock_queue:{name},
+     * redisson_lock_timeout:{name}, leasewheel_lock_place:{name}; an
+     * election's leasewheel_election:{name}; NULL past them. */
+    char *companion_keys[3];
+    size_t companion_lens[3];
     unsigned slot;                /* the cluster slot of name and both keys */
     uint8_t kind;                 /* enum lease_kind_id */
     const struct lock_way *way;   /* how it is asked for (way.h) */
@@ -66,7 +68,11 @@ enum op_kind { OP_ACQUIRE,
                OP_TTL,
                OP_UNDO,
                OP_TRIM,
-               OP_STATUS }; /* lw_name_status: call.arg is the struct to fill */
+               OP_STATUS,   /* lw_name_status: call.arg is the struct to fill */
+               OP_PROCLAIM, /* an election's: value, in term (1, or 0: not
+                               the leader of that term) */
+               OP_LEADER }; /* an election's read: call.arg is the
+                               struct lw_leader to fill */
 
 /* A lock call: the call (call.h), and what only a lock's has. */
 struct op {
@@ -85,11 +91,42 @@ struct op {
     uint32_t trim;      /* OP_TRIM: surplus holds still to give back */
     uint32_t ack_holds; /* the hold count a first acquire hands over once
                            its replicas acknowledged it */
+    /* An election's calls (election.c, way_elect.c): the value a campaign
+     * or a proclaim writes (the op's own copy), the term a proclaim is
+     * for, and the set a campaign's lease joins once elected (the
+     * leader's belief, watchdog.h). */
+    char *value;
+    size_t value_len;
+    uint64_t term;
+    struct lease_set *set;
 };
 
 /* A lock handle's references (multi.c keeps its locks'): the last
  * unref frees it. */
 void lock_ref(struct lw_lock *lock);
 void lock_unref(struct lw_lock *lock);
+
+/* A handle asked for by way (way.h), fenced when `fenced` (election.c's:
+ * every campaign draws its term from the counter). */
+int lock_new_way(struct lw_client *c, const void *name, size_t len, const struct lock_way *way,
+                 int fenced, struct lw_lock **out);
+
+/* A call of kind on lock for an election (election.c): what the public
+ * lock calls do, with an election's extras in the op (the value, the
+ * term, the set, arg for OP_LEADER).  Blocking when done is NULL (the
+ * result into *value); else async. */
+struct lock_run_args {
+    uint64_t owner;
+    uint64_t wait_ms;
+    const void *value;
+    size_t value_len;
+    uint64_t term;
+    struct lease_set *set;
+    uint64_t *until_ns;
+    void *out;
+    lw_done_fn *done;
+    void *arg;
+};
+int lock_run(struct lw_lock *lock, int kind, const struct lock_run_args *a, int64_t *value);
 
 #endif

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "client_base.h"
+#include "reply.h"
 #include "status.h"
 #include "scripts.h"
 
@@ -199,4 +200,31 @@ int status_decode(const redisReply *reply, struct lw_name_status *out)
     if ((rc = decode_key(reply, reply->elements - 1, out)))
         return rc;
     return decode_waiters(reply->element[reply->elements - 1], out);
+}
+
+/* SCRIPT_LEADER's reply: {} vacant, {-1} a read-write lock's name, or
+ * {term, leader's field, value, PTTL}. */
+int leader_decode(const redisReply *reply, struct lw_leader *out)
+{
+    const redisReply *const *el = (const redisReply *const *)reply->element;
+
+    memset(out, 0, sizeof *out);
+    out->ttl_ms = -2;
+    if (reply->type != REDIS_REPLY_ARRAY)
+        return LW_EREPLY;
+    if (reply->elements == 0) /* vacant */
+        return 0;
+    if (reply->elements == 1)
+        return reply_integer(el[0]) == -1 ? LW_EWRONGKIND : LW_EREPLY;
+    if (reply->elements != 4 || el[1]->type != REDIS_REPLY_STRING ||
+        el[2]->type != REDIS_REPLY_STRING || el[1]->len >= sizeof out->leader ||
+        el[2]->len > LW_ELECTION_VALUE_MAX)
+        return LW_EREPLY;
+    out->held = 1;
+    out->term = (uint64_t)reply_integer(el[0]);
+    memcpy(out->leader, el[1]->str, el[1]->len);
+    memcpy(out->value, el[2]->str, el[2]->len);
+    out->value_len = el[2]->len;
+    out->ttl_ms = reply_integer(el[3]);
+    return 0;
 }

@@ -249,15 +249,35 @@ static struct set_ref *set_ref_of(struct lw_qnode *n)
     return lw_item_of(n, struct set_ref, qnode);
 }
 
+/* r's set no longer counts its entry: its belief falls to 0, and its
+ * owner may let it go (hold). */
+static void set_left(struct set_ref *r)
+{
+    struct lease_set *s = r->set;
+
+    atomic_store_explicit(&s->sure_until_ns, 0, memory_order_release);
+    s->members--;
+    free(r);
+    if (s->hold)
+        s->hold(s, -1);
+}
+
 /* Free the refs of a list taken off an entry (lw_slist_take()). */
 static void free_sets(struct lw_slist sets)
 {
     struct set_ref *r;
 
-    while ((r = set_ref_of(lw_slist_pop(&sets)))) {
-        r->set->members--;
-        free(r);
-    }
+    while ((r = set_ref_of(lw_slist_pop(&sets))))
+        set_left(r);
+}
+
+/* e's proven end, to every set it is in (a lease of one: an election's
+ * belief). */
+static void publish_sure(const struct entry *e)
+{
+    for (struct lw_qnode *n = lw_slist_first(&e->sets); n; n = lw_qnode_next(n))
+        atomic_store_explicit(&set_ref_of(n)->set->sure_until_ns, e->valid_until_ns,
+                              memory_order_release);
 }
 
 int watchdog_set_join(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
@@ -271,6 +291,9 @@ int watchdog_set_join(struct lw_client *c, const struct lw_lock *lock, uint64_t 
     r->set = s;
     lw_slist_push(&found->sets, &r->qnode);
     s->members++;
+    if (s->hold)
+        s->hold(s, 1);
+    atomic_store_explicit(&s->sure_until_ns, found->valid_until_ns, memory_order_release);
     return 0;
 }
 
@@ -285,8 +308,7 @@ void watchdog_set_leave(struct lw_client *c, const struct lw_lock *lock, uint64_
     for (n = lw_slist_first(&found->sets); n; n = lw_qnode_next(n)) {
         if (set_ref_of(n)->set == s) {
             lw_slist_remove(&found->sets, n);
-            s->members--;
-            free(set_ref_of(n));
+            set_left(set_ref_of(n));
             return;
         }
     }
@@ -753,6 +775,7 @@ static void renewal_confirmed(struct lw_client *c, struct entry *e, uint64_t fro
     stats_renewal_confirmed(&c->count, e->kind);
     e->failures = 0;
     e->valid_until_ns = entry_valid_until(c, e, from_ns);
+    publish_sure(e);
     e->state = ENTRY_SCHEDULED;
     if (now_ns >= give_up_at(c, e)) {
         lose(c, e, LW_LOST_EXPIRED);
@@ -841,6 +864,7 @@ static void stepped_down(struct lw_client *c, struct entry *e, uint64_t ahead_ns
         return;
     e->valid_until_ns = e->valid_until_ns > now_ns + ahead_ns ? e->valid_until_ns - ahead_ns
                                                               : now_ns;
+    publish_sure(e);
     lw_wheel_cancel(c->wheel, &e->ct.timer);
     if (now_ns >= give_up_at(c, e)) {
         lw_wheel_schedule(c->wheel, &e->ct.timer, now_ns);

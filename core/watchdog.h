@@ -7,6 +7,7 @@
 #define LW_CORE_WATCHDOG_H
 
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <leasewheel/semaphore.h>
@@ -75,8 +76,18 @@ struct lease_set {
     uint8_t lost;      /* one of its leases was lost */
     /* After the report, once: the lease named so was lost. */
     void (*on_lost)(struct lw_client *c, struct lease_set *s, const char *name, size_t len);
+    /* An entry joins (+1) or leaves (-1) it (NULL: not asked): the set's
+     * owner keeps its memory while entries point at it (an election's,
+     * which its handle may outlive). */
+    void (*hold)(struct lease_set *s, int delta);
+    /* A set of one lease (an election's): that lease's proven end
+     * (valid_until, lw_clock_now()'s ns), written at every change, 0 once
+     * it left; read on any thread. */
+    _Atomic uint64_t sure_until_ns;
 };
-/* (name, owner)'s watchdog lease joins or leaves s.  0, or -1 when it has
+/* (name, owner)'s watchdog lease joins or leaves s.  Joining writes its
+ * proven end to s->sure_until_ns, as every renewal then does; leaving
+ * writes 0.  0, or -1 when it has
  * none (not renewed by the watchdog), or out of memory. */
 int watchdog_set_join(struct lw_client *c, const struct lw_lock *lock, uint64_t owner,
                       struct lease_set *s);

@@ -87,7 +87,7 @@ struct lock_way {
 };
 
 /* The rows. */
-extern const struct lock_way way_lock, way_read, way_write, way_fair;
+extern const struct lock_way way_lock, way_read, way_write, way_fair, way_elect;
 
 /* way.c: what the rows share. */
 /* The lease op's acquire asks for, as a script argument, into buf (24

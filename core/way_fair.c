@@ -105,11 +105,11 @@ static void leave_queue(struct lw_client *c, const struct op *op)
         return;
     /* The command holds all it needs: nothing points at op or its lock. */
     if (request_evalsha(req, SCRIPT_FAIR_LEAVE, 4, 8,
-                        (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1],
-                                         lock->fair_keys[2], field, wait, lock->channel,
+                        (const char *[]){lock->name, lock->companion_keys[0], lock->companion_keys[1],
+                                         lock->companion_keys[2], field, wait, lock->channel,
                                          publish},
-                        (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1],
-                                   lock->fair_lens[2], flen, wlen, lock->channel_len,
+                        (size_t[]){lock->len, lock->companion_lens[0], lock->companion_lens[1],
+                                   lock->companion_lens[2], flen, wlen, lock->channel_len,
                                    strlen(publish)}) != 0) {
         on_left(req, NULL, LW_ENOMEM, NULL);
         return;
@@ -157,11 +157,11 @@ static int format_fair_acquire(struct op *op, const char *field, size_t flen)
     request_clear(&op->call.req);
     return request_evalsha(
         &op->call.req, SCRIPT_FAIR_LOCK, 5, 12,
-        (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1], lock->fair_keys[2],
+        (const char *[]){lock->name, lock->companion_keys[0], lock->companion_keys[1], lock->companion_keys[2],
                          token, lease, field, wait, lock->channel, publish,
                          lw_clock_now() < op->call.w.deadline_ns ? "1" : "0",
                          c->terms[KIND_PLACE].lease_str},
-        (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2], tlen,
+        (size_t[]){lock->len, lock->companion_lens[0], lock->companion_lens[1], lock->companion_lens[2], tlen,
                    strlen(lease), flen, strlen(wait), lock->channel_len, strlen(publish), 1,
                    c->terms[KIND_PLACE].lease_len});
 }
@@ -182,23 +182,23 @@ static int format_fair(struct op *op, const char *field, size_t flen)
     case OP_TRIM:
         return request_evalsha(
             &op->call.req, SCRIPT_FAIR_UNLOCK, 4, 7,
-            (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1],
-                             lock->fair_keys[2], field, publish, lock->channel},
-            (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2],
+            (const char *[]){lock->name, lock->companion_keys[0], lock->companion_keys[1],
+                             lock->companion_keys[2], field, publish, lock->channel},
+            (size_t[]){lock->len, lock->companion_lens[0], lock->companion_lens[1], lock->companion_lens[2],
                        flen, strlen(publish), lock->channel_len});
     case OP_FORCE:
         return request_evalsha(
             &op->call.req, SCRIPT_FAIR_FORCE, 4, 6,
-            (const char *[]){lock->name, lock->fair_keys[0], lock->fair_keys[1],
-                             lock->fair_keys[2], publish, lock->channel},
-            (size_t[]){lock->len, lock->fair_lens[0], lock->fair_lens[1], lock->fair_lens[2],
+            (const char *[]){lock->name, lock->companion_keys[0], lock->companion_keys[1],
+                             lock->companion_keys[2], publish, lock->channel},
+            (size_t[]){lock->len, lock->companion_lens[0], lock->companion_lens[1], lock->companion_lens[2],
                        strlen(publish), lock->channel_len});
     default: return 1;
     }
 }
 
 /* Redisson's RFairLock's queue and give-up times, and the waiters'
- * places, ours (lock->fair_keys, in this order). */
+ * places, ours (lock->companion_keys, in this order). */
 static const char *const companions[3] = {FAIR_QUEUE_PREFIX, FAIR_TIMEOUT_PREFIX,
                                           FAIR_PLACE_PREFIX};
 

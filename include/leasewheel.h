@@ -14,6 +14,7 @@
 #ifndef LEASEWHEEL_H
 #define LEASEWHEEL_H
 
+#include <leasewheel/election.h>
 #include <leasewheel/error.h>
 #include <leasewheel/lock.h>
 #include <leasewheel/multi.h>

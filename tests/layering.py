@@ -78,10 +78,10 @@ NAMES = ["engine.c", "link.c", "conn.c", "pubsub.c", "subscriber.c"]
 # the map out again from this list.
 CORE_LAYERS = [
     ["client.c", "metrics.c"],
-    ["multi.c"],
+    ["multi.c", "election.c"],
     ["lock.c", "semaphore.c"],
     ["call.c"],
-    ["way_lock.c", "way_rw.c", "way_fair.c", "replicas.c", "admission.c"],
+    ["way_lock.c", "way_rw.c", "way_fair.c", "way_elect.c", "replicas.c", "admission.c"],
     ["way.c"],
     ["waiters.c", "watchdog.c", "holds.c"],
     ["channel.c", "report.c"],

@@ -1,0 +1,124 @@
+/*
+ * leasewheel/election.h - leader election on a Redis lock.
+ *
+ * Leadership of a name is its lock: Redisson's RLock hash on the name,
+ * field "<client id>:<owner>", renewed by the watchdog as any lock.  The
+ * term and the leader's value are written into the same hash by the same
+ * script that takes it (fields leasewheel:term and leasewheel:value, which
+ * no Redisson owner can take), so that whatever removes the lock (a
+ * resign, its lease running out, Redisson's forceUnlock, DEL) removes
+ * them with it.  A Redisson RLock or RFencedLock on the name contends with
+ * candidates as with any lock.
+ *
+ * Terms.  Each election draws the next term from the name's fencing
+ * counter (redisson_lock_token:{name}, RFencedLock's): strictly
+ * increasing for the name, the leader's fencing token.  A counter that is
+ * missing, never made or lost with Redis's data, is made at Redis's clock
+ * in microseconds: terms rise across a Redis that restarted empty, unless
+ * its clock stepped back past the last term given.  What a term promises
+ * when Redis loses data is what a lock does: a leader elected on a Redis
+ * that lost the lock may overlap the one that held it (docs/guide/
+ * election.md).
+ *
+ * The leader's belief is the watchdog's: lw_election_sure_until() says,
+ * on any thread and without a lock, until when this candidate surely
+ * leads; check it before each side effect (Curator's hasLeadership()).
+ * A leadership lost is told as any lock's (lw_client_config's on_lost,
+ * on_lease_lost), and sure_until falls to 0.  Resign stops nothing
+ * itself: stop the work first, then resign (client-go's
+ * ReleaseOnCancel).
+ *
+ * Threads.  Every call may be made from any thread but the engine's
+ * (blocking ones), as the lock calls.  Added in 0.5.
+ */
+#ifndef LEASEWHEEL_ELECTION_H
+#define LEASEWHEEL_ELECTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <leasewheel/lock.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The longest value a leader may write. */
+#define LW_ELECTION_VALUE_MAX 4096
+
+struct lw_election;
+
+/* Who leads a name, read in one script (lw_election_leader()). */
+struct lw_leader {
+    int held;                              /* 1: somebody holds the name; 0: vacant */
+    uint64_t term;                         /* the term (0 when the holder was not elected: a
+                                              Redisson RLock, a plain lock) */
+    char leader[LW_CLIENT_ID_MAX + 24];    /* the holder's field,
+                                              "<client id>:<owner>", NUL-ended */
+    char value[LW_ELECTION_VALUE_MAX + 1]; /* the leader's value, NUL-ended */
+    size_t value_len;
+    int64_t ttl_ms; /* the lease left when read (PTTL) */
+};
+
+/*
+ * lw_election_new - a candidate for leadership of name (len bytes, as a
+ * lock's name), on client c, with an owner of its own: one handle is one
+ * candidate, whatever thread calls.  LW_EINVAL, LW_ERANGE, LW_ENOMEM,
+ * LW_ESHUTDOWN.
+ */
+LW_API int lw_election_new(struct lw_client *c, const void *name, size_t len,
+                           struct lw_election **out);
+
+/* lw_election_free - drop the handle (a leader it is stays leader until
+ * its lease runs out: resign first). */
+LW_API void lw_election_free(struct lw_election *e);
+
+/*
+ * lw_election_campaign - lead, waiting up to wait_ms (LW_WAIT_FOREVER, 0:
+ * try once) while another holds the name; value (len bytes, at most
+ * LW_ELECTION_VALUE_MAX) is written with the lock, and the term into
+ * *term (may be NULL).  The watchdog renews the leadership until
+ * lw_election_resign(), or until it is lost.  A leader campaigning again
+ * keeps its term and value.  LW_ELOCKED when the wait ran out, and the
+ * lock calls' errors (LW_EWRONGKIND: the name is a read-write lock's).
+ */
+LW_API int lw_election_campaign(struct lw_election *e, const void *value, size_t len,
+                                uint64_t wait_ms, uint64_t *term);
+/* The same, asynchronous: done gets the error and the term. */
+LW_API int lw_election_campaign_async(struct lw_election *e, const void *value, size_t len,
+                                      uint64_t wait_ms, lw_done_fn *done, void *arg);
+
+/*
+ * lw_election_proclaim - a new value, only while this candidate still
+ * leads in the term it was elected for (etcd's Proclaim): 0, or
+ * LW_ENOTOWNER when it does not (nothing written).
+ */
+LW_API int lw_election_proclaim(struct lw_election *e, const void *value, size_t len);
+
+/*
+ * lw_election_resign - stop leading (the next candidate may lead within a
+ * round trip): 0, or LW_ENOTOWNER when this candidate did not lead.  Stop
+ * the work that leadership guards first.
+ */
+LW_API int lw_election_resign(struct lw_election *e);
+
+/* lw_election_leader - who leads the name now, in one read, into *out. */
+LW_API int lw_election_leader(struct lw_election *e, struct lw_leader *out);
+
+/*
+ * lw_election_sure_until - until when this candidate surely leads, in
+ * lw_clock_now()'s nanoseconds (the watchdog's proof: its last confirmed
+ * renewal's lease), 0 when it does not lead.  Any thread, no lock: read
+ * it before each side effect of leading.
+ */
+LW_API uint64_t lw_election_sure_until(const struct lw_election *e);
+
+/* lw_election_term - the term this candidate was last elected for (0:
+ * never), whether or not it still leads. */
+LW_API uint64_t lw_election_term(const struct lw_election *e);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

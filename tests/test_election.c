@@ -1,0 +1,223 @@
+/*
+ * tests/test_election.c - leader election (<leasewheel/election.h>) on a
+ * real Redis: campaign, proclaim, resign, the one-read leader, the
+ * leader's belief (sure_until), a leader lost, and a Redisson RLock on
+ * the name (tests/redisson_lock.h, verbatim).
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <leasewheel/election.h>
+
+#include "lock_util.h"
+#include "redisson_lock.h"
+
+#define NAME "leader"
+
+static struct lw_election *candidate(struct lw_client *c)
+{
+    struct lw_election *e = NULL;
+
+    cr_assert_eq(lw_election_new(c, NAME, strlen(NAME), &e), 0);
+    return e;
+}
+
+static struct lw_leader read_leader(struct lw_election *e)
+{
+    struct lw_leader l;
+    int rc = lw_election_leader(e, &l);
+
+    cr_assert_eq(rc, 0, "%s: %s", lw_strerror(rc), lw_reply_error());
+    return l;
+}
+
+REDIS_TEST(election, campaign_proclaim_resign)
+{
+    struct lost_log lost;
+    struct lw_client *c = new_client(3000, &lost);
+    struct lw_election *e = candidate(c);
+    struct lw_leader l;
+    uint64_t term = 0;
+
+    cr_assert_eq(lw_election_sure_until(e), 0, "not elected yet");
+    l = read_leader(e);
+    cr_assert_eq(l.held, 0, "vacant");
+    cr_assert_eq(lw_election_campaign(e, "host-a:80", 9, 0, &term), 0);
+    cr_assert_gt(term, 0);
+    cr_assert_eq(lw_election_term(e), term);
+    cr_assert_gt(lw_election_sure_until(e), lw_clock_now(), "believed, from the acquire");
+    l = read_leader(e);
+    cr_assert(l.held && l.term == term);
+    cr_assert_str_eq(l.value, "host-a:80");
+    cr_assert(strchr(l.leader, ':'), "the holder's field: %s", l.leader);
+    cr_assert_eq(lw_election_proclaim(e, "host-a:81", 9), 0);
+    l = read_leader(e);
+    cr_assert_str_eq(l.value, "host-a:81");
+    cr_assert_eq(l.term, term, "a proclaim keeps the term");
+    cr_assert_eq(lw_election_resign(e), 0);
+    cr_assert_eq(lw_election_sure_until(e), 0, "no belief once resigned");
+    cr_assert_eq(read_leader(e).held, 0);
+    cr_assert_eq(lw_election_proclaim(e, "late", 4), LW_ENOTOWNER);
+    cr_assert_eq(lw_election_resign(e), LW_ENOTOWNER);
+    cr_assert_eq(atomic_load(&lost.count), 0);
+    lw_election_free(e);
+    lw_client_free(c);
+}
+
+/* The belief holds across renewals: sure_until moves on while leading. */
+REDIS_TEST(election, the_belief_moves_on_with_renewals)
+{
+    struct lw_client *c = new_client(1000, NULL);
+    struct lw_election *e = candidate(c);
+    uint64_t first;
+
+    cr_assert_eq(lw_election_campaign(e, "v", 1, 0, NULL), 0);
+    first = lw_election_sure_until(e);
+    cr_assert(wait_until(lw_election_sure_until(e) > first + 200000000ull, 3000),
+              "renewals push the belief on");
+    cr_assert_eq(lw_election_resign(e), 0);
+    lw_election_free(e);
+    lw_client_free(c);
+}
+
+struct elected {
+    _Atomic int done;
+    _Atomic int err;
+    _Atomic uint64_t term;
+};
+
+static void on_elected(int err, int64_t value, void *arg)
+{
+    struct elected *el = arg;
+
+    atomic_store(&el->err, err);
+    atomic_store(&el->term, (uint64_t)value);
+    atomic_store(&el->done, 1);
+}
+
+REDIS_TEST(election, the_next_candidate_leads_once_the_leader_resigns)
+{
+    struct lw_client *a = new_client(3000, NULL), *b = new_client(3000, NULL);
+    struct lw_election *ea = candidate(a), *eb = candidate(b);
+    struct elected el = {0};
+    uint64_t ta = 0;
+
+    cr_assert_eq(lw_election_campaign(ea, "a", 1, 0, &ta), 0);
+    cr_assert_eq(lw_election_campaign(eb, "b", 1, 0, NULL), LW_ELOCKED, "a try, not the leader");
+    cr_assert_eq(lw_election_proclaim(eb, "b", 1), LW_ENOTOWNER);
+    cr_assert_eq(lw_election_campaign_async(eb, "b", 1, 10000, on_elected, &el), 0);
+    sleep_ms(50);
+    cr_assert_eq(atomic_load(&el.done), 0, "waits while a leads");
+    cr_assert_eq(lw_election_resign(ea), 0);
+    cr_assert(wait_until(atomic_load(&el.done), 3000), "b leads after a resigned");
+    cr_assert_eq(atomic_load(&el.err), 0);
+    cr_assert_eq(atomic_load(&el.term), ta + 1, "the next term");
+    cr_assert_str_eq(read_leader(ea).value, "b", "a reads b's value");
+    cr_assert_eq(lw_election_resign(eb), 0);
+    lw_election_free(ea);
+    lw_election_free(eb);
+    lw_client_free(a);
+    lw_client_free(b);
+}
+
+/* A leader freed resigns: the next candidate needs no lease to run out. */
+REDIS_TEST(election, a_leader_freed_resigns)
+{
+    struct lw_client *c = new_client(30000, NULL);
+    struct lw_election *e = candidate(c), *f = candidate(c);
+
+    cr_assert_eq(lw_election_campaign(e, "a", 1, 0, NULL), 0);
+    lw_election_free(e);
+    cr_assert_eq(lw_election_campaign(f, "b", 1, 0, NULL), 0, "free at once");
+    cr_assert_eq(lw_election_resign(f), 0);
+    lw_election_free(f);
+    lw_client_free(c);
+}
+
+/* Leadership removed under the leader (DEL, as a forceUnlock or an
+ * operator would): the watchdog finds it lost, tells on_lost, and the
+ * belief falls to 0. */
+REDIS_TEST(election, a_leader_lost_believes_nothing)
+{
+    struct lost_log lost;
+    struct lw_client *c = new_client(1000, &lost);
+    struct lw_election *e = candidate(c);
+
+    cr_assert_eq(lw_election_campaign(e, "a", 1, 0, NULL), 0);
+    cr_assert_eq(redis_int("DEL %s", NAME), 1);
+    cr_assert(wait_until(atomic_load(&lost.count) == 1, 3000), "told lost");
+    cr_assert_eq(lw_election_sure_until(e), 0);
+    cr_assert_eq(lw_election_resign(e), LW_ENOTOWNER);
+    lw_election_free(e);
+    lw_client_free(c);
+}
+
+REDIS_TEST(election, terms_rise_across_a_flushall)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_election *e = candidate(c);
+    uint64_t before = 0, after = 0;
+
+    cr_assert_eq(lw_election_campaign(e, "a", 1, 0, &before), 0);
+    cr_assert_eq(lw_election_resign(e), 0);
+    freeReplyObject(redis_server_command(&srv, "FLUSHALL"));
+    cr_assert_eq(lw_election_campaign(e, "a", 1, 0, &after), 0);
+    cr_assert_gt(after, before);
+    cr_assert_eq(lw_election_resign(e), 0);
+    lw_election_free(e);
+    lw_client_free(c);
+}
+
+/* Redisson's RLock on the name, its acquire verbatim: excluded by a
+ * leader, and excluding candidates; the leader's read names it, without
+ * a term. */
+REDIS_TEST(election, a_redisson_rlock_and_candidates_exclude_each_other)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_election *e = candidate(c);
+    struct lw_leader l;
+    redisReply *r;
+
+    r = redis_server_command(&srv, "SCRIPT LOAD %s", RS_LOCK_TRY);
+    cr_assert(r && r->type == REDIS_REPLY_STRING && !strcmp(r->str, RS_LOCK_TRY_SHA));
+    freeReplyObject(r);
+    cr_assert_eq(lw_election_campaign(e, "a", 1, 0, NULL), 0);
+    r = redis_server_command(&srv, "EVALSHA %s 1 %s 30000 %s", RS_LOCK_TRY_SHA, NAME,
+                             "uuid-1:42");
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer > 0, "the RLock is refused");
+    freeReplyObject(r);
+    cr_assert_eq(lw_election_resign(e), 0);
+    r = redis_server_command(&srv, "EVALSHA %s 1 %s 30000 %s", RS_LOCK_TRY_SHA, NAME,
+                             "uuid-1:42");
+    cr_assert(r && r->type == REDIS_REPLY_NIL, "the RLock got it");
+    freeReplyObject(r);
+    cr_assert_eq(lw_election_campaign(e, "a", 1, 0, NULL), LW_ELOCKED);
+    l = read_leader(e);
+    cr_assert(l.held && l.term == 0);
+    cr_assert_str_eq(l.leader, "uuid-1:42");
+    lw_election_free(e);
+    lw_client_free(c);
+}
+
+REDIS_TEST(election, bad_arguments)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_election *e = candidate(c), *none = NULL;
+    char *big = calloc(1, LW_ELECTION_VALUE_MAX + 1);
+
+    cr_assert_eq(lw_election_new(c, NAME, strlen(NAME), NULL), LW_EINVAL);
+    cr_assert_eq(lw_election_new(c, "", 0, &none), LW_EINVAL);
+    cr_assert_eq(lw_election_campaign(NULL, "a", 1, 0, NULL), LW_EINVAL);
+    cr_assert_eq(lw_election_campaign(e, NULL, 1, 0, NULL), LW_EINVAL);
+    cr_assert_eq(lw_election_campaign(e, big, LW_ELECTION_VALUE_MAX + 1, 0, NULL), LW_ERANGE);
+    cr_assert_eq(lw_election_leader(e, NULL), LW_EINVAL);
+    cr_assert_eq(lw_election_sure_until(NULL), 0);
+    cr_assert_eq(lw_election_campaign(e, big, LW_ELECTION_VALUE_MAX, 0, NULL), 0,
+                 "the longest value");
+    cr_assert_eq(read_leader(e).value_len, LW_ELECTION_VALUE_MAX);
+    cr_assert_eq(lw_election_resign(e), 0);
+    free(big);
+    lw_election_free(e);
+    lw_client_free(c);
+}
