@@ -195,8 +195,8 @@ static void discard(struct call *call)
 {
     struct op *op = op_of(call);
 
-    free(op->value);
-    op->value = NULL;
+    free(op->payload);
+    op->payload = NULL;
 }
 
 /* Before a lock call ends (call.h's `ending`): its peer of a hand-over
@@ -889,13 +889,13 @@ int lock_run(struct lw_lock *lock, int kind, const struct lock_run_args *a, int6
     op->call.until_out = a->until_ns;
     op->term = a->term;
     op->set = a->set;
-    if (a->value && !(op->value = malloc(a->value_len ? a->value_len : 1))) {
+    if (a->value && !(op->payload = malloc(a->value_len ? a->value_len : 1))) {
         call_discard(&op->call);
         return LW_ENOMEM;
     }
     if (a->value)
-        memcpy(op->value, a->value, a->value_len);
-    op->value_len = a->value_len;
+        memcpy(op->payload, a->value, a->value_len);
+    op->payload_len = a->value_len;
     return run_op(op, lock, kind, a->owner, a->wait_ms, 0, value);
 }
 

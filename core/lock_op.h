@@ -95,8 +95,8 @@ struct op {
      * or a proclaim writes (the op's own copy), the term a proclaim is
      * for, and the set a campaign's lease joins once elected (the
      * leader's belief, watchdog.h). */
-    char *value;
-    size_t value_len;
+    char *payload;
+    size_t payload_len;
     uint64_t term;
     struct lease_set *set;
 };

@@ -346,13 +346,13 @@
  * lease) goes whole: its term and value were the leader's, and a hash of
  * them alone would be nobody's lock, in every candidate's way until its
  * lease ran out. */
-#define LUA_VACATE                                                       \
-    "local function vacate(k) "                                          \
-    "  if redis.call('hlen', k) == 2 and "                               \
-    "     redis.call('hexists', k, '" ELECT_TERM_FIELD "') == 1 and "    \
-    "     redis.call('hexists', k, '" ELECT_VALUE_FIELD "') == 1 then "  \
-    "    redis.call('del', k) "                                          \
-    "  end "                                                             \
+#define LUA_VACATE                                                      \
+    "local function vacate(k) "                                         \
+    "  if redis.call('hlen', k) == 2 and "                              \
+    "     redis.call('hexists', k, '" ELECT_TERM_FIELD "') == 1 and "   \
+    "     redis.call('hexists', k, '" ELECT_VALUE_FIELD "') == 1 then " \
+    "    redis.call('del', k) "                                         \
+    "  end "                                                            \
     "end "
 
 /* A script is one string literal, and the fair lock's acquire (its queue,

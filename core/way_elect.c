@@ -39,9 +39,9 @@ static int format(struct op *op, const char *field, size_t flen)
         way_lease_arg(op, lease);
         return request_evalsha(
             &op->call.req, SCRIPT_ELECT, 3, 7,
-            (const char *[]){lock->name, lock->token_key, channel, lease, field, op->value,
+            (const char *[]){lock->name, lock->token_key, channel, lease, field, op->payload,
                              publish},
-            (size_t[]){lock->len, lock->token_len, clen, strlen(lease), flen, op->value_len,
+            (size_t[]){lock->len, lock->token_len, clen, strlen(lease), flen, op->payload_len,
                        plen});
     case OP_UNLOCK:
     case OP_UNDO:
@@ -53,8 +53,8 @@ static int format(struct op *op, const char *field, size_t flen)
         snprintf(term, sizeof term, "%llu", (unsigned long long)op->term);
         return request_evalsha(
             &op->call.req, SCRIPT_PROCLAIM, 2, 6,
-            (const char *[]){lock->name, channel, field, term, op->value, publish},
-            (size_t[]){lock->len, clen, flen, strlen(term), op->value_len, plen});
+            (const char *[]){lock->name, channel, field, term, op->payload, publish},
+            (size_t[]){lock->len, clen, flen, strlen(term), op->payload_len, plen});
     case OP_LEADER:
         return request_evalsha(&op->call.req, SCRIPT_LEADER, 1, 1, (const char *[]){lock->name},
                                (size_t[]){lock->len});
