@@ -100,6 +100,8 @@ static int holder_shaped(const redisReply *f, const redisReply *v)
 static int decode_hash(const redisReply *fields, struct lw_name_status *out)
 {
     int shaped = 1, rw = 0;
+    size_t elected = 0; /* an election's term and value fields, beside the
+                           holder's (scripts.h): a lock still */
 
     if (fields->type != REDIS_REPLY_ARRAY || fields->elements % 2)
         return LW_EREPLY;
@@ -109,7 +111,9 @@ static int decode_hash(const redisReply *fields, struct lw_name_status *out)
 
         if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
             return LW_EREPLY;
-        if (strcmp(f->str, "mode") == 0) {
+        if (!strcmp(f->str, ELECT_TERM_FIELD) || !strcmp(f->str, ELECT_VALUE_FIELD)) {
+            elected += 2;
+        } else if (strcmp(f->str, "mode") == 0) {
             rw = 1;
             out->kind = strcmp(v->str, "write") == 0 ? LW_NAME_WRITE : LW_NAME_READ;
             shaped &= !strcmp(v->str, "write") || !strcmp(v->str, "read");
@@ -118,7 +122,7 @@ static int decode_hash(const redisReply *fields, struct lw_name_status *out)
             add_holder(out, f, number_of(v), out->ttl_ms);
         }
     }
-    if (!shaped || (!rw && fields->elements != 2)) {
+    if (!shaped || (!rw && fields->elements - elected != 2) || (rw && elected)) {
         out->kind = LW_NAME_OTHER;
         out->nholders = 0;
         memset(out->holders, 0, sizeof out->holders);

@@ -221,3 +221,23 @@ REDIS_TEST(election, bad_arguments)
     lw_election_free(e);
     lw_client_free(c);
 }
+
+/* An elected name reads as a lock held by its leader (lw_name_status(),
+ * lwlock --status), not as some other hash. */
+REDIS_TEST(election, the_name_status_is_a_lock)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_election *e = candidate(c);
+    struct lw_lock *l = new_lock(c, NAME);
+    struct lw_name_status st;
+
+    cr_assert_eq(lw_election_campaign(e, "a", 1, 0, NULL), 0);
+    cr_assert_eq(lw_name_status(l, &st), 0);
+    cr_assert_eq(st.kind, LW_NAME_LOCK);
+    cr_assert_eq(st.nholders, 1);
+    cr_assert_eq(lw_trylock(l, 0, 0, NULL), LW_ELOCKED, "a plain lock waits for the leader");
+    cr_assert_eq(lw_election_resign(e), 0);
+    lw_lock_free(l);
+    lw_election_free(e);
+    lw_client_free(c);
+}
