@@ -706,7 +706,15 @@ static void on_reply(struct call *call, const redisReply *reply, int err)
     if (op->call.kind == OP_STATUS) {
         op_complete(op, status_decode(reply, op->call.arg), 0);
     } else if (op->call.kind == OP_LEADER) {
-        op_complete(op, leader_decode(reply, op->call.arg), 0);
+        struct lw_leader *l = op->out;
+        int rc = leader_decode(reply, l);
+
+        /* No other leader before its lease, counted from the read's last
+         * write, runs out (the belief rule). */
+        if (rc == 0 && l->held && l->ttl_ms > 0)
+            l->sure_until_ns =
+                lease_valid_until((uint64_t)l->ttl_ms, request_lease_from(&op->call.req));
+        op_complete(op, rc, 0);
     } else if (op->call.kind == OP_ACQUIRE) {
         acquire_reply(c, op, reply);
     } else if (op->call.kind == OP_UNLOCK) {
@@ -885,7 +893,8 @@ int lock_run(struct lw_lock *lock, int kind, const struct lock_run_args *a, int6
     op->call.heap = a->done != NULL;
     op->call.blocking = a->done == NULL;
     op->call.done = a->done;
-    op->call.arg = a->done ? a->arg : a->out;
+    op->call.arg = a->arg;
+    op->out = a->out;
     op->call.until_out = a->until_ns;
     op->term = a->term;
     op->set = a->set;

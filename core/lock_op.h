@@ -99,6 +99,7 @@ struct op {
     size_t payload_len;
     uint64_t term;
     struct lease_set *set;
+    void *out; /* OP_LEADER: the struct lw_leader to fill */
 };
 
 /* A lock handle's references (multi.c keeps its locks'): the last

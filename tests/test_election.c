@@ -5,6 +5,7 @@
  * the name (tests/redisson_lock.h, verbatim).
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -240,4 +241,111 @@ REDIS_TEST(election, the_name_status_is_a_lock)
     lw_lock_free(l);
     lw_election_free(e);
     lw_client_free(c);
+}
+
+/* What an observer was told, in order. */
+#define TOLD_MAX 64
+struct told {
+    pthread_mutex_t lock;
+    int n;
+    int state[TOLD_MAX];
+    uint64_t term[TOLD_MAX];
+    char value[TOLD_MAX][16];
+    uint64_t sure[TOLD_MAX];
+};
+
+static void on_observed(int state, const struct lw_leader *l, void *arg)
+{
+    struct told *t = arg;
+
+    pthread_mutex_lock(&t->lock);
+    if (t->n < TOLD_MAX) {
+        t->state[t->n] = state;
+        t->term[t->n] = l->term;
+        snprintf(t->value[t->n], sizeof t->value[0], "%.15s", l->value);
+        t->sure[t->n] = l->sure_until_ns;
+        t->n++;
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+static int told_count(struct told *t)
+{
+    int n;
+
+    pthread_mutex_lock(&t->lock);
+    n = t->n;
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
+
+/* etcd's observe order: vacant, then each leader and value as they come,
+ * terms rising, each told once. */
+REDIS_TEST(election, an_observer_sees_every_term_in_order)
+{
+    struct lw_client *a = new_client(3000, NULL), *o = new_client(3000, NULL);
+    struct lw_election *ea = candidate(a), *eb = candidate(a), *eo = candidate(o);
+    struct told t = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    uint64_t ta = 0, tb = 0;
+
+    cr_assert_eq(lw_election_observe(eo, on_observed, &t), 0);
+    cr_assert_eq(lw_election_observe(eo, on_observed, &t), LW_EBUSY);
+    cr_assert(wait_until(told_count(&t) == 1, 3000));
+    cr_assert_eq(t.state[0], LW_OBSERVED_VACANT);
+    cr_assert_eq(lw_election_campaign(ea, "a", 1, 0, &ta), 0);
+    cr_assert(wait_until(told_count(&t) == 2, 3000), "told the leader by its message");
+    cr_assert_eq(lw_election_proclaim(ea, "a2", 2), 0);
+    cr_assert(wait_until(told_count(&t) == 3, 3000), "told the new value");
+    cr_assert_eq(lw_election_resign(ea), 0);
+    cr_assert(wait_until(told_count(&t) == 4, 3000), "told the vacancy");
+    cr_assert_eq(lw_election_campaign(eb, "b", 1, 0, &tb), 0);
+    cr_assert(wait_until(told_count(&t) == 5, 3000));
+    sleep_ms(100); /* nothing more to tell */
+    cr_assert_eq(lw_election_unobserve(eo), 0);
+    cr_assert_eq(told_count(&t), 5);
+    cr_assert_eq(t.state[1], LW_OBSERVED_LEADER);
+    cr_assert_eq(t.term[1], ta);
+    cr_assert_str_eq(t.value[1], "a");
+    cr_assert(t.sure[1] > 0);
+    cr_assert_eq(t.term[2], ta);
+    cr_assert_str_eq(t.value[2], "a2");
+    cr_assert_eq(t.state[3], LW_OBSERVED_VACANT);
+    cr_assert_eq(t.state[4], LW_OBSERVED_LEADER);
+    cr_assert_eq(t.term[4], tb);
+    cr_assert_gt(tb, ta);
+    cr_assert_eq(lw_election_resign(eb), 0);
+    cr_assert_eq(lw_election_unobserve(eo), LW_EINVAL, "not observing any more");
+    lw_election_free(ea);
+    lw_election_free(eb);
+    lw_election_free(eo);
+    lw_client_free(a);
+    lw_client_free(o);
+}
+
+/* A leadership that ends without a message (its key deleted: an expiry
+ * says nothing either) is seen at the end of the observer's belief, that
+ * is within the lease it read. */
+REDIS_TEST(election, an_observer_sees_a_silent_vacancy_by_its_belief)
+{
+    struct lw_client *a = new_client(1000, NULL), *o = new_client(1000, NULL);
+    struct lw_election *ea = candidate(a), *eo = candidate(o);
+    struct told t = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    uint64_t deleted_ns, term = 0;
+    int n;
+
+    cr_assert_eq(lw_election_campaign(ea, "a", 1, 0, &term), 0);
+    cr_assert_eq(lw_election_observe(eo, on_observed, &t), 0);
+    cr_assert(wait_until(told_count(&t) == 1, 3000));
+    cr_assert_eq(t.state[0], LW_OBSERVED_LEADER);
+    cr_assert_eq(t.term[0], term);
+    deleted_ns = lw_clock_now();
+    cr_assert_eq(redis_int("DEL %s", NAME), 1); /* no message says so */
+    cr_assert(wait_until((n = told_count(&t)) == 2, 5000), "the vacancy is seen");
+    cr_assert_eq(t.state[1], LW_OBSERVED_VACANT);
+    cr_assert_lt(lw_clock_now() - deleted_ns, 3000000000ull, "within the lease it read, and more");
+    cr_assert_eq(lw_election_unobserve(eo), 0);
+    lw_election_free(ea);
+    lw_election_free(eo);
+    lw_client_free(a);
+    lw_client_free(o);
 }

@@ -57,8 +57,25 @@ struct lw_leader {
                                               "<client id>:<owner>", NUL-ended */
     char value[LW_ELECTION_VALUE_MAX + 1]; /* the leader's value, NUL-ended */
     size_t value_len;
-    int64_t ttl_ms; /* the lease left when read (PTTL) */
+    int64_t ttl_ms;         /* the lease left when read (PTTL) */
+    uint64_t sure_until_ns; /* held: no other leader can exist before this
+                               (lw_clock_now()'s ns): the read's last write
+                               + ttl_ms - the drift allowance; 0 vacant */
 };
+
+/* What an observer is told (lw_election_observe()). */
+enum lw_observed {
+    LW_OBSERVED_VACANT = 0,  /* nobody leads */
+    LW_OBSERVED_LEADER = 1,  /* *leader leads, and nobody else before its
+                                sure_until_ns */
+    LW_OBSERVED_UNKNOWN = 2, /* the belief ran out and the name cannot be
+                                read (Redis unreachable) */
+};
+
+/* An observer's callback, on the engine thread: state, and the leader
+ * read (held 0 but for LW_OBSERVED_LEADER).  It may not block on the
+ * client. */
+typedef void lw_observe_fn(int state, const struct lw_leader *leader, void *arg);
 
 /*
  * lw_election_new - a candidate for leadership of name (len bytes, as a
@@ -112,6 +129,22 @@ LW_API int lw_election_leader(struct lw_election *e, struct lw_leader *out);
  * it before each side effect of leading.
  */
 LW_API uint64_t lw_election_sure_until(const struct lw_election *e);
+
+/*
+ * lw_election_observe - watch who leads: fn is told at once and at every
+ * change of state, term, leader or value, in order of terms.  The name is
+ * read again when a message on the election's channel says something
+ * changed (a hint: one lost, a reconnect, is caught by the next read), at
+ * each leader's sure_until_ns, and every third of the watchdog's lease
+ * while vacant; a read whose term is lower than one already told is
+ * dropped.  Once the belief in a leader has run out and the name cannot
+ * be read, it says LW_OBSERVED_UNKNOWN: it never names a leader past its
+ * belief.  One observer per handle: LW_EBUSY when it observes already.
+ */
+LW_API int lw_election_observe(struct lw_election *e, lw_observe_fn *fn, void *arg);
+/* lw_election_unobserve - stop: once it returns, fn is not called (on the
+ * engine thread, from fn itself, too).  LW_EINVAL when not observing. */
+LW_API int lw_election_unobserve(struct lw_election *e);
 
 /* lw_election_term - the term this candidate was last elected for (0:
  * never), whether or not it still leads. */
