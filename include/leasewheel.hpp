@@ -1180,6 +1180,110 @@ class multi_lock
     std::atomic<int> last_unlock_error_{0};
 };
 
+/*
+ * leasewheel::election - a candidate for leadership of a name
+ * (<leasewheel/election.h>): campaign, proclaim, resign, the leader in one
+ * read, and the leader's belief.  Resign stops nothing: stop the work,
+ * then resign; the destructor resigns a leader.
+ */
+class election
+{
+  public:
+    election(client &c, std::string_view name)
+    {
+        std::error_code ec;
+        detail::assign(ec, lw_election_new(c.native_handle(), name.data(), name.size(), &e_));
+        detail::throw_if(ec, "leasewheel::election");
+    }
+    /* On failure the election is unusable: every call fails with LW_EINVAL. */
+    election(client &c, std::string_view name, std::error_code &ec)
+    {
+        detail::assign(ec, lw_election_new(c.native_handle(), name.data(), name.size(), &e_));
+    }
+    election(const election &) = delete;
+    election &operator=(const election &) = delete;
+    ~election()
+    {
+        lw_election_free(e_);
+    }
+
+    /* Lead, waiting up to d while another does: the term, or 0 when the
+     * wait ran out (ec set on an error). */
+    template <class Rep, class Period>
+    std::uint64_t campaign(std::string_view value, const std::chrono::duration<Rep, Period> &d,
+                           std::error_code &ec) noexcept
+    {
+        return campaign_ms(value, detail::wait_ms(d), ec);
+    }
+    std::uint64_t campaign(std::string_view value, std::error_code &ec) noexcept
+    {
+        return campaign_ms(value, LW_WAIT_FOREVER, ec);
+    }
+    std::uint64_t campaign(std::string_view value)
+    {
+        std::error_code ec;
+        std::uint64_t term = campaign_ms(value, LW_WAIT_FOREVER, ec);
+        detail::throw_if(ec, "leasewheel::election::campaign");
+        return term;
+    }
+    /* A new value while this candidate leads in its term; false when it
+     * does not. */
+    bool proclaim(std::string_view value, std::error_code &ec) noexcept
+    {
+        int rc = lw_election_proclaim(e_, value.data(), value.size());
+
+        detail::assign(ec, rc == LW_ENOTOWNER ? 0 : rc);
+        return rc == 0;
+    }
+    /* Stop leading; false when this candidate did not lead. */
+    bool resign(std::error_code &ec) noexcept
+    {
+        int rc = lw_election_resign(e_);
+
+        detail::assign(ec, rc == LW_ENOTOWNER ? 0 : rc);
+        return rc == 0;
+    }
+    lw_leader leader(std::error_code &ec) const noexcept
+    {
+        lw_leader l{};
+
+        detail::assign(ec, lw_election_leader(e_, &l));
+        return l;
+    }
+    /* Until when this candidate surely leads (lw_clock_now()'s ns; 0:
+     * it does not): read it before each side effect. */
+    std::uint64_t sure_until() const noexcept
+    {
+        return lw_election_sure_until(e_);
+    }
+    /* Whether it surely leads now (Curator's hasLeadership()). */
+    bool is_leader() const noexcept
+    {
+        return lw_clock_now() < lw_election_sure_until(e_);
+    }
+    std::uint64_t term() const noexcept
+    {
+        return lw_election_term(e_);
+    }
+    lw_election *native_handle() const noexcept
+    {
+        return e_;
+    }
+
+  private:
+    std::uint64_t campaign_ms(std::string_view value, std::uint64_t wait_ms,
+                              std::error_code &ec) noexcept
+    {
+        std::uint64_t term = 0;
+        int rc = lw_election_campaign(e_, value.data(), value.size(), wait_ms, &term);
+
+        detail::assign(ec, rc == LW_ELOCKED ? 0 : rc);
+        return rc == 0 ? term : 0;
+    }
+
+    lw_election *e_ = nullptr;
+};
+
 class semaphore;
 
 /*

@@ -674,6 +674,26 @@ static void multi_lock_sets(int port)
     CHECK(!ab.take_unlock_error() && !ba.take_unlock_error());
 }
 
+/* leasewheel::election: one leader of two candidates, its term and value
+ * read by the other, the belief, proclaim and resign. */
+static void election_terms(int port)
+{
+    leasewheel::client a(opts_for(port)), b(opts_for(port));
+    leasewheel::election ea(a, "hpp:leader"), eb(b, "hpp:leader");
+    std::error_code ec;
+
+    std::uint64_t term = ea.campaign("a");
+    CHECK(term > 0 && ea.term() == term && ea.is_leader());
+    CHECK(eb.campaign("b", 0s, ec) == 0 && !ec); /* a leads */
+    CHECK(!eb.proclaim("b", ec) && !ec);
+    CHECK(ea.proclaim("a2", ec) && !ec);
+    lw_leader l = eb.leader(ec);
+    CHECK(!ec && l.held && l.term == term && std::string(l.value) == "a2");
+    CHECK(ea.resign(ec) && !ec && !ea.is_leader());
+    CHECK(eb.campaign("b", 1s, ec) == term + 1 && !ec);
+    CHECK(eb.resign(ec));
+}
+
 static void log_lines(const redis_server *srv)
 {
     struct lines {
@@ -867,6 +887,7 @@ int main()
         shared_mutex_locks(srv.port);
         fair_mutex_in_turn(&srv);
         multi_lock_sets(srv.port);
+        election_terms(srv.port);
         log_lines(&srv);
         semaphore_permits(srv.port);
         lease_kinds(&srv);
