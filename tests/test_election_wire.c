@@ -64,13 +64,17 @@ static long long resign(redisContext *rc, const char *field)
     return v;
 }
 
-/* An election's answer: {term, holds}; the term into *term. */
+/* An election's answer, freed: {term, holds}; the term into *term. */
 static long long elected(redisReply *r, long long *term)
 {
+    long long holds;
+
     cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2, "%s",
               r && r->str ? r->str : "not {term, holds}");
     *term = r->element[0]->integer;
-    return r->element[1]->integer;
+    holds = r->element[1]->integer;
+    freeReplyObject(r);
+    return holds;
 }
 
 static char *hget(redisContext *rc, const char *field)
