@@ -355,6 +355,27 @@
     "  end "                                                            \
     "end "
 
+/* A lock's acquire (ARGV[1] lease ms, ARGV[2] field) on a name that
+ * exists: a read-write lock's, {-1}; the caller's own, re-entered (one
+ * hold more, the lease only lengthened), {token, holds} with the token as
+ * the expression `token` reads it; another's, its PTTL (WRONGTYPE when it
+ * is no lock).  SCRIPT_LOCK's and SCRIPT_ELECT's tail. */
+#define LUA_LOCK_TAKEN(token)                                     \
+    "local mode = redis.call('hget', KEYS[1], 'mode') "           \
+    "if mode then "                                               \
+    "  must_be_rw(mode) "                                         \
+    "  return {-1} "                                              \
+    "end "                                                        \
+    "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "       \
+    "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) " \
+    "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "  \
+    "    redis.call('pexpire', KEYS[1], ARGV[1]) "                \
+    "  end "                                                      \
+    "  return {" token ", holds} "                                \
+    "end "                                                        \
+    "must_be_lock(KEYS[1]) "                                      \
+    "return redis.call('pttl', KEYS[1])"
+
 /* A script is one string literal, and the fair lock's acquire (its queue,
  * places, give-up times, token and type checks) is longer than the 4095
  * bytes C99 promises.  GCC and Clang, which the library requires
@@ -378,21 +399,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "  redis.call('hincrby', KEYS[1], ARGV[2], 1) "
     "  redis.call('pexpire', KEYS[1], ARGV[1]) "
     "  return {draw_token(KEYS[2], KEYS[1]), 1} "
-    "end "
-    "local mode = redis.call('hget', KEYS[1], 'mode') "
-    "if mode then "
-    "  must_be_rw(mode) "
-    "  return {-1} "
-    "end "
-    "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
-    "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
-    "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
-    "    redis.call('pexpire', KEYS[1], ARGV[1]) "
-    "  end "
-    "  return {token_of(KEYS[2], KEYS[1]), holds} "
-    "end "
-    "must_be_lock(KEYS[1]) "
-    "return redis.call('pttl', KEYS[1])",
+    "end " LUA_LOCK_TAKEN("token_of(KEYS[2], KEYS[1])"),
 
     /* Release one hold.  -1: not ours (untouched).  Otherwise the holds
      * left; at 0 the key is gone and waiters are told.  A partial unlock
@@ -1213,21 +1220,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "  redis.call('pexpire', KEYS[1], ARGV[1]) "
     "  redis.call(ARGV[4], KEYS[3], 'elected ' .. term .. ' ' .. ARGV[2]) "
     "  return {term, 1} "
-    "end "
-    "local mode = redis.call('hget', KEYS[1], 'mode') "
-    "if mode then "
-    "  must_be_rw(mode) "
-    "  return {-1} "
-    "end "
-    "if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
-    "  local holds = redis.call('hincrby', KEYS[1], ARGV[2], 1) "
-    "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
-    "    redis.call('pexpire', KEYS[1], ARGV[1]) "
-    "  end "
-    "  return {tonumber(redis.call('hget', KEYS[1], '" ELECT_TERM_FIELD "') or '0'), holds} "
-    "end "
-    "must_be_lock(KEYS[1]) "
-    "return redis.call('pttl', KEYS[1])",
+    "end " LUA_LOCK_TAKEN("tonumber(redis.call('hget', KEYS[1], '" ELECT_TERM_FIELD "') or '0')"),
 
     /* Resign: the lock's unlock (SCRIPT_UNLOCK's), and when the last hold
      * goes, the term and the value with it, "resigned <term>" on the
