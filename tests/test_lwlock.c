@@ -2320,3 +2320,61 @@ LWLOCK_TEST(status_text_escapes_bytes)
     cr_assert_eq(status_of("отчёт", 0, out, sizeof out), 0);
     cr_assert_str_eq(out, "отчёт: free\n");
 }
+
+/* The lines lwlock has written to "out" so far. */
+static int out_lines(char *buf, size_t size)
+{
+    int n = 0;
+
+    slurp("out", buf, size);
+    for (const char *p = buf; (p = strchr(p, '\n')); p++)
+        n++;
+    return n;
+}
+
+/* --observe --json: every term of a run, in order, a line each (flushed:
+ * read while it runs), each leader with its no-other-until; SIGTERM ends
+ * it with 0. */
+LWLOCK_TEST(observe_prints_every_term_in_order)
+{
+    struct lw_client *c = new_client(3000, NULL);
+    struct lw_election *e = NULL;
+    char out[4096], want[128];
+    uint64_t terms[3];
+    pid_t pid = start_lwlock(ARGS("-r", addr, "--observe", "--json", "el"));
+    const char *p;
+
+    cr_assert(wait_until(out_lines(out, sizeof out) == 1, 10000), "the first line: %s", out);
+    cr_assert_str_eq(out, "{\"state\": \"none\"}\n");
+    cr_assert_eq(lw_election_new(c, "el", 2, &e), 0);
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(lw_election_campaign(e, "v", 1, 0, &terms[i]), 0);
+        cr_assert(wait_until(out_lines(out, sizeof out) == 2 + 2 * i, 5000), "%s", out);
+        cr_assert_eq(lw_election_resign(e), 0);
+        cr_assert(wait_until(out_lines(out, sizeof out) == 3 + 2 * i, 5000), "%s", out);
+    }
+    kill(pid, SIGTERM);
+    cr_assert_eq(wait_child(pid, 5000), 0, "SIGTERM ends it with 0");
+    echo_stderr();
+    p = out;
+    for (int i = 0; i < 3; i++) {
+        p = strchr(p, '\n') + 1;
+        snprintf(want, sizeof want, "{\"term\": %llu, \"leader\": \"", (unsigned long long)terms[i]);
+        cr_assert(!strncmp(p, want, strlen(want)), "line %d: %s", 2 + 2 * i, p);
+        cr_assert(strstr(p, "\"value\": \"v\", \"sure_until_ms\": "), "%s", p);
+        p = strchr(p, '\n') + 1;
+        cr_assert(!strncmp(p, "{\"state\": \"none\"}\n", 18), "a vacancy: %s", p);
+    }
+    cr_assert(terms[0] < terms[1] && terms[1] < terms[2]);
+    lw_election_free(e);
+    lw_client_free(c);
+}
+
+Test(lwlock_usage, observe_takes_name_only, .init = make_dir, .fini = remove_test_dir,
+     .timeout = 120)
+{
+    cr_assert_eq(run(ARGS("--observe", "n", "true")), 64);
+    cr_assert_eq(run(ARGS("--observe", "--status", "n")), 64);
+    cr_assert_eq(run(ARGS("--observe", "--read", "n")), 64);
+    cr_assert_eq(run(ARGS("--observe", "--permits", "2", "n")), 64);
+}

@@ -1155,6 +1155,45 @@ static int show_status(struct run *r)
     return exit_status(rc);
 }
 
+/* --observe: what the observer is told, a line each, flushed (a pipe
+ * reader sees each change as it comes).  On the engine thread. */
+static void observed(int state, const struct lw_leader *l, void *arg)
+{
+    struct run *r = arg;
+
+    lwlock_print_leader(r->opt.key, state, l, r->opt.json, stdout);
+    fflush(stdout);
+}
+
+/* --observe: who leads NAME, and every change, until SIGTERM, SIGINT or
+ * SIGHUP: 0; or exit_status()'s, with a message. */
+static int observe(struct run *r)
+{
+    struct pollfd p = {r->sigfd, POLLIN, 0};
+    struct lw_election *e = NULL;
+    char at[600], why[600];
+    int rc = lw_election_new(r->client, r->opt.key, strlen(r->opt.key), &e), sig = 0;
+
+    if (rc == 0)
+        rc = lw_election_observe(e, observed, r);
+    if (rc) {
+        report("cannot observe %s at %s: %s%s", r->opt.key, where(r, at, sizeof at),
+               lw_strerror(rc), reason(r, rc, why, sizeof why));
+        lw_election_free(e);
+        return exit_status(rc);
+    }
+    while (sig != SIGTERM && sig != SIGINT && sig != SIGHUP) {
+        if (wait_readable(&p, 1)) {
+            rc = EXIT_OSERR;
+            break;
+        }
+        sig = read_signal(r->sigfd);
+    }
+    lw_election_unobserve(e);
+    lw_election_free(e);
+    return rc;
+}
+
 /* --set-permits N: available + acquired = N.  0; 65 when NAME holds
  * another type (a lock: as --permits says); or exit_status()'s, with a
  * message. */
@@ -1186,6 +1225,8 @@ int main(int argc, char **argv)
         return rc;
     if ((rc = setup(&r)) == 0 && (rc = start_client(&r)) == 0 && r.opt.status)
         rc = show_status(&r);
+    else if (rc == 0 && r.opt.observe)
+        rc = observe(&r);
     else if (rc == 0 && r.opt.set_permits >= 0)
         rc = set_permits(&r);
     else if (rc == 0 && (rc = acquire(&r, &token)) == 0)

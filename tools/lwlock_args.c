@@ -42,6 +42,7 @@ static void usage(FILE *to)
     fputs("Usage: lwlock [options] [--read | --write | --fair] NAME COMMAND [ARG...]\n"
           "       lwlock [options] --multi NAME1,NAME2,... COMMAND [ARG...]\n"
           "       lwlock [options] --status [--json] NAME\n"
+          "       lwlock [options] --observe [--json] NAME\n"
           "       lwlock [options] --permits N NAME COMMAND [ARG...]\n"
           "       lwlock [options] --set-permits N NAME\n"
           "Hold the Redis lock NAME while COMMAND runs (flock(1) across machines), or\n"
@@ -114,7 +115,12 @@ static void usage(FILE *to)
           "                         lock; semaphore), by whom (the ids as stored) and\n"
           "                         for how long; exit 0 free, 1 held, 65 no lock nor\n"
           "                         semaphore, 69 unreachable\n"
-          "      --json             --status's answer as one JSON object\n"
+          "      --observe          take nothing: say who leads the election NAME\n"
+          "                         (term, leader, value), then a line at every change,\n"
+          "                         until SIGTERM, SIGINT or SIGHUP (exit 0); never a\n"
+          "                         leader past what it can vouch for (\"unknown\")\n"
+          "      --json             --status's answer as one JSON object; --observe's,\n"
+          "                         one a line\n"
           "  -v, --verbose          the library's log lines to stderr (connections lost\n"
           "                         and made again, the lock at risk, safe, lost)\n"
           "  -h, --help             show this help\n"
@@ -285,6 +291,7 @@ enum { OPT_VERSION = 256,
        OPT_PREFIX,
        OPT_MIN_HOLD,
        OPT_STATUS,
+       OPT_OBSERVE,
        OPT_JSON,
        OPT_READ,
        OPT_WRITE,
@@ -307,6 +314,7 @@ static const struct option long_options[] = {
     {"min-hold", required_argument, NULL, OPT_MIN_HOLD},
     {"prefix", required_argument, NULL, OPT_PREFIX},
     {"status", no_argument, NULL, OPT_STATUS},
+    {"observe", no_argument, NULL, OPT_OBSERVE},
     {"read", no_argument, NULL, OPT_READ},
     {"write", no_argument, NULL, OPT_WRITE},
     {"fair", no_argument, NULL, OPT_FAIR},
@@ -452,6 +460,9 @@ static int take_option(struct parse *p, int c, const char *arg)
         return 0;
     case OPT_STATUS:
         o->status = 1;
+        return 0;
+    case OPT_OBSERVE:
+        o->observe = 1;
         return 0;
     case OPT_JSON:
         o->json = 1;
@@ -659,8 +670,12 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, const char *
         o->prefix = env_prefix;
     if ((rc = make_key(o, argv[optind], err)) >= 0)
         return rc;
-    if (o->json && !o->status)
-        return usage_error(err, "--json goes with --status");
+    if (o->json && !o->status && !o->observe)
+        return usage_error(err, "--json goes with --status or --observe");
+    if (o->observe && (o->status || o->kind != LWLOCK_PLAIN || o->permits ||
+                       o->set_permits >= 0 || o->fence))
+        return usage_error(err, "--observe watches who leads NAME: no --status, --read, "
+                                "--write, --fair, --multi, --permits, --set-permits or --fence");
     /* The library's lw_unlock_after() leaves only a lock to expire: a
      * read or write hold would be released at once, silently. */
     if (o->min_hold_ms && o->kind != LWLOCK_PLAIN)
@@ -681,10 +696,12 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, const char *
     /* The library's multi-locks do not wait for replicas (LW_ENOTSUP). */
     if (o->kind == LWLOCK_MULTI && o->replicas)
         return usage_error(err, "--replicas does not go with --multi");
-    if (o->status || o->set_permits >= 0) {
+    if (o->status || o->observe || o->set_permits >= 0) {
         if (optind + 1 < argc)
             return usage_error(err, "%s takes NAME only, no COMMAND",
-                               o->status ? "--status" : "--set-permits");
+                               o->status    ? "--status"
+                               : o->observe ? "--observe"
+                                            : "--set-permits");
         return -1;
     }
     if (optind + 1 >= argc)

@@ -92,8 +92,11 @@ struct lwlock_options {
                               each 1..LW_LOCK_NAME_MAX bytes with PREFIX:,
                               1..LW_MULTI_MAX of them */
     int status;            /* --status: say who holds NAME, take nothing */
+    int observe;           /* --observe: say who leads NAME, and every
+                              change, until a signal; take nothing */
     int fence;             /* --fence: draw a fencing token, LWLOCK_TOKEN */
-    int json;              /* --json: --status's answer as JSON */
+    int json;              /* --json: --status's or --observe's answers as
+                              JSON */
     /* Permits (a semaphore whose permits expire) instead of a lock. */
     long long permits;     /* --permits N: hold one permit of the semaphore
                               NAME (PREFIX:NAME), created with N when absent;

@@ -32,6 +32,8 @@
  * TYPE, "none".
  */
 #include <inttypes.h>
+#include <stdio.h>
+#include <time.h>
 #include <string.h>
 
 #include "lwlock_args.h"
@@ -312,4 +314,45 @@ int lwlock_print_status(const char *key, const struct lw_name_status *st, int js
     if (st->kind == LW_NAME_OTHER)
         return EXIT_WRONGKIND;
     return is_free(st) ? 0 : EXIT_HELD;
+}
+
+/* When, in epoch ms, the library's clock (lw_clock_now()) reads at_ns. */
+static long long epoch_ms_at(uint64_t at_ns)
+{
+    struct timespec ts;
+    long long now_ms;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    now_ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return now_ms + ((long long)at_ns - (long long)lw_clock_now()) / 1000000;
+}
+
+void lwlock_print_leader(const char *key, int state, const struct lw_leader *l, int json,
+                         FILE *out)
+{
+    if (json) {
+        if (state == LW_OBSERVED_LEADER) {
+            fprintf(out, "{\"term\": %llu, \"leader\": ", (unsigned long long)l->term);
+            json_string(l->leader, out);
+            fputs(", \"value\": ", out);
+            json_string(l->value, out);
+            fprintf(out, ", \"sure_until_ms\": %lld}\n", epoch_ms_at(l->sure_until_ns));
+        } else {
+            fprintf(out, "{\"state\": \"%s\"}\n",
+                    state == LW_OBSERVED_VACANT ? "none" : "unknown");
+        }
+        return;
+    }
+    text_string(key, out);
+    if (state == LW_OBSERVED_LEADER) {
+        fprintf(out, ": term %llu, led by ", (unsigned long long)l->term);
+        text_string(l->leader, out);
+        fputs(", value \"", out);
+        text_string(l->value, out);
+        fputs("\"\n", out);
+    } else {
+        fputs(state == LW_OBSERVED_VACANT ? ": no leader\n"
+                                          : ": unknown (Redis cannot be read)\n",
+              out);
+    }
 }

@@ -26,6 +26,14 @@ const char *lwlock_type_phrase(const char *type);
  * "nothing" when free.  Returns buf. */
 const char *lwlock_holds_phrase(const struct lw_name_status *st, char *buf, size_t size);
 
+/* What an observer of the election key was told (lw_election_observe()),
+ * to out: a line of text, or (json) one JSON object a line:
+ * {"term": N, "leader": "<client id>:<owner>", "value": "V",
+ * "sure_until_ms": epoch ms before which no other leader can exist},
+ * {"state": "none"} for a vacancy, {"state": "unknown"}. */
+void lwlock_print_leader(const char *key, int state, const struct lw_leader *l, int json,
+                         FILE *out);
+
 /* Whether lwlock_holds_phrase() says already that it is no lock. */
 int lwlock_phrase_says_no_lock(const char *phrase);
 
