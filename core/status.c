@@ -111,8 +111,13 @@ static int decode_hash(const redisReply *fields, struct lw_name_status *out)
 
         if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
             return LW_EREPLY;
-        if (!strcmp(f->str, ELECT_TERM_FIELD) || !strcmp(f->str, ELECT_VALUE_FIELD)) {
+        if (!strcmp(f->str, ELECT_TERM_FIELD)) {
             elected += 2;
+            out->term = (uint64_t)number_of(v);
+        } else if (!strcmp(f->str, ELECT_VALUE_FIELD)) {
+            elected += 2;
+            snprintf(out->value, sizeof out->value, "%.*s",
+                     (int)(v->len < LW_STATUS_VALUE_MAX ? v->len : LW_STATUS_VALUE_MAX), v->str);
         } else if (strcmp(f->str, "mode") == 0) {
             rw = 1;
             out->kind = strcmp(v->str, "write") == 0 ? LW_NAME_WRITE : LW_NAME_READ;

@@ -236,6 +236,8 @@ REDIS_TEST(election, the_name_status_is_a_lock)
     cr_assert_eq(lw_name_status(l, &st), 0);
     cr_assert_eq(st.kind, LW_NAME_LOCK);
     cr_assert_eq(st.nholders, 1);
+    cr_assert_eq(st.term, lw_election_term(e), "the leader's term");
+    cr_assert_str_eq(st.value, "a");
     cr_assert_eq(lw_trylock(l, 0, 0, NULL), LW_ELOCKED, "a plain lock waits for the leader");
     cr_assert_eq(lw_election_resign(e), 0);
     lw_lock_free(l);

@@ -2350,6 +2350,7 @@ LWLOCK_TEST(observe_prints_every_term_in_order)
     for (int i = 0; i < 3; i++) {
         cr_assert_eq(lw_election_campaign(e, "v", 1, 0, &terms[i]), 0);
         cr_assert(wait_until(out_lines(out, sizeof out) == 2 + 2 * i, 5000), "%s", out);
+
         cr_assert_eq(lw_election_resign(e), 0);
         cr_assert(wait_until(out_lines(out, sizeof out) == 3 + 2 * i, 5000), "%s", out);
     }
@@ -2366,6 +2367,17 @@ LWLOCK_TEST(observe_prints_every_term_in_order)
         cr_assert(!strncmp(p, "{\"state\": \"none\"}\n", 18), "a vacancy: %s", p);
     }
     cr_assert(terms[0] < terms[1] && terms[1] < terms[2]);
+    /* --status says a leader's term and value too. */
+    cr_assert_eq(lw_election_campaign(e, "v", 1, 0, &terms[0]), 0);
+    cr_assert_eq(run(ARGS("-r", addr, "--status", "--json", "el")), 1);
+    slurp("out", out, sizeof out);
+    snprintf(want, sizeof want, "\"term\": %llu, \"value\": \"v\"", (unsigned long long)terms[0]);
+    cr_assert(strstr(out, want), "%s", out);
+    cr_assert_eq(run(ARGS("-r", addr, "--status", "el")), 1);
+    slurp("out", out, sizeof out);
+    snprintf(want, sizeof want, "  term %llu, value \"v\"\n", (unsigned long long)terms[0]);
+    cr_assert(strstr(out, want), "%s", out);
+    cr_assert_eq(lw_election_resign(e), 0);
     lw_election_free(e);
     lw_client_free(c);
 }

@@ -153,6 +153,11 @@ static void print_text(const char *key, const struct lw_name_status *st, FILE *o
         fprintf(out, ": held as %s", held_as[st->kind]);
     print_ttl(st->ttl_ms, out);
     fputc('\n', out);
+    if (st->term) { /* an elected leader's term and value */
+        fprintf(out, "  term %" PRIu64 ", value \"", st->term);
+        text_string(st->value, out);
+        fputs("\"\n", out);
+    }
     if (st->kind == LW_NAME_PERMITS && shown) /* a lock's holder names its host; a permit not */
         fputs("  permit ids, random: COMMAND gets its own in LWLOCK_PERMIT\n", out);
     for (unsigned i = 0; i < shown; i++) {
@@ -242,6 +247,10 @@ static void print_json(const char *key, const struct lw_name_status *st, FILE *o
     fprintf(out, ", \"ttl_ms\": %" PRId64, st->ttl_ms);
     if (st->kind == LW_NAME_PERMITS)
         fprintf(out, ", \"permits\": %" PRId64, st->permits);
+    if (st->term) { /* an elected leader's */
+        fprintf(out, ", \"term\": %" PRIu64 ", \"value\": ", st->term);
+        json_string(st->value, out);
+    }
     fputs(", \"holders\": [", out);
     for (unsigned i = 0; i < shown; i++) {
         fputs(i ? ", {\"id\": " : "{\"id\": ", out);

@@ -1033,7 +1033,8 @@ struct lw_name_holder {
 /* A waiter in a fair lock's queue (Redisson's RFairLock queue), in its
  * order: lw_name_status() reads it whatever the name holds, a free lock
  * may have waiters too (the head's turn has come, unheard yet). */
-#define LW_STATUS_WAITERS 16 /* waiters reported; nwaiters counts all */
+#define LW_STATUS_WAITERS 16     /* waiters reported; nwaiters counts all */
+#define LW_STATUS_VALUE_MAX 255u /* an elected leader's value, cut to fit */
 
 struct lw_name_waiter {
     char id[LW_STATUS_ID_MAX + 1]; /* its field, "<client id>:<owner>" */
@@ -1055,6 +1056,11 @@ struct lw_name_status {
                           LW_STATUS_WAITERS, in the queue's order, in
                           waiters[] */
     struct lw_name_waiter waiters[LW_STATUS_WAITERS];
+    /* An elected leader's (<leasewheel/election.h>): its term, 0 for any
+     * other holder; and its value, cut to LW_STATUS_VALUE_MAX bytes,
+     * NUL-ended. */
+    uint64_t term;
+    char value[LW_STATUS_VALUE_MAX + 1];
 };
 
 /*
