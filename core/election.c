@@ -369,8 +369,14 @@ static struct observer *observer_at(struct wait_link *l)
 
 static void hint_all(struct wait_channel *ch)
 {
-    for (struct wait_link *l = channel_first(ch); l; l = channel_next(l))
+    struct wait_link *l = channel_first(ch), *next;
+
+    /* A read may complete at once (a failed write), and its callback
+     * unobserve: the next link is taken first. */
+    for (; l; l = next) {
+        next = channel_next(l);
         observe_read(observer_of(observer_at(l)));
+    }
 }
 
 static void on_live(struct lw_client *c, struct wait_channel *ch)
