@@ -152,11 +152,16 @@ static void check_go_on(const struct parsed *p, int argc, char **argv)
 
     while (k < argc && argv[k] != o->name)
         k++;
-    if (o->status || o->set_permits >= 0) /* --status, --set-permits: NAME, no COMMAND */
-        FUZZ_CHECK(k == argc - 1 && !o->command, "--status or --set-permits with a COMMAND");
+    /* --status, --observe, --set-permits: NAME, no COMMAND */
+    if (o->status || o->observe || o->set_permits >= 0)
+        FUZZ_CHECK(k == argc - 1 && !o->command,
+                   "--status, --observe or --set-permits with a COMMAND");
     else
         FUZZ_CHECK(k < argc - 1 && o->command == argv + k + 1, "NAME/COMMAND not from argv");
-    FUZZ_CHECK(!o->json || o->status, "--json without --status");
+    FUZZ_CHECK(!o->json || o->status || o->observe, "--json without --status or --observe");
+    FUZZ_CHECK(!o->observe || (!o->status && o->kind == LWLOCK_PLAIN && !o->permits &&
+                               o->set_permits < 0 && !o->fence),
+               "--observe with --status, a kind, permits or --fence");
     FUZZ_CHECK(!o->status || o->kind == LWLOCK_PLAIN, "--status with --read or --write");
     FUZZ_CHECK(!o->min_hold_ms || o->kind == LWLOCK_PLAIN, "--min-hold with --read or --write");
     FUZZ_CHECK(!o->min_hold_ms || !o->permits, "--min-hold with --permits");
@@ -181,7 +186,8 @@ static void check_go_on(const struct parsed *p, int argc, char **argv)
                    "host '%s', port %d", o->redis.host, o->redis.port);
     FUZZ_CHECK(o->redis.db >= 0 && o->redis.db <= 65535, "db %d", o->redis.db);
     FUZZ_CHECK(strlen(o->redis.username) < sizeof o->redis.username &&
-                   strlen(o->redis.password) < sizeof o->redis.password, "credentials");
+                   strlen(o->redis.password) < sizeof o->redis.password,
+               "credentials");
     FUZZ_CHECK(o->cluster.n <= LW_MAX_CLUSTER_SEEDS, "%u seeds", o->cluster.n);
     FUZZ_CHECK(!o->cluster.n || o->redis.db == 0, "a cluster with db %d", o->redis.db);
     for (unsigned i = 0; i < o->cluster.n; i++) {
@@ -194,7 +200,8 @@ static void check_go_on(const struct parsed *p, int argc, char **argv)
     }
     FUZZ_CHECK(o->wait_ms >= -1 && o->wait_ms <= LWLOCK_MAX_MS, "wait %lld", o->wait_ms);
     FUZZ_CHECK(o->lease_ms == 0 || (o->lease_ms >= LW_MIN_LEASE_MS &&
-                                    o->lease_ms <= LWLOCK_MAX_MS), "lease %u", o->lease_ms);
+                                    o->lease_ms <= LWLOCK_MAX_MS),
+               "lease %u", o->lease_ms);
     FUZZ_CHECK(o->watchdog_ms >= LW_MIN_LEASE_MS && o->watchdog_ms <= LWLOCK_MAX_MS,
                "watchdog %u", o->watchdog_ms);
     FUZZ_CHECK(o->lost_sig >= 1 && o->lost_sig <= SIGRTMAX, "signal %d", o->lost_sig);
