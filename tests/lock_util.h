@@ -188,6 +188,19 @@ static inline long long redis_int(const char *fmt, const char *arg)
     return v;
 }
 
+/* Redis's answer as a string into buf ("" on none or nil). */
+static inline const char *redis_str(const char *fmt, const char *arg, char *buf, size_t size)
+{
+    redisReply *r = redis_server_command(&srv, fmt, arg);
+
+    buf[0] = 0;
+    if (r && r->type == REDIS_REPLY_STRING)
+        snprintf(buf, size, "%s", r->str);
+    if (r)
+        freeReplyObject(r);
+    return buf;
+}
+
 /* An async call's outcome, for the test thread. */
 struct outcome {
     struct tally tally;

@@ -517,7 +517,7 @@ Test(lwlock_usage, help_and_version, .init = make_dir, .fini = remove_test_dir, 
                                      "-V, --version", "not for -w",
                                      "-E, --conflict-exit-code N", "-q, --quiet",
                                      "--min-hold DURATION", "--prefix PREFIX", "--status",
-                                     "--json");
+                                     "--json", "--elect NAME", "--value V", "LWLOCK_TERM");
          *f; f++)
         cr_assert(strstr(buf, *f), "no '%s' in the help", *f);
     /* The TLS flags, as redis-cli's. */
@@ -2389,4 +2389,98 @@ Test(lwlock_usage, observe_takes_name_only, .init = make_dir, .fini = remove_tes
     cr_assert_eq(run(ARGS("--observe", "--status", "n")), 64);
     cr_assert_eq(run(ARGS("--observe", "--read", "n")), 64);
     cr_assert_eq(run(ARGS("--observe", "--permits", "2", "n")), 64);
+}
+
+/* ---- --elect ---- */
+
+/* A leader's COMMAND: its name and term to $LWT_DIR/<$1>, then ready,
+ * then it waits (bounded) for $LWT_DIR/go. */
+static const char leader_script[] =
+    "echo \"$LWLOCK_NAME $LWLOCK_TERM\" > \"$LWT_DIR/$1\"; touch \"$LWT_DIR/ready\"; i=0; "
+    "while [ ! -e \"$LWT_DIR/go\" ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i + 1)); done";
+
+/* The term a leader's COMMAND wrote to file, after its name. */
+static unsigned long long term_in(const char *file, const char *name)
+{
+    char buf[256], seen[64];
+    unsigned long long term = 0;
+
+    cr_assert_eq(sscanf(slurp(file, buf, sizeof buf), "%63s %llu", seen, &term), 2, "'%s'", buf);
+    cr_assert_str_eq(seen, name);
+    return term;
+}
+
+/* --elect: COMMAND runs while leader, with LWLOCK_NAME and LWLOCK_TERM,
+ * the value beside the lock; a second candidate waits (-w) on the lock's
+ * channel, and leads once the first's COMMAND exits (the resign wakes
+ * it), with a higher term; the last resign leaves nothing behind but the
+ * term counter. */
+LWLOCK_TEST(elect_leads_while_command_runs_and_resigns_at_exit)
+{
+    pid_t a = start_until_ready(ARGS("-r", addr, "-W", "3s", "--elect", "el", "--value", "alpha",
+                                     "sh", "-c", leader_script, "sh", "a"));
+    pid_t b;
+    char buf[64];
+    int code;
+
+    cr_assert_str_eq(redis_str("HGET el %s", "leasewheel:value", buf, sizeof buf), "alpha");
+    b = start_child(LWLOCK_PATH,
+                    ARGS("-r", addr, "-w", "60s", "--elect", "el", "--value", "beta", "sh", "-c",
+                         "echo \"$LWLOCK_NAME $LWLOCK_TERM\" > \"$LWT_DIR/b\"", "sh"),
+                    NULL, "out.b", "err.b");
+    cr_assert(wait_until(subscribers("redisson_lock__channel:{el}") == 1, 10000),
+              "the second candidate waits on the lock's channel");
+    cr_assert_not(exists("b"), "the second ran while the first led");
+    touch("go");
+    code = wait_child(a, 10000);
+    echo_stderr();
+    cr_assert_eq(code, 0, "the first: %d", code);
+    code = wait_child(b, 10000);
+    echo_file("err.b", "second lwlock stderr");
+    cr_assert_eq(code, 0, "the second: %d", code);
+    cr_assert_gt(term_in("b", "el"), term_in("a", "el"));
+    cr_assert_eq(redis_int("EXISTS %s", "el"), 0, "resigned: lock, term and value gone");
+}
+
+/* Leadership lost (the lock deleted behind lwlock's back): COMMAND gets
+ * the loss signal, lwlock exits 79 and does not campaign again. */
+LWLOCK_TEST(elect_lost_signals_command_and_exits_79)
+{
+    pid_t pid = start_until_ready(ARGS("-r", addr, "-W", "300", "--elect", "el", "sh", "-c",
+                                       TRAPPING("TERM", "0")));
+    char buf[64];
+    int code;
+
+    cr_assert_str_eq(redis_str("HGET el %s", "leasewheel:value", buf, sizeof buf), "");
+    cr_assert_eq(redis_int("DEL %s", "el"), 1);
+    code = wait_child(pid, 5000);
+    echo_stderr();
+    cr_assert_eq(code, 79, "%d", code);
+    cr_assert_str_eq(slurp("sig", buf, sizeof buf), "TERM\n");
+    cr_assert(stderr_has("leadership of el lost"));
+    cr_assert_eq(redis_int("EXISTS %s", "el"), 0, "no campaign again");
+}
+
+/* Held by another within the wait: 75 (or -E's), COMMAND not run. */
+LWLOCK_TEST(elect_not_elected_within_the_wait_exits_75)
+{
+    hold_elsewhere("el", 20000);
+    cr_assert_eq(run(ARGS("-r", addr, "-w", "200ms", "--elect", "el", "touch", "ran")), 75);
+    cr_assert(stderr_has("not elected within the wait"));
+    cr_assert_eq(run(ARGS("-r", addr, "-q", "-E", "3", "--elect", "el", "touch", "ran")), 3);
+    cr_assert_not(exists("ran"), "COMMAND never ran");
+}
+
+Test(lwlock_usage, elect_takes_name_value_and_command, .init = make_dir,
+     .fini = remove_test_dir, .timeout = 120)
+{
+    cr_assert_eq(run(ARGS("--elect", "n")), 64, "no COMMAND");
+    cr_assert(stderr_has("missing COMMAND"));
+    cr_assert_eq(run(ARGS("--value", "v", "n", "true")), 64, "--value without --elect");
+    cr_assert_eq(run(ARGS("--elect", "n", "-l", "3s", "true")), 64, "a fixed lease");
+    cr_assert_eq(run(ARGS("--elect", "n", "--read", "true")), 64);
+    cr_assert_eq(run(ARGS("--elect", "n", "--permits", "2", "true")), 64);
+    cr_assert_eq(run(ARGS("--elect", "n", "--observe", "true")), 64);
+    cr_assert_eq(run(ARGS("--elect", "n", "--fence", "true")), 64);
+    cr_assert_eq(run(ARGS("--elect", "", "true")), 64, "an empty NAME");
 }

@@ -20,6 +20,12 @@
  * is, lost the same way; COMMAND sees LWLOCK_PERMIT (the permit's id in
  * hex) instead of LWLOCK_TOKEN.  --set-permits N sets the total and exits.
  *
+ * With --elect NAME, lwlock campaigns for leadership of the election NAME
+ * (<leasewheel/election.h>: a lock whose term is its fencing token) and
+ * runs COMMAND while leader, with LWLOCK_TERM.  Leadership lost is a lock
+ * lost (a signal, 79, no campaign again); COMMAND's exit resigns.
+ * --observe NAME prints who leads, and every change, until a signal.
+ *
  * Structure.  Two threads run here: main, and the library's engine thread,
  * on which the acquire's completion and on_lost are called.  Everything
  * main waits for arrives on a file descriptor, so that one poll() serves
@@ -106,6 +112,7 @@ struct run {
     uint64_t tokens[LW_MULTI_MAX]; /* --multi: each name's, as given */
     uint64_t owner;
     struct lw_semaphore *sem; /* --permits, --set-permits: instead of lock */
+    struct lw_election *elect; /* --elect: instead of lock (its owner is its own) */
     struct lw_permit permit;  /* --permits: the one held */
     pid_t child;
     struct acquire_out out;
@@ -494,6 +501,8 @@ static int new_handle(struct run *r)
     const char *key = r->opt.key;
     int rc;
 
+    if (r->opt.elect)
+        return lw_election_new(r->client, key, strlen(key), &r->elect);
     if (!r->opt.permits && r->opt.set_permits < 0)
         return new_lock(r);
     if ((rc = lw_semaphore_new(r->client, key, strlen(key), &r->sem)) || !r->opt.permits)
@@ -632,7 +641,9 @@ static int acquire_failed(const struct run *r, int err)
     if (err == LW_ELOCKED) { /* -q: the loser of a race says nothing */
         if (!r->opt.quiet)
             report("%s: %s", r->opt.key,
-                   r->sem ? "no permit free within the wait" : lw_strerror(err));
+                   r->sem     ? "no permit free within the wait"
+                   : r->elect ? "another leads: not elected within the wait"
+                              : lw_strerror(err));
         return EXIT_LOCKED; /* main() makes it -E's */
     }
     if (err == LW_EWRONGKIND) {
@@ -653,6 +664,8 @@ static int let_go(struct run *r)
 {
     if (r->multi)
         return lw_multi_unlock_owner(r->multi, r->owner);
+    if (r->elect)
+        return lw_election_resign(r->elect);
     return r->sem ? lw_permit_release(r->sem, &r->permit, 1) : lw_unlock_owner(r->lock, r->owner);
 }
 
@@ -696,6 +709,9 @@ static int start_acquire(struct run *r)
     if (r->sem) /* the ids land in r->permit, which outlives the client */
         return lw_permit_acquire_until_async(r->sem, 1, wait, r->opt.lease_ms, &r->permit,
                                              &r->out.until_ns, on_acquired, &r->out);
+    if (r->elect) /* the term comes as the token */
+        return lw_election_campaign_async(r->elect, r->opt.value, strlen(r->opt.value), wait,
+                                          on_acquired, &r->out);
     if (r->multi) /* the tokens land in r->tokens, likewise */
         return lw_multi_acquire_until_async(r->multi, r->owner, wait, r->opt.lease_ms, r->tokens,
                                             &r->out.until_ns, on_acquired, &r->out);
@@ -781,16 +797,16 @@ static int has_prefix(const char *s, const char *prefix)
 static int ours(const char *var)
 {
     return has_prefix(var, "LWLOCK_NAME=") || has_prefix(var, "LWLOCK_TOKEN=") ||
-           has_prefix(var, "LWLOCK_PERMIT=");
+           has_prefix(var, "LWLOCK_PERMIT=") || has_prefix(var, "LWLOCK_TERM=");
 }
 
 /* Whether COMMAND gets a second variable beside LWLOCK_NAME: a permit's
- * LWLOCK_PERMIT, or a fenced lock's LWLOCK_TOKEN (--fence); other locks
- * have neither, and one inherited from an outer lwlock must not pass for
- * it. */
+ * LWLOCK_PERMIT, a fenced lock's LWLOCK_TOKEN (--fence) or a leader's
+ * LWLOCK_TERM (--elect); other locks have none, and one inherited from an
+ * outer lwlock must not pass for it. */
 static int env_second(const struct run *r)
 {
-    return r->sem || r->opt.fence;
+    return r->sem || r->opt.fence || r->elect;
 }
 
 /* LWLOCK_REDIS=... with the password taken out (malloc'd), or NULL when
@@ -856,6 +872,8 @@ static char **command_env(const struct run *r, uint64_t token, size_t *made)
     else if (r->multi && vsecond) /* each name's, in NAME's order */
         for (size_t i = 0, at = (size_t)sprintf(vsecond, "LWLOCK_TOKEN="); i < r->opt.nnames; i++)
             at += (size_t)sprintf(vsecond + at, i ? ",%" PRIu64 : "%" PRIu64, r->tokens[i]);
+    else if (r->elect)
+        sprintf(vsecond, "LWLOCK_TERM=%" PRIu64, token);
     else if (vsecond)
         sprintf(vsecond, "LWLOCK_TOKEN=%" PRIu64, token);
     if (vsecond)
@@ -957,10 +975,11 @@ static int spawn(struct run *r, uint64_t token)
     return 0;
 }
 
-/* What lwlock holds, for messages: "lock NAME", "permit of NAME". */
+/* What lwlock holds, for messages: "lock NAME", "permit of NAME",
+ * "leadership of NAME". */
 static const char *held(const struct run *r)
 {
-    return r->sem ? "permit of" : "lock";
+    return r->sem ? "permit of" : r->elect ? "leadership of" : "lock";
 }
 
 /* The lock is gone: COMMAND runs unprotected from now on. */
@@ -1131,6 +1150,7 @@ static void close_fd(int fd)
 static void teardown(struct run *r)
 {
     lw_multi_free(r->multi);
+    lw_election_free(r->elect);
     lw_lock_free(r->lock);
     lw_semaphore_free(r->sem);
     lw_client_free(r->client);

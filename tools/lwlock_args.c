@@ -43,6 +43,7 @@ static void usage(FILE *to)
           "       lwlock [options] --multi NAME1,NAME2,... COMMAND [ARG...]\n"
           "       lwlock [options] --status [--json] NAME\n"
           "       lwlock [options] --observe [--json] NAME\n"
+          "       lwlock [options] --elect NAME [--value V] COMMAND [ARG...]\n"
           "       lwlock [options] --permits N NAME COMMAND [ARG...]\n"
           "       lwlock [options] --set-permits N NAME\n"
           "Hold the Redis lock NAME while COMMAND runs (flock(1) across machines), or\n"
@@ -119,6 +120,12 @@ static void usage(FILE *to)
           "                         (term, leader, value), then a line at every change,\n"
           "                         until SIGTERM, SIGINT or SIGHUP (exit 0); never a\n"
           "                         leader past what it can vouch for (\"unknown\")\n"
+          "      --elect NAME       campaign for leadership of the election NAME within\n"
+          "                         -w's wait, run COMMAND while leader with LWLOCK_TERM\n"
+          "                         (the term, a fencing token); leadership lost:\n"
+          "                         COMMAND gets -s's signal and lwlock exits 79, not\n"
+          "                         campaigning again; COMMAND exits: lwlock resigns\n"
+          "      --value V          the leader's value, shown to observers (--elect)\n"
           "      --json             --status's answer as one JSON object; --observe's,\n"
           "                         one a line\n"
           "  -v, --verbose          the library's log lines to stderr (connections lost\n"
@@ -152,7 +159,7 @@ static void usage(FILE *to)
           "\n"
           "COMMAND runs with LWLOCK_NAME (the lock's name in Redis, PREFIX:NAME with a\n"
           "prefix) and, with --fence, LWLOCK_TOKEN (the lock's fencing token; with\n"
-          "--multi, one per name) in its environment.\n"
+          "--multi, one per name) in its environment; with --elect, LWLOCK_TERM.\n"
           "SIGINT, SIGTERM and SIGHUP sent to lwlock are passed on to COMMAND.  The\n"
           "lock is released when COMMAND exits (with --min-hold, at the earliest so\n"
           "long after it was acquired).\n"
@@ -171,7 +178,7 @@ static void usage(FILE *to)
           "      Redis at all) or failing a command (out of memory, --replicas)\n"
           "  71  system error (fork, memory)\n"
           "  75  not acquired within the wait: held by another (-E changes it)\n"
-          "  79  lock lost while COMMAND ran\n"
+          "  79  lock lost while COMMAND ran (--elect: leadership lost)\n"
           "  126/127 COMMAND not executable/found\n",
           to);
 }
@@ -292,6 +299,8 @@ enum { OPT_VERSION = 256,
        OPT_MIN_HOLD,
        OPT_STATUS,
        OPT_OBSERVE,
+       OPT_ELECT,
+       OPT_VALUE,
        OPT_JSON,
        OPT_READ,
        OPT_WRITE,
@@ -315,6 +324,8 @@ static const struct option long_options[] = {
     {"prefix", required_argument, NULL, OPT_PREFIX},
     {"status", no_argument, NULL, OPT_STATUS},
     {"observe", no_argument, NULL, OPT_OBSERVE},
+    {"elect", required_argument, NULL, OPT_ELECT},
+    {"value", required_argument, NULL, OPT_VALUE},
     {"read", no_argument, NULL, OPT_READ},
     {"write", no_argument, NULL, OPT_WRITE},
     {"fair", no_argument, NULL, OPT_FAIR},
@@ -463,6 +474,16 @@ static int take_option(struct parse *p, int c, const char *arg)
         return 0;
     case OPT_OBSERVE:
         o->observe = 1;
+        return 0;
+    case OPT_ELECT:
+        o->elect = 1;
+        o->name = arg;
+        return 0;
+    case OPT_VALUE:
+        if (strlen(arg) > LW_ELECTION_VALUE_MAX)
+            return usage_error(p->err, "--value must be at most %u bytes",
+                               (unsigned)LW_ELECTION_VALUE_MAX);
+        o->value = arg;
         return 0;
     case OPT_JSON:
         o->json = 1;
@@ -628,6 +649,37 @@ static int check_permits(const struct lwlock_options *o, FILE *err)
     return -1;
 }
 
+/*
+ * --elect NAME [--value V] COMMAND: NAME is --elect's, COMMAND the first
+ * word after the options.  Leadership is a lock of its own, renewed by
+ * the watchdog (-W), its term the fencing token: no kind, permits,
+ * --fence, fixed lease (it would end a leader's term at a deadline
+ * nobody else sees), hold limits or replicas.  -1, or the usage status.
+ */
+static int elect_args(struct parse *p, int argc, char **argv)
+{
+    struct lwlock_options *o = p->o;
+    int rc;
+
+    if (!o->elect)
+        return usage_error(p->err, "--value goes with --elect");
+    if (o->status || o->observe || o->json || o->kind != LWLOCK_PLAIN || o->permits ||
+        o->set_permits >= 0 || o->fence || o->min_hold_ms || o->max_hold_ms || o->replicas ||
+        p->seen_lease)
+        return usage_error(p->err, "--elect campaigns for NAME alone: no --status, --observe, "
+                                   "--json, --read, --write, --fair, --multi, --permits, "
+                                   "--set-permits, --fence, --min-hold, --max-hold, "
+                                   "--replicas or -l (leadership is renewed: -W)");
+    if ((rc = make_key(o, o->name, p->err)) >= 0)
+        return rc;
+    if (!o->value)
+        o->value = "";
+    if (optind >= argc)
+        return usage_error(p->err, "missing COMMAND");
+    o->command = argv + optind;
+    return -1;
+}
+
 int lwlock_parse_args(int argc, char **argv, const char *env_redis, const char *env_prefix,
                       struct lwlock_options *o, FILE *out, FILE *err)
 {
@@ -664,10 +716,12 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, const char *
                            o->redis.db);
     if (tls_opts_finish(&o->tls, o->redis.tls, why, sizeof why))
         return usage_error(err, "%s", why);
-    if (optind >= argc)
-        return usage_error(err, "missing NAME");
     if (!o->prefix && env_prefix && env_prefix[0])
         o->prefix = env_prefix;
+    if (o->elect || o->value)
+        return elect_args(&p, argc, argv);
+    if (optind >= argc)
+        return usage_error(err, "missing NAME");
     if ((rc = make_key(o, argv[optind], err)) >= 0)
         return rc;
     if (o->json && !o->status && !o->observe)

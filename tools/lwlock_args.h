@@ -31,7 +31,8 @@ enum {
                               us (AUTH, ACL, DB, TLS, not Redis) or failing */
     EXIT_OSERR = 71,       /* EX_OSERR: fork, pipe, memory */
     EXIT_LOCKED = 75,      /* EX_TEMPFAIL: not acquired within the wait */
-    EXIT_LOST = 79,        /* the lock was lost while COMMAND ran */
+    EXIT_LOST = 79,        /* the lock (--elect: leadership) was lost while
+                              COMMAND ran */
     EXIT_NOEXEC = 126,     /* as shells: found but cannot be run */
     EXIT_NOTFOUND = 127,   /* as shells: not found */
 };
@@ -80,7 +81,8 @@ struct lwlock_options {
     int conflict_exit;    /* -E: the status when the lock is not acquired
                              within the wait, 0..255 (default EXIT_LOCKED) */
     uint32_t replicas;    /* --replicas: acquire_replicas, 0 when not given */
-    const char *name;     /* argv's NAME: 1..LW_LOCK_NAME_MAX bytes */
+    const char *name;     /* argv's NAME (--elect's argument with --elect):
+                             1..LW_LOCK_NAME_MAX bytes */
     const char *prefix;   /* --prefix or $LWLOCK_PREFIX, NULL when none */
     /* The lock's name in Redis: "PREFIX:NAME", or NAME without a prefix. */
     char key[LW_LOCK_NAME_MAX + 1];
@@ -95,6 +97,12 @@ struct lwlock_options {
     int observe;           /* --observe: say who leads NAME, and every
                               change, until a signal; take nothing */
     int fence;             /* --fence: draw a fencing token, LWLOCK_TOKEN */
+    int elect;             /* --elect NAME: campaign for leadership of NAME
+                              (its argument, in name), run COMMAND while
+                              leader with LWLOCK_TERM */
+    const char *value;     /* --value V: the leader's value (--elect only),
+                              at most LW_ELECTION_VALUE_MAX bytes; "" when
+                              not given */
     int json;              /* --json: --status's or --observe's answers as
                               JSON */
     /* Permits (a semaphore whose permits expire) instead of a lock. */

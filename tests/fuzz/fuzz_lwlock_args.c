@@ -152,12 +152,22 @@ static void check_go_on(const struct parsed *p, int argc, char **argv)
 
     while (k < argc && argv[k] != o->name)
         k++;
+    /* --elect NAME: NAME is its value, COMMAND the rest of argv */
+    if (o->elect)
+        FUZZ_CHECK(in_argv(o->name, argc, argv) && o->command && o->command[0] &&
+                       o->command > argv && o->command < argv + argc && o->value &&
+                       strlen(o->value) <= LW_ELECTION_VALUE_MAX && !o->status && !o->observe &&
+                       !o->json && o->kind == LWLOCK_PLAIN && !o->permits &&
+                       o->set_permits < 0 && !o->fence && !o->lease_ms && !o->min_hold_ms &&
+                       !o->max_hold_ms && !o->replicas,
+                   "--elect with NAME/COMMAND not from argv, or with another mode");
     /* --status, --observe, --set-permits: NAME, no COMMAND */
-    if (o->status || o->observe || o->set_permits >= 0)
+    else if (o->status || o->observe || o->set_permits >= 0)
         FUZZ_CHECK(k == argc - 1 && !o->command,
                    "--status, --observe or --set-permits with a COMMAND");
     else
         FUZZ_CHECK(k < argc - 1 && o->command == argv + k + 1, "NAME/COMMAND not from argv");
+    FUZZ_CHECK(!o->value || o->elect, "--value without --elect");
     FUZZ_CHECK(!o->json || o->status || o->observe, "--json without --status or --observe");
     FUZZ_CHECK(!o->observe || (!o->status && o->kind == LWLOCK_PLAIN && !o->permits &&
                                o->set_permits < 0 && !o->fence),
