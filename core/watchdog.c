@@ -290,7 +290,11 @@ int watchdog_set_join(struct lw_client *c, const struct lw_lock *lock, uint64_t 
         return -1;
     r->set = s;
     lw_slist_push(&found->sets, &r->qnode);
-    s->members++;
+    /* A set no lease points at starts again: an election's serves each
+     * of its terms, and a term lost must not silence the next one's loss
+     * (a multi-lock's set is new for each acquire). */
+    if (s->members++ == 0)
+        s->lost = 0;
     if (s->hold)
         s->hold(s, 1);
     atomic_store_explicit(&s->sure_until_ns, found->valid_until_ns, memory_order_release);

@@ -1,8 +1,9 @@
 /*
  * tests/test_election.c - leader election (<leasewheel/election.h>) on a
  * real Redis: campaign, proclaim, resign, the one-read leader, the
- * leader's belief (sure_until), a leader lost, and a Redisson RLock on
- * the name (tests/redisson_lock.h, verbatim).
+ * leader's belief (sure_until), a leader lost (its lock deleted; cut off
+ * past its lease, term after term), and a Redisson RLock on the name
+ * (tests/redisson_lock.h, verbatim).
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -12,6 +13,7 @@
 #include <leasewheel/election.h>
 
 #include "lock_util.h"
+#include "proxy.h"
 #include "redisson_lock.h"
 
 #define NAME "leader"
@@ -350,4 +352,55 @@ REDIS_TEST(election, an_observer_sees_a_silent_vacancy_by_its_belief)
     lw_election_free(eo);
     lw_client_free(a);
     lw_client_free(o);
+}
+
+/* A leader cut off (a proxy holding every byte) past its lease is told
+ * it lost, within its lease: it campaigned after waiting on the channel
+ * (another led first), as a contender of the fault model does; and told
+ * again in its next term on the same handle (the first loss once
+ * silenced every later one: the fault model's checker found it). */
+REDIS_TEST(election, a_leader_cut_off_is_told_within_its_lease_every_term)
+{
+    struct proxy *p = proxy_start(srv.port);
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL, *other = new_client(3000, NULL);
+    struct lw_election *e, *first = candidate(other);
+    struct elected el = {0};
+    struct lost_log lost;
+    uint64_t cut;
+
+    cr_assert_not_null(p);
+    client_config(&cfg, 1200, &lost);
+    cfg.port = proxy_port(p);
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    e = candidate(c);
+    cr_assert_eq(lw_election_campaign(first, "a", 1, 0, NULL), 0);
+    cr_assert_eq(lw_election_campaign_async(e, "b", 1, 10000, on_elected, &el), 0);
+    sleep_ms(100);
+    cr_assert_eq(lw_election_resign(first), 0);
+    cr_assert(wait_until(atomic_load(&el.done), 3000));
+    cr_assert_eq(atomic_load(&el.err), 0);
+    sleep_ms(100);
+    cr_assert_eq(proxy_hold(p, 1), 0);
+    cut = lw_clock_now();
+    cr_assert(wait_until(atomic_load(&lost.count) == 1, 3000), "never told");
+    cr_assert_lt(atomic_load(&lost.at_ns) - cut, 1300000000ull, "told %.0f ms after the cut",
+                 (atomic_load(&lost.at_ns) - cut) / 1e6);
+    cr_assert_eq(lw_election_sure_until(e), 0);
+    cr_assert_eq(proxy_hold(p, 0), 0);
+    /* Again, on the same handle: a second term, cut off too. */
+    cr_assert(wait_until(redis_int("EXISTS %s", NAME) == 0, 3000));
+    cr_assert_eq(lw_election_campaign(e, "b", 1, 1000, NULL), 0);
+    sleep_ms(100);
+    cr_assert_eq(proxy_hold(p, 1), 0);
+    cut = lw_clock_now();
+    cr_assert(wait_until(atomic_load(&lost.count) == 2, 3000), "never told the second time");
+    cr_assert_lt(atomic_load(&lost.at_ns) - cut, 1300000000ull, "told %.0f ms after the cut",
+                 (atomic_load(&lost.at_ns) - cut) / 1e6);
+    cr_assert_eq(proxy_hold(p, 0), 0);
+    lw_election_free(e);
+    lw_election_free(first);
+    lw_client_free(c);
+    lw_client_free(other);
+    proxy_stop(p);
 }
