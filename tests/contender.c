@@ -30,6 +30,15 @@
  *       draws them.  With
  *       --permits N, lwlock --permits N: one permit of the semaphore NAME
  *       (created with N).
+ *   contender observe (the client's options)
+ *       one lw_client observing the election of each of N names
+ *       (lw_election_observe()): "seen" lines (the term) with "sure"
+ *       lines (stamped with the leader's no-other-until) and "by" lines
+ *       (named by the leader's value), "vacant", "unknown"; the report's
+ *       sequence is the round.  A client or
+ *       lwloop with --kind elect is a candidate (lw_election_campaign(),
+ *       lwlock --elect; its value the contender's id): its sections are
+ *       its terms, the term logged as the token.
  *   contender section --log FILE --id ID --round K --hold-ms H
  *       lwlock's COMMAND: the critical section; lwlock's lost signal
  *       (SIGTERM) records "lost" and ends it.  Without LWLOCK_TOKEN (a
@@ -244,7 +253,7 @@ static int take_opt(struct opts *o, const char *key, const char *val)
         o->redis = val;
     else if (!strcmp(key, "--kind") &&
              (!strcmp(val, "read") || !strcmp(val, "write") || !strcmp(val, "fair") ||
-              !strcmp(val, "multi")))
+              !strcmp(val, "multi") || !strcmp(val, "elect")))
         o->kind = val;
     else if (!strcmp(key, "--cacert"))
         o->cacert = val;
@@ -403,11 +412,17 @@ struct target {
     struct lw_permit permit;
     struct lw_multi *multi; /* --kind multi: a pair of names */
     struct lw_lock *pair[2];
+    struct lw_election *elect; /* --kind elect: a candidate */
 };
 
 static int is_multi(const struct opts *o)
 {
     return o->kind && !strcmp(o->kind, "multi");
+}
+
+static int is_elect(const struct opts *o)
+{
+    return o->kind && !strcmp(o->kind, "elect");
 }
 
 /* Whether a holder of o's kind is alone inside (a marker of its own). */
@@ -430,6 +445,8 @@ static int take(const struct opts *o, struct target *t, uint64_t *token)
         *token = tokens[0];
         return rc;
     }
+    if (t->elect) /* the value: who leads, as observers see it */
+        return lw_election_campaign(t->elect, o->id, strlen(o->id), (uint64_t)o->wait_ms, token);
     if (!t->sem)
         return lw_trylock(t->lock, (uint64_t)o->wait_ms, 0, token);
     *token = 0;
@@ -447,6 +464,8 @@ static int give(struct target *t)
 
     if (t->multi)
         return lw_multi_unlock(t->multi);
+    if (t->elect)
+        return lw_election_resign(t->elect);
     if (!t->sem)
         return lw_unlock(t->lock);
     rc = lw_permit_release(t->sem, &t->permit, 1);
@@ -538,6 +557,8 @@ static int new_client(const struct opts *o, struct holding *h, struct lw_client 
     cfg.port = o->port;
     cfg.tick_ms = 10;
     cfg.watchdog_timeout_ms = (uint32_t)o->lease_ms;
+    if (is_elect(o)) /* a dead candidate drops out of the queue as fast */
+        cfg.fair_place_ms = (uint32_t)o->lease_ms;
     if (o->max_inflight)
         cfg.max_inflight = (uint32_t)o->max_inflight;
     if (o->command_timeout_ms)
@@ -570,6 +591,8 @@ static int new_target(const struct opts *o, struct lw_client *client, const char
     }
     if (o->kind && !strcmp(o->kind, "read"))
         return lw_read_lock_new(client, name, len, &t->lock);
+    if (is_elect(o)) /* its term is the token */
+        return lw_election_new(client, name, len, &t->elect);
     if (o->kind && !strcmp(o->kind, "fair"))
         rc = lw_fair_lock_new(client, name, len, &t->lock);
     else if (o->kind && !is_multi(o)) /* a multi-lock's names are plain locks */
@@ -657,6 +680,7 @@ static int run_client(const struct opts *o)
     for (int i = 0; i < NAMES_MAX * NAMES_MAX; i++)
         lw_multi_free(pairs[i].multi);
     for (int i = 0; i < o->names; i++) {
+        lw_election_free(targets[i].elect);
         lw_lock_free(targets[i].lock);
         lw_semaphore_free(targets[i].sem);
     }
@@ -665,6 +689,75 @@ static int run_client(const struct opts *o)
     lw_client_free(client);
     c.lost = atomic_load(&h.lost_total);
     c.lost_elsewhere = atomic_load(&h.lost_elsewhere);
+    print_summary(o, &c);
+    return rc ? 1 : 0;
+}
+
+/* ---- observe mode ---- */
+
+/* One name watched: its handle, and the reports' sequence (the log's
+ * round), counted on the engine thread, the only caller. */
+struct watch {
+    const struct opts *o;
+    char name[32];
+    struct lw_election *e;
+    long seq;
+};
+
+/* What the observer is told, as log lines: "seen" at the moment told
+ * with the term, and "sure" stamped with its no-other-leader-until (both
+ * lw_clock_now()'s); "vacant"; "unknown". */
+static void observed(int state, const struct lw_leader *l, void *arg)
+{
+    struct watch *w = arg;
+    long seq = w->seq++;
+    char line[256];
+    int n;
+
+    if (state == LW_OBSERVED_VACANT || state == LW_OBSERVED_UNKNOWN) {
+        record(state == LW_OBSERVED_VACANT ? "vacant" : "unknown", w->name, w->o->id, seq, 0);
+        return;
+    }
+    record("seen", w->name, w->o->id, seq, (long long)l->term);
+    n = snprintf(line, sizeof line, "sure %s %s %ld %" PRIu64 " %lld\n", w->name, w->o->id, seq,
+                 l->sure_until_ns, (long long)l->term);
+    if (n > 0 && (size_t)n < sizeof line)
+        (void)!write(log_fd, line, (size_t)n);
+    /* Whose: the leader's value, a candidate's id (one word, short). */
+    if (l->value_len > 0 && l->value_len < 16 && !strpbrk(l->value, " \n"))
+        record("by", l->value, w->o->id, seq, (long long)l->term);
+}
+
+/* An observer of every name's election, until the stop file or the
+ * deadline; its summary counts the reports (rounds). */
+static int run_observer(const struct opts *o)
+{
+    struct holding h = {.o = o, .idx2 = -1}; /* on_lost: never told here */
+    struct watch ws[NAMES_MAX] = {{0}};
+    struct lw_client *client = NULL;
+    struct counts c = {0};
+    uint64_t deadline = now_ns() + (uint64_t)o->deadline_ms * 1000000u;
+    int rc = new_client(o, &h, &client);
+
+    for (int i = 0; i < o->names && !rc; i++) {
+        ws[i].o = o;
+        lock_name(o, i, ws[i].name, sizeof ws[i].name);
+        rc = lw_election_new(client, ws[i].name, strlen(ws[i].name), &ws[i].e);
+        if (!rc)
+            rc = lw_election_observe(ws[i].e, observed, &ws[i]);
+    }
+    while (!rc && go_on(o, 0, deadline))
+        sleep_ms(20);
+    for (int i = 0; i < o->names; i++) {
+        if (ws[i].e && lw_election_unobserve(ws[i].e) == 0)
+            c.rounds += ws[i].seq;
+        lw_election_free(ws[i].e);
+    }
+    if (rc)
+        fprintf(stderr, "contender %s: observe: %s\n", o->id, lw_errname(rc));
+    if (client)
+        lw_client_get_stats(client, &c.conns);
+    lw_client_free(client);
     print_summary(o, &c);
     return rc ? 1 : 0;
 }
@@ -693,7 +786,7 @@ static void exec_lwlock(const struct opts *o, const char *self, const char *name
     snprintf(wait, sizeof wait, "%dms", o->wait_ms);
     snprintf(rnd, sizeof rnd, "%ld", round);
     snprintf(hold, sizeof hold, "%d", hold_ms);
-    if (o->kind)
+    if (o->kind && !is_elect(o)) /* --elect NAME: below */
         argv[k++] = !strcmp(o->kind, "read")    ? "--read"
                     : !strcmp(o->kind, "write") ? "--write"
                     : is_multi(o)               ? "--multi"
@@ -701,6 +794,8 @@ static void exec_lwlock(const struct opts *o, const char *self, const char *name
     snprintf(permits, sizeof permits, "%d", o->permits);
     if (o->permits)
         k = append(argv, k, (const char *[]){"--permits", permits, NULL});
+    else if (is_elect(o)) /* the section logs its term */
+        k = append(argv, k, (const char *[]){"--value", o->id, NULL});
     else if (!o->kind || strcmp(o->kind, "read"))
         argv[k++] = "--fence"; /* the section logs its token */
     if (o->cacert)
@@ -711,9 +806,12 @@ static void exec_lwlock(const struct opts *o, const char *self, const char *name
                (const char *[]){o->cluster ? "-c" : "-r",
                                 o->cluster ? o->cluster : o->redis ? o->redis
                                                                    : addr,
-                                "-W",
-                                lease, "-w", wait, name, self, "section", "--log", o->log,
-                                "--id", o->id, "--round", rnd, "--hold-ms", hold, NULL});
+                                "-W", lease, "-w", wait, NULL});
+    if (is_elect(o)) /* the last option: NAME is its value */
+        argv[k++] = "--elect";
+    k = append(argv, k,
+               (const char *[]){name, self, "section", "--log", o->log, "--id", o->id,
+                                "--round", rnd, "--hold-ms", hold, NULL});
     argv[k] = NULL;
     execv(o->lwlock, (char *const *)argv);
     _exit(127);
@@ -857,6 +955,8 @@ static int run_section(const struct opts *o)
     char names_buf[256], tokens_buf[256], *names[SECTION_NAMES], *tokens[SECTION_NAMES];
     int ntokens = 0, taken = 0;
 
+    if (!token) /* lwlock --elect: the term */
+        token = getenv("LWLOCK_TERM");
     if (!name)
         return usage("section runs under lwlock (LWLOCK_NAME, LWLOCK_TOKEN)");
     /* lwlock --multi: "A,B" and "TA,TB", each name's token in its order. */
@@ -913,8 +1013,10 @@ int main(int argc, char **argv)
         rc = run_lwloop(&o);
     else if (!strcmp(o.mode, "section"))
         rc = run_section(&o);
+    else if (!strcmp(o.mode, "observe"))
+        rc = run_observer(&o);
     else
-        rc = usage("mode: client, lwloop or section");
+        rc = usage("mode: client, lwloop, section or observe");
     close(log_fd);
     return rc;
 }

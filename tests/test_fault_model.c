@@ -38,12 +38,10 @@
 
 #define LAST_ARGS (char *)NULL
 #include "contention_run.h"
+#include "proxy_faults.h"
 
 #define PERMITS 2
-#define DOWN_MS LONG_FAULT_MS /* past the lease: every holder is told during it */
 #define NMODEL 9
-
-static struct proxy *px;
 
 static void setup(void)
 {
@@ -72,53 +70,6 @@ static void teardown_direct(void)
 {
     contention_close();
     server_stop();
-}
-
-/* ---- The faults that only this family has ---- */
-
-/* Redis killed, and started again empty DOWN_MS later: the clients'
- * requests wait for a connection meanwhile (their command timeout is
- * longer), and go to the empty server.  Its RDB file, if a restart that
- * kept the keys left one, goes first. */
-static int fault_restart_empty(void)
-{
-    char rdb[400];
-    int port = srv.port;
-
-    snprintf(rdb, sizeof rdb, "%s/dump.rdb", srv.dir);
-    if (redis_server_signal(&srv, SIGKILL))
-        return 0;
-    unlink(rdb);
-    sleep_ms(DOWN_MS);
-    return redis_server_restart(&srv) == 0 && srv.port == port;
-}
-
-/* SHUTDOWN SAVE, and started again from the RDB file DOWN_MS later: the
- * keys are back, the leases in them ran out meanwhile. */
-static int fault_restart_keeping_late(void)
-{
-    return restart_keeping(1, DOWN_MS);
-}
-
-/* The proxy holds every byte, both ways, past the lease: requests written
- * meanwhile reach Redis late, and their replies later still. */
-static int fault_proxy_hold(void)
-{
-    if (proxy_hold(px, 1))
-        return 0;
-    sleep_ms(DOWN_MS);
-    return proxy_hold(px, 0) == 0;
-}
-
-/* The proxy drops every connection and holds the new ones in its listen
- * backlog past the lease: requests wait unwritten in the clients, and go
- * once it lets go. */
-static int fault_proxy_refuse(void)
-{
-    if (proxy_hold(px, 1) || proxy_drop(px, 1))
-        return 0;
-    sleep_ms(DOWN_MS);
-    return proxy_hold(px, 0) == 0;
 }
 
 static const struct fault model_faults[NMODEL] = {
