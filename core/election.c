@@ -102,7 +102,7 @@ int lw_election_new(struct lw_client *c, const void *name, size_t len, struct lw
         return LW_EINVAL;
     if (!(e = calloc(1, sizeof *e)))
         return LW_ENOMEM;
-    if ((rc = lock_new_way(c, name, len, &way_elect, 1, &e->lock))) {
+    if ((rc = lock_new_way(c, name, len, &way_elect_queued, 1, &e->lock))) {
         free(e);
         return rc;
     }
@@ -127,6 +127,27 @@ void lw_election_free(struct lw_election *e)
     if (lw_election_sure_until(e))
         lw_election_resign(e);
     election_unref(e);
+}
+
+int lw_election_set_queued(struct lw_election *e, int queued)
+{
+    const struct lock_way *way = queued ? &way_elect_queued : &way_elect;
+    struct lw_lock *lock;
+    int rc;
+
+    if (!e)
+        return LW_EINVAL;
+    if (e->lock->way == way)
+        return 0;
+    /* Nothing out on the handle yet: its lock may change ways. */
+    if (atomic_load_explicit(&e->term, memory_order_relaxed) || e->obs.fn ||
+        atomic_load_explicit(&e->refs, memory_order_acquire) > 1)
+        return LW_EBUSY;
+    if ((rc = lock_new_way(e->lock->client, e->lock->name, e->lock->len, way, 1, &lock)))
+        return rc;
+    lock_unref(e->lock);
+    e->lock = lock;
+    return 0;
 }
 
 static int check_value(const struct lw_election *e, const void *value, size_t len)
@@ -274,6 +295,8 @@ static void tell(struct lw_election *e, int state, const struct lw_leader *l)
         o->last.sure_until_ns = l->sure_until_ns;
         return;
     }
+    if (state == LW_OBSERVED_VACANT && o->told == LW_OBSERVED_LEADER)
+        stats_vacancy(&c->count);
     o->told = state;
     o->last = *l;
     if (state == LW_OBSERVED_LEADER && l->term > o->seen_term)
@@ -400,6 +423,7 @@ static void stop_observing(struct lw_client *c, struct lw_election *e)
     if (!o->on)
         return;
     o->on = 0;
+    stats_observers(&c->count, -1);
     if (c->wheel)
         lw_wheel_cancel(c->wheel, &o->ct.timer);
     if (o->link.chan) {
@@ -427,6 +451,7 @@ static void start_observing(struct request *req, const redisReply *reply, int er
         return;
     e->obs.on = 1;
     e->obs.told = -1;
+    stats_observers(&c->count, 1);
     e->obs.ct.fire = observe_timer_fired;
     atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
     if (channel_join(c, &observing, e->lock->companion_keys[0], e->lock->companion_lens[0],

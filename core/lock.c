@@ -51,7 +51,7 @@ void lock_unref(struct lw_lock *lock)
         client_unref(lock->client);
         free(lock->channel);
         free(lock->token_key);
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < LOCK_COMPANIONS; i++)
             free(lock->companion_keys[i]);
         free(lock);
     }
@@ -76,7 +76,7 @@ static char *prefix_name(const char *prefix, const char *name, size_t len, size_
  * channel): 0, or -1 (no memory). */
 static int companion_keys(struct lw_lock *lock)
 {
-    for (int i = 0; lock->way->companions && i < 3 && lock->way->companions[i]; i++)
+    for (int i = 0; lock->way->companions && i < LOCK_COMPANIONS && lock->way->companions[i]; i++)
         if (!(lock->companion_keys[i] = prefix_name(lock->way->companions[i], lock->name, lock->len,
                                                     &lock->companion_lens[i])))
             return -1;
@@ -359,8 +359,10 @@ static void acquire_done(struct lw_client *c, struct op *op, uint32_t holds, uin
                       op->call.max_hold_ms);
     /* An election's first hold: its lease joins the set the leader's
      * belief is read from (watchdog.h). */
-    if (op->set && holds == 1 && op->call.lease_ms == 0)
+    if (op->set && holds == 1 && op->call.lease_ms == 0) {
         watchdog_set_join(c, op->lock, op->call.owner, op->set);
+        stats_elected(&c->count);
+    }
     if (op->call.until_out) /* the caller's, before done runs */
         *op->call.until_out = lease_valid_until(call_lease_ms(&op->call), from_ns);
     if (op->call.lease_ms) /* its lease ends by itself: at the latest this */

@@ -16,6 +16,9 @@ struct lw_client;
 struct lock_way;
 struct lease_set;
 
+/* The most companion keys a way names (a queued election's four). */
+#define LOCK_COMPANIONS 4
+
 struct lw_lock {
     struct lw_client *client;
     _Atomic uint32_t refs; /* the handle, plus one per op in progress */
@@ -28,9 +31,10 @@ struct lw_lock {
     /* The keys its way names beyond the channel and the token key
      * (way.h's `companions`): a fair lock's redisson_lock_queue:{name},
      * redisson_lock_timeout:{name}, leasewheel_lock_place:{name}; an
-     * election's leasewheel_election:{name}; NULL past them. */
-    char *companion_keys[3];
-    size_t companion_lens[3];
+     * election's leasewheel_election:{name} first, then a queued one's
+     * fair keys; NULL past them. */
+    char *companion_keys[LOCK_COMPANIONS];
+    size_t companion_lens[LOCK_COMPANIONS];
     unsigned slot;                /* the cluster slot of name and both keys */
     uint8_t kind;                 /* enum lease_kind_id */
     const struct lock_way *way;   /* how it is asked for (way.h) */

@@ -416,6 +416,13 @@ static void engine_metrics(struct out *o, const struct lw_client_stats *s,
     one(o, "host_sleeps_total", "counter",
         "Times the host was found to have slept: leases that ended meanwhile lost on waking.",
         s->host_sleeps);
+    one(o, "election_terms_total", "counter", "Terms this client's candidates were elected for.",
+        s->election_terms);
+    one(o, "election_vacancies_total", "counter",
+        "Vacancies this client's observers were told: nobody led after a leader.",
+        s->election_vacancies);
+    one(o, "election_observers", "gauge", "Observers of elections watching now.",
+        s->election_observers);
 }
 
 static void histograms(struct out *o, const struct lw_client *c, const struct lw_client_stats *s)

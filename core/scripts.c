@@ -376,6 +376,57 @@
     "must_be_lock(KEYS[1]) "                                      \
     "return redis.call('pttl', KEYS[1])"
 
+/* A fair lock's acquire (SCRIPT_FAIR_LOCK's, below), which SCRIPT_ELECT_FAIR
+ * shares: TAKE takes the free lock for the caller (the queue's head, or
+ * nobody queued) and returns {token, 1}; TERM_OF reads a re-entry's
+ * token. */
+#define LUA_FAIR_ACQUIRE(TAKE, TERM_OF)                                                           \
+    "local now, me, place_ms = now_ms(), ARGV[2], tonumber(ARGV[7]) "                             \
+    "if prune(now) then wake(ARGV[4], ARGV[5], me) end "                                          \
+    "local head = redis.call('lindex', KEYS[2], 0) "                                              \
+    "if redis.call('exists', KEYS[1]) == 0 and (head == false or head == me) then "               \
+    "  if head == me then redis.call('lpop', KEYS[2]) end "                                       \
+    "  redis.call('zrem', KEYS[3], me) "                                                          \
+    "  redis.call('zrem', KEYS[4], me) "                                                          \
+    "  local keys = redis.call('zrange', KEYS[3], 0, -1) "                                        \
+    "  for i = 1, #keys do redis.call('zincrby', KEYS[3], -tonumber(ARGV[3]), keys[i]) end " TAKE \
+    "end "                                                                                        \
+    "local mode = redis.call('hget', KEYS[1], 'mode') "                                           \
+    "if mode then "                                                                               \
+    "  must_be_rw(mode) "                                                                         \
+    "  return {-1} "                                                                              \
+    "end "                                                                                        \
+    "if redis.call('hexists', KEYS[1], me) == 1 then "                                            \
+    "  local holds = redis.call('hincrby', KEYS[1], me, 1) "                                      \
+    "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "                                  \
+    "    redis.call('pexpire', KEYS[1], ARGV[1]) "                                                \
+    "  end "                                                                                      \
+    "  return {" TERM_OF ", holds} "                                                              \
+    "end "                                                                                        \
+    "if redis.call('exists', KEYS[1]) == 1 then must_be_lock(KEYS[1]) end "                       \
+    "local pttl = redis.call('pttl', KEYS[1]) "                                                   \
+    "if ARGV[6] == '0' then return pttl end "                                                     \
+    "if redis.call('zscore', KEYS[3], me) == false then "                                         \
+    "  local last = redis.call('lindex', KEYS[2], -1) "                                           \
+    "  local ttl = pttl "                                                                         \
+    "  if last ~= false and last ~= me and redis.call('zscore', KEYS[3], last) ~= false then "    \
+    "    ttl = tonumber(redis.call('zscore', KEYS[3], last)) - now "                              \
+    "  end "                                                                                      \
+    "  if redis.call('zadd', KEYS[3], ttl + tonumber(ARGV[3]) + now, me) == 1 then "              \
+    "    redis.call('rpush', KEYS[2], me) "                                                       \
+    "  end "                                                                                      \
+    "end "                                                                                        \
+    "local line = redis.call('lrange', KEYS[2], 0, -1) "                                          \
+    "local pos = #line "                                                                          \
+    "for i = 1, #line do if line[i] == me then pos = i break end end "                            \
+    "keep(KEYS[3], KEYS[4], me, now, place_ms, tonumber(ARGV[3]), pos) "                          \
+    "head = line[1] "                                                                             \
+    "if head == nil or head == me then return pttl end "                                          \
+    "local at = tonumber(redis.call('zscore', KEYS[3], head) or now) "                            \
+    "local p = redis.call('zscore', KEYS[4], head) "                                              \
+    "if p ~= false and tonumber(p) < at then at = tonumber(p) end "                               \
+    "return math.max(1, at - now) "
+
 /* A script is one string literal, and the fair lock's acquire (its queue,
  * places, give-up times, token and type checks) is longer than the 4095
  * bytes C99 promises.  GCC and Clang, which the library requires
@@ -971,54 +1022,10 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
         LUA_FAIR
             LUA_TOKEN
                 LUA_MUST_BE_LOCK
-    "local now, me, place_ms = now_ms(), ARGV[2], tonumber(ARGV[7]) "
-    "if prune(now) then wake(ARGV[4], ARGV[5], me) end "
-    "local head = redis.call('lindex', KEYS[2], 0) "
-    "if redis.call('exists', KEYS[1]) == 0 and (head == false or head == me) then "
-    "  if head == me then redis.call('lpop', KEYS[2]) end "
-    "  redis.call('zrem', KEYS[3], me) "
-    "  redis.call('zrem', KEYS[4], me) "
-    "  local keys = redis.call('zrange', KEYS[3], 0, -1) "
-    "  for i = 1, #keys do redis.call('zincrby', KEYS[3], -tonumber(ARGV[3]), keys[i]) end "
-    "  redis.call('hincrby', KEYS[1], me, 1) "
-    "  redis.call('pexpire', KEYS[1], ARGV[1]) "
-    "  return {draw_token(KEYS[5], KEYS[1]), 1} "
-    "end "
-    "local mode = redis.call('hget', KEYS[1], 'mode') "
-    "if mode then "
-    "  must_be_rw(mode) "
-    "  return {-1} "
-    "end "
-    "if redis.call('hexists', KEYS[1], me) == 1 then "
-    "  local holds = redis.call('hincrby', KEYS[1], me, 1) "
-    "  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then "
-    "    redis.call('pexpire', KEYS[1], ARGV[1]) "
-    "  end "
-    "  return {token_of(KEYS[5], KEYS[1]), holds} "
-    "end "
-    "if redis.call('exists', KEYS[1]) == 1 then must_be_lock(KEYS[1]) end "
-    "local pttl = redis.call('pttl', KEYS[1]) "
-    "if ARGV[6] == '0' then return pttl end "
-    "if redis.call('zscore', KEYS[3], me) == false then "
-    "  local last = redis.call('lindex', KEYS[2], -1) "
-    "  local ttl = pttl "
-    "  if last ~= false and last ~= me and redis.call('zscore', KEYS[3], last) ~= false then "
-    "    ttl = tonumber(redis.call('zscore', KEYS[3], last)) - now "
-    "  end "
-    "  if redis.call('zadd', KEYS[3], ttl + tonumber(ARGV[3]) + now, me) == 1 then "
-    "    redis.call('rpush', KEYS[2], me) "
-    "  end "
-    "end "
-    "local line = redis.call('lrange', KEYS[2], 0, -1) "
-    "local pos = #line "
-    "for i = 1, #line do if line[i] == me then pos = i break end end "
-    "keep(KEYS[3], KEYS[4], me, now, place_ms, tonumber(ARGV[3]), pos) "
-    "head = line[1] "
-    "if head == nil or head == me then return pttl end "
-    "local at = tonumber(redis.call('zscore', KEYS[3], head) or now) "
-    "local p = redis.call('zscore', KEYS[4], head) "
-    "if p ~= false and tonumber(p) < at then at = tonumber(p) end "
-    "return math.max(1, at - now)",
+                    LUA_FAIR_ACQUIRE("  redis.call('hincrby', KEYS[1], me, 1) "
+                                     "  redis.call('pexpire', KEYS[1], ARGV[1]) "
+                                     "  return {draw_token(KEYS[5], KEYS[1]), 1} ",
+                                     "token_of(KEYS[5], KEYS[1])"),
 
     /* Leave a fair lock's queue (a waiter that gives up), as Redisson's
      * acquireFailed: the give-up times behind us move up by the wait, we
@@ -1221,6 +1228,46 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
     "  redis.call(ARGV[4], KEYS[3], 'elected ' .. term .. ' ' .. ARGV[2]) "
     "  return {term, 1} "
     "end " LUA_LOCK_TAKEN("tonumber(redis.call('hget', KEYS[1], '" ELECT_TERM_FIELD "') or '0')"),
+
+    /* A campaign in the fair lock's queue: SCRIPT_FAIR_LOCK's acquire
+     * (its keys and arguments, KEYS[5] the term counter), whose taking
+     * also writes the term and the value (ARGV[8]) and says "elected" on
+     * the election's channel (KEYS[6]), as SCRIPT_ELECT does; a re-entry
+     * reads the term. */
+    [SCRIPT_ELECT_FAIR] =
+        LUA_FAIR
+            LUA_TOKEN
+                LUA_MUST_BE_LOCK
+                    LUA_FAIR_ACQUIRE("  local term = draw_token(KEYS[5], KEYS[1]) "
+                                     "  redis.call('hincrby', KEYS[1], me, 1) "
+                                     "  redis.call('hset', KEYS[1], '" ELECT_TERM_FIELD "', term) "
+                                     "  redis.call('hset', KEYS[1], '" ELECT_VALUE_FIELD "', ARGV[8]) "
+                                     "  redis.call('pexpire', KEYS[1], ARGV[1]) "
+                                     "  redis.call(ARGV[5], KEYS[6], 'elected ' .. term .. ' ' .. me) "
+                                     "  return {term, 1} ",
+                                     "tonumber(redis.call('hget', KEYS[1], '" ELECT_TERM_FIELD "') or '0')"),
+
+    /* A resign in the fair lock's queue: SCRIPT_FAIR_UNLOCK's (its keys
+     * and arguments), the last hold going with the term and the value,
+     * the queue's head woken, Redisson's unlock message on the lock's
+     * channel (for the candidates that do not queue, and Redisson RLock
+     * waiters), and "resigned <term>" on the election's channel
+     * (KEYS[5]). */
+    [SCRIPT_RESIGN_FAIR] =
+        LUA_FAIR
+    "prune(now_ms()) "
+    "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then "
+    "  wake(ARGV[3], ARGV[2]) "
+    "  return -1 "
+    "end "
+    "local holds = redis.call('hincrby', KEYS[1], ARGV[1], -1) "
+    "if holds > 0 then return holds end "
+    "local term = redis.call('hget', KEYS[1], '" ELECT_TERM_FIELD "') or '0' "
+    "redis.call('del', KEYS[1]) "
+    "wake(ARGV[3], ARGV[2]) "
+    "redis.call(ARGV[2], ARGV[3], '0') "
+    "redis.call(ARGV[2], KEYS[5], 'resigned ' .. term) "
+    "return 0",
 
     /* Resign: the lock's unlock (SCRIPT_UNLOCK's), and when the last hold
      * goes, the term and the value with it, "resigned <term>" on the

@@ -80,6 +80,11 @@ enum script_id {
     SCRIPT_PROCLAIM, /* KEYS name, election channel; ARGV field, term,
                         value, publish command */
     SCRIPT_LEADER,   /* KEYS name */
+    /* The same in the fair lock's queue: SCRIPT_FAIR_LOCK's keys and
+     * arguments, and KEYS[6] the election channel, ARGV[8] the value;
+     * SCRIPT_FAIR_UNLOCK's, and KEYS[5] the election channel. */
+    SCRIPT_ELECT_FAIR,
+    SCRIPT_RESIGN_FAIR,
     SCRIPT_COUNT
 };
 extern const char *const lw_lock_scripts[SCRIPT_COUNT];

@@ -50,6 +50,9 @@ static void get_stats(const struct lw_client *c, struct lw_client_stats *out)
     out->overload_refused = count_get(&k->overload_refused);
     out->renewal_backlog_ns = count_get(&k->backlog_ns);
     out->redis_clock_jumps = count_get(&k->redis_clock_jumps);
+    out->election_terms = count_get(&k->election_terms);
+    out->election_vacancies = count_get(&k->election_vacancies);
+    out->election_observers = count_get(&k->election_observers);
     out->host_sleeps = 0;
     for (unsigned i = 0; i < LW_LAG_BUCKETS; i++) {
         out->acquire_wait[i] = count_get(&k->acquire_wait[i]);

@@ -52,6 +52,7 @@ struct client_counters {
     _Atomic uint64_t acquire_wait_us, hold_time_us;
     _Atomic uint64_t overloaded, overloads, overload_refused, backlog_ns;
     _Atomic uint64_t redis_clock_jumps;
+    _Atomic uint64_t election_terms, election_vacancies, election_observers;
     struct kind_counters kind[STATS_KINDS];
 };
 
@@ -156,6 +157,24 @@ static inline void stats_replicas_refused(struct client_counters *k)
 static inline void stats_redis_clock_jump(struct client_counters *k)
 {
     count_add(&k->redis_clock_jumps, 1);
+}
+
+/* An election's candidate was elected (election.c, lock.c). */
+static inline void stats_elected(struct client_counters *k)
+{
+    count_add(&k->election_terms, 1);
+}
+
+/* An observer was told a vacancy after a leader. */
+static inline void stats_vacancy(struct client_counters *k)
+{
+    count_add(&k->election_vacancies, 1);
+}
+
+/* One observer more (+1) or fewer (-1) watches. */
+static inline void stats_observers(struct client_counters *k, int delta)
+{
+    count_add(&k->election_observers, (uint64_t)(int64_t)delta);
 }
 
 /* A topology change in which n shards failed over. */

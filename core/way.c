@@ -1,13 +1,20 @@
 /*
  * core/way.c - what the ways of asking for a lock share (way.h): the
- * lease argument of an acquire, and this client's line for a name.
+ * lease argument of an acquire, this client's line for a name, and
+ * Redis's queue for it (a fair lock's and a queued election's: how a
+ * waiter waits there is way_fair.c's header comment).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "client_base.h"
 #include "lock_op.h"
+#include "owner.h"
+#include "publish.h"
+#include "scripts.h"
 #include "waiters.h"
+#include "watchdog.h"
 #include "way.h"
 
 void way_lease_arg(const struct op *op, char *buf)
@@ -40,4 +47,151 @@ void way_line_leave(struct lw_client *c, struct op *op, int acquired)
     else
         waiters_leave(c, &op->call.w, op->lock->way->shares ? 0 : -1,
                       lw_clock_now() + lease_ms * 1000000u + c->tick_ns);
+}
+
+/* ---- Redis's queue for a name ---- */
+
+/* Room for a waiter's channel: the lock's channel (its prefix, the name
+ * and two braces), a ':' and the field. */
+#define OWN_CHANNEL_MAX (sizeof CHANNEL_PREFIX + LW_LOCK_NAME_MAX + 3 + FIELD_MAX)
+
+/* op's channel, "<lock's channel>:<client id>:<owner>", into buf
+ * (OWN_CHANNEL_MAX); its length. */
+static size_t own_channel(const struct lw_client *c, const struct op *op, char *buf)
+{
+    const struct lw_lock *lock = op->lock;
+
+    memcpy(buf, lock->channel, lock->channel_len);
+    buf[lock->channel_len] = ':';
+    return lock->channel_len + 1 + client_field(c, op->call.owner, buf + lock->channel_len + 1);
+}
+
+/* The fair queue's keys among lock's companions (way.h's queue_at):
+ * i 0 the queue, 1 the give-up times, 2 the places. */
+const char *way_queue_key(const struct lw_lock *lock, int i, size_t *len)
+{
+    *len = lock->companion_lens[lock->way->queue_at + i];
+    return lock->companion_keys[lock->way->queue_at + i];
+}
+
+static const char *qkey(const struct lw_lock *lock, int i)
+{
+    return lock->companion_keys[lock->way->queue_at + i];
+}
+
+static size_t qlen(const struct lw_lock *lock, int i)
+{
+    return lock->companion_lens[lock->way->queue_at + i];
+}
+
+/* An acquire of a fair lock was answered "in the queue": its place is
+ * kept from now on (the watchdog renews it, counted from the command's
+ * last write), and it listens on its own channel. */
+int way_queue_join(struct lw_client *c, struct op *op)
+{
+    uint64_t from_ns = request_lease_from(&op->call.req);
+    char name[OWN_CHANNEL_MAX];
+
+    if (!op->queued) {
+        op->queued = 1;
+        watchdog_place_taken(c, op->lock, op->call.owner, from_ns);
+    }
+    return waiters_join(c, &op->call.w, name, own_channel(c, op, name));
+}
+
+/* ---- Leaving the queue ---- */
+
+static void on_left(struct request *req, const redisReply *reply, int err, void *arg)
+{
+    (void)reply;
+    (void)err; /* best effort: the place's lease ends it otherwise */
+    (void)arg;
+    request_clear(req);
+    free(req);
+}
+
+/* SCRIPT_FAIR_LEAVE for op's owner, on its own: the give-up times behind
+ * it move up by the wait (Redisson's rule), and the next is woken when it
+ * headed the queue and the lock is free. */
+static void leave_queue(struct lw_client *c, const struct op *op)
+{
+    const struct lw_lock *lock = op->lock;
+    struct request *req = calloc(1, sizeof *req);
+    char field[FIELD_MAX], wait[24];
+    size_t flen = client_field(c, op->call.owner, field);
+    const char *publish = client_publish_command(c);
+    size_t wlen = (size_t)snprintf(wait, sizeof wait, "%llu", (unsigned long long)c->fair_wait_ms);
+
+    if (!req)
+        return;
+    /* The command holds all it needs: nothing points at op or its lock. */
+    if (request_evalsha(req, SCRIPT_FAIR_LEAVE, 4, 8,
+                        (const char *[]){lock->name, qkey(lock, 0), qkey(lock, 1), qkey(lock, 2),
+                                         field, wait, lock->channel, publish},
+                        (size_t[]){lock->len, qlen(lock, 0), qlen(lock, 1), qlen(lock, 2), flen,
+                                   wlen, lock->channel_len, strlen(publish)}) != 0) {
+        on_left(req, NULL, LW_ENOMEM, NULL);
+        return;
+    }
+    request_route_slot(req, lock->slot);
+    if (engine_submit(c->engine, req, on_left, NULL) != 0)
+        on_left(req, NULL, LW_ESHUTDOWN, NULL);
+}
+
+/* op ends, with the lock (acquired) or not: it stops listening, its
+ * place is no longer kept, and one it gives up leaves the queue in Redis
+ * (a call of its own, after op is gone; best effort: the place's lease
+ * ends it otherwise). */
+void way_queue_leave(struct lw_client *c, struct op *op, int acquired)
+{
+    if (op->call.w.link.chan)
+        waiters_leave(c, &op->call.w, WAIT_PASS, 0); /* alone on its channel */
+    if (!op->queued)
+        return;
+    op->queued = 0;
+    if (c->wheel)
+        watchdog_place_left(c, op->lock, op->call.owner);
+    if (!acquired && !c->closing)
+        leave_queue(c, op);
+}
+
+/* ---- Its commands ---- */
+
+/* A fair lock's acquire: the lock, the queue, the give-up times, the
+ * places, the token key (and more_key); the lease, the field, the wait
+ * the queue counts with, the lock's channel (a waiter's is it and its
+ * field), the publish command, whether to join the queue (a try without
+ * wait does not; nor does an attempt past its deadline), the place's
+ * lease (and more_arg). */
+int way_queue_acquire(struct op *op, const char *field, size_t flen, int script,
+                      const char *more_key, size_t more_key_len, const char *more_arg,
+                      size_t more_arg_len)
+{
+    const struct lw_lock *lock = op->lock;
+    const struct lw_client *c = lock->client;
+    const char *publish = client_publish_command(c), *s[14];
+    const char *join = lw_clock_now() < op->call.w.deadline_ns ? "1" : "0";
+    char lease[24], wait[24];
+    size_t len[14], tlen, n = 0, keys;
+
+    way_lease_arg(op, lease);
+    snprintf(wait, sizeof wait, "%llu", (unsigned long long)c->fair_wait_ms);
+    s[n] = lock->name, len[n++] = lock->len;
+    for (int i = 0; i < 3; i++)
+        s[n] = qkey(lock, i), len[n++] = qlen(lock, i);
+    s[n] = lock_token_key(lock, &tlen), len[n++] = tlen;
+    if (more_key)
+        s[n] = more_key, len[n++] = more_key_len;
+    keys = n;
+    s[n] = lease, len[n++] = strlen(lease);
+    s[n] = field, len[n++] = flen;
+    s[n] = wait, len[n++] = strlen(wait);
+    s[n] = lock->channel, len[n++] = lock->channel_len;
+    s[n] = publish, len[n++] = strlen(publish);
+    s[n] = join, len[n++] = 1;
+    s[n] = c->terms[KIND_PLACE].lease_str, len[n++] = c->terms[KIND_PLACE].lease_len;
+    if (more_key)
+        s[n] = more_arg, len[n++] = more_arg_len;
+    request_clear(&op->call.req);
+    return request_evalsha(&op->call.req, script, (int)keys, (int)n, s, len);
 }

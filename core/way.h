@@ -41,6 +41,7 @@
 #include <stdint.h>
 
 struct lw_client;
+struct lw_lock;
 struct op;
 
 struct lock_way {
@@ -84,10 +85,14 @@ struct lock_way {
     /* The prefixes of its companion keys beyond the channel and the token
      * key (a fair lock's queue, give-up times and places), or NULL. */
     const char *const *companions;
+    /* Where a queued way's fair keys (queue, give-up times, places) begin
+     * among its companions: 0 for a fair lock, 1 for a queued election
+     * (its channel first). */
+    uint8_t queue_at;
 };
 
 /* The rows. */
-extern const struct lock_way way_lock, way_read, way_write, way_fair, way_elect;
+extern const struct lock_way way_lock, way_read, way_write, way_fair, way_elect, way_elect_queued;
 
 /* way.c: what the rows share. */
 /* The lease op's acquire asks for, as a script argument, into buf (24
@@ -97,5 +102,18 @@ void way_lease_arg(const struct op *op, char *buf);
  * join and leave, for the ways whose line it is. */
 int way_line_join(struct lw_client *c, struct op *op);
 void way_line_leave(struct lw_client *c, struct op *op, int acquired);
+
+/* Redis's queue for op's name, for the ways that wait in it
+ * (a fair lock, a queued election): join and leave, and the acquire's
+ * command, SCRIPT_FAIR_LOCK's keys and arguments for script, with one
+ * more key and one more argument when more_key is not NULL. */
+int way_queue_join(struct lw_client *c, struct op *op);
+/* Its key i among lock's companions (way.h's queue_at): 0 the queue, 1
+ * the give-up times, 2 the places; its length in *len. */
+const char *way_queue_key(const struct lw_lock *lock, int i, size_t *len);
+void way_queue_leave(struct lw_client *c, struct op *op, int acquired);
+int way_queue_acquire(struct op *op, const char *field, size_t flen, int script,
+                      const char *more_key, size_t more_key_len, const char *more_arg,
+                      size_t more_arg_len);
 
 #endif

@@ -10,10 +10,18 @@
  * token being the term.  A resign is the lock's unlock that also says so
  * on the election's channel, leasewheel_election:{name} (SCRIPT_RESIGN);
  * a proclaim and the leader's read are an election's own
- * (SCRIPT_PROCLAIM, SCRIPT_LEADER).  A refused campaign waits in this
- * client's line for the name (way.c), woken by Redisson's unlock message
- * on the lock's channel.  Formatted for each attempt: the scripts carry
- * the publish command, which follows the pub/sub mode.
+ * (SCRIPT_PROCLAIM, SCRIPT_LEADER).
+ *
+ * Two rows.  A queued election's (way_elect_queued, the default) waits
+ * in the fair lock's queue in Redis, first come first served across
+ * every client, with a place that is a lease (way_fair.c's queue): a
+ * candidate that dies drops out within a place lease.  Its campaign and
+ * resign are the fair lock's acquire and unlock with the election's
+ * writes (SCRIPT_ELECT_FAIR, SCRIPT_RESIGN_FAIR).  An unqueued one's
+ * (way_elect) waits in this client's line for the name (way.c), woken by
+ * Redisson's unlock message on the lock's channel.  Both are formatted
+ * for each attempt: the scripts carry the publish command, which follows
+ * the pub/sub mode.
  */
 #include <stdio.h>
 #include <string.h>
@@ -66,8 +74,41 @@ static int format(struct op *op, const char *field, size_t flen)
     }
 }
 
+/* A queued election's campaign and resign (the rest is format()'s). */
+static int format_queued(struct op *op, const char *field, size_t flen)
+{
+    const struct lw_lock *lock = op->lock;
+    const char *publish = op->call.kind == OP_LEADER ? "" : client_publish_command(lock->client);
+    const char *const *k = (const char *const *)lock->companion_keys;
+    const size_t *kl = lock->companion_lens;
+
+    switch (op->call.kind) {
+    case OP_ACQUIRE:
+        return way_queue_acquire(op, field, flen, SCRIPT_ELECT_FAIR, k[0], kl[0], op->payload,
+                                 op->payload_len);
+    case OP_UNLOCK:
+    case OP_UNDO:
+    case OP_TRIM:
+        return request_evalsha(
+            &op->call.req, SCRIPT_RESIGN_FAIR, 5, 8,
+            (const char *[]){lock->name, k[1], k[2], k[3], k[0], field, publish, lock->channel},
+            (size_t[]){lock->len, kl[1], kl[2], kl[3], kl[0], flen, strlen(publish),
+                       lock->channel_len});
+    case OP_FORCE: /* and the queue's head woken */
+        return request_evalsha(
+            &op->call.req, SCRIPT_FAIR_FORCE, 4, 6,
+            (const char *[]){lock->name, k[1], k[2], k[3], publish, lock->channel},
+            (size_t[]){lock->len, kl[1], kl[2], kl[3], strlen(publish), lock->channel_len});
+    default: return format(op, field, flen);
+    }
+}
+
 /* Its channel, beside the lock's: elected, proclaimed, resigned. */
-static const char *const companions[3] = {ELECTION_PREFIX};
+static const char *const companions[LOCK_COMPANIONS] = {ELECTION_PREFIX};
+/* A queued one's, and then the fair lock's queue, give-up times and
+ * places. */
+static const char *const queued_companions[LOCK_COMPANIONS] = {
+    ELECTION_PREFIX, FAIR_QUEUE_PREFIX, FAIR_TIMEOUT_PREFIX, FAIR_PLACE_PREFIX};
 
 const struct lock_way way_elect = {
     .channel_prefix = CHANNEL_PREFIX,
@@ -81,4 +122,18 @@ const struct lock_way way_elect = {
     .fences = 1,
     .forgets_forced = 1,
     .companions = companions,
+};
+
+const struct lock_way way_elect_queued = {
+    .channel_prefix = CHANNEL_PREFIX,
+    .field_suffix = "",
+    .format = format_queued,
+    .join = way_queue_join,
+    .leave = way_queue_leave,
+    .per_attempt = 1,
+    .kind = KIND_FAIR,
+    .fences = 1,
+    .forgets_forced = 1,
+    .companions = queued_companions,
+    .queue_at = 1,
 };

@@ -1226,6 +1226,13 @@ class election
         detail::throw_if(ec, "leasewheel::election::campaign");
         return term;
     }
+    /* Campaign in the fair lock's queue (true, the default) or in this
+     * client's line only (lw_election_set_queued()): before the first
+     * campaign. */
+    void set_queued(bool queued, std::error_code &ec) noexcept
+    {
+        detail::assign(ec, lw_election_set_queued(e_, queued ? 1 : 0));
+    }
     /* A new value while this candidate leads in its term; false when it
      * does not. */
     bool proclaim(std::string_view value, std::error_code &ec) noexcept

@@ -70,6 +70,9 @@ FAMILIES = {
     "master_switches": "counter",
     "redis_clock_jumps": "counter",
     "host_sleeps": "counter",
+    "election_terms": "counter",
+    "election_vacancies": "counter",
+    "election_observers": "gauge",
 }
 CLUSTER_FAMILIES = {
     "cluster_masters": "gauge",

@@ -284,17 +284,20 @@ static int told_count(struct told *t)
 }
 
 /* etcd's observe order: vacant, then each leader and value as they come,
- * terms rising, each told once. */
+ * terms rising, each told once; and the metrics' election figures. */
 REDIS_TEST(election, an_observer_sees_every_term_in_order)
 {
     struct lw_client *a = new_client(3000, NULL), *o = new_client(3000, NULL);
     struct lw_election *ea = candidate(a), *eb = candidate(a), *eo = candidate(o);
     struct told t = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    struct lw_client_stats st;
     uint64_t ta = 0, tb = 0;
 
     cr_assert_eq(lw_election_observe(eo, on_observed, &t), 0);
     cr_assert_eq(lw_election_observe(eo, on_observed, &t), LW_EBUSY);
     cr_assert(wait_until(told_count(&t) == 1, 3000));
+    lw_client_get_stats(o, &st);
+    cr_assert_eq(st.election_observers, 1);
     cr_assert_eq(t.state[0], LW_OBSERVED_VACANT);
     cr_assert_eq(lw_election_campaign(ea, "a", 1, 0, &ta), 0);
     cr_assert(wait_until(told_count(&t) == 2, 3000), "told the leader by its message");
@@ -319,6 +322,13 @@ REDIS_TEST(election, an_observer_sees_every_term_in_order)
     cr_assert_gt(tb, ta);
     cr_assert_eq(lw_election_resign(eb), 0);
     cr_assert_eq(lw_election_unobserve(eo), LW_EINVAL, "not observing any more");
+    /* The metrics' figures: a's two terms; o's one vacancy after a
+     * leader (not the first, before any), and no observer left. */
+    lw_client_get_stats(a, &st);
+    cr_assert_eq(st.election_terms, 2);
+    lw_client_get_stats(o, &st);
+    cr_assert_eq(st.election_vacancies, 1);
+    cr_assert_eq(st.election_observers, 0);
     lw_election_free(ea);
     lw_election_free(eb);
     lw_election_free(eo);
@@ -403,4 +413,128 @@ REDIS_TEST(election, a_leader_cut_off_is_told_within_its_lease_every_term)
     lw_client_free(c);
     lw_client_free(other);
     proxy_stop(p);
+}
+
+/* ---- Campaigns in the fair lock's queue ---- */
+
+#define QUEUE "redisson_lock_queue:{" NAME "}"
+
+/* A client of the fixture's server whose waiters' places last place_ms. */
+static struct lw_client *queue_client(uint32_t place_ms)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+
+    client_config(&cfg, 3000, NULL);
+    cfg.fair_place_ms = place_ms;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    return c;
+}
+
+/* First come, first served across clients: b queued before c leads
+ * before it, whichever client hears first; the queue's keys go with its
+ * last waiter. */
+REDIS_TEST(election, campaigns_wait_in_the_fair_queue_in_order)
+{
+    struct lw_client *a = new_client(3000, NULL), *b = queue_client(3000),
+                     *c = queue_client(3000);
+    struct lw_election *ea = candidate(a), *eb = candidate(b), *ec = candidate(c);
+    struct elected elb = {0}, elc = {0};
+    uint64_t ta = 0;
+
+    cr_assert_eq(lw_election_campaign(ea, "a", 1, 0, &ta), 0);
+    cr_assert_eq(lw_election_campaign_async(eb, "b", 1, 10000, on_elected, &elb), 0);
+    cr_assert(wait_until(redis_int("LLEN %s", QUEUE) == 1, 3000), "b queued");
+    cr_assert_eq(lw_election_campaign_async(ec, "c", 1, 10000, on_elected, &elc), 0);
+    cr_assert(wait_until(redis_int("LLEN %s", QUEUE) == 2, 3000), "c queued behind b");
+    cr_assert_eq(lw_election_set_queued(eb, 0), LW_EBUSY, "campaigning: too late to change");
+    cr_assert_eq(lw_election_resign(ea), 0);
+    cr_assert(wait_until(atomic_load(&elb.done), 3000), "b leads after a resigned");
+    cr_assert_eq(atomic_load(&elb.err), 0);
+    cr_assert_eq(atomic_load(&elb.term), ta + 1);
+    cr_assert_eq(atomic_load(&elc.done), 0, "c waits its turn");
+    cr_assert_str_eq(read_leader(ea).value, "b");
+    cr_assert_eq(lw_election_resign(eb), 0);
+    cr_assert(wait_until(atomic_load(&elc.done), 3000), "c leads after b resigned");
+    cr_assert_eq(atomic_load(&elc.term), ta + 2);
+    cr_assert_eq(lw_election_resign(ec), 0);
+    cr_assert_eq(redis_int("EXISTS %s", NAME), 0);
+    cr_assert_eq(redis_int("EXISTS %s", QUEUE), 0, "the queue went with its last waiter");
+    cr_assert_eq(redis_int("EXISTS %s", "redisson_lock_timeout:{" NAME "}"), 0);
+    lw_election_free(ea);
+    lw_election_free(eb);
+    lw_election_free(ec);
+    lw_client_free(a);
+    lw_client_free(b);
+    lw_client_free(c);
+}
+
+/* A candidate that dies in the queue (its client gone, sending nothing)
+ * drops out within its place's lease: the one behind it leads then, not
+ * after its give-up time (minutes). */
+REDIS_TEST(election, a_dead_candidate_drops_out_of_the_queue)
+{
+    struct lw_client *a = new_client(3000, NULL), *dead = queue_client(600),
+                     *c = queue_client(600);
+    struct lw_election *ea = candidate(a), *ed = candidate(dead), *ec = candidate(c);
+    struct elected eld = {0}, elc = {0};
+    uint64_t resigned;
+
+    cr_assert_eq(lw_election_campaign(ea, "a", 1, 0, NULL), 0);
+    cr_assert_eq(lw_election_campaign_async(ed, "d", 1, 300000, on_elected, &eld), 0);
+    cr_assert(wait_until(redis_int("LLEN %s", QUEUE) == 1, 3000));
+    cr_assert_eq(lw_election_campaign_async(ec, "c", 1, 300000, on_elected, &elc), 0);
+    cr_assert(wait_until(redis_int("LLEN %s", QUEUE) == 2, 3000));
+    lw_election_free(ed);
+    cr_assert_eq(lw_client_free(dead), 0); /* its campaign fails, nothing sent */
+    cr_assert_eq(lw_election_resign(ea), 0);
+    resigned = lw_clock_now();
+    cr_assert(wait_until(atomic_load(&elc.done), 5000), "c never led");
+    cr_assert_eq(atomic_load(&elc.err), 0);
+    cr_assert_lt(lw_clock_now() - resigned, 3000000000ull, "c led %.0f ms after the resign",
+                 (lw_clock_now() - resigned) / 1e6);
+    cr_assert_str_eq(read_leader(ea).value, "c");
+    cr_assert_eq(lw_election_resign(ec), 0);
+    lw_election_free(ea);
+    lw_election_free(ec);
+    lw_client_free(a);
+    lw_client_free(c);
+}
+
+/* PUBSUB NUMSUB channel: how many listen on it (-1: no answer). */
+static long long subscribers(const char *channel)
+{
+    redisReply *r = redis_server_command(&srv, "PUBSUB NUMSUB %s", channel);
+    long long n = -1;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_INTEGER)
+        n = r->element[1]->integer;
+    freeReplyObject(r);
+    return n;
+}
+
+/* Unqueued (lw_election_set_queued(e, 0)): the campaign waits in its
+ * client's line, and the queue stays empty. */
+REDIS_TEST(election, an_unqueued_campaign_waits_in_its_client)
+{
+    struct lw_client *a = new_client(3000, NULL), *b = new_client(3000, NULL);
+    struct lw_election *ea = candidate(a), *eb = candidate(b);
+    struct elected el = {0};
+
+    cr_assert_eq(lw_election_set_queued(eb, 0), 0);
+    cr_assert_eq(lw_election_set_queued(eb, 0), 0, "again: nothing to change");
+    cr_assert_eq(lw_election_campaign(ea, "a", 1, 0, NULL), 0);
+    cr_assert_eq(lw_election_campaign_async(eb, "b", 1, 10000, on_elected, &el), 0);
+    cr_assert(wait_until(subscribers("redisson_lock__channel:{" NAME "}") == 1, 3000),
+              "b waits on the lock's channel");
+    cr_assert_eq(redis_int("EXISTS %s", QUEUE), 0, "no queue");
+    cr_assert_eq(lw_election_resign(ea), 0);
+    cr_assert(wait_until(atomic_load(&el.done), 3000));
+    cr_assert_eq(atomic_load(&el.err), 0);
+    cr_assert_eq(lw_election_resign(eb), 0);
+    lw_election_free(ea);
+    lw_election_free(eb);
+    lw_client_free(a);
+    lw_client_free(b);
 }

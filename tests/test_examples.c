@@ -148,6 +148,17 @@ static long long redis_int(const char *fmt, const char *key)
     return v;
 }
 
+/* Redis's answer as a string into buf ("" for nil). */
+static const char *redis_str(const char *fmt, const char *arg, char *buf, size_t size)
+{
+    redisReply *r = redis_server_command(&srv, fmt, arg);
+
+    cr_assert_not_null(r, "no reply to %s", fmt);
+    snprintf(buf, size, "%s", r->type == REDIS_REPLY_STRING ? r->str : "");
+    freeReplyObject(r);
+    return buf;
+}
+
 /* The README's first program: the lock taken (a fencing token), released. */
 static void first_program(const char *path)
 {
@@ -203,17 +214,17 @@ static unsigned long long term_of(const char *line)
 }
 
 /*
- * Two leaders for one name, on a 3 s lease (renewed every second): one
- * leads; its lock deleted behind its back, it steps down at its next
+ * Two candidates of one election, on a 3 s lease (renewed every second):
+ * one leads; its lock deleted behind its back, it steps down at its next
  * renewal (lost: not owner), and a leader, either, starts a later term
- * (the terms are the lock's fencing tokens).  At SIGTERM the leader
+ * (the name's fencing tokens), its value (its pid) beside it.  At SIGTERM the leader
  * resigns and both exit 0, the lock released.
  */
 EXAMPLE_TEST(leader)
 {
     char *argv[] = {LEADER_PATH, port, "reports", "3000", NULL};
     struct example a, b, *both[] = {&a, &b};
-    char line[256];
+    char line[256], value[32];
     unsigned long long first, second;
     int lead;
 
@@ -231,6 +242,9 @@ EXAMPLE_TEST(leader)
     second = term_of(line);
     cr_assert_gt(second, first, "'%s' after term %llu", line, first);
     cr_assert_eq(redis_int("EXISTS %s", "leader:reports"), 1, "the second term's lock");
+    snprintf(value, sizeof value, "pid %ld", (long)both[lead]->pid);
+    cr_assert_str_eq(redis_str("HGET leader:reports %s", "leasewheel:value", line, sizeof line),
+                     value, "the leader's value, beside its lock");
 
     kill(both[lead]->pid, SIGTERM);
     expect(both[lead], "resigned after", line, sizeof line);

@@ -3,12 +3,14 @@
  * waiter of a name leave, no key of leasewheel's remains, for every kind,
  * unless the user asked for it: a semaphore's count (the user set it), a
  * fenced lock's token counter (lw_lock_set_fenced(): Redisson's
- * RFencedLock keeps it so).  Each kind runs a cycle that touches every
+ * RFencedLock keeps it so), an election's term counter.  Each kind runs a cycle that touches every
  * key it can make (holds, re-entries, waiters that get in, a waiter that
  * gives up, renewals), then the whole database is listed.
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include <leasewheel/election.h>
 
 #include "lock_util.h"
 
@@ -140,5 +142,60 @@ REDIS_TEST(keys, a_fenced_lock_leaves_its_token_counter)
     lock_cycle(l, 0);
     lw_lock_free(l);
     nothing_but("redisson_lock_token:{fenced}", "a fenced lock");
+    cr_assert_eq(lw_client_free(c), 0);
+}
+
+static void on_observed_nothing(int state, const struct lw_leader *l, void *arg)
+{
+    (void)state;
+    (void)l;
+    (void)arg;
+}
+
+/* One candidate leads (campaigning twice: a re-entry), another waits and
+ * leads when the first resigns, a third gives up waiting meanwhile, an
+ * observer watches throughout; queued (the fair lock's queue) and not.
+ * An election leaves its term counter (terms must rise for the name) and
+ * nothing else: the term and value go with the lock, the queue with its
+ * last waiter. */
+static void election_cycle(struct lw_client *c, int queued)
+{
+    struct lw_election *e[4];
+    struct outcome waiter = {0}, quitter = {0};
+
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(lw_election_new(c, "elected", 7, &e[i]), 0);
+        cr_assert_eq(lw_election_set_queued(e[i], queued), 0);
+    }
+    tally_init(&waiter.tally);
+    tally_init(&quitter.tally);
+    cr_assert_eq(lw_election_observe(e[3], on_observed_nothing, NULL), 0);
+    cr_assert_eq(lw_election_campaign(e[0], "a", 1, 0, NULL), 0);
+    cr_assert_eq(lw_election_campaign(e[0], "a", 1, 0, NULL), 0);
+    cr_assert_eq(lw_election_campaign_async(e[1], "b", 1, 10000, on_outcome, &waiter), 0);
+    cr_assert_eq(lw_election_campaign_async(e[2], "c", 1, 300, on_outcome, &quitter), 0);
+    cr_assert_eq(tally_wait(&quitter.tally, 1, 5000), 1, "the third never gave up");
+    cr_assert_eq(atomic_load(&quitter.err), LW_ELOCKED);
+    sleep_ms(700); /* a few renewals of the 1 s lease */
+    cr_assert_eq(lw_election_proclaim(e[0], "a2", 2), 0);
+    cr_assert_eq(lw_election_resign(e[0]), 0);
+    cr_assert_eq(tally_wait(&waiter.tally, 1, 5000), 1, "the waiter never led");
+    cr_assert_eq(atomic_load(&waiter.err), 0);
+    cr_assert_eq(lw_election_resign(e[1]), 0);
+    cr_assert_eq(lw_election_unobserve(e[3]), 0);
+    for (int i = 0; i < 4; i++)
+        lw_election_free(e[i]);
+    tally_destroy(&waiter.tally);
+    tally_destroy(&quitter.tally);
+}
+
+REDIS_TEST(keys, an_election_leaves_its_term_counter)
+{
+    struct lw_client *c = new_client(1000, NULL);
+
+    election_cycle(c, 1);
+    nothing_but("redisson_lock_token:{elected}", "a queued election");
+    election_cycle(c, 0);
+    nothing_but("redisson_lock_token:{elected}", "an unqueued election");
     cr_assert_eq(lw_client_free(c), 0);
 }

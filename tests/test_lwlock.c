@@ -2411,8 +2411,8 @@ static unsigned long long term_in(const char *file, const char *name)
 }
 
 /* --elect: COMMAND runs while leader, with LWLOCK_NAME and LWLOCK_TERM,
- * the value beside the lock; a second candidate waits (-w) on the lock's
- * channel, and leads once the first's COMMAND exits (the resign wakes
+ * the value beside the lock; a second candidate waits (-w) in the fair
+ * lock's queue, and leads once the first's COMMAND exits (the resign wakes
  * it), with a higher term; the last resign leaves nothing behind but the
  * term counter. */
 LWLOCK_TEST(elect_leads_while_command_runs_and_resigns_at_exit)
@@ -2428,8 +2428,8 @@ LWLOCK_TEST(elect_leads_while_command_runs_and_resigns_at_exit)
                     ARGS("-r", addr, "-w", "60s", "--elect", "el", "--value", "beta", "sh", "-c",
                          "echo \"$LWLOCK_NAME $LWLOCK_TERM\" > \"$LWT_DIR/b\"", "sh"),
                     NULL, "out.b", "err.b");
-    cr_assert(wait_until(subscribers("redisson_lock__channel:{el}") == 1, 10000),
-              "the second candidate waits on the lock's channel");
+    cr_assert(wait_until(redis_int("LLEN %s", "redisson_lock_queue:{el}") == 1, 10000),
+              "the second candidate waits in the fair lock's queue");
     cr_assert_not(exists("b"), "the second ran while the first led");
     touch("go");
     code = wait_child(a, 10000);

@@ -111,9 +111,9 @@ struct run {
     struct lw_multi *multi;        /* --multi: instead of lock */
     uint64_t tokens[LW_MULTI_MAX]; /* --multi: each name's, as given */
     uint64_t owner;
-    struct lw_semaphore *sem; /* --permits, --set-permits: instead of lock */
+    struct lw_semaphore *sem;  /* --permits, --set-permits: instead of lock */
     struct lw_election *elect; /* --elect: instead of lock (its owner is its own) */
-    struct lw_permit permit;  /* --permits: the one held */
+    struct lw_permit permit;   /* --permits: the one held */
     pid_t child;
     struct acquire_out out;
     uint64_t acquired_ns; /* when the acquire's success arrived */
@@ -546,6 +546,10 @@ static int start_client(struct run *r)
     /* HGETALL NAME says which machine and process holds it. */
     cfg.client_id_host = 1;
     cfg.watchdog_timeout_ms = r->opt.watchdog_ms;
+    /* A candidate that dies in the queue drops out within its lease, as
+     * a leader that dies does. */
+    if (r->opt.elect)
+        cfg.fair_place_ms = r->opt.watchdog_ms;
     cfg.tick_ms = tick_for(r->opt.lease_ms ? r->opt.lease_ms : r->opt.watchdog_ms);
     cfg.on_lost = on_lost;
     cfg.lost_arg = &r->ev_wr; /* set before the engine thread starts, never changed */
@@ -979,7 +983,8 @@ static int spawn(struct run *r, uint64_t token)
  * "leadership of NAME". */
 static const char *held(const struct run *r)
 {
-    return r->sem ? "permit of" : r->elect ? "leadership of" : "lock";
+    return r->sem ? "permit of" : r->elect ? "leadership of"
+                                           : "lock";
 }
 
 /* The lock is gone: COMMAND runs unprotected from now on. */

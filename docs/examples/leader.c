@@ -1,29 +1,31 @@
 /*
- * docs/examples/leader.c - leader election per key: a process leads while
- * it holds the lock, and steps down as soon as it may not.
+ * docs/examples/leader.c - leader election (<leasewheel/election.h>): a
+ * process leads while it is elected, and steps down as soon as it may not.
  *
- * Run several of these with the same name: one leads, the others wait for
- * the lock, and when the leader stops (or dies, and its lease runs out)
- * one of them takes over.  The leader's work here is a counter it bumps
- * every 100 ms ("term 2: step 14"); a real leader would pass the fencing
- * token (which grows with every new term) to whatever it writes, so that
- * a store can refuse a deposed leader's late writes.
+ * Run several of these with the same name: one leads, the others wait to
+ * take over, and when the leader stops (or dies, and its lease runs out)
+ * one of them does.  Each campaigns with its pid as its value, which
+ * `lwlock --observe leader:reports` shows with the term.  The leader's
+ * work here is a counter it bumps every 100 ms; a real leader would pass
+ * the term (which grows with every new one) to whatever it writes, so
+ * that a store can refuse a deposed leader's late writes, and check
+ * lw_election_sure_until() before each side effect, as lead() does.
  *
- * Stepping down.  The watchdog renews the lock; two callbacks say when it
- * may not:
+ * Stepping down.  The watchdog renews the leadership; two callbacks say
+ * when it may not:
  *   on_risk  renewals are unconfirmed and less than half the lease is sure
  *            to be left: the leader pauses (it may still be told it is
  *            safe again, and resume);
- *   on_lost  the lock is gone (deleted, taken over, expired, failover):
+ *   on_lost  leadership is gone (deleted, taken over, expired, failover):
  *            the leader stops at once and campaigns again.
  * They run on the client's engine thread: they only set flags here, which
  * the leading loop looks at before each step.
  *
  * Usage: leader [port [name [lease_ms]]]
- *   Redis at 127.0.0.1:port (default 6379), the lock "leader:<name>"
+ *   Redis at 127.0.0.1:port (default 6379), the election "leader:<name>"
  *   (default "leader:reports"), a watchdog lease of lease_ms (default
  *   30000: renewed every 10 s).  Runs until SIGINT or SIGTERM, then
- *   resigns (unlocks) and exits 0.
+ *   resigns and exits 0.
  * Build: cc -o leader leader.c $(pkg-config --cflags --libs leasewheel)
  */
 #include <inttypes.h>
@@ -33,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <leasewheel.h>
 
@@ -75,26 +78,28 @@ static void nap_ms(long ms)
     nanosleep(&t, NULL);
 }
 
-/* Lead until the lock is lost or we are told to stop. */
-static void lead(struct lw_lock *lock, uint64_t token)
+/* Lead until leadership is lost or we are told to stop. */
+static void lead(struct lw_election *e, uint64_t term)
 {
     unsigned step = 0;
     int reason = 0; /* stays 0 if told to stop before leading a step */
 
-    printf("leading (term %" PRIu64 ")\n", token);
+    printf("leading (term %" PRIu64 ")\n", term);
     fflush(stdout);
     while (!stopping && !(reason = atomic_load(&lost_reason))) {
-        if (!atomic_load(&at_risk)) /* at risk: do nothing a new leader might undo */
+        /* At risk, or not sure to lead: do nothing a new leader might
+         * undo. */
+        if (!atomic_load(&at_risk) && lw_clock_now() < lw_election_sure_until(e))
             step++;
         nap_ms(100);
     }
     if (reason) {
-        /* The lock is not ours any more: no unlock to send. */
+        /* Not leading any more: no resign to send. */
         printf("stepped down after %u steps: lost (%s)\n", step, lw_lost_reason_name(reason));
     } else {
-        int rc = lw_unlock(lock);
+        int rc = lw_election_resign(e); /* the work stopped first */
 
-        printf("resigned after %u steps%s%s\n", step, rc ? ": unlock failed: " : "",
+        printf("resigned after %u steps%s%s\n", step, rc ? ": resign failed: " : "",
                rc ? lw_strerror(rc) : "");
     }
     fflush(stdout);
@@ -105,14 +110,15 @@ int main(int argc, char **argv)
     const char *who = argc > 2 ? argv[2] : "reports";
     struct lw_client_config cfg;
     struct lw_client *client;
-    struct lw_lock *lock;
-    char name[256];
+    struct lw_election *e;
+    char name[256], value[32];
     int rc;
 
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     setvbuf(stdout, NULL, _IOLBF, 0);
     snprintf(name, sizeof name, "leader:%s", who);
+    snprintf(value, sizeof value, "pid %ld", (long)getpid());
     lw_client_config_init(&cfg);
     if (argc > 1)
         cfg.port = atoi(argv[1]);
@@ -121,27 +127,26 @@ int main(int argc, char **argv)
     cfg.on_lost = lost;
     cfg.on_risk = risk;
     if ((rc = lw_client_new(&cfg, &client)) ||
-        (rc = lw_lock_new(client, name, strlen(name), &lock)) ||
-        (rc = lw_lock_set_fenced(lock, 1))) { /* its terms: fencing tokens */
+        (rc = lw_election_new(client, name, strlen(name), &e))) {
         fprintf(stderr, "leader: %s\n", lw_strerror(rc));
         return 1;
     }
     printf("campaigning for %s\n", name);
     while (!stopping) {
-        uint64_t token;
+        uint64_t term;
 
         atomic_store(&lost_reason, 0);
         atomic_store(&at_risk, 0);
-        /* Wait a second at a time, to notice a signal; lease 0: the watchdog. */
-        rc = lw_trylock(lock, 1000, 0, &token);
+        /* Wait a second at a time, to notice a signal. */
+        rc = lw_election_campaign(e, value, strlen(value), 1000, &term);
         if (rc == 0)
-            lead(lock, token);
+            lead(e, term);
         else if (rc != LW_ELOCKED) { /* Redis unreachable, ...: try again */
             fprintf(stderr, "leader: %s\n", lw_strerror(rc));
             nap_ms(1000);
         }
     }
-    lw_lock_free(lock);
+    lw_election_free(e);
     lw_client_free(client);
     return 0;
 }

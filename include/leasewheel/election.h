@@ -59,15 +59,19 @@ struct lw_leader {
     size_t value_len;
     int64_t ttl_ms;         /* the lease left when read (PTTL) */
     uint64_t sure_until_ns; /* held: no other leader can exist before this
-                               (lw_clock_now()'s ns): the read's last write
-                               + ttl_ms - the drift allowance; 0 vacant */
+                               (lw_clock_now()'s ns) unless this one resigns
+                               first (a resign hands over at once, and says
+                               so on the channel; so does the library for a
+                               campaign whose answer came too late): the
+                               read's last write + ttl_ms - the drift
+                               allowance; 0 vacant */
 };
 
 /* What an observer is told (lw_election_observe()). */
 enum lw_observed {
     LW_OBSERVED_VACANT = 0,  /* nobody leads */
     LW_OBSERVED_LEADER = 1,  /* *leader leads, and nobody else before its
-                                sure_until_ns */
+                                sure_until_ns unless it resigns first */
     LW_OBSERVED_UNKNOWN = 2, /* the belief ran out and the name cannot be
                                 read (Redis unreachable) */
 };
@@ -86,13 +90,25 @@ typedef void lw_observe_fn(int state, const struct lw_leader *leader, void *arg)
 LW_API int lw_election_new(struct lw_client *c, const void *name, size_t len,
                            struct lw_election **out);
 
+/*
+ * lw_election_set_queued - where a campaign waits while another leads:
+ * in the fair lock's queue in Redis (1, the default: Redisson's RFairLock
+ * queue, first come, first served across every client; a candidate that
+ * dies drops out within its place's lease), or in this client's line for
+ * the name only (0: a candidate of another client, or a Redisson RLock,
+ * may get in first).  Before the handle's first campaign or observe:
+ * LW_EBUSY after.  LW_EINVAL, LW_ENOMEM.
+ */
+LW_API int lw_election_set_queued(struct lw_election *e, int queued);
+
 /* lw_election_free - drop the handle (a leader it is stays leader until
  * its lease runs out: resign first). */
 LW_API void lw_election_free(struct lw_election *e);
 
 /*
  * lw_election_campaign - lead, waiting up to wait_ms (LW_WAIT_FOREVER, 0:
- * try once) while another holds the name; value (len bytes, at most
+ * try once) while another holds the name, in the fair lock's queue unless
+ * lw_election_set_queued() said otherwise; value (len bytes, at most
  * LW_ELECTION_VALUE_MAX) is written with the lock, and the term into
  * *term (may be NULL).  The watchdog renews the leadership until
  * lw_election_resign(), or until it is lost.  A leader campaigning again

@@ -568,6 +568,12 @@ struct lw_client_stats {
     uint64_t host_sleeps;       /* times the host was found to have slept
                                    (suspended): leases whose end passed
                                    meanwhile were lost at once on waking */
+    /* Added in 0.5: leader election (<leasewheel/election.h>). */
+    uint64_t election_terms;     /* terms this client's candidates were
+                                    elected for */
+    uint64_t election_vacancies; /* vacancies this client's observers were
+                                    told: nobody led after a leader */
+    uint64_t election_observers; /* observers watching now */
 };
 
 /*

@@ -675,7 +675,7 @@ static void multi_lock_sets(int port)
 }
 
 /* leasewheel::election: one leader of two candidates, its term and value
- * read by the other, the belief, proclaim and resign. */
+ * read by the other, the belief, proclaim and resign, set_queued. */
 static void election_terms(int port)
 {
     leasewheel::client a(opts_for(port)), b(opts_for(port));
@@ -692,6 +692,12 @@ static void election_terms(int port)
     CHECK(ea.resign(ec) && !ec && !ea.is_leader());
     CHECK(eb.campaign("b", 1s, ec) == term + 1 && !ec);
     CHECK(eb.resign(ec));
+    /* Out of the queue: only before a campaign. */
+    leasewheel::election ec2(b, "hpp:leader");
+    ec2.set_queued(false, ec);
+    CHECK(!ec);
+    eb.set_queued(false, ec);
+    CHECK(ec.value() == LW_EBUSY);
 }
 
 static void log_lines(const redis_server *srv)
