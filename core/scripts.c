@@ -427,6 +427,22 @@
     "if p ~= false and tonumber(p) < at then at = tonumber(p) end "                               \
     "return math.max(1, at - now) "
 
+/* A fair lock's release of one hold (SCRIPT_FAIR_UNLOCK's, below), which
+ * SCRIPT_RESIGN_FAIR shares: -1 not the caller's (untouched), else the
+ * holds left; the last runs LAST before the key goes and WOKEN after the
+ * queue's head is woken. */
+#define LUA_FAIR_RELEASE(LAST, WOKEN)                            \
+    "prune(now_ms()) "                                           \
+    "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then "      \
+    "  wake(ARGV[3], ARGV[2]) "                                  \
+    "  return -1 "                                               \
+    "end "                                                       \
+    "local holds = redis.call('hincrby', KEYS[1], ARGV[1], -1) " \
+    "if holds > 0 then return holds end " LAST                   \
+    "redis.call('del', KEYS[1]) "                                \
+    "wake(ARGV[3], ARGV[2]) " WOKEN                              \
+    "return 0"
+
 /* A script is one string literal, and the fair lock's acquire (its queue,
  * places, give-up times, token and type checks) is longer than the 4095
  * bytes C99 promises.  GCC and Clang, which the library requires
@@ -1050,16 +1066,7 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * queue's head on its own channel, as Redisson's unlock does. */
     [SCRIPT_FAIR_UNLOCK] =
         LUA_FAIR
-    "prune(now_ms()) "
-    "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then "
-    "  wake(ARGV[3], ARGV[2]) "
-    "  return -1 "
-    "end "
-    "local holds = redis.call('hincrby', KEYS[1], ARGV[1], -1) "
-    "if holds > 0 then return holds end "
-    "redis.call('del', KEYS[1]) "
-    "wake(ARGV[3], ARGV[2]) "
-    "return 0",
+            LUA_FAIR_RELEASE("", ""),
 
     /* Delete a fair lock whoever holds it, and wake the queue's head: 1
      * when it was locked. */
@@ -1255,19 +1262,9 @@ const char *const lw_lock_scripts[SCRIPT_COUNT] = {
      * (KEYS[5]). */
     [SCRIPT_RESIGN_FAIR] =
         LUA_FAIR
-    "prune(now_ms()) "
-    "if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then "
-    "  wake(ARGV[3], ARGV[2]) "
-    "  return -1 "
-    "end "
-    "local holds = redis.call('hincrby', KEYS[1], ARGV[1], -1) "
-    "if holds > 0 then return holds end "
-    "local term = redis.call('hget', KEYS[1], '" ELECT_TERM_FIELD "') or '0' "
-    "redis.call('del', KEYS[1]) "
-    "wake(ARGV[3], ARGV[2]) "
-    "redis.call(ARGV[2], ARGV[3], '0') "
-    "redis.call(ARGV[2], KEYS[5], 'resigned ' .. term) "
-    "return 0",
+            LUA_FAIR_RELEASE("local term = redis.call('hget', KEYS[1], '" ELECT_TERM_FIELD "') or '0' ",
+                             "redis.call(ARGV[2], ARGV[3], '0') "
+                             "redis.call(ARGV[2], KEYS[5], 'resigned ' .. term) "),
 
     /* Resign: the lock's unlock (SCRIPT_UNLOCK's), and when the last hold
      * goes, the term and the value with it, "resigned <term>" on the

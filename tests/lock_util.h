@@ -188,6 +188,20 @@ static inline long long redis_int(const char *fmt, const char *arg)
     return v;
 }
 
+/* PUBSUB NUMSUB channel: how many listen on it (-1: no answer). */
+static inline long long redis_subscribers(const char *channel)
+{
+    redisReply *r = redis_server_command(&srv, "PUBSUB NUMSUB %s", channel);
+    long long n = -1;
+
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[1]->type == REDIS_REPLY_INTEGER)
+        n = r->element[1]->integer;
+    if (r)
+        freeReplyObject(r);
+    return n;
+}
+
 /* Redis's answer as a string into buf ("" on none or nil). */
 static inline const char *redis_str(const char *fmt, const char *arg, char *buf, size_t size)
 {

@@ -14,6 +14,24 @@
 
 static struct proxy *px;
 
+/* The fixture's server, the contenders' log, and the proxy they all
+ * connect through. */
+static inline void proxy_faults_setup(void)
+{
+    server_start();
+    contention_open();
+    px = proxy_start(srv.port);
+    cr_assert_not_null(px);
+    contender_port = proxy_port(px);
+}
+
+static inline void proxy_faults_teardown(void)
+{
+    proxy_stop(px);
+    contention_close();
+    server_stop();
+}
+
 /* Redis killed, and started again empty DOWN_MS later: the clients'
  * requests wait for a connection meanwhile (their command timeout is
  * longer), and go to the empty server.  Its RDB file, if a restart that

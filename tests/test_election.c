@@ -501,19 +501,6 @@ REDIS_TEST(election, a_dead_candidate_drops_out_of_the_queue)
     lw_client_free(c);
 }
 
-/* PUBSUB NUMSUB channel: how many listen on it (-1: no answer). */
-static long long subscribers(const char *channel)
-{
-    redisReply *r = redis_server_command(&srv, "PUBSUB NUMSUB %s", channel);
-    long long n = -1;
-
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[1]->type == REDIS_REPLY_INTEGER)
-        n = r->element[1]->integer;
-    freeReplyObject(r);
-    return n;
-}
-
 /* Unqueued (lw_election_set_queued(e, 0)): the campaign waits in its
  * client's line, and the queue stays empty. */
 REDIS_TEST(election, an_unqueued_campaign_waits_in_its_client)
@@ -526,7 +513,7 @@ REDIS_TEST(election, an_unqueued_campaign_waits_in_its_client)
     cr_assert_eq(lw_election_set_queued(eb, 0), 0, "again: nothing to change");
     cr_assert_eq(lw_election_campaign(ea, "a", 1, 0, NULL), 0);
     cr_assert_eq(lw_election_campaign_async(eb, "b", 1, 10000, on_elected, &el), 0);
-    cr_assert(wait_until(subscribers("redisson_lock__channel:{" NAME "}") == 1, 3000),
+    cr_assert(wait_until(redis_subscribers("redisson_lock__channel:{" NAME "}") == 1, 3000),
               "b waits on the lock's channel");
     cr_assert_eq(redis_int("EXISTS %s", QUEUE), 0, "no queue");
     cr_assert_eq(lw_election_resign(ea), 0);

@@ -43,24 +43,13 @@
 
 static pid_t lw_observer = -1;
 
-static void setup(void)
-{
-    server_start();
-    contention_open();
-    px = proxy_start(srv.port);
-    cr_assert_not_null(px);
-    contender_port = proxy_port(px);
-}
-
 static void teardown(void)
 {
     if (lw_observer > 0) {
         kill(lw_observer, SIGKILL);
         waitpid(lw_observer, NULL, 0);
     }
-    proxy_stop(px);
-    contention_close();
-    server_stop();
+    proxy_faults_teardown();
 }
 
 static const struct fault election_faults[] = {
@@ -306,7 +295,7 @@ static void vacancies(const struct run *r, double *longest, double *after_fault,
 
 /* ---- The test ---- */
 
-Test(election_faults, candidates_and_observers_through_every_fault, .init = setup,
+Test(election_faults, candidates_and_observers_through_every_fault, .init = proxy_faults_setup,
      .fini = teardown, .timeout = 600)
 {
     static const struct contender spec[] = {

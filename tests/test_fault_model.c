@@ -45,18 +45,12 @@
 
 static void setup(void)
 {
-    server_start();
-    contention_open();
-    px = proxy_start(srv.port);
-    cr_assert_not_null(px);
-    contender_port = proxy_port(px);
+    proxy_faults_setup();
 }
 
 static void teardown(void)
 {
-    proxy_stop(px);
-    contention_close();
-    server_stop();
+    proxy_faults_teardown();
 }
 
 /* No proxy: the contenders reach the server itself. */

@@ -174,15 +174,10 @@ REDIS_TEST(hot, no_thread_of_a_client_starves)
 /* Subscribers of the lock's channel on the server (-1: no answer). */
 static long long subscribers(const char *name)
 {
-    redisReply *r =
-        redis_server_command(&srv, "PUBSUB NUMSUB redisson_lock__channel:{%s}", name);
-    long long n = -1;
+    char channel[128];
 
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[1]->type == REDIS_REPLY_INTEGER)
-        n = r->element[1]->integer;
-    freeReplyObject(r);
-    return n;
+    snprintf(channel, sizeof channel, "redisson_lock__channel:{%s}", name);
+    return redis_subscribers(channel);
 }
 
 static uint64_t waiting(struct lw_client *c)

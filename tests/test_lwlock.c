@@ -1663,20 +1663,6 @@ LWLOCK_TEST(sigterm_is_passed_on)
     cr_assert_eq(redis_int("EXISTS %s", "fwd"), 0);
 }
 
-/* PUBSUB NUMSUB channel: how many listen on it (-1: no answer). */
-static long long subscribers(const char *channel)
-{
-    redisReply *r = redis_server_command(&srv, "PUBSUB NUMSUB %s", channel);
-    long long n = -1;
-
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[1]->type == REDIS_REPLY_INTEGER)
-        n = r->element[1]->integer;
-    if (r)
-        freeReplyObject(r);
-    return n;
-}
-
 /* SIGINT during a wait ends it: 130, and COMMAND never runs. */
 LWLOCK_TEST(sigint_interrupts_the_wait)
 {
@@ -1686,7 +1672,7 @@ LWLOCK_TEST(sigint_interrupts_the_wait)
     hold_elsewhere("busy", 20000);
     pid = start_lwlock(ARGS("-w", "-1", "-r", addr, "busy", "touch", "ran"));
     /* Waiting for sure once it listens on the lock's channel. */
-    cr_assert(wait_until(subscribers("redisson_lock__channel:{busy}") == 1, 10000));
+    cr_assert(wait_until(redis_subscribers("redisson_lock__channel:{busy}") == 1, 10000));
     kill(pid, SIGINT);
     code = wait_child(pid, 5000);
     echo_stderr();
@@ -2107,7 +2093,7 @@ LWLOCK_TEST(readers_share_a_writer_waits_and_excludes)
     cr_assert(stderr_has("lwlock: rw: "));
     /* A waiting writer: subscribed, not running, until both readers leave. */
     w = start_rw_holder("--write", "20s", "go2", "w", 0);
-    cr_assert(wait_until(subscribers("redisson_rwlock:{rw}") >= 1, 10000), "writer waits");
+    cr_assert(wait_until(redis_subscribers("redisson_rwlock:{rw}") >= 1, 10000), "writer waits");
     cr_assert_not(exists("w"), "the writer ran beside readers");
     touch_file("go1");
     cr_assert_eq(wait_child(r1, 10000), 0);

@@ -208,20 +208,6 @@ static void ended_by_deadline(const char *what, uint64_t took, uint64_t wait_ms)
                   (unsigned long long)(took - wait_ms));
 }
 
-/* Redis's PUBSUB NUMSUB of a channel, -1 on no answer. */
-static long long subscribers(const char *channel)
-{
-    redisReply *r = redis_server_command(&srv, "PUBSUB NUMSUB %s", channel);
-    long long n = -1;
-
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[1]->type == REDIS_REPLY_INTEGER)
-        n = r->element[1]->integer;
-    if (r)
-        freeReplyObject(r);
-    return n;
-}
-
 /* name held by another client, its lease ms. */
 static void hold_elsewhere(const char *name, int ms)
 {
@@ -294,7 +280,7 @@ REACH_TEST(a_lock_wait_ends_by_its_deadline_while_redis_stays_away)
     tally_init(&out.tally);
     t0 = lw_clock_now();
     cr_assert_eq(lw_acquire_async(h, 2, 2000, 0, on_outcome, &out), 0);
-    cr_assert(wait_until(subscribers("redisson_lock__channel:{held}") == 1, 3000),
+    cr_assert(wait_until(redis_subscribers("redisson_lock__channel:{held}") == 1, 3000),
               "the acquire never waited");
     kill_redis();
     cr_assert_eq(tally_wait(&out.tally, 1, 2000 + LATE_MS + 2000), 1);
@@ -628,7 +614,7 @@ static void exited_by_deadline(const struct run *r, const char *what, int code, 
 /* Subscribers on both channels of x and y: the waiters wait. */
 static long long waiting_on_x_and_y(void)
 {
-    return subscribers("redisson_lock__channel:{x}") + subscribers("redisson_lock__channel:{y}");
+    return redis_subscribers("redisson_lock__channel:{x}") + redis_subscribers("redisson_lock__channel:{y}");
 }
 
 /*

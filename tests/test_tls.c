@@ -136,19 +136,6 @@ static void *wait_for_lock(void *arg)
     return NULL;
 }
 
-/* Subscribers of tls:lock's channel on the server (-1: no answer). */
-static long long subscribers(void)
-{
-    redisReply *r = redis_server_command(&srv, "PUBSUB NUMSUB redisson_lock__channel:{tls:lock}");
-    long long n = -1;
-
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[1]->type == REDIS_REPLY_INTEGER)
-        n = r->element[1]->integer;
-    freeReplyObject(r);
-    return n;
-}
-
 TLS_TEST(lock_renew_wake_unlock)
 {
     struct lw_client_config cfg;
@@ -178,7 +165,9 @@ TLS_TEST(lock_renew_wake_unlock)
     t0 = now_ms();
     cr_assert_eq(pthread_create(&t, NULL, wait_for_lock, &w), 0);
     /* b waits on the lock's channel: in line, the channel subscribed. */
-    cr_assert(wait_until((lw_client_get_stats(b, &st), st.waiters == 1 && subscribers() >= 1),
+    cr_assert(wait_until((lw_client_get_stats(b, &st),
+                          st.waiters == 1 &&
+                              redis_subscribers("redisson_lock__channel:{tls:lock}") >= 1),
                          5000),
               "b never waited on the channel");
     unlocked_ms = now_ms() - t0;
