@@ -27,8 +27,8 @@ struct loop {
     const char *id;
     int hold_max_ms, idle_max_ms; /* its sections and the idle time after */
     pid_t pid;
-    const char *kind;   /* "read", "write" or "fair" (lwlock --read, --write,
-                           --fair), NULL: a lock */
+    const char *kind;   /* "read", "write", "fair" or "elect" (lwlock --read,
+                           --write, --fair, --elect), NULL: a lock */
     int permits;        /* lwlock --permits N; 0: a lock */
     const char *prefix; /* its one name is prefix0; NULL: "lock" (lock0) */
 };
@@ -67,7 +67,7 @@ static inline void start_loops(struct loop *loops, int n, const char *addr_opt, 
 }
 
 /* Copy a loop's stderr to ours, but for lwlock's "held by another owner"
- * (expected, many): anything else, a sanitizer's report included, lands in
+ * and "not elected within the wait" (expected, many): anything else, a sanitizer's report included, lands in
  * the test log. */
 static inline void echo_loop_stderr(const char *id)
 {
@@ -78,7 +78,7 @@ static inline void echo_loop_stderr(const char *id)
     if (!(f = fopen(path, "r")))
         return;
     while (fgets(line, sizeof line, f))
-        if (!strstr(line, lw_strerror(LW_ELOCKED)))
+        if (!strstr(line, lw_strerror(LW_ELOCKED)) && !strstr(line, "not elected within"))
             fprintf(stderr, "[%s stderr] %s", id, line);
     fclose(f);
 }
@@ -100,6 +100,50 @@ static inline void stop_loops(struct loop *loops, int n, struct summary *sums, i
         snprintf(path, sizeof path, "%s/%s.out", dir, loops[i].id);
         cr_assert(read_summary_file(path, &sums[i]), "loop %s printed no summary", loops[i].id);
     }
+}
+
+/* lwlock --observe --json name (through `addr_opt addr`, as the loops'
+ * lwlocks: -r URL, -c SEEDS) until SIGTERM, its lines to observe.json. */
+static inline pid_t start_observer(const char *addr_opt, const char *addr, const char *name)
+{
+    return start_child(LWLOCK_PATH, ARGS(addr_opt, addr, "--observe", "--json", name), NULL,
+                       "observe.json", "observe.err");
+}
+
+/* What lwlock --observe printed: its terms, how many of them were a
+ * candidate's (a section on the name logged that term), how many came
+ * lower than the one before (a failover lost the counter's last
+ * increments: a repeated term), and its "unknown" lines (its belief ran
+ * out, Redis away). */
+struct observed_terms {
+    long terms, candidates, lower, unknown;
+};
+
+static inline struct observed_terms observer_terms(const struct interval *ivs, size_t nivs,
+                                                   const char *name)
+{
+    struct observed_terms o = {0};
+    char path[300], line[8192];
+    long long term, last = 0;
+    FILE *f = fopen(path_in_dir("observe.json", path, sizeof path), "r");
+
+    cr_assert_not_null(f);
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, "\"unknown\""))
+            o.unknown++;
+        if (sscanf(line, "{\"term\": %lld,", &term) != 1)
+            continue;
+        o.terms++;
+        o.lower += term < last;
+        last = term;
+        for (size_t i = 0; i < nivs; i++)
+            if (!strcmp(ivs[i].name, name) && ivs[i].token == term) {
+                o.candidates++;
+                break;
+            }
+    }
+    fclose(f);
+    return o;
 }
 
 /* The injector's line in the log fd (contention_log.h leaves its lines out
@@ -135,14 +179,17 @@ struct loops_verdict {
     struct summary total;  /* the loops' counts, added up */
 };
 
-/* Which kind of name iv's loop holds (LOOPS_*): a fair lock is a lock. */
+/* Which kind of name iv's loop holds (LOOPS_*): a fair lock is a lock,
+ * and so is an election (lwlock --elect: a term is a lock's hold). */
 static inline int loop_kind(const struct loop *loops, int n, const struct interval *iv)
 {
     for (int i = 0; i < n; i++)
         if (!strcmp(loops[i].id, iv->holder))
-            return loops[i].permits                                    ? LOOPS_PERMIT
-                   : loops[i].kind && strcmp(loops[i].kind, "fair") != 0 ? LOOPS_RW
-                                                                         : LOOPS_LOCK;
+            return loops[i].permits ? LOOPS_PERMIT
+                   : loops[i].kind && strcmp(loops[i].kind, "fair") != 0 &&
+                           strcmp(loops[i].kind, "elect") != 0
+                       ? LOOPS_RW
+                       : LOOPS_LOCK;
     return LOOPS_LOCK;
 }
 

@@ -497,6 +497,9 @@ static struct loop kind_loops[] = {
     {"lp2", 600, 300, 0, NULL, KIND_PERMITS, "{fm}sem"},
     {"lq0", 300, 100, 0, "fair", 0, "{fm}fair"},
     {"lq1", LEASE_MS / 2, 200, 0, "fair", 0, "{fm}fair"},
+    /* Candidates of an election, which lwlock --observe watches. */
+    {"le0", 300, 100, 0, "elect", 0, "{fm}el"},
+    {"le1", LEASE_MS / 2, 200, 0, "elect", 0, "{fm}el"},
 };
 #define NKIND_LOOPS (int)(sizeof kind_loops / sizeof kind_loops[0])
 
@@ -506,16 +509,22 @@ static struct loop kind_loops[] = {
  * migrates key by key to another master (MIGRATING/IMPORTING, ASK
  * redirects for the keys moved) and every node kills its clients: no two
  * holders of a lock, no writer beside anyone, never more than two inside
- * the semaphore of two.
+ * the semaphore of two, never two leaders, and lwlock --observe prints
+ * only candidates' terms, rising, through it all.
  */
 CLUSTER_TEST(every_kind_through_failover_migration_and_kills)
 {
     struct summary sums[NKIND_LOOPS] = {{0}};
     struct loops_verdict v;
+    struct observed_terms ot;
     int slot = slot_of("{fm}");
+    pid_t observer = start_observer("-c", seeds, "{fm}el0");
 
     cr_assert_geq(slot, 0);
     loops_through_faults(kind_loops, NKIND_LOOPS, sums, slot, inject_fault);
+    kill(observer, SIGTERM);
+    cr_assert_eq(wait_child(observer, 10000), 0, "lwlock --observe ends with 0 at SIGTERM");
+    echo_file("observe.err", "lwlock --observe stderr");
 
     judge_loops(log_path, kind_loops, sums, NKIND_LOOPS, "cluster_kinds", &v);
     fprintf(stderr,
@@ -524,8 +533,16 @@ CLUSTER_TEST(every_kind_through_failover_migration_and_kills)
             "%ld\n",
             v.sections[LOOPS_LOCK], v.sections[LOOPS_RW], v.shared, v.sections[LOOPS_PERMIT],
             v.most_permits, KIND_PERMITS, v.overlaps, v.total.lost, v.total.errors);
+    ot = observer_terms(v.ivs, v.nivs, "{fm}el0");
+    fprintf(stderr,
+            "cluster_kinds: lwlock --observe printed %ld terms, %ld of them a candidate's, %ld "
+            "lower than the one before, 'unknown' %ld times\n",
+            ot.terms, ot.candidates, ot.lower, ot.unknown);
     cr_assert_eq(v.overlaps, 0, "%zu overlaps of a lock's holders or with a writer",
                  v.overlaps);
+    cr_assert_geq(ot.terms, 3, "lwlock --observe printed %ld terms", ot.terms);
+    cr_assert_eq(ot.lower, 0, "a term printed after a higher one");
+    cr_assert_eq(ot.candidates, ot.terms, "lwlock --observe printed a term no candidate held");
     cr_assert_leq(v.most_permits, KIND_PERMITS, "%d inside at once with %d permits",
                   v.most_permits, KIND_PERMITS);
     cr_assert_eq(v.clashes, 0);
