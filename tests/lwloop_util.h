@@ -111,12 +111,13 @@ static inline pid_t start_observer(const char *addr_opt, const char *addr, const
 }
 
 /* What lwlock --observe printed: its terms, how many of them were a
- * candidate's (a section on the name logged that term), how many came
- * lower than the one before (a failover lost the counter's last
- * increments: a repeated term), and its "unknown" lines (its belief ran
- * out, Redis away). */
+ * candidate's (a section on the name logged that term), how many were
+ * not above the one before (a failover lost the counter's last
+ * increments: a repeated term; lwlock --elect never proclaims, so a line
+ * of the same term is another leader), and its "unknown" lines (its
+ * belief ran out, Redis away). */
 struct observed_terms {
-    long terms, candidates, lower, unknown;
+    long terms, candidates, not_above, unknown;
 };
 
 static inline struct observed_terms observer_terms(const struct interval *ivs, size_t nivs,
@@ -134,7 +135,7 @@ static inline struct observed_terms observer_terms(const struct interval *ivs, s
         if (sscanf(line, "{\"term\": %lld,", &term) != 1)
             continue;
         o.terms++;
-        o.lower += term < last;
+        o.not_above += term <= last;
         last = term;
         for (size_t i = 0; i < nivs; i++)
             if (!strcmp(ivs[i].name, name) && ivs[i].token == term) {

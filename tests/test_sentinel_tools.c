@@ -387,8 +387,8 @@ SENTINEL_TEST(lwlock_loops_never_overlap_through_failovers_and_a_kill)
                 v.clashes, v.regressions, v.total.lost, v.total.errors);
     ot = observer_terms(v.ivs, v.nivs, "el0");
     cr_log_info("sentinel_tools: lwlock --observe printed %ld terms, %ld of them a candidate's, "
-                "%ld lower than the one before, and 'unknown' %ld times",
-                ot.terms, ot.candidates, ot.lower, ot.unknown);
+                "%ld not above the one before, and 'unknown' %ld times",
+                ot.terms, ot.candidates, ot.not_above, ot.unknown);
     cr_assert_eq(v.overlaps, 0, "%zu overlaps", v.overlaps);
     cr_assert_geq(ot.terms, 3, "lwlock --observe printed %ld terms", ot.terms);
     /* Not asserted: a term no candidate logged (its campaign's answer
