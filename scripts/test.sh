@@ -8,7 +8,7 @@
 set -euo pipefail
 
 # Seconds each fuzzer runs (4 fuzzers): bounded, for CI's time budget.
-LW_FUZZ_SECONDS=${LW_FUZZ_SECONDS:-8}
+LW_FUZZ_SECONDS=${LW_FUZZ_SECONDS:-6}
 # Test executables run at once in each build.  The tests mostly wait (on
 # leases, reconnects, failovers): one at a time the plain build's used
 # under a third of two cores.  Each starts its own servers on free ports.
