@@ -458,9 +458,33 @@ struct run {
 static struct contender contenders[MAX_CONTENDERS];
 static int ncontenders;
 
-/* Run the contenders while the faults are injected, then read the log. */
-static inline void run(const struct contender *spec, int n, const struct fault *faults, int nfaults,
-                int reps, int gap_ms, struct run *out)
+/* After the faults: the contenders go on until enough() finds in the log
+ * the work the test must show, for at most extra_ms (a busy machine gives
+ * them fewer rounds in the faults' time). */
+static inline void until_enough(int (*enough)(const struct record *recs, size_t n), int extra_ms)
+{
+    uint64_t until = now_ms() + (uint64_t)extra_ms;
+    int ok = 0;
+
+    while (enough && !ok) {
+        size_t n;
+        struct record *recs = read_log(log_path, &n);
+
+        ok = enough(recs, n);
+        free(recs);
+        if (!ok && now_ms() >= until)
+            break;
+        if (!ok)
+            sleep_ms(200);
+    }
+}
+
+/* Run the contenders while the faults are injected, then, with enough,
+ * until_enough(); then read the log. */
+static inline void run_until(const struct contender *spec, int n, const struct fault *faults,
+                             int nfaults, int reps, int gap_ms,
+                             int (*enough)(const struct record *recs, size_t n), int extra_ms,
+                             struct run *out)
 {
     int lwlock_lines = 0;
 
@@ -470,6 +494,7 @@ static inline void run(const struct contender *spec, int n, const struct fault *
     memcpy(contenders, spec, (size_t)n * sizeof *spec);
     start_contenders(contenders, n);
     inject(faults, nfaults, reps, gap_ms);
+    until_enough(enough, extra_ms);
     stop_contenders(contenders, n);
     for (int i = 0; i < ncontenders; i++) {
         read_summary(&contenders[i], &out->sums[i]);
@@ -482,6 +507,12 @@ static inline void run(const struct contender *spec, int n, const struct fault *
     out->faults = fault_spans(out->recs, out->nrecs, &out->nfaults);
     fprintf(stderr, "contention: %zu log lines, %d messages from lwlock\n", out->nrecs,
             lwlock_lines);
+}
+
+static inline void run(const struct contender *spec, int n, const struct fault *faults, int nfaults,
+                       int reps, int gap_ms, struct run *out)
+{
+    run_until(spec, n, faults, nfaults, reps, gap_ms, NULL, 0, out);
 }
 
 static inline void free_run(struct run *r)
