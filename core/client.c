@@ -157,6 +157,8 @@ static int check_config(const struct lw_client_config *cfg)
     if ((rc = check_count(cfg->fair_wait_ms, LW_MAX_LEASE_MS)) ||
         (rc = check_count(cfg->fair_place_ms, LW_MAX_LEASE_MS)))
         return rc;
+    if ((uint64_t)cfg->watchdog_timeout_ms + cfg->election_lock_delay_ms > LW_MAX_LEASE_MS)
+        return LW_ERANGE;
     if (cfg->watchdog_timeout_ms < 3ull * cfg->tick_ms ||
         cfg->watchdog_timeout_ms < LW_MIN_LEASE_MS)
         return LW_ELEASE;
@@ -272,18 +274,20 @@ static uint64_t place_lease_ms(const struct lw_client_config *cfg)
 }
 
 /* Each kind's lease (the watchdog's; a fair lock's waiters' places have
- * their own), as a script argument too, and the mixed fleet's allowance
- * for Redisson's clients' clocks: a quarter of the lease at most, so that
- * a lease they judge is still provably valid for a while after each
- * renewal. */
+ * their own), as a script argument too (a term's: the lease and the lock
+ * delay, which Redis keeps and the leader's belief does not count), and
+ * the mixed fleet's allowance for Redisson's clients' clocks: a quarter
+ * of the lease at most, so that a lease they judge is still provably
+ * valid for a while after each renewal. */
 static void kind_leases(struct lw_client *c, const struct lw_client_config *cfg)
 {
     for (int k = 0; k < KIND_COUNT; k++) {
         uint64_t ms = k == KIND_PLACE ? place_lease_ms(cfg) : c->lease_ms;
+        uint64_t asked = k == KIND_TERM ? ms + cfg->election_lock_delay_ms : ms;
 
         c->terms[k].lease_ms = ms;
         c->terms[k].lease_len = (size_t)snprintf(c->terms[k].lease_str, sizeof c->terms[k].lease_str,
-                                                 "%llu", (unsigned long long)ms);
+                                                 "%llu", (unsigned long long)asked);
         c->terms[k].skew_ms = cfg->permit_clock_skew_ms < ms / 4 ? cfg->permit_clock_skew_ms : ms / 4;
     }
 }
@@ -317,6 +321,7 @@ static int copy_config(struct lw_client *c, const struct lw_client_config *cfg)
     c->callbacks.lease_risk_arg = cfg->lease_risk_arg;
     c->max_hold_ms = cfg->max_hold_ms;
     c->fair_wait_ms = cfg->fair_wait_ms;
+    c->lock_delay_ms = cfg->election_lock_delay_ms;
     kind_leases(c, cfg);
     c->replicas = cfg->acquire_replicas;
     c->replicas_timeout_ms = cfg->acquire_replicas_timeout_ms;

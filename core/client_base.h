@@ -141,6 +141,7 @@ struct lw_client {
     size_t lease_len;
     struct lease_terms terms[KIND_COUNT]; /* each kind's lease */
     uint64_t fair_wait_ms;                /* fair_wait_ms */
+    uint64_t lock_delay_ms;               /* election_lock_delay_ms: 0 none */
     struct lease_callbacks callbacks;
     uint64_t max_hold_ms; /* max_hold_ms: 0 none */
     int embedded;         /* on the caller's loop (config.loop) */

@@ -93,6 +93,19 @@ static void leadership_lost(struct lw_client *c, struct lease_set *s, const char
     (void)len;
 }
 
+/* A candidate's lock, asked for by way: fenced (its tokens are terms),
+ * and held as a term (KIND_TERM) when the client has a lock delay, so
+ * that Redis keeps the name that long past a lost leader's lease. */
+static int candidate_lock(struct lw_client *c, const void *name, size_t len,
+                          const struct lock_way *way, struct lw_lock **out)
+{
+    int rc = lock_new_way(c, name, len, way, 1, out);
+
+    if (!rc && c->lock_delay_ms)
+        (*out)->kind = KIND_TERM;
+    return rc;
+}
+
 int lw_election_new(struct lw_client *c, const void *name, size_t len, struct lw_election **out)
 {
     struct lw_election *e;
@@ -102,7 +115,7 @@ int lw_election_new(struct lw_client *c, const void *name, size_t len, struct lw
         return LW_EINVAL;
     if (!(e = calloc(1, sizeof *e)))
         return LW_ENOMEM;
-    if ((rc = lock_new_way(c, name, len, &way_elect_queued, 1, &e->lock))) {
+    if ((rc = candidate_lock(c, name, len, &way_elect_queued, &e->lock))) {
         free(e);
         return rc;
     }
@@ -143,7 +156,7 @@ int lw_election_set_queued(struct lw_election *e, int queued)
     if (atomic_load_explicit(&e->term, memory_order_relaxed) || e->obs.fn ||
         atomic_load_explicit(&e->refs, memory_order_acquire) > 1)
         return LW_EBUSY;
-    if ((rc = lock_new_way(e->lock->client, e->lock->name, e->lock->len, way, 1, &lock)))
+    if ((rc = candidate_lock(e->lock->client, e->lock->name, e->lock->len, way, &lock)))
         return rc;
     lock_unref(e->lock);
     e->lock = lock;

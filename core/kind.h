@@ -30,8 +30,10 @@
  * A kind is one file (kind_lock.c, kind_read.c, kind_write.c,
  * kind_permit.c, kind_place.c) holding its table, and one line in
  * lw_kinds[] (kinds.c); a fair lock held is a lock's table under its own
- * name (kind_lock.c).  A kind's lease is the client's terms[kind]:
- * the watchdog's, but a place's (fair_place_ms).
+ * name (kind_lock.c), and so is a leader's term under a lock delay.
+ * A kind's lease is the client's terms[kind]: the watchdog's, but a
+ * place's (fair_place_ms); a term's lease_str, what its renewals ask
+ * Redis for, is the lease and the lock delay.
  * Its scripts are in
  * scripts.c's table, with the others the engine loads.
  */
@@ -55,6 +57,9 @@ enum lease_kind_id { KIND_LOCK,
                      KIND_PERMIT,
                      KIND_FAIR,  /* a fair lock held: renewed as a lock */
                      KIND_PLACE, /* a fair lock's waiter's place */
+                     KIND_TERM,  /* a term under a lock delay: renewed as
+                                    a lock, its PEXPIRE the lease and the
+                                    delay, never dropped */
                      KIND_COUNT };
 
 /* A kind without a drop script. */
@@ -114,7 +119,7 @@ struct lease_kind {
 };
 
 extern const struct lease_kind lw_kind_lock, lw_kind_read, lw_kind_write, lw_kind_permit,
-    lw_kind_fair, lw_kind_place;
+    lw_kind_fair, lw_kind_place, lw_kind_term;
 extern const struct lease_kind *const lw_kinds[KIND_COUNT];
 
 /* kind.c: building a batch's arguments. */

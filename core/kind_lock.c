@@ -10,7 +10,9 @@
  * hash and field, renewed and dropped the same way, under a kind of its
  * own so that it is counted and reported as a fair lock (its drop wakes
  * no waiter of the queue: the lease of the lost lock would have run out
- * anyway, and the head's next look finds it free).
+ * anyway, and the head's next look finds it free).  So is a leader's
+ * term under a lock delay (election.c), renewed with the lease and the
+ * delay (client.c's kind_leases()) and never dropped.
  */
 #include "client_base.h"
 #include "lock_op.h"
@@ -29,14 +31,21 @@ static void put_lock(const struct lw_client *c, const struct entry *e, int node,
     batch_arg_copy(a, owner, owner_digits(e->owner, owner));
 }
 
-/* A hold that is a field of the name's hash: a lock's, a fair lock's. */
-#define HASH_FIELD_KIND(noun_, label_)                                \
+/* A hold that is a field of the name's hash: a lock's, a fair lock's, a
+ * term's; dropped when lost by the scripts given, or not (SCRIPT_NONE). */
+#define HASH_FIELD_KIND(noun_, label_, drop_, drop_node_)             \
     {                                                                 \
         .noun = noun_, .label = label_, .renew = SCRIPT_RENEW_OWNERS, \
-        .renew_node = SCRIPT_RENEW_OWNERS_NODE, .drop = SCRIPT_DROP,  \
-        .drop_node = SCRIPT_DROP_NODE, .put = put_lock,               \
+        .renew_node = SCRIPT_RENEW_OWNERS_NODE, .drop = drop_,        \
+        .drop_node = drop_node_, .put = put_lock,                     \
         .renewed = kind_renewed_integer,                              \
     }
 
-const struct lease_kind lw_kind_lock = HASH_FIELD_KIND("lock", "lock");
-const struct lease_kind lw_kind_fair = HASH_FIELD_KIND("fair lock", "fair");
+const struct lease_kind lw_kind_lock =
+    HASH_FIELD_KIND("lock", "lock", SCRIPT_DROP, SCRIPT_DROP_NODE);
+const struct lease_kind lw_kind_fair =
+    HASH_FIELD_KIND("fair lock", "fair", SCRIPT_DROP, SCRIPT_DROP_NODE);
+/* A leader's term under a lock delay is not dropped when lost: the
+ * delay is what keeps the name after a leader that may still be at work
+ * (its leadership lost, not given up), and a drop would end it. */
+const struct lease_kind lw_kind_term = HASH_FIELD_KIND("term", "term", SCRIPT_NONE, SCRIPT_NONE);

@@ -17,6 +17,7 @@ const struct lease_kind *const lw_kinds[KIND_COUNT] = {
     [KIND_PERMIT] = &lw_kind_permit,
     [KIND_FAIR] = &lw_kind_fair,
     [KIND_PLACE] = &lw_kind_place,
+    [KIND_TERM] = &lw_kind_term,
 };
 
 /* The public kinds (enum lw_lease_kind: the callbacks' struct lw_lease,
@@ -26,7 +27,8 @@ _Static_assert((int)LW_LEASE_LOCK == (int)KIND_LOCK && (int)LW_LEASE_READ == (in
                    (int)LW_LEASE_PERMIT == (int)KIND_PERMIT &&
                    (int)LW_LEASE_FAIR == (int)KIND_FAIR &&
                    (int)LW_LEASE_PLACE == (int)KIND_PLACE &&
-                   (int)LW_LEASE_PLACE + 1 == (int)KIND_COUNT,
+                   (int)LW_LEASE_TERM == (int)KIND_TERM &&
+                   (int)LW_LEASE_TERM + 1 == (int)KIND_COUNT,
                "enum lw_lease_kind must follow enum lease_kind_id");
 
 /* The public names are the table's nouns, the ones the log says. */

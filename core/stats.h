@@ -16,7 +16,7 @@
 
 /* The kinds of lease counted apart (enum lw_lease_kind), and the reasons
  * of loss (LW_LOST_*, from 1). */
-#define STATS_KINDS (LW_LEASE_PLACE + 1)
+#define STATS_KINDS (LW_LEASE_TERM + 1)
 
 /* Whether a lease of kind is a hold, counted in the lock totals besides
  * its kind's (locks_held, at_risk, the losses): a fair lock's waiter's

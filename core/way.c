@@ -19,12 +19,12 @@
 
 void way_lease_arg(const struct op *op, char *buf)
 {
-    const struct lw_client *c = op->lock->client;
+    const struct lease_terms *t = &op->lock->client->terms[op->lock->kind];
 
     if (op->call.lease_ms)
         snprintf(buf, 24, "%llu", (unsigned long long)op->call.lease_ms);
     else
-        memcpy(buf, c->lease_str, c->lease_len + 1);
+        memcpy(buf, t->lease_str, t->lease_len + 1);
 }
 
 int way_line_join(struct lw_client *c, struct op *op)

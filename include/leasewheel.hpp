@@ -202,7 +202,7 @@ using risk_handler = std::function<void(std::string_view name, std::uint64_t own
 /*
  * Which lease a report is about (struct lw_lease), valid during the call
  * only: its kind (LW_LEASE_LOCK, LW_LEASE_READ, LW_LEASE_WRITE,
- * LW_LEASE_PERMIT, LW_LEASE_FAIR, LW_LEASE_PLACE; lw_lease_kind_name()
+ * LW_LEASE_PERMIT, LW_LEASE_FAIR, LW_LEASE_PLACE, LW_LEASE_TERM; lw_lease_kind_name()
  * spells it), the lock's or the
  * semaphore's name, the owner (a permit: lw_permit_owner()), and a
  * permit's whole id (else nullptr): compare it with permit::id().  Added

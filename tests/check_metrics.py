@@ -89,7 +89,7 @@ CLUSTER_FAMILIES = {
 # one sample for each combination of the values.
 REASONS = ("reason", {"not_owner", "errors", "expired", "failover", "held_too_long"})
 RESULTS = ("result", {"sent", "confirmed", "failed"})
-KINDS = ("kind", {"lock", "read", "write", "permit", "fair", "place"})
+KINDS = ("kind", {"lock", "read", "write", "permit", "fair", "place", "term"})
 LABELS = {
     "locks_lost": [REASONS],
     "renewals": [RESULTS],

@@ -88,6 +88,7 @@ struct elected {
     _Atomic int done;
     _Atomic int err;
     _Atomic uint64_t term;
+    _Atomic uint64_t at_ns; /* when the campaign ended */
 };
 
 static void on_elected(int err, int64_t value, void *arg)
@@ -96,6 +97,7 @@ static void on_elected(int err, int64_t value, void *arg)
 
     atomic_store(&el->err, err);
     atomic_store(&el->term, (uint64_t)value);
+    atomic_store(&el->at_ns, lw_clock_now());
     atomic_store(&el->done, 1);
 }
 
@@ -487,8 +489,8 @@ REDIS_TEST(election, a_dead_candidate_drops_out_of_the_queue)
     cr_assert(wait_until(redis_int("LLEN %s", QUEUE) == 2, 3000));
     lw_election_free(ed);
     cr_assert_eq(lw_client_free(dead), 0); /* its campaign fails, nothing sent */
-    cr_assert_eq(lw_election_resign(ea), 0);
     resigned = lw_clock_now();
+    cr_assert_eq(lw_election_resign(ea), 0);
     cr_assert(wait_until(atomic_load(&elc.done), 5000), "c never led");
     cr_assert_eq(atomic_load(&elc.err), 0);
     cr_assert_lt(lw_clock_now() - resigned, 3000000000ull, "c led %.0f ms after the resign",
@@ -524,4 +526,116 @@ REDIS_TEST(election, an_unqueued_campaign_waits_in_its_client)
     lw_election_free(eb);
     lw_client_free(a);
     lw_client_free(b);
+}
+
+/* ---- A lock delay (Chubby's, Consul's) ---- */
+
+/* The kind of the last lease a delay_client() lost. */
+static _Atomic int lost_kind = -1;
+
+static void record_lease_kind(const struct lw_lease *l, int reason, void *arg)
+{
+    (void)reason;
+    atomic_store((_Atomic int *)arg, l->kind);
+}
+
+/* A client of port (the server's, or a proxy's) whose terms keep the
+ * name delay_ms past a lost leader's lease. */
+static struct lw_client *delay_client(uint32_t lease_ms, uint32_t delay_ms, int port,
+                                      struct lost_log *lost)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+
+    client_config(&cfg, lease_ms, lost);
+    cfg.port = port;
+    cfg.election_lock_delay_ms = delay_ms;
+    cfg.on_lease_lost = record_lease_kind;
+    cfg.lease_lost_arg = &lost_kind;
+    cr_assert_eq(lw_client_new(&cfg, &c), 0);
+    return c;
+}
+
+/* A leader cut off (a proxy holding every byte) is told it lost within
+ * its lease, but Redis keeps the name the delay longer: the candidate
+ * waiting in the queue leads no sooner than the delay after that, as
+ * Redis's PTTL said from the start (the lease and the delay). */
+REDIS_TEST(election, a_lost_leader_keeps_the_name_for_the_lock_delay)
+{
+    enum { LEASE = 1200, DELAY = 2000 };
+    struct proxy *p = proxy_start(srv.port);
+    struct lost_log lost;
+    struct lw_client *a, *b = new_client(3000, NULL);
+    struct lw_election *ea, *eb = candidate(b);
+    struct elected el = {0};
+    uint64_t ta = 0, lost_at, gap_ms;
+    long long pttl;
+
+    cr_assert_not_null(p);
+    a = delay_client(LEASE, DELAY, proxy_port(p), &lost);
+    ea = candidate(a);
+    cr_assert_eq(lw_election_campaign(ea, "a", 1, 0, &ta), 0);
+    pttl = redis_int("PTTL %s", NAME);
+    cr_assert(pttl > LEASE && pttl <= LEASE + DELAY, "PTTL %lld: the lease and the delay", pttl);
+    cr_assert_eq(lw_election_campaign_async(eb, "b", 1, 20000, on_elected, &el), 0);
+    cr_assert(wait_until(redis_int("LLEN %s", QUEUE) == 1, 3000), "b queued");
+    cr_assert_eq(proxy_hold(p, 1), 0);
+    cr_assert(wait_until(atomic_load(&lost.count) == 1, 3000), "a never told it lost");
+    lost_at = atomic_load(&lost.at_ns);
+    cr_assert_eq(atomic_load(&lost_kind), LW_LEASE_TERM, "lost a %s",
+                 lw_lease_kind_name(atomic_load(&lost_kind)));
+    cr_assert_eq(lw_election_sure_until(ea), 0);
+    cr_assert(wait_until(atomic_load(&el.done), 10000), "b never led");
+    cr_assert_eq(atomic_load(&el.err), 0);
+    cr_assert_eq(atomic_load(&el.term), ta + 1);
+    gap_ms = (atomic_load(&el.at_ns) - lost_at) / 1000000u;
+    cr_assert_geq(gap_ms, DELAY, "b led %llu ms after a was told it lost",
+                  (unsigned long long)gap_ms);
+    cr_assert_lt(gap_ms, DELAY + LEASE + 3000, "b led %llu ms after a was told it lost",
+                 (unsigned long long)gap_ms);
+    cr_assert_eq(proxy_hold(p, 0), 0);
+    cr_assert_eq(lw_election_resign(eb), 0);
+    lw_election_free(ea);
+    lw_election_free(eb);
+    lw_client_free(a);
+    lw_client_free(b);
+    proxy_stop(p);
+}
+
+/* The delay is for a leader lost, not for one that gave up: a resign
+ * hands over at once, however long the delay. */
+REDIS_TEST(election, a_resign_hands_over_at_once_under_a_lock_delay)
+{
+    struct lw_client *a = delay_client(3000, 60000, srv.port, NULL), *b = new_client(3000, NULL);
+    struct lw_election *ea = candidate(a), *eb = candidate(b);
+    struct elected el = {0};
+    uint64_t resigned;
+
+    cr_assert_eq(lw_election_campaign(ea, "a", 1, 0, NULL), 0);
+    cr_assert_gt(redis_int("PTTL %s", NAME), 3000);
+    cr_assert_eq(lw_election_campaign_async(eb, "b", 1, 20000, on_elected, &el), 0);
+    cr_assert(wait_until(redis_int("LLEN %s", QUEUE) == 1, 3000), "b queued");
+    resigned = lw_clock_now(); /* b may lead before the resign's answer is back */
+    cr_assert_eq(lw_election_resign(ea), 0);
+    cr_assert(wait_until(atomic_load(&el.done), 10000), "b never led");
+    cr_assert_eq(atomic_load(&el.err), 0);
+    cr_assert_lt(atomic_load(&el.at_ns) - resigned, 3000000000ull, "b led %.0f ms after",
+                 (atomic_load(&el.at_ns) - resigned) / 1e6);
+    cr_assert_eq(lw_election_resign(eb), 0);
+    lw_election_free(ea);
+    lw_election_free(eb);
+    lw_client_free(a);
+    lw_client_free(b);
+}
+
+Test(election, a_lock_delay_past_the_longest_lease_is_refused)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c = NULL;
+
+    lw_client_config_init(&cfg);
+    cfg.watchdog_timeout_ms = 30000;
+    cfg.election_lock_delay_ms = LW_MAX_LEASE_MS - 29999;
+    cr_assert_eq(lw_client_new(&cfg, &c), LW_ERANGE);
+    cr_assert_null(c);
 }

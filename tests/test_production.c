@@ -695,6 +695,7 @@ Test(production, lease_kind_names)
     cr_assert_str_eq(lw_lease_kind_name(LW_LEASE_PERMIT), "permit");
     cr_assert_str_eq(lw_lease_kind_name(LW_LEASE_FAIR), "fair lock");
     cr_assert_str_eq(lw_lease_kind_name(LW_LEASE_PLACE), "place");
+    cr_assert_str_eq(lw_lease_kind_name(LW_LEASE_TERM), "term");
     cr_assert_str_eq(lw_lease_kind_name(-1), "unknown");
-    cr_assert_str_eq(lw_lease_kind_name(LW_LEASE_PLACE + 1), "unknown");
+    cr_assert_str_eq(lw_lease_kind_name(LW_LEASE_TERM + 1), "unknown");
 }

@@ -235,10 +235,16 @@ enum lw_lease_kind {
     LW_LEASE_PLACE = 5,  /* a waiter's place in a fair lock's queue: not a
                             hold; on_lost and on_risk are not called for
                             it, on_lease_lost and on_lease_risk are */
+    LW_LEASE_TERM = 6,   /* a leader's term under a lock delay
+                            (lw_client_config.election_lock_delay_ms):
+                            renewed as a lock, kept in Redis for the
+                            delay past its lease, and not dropped when
+                            lost.  Added in 0.5 */
 };
 
 /* lw_lease_kind_name - "lock", "read lock", "write lock", "permit", "fair
- * lock", "place" (as the log says them); "unknown" else.  Added in 0.4. */
+ * lock", "place", "term" (as the log says them); "unknown" else.  Added
+ * in 0.4. */
 LW_API const char *lw_lease_kind_name(int kind);
 
 struct lw_permit; /* <leasewheel/semaphore.h> */
@@ -460,6 +466,17 @@ struct lw_client_config {
                                last renewal, not after fair_wait_ms.
                                Default LW_DEFAULT_FAIR_PLACE_MS; raised to
                                3 ticks and LW_MIN_LEASE_MS when shorter */
+    /* Added in 0.5: leader election (<leasewheel/election.h>). */
+    uint32_t election_lock_delay_ms; /* Chubby's and Consul's lock delay: a
+                                        term of this client's that ends
+                                        without a resign (its leader lost,
+                                        dead or cut off) keeps the name
+                                        this long past the leader's lease,
+                                        so that no candidate is elected
+                                        before then.  A resign hands over
+                                        at once.  0 (the default): none;
+                                        lease + delay at most
+                                        LW_MAX_LEASE_MS (LW_ERANGE) */
 };
 
 /*
