@@ -129,7 +129,7 @@ def kind_labels(root):
         if n.startswith("kind") and n.endswith(".c"):
             text = read(root, os.path.join("core", n))
             labels += re.findall(r"\.label\s*=\s*\"(\w+)\"", text)
-            labels += re.findall(r"HASH_FIELD_KIND\(\s*\"[^\"]*\"\s*,\s*\"(\w+)\"\s*\)", text)
+            labels += re.findall(r"HASH_FIELD_KIND\(\s*\"[^\"]*\"\s*,\s*\"(\w+)\"", text)
     return labels
 
 
