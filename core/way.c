@@ -66,22 +66,14 @@ static size_t own_channel(const struct lw_client *c, const struct op *op, char *
     return lock->channel_len + 1 + client_field(c, op->call.owner, buf + lock->channel_len + 1);
 }
 
-/* The fair queue's keys among lock's companions (way.h's queue_at):
- * i 0 the queue, 1 the give-up times, 2 the places. */
-const char *way_queue_key(const struct lw_lock *lock, int i, size_t *len)
+/* The fair queue's keys among lock's companions (way.h's queue_at): 0
+ * the queue, 1 the give-up times, 2 the places. */
+void way_queue_keys(const struct lw_lock *lock, const char *q[3], size_t ql[3])
 {
-    *len = lock->companion_lens[lock->way->queue_at + i];
-    return lock->companion_keys[lock->way->queue_at + i];
-}
-
-static const char *qkey(const struct lw_lock *lock, int i)
-{
-    return lock->companion_keys[lock->way->queue_at + i];
-}
-
-static size_t qlen(const struct lw_lock *lock, int i)
-{
-    return lock->companion_lens[lock->way->queue_at + i];
+    for (int i = 0; i < 3; i++) {
+        q[i] = lock->companion_keys[lock->way->queue_at + i];
+        ql[i] = lock->companion_lens[lock->way->queue_at + i];
+    }
 }
 
 /* An acquire of a fair lock was answered "in the queue": its place is
@@ -119,17 +111,19 @@ static void leave_queue(struct lw_client *c, const struct op *op)
     struct request *req = calloc(1, sizeof *req);
     char field[FIELD_MAX], wait[24];
     size_t flen = client_field(c, op->call.owner, field);
-    const char *publish = client_publish_command(c);
+    const char *publish = client_publish_command(c), *q[3];
     size_t wlen = (size_t)snprintf(wait, sizeof wait, "%llu", (unsigned long long)c->fair_wait_ms);
+    size_t ql[3];
 
     if (!req)
         return;
+    way_queue_keys(lock, q, ql);
     /* The command holds all it needs: nothing points at op or its lock. */
     if (request_evalsha(req, SCRIPT_FAIR_LEAVE, 4, 8,
-                        (const char *[]){lock->name, qkey(lock, 0), qkey(lock, 1), qkey(lock, 2),
-                                         field, wait, lock->channel, publish},
-                        (size_t[]){lock->len, qlen(lock, 0), qlen(lock, 1), qlen(lock, 2), flen,
-                                   wlen, lock->channel_len, strlen(publish)}) != 0) {
+                        (const char *[]){lock->name, q[0], q[1], q[2], field, wait, lock->channel,
+                                         publish},
+                        (size_t[]){lock->len, ql[0], ql[1], ql[2], flen, wlen, lock->channel_len,
+                                   strlen(publish)}) != 0) {
         on_left(req, NULL, LW_ENOMEM, NULL);
         return;
     }
@@ -177,8 +171,8 @@ int way_queue_acquire(struct op *op, const char *field, size_t flen, int script,
     way_lease_arg(op, lease);
     snprintf(wait, sizeof wait, "%llu", (unsigned long long)c->fair_wait_ms);
     s[n] = lock->name, len[n++] = lock->len;
-    for (int i = 0; i < 3; i++)
-        s[n] = qkey(lock, i), len[n++] = qlen(lock, i);
+    way_queue_keys(lock, s + n, len + n);
+    n += 3;
     s[n] = lock_token_key(lock, &tlen), len[n++] = tlen;
     if (more_key)
         s[n] = more_key, len[n++] = more_key_len;
@@ -194,4 +188,19 @@ int way_queue_acquire(struct op *op, const char *field, size_t flen, int script,
         s[n] = more_arg, len[n++] = more_arg_len;
     request_clear(&op->call.req);
     return request_evalsha(&op->call.req, script, (int)keys, (int)n, s, len);
+}
+
+/* A force-unlock of a name with a queue (SCRIPT_FAIR_FORCE): the lock
+ * deleted, and the queue's head woken. */
+int way_queue_force(struct op *op)
+{
+    const struct lw_lock *lock = op->lock;
+    const char *publish = client_publish_command(lock->client), *q[3];
+    size_t ql[3];
+
+    way_queue_keys(lock, q, ql);
+    return request_evalsha(
+        &op->call.req, SCRIPT_FAIR_FORCE, 4, 6,
+        (const char *[]){lock->name, q[0], q[1], q[2], publish, lock->channel},
+        (size_t[]){lock->len, ql[0], ql[1], ql[2], strlen(publish), lock->channel_len});
 }

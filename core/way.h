@@ -108,12 +108,14 @@ void way_line_leave(struct lw_client *c, struct op *op, int acquired);
  * command, SCRIPT_FAIR_LOCK's keys and arguments for script, with one
  * more key and one more argument when more_key is not NULL. */
 int way_queue_join(struct lw_client *c, struct op *op);
-/* Its key i among lock's companions (way.h's queue_at): 0 the queue, 1
- * the give-up times, 2 the places; its length in *len. */
-const char *way_queue_key(const struct lw_lock *lock, int i, size_t *len);
+/* Its keys among lock's companions (queue_at), into q and ql: 0 the
+ * queue, 1 the give-up times, 2 the places. */
+void way_queue_keys(const struct lw_lock *lock, const char *q[3], size_t ql[3]);
 void way_queue_leave(struct lw_client *c, struct op *op, int acquired);
 int way_queue_acquire(struct op *op, const char *field, size_t flen, int script,
                       const char *more_key, size_t more_key_len, const char *more_arg,
                       size_t more_arg_len);
+/* A force-unlock's command: the lock deleted, the queue's head woken. */
+int way_queue_force(struct op *op);
 
 #endif

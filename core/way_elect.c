@@ -78,27 +78,25 @@ static int format(struct op *op, const char *field, size_t flen)
 static int format_queued(struct op *op, const char *field, size_t flen)
 {
     const struct lw_lock *lock = op->lock;
-    const char *publish = op->call.kind == OP_LEADER ? "" : client_publish_command(lock->client);
-    const char *const *k = (const char *const *)lock->companion_keys;
-    const size_t *kl = lock->companion_lens;
+    const char *channel = lock->companion_keys[0], *q[3];
+    size_t clen = lock->companion_lens[0], ql[3];
+    const char *publish;
 
     switch (op->call.kind) {
     case OP_ACQUIRE:
-        return way_queue_acquire(op, field, flen, SCRIPT_ELECT_FAIR, k[0], kl[0], op->payload,
+        return way_queue_acquire(op, field, flen, SCRIPT_ELECT_FAIR, channel, clen, op->payload,
                                  op->payload_len);
     case OP_UNLOCK:
     case OP_UNDO:
     case OP_TRIM:
+        publish = client_publish_command(lock->client);
+        way_queue_keys(lock, q, ql);
         return request_evalsha(
             &op->call.req, SCRIPT_RESIGN_FAIR, 5, 8,
-            (const char *[]){lock->name, k[1], k[2], k[3], k[0], field, publish, lock->channel},
-            (size_t[]){lock->len, kl[1], kl[2], kl[3], kl[0], flen, strlen(publish),
+            (const char *[]){lock->name, q[0], q[1], q[2], channel, field, publish, lock->channel},
+            (size_t[]){lock->len, ql[0], ql[1], ql[2], clen, flen, strlen(publish),
                        lock->channel_len});
-    case OP_FORCE: /* and the queue's head woken */
-        return request_evalsha(
-            &op->call.req, SCRIPT_FAIR_FORCE, 4, 6,
-            (const char *[]){lock->name, k[1], k[2], k[3], publish, lock->channel},
-            (size_t[]){lock->len, kl[1], kl[2], kl[3], strlen(publish), lock->channel_len});
+    case OP_FORCE: return way_queue_force(op); /* and the queue's head woken */
     default: return format(op, field, flen);
     }
 }

@@ -56,8 +56,7 @@ static int format_fair(struct op *op, const char *field, size_t flen)
     const char *publish = client_publish_command(lock->client), *q[3];
     size_t ql[3];
 
-    for (int i = 0; i < 3; i++)
-        q[i] = way_queue_key(lock, i, &ql[i]);
+    way_queue_keys(lock, q, ql);
     switch (op->call.kind) {
     case OP_ACQUIRE: return way_queue_acquire(op, field, flen, SCRIPT_FAIR_LOCK, NULL, 0, NULL, 0);
     case OP_UNLOCK:
@@ -67,11 +66,7 @@ static int format_fair(struct op *op, const char *field, size_t flen)
             &op->call.req, SCRIPT_FAIR_UNLOCK, 4, 7,
             (const char *[]){lock->name, q[0], q[1], q[2], field, publish, lock->channel},
             (size_t[]){lock->len, ql[0], ql[1], ql[2], flen, strlen(publish), lock->channel_len});
-    case OP_FORCE:
-        return request_evalsha(
-            &op->call.req, SCRIPT_FAIR_FORCE, 4, 6,
-            (const char *[]){lock->name, q[0], q[1], q[2], publish, lock->channel},
-            (size_t[]){lock->len, ql[0], ql[1], ql[2], strlen(publish), lock->channel_len});
+    case OP_FORCE: return way_queue_force(op);
     default: return 1;
     }
 }
