@@ -517,7 +517,8 @@ Test(lwlock_usage, help_and_version, .init = make_dir, .fini = remove_test_dir, 
                                      "-V, --version", "not for -w",
                                      "-E, --conflict-exit-code N", "-q, --quiet",
                                      "--min-hold DURATION", "--prefix PREFIX", "--status",
-                                     "--json", "--elect NAME", "--value V", "LWLOCK_TERM");
+                                     "--json", "--elect NAME", "--value V", "LWLOCK_TERM",
+                                     "--lock-delay DURATION");
          *f; f++)
         cr_assert(strstr(buf, *f), "no '%s' in the help", *f);
     /* The TLS flags, as redis-cli's. */
@@ -2447,6 +2448,30 @@ LWLOCK_TEST(elect_lost_signals_command_and_exits_79)
     cr_assert_eq(redis_int("EXISTS %s", "el"), 0, "no campaign again");
 }
 
+/* --lock-delay: a leader killed (no resign) keeps the name the delay
+ * past its lease, as Redis's PTTL says from the start; the next
+ * candidate leads no sooner. */
+LWLOCK_TEST(elect_lock_delay_keeps_a_killed_leaders_name)
+{
+    pid_t a = start_until_ready(ARGS("-r", addr, "-W", "1s", "--lock-delay", "3s", "--elect", "el",
+                                     "sh", "-c", leader_script, "sh", "a"));
+    long long pttl = redis_int("PTTL %s", "el");
+    uint64_t killed, took_ms;
+    int code;
+
+    cr_assert(pttl > 1000 && pttl <= 4000, "PTTL %lld: the lease and the delay", pttl);
+    killed = lw_clock_now();
+    cr_assert_eq(kill(a, SIGKILL), 0);
+    wait_child(a, 5000);
+    touch("go"); /* its COMMAND, orphaned, ends */
+    code = run(ARGS("-r", addr, "-W", "1s", "-w", "20s", "--elect", "el", "true"));
+    took_ms = (lw_clock_now() - killed) / 1000000u;
+    echo_stderr();
+    cr_assert_eq(code, 0, "%d", code);
+    cr_assert_geq(took_ms, 3000, "led %llu ms after the kill", (unsigned long long)took_ms);
+    cr_assert_lt(took_ms, 10000, "led %llu ms after the kill", (unsigned long long)took_ms);
+}
+
 /* Held by another within the wait: 75 (or -E's), COMMAND not run. */
 LWLOCK_TEST(elect_not_elected_within_the_wait_exits_75)
 {
@@ -2469,4 +2494,10 @@ Test(lwlock_usage, elect_takes_name_value_and_command, .init = make_dir,
     cr_assert_eq(run(ARGS("--elect", "n", "--observe", "true")), 64);
     cr_assert_eq(run(ARGS("--elect", "n", "--fence", "true")), 64);
     cr_assert_eq(run(ARGS("--elect", "", "true")), 64, "an empty NAME");
+    cr_assert_eq(run(ARGS("--lock-delay", "1s", "n", "true")), 64, "--lock-delay without --elect");
+    cr_assert(stderr_has("--lock-delay goes with --elect"));
+    cr_assert_eq(run(ARGS("--lock-delay", "soon", "--elect", "n", "true")), 64);
+    cr_assert_eq(run(ARGS("-W", "24d", "--lock-delay", "1d", "--elect", "n", "true")), 64,
+                 "the lease and the delay past the longest lease");
+    cr_assert(stderr_has("together must be at most"));
 }

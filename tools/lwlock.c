@@ -548,8 +548,10 @@ static int start_client(struct run *r)
     cfg.watchdog_timeout_ms = r->opt.watchdog_ms;
     /* A candidate that dies in the queue drops out within its lease, as
      * a leader that dies does. */
-    if (r->opt.elect)
+    if (r->opt.elect) {
         cfg.fair_place_ms = r->opt.watchdog_ms;
+        cfg.election_lock_delay_ms = r->opt.lock_delay_ms;
+    }
     cfg.tick_ms = tick_for(r->opt.lease_ms ? r->opt.lease_ms : r->opt.watchdog_ms);
     cfg.on_lost = on_lost;
     cfg.lost_arg = &r->ev_wr; /* set before the engine thread starts, never changed */

@@ -126,6 +126,10 @@ static void usage(FILE *to)
           "                         COMMAND gets -s's signal and lwlock exits 79, not\n"
           "                         campaigning again; COMMAND exits: lwlock resigns\n"
           "      --value V          the leader's value, shown to observers (--elect)\n"
+          "      --lock-delay DURATION\n"
+          "                         leadership lost without a resign (lwlock killed,\n"
+          "                         cut off) keeps NAME this long past -W's lease: no\n"
+          "                         other candidate leads before then (--elect)\n"
           "      --json             --status's answer as one JSON object; --observe's,\n"
           "                         one a line\n"
           "  -v, --verbose          the library's log lines to stderr (connections lost\n"
@@ -301,6 +305,7 @@ enum { OPT_VERSION = 256,
        OPT_OBSERVE,
        OPT_ELECT,
        OPT_VALUE,
+       OPT_LOCK_DELAY,
        OPT_JSON,
        OPT_READ,
        OPT_WRITE,
@@ -326,6 +331,7 @@ static const struct option long_options[] = {
     {"observe", no_argument, NULL, OPT_OBSERVE},
     {"elect", required_argument, NULL, OPT_ELECT},
     {"value", required_argument, NULL, OPT_VALUE},
+    {"lock-delay", required_argument, NULL, OPT_LOCK_DELAY},
     {"read", no_argument, NULL, OPT_READ},
     {"write", no_argument, NULL, OPT_WRITE},
     {"fair", no_argument, NULL, OPT_FAIR},
@@ -349,7 +355,7 @@ static const struct option long_options[] = {
 struct parse {
     struct lwlock_options *o;
     FILE *err;
-    int seen_lease, seen_watchdog;
+    int seen_lease, seen_watchdog, seen_delay;
 };
 
 /* A duration option's value (duration.h: a bare number is ms) within
@@ -484,6 +490,12 @@ static int take_option(struct parse *p, int c, const char *arg)
             return usage_error(p->err, "--value must be at most %u bytes",
                                (unsigned)LW_ELECTION_VALUE_MAX);
         o->value = arg;
+        return 0;
+    case OPT_LOCK_DELAY:
+        if (duration_opt(p, "--lock-delay", arg, 0, &u))
+            return EXIT_USAGE;
+        o->lock_delay_ms = (uint32_t)u;
+        p->seen_delay = 1;
         return 0;
     case OPT_JSON:
         o->json = 1;
@@ -650,7 +662,8 @@ static int check_permits(const struct lwlock_options *o, FILE *err)
 }
 
 /*
- * --elect NAME [--value V] COMMAND: NAME is --elect's, COMMAND the first
+ * --elect NAME [--value V] [--lock-delay D] COMMAND: NAME is --elect's
+ * (the lease and the delay at most LW_MAX_LEASE_MS), COMMAND the first
  * word after the options.  Leadership is a lock of its own, renewed by
  * the watchdog (-W), its term the fencing token: no kind, permits,
  * --fence, fixed lease (it would end a leader's term at a deadline
@@ -659,10 +672,11 @@ static int check_permits(const struct lwlock_options *o, FILE *err)
 static int elect_args(struct parse *p, int argc, char **argv)
 {
     struct lwlock_options *o = p->o;
+    char most[40];
     int rc;
 
     if (!o->elect)
-        return usage_error(p->err, "--value goes with --elect");
+        return usage_error(p->err, "%s goes with --elect", o->value ? "--value" : "--lock-delay");
     if (o->status || o->observe || o->json || o->kind != LWLOCK_PLAIN || o->permits ||
         o->set_permits >= 0 || o->fence || o->min_hold_ms || o->max_hold_ms || o->replicas ||
         p->seen_lease)
@@ -670,6 +684,9 @@ static int elect_args(struct parse *p, int argc, char **argv)
                                    "--json, --read, --write, --fair, --multi, --permits, "
                                    "--set-permits, --fence, --min-hold, --max-hold, "
                                    "--replicas or -l (leadership is renewed: -W)");
+    if ((uint64_t)o->watchdog_ms + o->lock_delay_ms > LW_MAX_LEASE_MS)
+        return usage_error(p->err, "-W's lease and --lock-delay together must be at most %s",
+                           duration_format(LW_MAX_LEASE_MS, most, sizeof most));
     if ((rc = make_key(o, o->name, p->err)) >= 0)
         return rc;
     if (!o->value)
@@ -718,7 +735,7 @@ int lwlock_parse_args(int argc, char **argv, const char *env_redis, const char *
         return usage_error(err, "%s", why);
     if (!o->prefix && env_prefix && env_prefix[0])
         o->prefix = env_prefix;
-    if (o->elect || o->value)
+    if (o->elect || o->value || p.seen_delay)
         return elect_args(&p, argc, argv);
     if (optind >= argc)
         return usage_error(err, "missing NAME");

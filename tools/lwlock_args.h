@@ -86,25 +86,28 @@ struct lwlock_options {
     const char *prefix;   /* --prefix or $LWLOCK_PREFIX, NULL when none */
     /* The lock's name in Redis: "PREFIX:NAME", or NAME without a prefix. */
     char key[LW_LOCK_NAME_MAX + 1];
-    char **command;        /* COMMAND and its arguments in argv, NULL-terminated;
-                              NULL with --status */
-    enum lwlock_kind kind; /* --read, --write, --fair, --multi, else
-                              LWLOCK_PLAIN */
-    size_t nnames;         /* --multi: the names in NAME (comma-separated),
-                              each 1..LW_LOCK_NAME_MAX bytes with PREFIX:,
-                              1..LW_MULTI_MAX of them */
-    int status;            /* --status: say who holds NAME, take nothing */
-    int observe;           /* --observe: say who leads NAME, and every
-                              change, until a signal; take nothing */
-    int fence;             /* --fence: draw a fencing token, LWLOCK_TOKEN */
-    int elect;             /* --elect NAME: campaign for leadership of NAME
-                              (its argument, in name), run COMMAND while
-                              leader with LWLOCK_TERM */
-    const char *value;     /* --value V: the leader's value (--elect only),
-                              at most LW_ELECTION_VALUE_MAX bytes; "" when
-                              not given */
-    int json;              /* --json: --status's or --observe's answers as
-                              JSON */
+    char **command;         /* COMMAND and its arguments in argv, NULL-terminated;
+                               NULL with --status */
+    enum lwlock_kind kind;  /* --read, --write, --fair, --multi, else
+                               LWLOCK_PLAIN */
+    size_t nnames;          /* --multi: the names in NAME (comma-separated),
+                               each 1..LW_LOCK_NAME_MAX bytes with PREFIX:,
+                               1..LW_MULTI_MAX of them */
+    int status;             /* --status: say who holds NAME, take nothing */
+    int observe;            /* --observe: say who leads NAME, and every
+                               change, until a signal; take nothing */
+    int fence;              /* --fence: draw a fencing token, LWLOCK_TOKEN */
+    int elect;              /* --elect NAME: campaign for leadership of NAME
+                               (its argument, in name), run COMMAND while
+                               leader with LWLOCK_TERM */
+    const char *value;      /* --value V: the leader's value (--elect only),
+                               at most LW_ELECTION_VALUE_MAX bytes; "" when
+                               not given */
+    uint32_t lock_delay_ms; /* --lock-delay D (--elect only): a term lost
+                               without a resign keeps NAME this long past
+                               the lease (election_lock_delay_ms); 0 none */
+    int json;               /* --json: --status's or --observe's answers as
+                               JSON */
     /* Permits (a semaphore whose permits expire) instead of a lock. */
     long long permits;     /* --permits N: hold one permit of the semaphore
                               NAME (PREFIX:NAME), created with N when absent;

@@ -159,8 +159,10 @@ static void check_go_on(const struct parsed *p, int argc, char **argv)
                        strlen(o->value) <= LW_ELECTION_VALUE_MAX && !o->status && !o->observe &&
                        !o->json && o->kind == LWLOCK_PLAIN && !o->permits &&
                        o->set_permits < 0 && !o->fence && !o->lease_ms && !o->min_hold_ms &&
-                       !o->max_hold_ms && !o->replicas,
-                   "--elect with NAME/COMMAND not from argv, or with another mode");
+                       !o->max_hold_ms && !o->replicas &&
+                       (uint64_t)o->watchdog_ms + o->lock_delay_ms <= LW_MAX_LEASE_MS,
+                   "--elect with NAME/COMMAND not from argv, with another mode, or a lock "
+                   "delay past the longest lease");
     /* --status, --observe, --set-permits: NAME, no COMMAND */
     else if (o->status || o->observe || o->set_permits >= 0)
         FUZZ_CHECK(k == argc - 1 && !o->command,
@@ -168,6 +170,7 @@ static void check_go_on(const struct parsed *p, int argc, char **argv)
     else
         FUZZ_CHECK(k < argc - 1 && o->command == argv + k + 1, "NAME/COMMAND not from argv");
     FUZZ_CHECK(!o->value || o->elect, "--value without --elect");
+    FUZZ_CHECK(!o->lock_delay_ms || o->elect, "--lock-delay without --elect");
     FUZZ_CHECK(!o->json || o->status || o->observe, "--json without --status or --observe");
     FUZZ_CHECK(!o->observe || (!o->status && o->kind == LWLOCK_PLAIN && !o->permits &&
                                o->set_permits < 0 && !o->fence),
