@@ -34,14 +34,16 @@
 
 struct lw_election {
     struct lw_lock *lock;
-    _Atomic uint32_t refs; /* the handle, plus one while its lease is in
-                              the set (the watchdog's entry may outlive
-                              the handle) */
-    uint64_t owner;        /* this candidate's, its own */
-    _Atomic uint64_t term; /* the term last elected for; 0: never */
-    struct lease_set set;  /* its lease once elected (engine thread; the
-                              watchdog writes set.sure_until_ns) */
-    struct observer {      /* engine thread, but fn and arg, set first */
+    _Atomic uint32_t refs;  /* the handle, plus one while its lease is in
+                               the set (the watchdog's entry may outlive
+                               the handle) */
+    _Atomic uint64_t owner; /* this candidate's, its own: a new one after
+                               each term lost (leadership_lost()) */
+    unsigned losses;        /* terms lost (engine thread) */
+    _Atomic uint64_t term;  /* the term last elected for; 0: never */
+    struct lease_set set;   /* its lease once elected (engine thread; the
+                               watchdog writes set.sure_until_ns) */
+    struct observer {       /* engine thread, but fn and arg, set first */
         lw_observe_fn *fn;
         void *arg;
         uint8_t on;            /* observing */
@@ -76,21 +78,33 @@ static void set_hold(struct lease_set *s, int delta)
 }
 
 /* An owner no thread of this process has (lw_owner_self()'s are thread
- * ids): the handle's address, its top bit set. */
-static uint64_t candidate_owner(const struct lw_election *e)
+ * ids): the handle's address, its top bit set, and the count of terms
+ * it lost in the bits above a user-space address (48). */
+static uint64_t candidate_owner(const struct lw_election *e, unsigned losses)
 {
-    return (uint64_t)(uintptr_t)e | (1ull << 63);
+    return ((uint64_t)(uintptr_t)e ^ ((uint64_t)(losses & 0x7fff) << 48)) | (1ull << 63);
+}
+
+static uint64_t owner_of(const struct lw_election *e)
+{
+    return atomic_load_explicit(&e->owner, memory_order_acquire);
 }
 
 /* The set's loss is the lock's, told already (the client's on_lost):
- * the belief falls to 0 with it (watchdog.c). */
+ * the belief falls to 0 with it (watchdog.c).  The candidate takes a new
+ * owner: the lost term's field may still be in Redis (a lock delay
+ * keeps it, or an expiry not yet due), and a campaign by its old owner
+ * would re-enter that term, the one a deposed leader's work may still
+ * carry, instead of waiting for a new one. */
 static void leadership_lost(struct lw_client *c, struct lease_set *s, const char *name,
                             size_t len)
 {
+    struct lw_election *e = lw_container_of(s, struct lw_election, set);
+
     (void)c;
-    (void)s;
     (void)name;
     (void)len;
+    atomic_store_explicit(&e->owner, candidate_owner(e, ++e->losses), memory_order_release);
 }
 
 /* A candidate's lock, asked for by way: fenced (its tokens are terms),
@@ -120,7 +134,7 @@ int lw_election_new(struct lw_client *c, const void *name, size_t len, struct lw
         return rc;
     }
     atomic_init(&e->refs, 1);
-    e->owner = candidate_owner(e);
+    atomic_init(&e->owner, candidate_owner(e, 0));
     e->set.on_lost = leadership_lost;
     e->set.hold = set_hold;
     *out = e;
@@ -179,7 +193,7 @@ int lw_election_campaign(struct lw_election *e, const void *value, size_t len,
 
     if (rc)
         return rc;
-    a.owner = e->owner;
+    a.owner = owner_of(e);
     a.set = &e->set;
     if ((rc = lock_run(e->lock, OP_ACQUIRE, &a, &got)))
         return rc;
@@ -223,7 +237,7 @@ int lw_election_campaign_async(struct lw_election *e, const void *value, size_t 
     cp->done = done;
     cp->arg = arg;
     atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
-    a.owner = e->owner;
+    a.owner = owner_of(e);
     a.set = &e->set;
     a.done = campaigned;
     a.arg = cp;
@@ -242,7 +256,7 @@ int lw_election_proclaim(struct lw_election *e, const void *value, size_t len)
 
     if (rc)
         return rc;
-    a.owner = e->owner;
+    a.owner = owner_of(e);
     a.term = atomic_load_explicit(&e->term, memory_order_relaxed);
     if ((rc = lock_run(e->lock, OP_PROCLAIM, &a, &proclaimed)))
         return rc;
@@ -257,7 +271,7 @@ int lw_election_resign(struct lw_election *e)
 
     if (!e)
         return LW_EINVAL;
-    a.owner = e->owner;
+    a.owner = owner_of(e);
     /* Every hold: a leader that campaigned again holds more than one. */
     do
         rc = lock_run(e->lock, OP_UNLOCK, &a, &left);

@@ -562,7 +562,8 @@ static struct lw_client *delay_client(uint32_t lease_ms, uint32_t delay_ms, int 
  * Redis's PTTL said from the start (the lease and the delay). */
 REDIS_TEST(election, a_lost_leader_keeps_the_name_for_the_lock_delay)
 {
-    enum { LEASE = 1200, DELAY = 2000 };
+    enum { LEASE = 1200,
+           DELAY = 2000 };
     struct proxy *p = proxy_start(srv.port);
     struct lost_log lost;
     struct lw_client *a, *b = new_client(3000, NULL);
@@ -599,6 +600,36 @@ REDIS_TEST(election, a_lost_leader_keeps_the_name_for_the_lock_delay)
     lw_election_free(eb);
     lw_client_free(a);
     lw_client_free(b);
+    proxy_stop(p);
+}
+
+/* A leader that lost its term campaigns again while Redis still keeps
+ * the term for it (the delay): it does not re-enter that term, whose
+ * number its deposed work may still carry, but waits for the next. */
+REDIS_TEST(election, a_lost_leader_campaigning_again_waits_for_a_new_term)
+{
+    struct proxy *p = proxy_start(srv.port);
+    struct lost_log lost;
+    struct lw_client *a;
+    struct lw_election *ea;
+    uint64_t ta = 0, again = 0;
+
+    cr_assert_not_null(p);
+    a = delay_client(1200, 3000, proxy_port(p), &lost);
+    ea = candidate(a);
+    cr_assert_eq(lw_election_campaign(ea, "a", 1, 0, &ta), 0);
+    cr_assert_eq(proxy_hold(p, 1), 0);
+    cr_assert(wait_until(atomic_load(&lost.count) == 1, 3000), "never told it lost");
+    cr_assert_eq(proxy_hold(p, 0), 0);
+    cr_assert_eq(redis_int("EXISTS %s", NAME), 1, "the delay keeps the lost term");
+    cr_assert_eq(lw_election_campaign(ea, "a", 1, 0, NULL), LW_ELOCKED, "re-entered a lost term");
+    cr_assert_eq(lw_election_campaign(ea, "a", 1, 10000, &again), 0);
+    cr_assert_eq(again, ta + 1, "term %llu after %llu", (unsigned long long)again,
+                 (unsigned long long)ta);
+    cr_assert_eq(lw_election_resign(ea), 0);
+    cr_assert_eq(redis_int("EXISTS %s", NAME), 0);
+    lw_election_free(ea);
+    lw_client_free(a);
     proxy_stop(p);
 }
 
