@@ -115,6 +115,7 @@ struct opts {
     int permits;            /* lwlock --permits N, or a client's semaphore of N; 0: a lock */
     int max_inflight;       /* client: its cap; 0: the default */
     int command_timeout_ms; /* client: 0: the default */
+    int lock_delay_ms;      /* --kind elect: its terms' lock delay; 0 none */
     const char *prefix;     /* the names' */
     const char *log;
     const char *id;
@@ -232,6 +233,7 @@ static int take_opt(struct opts *o, const char *key, const char *val)
         {"--permits", offsetof(struct opts, permits)},
         {"--max-inflight", offsetof(struct opts, max_inflight)},
         {"--command-timeout-ms", offsetof(struct opts, command_timeout_ms)},
+        {"--lock-delay-ms", offsetof(struct opts, lock_delay_ms)},
     };
 
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
@@ -557,8 +559,10 @@ static int new_client(const struct opts *o, struct holding *h, struct lw_client 
     cfg.port = o->port;
     cfg.tick_ms = 10;
     cfg.watchdog_timeout_ms = (uint32_t)o->lease_ms;
-    if (is_elect(o)) /* a dead candidate drops out of the queue as fast */
+    if (is_elect(o)) { /* a dead candidate drops out of the queue as fast */
         cfg.fair_place_ms = (uint32_t)o->lease_ms;
+        cfg.election_lock_delay_ms = (uint32_t)o->lock_delay_ms;
+    }
     if (o->max_inflight)
         cfg.max_inflight = (uint32_t)o->max_inflight;
     if (o->command_timeout_ms)
@@ -776,7 +780,7 @@ static int append(const char **argv, int k, const char *const *args)
 static void exec_lwlock(const struct opts *o, const char *self, const char *name, long round,
                         int hold_ms)
 {
-    char addr[32], lease[16], wait[16], rnd[24], hold[16], permits[16];
+    char addr[32], lease[16], wait[16], rnd[24], hold[16], permits[16], delay[24];
     const char *argv[32] = {o->lwlock};
     int k = 1;
 
@@ -807,8 +811,9 @@ static void exec_lwlock(const struct opts *o, const char *self, const char *name
                                 o->cluster ? o->cluster : o->redis ? o->redis
                                                                    : addr,
                                 "-W", lease, "-w", wait, NULL});
+    snprintf(delay, sizeof delay, "%dms", o->lock_delay_ms);
     if (is_elect(o)) /* the last option: NAME is its value */
-        argv[k++] = "--elect";
+        k = append(argv, k, (const char *[]){"--lock-delay", delay, "--elect", NULL});
     k = append(argv, k,
                (const char *[]){name, self, "section", "--log", o->log, "--id", o->id,
                                 "--round", rnd, "--hold-ms", hold, NULL});

@@ -107,6 +107,7 @@ struct interval {
     long round;
     uint64_t start, end;
     uint64_t lost_ns; /* when told, 0 when never */
+    long long lost_extra; /* the lost line's extra: a client's LW_LOST_* */
     long long token;
 };
 
@@ -128,6 +129,7 @@ static inline int make_interval(const struct record *recs, size_t n, struct inte
             exit_ns = r->ns;
         } else if (!strcmp(r->kind, "lost") && !iv->lost_ns) {
             iv->lost_ns = r->ns;
+            iv->lost_extra = r->extra;
         }
     }
     if (!iv->start)

@@ -87,6 +87,7 @@ struct contender {
     const char *clock;  /* its wall clock: libfaketime's timestamp file of
                            that name in dir (the includer defines
                            LIBFAKETIME_PATH); NULL: the true clock */
+    int lock_delay_ms;  /* an election's candidate: its terms' lock delay */
 };
 
 /* Child: c's wall clock is its file's, libfaketime preloaded into the
@@ -132,7 +133,7 @@ static inline void forget_clock(pid_t pid)
 static inline void exec_contender(const struct contender *c)
 {
     char port[16], names[16], lease[16], wait[16], hold[16], idle[16], stop[300], out[300],
-        permits[16], cap[16], hold_min[16];
+        permits[16], cap[16], hold_min[16], delay[16];
     int fd;
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -144,7 +145,8 @@ static inline void exec_contender(const struct contender *c)
         }
     }
     snprintf(port, sizeof port, "%d", contender_port);
-    snprintf(names, sizeof names, "%d", c->names ? c->names : c->permits ? 1 : NAMES);
+    snprintf(names, sizeof names, "%d", c->names ? c->names : c->permits ? 1
+                                                                         : NAMES);
     snprintf(cap, sizeof cap, "%d", c->max_inflight);
     snprintf(permits, sizeof permits, "%d", c->permits);
     snprintf(lease, sizeof lease, "%d", c->lease_ms ? c->lease_ms : LEASE_MS);
@@ -152,6 +154,7 @@ static inline void exec_contender(const struct contender *c)
     snprintf(hold, sizeof hold, "%d", c->hold_max_ms);
     snprintf(hold_min, sizeof hold_min, "%d", c->hold_min_ms);
     snprintf(idle, sizeof idle, "%d", c->idle_max_ms);
+    snprintf(delay, sizeof delay, "%d", c->lock_delay_ms);
     snprintf(stop, sizeof stop, "%s/stop", dir);
     preload_clock(c);
     /* No --kind: --names once more, which changes nothing; --permits 0: a
@@ -161,7 +164,7 @@ static inline void exec_contender(const struct contender *c)
           "--wait-ms", wait, "--hold-min-ms", hold_min, "--hold-max-ms", hold, "--idle-max-ms",
           idle, "--permits", permits, "--prefix", c->prefix ? c->prefix : "lock",
           "--max-inflight", cap, "--deadline-ms", "120000", "--stop", stop, "--log", log_path,
-          "--id", c->id, "--lwlock", LWLOCK_PATH, LAST_ARGS);
+          "--id", c->id, "--lwlock", LWLOCK_PATH, "--lock-delay-ms", delay, LAST_ARGS);
     _exit(127);
 }
 
@@ -575,6 +578,5 @@ static inline void report(const struct run *r, const struct fault *faults, int n
      * crash, a sanitizer's abort). */
     cr_assert_eq(t.other, 0);
 }
-
 
 #endif

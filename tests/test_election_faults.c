@@ -53,9 +53,12 @@ static void teardown(void)
 }
 
 static const struct fault election_faults[] = {
-    {"restart-empty", fault_restart_empty},   {"restart-keeping", fault_restart_keeping_late},
-    {"client-kill", fault_client_kill},       {"pubsub-kill", fault_pubsub_kill},
-    {"sigstop-long", fault_stop_long},        {"proxy-hold", fault_proxy_hold},
+    {"restart-empty", fault_restart_empty},
+    {"restart-keeping", fault_restart_keeping_late},
+    {"client-kill", fault_client_kill},
+    {"pubsub-kill", fault_pubsub_kill},
+    {"sigstop-long", fault_stop_long},
+    {"proxy-hold", fault_proxy_hold},
     {"proxy-refuse", fault_proxy_refuse},
 };
 #define NFAULTS (int)(sizeof election_faults / sizeof election_faults[0])
@@ -293,19 +296,65 @@ static void vacancies(const struct run *r, double *longest, double *after_fault,
     }
 }
 
+/* ---- The lock delay ---- */
+
+/* Whether a fault that empties Redis (its keys, and so the delay, lost
+ * with it) ran between from and to. */
+static int emptied_between(const struct run *r, uint64_t from, uint64_t to)
+{
+    for (int f = 0; f < r->nfaults; f++)
+        if (!strcmp(r->faults[f].name, "restart-empty") && r->faults[f].start < to &&
+            r->faults[f].end > from)
+            return 1;
+    return 0;
+}
+
+/* Under a lock delay: a term whose leader was told it lost by its belief
+ * running out (LW_LOST_EXPIRED, a library candidate's; never a resign)
+ * is followed by the next no sooner than the delay after that - unless
+ * Redis was emptied in between.  The terms checked, those let go for an
+ * emptied Redis, and the shortest gap, through the pointers; the terms
+ * that came too soon, returned. */
+static int delay_kept(const struct run *r, int delay_ms, int *checked, int *emptied,
+                      double *shortest)
+{
+    int early = 0;
+
+    *checked = *emptied = 0;
+    *shortest = -1;
+    qsort(r->ivs, r->nivs, sizeof *r->ivs, by_name_start);
+    for (size_t i = 0; i + 1 < r->nivs; i++) {
+        const struct interval *lost = &r->ivs[i], *next = &r->ivs[i + 1];
+        double gap;
+
+        if (!lost->lost_ns || lost->lost_extra != LW_LOST_EXPIRED || lost->holder[0] != 'c')
+            continue;
+        gap = next->start > lost->lost_ns ? ms_between(lost->lost_ns, next->start) : 0;
+        if (gap < delay_ms && emptied_between(r, lost->start, next->start)) {
+            (*emptied)++;
+            continue;
+        }
+        (*checked)++;
+        if (*shortest < 0 || gap < *shortest)
+            *shortest = gap;
+        if (gap < delay_ms) {
+            early++;
+            fprintf(stderr, "election: term %lld of %s lost at %.0f ms, term %lld of %s %.0f ms "
+                            "later (the delay: %d ms)\n",
+                    lost->token, lost->holder, ms_between(r->ivs[0].start, lost->lost_ns),
+                    next->token, next->holder, gap, delay_ms);
+        }
+    }
+    return early;
+}
+
 /* ---- The test ---- */
 
-Test(election_faults, candidates_and_observers_through_every_fault, .init = proxy_faults_setup,
-     .fini = teardown, .timeout = 600)
+/* The run of spec's candidates (their lock delay delay_ms) and observers
+ * through every fault, checked; a leader within a lease, the delay and a
+ * tick after each fault. */
+static void election_run(const struct contender *spec, int n, int delay_ms)
 {
-    static const struct contender spec[] = {
-        {"c0", "client", 300, 1000, 100, 0, "elect", 0, "el", 1, 0},
-        {"c1", "client", 2 * LEASE_MS, 1000, 300, 0, "elect", 0, "el", 1, 0},
-        {"l2", "lwloop", LEASE_MS, 1000, 200, 0, "elect", 0, "el", 1, 0},
-        {"o0", "observe", 1, 0, 0, 0, NULL, 0, "el", 1, 0},
-        {"o1", "observe", 1, 0, 0, 0, NULL, 0, "el", 1, 0},
-        {"o2", "observe", 1, 0, 0, 0, NULL, 0, "el", 1, 0},
-    };
     const char *env = getenv("LW_ELECTION_SECONDS"), *slowest = "";
     int seconds = env ? atoi(env) : 0;
     /* One pass is about 20 s: DOWN_MS or less each, 1.2 s apart. */
@@ -314,14 +363,14 @@ Test(election_faults, candidates_and_observers_through_every_fault, .init = prox
     size_t nreports, nlw, nlw_known = 0, nlw_candidates;
     struct overlap shown[MAX_SHOWN];
     size_t overlaps;
-    int regressions, vacant_told = 0;
-    double longest, after_fault;
+    int regressions, vacant_told = 0, early = 0, checked = 0, emptied = 0;
+    double longest, after_fault, shortest = -1;
     struct obs_report *rep;
     struct verdict v;
     struct run r;
 
     lw_observer = start_lwlock_observer();
-    run(spec, (int)(sizeof spec / sizeof spec[0]), election_faults, NFAULTS, reps, 1200, &r);
+    run(spec, n, election_faults, NFAULTS, reps, 1200, &r);
     kill(lw_observer, SIGTERM);
     cr_assert_eq(wait_child(lw_observer, 10000), 0, "lwlock --observe ends with 0");
     lw_observer = -1;
@@ -341,16 +390,23 @@ Test(election_faults, candidates_and_observers_through_every_fault, .init = prox
                   lw[i - 1]);
         nlw_known += held_term(&r, lw[i]);
     }
+    if (delay_ms)
+        early = delay_kept(&r, delay_ms, &checked, &emptied, &shortest);
     vacancies(&r, &longest, &after_fault, &slowest);
     fprintf(stderr,
             "election: %d s, %d faults: %zu terms, %d vacancies told (o0), %zu overlaps, %d "
             "terms not rising; observers: %ld reports, %ld terms back, %ld terms of no "
-            "candidate, %ld reports of terms held unbelieved, %ld contradictions of their own, %ld by a candidate; lwlock --observe "
-            "printed %zu terms (%zu believed); the longest vacancy %.0f ms (lease %d ms); a "
-            "leader at most %.0f ms after a fault ended (%s)\n",
+            "candidate, %ld reports of terms held unbelieved, %ld contradictions of their own, "
+            "%ld by a candidate; lwlock --observe printed %zu terms (%zu believed); the longest "
+            "vacancy %.0f ms (lease %d ms); a leader at most %.0f ms after a fault ended (%s)\n",
             seconds ? seconds : 20 * reps, r.nfaults, r.nivs, vacant_told, overlaps, regressions,
-            v.reports, v.terms_back, v.terms_unheld, v.held_unbelieved, v.self_contradictions, v.contradictions,
-            nlw, nlw_known, longest, LEASE_MS, after_fault, slowest);
+            v.reports, v.terms_back, v.terms_unheld, v.held_unbelieved, v.self_contradictions,
+            v.contradictions, nlw, nlw_known, longest, LEASE_MS, after_fault, slowest);
+    if (delay_ms)
+        fprintf(stderr,
+                "election: lock delay %d ms: %d terms lost by their lease, the next at least "
+                "%.0f ms later; %d too soon; %d let go (Redis emptied)\n",
+                delay_ms, checked, shortest, early, emptied);
 
     cr_assert_eq(overlaps, 0, "%zu overlapping leaders", overlaps);
     cr_assert_eq(regressions, 0, "%d terms not above the one before", regressions);
@@ -358,11 +414,50 @@ Test(election_faults, candidates_and_observers_through_every_fault, .init = prox
     cr_assert_eq(v.terms_unheld, 0);
     cr_assert_eq(v.self_contradictions, 0);
     cr_assert_eq(v.contradictions, 0);
+    cr_assert_eq(early, 0, "%d terms came within the lock delay of a lost one", early);
     cr_assert_eq(nlw_candidates, nlw, "lwlock --observe printed a term no candidate held");
     cr_assert_geq(nlw, 5, "lwlock --observe printed %zu terms", nlw);
     cr_assert_geq(r.nivs, 10, "%zu terms: a run without work proves nothing", r.nivs);
-    cr_assert_leq(after_fault, ELECTED_WITHIN_MS, "no leader %.0f ms after %s ended",
+    cr_assert_leq(after_fault, ELECTED_WITHIN_MS + delay_ms, "no leader %.0f ms after %s ended",
                   after_fault, slowest);
     free(rep);
     free_run(&r);
+}
+
+Test(election_faults, candidates_and_observers_through_every_fault, .init = proxy_faults_setup,
+     .fini = teardown, .timeout = 600)
+{
+    static const struct contender spec[] = {
+        {"c0", "client", 300, 1000, 100, 0, "elect", 0, "el", 1, 0},
+        {"c1", "client", 2 * LEASE_MS, 1000, 300, 0, "elect", 0, "el", 1, 0},
+        {"l2", "lwloop", LEASE_MS, 1000, 200, 0, "elect", 0, "el", 1, 0},
+        {"o0", "observe", 1, 0, 0, 0, NULL, 0, "el", 1, 0},
+        {"o1", "observe", 1, 0, 0, 0, NULL, 0, "el", 1, 0},
+        {"o2", "observe", 1, 0, 0, 0, NULL, 0, "el", 1, 0},
+    };
+
+    election_run(spec, (int)(sizeof spec / sizeof spec[0]), 0);
+}
+
+/* Every candidate's terms under a lock delay of half a lease: the same
+ * checks, and the delay's. */
+Test(election_faults, a_lock_delay_through_every_fault, .init = proxy_faults_setup,
+     .fini = teardown, .timeout = 600)
+{
+#define DELAYED(id_, mode_, hold_, idle_)                                                      \
+    {                                                                                          \
+        .id = id_, .mode = mode_, .hold_max_ms = hold_, .wait_ms = 1000, .idle_max_ms = idle_, \
+        .kind = "elect", .prefix = "el", .names = 1, .lock_delay_ms = LEASE_MS / 2             \
+    }
+    static const struct contender spec[] = {
+        DELAYED("c0", "client", 300, 100),
+        DELAYED("c1", "client", 2 * LEASE_MS, 300),
+        DELAYED("l2", "lwloop", LEASE_MS, 200),
+        {"o0", "observe", 1, 0, 0, 0, NULL, 0, "el", 1, 0},
+        {"o1", "observe", 1, 0, 0, 0, NULL, 0, "el", 1, 0},
+        {"o2", "observe", 1, 0, 0, 0, NULL, 0, "el", 1, 0},
+    };
+#undef DELAYED
+
+    election_run(spec, (int)(sizeof spec / sizeof spec[0]), LEASE_MS / 2);
 }
