@@ -246,16 +246,22 @@
  * (Redisson's rule, ours too), and fewer than pos of those can happen
  * before it heads the line: its give-up time stays past its place's end
  * whatever goes on ahead, so a live waiter is never dropped as stale,
- * and a dead one drops out by its place.  The places' key lives two
- * place leases past its last write, so that it goes with the last
- * leasewheel waiter. */
+ * and a dead one drops out by its place.  The places' key lives a place
+ * lease past the give-up time it last wrote, so that it outlives every
+ * leasewheel waiter's give-up time: a waiter without a place is taken for
+ * a Redisson one, kept to its give-up time (minutes), and a dead one
+ * whose place went with the key before anyone pruned it (every waiter
+ * cut off, two place leases) held the queue that long.  It goes with the
+ * last leasewheel waiter (the last ZREM), or soon after the last give-up
+ * time. */
 #define LUA_KEEP_PLACE                                            \
     LUA_RAISE                                                     \
     "local function keep(t, p, field, now, place_ms, wait, pos) " \
     "  raise(t, now + place_ms + wait * pos, field) "             \
     "  raise(p, now + place_ms, field) "                          \
-    "  if redis.call('pttl', p) < 2 * place_ms then "             \
-    "    redis.call('pexpire', p, 2 * place_ms) "                 \
+    "  local ttl = 2 * place_ms + wait * pos "                    \
+    "  if redis.call('pttl', p) < ttl then "                      \
+    "    redis.call('pexpire', p, ttl) "                          \
     "  end "                                                      \
     "end "
 

@@ -476,6 +476,55 @@ REDIS_TEST(fair, a_dead_waiter_drops_out_within_its_place_lease)
     fair_close(c, l, rc);
 }
 
+/* A leasewheel waiter that dies while no other leasewheel waiter renews
+ * a place (all of them cut off by an outage, say) still drops out by its
+ * place: the places' key outlives the give-up times it stands beside.
+ * It once lived two place leases past its last write, and then a dead
+ * waiter without a place looked like a Redisson one and held the queue
+ * up to its give-up time, minutes (the election's fault model, under a
+ * lock delay, found it after a restart). */
+REDIS_TEST(fair, a_dead_waiter_drops_out_long_after_its_place_ran_out)
+{
+    struct lw_client_config cfg;
+    struct lw_client *c, *dead = NULL;
+    struct lw_lock *l, *dl;
+    redisContext *rc;
+    struct outcome b = {0}, d = {0};
+    long long place;
+    uint64_t t0;
+
+    fair_open(&c, &l, &rc);
+    tally_init(&b.tally);
+    tally_init(&d.tally);
+    client_config(&cfg, 3000, NULL);
+    cfg.client_id = "lw-dead";
+    cfg.fair_place_ms = 600;
+    cr_assert_eq(lw_client_new(&cfg, &dead), 0);
+    dl = fair_lock(dead);
+    cr_assert_eq(rs_lock(rc, "java-1:1", RS_WAIT), 1);
+    cr_assert_eq(lw_acquire_async(dl, 1, 300000, 0, on_outcome, &d), 0);
+    queue_is(rc, "lw-dead:1");
+    lw_lock_free(dl);
+    cr_assert_eq(lw_client_free(dead), 0); /* its wait fails, nothing sent */
+    place = score(rc, PLACES, "lw-dead:1");
+    cr_assert_gt(place, 0);
+    /* Three place leases past its place's end, nothing of ours touching
+     * the queue meanwhile. */
+    cr_assert(wait_until(epoch_ms() > place + 1800, 5000));
+    queue_is(rc, "lw-dead:1");
+    cr_assert_eq(lw_acquire_async(l, 2, 10000, 0, on_outcome, &b), 0);
+    t0 = now_ms();
+    cr_assert_eq(rs_unlock(rc, "java-1:1"), 1);
+    cr_assert_eq(tally_wait(&b.tally, 1, 5000), 1, "still behind the dead waiter");
+    cr_assert_eq(atomic_load(&b.err), 0);
+    cr_assert_lt(now_ms() - t0, 3000);
+    queue_is(rc, "");
+    cr_assert_eq(lw_unlock_owner(l, 2), 0);
+    tally_destroy(&b.tally);
+    tally_destroy(&d.tally);
+    fair_close(c, l, rc);
+}
+
 /* A try without wait never queues: it fails while a waiter heads the
  * queue, even with the lock free (Redisson's tryLock() too). */
 REDIS_TEST(fair, a_try_without_wait_never_queues)
