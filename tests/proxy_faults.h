@@ -77,4 +77,12 @@ static inline int fault_proxy_refuse(void)
     return proxy_hold(px, 0) == 0;
 }
 
+/* The faults every proxy-fronted model runs, in this order (an array's
+ * initializers; test_fault_model.c adds its own after them). */
+#define PROXY_FAULTS                                                                  \
+    {"restart-empty", fault_restart_empty}, {"restart-keeping", fault_restart_keeping_late}, \
+        {"client-kill", fault_client_kill}, {"pubsub-kill", fault_pubsub_kill},            \
+        {"sigstop-long", fault_stop_long}, {"proxy-hold", fault_proxy_hold},               \
+        {"proxy-refuse", fault_proxy_refuse}
+
 #endif

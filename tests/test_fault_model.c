@@ -67,13 +67,7 @@ static void teardown_direct(void)
 }
 
 static const struct fault model_faults[NMODEL] = {
-    {"restart-empty", fault_restart_empty},
-    {"restart-keeping", fault_restart_keeping_late},
-    {"client-kill", fault_client_kill},
-    {"pubsub-kill", fault_pubsub_kill},
-    {"sigstop-long", fault_stop_long},
-    {"proxy-hold", fault_proxy_hold},
-    {"proxy-refuse", fault_proxy_refuse},
+    PROXY_FAULTS,
     {"pause-at-cap", fault_pause_long},
     {"script-flush", fault_script_flush},
 };
