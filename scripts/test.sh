@@ -37,6 +37,23 @@ CC=clang lw_configure build/fuzz -Dbench=false -Dfuzz=true -Db_sanitize=address,
 # Built without TLS: only the library and the test of what it refuses.
 lw_configure build/notls -Dbench=false -Dtls=disabled
 
+# lw_tally VARIANT LOG...: a sanitizer report in the logs fails the run;
+# Criterion's own tally of test cases, summed over the executables, is
+# added to the run's.
+lw_tally() {
+    local variant=$1 p f
+    shift
+    if grep -qE 'ERROR: (Address|Leak|Thread)Sanitizer|WARNING: ThreadSanitizer|runtime error:' \
+        "$@"; then
+        echo "== $variant: sanitizer report in $*" >&2
+        status=1
+    fi
+    read -r p f < <(cat "$@" |
+        grep -oE 'Passing: [0-9]+ \| Failing: [0-9]+ \| Crashing: [0-9]+' |
+        awk '{p += $2; f += $5 + $8} END {print p + 0, f + 0}')
+    passed=$((passed + p)) failed=$((failed + f))
+}
+
 # lw_fuzz NAME: run fuzz_NAME for LW_FUZZ_SECONDS from its seed corpus.
 # What it finds goes to build/fuzz/corpus/NAME (kept between runs); the
 # committed corpus is only read.  A crash, sanitizer report, leak or hang
@@ -109,27 +126,15 @@ for variant in test asan tsan; do
         status=1
     logs=("$dir/meson-logs/testlog.txt")
     # The long ones (clusters, Sentinel) in the plain build; under ASan
-    # those of them over TLS (suite tls_long), whose failure paths are
-    # OpenSSL's and ours together.
-    long=
-    [ "$variant" = test ] && long=long
-    [ "$variant" = asan ] && long=tls_long
-    if [ -n "$long" ]; then
-        say "$variant: test, suite $long"
-        meson test -C "$dir" --print-errorlogs --num-processes 2 --suite "$long" \
+    # those of them over TLS (suite tls_long) run beside the fuzzers,
+    # below.
+    if [ "$variant" = test ]; then
+        say "$variant: test, suite long"
+        meson test -C "$dir" --print-errorlogs --num-processes 2 --suite long \
             --logbase testlog-long || status=1
         logs+=("$dir/meson-logs/testlog-long.txt")
     fi
-    if grep -qE 'ERROR: (Address|Leak|Thread)Sanitizer|WARNING: ThreadSanitizer|runtime error:' \
-        "${logs[@]}"; then
-        echo "== $variant: sanitizer report in ${logs[*]}" >&2
-        status=1
-    fi
-    # Criterion's own tally of test cases, summed over the executables.
-    read -r p f < <(cat "${logs[@]}" |
-        grep -oE 'Passing: [0-9]+ \| Failing: [0-9]+ \| Crashing: [0-9]+' |
-        awk '{p += $2; f += $5 + $8} END {print p + 0, f + 0}')
-    passed=$((passed + p)) failed=$((failed + f))
+    lw_tally "$variant" "${logs[@]}"
     # Once, in the plain build: installed, found with pkg-config alone and
     # used from C and C++, and with CMake's find_package from C++17
     # (leasewheel.hpp).  One test in the tally.
@@ -142,6 +147,13 @@ for variant in test asan tsan; do
         fi
     fi
 done
+# Under ASan, the long tests over TLS (suite tls_long), whose failure
+# paths are OpenSSL's and ours together, one at a time beside notls and
+# the fuzzers, which take one core between them.
+say "asan: test, suite tls_long (beside notls and fuzz)"
+meson test -C build/asan --no-rebuild --print-errorlogs --num-processes 1 --suite tls_long \
+    --logbase testlog-long >build/asan/tls-long.out 2>&1 &
+tls_long=$!
 # Without TLS, a config asking for it is LW_ENOTSUP (test_tls_config).
 say "notls: test"
 if meson test -C build/notls --no-rebuild --print-errorlogs tls_config >/dev/null; then
@@ -155,6 +167,12 @@ say "fuzz"
 for name in $LW_FUZZERS; do
     lw_fuzz "$name" || { status=1 failed=$((failed + 1)); }
 done
+if ! wait "$tls_long"; then
+    status=1
+    tail -n 40 build/asan/tls-long.out >&2
+fi
+say "asan: suite tls_long done"
+lw_tally asan build/asan/meson-logs/testlog-long.txt
 [ "$status" -ne 0 ] && [ "$failed" -eq 0 ] && failed=1
 say "done"
 echo "tests: $passed passed, $failed failed"
