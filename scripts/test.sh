@@ -62,7 +62,7 @@ lw_fuzz() {
     local name=$1 dir=build/fuzz log
     log=$dir/fuzz-$name.log
     mkdir -p "$dir/corpus/$name" "$dir/crashes"
-    if "$dir/tests/fuzz/fuzz_$name" -max_total_time="$LW_FUZZ_SECONDS" -timeout=10 \
+    if nice -n 19 "$dir/tests/fuzz/fuzz_$name" -max_total_time="$LW_FUZZ_SECONDS" -timeout=10 \
         -print_final_stats=1 -dict="tests/fuzz/dict/$name.dict" \
         -artifact_prefix="$dir/crashes/$name-" "$dir/corpus/$name" "tests/fuzz/corpus/$name" \
         >"$log" 2>&1; then
@@ -148,10 +148,11 @@ for variant in test asan tsan; do
     fi
 done
 # Under ASan, the long tests over TLS (suite tls_long), whose failure
-# paths are OpenSSL's and ours together, one at a time beside notls and
-# the fuzzers, which take one core between them.
+# paths are OpenSSL's and ours together, beside notls and the fuzzers,
+# which run niced (lw_fuzz): they take what the
+# tests leave, and end by their time, not their work.
 say "asan: test, suite tls_long (beside notls and fuzz)"
-meson test -C build/asan --no-rebuild --print-errorlogs --num-processes 1 --suite tls_long \
+meson test -C build/asan --no-rebuild --print-errorlogs --num-processes 2 --suite tls_long \
     --logbase testlog-long >build/asan/tls-long.out 2>&1 &
 tls_long=$!
 # Without TLS, a config asking for it is LW_ENOTSUP (test_tls_config).
