@@ -26,7 +26,15 @@
  * A leadership lost is told as any lock's (lw_client_config's on_lost,
  * on_lease_lost), and sure_until falls to 0.  Resign stops nothing
  * itself: stop the work first, then resign (client-go's
- * ReleaseOnCancel).
+ * ReleaseOnCancel).  A candidate that lost its term and campaigns again
+ * wins a new term, never the lost one.
+ *
+ * Lock delay (Chubby's, Consul's): with lw_client_config's
+ * election_lock_delay_ms, a term of that client that ends without a
+ * resign (its leader lost, dead or cut off) keeps the name that long past
+ * the leader's lease, so that its work has that long to stop before
+ * anyone else leads; its lease is of the kind LW_LEASE_TERM.  A resign
+ * hands over at once.
  *
  * Threads.  Every call may be made from any thread but the engine's
  * (blocking ones), as the lock calls.  Added in 0.5.
