@@ -190,6 +190,29 @@ int way_queue_acquire(struct op *op, const char *field, size_t flen, int script,
     return request_evalsha(&op->call.req, script, (int)keys, (int)n, s, len);
 }
 
+/* An unlock of a name with a queue (script: SCRIPT_FAIR_UNLOCK's keys
+ * and arguments, with one more key when more_key is not NULL): the
+ * lock, the queue, the give-up times, the places (and more_key); the
+ * field, the publish command, the lock's channel. */
+int way_queue_unlock(struct op *op, const char *field, size_t flen, int script,
+                     const char *more_key, size_t more_key_len)
+{
+    const struct lw_lock *lock = op->lock;
+    const char *publish = client_publish_command(lock->client), *s[8];
+    size_t len[8], n = 0, keys;
+
+    s[n] = lock->name, len[n++] = lock->len;
+    way_queue_keys(lock, s + n, len + n);
+    n += 3;
+    if (more_key)
+        s[n] = more_key, len[n++] = more_key_len;
+    keys = n;
+    s[n] = field, len[n++] = flen;
+    s[n] = publish, len[n++] = strlen(publish);
+    s[n] = lock->channel, len[n++] = lock->channel_len;
+    return request_evalsha(&op->call.req, script, (int)keys, (int)n, s, len);
+}
+
 /* A force-unlock of a name with a queue (SCRIPT_FAIR_FORCE): the lock
  * deleted, and the queue's head woken. */
 int way_queue_force(struct op *op)

@@ -115,6 +115,10 @@ void way_queue_leave(struct lw_client *c, struct op *op, int acquired);
 int way_queue_acquire(struct op *op, const char *field, size_t flen, int script,
                       const char *more_key, size_t more_key_len, const char *more_arg,
                       size_t more_arg_len);
+/* An unlock's command, SCRIPT_FAIR_UNLOCK's keys and arguments for
+ * script, with one more key when more_key is not NULL. */
+int way_queue_unlock(struct op *op, const char *field, size_t flen, int script,
+                     const char *more_key, size_t more_key_len);
 /* A force-unlock's command: the lock deleted, the queue's head woken. */
 int way_queue_force(struct op *op);
 

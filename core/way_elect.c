@@ -78,9 +78,8 @@ static int format(struct op *op, const char *field, size_t flen)
 static int format_queued(struct op *op, const char *field, size_t flen)
 {
     const struct lw_lock *lock = op->lock;
-    const char *channel = lock->companion_keys[0], *q[3];
-    size_t clen = lock->companion_lens[0], ql[3];
-    const char *publish;
+    const char *channel = lock->companion_keys[0];
+    size_t clen = lock->companion_lens[0];
 
     switch (op->call.kind) {
     case OP_ACQUIRE:
@@ -89,13 +88,7 @@ static int format_queued(struct op *op, const char *field, size_t flen)
     case OP_UNLOCK:
     case OP_UNDO:
     case OP_TRIM:
-        publish = client_publish_command(lock->client);
-        way_queue_keys(lock, q, ql);
-        return request_evalsha(
-            &op->call.req, SCRIPT_RESIGN_FAIR, 5, 8,
-            (const char *[]){lock->name, q[0], q[1], q[2], channel, field, publish, lock->channel},
-            (size_t[]){lock->len, ql[0], ql[1], ql[2], clen, flen, strlen(publish),
-                       lock->channel_len});
+        return way_queue_unlock(op, field, flen, SCRIPT_RESIGN_FAIR, channel, clen);
     case OP_FORCE: return way_queue_force(op); /* and the queue's head woken */
     default: return format(op, field, flen);
     }

@@ -38,11 +38,8 @@
  * That waiting, and the acquire's arguments, are way.c's (way_queue_*):
  * a queued election waits the same way.
  */
-#include <string.h>
-
 #include "client_base.h"
 #include "lock_op.h"
-#include "publish.h"
 #include "scripts.h"
 #include "way.h"
 
@@ -52,20 +49,11 @@
  * is free; 1 for a plain command, the caller's. */
 static int format_fair(struct op *op, const char *field, size_t flen)
 {
-    const struct lw_lock *lock = op->lock;
-    const char *publish = client_publish_command(lock->client), *q[3];
-    size_t ql[3];
-
-    way_queue_keys(lock, q, ql);
     switch (op->call.kind) {
     case OP_ACQUIRE: return way_queue_acquire(op, field, flen, SCRIPT_FAIR_LOCK, NULL, 0, NULL, 0);
     case OP_UNLOCK:
     case OP_UNDO:
-    case OP_TRIM:
-        return request_evalsha(
-            &op->call.req, SCRIPT_FAIR_UNLOCK, 4, 7,
-            (const char *[]){lock->name, q[0], q[1], q[2], field, publish, lock->channel},
-            (size_t[]){lock->len, ql[0], ql[1], ql[2], flen, strlen(publish), lock->channel_len});
+    case OP_TRIM: return way_queue_unlock(op, field, flen, SCRIPT_FAIR_UNLOCK, NULL, 0);
     case OP_FORCE: return way_queue_force(op);
     default: return 1;
     }
