@@ -83,8 +83,9 @@ struct op {
     struct call call;
     struct lw_lock *lock;
     /* A fair lock's waiter: it has a place in the queue in Redis
-     * (way_fair.c). */
-    uint8_t queued;
+     * (way_fair.c); join_asked: an attempt of it asked to join the queue,
+     * and may have, answered or not (way.c). */
+    uint8_t queued, join_asked;
     /* The hand-over between an unlock and a waiter (lock.c): an unlock's
      * waiter it hands the lock to; that waiter's unlock (either NULL once
      * the other is done). */

@@ -135,16 +135,26 @@ static void leave_queue(struct lw_client *c, const struct op *op)
 /* op ends, with the lock (acquired) or not: it stops listening, its
  * place is no longer kept, and one it gives up leaves the queue in Redis
  * (a call of its own, after op is gone; best effort: the place's lease
- * ends it otherwise). */
+ * ends it otherwise).  So does one that asked to join and never heard
+ * it had: its answer came after its wait was over (Redis paused,
+ * stopped, a link holding the bytes), or never.  The script may have
+ * put it in the queue all the same, with a place nobody renews, and
+ * with no leave everyone behind it would wait out that place's lease;
+ * the leave, on the same connection, runs after it. */
 void way_queue_leave(struct lw_client *c, struct op *op, int acquired)
 {
+    int asked = op->join_asked;
+
     if (op->call.w.link.chan)
         waiters_leave(c, &op->call.w, WAIT_PASS, 0); /* alone on its channel */
-    if (!op->queued)
+    op->join_asked = 0;
+    if (op->queued) {
+        op->queued = 0;
+        if (c->wheel)
+            watchdog_place_left(c, op->lock, op->call.owner);
+    } else if (!asked) {
         return;
-    op->queued = 0;
-    if (c->wheel)
-        watchdog_place_left(c, op->lock, op->call.owner);
+    }
     if (!acquired && !c->closing)
         leave_queue(c, op);
 }
@@ -183,6 +193,7 @@ int way_queue_acquire(struct op *op, const char *field, size_t flen, int script,
     s[n] = lock->channel, len[n++] = lock->channel_len;
     s[n] = publish, len[n++] = strlen(publish);
     s[n] = join, len[n++] = 1;
+    op->join_asked |= join[0] == '1';
     s[n] = c->terms[KIND_PLACE].lease_str, len[n++] = c->terms[KIND_PLACE].lease_len;
     if (more_key)
         s[n] = more_arg, len[n++] = more_arg_len;

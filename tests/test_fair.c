@@ -577,6 +577,33 @@ REDIS_TEST(fair, a_waiter_that_gives_up_leaves_the_queue)
     fair_close(c, l, rc);
 }
 
+/* A waiter answered after its wait was over leaves the queue too: Redis
+ * ran its acquire late (writes paused past the wait), which put it in
+ * the queue, and the answer "in the queue" found the call over.  Nobody
+ * renews that place, and without a leave the waiters behind it would
+ * wait out its lease. */
+REDIS_TEST(fair, a_waiter_answered_after_its_wait_leaves_the_queue)
+{
+    struct lw_client *c;
+    struct lw_lock *l;
+    redisContext *rc;
+    redisReply *r;
+    char buf[512];
+
+    fair_open(&c, &l, &rc);
+    cr_assert_eq(rs_lock(rc, "java-1:1", RS_WAIT), 1);
+    r = redis_server_command(&srv, "CLIENT PAUSE 1000 WRITE");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "CLIENT PAUSE");
+    freeReplyObject(r);
+    cr_assert_neq(lw_acquire(l, 1, 200, 0, NULL), 0);
+    /* Its acquire has run (its answer came): the leave follows it. */
+    queue_is(rc, "");
+    cr_assert_eq(score(rc, PLACES, LW_ID ":1"), -1);
+    cr_assert_eq(rs_lock(rc, "java-1:2", RS_WAIT), 0);
+    cr_assert_str_eq(queue(rc, buf, sizeof buf), "java-1:2", "queued behind a place nobody keeps");
+    fair_close(c, l, rc);
+}
+
 /* Force-unlock, Redisson's or ours, frees the lock and wakes the head. */
 REDIS_TEST(fair, force_unlock_wakes_the_head)
 {
