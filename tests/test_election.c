@@ -503,6 +503,30 @@ REDIS_TEST(election, a_dead_candidate_drops_out_of_the_queue)
     lw_client_free(c);
 }
 
+/* A campaign answered after its wait was over (Redis ran it late, its
+ * writes paused) leaves the queue it joined then: nobody renews that
+ * place, and the candidates behind it would wait out its lease (the
+ * fault model's vacancies of a lease after the proxy held every byte). */
+REDIS_TEST(election, a_campaign_answered_after_its_wait_leaves_the_queue)
+{
+    struct lw_client *a = new_client(3000, NULL), *b = queue_client(3000);
+    struct lw_election *ea = candidate(a), *eb = candidate(b);
+    redisReply *r;
+
+    cr_assert_eq(lw_election_campaign(ea, "a", 1, 0, NULL), 0);
+    r = redis_server_command(&srv, "CLIENT PAUSE 1000 WRITE");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "CLIENT PAUSE");
+    freeReplyObject(r);
+    cr_assert_neq(lw_election_campaign(eb, "b", 1, 200, NULL), 0);
+    cr_assert(wait_until(redis_int("LLEN %s", QUEUE) == 0, 2000),
+              "b's place stays in the queue");
+    cr_assert_eq(lw_election_resign(ea), 0);
+    lw_election_free(ea);
+    lw_election_free(eb);
+    lw_client_free(a);
+    lw_client_free(b);
+}
+
 /* Unqueued (lw_election_set_queued(e, 0)): the campaign waits in its
  * client's line, and the queue stays empty. */
 REDIS_TEST(election, an_unqueued_campaign_waits_in_its_client)
