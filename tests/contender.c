@@ -74,12 +74,21 @@
  * file exists, and prints one "summary" line of counts on stdout; a client
  * adds its connections' counts (lw_client_stats: reconnects, TLS
  * handshakes, resumed sessions), an lwloop zeros.  Messages go to stderr.
+ *
+ * LW_CONTENDER_TRACE set in the environment: "trace <ns> ..." lines on
+ * stderr, on the log's clock, to read beside it when a run fails: a
+ * client's library log (connections lost and restored, leases at risk
+ * and lost), each take it tries and how one fails, and after a busy one
+ * the name's holder and queue (lw_name_status()); an lwloop's lwlock
+ * processes, started and ended.  The test echoes contenders' stderr;
+ * LW_TEST_KEEP keeps the directory.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -550,6 +559,55 @@ static void critical_section(struct holding *h, struct target *t, const char *na
         check_set_released(h, t, c);
 }
 
+/* ---- Tracing (LW_CONTENDER_TRACE) ---- */
+
+static int tracing;                  /* LW_CONTENDER_TRACE is set */
+static struct lw_client *trace_client; /* a client's, for trace_status() */
+
+/* A "trace <ns> ..." line on stderr, when tracing. */
+__attribute__((format(printf, 1, 2))) static void trace(const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+
+    if (!tracing)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "trace %" PRIu64 " %s\n", now_ns(), line);
+}
+
+static void trace_log(int level, const char *message, void *arg)
+{
+    (void)arg;
+    trace("%s %s", lw_log_level_name(level), message);
+}
+
+/* The name's holder and queue, after a busy take. */
+static void trace_status(const char *name)
+{
+    struct lw_name_status st;
+    struct lw_lock *l = NULL;
+    int rc;
+
+    if (!tracing || !trace_client)
+        return;
+    rc = lw_fair_lock_new(trace_client, name, strlen(name), &l);
+    if (!rc)
+        rc = lw_name_status(l, &st);
+    lw_lock_free(l);
+    if (rc) {
+        trace("status %s", lw_errname(rc));
+        return;
+    }
+    trace("status kind %d ttl %" PRId64 " holders %u waiters %u (me %s)", st.kind, st.ttl_ms,
+          st.nholders, st.nwaiters, lw_client_id(trace_client));
+    for (unsigned i = 0; i < st.nwaiters && i < LW_STATUS_WAITERS; i++)
+        trace("waiter %s give-up %" PRId64 " place %" PRId64, st.waiters[i].id,
+              st.waiters[i].give_up_ms, st.waiters[i].place_ms);
+}
+
 static int new_client(const struct opts *o, struct holding *h, struct lw_client **out)
 {
     struct lw_client_config cfg;
@@ -569,6 +627,8 @@ static int new_client(const struct opts *o, struct holding *h, struct lw_client 
         cfg.command_timeout_ms = (uint32_t)o->command_timeout_ms;
     cfg.on_lost = on_lost;
     cfg.lost_arg = h;
+    if (tracing)
+        cfg.log = trace_log;
     if (o->cacert) {
         cfg.tls.enable = 1;
         cfg.tls.ca_file = o->cacert;
@@ -577,6 +637,8 @@ static int new_client(const struct opts *o, struct holding *h, struct lw_client 
     }
     if ((rc = lw_client_new(&cfg, out)))
         fprintf(stderr, "contender %s: lw_client_new: %s\n", o->id, lw_errname(rc));
+    else
+        trace_client = *out;
     return rc;
 }
 
@@ -627,16 +689,19 @@ static void client_round(struct holding *h, struct target *targets, struct targe
     atomic_store(&h->idx, idx);
     atomic_store(&h->idx2, idx2);
     atomic_store(&h->round, c->rounds);
+    trace("try %s", name);
     rc = take(h->o, t, &token);
     if (rc == 0) {
         c->acquired++;
         critical_section(h, t, name, pairs ? name2 : NULL, token, random_hold(h->o, rng), c);
     } else if (rc == LW_ELOCKED) {
         c->busy++;
+        trace_status(name);
     } else {
         /* Expected while a fault is on: count it, pause a little, go on. */
         c->errors++;
         c->last_error = rc;
+        trace("take %s", lw_errname(rc));
         sleep_ms(20);
     }
     idle(h->o, rng);
@@ -871,7 +936,9 @@ static int run_lwloop(const struct opts *o)
             exec_lwlock(o, self, name, c.rounds, hold);
         if (pid < 0)
             return usage("fork failed");
+        trace("lwlock %d started", (int)pid);
         count_status(o, wait_child(pid, o->wait_ms + LWLOCK_GRACE_MS), &c);
+        trace("lwlock %d ended", (int)pid);
         idle(o, &rng);
     }
     print_summary(o, &c);
@@ -1012,6 +1079,7 @@ int main(int argc, char **argv)
 
     if (rc)
         return rc;
+    tracing = getenv("LW_CONTENDER_TRACE") != NULL;
     if (!strcmp(o.mode, "client"))
         rc = run_client(&o);
     else if (!strcmp(o.mode, "lwloop"))
