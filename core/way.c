@@ -128,6 +128,10 @@ static void leave_queue(struct lw_client *c, const struct op *op)
         return;
     }
     request_route_slot(req, lock->slot);
+    /* Behind the acquire, on its connection (the side lane when replicas
+     * acknowledge acquires): Redis runs the leave after it, and before the
+     * owner's next acquire, which takes that lane too. */
+    req->lane = op->call.req.lane;
     if (engine_submit(c->engine, req, on_left, NULL) != 0)
         on_left(req, NULL, LW_ESHUTDOWN, NULL);
 }

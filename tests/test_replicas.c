@@ -551,3 +551,32 @@ PAIR_TEST(permit_acquire_waits_for_the_replica)
     lw_semaphore_free(sem);
     cr_assert_eq(lw_client_free(c), 0);
 }
+
+/* A fair lock's waiter answered after its wait was over (the master's
+ * writes paused) leaves the queue its late acquire joined, on the side
+ * lane its acquires take: the queue is empty once the call returns and
+ * the leave has run. */
+PAIR_TEST(a_fair_waiter_answered_late_leaves_the_queue)
+{
+    struct lw_client_config cfg;
+    struct lw_client *holder = NULL, *c = replicas_client(5000, 1, NULL);
+    struct lw_lock *held = NULL, *l = NULL;
+    redisReply *r;
+
+    client_config(&cfg, 5000, NULL);
+    cr_assert_eq(lw_client_new(&cfg, &holder), 0);
+    cr_assert_eq(lw_fair_lock_new(holder, "rep-f", 5, &held), 0);
+    cr_assert_eq(lw_fair_lock_new(c, "rep-f", 5, &l), 0);
+    cr_assert_eq(lw_acquire(held, 1, 0, 0, NULL), 0);
+    r = redis_server_command(&srv, "CLIENT PAUSE 1000 WRITE");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "CLIENT PAUSE");
+    freeReplyObject(r);
+    cr_assert_neq(lw_acquire(l, 1, 200, 0, NULL), 0);
+    cr_assert(wait_until(redis_int("LLEN %s", "redisson_lock_queue:{rep-f}") == 0, 2000),
+              "the late waiter stays in the queue");
+    cr_assert_eq(lw_unlock_owner(held, 1), 0);
+    lw_lock_free(l);
+    lw_lock_free(held);
+    cr_assert_eq(lw_client_free(c), 0);
+    cr_assert_eq(lw_client_free(holder), 0);
+}
