@@ -147,19 +147,15 @@ static void leave_queue(struct lw_client *c, const struct op *op)
  * the leave, on the same connection, runs after it. */
 void way_queue_leave(struct lw_client *c, struct op *op, int acquired)
 {
+    /* Queued implies asked: only an attempt that asked is answered so. */
     int asked = op->join_asked;
 
     if (op->call.w.link.chan)
         waiters_leave(c, &op->call.w, WAIT_PASS, 0); /* alone on its channel */
-    op->join_asked = 0;
-    if (op->queued) {
-        op->queued = 0;
-        if (c->wheel)
-            watchdog_place_left(c, op->lock, op->call.owner);
-    } else if (!asked) {
-        return;
-    }
-    if (!acquired && !c->closing)
+    if (op->queued && c->wheel)
+        watchdog_place_left(c, op->lock, op->call.owner);
+    op->queued = op->join_asked = 0;
+    if (asked && !acquired && !c->closing)
         leave_queue(c, op);
 }
 
